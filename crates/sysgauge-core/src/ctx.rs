@@ -1,0 +1,537 @@
+//! `RunCtx`: everything a benchmark case may use while it runs: the clock,
+//! the repetition plan and time budget, cancellation, a scratch directory,
+//! shared fixtures, and the place to report findings and discovered
+//! parameters. Also the measuring loops, so every benchmark calibrates,
+//! warms up and repeats the same way.
+//!
+//! Measuring: a case's work is calibrated until one repetition lasts at least
+//! `budget / (repetitions + warm-up + 2)` (and never less than a floor that
+//! dwarfs the timer's resolution), then warmed up and repeated. The median of
+//! the repetitions is the value; the runner adds a `noisy` finding when their
+//! spread is too wide. No extra repetitions are ever added past the budget.
+
+use crate::bench::{BenchError, IoContext};
+use crate::cancel::CancelToken;
+use crate::clock::Clock;
+use crate::record::{Finding, ParamValue, Params, Profile};
+use crate::scratch::ScratchDir;
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::Duration;
+
+/// Settings shared by every case of a run.
+#[derive(Debug, Clone)]
+pub struct CtxSettings {
+    pub profile: Profile,
+    /// Timed repetitions per case (odd, so the median is a sample).
+    pub repetitions: u32,
+    /// Untimed repetitions before the timed ones.
+    pub warmup: u32,
+    /// Where scratch directories are created.
+    pub scratch_base: PathBuf,
+    /// Logical CPUs available.
+    pub threads: usize,
+}
+
+impl CtxSettings {
+    /// The shortest a timed repetition may be: long enough that the
+    /// monotonic clock's resolution (tens of ns) is below 0.01 %.
+    pub fn min_repetition(&self) -> Duration {
+        match self.profile {
+            Profile::Tiny => Duration::from_micros(500),
+            _ => Duration::from_millis(10),
+        }
+    }
+}
+
+pub struct RunCtx {
+    settings: CtxSettings,
+    clock: Arc<dyn Clock>,
+    cancel: CancelToken,
+    budget: Duration,
+    case_started: Duration,
+    scratch: Option<ScratchDir>,
+    extra_scratch: Vec<ScratchDir>,
+    fixtures: Vec<(String, Box<dyn Any + Send>)>,
+    findings: Vec<Finding>,
+    extra_params: Params,
+}
+
+impl RunCtx {
+    pub fn new(settings: CtxSettings, clock: Arc<dyn Clock>, cancel: CancelToken) -> RunCtx {
+        let now = clock.now();
+        RunCtx {
+            settings,
+            clock,
+            cancel,
+            budget: Duration::from_secs(1),
+            case_started: now,
+            scratch: None,
+            extra_scratch: Vec::new(),
+            fixtures: Vec::new(),
+            findings: Vec::new(),
+            extra_params: Params::new(),
+        }
+    }
+
+    /// Start a new case with its time budget (called by the runner).
+    pub fn begin_case(&mut self, budget: Duration) {
+        self.budget = budget;
+        self.case_started = self.clock.now();
+        self.findings.clear();
+        self.extra_params = Params::new();
+    }
+
+    /// Findings and noted parameters of the case just finished.
+    pub fn take_case_output(&mut self) -> (Vec<Finding>, Params) {
+        (
+            std::mem::take(&mut self.findings),
+            std::mem::take(&mut self.extra_params),
+        )
+    }
+
+    pub fn profile(&self) -> Profile {
+        self.settings.profile
+    }
+    pub fn repetitions(&self) -> u32 {
+        self.settings.repetitions
+    }
+    pub fn warmup(&self) -> u32 {
+        self.settings.warmup
+    }
+    pub fn threads(&self) -> usize {
+        self.settings.threads
+    }
+    pub fn settings(&self) -> &CtxSettings {
+        &self.settings
+    }
+    /// The time this case may take.
+    pub fn budget(&self) -> Duration {
+        self.budget
+    }
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+    pub fn now(&self) -> Duration {
+        self.clock.now()
+    }
+    /// Time spent in this case so far.
+    pub fn elapsed(&self) -> Duration {
+        self.clock.now().saturating_sub(self.case_started)
+    }
+    /// Time left in this case's budget.
+    pub fn remaining(&self) -> Duration {
+        self.budget.saturating_sub(self.elapsed())
+    }
+    pub fn cancel_token(&self) -> &CancelToken {
+        &self.cancel
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+    /// `Err(Cancelled)` once the user pressed Ctrl-C.
+    pub fn check_cancel(&self) -> Result<(), BenchError> {
+        self.cancel.check()
+    }
+
+    /// Report a methodology finding for this case.
+    pub fn finding(&mut self, f: Finding) {
+        if !self.findings.contains(&f) {
+            self.findings.push(f);
+        }
+    }
+
+    /// Record a parameter discovered while running (e.g. the size actually used).
+    pub fn note_param(&mut self, key: &str, value: impl Into<ParamValue>) {
+        self.extra_params.insert(key, value);
+    }
+
+    /// The scratch directory of this family's session, created on first use
+    /// and removed when the session ends (or on Ctrl-C).
+    pub fn scratch_dir(&mut self) -> Result<PathBuf, BenchError> {
+        if self.scratch.is_none() {
+            let base = self.settings.scratch_base.clone();
+            let dir = ScratchDir::create_in(&base).io_context(|| {
+                format!("cannot create a scratch directory in {}", base.display())
+            })?;
+            self.scratch = Some(dir);
+        }
+        match &self.scratch {
+            Some(d) => Ok(d.path().to_path_buf()),
+            None => Err(BenchError::failed("scratch directory vanished")),
+        }
+    }
+
+    /// A further scratch directory inside a user-chosen `parent` (e.g. the
+    /// filesystem a disk test targets); removed like the main one.
+    pub fn scratch_in(&mut self, parent: &Path) -> Result<PathBuf, BenchError> {
+        let dir = ScratchDir::create_in(parent)
+            .io_context(|| format!("cannot create a scratch directory in {}", parent.display()))?;
+        let p = dir.path().to_path_buf();
+        self.extra_scratch.push(dir);
+        Ok(p)
+    }
+
+    /// A value shared by the cases of one family session (a started server,
+    /// a laid-down test file), created by `init` on first use and dropped, in
+    /// reverse order of creation, when the session ends.
+    pub fn fixture<T, F>(&mut self, key: &str, init: F) -> Result<&mut T, BenchError>
+    where
+        T: Any + Send,
+        F: FnOnce(&mut RunCtx) -> Result<T, BenchError>,
+    {
+        if !self.fixtures.iter().any(|(k, _)| k == key) {
+            let v = init(self)?;
+            self.fixtures.push((key.to_string(), Box::new(v)));
+        }
+        self.fixtures
+            .iter_mut()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.downcast_mut::<T>())
+            .ok_or_else(|| BenchError::failed(format!("fixture '{key}' has another type")))
+    }
+
+    /// Drop a fixture now (e.g. a file that must be re-created).
+    pub fn drop_fixture(&mut self, key: &str) {
+        self.fixtures.retain(|(k, _)| k != key);
+    }
+
+    /// End the family session: drop fixtures (newest first) and scratch.
+    pub fn end_session(&mut self) {
+        while let Some(f) = self.fixtures.pop() {
+            drop(f);
+        }
+        self.extra_scratch.clear();
+        self.scratch = None;
+    }
+
+    /// Target length of one timed repetition for this case.
+    pub fn repetition_target(&self) -> Duration {
+        let slots = self.settings.repetitions + self.settings.warmup + 2;
+        (self.budget / slots).max(self.settings.min_repetition())
+    }
+
+    /// Calibrate how many iterations make one repetition last at least the
+    /// repetition target. `op(n)` runs n iterations and returns the work done.
+    fn calibrate<F>(&self, op: &mut F) -> Result<u64, BenchError>
+    where
+        F: FnMut(u64) -> Result<f64, BenchError>,
+    {
+        let target = self.repetition_target().as_secs_f64();
+        let mut n: u64 = 1;
+        let start = self.clock.now();
+        loop {
+            self.check_cancel()?;
+            let t0 = self.clock.now();
+            op(n)?;
+            let dt = self.clock.now().saturating_sub(t0).as_secs_f64();
+            if dt >= target {
+                return Ok(n);
+            }
+            // Do not let a case whose iterations get slower run away: stop
+            // calibrating once the whole budget is spent and use what we have.
+            if self.clock.now().saturating_sub(start) > self.budget {
+                return Ok(n);
+            }
+            let factor = if dt <= 0.0 {
+                100.0
+            } else {
+                (target / dt * 1.2).clamp(1.5, 100.0)
+            };
+            n = ((n as f64) * factor).ceil().min(u64::MAX as f64 / 2.0) as u64;
+        }
+    }
+
+    /// Measure a rate: calibrate, warm up, then time `repetitions` calls of
+    /// `op(n)`. Returns one sample per repetition: work / seconds.
+    pub fn measure_rate<F>(&mut self, mut op: F) -> Result<Vec<f64>, BenchError>
+    where
+        F: FnMut(u64) -> Result<f64, BenchError>,
+    {
+        let n = self.calibrate(&mut op)?;
+        // Calibration's last pass already warmed the caches once.
+        for _ in 1..self.settings.warmup {
+            self.check_cancel()?;
+            op(n)?;
+        }
+        let mut samples = Vec::with_capacity(self.settings.repetitions as usize);
+        for _ in 0..self.settings.repetitions {
+            self.check_cancel()?;
+            let t0 = self.clock.now();
+            let work = op(n)?;
+            let dt = self.clock.now().saturating_sub(t0).as_secs_f64();
+            if dt <= 0.0 {
+                return Err(BenchError::failed(
+                    "a repetition took no measurable time; the clock is too coarse",
+                ));
+            }
+            samples.push(work / dt);
+        }
+        self.note_param_if_absent("iterations_per_rep", n);
+        Ok(samples)
+    }
+
+    /// Measure an aggregate rate over `threads` threads running `op(thread, n)`
+    /// at the same time (each thread its own instance of the work). Returns
+    /// one sample per repetition: total work / wall seconds.
+    pub fn measure_rate_parallel<F>(
+        &mut self,
+        threads: usize,
+        op: F,
+    ) -> Result<Vec<f64>, BenchError>
+    where
+        F: Fn(usize, u64) -> Result<f64, BenchError> + Sync,
+    {
+        let threads = threads.max(1);
+        let n = self.calibrate(&mut |n| op(0, n))?;
+        let total = self.settings.repetitions + self.settings.warmup.max(1);
+        let warm = total - self.settings.repetitions;
+        let start = Barrier::new(threads + 1);
+        let end = Barrier::new(threads + 1);
+        let stop = AtomicBool::new(false);
+        let work: Mutex<Vec<Result<f64, BenchError>>> = Mutex::new(Vec::new());
+        let mut samples = Vec::with_capacity(self.settings.repetitions as usize);
+        let mut failure: Option<BenchError> = None;
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let (start, end, stop, work, op) = (&start, &end, &stop, &work, &op);
+                s.spawn(move || loop {
+                    start.wait();
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let r = op(t, n);
+                    if let Ok(mut w) = work.lock() {
+                        w.push(r);
+                    }
+                    end.wait();
+                });
+            }
+            for rep in 0..total {
+                if self.cancel.is_cancelled() {
+                    failure = Some(BenchError::Cancelled);
+                    break;
+                }
+                start.wait();
+                let t0 = self.clock.now();
+                end.wait();
+                let dt = self.clock.now().saturating_sub(t0).as_secs_f64();
+                let results = work
+                    .lock()
+                    .map(|mut w| std::mem::take(&mut *w))
+                    .unwrap_or_default();
+                let mut sum = 0.0;
+                for r in results {
+                    match r {
+                        Ok(v) => sum += v,
+                        Err(e) => {
+                            failure.get_or_insert(e);
+                        }
+                    }
+                }
+                if failure.is_some() {
+                    break;
+                }
+                if rep >= warm {
+                    if dt <= 0.0 {
+                        failure = Some(BenchError::failed("a repetition took no measurable time"));
+                        break;
+                    }
+                    samples.push(sum / dt);
+                }
+            }
+            stop.store(true, Ordering::SeqCst);
+            start.wait();
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        self.note_param_if_absent("iterations_per_rep", n);
+        Ok(samples)
+    }
+
+    /// Run `op` for warm-up and then `repetitions` times, collecting the
+    /// sample each call returns. For work that cannot be scaled by an
+    /// iteration count (an external program, a file of fixed size).
+    pub fn repeat<F>(&mut self, mut op: F) -> Result<Vec<f64>, BenchError>
+    where
+        F: FnMut(&mut RunCtx) -> Result<f64, BenchError>,
+    {
+        for _ in 0..self.settings.warmup {
+            self.check_cancel()?;
+            op(self)?;
+        }
+        let mut samples = Vec::with_capacity(self.settings.repetitions as usize);
+        for _ in 0..self.settings.repetitions {
+            self.check_cancel()?;
+            samples.push(op(self)?);
+        }
+        Ok(samples)
+    }
+
+    fn note_param_if_absent(&mut self, key: &str, value: u64) {
+        if self.extra_params.get(key).is_none() {
+            self.note_param(key, value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::{FakeClock, MonotonicClock};
+
+    fn settings(reps: u32) -> CtxSettings {
+        CtxSettings {
+            profile: Profile::Tiny,
+            repetitions: reps,
+            warmup: 1,
+            scratch_base: std::env::temp_dir(),
+            threads: 2,
+        }
+    }
+
+    #[test]
+    fn measure_rate_with_fake_clock_is_exact() {
+        // Each clock read advances 1 ms; one repetition spans exactly two reads.
+        let clock = Arc::new(FakeClock::new(Duration::from_millis(1)));
+        let mut ctx = RunCtx::new(settings(5), clock, CancelToken::new());
+        ctx.begin_case(Duration::from_millis(1));
+        let mut calls = 0;
+        let samples = ctx
+            .measure_rate(|n| {
+                calls += 1;
+                Ok(n as f64 * 10.0)
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(samples.len(), 5);
+        // n stays 1 (1 ms >= 0.5 ms floor), 10 units of work in 1 ms.
+        for s in samples {
+            assert!((s - 10_000.0).abs() < 1e-6, "{s}");
+        }
+        assert_eq!(calls, 6);
+    }
+
+    #[test]
+    fn calibration_grows_iterations() {
+        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+        let mut ctx = RunCtx::new(settings(3), clock, CancelToken::new());
+        ctx.begin_case(Duration::from_millis(20));
+        let samples = ctx
+            .measure_rate(|n| {
+                let mut x = 0u64;
+                for i in 0..n * 1000 {
+                    x = std::hint::black_box(x.wrapping_add(i));
+                }
+                std::hint::black_box(x);
+                Ok(n as f64)
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(samples.len(), 3);
+        let (_, params) = ctx.take_case_output();
+        assert!(params.get_u64("iterations_per_rep").unwrap_or(0) > 1);
+    }
+
+    #[test]
+    fn parallel_counts_all_threads() {
+        let clock = Arc::new(FakeClock::new(Duration::from_millis(1)));
+        let mut ctx = RunCtx::new(settings(3), clock, CancelToken::new());
+        ctx.begin_case(Duration::from_millis(1));
+        let seen = Mutex::new(std::collections::BTreeSet::new());
+        let samples = ctx
+            .measure_rate_parallel(4, |t, n| {
+                if let Ok(mut s) = seen.lock() {
+                    s.insert(t);
+                }
+                Ok(n as f64)
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(samples.len(), 3);
+        assert_eq!(seen.lock().map(|s| s.len()).unwrap_or(0), 4);
+        // 4 threads × 1 unit over 1 ms of fake time.
+        for s in samples {
+            assert!((s - 4000.0).abs() < 1e-6, "{s}");
+        }
+    }
+
+    #[test]
+    fn parallel_propagates_errors() {
+        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+        let mut ctx = RunCtx::new(settings(3), clock, CancelToken::new());
+        ctx.begin_case(Duration::from_millis(5));
+        let r = ctx.measure_rate_parallel(2, |t, _| {
+            if t == 1 {
+                Err(BenchError::failed("boom"))
+            } else {
+                Ok(1.0)
+            }
+        });
+        assert!(matches!(r, Err(BenchError::Failed(m)) if m == "boom"));
+    }
+
+    #[test]
+    fn cancellation_stops_measuring() {
+        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+        let cancel = CancelToken::new();
+        let mut ctx = RunCtx::new(settings(3), clock, cancel.clone());
+        ctx.begin_case(Duration::from_millis(5));
+        cancel.cancel();
+        assert!(matches!(
+            ctx.measure_rate(|_| Ok(1.0)),
+            Err(BenchError::Cancelled)
+        ));
+        assert!(matches!(
+            ctx.measure_rate_parallel(2, |_, _| Ok(1.0)),
+            Err(BenchError::Cancelled)
+        ));
+    }
+
+    #[test]
+    fn fixtures_and_scratch() {
+        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut s = settings(1);
+        s.scratch_base = base.path().to_path_buf();
+        let mut ctx = RunCtx::new(s, Arc::new(MonotonicClock::new()), CancelToken::new());
+        let dir = ctx.scratch_dir().unwrap_or_else(|e| panic!("{e}"));
+        assert!(dir.starts_with(base.path()) && dir.is_dir());
+        let mut inits = 0;
+        for _ in 0..3 {
+            let v: &mut Vec<u8> = ctx
+                .fixture("buf", |_| {
+                    inits += 1;
+                    Ok(vec![1u8; 16])
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
+            v[0] += 1;
+        }
+        assert_eq!(inits, 1);
+        let v: &mut Vec<u8> = ctx
+            .fixture("buf", |_| Ok(vec![]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(v[0], 4);
+        assert!(ctx
+            .fixture::<String, _>("buf", |_| Ok(String::new()))
+            .is_err());
+        ctx.end_session();
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn repeat_collects_samples() {
+        let mut ctx = RunCtx::new(
+            settings(5),
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        );
+        let mut i = 0.0;
+        let samples = ctx
+            .repeat(|_| {
+                i += 1.0;
+                Ok(i)
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(samples, vec![2.0, 3.0, 4.0, 5.0, 6.0]);
+    }
+}

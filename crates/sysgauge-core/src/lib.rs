@@ -1,0 +1,34 @@
+//! sysgauge-core: the contract shared by every part of sysgauge.
+//!
+//! - `record`: the records a run produces (`RunRecord`, `ResultRecord`,
+//!   `Metric`, `Finding`, `Status`, `Params`) and `SCHEMA_VERSION`;
+//! - `host`: the shape of the machine facts stored with every run;
+//! - `bench`: the `Benchmark` trait and its requirements and errors;
+//! - `ctx`: `RunCtx`, the measuring loops, scratch space and fixtures;
+//! - `runner`: plans and runs cases and feeds `Sink`s;
+//! - `size`: nice-number parsing (`1M` = 10^6, `1MiB` = 2^20);
+//! - `clock`, `cancel`, `scratch`: the monotonic clock, Ctrl-C, clean-up.
+
+pub mod bench;
+pub mod cancel;
+pub mod clock;
+pub mod ctx;
+pub mod host;
+pub mod record;
+pub mod runner;
+pub mod scratch;
+pub mod size;
+pub mod unit;
+
+pub use bench::{BenchError, Benchmark, Description, IoContext, Plan, Requirement};
+pub use cancel::CancelToken;
+pub use clock::{Clock, FakeClock, MonotonicClock};
+pub use ctx::{CtxSettings, RunCtx};
+pub use host::HostInfo;
+pub use record::{
+    family_of, is_valid_bench_id, BuildInfo, Finding, Metric, ParamValue, Params, Profile,
+    ResultRecord, RunRecord, RunStatus, Severity, Status, SCHEMA_VERSION,
+};
+pub use runner::{Runner, RunnerConfig, Sink, SinkError, Sinks};
+pub use sysgauge_stats::Summary;
+pub use unit::{Better, Unit};

@@ -1,0 +1,570 @@
+//! The runner: plans the cases of the selected benchmarks, gives each family
+//! its time slice, runs every case through a `RunCtx`, turns outcomes into
+//! `ResultRecord`s (adding the `noisy` finding), and streams events to the
+//! sinks (console progress, the results database, JSON).
+//!
+//! Each finished case is handed to the sinks before the next one starts, so
+//! the database holds everything finished even if the run is interrupted.
+
+use crate::bench::{BenchError, Benchmark, Plan, Requirement};
+use crate::cancel::CancelToken;
+use crate::clock::Clock;
+use crate::ctx::{CtxSettings, RunCtx};
+use crate::record::{
+    family_of, Finding, Params, ResultRecord, RunRecord, RunStatus, Severity, Status,
+};
+use chrono::Utc;
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Errors from a sink (e.g. the database refused a write). They stop the run.
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Receives the run's events in order.
+pub trait Sink {
+    fn run_started(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
+        Ok(())
+    }
+    /// A case is about to start; `index` counts from 0 over the whole run.
+    fn case_started(&mut self, _index: usize, _total: usize, _bench_id: &str, _params: &Params) {}
+    fn case_finished(
+        &mut self,
+        _index: usize,
+        _total: usize,
+        _result: &ResultRecord,
+    ) -> Result<(), SinkError> {
+        Ok(())
+    }
+    fn run_finished(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
+        Ok(())
+    }
+}
+
+/// Several sinks fed in order.
+#[derive(Default)]
+pub struct Sinks<'a>(pub Vec<&'a mut dyn Sink>);
+
+impl Sink for Sinks<'_> {
+    fn run_started(&mut self, run: &RunRecord) -> Result<(), SinkError> {
+        self.0.iter_mut().try_for_each(|s| s.run_started(run))
+    }
+    fn case_started(&mut self, index: usize, total: usize, bench_id: &str, params: &Params) {
+        for s in self.0.iter_mut() {
+            s.case_started(index, total, bench_id, params);
+        }
+    }
+    fn case_finished(
+        &mut self,
+        index: usize,
+        total: usize,
+        result: &ResultRecord,
+    ) -> Result<(), SinkError> {
+        self.0
+            .iter_mut()
+            .try_for_each(|s| s.case_finished(index, total, result))
+    }
+    fn run_finished(&mut self, run: &RunRecord) -> Result<(), SinkError> {
+        self.0.iter_mut().try_for_each(|s| s.run_finished(run))
+    }
+}
+
+/// How a run is carried out.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    pub settings: CtxSettings,
+    /// Coefficient of variation above which a case is marked noisy.
+    pub noise_threshold: f64,
+    /// Time slice of each family; a family not listed gets `default_budget`.
+    pub family_budgets: BTreeMap<String, Duration>,
+    pub default_budget: Duration,
+}
+
+/// Finding code for a case whose repetitions disagree too much.
+pub const NOISY: &str = "noisy";
+
+pub struct Runner<'a> {
+    benches: Vec<&'a dyn Benchmark>,
+    config: RunnerConfig,
+    clock: Arc<dyn Clock>,
+    cancel: CancelToken,
+}
+
+/// One planned case.
+struct Case<'a> {
+    bench: &'a dyn Benchmark,
+    params: Params,
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(
+        benches: Vec<&'a dyn Benchmark>,
+        config: RunnerConfig,
+        clock: Arc<dyn Clock>,
+        cancel: CancelToken,
+    ) -> Runner<'a> {
+        Runner {
+            benches,
+            config,
+            clock,
+            cancel,
+        }
+    }
+
+    /// Number of cases the run will attempt.
+    pub fn planned_cases(&self) -> usize {
+        self.plan().iter().map(|(_, c)| c.len()).sum()
+    }
+
+    fn plan(&self) -> Vec<(String, Vec<Case<'a>>)> {
+        let plan = Plan {
+            profile: self.config.settings.profile,
+            threads: self.config.settings.threads,
+        };
+        let mut families: Vec<(String, Vec<Case<'a>>)> = Vec::new();
+        for &bench in &self.benches {
+            let family = family_of(bench.id()).to_string();
+            let cases = bench
+                .cases(&plan)
+                .into_iter()
+                .map(|params| Case { bench, params });
+            match families.iter_mut().find(|(f, _)| *f == family) {
+                Some((_, v)) => v.extend(cases),
+                None => families.push((family, cases.collect())),
+            }
+        }
+        families.retain(|(_, c)| !c.is_empty());
+        families
+    }
+
+    /// Run everything, feeding `sink`. Returns the finished record (status
+    /// complete or interrupted). A sink error stops the run and is returned.
+    pub fn run(&self, mut record: RunRecord, sink: &mut dyn Sink) -> Result<RunRecord, SinkError> {
+        record.status = RunStatus::Running;
+        sink.run_started(&record)?;
+        let families = self.plan();
+        let total: usize = families.iter().map(|(_, c)| c.len()).sum();
+        let mut index = 0;
+        let mut interrupted = false;
+        let mut requirement_cache: BTreeMap<String, Result<(), (String, Option<String>)>> =
+            BTreeMap::new();
+        'families: for (family, cases) in &families {
+            let slice = self
+                .config
+                .family_budgets
+                .get(family)
+                .copied()
+                .unwrap_or(self.config.default_budget);
+            let case_budget = slice / u32::try_from(cases.len()).unwrap_or(u32::MAX).max(1);
+            let mut ctx = RunCtx::new(
+                self.config.settings.clone(),
+                self.clock.clone(),
+                self.cancel.clone(),
+            );
+            for case in cases {
+                if self.cancel.is_cancelled() {
+                    interrupted = true;
+                    break 'families;
+                }
+                let id = case.bench.id().to_string();
+                sink.case_started(index, total, &id, &case.params);
+                let started_at = Utc::now();
+                let t0 = self.clock.now();
+                let req = requirement_cache
+                    .entry(id.clone())
+                    .or_insert_with(|| check_requirements(&case.bench.requirements()))
+                    .clone();
+                ctx.begin_case(case_budget);
+                let outcome = match req {
+                    Err((reason, hint)) => Err(BenchError::Skip { reason, hint }),
+                    Ok(()) => run_guarded(case.bench, &mut ctx, &case.params),
+                };
+                let (mut findings, extra) = ctx.take_case_output();
+                let mut params = case.params.clone();
+                params.extend(&extra);
+                let (status, metrics) = match outcome {
+                    Ok(metrics) if metrics.is_empty() => (
+                        Status::Failed {
+                            error: "the benchmark returned no measurement".into(),
+                        },
+                        Vec::new(),
+                    ),
+                    Ok(metrics) => (Status::Ok, metrics),
+                    Err(BenchError::Cancelled) => {
+                        interrupted = true;
+                        break 'families;
+                    }
+                    Err(BenchError::Skip { reason, hint }) => {
+                        (Status::Skipped { reason, hint }, Vec::new())
+                    }
+                    Err(e) => (
+                        Status::Failed {
+                            error: e.to_string(),
+                        },
+                        Vec::new(),
+                    ),
+                };
+                for m in &metrics {
+                    if m.summary.n >= 3 && m.summary.cov > self.config.noise_threshold {
+                        findings.push(noisy_finding(&id, &params, m, self.config.noise_threshold));
+                    }
+                }
+                let desc = case.bench.describe();
+                let result = ResultRecord {
+                    bench_id: id,
+                    family: family.clone(),
+                    workload_version: desc.workload_version,
+                    params,
+                    status,
+                    started_at,
+                    duration_seconds: self.clock.now().saturating_sub(t0).as_secs_f64(),
+                    metrics,
+                    findings,
+                };
+                sink.case_finished(index, total, &result)?;
+                record.results.push(result);
+                index += 1;
+            }
+            ctx.end_session();
+        }
+        record.status = if interrupted || self.cancel.is_cancelled() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Complete
+        };
+        record.finished_at = Some(Utc::now());
+        sink.run_finished(&record)?;
+        Ok(record)
+    }
+}
+
+fn check_requirements(reqs: &[Requirement]) -> Result<(), (String, Option<String>)> {
+    for r in reqs {
+        match r.check() {
+            Ok(()) => {}
+            Err(BenchError::Skip { reason, hint }) => return Err((reason, hint)),
+            Err(e) => return Err((e.to_string(), None)),
+        }
+    }
+    Ok(())
+}
+
+/// Run one case, turning a panic inside a benchmark into a failed case so one
+/// broken benchmark cannot take the whole run (and its database) down.
+fn run_guarded(
+    bench: &dyn Benchmark,
+    ctx: &mut RunCtx,
+    params: &Params,
+) -> Result<Vec<crate::record::Metric>, BenchError> {
+    match catch_unwind(AssertUnwindSafe(|| bench.run(ctx, params))) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(BenchError::failed(format!("benchmark panicked: {msg}")))
+        }
+    }
+}
+
+fn noisy_finding(id: &str, params: &Params, m: &crate::record::Metric, threshold: f64) -> Finding {
+    let case = if params.is_empty() {
+        id.to_string()
+    } else {
+        format!("{id} ({params})")
+    };
+    Finding::new(
+        NOISY,
+        Severity::Warning,
+        format!(
+            "{case}: {} varies by {:.1} % between repetitions (threshold {:.0} %)",
+            m.name,
+            m.summary.cov * 100.0,
+            threshold * 100.0
+        ),
+    )
+    .with_remedy(
+        "stop other work on the machine (check `sysgauge procs`), make sure the CPU governor is \
+         'performance', and rerun with a longer profile or more --repetitions",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::Description;
+    use crate::clock::{FakeClock, MonotonicClock};
+    use crate::record::{BuildInfo, Metric, Profile, SCHEMA_VERSION};
+    use crate::unit::{Better, Unit};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Fixed {
+        id: &'static str,
+        samples: Vec<f64>,
+        calls: AtomicUsize,
+    }
+
+    impl Benchmark for Fixed {
+        fn id(&self) -> &str {
+            self.id
+        }
+        fn describe(&self) -> Description {
+            Description {
+                summary: "fixed samples".into(),
+                unit: Unit::MBps,
+                better: Better::Higher,
+                workload_version: 3,
+            }
+        }
+        fn cases(&self, _plan: &Plan) -> Vec<Params> {
+            vec![
+                Params::new().with("size", 1u64),
+                Params::new().with("size", 2u64),
+            ]
+        }
+        fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            ctx.note_param("seen", true);
+            if params.get_u64("size") == Some(2) && self.id == "t.fail" {
+                return Err(BenchError::failed("broken"));
+            }
+            if self.id == "t.panic" {
+                panic!("kaboom");
+            }
+            Ok(vec![Metric::new(
+                "throughput",
+                Unit::MBps,
+                Better::Higher,
+                self.samples.clone(),
+            )
+            .ok_or_else(|| BenchError::failed("no samples"))?])
+        }
+    }
+
+    struct NeedsMissing;
+    impl Benchmark for NeedsMissing {
+        fn id(&self) -> &str {
+            "u.missing"
+        }
+        fn describe(&self) -> Description {
+            Description {
+                summary: "needs a missing program".into(),
+                unit: Unit::MBps,
+                better: Better::Higher,
+                workload_version: 1,
+            }
+        }
+        fn requirements(&self) -> Vec<Requirement> {
+            vec![Requirement::program("sysgauge-absent-tool", "absent-pkg")]
+        }
+        fn cases(&self, _plan: &Plan) -> Vec<Params> {
+            vec![Params::new()]
+        }
+        fn run(&self, _ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
+            panic!("must not run");
+        }
+    }
+
+    fn record() -> RunRecord {
+        RunRecord {
+            schema_version: SCHEMA_VERSION,
+            run_id: "test".into(),
+            started_at: Utc::now(),
+            finished_at: None,
+            status: RunStatus::Running,
+            command: "run".into(),
+            tool_version: "0".into(),
+            build: BuildInfo::default(),
+            host: Default::default(),
+            profile: Profile::Tiny,
+            label: None,
+            tags: BTreeMap::new(),
+            findings: vec![],
+            results: vec![],
+        }
+    }
+
+    fn config() -> RunnerConfig {
+        RunnerConfig {
+            settings: CtxSettings {
+                profile: Profile::Tiny,
+                repetitions: 3,
+                warmup: 1,
+                scratch_base: std::env::temp_dir(),
+                threads: 1,
+            },
+            noise_threshold: 0.05,
+            family_budgets: BTreeMap::new(),
+            default_budget: Duration::from_millis(10),
+        }
+    }
+
+    #[derive(Default)]
+    struct Recorder {
+        events: Vec<String>,
+    }
+    impl Sink for Recorder {
+        fn run_started(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
+            self.events.push("start".into());
+            Ok(())
+        }
+        fn case_started(&mut self, i: usize, total: usize, id: &str, _p: &Params) {
+            self.events.push(format!("case {i}/{total} {id}"));
+        }
+        fn case_finished(
+            &mut self,
+            _i: usize,
+            _t: usize,
+            r: &ResultRecord,
+        ) -> Result<(), SinkError> {
+            self.events
+                .push(format!("done {} {}", r.bench_id, r.status.label()));
+            Ok(())
+        }
+        fn run_finished(&mut self, run: &RunRecord) -> Result<(), SinkError> {
+            self.events.push(format!("end {}", run.status.as_str()));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn statuses_noise_and_events() {
+        let steady = Fixed {
+            id: "t.steady",
+            samples: vec![100.0, 101.0, 99.0],
+            calls: AtomicUsize::new(0),
+        };
+        let noisy = Fixed {
+            id: "t.noisy",
+            samples: vec![100.0, 150.0, 60.0],
+            calls: AtomicUsize::new(0),
+        };
+        let failing = Fixed {
+            id: "t.fail",
+            samples: vec![1.0],
+            calls: AtomicUsize::new(0),
+        };
+        let panicking = Fixed {
+            id: "t.panic",
+            samples: vec![1.0],
+            calls: AtomicUsize::new(0),
+        };
+        let missing = NeedsMissing;
+        let benches: Vec<&dyn Benchmark> = vec![&steady, &noisy, &failing, &panicking, &missing];
+        let clock = Arc::new(FakeClock::new(Duration::from_micros(1)));
+        let runner = Runner::new(benches, config(), clock, CancelToken::new());
+        assert_eq!(runner.planned_cases(), 9);
+        let mut rec = Recorder::default();
+        let done = runner
+            .run(record(), &mut rec)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(done.status, RunStatus::Complete);
+        assert_eq!(done.results.len(), 9);
+        let r0 = &done.results[0];
+        assert_eq!(r0.family, "t");
+        assert_eq!(r0.workload_version, 3);
+        assert_eq!(r0.params.get_bool("seen"), Some(true));
+        assert!(r0.findings.is_empty());
+        assert!(done.results[2].findings.iter().any(|f| f.code == NOISY));
+        assert_eq!(done.results[4].status.label(), "ok");
+        assert_eq!(
+            done.results[5].status,
+            Status::Failed {
+                error: "broken".into()
+            }
+        );
+        assert!(
+            matches!(&done.results[6].status, Status::Failed { error } if error.contains("kaboom"))
+        );
+        match &done.results[8].status {
+            Status::Skipped { reason, hint } => {
+                assert!(reason.contains("sysgauge-absent-tool"));
+                assert!(hint.as_deref().unwrap_or("").contains("absent-pkg"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rec.events.first().map(String::as_str), Some("start"));
+        assert_eq!(rec.events.last().map(String::as_str), Some("end complete"));
+        assert_eq!(
+            rec.events.iter().filter(|e| e.starts_with("done")).count(),
+            9
+        );
+    }
+
+    struct Cancelling(CancelToken);
+    impl Benchmark for Cancelling {
+        fn id(&self) -> &str {
+            "c.cancel"
+        }
+        fn describe(&self) -> Description {
+            Description {
+                summary: "cancels".into(),
+                unit: Unit::MBps,
+                better: Better::Higher,
+                workload_version: 1,
+            }
+        }
+        fn cases(&self, _plan: &Plan) -> Vec<Params> {
+            (0..4u64).map(|i| Params::new().with("i", i)).collect()
+        }
+        fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+            if params.get_u64("i") == Some(1) {
+                self.0.cancel();
+            }
+            let s = ctx.measure_rate(|n| Ok(n as f64))?;
+            Metric::new("rate", Unit::OpsPerSec, Better::Higher, s)
+                .map(|m| vec![m])
+                .ok_or_else(|| BenchError::failed("none"))
+        }
+    }
+
+    #[test]
+    fn cancellation_marks_interrupted_and_keeps_finished() {
+        let cancel = CancelToken::new();
+        let b = Cancelling(cancel.clone());
+        let runner = Runner::new(vec![&b], config(), Arc::new(MonotonicClock::new()), cancel);
+        let mut rec = Recorder::default();
+        let done = runner
+            .run(record(), &mut rec)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(done.status, RunStatus::Interrupted);
+        assert_eq!(done.results.len(), 1);
+        assert_eq!(
+            rec.events.last().map(String::as_str),
+            Some("end interrupted")
+        );
+    }
+
+    struct FailingSink;
+    impl Sink for FailingSink {
+        fn case_finished(
+            &mut self,
+            _i: usize,
+            _t: usize,
+            _r: &ResultRecord,
+        ) -> Result<(), SinkError> {
+            Err("disk full".into())
+        }
+    }
+
+    #[test]
+    fn sink_error_stops_run() {
+        let b = Fixed {
+            id: "t.steady",
+            samples: vec![1.0],
+            calls: AtomicUsize::new(0),
+        };
+        let runner = Runner::new(
+            vec![&b],
+            config(),
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        );
+        let r = runner.run(record(), &mut FailingSink);
+        assert!(r.is_err());
+        assert_eq!(b.calls.load(Ordering::SeqCst), 1);
+    }
+}
