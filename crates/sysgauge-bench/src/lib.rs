@@ -1,0 +1,1 @@
+//! sysgauge-bench (being built).

@@ -1,0 +1,1 @@
+//! sysgauge-host (being built).

@@ -1,0 +1,1 @@
+//! sysgauge-report (being built).

@@ -1,0 +1,1 @@
+//! sysgauge-store (being built).

@@ -1,0 +1,1 @@
+//! sysgauge-twoping (being built).
