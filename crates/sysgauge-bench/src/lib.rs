@@ -1,1 +1,14 @@
-//! sysgauge-bench (being built).
+//! sysgauge-bench: every benchmark family, and the registry that lists them
+//! in display order.
+//!
+//! A family is a module with its benchmarks (each implementing
+//! `sysgauge_core::Benchmark`) and an options struct filled from the command
+//! line (or left at its defaults, which follow the profile). Benchmarks
+//! never print, format units or write SQL: they return metrics and findings.
+
+pub mod hash;
+pub mod methodology;
+pub mod registry;
+pub mod util;
+
+pub use registry::{benchmarks, families, family_info, FamilyInfo, Options};

@@ -46,6 +46,14 @@ impl CtxSettings {
     }
 }
 
+/// What a case reported besides its metrics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaseOutput {
+    pub findings: Vec<Finding>,
+    pub params: Params,
+    pub details: Params,
+}
+
 pub struct RunCtx {
     settings: CtxSettings,
     clock: Arc<dyn Clock>,
@@ -57,6 +65,7 @@ pub struct RunCtx {
     fixtures: Vec<(String, Box<dyn Any + Send>)>,
     findings: Vec<Finding>,
     extra_params: Params,
+    details: Params,
 }
 
 impl RunCtx {
@@ -73,6 +82,7 @@ impl RunCtx {
             fixtures: Vec::new(),
             findings: Vec::new(),
             extra_params: Params::new(),
+            details: Params::new(),
         }
     }
 
@@ -82,14 +92,16 @@ impl RunCtx {
         self.case_started = self.clock.now();
         self.findings.clear();
         self.extra_params = Params::new();
+        self.details = Params::new();
     }
 
-    /// Findings and noted parameters of the case just finished.
-    pub fn take_case_output(&mut self) -> (Vec<Finding>, Params) {
-        (
-            std::mem::take(&mut self.findings),
-            std::mem::take(&mut self.extra_params),
-        )
+    /// Findings, noted parameters and details of the case just finished.
+    pub fn take_case_output(&mut self) -> CaseOutput {
+        CaseOutput {
+            findings: std::mem::take(&mut self.findings),
+            params: std::mem::take(&mut self.extra_params),
+            details: std::mem::take(&mut self.details),
+        }
     }
 
     pub fn profile(&self) -> Profile {
@@ -143,9 +155,16 @@ impl RunCtx {
         }
     }
 
-    /// Record a parameter discovered while running (e.g. the size actually used).
+    /// Add a parameter that identifies the case, resolved while running
+    /// (e.g. the size actually used when the default depends on the machine).
     pub fn note_param(&mut self, key: &str, value: impl Into<ParamValue>) {
         self.extra_params.insert(key, value);
+    }
+
+    /// Record a detail that does not identify the case (iterations per
+    /// repetition, a fallback taken, the device under test).
+    pub fn note_detail(&mut self, key: &str, value: impl Into<ParamValue>) {
+        self.details.insert(key, value);
     }
 
     /// The scratch directory of this family's session, created on first use
@@ -269,7 +288,7 @@ impl RunCtx {
             }
             samples.push(work / dt);
         }
-        self.note_param_if_absent("iterations_per_rep", n);
+        self.note_detail_if_absent("iterations_per_rep", n);
         Ok(samples)
     }
 
@@ -348,7 +367,7 @@ impl RunCtx {
         if let Some(e) = failure {
             return Err(e);
         }
-        self.note_param_if_absent("iterations_per_rep", n);
+        self.note_detail_if_absent("iterations_per_rep", n);
         Ok(samples)
     }
 
@@ -371,9 +390,9 @@ impl RunCtx {
         Ok(samples)
     }
 
-    fn note_param_if_absent(&mut self, key: &str, value: u64) {
-        if self.extra_params.get(key).is_none() {
-            self.note_param(key, value);
+    fn note_detail_if_absent(&mut self, key: &str, value: u64) {
+        if self.details.get(key).is_none() {
+            self.note_detail(key, value);
         }
     }
 }
@@ -430,8 +449,9 @@ mod tests {
             })
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(samples.len(), 3);
-        let (_, params) = ctx.take_case_output();
-        assert!(params.get_u64("iterations_per_rep").unwrap_or(0) > 1);
+        let out = ctx.take_case_output();
+        assert!(out.details.get_u64("iterations_per_rep").unwrap_or(0) > 1);
+        assert!(out.params.is_empty());
     }
 
     #[test]

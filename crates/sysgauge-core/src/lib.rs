@@ -23,7 +23,7 @@ pub mod unit;
 pub use bench::{BenchError, Benchmark, Description, IoContext, Plan, Requirement};
 pub use cancel::CancelToken;
 pub use clock::{Clock, FakeClock, MonotonicClock};
-pub use ctx::{CtxSettings, RunCtx};
+pub use ctx::{CaseOutput, CtxSettings, RunCtx};
 pub use host::HostInfo;
 pub use record::{
     family_of, is_valid_bench_id, BuildInfo, Finding, Metric, ParamValue, Params, Profile,

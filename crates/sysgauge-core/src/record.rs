@@ -135,7 +135,12 @@ pub struct ResultRecord {
     /// Bumped when the work a benchmark does changes, so old and new numbers
     /// are never compared as like with like.
     pub workload_version: u32,
+    /// The parameters that identify the case: only results with equal
+    /// params are compared with each other.
     pub params: Params,
+    /// Facts found while running that do not identify the case (iterations
+    /// per repetition, a fallback taken, the device tested).
+    pub details: Params,
     pub status: Status,
     pub started_at: DateTime<Utc>,
     /// Wall time the case took, including calibration and warm-up.

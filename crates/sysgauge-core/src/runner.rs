@@ -180,9 +180,10 @@ impl<'a> Runner<'a> {
                     Err((reason, hint)) => Err(BenchError::Skip { reason, hint }),
                     Ok(()) => run_guarded(case.bench, &mut ctx, &case.params),
                 };
-                let (mut findings, extra) = ctx.take_case_output();
+                let output = ctx.take_case_output();
+                let mut findings = output.findings;
                 let mut params = case.params.clone();
-                params.extend(&extra);
+                params.extend(&output.params);
                 let (status, metrics) = match outcome {
                     Ok(metrics) if metrics.is_empty() => (
                         Status::Failed {
@@ -216,6 +217,7 @@ impl<'a> Runner<'a> {
                     family: family.clone(),
                     workload_version: desc.workload_version,
                     params,
+                    details: output.details,
                     status,
                     started_at,
                     duration_seconds: self.clock.now().saturating_sub(t0).as_secs_f64(),

@@ -1,1 +1,822 @@
-//! sysgauge-store (being built).
+//! The results database: every run, its results and their raw samples, in
+//! one SQLite file.
+//!
+//! All SQL of sysgauge lives in this crate. Choices:
+//! - append-only migrations keyed by `PRAGMA user_version`; a database from a
+//!   newer sysgauge is refused, never "upgraded down";
+//! - `PRAGMA application_id` marks the file as ours, so pointing `--db` at some
+//!   other SQLite file is refused before anything is written to it;
+//! - WAL journal with `synchronous=FULL`: readers never block the running
+//!   benchmark, and a committed result survives a crash or power loss;
+//! - one transaction per finished result, so an interrupted run keeps what
+//!   it finished;
+//! - raw samples stored as JSON arrays next to their summary, so statistics
+//!   can be recomputed and comparisons can bootstrap.
+
+mod migrations;
+mod sink;
+
+pub use sink::StoreSink;
+
+use chrono::{DateTime, Utc};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
+use std::path::{Path, PathBuf};
+use sysgauge_core::record::{
+    BuildInfo, Finding, Metric, Params, Profile, ResultRecord, RunRecord, RunStatus, Status,
+};
+use sysgauge_core::{Better, HostInfo, Summary, Unit};
+use thiserror::Error;
+
+/// Marks a SQLite file as a sysgauge database ("SGDB").
+pub const APPLICATION_ID: i32 = 0x5347_4442;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("cannot open the results database {path}: {reason}")]
+    Open { path: PathBuf, reason: String },
+    #[error("the results database {path} was written by a newer sysgauge (schema {found}, this version knows up to {supported}); upgrade sysgauge or pass --db with another file")]
+    NewerSchema {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("{path} is not a sysgauge results database; pass --db with another file")]
+    Foreign { path: PathBuf },
+    #[error("results database {path}: {context}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        context: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("results database {path}: stored data is damaged ({what})")]
+    Corrupt { path: PathBuf, what: String },
+    #[error("no run '{0}' in the results database (see `sysgauge results list`)")]
+    NotFound(String),
+    #[error("'{key}' matches several runs ({matches}); give more of the id")]
+    Ambiguous { key: String, matches: usize },
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// One line of `results list`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub id: i64,
+    pub run_uuid: String,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub status: RunStatus,
+    pub command: String,
+    pub host: String,
+    pub profile: String,
+    pub label: Option<String>,
+    pub source: String,
+    pub results: i64,
+    pub failed: i64,
+}
+
+/// What `insert_run` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    New(i64),
+    /// The run (same run id) was already there; nothing was written.
+    AlreadyPresent(i64),
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open (creating if needed) the database at `path`. The parent
+    /// directory must exist.
+    pub fn open(path: &Path) -> Result<Store> {
+        let open_err = |reason: String| StoreError::Open {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if path.is_dir() {
+            return Err(open_err("it is a directory; give a file name".into()));
+        }
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => {
+                return Err(open_err(format!(
+                    "directory {} does not exist; create it or pass another --db",
+                    p.display()
+                )))
+            }
+            _ => {}
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| open_err(e.to_string()))?;
+        Self::init(conn, path.to_path_buf())
+    }
+
+    /// A private in-memory database (tests, `--no-store`).
+    pub fn open_in_memory() -> Result<Store> {
+        let conn = Connection::open_in_memory().map_err(|e| StoreError::Open {
+            path: PathBuf::from(":memory:"),
+            reason: e.to_string(),
+        })?;
+        Self::init(conn, PathBuf::from(":memory:"))
+    }
+
+    fn init(conn: Connection, path: PathBuf) -> Result<Store> {
+        let mut store = Store { conn, path };
+        store.configure()?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sql_err(&self, context: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        let context = context.to_string();
+        move |source| match &source {
+            rusqlite::Error::SqliteFailure(e, _) if e.code == rusqlite::ErrorCode::NotADatabase => {
+                StoreError::Foreign {
+                    path: self.path.clone(),
+                }
+            }
+            rusqlite::Error::SqliteFailure(e, _)
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::ReadOnly
+                        | rusqlite::ErrorCode::CannotOpen
+                        | rusqlite::ErrorCode::PermissionDenied
+                ) =>
+            {
+                StoreError::Open {
+                    path: self.path.clone(),
+                    reason: format!(
+                        "{source}; check that the file and its directory are writable or pass --db"
+                    ),
+                }
+            }
+            _ => StoreError::Sqlite {
+                path: self.path.clone(),
+                context: context.clone(),
+                source,
+            },
+        }
+    }
+
+    fn configure(&mut self) -> Result<()> {
+        self.conn
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(self.sql_err("setting the busy timeout"))?;
+        // Reading the schema first turns "not a database" into a clear error
+        // before any pragma tries to write.
+        let tables: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(self.sql_err("reading the schema"))?;
+        let app_id: i32 = self
+            .conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(self.sql_err("reading the application id"))?;
+        if tables > 0 && app_id != APPLICATION_ID {
+            return Err(StoreError::Foreign {
+                path: self.path.clone(),
+            });
+        }
+        // Refuse a newer schema before any pragma below rewrites the header.
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(self.sql_err("reading the schema version"))?;
+        let supported = migrations::MIGRATIONS.len() as i64;
+        if version > supported {
+            return Err(StoreError::NewerSchema {
+                path: self.path.clone(),
+                found: version,
+                supported,
+            });
+        }
+        let _mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(self.sql_err("enabling the WAL journal"))?;
+        self.conn
+            .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .map_err(self.sql_err("setting pragmas"))?;
+        Ok(())
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(self.sql_err("reading the schema version"))?;
+        let supported = migrations::MIGRATIONS.len() as i64;
+        if version > supported {
+            return Err(StoreError::NewerSchema {
+                path: self.path.clone(),
+                found: version,
+                supported,
+            });
+        }
+        for (i, sql) in migrations::MIGRATIONS
+            .iter()
+            .enumerate()
+            .skip(version as usize)
+        {
+            let path = self.path.clone();
+            let tx = self
+                .conn
+                .transaction()
+                .map_err(|source| StoreError::Sqlite {
+                    path: path.clone(),
+                    context: "starting a migration".into(),
+                    source,
+                })?;
+            let step = || -> rusqlite::Result<()> {
+                tx.execute_batch(sql)?;
+                tx.execute_batch(&format!(
+                    "PRAGMA user_version = {}; PRAGMA application_id = {};",
+                    i + 1,
+                    APPLICATION_ID
+                ))?;
+                Ok(())
+            };
+            step().map_err(|source| StoreError::Sqlite {
+                path: path.clone(),
+                context: format!("applying migration {}", i + 1),
+                source,
+            })?;
+            tx.commit().map_err(|source| StoreError::Sqlite {
+                path,
+                context: format!("committing migration {}", i + 1),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `PRAGMA integrity_check` result: "ok" when the file is sound.
+    pub fn integrity_check(&self) -> Result<String> {
+        self.conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(self.sql_err("checking integrity"))
+    }
+
+    /// Insert a run header (no results yet); returns its row id.
+    pub fn begin_run(&mut self, run: &RunRecord, source: &str) -> Result<i64> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|source| StoreError::Sqlite {
+                path: path.clone(),
+                context: "starting a transaction".into(),
+                source,
+            })?;
+        let id = insert_run_row(&tx, run, source).map_err(|source| StoreError::Sqlite {
+            path: path.clone(),
+            context: "recording the run".into(),
+            source,
+        })?;
+        tx.commit().map_err(|source| StoreError::Sqlite {
+            path,
+            context: "committing the run".into(),
+            source,
+        })?;
+        Ok(id)
+    }
+
+    /// Append one finished result to run `run_row` in its own transaction.
+    pub fn add_result(&mut self, run_row: i64, seq: usize, result: &ResultRecord) -> Result<()> {
+        let path = self.path.clone();
+        let err = |context: &str| {
+            let path = path.clone();
+            let context = context.to_string();
+            move |source| StoreError::Sqlite {
+                path,
+                context,
+                source,
+            }
+        };
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(err("starting a transaction"))?;
+        insert_result(&tx, run_row, seq, result).map_err(err("storing a result"))?;
+        tx.commit().map_err(err("committing a result"))?;
+        Ok(())
+    }
+
+    /// Record how a run ended (status, end time, run-level findings, host
+    /// facts as finally known).
+    pub fn finish_run(&mut self, run_row: i64, run: &RunRecord) -> Result<()> {
+        let findings = to_json(&run.findings);
+        let host = to_json(&run.host);
+        self.conn
+            .execute(
+                "UPDATE runs SET status = ?1, finished_at = ?2, findings_json = ?3, host_json = ?4 WHERE id = ?5",
+                params![
+                    run.status.as_str(),
+                    run.finished_at.map(|t| t.to_rfc3339()),
+                    findings,
+                    host,
+                    run_row
+                ],
+            )
+            .map_err(self.sql_err("finishing the run"))?;
+        Ok(())
+    }
+
+    /// Insert a complete run with all its results in one transaction
+    /// (import). A run whose id is already present is left alone.
+    pub fn insert_run(&mut self, run: &RunRecord, source: &str) -> Result<Inserted> {
+        if let Some(id) = self.run_row_by_uuid(&run.run_id)? {
+            return Ok(Inserted::AlreadyPresent(id));
+        }
+        let path = self.path.clone();
+        let err = |context: &str| {
+            let path = path.clone();
+            let context = context.to_string();
+            move |source| StoreError::Sqlite {
+                path,
+                context,
+                source,
+            }
+        };
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(err("starting a transaction"))?;
+        let id = insert_run_row(&tx, run, source).map_err(err("importing the run"))?;
+        for (i, r) in run.results.iter().enumerate() {
+            insert_result(&tx, id, i, r).map_err(err("importing a result"))?;
+        }
+        tx.commit().map_err(err("committing the import"))?;
+        Ok(Inserted::New(id))
+    }
+
+    /// Insert several runs atomically: either all new ones are stored or none.
+    pub fn insert_runs(&mut self, runs: &[RunRecord], source: &str) -> Result<Vec<Inserted>> {
+        let path = self.path.clone();
+        let err = |context: &str| {
+            let path = path.clone();
+            let context = context.to_string();
+            move |source| StoreError::Sqlite {
+                path,
+                context,
+                source,
+            }
+        };
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(err("starting a transaction"))?;
+        let mut out = Vec::with_capacity(runs.len());
+        for run in runs {
+            let existing: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM runs WHERE run_uuid = ?1",
+                    params![run.run_id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(err("looking up a run"))?;
+            if let Some(id) = existing {
+                out.push(Inserted::AlreadyPresent(id));
+                continue;
+            }
+            let id = insert_run_row(&tx, run, source).map_err(err("importing a run"))?;
+            for (i, r) in run.results.iter().enumerate() {
+                insert_result(&tx, id, i, r).map_err(err("importing a result"))?;
+            }
+            out.push(Inserted::New(id));
+        }
+        tx.commit().map_err(err("committing the import"))?;
+        Ok(out)
+    }
+
+    fn run_row_by_uuid(&self, uuid: &str) -> Result<Option<i64>> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs WHERE run_uuid = ?1",
+                params![uuid],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.sql_err("looking up a run"))
+    }
+
+    /// All runs, newest first.
+    pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.run_uuid, r.started_at, r.finished_at, r.status, r.command,
+                        r.host_name, r.profile, r.label, r.source,
+                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                        (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'failed')
+                 FROM runs r ORDER BY r.started_at DESC, r.id DESC",
+            )
+            .map_err(self.sql_err("listing runs"))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, Option<String>>(8)?,
+                    r.get::<_, String>(9)?,
+                    r.get::<_, i64>(10)?,
+                    r.get::<_, i64>(11)?,
+                ))
+            })
+            .map_err(self.sql_err("listing runs"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (
+                id,
+                uuid,
+                started,
+                finished,
+                status,
+                command,
+                host,
+                profile,
+                label,
+                source,
+                n,
+                failed,
+            ) = row.map_err(self.sql_err("listing runs"))?;
+            out.push(RunSummary {
+                id,
+                run_uuid: uuid,
+                started_at: self.parse_time(&started)?,
+                finished_at: finished.map(|f| self.parse_time(&f)).transpose()?,
+                status: RunStatus::parse(&status).ok_or_else(|| self.corrupt("run status"))?,
+                command,
+                host,
+                profile,
+                label,
+                source,
+                results: n,
+                failed,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Resolve a user's run reference: a row id (`12`), or a prefix of the
+    /// run's UUID (at least 4 characters).
+    pub fn resolve_run(&self, key: &str) -> Result<i64> {
+        let key = key.trim();
+        if let Ok(id) = key.parse::<i64>() {
+            let found: Option<i64> = self
+                .conn
+                .query_row("SELECT id FROM runs WHERE id = ?1", params![id], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(self.sql_err("looking up a run"))?;
+            return found.ok_or_else(|| StoreError::NotFound(key.to_string()));
+        }
+        if key.len() < 4 || !key.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            return Err(StoreError::NotFound(key.to_string()));
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE run_uuid LIKE ?1 || '%'")
+            .map_err(self.sql_err("looking up a run"))?;
+        let ids: Vec<i64> = stmt
+            .query_map(params![key.to_ascii_lowercase()], |r| r.get(0))
+            .map_err(self.sql_err("looking up a run"))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(self.sql_err("looking up a run"))?;
+        match ids.len() {
+            0 => Err(StoreError::NotFound(key.to_string())),
+            1 => Ok(ids[0]),
+            n => Err(StoreError::Ambiguous {
+                key: key.to_string(),
+                matches: n,
+            }),
+        }
+    }
+
+    /// The newest run of `host` (by host name), if any.
+    pub fn latest_run_for_host(&self, host: &str) -> Result<Option<i64>> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs WHERE host_name = ?1 ORDER BY started_at DESC, id DESC LIMIT 1",
+                params![host],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.sql_err("looking up a host"))
+    }
+
+    /// Distinct host names, in order of their newest run.
+    pub fn hosts(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT host_name FROM runs GROUP BY host_name ORDER BY max(started_at) DESC")
+            .map_err(self.sql_err("listing hosts"))?;
+        let v = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(self.sql_err("listing hosts"))?
+            .collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(self.sql_err("listing hosts"))?;
+        Ok(v)
+    }
+
+    /// Load a whole run with its results and metrics.
+    pub fn load_run(&self, id: i64) -> Result<RunRecord> {
+        type RunRow = (
+            String,
+            i64,
+            String,
+            String,
+            String,
+            Option<String>,
+            String,
+            String,
+            String,
+            String,
+            Option<String>,
+            String,
+            String,
+        );
+        let row: Option<RunRow> = self
+            .conn
+            .query_row(
+                "SELECT run_uuid, schema_version, command, status, started_at, finished_at,
+                        tool_version, build_json, host_json, profile, label, tags_json, findings_json
+                 FROM runs WHERE id = ?1",
+                params![id],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                        r.get(8)?,
+                        r.get(9)?,
+                        r.get(10)?,
+                        r.get(11)?,
+                        r.get(12)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(self.sql_err("loading a run"))?;
+        let (
+            uuid,
+            schema,
+            command,
+            status,
+            started,
+            finished,
+            tool,
+            build,
+            host,
+            profile,
+            label,
+            tags,
+            findings,
+        ) = row.ok_or_else(|| StoreError::NotFound(id.to_string()))?;
+        let build: BuildInfo = self.decode(&build, "build info")?;
+        let host: HostInfo = self.decode(&host, "host facts")?;
+        let profile: Profile = self.decode(&format!("\"{profile}\""), "profile")?;
+        Ok(RunRecord {
+            schema_version: u32::try_from(schema).map_err(|_| self.corrupt("schema version"))?,
+            run_id: uuid,
+            started_at: self.parse_time(&started)?,
+            finished_at: finished.map(|f| self.parse_time(&f)).transpose()?,
+            status: RunStatus::parse(&status).ok_or_else(|| self.corrupt("run status"))?,
+            command,
+            tool_version: tool,
+            build,
+            host,
+            profile,
+            label,
+            tags: self.decode(&tags, "tags")?,
+            findings: self.decode(&findings, "findings")?,
+            results: self.load_results(id)?,
+        })
+    }
+
+    fn load_results(&self, run_row: i64) -> Result<Vec<ResultRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, bench_id, family, workload_version, params_json, status_json,
+                        started_at, duration_seconds, findings_json, details_json
+                 FROM results WHERE run_id = ?1 ORDER BY seq",
+            )
+            .map_err(self.sql_err("loading results"))?;
+        let rows = stmt
+            .query_map(params![run_row], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, f64>(7)?,
+                    r.get::<_, String>(8)?,
+                    r.get::<_, String>(9)?,
+                ))
+            })
+            .map_err(self.sql_err("loading results"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (rid, bench_id, family, wv, params, status, started, duration, findings, details) =
+                row.map_err(self.sql_err("loading results"))?;
+            let details: Params = self.decode(&details, "details")?;
+            let params: Params = self.decode(&params, "parameters")?;
+            let status: Status = self.decode(&status, "status")?;
+            let findings: Vec<Finding> = self.decode(&findings, "findings")?;
+            out.push(ResultRecord {
+                bench_id,
+                family,
+                workload_version: u32::try_from(wv)
+                    .map_err(|_| self.corrupt("workload version"))?,
+                params,
+                details,
+                status,
+                started_at: self.parse_time(&started)?,
+                duration_seconds: duration,
+                metrics: self.load_metrics(rid)?,
+                findings,
+            });
+        }
+        Ok(out)
+    }
+
+    fn load_metrics(&self, result_row: i64) -> Result<Vec<Metric>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name, unit, better, samples_json FROM metrics WHERE result_id = ?1 ORDER BY seq")
+            .map_err(self.sql_err("loading metrics"))?;
+        let rows = stmt
+            .query_map(params![result_row], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(self.sql_err("loading metrics"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, unit, better, samples) = row.map_err(self.sql_err("loading metrics"))?;
+            let samples: Vec<f64> = self.decode(&samples, "samples")?;
+            let summary =
+                Summary::from_samples(&samples).ok_or_else(|| self.corrupt("metric samples"))?;
+            out.push(Metric {
+                name,
+                unit: Unit::from(unit),
+                better: Better::parse(&better).ok_or_else(|| self.corrupt("metric direction"))?,
+                samples,
+                summary,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Delete a run and everything it holds. Returns false if it did not exist.
+    pub fn delete_run(&mut self, id: i64) -> Result<bool> {
+        let n = self
+            .conn
+            .execute("DELETE FROM runs WHERE id = ?1", params![id])
+            .map_err(self.sql_err("deleting a run"))?;
+        Ok(n > 0)
+    }
+
+    fn parse_time(&self, s: &str) -> Result<DateTime<Utc>> {
+        DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|_| self.corrupt("timestamp"))
+    }
+
+    fn decode<T: serde::de::DeserializeOwned>(&self, s: &str, what: &str) -> Result<T> {
+        serde_json::from_str(s).map_err(|e| StoreError::Corrupt {
+            path: self.path.clone(),
+            what: format!("{what}: {e}"),
+        })
+    }
+
+    fn corrupt(&self, what: &str) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            what: what.to_string(),
+        }
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> String {
+    // Serialising our own plain data structs cannot fail (no maps with
+    // non-string keys, no NaN: metrics refuse non-finite samples).
+    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
+}
+
+fn insert_run_row(tx: &Transaction<'_>, run: &RunRecord, source: &str) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO runs (run_uuid, schema_version, command, status, started_at, finished_at,
+                           tool_version, build_json, host_name, host_json, profile, label,
+                           tags_json, findings_json, source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        params![
+            run.run_id,
+            run.schema_version,
+            run.command,
+            run.status.as_str(),
+            run.started_at.to_rfc3339(),
+            run.finished_at.map(|t| t.to_rfc3339()),
+            run.tool_version,
+            to_json(&run.build),
+            run.host_name(),
+            to_json(&run.host),
+            run.profile.as_str(),
+            run.label,
+            to_json(&run.tags),
+            to_json(&run.findings),
+            source,
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+fn insert_result(
+    tx: &Transaction<'_>,
+    run_row: i64,
+    seq: usize,
+    r: &ResultRecord,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO results (run_id, seq, bench_id, family, workload_version, params_json,
+                              params_key, details_json, status, status_json, started_at,
+                              duration_seconds, findings_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![
+            run_row,
+            i64::try_from(seq).unwrap_or(i64::MAX),
+            r.bench_id,
+            r.family,
+            r.workload_version,
+            to_json(&r.params),
+            r.params.canonical(),
+            to_json(&r.details),
+            r.status.label(),
+            to_json(&r.status),
+            r.started_at.to_rfc3339(),
+            r.duration_seconds,
+            to_json(&r.findings),
+        ],
+    )?;
+    let result_row = tx.last_insert_rowid();
+    for (i, m) in r.metrics.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO metrics (result_id, seq, name, unit, better, samples_json, n, median,
+                                  min, max, mean, stddev, cov, mad)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            params![
+                result_row,
+                i64::try_from(i).unwrap_or(i64::MAX),
+                m.name,
+                m.unit.symbol(),
+                m.better.as_str(),
+                to_json(&m.samples),
+                i64::try_from(m.summary.n).unwrap_or(i64::MAX),
+                m.summary.median,
+                m.summary.min,
+                m.summary.max,
+                m.summary.mean,
+                m.summary.stddev,
+                m.summary.cov,
+                m.summary.mad,
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,180 @@
+//! The digest implementations the `hash` family times, with the known
+//! answers each is checked against before it is timed.
+//!
+//! Implementation choice per algorithm (fastest measured here on x86-64,
+//! portable to aarch64; see docs/performance.md):
+//! - SHA-1, SHA-256, SHA-512: RustCrypto `sha1`/`sha2`, which detect SHA-NI
+//!   (x86) and the ARMv8 SHA extensions at run time and fall back to
+//!   portable code, so one binary uses the hash instructions where they exist;
+//! - MD5: RustCrypto `md-5`;
+//! - BLAKE2b-512: `blake2b_simd` (AVX2/SSE4.1 dispatch at run time);
+//! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time).
+
+use crate::util::hex;
+
+/// A digest algorithm the hash family measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    Md5,
+    Sha1,
+    Sha256,
+    Sha512,
+    Blake2b512,
+    Blake3,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Md5,
+        Algorithm::Sha1,
+        Algorithm::Sha256,
+        Algorithm::Sha512,
+        Algorithm::Blake2b512,
+        Algorithm::Blake3,
+    ];
+
+    /// Benchmark id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Algorithm::Md5 => "hash.md5",
+            Algorithm::Sha1 => "hash.sha1",
+            Algorithm::Sha256 => "hash.sha256",
+            Algorithm::Sha512 => "hash.sha512",
+            Algorithm::Blake2b512 => "hash.blake2b-512",
+            Algorithm::Blake3 => "hash.blake3",
+        }
+    }
+
+    /// Display name (as `openssl speed` calls it, where it has it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Md5 => "md5",
+            Algorithm::Sha1 => "sha1",
+            Algorithm::Sha256 => "sha256",
+            Algorithm::Sha512 => "sha512",
+            Algorithm::Blake2b512 => "blake2b512",
+            Algorithm::Blake3 => "blake3",
+        }
+    }
+
+    /// Digest length in bytes.
+    pub fn output_len(self) -> usize {
+        match self {
+            Algorithm::Md5 => 16,
+            Algorithm::Sha1 => 20,
+            Algorithm::Sha256 | Algorithm::Blake3 => 32,
+            Algorithm::Sha512 | Algorithm::Blake2b512 => 64,
+        }
+    }
+
+    /// Hash `data` in one call, writing the digest into `out` (which must be
+    /// at least `output_len` long). One call per block, like `openssl speed`.
+    #[inline]
+    pub fn digest_into(self, data: &[u8], out: &mut [u8; 64]) {
+        use sha2::Digest;
+        match self {
+            Algorithm::Md5 => out[..16].copy_from_slice(&md5::Md5::digest(data)),
+            Algorithm::Sha1 => out[..20].copy_from_slice(&sha1::Sha1::digest(data)),
+            Algorithm::Sha256 => out[..32].copy_from_slice(&sha2::Sha256::digest(data)),
+            Algorithm::Sha512 => out[..64].copy_from_slice(&sha2::Sha512::digest(data)),
+            Algorithm::Blake2b512 => {
+                out[..64].copy_from_slice(blake2b_simd::blake2b(data).as_bytes())
+            }
+            Algorithm::Blake3 => out[..32].copy_from_slice(blake3::hash(data).as_bytes()),
+        }
+    }
+
+    /// Digest of `data` as lowercase hex.
+    pub fn hex_digest(self, data: &[u8]) -> String {
+        let mut out = [0u8; 64];
+        self.digest_into(data, &mut out);
+        hex(&out[..self.output_len()])
+    }
+
+    /// Published digests of "" and "abc".
+    fn known_answers(self) -> [(&'static [u8], &'static str); 2] {
+        match self {
+            Algorithm::Md5 => [
+                (b"", "d41d8cd98f00b204e9800998ecf8427e"),
+                (b"abc", "900150983cd24fb0d6963f7d28e17f72"),
+            ],
+            Algorithm::Sha1 => [
+                (b"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+                (b"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            ],
+            Algorithm::Sha256 => [
+                (b"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+                (b"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            ],
+            Algorithm::Sha512 => [
+                (b"", "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"),
+                (b"abc", "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"),
+            ],
+            Algorithm::Blake2b512 => [
+                (b"", "786a02f742015903c6c6fd852552d272912f4740e15847618a86e217f71f5419d25e1031afee585313896444934eb04b903a685b1448b755d56f701afe9be2ce"),
+                (b"abc", "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"),
+            ],
+            Algorithm::Blake3 => [
+                (b"", "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"),
+                (b"abc", "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85"),
+            ],
+        }
+    }
+
+    /// Check the implementation against its known answers.
+    pub fn self_test(self) -> Result<(), String> {
+        for (input, expect) in self.known_answers() {
+            let got = self.hex_digest(input);
+            if got != expect {
+                return Err(format!(
+                    "{} gave a wrong digest for {:?}: {got} instead of {expect}",
+                    self.name(),
+                    String::from_utf8_lossy(input)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_pass_self_test() {
+        for a in Algorithm::ALL {
+            assert_eq!(a.self_test(), Ok(()), "{}", a.name());
+        }
+    }
+
+    #[test]
+    fn million_a_vectors() {
+        // FIPS 180 / RFC 1321 style long-message vectors exercise many blocks.
+        let data = vec![b'a'; 1_000_000];
+        assert_eq!(
+            Algorithm::Sha256.hex_digest(&data),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+        );
+        assert_eq!(
+            Algorithm::Sha1.hex_digest(&data),
+            "34aa973cd4c4daa4f61eeb2bdbad27316534016f"
+        );
+        assert_eq!(
+            Algorithm::Sha512.hex_digest(&data),
+            "e718483d0ce769644e2e42c7bc15b4638e1f98b13b2044285632a803afa973ebde0ff244877ea60a4cb0432ce577c31beb009c5c2c49aa2e4eadb217ad8cc09b"
+        );
+        assert_eq!(
+            Algorithm::Md5.hex_digest(&data),
+            "7707d6ae4e027c70eea2a935c2296f21"
+        );
+    }
+
+    #[test]
+    fn ids_and_lengths() {
+        for a in Algorithm::ALL {
+            assert!(a.id().starts_with("hash."));
+            assert_eq!(a.hex_digest(b"x").len(), a.output_len() * 2);
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The `hash` family: in-process digest throughput at the block sizes
+//! `openssl speed` uses (16 B … 16 KiB) and 1 MiB, on one thread and on all
+//! CPUs, in decimal MB/s.
+//!
+//! Like `openssl speed`, each block is hashed with one complete digest call,
+//! so small blocks show the per-call and finalisation cost and large blocks
+//! the compression function's speed. Each implementation is checked against
+//! known answers before it is timed. Multi-threaded cases run one
+//! independent instance per thread and report the aggregate rate.
+
+pub mod digest;
+
+use crate::util::{fill_pattern, mb_per_s, metric};
+pub use digest::Algorithm;
+use std::sync::Arc;
+use sysgauge_core::{
+    BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,
+};
+
+/// Block sizes of `openssl speed` (with 16 KiB) plus 1 MiB.
+pub const BLOCK_SIZES: [u64; 7] = [16, 64, 256, 1024, 8192, 16384, 1 << 20];
+
+/// Command-line overrides for the hash family; `None` follows the profile.
+#[derive(Debug, Clone, Default)]
+pub struct HashOptions {
+    pub block_sizes: Option<Vec<u64>>,
+    /// Thread counts to run (1 = single thread); `None` follows the profile.
+    pub threads: Option<Vec<usize>>,
+}
+
+pub struct HashBenchmark {
+    algorithm: Algorithm,
+    options: Arc<HashOptions>,
+}
+
+impl HashBenchmark {
+    pub fn new(algorithm: Algorithm, options: Arc<HashOptions>) -> Self {
+        HashBenchmark { algorithm, options }
+    }
+}
+
+/// Cases for a profile: block sizes × thread counts.
+fn default_cases(profile: Profile, all: usize) -> Vec<(u64, usize)> {
+    let mut v = Vec::new();
+    match profile {
+        Profile::Tiny => v.push((8192, 1)),
+        Profile::Quick => {
+            v.push((8192, 1));
+            v.push((1 << 20, 1));
+            if all > 1 {
+                v.push((8192, all));
+            }
+        }
+        Profile::Standard => {
+            v.extend(BLOCK_SIZES.iter().map(|&b| (b, 1)));
+            if all > 1 {
+                v.push((8192, all));
+                v.push((1 << 20, all));
+            }
+        }
+        Profile::Full => {
+            v.extend(BLOCK_SIZES.iter().map(|&b| (b, 1)));
+            if all > 1 {
+                v.extend(BLOCK_SIZES.iter().map(|&b| (b, all)));
+            }
+        }
+    }
+    v
+}
+
+impl Benchmark for HashBenchmark {
+    fn id(&self) -> &str {
+        self.algorithm.id()
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            summary: format!(
+                "{} digest throughput, one digest call per block (openssl speed style)",
+                self.algorithm.name()
+            ),
+            unit: Unit::MBps,
+            better: Better::Higher,
+            workload_version: 1,
+        }
+    }
+
+    fn cases(&self, plan: &Plan) -> Vec<Params> {
+        let defaults = default_cases(plan.profile, plan.threads);
+        let cases: Vec<(u64, usize)> = match (&self.options.block_sizes, &self.options.threads) {
+            (None, None) => defaults,
+            (sizes, threads) => {
+                let sizes = sizes.clone().unwrap_or_else(|| {
+                    let mut s: Vec<u64> = defaults.iter().map(|c| c.0).collect();
+                    s.dedup();
+                    s
+                });
+                let threads = threads.clone().unwrap_or_else(|| vec![1]);
+                threads
+                    .iter()
+                    .flat_map(|&t| sizes.iter().map(move |&s| (s, t.max(1))))
+                    .collect()
+            }
+        };
+        cases
+            .into_iter()
+            .map(|(b, t)| Params::new().with("block_size", b).with("threads", t))
+            .collect()
+    }
+
+    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        let algorithm = self.algorithm;
+        algorithm.self_test().map_err(BenchError::failed)?;
+        let block = params
+            .get_u64("block_size")
+            .filter(|&b| b > 0)
+            .ok_or_else(|| BenchError::failed("missing block_size"))?;
+        let block = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+        let threads = params
+            .get_u64("threads")
+            .and_then(|t| usize::try_from(t).ok())
+            .unwrap_or(1)
+            .max(1);
+        // Buffers are allocated and touched before timing; each thread has
+        // its own so no cache line is shared.
+        let buffers: Vec<Vec<u8>> = (0..threads)
+            .map(|t| {
+                let mut b = vec![0u8; block];
+                fill_pattern(&mut b, 0x5eed + t as u64);
+                b
+            })
+            .collect();
+        let run_blocks = |t: usize, n: u64| -> Result<f64, BenchError> {
+            let buf = &buffers[t];
+            let mut out = [0u8; 64];
+            for _ in 0..n {
+                algorithm.digest_into(std::hint::black_box(buf), &mut out);
+                std::hint::black_box(&out);
+            }
+            Ok((n as f64) * block as f64)
+        };
+        let samples = if threads == 1 {
+            ctx.measure_rate(|n| run_blocks(0, n))?
+        } else {
+            ctx.measure_rate_parallel(threads, run_blocks)?
+        };
+        let mbps: Vec<f64> = samples.into_iter().map(mb_per_s).collect();
+        Ok(vec![metric(
+            "throughput",
+            Unit::MBps,
+            Better::Higher,
+            mbps,
+        )?])
+    }
+}
+
+/// Every hash benchmark, in display order.
+pub fn benchmarks(options: &Arc<HashOptions>) -> Vec<Box<dyn Benchmark>> {
+    Algorithm::ALL
+        .iter()
+        .map(|&a| Box::new(HashBenchmark::new(a, options.clone())) as Box<dyn Benchmark>)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
+
+    fn ctx() -> RunCtx {
+        RunCtx::new(
+            CtxSettings {
+                profile: Profile::Tiny,
+                repetitions: 3,
+                warmup: 1,
+                scratch_base: std::env::temp_dir(),
+                threads: 2,
+            },
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        )
+    }
+
+    #[test]
+    fn cases_follow_profile_and_options() {
+        let b = HashBenchmark::new(Algorithm::Sha256, Arc::new(HashOptions::default()));
+        let quick = b.cases(&Plan {
+            profile: Profile::Quick,
+            threads: 4,
+        });
+        assert_eq!(quick.len(), 3);
+        assert_eq!(quick[2].get_u64("threads"), Some(4));
+        let single = b.cases(&Plan {
+            profile: Profile::Full,
+            threads: 1,
+        });
+        assert_eq!(single.len(), BLOCK_SIZES.len());
+        let custom = HashBenchmark::new(
+            Algorithm::Md5,
+            Arc::new(HashOptions {
+                block_sizes: Some(vec![16, 64]),
+                threads: Some(vec![1, 2]),
+            }),
+        );
+        let c = custom.cases(&Plan {
+            profile: Profile::Quick,
+            threads: 8,
+        });
+        assert_eq!(c.len(), 4);
+        assert_eq!(
+            c[3],
+            Params::new()
+                .with("block_size", 64u64)
+                .with("threads", 2u64)
+        );
+    }
+
+    #[test]
+    fn runs_single_and_parallel() {
+        for a in [Algorithm::Sha256, Algorithm::Blake3] {
+            let b = HashBenchmark::new(a, Arc::new(HashOptions::default()));
+            for threads in [1u64, 2] {
+                let mut c = ctx();
+                c.begin_case(std::time::Duration::from_millis(20));
+                let p = Params::new()
+                    .with("block_size", 1024u64)
+                    .with("threads", threads);
+                let m = b.run(&mut c, &p).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(m.len(), 1);
+                assert_eq!(m[0].samples.len(), 3);
+                assert!(m[0].value() > 0.0);
+                assert_eq!(m[0].unit, Unit::MBps);
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_bad_params() {
+        let b = HashBenchmark::new(Algorithm::Md5, Arc::new(HashOptions::default()));
+        let mut c = ctx();
+        assert!(b
+            .run(&mut c, &Params::new().with("block_size", 0u64))
+            .is_err());
+        assert!(b.run(&mut c, &Params::new()).is_err());
+    }
+}

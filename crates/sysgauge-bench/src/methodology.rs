@@ -1,0 +1,121 @@
+//! Run-level findings derived from the host facts and the build: things
+//! that make every number of the run less trustworthy or less comparable,
+//! said once at the top instead of per case.
+
+use sysgauge_core::host::HostInfo;
+use sysgauge_core::record::{BuildInfo, Finding, Severity};
+
+pub const DEBUG_BUILD: &str = "debug-build";
+pub const LSM_ACTIVE: &str = "lsm-active";
+pub const GOVERNOR: &str = "cpu-governor";
+pub const BUSY: &str = "busy-machine";
+pub const VIRTUALIZED: &str = "virtualized";
+
+/// Findings about the machine and the build that apply to the whole run.
+pub fn run_findings(host: &HostInfo, build: &BuildInfo) -> Vec<Finding> {
+    let mut v = Vec::new();
+    if build.profile == "debug" {
+        v.push(
+            Finding::new(
+                DEBUG_BUILD,
+                Severity::Critical,
+                "this sysgauge is a debug build: its numbers are far below what the machine can do",
+            )
+            .with_remedy("build and run with --release (cargo run --release -- run)"),
+        );
+    }
+    if host.security.mac_lsm_active() {
+        let which = if host.security.lsms.is_empty() {
+            [
+                host.security.apparmor.as_ref().map(|_| "apparmor"),
+                host.security.selinux.as_ref().map(|_| "selinux"),
+            ]
+            .iter()
+            .flatten()
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ")
+        } else {
+            host.security.lsms.join(", ")
+        };
+        v.push(
+            Finding::new(
+                LSM_ACTIVE,
+                Severity::Info,
+                format!(
+                    "Linux Security Modules are active ({which}); they can cost a few percent on CPU kernels and more on system-call-heavy tests"
+                ),
+            )
+            .with_remedy("compare with machines in the same LSM state, or note the difference when comparing"),
+        );
+    }
+    if let Some(g) = host.cpu.governor.as_deref() {
+        if g != "performance" {
+            v.push(
+                Finding::new(
+                    GOVERNOR,
+                    Severity::Info,
+                    format!("the CPU frequency governor is '{g}': clocks ramp up only under load, which can slow short tests"),
+                )
+                .with_remedy("for stable numbers: cpupower frequency-set -g performance (as root), then run again"),
+            );
+        }
+    }
+    if let (Some(load), Some(threads)) = (host.load.load1, host.cpu.threads) {
+        if threads > 0 && load > 0.5 * f64::from(threads) {
+            v.push(
+                Finding::new(
+                    BUSY,
+                    Severity::Warning,
+                    format!("the machine was busy when the run started (load average {load:.2} on {threads} CPUs)"),
+                )
+                .with_remedy("stop other work (see `sysgauge procs`) and run again"),
+            );
+        }
+    }
+    if let Some(virt) = host.cpu.virtualization.as_deref() {
+        if virt != "none" {
+            v.push(
+                Finding::new(
+                    VIRTUALIZED,
+                    Severity::Info,
+                    format!("running under virtualization ({virt}): other guests on the host can disturb the numbers"),
+                )
+                .with_remedy("repeat the run at another time and compare the spread"),
+            );
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn findings_from_facts() {
+        let mut h = HostInfo::default();
+        let mut b = BuildInfo {
+            profile: "release".into(),
+            ..Default::default()
+        };
+        assert!(run_findings(&h, &b).is_empty());
+        b.profile = "debug".into();
+        h.security.lsms = vec!["capability".into(), "apparmor".into()];
+        h.cpu.governor = Some("powersave".into());
+        h.load.load1 = Some(3.0);
+        h.cpu.threads = Some(2);
+        h.cpu.virtualization = Some("kvm".into());
+        let codes: Vec<String> = run_findings(&h, &b).into_iter().map(|f| f.code).collect();
+        assert_eq!(
+            codes,
+            vec![DEBUG_BUILD, LSM_ACTIVE, GOVERNOR, BUSY, VIRTUALIZED]
+        );
+        h.cpu.virtualization = Some("none".into());
+        h.cpu.governor = Some("performance".into());
+        h.load.load1 = Some(0.1);
+        h.security.lsms = vec!["capability".into(), "yama".into()];
+        b.profile = "release".into();
+        assert!(run_findings(&h, &b).is_empty());
+    }
+}

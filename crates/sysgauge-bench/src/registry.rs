@@ -1,0 +1,100 @@
+//! The registry: every benchmark family and every benchmark, in display
+//! order, built from the command line's options. One explicit list, so what
+//! `sysgauge list` shows, what `sysgauge run` runs and what the docs
+//! describe cannot drift apart (a test checks the docs).
+
+use crate::hash;
+use std::sync::Arc;
+use std::time::Duration;
+use sysgauge_core::{Benchmark, Profile};
+
+/// A family of benchmarks and its time slice per profile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FamilyInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Seconds for the tiny, quick, standard and full profiles.
+    pub budget_seconds: [f64; 4],
+}
+
+impl FamilyInfo {
+    pub fn budget(&self, profile: Profile) -> Duration {
+        let s = match profile {
+            Profile::Tiny => self.budget_seconds[0],
+            Profile::Quick => self.budget_seconds[1],
+            Profile::Standard => self.budget_seconds[2],
+            Profile::Full => self.budget_seconds[3],
+        };
+        Duration::from_secs_f64(s)
+    }
+}
+
+/// Every family, in display order. The quick budgets add up to about a
+/// minute on a 2-core machine.
+pub fn families() -> &'static [FamilyInfo] {
+    &[FamilyInfo {
+        name: "hash",
+        summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
+        budget_seconds: [0.3, 6.0, 40.0, 120.0],
+    }]
+}
+
+pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
+    families().iter().find(|f| f.name == name)
+}
+
+/// Options of every family, as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub hash: Arc<hash::HashOptions>,
+}
+
+/// Every benchmark, in display order.
+pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
+    let mut v = Vec::new();
+    v.extend(hash::benchmarks(&options.hash));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+    use sysgauge_core::{family_of, is_valid_bench_id};
+
+    const BENCHMARKS_DOC: &str = include_str!("../../../docs/benchmarks.md");
+
+    #[test]
+    fn ids_unique_well_formed_documented() {
+        let all = benchmarks(&Options::default());
+        let mut seen = BTreeSet::new();
+        for b in &all {
+            let id = b.id().to_string();
+            assert!(is_valid_bench_id(&id), "malformed id {id}");
+            assert!(seen.insert(id.clone()), "duplicate id {id}");
+            assert!(family_info(family_of(&id)).is_some(), "{id} has no family");
+            let d = b.describe();
+            assert!(!d.summary.is_empty(), "{id} has no description");
+            assert!(
+                BENCHMARKS_DOC.contains(&format!("`{id}`")),
+                "{id} is not documented in docs/benchmarks.md"
+            );
+        }
+    }
+
+    #[test]
+    fn every_family_has_benchmarks_and_docs() {
+        let all = benchmarks(&Options::default());
+        for f in families() {
+            assert!(
+                all.iter().any(|b| family_of(b.id()) == f.name),
+                "family {} has no benchmark",
+                f.name
+            );
+            assert!(BENCHMARKS_DOC.contains(&format!("## {}", f.name)));
+            assert!(f.budget(Profile::Quick) < f.budget(Profile::Standard));
+        }
+        let quick: f64 = families().iter().map(|f| f.budget_seconds[1]).sum();
+        assert!(quick <= 75.0, "quick profile budgets add up to {quick} s");
+    }
+}

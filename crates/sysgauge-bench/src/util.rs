@@ -1,0 +1,70 @@
+//! Small helpers shared by the families: building metrics from samples and
+//! turning byte rates into decimal MB/s.
+
+use sysgauge_core::{BenchError, Better, Metric, Unit};
+
+/// A metric from samples, or a failed case if the samples are unusable
+/// (empty or not finite: the measurement itself went wrong).
+pub fn metric(
+    name: &str,
+    unit: Unit,
+    better: Better,
+    samples: Vec<f64>,
+) -> Result<Metric, BenchError> {
+    Metric::new(name, unit, better, samples)
+        .ok_or_else(|| BenchError::failed(format!("no usable samples for {name}")))
+}
+
+/// Bytes per second → decimal megabytes per second.
+pub fn mb_per_s(bytes_per_second: f64) -> f64 {
+    bytes_per_second / 1e6
+}
+
+/// Lowercase hex of a byte string.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// A deterministic, incompressible-looking fill for benchmark buffers
+/// (xorshift64*): the same bytes on every machine, and no all-zero pages
+/// that the kernel or a compressor could treat specially.
+pub fn fill_pattern(buf: &mut [u8], seed: u64) {
+    let mut x = seed | 1;
+    for chunk in buf.chunks_mut(8) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        let v = x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_and_pattern() {
+        assert_eq!(hex(&[0x00, 0xab, 0xff]), "00abff");
+        let mut a = vec![0u8; 37];
+        let mut b = vec![0u8; 37];
+        fill_pattern(&mut a, 7);
+        fill_pattern(&mut b, 7);
+        assert_eq!(a, b);
+        assert!(a.iter().any(|&x| x != 0));
+        fill_pattern(&mut b, 8);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn metric_errors() {
+        assert!(metric("x", Unit::MBps, Better::Higher, vec![]).is_err());
+        assert_eq!(mb_per_s(2_500_000.0), 2.5);
+    }
+}

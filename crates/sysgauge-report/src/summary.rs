@@ -1,0 +1,365 @@
+//! The end-of-run summary (one line per case: value, unit, spread), the
+//! findings with their remedies, and whole-run exports (JSON, CSV, Markdown).
+
+use crate::format::format_value;
+use crate::table::{Align, Table, TableFormat};
+use sysgauge_core::record::{Finding, RunRecord, Severity, Status};
+
+/// One line per benchmark case.
+pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
+    let mut t = Table::new(&[
+        ("benchmark", Align::Left),
+        ("params", Align::Left),
+        ("value", Align::Right),
+        ("unit", Align::Left),
+        ("spread", Align::Right),
+        ("n", Align::Right),
+        ("note", Align::Left),
+    ]);
+    for r in &run.results {
+        let params = r.params.to_string();
+        match (&r.status, r.primary()) {
+            (Status::Ok, Some(m)) => {
+                let warn = r
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity >= Severity::Warning)
+                    .map(|f| f.code.as_str())
+                    .collect::<Vec<_>>();
+                t.push(vec![
+                    r.bench_id.clone(),
+                    params,
+                    format_value(m.value()),
+                    m.unit.symbol().to_string(),
+                    format!("±{:.1}%", m.summary.cov * 100.0),
+                    m.summary.n.to_string(),
+                    warn.join(", "),
+                ]);
+            }
+            (Status::Skipped { reason, .. }, _) => t.push(vec![
+                r.bench_id.clone(),
+                params,
+                "-".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                format!("skipped: {reason}"),
+            ]),
+            (Status::Failed { error }, _) => t.push(vec![
+                r.bench_id.clone(),
+                params,
+                "-".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                format!("FAILED: {error}"),
+            ]),
+            (Status::Ok, None) => t.push(vec![
+                r.bench_id.clone(),
+                params,
+                "-".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                "no metric".into(),
+            ]),
+        }
+    }
+    t.render(format)
+}
+
+/// Findings of the run and of its results, most severe first. Findings
+/// that share a code and a remedy are listed together with the remedy said
+/// once; identical findings are shown once. Skip hints come last.
+pub fn findings_text(run: &RunRecord) -> String {
+    let mut all: Vec<&Finding> = run.findings.iter().collect();
+    for r in &run.results {
+        all.extend(r.findings.iter());
+    }
+    // Stable sort: within a severity, the order of the run is kept.
+    all.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    struct Group<'a> {
+        code: &'a str,
+        severity: Severity,
+        remedy: Option<&'a str>,
+        messages: Vec<&'a str>,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    for f in all {
+        let remedy = f.remedy.as_deref();
+        match groups
+            .iter_mut()
+            .find(|g| g.code == f.code && g.remedy == remedy && g.severity == f.severity)
+        {
+            Some(g) => {
+                if !g.messages.contains(&f.message.as_str()) {
+                    g.messages.push(&f.message);
+                }
+            }
+            None => groups.push(Group {
+                code: &f.code,
+                severity: f.severity,
+                remedy,
+                messages: vec![&f.message],
+            }),
+        }
+    }
+    let mut out = String::new();
+    for g in groups {
+        if g.messages.len() == 1 {
+            out.push_str(&format!(
+                "[{}] {}: {}\n",
+                g.severity.as_str(),
+                g.code,
+                g.messages[0]
+            ));
+        } else {
+            out.push_str(&format!(
+                "[{}] {} ({} cases):\n",
+                g.severity.as_str(),
+                g.code,
+                g.messages.len()
+            ));
+            for m in &g.messages {
+                out.push_str(&format!("    - {m}\n"));
+            }
+        }
+        if let Some(remedy) = g.remedy {
+            out.push_str(&format!("    what to do: {remedy}\n"));
+        }
+    }
+    let mut hints: Vec<String> = Vec::new();
+    for r in &run.results {
+        if let Status::Skipped {
+            reason,
+            hint: Some(hint),
+        } = &r.status
+        {
+            let line = format!(
+                "[skipped] {}: {reason}\n    what to do: {hint}\n",
+                r.bench_id
+            );
+            if !hints.contains(&line) {
+                hints.push(line);
+            }
+        }
+    }
+    for h in hints {
+        out.push_str(&h);
+    }
+    out
+}
+
+/// Formats `results export` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+    Markdown,
+}
+
+/// A whole run as JSON (the run record), CSV (one row per metric) or
+/// Markdown (host line, summary table, findings).
+pub fn export_run(run: &RunRecord, format: ExportFormat) -> String {
+    match format {
+        ExportFormat::Json => {
+            let mut s = serde_json::to_string_pretty(run).unwrap_or_else(|_| "{}".to_string());
+            s.push('\n');
+            s
+        }
+        ExportFormat::Csv => metrics_table(run).render(TableFormat::Csv),
+        ExportFormat::Markdown => {
+            let mut s = format!(
+                "# sysgauge run {}\n\nHost: {} · started {} · profile {} · status {}\n\n",
+                run.run_id,
+                run.host_name(),
+                run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
+                run.profile,
+                run.status.as_str()
+            );
+            s.push_str(&summary_table(run, TableFormat::Markdown));
+            let f = findings_text(run);
+            if !f.is_empty() {
+                s.push_str("\n## Findings\n\n```\n");
+                s.push_str(&f);
+                s.push_str("```\n");
+            }
+            s
+        }
+    }
+}
+
+/// One row per metric with its full summary, for spreadsheets.
+fn metrics_table(run: &RunRecord) -> Table {
+    let mut t = Table::new(&[
+        ("run_id", Align::Left),
+        ("host", Align::Left),
+        ("benchmark", Align::Left),
+        ("params", Align::Left),
+        ("status", Align::Left),
+        ("metric", Align::Left),
+        ("unit", Align::Left),
+        ("better", Align::Left),
+        ("median", Align::Right),
+        ("mean", Align::Right),
+        ("min", Align::Right),
+        ("max", Align::Right),
+        ("stddev", Align::Right),
+        ("cov", Align::Right),
+        ("mad", Align::Right),
+        ("n", Align::Right),
+    ]);
+    for r in &run.results {
+        if r.metrics.is_empty() {
+            t.push(vec![
+                run.run_id.clone(),
+                run.host_name().to_string(),
+                r.bench_id.clone(),
+                r.params.canonical(),
+                r.status.label().to_string(),
+            ]);
+        }
+        for m in &r.metrics {
+            let s = &m.summary;
+            t.push(vec![
+                run.run_id.clone(),
+                run.host_name().to_string(),
+                r.bench_id.clone(),
+                r.params.canonical(),
+                r.status.label().to_string(),
+                m.name.clone(),
+                m.unit.symbol().to_string(),
+                m.better.as_str().to_string(),
+                s.median.to_string(),
+                s.mean.to_string(),
+                s.min.to_string(),
+                s.max.to_string(),
+                s.stddev.to_string(),
+                s.cov.to_string(),
+                s.mad.to_string(),
+                s.n.to_string(),
+            ]);
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use sysgauge_core::record::{BuildInfo, Params, Profile, ResultRecord, RunStatus};
+    use sysgauge_core::{Better, Metric, Unit, SCHEMA_VERSION};
+
+    fn run() -> RunRecord {
+        let now = chrono::Utc::now();
+        let ok = ResultRecord {
+            bench_id: "hash.sha256".into(),
+            family: "hash".into(),
+            workload_version: 1,
+            params: Params::new().with("block_size", 8192u64),
+            details: Params::new(),
+            status: Status::Ok,
+            started_at: now,
+            duration_seconds: 1.0,
+            metrics: vec![Metric::new(
+                "throughput",
+                Unit::MBps,
+                Better::Higher,
+                vec![1000.0, 1100.0, 900.0],
+            )
+            .unwrap_or_else(|| panic!("metric"))],
+            findings: vec![Finding::new("noisy", Severity::Warning, "too much spread")
+                .with_remedy("calm down")],
+        };
+        let skipped = ResultRecord {
+            bench_id: "hash.md5".into(),
+            status: Status::Skipped {
+                reason: "no md5".into(),
+                hint: Some("install it".into()),
+            },
+            metrics: vec![],
+            findings: vec![],
+            ..ok.clone()
+        };
+        let failed = ResultRecord {
+            bench_id: "hash.sha1".into(),
+            status: Status::Failed {
+                error: "wrong digest".into(),
+            },
+            metrics: vec![],
+            findings: vec![],
+            ..ok.clone()
+        };
+        RunRecord {
+            schema_version: SCHEMA_VERSION,
+            run_id: "r1".into(),
+            started_at: now,
+            finished_at: Some(now),
+            status: RunStatus::Complete,
+            command: "run".into(),
+            tool_version: "0".into(),
+            build: BuildInfo::default(),
+            host: Default::default(),
+            profile: Profile::Quick,
+            label: None,
+            tags: BTreeMap::new(),
+            findings: vec![],
+            results: vec![ok, skipped, failed],
+        }
+    }
+
+    #[test]
+    fn summary_lines() {
+        let s = summary_table(&run(), TableFormat::Text);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert!(
+            lines[2].contains("hash.sha256")
+                && lines[2].contains("1000.0")
+                && lines[2].contains("±10.0%")
+        );
+        assert!(lines[2].ends_with("noisy"));
+        assert!(lines[3].contains("skipped: no md5"));
+        assert!(lines[4].contains("FAILED: wrong digest"));
+    }
+
+    #[test]
+    fn findings_with_remedies() {
+        let f = findings_text(&run());
+        assert!(f.contains("[warning] noisy: too much spread\n    what to do: calm down\n"));
+        assert!(f.contains("[skipped] hash.md5: no md5\n    what to do: install it\n"));
+    }
+
+    #[test]
+    fn grouped_findings() {
+        let mut r = run();
+        let extra =
+            Finding::new("noisy", Severity::Warning, "another case").with_remedy("calm down");
+        r.results[1].findings.push(extra);
+        r.results[2].findings.push(
+            Finding::new("noisy", Severity::Warning, "too much spread").with_remedy("calm down"),
+        );
+        let f = findings_text(&r);
+        assert!(f.contains("[warning] noisy (2 cases):\n    - too much spread\n    - another case\n    what to do: calm down\n"), "{f}");
+        assert_eq!(f.matches("what to do: calm down").count(), 1);
+    }
+
+    #[test]
+    fn exports() {
+        let r = run();
+        let json = export_run(&r, ExportFormat::Json);
+        let back: RunRecord = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, r);
+        let csv = export_run(&r, ExportFormat::Csv);
+        assert_eq!(csv.lines().count(), 4);
+        assert!(csv
+            .lines()
+            .nth(1)
+            .unwrap_or("")
+            .contains("hash.sha256,block_size=8192,ok,throughput,MB/s,higher,1000"));
+        let md = export_run(&r, ExportFormat::Markdown);
+        assert!(md.contains("| benchmark | params |"));
+        assert!(md.contains("## Findings"));
+    }
+}

@@ -1,0 +1,173 @@
+//! A small table type rendered as aligned text, Markdown or CSV. Written
+//! here rather than taken from a table crate because the three renderings
+//! must agree cell for cell, and text output must stay plain (stdout is
+//! data: no box-drawing characters to strip).
+
+use unicode_width::UnicodeWidthStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    Text,
+    Markdown,
+    Csv,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    headers: Vec<String>,
+    aligns: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column headers; `aligns` per column.
+    pub fn new(headers: &[(&str, Align)]) -> Table {
+        Table {
+            headers: headers.iter().map(|(h, _)| h.to_string()).collect(),
+            aligns: headers.iter().map(|(_, a)| *a).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Append a row; missing cells are blank, extra cells are dropped.
+    pub fn push(&mut self, row: Vec<String>) {
+        let mut row = row;
+        row.resize(self.headers.len(), String::new());
+        self.rows.push(row);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn render(&self, format: TableFormat) -> String {
+        match format {
+            TableFormat::Text => self.text(),
+            TableFormat::Markdown => self.markdown(),
+            TableFormat::Csv => self.csv(),
+        }
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        let mut w: Vec<usize> = self.headers.iter().map(|h| h.width()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate() {
+                w[i] = w[i].max(c.width());
+            }
+        }
+        w
+    }
+
+    fn pad(cell: &str, width: usize, align: Align) -> String {
+        let fill = " ".repeat(width.saturating_sub(cell.width()));
+        match align {
+            Align::Left => format!("{cell}{fill}"),
+            Align::Right => format!("{fill}{cell}"),
+        }
+    }
+
+    fn text(&self) -> String {
+        let w = self.widths();
+        let line = |cells: &[String]| {
+            let parts: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| Self::pad(c, w[i], self.aligns[i]))
+                .collect();
+            parts.join("  ").trim_end().to_string()
+        };
+        let mut out = line(&self.headers);
+        out.push('\n');
+        let rule: Vec<String> = w.iter().map(|n| "-".repeat(*n)).collect();
+        out.push_str(&rule.join("  "));
+        out.push('\n');
+        for r in &self.rows {
+            out.push_str(&line(r));
+            out.push('\n');
+        }
+        out
+    }
+
+    fn markdown(&self) -> String {
+        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let mut out = format!(
+            "| {} |\n",
+            self.headers
+                .iter()
+                .map(|h| esc(h))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let rule: Vec<&str> = self
+            .aligns
+            .iter()
+            .map(|a| match a {
+                Align::Left => "---",
+                Align::Right => "---:",
+            })
+            .collect();
+        out.push_str(&format!("|{}|\n", rule.join("|")));
+        for r in &self.rows {
+            out.push_str(&format!(
+                "| {} |\n",
+                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+            ));
+        }
+        out
+    }
+
+    fn csv(&self) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        // Writing into a Vec cannot fail.
+        let _ = w.write_record(&self.headers);
+        for r in &self.rows {
+            let _ = w.write_record(r);
+        }
+        let bytes = w.into_inner().unwrap_or_default();
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t() -> Table {
+        let mut t = Table::new(&[("name", Align::Left), ("value", Align::Right)]);
+        t.push(vec!["a|b".into(), "1".into()]);
+        t.push(vec!["long name, with comma".into(), "22.5".into()]);
+        t
+    }
+
+    #[test]
+    fn text_aligned() {
+        let s = t().render(TableFormat::Text);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "name                   value");
+        assert_eq!(lines[1], "---------------------  -----");
+        assert_eq!(lines[2], "a|b                        1");
+        assert_eq!(lines[3], "long name, with comma   22.5");
+    }
+
+    #[test]
+    fn markdown_escapes() {
+        let s = t().render(TableFormat::Markdown);
+        assert!(s.starts_with("| name | value |\n|---|---:|\n| a\\|b | 1 |\n"));
+    }
+
+    #[test]
+    fn csv_quotes() {
+        let s = t().render(TableFormat::Csv);
+        assert_eq!(s, "name,value\na|b,1\n\"long name, with comma\",22.5\n");
+    }
+}

@@ -1,0 +1,62 @@
+//! Append-only schema migrations. Migration i (counting from 1) brings
+//! `user_version` from i-1 to i. Never edit a migration that has shipped;
+//! add a new one.
+
+pub const MIGRATIONS: &[&str] = &[
+    // 1: runs, results, metrics.
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        run_uuid TEXT NOT NULL UNIQUE,
+        schema_version INTEGER NOT NULL,
+        command TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        tool_version TEXT NOT NULL,
+        build_json TEXT NOT NULL,
+        host_name TEXT NOT NULL,
+        host_json TEXT NOT NULL,
+        profile TEXT NOT NULL,
+        label TEXT,
+        tags_json TEXT NOT NULL,
+        findings_json TEXT NOT NULL,
+        source TEXT NOT NULL
+    );
+    CREATE INDEX runs_host ON runs(host_name, started_at);
+    CREATE TABLE results (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        bench_id TEXT NOT NULL,
+        family TEXT NOT NULL,
+        workload_version INTEGER NOT NULL,
+        params_json TEXT NOT NULL,
+        params_key TEXT NOT NULL,
+        details_json TEXT NOT NULL,
+        status TEXT NOT NULL,
+        status_json TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        duration_seconds REAL NOT NULL,
+        findings_json TEXT NOT NULL,
+        UNIQUE (run_id, seq)
+    );
+    CREATE INDEX results_case ON results(bench_id, params_key);
+    CREATE TABLE metrics (
+        id INTEGER PRIMARY KEY,
+        result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        better TEXT NOT NULL,
+        samples_json TEXT NOT NULL,
+        n INTEGER NOT NULL CHECK (n > 0),
+        median REAL NOT NULL,
+        min REAL NOT NULL,
+        max REAL NOT NULL,
+        mean REAL NOT NULL,
+        stddev REAL NOT NULL,
+        cov REAL NOT NULL,
+        mad REAL NOT NULL,
+        UNIQUE (result_id, seq)
+    );",
+];

@@ -1,0 +1,281 @@
+//! Store tests on real SQLite files.
+
+use super::*;
+use std::collections::BTreeMap;
+use sysgauge_core::record::{Severity, SCHEMA_VERSION};
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
+}
+
+fn metric(samples: Vec<f64>) -> Metric {
+    Metric::new("throughput", Unit::MBps, Better::Higher, samples)
+        .unwrap_or_else(|| panic!("metric"))
+}
+
+pub(crate) fn sample_run(uuid: &str) -> RunRecord {
+    let host = HostInfo {
+        hostname: Some("box1".into()),
+        cpu: sysgauge_core::host::CpuInfo {
+            bogomips: Some(5200.0),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    RunRecord {
+        schema_version: SCHEMA_VERSION,
+        run_id: uuid.to_string(),
+        started_at: Utc::now(),
+        finished_at: Some(Utc::now()),
+        status: RunStatus::Complete,
+        command: "run".into(),
+        tool_version: "0.1.0".into(),
+        build: BuildInfo {
+            profile: "release".into(),
+            target: "x86_64-linux".into(),
+            target_features: vec!["sse2".into()],
+        },
+        host,
+        profile: Profile::Quick,
+        label: Some("lab".into()),
+        tags: BTreeMap::from([("rack".to_string(), "a1".to_string())]),
+        findings: vec![Finding::new("lsm-active", Severity::Info, "AppArmor is on")],
+        results: vec![
+            ResultRecord {
+                bench_id: "hash.sha256".into(),
+                family: "hash".into(),
+                workload_version: 1,
+                params: Params::new()
+                    .with("block_size", 8192u64)
+                    .with("threads", 1u64),
+                details: Params::new().with("iterations_per_rep", 1200u64),
+                status: Status::Ok,
+                started_at: Utc::now(),
+                duration_seconds: 0.5,
+                metrics: vec![metric(vec![100.0, 110.0, 105.0])],
+                findings: vec![Finding::new("noisy", Severity::Warning, "x").with_remedy("y")],
+            },
+            ResultRecord {
+                bench_id: "hash.b2sum".into(),
+                family: "hash".into(),
+                workload_version: 1,
+                params: Params::new(),
+                details: Params::new(),
+                status: Status::Skipped {
+                    reason: "missing".into(),
+                    hint: Some("install".into()),
+                },
+                started_at: Utc::now(),
+                duration_seconds: 0.0,
+                metrics: vec![],
+                findings: vec![],
+            },
+        ],
+    }
+}
+
+/// RFC 3339 text loses nothing we care about, but sub-second digits may be
+/// normalised: compare records after a JSON round trip of the timestamps.
+fn normalise(mut r: RunRecord) -> RunRecord {
+    let fix = |t: DateTime<Utc>| {
+        DateTime::parse_from_rfc3339(&t.to_rfc3339())
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or(t)
+    };
+    r.started_at = fix(r.started_at);
+    r.finished_at = r.finished_at.map(fix);
+    for x in &mut r.results {
+        x.started_at = fix(x.started_at);
+    }
+    r
+}
+
+#[test]
+fn round_trip_through_file() {
+    let dir = tmp();
+    let path = dir.path().join("r.db");
+    let run = sample_run("11111111-2222-4333-8444-555555555555");
+    let id = {
+        let mut s = Store::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        match s
+            .insert_run(&run, "local")
+            .unwrap_or_else(|e| panic!("{e}"))
+        {
+            Inserted::New(id) => id,
+            other => panic!("{other:?}"),
+        }
+    };
+    let s = Store::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let back = s.load_run(id).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, normalise(run));
+    assert_eq!(s.integrity_check().unwrap_or_default(), "ok");
+    let list = s.list_runs().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].results, 2);
+    assert_eq!(list[0].host, "box1");
+    assert_eq!(s.hosts().unwrap_or_default(), vec!["box1".to_string()]);
+    assert_eq!(s.latest_run_for_host("box1").unwrap_or_default(), Some(id));
+}
+
+#[test]
+fn incremental_results_and_finish() {
+    let mut s = Store::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let mut run = sample_run("aaaaaaaa-0000-4000-8000-000000000001");
+    let results = std::mem::take(&mut run.results);
+    run.status = RunStatus::Running;
+    run.finished_at = None;
+    let row = s.begin_run(&run, "local").unwrap_or_else(|e| panic!("{e}"));
+    s.add_result(row, 0, &results[0])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mid = s.load_run(row).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(mid.status, RunStatus::Running);
+    assert_eq!(mid.results.len(), 1);
+    run.status = RunStatus::Interrupted;
+    run.finished_at = Some(Utc::now());
+    s.finish_run(row, &run).unwrap_or_else(|e| panic!("{e}"));
+    let done = s.load_run(row).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(done.status, RunStatus::Interrupted);
+    assert!(done.finished_at.is_some());
+}
+
+#[test]
+fn reimport_is_a_no_op() {
+    let mut s = Store::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let run = sample_run("bbbbbbbb-0000-4000-8000-000000000001");
+    let first = s
+        .insert_run(&run, "import")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let second = s
+        .insert_run(&run, "import")
+        .unwrap_or_else(|e| panic!("{e}"));
+    match (first, second) {
+        (Inserted::New(a), Inserted::AlreadyPresent(b)) => assert_eq!(a, b),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.list_runs().map(|l| l.len()).unwrap_or(0), 1);
+}
+
+#[test]
+fn batch_import_is_all_or_nothing() {
+    let mut s = Store::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let good = sample_run("cccccccc-0000-4000-8000-000000000001");
+    let mut bad = sample_run("cccccccc-0000-4000-8000-000000000002");
+    // A metric without samples violates the schema's CHECK constraint.
+    bad.results[0].metrics[0].samples.clear();
+    bad.results[0].metrics[0].summary.n = 0;
+    assert!(s.insert_runs(&[good.clone(), bad], "import").is_err());
+    assert!(s.list_runs().unwrap_or_default().is_empty());
+    let ok = s
+        .insert_runs(&[good], "import")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(ok[..], [Inserted::New(_)]));
+}
+
+#[test]
+fn resolve_by_id_and_uuid_prefix() {
+    let mut s = Store::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let a = sample_run("deadbeef-0000-4000-8000-000000000001");
+    let b = sample_run("deadbeef-1111-4000-8000-000000000002");
+    let ida = match s.insert_run(&a, "local") {
+        Ok(Inserted::New(id)) => id,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(s.resolve_run(&ida.to_string()).ok(), Some(ida));
+    assert_eq!(s.resolve_run("deadbeef-0").ok(), Some(ida));
+    assert!(matches!(s.resolve_run("999"), Err(StoreError::NotFound(_))));
+    assert!(matches!(s.resolve_run("zz"), Err(StoreError::NotFound(_))));
+    let _ = s.insert_run(&b, "local");
+    assert!(matches!(
+        s.resolve_run("deadbeef"),
+        Err(StoreError::Ambiguous { .. })
+    ));
+}
+
+#[test]
+fn delete_cascades() {
+    let dir = tmp();
+    let path = dir.path().join("d.db");
+    let mut s = Store::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let id = match s.insert_run(&sample_run("eeeeeeee-0000-4000-8000-000000000001"), "local") {
+        Ok(Inserted::New(id)) => id,
+        other => panic!("{other:?}"),
+    };
+    assert!(s.delete_run(id).unwrap_or(false));
+    assert!(!s.delete_run(id).unwrap_or(true));
+    let orphans: i64 = s
+        .conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM metrics)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap_or(-1);
+    assert_eq!(orphans, 0);
+}
+
+#[test]
+fn newer_schema_refused() {
+    let dir = tmp();
+    let path = dir.path().join("n.db");
+    drop(Store::open(&path).unwrap_or_else(|e| panic!("{e}")));
+    {
+        let c = Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        c.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA user_version = 99")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let before = std::fs::read(&path).unwrap_or_default();
+    match Store::open(&path) {
+        Err(e @ StoreError::NewerSchema { .. }) => {
+            assert!(e.to_string().contains("newer sysgauge"))
+        }
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("opened a newer schema"),
+    }
+    assert!(
+        std::fs::read(&path).unwrap_or_default() == before,
+        "newer database was modified"
+    );
+}
+
+#[test]
+fn foreign_files_refused_untouched() {
+    let dir = tmp();
+    let other = dir.path().join("other.db");
+    {
+        let c = Connection::open(&other).unwrap_or_else(|e| panic!("{e}"));
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let before = std::fs::read(&other).unwrap_or_default();
+    assert!(matches!(
+        Store::open(&other),
+        Err(StoreError::Foreign { .. })
+    ));
+    assert!(std::fs::read(&other).unwrap_or_default() == before);
+
+    let text = dir.path().join("notes.txt");
+    std::fs::write(
+        &text,
+        "this is not sqlite at all, just some words\n".repeat(100),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let before = std::fs::read(&text).unwrap_or_default();
+    assert!(matches!(
+        Store::open(&text),
+        Err(StoreError::Foreign { .. })
+    ));
+    assert!(std::fs::read(&text).unwrap_or_default() == before);
+}
+
+#[test]
+fn bad_paths_refused() {
+    let dir = tmp();
+    match Store::open(dir.path()) {
+        Err(StoreError::Open { reason, .. }) => assert!(reason.contains("directory")),
+        other => panic!("{:?}", other.err()),
+    }
+    match Store::open(&dir.path().join("missing/sub/x.db")) {
+        Err(StoreError::Open { reason, .. }) => assert!(reason.contains("does not exist")),
+        other => panic!("{:?}", other.err()),
+    }
+}

@@ -1,0 +1,29 @@
+//! `sysgauge host`: the machine facts stored with every run.
+
+use crate::cli::HostArgs;
+use crate::config::check_writable_dir;
+use crate::exit::Exit;
+use crate::output;
+use anyhow::Result;
+use sysgauge_report::{Align, Table, TableFormat};
+
+pub fn run(args: HostArgs) -> Result<Exit> {
+    let scratch = match &args.scratch_dir {
+        Some(d) => {
+            check_writable_dir(d, "--scratch-dir")?;
+            d.clone()
+        }
+        None => std::env::temp_dir(),
+    };
+    let host = sysgauge_host::collect_live(Some(&scratch));
+    if args.json {
+        output::stdout(&(serde_json::to_string_pretty(&host)? + "\n"))?;
+        return Ok(Exit::Ok);
+    }
+    let mut t = Table::new(&[("fact", Align::Left), ("value", Align::Left)]);
+    for (k, v) in sysgauge_host::facts_table(&host) {
+        t.push(vec![k, v]);
+    }
+    output::stdout(&t.render(TableFormat::Text))?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,157 @@
+//! `sysgauge results list|show|export|delete`: the stored runs.
+
+use crate::cli::{ExportFormatArg, ResultsAction, ResultsArgs};
+use crate::config::{check_output_path, resolve_db};
+use crate::exit::Exit;
+use crate::output;
+use anyhow::{Context, Result};
+use serde::Serialize;
+use sysgauge_report::{
+    export_run, findings_text, summary_table, Align, ExportFormat, Table, TableFormat,
+};
+use sysgauge_store::Store;
+
+#[derive(Serialize)]
+struct ListEntry {
+    id: i64,
+    run_id: String,
+    started_at: String,
+    status: String,
+    command: String,
+    host: String,
+    profile: String,
+    label: Option<String>,
+    source: String,
+    results: i64,
+    failed: i64,
+}
+
+pub fn run(args: ResultsArgs) -> Result<Exit> {
+    let db = resolve_db(args.db.as_deref())?;
+    let mut store = Store::open(&db)?;
+    match args.action {
+        ResultsAction::List { json } => list(&store, json),
+        ResultsAction::Show { id } => {
+            let row = store.resolve_run(&id)?;
+            let run = store.load_run(row)?;
+            let mut text = format!(
+                "Run {row} ({}) · {} · host {} · {} · profile {} · {}{}\n\n",
+                run.run_id,
+                run.command,
+                run.host_name(),
+                run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
+                run.profile,
+                run.status.as_str(),
+                run.label
+                    .as_ref()
+                    .map(|l| format!(" · {l}"))
+                    .unwrap_or_default()
+            );
+            text.push_str(&summary_table(&run, TableFormat::Text));
+            let f = findings_text(&run);
+            if !f.is_empty() {
+                text.push_str("\nFindings:\n");
+                text.push_str(&f);
+            }
+            output::stdout(&text)?;
+            Ok(Exit::Ok)
+        }
+        ResultsAction::Export {
+            id,
+            format,
+            output: out,
+        } => {
+            if let Some(p) = &out {
+                check_output_path(p, "--output")?;
+            }
+            let row = store.resolve_run(&id)?;
+            let run = store.load_run(row)?;
+            let text = export_run(
+                &run,
+                match format {
+                    ExportFormatArg::Json => ExportFormat::Json,
+                    ExportFormatArg::Csv => ExportFormat::Csv,
+                    ExportFormatArg::Md => ExportFormat::Markdown,
+                },
+            );
+            match out {
+                Some(p) => output::to_file_or_stdout(&p, &text)
+                    .with_context(|| format!("exporting run {row}"))?,
+                None => output::stdout(&text)?,
+            }
+            Ok(Exit::Ok)
+        }
+        ResultsAction::Delete { id } => {
+            let row = store.resolve_run(&id)?;
+            let run = store.load_run(row)?;
+            store.delete_run(row)?;
+            eprintln!(
+                "deleted run {row} ({}, {} on {}, {} results)",
+                run.run_id,
+                run.command,
+                run.host_name(),
+                run.results.len()
+            );
+            Ok(Exit::Ok)
+        }
+    }
+}
+
+fn list(store: &Store, json: bool) -> Result<Exit> {
+    let runs = store.list_runs()?;
+    if json {
+        let entries: Vec<ListEntry> = runs
+            .into_iter()
+            .map(|r| ListEntry {
+                id: r.id,
+                run_id: r.run_uuid,
+                started_at: r.started_at.to_rfc3339(),
+                status: r.status.as_str().to_string(),
+                command: r.command,
+                host: r.host,
+                profile: r.profile,
+                label: r.label,
+                source: r.source,
+                results: r.results,
+                failed: r.failed,
+            })
+            .collect();
+        output::stdout(&(serde_json::to_string_pretty(&entries)? + "\n"))?;
+        return Ok(Exit::Ok);
+    }
+    if runs.is_empty() {
+        eprintln!(
+            "no runs stored yet in {}; `sysgauge run` makes one",
+            store.path().display()
+        );
+        return Ok(Exit::Ok);
+    }
+    let mut t = Table::new(&[
+        ("id", Align::Right),
+        ("started (UTC)", Align::Left),
+        ("host", Align::Left),
+        ("command", Align::Left),
+        ("profile", Align::Left),
+        ("status", Align::Left),
+        ("results", Align::Right),
+        ("failed", Align::Right),
+        ("label", Align::Left),
+        ("run id", Align::Left),
+    ]);
+    for r in runs {
+        t.push(vec![
+            r.id.to_string(),
+            r.started_at.format("%Y-%m-%d %H:%M:%S").to_string(),
+            r.host,
+            r.command,
+            r.profile,
+            r.status.as_str().to_string(),
+            r.results.to_string(),
+            r.failed.to_string(),
+            r.label.unwrap_or_default(),
+            r.run_uuid.chars().take(8).collect(),
+        ]);
+    }
+    output::stdout(&t.render(TableFormat::Text))?;
+    Ok(Exit::Ok)
+}

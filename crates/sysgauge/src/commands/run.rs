@@ -1,0 +1,83 @@
+//! `sysgauge run`: the bounded-time suite. Chooses benchmarks by family or
+//! id (`--only`, `--skip`), runs them, stores the run, prints the summary
+//! table and the findings.
+
+use crate::cli::RunArgs;
+use crate::config::MeasureConfig;
+use crate::exit::Exit;
+use crate::measure;
+use anyhow::{bail, Result};
+use sysgauge_bench::{benchmarks, families, Options};
+use sysgauge_core::{family_of, Benchmark};
+use sysgauge_report::{findings_text, summary_table, TableFormat};
+
+pub fn run(args: RunArgs) -> Result<Exit> {
+    let cfg = MeasureConfig::from_args(&args.measure)?;
+    let all = benchmarks(&Options::default());
+    let selected = select(all, &args.only, &args.skip)?;
+    if selected.is_empty() {
+        bail!("--only/--skip leave no benchmark to run");
+    }
+    let cancel = crate::signals::install()?;
+    let outcome = measure::execute("run", &cfg, &selected, &cancel, Vec::new())?;
+    let mut text = summary_table(&outcome.record, TableFormat::Text);
+    let findings = findings_text(&outcome.record);
+    if !findings.is_empty() {
+        text.push_str("\nFindings:\n");
+        text.push_str(&findings);
+    }
+    if let Some(row) = outcome.stored_as {
+        text.push_str(&format!(
+            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
+            outcome.record.run_id
+        ));
+    }
+    if outcome.exit == Exit::Interrupted {
+        text.push_str("The run was interrupted; the results above were kept.\n");
+    }
+    measure::print_human(&cfg, &text)?;
+    Ok(outcome.exit)
+}
+
+/// Apply `--only` and `--skip`. Each entry is a family name or a full
+/// benchmark id; unknown entries are an error naming what is known.
+pub fn select(
+    all: Vec<Box<dyn Benchmark>>,
+    only: &[String],
+    skip: &[String],
+) -> Result<Vec<Box<dyn Benchmark>>> {
+    let known_families: Vec<&str> = families().iter().map(|f| f.name).collect();
+    let check = |entry: &str, option: &str| -> Result<()> {
+        let e = entry.trim();
+        if e.is_empty() {
+            bail!("{option} has an empty entry");
+        }
+        let known = if e.contains('.') {
+            all.iter().any(|b| b.id() == e)
+        } else {
+            known_families.contains(&e)
+        };
+        if !known {
+            bail!(
+                "{option}: unknown family or benchmark '{e}' (families: {}; `sysgauge list` shows every benchmark id)",
+                known_families.join(", ")
+            );
+        }
+        Ok(())
+    };
+    for e in only {
+        check(e, "--only")?;
+    }
+    for e in skip {
+        check(e, "--skip")?;
+    }
+    let matches = |b: &dyn Benchmark, list: &[String]| {
+        list.iter()
+            .any(|e| e.trim() == b.id() || e.trim() == family_of(b.id()))
+    };
+    Ok(all
+        .into_iter()
+        .filter(|b| only.is_empty() || matches(b.as_ref(), only))
+        .filter(|b| !matches(b.as_ref(), skip))
+        .collect())
+}

@@ -1,0 +1,192 @@
+//! Validated configuration: raw command-line arguments become a `Config`
+//! here, before any work starts, so that bad input fails fast with a message
+//! naming the problem and nothing has been measured or written yet.
+
+use crate::cli::{MeasureArgs, ProfileArg};
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use sysgauge_core::Profile;
+
+/// Where results go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DbChoice {
+    File(PathBuf),
+    /// `--no-store`.
+    None,
+}
+
+/// Configuration shared by every measuring subcommand.
+#[derive(Debug, Clone)]
+pub struct MeasureConfig {
+    pub db: DbChoice,
+    pub json: Option<PathBuf>,
+    pub label: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    pub repetitions: u32,
+    pub warmup: u32,
+    pub profile: Profile,
+    pub scratch_base: PathBuf,
+    /// As a fraction (0.05 = 5 %).
+    pub noise_threshold: f64,
+}
+
+impl MeasureConfig {
+    pub fn from_args(a: &MeasureArgs) -> Result<MeasureConfig> {
+        if a.repetitions == 0 {
+            bail!("--repetitions must be at least 1 (5 is the default; an odd number makes the median a real sample)");
+        }
+        if a.repetitions > 1000 {
+            bail!(
+                "--repetitions {} is more than 1000; use a longer --profile instead",
+                a.repetitions
+            );
+        }
+        if a.warmup > 100 {
+            bail!("--warmup {} is more than 100", a.warmup);
+        }
+        if !(a.noise_threshold.is_finite() && a.noise_threshold > 0.0 && a.noise_threshold < 100.0)
+        {
+            bail!(
+                "--noise-threshold must be a percentage between 0 and 100, not {}",
+                a.noise_threshold
+            );
+        }
+        let db = if a.no_store {
+            DbChoice::None
+        } else {
+            DbChoice::File(resolve_db(a.db.as_deref())?)
+        };
+        if let Some(json) = &a.json {
+            check_output_path(json, "--json")?;
+        }
+        let scratch_base = match &a.scratch_dir {
+            Some(d) => {
+                check_writable_dir(d, "--scratch-dir")?;
+                d.clone()
+            }
+            None => std::env::temp_dir(),
+        };
+        Ok(MeasureConfig {
+            db,
+            json: a.json.clone(),
+            label: a.label.clone(),
+            tags: parse_tags(&a.tags)?,
+            repetitions: a.repetitions,
+            warmup: a.warmup,
+            profile: match a.profile {
+                ProfileArg::Tiny => Profile::Tiny,
+                ProfileArg::Quick => Profile::Quick,
+                ProfileArg::Standard => Profile::Standard,
+                ProfileArg::Full => Profile::Full,
+            },
+            scratch_base,
+            noise_threshold: a.noise_threshold / 100.0,
+        })
+    }
+}
+
+/// `K=V` tags into a map; keys must be non-empty and unique.
+pub fn parse_tags(raw: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut tags = BTreeMap::new();
+    for t in raw {
+        let Some((k, v)) = t.split_once('=') else {
+            bail!("--tag '{t}' is not KEY=VALUE");
+        };
+        let k = k.trim();
+        if k.is_empty() {
+            bail!("--tag '{t}' has an empty key");
+        }
+        if tags.insert(k.to_string(), v.trim().to_string()).is_some() {
+            bail!("--tag key '{k}' is given twice");
+        }
+    }
+    Ok(tags)
+}
+
+/// The default database path: `$XDG_DATA_HOME/sysgauge/sysgauge.db`, else
+/// `~/.local/share/sysgauge/sysgauge.db`.
+pub fn default_db_path() -> Result<PathBuf> {
+    let base = match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        Some(x) if Path::new(&x).is_absolute() => PathBuf::from(x),
+        _ => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".local").join("share"),
+            None => bail!("cannot find a data directory: neither XDG_DATA_HOME nor HOME is set; pass --db PATH"),
+        },
+    };
+    Ok(base.join("sysgauge").join("sysgauge.db"))
+}
+
+/// The database to use: the one given, or the default (whose directory is
+/// created if needed).
+pub fn resolve_db(arg: Option<&Path>) -> Result<PathBuf> {
+    match arg {
+        Some(p) if p.as_os_str().is_empty() => bail!("--db is empty; give a file path"),
+        Some(p) => Ok(p.to_path_buf()),
+        None => {
+            let p = default_db_path()?;
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir).with_context(|| {
+                    format!(
+                        "cannot create the data directory {}; make it writable or pass --db PATH",
+                        dir.display()
+                    )
+                })?;
+            }
+            Ok(p)
+        }
+    }
+}
+
+/// An output file's directory must exist (`-` means stdout).
+pub fn check_output_path(p: &Path, option: &str) -> Result<()> {
+    if p.as_os_str() == "-" {
+        return Ok(());
+    }
+    if p.is_dir() {
+        bail!("{option} {} is a directory; give a file name", p.display());
+    }
+    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            bail!(
+                "{option} {}: directory {} does not exist",
+                p.display(),
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A directory that exists and that we may write into.
+pub fn check_writable_dir(d: &Path, option: &str) -> Result<()> {
+    if !d.is_dir() {
+        bail!("{option} {} is not an existing directory", d.display());
+    }
+    let c = std::ffi::CString::new(d.as_os_str().as_encoded_bytes())
+        .with_context(|| format!("{option} {} contains a NUL byte", d.display()))?;
+    // SAFETY: `c` is a valid NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        bail!(
+            "{option} {} is not writable; choose another directory",
+            d.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags() {
+        let t = parse_tags(&["a=1".into(), "b = two ".into(), "c=".into()]).unwrap_or_default();
+        assert_eq!(t.get("a").map(String::as_str), Some("1"));
+        assert_eq!(t.get("b").map(String::as_str), Some("two"));
+        assert_eq!(t.get("c").map(String::as_str), Some(""));
+        assert!(parse_tags(&["novalue".into()]).is_err());
+        assert!(parse_tags(&["=x".into()]).is_err());
+        assert!(parse_tags(&["a=1".into(), "a=2".into()]).is_err());
+    }
+}

@@ -1,0 +1,39 @@
+//! Exit codes and how fatal errors are reported: one line per error in the
+//! chain, on stderr. A closed stdout (`sysgauge results list | head`) is not
+//! an error.
+
+use std::process::ExitCode;
+
+/// The documented exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything ran.
+    Ok = 0,
+    /// At least one benchmark failed (or a comparison regressed).
+    BenchFailed = 1,
+    /// Usage error or fatal error.
+    Fatal = 2,
+    /// Interrupted by Ctrl-C.
+    Interrupted = 130,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(e as u8)
+    }
+}
+
+/// Print an error chain and choose the exit code.
+pub fn report_error(err: &anyhow::Error) -> Exit {
+    if crate::output::is_broken_pipe(err) {
+        return Exit::Ok;
+    }
+    let mut chain = err.chain();
+    if let Some(first) = chain.next() {
+        eprintln!("sysgauge: error: {first}");
+    }
+    for cause in chain {
+        eprintln!("  caused by: {cause}");
+    }
+    Exit::Fatal
+}

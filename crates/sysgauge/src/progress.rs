@@ -1,0 +1,98 @@
+//! Progress on stderr: a bar when stderr is a terminal, one plain line per
+//! finished case otherwise (logs and CI).
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use sysgauge_core::record::{Params, ResultRecord, RunRecord, Status};
+use sysgauge_core::runner::{Sink, SinkError};
+use sysgauge_report::format_with_unit;
+
+pub struct ConsoleProgress {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+}
+
+impl ConsoleProgress {
+    pub fn new(quiet: bool) -> ConsoleProgress {
+        ConsoleProgress { bar: None, quiet }
+    }
+
+    fn line(&self, text: &str) {
+        match &self.bar {
+            Some(b) => b.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+}
+
+fn case_label(id: &str, params: &Params) -> String {
+    if params.is_empty() {
+        id.to_string()
+    } else {
+        format!("{id} {params}")
+    }
+}
+
+impl Sink for ConsoleProgress {
+    fn run_started(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
+        Ok(())
+    }
+
+    fn case_started(&mut self, index: usize, total: usize, bench_id: &str, params: &Params) {
+        if self.quiet {
+            return;
+        }
+        if std::io::stderr().is_terminal() {
+            let bar = self.bar.get_or_insert_with(|| {
+                let b = ProgressBar::new(total as u64);
+                let style = ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} {elapsed_precise} {wide_msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
+                b.set_style(style);
+                b
+            });
+            bar.set_position(index as u64);
+            bar.set_message(case_label(bench_id, params));
+        }
+    }
+
+    fn case_finished(
+        &mut self,
+        index: usize,
+        total: usize,
+        r: &ResultRecord,
+    ) -> Result<(), SinkError> {
+        if self.quiet {
+            return Ok(());
+        }
+        let what = match (&r.status, r.primary()) {
+            (Status::Ok, Some(m)) => format!(
+                "{} ±{:.1}%",
+                format_with_unit(m.value(), &m.unit),
+                m.summary.cov * 100.0
+            ),
+            (Status::Skipped { reason, .. }, _) => format!("skipped: {reason}"),
+            (Status::Failed { error }, _) => format!("FAILED: {error}"),
+            (Status::Ok, None) => "no metric".to_string(),
+        };
+        self.line(&format!(
+            "[{}/{}] {}: {}",
+            index + 1,
+            total,
+            case_label(&r.bench_id, &r.params),
+            what
+        ));
+        if let Some(b) = &self.bar {
+            b.set_position(index as u64 + 1);
+        }
+        Ok(())
+    }
+
+    fn run_finished(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,87 @@
+//! Ctrl-C during a run: the process exits 130, the database is intact and
+//! holds the finished results with the run marked interrupted, and no
+//! scratch file is left behind.
+
+mod common;
+
+use common::Sandbox;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[test]
+fn sigint_leaves_intact_database_and_no_scratch() {
+    let sb = Sandbox::new();
+    let scratch = sb.scratch();
+    let db = sb.db();
+    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
+    let mut child = Command::new(bin)
+        .args(["run", "--profile", "standard", "--db"])
+        .arg(&db)
+        .arg("--scratch-dir")
+        .arg(&scratch)
+        .env("HOME", sb.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.starts_with("[2/") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    // Wait (bounded) until two cases have finished, then interrupt.
+    let started = rx.recv_timeout(Duration::from_secs(120));
+    // SAFETY: kill with a valid pid and signal number has no memory effects.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("sysgauge did not stop within 60 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let log = reader.join().unwrap_or_default();
+    assert!(
+        started.is_ok(),
+        "no case finished before the timeout:\n{log}"
+    );
+    assert_eq!(status.code(), Some(130), "stderr:\n{log}");
+    assert!(log.contains("interrupted"), "{log}");
+
+    let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(check, "ok");
+    let (status, n): (String, i64) = conn
+        .query_row(
+            "SELECT status, (SELECT count(*) FROM results) FROM runs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status, "interrupted");
+    assert!(n >= 2, "finished results were lost ({n})");
+    let left: Vec<_> = std::fs::read_dir(&scratch)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "scratch files left behind: {left:?}");
+}
