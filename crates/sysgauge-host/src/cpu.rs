@@ -82,11 +82,9 @@ pub fn parse_cpuinfo(text: &str) -> Cpuinfo {
         let key = key.trim();
         let value = value.trim();
         match key {
-            "processor" => {
-                if value.parse::<u32>().is_ok() {
-                    info.processors = info.processors.saturating_add(1);
-                    physical_id = None;
-                }
+            "processor" if value.parse::<u32>().is_ok() => {
+                info.processors = info.processors.saturating_add(1);
+                physical_id = None;
             }
             // Kernels before 3.8 printed the ARM model as `Processor`.
             "Processor" if value.parse::<u32>().is_err() => {
@@ -98,32 +96,14 @@ pub fn parse_cpuinfo(text: &str) -> Cpuinfo {
             "Revision" => set_once(&mut info.revision, value),
             "cpu model" | "cpu" | "uarch" => set_once(&mut info.other_model, value),
             "vendor_id" => set_once(&mut info.vendor_id, value),
-            "CPU implementer" => {
-                if info.cpu_implementer.is_none() {
-                    info.cpu_implementer = parse_hex_or_dec(value);
-                }
-            }
-            "CPU part" => {
-                if info.cpu_part.is_none() {
-                    info.cpu_part = parse_hex_or_dec(value);
-                }
-            }
+            "CPU implementer" => keep_first(&mut info.cpu_implementer, || parse_hex_or_dec(value)),
+            "CPU part" => keep_first(&mut info.cpu_part, || parse_hex_or_dec(value)),
             "CPU architecture" => set_once(&mut info.cpu_architecture, value),
-            "cpu family" => {
-                if info.cpu_family.is_none() {
-                    info.cpu_family = value.parse().ok();
-                }
-            }
-            "cpu MHz" => {
-                if info.mhz.is_none() {
-                    info.mhz = parse_finite(value);
-                }
-            }
-            "flags" | "Features" => {
-                if info.flags.is_empty() {
-                    info.flags = value.split_whitespace().map(str::to_string).collect();
-                    info.arm_features = key == "Features";
-                }
+            "cpu family" => keep_first(&mut info.cpu_family, || value.parse().ok()),
+            "cpu MHz" => keep_first(&mut info.mhz, || parse_finite(value)),
+            "flags" | "Features" if info.flags.is_empty() => {
+                info.flags = value.split_whitespace().map(str::to_string).collect();
+                info.arm_features = key == "Features";
             }
             "physical id" => {
                 physical_id = value.parse().ok();
@@ -136,21 +116,23 @@ pub fn parse_cpuinfo(text: &str) -> Cpuinfo {
                     info.cores.insert((p, c));
                 }
             }
-            "cpu cores" => {
-                if info.cores_per_package.is_none() {
-                    info.cores_per_package = value.parse().ok();
-                }
-            }
+            "cpu cores" => keep_first(&mut info.cores_per_package, || value.parse().ok()),
             "fdiv_bug" | "f00f_bug" | "coma_bug" => info.x86_32_lines = true,
             _ if key.eq_ignore_ascii_case("bogomips") => {
-                if info.bogomips.is_none() {
-                    info.bogomips = parse_finite(value);
-                }
+                keep_first(&mut info.bogomips, || parse_finite(value))
             }
             _ => {}
         }
     }
     info
+}
+
+/// Fills `slot` unless an earlier CPU already did: per-CPU values are
+/// those of the first CPU.
+fn keep_first<T>(slot: &mut Option<T>, value: impl FnOnce() -> Option<T>) {
+    if slot.is_none() {
+        *slot = value();
+    }
 }
 
 fn set_once(slot: &mut Option<String>, value: &str) {
@@ -470,8 +452,8 @@ fn sysfs_topology(root: &SysRoot, cpus: &[u32]) -> (Option<u32>, Option<u32>) {
             cores.insert(CoreKey::Id(package.unwrap_or(-1), core_id));
         }
     }
-    let sockets = (!packages.is_empty()).then(|| packages.len() as u32);
-    let cores = (!cores.is_empty()).then(|| cores.len() as u32);
+    let sockets = (!packages.is_empty()).then_some(packages.len() as u32);
+    let cores = (!cores.is_empty()).then_some(cores.len() as u32);
     (sockets, cores)
 }
 
