@@ -20,6 +20,8 @@
 //! Missing facts are `None` ("unknown"), never an error or a panic: any
 //! file may be absent on some kernel, board or container.
 
+#![warn(missing_docs)]
+
 mod block;
 mod cpu;
 mod live;

@@ -149,8 +149,10 @@ pub fn fs_info_at(root: &SysRoot, path: &Path) -> Option<FsInfo> {
         .map(|t| parse_mountinfo(&t))
         .unwrap_or_default();
     let mount = find_mount(&mounts, &resolved);
+    // A scratch directory may not exist yet: its file system is the one of
+    // its nearest existing ancestor.
     let space = if root.live {
-        crate::live::statvfs_bytes(&resolved)
+        resolved.ancestors().find_map(crate::live::statvfs_bytes)
     } else {
         None
     };

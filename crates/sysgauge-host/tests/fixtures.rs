@@ -446,3 +446,45 @@ fn device_mapper_on_one_partition_resolves_to_the_disk() {
     assert_eq!(fs.block_device.as_deref(), Some("nvme0n1"));
     assert_eq!(fs.source.as_deref(), Some("/dev/mapper/root"));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Whatever the files say, collecting never panics.
+    #[test]
+    fn collecting_garbage_never_panics(
+        cpuinfo in "\\PC{0,200}",
+        mountinfo in "([0-9: /a-z\\\\-]{0,40}\n){0,4}",
+        numbers in "[0-9a-z,\\- \\[\\]\n]{0,24}",
+    ) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let base = dir.path();
+        let files = [
+            ("proc/cpuinfo", cpuinfo.as_str()),
+            ("proc/self/mountinfo", mountinfo.as_str()),
+            ("proc/meminfo", numbers.as_str()),
+            ("proc/swaps", numbers.as_str()),
+            ("proc/stat", numbers.as_str()),
+            ("proc/loadavg", numbers.as_str()),
+            ("proc/uptime", numbers.as_str()),
+            ("sys/devices/system/cpu/online", numbers.as_str()),
+            ("sys/devices/system/cpu/cpu0/topology/core_cpus_list", numbers.as_str()),
+            ("sys/devices/system/cpu/cpu0/cache/index0/size", numbers.as_str()),
+            ("sys/devices/system/cpu/cpu0/cache/index0/level", numbers.as_str()),
+            ("sys/devices/system/cpu/cpu0/cache/index0/type", numbers.as_str()),
+            ("sys/devices/system/cpu/cpu0/cache/index0/shared_cpu_list", numbers.as_str()),
+            ("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", numbers.as_str()),
+            ("sys/block/sda/size", numbers.as_str()),
+            ("sys/block/sda/queue/scheduler", numbers.as_str()),
+            ("sys/block/zram0/comp_algorithm", numbers.as_str()),
+            ("sys/dev/block/8:1/uevent", numbers.as_str()),
+        ];
+        for (rel, text) in files {
+            let path = base.join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        }
+        let host = collect(&SysRoot::under(base), Some(Path::new("/a/b")));
+        let _ = facts_table(&host);
+    }
+}

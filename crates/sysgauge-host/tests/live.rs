@@ -44,6 +44,11 @@ fn live_readers() {
     assert!(read_dirty_writeback().is_some());
     let stats = read_diskstats().expect("/proc/diskstats");
     assert!(!stats.is_empty());
+    let not_yet = fs_info(&scratch.path().join("not/made/yet")).expect("fs info of a future path");
+    assert!(
+        not_yet.total_bytes.is_some(),
+        "space comes from the nearest existing ancestor"
+    );
     let fs = fs_info(scratch.path()).expect("fs info");
     if let Some(disk) = &fs.block_device {
         let dev = block_device(disk).expect("the scratch disk is in /sys/block");
@@ -57,8 +62,11 @@ fn live_readers() {
 fn writeback_wait_after_writing_a_file() {
     let scratch = tempfile::tempdir().expect("temp dir");
     std::fs::write(scratch.path().join("f"), vec![7u8; 4 << 20]).expect("write 4 MiB");
-    let report = wait_for_writeback(Duration::from_secs(20), 64 << 20, || false);
-    assert!(report.waited <= Duration::from_secs(21));
+    // Other builds share this machine and keep dirtying pages, so the
+    // threshold is generous: the point is that sync + polling ends, within
+    // its bound, with the readings filled in.
+    let report = wait_for_writeback(Duration::from_secs(30), 512 << 20, || false);
+    assert!(report.waited <= Duration::from_secs(31));
     assert!(report.dirty_before.is_some() && report.dirty_after.is_some());
     assert!(report.drained, "{report:?}");
 }
