@@ -457,6 +457,16 @@ fn sysfs_topology(root: &SysRoot, cpus: &[u32]) -> (Option<u32>, Option<u32>) {
     (sockets, cores)
 }
 
+/// Display order of cache kinds within a level: L1d before L1i.
+fn kind_order(kind: &str) -> u8 {
+    match kind {
+        "data" => 0,
+        "instruction" => 1,
+        "unified" => 2,
+        _ => 3,
+    }
+}
+
 /// Caches from sysfs, grouped into one entry per (level, kind, size).
 fn sysfs_caches(root: &SysRoot, cpus: &[u32]) -> Vec<CacheInfo> {
     // (level, kind order, kind, size) -> distinct sharing lists
@@ -488,13 +498,7 @@ fn sysfs_caches(root: &SysRoot, cpus: &[u32]) -> Vec<CacheInfo> {
             else {
                 continue;
             };
-            let order = match kind.as_str() {
-                "data" => 0,
-                "instruction" => 1,
-                "unified" => 2,
-                _ => 3,
-            };
-            let key = (level, order, kind, size);
+            let key = (level, kind_order(&kind), kind, size);
             match root
                 .sys_value(&format!("{base}/shared_cpu_list"))
                 .and_then(|v| parse_cpu_list(&v))
@@ -532,15 +536,7 @@ fn sysfs_caches(root: &SysRoot, cpus: &[u32]) -> Vec<CacheInfo> {
             });
         }
     }
-    caches.sort_by_key(|c| {
-        let order = match c.kind.as_str() {
-            "data" => 0,
-            "instruction" => 1,
-            "unified" => 2,
-            _ => 3,
-        };
-        (c.level, order, c.size_bytes)
-    });
+    caches.sort_by_key(|c| (c.level, kind_order(&c.kind), c.size_bytes));
     caches
 }
 

@@ -44,10 +44,12 @@ pub use cpu::{
 };
 pub use load::{parse_loadavg, parse_stat_btime, parse_uptime};
 pub use memory::{
-    available_memory_bytes, decode_octal_escapes, meminfo_dirty_writeback, parse_meminfo,
-    parse_selected, parse_swaps, read_dirty_writeback, Meminfo,
+    available_memory_bytes, meminfo_dirty_writeback, parse_meminfo, parse_selected, parse_swaps,
+    read_dirty_writeback, Meminfo,
 };
-pub use mounts::{find_mount, fs_info_at, lexical_normalize, parse_mountinfo, MountEntry};
+pub use mounts::{
+    decode_octal_escapes, find_mount, fs_info_at, lexical_normalize, parse_mountinfo, MountEntry,
+};
 pub use os::{container_from_environ, parse_os_release};
 pub use sysroot::SysRoot;
 pub use table::{facts_table, format_bytes_binary};

@@ -7,6 +7,7 @@
 //! size are left out: an unconfigured `zram0` holds no memory and swaps
 //! nothing.
 
+use crate::mounts::decode_octal_escapes;
 use crate::sysroot::{dir_names, read_text, SysRoot};
 use std::collections::BTreeMap;
 use sysgauge_core::host::{MemoryInfo, SwapDevice, ZramDevice};
@@ -85,33 +86,6 @@ pub fn read_dirty_writeback() -> Option<(u64, u64)> {
 /// Benchmarks size their buffers against it.
 pub fn available_memory_bytes() -> Option<u64> {
     parse_meminfo(&read_text(std::path::Path::new("/proc/meminfo"))?).bytes("MemAvailable")
-}
-
-/// Decodes the octal escapes the kernel writes into paths in /proc/swaps
-/// and /proc/self/mountinfo (`\040` for a space). Anything that is not a
-/// valid three-digit escape is kept as written.
-pub fn decode_octal_escapes(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' && i + 3 < bytes.len() {
-            let digits = &bytes[i + 1..i + 4];
-            if digits.iter().all(|d| (b'0'..=b'7').contains(d)) {
-                let value = digits
-                    .iter()
-                    .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
-                if let Ok(byte) = u8::try_from(value) {
-                    out.push(byte);
-                    i += 4;
-                    continue;
-                }
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Parses /proc/swaps. Sizes there are KiB.
@@ -254,26 +228,6 @@ mod tests {
         assert_eq!(parse_selected(""), None);
     }
 
-    #[test]
-    fn octal_escapes() {
-        assert_eq!(decode_octal_escapes("/mnt/a\\040b"), "/mnt/a b");
-        assert_eq!(decode_octal_escapes("tab\\011x\\134y"), "tab\tx\\y");
-        assert_eq!(decode_octal_escapes("trail\\04"), "trail\\04");
-        assert_eq!(decode_octal_escapes("\\"), "\\");
-        assert_eq!(decode_octal_escapes("\\777"), "\\777");
-    }
-
-    fn encode(s: &str) -> String {
-        let mut out = String::new();
-        for c in s.chars() {
-            match c {
-                ' ' | '\t' | '\n' | '\\' => out.push_str(&format!("\\{:03o}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        out
-    }
-
     proptest! {
         #[test]
         fn meminfo_never_panics(text in "\\PC{0,300}") {
@@ -289,16 +243,6 @@ mod tests {
         #[test]
         fn selected_never_panics(text in "[a-z\\[\\] -]{0,40}") {
             let _ = parse_selected(&text);
-        }
-
-        #[test]
-        fn octal_escapes_round_trip(s in "[ -~\t\n]{0,40}") {
-            prop_assert_eq!(decode_octal_escapes(&encode(&s)), s);
-        }
-
-        #[test]
-        fn octal_never_panics(s in "\\PC{0,60}") {
-            let _ = decode_octal_escapes(&s);
         }
     }
 }

@@ -13,13 +13,39 @@
 //! top) wins.
 
 use crate::block::{disk_for_devnum, disk_for_name};
-use crate::memory::decode_octal_escapes;
 use crate::sysroot::SysRoot;
 use std::path::{Component, Path, PathBuf};
 use sysgauge_core::host::FsInfo;
 
 /// File systems whose contents live in memory.
 const RAM_FS: &[&str] = &["tmpfs", "ramfs", "devtmpfs", "rootfs", "hugetlbfs"];
+
+/// Decodes the octal escapes the kernel writes into paths in /proc/swaps
+/// and /proc/self/mountinfo (`\040` for a space). Anything that is not a
+/// valid three-digit escape is kept as written.
+pub fn decode_octal_escapes(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 3 < bytes.len() {
+            let digits = &bytes[i + 1..i + 4];
+            if digits.iter().all(|d| (b'0'..=b'7').contains(d)) {
+                let value = digits
+                    .iter()
+                    .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
+                if let Ok(byte) = u8::try_from(value) {
+                    out.push(byte);
+                    i += 4;
+                    continue;
+                }
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
 
 /// One line of /proc/self/mountinfo.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -268,7 +294,36 @@ garbage line\n";
         assert!(!is_brd_ram("ramdisk"));
     }
 
+    #[test]
+    fn octal_escapes() {
+        assert_eq!(decode_octal_escapes("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(decode_octal_escapes("tab\\011x\\134y"), "tab\tx\\y");
+        assert_eq!(decode_octal_escapes("trail\\04"), "trail\\04");
+        assert_eq!(decode_octal_escapes("\\"), "\\");
+        assert_eq!(decode_octal_escapes("\\777"), "\\777");
+    }
+
+    fn encode(s: &str) -> String {
+        let mut out = String::new();
+        for c in s.chars() {
+            match c {
+                ' ' | '\t' | '\n' | '\\' => out.push_str(&format!("\\{:03o}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
     proptest! {
+        #[test]
+        fn octal_escapes_round_trip(s in "[ -~\t\n]{0,40}") {
+            prop_assert_eq!(decode_octal_escapes(&encode(&s)), s);
+        }
+
+        #[test]
+        fn octal_never_panics(s in "\\PC{0,60}") {
+            let _ = decode_octal_escapes(&s);
+        }
         #[test]
         fn mountinfo_never_panics(text in "\\PC{0,400}") {
             let m = parse_mountinfo(&text);
