@@ -28,7 +28,7 @@ const MAX_CPU_LIST_LEN: usize = 65_536;
 /// Facts parsed from /proc/cpuinfo. Per-CPU values are those of the first
 /// CPU that has them.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Cpuinfo {
+pub struct ProcCpuinfo {
     /// Number of `processor : N` entries.
     pub processors: u32,
     /// `model name` (x86, 32-bit ARM), or the old ARM `Processor` line.
@@ -72,8 +72,8 @@ pub struct Cpuinfo {
 
 /// Parses /proc/cpuinfo. Never fails: unknown keys are ignored, bad values
 /// leave their field empty.
-pub fn parse_cpuinfo(text: &str) -> Cpuinfo {
-    let mut info = Cpuinfo::default();
+pub fn parse_cpuinfo(text: &str) -> ProcCpuinfo {
+    let mut info = ProcCpuinfo::default();
     let mut physical_id: Option<u32> = None;
     for line in text.lines() {
         let Some((key, value)) = line.split_once(':') else {
@@ -236,7 +236,7 @@ pub fn kernel_bits(machine: &str) -> Option<u32> {
 
 /// Architecture a captured cpuinfo implies, for trees captured without
 /// `uname -m` or `/proc/sys/kernel/arch`.
-pub(crate) fn infer_architecture(info: &Cpuinfo) -> Option<String> {
+pub(crate) fn infer_architecture(info: &ProcCpuinfo) -> Option<String> {
     // 32-bit ARM: "ARMv7 Processor rev 4 (v7l)" -> "armv7l".
     if let Some(model) = &info.model_name {
         if let (Some(open), true) = (model.rfind('('), model.ends_with(')')) {
@@ -616,7 +616,7 @@ fn sysfs_cpufreq(root: &SysRoot, cpus: &[u32]) -> Cpufreq {
 }
 
 /// The model to show for a CPU, best source first.
-fn choose_model(info: &Cpuinfo) -> Option<String> {
+fn choose_model(info: &ProcCpuinfo) -> Option<String> {
     if let Some(board) = &info.board_model {
         return Some(board.clone());
     }
@@ -638,7 +638,7 @@ fn choose_model(info: &Cpuinfo) -> Option<String> {
 
 /// Collects the CPU facts that come from files (everything except the
 /// architecture, which the caller resolves, and virtualization).
-pub(crate) fn collect_cpu(root: &SysRoot, info: &Cpuinfo) -> CpuInfo {
+pub(crate) fn collect_cpu(root: &SysRoot, info: &ProcCpuinfo) -> CpuInfo {
     let cpus = online_cpus(root);
     let (mut sockets, mut cores) = sysfs_topology(root, &cpus);
     if sockets.is_none() && !info.physical_ids.is_empty() {

@@ -40,7 +40,7 @@ pub use block::{
 };
 pub use cpu::{
     arm_core_name, arm_implementer_name, kernel_bits, nominal_mhz_from_model, parse_cache_size,
-    parse_cpu_list, parse_cpuinfo, select_features, Cpuinfo,
+    parse_cpu_list, parse_cpuinfo, select_features, ProcCpuinfo,
 };
 pub use load::{parse_loadavg, parse_stat_btime, parse_uptime};
 pub use memory::{
@@ -62,6 +62,11 @@ use sysgauge_core::host::{FsInfo, HostInfo, StorageInfo};
 /// Collects every host fact readable under `root`. `scratch` is the
 /// directory benchmarks will write in; its file system is described too.
 /// Never fails: what cannot be read is `None`.
+///
+/// For a live root only, uname(2) supplies the architecture (and the
+/// kernel and host name when /proc/sys/kernel cannot be read), statvfs the
+/// free and total bytes, CPUID the hypervisor's name, and this build's
+/// pointer width the userland bits.
 pub fn collect(root: &SysRoot, scratch: Option<&Path>) -> HostInfo {
     let cpuinfo = root
         .read_proc("cpuinfo")

@@ -15,7 +15,7 @@
 //! `Hardware` line that is not a virtual board. ARM has no hypervisor flag,
 //! so an ARM machine with neither is "unknown", not "none".
 
-use crate::cpu::Cpuinfo;
+use crate::cpu::ProcCpuinfo;
 use crate::sysroot::SysRoot;
 
 /// DMI strings (sys_vendor, product_name, bios_vendor) naming a hypervisor.
@@ -94,7 +94,7 @@ fn virtual_board(name: &str) -> bool {
 
 /// Detects virtualization from a root's files. Returns `vm` when a VM is
 /// certain but the hypervisor is not named.
-pub(crate) fn detect_virtualization(root: &SysRoot, info: &Cpuinfo) -> Option<String> {
+pub(crate) fn detect_virtualization(root: &SysRoot, info: &ProcCpuinfo) -> Option<String> {
     if let Some(kind) = root.sys_value("hypervisor/type") {
         return Some(kind.to_ascii_lowercase());
     }
