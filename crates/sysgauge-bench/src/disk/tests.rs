@@ -1,0 +1,1 @@
+//! Tests of the disk family on real file systems.
