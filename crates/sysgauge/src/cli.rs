@@ -40,6 +40,9 @@ pub enum Command {
     List(ListArgs),
     /// Work with stored results: list, show, export, delete.
     Results(ResultsArgs),
+    /// Measure a disk: sequential, rewrite, per-character, random seeks and
+    /// file operations on a file system, or raw writes to a block device.
+    Disk(DiskArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -109,6 +112,48 @@ pub struct RunArgs {
 
     /// Skip these families or benchmark ids (comma-separated).
     #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
+    pub skip: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiskArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Directory on the file system to test (default: the current directory).
+    #[arg(long, value_name = "DIR", conflicts_with = "device")]
+    pub path: Option<PathBuf>,
+
+    /// Test file size, e.g. 256MiB or 4G (default: from the profile; in raw
+    /// mode the bytes written per block size).
+    #[arg(long, value_name = "NICE")]
+    pub size: Option<String>,
+
+    /// Block sizes of the block tests, e.g. 4KiB,64KiB,1MiB (raw mode
+    /// default: 256,512,4KiB,1MiB).
+    #[arg(long, value_name = "NICE[,...]")]
+    pub block_size: Option<String>,
+
+    /// Raw device mode: write straight to this block device (a full path
+    /// under /dev). Destroys its data; needs --destroy-data.
+    #[arg(long, value_name = "/dev/X")]
+    pub device: Option<PathBuf>,
+
+    /// Really write to --device, destroying what is on it.
+    #[arg(long, requires = "device")]
+    pub destroy_data: bool,
+
+    /// Write to --device even though it carries a file-system, RAID, LVM,
+    /// LUKS or partition-table signature.
+    #[arg(long, requires = "device")]
+    pub force: bool,
+
+    /// Run only these tests (ids such as disk.seq-write, comma-separated).
+    #[arg(long, value_name = "ID[,...]", value_delimiter = ',')]
+    pub only: Vec<String>,
+
+    /// Skip these tests (ids, comma-separated).
+    #[arg(long, value_name = "ID[,...]", value_delimiter = ',')]
     pub skip: Vec<String>,
 }
 

@@ -410,9 +410,6 @@ pub fn getc(ctx: &mut RunCtx, o: &DiskOptions) -> Result<Vec<Metric>, BenchError
     let file = File::open(&path).map_err(io_err("cannot open", &path))?;
     ctx.note_param("direct", false);
     ctx.note_detail("stream_buffer", CHAR_RUN as u64);
-    if let Some(f) = traps::small_file_finding(valid, g.mem_total) {
-        ctx.finding(f);
-    }
     traps::settle_writeback(ctx, id);
     let target = o.repetition_target(ctx);
     let t: &Target = &g;

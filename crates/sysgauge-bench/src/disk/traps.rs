@@ -214,8 +214,8 @@ pub fn small_file_finding(size: u64, mem_total: Option<u64>) -> Option<Finding> 
             ),
         )
         .with_remedy(format!(
-            "pass --size {} or more (twice RAM), or test a file system that supports O_DIRECT",
-            sysgauge_core::size::size_label(mem.saturating_mul(2))
+            "pass --size {}GiB or more (twice RAM), or test a file system that supports O_DIRECT",
+            mem.saturating_mul(2).div_ceil(1 << 30)
         )),
     )
 }
