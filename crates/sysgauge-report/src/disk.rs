@@ -120,7 +120,11 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
         match (&r.status, r.primary()) {
             (Status::Ok, Some(m)) => {
                 let mut warn: Vec<&str> = Vec::new();
-                for f in r.findings.iter().filter(|f| f.severity >= Severity::Warning) {
+                for f in r
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity >= Severity::Warning)
+                {
                     if !warn.contains(&f.code.as_str()) {
                         warn.push(f.code.as_str());
                     }
@@ -250,8 +254,14 @@ mod tests {
         assert!(table.contains("skipped: no space"), "{table}");
         let target = disk_target_text(&run);
         assert_eq!(target.matches("Target:").count(), 1, "{target}");
-        assert!(target.contains("ext4 from /dev/sda1 mounted on /srv"), "{target}");
-        assert!(target.contains("logical/physical block 512/4096 B"), "{target}");
+        assert!(
+            target.contains("ext4 from /dev/sda1 mounted on /srv"),
+            "{target}"
+        );
+        assert!(
+            target.contains("logical/physical block 512/4096 B"),
+            "{target}"
+        );
         assert!(target.contains("non-rotational"), "{target}");
     }
 }

@@ -137,7 +137,12 @@ fn io_fail(what: &str, p: &Path, e: &std::io::Error) -> BenchError {
     BenchError::failed(io::describe_io_error(what, p, e))
 }
 
-pub fn run(ctx: &mut RunCtx, o: &DiskOptions, op: Op, order: Order) -> Result<Vec<Metric>, BenchError> {
+pub fn run(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    op: Op,
+    order: Order,
+) -> Result<Vec<Metric>, BenchError> {
     let id = match op {
         Op::Create => Kind::Create.id(),
         Op::Stat => Kind::Stat.id(),
@@ -146,7 +151,8 @@ pub fn run(ctx: &mut RunCtx, o: &DiskOptions, op: Op, order: Order) -> Result<Ve
     let shared = begin(ctx, o)?;
     let root = {
         let g = lock(&shared)?;
-        g.dir.join(format!("tree-{}", id.trim_start_matches("disk.")))
+        g.dir
+            .join(format!("tree-{}", id.trim_start_matches("disk.")))
     };
     if root.exists() {
         std::fs::remove_dir_all(&root).map_err(|e| io_fail("cannot clean", &root, &e))?;

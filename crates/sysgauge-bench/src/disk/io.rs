@@ -163,7 +163,12 @@ pub fn preallocate(file: &File, len: u64) -> std::io::Result<()> {
     // SAFETY: valid fd; fallocate with mode 0 only allocates blocks.
     match cvt(unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, l) }) {
         Ok(()) => Ok(()),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)) => {
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)
+            ) =>
+        {
             file.set_len(len)
         }
         Err(e) => Err(e),

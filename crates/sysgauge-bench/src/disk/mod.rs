@@ -271,7 +271,10 @@ impl Benchmark for DiskBenchmark {
                 ctx,
                 o,
                 block()?,
-                params.get_u64("workers").unwrap_or(SEEK_WORKERS).clamp(1, 64),
+                params
+                    .get_u64("workers")
+                    .unwrap_or(SEEK_WORKERS)
+                    .clamp(1, 64),
                 params.get_u64("write_percent").unwrap_or(0).min(100),
             ),
             Kind::Create => files::run(ctx, o, files::Op::Create, order()?),

@@ -165,7 +165,8 @@ impl Samples {
         self.total_work += r.work;
         if !r.latencies_ns.is_empty() {
             self.lat_median.push(median(&r.latencies_ns) / 1000.0);
-            self.lat_p99.push(percentile(&r.latencies_ns, 99.0) / 1000.0);
+            self.lat_p99
+                .push(percentile(&r.latencies_ns, 99.0) / 1000.0);
             let max = r.latencies_ns.iter().copied().fold(0.0, f64::max);
             self.lat_max.push(max / 1000.0);
         }

@@ -35,6 +35,7 @@ use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use sysgauge_core::size::{size_label, Bytes};
 use sysgauge_core::{BenchError, Metric, Profile, RunCtx, Unit};
+use sysgauge_host::SysRoot;
 use thiserror::Error;
 
 /// The device chosen on the command line and what the user allowed.
@@ -50,7 +51,9 @@ pub struct RawTarget {
 /// Why a device was refused or could not be inspected.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum RawError {
-    #[error("--device {0}: give the full path of a block device under /dev (for example /dev/sdb)")]
+    #[error(
+        "--device {0}: give the full path of a block device under /dev (for example /dev/sdb)"
+    )]
     NotUnderDev(String),
     #[error("--device {path}: {reason}")]
     Inaccessible { path: String, reason: String },
@@ -63,10 +66,20 @@ pub enum RawError {
 /// One reason not to write to a device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    Mounted { device: String, mount_point: String },
-    Swap { device: String },
-    Held { device: String, holders: Vec<String> },
-    Signature { found: Vec<String> },
+    Mounted {
+        device: String,
+        mount_point: String,
+    },
+    Swap {
+        device: String,
+    },
+    Held {
+        device: String,
+        holders: Vec<String>,
+    },
+    Signature {
+        found: Vec<String>,
+    },
     Empty,
 }
 
@@ -78,7 +91,10 @@ impl std::fmt::Display for Refusal {
                 mount_point,
             } => write!(f, "{device} is mounted on {mount_point}; unmount it first"),
             Refusal::Swap { device } => {
-                write!(f, "{device} is in use as swap; run swapoff /dev/{device} first")
+                write!(
+                    f,
+                    "{device} is in use as swap; run swapoff /dev/{device} first"
+                )
             }
             Refusal::Held { device, holders } => write!(
                 f,
@@ -114,7 +130,11 @@ pub struct DeviceFacts {
 }
 
 fn sys_value(name: &str, rel: &str) -> Option<String> {
-    std::fs::read_to_string(format!("/sys/class/block/{name}/{rel}"))
+    sys_value_at(&SysRoot::live(), name, rel)
+}
+
+fn sys_value_at(root: &SysRoot, name: &str, rel: &str) -> Option<String> {
+    std::fs::read_to_string(root.sys_path(&format!("class/block/{name}/{rel}")))
         .ok()
         .map(|s| s.trim().to_string())
 }
@@ -191,6 +211,12 @@ pub fn inspect(path: &Path) -> Result<DeviceFacts, RawError> {
 /// Every reason not to write to the device (signatures only without
 /// `force`). Empty means it is safe to destroy.
 pub fn refusals(f: &DeviceFacts, force: bool) -> Vec<Refusal> {
+    refusals_at(&SysRoot::live(), f, force)
+}
+
+/// `refusals`, reading /proc and /sys under `root` (a captured tree in
+/// tests); the signature probe always reads the device itself.
+pub fn refusals_at(root: &SysRoot, f: &DeviceFacts, force: bool) -> Vec<Refusal> {
     let mut out = Vec::new();
     if f.size_bytes == 0 {
         out.push(Refusal::Empty);
@@ -199,9 +225,9 @@ pub fn refusals(f: &DeviceFacts, force: bool) -> Vec<Refusal> {
     names.extend(f.partitions.iter().cloned());
     let devnums: Vec<(String, (u32, u32))> = names
         .iter()
-        .filter_map(|n| Some((n.clone(), parse_devnum(&sys_value(n, "dev")?)?)))
+        .filter_map(|n| Some((n.clone(), parse_devnum(&sys_value_at(root, n, "dev")?)?)))
         .collect();
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+    let mounts = std::fs::read_to_string(root.proc_path("self/mountinfo"))
         .map(|t| sysgauge_host::parse_mountinfo(&t))
         .unwrap_or_default();
     for m in &mounts {
@@ -217,7 +243,7 @@ pub fn refusals(f: &DeviceFacts, force: bool) -> Vec<Refusal> {
             });
         }
     }
-    let swaps = std::fs::read_to_string("/proc/swaps")
+    let swaps = std::fs::read_to_string(root.proc_path("swaps"))
         .map(|t| sysgauge_host::parse_swaps(&t))
         .unwrap_or_default();
     for s in &swaps {
@@ -226,13 +252,14 @@ pub fn refusals(f: &DeviceFacts, force: bool) -> Vec<Refusal> {
         }
     }
     for n in &names {
-        let holders: Vec<String> = std::fs::read_dir(format!("/sys/class/block/{n}/holders"))
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let holders: Vec<String> =
+            std::fs::read_dir(root.sys_path(&format!("class/block/{n}/holders")))
+                .map(|rd| {
+                    rd.filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
         if !holders.is_empty() {
             out.push(Refusal::Held {
                 device: n.clone(),
@@ -322,7 +349,9 @@ pub fn default_size(profile: Profile) -> u64 {
 /// The region written: the request or the profile's default, within the
 /// device, whole blocks.
 pub fn region(requested: Option<u64>, profile: Profile, device: u64, block: u64) -> u64 {
-    let want = requested.unwrap_or_else(|| default_size(profile)).min(device);
+    let want = requested
+        .unwrap_or_else(|| default_size(profile))
+        .min(device);
     let granule = block.max(4096);
     (want / granule * granule).max(block.min(device))
 }
@@ -357,17 +386,18 @@ pub fn plan_text(f: &DeviceFacts, blocks: &[u64], size: Option<u64>, profile: Pr
         "Checked: not mounted (nor any partition), not swap, not held by LVM/md/device-mapper, \
          no recognised signature.\n",
     );
-    s.push_str("EVERYTHING ON THAT PART OF THE DEVICE WILL BE DESTROYED. Add --destroy-data to do it.\n");
+    s.push_str(
+        "EVERYTHING ON THAT PART OF THE DEVICE WILL BE DESTROYED. Add --destroy-data to do it.\n",
+    );
     s
 }
 
 /// `disk.raw-write`.
 pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::RawWrite.id();
-    let rt = o
-        .device
-        .as_ref()
-        .ok_or_else(|| BenchError::skip("no --device given", "pass --device /dev/X --destroy-data"))?;
+    let rt = o.device.as_ref().ok_or_else(|| {
+        BenchError::skip("no --device given", "pass --device /dev/X --destroy-data")
+    })?;
     if !rt.destroy_data {
         return Err(BenchError::failed(
             "refusing to write to a raw device without --destroy-data",
@@ -529,9 +559,89 @@ mod tests {
     #[test]
     fn regions_are_whole_blocks_within_the_device() {
         assert_eq!(region(None, Profile::Quick, 1 << 30, 512), 64 << 20);
-        assert_eq!(region(Some(10 << 20), Profile::Quick, 4 << 20, 1 << 20), 4 << 20);
+        assert_eq!(
+            region(Some(10 << 20), Profile::Quick, 4 << 20, 1 << 20),
+            4 << 20
+        );
         assert_eq!(region(Some(5000), Profile::Quick, 1 << 30, 256), 4096);
         assert_eq!(region(Some(100), Profile::Quick, 1 << 30, 512), 512);
+    }
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(p, text).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// A captured tree: disk loop9 with partition loop9p1, which is
+    /// mounted, used as swap and held by dm-0 (this machine's kernel has
+    /// neither partition tables nor device-mapper, so the live tests cannot
+    /// build this).
+    #[test]
+    fn partitions_swap_and_holders_refuse_in_a_captured_tree() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let r = dir.path();
+        write(r, "sys/class/block/loop9/dev", "7:9\n");
+        std::fs::create_dir_all(r.join("sys/class/block/loop9/holders"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        write(r, "sys/class/block/loop9p1/dev", "259:3\n");
+        write(r, "sys/class/block/loop9p1/holders/dm-0", "");
+        write(
+            r,
+            "proc/self/mountinfo",
+            "27 1 254:0 / / rw - ext4 /dev/vda rw\n40 27 259:3 / /mnt/data rw - ext4 /dev/loop9p1 rw\n",
+        );
+        write(
+            r,
+            "proc/swaps",
+            "Filename Type Size Used Priority\n/dev/loop9p1 partition 1024 0 -2\n",
+        );
+        let facts = DeviceFacts {
+            path: "/dev/loop9".into(),
+            name: "loop9".into(),
+            major: 7,
+            minor: 9,
+            partitions: vec!["loop9p1".into()],
+            size_bytes: 64 << 20,
+            logical_block_size: Some(512),
+            physical_block_size: Some(512),
+            model: None,
+            rotational: None,
+        };
+        let root = SysRoot::under(r);
+        let got = refusals_at(&root, &facts, true);
+        assert_eq!(
+            got,
+            vec![
+                Refusal::Mounted {
+                    device: "loop9p1".into(),
+                    mount_point: "/mnt/data".into()
+                },
+                Refusal::Swap {
+                    device: "loop9p1".into()
+                },
+                Refusal::Held {
+                    device: "loop9p1".into(),
+                    holders: vec!["dm-0".into()]
+                },
+            ]
+        );
+        let text: Vec<String> = got.iter().map(|r| r.to_string()).collect();
+        assert!(text[0].contains("mounted on /mnt/data"));
+        assert!(text[2].contains("dm-0"));
+        // The same device with nothing on it passes.
+        std::fs::write(
+            r.join("proc/self/mountinfo"),
+            "27 1 254:0 / / rw - ext4 /dev/vda rw\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(r.join("proc/swaps"), "Filename Type Size Used Priority\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_file(r.join("sys/class/block/loop9p1/holders/dm-0"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(refusals_at(&root, &facts, true), vec![]);
     }
 
     #[test]

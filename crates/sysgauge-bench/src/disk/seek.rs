@@ -136,9 +136,8 @@ pub fn random_seek(
             }
         });
         if write_percent > 0 {
-            file.sync_data().map_err(|e| {
-                BenchError::failed(io::describe_io_error("cannot sync", &path, &e))
-            })?;
+            file.sync_data()
+                .map_err(|e| BenchError::failed(io::describe_io_error("cannot sync", &path, &e)))?;
         }
         let end = ctx.clock().now();
         let results = results

@@ -132,12 +132,9 @@ fn note_mode(ctx: &mut RunCtx, t: &Target, fallback: &Option<String>) {
 /// The block-size trap for a test that writes.
 fn check_block_size(ctx: &mut RunCtx, t: &Target, block: u64) {
     if let Some(d) = &t.device {
-        if let Some(f) = traps::block_size_finding(
-            block,
-            &d.name,
-            d.logical_block_size,
-            d.physical_block_size,
-        ) {
+        if let Some(f) =
+            traps::block_size_finding(block, &d.name, d.logical_block_size, d.physical_block_size)
+        {
             ctx.finding(f);
         }
     }
@@ -153,11 +150,7 @@ fn block_metrics(s: &Samples) -> Result<Vec<Metric>, BenchError> {
 }
 
 /// `disk.seq-write`.
-pub fn seq_write(
-    ctx: &mut RunCtx,
-    o: &DiskOptions,
-    block: u64,
-) -> Result<Vec<Metric>, BenchError> {
+pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::SeqWrite.id();
     let shared = begin(ctx, o)?;
     let mut g = lock(&shared)?;
@@ -210,8 +203,7 @@ pub fn seq_write(
             ctx.finding(f);
         }
         if direct {
-            if let Some(f) =
-                traps::shared_finding(id, &delta.name, delta.bytes_written(), written)
+            if let Some(f) = traps::shared_finding(id, &delta.name, delta.bytes_written(), written)
             {
                 ctx.finding(f);
             }

@@ -143,7 +143,10 @@ mod tests {
                 image(m, &[(512, b"LABELONE"), (536, b"LVM2 001")]),
                 "LVM2 PV",
             ),
-            (image(m, &[(4096, &0xa92b_4efcu32.to_le_bytes())]), "md RAID"),
+            (
+                image(m, &[(4096, &0xa92b_4efcu32.to_le_bytes())]),
+                "md RAID",
+            ),
             (
                 image(m, &[(m - 65536, &0xa92b_4efcu32.to_le_bytes())]),
                 "md RAID",
@@ -167,7 +170,10 @@ mod tests {
 
     #[test]
     fn fat_boot_sector_is_not_also_an_mbr() {
-        let img = image(1 << 20, &[(0x36, b"FAT16   "), (510, &[0x55, 0xAA]), (450, &[6])]);
+        let img = image(
+            1 << 20,
+            &[(0x36, b"FAT16   "), (510, &[0x55, 0xAA]), (450, &[6])],
+        );
         assert_eq!(scan(&img), vec!["vfat"]);
     }
 }

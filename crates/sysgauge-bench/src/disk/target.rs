@@ -242,8 +242,9 @@ impl Target {
     pub fn data_file(&mut self) -> Result<&mut DataFile, BenchError> {
         if self.data.is_none() {
             let path = self.dir.join("data");
-            let f = io::open_rw(&path, false)
-                .map_err(|e| BenchError::failed(io::describe_io_error("cannot create", &path, &e)))?;
+            let f = io::open_rw(&path, false).map_err(|e| {
+                BenchError::failed(io::describe_io_error("cannot create", &path, &e))
+            })?;
             io::preallocate(&f, self.size).map_err(|e| {
                 BenchError::failed(io::describe_io_error("cannot allocate", &path, &e))
             })?;
@@ -399,7 +400,13 @@ mod tests {
         ));
         // An explicit size that does not fit is refused, not shrunk.
         assert!(matches!(
-            resolve_size(Some(1 << 30), Profile::Quick, g, Some(200 << 20), Some(1 << 30)),
+            resolve_size(
+                Some(1 << 30),
+                Profile::Quick,
+                g,
+                Some(200 << 20),
+                Some(1 << 30)
+            ),
             Err(BenchError::Skip { .. })
         ));
         // Rounded down to whole blocks; below one block is an error.

@@ -124,7 +124,10 @@ fn unaligned_block_size_falls_back_to_buffered_and_says_so() {
         assert!(m[0].value() > 0.0);
         assert_eq!(out.params.get_bool("direct"), Some(false));
         let codes = codes(&out.findings);
-        assert!(codes.contains(&traps::BUFFERED_FALLBACK.to_string()), "{codes:?}");
+        assert!(
+            codes.contains(&traps::BUFFERED_FALLBACK.to_string()),
+            "{codes:?}"
+        );
         assert!(
             codes.contains(&traps::FILE_SMALLER_THAN_RAM.to_string()),
             "{codes:?}"
@@ -179,7 +182,12 @@ fn block_size_below_the_physical_block_is_reported() {
     }
     let o = options(dir.path(), 1 << 20);
     let mut c = ctx_in(dir.path(), 1);
-    let (_, out) = run_case(&mut c, &o, Kind::SeqWrite, &Params::new().with("block_size", 512u64));
+    let (_, out) = run_case(
+        &mut c,
+        &o,
+        Kind::SeqWrite,
+        &Params::new().with("block_size", 512u64),
+    );
     assert!(
         codes(&out.findings).contains(&traps::BLOCK_BELOW_DEVICE.to_string()),
         "{:?}",
@@ -296,6 +304,8 @@ fn cancellation_cleans_up() {
     let r = b.run(&mut c, &Params::new().with("order", "random"));
     assert!(matches!(r, Err(BenchError::Cancelled)), "{r:?}");
     c.end_session();
-    let left = std::fs::read_dir(dir.path()).map(|rd| rd.count()).unwrap_or(0);
+    let left = std::fs::read_dir(dir.path())
+        .map(|rd| rd.count())
+        .unwrap_or(0);
     assert_eq!(left, 0);
 }
