@@ -177,6 +177,21 @@ impl Target {
             sysgauge_host::free_space_bytes(&dir),
             fs.as_ref().and_then(|f| f.total_bytes),
         )?;
+        // The pattern plus a few block buffers; refuse rather than push a
+        // small machine into swap with a huge --block-size.
+        let buffers = (io::PATTERN_PERIOD as u64 + max_block).saturating_add(max_block * 6);
+        if let Some(avail) = sysgauge_host::available_memory_bytes() {
+            if buffers.saturating_mul(2) > avail {
+                return Err(BenchError::skip(
+                    format!(
+                        "the I/O buffers need {} and only {} of memory is available",
+                        Bytes(buffers),
+                        Bytes(avail)
+                    ),
+                    "use a smaller --block-size",
+                ));
+            }
+        }
         let pattern = Pattern::new(usize::try_from(max_block).unwrap_or(usize::MAX))
             .ok_or_else(|| BenchError::failed("cannot allocate the data pattern buffer"))?;
         Ok(Target {
