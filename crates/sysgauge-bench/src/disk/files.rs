@@ -148,7 +148,7 @@ pub fn run(
         Op::Stat => Kind::Stat.id(),
         Op::Delete => Kind::Delete.id(),
     };
-    let shared = begin(ctx, o)?;
+    let shared = begin(ctx, o, false)?;
     let root = {
         let g = lock(&shared)?;
         g.dir

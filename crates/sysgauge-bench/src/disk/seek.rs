@@ -29,7 +29,7 @@ pub fn random_seek(
     write_percent: u64,
 ) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::RandomSeek.id();
-    let shared = begin(ctx, o)?;
+    let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
     let size = g.size;
     g.ensure_written(ctx, size)?;

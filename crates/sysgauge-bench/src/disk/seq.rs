@@ -31,13 +31,20 @@ use sysgauge_core::{BenchError, Metric, RunCtx, Unit};
 pub const CHAR_RUN: usize = 8192;
 
 /// Start a file-system case: the shared target, its details, the
-/// RAM-backed trap.
-pub fn begin(ctx: &mut RunCtx, o: &DiskOptions) -> Result<SharedTarget, BenchError> {
+/// RAM-backed trap. Tests that use the test file note its size as a
+/// parameter (`uses_file`); the file-operation tests do not.
+pub fn begin(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    uses_file: bool,
+) -> Result<SharedTarget, BenchError> {
     let t = target::shared(ctx, o)?;
     {
         let g = lock(&t)?;
         g.note_details(ctx);
-        ctx.note_param("size", g.size);
+        if uses_file {
+            ctx.note_param("size", g.size);
+        }
         if let Some(what) = g.ram_backed() {
             ctx.finding(traps::ram_backed_finding(&what));
         }
@@ -152,7 +159,7 @@ fn block_metrics(s: &Samples) -> Result<Vec<Metric>, BenchError> {
 /// `disk.seq-write`.
 pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::SeqWrite.id();
-    let shared = begin(ctx, o)?;
+    let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
     let path = g.data_file()?.path.clone();
     let size = g.size;
@@ -215,7 +222,7 @@ pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
 /// `disk.seq-read`.
 pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::SeqRead.id();
-    let shared = begin(ctx, o)?;
+    let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
     let size = g.size;
     g.ensure_written(ctx, size)?;
@@ -280,7 +287,7 @@ pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Met
 /// `disk.rewrite`: read a block, change it, write it back in place.
 pub fn rewrite(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::Rewrite.id();
-    let shared = begin(ctx, o)?;
+    let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
     let size = g.size;
     g.ensure_written(ctx, size)?;
@@ -335,7 +342,7 @@ pub fn rewrite(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metr
 /// `disk.putc`: one character at a time into a buffered stream.
 pub fn putc(ctx: &mut RunCtx, o: &DiskOptions) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::Putc.id();
-    let shared = begin(ctx, o)?;
+    let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
     let size = g.size;
     let path = g.dir.join("chars");
@@ -383,7 +390,7 @@ pub fn putc(ctx: &mut RunCtx, o: &DiskOptions) -> Result<Vec<Metric>, BenchError
 /// `disk.getc`: one character at a time from a buffered stream.
 pub fn getc(ctx: &mut RunCtx, o: &DiskOptions) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::Getc.id();
-    let shared = begin(ctx, o)?;
+    let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
     let size = g.size;
     let path = g.dir.join("chars");
