@@ -416,3 +416,74 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     );
     drop(swapoff);
 }
+
+#[test]
+fn ctrl_c_stops_and_leaves_nothing_behind() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    let sb = Sandbox::new();
+    let target = sb.scratch();
+    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
+    let mut child = Command::new(bin)
+        .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
+        .arg(sb.db())
+        .arg("--path")
+        .arg(&target)
+        .env("HOME", sb.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.starts_with("[1/") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let started = rx.recv_timeout(Duration::from_secs(120));
+    // Let the second case get under way, then interrupt it.
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill with a valid pid and signal number has no memory effects.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("sysgauge disk did not stop within 60 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let log = reader.join().unwrap_or_default();
+    assert!(started.is_ok(), "no case finished in time:\n{log}");
+    assert_eq!(status.code(), Some(130), "{log}");
+    let left: Vec<_> = std::fs::read_dir(&target)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let out = sb
+        .cmd()
+        .args(["results", "--db"])
+        .arg(sb.db())
+        .arg("list")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        stdout_of(&out).contains("interrupted"),
+        "{}",
+        stdout_of(&out)
+    );
+}
