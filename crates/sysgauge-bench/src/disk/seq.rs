@@ -10,9 +10,10 @@
 //! outside it. Direct write passes end with fdatasync too, so a pass is
 //! timed until its data is on stable storage (as `fio --end_fsync=1`).
 //!
-//! Writes overwrite a preallocated file in place rather than creating a new
-//! one for each pass: allocation and, on SSDs, discard of deleted files
-//! would otherwise mix into the numbers from pass to pass.
+//! Writes overwrite the test file in place, after it has been written once
+//! (untimed), rather than creating a new one for each pass: allocation,
+//! unwritten-extent conversion and, on SSDs, discard of deleted files would
+//! otherwise mix into the numbers from pass to pass.
 
 use super::io::{self, AlignedBuf};
 use super::passes::{run_passes, OpTimer, Samples};
@@ -161,8 +162,12 @@ pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
     let id = Kind::SeqWrite.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let path = g.data_file()?.path.clone();
     let size = g.size;
+    // Written once before (untimed), so every pass overwrites allocated
+    // blocks: the first writes into a fresh or preallocated file also
+    // allocate or convert extents, which would skew the calibration pass.
+    g.ensure_written(ctx, size)?;
+    let path = g.data_file()?.path.clone();
     let (file, fallback) = open_block_file(&path, block, &g, Probe::Write)?;
     let direct = fallback.is_none();
     note_mode(ctx, &g, &fallback);
