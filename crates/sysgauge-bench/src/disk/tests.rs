@@ -1,7 +1,8 @@
 //! Tests of the disk family on real file systems: every test runs at tiny
 //! sizes in a temporary directory, and the traps that a file system can
-//! provoke are provoked (the raw-device traps are tested on loop devices in
-//! `tests/disk_raw.rs`).
+//! provoke are provoked (the dirty-pages trap in `tests/disk_dirty.rs`, a
+//! process of its own; the raw-device traps on loop devices in the
+//! binary's `tests/disk.rs`).
 
 use super::*;
 use std::path::Path;
@@ -193,41 +194,6 @@ fn block_size_below_the_physical_block_is_reported() {
         "{:?}",
         out.findings
     );
-}
-
-#[test]
-fn dirty_pages_are_flushed_and_the_wait_reported() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let o = options(dir.path(), 1 << 20);
-    // Anyone's sync(2) (another test, another program) can clean the
-    // pages between writing them and the case's check; try a few times.
-    let mut last = Vec::new();
-    for attempt in 0..3 {
-        let mut c = ctx_in(dir.path(), 1);
-        let junk = dir.path().join(format!("dirty-{attempt}"));
-        let chunk = vec![0x5au8; 8 << 20];
-        {
-            use std::io::Write;
-            let mut f = std::fs::File::create(&junk).unwrap_or_else(|e| panic!("{e}"));
-            for _ in 0..24 {
-                f.write_all(&chunk).unwrap_or_else(|e| panic!("{e}"));
-            }
-        }
-        let (_, out) = run_case(
-            &mut c,
-            &o,
-            Kind::SeqWrite,
-            &Params::new().with("block_size", 1u64 << 20),
-        );
-        let _ = std::fs::remove_file(&junk);
-        if let Some(f) = out.findings.iter().find(|f| f.code == traps::DIRTY_PAGES) {
-            assert!(f.message.contains("waited"), "{}", f.message);
-            assert!(out.details.get("writeback_wait_ms").is_some());
-            return;
-        }
-        last = out.findings;
-    }
-    panic!("no dirty-pages finding after 192 MiB of unsynced writes: {last:?}");
 }
 
 #[test]
