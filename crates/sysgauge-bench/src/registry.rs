@@ -4,6 +4,7 @@
 //! describe cannot drift apart (a test checks the docs).
 
 use crate::hash;
+use crate::spawn;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile};
@@ -36,6 +37,11 @@ pub fn families() -> &'static [FamilyInfo] {
         name: "hash",
         summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
         budget_seconds: [0.3, 6.0, 40.0, 120.0],
+    },
+    FamilyInfo {
+        name: "spawn",
+        summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
+        budget_seconds: [0.3, 4.0, 40.0, 120.0],
     }]
 }
 
@@ -47,12 +53,14 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
+    pub spawn: Arc<spawn::SpawnOptions>,
 }
 
 /// Every benchmark, in display order.
 pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
+    v.extend(spawn::benchmarks(&options.spawn));
     v
 }
 

@@ -1,0 +1,148 @@
+//! The parent-size sweep's ballast: memory the parent holds, touched page by
+//! page, so that `fork` has page tables to copy.
+//!
+//! The ballast is an anonymous private mapping with transparent huge pages
+//! refused (`MADV_NOHUGEPAGE`): with THP a gigabyte is 512 page-table
+//! entries instead of 262,144 and fork's cost would depend on the machine's
+//! THP setting rather than on the parent's size. Ordinary 4 KiB pages are
+//! what most heaps are made of, and they make the numbers comparable between
+//! machines. Every page is written (not just read: a read maps the shared
+//! zero page) before any timing.
+
+use sysgauge_core::BenchError;
+
+/// Memory kept free beside the ballast, so the sweep never pushes the
+/// machine into reclaim or the OOM killer.
+pub const HEADROOM_MIB: u64 = 256;
+
+/// `MemAvailable` from /proc/meminfo text, in bytes.
+pub fn mem_available_bytes(meminfo: &str) -> Option<u64> {
+    meminfo.lines().find_map(|l| {
+        let rest = l.strip_prefix("MemAvailable:")?;
+        let mut it = rest.split_whitespace();
+        let v: u64 = it.next()?.parse().ok()?;
+        match it.next() {
+            Some("kB") | None => v.checked_mul(1024),
+            Some(_) => None,
+        }
+    })
+}
+
+/// Touched anonymous memory of a given size, unmapped on drop.
+#[derive(Debug)]
+pub struct Ballast {
+    ptr: *mut libc::c_void,
+    len: usize,
+    mib: u64,
+}
+
+// SAFETY: the mapping is owned exclusively by this value and only touched
+// while it is created; moving it to another thread moves that ownership.
+unsafe impl Send for Ballast {}
+
+impl Ballast {
+    /// Map and touch `mib` MiB, after checking `MemAvailable` leaves
+    /// [`HEADROOM_MIB`] beside it; a skip otherwise.
+    pub fn new(mib: u64) -> Result<Ballast, BenchError> {
+        let meminfo = std::fs::read_to_string("/proc/meminfo")
+            .map_err(|e| BenchError::io("cannot read /proc/meminfo", e))?;
+        let avail = mem_available_bytes(&meminfo)
+            .ok_or_else(|| BenchError::failed("/proc/meminfo has no MemAvailable line"))?;
+        let need = (mib + HEADROOM_MIB) << 20;
+        if avail < need {
+            return Err(BenchError::skip(
+                format!(
+                    "a {mib} MiB parent needs {} MiB of available memory; MemAvailable is {} MiB",
+                    mib + HEADROOM_MIB,
+                    avail >> 20
+                ),
+                "free memory, or choose smaller sizes with --parent-size",
+            ));
+        }
+        let len = usize::try_from(mib << 20).map_err(|_| {
+            BenchError::skip(
+                format!("{mib} MiB does not fit the address space"),
+                "choose smaller sizes with --parent-size",
+            )
+        })?;
+        // SAFETY: an anonymous private mapping at an address the kernel
+        // chooses; no existing memory is affected.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(BenchError::skip(
+                format!("cannot map {mib} MiB: {}", std::io::Error::last_os_error()),
+                "free memory, or choose smaller sizes with --parent-size",
+            ));
+        }
+        let ballast = Ballast { ptr, len, mib };
+        // SAFETY: [ptr, ptr+len) is the mapping just created. MADV_NOHUGEPAGE
+        // only changes how it is backed; failure (a kernel without THP) is
+        // harmless and ignored.
+        unsafe {
+            libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE);
+        }
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .ok()
+            .filter(|&p| p > 0)
+            .unwrap_or(4096);
+        let base = ptr.cast::<u8>();
+        let mut off = 0;
+        while off < len {
+            // SAFETY: off < len, inside the writable mapping; volatile so
+            // the stores that fault the pages in are not elided.
+            unsafe { base.add(off).write_volatile(1) };
+            off += page;
+        }
+        Ok(ballast)
+    }
+
+    pub fn mib(&self) -> u64 {
+        self.mib
+    }
+}
+
+impl Drop for Ballast {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping this value owns, once.
+        unsafe {
+            libc::munmap(self.ptr, self.len);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_mem_available() {
+        let text = "MemTotal:       24576000 kB\nMemFree:        22000000 kB\nMemAvailable:   23000000 kB\nBuffers: 1 kB\n";
+        assert_eq!(mem_available_bytes(text), Some(23_000_000 * 1024));
+        assert_eq!(mem_available_bytes("MemTotal: 1 kB\n"), None);
+        assert_eq!(mem_available_bytes("MemAvailable: lots kB\n"), None);
+        assert_eq!(mem_available_bytes("MemAvailable: 5 MB\n"), None);
+    }
+
+    #[test]
+    fn small_ballast_maps_and_touches() {
+        let b = Ballast::new(4).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.mib(), 4);
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let rss_kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("RssAnon:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        assert!(rss_kb >= 4096, "RssAnon {rss_kb} kB after touching 4 MiB");
+    }
+}
