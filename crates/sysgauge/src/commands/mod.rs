@@ -2,8 +2,11 @@
 
 mod host;
 mod list;
+mod procs;
 mod results;
 mod run;
+mod spawn;
+mod startup;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Exit;
@@ -15,5 +18,8 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
+        Command::Spawn(a) => spawn::run(a),
+        Command::Startup(a) => startup::run(a),
+        Command::Procs(a) => procs::run(a),
     }
 }
