@@ -10,6 +10,7 @@ pub mod hash;
 pub mod methodology;
 pub mod registry;
 pub mod spawn;
+pub mod startup;
 pub mod util;
 
 pub use registry::{benchmarks, families, family_info, FamilyInfo, Options};
