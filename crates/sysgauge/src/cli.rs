@@ -167,9 +167,9 @@ pub struct StartupArgs {
     pub runs: u64,
 
     /// Minimum total time of the timed runs per command, in seconds
-    /// (`3`, `0.5`, `500ms`).
-    #[arg(long, value_name = "SECONDS", default_value = "3")]
-    pub min_time: String,
+    /// (`3`, `0.5`, `500ms`); default: the profile's (3 s for quick).
+    #[arg(long, value_name = "SECONDS")]
+    pub min_time: Option<String>,
 
     /// Maximum number of timed runs per command (stops even if --min-time is not reached).
     #[arg(long, value_name = "N")]
