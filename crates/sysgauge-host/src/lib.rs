@@ -1,6 +1,8 @@
 #![allow(clippy::field_reassign_with_default)]
 //! sysgauge-host: placeholder until the /proc and /sys readers land; returns
 //! only what needs no parsing.
+pub mod procs;
+
 use sysgauge_core::HostInfo;
 
 /// Facts about this machine (placeholder: hostname and thread count only).
