@@ -1,1 +1,5 @@
 //! sysgauge-twoping (being built).
+
+pub mod auth;
+pub mod checksum;
+pub mod codec;
