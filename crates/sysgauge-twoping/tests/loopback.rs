@@ -15,7 +15,6 @@ use sysgauge_twoping::listener::ListenerConfig;
 fn listener_on(ip: &str) -> ListenerConfig {
     ListenerConfig {
         addresses: vec![std::net::SocketAddr::new(ip.parse().expect("ip"), 0)],
-        port: 0,
         ..ListenerConfig::default()
     }
 }

@@ -87,11 +87,12 @@ impl Default for ListenerLimits {
 /// Listener settings.
 #[derive(Debug, Clone)]
 pub struct ListenerConfig {
-    /// Addresses to bind; empty means `0.0.0.0` and `::` (IPv6-only) on
-    /// `port`. An address with port 0 gets `port`, unless `port` is 0 too
-    /// (then the system picks a free one; see [`Listener::local_addrs`]).
+    /// Addresses to bind, each with its port (port 0 lets the system pick
+    /// one; see [`Listener::local_addrs`]). Empty means `0.0.0.0` and `::`
+    /// (IPv6-only) on `port`.
     pub addresses: Vec<SocketAddr>,
-    /// Port for addresses given without one. Default 15998.
+    /// Port of the wildcard addresses used when `addresses` is empty.
+    /// Default 15998.
     pub port: u16,
     /// Pad replies to at least this size when the request is larger than
     /// `max_packet_size` (default 128).
@@ -397,17 +398,7 @@ impl Listener {
                 SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), config.port),
             ]
         } else {
-            config
-                .addresses
-                .iter()
-                .map(|a| {
-                    let mut a = *a;
-                    if a.port() == 0 {
-                        a.set_port(config.port);
-                    }
-                    a
-                })
-                .collect()
+            config.addresses.clone()
         };
         let mut sockets = Vec::new();
         for addr in &addrs {

@@ -207,3 +207,62 @@ pub fn free_udp_port(ip: &str) -> u16 {
     let s = std::net::UdpSocket::bind((ip, 0)).expect("bind ephemeral");
     s.local_addr().expect("local addr").port()
 }
+
+/// The statistics block the reference `2ping` client prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReferenceSummary {
+    pub transmitted: u64,
+    pub received: u64,
+    pub loss_percent: u64,
+    pub outbound: u64,
+    pub inbound: u64,
+    pub undetermined: u64,
+}
+
+fn number_before(line: &str, word: &str) -> Option<u64> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| w.starts_with(word))?;
+    words
+        .get(at.checked_sub(1)?)?
+        .trim_end_matches('%')
+        .parse()
+        .ok()
+}
+
+/// Parses the reference client's summary lines:
+/// `N pings transmitted, N received, N% ping loss, time …` and
+/// `N outbound ping losses (x%), N inbound (y%), N undetermined (z%)`.
+pub fn parse_reference_summary(text: &str) -> Option<ReferenceSummary> {
+    let mut s = ReferenceSummary::default();
+    let mut seen = (false, false);
+    for line in text.lines() {
+        if line.contains(" transmitted, ") && line.contains("ping loss") {
+            s.transmitted = number_before(line, "ping")?;
+            s.received = number_before(line, "received")?;
+            s.loss_percent = line
+                .split(", ")
+                .find(|p| p.ends_with("ping loss"))?
+                .split('%')
+                .next()?
+                .trim()
+                .parse()
+                .ok()?;
+            seen.0 = true;
+        }
+        if line.contains("outbound ping loss") {
+            s.outbound = number_before(line, "outbound")?;
+            s.inbound = number_before(line, "inbound")?;
+            s.undetermined = number_before(line, "undetermined")?;
+            seen.1 = true;
+        }
+    }
+    (seen.0 && seen.1).then_some(s)
+}
+
+/// Lines in which a reference listener reports a 3rd leg with the client's
+/// enclosed RTT: `… ping_seq=N time=X ms peertime=Y ms`.
+pub fn reference_peertime_lines(text: &str) -> usize {
+    text.lines()
+        .filter(|l| l.contains("ping_seq=") && l.contains("peertime="))
+        .count()
+}
