@@ -700,10 +700,12 @@ impl Listener {
         let Some((socket, _)) = self.sockets.get(i) else {
             return;
         };
+        // Stamped before the send, like the client's pings, so our RTT
+        // covers the whole round trip.
+        let sent_at = Instant::now();
         match socket.send_to(&self.send_buf, peer) {
             Ok(_) => {
                 ListenerCounters::add(&self.counters.replies);
-                let sent_at = Instant::now();
                 self.peers.with_session(peer, sent_at, |s| {
                     s.commit_sent(reply, sent_at, SentKind::Ping);
                 });
