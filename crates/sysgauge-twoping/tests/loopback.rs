@@ -275,3 +275,42 @@ fn listener_reports_loss_of_its_second_legs() {
         leg2_ids.push(r.message_id);
     }
 }
+
+#[test]
+fn source_address_is_used() {
+    let l = RunningListener::start(listener_on("127.0.0.1"));
+    let (report, _) = run(
+        ClientConfig {
+            source: Some("127.0.0.2".parse().expect("ip")),
+            ..quick(2)
+        },
+        vec![Target::new("lo", l.addr())],
+    );
+    assert_eq!(report.hosts[0].counts.received, 2);
+    let peers = l.stop().peer_summaries();
+    assert_eq!(peers.len(), 1);
+    assert_eq!(peers[0].peer.ip().to_string(), "127.0.0.2");
+}
+
+#[test]
+fn adaptive_mode_paces_by_rtt() {
+    let l = RunningListener::start(listener_on("::1"));
+    let started = Instant::now();
+    let (report, _) = run(
+        ClientConfig {
+            count: Some(50),
+            adaptive: true,
+            // Adaptive starts at the interval until an RTT is known.
+            interval: Duration::from_secs(1),
+            ..ClientConfig::default()
+        },
+        vec![Target::new("lo", l.addr())],
+    );
+    assert_eq!(report.hosts[0].counts.received, 50);
+    // 50 pings at loopback RTTs, far below 50 intervals.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}

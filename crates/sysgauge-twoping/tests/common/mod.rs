@@ -35,7 +35,10 @@ pub fn have_requirements(test: &str, tools: &[&str], need_root: bool) -> bool {
     if std::env::var("SYSGAUGE_REQUIRE_ALL").as_deref() == Ok("1") {
         panic!("{msg} (SYSGAUGE_REQUIRE_ALL=1: install it, e.g. apt-get install -y 2ping nftables iproute2)");
     }
-    eprintln!("SKIPPED {msg}");
+    // Written to the real stderr: libtest captures eprintln! of passing
+    // tests, and a skip must be visible in the CI log.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {msg}");
     false
 }
 
