@@ -391,7 +391,7 @@ impl Client {
         let mut hosts = Vec::with_capacity(targets.len());
         for target in targets {
             let socket = bind_for(&target, config.source)?;
-            let mut session = Session::new(limits, now, false);
+            let mut session = Session::new(limits, now, None);
             session.subtract_peer_latency = config.subtract_peer_host_latency;
             hosts.push(Host {
                 target,

@@ -11,10 +11,14 @@
 //!   in `please investigate` on our next reply-requesting packet.
 //! - `seen`: the peer's reply-requesting packets we received (and answered),
 //!   so we can answer the peer's investigations. A courtesy expiration from
-//!   the peer removes entries. If we ever had to forget an entry for lack of
-//!   room or age (`seen_forgot`), an unknown ID might be one we forgot, so we
-//!   stop answering "never received" rather than risk a wrong verdict: the
-//!   peer then records the loss as undetermined, which is honest.
+//!   the peer removes entries. If we had to forget an entry early, for lack
+//!   of room (`forgot_at`), an unknown ID might be one we forgot, so for one
+//!   state TTL we stop answering "never received" rather than risk a wrong
+//!   verdict: the peer then records the loss as undetermined, which is
+//!   honest. After a TTL, anything forgotten then is older than any request
+//!   a peer still investigates (both sides drop state after the TTL, as the
+//!   reference does), and full answers resume. Entries leaving by age alone
+//!   do not count as forgetting, for the same reason.
 //! - `courtesy`: IDs of our requests that were answered; we tell the peer it
 //!   may forget them, in whatever packet we send next.
 //!
@@ -91,7 +95,7 @@ pub(crate) struct Session {
     next_seq: u64,
     sent: IdTable<SentEntry>,
     seen: IdTable<Instant>,
-    seen_forgot: bool,
+    forgot_at: Option<Instant>,
     courtesy: IdTable<Instant>,
     /// Counts of our pings (not probes).
     pub counts: LossCounts,
@@ -111,16 +115,16 @@ fn micros_u32(d: Duration) -> u32 {
 }
 
 impl Session {
-    /// `forgot_before` tells the session whether earlier state about this
-    /// peer may have been dropped (for example a listener that evicted this
-    /// peer's entry); then "never received" answers are withheld.
-    pub(crate) fn new(limits: SessionLimits, now: Instant, forgot_before: bool) -> Session {
+    /// `forgot_at` is when earlier state about this peer may have been
+    /// dropped (a listener that evicted this peer's session); "never
+    /// received" answers are withheld for a state TTL after it.
+    pub(crate) fn new(limits: SessionLimits, now: Instant, forgot_at: Option<Instant>) -> Session {
         Session {
             limits,
             next_seq: 1,
             sent: IdTable::new(limits.max_sent),
             seen: IdTable::new(limits.max_seen),
-            seen_forgot: forgot_before,
+            forgot_at,
             courtesy: IdTable::new(limits.max_courtesy),
             counts: LossCounts::default(),
             rtt: RttStats::default(),
@@ -276,8 +280,11 @@ impl Session {
             return false;
         }
         if self.seen.insert(packet.message_id, received_at).is_some() {
-            self.seen_forgot = true;
+            self.forgot_at = Some(received_at);
         }
+        let uncertain = self
+            .forgot_at
+            .is_some_and(|t| received_at.saturating_duration_since(t) < self.limits.state_ttl);
         *reply = Packet::new(crate::codec::random_message_id());
         let r = &mut reply.opcodes;
         r.in_reply_to = Some(packet.message_id);
@@ -288,7 +295,7 @@ impl Session {
             for id in asked.iter().take(self.limits.max_list_ids) {
                 if self.seen.contains(id) {
                     seen.push(*id);
-                } else if !self.seen_forgot {
+                } else if !uncertain {
                     never.push(*id);
                 }
             }
@@ -345,9 +352,7 @@ impl Session {
         let ttl = self.limits.state_ttl;
         let old = |t: &Instant| now.saturating_duration_since(*t) > ttl;
         while self.sent.pop_oldest_if(|e| old(&e.sent_at)).is_some() {}
-        while self.seen.pop_oldest_if(old).is_some() {
-            self.seen_forgot = true;
-        }
+        while self.seen.pop_oldest_if(old).is_some() {}
         while self.courtesy.pop_oldest_if(old).is_some() {}
     }
 }
@@ -444,8 +449,8 @@ mod tests {
     #[test]
     fn three_way_exchange_gives_both_sides_an_rtt() {
         let t0 = Instant::now();
-        let mut client = Session::new(limits(), t0, false);
-        let mut server = Session::new(limits(), t0, false);
+        let mut client = Session::new(limits(), t0, None);
+        let mut server = Session::new(limits(), t0, None);
         let mut events = Vec::new();
         let mut ping = Packet::default();
         client.prepare_request(t0, limits().inquire_wait, &mut ping);
@@ -493,8 +498,8 @@ mod tests {
     #[test]
     fn investigations_attribute_direction() {
         let t0 = Instant::now();
-        let mut client = Session::new(limits(), t0, false);
-        let mut server = Session::new(limits(), t0, false);
+        let mut client = Session::new(limits(), t0, None);
+        let mut server = Session::new(limits(), t0, None);
         let mut events = Vec::new();
         let mut scratch = Packet::default();
 
@@ -543,7 +548,7 @@ mod tests {
     #[test]
     fn forgetful_peer_does_not_claim_never_received() {
         let t0 = Instant::now();
-        let mut server = Session::new(limits(), t0, true);
+        let mut server = Session::new(limits(), t0, Some(t0));
         let mut ask = Packet::new([1; 6]);
         ask.opcodes.reply_requested = true;
         ask.opcodes.please_investigate = Some(vec![[7; 6]]);
@@ -551,6 +556,33 @@ mod tests {
         assert!(server.handle(&ask, t0, true, &mut Vec::new(), &mut reply));
         assert_eq!(reply.opcodes.investigation_never_received, None);
         assert_eq!(reply.opcodes.investigation_seen, None);
+    }
+
+    #[test]
+    fn capacity_eviction_withholds_never_received_for_one_ttl() {
+        let t0 = Instant::now();
+        let small = SessionLimits {
+            max_seen: 2,
+            state_ttl: Duration::from_secs(60),
+            ..limits()
+        };
+        let mut server = Session::new(small, t0, None);
+        let ask_about = |server: &mut Session, at: Instant| {
+            let mut p = Packet::new(crate::codec::random_message_id());
+            p.opcodes.reply_requested = true;
+            p.opcodes.please_investigate = Some(vec![[7; 6]]);
+            let mut reply = Packet::default();
+            server.handle(&p, at, true, &mut Vec::new(), &mut reply);
+            reply.opcodes.investigation_never_received
+        };
+        // Two pings fit; the third evicts the first.
+        assert_eq!(ask_about(&mut server, t0), Some(vec![[7; 6]]));
+        assert_eq!(ask_about(&mut server, t0), Some(vec![[7; 6]]));
+        assert_eq!(ask_about(&mut server, t0), None);
+        // A TTL later, anything forgotten then is out of any investigation.
+        let later = t0 + Duration::from_secs(61);
+        server.expire(later);
+        assert_eq!(ask_about(&mut server, later), Some(vec![[7; 6]]));
     }
 
     #[test]

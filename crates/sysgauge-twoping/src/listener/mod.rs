@@ -61,8 +61,8 @@ pub struct ListenerLimits {
     /// Age after which IDs are forgotten, and idle peers dropped. Default
     /// 600 s, as the reference.
     pub state_ttl: Duration,
-    /// Per-source rate limit; `None` disables it. Default 1000/s, burst 2000,
-    /// loopback exempt.
+    /// Per-source rate limit; `None` disables it. Default 5000/s, burst
+    /// 5000, loopback exempt.
     pub rate_limit: Option<RateLimit>,
     /// Most sources with their own token bucket. Default 4096.
     pub max_rate_sources: usize,

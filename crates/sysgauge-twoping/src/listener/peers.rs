@@ -5,9 +5,10 @@
 //! (see `SessionLimits`), and the number of sessions is bounded: when full,
 //! idle sessions are swept, and if none is idle the least recently active
 //! one is evicted (an O(peers) scan, only when a new peer arrives at a full
-//! table). A session created after any eviction starts "forgetful": it may
-//! have lost what an earlier incarnation saw, so it will not answer "never
-//! received" for IDs it does not know (see the session module).
+//! table). A session created within a state TTL of any eviction starts
+//! "forgetful": it may have lost what an earlier incarnation saw, so it will
+//! not answer "never received" for IDs it does not know (see the session
+//! module).
 //!
 //! The total number of ID entries is tracked incrementally so the listener
 //! can publish it as a gauge without walking every session per packet.
@@ -60,14 +61,14 @@ impl PeerTable {
         if !self.sessions.contains_key(&peer) && self.sessions.len() >= self.cap {
             self.make_room(now);
         }
-        let forgetful = self
-            .last_eviction
-            .is_some_and(|t| now.saturating_duration_since(t) < self.limits.state_ttl);
+        // Any eviction may have dropped an earlier session of this very
+        // peer; the session withholds "never received" for a TTL after it.
+        let forgot_at = self.last_eviction;
         let limits = self.limits;
         let session = self
             .sessions
             .entry(peer)
-            .or_insert_with(|| Session::new(limits, now, forgetful));
+            .or_insert_with(|| Session::new(limits, now, forgot_at));
         let before = session.entries();
         let r = f(session);
         let after = session.entries();

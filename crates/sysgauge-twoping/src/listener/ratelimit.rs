@@ -5,7 +5,11 @@
 //!   usually owns a whole /64, so keying by full IPv6 address would let it
 //!   rotate addresses past the limit (and fill the table).
 //! - Every datagram costs one token, checked before decoding, so garbage is
-//!   throttled as cheaply as possible.
+//!   throttled as cheaply as possible. The default (5000/s, burst 5000) is a
+//!   safety net for an exposed listener, above what a flood ping over a LAN
+//!   from one host needs for a short test (two datagrams per ping); raise or
+//!   disable it for long flood benchmarks between machines. Replies are
+//!   bounded by the no-amplification rule whatever the rate.
 //! - The bucket table is bounded. A bucket that has refilled completely is
 //!   indistinguishable from a new one, so it can be dropped without changing
 //!   any decision; when the table is full those are swept (at most every
@@ -34,8 +38,8 @@ pub struct RateLimit {
 impl Default for RateLimit {
     fn default() -> Self {
         RateLimit {
-            packets_per_second: 1000.0,
-            burst: 2000.0,
+            packets_per_second: 5000.0,
+            burst: 5000.0,
             exempt_loopback: true,
         }
     }
