@@ -22,32 +22,48 @@ pub const PROCS_JSON_VERSION: u32 = 1;
 /// The fields of /proc/PID/stat that `procs` uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcStat {
+    /// Process id.
     pub pid: i32,
+    /// The command name (`comm`), verbatim.
     pub comm: String,
     /// R, S, D, Z, T, t, X, I, ...
     pub state: char,
+    /// Parent process id.
     pub ppid: i32,
     /// Clock ticks (USER_HZ) in user and kernel mode.
     pub utime: u64,
+    /// See `utime`.
     pub stime: u64,
+    /// Number of threads.
     pub threads: i64,
     /// Start time after boot, in clock ticks (identifies the process
     /// together with the pid).
     pub starttime: u64,
 }
 
+/// Why a /proc/PID/stat line did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum StatError {
+    /// The command name's `(` is missing.
     #[error("no '(' before the command name")]
     NoOpenParen,
+    /// The command name's `)` is missing.
     #[error("no ')' after the command name")]
     NoCloseParen,
+    /// The first field is not a pid.
     #[error("the pid '{0}' is not a number")]
     BadPid(String),
+    /// The line ends too early.
     #[error("only {0} fields after the command name")]
     TooFewFields(usize),
+    /// A numeric field is not a number.
     #[error("field {field} ('{value}') is not a number")]
-    BadField { field: usize, value: String },
+    BadField {
+        /// 1-based field number, as in proc(5).
+        field: usize,
+        /// What the field held.
+        value: String,
+    },
 }
 
 /// Parse one /proc/PID/stat line.
@@ -96,6 +112,7 @@ pub fn parse_stat(text: &str) -> Result<ProcStat, StatError> {
 /// Every process at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// The processes read.
     pub procs: Vec<ProcStat>,
     /// Entries that could not be read (permissions, hidepid).
     pub unreadable: usize,
@@ -148,9 +165,13 @@ pub fn clock_ticks() -> f64 {
 /// Sort orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortBy {
+    /// User time (or user % over the interval), largest first.
     User,
+    /// System time, largest first.
     System,
+    /// User + system, largest first.
     Total,
+    /// Process id, ascending.
     Pid,
 }
 
@@ -159,17 +180,24 @@ pub enum SortBy {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProcUsage {
+    /// Process id.
     pub pid: i32,
+    /// Parent process id.
     pub ppid: i32,
+    /// `comm`, verbatim.
     pub command: String,
+    /// State letter.
     pub state: String,
+    /// Number of threads.
     pub threads: i64,
-    /// CPU seconds since the process started.
+    /// User CPU seconds since the process started.
     pub user_seconds: f64,
+    /// System CPU seconds since the process started.
     pub system_seconds: f64,
     /// Share of one CPU over the interval, in percent (100 = one CPU busy);
     /// null without an interval.
     pub user_percent: Option<f64>,
+    /// See `user_percent`.
     pub system_percent: Option<f64>,
 }
 
@@ -177,23 +205,30 @@ pub struct ProcUsage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProcsReport {
+    /// `PROCS_JSON_VERSION`.
     pub schema_version: u32,
     /// Seconds between the two snapshots; null for one snapshot.
     pub interval_seconds: Option<f64>,
+    /// The sort order's name.
     pub sort: String,
     /// Processes seen (in the last snapshot).
     pub total: usize,
     /// Processes per state letter.
     pub states: std::collections::BTreeMap<String, usize>,
+    /// Threads of all processes.
     pub threads: i64,
+    /// Entries that could not be read.
     pub unreadable: usize,
+    /// Entries that vanished while read (both snapshots).
     pub vanished: usize,
+    /// Entries that did not parse.
     pub malformed: usize,
     /// The top processes, sorted.
     pub processes: Vec<ProcUsage>,
 }
 
 impl SortBy {
+    /// The name used on the command line and in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             SortBy::User => "user",

@@ -15,19 +15,6 @@ use sysgauge_core::BenchError;
 /// machine into reclaim or the OOM killer.
 pub const HEADROOM_MIB: u64 = 256;
 
-/// `MemAvailable` from /proc/meminfo text, in bytes.
-pub fn mem_available_bytes(meminfo: &str) -> Option<u64> {
-    meminfo.lines().find_map(|l| {
-        let rest = l.strip_prefix("MemAvailable:")?;
-        let mut it = rest.split_whitespace();
-        let v: u64 = it.next()?.parse().ok()?;
-        match it.next() {
-            Some("kB") | None => v.checked_mul(1024),
-            Some(_) => None,
-        }
-    })
-}
-
 /// Touched anonymous memory of a given size, unmapped on drop.
 #[derive(Debug)]
 pub struct Ballast {
@@ -44,10 +31,12 @@ impl Ballast {
     /// Map and touch `mib` MiB, after checking `MemAvailable` leaves
     /// [`HEADROOM_MIB`] beside it; a skip otherwise.
     pub fn new(mib: u64) -> Result<Ballast, BenchError> {
-        let meminfo = std::fs::read_to_string("/proc/meminfo")
-            .map_err(|e| BenchError::io("cannot read /proc/meminfo", e))?;
-        let avail = mem_available_bytes(&meminfo)
-            .ok_or_else(|| BenchError::failed("/proc/meminfo has no MemAvailable line"))?;
+        let avail = sysgauge_host::available_memory_bytes().ok_or_else(|| {
+            BenchError::skip(
+                "cannot tell the available memory (/proc/meminfo has no MemAvailable)",
+                "run on Linux 3.14 or later, or leave out --parent-size",
+            )
+        })?;
         let need = (mib + HEADROOM_MIB) << 20;
         if avail < need {
             return Err(BenchError::skip(
@@ -123,15 +112,6 @@ impl Drop for Ballast {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_mem_available() {
-        let text = "MemTotal:       24576000 kB\nMemFree:        22000000 kB\nMemAvailable:   23000000 kB\nBuffers: 1 kB\n";
-        assert_eq!(mem_available_bytes(text), Some(23_000_000 * 1024));
-        assert_eq!(mem_available_bytes("MemTotal: 1 kB\n"), None);
-        assert_eq!(mem_available_bytes("MemAvailable: lots kB\n"), None);
-        assert_eq!(mem_available_bytes("MemAvailable: 5 MB\n"), None);
-    }
 
     #[test]
     fn small_ballast_maps_and_touches() {
