@@ -102,10 +102,21 @@ pub fn methods_table(run: &RunRecord) -> Table {
     t
 }
 
-/// The sweep: methods × parent size, µs per spawn, for one target (the
-/// static target when present), one spawner. Includes the ratio of the
-/// largest to the smallest parent.
+/// The sweep: methods × parent size, µs of wall time per spawn, for one
+/// target (the static target when present), one spawner. Includes the ratio
+/// of the largest to the smallest parent.
 pub fn sweep_table(run: &RunRecord) -> Option<Table> {
+    sweep_of(run, &["spawn_time"])
+}
+
+/// The same sweep in CPU time (parent + children, µs per spawn): what the
+/// spawn costs the machine, which other load on it does not inflate the way
+/// it inflates wall time.
+pub fn sweep_cpu_table(run: &RunRecord) -> Option<Table> {
+    sweep_of(run, &["parent_cpu", "children_cpu"])
+}
+
+fn sweep_of(run: &RunRecord, metrics: &[&str]) -> Option<Table> {
     let all = rows(run);
     let single: Vec<&Row> = all.iter().filter(|r| r.spawners == 1).collect();
     // The target with the most sizes; fork-exit ("-") joins every target.
@@ -153,7 +164,12 @@ pub fn sweep_table(run: &RunRecord) -> Option<Table> {
                     .iter()
                     .filter(in_sweep)
                     .find(|r| r.method == m && r.parent_mib == s)
-                    .and_then(|r| r.value("spawn_time"))
+                    .and_then(|r| {
+                        metrics
+                            .iter()
+                            .map(|name| r.value(name))
+                            .sum::<Option<f64>>()
+                    })
             })
             .collect();
         if by_size.iter().filter(|v| v.is_some()).count() < 2 {
@@ -241,7 +257,13 @@ pub fn spawn_report(run: &RunRecord, format: TableFormat) -> String {
     }
     if let Some(t) = sweep_table(run) {
         out.push_str(&heading(
-            "Parent-size sweep: µs per spawn with the parent holding touched memory",
+            "Parent-size sweep: µs per spawn (wall) with the parent holding touched memory",
+        ));
+        out.push_str(&t.render(format));
+    }
+    if let Some(t) = sweep_cpu_table(run) {
+        out.push_str(&heading(
+            "Parent-size sweep: CPU µs per spawn (parent + children)",
         ));
         out.push_str(&t.render(format));
     }
@@ -357,6 +379,12 @@ mod tests {
         let costs = methods_table(&r).render(TableFormat::Text);
         assert_eq!(costs.lines().count(), 2 + 4, "{costs}");
         assert!(costs.contains("700.0"));
+
+        let cpu = sweep_cpu_table(&r)
+            .unwrap_or_else(|| panic!("no cpu sweep"))
+            .render(TableFormat::Text);
+        // parent_cpu + children_cpu = us/2 + us/4 = 0.75 us.
+        assert!(cpu.contains("975.0") && cpu.contains("×13.00"), "{cpu}");
 
         let multi = multi_table(&r)
             .unwrap_or_else(|| panic!("no multi"))
