@@ -257,6 +257,10 @@ fn startup_rejects_bad_command_lines() {
             "not a number of seconds",
         ),
         (vec!["true", "--runs", "0"], "--runs must be"),
+        (
+            vec!["true", "--json", "-", "--export-json", "-"],
+            "cannot both write to standard output",
+        ),
     ] {
         let out = sb
             .cmd()

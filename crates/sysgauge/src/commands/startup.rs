@@ -79,6 +79,10 @@ pub fn run(args: StartupArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
     if let Some(p) = &args.export_json {
         check_output_path(p, "--export-json")?;
+        let stdout = |p: &std::path::Path| p.as_os_str() == "-";
+        if stdout(p) && cfg.json.as_deref().is_some_and(stdout) {
+            bail!("--json - and --export-json - cannot both write to standard output; give one of them a file");
+        }
     }
     let startup = options_from(&args)?;
     if !startup.ignore_failure {
