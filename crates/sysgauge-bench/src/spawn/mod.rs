@@ -293,6 +293,9 @@ impl Benchmark for SpawnBenchmark {
             if spawners == 1 {
                 spawn_n(&mut plans[0], method, n)?;
             } else {
+                // One thread per spawner per repetition: starting them costs
+                // tens of µs against a repetition of at least 10 ms, and the
+                // rusage bracket then covers exactly this repetition's spawns.
                 let results: Vec<Result<(), BenchError>> = std::thread::scope(|s| {
                     let handles: Vec<_> = plans
                         .iter_mut()
