@@ -346,3 +346,66 @@ fn procs_handles_odd_names_from_a_saved_proc() {
     assert!(lines[5].ends_with("new\\nline"), "{text}");
     assert!(lines[6].ends_with(')'), "{text}");
 }
+
+/// Ctrl-C in the middle of spawning (with a ballast held): exit 130 within
+/// seconds, the scratch directory (with the helper) removed, no child left.
+#[test]
+fn spawn_sigint_cleans_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let sb = Sandbox::new();
+    let scratch = sb.scratch();
+    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
+    let mut child = std::process::Command::new(bin)
+        .args(["spawn", "--profile", "standard", "--no-store"])
+        .args([
+            "--method",
+            "fork-exec,posix-spawn",
+            "--parent-size",
+            "0,64MiB",
+        ])
+        .arg("--scratch-dir")
+        .arg(&scratch)
+        .env("HOME", sb.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.starts_with("[1/") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let started = rx.recv_timeout(Duration::from_secs(120));
+    // SAFETY: kill with a valid pid and signal number has no memory effects.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("sysgauge spawn did not stop within 60 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let log = reader.join().unwrap_or_default();
+    assert!(started.is_ok(), "no case finished:\n{log}");
+    assert_eq!(status.code(), Some(130), "{log}");
+    let left: Vec<_> = std::fs::read_dir(&scratch)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
