@@ -1,11 +1,14 @@
 //! sysgauge-report: everything that turns records into text for people or
-//! programs: aligned console tables, Markdown, CSV and JSON. Renderers never
-//! measure; they take records and return strings.
+//! programs: aligned console tables, Markdown, CSV and JSON, and the index
+//! lines against the reference baseline. Renderers never measure; they take
+//! records and return strings.
 
 pub mod format;
+pub mod index;
 pub mod summary;
 pub mod table;
 
 pub use format::{format_value, format_with_unit};
+pub use index::index_text;
 pub use summary::{export_run, findings_text, summary_table, ExportFormat};
 pub use table::{Align, Table, TableFormat};

@@ -40,6 +40,8 @@ pub enum Command {
     List(ListArgs),
     /// Work with stored results: list, show, export, delete.
     Results(ResultsArgs),
+    /// The reference baseline compiled in: show it, or make a new one from a stored run.
+    Baseline(BaselineArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -171,6 +173,43 @@ pub enum ResultsAction {
     Delete {
         /// Run number (from `results list`) or a prefix of its run id.
         id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[command(subcommand)]
+    pub action: BaselineAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineAction {
+    /// Describe the embedded baseline: version, machine, cases, stale cases.
+    Show {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a baseline file from a stored standard-profile run (see docs/baseline.md).
+    Make {
+        /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
+        #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
+        db: Option<PathBuf>,
+        /// The reference run: run number, run-id prefix, or host name (its latest run).
+        #[arg(value_name = "RUN|HOST")]
+        run: String,
+        /// Description of the reference machine (CPU, cores, memory, VM or bare metal).
+        #[arg(long, value_name = "TEXT")]
+        machine: String,
+        /// Version of the new baseline (default: the embedded one's plus 1).
+        #[arg(long, value_name = "N")]
+        version: Option<u32>,
+        /// Write to FILE (e.g. crates/sysgauge-bench/baseline/reference.json) instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Accept a run that is not a complete, standard-profile, release-build run.
+        #[arg(long)]
+        force: bool,
     },
 }
 
