@@ -492,8 +492,8 @@ impl Format {
 }
 
 /// Guess the format: JSON starts with `{` or `[`; openssl output with a `+`
-/// record, `Forked child`, `OpenSSL` or `version:`; a CSV with a header
-/// naming the `host` column.
+/// record, `Forked child`, `OpenSSL` or `version:`; a CSV with a header of
+/// three or more comma-separated names.
 pub fn sniff(text: &str) -> Option<Format> {
     let first = text
         .lines()
@@ -508,10 +508,9 @@ pub fn sniff(text: &str) -> Option<Format> {
         || first.starts_with("version:")
     {
         Some(Format::OpensslSpeed)
-    } else if first
-        .split(',')
-        .any(|c| c.trim().trim_matches('"').eq_ignore_ascii_case("host"))
-    {
+    } else if first.split(',').count() >= 3 {
+        // A comma-separated header; the CSV parser says what is wrong with
+        // it, if anything.
         Some(Format::Csv)
     } else {
         None

@@ -1,8 +1,12 @@
 //! One module per subcommand; `dispatch` maps the parsed command line to it.
 
 mod baseline;
+mod chart;
+mod compare;
 mod host;
+mod import;
 mod list;
+mod report;
 mod results;
 mod run;
 
@@ -17,5 +21,9 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
         Command::Baseline(a) => baseline::run(a),
+        Command::Import(a) => import::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Chart(a) => chart::run(a),
     }
 }
