@@ -176,7 +176,7 @@ pub struct ChartArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 
-    /// Width in pixels.
+    /// Width in pixels (400 to 4000).
     #[arg(long, value_name = "PX", default_value_t = 1000)]
     pub width: u32,
 }

@@ -550,3 +550,57 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
     assert_eq!((b.version, b.machine.as_str()), (7, "test box"));
     assert!(b.recorded_with.starts_with("sysgauge "));
 }
+
+#[test]
+fn a_host_stands_for_its_latest_run() {
+    let sb = Sandbox::new();
+    for _ in 0..2 {
+        let out = sb
+            .tiny_run()
+            .args(["--only", "hash.md5"])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    }
+    let list = sb
+        .cmd()
+        .args(["results", "--db"])
+        .arg(sb.db())
+        .args(["list", "--json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&list.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let host = v[0]["host"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    let latest = v[0]["run_id"].as_str().unwrap_or("").to_string();
+    let out = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args([host.as_str(), "1", "--format", "json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.machines.len(), 2);
+    assert_eq!(
+        c.machines[0].run_id, latest,
+        "the host name means its latest run"
+    );
+    assert_eq!(c.machines[0].label, format!("{host} (run 2)"));
+    assert_eq!(c.machines[1].label, format!("{host} (run 1)"));
+    assert_eq!(c.reference, c.machines[0].label);
+    // The same run named twice is one machine: too few to compare.
+    let out = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args([host.as_str(), "2"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("at least two machines"));
+}

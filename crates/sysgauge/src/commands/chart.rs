@@ -18,8 +18,8 @@ pub fn run(args: ChartArgs) -> Result<Exit> {
         bail!("--png/--svg need a file name");
     }
     check_output_path(&path, if png { "--png" } else { "--svg" })?;
-    if !(200..=8000).contains(&args.width) {
-        bail!("--width {} is outside 200..8000 pixels", args.width);
+    if !(400..=4000).contains(&args.width) {
+        bail!("--width {} is outside 400..4000 pixels", args.width);
     }
     let family = match args.machines.family.as_slice() {
         [] => None,
