@@ -14,7 +14,6 @@
 //! the `sans-serif` family and lets the viewer draw its text.
 
 use crate::compare::format_ratio;
-use crate::format::format_value;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
@@ -635,7 +634,8 @@ fn draw_panels<DB: DrawingBackend>(
             .x_label_area_size(34)
             .y_label_area_size(64);
         let x_fmt = |v: &f64| block_label(*v);
-        let y_fmt = |v: &f64| format_value(*v);
+        let log_y = panel.log_y;
+        let y_fmt = move |v: &f64| axis_value(*v, log_y);
         let label_style = TextStyle::from((FONT, 12).into_font()).color(&BLACK);
         macro_rules! finish {
             ($chart:expr) => {{
@@ -676,6 +676,23 @@ fn draw_panels<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+/// A value axis label; on a log axis only 1, 2 and 5 times a power of ten
+/// are labelled (plotters puts a key point at every integer multiple, and
+/// labelling all of them makes an unreadable stack).
+fn axis_value(v: f64, log: bool) -> String {
+    if log && v > 0.0 {
+        let mantissa = v / 10f64.powf(v.log10().floor());
+        if ![1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
+            return String::new();
+        }
+    }
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format_ratio(v)
+    }
 }
 
 /// Axis labels of the log block-size axis, whose ticks are powers of ten:

@@ -88,6 +88,11 @@ fn ticks_and_labels() {
         vec![0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
     );
     assert_eq!(block_label(100.0), "100");
+    assert_eq!(axis_value(200.0, true), "200");
+    assert_eq!(axis_value(300.0, true), "");
+    assert_eq!(axis_value(0.5, true), "0.500");
+    assert_eq!(axis_value(300.0, false), "300");
+    assert_eq!(axis_value(12.5, false), "12.5");
     assert_eq!(block_label(10_000.0), "10k");
     assert_eq!(block_label(1_000_000.0), "1M");
 }
