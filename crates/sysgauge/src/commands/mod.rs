@@ -1,8 +1,13 @@
 //! One module per subcommand; `dispatch` maps the parsed command line to it.
 
+mod baseline;
+mod chart;
+mod compare;
 mod host;
+mod import;
 mod list;
 mod procs;
+mod report;
 mod results;
 mod run;
 mod spawn;
@@ -21,5 +26,10 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Spawn(a) => spawn::run(a),
         Command::Startup(a) => startup::run(a),
         Command::Procs(a) => procs::run(a),
+        Command::Baseline(a) => baseline::run(a),
+        Command::Import(a) => import::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Chart(a) => chart::run(a),
     }
 }
