@@ -7,10 +7,10 @@
 pub mod chart;
 pub mod compare;
 pub mod format;
-pub mod spawn;
-pub mod startup;
 pub mod html;
 pub mod index;
+pub mod spawn;
+pub mod startup;
 pub mod summary;
 pub mod table;
 
