@@ -8,6 +8,7 @@
 
 pub mod hash;
 pub mod methodology;
+pub mod net;
 pub mod openssl_speed;
 pub mod registry;
 pub mod util;

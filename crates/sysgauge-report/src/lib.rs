@@ -3,6 +3,7 @@
 //! measure; they take records and return strings.
 
 pub mod format;
+pub mod net;
 pub mod summary;
 pub mod table;
 

@@ -7,6 +7,7 @@ mod commands;
 mod config;
 mod exit;
 mod measure;
+mod netconfig;
 mod output;
 mod progress;
 mod signals;

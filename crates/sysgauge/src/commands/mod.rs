@@ -2,6 +2,9 @@
 
 mod host;
 mod list;
+mod listen;
+mod net;
+mod ping;
 mod results;
 mod run;
 
@@ -15,5 +18,8 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
+        Command::Net(a) => net::run(a),
+        Command::Ping(a) => ping::run(a),
+        Command::Listen(a) => listen::run(a),
     }
 }
