@@ -239,9 +239,7 @@ pub fn net_summary(run: &RunRecord) -> String {
             (Some(n), _) => n,
             _ => "no metric".into(),
         };
-        out.push_str(&format!(
-            "TCP connect, request, close: {line}\n"
-        ));
+        out.push_str(&format!("TCP connect, request, close: {line}\n"));
     }
     let pps: Vec<_> = of("net.udp-pps").collect();
     if let Some(first) = pps.first() {

@@ -170,7 +170,12 @@ pub struct TwopingArgs {
 
     /// HMAC key shared with the peer (the reference's --auth; also read
     /// from SYSGAUGE_2PING_KEY, which keeps it out of `ps`).
-    #[arg(long, value_name = "KEY", env = "SYSGAUGE_2PING_KEY", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "SYSGAUGE_2PING_KEY",
+        hide_env_values = true
+    )]
     pub auth: Option<String>,
 
     /// HMAC digest: hmac-md5 (the reference's default), hmac-sha1,

@@ -63,9 +63,7 @@ pub fn twoping_common(a: &TwopingArgs) -> Result<TwopingCommon> {
     let min_packet_size = packet_size(&a.min_packet_size, "--min-packet-size")?;
     let max_packet_size = packet_size(&a.max_packet_size, "--max-packet-size")?;
     if min_packet_size > max_packet_size {
-        bail!(
-            "--min-packet-size {min_packet_size} is above --max-packet-size {max_packet_size}"
-        );
+        bail!("--min-packet-size {min_packet_size} is above --max-packet-size {max_packet_size}");
     }
     let digest: Digest = a.auth_digest.parse().context("--auth-digest")?;
     let auth = match &a.auth {
@@ -132,9 +130,8 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
         .as_deref()
         .map(|s| {
             let bare = s.split('%').next().unwrap_or(s).trim_matches(['[', ']']);
-            bare.parse::<IpAddr>().map_err(|_| {
-                anyhow::anyhow!("-I {s:?} is not an IP address of this machine")
-            })
+            bare.parse::<IpAddr>()
+                .map_err(|_| anyhow::anyhow!("-I {s:?} is not an IP address of this machine"))
         })
         .transpose()?;
     let mut hosts: Vec<&str> = Vec::new();
@@ -309,8 +306,8 @@ pub fn net_options(a: &NetArgs) -> Result<NetOptions> {
             if port == 0 {
                 bail!("--peer {p}: port 0 is not a port");
             }
-            let addr = resolve(&host, port, AddressFamily::Any)
-                .with_context(|| format!("--peer {p}"))?;
+            let addr =
+                resolve(&host, port, AddressFamily::Any).with_context(|| format!("--peer {p}"))?;
             Some(Peer {
                 name: p.clone(),
                 addr,

@@ -212,12 +212,20 @@ fn net_tiny_loopback_end_to_end() {
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(
         ids,
-        ["net.tcp-throughput", "net.tcp-connect", "net.udp-pps", "net.udp-rtt"]
+        [
+            "net.tcp-throughput",
+            "net.tcp-connect",
+            "net.udp-pps",
+            "net.udp-rtt"
+        ]
     );
     for r in &run.results {
         assert_eq!(r.status, Status::Ok, "{}", r.bench_id);
         assert_eq!(r.params.get_str("target"), Some("loopback"));
-        assert!(r.metrics.iter().all(|m| m.value() > 0.0 && m.samples.len() == 3));
+        assert!(r
+            .metrics
+            .iter()
+            .all(|m| m.value() > 0.0 && m.samples.len() == 3));
     }
     let text = stdout_of(&out);
     assert!(text.contains("Gbit/s") && text.contains("p99"), "{text}");
@@ -269,7 +277,14 @@ fn net_against_listen_serve() {
     let peer = format!("127.0.0.1:{serve_port}");
     let out = sb
         .cmd()
-        .args(["net", "--profile", "tiny", "--repetitions", "3", "--no-store"])
+        .args([
+            "net",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "3",
+            "--no-store",
+        ])
         .args(["--peer", &peer, "--json", "-", "--udp-size", "100"])
         .timeout(Duration::from_secs(120))
         .output()
@@ -312,7 +327,16 @@ fn ping_reference(ip: &str) {
     let json = sb.path().join("ping.json");
     let out = sb
         .cmd()
-        .args(["ping", "-c", "3", "-i", "0.2", "--port", &port.to_string(), ip])
+        .args([
+            "ping",
+            "-c",
+            "3",
+            "-i",
+            "0.2",
+            "--port",
+            &port.to_string(),
+            ip,
+        ])
         .arg("--db")
         .arg(sb.db())
         .arg("--json")
@@ -322,11 +346,28 @@ fn ping_reference(ip: &str) {
         .unwrap_or_else(|e| panic!("{e}"));
     let text = stdout_of(&out);
     assert!(out.status.success(), "{text}\n{}", stderr_of(&out));
-    assert!(text.contains(&format!("2PING {ip} ({ip}): 128 to 512 bytes of data.")), "{text}");
-    assert_eq!(text.matches(&format!("128 bytes from {ip}: ping_seq=")).count(), 3, "{text}");
-    assert!(text.contains(&format!("--- {ip} ({ip}) 2ping statistics ---")), "{text}");
-    assert!(text.contains("3 pings transmitted, 3 received, 0% ping loss"), "{text}");
-    assert!(text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"), "{text}");
+    assert!(
+        text.contains(&format!("2PING {ip} ({ip}): 128 to 512 bytes of data.")),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches(&format!("128 bytes from {ip}: ping_seq="))
+            .count(),
+        3,
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("--- {ip} ({ip}) 2ping statistics ---")),
+        "{text}"
+    );
+    assert!(
+        text.contains("3 pings transmitted, 3 received, 0% ping loss"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"),
+        "{text}"
+    );
     assert!(text.contains("rtt min/avg/ewma/max/mdev = "), "{text}");
     let run = read_record(&json);
     assert_eq!(run.command, "ping");
@@ -372,17 +413,30 @@ fn reference_against_listen(ip: &str) {
     let status = client.wait_exit(Duration::from_secs(60));
     let text = client.output();
     assert_eq!(status.and_then(|s| s.code()), Some(0), "{text}");
-    assert!(text.contains("3 pings transmitted, 3 received, 0% ping loss"), "{text}");
-    assert!(text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"), "{text}");
+    assert!(
+        text.contains("3 pings transmitted, 3 received, 0% ping loss"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"),
+        "{text}"
+    );
     // Our listener printed the reference's 3rd legs with its RTT, and its
     // statistics on Ctrl-C.
-    assert!(l.wait_for_line("ping_seq=3", Duration::from_secs(5)), "{}", l.output());
+    assert!(
+        l.wait_for_line("ping_seq=3", Duration::from_secs(5)),
+        "{}",
+        l.output()
+    );
     l.interrupt();
     let status = l.wait_exit(Duration::from_secs(20));
     let out = l.output();
     assert_eq!(status.and_then(|s| s.code()), Some(0), "{out}");
     assert_eq!(out.matches("peertime=").count(), 3, "{out}");
-    assert!(out.contains("3 pings transmitted, 3 received, 0% ping loss"), "{out}");
+    assert!(
+        out.contains("3 pings transmitted, 3 received, 0% ping loss"),
+        "{out}"
+    );
     assert!(out.contains("0 dropped"), "{out}");
 }
 
@@ -412,7 +466,16 @@ fn hmac_both_ways_and_a_wrong_key() {
         let _l = reference_listener("127.0.0.1", port, &auth);
         let out = sb
             .cmd()
-            .args(["ping", "-c", "2", "-i", "0.2", "--no-store", "--port", &port.to_string()])
+            .args([
+                "ping",
+                "-c",
+                "2",
+                "-i",
+                "0.2",
+                "--no-store",
+                "--port",
+                &port.to_string(),
+            ])
             .args(auth)
             .arg("127.0.0.1")
             .timeout(Duration::from_secs(60))
@@ -423,7 +486,16 @@ fn hmac_both_ways_and_a_wrong_key() {
         // The key may come from the environment, out of `ps`.
         let wrong = sb
             .cmd()
-            .args(["ping", "-c", "2", "-i", "0.2", "--linger", "0", "--no-store"])
+            .args([
+                "ping",
+                "-c",
+                "2",
+                "-i",
+                "0.2",
+                "--linger",
+                "0",
+                "--no-store",
+            ])
             .args(["--port", &port.to_string(), "--auth-digest", "hmac-sha256"])
             .env("SYSGAUGE_2PING_KEY", "wrong")
             .arg("127.0.0.1")
@@ -468,7 +540,11 @@ fn several_hosts_flood_and_json_on_stdout() {
         "120",
     ]);
     let mut l = ChildGuard::spawn(&mut cmd);
-    assert!(l.wait_for_line("2PING listener ([::1]", READY), "{}", l.output());
+    assert!(
+        l.wait_for_line("2PING listener ([::1]", READY),
+        "{}",
+        l.output()
+    );
     let out = sb
         .cmd()
         .args(["ping", "-f", "-c", "500", "--no-store", "--json", "-"])
@@ -480,9 +556,15 @@ fn several_hosts_flood_and_json_on_stdout() {
     // stdout carries only the record; the human text went to stderr.
     let run = strict_record(&out.stdout);
     let human = stderr_of(&out);
-    assert!(!human.contains("bytes from"), "flood prints no reply lines: {human}");
+    assert!(
+        !human.contains("bytes from"),
+        "flood prints no reply lines: {human}"
+    );
     for host in ["127.0.0.1", "::1"] {
-        assert!(human.contains(&format!("--- {host} ({host}) 2ping statistics ---")), "{human}");
+        assert!(
+            human.contains(&format!("--- {host} ({host}) 2ping statistics ---")),
+            "{human}"
+        );
         let loss = run
             .results
             .iter()
@@ -506,7 +588,11 @@ fn ctrl_c_prints_and_stores_the_statistics_so_far() {
         .arg(sb.db())
         .arg("127.0.0.1");
     let mut ping = ChildGuard::spawn(&mut cmd);
-    assert!(ping.wait_for_line("ping_seq=5 ", Duration::from_secs(30)), "{}", ping.output());
+    assert!(
+        ping.wait_for_line("ping_seq=5 ", Duration::from_secs(30)),
+        "{}",
+        ping.output()
+    );
     ping.interrupt();
     let status = ping.wait_exit(Duration::from_secs(30));
     let out = ping.output();
@@ -539,7 +625,10 @@ fn usage_error(sb: &Sandbox, args: &[&str], needle: &str) {
         .unwrap_or_else(|e| panic!("{e}"));
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(err.contains(needle), "{args:?}: wanted {needle:?} in: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: wanted {needle:?} in: {err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }
 
@@ -551,35 +640,124 @@ fn bad_input_is_a_usage_error() {
         v.extend_from_slice(extra);
         v
     }
-    usage_error(&sb, &ping(&["no-such-host.invalid"]), "cannot resolve \"no-such-host.invalid\"");
+    usage_error(
+        &sb,
+        &ping(&["no-such-host.invalid"]),
+        "cannot resolve \"no-such-host.invalid\"",
+    );
     usage_error(
         &sb,
         &ping(&["--min-packet-size", "600", "127.0.0.1"]),
         "--min-packet-size 600 is above --max-packet-size 512",
     );
-    usage_error(&sb, &ping(&["--max-packet-size", "10", "127.0.0.1"]), "--max-packet-size 10 must be within");
-    usage_error(&sb, &ping(&["--min-packet-size", "20", "--max-packet-size", "40", "127.0.0.1"]), "too small for pinging");
-    usage_error(&sb, &ping(&["--min-packet-size", "lots", "127.0.0.1"]), "is not a size");
-    usage_error(&sb, &ping(&["--auth-digest", "hmac-crc32", "127.0.0.1"]), "unknown auth digest");
-    usage_error(&sb, &ping(&["--auth", "", "127.0.0.1"]), "--auth KEY is empty");
-    usage_error(&sb, &["ping", "--no-store", "-c", "0", "127.0.0.1"], "--count must be at least 1");
-    usage_error(&sb, &ping(&["-i", "0", "127.0.0.1"]), "--interval 0 is not a valid time");
-    usage_error(&sb, &ping(&["-w", "0", "127.0.0.1"]), "--deadline 0 is not a valid time");
-    usage_error(&sb, &ping(&["-4", "-6", "127.0.0.1"]), "cannot be used with");
+    usage_error(
+        &sb,
+        &ping(&["--max-packet-size", "10", "127.0.0.1"]),
+        "--max-packet-size 10 must be within",
+    );
+    usage_error(
+        &sb,
+        &ping(&[
+            "--min-packet-size",
+            "20",
+            "--max-packet-size",
+            "40",
+            "127.0.0.1",
+        ]),
+        "too small for pinging",
+    );
+    usage_error(
+        &sb,
+        &ping(&["--min-packet-size", "lots", "127.0.0.1"]),
+        "is not a size",
+    );
+    usage_error(
+        &sb,
+        &ping(&["--auth-digest", "hmac-crc32", "127.0.0.1"]),
+        "unknown auth digest",
+    );
+    usage_error(
+        &sb,
+        &ping(&["--auth", "", "127.0.0.1"]),
+        "--auth KEY is empty",
+    );
+    usage_error(
+        &sb,
+        &["ping", "--no-store", "-c", "0", "127.0.0.1"],
+        "--count must be at least 1",
+    );
+    usage_error(
+        &sb,
+        &ping(&["-i", "0", "127.0.0.1"]),
+        "--interval 0 is not a valid time",
+    );
+    usage_error(
+        &sb,
+        &ping(&["-w", "0", "127.0.0.1"]),
+        "--deadline 0 is not a valid time",
+    );
+    usage_error(
+        &sb,
+        &ping(&["-4", "-6", "127.0.0.1"]),
+        "cannot be used with",
+    );
     usage_error(&sb, &ping(&["-6", "127.0.0.1"]), "has no V6 address");
     usage_error(&sb, &ping(&["127.0.0.1", "127.0.0.1"]), "given twice");
-    usage_error(&sb, &ping(&["-I", "::1", "127.0.0.1"]), "different address families");
-    usage_error(&sb, &ping(&["-I", "192.0.2.77", "127.0.0.1"]), "cannot bind");
-    usage_error(&sb, &["ping", "--json", "127.0.0.1", "127.0.0.2"], "--json takes -");
+    usage_error(
+        &sb,
+        &ping(&["-I", "::1", "127.0.0.1"]),
+        "different address families",
+    );
+    usage_error(
+        &sb,
+        &ping(&["-I", "192.0.2.77", "127.0.0.1"]),
+        "cannot bind",
+    );
+    usage_error(
+        &sb,
+        &["ping", "--json", "127.0.0.1", "127.0.0.2"],
+        "--json takes -",
+    );
     usage_error(&sb, &["ping"], "HOST");
-    usage_error(&sb, &["net", "--no-store", "--peer", "no-such-host.invalid"], "cannot resolve");
-    usage_error(&sb, &["net", "--no-store", "--peer", "127.0.0.1:http"], "is not a port number");
-    usage_error(&sb, &["net", "--no-store", "--udp-size", "8"], "must be within 16..=65507");
+    usage_error(
+        &sb,
+        &["net", "--no-store", "--peer", "no-such-host.invalid"],
+        "cannot resolve",
+    );
+    usage_error(
+        &sb,
+        &["net", "--no-store", "--peer", "127.0.0.1:http"],
+        "is not a port number",
+    );
+    usage_error(
+        &sb,
+        &["net", "--no-store", "--udp-size", "8"],
+        "must be within 16..=65507",
+    );
     usage_error(&sb, &["net", "--no-store", "--streams", "0"], "--streams 0");
     usage_error(&sb, &["listen", "--serve-bind", "127.0.0.1"], "--serve");
-    usage_error(&sb, &["listen", "-I", "no-such-host.invalid"], "not an address to listen on");
-    usage_error(&sb, &["listen", "-I", "127.0.0.1", "--serve", "--serve-port", "15998"], "is the 2ping port");
-    usage_error(&sb, &["listen", "-I", "192.0.2.77", "--port", "0"], "cannot bind");
+    usage_error(
+        &sb,
+        &["listen", "-I", "no-such-host.invalid"],
+        "not an address to listen on",
+    );
+    usage_error(
+        &sb,
+        &[
+            "listen",
+            "-I",
+            "127.0.0.1",
+            "--serve",
+            "--serve-port",
+            "15998",
+        ],
+        "is the 2ping port",
+    );
+    usage_error(
+        &sb,
+        &["listen", "-I", "192.0.2.77", "--port", "0"],
+        "cannot bind",
+    );
     // Nothing was stored by any of them.
     assert!(!sb.db().exists());
 }

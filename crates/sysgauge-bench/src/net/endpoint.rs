@@ -43,7 +43,10 @@ type Slot = Result<Endpoint, String>;
 
 impl Endpoint {
     /// The session's endpoint, started or checked on first use.
-    pub fn get<'a>(ctx: &'a mut RunCtx, options: &NetOptions) -> Result<&'a mut Endpoint, BenchError> {
+    pub fn get<'a>(
+        ctx: &'a mut RunCtx,
+        options: &NetOptions,
+    ) -> Result<&'a mut Endpoint, BenchError> {
         let slot: &mut Slot = ctx.fixture("net.endpoint", |_| Ok(open(options)))?;
         slot.as_mut().map_err(|e| BenchError::failed(e.clone()))
     }
@@ -182,7 +185,12 @@ pub fn info(addr: SocketAddr, name: &str) -> Result<u16, String> {
     u16::try_from(r.value)
         .ok()
         .filter(|&p| p != 0)
-        .ok_or_else(|| format!("the net service at {addr} announced UDP port {}, which is not a port", r.value))
+        .ok_or_else(|| {
+            format!(
+                "the net service at {addr} announced UDP port {}, which is not a port",
+                r.value
+            )
+        })
 }
 
 /// Sends one datagram to the reflector and waits for it to come back.
@@ -206,7 +214,11 @@ fn udp_probe(addr: SocketAddr) -> io::Result<()> {
         match s.recv(&mut inb) {
             Ok(n) if proto::udp_seq(&inb[..n]) == Some(seq) => return Ok(()),
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => return Err(e),
         }
     }

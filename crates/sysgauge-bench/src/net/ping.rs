@@ -181,7 +181,12 @@ impl Benchmark for PingRttBenchmark {
                 "no reply from {name} ({addr}): is a 2ping listener running there, and does its firewall let UDP port {port} through?"
             )));
         }
-        Ok(vec![metric("rtt", Unit::Milliseconds, Better::Lower, samples)?])
+        Ok(vec![metric(
+            "rtt",
+            Unit::Milliseconds,
+            Better::Lower,
+            samples,
+        )?])
     }
 }
 
@@ -264,7 +269,12 @@ impl Benchmark for PingLossBenchmark {
         let pct = |n: u64| vec![c.percent(n)];
         Ok(vec![
             metric("loss", Unit::Percent, Better::Lower, pct(c.lost()))?,
-            metric("outbound", Unit::Percent, Better::Lower, pct(c.lost_outbound))?,
+            metric(
+                "outbound",
+                Unit::Percent,
+                Better::Lower,
+                pct(c.lost_outbound),
+            )?,
             metric("inbound", Unit::Percent, Better::Lower, pct(c.lost_inbound))?,
             metric(
                 "undetermined",

@@ -67,8 +67,7 @@ impl Batch {
         let (from, to) = (from % BATCH, to % BATCH);
         let s = self.slot;
         let len = self.lens[from].min(s);
-        self.buf
-            .copy_within(from * s..from * s + len, to * s);
+        self.buf.copy_within(from * s..from * s + len, to * s);
         self.lens[to] = len;
         self.addrs[to] = self.addrs[from];
         self.addr_lens[to] = self.addr_lens[from];
@@ -95,8 +94,10 @@ impl Batch {
             msgs[i].msg_hdr.msg_iov = &mut iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
             if with_addrs {
-                self.addr_lens[i] = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-                msgs[i].msg_hdr.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+                self.addr_lens[i] =
+                    std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+                msgs[i].msg_hdr.msg_name =
+                    (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
                 msgs[i].msg_hdr.msg_namelen = self.addr_lens[i];
             }
         }
@@ -122,10 +123,10 @@ impl Batch {
                 return Err(e);
             }
         };
-        for i in 0..n {
-            self.lens[i] = msgs[i].msg_len as usize;
+        for (i, m) in msgs.iter().enumerate().take(n) {
+            self.lens[i] = m.msg_len as usize;
             if with_addrs {
-                self.addr_lens[i] = msgs[i].msg_hdr.msg_namelen;
+                self.addr_lens[i] = m.msg_hdr.msg_namelen;
             }
         }
         Ok(n)
@@ -134,7 +135,12 @@ impl Batch {
     /// Sends slots `0..count` with lengths `lens`, to the addresses from the
     /// last `recv(.., true)` when `to_senders`, else on the connected
     /// socket. Returns how many were sent (fewer only on error after some).
-    pub fn send(&mut self, socket: &UdpSocket, count: usize, to_senders: bool) -> io::Result<usize> {
+    pub fn send(
+        &mut self,
+        socket: &UdpSocket,
+        count: usize,
+        to_senders: bool,
+    ) -> io::Result<usize> {
         let fd = socket.as_raw_fd();
         let count = count.min(BATCH);
         // SAFETY: plain C structs; all-zero is valid and filled in below.
@@ -150,7 +156,8 @@ impl Batch {
             msgs[i].msg_hdr.msg_iov = &mut iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
             if to_senders {
-                msgs[i].msg_hdr.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+                msgs[i].msg_hdr.msg_name =
+                    (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
                 msgs[i].msg_hdr.msg_namelen = self.addr_lens[i];
             }
         }

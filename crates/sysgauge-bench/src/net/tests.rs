@@ -32,7 +32,13 @@ fn ctx(profile: Profile) -> RunCtx {
     )
 }
 
-fn run_all(options: NetOptions) -> Vec<(String, Params, Result<Vec<sysgauge_core::Metric>, BenchError>)> {
+fn run_all(
+    options: NetOptions,
+) -> Vec<(
+    String,
+    Params,
+    Result<Vec<sysgauge_core::Metric>, BenchError>,
+)> {
     let options = Arc::new(options);
     let mut c = ctx(Profile::Quick);
     let plan = Plan {
@@ -193,7 +199,8 @@ fn service_refuses_other_versions_and_junk() {
     let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
     s.set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap_or_else(|e| panic!("{e}"));
-    s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n")
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut b = [0u8; MSG_LEN];
     // Closed (or reset: the request was not read to its end), never answered.
     assert!(!matches!(s.read(&mut b), Ok(n) if n > 0));
@@ -212,7 +219,8 @@ fn service_refuses_other_versions_and_junk() {
     u.connect(addr).unwrap_or_else(|e| panic!("{e}"));
     u.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap_or_else(|e| panic!("{e}"));
-    u.send(b"junk junk junk junk").unwrap_or_else(|e| panic!("{e}"));
+    u.send(b"junk junk junk junk")
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut inb = [0u8; 256];
     assert!(u.recv(&mut inb).is_err(), "junk was answered");
     let mut ours = [7u8; 100];
@@ -252,10 +260,7 @@ fn busy_service_says_so() {
         .unwrap_or_else(|e| panic!("{e}"));
     let mut b = [0u8; MSG_LEN];
     s.read_exact(&mut b).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        Reply::decode(&b).map(|r| r.status),
-        Ok(ReplyStatus::Busy)
-    );
+    assert_eq!(Reply::decode(&b).map(|r| r.status), Ok(ReplyStatus::Busy));
     drop(hold);
 }
 

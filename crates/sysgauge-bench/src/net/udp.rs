@@ -125,7 +125,9 @@ impl Ladder {
             Finding::new(
                 "udp-pps-rising",
                 Severity::Info,
-                format!("the UDP packet rate still rose at {senders} senders; it saturates above that"),
+                format!(
+                    "the UDP packet rate still rose at {senders} senders; it saturates above that"
+                ),
             )
             .with_remedy("--profile standard tries more senders")
         })
@@ -160,7 +162,10 @@ fn flood(
     let mut floor = s.next_seq;
     let mut silent = 0u32;
     while got < n {
-        let want = WINDOW.min(n - got).saturating_sub(inflight).min(BATCH as u64) as usize;
+        let want = WINDOW
+            .min(n - got)
+            .saturating_sub(inflight)
+            .min(BATCH as u64) as usize;
         if want > 0 {
             for i in 0..want {
                 proto::put_udp_header(s.out.slot_mut(i), s.next_seq);
@@ -193,7 +198,12 @@ fn flood(
                     }
                 }
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
                 cancel.check()?;
                 totals.lost.fetch_add(inflight, Ordering::Relaxed);
                 inflight = 0;
@@ -266,8 +276,9 @@ impl Benchmark for UdpPpsBenchmark {
         };
         let mut socks = Vec::with_capacity(senders);
         for _ in 0..senders {
-            let socket = endpoint::udp_socket(udp, LOSS_TIMEOUT)
-                .map_err(|e| BenchError::failed(format!("cannot open a UDP socket to {udp}: {e}")))?;
+            let socket = endpoint::udp_socket(udp, LOSS_TIMEOUT).map_err(|e| {
+                BenchError::failed(format!("cannot open a UDP socket to {udp}: {e}"))
+            })?;
             socks.push(Mutex::new(Sender {
                 socket,
                 out: Batch::new(size),
@@ -295,7 +306,8 @@ impl Benchmark for UdpPpsBenchmark {
         ctx.note_detail("lost", totals.lost.load(Ordering::Relaxed));
         ctx.note_detail("late", totals.late.load(Ordering::Relaxed));
         let m = metric("rate", Unit::PacketsPerSec, Better::Higher, samples)?;
-        let last_step = sender_ladder(ctx.profile(), ctx.threads()).last().copied() == Some(senders);
+        let last_step =
+            sender_ladder(ctx.profile(), ctx.threads()).last().copied() == Some(senders);
         let ladder: &mut Ladder = ctx.fixture(&ladder_key, |_| Ok(Ladder::default()))?;
         let finding = ladder.record(senders, m.value(), last_step);
         if let Some((at, _)) = ladder.saturated_at {
@@ -439,14 +451,22 @@ mod tests {
         let mut l = Ladder::default();
         assert!(l.record(1, 100.0, false).is_none());
         assert!(l.record(2, 190.0, false).is_none());
-        let f = l.record(4, 195.0, true).unwrap_or_else(|| panic!("no finding"));
+        let f = l
+            .record(4, 195.0, true)
+            .unwrap_or_else(|| panic!("no finding"));
         assert_eq!(f.code, "udp-pps-saturated");
-        assert!(f.message.contains("saturated at 2 senders"), "{}", f.message);
+        assert!(
+            f.message.contains("saturated at 2 senders"),
+            "{}",
+            f.message
+        );
         assert_eq!(l.saturated_at, Some((2, 190.0)));
 
         let mut rising = Ladder::default();
         assert!(rising.record(1, 100.0, false).is_none());
-        let f = rising.record(2, 200.0, true).unwrap_or_else(|| panic!("no finding"));
+        let f = rising
+            .record(2, 200.0, true)
+            .unwrap_or_else(|| panic!("no finding"));
         assert_eq!(f.code, "udp-pps-rising");
         assert!(rising.saturated_at.is_none());
         // A drop counts as saturation at the earlier step.

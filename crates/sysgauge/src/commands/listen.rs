@@ -46,7 +46,9 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
         .context("cannot start the net service (--serve)")?;
     let stop = crate::signals::install_with(None)?;
     for a in listener.local_addrs() {
-        say(&format!("2PING listener ({a}): {min} to {max} bytes of data."));
+        say(&format!(
+            "2PING listener ({a}): {min} to {max} bytes of data."
+        ));
     }
     match rate_limit {
         Some(rl) => eprintln!(

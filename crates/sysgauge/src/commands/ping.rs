@@ -58,8 +58,7 @@ pub fn run(args: PingArgs) -> Result<Exit> {
     cfg.quiet_progress = true;
     let ping = ping_config(&args)?;
     let targets = ping.targets.clone();
-    let client =
-        Client::new(ping.client.clone(), ping.targets).context("cannot start pinging")?;
+    let client = Client::new(ping.client.clone(), ping.targets).context("cannot start pinging")?;
     let stop = crate::signals::install_with(None)?;
     let to_stderr = cfg.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let printer = Arc::new(Printer {
@@ -104,10 +103,18 @@ pub fn run(args: PingArgs) -> Result<Exit> {
             direction,
             ..
         } if show_losses => p.line(&match direction {
-            LossDirection::Outbound => format!("Lost outbound packet to {}: ping_seq={seq}", peer.ip()),
-            LossDirection::Inbound => format!("Lost inbound packet from {}: ping_seq={seq}", peer.ip()),
+            LossDirection::Outbound => {
+                format!("Lost outbound packet to {}: ping_seq={seq}", peer.ip())
+            }
+            LossDirection::Inbound => {
+                format!("Lost inbound packet from {}: ping_seq={seq}", peer.ip())
+            }
         }),
-        ClientEvent::Error { host, peer, message } => {
+        ClientEvent::Error {
+            host,
+            peer,
+            message,
+        } => {
             report_problem(&errors, *host, peer, message);
         }
         ClientEvent::Invalid { host, peer, error } => {
