@@ -16,12 +16,15 @@
 //! | 4 | 2 | protocol version ([`VERSION`]) |
 //! | 6 | 1 | mode: 1 info, 2 sink, 3 connect |
 //! | 7 | 1 | zero |
-//! | 8 | 8 | argument: for sink, the number of bytes that follow |
+//! | 8 | 8 | argument: for sink, the length of the first block |
 //!
 //! TCP reply (service → client), 16 bytes: magic `SGNT`, the service's
 //! version, a status (0 ok, 1 unsupported version, 2 unknown mode, 3 busy),
 //! a zero byte, and a value: the UDP reflector's port for info, the bytes
-//! received for sink (sent after the last byte arrived), 0 for connect.
+//! received for sink (sent after the last byte of a block arrived), 0 for
+//! connect. A sink connection may carry more blocks after the first, each
+//! an 8-byte length followed by that many bytes and confirmed in the same
+//! way; a zero length or the end of the stream ends it.
 //! After a connect reply the service closes the connection first, so the
 //! TIME_WAIT state lands on its side and a client making thousands of
 //! connections does not run out of local ports.
@@ -52,7 +55,8 @@ pub const DEFAULT_SERVICE_PORT: u16 = 15_999;
 pub enum Mode {
     /// Ask for the version and the UDP reflector's port.
     Info,
-    /// Send `argument` bytes; the service counts and confirms them.
+    /// Send blocks of bytes (the first of `argument` bytes); the service
+    /// counts and confirms each.
     Sink,
     /// Connect, exchange hello and reply, close (connection-rate test).
     Connect,

@@ -12,6 +12,9 @@
 //!   `max_connections` at once; beyond that the reply is "busy".
 //! - After answering a connect request the service closes first, so the
 //!   TIME_WAIT state is on its side and clients do not run out of ports.
+//! - A sink connection carries any number of blocks, each confirmed, so a
+//!   client keeps one warmed-up connection (congestion window and buffer
+//!   autotuning grown) for all the repetitions of a case.
 //! - Sink threads read into 256 KiB buffers taken from a pool, so no buffer
 //!   is allocated (and faulted in) while a client is being timed.
 //! - UDP: `reflector_threads` sockets share the port with `SO_REUSEPORT`
@@ -488,24 +491,46 @@ fn give_buffer(sh: &Shared, buf: Vec<u8>) {
     }
 }
 
-/// Reads exactly `expected` bytes, then confirms how many arrived.
-fn sink(stream: &mut TcpStream, expected: u64, sh: &Shared) {
+/// Serves a sink connection: reads each block (the first announced by the
+/// hello, the next ones by an 8-byte length) and confirms it once all its
+/// bytes arrived. A zero length or the end of the stream ends it.
+fn sink(stream: &mut TcpStream, first: u64, sh: &Shared) {
     let mut buf = take_buffer(sh);
-    let mut got: u64 = 0;
-    while got < expected {
-        let want = usize::try_from(expected - got)
-            .unwrap_or(usize::MAX)
-            .min(buf.len());
-        match read_some(stream, &mut buf[..want], sh.config.idle_timeout, sh) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got += n as u64,
+    let mut len = first;
+    while len > 0 {
+        let mut got: u64 = 0;
+        while got < len {
+            let want = usize::try_from(len - got)
+                .unwrap_or(usize::MAX)
+                .min(buf.len());
+            match read_some(stream, &mut buf[..want], sh.config.idle_timeout, sh) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got += n as u64,
+            }
         }
+        sh.counters.sink_bytes.fetch_add(got, Ordering::Relaxed);
+        if got != len
+            || stream
+                .write_all(&Reply::new(ReplyStatus::Ok, got).encode())
+                .is_err()
+        {
+            break;
+        }
+        let mut header = [0u8; 8];
+        let mut have = 0;
+        while have < header.len() {
+            match read_some(stream, &mut header[have..], sh.config.idle_timeout, sh) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => have += n,
+            }
+        }
+        len = if have == header.len() {
+            u64::from_be_bytes(header)
+        } else {
+            0
+        };
     }
     give_buffer(sh, buf);
-    sh.counters.sink_bytes.fetch_add(got, Ordering::Relaxed);
-    if got == expected {
-        let _ = stream.write_all(&Reply::new(ReplyStatus::Ok, got).encode());
-    }
 }
 
 /// One reflector thread: echoes valid datagrams to their senders.

@@ -1,10 +1,13 @@
 //! TCP cases: bulk throughput over one and several streams, and the rate of
 //! short connections (connect, 16-byte request and reply, close).
 //!
-//! Throughput: each repetition opens a fresh connection per stream, sends a
-//! calibrated number of 256 KiB writes from a buffer filled before timing,
-//! and waits for the service to confirm the byte count, so what is timed is
-//! data that arrived, and a short transfer is caught. Both ends copy through
+//! Throughput: each stream keeps one connection for the whole case (so the
+//! congestion window and the kernel's buffer autotuning have grown after
+//! calibration and warm-up, as in a long transfer); each repetition sends a
+//! calibrated number of 256 KiB writes from a buffer filled before timing
+//! as one block, and waits for the service to confirm the block's byte
+//! count, so what is timed is data that arrived, and a short transfer is
+//! caught. Both ends copy through
 //! user memory as a real application does (no sendfile or splice), so the
 //! number is what a program could get. The write size is a measured choice:
 //! on loopback the copies dominate, and 256 KiB buffers (sender and
@@ -21,8 +24,8 @@ use super::proto::{Hello, Mode};
 use super::{loopback_finding, target_param, NetOptions};
 use crate::util::{fill_pattern, mb_per_s, metric};
 use std::io::{Read, Write};
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{Arc, Mutex};
 use sysgauge_core::{
     BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Plan, Profile, RunCtx,
     Unit,
@@ -53,23 +56,36 @@ pub fn stream_counts(profile: Profile, threads: usize, custom: Option<usize>) ->
     v
 }
 
-/// Sends `chunks` × [`CHUNK`] bytes over a new connection and checks the
-/// service got them all. Returns the bytes sent.
+/// Sends `chunks` × [`CHUNK`] bytes as one block over the stream's
+/// connection (opened on first use) and checks the service got them all.
+/// Returns the bytes sent. After an error the connection is dropped.
 fn transfer(
+    conn: &Mutex<Option<TcpStream>>,
     addr: SocketAddr,
     data: &[u8],
     chunks: u64,
     cancel: &CancelToken,
 ) -> Result<f64, BenchError> {
     let total = chunks * data.len() as u64;
-    let mut s = endpoint::connect(addr)
-        .map_err(|e| BenchError::failed(format!("cannot connect to {addr}: {e}")))?;
-    s.write_all(&Hello::new(Mode::Sink, total).encode())
-        .map_err(|e| BenchError::failed(format!("sending to {addr}: {e}")))?;
+    let mut guard = conn
+        .lock()
+        .map_err(|_| BenchError::failed("a stream panicked"))?;
+    let fresh = guard.is_none();
+    let mut s = match guard.take() {
+        Some(s) => s,
+        None => endpoint::connect(addr)
+            .map_err(|e| BenchError::failed(format!("cannot connect to {addr}: {e}")))?,
+    };
+    let send_err = |e: std::io::Error| BenchError::failed(format!("sending to {addr}: {e}"));
+    if fresh {
+        s.write_all(&Hello::new(Mode::Sink, total).encode())
+            .map_err(send_err)?;
+    } else {
+        s.write_all(&total.to_be_bytes()).map_err(send_err)?;
+    }
     for _ in 0..chunks {
         cancel.check()?;
-        s.write_all(std::hint::black_box(data))
-            .map_err(|e| BenchError::failed(format!("sending to {addr}: {e}")))?;
+        s.write_all(std::hint::black_box(data)).map_err(send_err)?;
     }
     let reply = endpoint::read_reply(&mut s, addr).map_err(BenchError::failed)?;
     if reply.value != total {
@@ -78,6 +94,7 @@ fn transfer(
             reply.value
         )));
     }
+    *guard = Some(s);
     Ok(total as f64)
 }
 
@@ -129,11 +146,18 @@ impl Benchmark for TcpThroughputBenchmark {
         let mut data = vec![0u8; CHUNK];
         fill_pattern(&mut data, 0x7cb);
         let cancel = ctx.cancel_token().clone();
-        let samples = if streams == 1 {
-            ctx.measure_rate(|n| transfer(addr, &data, n, &cancel))?
-        } else {
-            ctx.measure_rate_parallel(streams, |_, n| transfer(addr, &data, n, &cancel))?
+        // One connection per stream, kept for the case, closed at its end.
+        let conns: Vec<Mutex<Option<TcpStream>>> = (0..streams).map(|_| Mutex::new(None)).collect();
+        let send = |t: usize, n: u64| match conns.get(t) {
+            Some(c) => transfer(c, addr, &data, n, &cancel),
+            None => Err(BenchError::failed("no connection for this stream")),
         };
+        let samples = if streams == 1 {
+            ctx.measure_rate(|n| send(0, n))?
+        } else {
+            ctx.measure_rate_parallel(streams, send)?
+        };
+        drop(conns);
         ctx.note_detail("write_size", CHUNK as u64);
         let bits: Vec<f64> = samples.iter().map(|b| b * 8.0 / 1e6).collect();
         let mbps: Vec<f64> = samples.into_iter().map(mb_per_s).collect();

@@ -204,9 +204,16 @@ fn service_refuses_other_versions_and_junk() {
     let mut b = [0u8; MSG_LEN];
     // Closed (or reset: the request was not read to its end), never answered.
     assert!(!matches!(s.read(&mut b), Ok(n) if n > 0));
-    // A sink that gets fewer bytes than announced never confirms.
+    // A sink confirms each block; one with fewer bytes than announced is
+    // never confirmed.
     let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
-    s.write_all(&Hello::new(Mode::Sink, 1000).encode())
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&Hello::new(Mode::Sink, 3).encode())
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&[1, 2, 3]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(endpoint::read_reply(&mut s, addr).map(|r| r.value), Ok(3));
+    s.write_all(&1000u64.to_be_bytes())
         .unwrap_or_else(|e| panic!("{e}"));
     s.write_all(&[0u8; 10]).unwrap_or_else(|e| panic!("{e}"));
     s.shutdown(std::net::Shutdown::Write)
