@@ -302,6 +302,51 @@ mod tests {
     }
 
     #[test]
+    fn stats_block_is_laid_out_as_the_reference() {
+        let text = render_stats(&PingStats {
+            title: "127.0.0.1 (127.0.0.1)".into(),
+            transmitted: 20,
+            received: 14,
+            lost_outbound: 3,
+            lost_inbound: 1,
+            undetermined: 2,
+            rtt: Some([0.510, 0.698, 0.687, 1.087, 0.190]),
+            elapsed_ms: Some(1073),
+            packets: Some((34, 14)),
+            probes: 0,
+        });
+        // The reference's own output for the same numbers
+        // (crates/sysgauge-twoping/tests/fixtures/2ping-4.5-client-loss.txt).
+        assert_eq!(
+            text,
+            "\n--- 127.0.0.1 (127.0.0.1) 2ping statistics ---\n\
+             20 pings transmitted, 14 received, 30% ping loss, time 1s 73ms\n\
+             3 outbound ping losses (15%), 1 inbound (5%), 2 undetermined (10%)\n\
+             rtt min/avg/ewma/max/mdev = 0.510/0.698/0.687/1.087/0.190 ms\n\
+             34 raw packets transmitted, 14 received\n"
+        );
+        let one = render_stats(&PingStats {
+            title: "h".into(),
+            transmitted: 1,
+            lost_outbound: 1,
+            packets: Some((1, 0)),
+            probes: 1,
+            ..PingStats::default()
+        });
+        assert!(
+            one.contains("1 ping transmitted, 0 received, 100% ping loss"),
+            "{one}"
+        );
+        assert!(one.contains("1 outbound ping loss (100%)"), "{one}");
+        assert!(one.contains("1 raw packet transmitted"), "{one}");
+        assert!(
+            one.contains("1 end-of-run probe (not counted as pings)"),
+            "{one}"
+        );
+        assert!(!one.contains("rtt"), "{one}");
+    }
+
+    #[test]
     fn rtt_values_match_reference_formulas() {
         let v = rtt_line_values(&[1.0, 2.0, 3.0, 10.0]).unwrap_or([0.0; 5]);
         assert_eq!(v[0], 1.0);
