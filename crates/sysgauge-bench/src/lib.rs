@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod disk;
 pub mod hash;
 pub mod methodology;
+pub mod net;
 pub mod openssl_speed;
 pub mod registry;
 pub mod spawn;

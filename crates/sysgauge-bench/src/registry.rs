@@ -5,6 +5,7 @@
 
 use crate::disk;
 use crate::hash;
+use crate::net;
 use crate::spawn;
 use crate::startup;
 use std::sync::Arc;
@@ -59,6 +60,11 @@ pub fn families() -> &'static [FamilyInfo] {
             summary: "start-up time of given commands against a baseline, and the shared libraries they load",
             budget_seconds: [0.3, 3.0, 10.0, 30.0],
         },
+        FamilyInfo {
+            name: "net",
+            summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
+            budget_seconds: [0.4, 5.0, 30.0, 90.0],
+        },
     ]
 }
 
@@ -73,6 +79,7 @@ pub struct Options {
     pub disk: Arc<disk::DiskOptions>,
     pub spawn: Arc<spawn::SpawnOptions>,
     pub startup: Arc<startup::StartupOptions>,
+    pub net: Arc<net::NetOptions>,
 }
 
 /// Every benchmark, in display order.
@@ -82,6 +89,7 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     v.extend(disk::benchmarks(&options.disk));
     v.extend(spawn::benchmarks(&options.spawn));
     v.extend(startup::benchmarks(&options.startup));
+    v.extend(net::benchmarks(&options.net));
     v
 }
 

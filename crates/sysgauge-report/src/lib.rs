@@ -10,6 +10,7 @@ pub mod disk;
 pub mod format;
 pub mod html;
 pub mod index;
+pub mod net;
 pub mod spawn;
 pub mod startup;
 pub mod summary;

@@ -7,6 +7,9 @@ mod disk;
 mod host;
 mod import;
 mod list;
+mod listen;
+mod net;
+mod ping;
 mod procs;
 mod report;
 mod results;
@@ -25,6 +28,9 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
         Command::Disk(a) => disk::run(a),
+        Command::Net(a) => net::run(a),
+        Command::Ping(a) => ping::run(a),
+        Command::Listen(a) => listen::run(a),
         Command::Spawn(a) => spawn::run(a),
         Command::Startup(a) => startup::run(a),
         Command::Procs(a) => procs::run(a),
