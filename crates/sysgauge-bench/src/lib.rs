@@ -9,6 +9,7 @@
 pub mod hash;
 pub mod methodology;
 pub mod registry;
+pub mod sweep;
 pub mod util;
 
 pub use registry::{benchmarks, families, family_info, FamilyInfo, Options};
