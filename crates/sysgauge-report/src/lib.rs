@@ -4,8 +4,10 @@
 
 pub mod format;
 pub mod summary;
+pub mod sweep;
 pub mod table;
 
 pub use format::{format_value, format_with_unit};
 pub use summary::{export_run, findings_text, summary_table, ExportFormat};
+pub use sweep::{sweep_contrast, sweep_csv, sweep_points, sweep_table, SweepPoint};
 pub use table::{Align, Table, TableFormat};

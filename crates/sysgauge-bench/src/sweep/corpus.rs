@@ -45,6 +45,32 @@ impl DataSpec {
             DataSpec::File(_) => "file",
         }
     }
+
+    /// The corpus size `Corpus::load` will find, without reading it (for
+    /// checking free space before anything runs). For `File`, the file must
+    /// be a non-empty regular file.
+    pub fn expected_len(&self, dictionaries: &[&Path]) -> Result<u64, String> {
+        match self {
+            DataSpec::Words => Ok(dictionaries
+                .iter()
+                .find_map(|d| {
+                    std::fs::metadata(d)
+                        .ok()
+                        .filter(|m| m.is_file() && m.len() > 0)
+                        .map(|m| m.len())
+                })
+                .unwrap_or(GENERATED_BYTES as u64)),
+            DataSpec::Random => Ok(GENERATED_BYTES as u64),
+            DataSpec::File(p) => match std::fs::metadata(p) {
+                Err(e) => Err(format!("--corpus {}: {e}", p.display())),
+                Ok(m) if !m.is_file() => {
+                    Err(format!("--corpus {} is not a regular file", p.display()))
+                }
+                Ok(m) if m.len() == 0 => Err(format!("--corpus {} is empty", p.display())),
+                Ok(m) => Ok(m.len()),
+            },
+        }
+    }
 }
 
 /// Where the corpus bytes live.

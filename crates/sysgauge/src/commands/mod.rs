@@ -4,6 +4,7 @@ mod host;
 mod list;
 mod results;
 mod run;
+mod sweep;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Exit;
@@ -12,6 +13,7 @@ use anyhow::Result;
 pub fn dispatch(cli: Cli) -> Result<Exit> {
     match cli.command {
         Command::Run(a) => run::run(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
