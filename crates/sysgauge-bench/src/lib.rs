@@ -8,6 +8,7 @@
 
 pub mod hash;
 pub mod methodology;
+pub mod openssl_speed;
 pub mod registry;
 pub mod sweep;
 pub mod util;
