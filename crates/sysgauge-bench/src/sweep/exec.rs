@@ -117,21 +117,19 @@ pub fn with_launcher<R>(cancel: &CancelToken, f: impl FnOnce(&Launcher<'_>) -> R
         // the scope can always join it.
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
         let watched = &current;
-        s.spawn(move || loop {
-            match stop_rx.recv_timeout(WATCH_INTERVAL) {
-                Err(RecvTimeoutError::Timeout) => {
-                    if cancel.is_cancelled() {
-                        if let Ok(guard) = watched.lock() {
-                            if let Some(pid) = *guard {
-                                // SAFETY: `pid` is our unreaped child (the
-                                // waiter clears it under this lock before
-                                // reaping), so it names no other process.
-                                unsafe { libc::kill(pid, libc::SIGKILL) };
-                            }
-                        }
+        s.spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) = stop_rx.recv_timeout(WATCH_INTERVAL) {
+                if !cancel.is_cancelled() {
+                    continue;
+                }
+                if let Ok(guard) = watched.lock() {
+                    if let Some(pid) = *guard {
+                        // SAFETY: `pid` is our unreaped child (the waiter
+                        // clears it under this lock before reaping), so it
+                        // names no other process.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
                     }
                 }
-                _ => break,
             }
         });
         let launcher = Launcher {
@@ -145,8 +143,7 @@ pub fn with_launcher<R>(cancel: &CancelToken, f: impl FnOnce(&Launcher<'_>) -> R
 }
 
 impl Launcher<'_> {
-    /// Start `inv` with `extra` appended to its arguments, wait for it, and
-    /// return how it ended and its CPU times. Does not judge the exit status
+    /// Start `inv`, wait for it, and return how it ended and its CPU times. Does not judge the exit status
     /// (see `ChildOutcome::check`).
     pub fn run(
         &self,
