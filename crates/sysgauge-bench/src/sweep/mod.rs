@@ -52,7 +52,8 @@ pub const WRITE_BEHIND: &str = "write-behind";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// `sysgauge run`'s short slice: dd and sha256sum, 1 copy vs many, one
-    /// N; repetitions are cut (never below 3) when the slice runs out.
+    /// N; on a slow machine repetitions are cut (never below 3) when a case
+    /// would take more than twice its share of the slice.
     #[default]
     Slice,
     /// `sysgauge sweep`: a few N per copy count, every repetition asked for.
@@ -455,8 +456,17 @@ fn run_point(
                 clock.as_ref(),
                 &cancel,
             )?);
+            // In `run`'s slice, a machine too slow for the fixed points
+            // stops after three repetitions once the next would take the
+            // case past twice its share of the slice (the other cases
+            // usually finish well inside theirs). Points stay fixed so
+            // that machines compare; only the repetition count gives.
             let per_rep = clock.now().saturating_sub(started) / i;
-            if cut && i >= min_reps && i < ctx_ref.repetitions() && ctx_ref.remaining() < per_rep {
+            if cut
+                && i >= min_reps
+                && i < ctx_ref.repetitions()
+                && ctx_ref.elapsed() + per_rep > ctx_ref.budget() * 2
+            {
                 break;
             }
         }
@@ -880,6 +890,52 @@ mod tests {
         }
         c.end_session();
         assert!(!scratch.exists());
+    }
+
+    #[test]
+    fn slice_cuts_repetitions_on_a_slow_machine_sweep_does_not() {
+        // A fake clock that advances 100 ms at every reading makes every
+        // repetition "slow" against a 0.5 s case budget.
+        for (mode, expect_cut) in [(Mode::Slice, true), (Mode::Sweep, false)] {
+            let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let options = Arc::new(SweepOptions {
+                programs: program::parse_programs(&["true".into()]).ok(),
+                data: DataSpec::Random,
+                copies: Some(vec![1]),
+                iterations: Some(vec![1]),
+                mode,
+                ..SweepOptions::default()
+            });
+            let b = SweepBenchmark::custom(options);
+            let mut c = RunCtx::new(
+                CtxSettings {
+                    profile: Profile::Tiny,
+                    repetitions: 7,
+                    warmup: 0,
+                    scratch_base: base.path().to_path_buf(),
+                    threads: 1,
+                },
+                Arc::new(sysgauge_core::FakeClock::new(Duration::from_millis(100))),
+                CancelToken::new(),
+            );
+            c.begin_case(Duration::from_millis(500));
+            let params = Params::new()
+                .with("copies", 1u64)
+                .with("iterations", 1u64)
+                .with("data", "random")
+                .with("command", "true");
+            let m = b.run(&mut c, &params).unwrap_or_else(|e| panic!("{e}"));
+            let n = m[0].samples.len();
+            let out = c.take_case_output();
+            if expect_cut {
+                assert!((3..7).contains(&n), "{n}");
+                assert_eq!(out.details.get_u64("repetitions_cut_to"), Some(n as u64));
+            } else {
+                assert_eq!(n, 7);
+                assert!(out.details.get("repetitions_cut_to").is_none());
+            }
+            c.end_session();
+        }
     }
 
     #[test]
