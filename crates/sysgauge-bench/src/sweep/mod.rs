@@ -93,6 +93,23 @@ impl Default for SweepOptions {
     }
 }
 
+impl SweepOptions {
+    /// Options for `sysgauge run`: the slice (dd and sha256sum), or the
+    /// programs whose ids `--only` names (`sweep.b2sum`), so that naming
+    /// one runs it.
+    pub fn for_run(only: &[String]) -> SweepOptions {
+        let named: Vec<Program> = Known::ALL
+            .into_iter()
+            .filter(|k| only.iter().any(|o| o.trim() == k.id()))
+            .map(Program::Known)
+            .collect();
+        SweepOptions {
+            programs: (!named.is_empty()).then_some(named),
+            ..SweepOptions::default()
+        }
+    }
+}
+
 /// The copy counts a profile uses by default.
 pub fn default_copies(profile: Profile, mode: Mode) -> Vec<u64> {
     match (profile, mode) {
@@ -1082,6 +1099,33 @@ mod tests {
             None
         )
         .is_err());
+    }
+
+    #[test]
+    fn run_slice_or_named_programs() {
+        let plan = Plan {
+            profile: Profile::Quick,
+            threads: 2,
+        };
+        let ids_with_cases = |o: SweepOptions| -> Vec<String> {
+            benchmarks(&Arc::new(o))
+                .iter()
+                .filter(|b| !b.cases(&plan).is_empty())
+                .map(|b| b.id().to_string())
+                .collect()
+        };
+        assert_eq!(
+            ids_with_cases(SweepOptions::for_run(&[])),
+            ["sweep.dd", "sweep.sha256sum"]
+        );
+        assert_eq!(
+            ids_with_cases(SweepOptions::for_run(&["hash".into(), "sweep".into()])),
+            ["sweep.dd", "sweep.sha256sum"]
+        );
+        assert_eq!(
+            ids_with_cases(SweepOptions::for_run(&["sweep.b2sum".into()])),
+            ["sweep.b2sum"]
+        );
     }
 
     #[test]
