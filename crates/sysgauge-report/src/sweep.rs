@@ -203,15 +203,22 @@ pub fn sweep_contrast(points: &[SweepPoint]) -> String {
             } else {
                 0.0
             };
+            let runs = |n: u64| {
+                if n == 1 {
+                    "1 run".to_string()
+                } else {
+                    format!("{n} runs")
+                }
+            };
             out.push_str(&format!(
-                "{}: N={} at 1 copy {} MB/s ({} runs), at {} copies {} MB/s ({} runs): {:.0} % of the 1-copy time is the extra process starts\n",
+                "{}: N={} at 1 copy {} MB/s ({}), at {} copies {} MB/s ({}): {:.0} % of the 1-copy time is the extra process starts\n",
                 one.program,
                 one.iterations,
                 format_value(one.mbps_wall),
-                one.runs,
+                runs(one.runs),
                 many.copies,
                 format_value(many.mbps_wall),
-                many.runs,
+                runs(many.runs),
                 startup_share
             ));
         }
@@ -329,7 +336,7 @@ mod tests {
         let c = sweep_contrast(&points());
         assert_eq!(
             c,
-            "sha256sum: N=64 at 1 copy 160.0 MB/s (64 runs), at 64 copies 320.0 MB/s (1 runs): 50 % of the 1-copy time is the extra process starts\n"
+            "sha256sum: N=64 at 1 copy 160.0 MB/s (64 runs), at 64 copies 320.0 MB/s (1 run): 50 % of the 1-copy time is the extra process starts\n"
         );
     }
 }
