@@ -373,3 +373,37 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
         "{text}"
     );
 }
+
+#[test]
+fn ram_backed_dir_gets_a_finding_and_is_left_clean() {
+    if !require("dd") {
+        return;
+    }
+    let shm = Path::new("/dev/shm");
+    let on_tmpfs = sysgauge_host::fs_info(shm).is_some_and(|f| f.ram_backed);
+    let Some(dir) = on_tmpfs.then(|| tempfile::tempdir_in(shm).ok()).flatten() else {
+        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
+            panic!("this test needs a writable tmpfs at /dev/shm");
+        }
+        eprintln!("note: no writable tmpfs at /dev/shm; test skipped");
+        return;
+    };
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--program", "dd", "--copies", "1", "--iterations", "1"])
+        .args(["--no-store", "--json", "-", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let finding = run.results[0]
+        .findings
+        .iter()
+        .find(|f| f.code == "ram-backed-dir")
+        .unwrap_or_else(|| panic!("no ram-backed-dir finding: {:?}", run.results[0].findings));
+    assert!(finding.message.contains("tmpfs"), "{}", finding.message);
+    assert!(files_under(dir.path()).is_empty());
+}
