@@ -4,6 +4,8 @@
 //! describe cannot drift apart (a test checks the docs).
 
 use crate::hash;
+use crate::spawn;
+use crate::startup;
 use crate::sweep;
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +46,19 @@ pub fn families() -> &'static [FamilyInfo] {
             summary: "the system's hash programs and dd over K copies of a corpus: start-up vs throughput",
             budget_seconds: [0.3, 6.0, 40.0, 120.0],
         },
+        FamilyInfo {
+            name: "spawn",
+            summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
+            budget_seconds: [0.3, 4.0, 40.0, 120.0],
+        },
+        // The startup family runs only the commands given to `sysgauge
+        // startup` (none in `sysgauge run`); its slice is the default
+        // minimum time of the timed runs of each command.
+        FamilyInfo {
+            name: "startup",
+            summary: "start-up time of given commands against a baseline, and the shared libraries they load",
+            budget_seconds: [0.3, 3.0, 10.0, 30.0],
+        },
     ]
 }
 
@@ -56,6 +71,8 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub sweep: Arc<sweep::SweepOptions>,
+    pub spawn: Arc<spawn::SpawnOptions>,
+    pub startup: Arc<startup::StartupOptions>,
 }
 
 /// Every benchmark, in display order.
@@ -63,6 +80,8 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
     v.extend(sweep::benchmarks(&options.sweep));
+    v.extend(spawn::benchmarks(&options.spawn));
+    v.extend(startup::benchmarks(&options.startup));
     v
 }
 
