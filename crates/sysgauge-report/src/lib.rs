@@ -13,6 +13,7 @@ pub mod spawn;
 pub mod startup;
 pub mod summary;
 pub mod sweep;
+pub mod sweep_chart;
 pub mod table;
 
 #[cfg(test)]
@@ -25,4 +26,5 @@ pub use html::render_html;
 pub use index::index_text;
 pub use summary::{export_run, findings_text, summary_table, ExportFormat};
 pub use sweep::{sweep_contrast, sweep_csv, sweep_points, sweep_table, SweepPoint};
+pub use sweep_chart::{sweep_chart_png, sweep_chart_svg};
 pub use table::{Align, Table, TableFormat};

@@ -315,6 +315,11 @@ pub struct SweepArgs {
     /// Also write one CSV row per point to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+
+    /// Also draw MB/s against effective iterations, one line per program and copy
+    /// count, to FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
+    pub chart: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -51,9 +51,12 @@ fn tiny_sweep_stores_points_and_writes_csv() {
     let sb = Sandbox::new();
     let csv = sb.path().join("points.csv");
     let json = sb.path().join("run.json");
+    let chart = sb.path().join("sweep.png");
     let out = sb
         .cmd()
         .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+        .arg("--chart")
+        .arg(&chart)
         .args(["--program", "sha256sum,dd", "--db"])
         .arg(sb.db())
         .arg("--scratch-dir")
@@ -138,6 +141,9 @@ fn tiny_sweep_stores_points_and_writes_csv() {
     assert_eq!(&rows[7][6], "2");
     assert!(rows[7][11].parse::<f64>().unwrap_or(0.0) > 0.0);
 
+    let png = std::fs::read(&chart).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(&png[1..4], b"PNG");
+
     let stdout = stdout_of(&out);
     assert!(stdout.contains("hash-only MB/s (est.)"), "{stdout}");
     assert!(stdout.contains("sha256sum: N=4 at 1 copy"), "{stdout}");
@@ -172,6 +178,7 @@ fn sweep_refuses_bad_input_before_running() {
         (vec!["--program", "sha256sum,,dd"], "empty entry"),
         (vec!["--corpus", "/nonexistent/sysgauge-corpus"], "--corpus"),
         (vec!["--dir", "/nonexistent/sysgauge-dir"], "--dir"),
+        (vec!["--chart", "sweep.gif"], "must end in .svg or .png"),
         (
             vec!["--copies", "1Ti", "--data", "random"],
             "use fewer --copies",

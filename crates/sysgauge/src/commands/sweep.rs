@@ -2,7 +2,7 @@
 //! of a corpus for a few effective iteration counts (the mcspeed method),
 //! store the points as a run, print one row per point, the 1-copy vs
 //! many-copy contrast and the findings, and optionally write the points as
-//! CSV.
+//! CSV and draw them as a chart (SVG or PNG).
 //!
 //! Everything the user gave is validated here before anything runs: the
 //! program list, nice numbers, N being a multiple of every K, and that the
@@ -24,7 +24,10 @@ use sysgauge_core::record::{Finding, Severity, Status};
 use sysgauge_core::size::parse_count;
 use sysgauge_core::Profile;
 use sysgauge_report::TableFormat;
-use sysgauge_report::{findings_text, sweep_contrast, sweep_csv, sweep_points, sweep_table};
+use sysgauge_report::{
+    findings_text, sweep_chart_png, sweep_chart_svg, sweep_contrast, sweep_csv, sweep_points,
+    sweep_table,
+};
 
 /// Most points `--max/--step` may make.
 const MAX_STEPS: u64 = 1000;
@@ -33,7 +36,32 @@ const MAX_STEPS: u64 = 1000;
 struct SweepConfig {
     options: SweepOptions,
     csv: Option<PathBuf>,
+    chart: Option<(PathBuf, ChartFormat)>,
     findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChartFormat {
+    Svg,
+    Png,
+}
+
+/// Width of the sweep chart in pixels.
+const CHART_WIDTH: u32 = 1000;
+
+fn chart_format(path: &Path) -> Result<ChartFormat> {
+    match path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("svg") => Ok(ChartFormat::Svg),
+        Some("png") => Ok(ChartFormat::Png),
+        _ => bail!(
+            "--chart {}: the file name must end in .svg or .png",
+            path.display()
+        ),
+    }
 }
 
 pub fn run(args: SweepArgs) -> Result<Exit> {
@@ -49,6 +77,21 @@ pub fn run(args: SweepArgs) -> Result<Exit> {
         // Written even after Ctrl-C: the finished points are worth keeping.
         output::to_file_or_stdout(path, &sweep_csv(&points))
             .with_context(|| format!("writing the CSV to {}", path.display()))?;
+    }
+    if let Some((path, format)) = &sweep.chart {
+        if points.is_empty() {
+            eprintln!(
+                "sysgauge: no finished point to chart; {} not written",
+                path.display()
+            );
+        } else {
+            let bytes = match format {
+                ChartFormat::Svg => sweep_chart_svg(&points, CHART_WIDTH).map(String::into_bytes),
+                ChartFormat::Png => sweep_chart_png(&points, CHART_WIDTH),
+            }?;
+            std::fs::write(path, bytes)
+                .with_context(|| format!("writing the chart to {}", path.display()))?;
+        }
     }
     let mut text = String::new();
     if !points.is_empty() {
@@ -150,6 +193,13 @@ fn sweep_config(args: &SweepArgs, cfg: &MeasureConfig) -> Result<SweepConfig> {
     if let Some(c) = &args.csv {
         check_output_path(c, "--csv")?;
     }
+    let chart = match &args.chart {
+        Some(p) => {
+            check_output_path(p, "--chart")?;
+            Some((p.clone(), chart_format(p)?))
+        }
+        None => None,
+    };
     let options = SweepOptions {
         programs: Some(programs),
         data,
@@ -165,6 +215,7 @@ fn sweep_config(args: &SweepArgs, cfg: &MeasureConfig) -> Result<SweepConfig> {
     Ok(SweepConfig {
         options,
         csv: args.csv.clone(),
+        chart,
         findings,
     })
 }
