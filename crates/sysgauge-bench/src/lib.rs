@@ -15,6 +15,7 @@ pub mod openssl_speed;
 pub mod registry;
 pub mod spawn;
 pub mod startup;
+pub mod sweep;
 pub mod util;
 
 pub use registry::{benchmarks, families, family_info, FamilyInfo, Options};

@@ -8,6 +8,7 @@ use crate::hash;
 use crate::net;
 use crate::spawn;
 use crate::startup;
+use crate::sweep;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile};
@@ -48,6 +49,11 @@ pub fn families() -> &'static [FamilyInfo] {
             budget_seconds: [0.4, 8.0, 40.0, 120.0],
         },
         FamilyInfo {
+            name: "sweep",
+            summary: "the system's hash programs and dd over K copies of a corpus: start-up vs throughput",
+            budget_seconds: [0.3, 6.0, 40.0, 120.0],
+        },
+        FamilyInfo {
             name: "spawn",
             summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
             budget_seconds: [0.3, 4.0, 40.0, 120.0],
@@ -77,6 +83,7 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub disk: Arc<disk::DiskOptions>,
+    pub sweep: Arc<sweep::SweepOptions>,
     pub spawn: Arc<spawn::SpawnOptions>,
     pub startup: Arc<startup::StartupOptions>,
     pub net: Arc<net::NetOptions>,
@@ -87,6 +94,7 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
     v.extend(disk::benchmarks(&options.disk));
+    v.extend(sweep::benchmarks(&options.sweep));
     v.extend(spawn::benchmarks(&options.spawn));
     v.extend(startup::benchmarks(&options.startup));
     v.extend(net::benchmarks(&options.net));

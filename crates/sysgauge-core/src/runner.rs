@@ -206,7 +206,11 @@ impl<'a> Runner<'a> {
                         Vec::new(),
                     ),
                 };
-                for m in &metrics {
+                // Only the headline metric decides: secondary metrics (a
+                // CPU-time split the kernel samples per tick, component
+                // times) are context, and their spread stays in their own
+                // summaries instead of flooding the findings.
+                if let Some(m) = metrics.first() {
                     if m.summary.n >= 3 && m.summary.cov > self.config.noise_threshold {
                         findings.push(noisy_finding(&id, &params, m, self.config.noise_threshold));
                     }
@@ -494,6 +498,50 @@ mod tests {
             rec.events.iter().filter(|e| e.starts_with("done")).count(),
             9
         );
+    }
+
+    struct Secondary;
+    impl Benchmark for Secondary {
+        fn id(&self) -> &str {
+            "s.two"
+        }
+        fn describe(&self) -> Description {
+            Description {
+                summary: "steady headline, noisy secondary metric".into(),
+                unit: Unit::MBps,
+                better: Better::Higher,
+                workload_version: 1,
+            }
+        }
+        fn cases(&self, _plan: &Plan) -> Vec<Params> {
+            vec![Params::new()]
+        }
+        fn run(&self, _ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
+            let m = |name: &str, s: Vec<f64>| {
+                Metric::new(name, Unit::MBps, Better::Higher, s)
+                    .ok_or_else(|| BenchError::failed("none"))
+            };
+            Ok(vec![
+                m("throughput", vec![100.0, 100.5, 99.5])?,
+                m("sys_share", vec![1.0, 9.0, 0.1])?,
+            ])
+        }
+    }
+
+    #[test]
+    fn only_the_headline_metric_makes_a_case_noisy() {
+        let b = Secondary;
+        let runner = Runner::new(
+            vec![&b],
+            config(),
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        );
+        let done = runner
+            .run(record(), &mut Recorder::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(done.results[0].metrics.len(), 2);
+        assert!(done.results[0].findings.is_empty());
     }
 
     struct Cancelling(CancelToken);

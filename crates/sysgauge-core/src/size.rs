@@ -305,6 +305,50 @@ mod tests {
         }
 
         #[test]
+        fn every_suffix_through_yotta_any_case(
+            v in 0u64..1_000_000,
+            k in 1u32..9,
+            form in 0usize..4,
+            case_mask in any::<u8>(),
+        ) {
+            // K M G T P E Z Y: decimal powers of 1000, binary powers of
+            // 1024 with i / iB / ib, in any mix of upper and lower case.
+            let base = ["K", "M", "G", "T", "P", "E", "Z", "Y"][(k - 1) as usize];
+            let tail = ["", "i", "iB", "ib"][form];
+            let suffix: String = format!("{base}{tail}")
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if case_mask & (1 << i) != 0 {
+                        c.to_ascii_lowercase()
+                    } else {
+                        c.to_ascii_uppercase()
+                    }
+                })
+                .collect();
+            let unit = if form == 0 { 1000u128 } else { 1024u128 };
+            let expect = u128::from(v) * unit.pow(k);
+            prop_assert_eq!(p(&format!("{v}{suffix}")), Ok(expect));
+            // Through u64: exact when it fits, a checked overflow when not.
+            let as_u64 = parse_u64(&format!("{v}{suffix}"), Fraction::Forbidden);
+            match u64::try_from(expect) {
+                Ok(e) => prop_assert_eq!(as_u64, Ok(e)),
+                Err(_) => {
+                    let is_overflow = matches!(as_u64, Err(SizeError::Overflow { .. }));
+                    prop_assert!(is_overflow);
+                }
+            }
+        }
+
+        #[test]
+        fn binary_two_letter_suffix_is_never_one(v in 1u64..1_000_000, k in 1u32..9) {
+            let base = ["K", "M", "G", "T", "P", "E", "Z", "Y"][(k - 1) as usize];
+            let got = p(&format!("{v}{base}i")).unwrap_or(0);
+            prop_assert_eq!(got, u128::from(v) * 1024u128.pow(k));
+            prop_assert!(got != u128::from(v));
+        }
+
+        #[test]
         fn never_panics(s in "\\PC{0,20}") {
             let _ = parse_u128(&s, Fraction::Allowed);
             let _ = parse_u64(&s, Fraction::Forbidden);

@@ -14,6 +14,8 @@ pub mod net;
 pub mod spawn;
 pub mod startup;
 pub mod summary;
+pub mod sweep;
+pub mod sweep_chart;
 pub mod table;
 
 pub use disk::{disk_table, disk_target_text};
@@ -26,4 +28,6 @@ pub use format::{format_value, format_with_unit};
 pub use html::render_html;
 pub use index::index_text;
 pub use summary::{export_run, findings_text, summary_table, ExportFormat};
+pub use sweep::{sweep_contrast, sweep_csv, sweep_points, sweep_table, SweepPoint};
+pub use sweep_chart::{sweep_chart_png, sweep_chart_svg};
 pub use table::{Align, Table, TableFormat};

@@ -34,6 +34,9 @@ pub enum ColorChoice {
 pub enum Command {
     /// Run the benchmark suite (all families, or those chosen) and store the results.
     Run(RunArgs),
+    /// Time the system's hash programs (sha256sum, b2sum, ...) and dd over K copies
+    /// of a text corpus: process start-up against throughput, the mcspeed method.
+    Sweep(SweepArgs),
     /// Show the facts about this machine that are stored with every run.
     Host(HostArgs),
     /// List every benchmark id with its description and unit.
@@ -456,6 +459,75 @@ pub struct ListenArgs {
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(short = 'w', long, value_name = "SECONDS")]
     pub deadline: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Counts take nice numbers: 1K = 1000, 1M = 10^6, 1Ki = 1KiB = 1024, 1Mi = 2^20.\n\
+                        Example: sysgauge sweep --program sha256sum,dd --copies 1,512 --iterations 512,1Ki,2Ki"
+)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Programs to time: b2sum, sha1sum, sha256sum, sha512sum, md5sum, dd (comma-separated),
+    /// or one command line 'CMD ARGS' (run without a shell, the input file appended).
+    /// Repeat for more. Default: all six.
+    #[arg(long = "program", value_name = "NAME[,...]|'CMD ARGS'")]
+    pub programs: Vec<String>,
+
+    /// The corpus: a file to use instead of the system dictionary.
+    #[arg(long, value_name = "PATH", conflicts_with = "data")]
+    pub corpus: Option<PathBuf>,
+
+    /// The corpus: the system dictionary (else a generated 1 MB word list), or seeded
+    /// random bytes.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub data: Option<DataArg>,
+
+    /// Copies of the corpus in the input file (comma-separated). Default: 1 and a
+    /// large count for the profile (64 quick, 512 standard), bounded by free space.
+    #[arg(long, value_name = "K[,K...]")]
+    pub copies: Option<String>,
+
+    /// Effective iterations N (comma-separated): each point runs the program N/K times
+    /// over K copies, so N must be a multiple of every K.
+    #[arg(long, value_name = "N[,N...]", conflicts_with_all = ["max", "step"])]
+    pub iterations: Option<String>,
+
+    /// Largest effective iteration count; with --step: N = STEP, 2×STEP, … ≤ MAX.
+    #[arg(long, value_name = "N", requires = "step")]
+    pub max: Option<String>,
+
+    /// Step between effective iteration counts (with --max).
+    #[arg(long, value_name = "N", requires = "max")]
+    pub step: Option<String>,
+
+    /// Send each run's output to a file in the scratch directory instead of /dev/null.
+    #[arg(long)]
+    pub to_file: bool,
+
+    /// Directory in which the input file is made (a scratch directory inside it,
+    /// removed afterwards). Default: --scratch-dir.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Also write one CSV row per point to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Also draw MB/s against effective iterations, one line per program and copy
+    /// count, to FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
+    pub chart: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DataArg {
+    /// /usr/share/dict/words (Debian: wamerican), else a generated word list.
+    Words,
+    /// Seeded pseudo-random bytes: the same on every machine.
+    Random,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,8 @@
 //! Ctrl-C during a run: the process exits 130, the database is intact and
 //! holds the finished results with the run marked interrupted, and no
-//! scratch file is left behind.
+//! scratch file is left behind. The run is the sweep family, whose input
+//! files live in the scratch directory while it runs, so "no scratch file
+//! left" is checked against files that really existed.
 
 mod common;
 
@@ -17,7 +19,7 @@ fn sigint_leaves_intact_database_and_no_scratch() {
     let db = sb.db();
     let bin = assert_cmd::cargo::cargo_bin("sysgauge");
     let mut child = Command::new(bin)
-        .args(["run", "--profile", "standard", "--db"])
+        .args(["run", "--only", "sweep", "--profile", "quick", "--db"])
         .arg(&db)
         .arg("--scratch-dir")
         .arg(&scratch)
@@ -41,6 +43,10 @@ fn sigint_leaves_intact_database_and_no_scratch() {
     });
     // Wait (bounded) until two cases have finished, then interrupt.
     let started = rx.recv_timeout(Duration::from_secs(120));
+    let had_files: Vec<_> = files_under(&scratch)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect();
     // SAFETY: kill with a valid pid and signal number has no memory effects.
     unsafe {
         libc::kill(child.id() as libc::pid_t, libc::SIGINT);
@@ -61,6 +67,10 @@ fn sigint_leaves_intact_database_and_no_scratch() {
         started.is_ok(),
         "no case finished before the timeout:\n{log}"
     );
+    assert!(
+        !had_files.is_empty(),
+        "the scratch directory held no file when the run was interrupted:\n{log}"
+    );
     assert_eq!(status.code(), Some(130), "stderr:\n{log}");
     assert!(log.contains("interrupted"), "{log}");
 
@@ -78,10 +88,26 @@ fn sigint_leaves_intact_database_and_no_scratch() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(status, "interrupted");
     assert!(n >= 2, "finished results were lost ({n})");
-    let left: Vec<_> = std::fs::read_dir(&scratch)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .collect();
+    let left = files_under(&scratch);
     assert!(left.is_empty(), "scratch files left behind: {left:?}");
+}
+
+/// Every file and directory under `dir`, recursively.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+        {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out
 }

@@ -16,6 +16,7 @@ mod results;
 mod run;
 mod spawn;
 mod startup;
+mod sweep;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Exit;
@@ -24,6 +25,7 @@ use anyhow::Result;
 pub fn dispatch(cli: Cli) -> Result<Exit> {
     match cli.command {
         Command::Run(a) => run::run(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),

@@ -13,7 +13,11 @@ use sysgauge_report::{findings_text, summary_table, TableFormat};
 
 pub fn run(args: RunArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
-    let all = benchmarks(&Options::default());
+    let options = Options {
+        sweep: std::sync::Arc::new(sysgauge_bench::sweep::SweepOptions::for_run(&args.only)),
+        ..Options::default()
+    };
+    let all = benchmarks(&options);
     let selected = select(all, &args.only, &args.skip)?;
     if selected.is_empty() {
         bail!("--only/--skip leave no benchmark to run");

@@ -1,0 +1,268 @@
+//! The sweep's input file (K concatenated copies of the corpus) and the
+//! write-behind trap.
+//!
+//! A freshly written file of hundreds of megabytes is mostly dirty page
+//! cache: the kernel writes it to disk over the next seconds, and a hash
+//! program started meanwhile competes with that write-back (CPU, memory
+//! bandwidth, the disk) and measures up to half speed. The scripts this
+//! method comes from slept a guessed time. Here the file is written, then
+//! `fsync`ed (its own pages are on disk when that returns), then the
+//! kernel's Dirty + Writeback pages (/proc/meminfo) are watched until they
+//! fall to a threshold: bounded in time, and reported either way.
+//!
+//! Free space is checked before the file is made: a sweep never takes more
+//! than a set share of the file system's free space.
+
+use super::corpus::Corpus;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use sysgauge_core::{BenchError, CancelToken, IoContext};
+use sysgauge_host::DrainReport;
+
+/// The largest share of a file system's free space the sweep's input files
+/// may take together.
+pub const MAX_FREE_SHARE: f64 = 0.5;
+
+/// Pages still dirty below this are not worth waiting for.
+const MIN_DRAIN_THRESHOLD: u64 = 16 << 20;
+
+/// Refuse (as a skipped case, with a clear reason) when `need` bytes would
+/// take more than `MAX_FREE_SHARE` of the free space in `dir`.
+pub fn check_free_space(dir: &Path, need: u64) -> Result<(), BenchError> {
+    let Some(free) = sysgauge_host::free_space_bytes(dir) else {
+        // statvfs failed: the write itself will report a full disk.
+        return Ok(());
+    };
+    if fits(need, free) {
+        Ok(())
+    } else {
+        Err(BenchError::skip(
+            format!(
+                "the input file needs {} but only {} is free in {} (the sweep takes at most {:.0} % of the free space)",
+                human(need),
+                human(free),
+                dir.display(),
+                MAX_FREE_SHARE * 100.0
+            ),
+            "use fewer --copies or a smaller corpus, or point --dir/--scratch-dir at a file system with more room",
+        ))
+    }
+}
+
+/// True when `need` bytes stay within the allowed share of `free`.
+pub fn fits(need: u64, free: u64) -> bool {
+    (need as f64) <= (free as f64) * MAX_FREE_SHARE
+}
+
+fn human(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// The dirty-page level a settle waits for with a file of `file_bytes`:
+/// a sixteenth of the file, at least 16 MiB (other programs keep a few
+/// megabytes dirty on any busy machine; that is not this file's trap).
+pub fn drain_threshold(file_bytes: u64) -> u64 {
+    (file_bytes / 16).max(MIN_DRAIN_THRESHOLD)
+}
+
+/// What settling the input file found and how long it took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettleReport {
+    /// Dirty + Writeback bytes right after the file was written, before
+    /// `fsync`: how much write-behind the file had left pending.
+    pub dirty_at_start: Option<u64>,
+    /// Time `fsync` took.
+    pub fsync: Duration,
+    /// The wait for the kernel's dirty pages after `fsync`.
+    pub drain: DrainReport,
+    /// The level the drain waited for.
+    pub threshold: u64,
+}
+
+impl SettleReport {
+    /// Whole time spent settling (fsync + drain).
+    pub fn waited(&self) -> Duration {
+        self.fsync + self.drain.waited
+    }
+}
+
+/// Flush `file` to disk and wait (at most `max_wait` for the drain) until
+/// the kernel's Dirty + Writeback pages are at or below `threshold`.
+pub fn settle(
+    file: &File,
+    max_wait: Duration,
+    threshold: u64,
+    cancel: &CancelToken,
+) -> Result<SettleReport, BenchError> {
+    let dirty_at_start = sysgauge_host::read_dirty_writeback().map(|(d, w)| d.saturating_add(w));
+    let t0 = Instant::now();
+    file.sync_all()
+        .io_context(|| "cannot flush the input file to disk (fsync)".to_string())?;
+    let fsync = t0.elapsed();
+    cancel.check()?;
+    let drain = sysgauge_host::wait_for_writeback(max_wait, threshold, || cancel.is_cancelled());
+    if drain.cancelled {
+        return Err(BenchError::Cancelled);
+    }
+    Ok(SettleReport {
+        dirty_at_start,
+        fsync,
+        drain,
+        threshold,
+    })
+}
+
+/// The input file of one copy count. Removed when dropped (the scratch
+/// directory would remove it too; this frees the space as soon as the
+/// sweep is done with it).
+#[derive(Debug)]
+pub struct InputFile {
+    path: PathBuf,
+    copies: u64,
+    bytes: u64,
+    settle: SettleReport,
+}
+
+impl InputFile {
+    /// Write `copies` copies of `corpus` to `path` and settle it. A
+    /// partly written file is removed on any error, Ctrl-C included.
+    pub fn create(
+        path: &Path,
+        corpus: &Corpus,
+        copies: u64,
+        max_wait: Duration,
+        cancel: &CancelToken,
+    ) -> Result<InputFile, BenchError> {
+        let file = write_copies(path, corpus, copies, cancel)?;
+        let mut guard = RemoveOnDrop(Some(path.to_path_buf()));
+        let bytes = corpus.len().saturating_mul(copies);
+        let settle = settle(&file, max_wait, drain_threshold(bytes), cancel)?;
+        guard.0 = None;
+        Ok(InputFile {
+            path: path.to_path_buf(),
+            copies,
+            bytes,
+            settle,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn copies(&self) -> u64 {
+        self.copies
+    }
+    /// Size of the file in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    pub fn settle_report(&self) -> &SettleReport {
+        &self.settle
+    }
+}
+
+impl Drop for InputFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Write `copies` concatenated copies of the corpus to a new file at
+/// `path`, without flushing it: the returned file's pages are still dirty
+/// (the write-behind the sweep then waits out). Polls `cancel` between
+/// copies. An existing file is never touched; a partly written new one is
+/// removed on any error.
+pub fn write_copies(
+    path: &Path,
+    corpus: &Corpus,
+    copies: u64,
+    cancel: &CancelToken,
+) -> Result<File, BenchError> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .io_context(|| format!("cannot create the input file {}", path.display()))?;
+    let mut guard = RemoveOnDrop(Some(path.to_path_buf()));
+    for _ in 0..copies {
+        cancel.check()?;
+        corpus.for_each_chunk(cancel, &mut |b| {
+            file.write_all(b)
+                .io_context(|| format!("cannot write the input file {}", path.display()))
+        })?;
+    }
+    guard.0 = None;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::corpus::DataSpec;
+
+    #[test]
+    fn free_space_share() {
+        assert!(fits(50, 100));
+        assert!(!fits(51, 100));
+        assert!(fits(0, 0));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        assert!(check_free_space(dir.path(), 1).is_ok());
+        match check_free_space(dir.path(), u64::MAX) {
+            Err(BenchError::Skip { reason, hint }) => {
+                assert!(reason.contains("free in"), "{reason}");
+                assert!(hint.unwrap_or_default().contains("--copies"));
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn thresholds() {
+        assert_eq!(drain_threshold(1 << 20), 16 << 20);
+        assert_eq!(drain_threshold(1 << 30), 64 << 20);
+    }
+
+    #[test]
+    fn input_file_is_copies_and_is_removed() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let corpus_path = dir.path().join("c");
+        std::fs::write(&corpus_path, b"abc\n").unwrap_or_else(|e| panic!("{e}"));
+        let corpus =
+            Corpus::load(&DataSpec::File(corpus_path), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("input");
+        let cancel = CancelToken::new();
+        {
+            let f = InputFile::create(&path, &corpus, 3, Duration::from_secs(5), &cancel)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(f.bytes(), 12);
+            assert_eq!(f.copies(), 3);
+            assert_eq!(
+                std::fs::read(f.path()).unwrap_or_default(),
+                b"abc\nabc\nabc\n"
+            );
+            assert!(f.settle_report().drain.waited < Duration::from_secs(6));
+            // An existing file is never overwritten.
+            assert!(InputFile::create(&path, &corpus, 1, Duration::ZERO, &cancel).is_err());
+            assert!(path.exists());
+        }
+        assert!(!path.exists());
+
+        // Cancelled while writing: nothing is left behind.
+        cancel.cancel();
+        let r = InputFile::create(&path, &corpus, 3, Duration::from_secs(5), &cancel);
+        assert!(matches!(r, Err(BenchError::Cancelled)));
+        assert!(!path.exists());
+    }
+}

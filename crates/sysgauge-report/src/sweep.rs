@@ -1,0 +1,342 @@
+//! Renderings of a hash-program sweep (`sweep.*` results): one row per
+//! point (program, copies, effective iterations) with the bytes processed,
+//! the median wall, user and system seconds of one repetition, MB/s by
+//! each, and the estimated hash-only rate where `dd` was measured alongside;
+//! the same rows as CSV for spreadsheets; and a few lines that put the
+//! 1-copy and many-copy points of each program side by side.
+
+use crate::format::format_value;
+use crate::table::{Align, Table, TableFormat};
+use sysgauge_core::record::{ResultRecord, RunRecord};
+
+/// One measured point of a sweep, taken from its result record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    pub host: String,
+    /// `sha256sum`, `dd`, ... or a custom command line.
+    pub program: String,
+    pub data: String,
+    /// `null` or `file`: where each run's stdout went.
+    pub output: String,
+    pub copies: u64,
+    /// Effective iterations N (the program ran N/copies times).
+    pub iterations: u64,
+    /// Runs per repetition.
+    pub runs: u64,
+    /// Bytes processed per repetition.
+    pub bytes: u64,
+    /// Median seconds per repetition.
+    pub wall: f64,
+    pub user: f64,
+    pub sys: f64,
+    /// MB/s (10^6 bytes/s) by wall, user and system time (medians).
+    pub mbps_wall: f64,
+    pub mbps_user: Option<f64>,
+    pub mbps_sys: Option<f64>,
+    /// bytes / (wall − dd's wall for the same point): an estimate.
+    pub hash_only_estimate: Option<f64>,
+    /// Coefficient of variation of the wall-time rate.
+    pub cov: f64,
+    pub repetitions: usize,
+}
+
+fn metric(r: &ResultRecord, name: &str) -> Option<f64> {
+    r.metrics.iter().find(|m| m.name == name).map(|m| m.value())
+}
+
+impl SweepPoint {
+    /// The point of a successful `sweep.*` result; `None` for anything else.
+    pub fn from_result(host: &str, r: &ResultRecord) -> Option<SweepPoint> {
+        if r.family != "sweep" || !r.is_ok() {
+            return None;
+        }
+        let head = r.primary()?;
+        let copies = r.params.get_u64("copies")?;
+        let iterations = r.params.get_u64("iterations")?;
+        let program = match r.params.get_str("command") {
+            Some(c) => c.to_string(),
+            None => r.bench_id.strip_prefix("sweep.")?.to_string(),
+        };
+        let runs = r
+            .details
+            .get_u64("runs")
+            .unwrap_or(iterations / copies.max(1));
+        let bytes = r.details.get_u64("bytes").unwrap_or(0);
+        Some(SweepPoint {
+            host: host.to_string(),
+            program,
+            data: r.params.get_str("data").unwrap_or("").to_string(),
+            output: r.params.get_str("output").unwrap_or("null").to_string(),
+            copies,
+            iterations,
+            runs,
+            bytes,
+            wall: metric(r, "wall_time")?,
+            user: metric(r, "user_time").unwrap_or(0.0),
+            sys: metric(r, "sys_time").unwrap_or(0.0),
+            mbps_wall: head.value(),
+            mbps_user: metric(r, "throughput_user"),
+            mbps_sys: metric(r, "throughput_sys"),
+            hash_only_estimate: metric(r, "hash_only_estimate"),
+            cov: head.summary.cov,
+            repetitions: head.samples.len(),
+        })
+    }
+}
+
+/// Every sweep point of a run, in the run's order.
+pub fn sweep_points(run: &RunRecord) -> Vec<SweepPoint> {
+    run.results
+        .iter()
+        .filter_map(|r| SweepPoint::from_result(run.host_name(), r))
+        .collect()
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(format_value).unwrap_or_else(|| "-".into())
+}
+
+/// The points as a table for people (text or Markdown).
+pub fn sweep_table(points: &[SweepPoint], format: TableFormat) -> String {
+    let mut t = Table::new(&[
+        ("program", Align::Left),
+        ("copies", Align::Right),
+        ("iterations", Align::Right),
+        ("runs", Align::Right),
+        ("MB", Align::Right),
+        ("wall s", Align::Right),
+        ("user s", Align::Right),
+        ("sys s", Align::Right),
+        ("MB/s wall", Align::Right),
+        ("MB/s user", Align::Right),
+        ("MB/s sys", Align::Right),
+        ("hash-only MB/s (est.)", Align::Right),
+        ("spread", Align::Right),
+    ]);
+    for p in points {
+        t.push(vec![
+            p.program.clone(),
+            p.copies.to_string(),
+            p.iterations.to_string(),
+            p.runs.to_string(),
+            format_value(p.bytes as f64 / 1e6),
+            format_value(p.wall),
+            format_value(p.user),
+            format_value(p.sys),
+            format_value(p.mbps_wall),
+            opt(p.mbps_user),
+            opt(p.mbps_sys),
+            opt(p.hash_only_estimate),
+            format!("±{:.1}%", p.cov * 100.0),
+        ]);
+    }
+    t.render(format)
+}
+
+/// The points as CSV, one row per point, full precision, for spreadsheets
+/// and plotting. Empty cells where a rate has no meaning (no CPU time of
+/// that kind was used, or no dd baseline was measured).
+pub fn sweep_csv(points: &[SweepPoint]) -> String {
+    let mut t = Table::new(&[
+        ("host", Align::Left),
+        ("program", Align::Left),
+        ("data", Align::Left),
+        ("output", Align::Left),
+        ("copies", Align::Right),
+        ("iterations", Align::Right),
+        ("runs", Align::Right),
+        ("bytes", Align::Right),
+        ("wall_s", Align::Right),
+        ("user_s", Align::Right),
+        ("sys_s", Align::Right),
+        ("mb_s_wall", Align::Right),
+        ("mb_s_user", Align::Right),
+        ("mb_s_sys", Align::Right),
+        ("hash_only_mb_s_estimate", Align::Right),
+        ("repetitions", Align::Right),
+        ("cov_percent", Align::Right),
+    ]);
+    let f = |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_default();
+    for p in points {
+        t.push(vec![
+            p.host.clone(),
+            p.program.clone(),
+            p.data.clone(),
+            p.output.clone(),
+            p.copies.to_string(),
+            p.iterations.to_string(),
+            p.runs.to_string(),
+            p.bytes.to_string(),
+            f(Some(p.wall), 6),
+            f(Some(p.user), 6),
+            f(Some(p.sys), 6),
+            f(Some(p.mbps_wall), 3),
+            f(p.mbps_user, 3),
+            f(p.mbps_sys, 3),
+            f(p.hash_only_estimate, 3),
+            p.repetitions.to_string(),
+            f(Some(p.cov * 100.0), 2),
+        ]);
+    }
+    t.render(TableFormat::Csv)
+}
+
+/// For each program and N measured at 1 copy and at more: one line with
+/// both rates and the share of the 1-copy time that goes to the extra
+/// process starts. Empty when the sweep has no such pair.
+pub fn sweep_contrast(points: &[SweepPoint]) -> String {
+    let mut out = String::new();
+    for one in points.iter().filter(|p| p.copies == 1) {
+        let many = points
+            .iter()
+            .filter(|p| {
+                p.program == one.program
+                    && p.iterations == one.iterations
+                    && p.data == one.data
+                    && p.output == one.output
+                    && p.copies > 1
+            })
+            .max_by_key(|p| p.copies);
+        if let Some(many) = many {
+            let startup_share = if one.wall > 0.0 {
+                ((one.wall - many.wall) / one.wall * 100.0).max(0.0)
+            } else {
+                0.0
+            };
+            let runs = |n: u64| {
+                if n == 1 {
+                    "1 run".to_string()
+                } else {
+                    format!("{n} runs")
+                }
+            };
+            out.push_str(&format!(
+                "{}: N={} at 1 copy {} MB/s ({}), at {} copies {} MB/s ({}): {:.0} % of the 1-copy time is the extra process starts\n",
+                one.program,
+                one.iterations,
+                format_value(one.mbps_wall),
+                runs(one.runs),
+                many.copies,
+                format_value(many.mbps_wall),
+                runs(many.runs),
+                startup_share
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sysgauge_core::record::{Metric, Params, Status};
+    use sysgauge_core::{Better, Unit};
+
+    fn result(id: &str, copies: u64, n: u64, walls: &[f64], extra: &[(&str, f64)]) -> ResultRecord {
+        let bytes = n * 1_000_000;
+        let mut metrics = vec![Metric::new(
+            "throughput",
+            Unit::MBps,
+            Better::Higher,
+            walls.iter().map(|w| bytes as f64 / w / 1e6).collect(),
+        )
+        .unwrap_or_else(|| panic!("metric"))];
+        metrics.push(
+            Metric::new("wall_time", Unit::Seconds, Better::Lower, walls.to_vec())
+                .unwrap_or_else(|| panic!("metric")),
+        );
+        for (name, v) in extra {
+            metrics.push(
+                Metric::new(name, Unit::MBps, Better::Higher, vec![*v])
+                    .unwrap_or_else(|| panic!("metric")),
+            );
+        }
+        ResultRecord {
+            bench_id: id.into(),
+            family: "sweep".into(),
+            workload_version: 1,
+            params: Params::new()
+                .with("copies", copies)
+                .with("iterations", n)
+                .with("data", "words"),
+            details: Params::new().with("runs", n / copies).with("bytes", bytes),
+            status: Status::Ok,
+            started_at: chrono::Utc::now(),
+            duration_seconds: 1.0,
+            metrics,
+            findings: vec![],
+        }
+    }
+
+    fn points() -> Vec<SweepPoint> {
+        let rs = [
+            result("sweep.dd", 1, 64, &[0.1, 0.1, 0.1], &[]),
+            result(
+                "sweep.sha256sum",
+                1,
+                64,
+                &[0.4, 0.5, 0.4],
+                &[("hash_only_estimate", 213.3)],
+            ),
+            result(
+                "sweep.sha256sum",
+                64,
+                64,
+                &[0.2, 0.2, 0.2],
+                &[("throughput_user", 330.0)],
+            ),
+        ];
+        rs.iter()
+            .filter_map(|r| SweepPoint::from_result("box", r))
+            .collect()
+    }
+
+    #[test]
+    fn points_from_results() {
+        let p = points();
+        assert_eq!(p.len(), 3);
+        assert_eq!(p[1].program, "sha256sum");
+        assert_eq!(p[1].runs, 64);
+        assert_eq!(p[1].bytes, 64_000_000);
+        assert_eq!(p[1].wall, 0.4);
+        assert_eq!(p[1].mbps_wall, 160.0);
+        assert_eq!(p[1].hash_only_estimate, Some(213.3));
+        assert_eq!(p[2].mbps_user, Some(330.0));
+        assert_eq!(p[2].output, "null");
+        let mut skipped = result("sweep.b2sum", 1, 1, &[1.0], &[]);
+        skipped.status = Status::Skipped {
+            reason: "no b2sum".into(),
+            hint: None,
+        };
+        assert!(SweepPoint::from_result("box", &skipped).is_none());
+        let mut other = result("hash.sha256", 1, 1, &[1.0], &[]);
+        other.family = "hash".into();
+        assert!(SweepPoint::from_result("box", &other).is_none());
+    }
+
+    #[test]
+    fn csv_one_row_per_point() {
+        let csv = sweep_csv(&points());
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert!(lines[0].starts_with("host,program,data,output,copies,iterations,runs,bytes,wall_s,user_s,sys_s,mb_s_wall,mb_s_user,mb_s_sys,"));
+        assert_eq!(
+            lines[2],
+            "box,sha256sum,words,null,1,64,64,64000000,0.400000,0.000000,0.000000,160.000,,,213.300,3,12.37"
+        );
+        let mut r = csv::Reader::from_reader(csv.as_bytes());
+        assert_eq!(r.records().count(), 3);
+    }
+
+    #[test]
+    fn table_and_contrast() {
+        let t = sweep_table(&points(), TableFormat::Text);
+        assert!(t.contains("hash-only MB/s (est.)"), "{t}");
+        assert!(t.lines().nth(3).is_some_and(|l| l.contains("213.3")), "{t}");
+        let c = sweep_contrast(&points());
+        assert_eq!(
+            c,
+            "sha256sum: N=64 at 1 copy 160.0 MB/s (64 runs), at 64 copies 320.0 MB/s (1 run): 50 % of the 1-copy time is the extra process starts\n"
+        );
+    }
+}

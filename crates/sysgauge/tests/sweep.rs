@@ -1,0 +1,416 @@
+//! `sysgauge sweep` end to end with the real binary and the real coreutils
+//! programs: points stored as a run and written as CSV, bad input refused
+//! before anything runs, a missing program skipped with its package named,
+//! and Ctrl-C in the middle of a sweep: the running child is killed and
+//! reaped, the scratch files are removed, the finished points are kept.
+
+mod common;
+
+use common::{stderr_of, stdout_of, Sandbox};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use sysgauge_core::{RunRecord, RunStatus, Status};
+
+fn require(program: &str) -> bool {
+    if sysgauge_core::bench::find_program(program).is_some() {
+        return true;
+    }
+    if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
+        panic!("{program} is required (SYSGAUGE_REQUIRE_ALL): apt-get install coreutils");
+    }
+    eprintln!("note: {program} is not installed; test skipped");
+    false
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            for e in rd.filter_map(Result::ok) {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p.clone());
+                }
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn tiny_sweep_stores_points_and_writes_csv() {
+    if !require("sha256sum") || !require("dd") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let csv = sb.path().join("points.csv");
+    let json = sb.path().join("run.json");
+    let chart = sb.path().join("sweep.png");
+    let out = sb
+        .cmd()
+        .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+        .arg("--chart")
+        .arg(&chart)
+        .args(["--program", "sha256sum,dd", "--db"])
+        .arg(sb.db())
+        .arg("--scratch-dir")
+        .arg(sb.scratch())
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.command, "sweep");
+    assert_eq!(run.status, RunStatus::Complete);
+    // dd first (the baseline), then sha256sum; K = 1, 4; N = 4, 8.
+    let points: Vec<(String, u64, u64)> = run
+        .results
+        .iter()
+        .map(|r| {
+            assert_eq!(r.status, Status::Ok, "{r:?}");
+            assert_eq!(r.params.get_str("data"), Some("words"));
+            (
+                r.bench_id.clone(),
+                r.params.get_u64("copies").unwrap_or(0),
+                r.params.get_u64("iterations").unwrap_or(0),
+            )
+        })
+        .collect();
+    let expect: Vec<(String, u64, u64)> = ["sweep.dd", "sweep.sha256sum"]
+        .iter()
+        .flat_map(|id| [(1, 4), (1, 8), (4, 4), (4, 8)].map(|(k, n)| (id.to_string(), k, n)))
+        .collect();
+    assert_eq!(points, expect);
+    for r in &run.results {
+        let names: Vec<&str> = r.metrics.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names[0], "throughput");
+        for m in ["wall_time", "user_time", "sys_time"] {
+            assert!(names.contains(&m), "{names:?}");
+        }
+        assert_eq!(
+            r.details.get_u64("runs"),
+            Some(
+                r.params.get_u64("iterations").unwrap_or(0)
+                    / r.params.get_u64("copies").unwrap_or(1)
+            )
+        );
+        assert!(r.details.get_str("corpus_sha256").is_some());
+    }
+
+    let text = std::fs::read_to_string(&csv).unwrap_or_else(|e| panic!("{e}"));
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader.headers().unwrap_or_else(|e| panic!("{e}")).clone();
+    let want = [
+        "host",
+        "program",
+        "data",
+        "output",
+        "copies",
+        "iterations",
+        "runs",
+        "bytes",
+        "wall_s",
+        "user_s",
+        "sys_s",
+        "mb_s_wall",
+        "mb_s_user",
+        "mb_s_sys",
+    ];
+    for (i, w) in want.iter().enumerate() {
+        assert_eq!(&headers[i], *w);
+    }
+    let rows: Vec<csv::StringRecord> = reader
+        .records()
+        .map(|r| r.unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    assert_eq!(rows.len(), 8);
+    assert_eq!(&rows[0][1], "dd");
+    assert_eq!(&rows[7][1], "sha256sum");
+    assert_eq!(&rows[7][4], "4");
+    assert_eq!(&rows[7][6], "2");
+    assert!(rows[7][11].parse::<f64>().unwrap_or(0.0) > 0.0);
+
+    let png = std::fs::read(&chart).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(&png[1..4], b"PNG");
+
+    let stdout = stdout_of(&out);
+    assert!(stdout.contains("hash-only MB/s (est.)"), "{stdout}");
+    assert!(stdout.contains("sha256sum: N=4 at 1 copy"), "{stdout}");
+    assert!(files_under(&sb.scratch()).is_empty());
+
+    // Stored like any run.
+    let show = sb
+        .cmd()
+        .args(["results", "--db"])
+        .arg(sb.db())
+        .args(["show", "1"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(show.status.success(), "{}", stderr_of(&show));
+    assert!(stdout_of(&show).contains("sweep.sha256sum"));
+}
+
+#[test]
+fn sweep_refuses_bad_input_before_running() {
+    let sb = Sandbox::new();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--copies", "1,64", "--iterations", "100"],
+            "--iterations 100 is not a multiple of --copies 64",
+        ),
+        (vec!["--copies", "1Q"], "unknown suffix"),
+        (vec!["--copies", "0"], "must be at least 1"),
+        (vec!["--iterations", "1.5"], "fractions are not allowed"),
+        (vec!["--iterations", "2Y"], "too large"),
+        (vec!["--max", "10", "--step", "20"], "larger than --max"),
+        (vec!["--program", "sh -c 'oops"], "unbalanced quotes"),
+        (vec!["--program", "sha256sum,,dd"], "empty entry"),
+        (vec!["--corpus", "/nonexistent/sysgauge-corpus"], "--corpus"),
+        (vec!["--dir", "/nonexistent/sysgauge-dir"], "--dir"),
+        (vec!["--chart", "sweep.gif"], "must end in .svg or .png"),
+        (
+            vec!["--copies", "1Ti", "--data", "random"],
+            "use fewer --copies",
+        ),
+    ];
+    for (args, expect) in cases {
+        let out = sb
+            .cmd()
+            .arg("sweep")
+            .args(&args)
+            .arg("--db")
+            .arg(sb.db())
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(expect),
+            "{args:?}: expected '{expect}' in {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!sb.db().exists(), "{args:?} touched the database");
+    }
+}
+
+#[test]
+fn missing_program_is_skipped_naming_its_package() {
+    if !require("dd") {
+        return;
+    }
+    let sb = Sandbox::new();
+    // A PATH on which only dd exists.
+    let bin = sb.path().join("bin");
+    std::fs::create_dir(&bin).unwrap_or_else(|e| panic!("{e}"));
+    let dd = sysgauge_core::bench::find_program("dd").unwrap_or_else(|| panic!("dd"));
+    std::os::unix::fs::symlink(&dd, bin.join("dd")).unwrap_or_else(|e| panic!("{e}"));
+    let json = sb.path().join("run.json");
+    let out = sb
+        .cmd()
+        .env("PATH", &bin)
+        .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+        .args([
+            "--program",
+            "b2sum,dd",
+            "--copies",
+            "2",
+            "--iterations",
+            "2",
+        ])
+        .arg("--no-store")
+        .arg("--scratch-dir")
+        .arg(sb.scratch())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.results.len(), 2);
+    assert_eq!(run.results[0].bench_id, "sweep.dd");
+    assert_eq!(run.results[0].status, Status::Ok);
+    match &run.results[1].status {
+        Status::Skipped { reason, hint } => {
+            assert!(reason.contains("'b2sum' is not installed"), "{reason}");
+            assert!(hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("apt-get install coreutils"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(stdout_of(&out).contains("apt-get install coreutils"));
+}
+
+/// Pids of live processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.filter_map(Result::ok) {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains(needle) {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}
+
+#[test]
+fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
+    if !require("sha256sum") || !require("tail") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let scratch = sb.scratch();
+    let db = sb.db();
+    let csv = sb.path().join("points.csv");
+    // Two sha256sum points finish; then `tail -f INPUT` never ends by
+    // itself: the sweep is interrupted while a child is running.
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
+        .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--program", "sha256sum", "--program", "tail -f"])
+        .args(["--copies", "1,4", "--iterations", "4", "--db"])
+        .arg(&db)
+        .arg("--scratch-dir")
+        .arg(&scratch)
+        .arg("--csv")
+        .arg(&csv)
+        .env("HOME", sb.path())
+        .env_remove("SYSGAUGE_DB")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.starts_with("[2/") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let started = rx.recv_timeout(Duration::from_secs(120));
+    // The custom point is running: its input file exists and tail runs.
+    let scratch_name = scratch.to_string_lossy().to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut tails = Vec::new();
+    while started.is_ok() && tails.is_empty() && Instant::now() < deadline {
+        tails = processes_mentioning(&scratch_name)
+            .into_iter()
+            .filter(|&p| p != child.id() as i32)
+            .collect();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before = files_under(&scratch);
+    // SAFETY: kill with a valid pid and signal number has no memory effects.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let interrupted_at = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+            break s;
+        }
+        if interrupted_at.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("sysgauge did not stop within 30 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stopped_after = interrupted_at.elapsed();
+    let log = reader.join().unwrap_or_default();
+    assert!(started.is_ok(), "no point finished in time:\n{log}");
+    assert!(!tails.is_empty(), "tail never started:\n{log}");
+    assert!(
+        before
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with("input-1x.dat")),
+        "no input file existed before the interrupt: {before:?}"
+    );
+    assert_eq!(status.code(), Some(130), "{log}");
+    assert!(stopped_after < Duration::from_secs(10), "{stopped_after:?}");
+
+    // The running child was killed and reaped, not left behind.
+    for pid in &tails {
+        let alive = Path::new(&format!("/proc/{pid}")).exists()
+            && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.contains(&scratch_name));
+        assert!(!alive, "the tail child {pid} outlived the sweep");
+    }
+    let left = files_under(&scratch);
+    assert!(left.is_empty(), "scratch files left behind: {left:?}");
+
+    // The finished points are kept: in the database and in the CSV.
+    let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    let (status, n): (String, i64) = conn
+        .query_row(
+            "SELECT status, (SELECT count(*) FROM results) FROM runs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status, "interrupted");
+    assert_eq!(n, 2, "{log}");
+    let text = std::fs::read_to_string(&csv).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.lines().skip(1).all(|l| l.contains(",sha256sum,")),
+        "{text}"
+    );
+}
+
+#[test]
+fn ram_backed_dir_gets_a_finding_and_is_left_clean() {
+    if !require("dd") {
+        return;
+    }
+    let shm = Path::new("/dev/shm");
+    let on_tmpfs = sysgauge_host::fs_info(shm).is_some_and(|f| f.ram_backed);
+    let Some(dir) = on_tmpfs.then(|| tempfile::tempdir_in(shm).ok()).flatten() else {
+        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
+            panic!("this test needs a writable tmpfs at /dev/shm");
+        }
+        eprintln!("note: no writable tmpfs at /dev/shm; test skipped");
+        return;
+    };
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--program", "dd", "--copies", "1", "--iterations", "1"])
+        .args(["--no-store", "--json", "-", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let finding = run.results[0]
+        .findings
+        .iter()
+        .find(|f| f.code == "ram-backed-dir")
+        .unwrap_or_else(|| panic!("no ram-backed-dir finding: {:?}", run.results[0].findings));
+    assert!(finding.message.contains("tmpfs"), "{}", finding.message);
+    assert!(files_under(dir.path()).is_empty());
+}
