@@ -397,6 +397,16 @@ impl RunCtx {
     }
 }
 
+/// However a session ends (finished, interrupted, a sink error, a panic
+/// unwinding), fixtures are dropped newest first and only then the scratch
+/// directories, so a server or file living in scratch is shut down before its
+/// directory goes.
+impl Drop for RunCtx {
+    fn drop(&mut self) {
+        self.end_session();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -506,6 +516,34 @@ mod tests {
             ctx.measure_rate_parallel(2, |_, _| Ok(1.0)),
             Err(BenchError::Cancelled)
         ));
+    }
+
+    #[test]
+    fn drop_ends_the_session_fixtures_first() {
+        struct Probe(PathBuf, Arc<Mutex<Vec<bool>>>);
+        impl Drop for Probe {
+            fn drop(&mut self) {
+                if let Ok(mut v) = self.1.lock() {
+                    v.push(self.0.exists());
+                }
+            }
+        }
+        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut s = settings(1);
+        s.scratch_base = base.path().to_path_buf();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let dir;
+        {
+            let mut ctx = RunCtx::new(s, Arc::new(MonotonicClock::new()), CancelToken::new());
+            dir = ctx.scratch_dir().unwrap_or_else(|e| panic!("{e}"));
+            let (d, v) = (dir.clone(), seen.clone());
+            ctx.fixture("probe", move |_| Ok(Probe(d, v)))
+                .map(|_| ())
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        // The fixture saw its scratch directory still present when dropped.
+        assert_eq!(*seen.lock().unwrap_or_else(|e| e.into_inner()), vec![true]);
+        assert!(!dir.exists());
     }
 
     #[test]

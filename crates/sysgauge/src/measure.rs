@@ -129,6 +129,14 @@ pub fn execute(
         Arc::new(MonotonicClock::new()),
         cancel.clone(),
     );
+    if runner.planned_cases() == 0 {
+        anyhow::bail!(
+            "nothing to run: the chosen benchmarks plan no case with the {} profile \
+             (some run only through their own subcommand, e.g. `sysgauge startup`, \
+             `sysgauge ping`, `sysgauge ssh`)",
+            cfg.profile
+        );
+    }
     let mut console = ConsoleProgress::new(cfg.quiet_progress);
     let (record, stored_as) = match store.as_mut() {
         Some(store) => {
