@@ -3,6 +3,7 @@
 //! `sysgauge list` shows, what `sysgauge run` runs and what the docs
 //! describe cannot drift apart (a test checks the docs).
 
+use crate::crypto;
 use crate::hash;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +37,11 @@ pub fn families() -> &'static [FamilyInfo] {
         name: "hash",
         summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
         budget_seconds: [0.3, 6.0, 40.0, 120.0],
+    },
+    FamilyInfo {
+        name: "crypto",
+        summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
+        budget_seconds: [0.4, 8.0, 40.0, 160.0],
     }]
 }
 
@@ -47,12 +53,14 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
+    pub crypto: Arc<crypto::CryptoOptions>,
 }
 
 /// Every benchmark, in display order.
 pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
+    v.extend(crypto::benchmarks(&options.crypto));
     v
 }
 
