@@ -117,6 +117,13 @@ pub struct OsInfo {
     pub distribution_id: Option<String>,
     /// os-release `VERSION_ID`.
     pub distribution_version: Option<String>,
+    /// Container manager this process runs under (`docker`, `lxc`,
+    /// `podman`, `systemd-nspawn`, ...), when one can be detected. Kept apart
+    /// from `CpuInfo::virtualization` because a container inside a VM is
+    /// both, and each changes what a measurement means. `None` means none
+    /// was detected, which does not prove there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
