@@ -40,6 +40,8 @@ pub enum Command {
     List(ListArgs),
     /// Work with stored results: list, show, export, delete.
     Results(ResultsArgs),
+    /// An `openssl speed`-style table (ciphers, digests, signatures, key agreement) from sysgauge's kernels.
+    Crypto(CryptoArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -110,6 +112,21 @@ pub struct RunArgs {
     /// Skip these families or benchmark ids (comma-separated).
     #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
     pub skip: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CryptoArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Threads: a number, or `all` for one per CPU (each runs its own instance).
+    #[arg(long, value_name = "N|all", default_value = "1")]
+    pub threads: String,
+
+    /// Block sizes for ciphers and digests (comma-separated, nice numbers such
+    /// as 8KiB; multiples of 16). Default: openssl's 16,64,256,1024,8192,16384.
+    #[arg(long, value_name = "SIZE[,...]", value_delimiter = ',')]
+    pub block_sizes: Vec<String>,
 }
 
 #[derive(Debug, Args)]

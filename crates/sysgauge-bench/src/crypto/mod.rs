@@ -16,6 +16,7 @@
 
 pub mod aes;
 pub mod pubkey;
+pub mod reference;
 pub mod symmetric;
 
 use crate::util::{fill_pattern, mb_per_s, metric};
