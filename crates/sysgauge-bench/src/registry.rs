@@ -3,6 +3,7 @@
 //! `sysgauge list` shows, what `sysgauge run` runs and what the docs
 //! describe cannot drift apart (a test checks the docs).
 
+use crate::clock;
 use crate::crypto;
 use crate::hash;
 use std::sync::Arc;
@@ -34,6 +35,11 @@ impl FamilyInfo {
 /// minute on a 2-core machine.
 pub fn families() -> &'static [FamilyInfo] {
     &[FamilyInfo {
+        name: "clock",
+        summary: "effective clock of each CPU against its nominal clock (at the start and end of a run)",
+        budget_seconds: [0.1, 1.0, 4.0, 8.0],
+    },
+    FamilyInfo {
         name: "hash",
         summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
         budget_seconds: [0.3, 6.0, 40.0, 120.0],
@@ -54,11 +60,14 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub crypto: Arc<crypto::CryptoOptions>,
+    pub clock: Arc<clock::ClockOptions>,
 }
 
 /// Every benchmark, in display order.
 pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
+    // The clock check comes first, before anything has warmed the CPU.
+    v.extend(clock::benchmarks(&options.clock));
     v.extend(hash::benchmarks(&options.hash));
     v.extend(crypto::benchmarks(&options.crypto));
     v

@@ -2,6 +2,7 @@
 //! programs: aligned console tables, Markdown, CSV and JSON. Renderers never
 //! measure; they take records and return strings.
 
+pub mod clock;
 pub mod crypto;
 pub mod format;
 pub mod summary;

@@ -42,6 +42,8 @@ pub enum Command {
     Results(ResultsArgs),
     /// An `openssl speed`-style table (ciphers, digests, signatures, key agreement) from sysgauge's kernels.
     Crypto(CryptoArgs),
+    /// Measure each CPU's effective clock and compare it with its nominal and reported clock.
+    Clock(ClockArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -127,6 +129,17 @@ pub struct CryptoArgs {
     /// as 8KiB; multiples of 16). Default: openssl's 16,64,256,1024,8192,16384.
     #[arg(long, value_name = "SIZE[,...]", value_delimiter = ',')]
     pub block_sizes: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ClockArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Only these CPUs (a kernel CPU list such as 0-3,8; default: every CPU
+    /// this process may run on).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
 }
 
 #[derive(Debug, Args)]

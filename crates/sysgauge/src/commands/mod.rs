@@ -1,5 +1,6 @@
 //! One module per subcommand; `dispatch` maps the parsed command line to it.
 
+mod clock;
 mod crypto;
 mod host;
 mod list;
@@ -17,5 +18,6 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
         Command::Crypto(a) => crypto::run(a),
+        Command::Clock(a) => clock::run(a),
     }
 }

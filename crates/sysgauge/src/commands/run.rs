@@ -13,10 +13,16 @@ use sysgauge_report::{findings_text, summary_table, TableFormat};
 
 pub fn run(args: RunArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
-    let all = benchmarks(&Options::default());
-    let selected = select(all, &args.only, &args.skip)?;
+    let options = Options::default();
+    let all = benchmarks(&options);
+    let mut selected = select(all, &args.only, &args.skip)?;
     if selected.is_empty() {
         bail!("--only/--skip leave no benchmark to run");
+    }
+    // The clock check runs first (the registry lists it first) and again
+    // after everything else, so a run whose clocks dropped is flagged.
+    if selected.iter().any(|b| family_of(b.id()) == "clock") {
+        selected.push(sysgauge_bench::clock::end_of_run(&options.clock));
     }
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("run", &cfg, &selected, &cancel, Vec::new())?;
