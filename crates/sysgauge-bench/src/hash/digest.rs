@@ -73,7 +73,7 @@ impl Algorithm {
     pub fn digest_into(self, data: &[u8], out: &mut [u8; 64]) {
         use sha2::Digest;
         match self {
-            Algorithm::Md5 => out[..16].copy_from_slice(&md5::Md5::digest(data)),
+            Algorithm::Md5 => out[..16].copy_from_slice(&super::md5::md5(data)),
             Algorithm::Sha1 => out[..20].copy_from_slice(&sha1::Sha1::digest(data)),
             Algorithm::Sha256 => out[..32].copy_from_slice(&sha2::Sha256::digest(data)),
             Algorithm::Sha512 => out[..64].copy_from_slice(&sha2::Sha512::digest(data)),

@@ -9,6 +9,7 @@
 //! independent instance per thread and report the aggregate rate.
 
 pub mod digest;
+pub mod md5;
 
 use crate::util::{fill_pattern, mb_per_s, metric};
 pub use digest::Algorithm;
