@@ -10,6 +10,7 @@ pub mod clock;
 pub mod crypto;
 pub mod hash;
 pub mod methodology;
+pub mod openssl_speed;
 pub mod registry;
 pub mod util;
 
