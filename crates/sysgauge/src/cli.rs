@@ -129,6 +129,11 @@ pub struct CryptoArgs {
     /// as 8KiB; multiples of 16). Default: openssl's 16,64,256,1024,8192,16384.
     #[arg(long, value_name = "SIZE[,...]", value_delimiter = ',')]
     pub block_sizes: Vec<String>,
+
+    /// Also run the system `openssl speed -mr` for the same algorithms,
+    /// sizes and threads, and print both side by side with the ratio.
+    #[arg(long)]
+    pub vs_openssl: bool,
 }
 
 #[derive(Debug, Args)]

@@ -170,7 +170,10 @@ pub fn ctr_kernel() -> Option<CtrKernel> {
         if !std::is_x86_feature_detected!("aes") || !std::is_x86_feature_detected!("ssse3") {
             return None;
         }
-        if std::is_x86_feature_detected!("vaes") && std::is_x86_feature_detected!("avx512f") {
+        if std::is_x86_feature_detected!("vaes")
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+        {
             return Some(CtrKernel::Vaes512);
         }
         if std::is_x86_feature_detected!("vaes") && std::is_x86_feature_detected!("avx2") {
@@ -519,6 +522,129 @@ mod tests {
             seen[s as usize] = true;
         }
         assert!(seen.iter().all(|&b| b), "the S-box is a permutation");
+    }
+
+    use cipher::{BlockCipherEncrypt, KeyInit, KeyIvInit, StreamCipher};
+    use proptest::prelude::*;
+
+    /// CBC with the RustCrypto `aes` crate, block by block.
+    fn reference_cbc(key: &[u8], iv: &[u8; 16], data: &mut [u8]) {
+        fn run<C: BlockCipherEncrypt + KeyInit>(key: &[u8], iv: &[u8; 16], data: &mut [u8]) {
+            let c = C::new_from_slice(key).unwrap_or_else(|e| panic!("{e}"));
+            let mut prev = *iv;
+            for chunk in data.chunks_exact_mut(16) {
+                for (b, p) in chunk.iter_mut().zip(prev.iter()) {
+                    *b ^= p;
+                }
+                let mut block = cipher::Block::<C>::default();
+                block.copy_from_slice(chunk);
+                c.encrypt_block(&mut block);
+                chunk.copy_from_slice(&block);
+                prev.copy_from_slice(chunk);
+            }
+        }
+        match key.len() {
+            16 => run::<aes::Aes128>(key, iv, data),
+            24 => run::<aes::Aes192>(key, iv, data),
+            _ => run::<aes::Aes256>(key, iv, data),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn cbc_matches_the_aes_crate(
+            key_len in prop_oneof![Just(16usize), Just(24), Just(32)],
+            key in proptest::collection::vec(any::<u8>(), 32),
+            iv in any::<[u8; 16]>(),
+            blocks in 0usize..70,
+            split in 0usize..70,
+            seed in any::<u64>(),
+        ) {
+            let Some(mut ours) = CbcEncryptor::new(&key[..key_len], &iv) else {
+                return Ok(()); // no AES-NI on this CPU: nothing to compare
+            };
+            let mut data = vec![0u8; blocks * 16];
+            crate::util::fill_pattern(&mut data, seed);
+            let mut expect = data.clone();
+            reference_cbc(&key[..key_len], &iv, &mut expect);
+            // Two calls: the chain must carry over.
+            let cut = split.min(blocks) * 16;
+            let (a, b) = data.split_at_mut(cut);
+            prop_assert!(ours.encrypt(a));
+            prop_assert!(ours.encrypt(b));
+            prop_assert_eq!(data, expect);
+        }
+
+        #[test]
+        fn ctr_matches_the_ctr_crate(
+            key in any::<[u8; 16]>(),
+            // Counters near the 64-bit and 128-bit wrap points too.
+            low in prop_oneof![any::<u64>(), (u64::MAX - 40)..=u64::MAX],
+            high in prop_oneof![any::<u64>(), Just(u64::MAX)],
+            len in 0usize..3000,
+            cuts in proptest::collection::vec(0usize..600, 0..4),
+            seed in any::<u64>(),
+        ) {
+            let mut iv = [0u8; 16];
+            iv[..8].copy_from_slice(&high.to_be_bytes());
+            iv[8..].copy_from_slice(&low.to_be_bytes());
+            let Some(mut ours) = CtrEncryptor::new(&key, &iv) else {
+                return Ok(());
+            };
+            let mut data = vec![0u8; len];
+            crate::util::fill_pattern(&mut data, seed);
+            let mut expect = data.clone();
+            let mut theirs = ctr::Ctr128BE::<aes::Aes128>::new_from_slices(&key, &iv)
+                .unwrap_or_else(|e| panic!("{e}"));
+            theirs.apply_keystream(&mut expect);
+            // Uneven pieces, so partial blocks carry over between calls.
+            let mut rest = data.as_mut_slice();
+            for c in cuts {
+                let c = c.min(rest.len());
+                let (a, b) = rest.split_at_mut(c);
+                ours.apply(a);
+                rest = b;
+            }
+            ours.apply(rest);
+            prop_assert_eq!(data, expect);
+        }
+    }
+
+    #[test]
+    fn every_ctr_kernel_agrees() {
+        // The dispatcher picks one kernel; call the others directly where
+        // the CPU has them.
+        #[cfg(target_arch = "x86_64")]
+        {
+            let ks = KeySchedule::new(&[7u8; 16]).unwrap_or_else(|| panic!("key"));
+            for counter in [0u128, u64::MAX as u128 - 5, u128::MAX - 3] {
+                let mut base = vec![0u8; 16 * 100];
+                crate::util::fill_pattern(&mut base, 9);
+                let mut a = base.clone();
+                if !std::is_x86_feature_detected!("aes") {
+                    return;
+                }
+                // SAFETY: AES-NI checked above.
+                unsafe { x86::ctr_aesni(&ks, counter, &mut a) };
+                if std::is_x86_feature_detected!("vaes") && std::is_x86_feature_detected!("avx2") {
+                    let mut b = base.clone();
+                    // SAFETY: VAES and AVX2 checked.
+                    unsafe { x86::ctr_vaes256(&ks, counter, &mut b) };
+                    assert_eq!(a, b, "vaes256 at {counter}");
+                }
+                if std::is_x86_feature_detected!("vaes")
+                    && std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512bw")
+                {
+                    let mut c = base.clone();
+                    // SAFETY: VAES and AVX-512F/BW checked.
+                    unsafe { x86::ctr_vaes512(&ks, counter, &mut c) };
+                    assert_eq!(a, c, "vaes512 at {counter}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -83,7 +83,15 @@ fn openssl_arg(bench_id: &str) -> Option<(Vec<String>, bool)> {
 /// (BLAKE3) are left out.
 pub fn invocations(plan: &ReferencePlan) -> Vec<Invocation> {
     let secs = plan.seconds.max(1);
-    let mut common = vec!["speed".to_string(), "-mr".into(), "-seconds".into(), secs.to_string()];
+    // `-elapsed`: wall-clock time, as sysgauge measures (openssl's default
+    // is the process's CPU time, which a busy machine does not slow down).
+    let mut common = vec![
+        "speed".to_string(),
+        "-mr".into(),
+        "-elapsed".into(),
+        "-seconds".into(),
+        secs.to_string(),
+    ];
     if plan.threads > 1 {
         common.push("-multi".into());
         common.push(plan.threads.to_string());
@@ -296,11 +304,11 @@ mod tests {
         assert_eq!(
             lines,
             vec![
-                "speed -mr -seconds 1 -bytes 8192 -evp md5",
-                "speed -mr -seconds 1 -bytes 8192 -evp aes-128-gcm",
-                "speed -mr -seconds 1 -provider legacy -provider default -bytes 8192 -evp rc4",
-                "speed -mr -seconds 1 -bytes 8192 -hmac sha256",
-                "speed -mr -seconds 1 rsa2048 ecdsap521 ed25519 ecdhp256 ecdhx25519",
+                "speed -mr -elapsed -seconds 1 -bytes 8192 -evp md5",
+                "speed -mr -elapsed -seconds 1 -bytes 8192 -evp aes-128-gcm",
+                "speed -mr -elapsed -seconds 1 -provider legacy -provider default -bytes 8192 -evp rc4",
+                "speed -mr -elapsed -seconds 1 -bytes 8192 -hmac sha256",
+                "speed -mr -elapsed -seconds 1 rsa2048 ecdsap521 ed25519 ecdhp256 ecdhx25519",
             ]
         );
         assert_eq!(inv[4].bench_ids.len(), 5);
@@ -308,7 +316,7 @@ mod tests {
         let multi = invocations(&plan(&["crypto.des-ede3-cbc"], &[16, 8192], 4));
         assert_eq!(
             multi[0].args.join(" "),
-            "speed -mr -seconds 1 -multi 4 -evp des-ede3-cbc"
+            "speed -mr -elapsed -seconds 1 -multi 4 -evp des-ede3-cbc"
         );
         assert_eq!(multi[0].expected, Duration::from_secs(6));
     }

@@ -1,6 +1,12 @@
 //! `sysgauge crypto`: the whole crypto family plus the hash family at the
 //! `openssl speed` block sizes, stored as a run like any other, then shown
 //! as an `openssl speed`-style table rendered from the run's records.
+//!
+//! `--vs-openssl` then runs the system `openssl speed -mr -elapsed` for the
+//! same algorithms, sizes and threads, turns its output into records with
+//! the `openssl speed` importer (same ids, params and metrics), and prints
+//! both side by side with the ratio. OpenSSL's numbers are shown, not
+//! stored: the run holds what sysgauge measured.
 
 use crate::cli::CryptoArgs;
 use crate::config::MeasureConfig;
@@ -8,11 +14,14 @@ use crate::exit::Exit;
 use crate::measure;
 use anyhow::{bail, Context, Result};
 use std::sync::Arc;
+use sysgauge_bench::crypto::reference::{run_reference, ReferenceError, ReferencePlan};
 use sysgauge_bench::crypto::{self, CryptoOptions, BLOCK_SIZES};
+use sysgauge_bench::openssl_speed::{parse_mr, to_results};
 use sysgauge_bench::hash::{self, HashOptions};
 use sysgauge_core::size::parse_size;
-use sysgauge_core::Benchmark;
-use sysgauge_report::crypto::speed_table;
+use sysgauge_core::record::{ResultRecord, RunRecord};
+use sysgauge_core::{Benchmark, CancelToken, Profile};
+use sysgauge_report::crypto::{speed_table, vs_openssl_table, vs_rows};
 use sysgauge_report::{findings_text, TableFormat};
 
 /// Largest block size accepted (one buffer per thread is allocated).
@@ -74,10 +83,18 @@ pub fn run(args: CryptoArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
     let threads = parse_threads(&args.threads)?;
     let sizes = parse_block_sizes(&args.block_sizes)?;
-    let benches = crypto_benchmarks(sizes, threads);
+    let benches = crypto_benchmarks(sizes.clone(), threads);
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("crypto", &cfg, &benches, &cancel, Vec::new())?;
     let mut text = speed_table(&outcome.record.results, TableFormat::Text);
+    let mut exit = outcome.exit;
+    if args.vs_openssl && exit != Exit::Interrupted {
+        let (table, interrupted) = versus_openssl(&outcome.record, sizes, threads, &cancel)?;
+        text.push_str(&table);
+        if interrupted {
+            exit = Exit::Interrupted;
+        }
+    }
     let findings = findings_text(&outcome.record);
     if !findings.is_empty() {
         text.push_str("Findings:\n");
@@ -89,11 +106,85 @@ pub fn run(args: CryptoArgs) -> Result<Exit> {
             outcome.record.run_id
         ));
     }
-    if outcome.exit == Exit::Interrupted {
+    if exit == Exit::Interrupted {
         text.push_str("The run was interrupted; the results above were kept.\n");
     }
     measure::print_human(&cfg, &text)?;
-    Ok(outcome.exit)
+    Ok(exit)
+}
+
+/// Seconds per `openssl speed` measurement for a profile.
+fn openssl_seconds(profile: Profile) -> u32 {
+    match profile {
+        Profile::Tiny | Profile::Quick => 1,
+        Profile::Standard | Profile::Full => 3,
+    }
+}
+
+/// OpenSSL's numbers as records, and a line per invocation that produced
+/// none (the legacy provider missing, an unknown algorithm).
+pub fn openssl_records(outputs: &[(String, Result<String, String>)]) -> (Vec<ResultRecord>, Vec<String>) {
+    let mut records = Vec::new();
+    let mut notes = Vec::new();
+    for (what, out) in outputs {
+        match out {
+            Ok(text) => match parse_mr(text) {
+                Ok(report) => records.extend(to_results(&report)),
+                Err(e) => notes.push(format!("openssl {what}: unreadable output ({e})")),
+            },
+            Err(e) => notes.push(format!("openssl {what}: {e}")),
+        }
+    }
+    (records, notes)
+}
+
+/// Run the system openssl for what the run measured; the side-by-side
+/// table (or the reason there is none), and whether Ctrl-C stopped it.
+fn versus_openssl(
+    run: &RunRecord,
+    sizes: Option<Vec<u64>>,
+    threads: usize,
+    cancel: &CancelToken,
+) -> Result<(String, bool)> {
+    let mut ids: Vec<String> = Vec::new();
+    for r in &run.results {
+        if !ids.contains(&r.bench_id) {
+            ids.push(r.bench_id.clone());
+        }
+    }
+    let plan = ReferencePlan {
+        bench_ids: ids,
+        block_sizes: sizes.unwrap_or_else(|| BLOCK_SIZES.to_vec()),
+        threads,
+        seconds: openssl_seconds(run.profile),
+    };
+    let mut text = String::from("\nsysgauge and the system OpenSSL (`openssl speed -mr -elapsed`), ratio = sysgauge / openssl:\n");
+    let outputs = match run_reference(&plan, cancel, |inv| {
+        eprintln!("openssl {}", inv.args.join(" "));
+    }) {
+        Ok(o) => o,
+        Err(ReferenceError::Missing) => {
+            text.push_str("skipped: 'openssl' is not installed (Debian/Ubuntu: apt-get install openssl)\n");
+            return Ok((text, false));
+        }
+        Err(ReferenceError::Cancelled) => {
+            text.push_str("skipped: interrupted\n");
+            return Ok((text, true));
+        }
+        Err(e) => return Err(e).context("running openssl speed"),
+    };
+    let outputs: Vec<(String, Result<String, String>)> = outputs
+        .into_iter()
+        .map(|o| (o.invocation.args.join(" "), o.result.map_err(|e| e.to_string())))
+        .collect();
+    let (theirs, notes) = openssl_records(&outputs);
+    let rows = vs_rows(&run.results, &theirs);
+    text.push_str(&vs_openssl_table(&rows, TableFormat::Text));
+    for n in notes {
+        text.push_str(&n);
+        text.push('\n');
+    }
+    Ok((text, false))
 }
 
 #[cfg(test)]
@@ -114,6 +205,22 @@ mod tests {
         assert!(parse_block_sizes(&["100".into()]).is_err());
         assert!(parse_block_sizes(&["1G".into()]).is_err());
         assert!(parse_block_sizes(&["lots".into()]).is_err());
+    }
+
+    #[test]
+    fn openssl_output_becomes_records() {
+        let good = "+H:16:8192\n+F:22:aes-128-cbc:1000000.00:1500000000.00\n".to_string();
+        let outputs = vec![
+            ("-evp aes-128-cbc".to_string(), Ok(good)),
+            ("-evp rc4".to_string(), Err("exited with 1: legacy provider".to_string())),
+            ("-evp x".to_string(), Ok("not openssl output".to_string())),
+        ];
+        let (records, notes) = openssl_records(&outputs);
+        assert_eq!(records.len(), 2, "{records:?}");
+        assert_eq!(records[0].bench_id, "crypto.aes-128-cbc");
+        assert_eq!(records[1].params.get_u64("block_size"), Some(8192));
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].contains("legacy provider"));
     }
 
     #[test]
