@@ -16,6 +16,7 @@
 
 pub mod aes;
 pub mod pubkey;
+pub mod rc4;
 pub mod reference;
 pub mod symmetric;
 
