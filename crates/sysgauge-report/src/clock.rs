@@ -25,7 +25,10 @@ pub fn clock_table(results: &[ResultRecord], format: TableFormat) -> String {
             .map_or("-".to_string(), |v| v.to_string())
     };
     for r in results.iter().filter(|r| r.bench_id == "clock.effective") {
-        let cpu = r.params.get_int("cpu").map_or("-".into(), |c| c.to_string());
+        let cpu = r
+            .params
+            .get_int("cpu")
+            .map_or("-".into(), |c| c.to_string());
         let phase = r.params.get_str("phase").unwrap_or("-").to_string();
         let (measured, spread, share) = match (&r.status, r.primary()) {
             (Status::Ok, Some(m)) => {
@@ -42,8 +45,12 @@ pub fn clock_table(results: &[ResultRecord], format: TableFormat) -> String {
                     share,
                 )
             }
-            (Status::Skipped { reason, .. }, _) => (format!("skipped: {reason}"), String::new(), String::new()),
-            (Status::Failed { error }, _) => (format!("FAILED: {error}"), String::new(), String::new()),
+            (Status::Skipped { reason, .. }, _) => {
+                (format!("skipped: {reason}"), String::new(), String::new())
+            }
+            (Status::Failed { error }, _) => {
+                (format!("FAILED: {error}"), String::new(), String::new())
+            }
             (Status::Ok, None) => ("-".into(), String::new(), String::new()),
         };
         t.push(vec![
@@ -55,7 +62,10 @@ pub fn clock_table(results: &[ResultRecord], format: TableFormat) -> String {
             int(r, "scaling_cur_mhz"),
             int(r, "nominal_mhz"),
             share,
-            r.details.get_str("nominal_source").unwrap_or("none").to_string(),
+            r.details
+                .get_str("nominal_source")
+                .unwrap_or("none")
+                .to_string(),
             r.details.get_str("governor").unwrap_or("-").to_string(),
         ]);
     }
@@ -87,14 +97,25 @@ mod tests {
             status: Status::Ok,
             started_at: chrono::Utc::now(),
             duration_seconds: 0.1,
-            metrics: Metric::new("effective", Unit::MHz, Better::Higher, vec![1300.0, 1300.0, 1300.0])
-                .into_iter()
-                .collect(),
+            metrics: Metric::new(
+                "effective",
+                Unit::MHz,
+                Better::Higher,
+                vec![1300.0, 1300.0, 1300.0],
+            )
+            .into_iter()
+            .collect(),
             findings: vec![],
         };
         let text = clock_table(&[r], TableFormat::Text);
         let line = text.lines().nth(2).unwrap_or("");
-        assert!(line.contains("start") && line.contains("1300") && line.contains("50 %") && line.contains("performance"), "{text}");
+        assert!(
+            line.contains("start")
+                && line.contains("1300")
+                && line.contains("50 %")
+                && line.contains("performance"),
+            "{text}"
+        );
         assert_eq!(clock_table(&[], TableFormat::Text), "");
     }
 }

@@ -112,13 +112,8 @@ pub fn speed_table(results: &[ResultRecord], format: TableFormat) -> String {
         if !sym_ids.is_empty() {
             out.push_str("The 'numbers' are in 1000s of bytes per second processed.\n");
             let mut headers: Vec<(String, Align)> = vec![("type".to_string(), Align::Left)];
-            headers.extend(
-                sizes
-                    .iter()
-                    .map(|s| (format!("{s} bytes"), Align::Right)),
-            );
-            let refs: Vec<(&str, Align)> =
-                headers.iter().map(|(h, a)| (h.as_str(), *a)).collect();
+            headers.extend(sizes.iter().map(|s| (format!("{s} bytes"), Align::Right)));
+            let refs: Vec<(&str, Align)> = headers.iter().map(|(h, a)| (h.as_str(), *a)).collect();
             let mut t = Table::new(&refs);
             for id in &sym_ids {
                 let mut row = vec![display_name(id)];
@@ -136,7 +131,10 @@ pub fn speed_table(results: &[ResultRecord], format: TableFormat) -> String {
         }
         let sign_ids = ids_in_order(here.iter().copied(), |r| {
             r.params.get_u64("block_size").is_none()
-                && (r.metrics.iter().any(|m| m.name == "sign" || m.name == "verify")
+                && (r
+                    .metrics
+                    .iter()
+                    .any(|m| m.name == "sign" || m.name == "verify")
                     || r.bench_id.contains("rsa-")
                     || r.bench_id.contains("ecdsa-")
                     || r.bench_id.ends_with("ed25519"))
@@ -173,7 +171,11 @@ pub fn speed_table(results: &[ResultRecord], format: TableFormat) -> String {
                     || r.bench_id.ends_with("x25519"))
         });
         if !kex_ids.is_empty() {
-            let mut t = Table::new(&[("", Align::Left), ("op", Align::Right), ("op/s", Align::Right)]);
+            let mut t = Table::new(&[
+                ("", Align::Left),
+                ("op", Align::Right),
+                ("op/s", Align::Right),
+            ]);
             for id in &kex_ids {
                 let v = here
                     .iter()
@@ -191,7 +193,9 @@ pub fn speed_table(results: &[ResultRecord], format: TableFormat) -> String {
         let skipped: Vec<String> = here
             .iter()
             .filter_map(|r| match &r.status {
-                Status::Skipped { reason, .. } => Some(format!("{}: skipped ({reason})", r.bench_id)),
+                Status::Skipped { reason, .. } => {
+                    Some(format!("{}: skipped ({reason})", r.bench_id))
+                }
                 Status::Failed { error } => Some(format!("{}: FAILED ({error})", r.bench_id)),
                 Status::Ok => None,
             })
@@ -286,7 +290,10 @@ pub fn vs_rows(ours: &[ResultRecord], openssl: &[ResultRecord]) -> Vec<VsRow> {
             }
         }
     };
-    for r in ours.iter().filter(|r| r.family == "crypto" || r.family == "hash") {
+    for r in ours
+        .iter()
+        .filter(|r| r.family == "crypto" || r.family == "hash")
+    {
         push(r, true);
     }
     for r in openssl {
@@ -380,7 +387,10 @@ mod tests {
             rec(
                 "crypto.rsa-2048",
                 Params::new().with("threads", 1u64),
-                &[("sign", Unit::OpsPerSec, 2000.0), ("verify", Unit::OpsPerSec, 50000.0)],
+                &[
+                    ("sign", Unit::OpsPerSec, 2000.0),
+                    ("verify", Unit::OpsPerSec, 50000.0),
+                ],
             ),
             rec(
                 "crypto.x25519",
@@ -390,15 +400,36 @@ mod tests {
         ];
         let text = speed_table(&results, TableFormat::Text);
         assert!(text.contains("1000s of bytes per second"), "{text}");
-        assert!(text.contains("16 bytes") && text.contains("8192 bytes"), "{text}");
-        assert!(text.contains("150500.00k") && text.contains("750250.00k"), "{text}");
-        let aes = text.lines().find(|l| l.starts_with("aes-128-cbc")).unwrap_or("");
+        assert!(
+            text.contains("16 bytes") && text.contains("8192 bytes"),
+            "{text}"
+        );
+        assert!(
+            text.contains("150500.00k") && text.contains("750250.00k"),
+            "{text}"
+        );
+        let aes = text
+            .lines()
+            .find(|l| l.starts_with("aes-128-cbc"))
+            .unwrap_or("");
         assert!(aes.contains(" -") && aes.contains("1600000.00k"), "{aes}");
-        assert!(text.contains("rsa 2048 bits") && text.contains("0.000500s") && text.contains("2000.0"), "{text}");
-        assert!(text.contains("ecdh 253 bits (X25519)") && text.contains("40000.0"), "{text}");
-        assert!(text.contains("crypto.rsa-1024: skipped (refused)"), "{text}");
+        assert!(
+            text.contains("rsa 2048 bits") && text.contains("0.000500s") && text.contains("2000.0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ecdh 253 bits (X25519)") && text.contains("40000.0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("crypto.rsa-1024: skipped (refused)"),
+            "{text}"
+        );
         assert!(!text.contains("threads:"));
-        assert!(!text.contains("rsa 1024 bits  0"), "a skip has no numbers: {text}");
+        assert!(
+            !text.contains("rsa 1024 bits  0"),
+            "a skip has no numbers: {text}"
+        );
     }
 
     #[test]
@@ -406,7 +437,10 @@ mod tests {
         let mut two = sym("crypto.rc4", 8192, 900.0);
         two.params.insert("threads", 2u64);
         let text = speed_table(&[sym("crypto.rc4", 8192, 450.0), two], TableFormat::Text);
-        assert!(text.contains("threads: 1") && text.contains("threads: 2"), "{text}");
+        assert!(
+            text.contains("threads: 1") && text.contains("threads: 2"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -424,7 +458,10 @@ mod tests {
             rec(
                 "crypto.ed25519",
                 Params::new().with("threads", 1u64),
-                &[("sign", Unit::OpsPerSec, 20000.0), ("verify", Unit::OpsPerSec, 7000.0)],
+                &[
+                    ("sign", Unit::OpsPerSec, 20000.0),
+                    ("verify", Unit::OpsPerSec, 7000.0),
+                ],
             ),
             sym("crypto.aes-128-gcm", 16, 700.0),
         ];
@@ -443,7 +480,10 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(display_name("crypto.ecdsa-p384"), "ecdsa 384 bits (nistp384)");
+        assert_eq!(
+            display_name("crypto.ecdsa-p384"),
+            "ecdsa 384 bits (nistp384)"
+        );
         assert_eq!(display_name("crypto.ecdh-p256"), "ecdh 256 bits (nistp256)");
         assert_eq!(display_name("hash.blake2b-512"), "blake2b-512");
         assert_eq!(display_name("crypto.rsa-4096"), "rsa 4096 bits");

@@ -130,6 +130,11 @@ pub struct CryptoArgs {
     #[arg(long, value_name = "SIZE[,...]", value_delimiter = ',')]
     pub block_sizes: Vec<String>,
 
+    /// Only these algorithms: benchmark ids (`crypto.aes-128-gcm`,
+    /// `hash.md5`) or their short names (`aes-128-gcm`, `md5`, `rsa-2048`).
+    #[arg(long, value_name = "ALG[,...]", value_delimiter = ',')]
+    pub only: Vec<String>,
+
     /// Also run the system `openssl speed -mr` for the same algorithms,
     /// sizes and threads, and print both side by side with the ratio.
     #[arg(long)]

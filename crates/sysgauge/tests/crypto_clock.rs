@@ -12,7 +12,15 @@ fn crypto_table_and_records() {
     let json = sb.path().join("crypto.json");
     let out = sb
         .cmd()
-        .args(["crypto", "--profile", "tiny", "--repetitions", "1", "--block-sizes", "16,8KiB"])
+        .args([
+            "crypto",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "1",
+            "--block-sizes",
+            "16,8KiB",
+        ])
         .arg("--db")
         .arg(sb.db())
         .arg("--json")
@@ -21,14 +29,32 @@ fn crypto_table_and_records() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
     let table = stdout_of(&out);
-    assert!(table.contains("The 'numbers' are in 1000s of bytes per second processed."), "{table}");
-    assert!(table.contains("8192 bytes") && table.contains("aes-128-gcm"), "{table}");
-    assert!(table.contains("sign/s") && table.contains("op/s"), "{table}");
+    assert!(
+        table.contains("The 'numbers' are in 1000s of bytes per second processed."),
+        "{table}"
+    );
+    assert!(
+        table.contains("8192 bytes") && table.contains("aes-128-gcm"),
+        "{table}"
+    );
+    assert!(
+        table.contains("sign/s") && table.contains("op/s"),
+        "{table}"
+    );
     let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(run.command, "crypto");
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
-    for id in ["hash.md5", "hash.sha512", "crypto.aes-128-cbc", "crypto.rc4", "crypto.hmac-sha256", "crypto.rsa-2048", "crypto.ecdsa-p521", "crypto.x25519"] {
+    for id in [
+        "hash.md5",
+        "hash.sha512",
+        "crypto.aes-128-cbc",
+        "crypto.rc4",
+        "crypto.hmac-sha256",
+        "crypto.rsa-2048",
+        "crypto.ecdsa-p521",
+        "crypto.x25519",
+    ] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }
     let gcm: Vec<_> = run
@@ -37,14 +63,19 @@ fn crypto_table_and_records() {
         .filter(|r| r.bench_id == "crypto.aes-128-gcm")
         .collect();
     assert_eq!(gcm.len(), 2);
-    assert!(gcm.iter().all(|r| r.status == Status::Ok && r.metrics[0].unit.symbol() == "MB/s"));
+    assert!(gcm
+        .iter()
+        .all(|r| r.status == Status::Ok && r.metrics[0].unit.symbol() == "MB/s"));
     let rsa = run.results.iter().find(|r| r.bench_id == "crypto.rsa-2048");
     let names: Vec<&str> = rsa
         .map(|r| r.metrics.iter().map(|m| m.name.as_str()).collect())
         .unwrap_or_default();
     assert_eq!(names, vec!["sign", "verify"]);
     let rsa1024 = run.results.iter().find(|r| r.bench_id == "crypto.rsa-1024");
-    assert!(matches!(rsa1024.map(|r| &r.status), Some(Status::Skipped { .. })));
+    assert!(matches!(
+        rsa1024.map(|r| &r.status),
+        Some(Status::Skipped { .. })
+    ));
 }
 
 #[test]
@@ -79,10 +110,21 @@ fn crypto_versus_openssl() {
         return;
     }
     let sb = Sandbox::new();
-    // A small case: one digest and one signature at one size, tiny profile.
+    // A small case: a digest, a cipher and a signature at one size.
     let out = sb
         .cmd()
-        .args(["crypto", "--profile", "tiny", "--repetitions", "1", "--block-sizes", "16", "--vs-openssl", "--no-store"])
+        .args([
+            "crypto",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "1",
+            "--block-sizes",
+            "16",
+            "--vs-openssl",
+            "--no-store",
+        ])
+        .args(["--only", "md5,aes-128-cbc,rsa-2048"])
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
@@ -103,12 +145,24 @@ fn clock_command_and_run_phases() {
     let sb = Sandbox::new();
     let out = sb
         .cmd()
-        .args(["clock", "--profile", "tiny", "--repetitions", "3", "--no-store", "--cpus", "0"])
+        .args([
+            "clock",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "3",
+            "--no-store",
+            "--cpus",
+            "0",
+        ])
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
     let text = stdout_of(&out);
-    assert!(text.contains("measured MHz") && text.contains("single"), "{text}");
+    assert!(
+        text.contains("measured MHz") && text.contains("single"),
+        "{text}"
+    );
 
     let json = sb.path().join("run.json");
     let out = sb
@@ -128,10 +182,18 @@ fn clock_command_and_run_phases() {
         .collect();
     let first = phases.first().copied();
     let last = phases.last().copied();
-    assert_eq!(first, Some(("clock.effective", Some("start"))), "{phases:?}");
+    assert_eq!(
+        first,
+        Some(("clock.effective", Some("start"))),
+        "{phases:?}"
+    );
     assert_eq!(last, Some(("clock.effective", Some("end"))), "{phases:?}");
     assert!(phases.iter().any(|p| p.0 == "hash.md5"));
     let end = run.results.last().unwrap_or_else(|| panic!("results"));
-    assert!(end.details.get_int("start_mhz").is_some(), "{:?}", end.details);
+    assert!(
+        end.details.get_int("start_mhz").is_some(),
+        "{:?}",
+        end.details
+    );
     assert!(end.metrics[0].value() > 100.0);
 }

@@ -186,13 +186,34 @@ mod tests {
             std::fs::write(p, text).unwrap_or_else(|e| panic!("{e}"));
         };
         w("proc/cpuinfo", "processor : 0\ncpu MHz : 800.0\n");
-        w("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "800000\n");
-        w("sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "4700000\n");
-        w("sys/devices/system/cpu/cpu0/cpufreq/base_frequency", "2600000\n");
-        w("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n");
-        w("sys/devices/system/cpu/cpu0/thermal_throttle/core_throttle_count", "12\n");
-        w("sys/devices/system/cpu/cpu0/thermal_throttle/package_throttle_count", "3\n");
-        w("sys/devices/system/cpu/cpu0/thermal_throttle/core_throttle_max_time_ms", "9\n");
+        w(
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq",
+            "800000\n",
+        );
+        w(
+            "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq",
+            "4700000\n",
+        );
+        w(
+            "sys/devices/system/cpu/cpu0/cpufreq/base_frequency",
+            "2600000\n",
+        );
+        w(
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "powersave\n",
+        );
+        w(
+            "sys/devices/system/cpu/cpu0/thermal_throttle/core_throttle_count",
+            "12\n",
+        );
+        w(
+            "sys/devices/system/cpu/cpu0/thermal_throttle/package_throttle_count",
+            "3\n",
+        );
+        w(
+            "sys/devices/system/cpu/cpu0/thermal_throttle/core_throttle_max_time_ms",
+            "9\n",
+        );
         w("sys/class/thermal/thermal_zone0/temp", "97000\n");
         w("sys/class/thermal/thermal_zone0/type", "x86_pkg_temp\n");
         w("sys/class/thermal/thermal_zone1/temp", "41500\n");

@@ -98,11 +98,7 @@ fn ghz(mhz: f64) -> String {
 }
 
 /// What was seen that can explain a slow core, as one sentence.
-pub fn observations(
-    f: &CpuClockFacts,
-    host: &HostInfo,
-    zones: &[(String, f64)],
-) -> String {
+pub fn observations(f: &CpuClockFacts, host: &HostInfo, zones: &[(String, f64)]) -> String {
     let mut seen = Vec::new();
     match f.governor.as_deref().or(host.cpu.governor.as_deref()) {
         Some(g) => seen.push(format!("governor '{g}'")),
@@ -222,7 +218,8 @@ pub fn allowed_cpus() -> Vec<u32> {
     // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: the size passed is the size of `set`, which the call fills.
-    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
         return vec![0];
     }
@@ -288,7 +285,7 @@ pub fn thread_cpu_seconds() -> Option<f64> {
     };
     // SAFETY: `ts` is a valid timespec the call writes into.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 /// Run the chain for `iters` iterations; MHz by thread CPU time.
@@ -318,14 +315,20 @@ pub fn measure_here(ctx: &mut RunCtx) -> Result<Vec<f64>, BenchError> {
         if dt >= target || ctx.now().saturating_sub(started) > ctx.budget() {
             break;
         }
-        let factor = if dt <= 0.0 { 100.0 } else { (target / dt * 1.2).clamp(1.5, 100.0) };
+        let factor = if dt <= 0.0 {
+            100.0
+        } else {
+            (target / dt * 1.2).clamp(1.5, 100.0)
+        };
         iters = ((iters as f64) * factor).ceil().min(1e15) as u64;
     }
     ctx.note_detail("iterations_per_rep", iters);
     ctx.note_detail("timing", "thread CPU time (preemption and steal excluded)");
     ctx.repeat(|_| match timed_chain(iters)? {
         (dt, mhz) if dt > 0.0 => Ok(mhz),
-        _ => Err(BenchError::failed("a repetition took no measurable CPU time")),
+        _ => Err(BenchError::failed(
+            "a repetition took no measurable CPU time",
+        )),
     })
 }
 
@@ -357,7 +360,11 @@ impl Benchmark for ClockBenchmark {
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
         let cpus = self.options.cpus.clone().unwrap_or_else(allowed_cpus);
         cpus.into_iter()
-            .map(|c| Params::new().with("cpu", c).with("phase", self.phase.as_str()))
+            .map(|c| {
+                Params::new()
+                    .with("cpu", c)
+                    .with("phase", self.phase.as_str())
+            })
             .collect()
     }
 
@@ -426,14 +433,22 @@ impl Benchmark for ClockBenchmark {
         if let Some(g) = f.governor.as_deref().or(host.cpu.governor.as_deref()) {
             ctx.note_detail("governor", g);
         }
-        Ok(vec![metric("effective", Unit::MHz, Better::Higher, samples)?])
+        Ok(vec![metric(
+            "effective",
+            Unit::MHz,
+            Better::Higher,
+            samples,
+        )?])
     }
 }
 
 /// The clock benchmark of the registry (the start-of-run check, or the
 /// standalone check for `sysgauge clock`).
 pub fn benchmarks(options: &Arc<ClockOptions>) -> Vec<Box<dyn Benchmark>> {
-    vec![Box::new(ClockBenchmark::new(options.clone(), options.phase))]
+    vec![Box::new(ClockBenchmark::new(
+        options.clone(),
+        options.phase,
+    ))]
 }
 
 /// The end-of-run check `sysgauge run` appends after every other family.
@@ -466,7 +481,10 @@ mod tests {
         let mut f = CpuClockFacts::default();
         assert_eq!(nominal(&host, &f), None);
         f.max_mhz = Some(4700.0);
-        assert_eq!(nominal(&host, &f).map(|n| n.source), Some("cpufreq cpuinfo_max_freq"));
+        assert_eq!(
+            nominal(&host, &f).map(|n| n.source),
+            Some("cpufreq cpuinfo_max_freq")
+        );
         host.cpu.nominal_mhz = Some(2600.0);
         assert_eq!(nominal(&host, &f).map(|n| n.mhz), Some(2600.0));
         f.base_mhz = Some(2100.0);
@@ -491,7 +509,11 @@ mod tests {
         assert_eq!(slow[0].code, BELOW_NOMINAL);
         assert!(slow[0].message.contains("CPU 3") && slow[0].message.contains("46 %"));
         assert!(slow[0].message.contains("powersave"));
-        assert!(slow[0].remedy.as_deref().unwrap_or("").contains("hypervisor"));
+        assert!(slow[0]
+            .remedy
+            .as_deref()
+            .unwrap_or("")
+            .contains("hypervisor"));
         let unknown = judge(0, 3400.0, None, "", false);
         let codes: Vec<&str> = unknown.iter().map(|f| f.code.as_str()).collect();
         assert_eq!(codes, vec![UNJUDGED, APPROXIMATE]);
@@ -512,7 +534,13 @@ mod tests {
             ..Default::default()
         };
         let s = observations(&f, &host, &[("x86_pkg_temp".into(), 95.0)]);
-        assert!(s.contains("powersave") && s.contains("95 °C") && s.contains("core_throttle_count 4") && s.contains("kvm"), "{s}");
+        assert!(
+            s.contains("powersave")
+                && s.contains("95 °C")
+                && s.contains("core_throttle_count 4")
+                && s.contains("kvm"),
+            "{s}"
+        );
         let none = observations(&CpuClockFacts::default(), &HostInfo::default(), &[]);
         assert!(none.contains("no thermal zones") && none.contains("no thermal throttle counters"));
     }
@@ -531,7 +559,9 @@ mod tests {
         assert_eq!(cases[0].get_str("phase"), Some("start"));
         let mut c = ctx();
         c.begin_case(std::time::Duration::from_millis(20));
-        let m = start.run(&mut c, &cases[0]).unwrap_or_else(|e| panic!("{e}"));
+        let m = start
+            .run(&mut c, &cases[0])
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m[0].name, "effective");
         assert!(m[0].value() > 100.0, "{} MHz", m[0].value());
         let out = c.take_case_output();
@@ -551,7 +581,11 @@ mod tests {
         c.begin_case(std::time::Duration::from_millis(20));
         end.run(&mut c, &endcase).unwrap_or_else(|e| panic!("{e}"));
         let out = c.take_case_output();
-        assert!(out.findings.iter().any(|f| f.code == DROPPED), "{:?}", out.findings);
+        assert!(
+            out.findings.iter().any(|f| f.code == DROPPED),
+            "{:?}",
+            out.findings
+        );
         assert!(out.details.get_int("start_mhz").is_some());
     }
 
@@ -560,7 +594,12 @@ mod tests {
         let b = ClockBenchmark::new(Arc::new(ClockOptions::default()), Phase::Single);
         let mut c = ctx();
         c.begin_case(std::time::Duration::from_millis(5));
-        let r = b.run(&mut c, &Params::new().with("cpu", 100_000u64).with("phase", "single"));
+        let r = b.run(
+            &mut c,
+            &Params::new()
+                .with("cpu", 100_000u64)
+                .with("phase", "single"),
+        );
         assert!(matches!(r, Err(BenchError::Skip { .. })), "{r:?}");
     }
 }

@@ -208,7 +208,7 @@ impl CbcEncryptor {
     /// Encrypt whole 16-byte blocks in place, continuing the chain.
     /// Returns false (and does nothing) if `buf` is not whole blocks.
     pub fn encrypt(&mut self, buf: &mut [u8]) -> bool {
-        if buf.len() % 16 != 0 {
+        if !buf.len().is_multiple_of(16) {
             return false;
         }
         #[cfg(target_arch = "x86_64")]
@@ -376,10 +376,8 @@ mod x86 {
             while i + 8 <= n {
                 let mut b = [_mm_setzero_si128(); 8];
                 for (j, blk) in b.iter_mut().enumerate() {
-                    *blk = _mm_xor_si128(
-                        counter_block(counter.wrapping_add((i + j) as u128)),
-                        k[0],
-                    );
+                    *blk =
+                        _mm_xor_si128(counter_block(counter.wrapping_add((i + j) as u128)), k[0]);
                 }
                 for key in &k[1..r] {
                     for blk in b.iter_mut() {

@@ -299,8 +299,8 @@ impl Benchmark for SignBenchmark {
         };
         // Inside `run` only signing is timed (its slice is short); the full
         // table times both, each in half of the case's time.
-        let both = self.options.full_table
-            || matches!(ctx.profile(), Profile::Standard | Profile::Full);
+        let both =
+            self.options.full_table || matches!(ctx.profile(), Profile::Standard | Profile::Full);
         let share = if both { 0.5 } else { 1.0 };
         let sign_samples = ctx.with_budget_share(share, |ctx| {
             if threads == 1 {
@@ -386,7 +386,12 @@ impl Benchmark for KexBenchmark {
         } else {
             ctx.measure_rate_parallel(threads, op)?
         };
-        Ok(vec![metric("ops", Unit::OpsPerSec, Better::Higher, samples)?])
+        Ok(vec![metric(
+            "ops",
+            Unit::OpsPerSec,
+            Better::Higher,
+            samples,
+        )?])
     }
 }
 
@@ -468,18 +473,31 @@ mod tests {
         assert_eq!(gcm[11].get_u64("block_size"), Some(16384));
         assert_eq!(gcm[11].get_u64("threads"), Some(2));
         let rsa = table[14].cases(&plan(Profile::Quick));
-        assert_eq!(rsa, vec![Params::new().with("threads", 1u64), Params::new().with("threads", 2u64)]);
+        assert_eq!(
+            rsa,
+            vec![
+                Params::new().with("threads", 1u64),
+                Params::new().with("threads", 2u64)
+            ]
+        );
     }
 
     #[test]
     fn symmetric_cases_run() {
         let opts = Arc::new(CryptoOptions::default());
-        for c in [Cipher::Aes128Cbc, Cipher::Aes128Ctr, Cipher::ChaCha20Poly1305, Cipher::BfCbc] {
+        for c in [
+            Cipher::Aes128Cbc,
+            Cipher::Aes128Ctr,
+            Cipher::ChaCha20Poly1305,
+            Cipher::BfCbc,
+        ] {
             let b = SymmetricBenchmark::new(c, opts.clone());
             for threads in [1u64, 2] {
                 let mut cx = ctx();
                 cx.begin_case(std::time::Duration::from_millis(20));
-                let p = Params::new().with("block_size", 1024u64).with("threads", threads);
+                let p = Params::new()
+                    .with("block_size", 1024u64)
+                    .with("threads", threads);
                 let m = b.run(&mut cx, &p).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(m[0].samples.len(), 3);
                 assert!(m[0].value() > 0.0);

@@ -203,7 +203,11 @@ pub fn run_reference(
     Ok(outputs)
 }
 
-fn run_one(program: &PathBuf, inv: &Invocation, cancel: &CancelToken) -> Result<String, ReferenceError> {
+fn run_one(
+    program: &PathBuf,
+    inv: &Invocation,
+    cancel: &CancelToken,
+) -> Result<String, ReferenceError> {
     let args_text = inv.args.join(" ");
     let fail = |what: String| ReferenceError::Failed {
         args: args_text.clone(),
@@ -321,6 +325,55 @@ mod tests {
         assert_eq!(multi[0].expected, Duration::from_secs(6));
     }
 
+    /// The ids the importer gives OpenSSL's output of the invocations above
+    /// must be the crypto family's own, or `--vs-openssl` pairs nothing.
+    #[test]
+    fn captured_outputs_map_to_crypto_ids() {
+        let texts = [
+            include_str!("../../tests/fixtures/openssl/3.0-elapsed-per-evp-cipher-8k.txt"),
+            include_str!("../../tests/fixtures/openssl/3.0-elapsed-legacy-provider-8k.txt"),
+            include_str!("../../tests/fixtures/openssl/3.0-rsa2048-ecdsap256-x25519-ed25519.txt"),
+            include_str!("../../tests/fixtures/openssl/3.0-hmac-sha256-8k.txt"),
+            include_str!("../../tests/fixtures/openssl/3.0-evp-chacha20-poly1305-8k.txt"),
+        ];
+        let mut ids = Vec::new();
+        for t in texts {
+            let report = crate::openssl_speed::parse_mr(t).unwrap_or_else(|e| panic!("{e}"));
+            for r in crate::openssl_speed::to_results(&report) {
+                ids.push(r.bench_id);
+            }
+        }
+        let ours: Vec<String> = crate::crypto::benchmarks(&std::sync::Arc::new(
+            crate::crypto::CryptoOptions::default(),
+        ))
+        .iter()
+        .map(|b| b.id().to_string())
+        .collect();
+        for want in [
+            "crypto.aes-192-cbc",
+            "crypto.aes-256-cbc",
+            "crypto.aes-128-ctr",
+            "crypto.aes-256-gcm",
+            "crypto.des-ede3-cbc",
+            "crypto.camellia-128-cbc",
+            "crypto.bf-cbc",
+            "crypto.cast5-cbc",
+            "crypto.rc4",
+            "crypto.rsa-2048",
+            "crypto.ecdsa-p256",
+            "crypto.x25519",
+            "crypto.ed25519",
+            "crypto.hmac-sha256",
+            "crypto.chacha20-poly1305",
+        ] {
+            assert!(ids.iter().any(|i| i == want), "{want} not in {ids:?}");
+            assert!(
+                ours.iter().any(|o| o == want),
+                "{want} is not a crypto benchmark"
+            );
+        }
+    }
+
     #[test]
     fn runs_the_real_openssl() {
         if openssl_program().is_none() {
@@ -332,8 +385,8 @@ mod tests {
         }
         let p = plan(&["crypto.aes-128-cbc", "crypto.x25519"], &[16], 1);
         let mut seen = 0;
-        let out = run_reference(&p, &CancelToken::new(), |_| seen += 1)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out =
+            run_reference(&p, &CancelToken::new(), |_| seen += 1).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(seen, 2);
         let text = out[0].result.as_ref().unwrap_or_else(|e| panic!("{e}"));
         assert!(text.contains("+F:"), "{text}");
@@ -348,7 +401,12 @@ mod tests {
         };
         let inv = Invocation {
             bench_ids: vec![],
-            args: vec!["speed".into(), "-mr".into(), "-evp".into(), "no-such-cipher".into()],
+            args: vec![
+                "speed".into(),
+                "-mr".into(),
+                "-evp".into(),
+                "no-such-cipher".into(),
+            ],
             expected: Duration::from_secs(1),
         };
         let r = run_one(&program, &inv, &CancelToken::new());
@@ -356,6 +414,9 @@ mod tests {
         let cancelled = CancelToken::new();
         cancelled.cancel();
         let r = run_one(&program, &inv, &cancelled);
-        assert!(matches!(r, Err(ReferenceError::Cancelled) | Err(ReferenceError::Failed { .. })));
+        assert!(matches!(
+            r,
+            Err(ReferenceError::Cancelled) | Err(ReferenceError::Failed { .. })
+        ));
     }
 }

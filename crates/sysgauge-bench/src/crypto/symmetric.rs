@@ -189,7 +189,12 @@ impl Cipher {
 
     /// Key the algorithm. `max_len` is the largest buffer `process` will
     /// get (some implementations need an output buffer of their own).
-    pub fn start(self, key: &[u8], iv: &[u8], max_len: usize) -> Result<Box<dyn Stream>, CipherError> {
+    pub fn start(
+        self,
+        key: &[u8],
+        iv: &[u8],
+        max_len: usize,
+    ) -> Result<Box<dyn Stream>, CipherError> {
         self.start_with_aad(key, iv, &[], max_len)
     }
 
@@ -329,8 +334,12 @@ impl Cipher {
 
     fn round_trip(self, len: usize) -> Result<(), CipherError> {
         let len = len.div_ceil(self.granule()) * self.granule();
-        let key: Vec<u8> = (0..self.key_len()).map(|i| (i as u8).wrapping_mul(29).wrapping_add(3)).collect();
-        let iv: Vec<u8> = (0..self.iv_len()).map(|i| (i as u8).wrapping_mul(7).wrapping_add(1)).collect();
+        let key: Vec<u8> = (0..self.key_len())
+            .map(|i| (i as u8).wrapping_mul(29).wrapping_add(3))
+            .collect();
+        let iv: Vec<u8> = (0..self.iv_len())
+            .map(|i| (i as u8).wrapping_mul(7).wrapping_add(1))
+            .collect();
         let mut plain = vec![0u8; len];
         crate::util::fill_pattern(&mut plain, 0xc0ffee);
         let mut buf = plain.clone();
@@ -384,13 +393,15 @@ impl Cipher {
             }
             Cipher::DesEde3Cbc => cbc_decrypt::<des::TdesEde3>(&key, &iv, &mut buf)
                 .map_err(|_| bad("RustCrypto des refused the key"))?,
-            Cipher::BfCbc => cbc_decrypt::<blowfish::Blowfish>(&key, &iv, &mut buf)
-                .map_err(|_| bad("key"))?,
+            Cipher::BfCbc => {
+                cbc_decrypt::<blowfish::Blowfish>(&key, &iv, &mut buf).map_err(|_| bad("key"))?
+            }
             Cipher::Cast5Cbc => {
                 cbc_decrypt::<cast5::Cast5>(&key, &iv, &mut buf).map_err(|_| bad("key"))?
             }
-            Cipher::Camellia128Cbc => cbc_decrypt::<camellia::Camellia128>(&key, &iv, &mut buf)
-                .map_err(|_| bad("key"))?,
+            Cipher::Camellia128Cbc => {
+                cbc_decrypt::<camellia::Camellia128>(&key, &iv, &mut buf).map_err(|_| bad("key"))?
+            }
             Cipher::Rc4 => {
                 use cipher::StreamCipher;
                 rc4::Rc4::new_from_slice(&key)

@@ -91,7 +91,11 @@ macro_rules! step_f {
 
 macro_rules! step_g {
     ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $i:expr, $s:expr) => {
-        let t = opaque($a.wrapping_add($m).wrapping_add(K[$i]).wrapping_add($c & !$d));
+        let t = opaque(
+            $a.wrapping_add($m)
+                .wrapping_add(K[$i])
+                .wrapping_add($c & !$d),
+        );
         $a = t.wrapping_add($b & $d).rotate_left($s).wrapping_add($b);
     };
 }
@@ -242,7 +246,10 @@ mod tests {
             (b"a", "0cc175b9c0f1b6a831c399e269772661"),
             (b"abc", "900150983cd24fb0d6963f7d28e17f72"),
             (b"message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
-            (b"abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
+            (
+                b"abcdefghijklmnopqrstuvwxyz",
+                "c3fcd3d76192e4007dfb496cca67e13b",
+            ),
             (
                 b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
                 "d174ab98d277d9f5a5611c2c9f419d9f",
@@ -253,7 +260,12 @@ mod tests {
             ),
         ];
         for (input, expect) in cases {
-            assert_eq!(hex(&md5(input)), expect, "{:?}", String::from_utf8_lossy(input));
+            assert_eq!(
+                hex(&md5(input)),
+                expect,
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
         }
     }
 

@@ -85,7 +85,7 @@ const fn primes<const N: usize>() -> [u64; N] {
         let mut d = 2u64;
         let mut prime = true;
         while d * d <= n {
-            if n % d == 0 {
+            if n.is_multiple_of(d) {
                 prime = false;
                 break;
             }
@@ -327,10 +327,7 @@ mod x86 {
                     ),
                 )
             };
-            let new = _mm256_add_epi64(
-                _mm256_add_epi64(s1, w7),
-                _mm256_add_epi64(s0, xm8),
-            );
+            let new = _mm256_add_epi64(_mm256_add_epi64(s1, w7), _mm256_add_epi64(s0, xm8));
             x[K8] = new;
             new
         }
@@ -517,7 +514,11 @@ mod tests {
         let mut data = vec![0u8; 600];
         crate::util::fill_pattern(&mut data, 3);
         for len in 0..data.len() {
-            assert_eq!(sha512(&data[..len]), reference(&data[..len]), "length {len}");
+            assert_eq!(
+                sha512(&data[..len]),
+                reference(&data[..len]),
+                "length {len}"
+            );
         }
     }
 

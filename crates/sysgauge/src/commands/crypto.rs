@@ -16,10 +16,10 @@ use anyhow::{bail, Context, Result};
 use std::sync::Arc;
 use sysgauge_bench::crypto::reference::{run_reference, ReferenceError, ReferencePlan};
 use sysgauge_bench::crypto::{self, CryptoOptions, BLOCK_SIZES};
-use sysgauge_bench::openssl_speed::{parse_mr, to_results};
 use sysgauge_bench::hash::{self, HashOptions};
-use sysgauge_core::size::parse_size;
+use sysgauge_bench::openssl_speed::{parse_mr, to_results};
 use sysgauge_core::record::{ResultRecord, RunRecord};
+use sysgauge_core::size::parse_size;
 use sysgauge_core::{Benchmark, CancelToken, Profile};
 use sysgauge_report::crypto::{speed_table, vs_openssl_table, vs_rows};
 use sysgauge_report::{findings_text, TableFormat};
@@ -79,11 +79,40 @@ pub fn crypto_benchmarks(sizes: Option<Vec<u64>>, threads: usize) -> Vec<Box<dyn
     v
 }
 
+/// Keep the benchmarks `--only` names (full ids or the part after the
+/// family); an unknown name is an error that lists the known ones.
+pub fn filter_only(
+    benches: Vec<Box<dyn Benchmark>>,
+    only: &[String],
+) -> Result<Vec<Box<dyn Benchmark>>> {
+    if only.is_empty() {
+        return Ok(benches);
+    }
+    let short = |id: &str| id.split_once('.').map_or(id, |(_, t)| t).to_string();
+    for o in only {
+        let o = o.trim();
+        if !benches.iter().any(|b| b.id() == o || short(b.id()) == o) {
+            let known: Vec<String> = benches.iter().map(|b| short(b.id())).collect();
+            bail!(
+                "--only: unknown algorithm '{o}' (known: {})",
+                known.join(", ")
+            );
+        }
+    }
+    Ok(benches
+        .into_iter()
+        .filter(|b| {
+            only.iter()
+                .any(|o| b.id() == o.trim() || short(b.id()) == o.trim())
+        })
+        .collect())
+}
+
 pub fn run(args: CryptoArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
     let threads = parse_threads(&args.threads)?;
     let sizes = parse_block_sizes(&args.block_sizes)?;
-    let benches = crypto_benchmarks(sizes.clone(), threads);
+    let benches = filter_only(crypto_benchmarks(sizes.clone(), threads), &args.only)?;
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("crypto", &cfg, &benches, &cancel, Vec::new())?;
     let mut text = speed_table(&outcome.record.results, TableFormat::Text);
@@ -123,7 +152,9 @@ fn openssl_seconds(profile: Profile) -> u32 {
 
 /// OpenSSL's numbers as records, and a line per invocation that produced
 /// none (the legacy provider missing, an unknown algorithm).
-pub fn openssl_records(outputs: &[(String, Result<String, String>)]) -> (Vec<ResultRecord>, Vec<String>) {
+pub fn openssl_records(
+    outputs: &[(String, Result<String, String>)],
+) -> (Vec<ResultRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut notes = Vec::new();
     for (what, out) in outputs {
@@ -164,7 +195,9 @@ fn versus_openssl(
     }) {
         Ok(o) => o,
         Err(ReferenceError::Missing) => {
-            text.push_str("skipped: 'openssl' is not installed (Debian/Ubuntu: apt-get install openssl)\n");
+            text.push_str(
+                "skipped: 'openssl' is not installed (Debian/Ubuntu: apt-get install openssl)\n",
+            );
             return Ok((text, false));
         }
         Err(ReferenceError::Cancelled) => {
@@ -175,7 +208,12 @@ fn versus_openssl(
     };
     let outputs: Vec<(String, Result<String, String>)> = outputs
         .into_iter()
-        .map(|o| (o.invocation.args.join(" "), o.result.map_err(|e| e.to_string())))
+        .map(|o| {
+            (
+                o.invocation.args.join(" "),
+                o.result.map_err(|e| e.to_string()),
+            )
+        })
         .collect();
     let (theirs, notes) = openssl_records(&outputs);
     let rows = vs_rows(&run.results, &theirs);
@@ -212,7 +250,10 @@ mod tests {
         let good = "+H:16:8192\n+F:22:aes-128-cbc:1000000.00:1500000000.00\n".to_string();
         let outputs = vec![
             ("-evp aes-128-cbc".to_string(), Ok(good)),
-            ("-evp rc4".to_string(), Err("exited with 1: legacy provider".to_string())),
+            (
+                "-evp rc4".to_string(),
+                Err("exited with 1: legacy provider".to_string()),
+            ),
             ("-evp x".to_string(), Ok("not openssl output".to_string())),
         ];
         let (records, notes) = openssl_records(&outputs);
@@ -221,6 +262,18 @@ mod tests {
         assert_eq!(records[1].params.get_u64("block_size"), Some(8192));
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(notes[0].contains("legacy provider"));
+    }
+
+    #[test]
+    fn only_filters_by_id_or_short_name() {
+        let b = filter_only(
+            crypto_benchmarks(None, 1),
+            &["md5".into(), "crypto.rsa-2048".into()],
+        )
+        .unwrap_or_default();
+        let ids: Vec<&str> = b.iter().map(|b| b.id()).collect();
+        assert_eq!(ids, vec!["hash.md5", "crypto.rsa-2048"]);
+        assert!(filter_only(crypto_benchmarks(None, 1), &["rot13".into()]).is_err());
     }
 
     #[test]
