@@ -2,11 +2,12 @@
 //! `openssl speed` block sizes, stored as a run like any other, then shown
 //! as an `openssl speed`-style table rendered from the run's records.
 //!
-//! `--vs-openssl` then runs the system `openssl speed -mr -elapsed` for the
-//! same algorithms, sizes and threads, turns its output into records with
-//! the `openssl speed` importer (same ids, params and metrics), and prints
-//! both side by side with the ratio. OpenSSL's numbers are shown, not
-//! stored: the run holds what sysgauge measured.
+//! `--vs-openssl` runs the system `openssl speed -mr -elapsed` for each case
+//! right after sysgauge measured it (a sink of the run), so both see the
+//! same machine state even when the load changes during the run; its output
+//! becomes records through the `openssl speed` importer (same ids, params
+//! and metrics) and both are printed side by side with the ratio. OpenSSL's
+//! numbers are shown, not stored: the run holds what sysgauge measured.
 
 use crate::cli::CryptoArgs;
 use crate::config::MeasureConfig;
@@ -18,7 +19,8 @@ use sysgauge_bench::crypto::reference::{run_reference, ReferenceError, Reference
 use sysgauge_bench::crypto::{self, CryptoOptions, BLOCK_SIZES};
 use sysgauge_bench::hash::{self, HashOptions};
 use sysgauge_bench::openssl_speed::{parse_mr, to_results};
-use sysgauge_core::record::{ResultRecord, RunRecord};
+use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_core::runner::{Sink, SinkError};
 use sysgauge_core::size::parse_size;
 use sysgauge_core::{Benchmark, CancelToken, Profile};
 use sysgauge_report::crypto::{speed_table, vs_openssl_table, vs_rows};
@@ -114,13 +116,24 @@ pub fn run(args: CryptoArgs) -> Result<Exit> {
     let sizes = parse_block_sizes(&args.block_sizes)?;
     let benches = filter_only(crypto_benchmarks(sizes.clone(), threads), &args.only)?;
     let cancel = crate::signals::install()?;
-    let outcome = measure::execute("crypto", &cfg, &benches, &cancel, Vec::new())?;
+    let mut alongside = OpensslAlongside::new(openssl_seconds(cfg.profile), &cancel);
+    let outcome = if args.vs_openssl {
+        measure::execute_with(
+            "crypto",
+            &cfg,
+            &benches,
+            &cancel,
+            Vec::new(),
+            Some(&mut alongside),
+        )?
+    } else {
+        measure::execute("crypto", &cfg, &benches, &cancel, Vec::new())?
+    };
     let mut text = speed_table(&outcome.record.results, TableFormat::Text);
     let mut exit = outcome.exit;
-    if args.vs_openssl && exit != Exit::Interrupted {
-        let (table, interrupted) = versus_openssl(&outcome.record, sizes, threads, &cancel)?;
-        text.push_str(&table);
-        if interrupted {
+    if args.vs_openssl {
+        text.push_str(&alongside.table(&outcome.record));
+        if alongside.interrupted {
             exit = Exit::Interrupted;
         }
     }
@@ -169,60 +182,89 @@ pub fn openssl_records(
     (records, notes)
 }
 
-/// Run the system openssl for what the run measured; the side-by-side
-/// table (or the reason there is none), and whether Ctrl-C stopped it.
-fn versus_openssl(
-    run: &RunRecord,
-    sizes: Option<Vec<u64>>,
-    threads: usize,
-    cancel: &CancelToken,
-) -> Result<(String, bool)> {
-    let mut ids: Vec<String> = Vec::new();
-    for r in &run.results {
-        if !ids.contains(&r.bench_id) {
-            ids.push(r.bench_id.clone());
+/// A sink that runs `openssl speed` for each crypto or hash case as soon as
+/// sysgauge finished it, and keeps the output.
+struct OpensslAlongside<'a> {
+    seconds: u32,
+    cancel: &'a CancelToken,
+    outputs: Vec<(String, Result<String, String>)>,
+    missing: bool,
+    interrupted: bool,
+}
+
+impl<'a> OpensslAlongside<'a> {
+    fn new(seconds: u32, cancel: &'a CancelToken) -> Self {
+        OpensslAlongside {
+            seconds,
+            cancel,
+            outputs: Vec::new(),
+            missing: false,
+            interrupted: false,
         }
     }
-    let plan = ReferencePlan {
-        bench_ids: ids,
-        block_sizes: sizes.unwrap_or_else(|| BLOCK_SIZES.to_vec()),
-        threads,
-        seconds: openssl_seconds(run.profile),
-    };
-    let mut text = String::from("\nsysgauge and the system OpenSSL (`openssl speed -mr -elapsed`), ratio = sysgauge / openssl:\n");
-    let outputs = match run_reference(&plan, cancel, |inv| {
-        eprintln!("openssl {}", inv.args.join(" "));
-    }) {
-        Ok(o) => o,
-        Err(ReferenceError::Missing) => {
+
+    /// The side-by-side table (or why there is none).
+    fn table(&self, run: &RunRecord) -> String {
+        let mut text = String::from(
+            "\nsysgauge and the system OpenSSL (`openssl speed -mr -elapsed`, run right after each case), ratio = sysgauge / openssl:\n",
+        );
+        if self.missing {
             text.push_str(
                 "skipped: 'openssl' is not installed (Debian/Ubuntu: apt-get install openssl)\n",
             );
-            return Ok((text, false));
+            return text;
         }
-        Err(ReferenceError::Cancelled) => {
-            text.push_str("skipped: interrupted\n");
-            return Ok((text, true));
+        let (theirs, notes) = openssl_records(&self.outputs);
+        let rows = vs_rows(&run.results, &theirs);
+        text.push_str(&vs_openssl_table(&rows, TableFormat::Text));
+        for n in notes {
+            text.push_str(&n);
+            text.push('\n');
         }
-        Err(e) => return Err(e).context("running openssl speed"),
-    };
-    let outputs: Vec<(String, Result<String, String>)> = outputs
-        .into_iter()
-        .map(|o| {
-            (
-                o.invocation.args.join(" "),
-                o.result.map_err(|e| e.to_string()),
-            )
-        })
-        .collect();
-    let (theirs, notes) = openssl_records(&outputs);
-    let rows = vs_rows(&run.results, &theirs);
-    text.push_str(&vs_openssl_table(&rows, TableFormat::Text));
-    for n in notes {
-        text.push_str(&n);
-        text.push('\n');
+        if self.interrupted {
+            text.push_str("(interrupted: OpenSSL did not run for the remaining cases)\n");
+        }
+        text
     }
-    Ok((text, false))
+}
+
+impl Sink for OpensslAlongside<'_> {
+    fn case_finished(
+        &mut self,
+        _index: usize,
+        _total: usize,
+        result: &ResultRecord,
+    ) -> Result<(), SinkError> {
+        if self.missing || self.interrupted || !matches!(result.status, Status::Ok) {
+            return Ok(());
+        }
+        let plan = ReferencePlan {
+            bench_ids: vec![result.bench_id.clone()],
+            block_sizes: result.params.get_u64("block_size").into_iter().collect(),
+            threads: result
+                .params
+                .get_u64("threads")
+                .and_then(|t| usize::try_from(t).ok())
+                .unwrap_or(1),
+            seconds: self.seconds,
+        };
+        match run_reference(&plan, self.cancel, |inv| {
+            eprintln!("openssl {}", inv.args.join(" "));
+        }) {
+            Ok(outs) => self.outputs.extend(outs.into_iter().map(|o| {
+                (
+                    o.invocation.args.join(" "),
+                    o.result.map_err(|e| e.to_string()),
+                )
+            })),
+            Err(ReferenceError::Missing) => self.missing = true,
+            Err(ReferenceError::Cancelled) => self.interrupted = true,
+            Err(e) => self
+                .outputs
+                .push((result.bench_id.clone(), Err(e.to_string()))),
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
