@@ -6,6 +6,8 @@
 use crate::clock;
 use crate::crypto;
 use crate::hash;
+use crate::spawn;
+use crate::startup;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile};
@@ -34,21 +36,36 @@ impl FamilyInfo {
 /// Every family, in display order. The quick budgets add up to about a
 /// minute on a 2-core machine.
 pub fn families() -> &'static [FamilyInfo] {
-    &[FamilyInfo {
-        name: "clock",
-        summary: "effective clock of each CPU against its nominal clock (at the start and end of a run)",
-        budget_seconds: [0.1, 1.0, 4.0, 8.0],
-    },
-    FamilyInfo {
-        name: "hash",
-        summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
-        budget_seconds: [0.3, 6.0, 40.0, 120.0],
-    },
-    FamilyInfo {
-        name: "crypto",
-        summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
-        budget_seconds: [0.4, 8.0, 40.0, 160.0],
-    }]
+    &[
+        FamilyInfo {
+            name: "clock",
+            summary: "effective clock of each CPU against its nominal clock (at the start and end of a run)",
+            budget_seconds: [0.1, 1.0, 4.0, 8.0],
+        },
+        FamilyInfo {
+            name: "hash",
+            summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
+            budget_seconds: [0.3, 6.0, 40.0, 120.0],
+        },
+        FamilyInfo {
+            name: "crypto",
+            summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
+            budget_seconds: [0.4, 8.0, 40.0, 160.0],
+        },
+        FamilyInfo {
+            name: "spawn",
+            summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
+            budget_seconds: [0.3, 4.0, 40.0, 120.0],
+        },
+        // The startup family runs only the commands given to `sysgauge
+        // startup` (none in `sysgauge run`); its slice is the default
+        // minimum time of the timed runs of each command.
+        FamilyInfo {
+            name: "startup",
+            summary: "start-up time of given commands against a baseline, and the shared libraries they load",
+            budget_seconds: [0.3, 3.0, 10.0, 30.0],
+        },
+    ]
 }
 
 pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
@@ -61,6 +78,8 @@ pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub crypto: Arc<crypto::CryptoOptions>,
     pub clock: Arc<clock::ClockOptions>,
+    pub spawn: Arc<spawn::SpawnOptions>,
+    pub startup: Arc<startup::StartupOptions>,
 }
 
 /// Every benchmark, in display order.
@@ -70,6 +89,8 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     v.extend(clock::benchmarks(&options.clock));
     v.extend(hash::benchmarks(&options.hash));
     v.extend(crypto::benchmarks(&options.crypto));
+    v.extend(spawn::benchmarks(&options.spawn));
+    v.extend(startup::benchmarks(&options.startup));
     v
 }
 

@@ -1,11 +1,19 @@
 //! One module per subcommand; `dispatch` maps the parsed command line to it.
 
+mod baseline;
+mod chart;
 mod clock;
+mod compare;
 mod crypto;
 mod host;
+mod import;
 mod list;
+mod procs;
+mod report;
 mod results;
 mod run;
+mod spawn;
+mod startup;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Exit;
@@ -19,5 +27,13 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Results(a) => results::run(a),
         Command::Crypto(a) => crypto::run(a),
         Command::Clock(a) => clock::run(a),
+        Command::Spawn(a) => spawn::run(a),
+        Command::Startup(a) => startup::run(a),
+        Command::Procs(a) => procs::run(a),
+        Command::Baseline(a) => baseline::run(a),
+        Command::Import(a) => import::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Chart(a) => chart::run(a),
     }
 }
