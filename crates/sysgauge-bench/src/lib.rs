@@ -7,6 +7,8 @@
 //! never print, format units or write SQL: they return metrics and findings.
 
 pub mod baseline;
+pub mod clock;
+pub mod crypto;
 pub mod disk;
 pub mod hash;
 pub mod methodology;

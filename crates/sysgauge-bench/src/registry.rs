@@ -3,6 +3,8 @@
 //! `sysgauge list` shows, what `sysgauge run` runs and what the docs
 //! describe cannot drift apart (a test checks the docs).
 
+use crate::clock;
+use crate::crypto;
 use crate::disk;
 use crate::hash;
 use crate::net;
@@ -39,9 +41,19 @@ impl FamilyInfo {
 pub fn families() -> &'static [FamilyInfo] {
     &[
         FamilyInfo {
+            name: "clock",
+            summary: "effective clock of each CPU against its nominal clock (at the start and end of a run)",
+            budget_seconds: [0.1, 1.0, 4.0, 8.0],
+        },
+        FamilyInfo {
             name: "hash",
             summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
             budget_seconds: [0.3, 6.0, 40.0, 120.0],
+        },
+        FamilyInfo {
+            name: "crypto",
+            summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
+            budget_seconds: [0.4, 8.0, 40.0, 160.0],
         },
         FamilyInfo {
             name: "disk",
@@ -84,6 +96,8 @@ pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub disk: Arc<disk::DiskOptions>,
     pub sweep: Arc<sweep::SweepOptions>,
+    pub crypto: Arc<crypto::CryptoOptions>,
+    pub clock: Arc<clock::ClockOptions>,
     pub spawn: Arc<spawn::SpawnOptions>,
     pub startup: Arc<startup::StartupOptions>,
     pub net: Arc<net::NetOptions>,
@@ -92,7 +106,10 @@ pub struct Options {
 /// Every benchmark, in display order.
 pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
+    // The clock check comes first, before anything has warmed the CPU.
+    v.extend(clock::benchmarks(&options.clock));
     v.extend(hash::benchmarks(&options.hash));
+    v.extend(crypto::benchmarks(&options.crypto));
     v.extend(disk::benchmarks(&options.disk));
     v.extend(sweep::benchmarks(&options.sweep));
     v.extend(spawn::benchmarks(&options.spawn));

@@ -226,6 +226,17 @@ impl RunCtx {
         self.scratch = None;
     }
 
+    /// Run `f` with a share (0..=1) of this case's time budget, for a case
+    /// that measures several metrics one after the other (sign, then
+    /// verify) and must still fit its slice.
+    pub fn with_budget_share<T>(&mut self, share: f64, f: impl FnOnce(&mut RunCtx) -> T) -> T {
+        let full = self.budget;
+        self.budget = full.mul_f64(share.clamp(0.0, 1.0));
+        let r = f(self);
+        self.budget = full;
+        r
+    }
+
     /// Target length of one timed repetition for this case.
     pub fn repetition_target(&self) -> Duration {
         let slots = self.settings.repetitions + self.settings.warmup + 2;

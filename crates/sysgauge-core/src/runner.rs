@@ -129,7 +129,10 @@ impl<'a> Runner<'a> {
                 .cases(&plan)
                 .into_iter()
                 .map(|params| Case { bench, params });
-            match families.iter_mut().find(|(f, _)| *f == family) {
+            // Consecutive benchmarks of a family share a session and a time
+            // slice; a family that appears again later (the clock check at
+            // the end of `sysgauge run`) gets a session and slice of its own.
+            match families.last_mut().filter(|(f, _)| *f == family) {
                 Some((_, v)) => v.extend(cases),
                 None => families.push((family, cases.collect())),
             }
@@ -616,5 +619,42 @@ mod tests {
         let r = runner.run(record(), &mut FailingSink);
         assert!(r.is_err());
         assert_eq!(b.calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_family_seen_again_later_is_a_separate_session() {
+        let a1 = Fixed {
+            id: "a.first",
+            samples: vec![1.0],
+            calls: AtomicUsize::new(0),
+        };
+        let b = Fixed {
+            id: "b.middle",
+            samples: vec![1.0],
+            calls: AtomicUsize::new(0),
+        };
+        let a2 = Fixed {
+            id: "a.again",
+            samples: vec![1.0],
+            calls: AtomicUsize::new(0),
+        };
+        let runner = Runner::new(
+            vec![&a1, &b, &a2],
+            config(),
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        );
+        let plan = runner.plan();
+        let families: Vec<&str> = plan.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(families, vec!["a", "b", "a"]);
+        let mut rec = Recorder::default();
+        let done = runner
+            .run(record(), &mut rec)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<&str> = done.results.iter().map(|r| r.bench_id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec!["a.first", "a.first", "b.middle", "b.middle", "a.again", "a.again"]
+        );
     }
 }

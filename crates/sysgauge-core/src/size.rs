@@ -182,7 +182,7 @@ pub fn size_label(n: u64) -> String {
         ("KiB", 1 << 10),
     ];
     for (s, m) in BIN {
-        if n >= m && n % m == 0 {
+        if n >= m && n.is_multiple_of(m) {
             return format!("{}{}", n / m, s);
         }
     }

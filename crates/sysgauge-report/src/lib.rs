@@ -5,7 +5,9 @@
 //! from them) and return strings or bytes.
 
 pub mod chart;
+pub mod clock;
 pub mod compare;
+pub mod crypto;
 pub mod disk;
 pub mod format;
 pub mod html;

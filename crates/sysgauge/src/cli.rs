@@ -54,6 +54,10 @@ pub enum Command {
     Ping(PingArgs),
     /// Answer 2ping pings (and with --serve, be the peer of `sysgauge net`).
     Listen(ListenArgs),
+    /// An `openssl speed`-style table (ciphers, digests, signatures, key agreement) from sysgauge's kernels.
+    Crypto(CryptoArgs),
+    /// Measure each CPU's effective clock and compare it with its nominal and reported clock.
+    Clock(ClockArgs),
     /// Measure what it costs to start a process, by every method, with a
     /// parent-size sweep and one spawner per CPU.
     Spawn(SpawnArgs),
@@ -528,6 +532,42 @@ pub enum DataArg {
     Words,
     /// Seeded pseudo-random bytes: the same on every machine.
     Random,
+}
+
+#[derive(Debug, Args)]
+pub struct CryptoArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Threads: a number, or `all` for one per CPU (each runs its own instance).
+    #[arg(long, value_name = "N|all", default_value = "1")]
+    pub threads: String,
+
+    /// Block sizes for ciphers and digests (comma-separated, nice numbers such
+    /// as 8KiB; multiples of 16). Default: openssl's 16,64,256,1024,8192,16384.
+    #[arg(long, value_name = "SIZE[,...]", value_delimiter = ',')]
+    pub block_sizes: Vec<String>,
+
+    /// Only these algorithms: benchmark ids (`crypto.aes-128-gcm`,
+    /// `hash.md5`) or their short names (`aes-128-gcm`, `md5`, `rsa-2048`).
+    #[arg(long, value_name = "ALG[,...]", value_delimiter = ',')]
+    pub only: Vec<String>,
+
+    /// Also run the system `openssl speed -mr` for the same algorithms,
+    /// sizes and threads, and print both side by side with the ratio.
+    #[arg(long)]
+    pub vs_openssl: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ClockArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Only these CPUs (a kernel CPU list such as 0-3,8; default: every CPU
+    /// this process may run on).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -100,6 +100,19 @@ pub fn execute(
     cancel: &CancelToken,
     extra_findings: Vec<Finding>,
 ) -> Result<Outcome> {
+    execute_with(command, cfg, benches, cancel, extra_findings, None)
+}
+
+/// `execute` with one more sink fed after the console and the database
+/// (e.g. `crypto --vs-openssl` running the reference right after each case).
+pub fn execute_with(
+    command: &str,
+    cfg: &MeasureConfig,
+    benches: &[Box<dyn Benchmark>],
+    cancel: &CancelToken,
+    extra_findings: Vec<Finding>,
+    extra_sink: Option<&mut dyn Sink>,
+) -> Result<Outcome> {
     let mut store = open_store(cfg)?;
     let mut record = new_record(command, cfg);
     record.findings.extend(extra_findings);
@@ -143,6 +156,9 @@ pub fn execute(
             let mut db = StoreSink::new(store);
             let done = {
                 let mut sinks = Sinks(vec![&mut console as &mut dyn Sink, &mut db]);
+                if let Some(extra) = extra_sink {
+                    sinks.0.push(extra);
+                }
                 runner.run(record, &mut sinks)
             };
             let row = db.run_row();
@@ -152,13 +168,19 @@ pub fn execute(
                 row,
             )
         }
-        None => (
-            runner
-                .run(record, &mut console)
-                .map_err(|e| anyhow::anyhow!(e))
-                .context("the run stopped")?,
-            None,
-        ),
+        None => {
+            let mut sinks = Sinks(vec![&mut console as &mut dyn Sink]);
+            if let Some(extra) = extra_sink {
+                sinks.0.push(extra);
+            }
+            (
+                runner
+                    .run(record, &mut sinks)
+                    .map_err(|e| anyhow::anyhow!(e))
+                    .context("the run stopped")?,
+                None,
+            )
+        }
     };
     if let Some(path) = &cfg.json {
         let text = sysgauge_report::export_run(&record, sysgauge_report::ExportFormat::Json);

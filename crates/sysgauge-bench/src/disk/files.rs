@@ -267,7 +267,7 @@ fn delete_passes(
                 let t0 = clock.now();
                 let mut made = 0usize;
                 while made < max && clock.now().saturating_sub(t0) < target * 2 {
-                    if made % 256 == 0 {
+                    if made.is_multiple_of(256) {
                         ctx.check_cancel()?;
                     }
                     tree.create(made)

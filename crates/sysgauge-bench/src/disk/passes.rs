@@ -93,7 +93,7 @@ impl OpTimer {
     /// Whether another operation should run. Checks cancellation every 64
     /// operations so Ctrl-C is honoured within milliseconds.
     pub fn more(&self) -> Result<bool, BenchError> {
-        if self.ops % 64 == 0 {
+        if self.ops.is_multiple_of(64) {
             self.cancel.check()?;
         }
         Ok(match self.limit {

@@ -429,7 +429,7 @@ pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
     let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
     let pattern = Pattern::new(len.max(1 << 20))
         .ok_or_else(|| BenchError::failed("cannot allocate the data pattern buffer"))?;
-    let want_direct = block % u64::from(logical.max(512)) == 0;
+    let want_direct = block.is_multiple_of(u64::from(logical.max(512)));
     let open = |direct: bool| -> Result<File, BenchError> {
         let mut flags = libc::O_EXCL;
         if direct {

@@ -72,7 +72,7 @@ pub fn open_block_file(
         io::open_rw(path, false)
             .map_err(|e| BenchError::failed(io::describe_io_error("cannot open", path, &e)))
     };
-    if block % 512 != 0 {
+    if !block.is_multiple_of(512) {
         return Ok((
             plain()?,
             Some(format!(

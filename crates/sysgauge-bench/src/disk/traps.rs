@@ -150,14 +150,14 @@ pub fn block_size_finding(
     let logical = logical.map(u64::from);
     let physical = physical.map(u64::from);
     let msg = match (logical, physical) {
-        (Some(l), _) if block < l || block % l != 0 => format!(
+        (Some(l), _) if block < l || !block.is_multiple_of(l) => format!(
             "block size {} is not a multiple of {device}'s logical block size {}: the device \
              cannot take such writes directly, so the kernel reads each block, changes it and \
              writes it back (read-modify-write), and direct I/O is impossible",
             Bytes(block),
             Bytes(l)
         ),
-        (_, Some(p)) if block < p || block % p != 0 => format!(
+        (_, Some(p)) if block < p || !block.is_multiple_of(p) => format!(
             "block size {} is not a multiple of {device}'s physical block size {}: the device \
              reads, changes and writes back whole physical blocks inside (read-modify-write), \
              which often makes writes several times slower",

@@ -3,10 +3,13 @@
 //!
 //! Implementation choice per algorithm (fastest measured here on x86-64,
 //! portable to aarch64; see docs/performance.md):
-//! - SHA-1, SHA-256, SHA-512: RustCrypto `sha1`/`sha2`, which detect SHA-NI
-//!   (x86) and the ARMv8 SHA extensions at run time and fall back to
-//!   portable code, so one binary uses the hash instructions where they exist;
-//! - MD5: RustCrypto `md-5`;
+//! - SHA-1, SHA-256: RustCrypto `sha1`/`sha2`, which detect SHA-NI (x86) and
+//!   the ARMv8 SHA extensions at run time and fall back to portable code, so
+//!   one binary uses the hash instructions where they exist;
+//! - SHA-512: `sha512.rs` (AVX2/AVX-512VL schedule with BMI2 rounds on x86-64,
+//!   chosen at run time; `sha2`'s compression elsewhere), written here
+//!   because no crate came near `openssl speed`;
+//! - MD5: `md5.rs`, written here for the same reason;
 //! - BLAKE2b-512: `blake2b_simd` (AVX2/SSE4.1 dispatch at run time);
 //! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time).
 
@@ -67,16 +70,28 @@ impl Algorithm {
         }
     }
 
+    /// Which implementation runs on this CPU (for the record's details).
+    pub fn implementation(self) -> &'static str {
+        match self {
+            Algorithm::Md5 => "sysgauge md5",
+            Algorithm::Sha1 => "rustcrypto sha1",
+            Algorithm::Sha256 => "rustcrypto sha2",
+            Algorithm::Sha512 => super::sha512::implementation(),
+            Algorithm::Blake2b512 => "blake2b_simd",
+            Algorithm::Blake3 => "blake3",
+        }
+    }
+
     /// Hash `data` in one call, writing the digest into `out` (which must be
     /// at least `output_len` long). One call per block, like `openssl speed`.
     #[inline]
     pub fn digest_into(self, data: &[u8], out: &mut [u8; 64]) {
         use sha2::Digest;
         match self {
-            Algorithm::Md5 => out[..16].copy_from_slice(&md5::Md5::digest(data)),
+            Algorithm::Md5 => out[..16].copy_from_slice(&super::md5::md5(data)),
             Algorithm::Sha1 => out[..20].copy_from_slice(&sha1::Sha1::digest(data)),
             Algorithm::Sha256 => out[..32].copy_from_slice(&sha2::Sha256::digest(data)),
-            Algorithm::Sha512 => out[..64].copy_from_slice(&sha2::Sha512::digest(data)),
+            Algorithm::Sha512 => out[..64].copy_from_slice(&super::sha512::sha512(data)),
             Algorithm::Blake2b512 => {
                 out[..64].copy_from_slice(blake2b_simd::blake2b(data).as_bytes())
             }

@@ -9,6 +9,8 @@
 //! independent instance per thread and report the aggregate rate.
 
 pub mod digest;
+pub mod md5;
+pub mod sha512;
 
 use crate::util::{fill_pattern, mb_per_s, metric};
 pub use digest::Algorithm;
@@ -111,6 +113,7 @@ impl Benchmark for HashBenchmark {
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let algorithm = self.algorithm;
         algorithm.self_test().map_err(BenchError::failed)?;
+        ctx.note_detail("implementation", algorithm.implementation());
         let block = params
             .get_u64("block_size")
             .filter(|&b| b > 0)

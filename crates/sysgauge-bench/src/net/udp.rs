@@ -375,7 +375,7 @@ impl Benchmark for UdpRttBenchmark {
             rtts.clear();
             let start = Instant::now();
             while rtts.len() < MAX_RTTS && (rtts.len() < 3 || start.elapsed() < span) {
-                if rtts.len() % 256 == 0 {
+                if rtts.len().is_multiple_of(256) {
                     cancel.check()?;
                 }
                 seq += 1;

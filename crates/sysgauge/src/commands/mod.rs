@@ -2,7 +2,9 @@
 
 mod baseline;
 mod chart;
+mod clock;
 mod compare;
+mod crypto;
 mod disk;
 mod host;
 mod import;
@@ -33,6 +35,8 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Net(a) => net::run(a),
         Command::Ping(a) => ping::run(a),
         Command::Listen(a) => listen::run(a),
+        Command::Crypto(a) => crypto::run(a),
+        Command::Clock(a) => clock::run(a),
         Command::Spawn(a) => spawn::run(a),
         Command::Startup(a) => startup::run(a),
         Command::Procs(a) => procs::run(a),

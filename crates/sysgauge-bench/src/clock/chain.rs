@@ -1,0 +1,152 @@
+//! The clock-measuring kernel: a long chain of dependent single-cycle
+//! integer additions, timed with the monotonic clock. Each addition needs
+//! the previous result, so a core retires exactly one per clock cycle, and
+//! additions per second is the core's effective frequency.
+//!
+//! Written in inline assembly so the compiler cannot fold, vectorise or
+//! reassociate the chain:
+//! - x86-64: `add r64, r64` (one cycle of latency on every x86-64 core).
+//!   Not `add r64, imm`: Intel's Golden Cove and later cores fold chains of
+//!   immediate additions at register renaming and retire several per
+//!   cycle (measured here at 5-6 per cycle), which would report a clock
+//!   several times too high. The register operand holds 1 at run time.
+//! - aarch64: `add x, x, x` (one cycle on every ARMv8 core, in-order
+//!   Cortex-A53 included).
+//!
+//! Each loop iteration runs 100 chained additions; the loop counter's own
+//! decrement and branch run in parallel on other ports, so they add no
+//! cycles. Other architectures get a portable Rust loop whose speed
+//! depends on the compiler, so its result is marked approximate.
+//!
+//! `imul_chain` (x86-64 only) is an independent cross-check: a chain of
+//! 3-cycle multiplications, used by the tests to confirm the add chain
+//! really retires one per cycle on the machine at hand.
+
+/// Additions per loop iteration.
+pub const ADDS_PER_ITER: u64 = 100;
+
+/// How the clock is measured on this build, for the record's details.
+pub fn method() -> &'static str {
+    if cfg!(target_arch = "x86_64") {
+        "x86-64 chain of dependent register adds (1 cycle each)"
+    } else if cfg!(target_arch = "aarch64") {
+        "aarch64 chain of dependent register adds (1 cycle each)"
+    } else {
+        "portable Rust loop (approximate: the compiler decides the cycles per step)"
+    }
+}
+
+/// True when the kernel is the exact assembly chain.
+pub fn exact() -> bool {
+    cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
+}
+
+/// Run `iters` iterations of the chain; returns the chain's value (which
+/// is `iters * ADDS_PER_ITER`, so callers can check that the work was done).
+#[cfg(target_arch = "x86_64")]
+pub fn add_chain(iters: u64) -> u64 {
+    let mut x: u64 = 0;
+    let one: u64 = std::hint::black_box(1);
+    if iters == 0 {
+        return 0;
+    }
+    // SAFETY: the assembly touches only the three named registers (no
+    // memory, no stack) and leaves the flags clobbered, which `asm!`
+    // assumes by default; `n` starts at iters >= 1 so the loop ends.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            ".rept 100",
+            "add {x}, {one}",
+            ".endr",
+            "dec {n}",
+            "jnz 2b",
+            x = inout(reg) x,
+            one = in(reg) one,
+            n = inout(reg) iters => _,
+            options(nomem, nostack),
+        );
+    }
+    x
+}
+
+#[cfg(target_arch = "aarch64")]
+pub fn add_chain(iters: u64) -> u64 {
+    let mut x: u64 = 0;
+    let one: u64 = std::hint::black_box(1);
+    if iters == 0 {
+        return 0;
+    }
+    // SAFETY: as for x86-64: registers only, flags clobbered, loop bounded.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            ".rept 100",
+            "add {x}, {x}, {one}",
+            ".endr",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            x = inout(reg) x,
+            one = in(reg) one,
+            n = inout(reg) iters => _,
+            options(nomem, nostack),
+        );
+    }
+    x
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub fn add_chain(iters: u64) -> u64 {
+    let mut x: u64 = 0;
+    let one: u64 = std::hint::black_box(1);
+    for _ in 0..iters {
+        for _ in 0..ADDS_PER_ITER {
+            x = std::hint::black_box(x.wrapping_add(one));
+        }
+    }
+    x
+}
+
+/// Multiplications per `imul_chain` iteration, and cycles per multiplication.
+pub const MULS_PER_ITER: u64 = 100;
+pub const MUL_LATENCY: u64 = 3;
+
+/// A chain of dependent 64-bit multiplications (3 cycles each on x86-64
+/// cores since the Core 2 and on every Zen), the tests' cross-check.
+#[cfg(target_arch = "x86_64")]
+pub fn imul_chain(iters: u64) -> u64 {
+    let mut x: u64 = 3;
+    let m: u64 = std::hint::black_box(1);
+    if iters == 0 {
+        return x;
+    }
+    // SAFETY: registers only, flags clobbered, loop bounded by `n`.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            ".rept 100",
+            "imul {x}, {m}",
+            ".endr",
+            "dec {n}",
+            "jnz 2b",
+            x = inout(reg) x,
+            m = in(reg) m,
+            n = inout(reg) iters => _,
+            options(nomem, nostack),
+        );
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_does_its_work() {
+        assert_eq!(add_chain(0), 0);
+        assert_eq!(add_chain(7), 700);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(imul_chain(5), 3);
+    }
+}

@@ -1,0 +1,605 @@
+//! The `clock` family: is this CPU running at its rated clock?
+//!
+//! `clock.effective` pins itself to each CPU in turn (sched_setaffinity),
+//! measures the core's effective frequency with a chain of dependent
+//! single-cycle additions (`chain.rs`; method and assumptions in
+//! docs/clock.md), and compares it with the nominal clock (cpufreq
+//! `base_frequency`, else the `@ x.xxGHz` of the model name, else cpufreq
+//! `cpuinfo_max_freq`) and with what the kernel reports (`cpu MHz`,
+//! `scaling_cur_freq`).
+//!
+//! Findings: `clock-below-nominal` when a core runs below 90 % of its
+//! nominal clock, with the likely causes and what was seen (governor,
+//! temperatures, throttle counters); `clock-unjudged` when no nominal clock
+//! exists (many VMs): the measured clock is reported and nothing is guessed;
+//! `clock-dropped` when the check at the end of `sysgauge run` finds a core
+//! below 95 % of its clock at the start of the run.
+//!
+//! Inside `sysgauge run` the check runs first (phase `start`, before
+//! anything has warmed the CPU) and again last (phase `end`); both are
+//! stored as results of the run with params `cpu` and `phase`. The end
+//! check reads the start values from the options both share.
+
+pub mod chain;
+pub mod facts;
+
+use crate::util::metric;
+use facts::{CpuClockFacts, FactsRoot};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use sysgauge_core::record::{Finding, Severity};
+use sysgauge_core::{
+    BenchError, Benchmark, Better, Description, HostInfo, Metric, Params, Plan, RunCtx, Unit,
+};
+
+pub const BELOW_NOMINAL: &str = "clock-below-nominal";
+pub const UNJUDGED: &str = "clock-unjudged";
+pub const DROPPED: &str = "clock-dropped";
+pub const APPROXIMATE: &str = "clock-approximate";
+
+/// Below this fraction of the nominal clock a core is "running slow".
+pub const BELOW_NOMINAL_FRACTION: f64 = 0.90;
+/// Below this fraction of its start-of-run clock, a core "dropped".
+pub const DROP_FRACTION: f64 = 0.95;
+
+/// When in a run the check is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// `sysgauge clock` on its own.
+    Single,
+    /// The start of `sysgauge run`.
+    #[default]
+    Start,
+    /// The end of `sysgauge run`.
+    End,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Single => "single",
+            Phase::Start => "start",
+            Phase::End => "end",
+        }
+    }
+}
+
+/// Options of the clock family, shared by the start and end checks.
+#[derive(Debug, Default)]
+pub struct ClockOptions {
+    pub phase: Phase,
+    /// Only these CPUs (default: every CPU this process may run on).
+    pub cpus: Option<Vec<u32>>,
+    /// Start-of-run clock per CPU, filled by the start check.
+    pub start_mhz: Mutex<BTreeMap<u32, f64>>,
+}
+
+/// The nominal clock of a CPU and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nominal {
+    pub mhz: f64,
+    pub source: &'static str,
+}
+
+/// The nominal clock: base frequency, else the model name's rating, else
+/// cpufreq's maximum (the rated clock on ARM boards; on x86 with turbo it
+/// is the turbo maximum, hence last).
+pub fn nominal(host: &HostInfo, f: &CpuClockFacts) -> Option<Nominal> {
+    let pick = |v: Option<f64>, source| v.filter(|m| *m > 0.0).map(|mhz| Nominal { mhz, source });
+    pick(f.base_mhz, "cpufreq base_frequency")
+        .or_else(|| pick(host.cpu.base_mhz, "cpufreq base_frequency"))
+        .or_else(|| pick(host.cpu.nominal_mhz, "the model name"))
+        .or_else(|| pick(f.max_mhz, "cpufreq cpuinfo_max_freq"))
+        .or_else(|| pick(host.cpu.cpufreq_max_mhz, "cpufreq cpuinfo_max_freq"))
+}
+
+fn ghz(mhz: f64) -> String {
+    format!("{:.2} GHz", mhz / 1000.0)
+}
+
+/// What was seen that can explain a slow core, as one sentence.
+pub fn observations(f: &CpuClockFacts, host: &HostInfo, zones: &[(String, f64)]) -> String {
+    let mut seen = Vec::new();
+    match f.governor.as_deref().or(host.cpu.governor.as_deref()) {
+        Some(g) => seen.push(format!("governor '{g}'")),
+        None => seen.push("no cpufreq governor exposed".to_string()),
+    }
+    if let Some(cur) = f.scaling_cur_mhz {
+        seen.push(format!("cpufreq current {}", ghz(cur)));
+    }
+    if let Some(r) = f.reported_mhz {
+        seen.push(format!("cpu MHz {r:.0}"));
+    }
+    if zones.is_empty() {
+        seen.push("no thermal zones".to_string());
+    } else {
+        let hottest = zones
+            .iter()
+            .map(|(k, t)| format!("{k} {t:.0} °C"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        seen.push(format!("temperatures {hottest}"));
+    }
+    if f.throttle_counts.is_empty() {
+        seen.push("no thermal throttle counters".to_string());
+    } else {
+        let t = f
+            .throttle_counts
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        seen.push(format!("throttle counters {t}"));
+    }
+    if let Some(v) = host.cpu.virtualization.as_deref().filter(|v| *v != "none") {
+        seen.push(format!("virtualized ({v})"));
+    }
+    seen.join("; ")
+}
+
+/// Findings for one CPU's measurement.
+pub fn judge(
+    cpu: u32,
+    measured_mhz: f64,
+    nominal: Option<&Nominal>,
+    seen: &str,
+    exact: bool,
+) -> Vec<Finding> {
+    let mut v = Vec::new();
+    match nominal {
+        Some(n) if measured_mhz < BELOW_NOMINAL_FRACTION * n.mhz => v.push(
+            Finding::new(
+                BELOW_NOMINAL,
+                Severity::Warning,
+                format!(
+                    "CPU {cpu} is running below its rated clock: {} measured, {:.0} % of the nominal {} (from {}); seen: {seen}",
+                    ghz(measured_mhz),
+                    100.0 * measured_mhz / n.mhz,
+                    ghz(n.mhz),
+                    n.source
+                ),
+            )
+            .with_remedy(
+                "likely causes: a power-saving governor (cpupower frequency-set -g performance), \
+                 thermal throttling (check cooling, dust, fans; see the temperatures and throttle \
+                 counters), power or current capping (BIOS/firmware power limits, a weak power \
+                 supply on boards), or a hypervisor limiting the virtual CPU",
+            ),
+        ),
+        Some(_) => {}
+        None => v.push(
+            Finding::new(
+                UNJUDGED,
+                Severity::Info,
+                format!(
+                    "CPU {cpu} runs at {} measured, but this machine publishes no rated clock (no '@ GHz' in the model name, no cpufreq base or maximum frequency; common in VMs), so sysgauge cannot judge whether it runs below it",
+                    ghz(measured_mhz)
+                ),
+            )
+            .with_remedy(
+                "compare with the CPU vendor's rated clock for this model, or with the same machine type measured elsewhere",
+            ),
+        ),
+    }
+    if !exact {
+        v.push(
+            Finding::new(
+                APPROXIMATE,
+                Severity::Info,
+                format!("the clock of CPU {cpu} was measured with a portable loop on this architecture and is approximate"),
+            )
+            .with_remedy("treat the clock as a rough figure; x86-64 and aarch64 builds measure it exactly"),
+        );
+    }
+    v
+}
+
+/// Finding for a core whose end-of-run clock fell below its start clock.
+pub fn drop_finding(cpu: u32, start_mhz: f64, end_mhz: f64) -> Option<Finding> {
+    (end_mhz < DROP_FRACTION * start_mhz).then(|| {
+        Finding::new(
+            DROPPED,
+            Severity::Warning,
+            format!(
+                "the clock of CPU {cpu} dropped during the run: {} at the end, {:.0} % of the {} measured at the start",
+                ghz(end_mhz),
+                100.0 * end_mhz / start_mhz,
+                ghz(start_mhz)
+            ),
+        )
+        .with_remedy(
+            "the CPU slowed down under sustained load (thermal or power limits): later results of this run are lower than the machine can do in short bursts; improve cooling or compare runs with the same length",
+        )
+    })
+}
+
+/// CPUs this process may run on (its affinity mask), in order.
+pub fn allowed_cpus() -> Vec<u32> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the size passed is the size of `set`, which the call fills.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return vec![0];
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: cpu < CPU_SETSIZE, the capacity of `set`.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .filter_map(|c| u32::try_from(c).ok())
+        .collect()
+}
+
+/// The calling thread pinned to one CPU; the previous mask is restored on drop.
+struct Pinned {
+    old: libc::cpu_set_t,
+}
+
+impl Pinned {
+    fn to(cpu: u32) -> std::io::Result<Pinned> {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: zeroed cpu_set_t is the empty set.
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `old` is `size` bytes and receives the current mask.
+        if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let cpu = cpu as usize;
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: as above.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: cpu < CPU_SETSIZE.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+        // SAFETY: pid 0 is this thread; `set` is a valid mask of `size` bytes.
+        if unsafe { libc::sched_setaffinity(0, size, &set) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Pinned { old })
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask read in `to`; failure leaves the thread
+        // pinned, which is harmless for correctness.
+        unsafe {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.old);
+        }
+    }
+}
+
+/// CPU time this thread has run, in seconds.
+///
+/// The chain is timed with the thread's CPU clock, not the wall clock: on a
+/// busy machine the scheduler preempts the chain, and wall time would count
+/// the time other processes ran as if this core had been slow. The kernel
+/// accounts thread run time with the scheduler clock (nanoseconds), and
+/// with paravirtual steal-time accounting a VM's stolen time is left out
+/// too, so cycles / CPU-seconds is the clock the core ran at.
+pub fn thread_cpu_seconds() -> Option<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec the call writes into.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+/// Run the chain for `iters` iterations; MHz by thread CPU time.
+fn timed_chain(iters: u64) -> Result<(f64, f64), BenchError> {
+    let clock_err = || BenchError::failed("cannot read this thread's CPU clock");
+    let t0 = thread_cpu_seconds().ok_or_else(clock_err)?;
+    let x = chain::add_chain(std::hint::black_box(iters));
+    let t1 = thread_cpu_seconds().ok_or_else(clock_err)?;
+    if x != iters.wrapping_mul(chain::ADDS_PER_ITER) {
+        return Err(BenchError::failed("the add chain computed a wrong sum"));
+    }
+    let dt = t1 - t0;
+    let adds = iters as f64 * chain::ADDS_PER_ITER as f64;
+    Ok((dt, if dt > 0.0 { adds / dt / 1e6 } else { 0.0 }))
+}
+
+/// Measure the effective clock of the CPU this thread runs on: calibrate
+/// the chain to the repetition target, warm up (clocks ramp up under load),
+/// then one MHz sample per repetition.
+pub fn measure_here(ctx: &mut RunCtx) -> Result<Vec<f64>, BenchError> {
+    let target = ctx.repetition_target().as_secs_f64();
+    let mut iters: u64 = 1000;
+    let started = ctx.now();
+    loop {
+        ctx.check_cancel()?;
+        let (dt, _) = timed_chain(iters)?;
+        if dt >= target || ctx.now().saturating_sub(started) > ctx.budget() {
+            break;
+        }
+        let factor = if dt <= 0.0 {
+            100.0
+        } else {
+            (target / dt * 1.2).clamp(1.5, 100.0)
+        };
+        iters = ((iters as f64) * factor).ceil().min(1e15) as u64;
+    }
+    ctx.note_detail("iterations_per_rep", iters);
+    ctx.note_detail("timing", "thread CPU time (preemption and steal excluded)");
+    ctx.repeat(|_| match timed_chain(iters)? {
+        (dt, mhz) if dt > 0.0 => Ok(mhz),
+        _ => Err(BenchError::failed(
+            "a repetition took no measurable CPU time",
+        )),
+    })
+}
+
+pub struct ClockBenchmark {
+    options: Arc<ClockOptions>,
+    phase: Phase,
+}
+
+impl ClockBenchmark {
+    pub fn new(options: Arc<ClockOptions>, phase: Phase) -> Self {
+        ClockBenchmark { options, phase }
+    }
+}
+
+impl Benchmark for ClockBenchmark {
+    fn id(&self) -> &str {
+        "clock.effective"
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            summary: "effective clock of each CPU (chain of dependent adds), against its nominal and reported clock".into(),
+            unit: Unit::MHz,
+            better: Better::Higher,
+            workload_version: 1,
+        }
+    }
+
+    fn cases(&self, _plan: &Plan) -> Vec<Params> {
+        let cpus = self.options.cpus.clone().unwrap_or_else(allowed_cpus);
+        cpus.into_iter()
+            .map(|c| {
+                Params::new()
+                    .with("cpu", c)
+                    .with("phase", self.phase.as_str())
+            })
+            .collect()
+    }
+
+    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        let cpu = params
+            .get_u64("cpu")
+            .and_then(|c| u32::try_from(c).ok())
+            .ok_or_else(|| BenchError::failed("missing cpu"))?;
+        let host = ctx
+            .fixture("clock-host", |_| Ok(sysgauge_host::collect_live(None)))?
+            .clone();
+        let samples = {
+            let _pin = Pinned::to(cpu).map_err(|e| {
+                BenchError::skip(
+                    format!("cannot run on CPU {cpu}: {e}"),
+                    "the CPU may be offline or outside this process's CPU set (taskset, cgroups)",
+                )
+            })?;
+            measure_here(ctx)?
+        };
+        let root = FactsRoot::live();
+        let f = root.cpu(cpu);
+        let zones = root.thermal_zones();
+        let median = sysgauge_stats::Summary::from_samples(&samples)
+            .map(|s| s.median)
+            .ok_or_else(|| BenchError::failed("no clock samples"))?;
+        let nominal = nominal(&host, &f);
+        let seen = observations(&f, &host, &zones);
+        for finding in judge(cpu, median, nominal.as_ref(), &seen, chain::exact()) {
+            ctx.finding(finding);
+        }
+        match self.phase {
+            Phase::Start => {
+                if let Ok(mut m) = self.options.start_mhz.lock() {
+                    m.insert(cpu, median);
+                }
+            }
+            Phase::End => {
+                let start = self
+                    .options
+                    .start_mhz
+                    .lock()
+                    .ok()
+                    .and_then(|m| m.get(&cpu).copied());
+                if let Some(start) = start {
+                    ctx.note_detail("start_mhz", start.round() as i64);
+                    if let Some(d) = drop_finding(cpu, start, median) {
+                        ctx.finding(d);
+                    }
+                }
+            }
+            Phase::Single => {}
+        }
+        ctx.note_detail("method", chain::method());
+        let mhz = |v: Option<f64>| v.map(|m| m.round() as i64);
+        if let Some(v) = mhz(f.reported_mhz) {
+            ctx.note_detail("reported_mhz", v);
+        }
+        if let Some(v) = mhz(f.scaling_cur_mhz) {
+            ctx.note_detail("scaling_cur_mhz", v);
+        }
+        if let Some(n) = &nominal {
+            ctx.note_detail("nominal_mhz", n.mhz.round() as i64);
+            ctx.note_detail("nominal_source", n.source);
+        }
+        if let Some(g) = f.governor.as_deref().or(host.cpu.governor.as_deref()) {
+            ctx.note_detail("governor", g);
+        }
+        Ok(vec![metric(
+            "effective",
+            Unit::MHz,
+            Better::Higher,
+            samples,
+        )?])
+    }
+}
+
+/// The clock benchmark of the registry (the start-of-run check, or the
+/// standalone check for `sysgauge clock`).
+pub fn benchmarks(options: &Arc<ClockOptions>) -> Vec<Box<dyn Benchmark>> {
+    vec![Box::new(ClockBenchmark::new(
+        options.clone(),
+        options.phase,
+    ))]
+}
+
+/// The end-of-run check `sysgauge run` appends after every other family.
+pub fn end_of_run(options: &Arc<ClockOptions>) -> Box<dyn Benchmark> {
+    Box::new(ClockBenchmark::new(options.clone(), Phase::End))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock, Profile};
+
+    fn ctx() -> RunCtx {
+        RunCtx::new(
+            CtxSettings {
+                profile: Profile::Tiny,
+                repetitions: 3,
+                warmup: 1,
+                scratch_base: std::env::temp_dir(),
+                threads: 1,
+            },
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        )
+    }
+
+    #[test]
+    fn nominal_sources_in_order() {
+        let mut host = HostInfo::default();
+        let mut f = CpuClockFacts::default();
+        assert_eq!(nominal(&host, &f), None);
+        f.max_mhz = Some(4700.0);
+        assert_eq!(
+            nominal(&host, &f).map(|n| n.source),
+            Some("cpufreq cpuinfo_max_freq")
+        );
+        host.cpu.nominal_mhz = Some(2600.0);
+        assert_eq!(nominal(&host, &f).map(|n| n.mhz), Some(2600.0));
+        f.base_mhz = Some(2100.0);
+        assert_eq!(
+            nominal(&host, &f),
+            Some(Nominal {
+                mhz: 2100.0,
+                source: "cpufreq base_frequency"
+            })
+        );
+    }
+
+    #[test]
+    fn judgement() {
+        let n = Nominal {
+            mhz: 2600.0,
+            source: "the model name",
+        };
+        assert!(judge(0, 2500.0, Some(&n), "", true).is_empty());
+        let slow = judge(3, 1200.0, Some(&n), "governor 'powersave'", true);
+        assert_eq!(slow.len(), 1);
+        assert_eq!(slow[0].code, BELOW_NOMINAL);
+        assert!(slow[0].message.contains("CPU 3") && slow[0].message.contains("46 %"));
+        assert!(slow[0].message.contains("powersave"));
+        assert!(slow[0]
+            .remedy
+            .as_deref()
+            .unwrap_or("")
+            .contains("hypervisor"));
+        let unknown = judge(0, 3400.0, None, "", false);
+        let codes: Vec<&str> = unknown.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(codes, vec![UNJUDGED, APPROXIMATE]);
+        assert_eq!(unknown[0].severity, Severity::Info);
+        assert!(unknown[0].message.contains("3.40 GHz"));
+        assert!(drop_finding(0, 3000.0, 2900.0).is_none());
+        let d = drop_finding(1, 3000.0, 2000.0).unwrap_or_else(|| panic!("drop"));
+        assert!(d.message.contains("67 %"));
+    }
+
+    #[test]
+    fn observations_name_what_was_seen() {
+        let mut host = HostInfo::default();
+        host.cpu.virtualization = Some("kvm".into());
+        let f = CpuClockFacts {
+            governor: Some("powersave".into()),
+            throttle_counts: vec![("core_throttle_count".into(), 4)],
+            ..Default::default()
+        };
+        let s = observations(&f, &host, &[("x86_pkg_temp".into(), 95.0)]);
+        assert!(
+            s.contains("powersave")
+                && s.contains("95 °C")
+                && s.contains("core_throttle_count 4")
+                && s.contains("kvm"),
+            "{s}"
+        );
+        let none = observations(&CpuClockFacts::default(), &HostInfo::default(), &[]);
+        assert!(none.contains("no thermal zones") && none.contains("no thermal throttle counters"));
+    }
+
+    #[test]
+    fn start_and_end_share_the_start_clock() {
+        let opts = Arc::new(ClockOptions::default());
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty());
+        let start = ClockBenchmark::new(opts.clone(), Phase::Start);
+        let cases = start.cases(&Plan {
+            profile: Profile::Tiny,
+            threads: 1,
+        });
+        assert_eq!(cases.len(), cpus.len());
+        assert_eq!(cases[0].get_str("phase"), Some("start"));
+        let mut c = ctx();
+        c.begin_case(std::time::Duration::from_millis(20));
+        let m = start
+            .run(&mut c, &cases[0])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m[0].name, "effective");
+        assert!(m[0].value() > 100.0, "{} MHz", m[0].value());
+        let out = c.take_case_output();
+        assert!(out.details.get_str("method").is_some());
+        assert!(opts.start_mhz.lock().map(|m| m.len()).unwrap_or(0) == 1);
+        // Pretend the start was much faster: the end check flags a drop.
+        if let Ok(mut m) = opts.start_mhz.lock() {
+            let v = m.values_mut().next();
+            if let Some(v) = v {
+                *v *= 10.0;
+            }
+        }
+        let end = end_of_run(&opts);
+        let mut endcase = cases[0].clone();
+        endcase.insert("phase", "end");
+        let mut c = ctx();
+        c.begin_case(std::time::Duration::from_millis(20));
+        end.run(&mut c, &endcase).unwrap_or_else(|e| panic!("{e}"));
+        let out = c.take_case_output();
+        assert!(
+            out.findings.iter().any(|f| f.code == DROPPED),
+            "{:?}",
+            out.findings
+        );
+        assert!(out.details.get_int("start_mhz").is_some());
+    }
+
+    #[test]
+    fn a_cpu_outside_the_mask_is_a_skip() {
+        let b = ClockBenchmark::new(Arc::new(ClockOptions::default()), Phase::Single);
+        let mut c = ctx();
+        c.begin_case(std::time::Duration::from_millis(5));
+        let r = b.run(
+            &mut c,
+            &Params::new()
+                .with("cpu", 100_000u64)
+                .with("phase", "single"),
+        );
+        assert!(matches!(r, Err(BenchError::Skip { .. })), "{r:?}");
+    }
+}

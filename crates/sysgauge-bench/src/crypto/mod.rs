@@ -1,0 +1,548 @@
+//! The `crypto` family: an `openssl speed`-style table from sysgauge's own
+//! kernels. Symmetric ciphers, AEADs and HMAC-SHA256 in MB/s at the block
+//! sizes `openssl speed` uses; RSA, ECDSA and Ed25519 signatures and
+//! verifications per second; ECDH operations per second. On one thread or
+//! on several (one independent instance per thread, aggregate rate).
+//!
+//! Two shapes, chosen by `CryptoOptions::full_table`:
+//! - inside `sysgauge run`, a short slice: AES-128-GCM and ChaCha20-Poly1305
+//!   at 8 KiB, RSA-2048 and Ed25519 signing, and Blowfish-CBC at 8 KiB (the
+//!   classic rough CPU metric); longer profiles add the other algorithms;
+//! - `sysgauge crypto`, the whole table (every algorithm at every size).
+//!
+//! Every algorithm is checked against a known answer (and ciphers for
+//! decrypt(encrypt(x)) = x) before it is timed, in every case, so a wrong
+//! implementation can never produce a number.
+
+pub mod aes;
+pub mod pubkey;
+pub mod rc4;
+pub mod reference;
+pub mod symmetric;
+
+use crate::util::{fill_pattern, mb_per_s, metric};
+use pubkey::{KexAlg, PubkeyError, SignAlg};
+use std::sync::{Arc, Mutex};
+use symmetric::Cipher;
+use sysgauge_core::{
+    BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,
+};
+
+/// The block sizes of `openssl speed` (16 B … 16 KiB).
+pub const BLOCK_SIZES: [u64; 6] = [16, 64, 256, 1024, 8192, 16384];
+
+/// The block size of the headline numbers and of the `run` slice.
+pub const HEADLINE_BLOCK: u64 = 8192;
+
+/// Command-line choices for the crypto family; `None` follows the profile.
+#[derive(Debug, Clone, Default)]
+pub struct CryptoOptions {
+    /// The whole `openssl speed` table (`sysgauge crypto`) instead of the
+    /// short slice `sysgauge run` measures.
+    pub full_table: bool,
+    pub block_sizes: Option<Vec<u64>>,
+    /// Thread counts (1 = single thread).
+    pub threads: Option<Vec<usize>>,
+}
+
+/// Algorithms in the `run` slice at the quick and tiny profiles.
+fn in_quick_slice(id: &str) -> bool {
+    matches!(
+        id,
+        "crypto.aes-128-gcm" | "crypto.chacha20-poly1305" | "crypto.bf-cbc"
+    ) || matches!(id, "crypto.rsa-2048" | "crypto.ed25519")
+}
+
+/// Threads and (for symmetric cases) block sizes of a benchmark's cases.
+fn plan_cases(id: &str, options: &CryptoOptions, plan: &Plan, symmetric: bool) -> Vec<Params> {
+    let threads = options.threads.clone().unwrap_or_else(|| vec![1]);
+    let sizes: Vec<u64> = if options.full_table {
+        options
+            .block_sizes
+            .clone()
+            .unwrap_or_else(|| BLOCK_SIZES.to_vec())
+    } else {
+        let slice = match plan.profile {
+            Profile::Tiny | Profile::Quick => in_quick_slice(id),
+            Profile::Standard | Profile::Full => true,
+        };
+        if !slice {
+            return Vec::new();
+        }
+        match (&options.block_sizes, plan.profile) {
+            (Some(s), _) => s.clone(),
+            (None, Profile::Full) => BLOCK_SIZES.to_vec(),
+            (None, _) => vec![HEADLINE_BLOCK],
+        }
+    };
+    let mut v = Vec::new();
+    for &t in &threads {
+        if symmetric {
+            for &b in &sizes {
+                v.push(
+                    Params::new()
+                        .with("block_size", b)
+                        .with("threads", t.max(1)),
+                );
+            }
+        } else {
+            v.push(Params::new().with("threads", t.max(1)));
+        }
+    }
+    // Longer profiles inside `run` also show the multi-threaded rate.
+    if !options.full_table
+        && options.threads.is_none()
+        && plan.profile == Profile::Full
+        && plan.threads > 1
+    {
+        let extra = if symmetric {
+            Params::new()
+                .with("block_size", HEADLINE_BLOCK)
+                .with("threads", plan.threads)
+        } else {
+            Params::new().with("threads", plan.threads)
+        };
+        v.push(extra);
+    }
+    v
+}
+
+fn threads_of(params: &Params) -> usize {
+    params
+        .get_u64("threads")
+        .and_then(|t| usize::try_from(t).ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// A symmetric algorithm (cipher, AEAD or HMAC) at one block size.
+pub struct SymmetricBenchmark {
+    cipher: Cipher,
+    options: Arc<CryptoOptions>,
+}
+
+impl SymmetricBenchmark {
+    pub fn new(cipher: Cipher, options: Arc<CryptoOptions>) -> Self {
+        SymmetricBenchmark { cipher, options }
+    }
+}
+
+impl Benchmark for SymmetricBenchmark {
+    fn id(&self) -> &str {
+        self.cipher.id()
+    }
+
+    fn describe(&self) -> Description {
+        let what = match self.cipher {
+            Cipher::HmacSha256 => "authentication",
+            Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305 => {
+                "sealing (a fresh nonce and tag per block)"
+            }
+            _ => "encryption",
+        };
+        Description {
+            summary: format!(
+                "{} {what} throughput per block size (openssl speed -evp style)",
+                self.cipher.name()
+            ),
+            unit: Unit::MBps,
+            better: Better::Higher,
+            workload_version: 1,
+        }
+    }
+
+    fn cases(&self, plan: &Plan) -> Vec<Params> {
+        plan_cases(self.cipher.id(), &self.options, plan, true)
+    }
+
+    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        let cipher = self.cipher;
+        let block = params
+            .get_u64("block_size")
+            .filter(|&b| b > 0)
+            .ok_or_else(|| BenchError::failed("missing block_size"))?;
+        let block = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+        if block % cipher.granule() != 0 {
+            return Err(BenchError::skip(
+                format!(
+                    "{} needs block sizes that are a multiple of {} bytes",
+                    cipher.name(),
+                    cipher.granule()
+                ),
+                "use the openssl block sizes (16, 64, 256, 1024, 8192, 16384)",
+            ));
+        }
+        cipher
+            .self_test(block)
+            .map_err(|e| BenchError::failed(e.to_string()))?;
+        let threads = threads_of(params);
+        let mut key = vec![0u8; cipher.key_len()];
+        fill_pattern(&mut key, 0x6b65);
+        let mut iv = vec![0u8; cipher.iv_len()];
+        fill_pattern(&mut iv, 0x6976);
+        // One keyed stream and one buffer per thread, set up and touched
+        // before timing.
+        let mut lanes = Vec::with_capacity(threads);
+        for t in 0..threads {
+            let stream = cipher
+                .start(&key, &iv, block)
+                .map_err(|e| BenchError::failed(e.to_string()))?;
+            let mut buf = vec![0u8; block];
+            fill_pattern(&mut buf, 0x5eed + t as u64);
+            lanes.push(Mutex::new((stream, buf)));
+        }
+        if let Some(first) = lanes.first() {
+            if let Ok(l) = first.lock() {
+                ctx.note_detail("implementation", l.0.implementation());
+            }
+        }
+        let run_blocks = |t: usize, n: u64| -> Result<f64, BenchError> {
+            let mut lane = lanes[t]
+                .lock()
+                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let (stream, buf) = &mut *lane;
+            for _ in 0..n {
+                stream
+                    .process(std::hint::black_box(buf.as_mut_slice()))
+                    .map_err(|e| BenchError::failed(e.to_string()))?;
+                std::hint::black_box(stream.tag());
+            }
+            Ok(n as f64 * block as f64)
+        };
+        let samples = if threads == 1 {
+            ctx.measure_rate(|n| run_blocks(0, n))?
+        } else {
+            ctx.measure_rate_parallel(threads, run_blocks)?
+        };
+        Ok(vec![metric(
+            "throughput",
+            Unit::MBps,
+            Better::Higher,
+            samples.into_iter().map(mb_per_s).collect(),
+        )?])
+    }
+}
+
+/// A signature algorithm: signatures and verifications per second.
+pub struct SignBenchmark {
+    alg: SignAlg,
+    options: Arc<CryptoOptions>,
+}
+
+impl SignBenchmark {
+    pub fn new(alg: SignAlg, options: Arc<CryptoOptions>) -> Self {
+        SignBenchmark { alg, options }
+    }
+}
+
+fn pk_error(e: PubkeyError) -> BenchError {
+    match e {
+        PubkeyError::Unsupported { alg, reason } => BenchError::skip(
+            format!("{alg}: {reason}"),
+            "compare the other key sizes; `openssl speed` still shows it",
+        ),
+        e => BenchError::failed(e.to_string()),
+    }
+}
+
+impl Benchmark for SignBenchmark {
+    fn id(&self) -> &str {
+        self.alg.id()
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            summary: format!(
+                "{} signatures and verifications per second",
+                self.alg.name()
+            ),
+            unit: Unit::OpsPerSec,
+            better: Better::Higher,
+            workload_version: 1,
+        }
+    }
+
+    fn cases(&self, plan: &Plan) -> Vec<Params> {
+        plan_cases(self.alg.id(), &self.options, plan, false)
+    }
+
+    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        let threads = threads_of(params);
+        let mut signers = Vec::with_capacity(threads);
+        for _ in 0..threads {
+            let mut s = self.alg.signer().map_err(pk_error)?;
+            s.self_test().map_err(pk_error)?;
+            signers.push(Mutex::new(s));
+        }
+        ctx.note_detail("implementation", "aws-lc");
+        let sign = |t: usize, n: u64| -> Result<f64, BenchError> {
+            let mut s = signers[t]
+                .lock()
+                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            for _ in 0..n {
+                s.sign(std::hint::black_box(pubkey::MESSAGE))
+                    .map_err(|e| BenchError::failed(e.to_string()))?;
+                std::hint::black_box(s.signature());
+            }
+            Ok(n as f64)
+        };
+        let verify = |t: usize, n: u64| -> Result<f64, BenchError> {
+            let s = signers[t]
+                .lock()
+                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let sig = s.signature().to_vec();
+            for _ in 0..n {
+                s.verify(std::hint::black_box(pubkey::MESSAGE), &sig)
+                    .map_err(|e| BenchError::failed(e.to_string()))?;
+            }
+            Ok(n as f64)
+        };
+        // Inside `run` only signing is timed (its slice is short); the full
+        // table times both, each in half of the case's time.
+        let both =
+            self.options.full_table || matches!(ctx.profile(), Profile::Standard | Profile::Full);
+        let share = if both { 0.5 } else { 1.0 };
+        let sign_samples = ctx.with_budget_share(share, |ctx| {
+            if threads == 1 {
+                ctx.measure_rate(|n| sign(0, n))
+            } else {
+                ctx.measure_rate_parallel(threads, sign)
+            }
+        })?;
+        let mut metrics = vec![metric(
+            "sign",
+            Unit::OpsPerSec,
+            Better::Higher,
+            sign_samples,
+        )?];
+        if both {
+            let verify_samples = ctx.with_budget_share(share, |ctx| {
+                if threads == 1 {
+                    ctx.measure_rate(|n| verify(0, n))
+                } else {
+                    ctx.measure_rate_parallel(threads, verify)
+                }
+            })?;
+            metrics.push(metric(
+                "verify",
+                Unit::OpsPerSec,
+                Better::Higher,
+                verify_samples,
+            )?);
+        }
+        Ok(metrics)
+    }
+}
+
+/// A key agreement: shared secrets derived per second.
+pub struct KexBenchmark {
+    alg: KexAlg,
+    options: Arc<CryptoOptions>,
+}
+
+impl KexBenchmark {
+    pub fn new(alg: KexAlg, options: Arc<CryptoOptions>) -> Self {
+        KexBenchmark { alg, options }
+    }
+}
+
+impl Benchmark for KexBenchmark {
+    fn id(&self) -> &str {
+        self.alg.id()
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            summary: format!("{} key agreements per second", self.alg.name()),
+            unit: Unit::OpsPerSec,
+            better: Better::Higher,
+            workload_version: 1,
+        }
+    }
+
+    fn cases(&self, plan: &Plan) -> Vec<Params> {
+        plan_cases(self.alg.id(), &self.options, plan, false)
+    }
+
+    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        let threads = threads_of(params);
+        let mut lanes = Vec::with_capacity(threads);
+        for _ in 0..threads {
+            lanes.push(Mutex::new(self.alg.exchange().map_err(pk_error)?));
+        }
+        ctx.note_detail("implementation", "aws-lc");
+        let op = |t: usize, n: u64| -> Result<f64, BenchError> {
+            let mut x = lanes[t]
+                .lock()
+                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            for _ in 0..n {
+                x.agree().map_err(|e| BenchError::failed(e.to_string()))?;
+                std::hint::black_box(x.secret());
+            }
+            Ok(n as f64)
+        };
+        let samples = if threads == 1 {
+            ctx.measure_rate(|n| op(0, n))?
+        } else {
+            ctx.measure_rate_parallel(threads, op)?
+        };
+        Ok(vec![metric(
+            "ops",
+            Unit::OpsPerSec,
+            Better::Higher,
+            samples,
+        )?])
+    }
+}
+
+/// Every crypto benchmark, in table order: ciphers, HMAC, signatures,
+/// key agreements.
+pub fn benchmarks(options: &Arc<CryptoOptions>) -> Vec<Box<dyn Benchmark>> {
+    let mut v: Vec<Box<dyn Benchmark>> = Vec::new();
+    for c in Cipher::ALL {
+        v.push(Box::new(SymmetricBenchmark::new(c, options.clone())));
+    }
+    for a in SignAlg::ALL {
+        v.push(Box::new(SignBenchmark::new(a, options.clone())));
+    }
+    for k in KexAlg::ALL {
+        v.push(Box::new(KexBenchmark::new(k, options.clone())));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
+
+    fn ctx() -> RunCtx {
+        RunCtx::new(
+            CtxSettings {
+                profile: Profile::Tiny,
+                repetitions: 3,
+                warmup: 1,
+                scratch_base: std::env::temp_dir(),
+                threads: 2,
+            },
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        )
+    }
+
+    fn plan(profile: Profile) -> Plan {
+        Plan {
+            profile,
+            threads: 4,
+        }
+    }
+
+    #[test]
+    fn run_slice_and_full_table() {
+        let slice = benchmarks(&Arc::new(CryptoOptions::default()));
+        let quick: Vec<(String, usize)> = slice
+            .iter()
+            .map(|b| (b.id().to_string(), b.cases(&plan(Profile::Quick)).len()))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        let ids: Vec<&str> = quick.iter().map(|(i, _)| i.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "crypto.aes-128-gcm",
+                "crypto.chacha20-poly1305",
+                "crypto.bf-cbc",
+                "crypto.rsa-2048",
+                "crypto.ed25519"
+            ]
+        );
+        assert!(quick.iter().all(|(_, n)| *n == 1));
+        let standard: usize = slice
+            .iter()
+            .map(|b| b.cases(&plan(Profile::Standard)).len())
+            .sum();
+        assert_eq!(standard, 13 + 8 + 2);
+
+        let table = benchmarks(&Arc::new(CryptoOptions {
+            full_table: true,
+            block_sizes: None,
+            threads: Some(vec![1, 2]),
+        }));
+        let gcm = table[4].cases(&plan(Profile::Quick));
+        assert_eq!(gcm.len(), 12);
+        assert_eq!(gcm[11].get_u64("block_size"), Some(16384));
+        assert_eq!(gcm[11].get_u64("threads"), Some(2));
+        let rsa = table[14].cases(&plan(Profile::Quick));
+        assert_eq!(
+            rsa,
+            vec![
+                Params::new().with("threads", 1u64),
+                Params::new().with("threads", 2u64)
+            ]
+        );
+    }
+
+    #[test]
+    fn symmetric_cases_run() {
+        let opts = Arc::new(CryptoOptions::default());
+        for c in [
+            Cipher::Aes128Cbc,
+            Cipher::Aes128Ctr,
+            Cipher::ChaCha20Poly1305,
+            Cipher::BfCbc,
+        ] {
+            let b = SymmetricBenchmark::new(c, opts.clone());
+            for threads in [1u64, 2] {
+                let mut cx = ctx();
+                cx.begin_case(std::time::Duration::from_millis(20));
+                let p = Params::new()
+                    .with("block_size", 1024u64)
+                    .with("threads", threads);
+                let m = b.run(&mut cx, &p).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(m[0].samples.len(), 3);
+                assert!(m[0].value() > 0.0);
+                let out = cx.take_case_output();
+                assert!(out.details.get_str("implementation").is_some());
+            }
+        }
+        let b = SymmetricBenchmark::new(Cipher::BfCbc, opts);
+        let mut cx = ctx();
+        cx.begin_case(std::time::Duration::from_millis(5));
+        let r = b.run(&mut cx, &Params::new().with("block_size", 12u64));
+        assert!(matches!(r, Err(BenchError::Skip { .. })), "{r:?}");
+    }
+
+    #[test]
+    fn pubkey_cases_run() {
+        let full = Arc::new(CryptoOptions {
+            full_table: true,
+            ..Default::default()
+        });
+        let b = SignBenchmark::new(SignAlg::Ed25519, full.clone());
+        let mut cx = ctx();
+        cx.begin_case(std::time::Duration::from_millis(20));
+        let m = b
+            .run(&mut cx, &Params::new().with("threads", 1u64))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = m.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, vec!["sign", "verify"]);
+        let slice = SignBenchmark::new(SignAlg::Rsa2048, Arc::new(CryptoOptions::default()));
+        let mut cx = ctx();
+        cx.begin_case(std::time::Duration::from_millis(20));
+        let m = slice
+            .run(&mut cx, &Params::new().with("threads", 2u64))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.len(), 1);
+        assert!(m[0].value() > 0.0);
+        let rsa1024 = SignBenchmark::new(SignAlg::Rsa1024, full.clone());
+        let r = rsa1024.run(&mut ctx(), &Params::new());
+        assert!(matches!(r, Err(BenchError::Skip { .. })));
+        let k = KexBenchmark::new(KexAlg::X25519, full);
+        let mut cx = ctx();
+        cx.begin_case(std::time::Duration::from_millis(10));
+        let m = k
+            .run(&mut cx, &Params::new().with("threads", 1u64))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m[0].name, "ops");
+    }
+}

@@ -1,0 +1,495 @@
+//! Public-key operations of the crypto family: RSA, ECDSA and Ed25519 sign
+//! and verify, ECDH P-256 and X25519 key agreement, with fixed keys and the
+//! known answers each is checked against before it is timed.
+//!
+//! Implementation: aws-lc (`aws-lc-rs`) for everything. It carries
+//! OpenSSL's RSA code with the AVX-512 IFMA and MULX/ADX Montgomery
+//! multiplications, OpenSSL's P-256 assembly, and formally verified
+//! s2n-bignum code for P-384, P-521 and Curve25519, so it matches or beats
+//! `openssl speed` (docs/performance.md); `ring` has no P-521 and no IFMA
+//! RSA, and RustCrypto's RSA is several times slower.
+//!
+//! aws-lc refuses RSA signing keys below 2048 bits, so `crypto.rsa-1024`
+//! reports a skip with that reason instead of switching libraries (a slower
+//! library would make the RSA rows incomparable).
+//!
+//! The keys are fixed (generated once with OpenSSL, in `keys/`): generating
+//! RSA-4096 keys at run time takes seconds and would eat the time budget.
+//! Like `openssl speed`, each operation signs or verifies one short message
+//! (RSA PKCS#1 v1.5 with SHA-256, ECDSA with the curve's SHA-2, Ed25519
+//! pure), and an ECDH operation derives one shared secret from a fixed
+//! private key and the peer's public key.
+
+use crate::util::hex;
+use aws_lc_rs::agreement;
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{self, EcdsaKeyPair, Ed25519KeyPair, KeyPair, RsaKeyPair};
+use thiserror::Error;
+
+/// The message every signature covers.
+pub const MESSAGE: &[u8] = b"sysgauge known answer";
+
+/// A signature algorithm with a fixed key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SignAlg {
+    Rsa1024,
+    Rsa2048,
+    Rsa3072,
+    Rsa4096,
+    EcdsaP256,
+    EcdsaP384,
+    EcdsaP521,
+    Ed25519,
+}
+
+/// A key agreement with fixed keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KexAlg {
+    EcdhP256,
+    X25519,
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum PubkeyError {
+    /// The library cannot do this algorithm (a skip, not a failure).
+    #[error("{alg}: {reason}")]
+    Unsupported { alg: &'static str, reason: String },
+    #[error("{alg}: {what}")]
+    Failed { alg: &'static str, what: String },
+}
+
+impl SignAlg {
+    pub const ALL: [SignAlg; 8] = [
+        SignAlg::Rsa1024,
+        SignAlg::Rsa2048,
+        SignAlg::Rsa3072,
+        SignAlg::Rsa4096,
+        SignAlg::EcdsaP256,
+        SignAlg::EcdsaP384,
+        SignAlg::EcdsaP521,
+        SignAlg::Ed25519,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            SignAlg::Rsa1024 => "crypto.rsa-1024",
+            SignAlg::Rsa2048 => "crypto.rsa-2048",
+            SignAlg::Rsa3072 => "crypto.rsa-3072",
+            SignAlg::Rsa4096 => "crypto.rsa-4096",
+            SignAlg::EcdsaP256 => "crypto.ecdsa-p256",
+            SignAlg::EcdsaP384 => "crypto.ecdsa-p384",
+            SignAlg::EcdsaP521 => "crypto.ecdsa-p521",
+            SignAlg::Ed25519 => "crypto.ed25519",
+        }
+    }
+
+    /// Display name in the `openssl speed` table style.
+    pub fn name(self) -> &'static str {
+        match self {
+            SignAlg::Rsa1024 => "rsa 1024 bits",
+            SignAlg::Rsa2048 => "rsa 2048 bits",
+            SignAlg::Rsa3072 => "rsa 3072 bits",
+            SignAlg::Rsa4096 => "rsa 4096 bits",
+            SignAlg::EcdsaP256 => "ecdsa 256 bits (nistp256)",
+            SignAlg::EcdsaP384 => "ecdsa 384 bits (nistp384)",
+            SignAlg::EcdsaP521 => "ecdsa 521 bits (nistp521)",
+            SignAlg::Ed25519 => "EdDSA 253 bits (Ed25519)",
+        }
+    }
+
+    /// The argument `openssl speed` takes for it.
+    pub fn openssl_name(self) -> &'static str {
+        match self {
+            SignAlg::Rsa1024 => "rsa1024",
+            SignAlg::Rsa2048 => "rsa2048",
+            SignAlg::Rsa3072 => "rsa3072",
+            SignAlg::Rsa4096 => "rsa4096",
+            SignAlg::EcdsaP256 => "ecdsap256",
+            SignAlg::EcdsaP384 => "ecdsap384",
+            SignAlg::EcdsaP521 => "ecdsap521",
+            SignAlg::Ed25519 => "ed25519",
+        }
+    }
+
+    /// Load the fixed key and check the known answer.
+    pub fn signer(self) -> Result<Signer, PubkeyError> {
+        let fail = |what: &str| PubkeyError::Failed {
+            alg: self.name(),
+            what: what.to_string(),
+        };
+        let s = match self {
+            SignAlg::Rsa1024 => {
+                return Err(PubkeyError::Unsupported {
+                    alg: self.name(),
+                    reason: "aws-lc, the RSA implementation sysgauge uses, refuses signing keys \
+                             below 2048 bits"
+                        .into(),
+                })
+            }
+            SignAlg::Rsa2048 | SignAlg::Rsa3072 | SignAlg::Rsa4096 => {
+                let der = match self {
+                    SignAlg::Rsa2048 => &include_bytes!("keys/rsa-2048.pk8.der")[..],
+                    SignAlg::Rsa3072 => &include_bytes!("keys/rsa-3072.pk8.der")[..],
+                    _ => &include_bytes!("keys/rsa-4096.pk8.der")[..],
+                };
+                let kp = RsaKeyPair::from_pkcs8(der).map_err(|e| fail(&format!("key: {e}")))?;
+                let public = signature::ParsedPublicKey::new(
+                    &signature::RSA_PKCS1_2048_8192_SHA256,
+                    kp.public_key().as_ref(),
+                )
+                .map_err(|e| fail(&format!("public key: {e}")))?;
+                let len = kp.public_modulus_len();
+                Signer {
+                    alg: self,
+                    key: SignKey::Rsa(kp),
+                    public,
+                    rng: SystemRandom::new(),
+                    sig: vec![0u8; len],
+                    sig_len: len,
+                }
+            }
+            SignAlg::EcdsaP256 | SignAlg::EcdsaP384 | SignAlg::EcdsaP521 => {
+                let (der, sign_alg, verify_alg): (&[u8], _, _) = match self {
+                    SignAlg::EcdsaP256 => (
+                        &include_bytes!("keys/ec-p256.pk8.der")[..],
+                        &signature::ECDSA_P256_SHA256_ASN1_SIGNING,
+                        &signature::ECDSA_P256_SHA256_ASN1,
+                    ),
+                    SignAlg::EcdsaP384 => (
+                        &include_bytes!("keys/ec-p384.pk8.der")[..],
+                        &signature::ECDSA_P384_SHA384_ASN1_SIGNING,
+                        &signature::ECDSA_P384_SHA384_ASN1,
+                    ),
+                    _ => (
+                        &include_bytes!("keys/ec-p521.pk8.der")[..],
+                        &signature::ECDSA_P521_SHA512_ASN1_SIGNING,
+                        &signature::ECDSA_P521_SHA512_ASN1,
+                    ),
+                };
+                let kp = EcdsaKeyPair::from_pkcs8(sign_alg, der)
+                    .map_err(|e| fail(&format!("key: {e}")))?;
+                let public = signature::ParsedPublicKey::new(verify_alg, kp.public_key().as_ref())
+                    .map_err(|e| fail(&format!("public key: {e}")))?;
+                Signer {
+                    alg: self,
+                    key: SignKey::Ecdsa(kp),
+                    public,
+                    rng: SystemRandom::new(),
+                    sig: vec![0u8; 160],
+                    sig_len: 0,
+                }
+            }
+            SignAlg::Ed25519 => {
+                let kp = Ed25519KeyPair::from_seed_unchecked(&ED25519_SEED)
+                    .map_err(|e| fail(&format!("key: {e}")))?;
+                let public =
+                    signature::ParsedPublicKey::new(&signature::ED25519, kp.public_key().as_ref())
+                        .map_err(|e| fail(&format!("public key: {e}")))?;
+                Signer {
+                    alg: self,
+                    key: SignKey::Ed25519(kp),
+                    public,
+                    rng: SystemRandom::new(),
+                    sig: vec![0u8; 64],
+                    sig_len: 0,
+                }
+            }
+        };
+        Ok(s)
+    }
+}
+
+/// RFC 8032 section 7.1, test 1: the secret key (seed).
+const ED25519_SEED: [u8; 32] = [
+    0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
+    0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60,
+];
+/// Its public key (RFC 8032).
+const ED25519_PUBLIC: &str = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+/// Its signature of `MESSAGE`, made with OpenSSL.
+const ED25519_SIG: &str = "ecf7aeaefeb41b3009f5118554e37b39b5149e79c2a10023346c222fe483af22948d63a16673738600a5718f6c0b431ed3113f83f2974456652d8935fa1e1b07";
+
+enum SignKey {
+    Rsa(RsaKeyPair),
+    Ecdsa(EcdsaKeyPair),
+    Ed25519(Ed25519KeyPair),
+}
+
+/// A keyed signer/verifier. `sign` writes into its own buffer, so the timed
+/// loop allocates nothing for RSA (ECDSA and Ed25519 return fixed-size
+/// signatures on the stack).
+pub struct Signer {
+    alg: SignAlg,
+    key: SignKey,
+    public: signature::ParsedPublicKey,
+    rng: SystemRandom,
+    sig: Vec<u8>,
+    sig_len: usize,
+}
+
+impl Signer {
+    pub fn alg(&self) -> SignAlg {
+        self.alg
+    }
+
+    fn fail(&self, what: &str) -> PubkeyError {
+        PubkeyError::Failed {
+            alg: self.alg.name(),
+            what: what.to_string(),
+        }
+    }
+
+    /// Sign `msg`; the signature is kept for `verify_last`.
+    pub fn sign(&mut self, msg: &[u8]) -> Result<(), PubkeyError> {
+        match &self.key {
+            SignKey::Rsa(kp) => {
+                kp.sign(&signature::RSA_PKCS1_SHA256, &self.rng, msg, &mut self.sig)
+                    .map_err(|_| self.fail("signing failed"))?;
+                self.sig_len = kp.public_modulus_len();
+            }
+            SignKey::Ecdsa(kp) => {
+                let s = kp
+                    .sign(&self.rng, msg)
+                    .map_err(|_| self.fail("signing failed"))?;
+                let s = s.as_ref();
+                if s.len() > self.sig.len() {
+                    return Err(self.fail("signature longer than expected"));
+                }
+                self.sig[..s.len()].copy_from_slice(s);
+                self.sig_len = s.len();
+            }
+            SignKey::Ed25519(kp) => {
+                let s = kp.sign(msg);
+                self.sig[..64].copy_from_slice(s.as_ref());
+                self.sig_len = 64;
+            }
+        }
+        Ok(())
+    }
+
+    /// The last signature made.
+    pub fn signature(&self) -> &[u8] {
+        &self.sig[..self.sig_len]
+    }
+
+    /// Verify `sig` over `msg` with the key's public half.
+    pub fn verify(&self, msg: &[u8], sig: &[u8]) -> Result<(), PubkeyError> {
+        self.public
+            .verify_sig(msg, sig)
+            .map_err(|_| self.fail("the signature does not verify"))
+    }
+
+    /// Known answers: RSA PKCS#1 v1.5 and Ed25519 are deterministic, so the
+    /// signature must equal the one OpenSSL made with the same key; an
+    /// ECDSA signature made by OpenSSL must verify; a tampered message must
+    /// not; and our own signature must verify.
+    pub fn self_test(&mut self) -> Result<(), PubkeyError> {
+        self.sign(MESSAGE)?;
+        let expected: Option<&[u8]> = match self.alg {
+            SignAlg::Rsa2048 => Some(include_bytes!("keys/rsa-2048.sig")),
+            SignAlg::Rsa3072 => Some(include_bytes!("keys/rsa-3072.sig")),
+            SignAlg::Rsa4096 => Some(include_bytes!("keys/rsa-4096.sig")),
+            _ => None,
+        };
+        if let Some(e) = expected {
+            if self.signature() != e {
+                return Err(self.fail("the signature differs from OpenSSL's for the same key"));
+            }
+        }
+        if self.alg == SignAlg::Ed25519 {
+            if hex(self.public.as_ref()) != ED25519_PUBLIC {
+                return Err(self.fail("the RFC 8032 public key does not match"));
+            }
+            if hex(self.signature()) != ED25519_SIG {
+                return Err(self.fail("the signature differs from the known answer"));
+            }
+        }
+        let foreign: Option<&[u8]> = match self.alg {
+            SignAlg::EcdsaP256 => Some(include_bytes!("keys/ec-p256.sig")),
+            SignAlg::EcdsaP384 => Some(include_bytes!("keys/ec-p384.sig")),
+            SignAlg::EcdsaP521 => Some(include_bytes!("keys/ec-p521.sig")),
+            _ => None,
+        };
+        if let Some(sig) = foreign {
+            self.verify(MESSAGE, sig)?;
+        }
+        let own = self.signature().to_vec();
+        self.verify(MESSAGE, &own)?;
+        if self.verify(b"sysgauge known answeR", &own).is_ok() {
+            return Err(self.fail("a signature over another message verified"));
+        }
+        Ok(())
+    }
+}
+
+impl KexAlg {
+    pub const ALL: [KexAlg; 2] = [KexAlg::EcdhP256, KexAlg::X25519];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            KexAlg::EcdhP256 => "crypto.ecdh-p256",
+            KexAlg::X25519 => "crypto.x25519",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KexAlg::EcdhP256 => "ecdh 256 bits (nistp256)",
+            KexAlg::X25519 => "ecdh 253 bits (X25519)",
+        }
+    }
+
+    pub fn openssl_name(self) -> &'static str {
+        match self {
+            KexAlg::EcdhP256 => "ecdhp256",
+            KexAlg::X25519 => "ecdhx25519",
+        }
+    }
+
+    /// Fixed keys, checked against the known shared secret.
+    pub fn exchange(self) -> Result<Exchange, PubkeyError> {
+        let fail = |what: String| PubkeyError::Failed {
+            alg: self.name(),
+            what,
+        };
+        let (private, peer, expect) = match self {
+            KexAlg::EcdhP256 => {
+                let private = agreement::PrivateKey::from_private_key_der(
+                    &agreement::ECDH_P256,
+                    include_bytes!("keys/ec-p256.pk8.der"),
+                )
+                .map_err(|e| fail(format!("key: {e}")))?;
+                // The peer's X.509 SubjectPublicKeyInfo; the last 65 bytes
+                // are the uncompressed point.
+                let spki: &[u8] = include_bytes!("keys/ecdh-p256-peer.pub.der");
+                let point = spki[spki.len().saturating_sub(65)..].to_vec();
+                (private, point, ECDH_P256_SECRET)
+            }
+            KexAlg::X25519 => {
+                let private =
+                    agreement::PrivateKey::from_private_key(&agreement::X25519, &X25519_SCALAR)
+                        .map_err(|e| fail(format!("key: {e}")))?;
+                (private, X25519_PEER.to_vec(), X25519_SECRET)
+            }
+        };
+        let mut x = Exchange {
+            alg: self,
+            private,
+            peer,
+            secret: [0u8; 32],
+        };
+        x.agree()?;
+        if hex(&x.secret) != expect {
+            return Err(fail(format!(
+                "shared secret {} differs from the known answer {expect}",
+                hex(&x.secret)
+            )));
+        }
+        Ok(x)
+    }
+}
+
+/// Shared secret of `keys/ec-p256.pk8.der` with the peer key, made by OpenSSL.
+const ECDH_P256_SECRET: &str = "e3844f0069848ad13bfbd42ee7cbe2e724777aadcf0f30a37748dcb7d533c6e4";
+/// RFC 7748 section 6.1: Alice's private key, Bob's public key, the secret.
+const X25519_SCALAR: [u8; 32] = [
+    0x77, 0x07, 0x6d, 0x0a, 0x73, 0x18, 0xa5, 0x7d, 0x3c, 0x16, 0xc1, 0x72, 0x51, 0xb2, 0x66, 0x45,
+    0xdf, 0x4c, 0x2f, 0x87, 0xeb, 0xc0, 0x99, 0x2a, 0xb1, 0x77, 0xfb, 0xa5, 0x1d, 0xb9, 0x2c, 0x2a,
+];
+const X25519_PEER: [u8; 32] = [
+    0xde, 0x9e, 0xdb, 0x7d, 0x7b, 0x7d, 0xc1, 0xb4, 0xd3, 0x5b, 0x61, 0xc2, 0xec, 0xe4, 0x35, 0x37,
+    0x3f, 0x83, 0x43, 0xc8, 0x5b, 0x78, 0x67, 0x4d, 0xad, 0xfc, 0x7e, 0x14, 0x6f, 0x88, 0x2b, 0x4f,
+];
+const X25519_SECRET: &str = "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742";
+
+/// A fixed private key and a peer public key; `agree` derives the secret.
+pub struct Exchange {
+    alg: KexAlg,
+    private: agreement::PrivateKey,
+    peer: Vec<u8>,
+    secret: [u8; 32],
+}
+
+impl Exchange {
+    pub fn alg(&self) -> KexAlg {
+        self.alg
+    }
+
+    /// One ECDH operation. The peer key is parsed each time (aws-lc's
+    /// agreement consumes the parsed key); that is a point check, small
+    /// next to the scalar multiplication.
+    pub fn agree(&mut self) -> Result<(), PubkeyError> {
+        let alg = match self.alg {
+            KexAlg::EcdhP256 => &agreement::ECDH_P256,
+            KexAlg::X25519 => &agreement::X25519,
+        };
+        let secret = &mut self.secret;
+        agreement::agree(
+            &self.private,
+            agreement::UnparsedPublicKey::new(alg, &self.peer),
+            (),
+            |s| {
+                if s.len() == 32 {
+                    secret.copy_from_slice(s);
+                    Ok(())
+                } else {
+                    Err(())
+                }
+            },
+        )
+        .map_err(|()| PubkeyError::Failed {
+            alg: self.alg.name(),
+            what: "key agreement failed".into(),
+        })
+    }
+
+    pub fn secret(&self) -> &[u8] {
+        &self.secret
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signers_pass_known_answers() {
+        for a in SignAlg::ALL {
+            match a.signer() {
+                Ok(mut s) => s
+                    .self_test()
+                    .unwrap_or_else(|e| panic!("{}: {e}", a.name())),
+                Err(PubkeyError::Unsupported { .. }) => assert_eq!(a, SignAlg::Rsa1024),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn exchanges_pass_known_answers() {
+        for k in KexAlg::ALL {
+            let mut x = k.exchange().unwrap_or_else(|e| panic!("{e}"));
+            x.agree().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(x.secret().len(), 32);
+        }
+    }
+
+    #[test]
+    fn a_bad_signature_is_refused() {
+        let mut s = SignAlg::Ed25519.signer().unwrap_or_else(|e| panic!("{e}"));
+        s.sign(MESSAGE).unwrap_or_else(|e| panic!("{e}"));
+        let mut sig = s.signature().to_vec();
+        sig[10] ^= 1;
+        assert!(s.verify(MESSAGE, &sig).is_err());
+    }
+
+    #[test]
+    fn ids() {
+        for a in SignAlg::ALL {
+            assert!(a.id().starts_with("crypto."));
+        }
+        for k in KexAlg::ALL {
+            assert!(k.id().starts_with("crypto."));
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The clock check as a table: one line per CPU and phase with the measured
+//! (effective) clock, what the kernel reports, the nominal clock and the
+//! measured share of it. Rendered from `clock.effective` records only.
+
+use crate::table::{Align, Table, TableFormat};
+use sysgauge_core::record::{ResultRecord, Status};
+
+/// The clock table of a run (empty when it has no clock results).
+pub fn clock_table(results: &[ResultRecord], format: TableFormat) -> String {
+    let mut t = Table::new(&[
+        ("cpu", Align::Right),
+        ("phase", Align::Left),
+        ("measured MHz", Align::Right),
+        ("spread", Align::Right),
+        ("cpu MHz", Align::Right),
+        ("cpufreq MHz", Align::Right),
+        ("nominal MHz", Align::Right),
+        ("of nominal", Align::Right),
+        ("nominal from", Align::Left),
+        ("governor", Align::Left),
+    ]);
+    let int = |r: &ResultRecord, k: &str| {
+        r.details
+            .get_int(k)
+            .map_or("-".to_string(), |v| v.to_string())
+    };
+    for r in results.iter().filter(|r| r.bench_id == "clock.effective") {
+        let cpu = r
+            .params
+            .get_int("cpu")
+            .map_or("-".into(), |c| c.to_string());
+        let phase = r.params.get_str("phase").unwrap_or("-").to_string();
+        let (measured, spread, share) = match (&r.status, r.primary()) {
+            (Status::Ok, Some(m)) => {
+                let share = r
+                    .details
+                    .get_int("nominal_mhz")
+                    .filter(|n| *n > 0)
+                    .map_or("-".to_string(), |n| {
+                        format!("{:.0} %", 100.0 * m.value() / n as f64)
+                    });
+                (
+                    format!("{:.0}", m.value()),
+                    format!("±{:.1}%", m.summary.cov * 100.0),
+                    share,
+                )
+            }
+            (Status::Skipped { reason, .. }, _) => {
+                (format!("skipped: {reason}"), String::new(), String::new())
+            }
+            (Status::Failed { error }, _) => {
+                (format!("FAILED: {error}"), String::new(), String::new())
+            }
+            (Status::Ok, None) => ("-".into(), String::new(), String::new()),
+        };
+        t.push(vec![
+            cpu,
+            phase,
+            measured,
+            spread,
+            int(r, "reported_mhz"),
+            int(r, "scaling_cur_mhz"),
+            int(r, "nominal_mhz"),
+            share,
+            r.details
+                .get_str("nominal_source")
+                .unwrap_or("none")
+                .to_string(),
+            r.details.get_str("governor").unwrap_or("-").to_string(),
+        ]);
+    }
+    if t.is_empty() {
+        return String::new();
+    }
+    t.render(format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sysgauge_core::record::{Metric, Params};
+    use sysgauge_core::{Better, Unit};
+
+    #[test]
+    fn one_line_per_cpu() {
+        let mut details = Params::new()
+            .with("reported_mhz", 2600i64)
+            .with("nominal_mhz", 2600i64)
+            .with("nominal_source", "the model name");
+        details.insert("governor", "performance");
+        let r = ResultRecord {
+            bench_id: "clock.effective".into(),
+            family: "clock".into(),
+            workload_version: 1,
+            params: Params::new().with("cpu", 1u64).with("phase", "start"),
+            details,
+            status: Status::Ok,
+            started_at: chrono::Utc::now(),
+            duration_seconds: 0.1,
+            metrics: Metric::new(
+                "effective",
+                Unit::MHz,
+                Better::Higher,
+                vec![1300.0, 1300.0, 1300.0],
+            )
+            .into_iter()
+            .collect(),
+            findings: vec![],
+        };
+        let text = clock_table(&[r], TableFormat::Text);
+        let line = text.lines().nth(2).unwrap_or("");
+        assert!(
+            line.contains("start")
+                && line.contains("1300")
+                && line.contains("50 %")
+                && line.contains("performance"),
+            "{text}"
+        );
+        assert_eq!(clock_table(&[], TableFormat::Text), "");
+    }
+}

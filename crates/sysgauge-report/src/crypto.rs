@@ -1,0 +1,491 @@
+//! The crypto family's renderings: a table laid out like `openssl speed`
+//! (thousands of bytes per second per block size; sign/s and verify/s;
+//! op/s), and sysgauge side by side with the system OpenSSL with the ratio.
+//!
+//! Both take result records only (sysgauge's own, and OpenSSL's turned into
+//! records by the `openssl speed -mr` importer, which uses the same ids,
+//! params and metric names), so what is shown is what was stored.
+
+use crate::table::{Align, Table, TableFormat};
+use std::collections::BTreeSet;
+use sysgauge_core::record::{ResultRecord, Status};
+use sysgauge_core::Unit;
+
+/// Display name of a benchmark id, in `openssl speed`'s words where it has
+/// them.
+pub fn display_name(bench_id: &str) -> String {
+    let tail = bench_id.split_once('.').map_or(bench_id, |(_, t)| t);
+    if let Some(bits) = tail.strip_prefix("rsa-") {
+        return format!("rsa {bits} bits");
+    }
+    let curve = |c: &str| match c {
+        "p256" => Some((256, "nistp256")),
+        "p384" => Some((384, "nistp384")),
+        "p521" => Some((521, "nistp521")),
+        _ => None,
+    };
+    if let Some((bits, name)) = tail.strip_prefix("ecdsa-").and_then(curve) {
+        return format!("ecdsa {bits} bits ({name})");
+    }
+    if let Some((bits, name)) = tail.strip_prefix("ecdh-").and_then(curve) {
+        return format!("ecdh {bits} bits ({name})");
+    }
+    match tail {
+        "ed25519" => "EdDSA 253 bits (Ed25519)".into(),
+        "x25519" => "ecdh 253 bits (X25519)".into(),
+        t => t.to_string(),
+    }
+}
+
+fn threads_of(r: &ResultRecord) -> u64 {
+    r.params.get_u64("threads").unwrap_or(1)
+}
+
+/// Decimal MB/s of a throughput metric, whatever throughput unit it has.
+fn mb_per_s(value: f64, unit: &Unit) -> Option<f64> {
+    match unit {
+        Unit::MBps => Some(value),
+        Unit::KBps => Some(value / 1000.0),
+        Unit::GBps => Some(value * 1000.0),
+        Unit::MiBps => Some(value * 1.048_576),
+        _ => None,
+    }
+}
+
+fn metric_value(r: &ResultRecord, name: &str) -> Option<f64> {
+    if !matches!(r.status, Status::Ok) {
+        return None;
+    }
+    r.metrics.iter().find(|m| m.name == name).and_then(|m| {
+        if name == "throughput" {
+            mb_per_s(m.value(), &m.unit)
+        } else {
+            Some(m.value())
+        }
+    })
+}
+
+fn is_symmetric(r: &ResultRecord) -> bool {
+    r.params.get_u64("block_size").is_some() && r.metrics.iter().any(|m| m.name == "throughput")
+}
+
+/// First-appearance order of ids among `records` that pass `keep`.
+fn ids_in_order<'a>(
+    records: impl Iterator<Item = &'a ResultRecord>,
+    keep: impl Fn(&ResultRecord) -> bool,
+) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for r in records {
+        if keep(r) && !ids.contains(&r.bench_id) {
+            ids.push(r.bench_id.clone());
+        }
+    }
+    ids
+}
+
+/// The `openssl speed` table of a run's crypto and hash results. One block
+/// of tables per thread count; cells with no result are `-`; a skipped
+/// algorithm says why under the table.
+pub fn speed_table(results: &[ResultRecord], format: TableFormat) -> String {
+    let relevant: Vec<&ResultRecord> = results
+        .iter()
+        .filter(|r| r.family == "crypto" || r.family == "hash")
+        .collect();
+    let thread_counts: BTreeSet<u64> = relevant.iter().map(|r| threads_of(r)).collect();
+    let mut out = String::new();
+    for &threads in &thread_counts {
+        let here: Vec<&ResultRecord> = relevant
+            .iter()
+            .copied()
+            .filter(|r| threads_of(r) == threads)
+            .collect();
+        if thread_counts.len() > 1 || threads > 1 {
+            out.push_str(&format!("threads: {threads}\n"));
+        }
+        let sym_ids = ids_in_order(here.iter().copied(), |r| {
+            is_symmetric(r) || (r.params.get_u64("block_size").is_some())
+        });
+        let sizes: BTreeSet<u64> = here
+            .iter()
+            .filter_map(|r| r.params.get_u64("block_size"))
+            .collect();
+        if !sym_ids.is_empty() {
+            out.push_str("The 'numbers' are in 1000s of bytes per second processed.\n");
+            let mut headers: Vec<(String, Align)> = vec![("type".to_string(), Align::Left)];
+            headers.extend(sizes.iter().map(|s| (format!("{s} bytes"), Align::Right)));
+            let refs: Vec<(&str, Align)> = headers.iter().map(|(h, a)| (h.as_str(), *a)).collect();
+            let mut t = Table::new(&refs);
+            for id in &sym_ids {
+                let mut row = vec![display_name(id)];
+                for &s in &sizes {
+                    let cell = here
+                        .iter()
+                        .find(|r| &r.bench_id == id && r.params.get_u64("block_size") == Some(s))
+                        .and_then(|r| metric_value(r, "throughput"))
+                        .map_or("-".to_string(), |mbps| format!("{:.2}k", mbps * 1000.0));
+                    row.push(cell);
+                }
+                t.push(row);
+            }
+            out.push_str(&t.render(format));
+        }
+        let sign_ids = ids_in_order(here.iter().copied(), |r| {
+            r.params.get_u64("block_size").is_none()
+                && (r
+                    .metrics
+                    .iter()
+                    .any(|m| m.name == "sign" || m.name == "verify")
+                    || r.bench_id.contains("rsa-")
+                    || r.bench_id.contains("ecdsa-")
+                    || r.bench_id.ends_with("ed25519"))
+        });
+        if !sign_ids.is_empty() {
+            let mut t = Table::new(&[
+                ("", Align::Left),
+                ("sign", Align::Right),
+                ("verify", Align::Right),
+                ("sign/s", Align::Right),
+                ("verify/s", Align::Right),
+            ]);
+            for id in &sign_ids {
+                let r = here.iter().find(|r| &r.bench_id == id);
+                let sign = r.and_then(|r| metric_value(r, "sign"));
+                let verify = r.and_then(|r| metric_value(r, "verify"));
+                let secs = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.6}s", 1.0 / v));
+                let rate = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
+                t.push(vec![
+                    display_name(id),
+                    secs(sign),
+                    secs(verify),
+                    rate(sign),
+                    rate(verify),
+                ]);
+            }
+            out.push('\n');
+            out.push_str(&t.render(format));
+        }
+        let kex_ids = ids_in_order(here.iter().copied(), |r| {
+            r.params.get_u64("block_size").is_none()
+                && (r.metrics.iter().any(|m| m.name == "ops")
+                    || r.bench_id.contains("ecdh-")
+                    || r.bench_id.ends_with("x25519"))
+        });
+        if !kex_ids.is_empty() {
+            let mut t = Table::new(&[
+                ("", Align::Left),
+                ("op", Align::Right),
+                ("op/s", Align::Right),
+            ]);
+            for id in &kex_ids {
+                let v = here
+                    .iter()
+                    .find(|r| &r.bench_id == id)
+                    .and_then(|r| metric_value(r, "ops"));
+                t.push(vec![
+                    display_name(id),
+                    v.map_or("-".into(), |v| format!("{:.6}s", 1.0 / v)),
+                    v.map_or("-".into(), |v| format!("{v:.1}")),
+                ]);
+            }
+            out.push('\n');
+            out.push_str(&t.render(format));
+        }
+        let skipped: Vec<String> = here
+            .iter()
+            .filter_map(|r| match &r.status {
+                Status::Skipped { reason, .. } => {
+                    Some(format!("{}: skipped ({reason})", r.bench_id))
+                }
+                Status::Failed { error } => Some(format!("{}: FAILED ({error})", r.bench_id)),
+                Status::Ok => None,
+            })
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !skipped.is_empty() {
+            out.push('\n');
+            for s in skipped {
+                out.push_str(&s);
+                out.push('\n');
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One compared quantity: sysgauge's value, OpenSSL's, and their ratio.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VsRow {
+    pub bench_id: String,
+    /// `8192 bytes`, `sign`, `verify`, `ops`.
+    pub what: String,
+    pub threads: u64,
+    pub unit: &'static str,
+    pub sysgauge: Option<f64>,
+    pub openssl: Option<f64>,
+}
+
+impl VsRow {
+    /// sysgauge / OpenSSL (higher is better for sysgauge).
+    pub fn ratio(&self) -> Option<f64> {
+        match (self.sysgauge, self.openssl) {
+            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+            _ => None,
+        }
+    }
+}
+
+/// Pair sysgauge's results with OpenSSL's (same id, block size, threads and
+/// metric), in sysgauge's order, then anything only OpenSSL measured.
+pub fn vs_rows(ours: &[ResultRecord], openssl: &[ResultRecord]) -> Vec<VsRow> {
+    let mut rows: Vec<VsRow> = Vec::new();
+    let key_of = |r: &ResultRecord, metric: &str| {
+        (
+            r.bench_id.clone(),
+            r.params.get_u64("block_size"),
+            threads_of(r),
+            metric.to_string(),
+        )
+    };
+    let mut push = |r: &ResultRecord, from_ours: bool| {
+        let metrics: Vec<&str> = if r.params.get_u64("block_size").is_some() {
+            vec!["throughput"]
+        } else {
+            r.metrics.iter().map(|m| m.name.as_str()).collect()
+        };
+        for m in metrics {
+            let key = key_of(r, m);
+            let value = metric_value(r, m);
+            let existing = rows.iter_mut().find(|row| {
+                (
+                    row.bench_id.clone(),
+                    parse_size(&row.what),
+                    row.threads,
+                    metric_of(&row.what).to_string(),
+                ) == key
+            });
+            match existing {
+                Some(row) => {
+                    if from_ours {
+                        row.sysgauge = row.sysgauge.or(value);
+                    } else {
+                        row.openssl = row.openssl.or(value);
+                    }
+                }
+                None => {
+                    let (what, unit) = match key.1 {
+                        Some(size) => (format!("{size} bytes"), "MB/s"),
+                        None => (m.to_string(), "op/s"),
+                    };
+                    rows.push(VsRow {
+                        bench_id: key.0,
+                        what,
+                        threads: key.2,
+                        unit,
+                        sysgauge: if from_ours { value } else { None },
+                        openssl: if from_ours { None } else { value },
+                    });
+                }
+            }
+        }
+    };
+    for r in ours
+        .iter()
+        .filter(|r| r.family == "crypto" || r.family == "hash")
+    {
+        push(r, true);
+    }
+    for r in openssl {
+        push(r, false);
+    }
+    rows
+}
+
+fn parse_size(what: &str) -> Option<u64> {
+    what.strip_suffix(" bytes").and_then(|s| s.parse().ok())
+}
+
+fn metric_of(what: &str) -> &str {
+    if what.ends_with(" bytes") {
+        "throughput"
+    } else {
+        what
+    }
+}
+
+/// The side-by-side table: algorithm, case, sysgauge, OpenSSL, ratio.
+pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
+    let mut t = Table::new(&[
+        ("algorithm", Align::Left),
+        ("case", Align::Left),
+        ("threads", Align::Right),
+        ("sysgauge", Align::Right),
+        ("openssl", Align::Right),
+        ("unit", Align::Left),
+        ("ratio", Align::Right),
+    ]);
+    let num = |v: Option<f64>| v.map_or("-".to_string(), crate::format::format_value);
+    for r in rows {
+        t.push(vec![
+            display_name(&r.bench_id),
+            r.what.clone(),
+            r.threads.to_string(),
+            num(r.sysgauge),
+            num(r.openssl),
+            r.unit.to_string(),
+            r.ratio().map_or("-".to_string(), |x| format!("{x:.2}")),
+        ]);
+    }
+    t.render(format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sysgauge_core::record::{Metric, Params};
+    use sysgauge_core::Better;
+
+    fn rec(id: &str, params: Params, metrics: &[(&str, Unit, f64)]) -> ResultRecord {
+        ResultRecord {
+            bench_id: id.into(),
+            family: id.split('.').next().unwrap_or("").into(),
+            workload_version: 1,
+            params,
+            details: Params::new(),
+            status: Status::Ok,
+            started_at: chrono::Utc::now(),
+            duration_seconds: 0.0,
+            metrics: metrics
+                .iter()
+                .filter_map(|(n, u, v)| Metric::new(n, u.clone(), Better::Higher, vec![*v]))
+                .collect(),
+            findings: vec![],
+        }
+    }
+
+    fn sym(id: &str, size: u64, mbps: f64) -> ResultRecord {
+        rec(
+            id,
+            Params::new().with("block_size", size).with("threads", 1u64),
+            &[("throughput", Unit::MBps, mbps)],
+        )
+    }
+
+    #[test]
+    fn openssl_layout() {
+        let mut skipped = rec("crypto.rsa-1024", Params::new().with("threads", 1u64), &[]);
+        skipped.status = Status::Skipped {
+            reason: "refused".into(),
+            hint: None,
+        };
+        let results = vec![
+            sym("hash.md5", 16, 150.5),
+            sym("hash.md5", 8192, 750.25),
+            sym("crypto.aes-128-cbc", 8192, 1600.0),
+            skipped,
+            rec(
+                "crypto.rsa-2048",
+                Params::new().with("threads", 1u64),
+                &[
+                    ("sign", Unit::OpsPerSec, 2000.0),
+                    ("verify", Unit::OpsPerSec, 50000.0),
+                ],
+            ),
+            rec(
+                "crypto.x25519",
+                Params::new().with("threads", 1u64),
+                &[("ops", Unit::OpsPerSec, 40000.0)],
+            ),
+        ];
+        let text = speed_table(&results, TableFormat::Text);
+        assert!(text.contains("1000s of bytes per second"), "{text}");
+        assert!(
+            text.contains("16 bytes") && text.contains("8192 bytes"),
+            "{text}"
+        );
+        assert!(
+            text.contains("150500.00k") && text.contains("750250.00k"),
+            "{text}"
+        );
+        let aes = text
+            .lines()
+            .find(|l| l.starts_with("aes-128-cbc"))
+            .unwrap_or("");
+        assert!(aes.contains(" -") && aes.contains("1600000.00k"), "{aes}");
+        assert!(
+            text.contains("rsa 2048 bits") && text.contains("0.000500s") && text.contains("2000.0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ecdh 253 bits (X25519)") && text.contains("40000.0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("crypto.rsa-1024: skipped (refused)"),
+            "{text}"
+        );
+        assert!(!text.contains("threads:"));
+        assert!(
+            !text.contains("rsa 1024 bits  0"),
+            "a skip has no numbers: {text}"
+        );
+    }
+
+    #[test]
+    fn several_thread_counts_get_their_own_tables() {
+        let mut two = sym("crypto.rc4", 8192, 900.0);
+        two.params.insert("threads", 2u64);
+        let text = speed_table(&[sym("crypto.rc4", 8192, 450.0), two], TableFormat::Text);
+        assert!(
+            text.contains("threads: 1") && text.contains("threads: 2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn side_by_side_ratios() {
+        let ours = vec![
+            sym("crypto.aes-128-gcm", 8192, 13000.0),
+            rec(
+                "crypto.ed25519",
+                Params::new().with("threads", 1u64),
+                &[("sign", Unit::OpsPerSec, 30000.0)],
+            ),
+        ];
+        let theirs = vec![
+            sym("crypto.aes-128-gcm", 8192, 5000.0),
+            rec(
+                "crypto.ed25519",
+                Params::new().with("threads", 1u64),
+                &[
+                    ("sign", Unit::OpsPerSec, 20000.0),
+                    ("verify", Unit::OpsPerSec, 7000.0),
+                ],
+            ),
+            sym("crypto.aes-128-gcm", 16, 700.0),
+        ];
+        let rows = vs_rows(&ours, &theirs);
+        assert_eq!(rows.len(), 4, "{rows:?}");
+        assert_eq!(rows[0].ratio(), Some(2.6));
+        assert_eq!(rows[1].what, "sign");
+        assert_eq!(rows[1].ratio(), Some(1.5));
+        assert_eq!(rows[2].what, "verify");
+        assert_eq!(rows[2].sysgauge, None);
+        assert_eq!(rows[3].what, "16 bytes");
+        let text = vs_openssl_table(&rows, TableFormat::Text);
+        assert!(text.contains("2.60") && text.contains("1.50"), "{text}");
+        assert!(text.contains("EdDSA 253 bits (Ed25519)"), "{text}");
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(
+            display_name("crypto.ecdsa-p384"),
+            "ecdsa 384 bits (nistp384)"
+        );
+        assert_eq!(display_name("crypto.ecdh-p256"), "ecdh 256 bits (nistp256)");
+        assert_eq!(display_name("hash.blake2b-512"), "blake2b-512");
+        assert_eq!(display_name("crypto.rsa-4096"), "rsa 4096 bits");
+    }
+}

@@ -1,0 +1,78 @@
+//! `sysgauge clock`: the effective clock of each CPU against its nominal
+//! and reported clock, stored as a run, shown as a table rendered from the
+//! run's records, with the findings (running below the rated clock, or no
+//! rated clock to judge against).
+
+use crate::cli::ClockArgs;
+use crate::config::MeasureConfig;
+use crate::exit::Exit;
+use crate::measure;
+use anyhow::{bail, Result};
+use std::sync::Arc;
+use sysgauge_bench::clock::{self, ClockOptions, Phase};
+use sysgauge_report::clock::clock_table;
+use sysgauge_report::{findings_text, TableFormat};
+
+/// `--cpus LIST` into CPU numbers, each one this process may run on.
+pub fn parse_cpus(list: Option<&str>) -> Result<Option<Vec<u32>>> {
+    let Some(list) = list else {
+        return Ok(None);
+    };
+    let Some(cpus) = sysgauge_host::parse_cpu_list(list).filter(|c| !c.is_empty()) else {
+        bail!("--cpus '{list}' is not a CPU list such as 0-3,8");
+    };
+    let allowed = clock::allowed_cpus();
+    if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
+        bail!(
+            "--cpus: CPU {c} is offline or outside this process's CPU set (allowed: {})",
+            allowed
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+    }
+    Ok(Some(cpus))
+}
+
+pub fn run(args: ClockArgs) -> Result<Exit> {
+    let cfg = MeasureConfig::from_args(&args.measure)?;
+    let options = Arc::new(ClockOptions {
+        phase: Phase::Single,
+        cpus: parse_cpus(args.cpus.as_deref())?,
+        ..Default::default()
+    });
+    let benches = clock::benchmarks(&options);
+    let cancel = crate::signals::install()?;
+    let outcome = measure::execute("clock", &cfg, &benches, &cancel, Vec::new())?;
+    let mut text = clock_table(&outcome.record.results, TableFormat::Text);
+    let findings = findings_text(&outcome.record);
+    if !findings.is_empty() {
+        text.push_str("\nFindings:\n");
+        text.push_str(&findings);
+    }
+    if let Some(row) = outcome.stored_as {
+        text.push_str(&format!(
+            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
+            outcome.record.run_id
+        ));
+    }
+    if outcome.exit == Exit::Interrupted {
+        text.push_str("The run was interrupted; the results above were kept.\n");
+    }
+    measure::print_human(&cfg, &text)?;
+    Ok(outcome.exit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpus(None).unwrap_or_default(), None);
+        assert_eq!(parse_cpus(Some("0")).unwrap_or_default(), Some(vec![0]));
+        assert!(parse_cpus(Some("x")).is_err());
+        assert!(parse_cpus(Some("100000")).is_err());
+    }
+}

@@ -1,0 +1,200 @@
+//! `sysgauge crypto` and `sysgauge clock` driven end to end, and the clock
+//! checks at the start and end of `sysgauge run`.
+
+mod common;
+
+use common::{stderr_of, stdout_of, Sandbox};
+use sysgauge_core::{RunRecord, Status};
+
+#[test]
+fn crypto_table_and_records() {
+    let sb = Sandbox::new();
+    let json = sb.path().join("crypto.json");
+    let out = sb
+        .cmd()
+        .args([
+            "crypto",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "1",
+            "--block-sizes",
+            "16,8KiB",
+        ])
+        .arg("--db")
+        .arg(sb.db())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+    let table = stdout_of(&out);
+    assert!(
+        table.contains("The 'numbers' are in 1000s of bytes per second processed."),
+        "{table}"
+    );
+    assert!(
+        table.contains("8192 bytes") && table.contains("aes-128-gcm"),
+        "{table}"
+    );
+    assert!(
+        table.contains("sign/s") && table.contains("op/s"),
+        "{table}"
+    );
+    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.command, "crypto");
+    let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
+    for id in [
+        "hash.md5",
+        "hash.sha512",
+        "crypto.aes-128-cbc",
+        "crypto.rc4",
+        "crypto.hmac-sha256",
+        "crypto.rsa-2048",
+        "crypto.ecdsa-p521",
+        "crypto.x25519",
+    ] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+    let gcm: Vec<_> = run
+        .results
+        .iter()
+        .filter(|r| r.bench_id == "crypto.aes-128-gcm")
+        .collect();
+    assert_eq!(gcm.len(), 2);
+    assert!(gcm
+        .iter()
+        .all(|r| r.status == Status::Ok && r.metrics[0].unit.symbol() == "MB/s"));
+    let rsa = run.results.iter().find(|r| r.bench_id == "crypto.rsa-2048");
+    let names: Vec<&str> = rsa
+        .map(|r| r.metrics.iter().map(|m| m.name.as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, vec!["sign", "verify"]);
+    let rsa1024 = run.results.iter().find(|r| r.bench_id == "crypto.rsa-1024");
+    assert!(matches!(
+        rsa1024.map(|r| &r.status),
+        Some(Status::Skipped { .. })
+    ));
+}
+
+#[test]
+fn crypto_bad_input_is_a_usage_error() {
+    let sb = Sandbox::new();
+    for args in [
+        vec!["crypto", "--block-sizes", "100"],
+        vec!["crypto", "--block-sizes", "lots"],
+        vec!["crypto", "--threads", "0"],
+        vec!["clock", "--cpus", "banana"],
+    ] {
+        let out = sb
+            .cmd()
+            .args(&args)
+            .arg("--no-store")
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
+        let err = stderr_of(&out);
+        let first = err.lines().next().unwrap_or("");
+        assert!(first.starts_with("sysgauge: error: --"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn crypto_versus_openssl() {
+    if sysgauge_bench::crypto::reference::openssl_program().is_none() {
+        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
+            panic!("openssl is not installed (apt-get install openssl)");
+        }
+        eprintln!("note: openssl not installed; skipping");
+        return;
+    }
+    let sb = Sandbox::new();
+    // A small case: a digest, a cipher and a signature at one size.
+    let out = sb
+        .cmd()
+        .args([
+            "crypto",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "1",
+            "--block-sizes",
+            "16",
+            "--vs-openssl",
+            "--no-store",
+        ])
+        .args(["--only", "md5,aes-128-cbc,rsa-2048"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+    let text = stdout_of(&out);
+    assert!(text.contains("ratio = sysgauge / openssl"), "{text}");
+    let aes = text
+        .lines()
+        .find(|l| l.starts_with("aes-128-cbc") && l.contains("16 bytes"))
+        .unwrap_or_else(|| panic!("no aes-128-cbc row in\n{text}"));
+    let cells: Vec<&str> = aes.split_whitespace().collect();
+    let ratio: f64 = cells.last().and_then(|c| c.parse().ok()).unwrap_or(0.0);
+    assert!(ratio > 0.0, "no ratio in {aes}");
+    assert!(text.contains("rsa 2048 bits"), "{text}");
+}
+
+#[test]
+fn clock_command_and_run_phases() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args([
+            "clock",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "3",
+            "--no-store",
+            "--cpus",
+            "0",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("measured MHz") && text.contains("single"),
+        "{text}"
+    );
+
+    let json = sb.path().join("run.json");
+    let out = sb
+        .tiny_run()
+        .args(["--only", "clock,hash.md5"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let phases: Vec<(&str, Option<&str>)> = run
+        .results
+        .iter()
+        .map(|r| (r.bench_id.as_str(), r.params.get_str("phase")))
+        .collect();
+    let first = phases.first().copied();
+    let last = phases.last().copied();
+    assert_eq!(
+        first,
+        Some(("clock.effective", Some("start"))),
+        "{phases:?}"
+    );
+    assert_eq!(last, Some(("clock.effective", Some("end"))), "{phases:?}");
+    assert!(phases.iter().any(|p| p.0 == "hash.md5"));
+    let end = run.results.last().unwrap_or_else(|| panic!("results"));
+    assert!(
+        end.details.get_int("start_mhz").is_some(),
+        "{:?}",
+        end.details
+    );
+    assert!(end.metrics[0].value() > 100.0);
+}
