@@ -6,6 +6,7 @@
 //! line (or left at its defaults, which follow the profile). Benchmarks
 //! never print, format units or write SQL: they return metrics and findings.
 
+pub mod cpu;
 pub mod hash;
 pub mod methodology;
 pub mod registry;

@@ -3,7 +3,7 @@
 //! `sysgauge list` shows, what `sysgauge run` runs and what the docs
 //! describe cannot drift apart (a test checks the docs).
 
-use crate::hash;
+use crate::{cpu, hash};
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile};
@@ -36,6 +36,11 @@ pub fn families() -> &'static [FamilyInfo] {
         name: "hash",
         summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
         budget_seconds: [0.3, 6.0, 40.0, 120.0],
+    },
+    FamilyInfo {
+        name: "cpu",
+        summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
+        budget_seconds: [0.3, 12.0, 60.0, 180.0],
     }]
 }
 
@@ -47,12 +52,14 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
+    pub cpu: Arc<cpu::CpuOptions>,
 }
 
 /// Every benchmark, in display order.
 pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
+    v.extend(cpu::benchmarks(&options.cpu));
     v
 }
 

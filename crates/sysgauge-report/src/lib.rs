@@ -2,10 +2,12 @@
 //! programs: aligned console tables, Markdown, CSV and JSON. Renderers never
 //! measure; they take records and return strings.
 
+pub mod cpu;
 pub mod format;
 pub mod summary;
 pub mod table;
 
+pub use cpu::cpu_table;
 pub use format::{format_value, format_with_unit};
 pub use summary::{export_run, findings_text, summary_table, ExportFormat};
 pub use table::{Align, Table, TableFormat};

@@ -1,5 +1,6 @@
 //! One module per subcommand; `dispatch` maps the parsed command line to it.
 
+mod cpu;
 mod host;
 mod list;
 mod results;
@@ -15,5 +16,6 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
+        Command::Cpu(a) => cpu::run(a),
     }
 }
