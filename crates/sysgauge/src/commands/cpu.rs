@@ -12,7 +12,7 @@ use anyhow::{bail, Result};
 use std::sync::Arc;
 use sysgauge_bench::cpu::kernels::KernelId;
 use sysgauge_bench::cpu::{self, CpuOptions};
-use sysgauge_core::Benchmark;
+use sysgauge_core::{Benchmark, RunRecord};
 use sysgauge_report::{cpu_table, findings_text, summary_table, TableFormat};
 
 /// The most threads `--threads` accepts: far beyond any machine, low enough
@@ -30,17 +30,7 @@ pub fn run(args: CpuArgs) -> Result<Exit> {
     let selected = select(cpu::benchmarks(&options), kernels.as_deref());
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("cpu", &cfg, &selected, &cancel, Vec::new())?;
-    let mut text = summary_table(&outcome.record, TableFormat::Text);
-    let table = cpu_table(&outcome.record, TableFormat::Text);
-    if !table.is_empty() {
-        text.push('\n');
-        text.push_str(&table);
-    }
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
+    let mut text = render(&outcome.record);
     if let Some(row) = outcome.stored_as {
         text.push_str(&format!(
             "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
@@ -52,6 +42,23 @@ pub fn run(args: CpuArgs) -> Result<Exit> {
     }
     measure::print_human(&cfg, &text)?;
     Ok(outcome.exit)
+}
+
+/// The summary, the kernel table with scaling and indexes, and the findings
+/// (run-level ones such as an active Linux Security Module first).
+fn render(record: &RunRecord) -> String {
+    let mut text = summary_table(record, TableFormat::Text);
+    let table = cpu_table(record, TableFormat::Text);
+    if !table.is_empty() {
+        text.push('\n');
+        text.push_str(&table);
+    }
+    let findings = findings_text(record);
+    if !findings.is_empty() {
+        text.push_str("\nFindings:\n");
+        text.push_str(&findings);
+    }
+    text
 }
 
 /// `--threads 1,2,8` into counts (1 ..= MAX_THREADS); empty means the default.
@@ -120,6 +127,45 @@ fn select(all: Vec<Box<dyn Benchmark>>, kernels: Option<&[KernelId]>) -> Vec<Box
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On a host with AppArmor enabled (a captured server), the output of
+    /// `sysgauge cpu` carries the lsm-active finding, and it names the CPU
+    /// kernels.
+    #[test]
+    fn lsm_finding_is_shown() {
+        let root = sysgauge_host::SysRoot::under(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../sysgauge-host/tests/fixtures/server-2s-xeon"),
+        );
+        let host = sysgauge_host::collect(&root, None);
+        assert!(host.security.mac_lsm_active());
+        let build = measure::build_info();
+        let record = RunRecord {
+            schema_version: sysgauge_core::SCHEMA_VERSION,
+            run_id: "t".into(),
+            started_at: chrono::Utc::now(),
+            finished_at: None,
+            status: sysgauge_core::RunStatus::Complete,
+            command: "cpu".into(),
+            tool_version: "0".into(),
+            findings: sysgauge_bench::methodology::run_findings(&host, &build),
+            build,
+            host,
+            profile: sysgauge_core::Profile::Quick,
+            label: None,
+            tags: Default::default(),
+            results: vec![],
+        };
+        let text = render(&record);
+        let line = text
+            .lines()
+            .find(|l| l.contains("lsm-active"))
+            .unwrap_or_else(|| panic!("no lsm-active finding in:\n{text}"));
+        assert!(
+            line.contains("apparmor") && line.contains("CPU kernels"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn threads_parsing() {
