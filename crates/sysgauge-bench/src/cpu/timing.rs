@@ -222,8 +222,11 @@ pub fn team<R>(
             let (start, end, iterations, stop, note) = (&start, &end, &iterations, &stop, &note);
             s.spawn(move || {
                 // Built on its own thread: the instance's memory is first
-                // touched there, so it is local to that thread's CPU.
-                let mut instance: Box<dyn Kernel> = kernel.instance();
+                // touched there, so it is local to that thread's CPU. Any
+                // panic is caught, because this thread must keep meeting the
+                // barriers or the coordinating thread would wait for ever.
+                let mut instance: Option<Box<dyn Kernel>> =
+                    catch_unwind(|| kernel.instance()).ok();
                 let mut ran = false;
                 loop {
                     start.wait();
@@ -231,17 +234,21 @@ pub fn team<R>(
                         break;
                     }
                     let n = iterations.load(Ordering::SeqCst);
-                    // A panic must still reach the end barrier, or the
-                    // coordinating thread would wait for ever.
-                    if catch_unwind(AssertUnwindSafe(|| instance.run(n))).is_err() {
-                        note(format!("thread {t}: the kernel panicked"));
-                    } else {
-                        ran = true;
+                    match instance.as_mut() {
+                        None => note(format!("thread {t}: the kernel could not be set up")),
+                        Some(k) => {
+                            if catch_unwind(AssertUnwindSafe(|| k.run(n))).is_err() {
+                                note(format!("thread {t}: the kernel panicked"));
+                                instance = None;
+                            } else {
+                                ran = true;
+                            }
+                        }
                     }
                     end.wait();
                 }
-                if ran {
-                    if let Err(e) = instance.verify() {
+                if let (true, Some(k)) = (ran, instance.as_ref()) {
+                    if let Err(e) = k.verify() {
                         note(format!("thread {t}: {e}"));
                     }
                 }
