@@ -9,6 +9,7 @@
 pub mod cpu;
 pub mod hash;
 pub mod methodology;
+pub mod openssl_speed;
 pub mod registry;
 pub mod util;
 
