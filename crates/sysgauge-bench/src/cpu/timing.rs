@@ -225,8 +225,7 @@ pub fn team<R>(
                 // touched there, so it is local to that thread's CPU. Any
                 // panic is caught, because this thread must keep meeting the
                 // barriers or the coordinating thread would wait for ever.
-                let mut instance: Option<Box<dyn Kernel>> =
-                    catch_unwind(|| kernel.instance()).ok();
+                let mut instance: Option<Box<dyn Kernel>> = catch_unwind(|| kernel.instance()).ok();
                 let mut ran = false;
                 loop {
                     start.wait();
