@@ -11,6 +11,8 @@ pub mod hash;
 pub mod methodology;
 pub mod openssl_speed;
 pub mod registry;
+pub mod spawn;
+pub mod startup;
 pub mod util;
 
 pub use registry::{benchmarks, families, family_info, FamilyInfo, Options};

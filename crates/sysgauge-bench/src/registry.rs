@@ -3,7 +3,10 @@
 //! `sysgauge list` shows, what `sysgauge run` runs and what the docs
 //! describe cannot drift apart (a test checks the docs).
 
-use crate::{cpu, hash};
+use crate::cpu;
+use crate::hash;
+use crate::spawn;
+use crate::startup;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile};
@@ -32,16 +35,31 @@ impl FamilyInfo {
 /// Every family, in display order. The quick budgets add up to about a
 /// minute on a 2-core machine.
 pub fn families() -> &'static [FamilyInfo] {
-    &[FamilyInfo {
-        name: "hash",
-        summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
-        budget_seconds: [0.3, 6.0, 40.0, 120.0],
-    },
-    FamilyInfo {
-        name: "cpu",
-        summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
-        budget_seconds: [0.3, 12.0, 60.0, 180.0],
-    }]
+    &[
+        FamilyInfo {
+            name: "hash",
+            summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
+            budget_seconds: [0.3, 6.0, 40.0, 120.0],
+        },
+        FamilyInfo {
+            name: "cpu",
+            summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
+            budget_seconds: [0.3, 12.0, 60.0, 180.0],
+        },
+        FamilyInfo {
+            name: "spawn",
+            summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
+            budget_seconds: [0.3, 4.0, 40.0, 120.0],
+        },
+        // The startup family runs only the commands given to `sysgauge
+        // startup` (none in `sysgauge run`); its slice is the default
+        // minimum time of the timed runs of each command.
+        FamilyInfo {
+            name: "startup",
+            summary: "start-up time of given commands against a baseline, and the shared libraries they load",
+            budget_seconds: [0.3, 3.0, 10.0, 30.0],
+        },
+    ]
 }
 
 pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
@@ -53,6 +71,8 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub cpu: Arc<cpu::CpuOptions>,
+    pub spawn: Arc<spawn::SpawnOptions>,
+    pub startup: Arc<startup::StartupOptions>,
 }
 
 /// Every benchmark, in display order.
@@ -60,6 +80,8 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
     v.extend(cpu::benchmarks(&options.cpu));
+    v.extend(spawn::benchmarks(&options.spawn));
+    v.extend(startup::benchmarks(&options.startup));
     v
 }
 

@@ -4,6 +4,8 @@
 
 pub mod cpu;
 pub mod format;
+pub mod spawn;
+pub mod startup;
 pub mod summary;
 pub mod table;
 

@@ -42,6 +42,13 @@ pub enum Command {
     Results(ResultsArgs),
     /// Classic CPU kernels in iterations/s, thread scaling, and integer/float/memory indexes.
     Cpu(CpuArgs),
+    /// Measure what it costs to start a process, by every method, with a
+    /// parent-size sweep and one spawner per CPU.
+    Spawn(SpawnArgs),
+    /// Time how long commands take to start and finish, against a baseline.
+    Startup(StartupArgs),
+    /// Show which processes burn user and kernel time (from /proc/PID/stat).
+    Procs(ProcsArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -132,6 +139,106 @@ pub struct CpuArgs {
     /// comma-separated); an index is computed only when all its kernels run.
     #[arg(long, value_name = "KERNEL[,...]", value_delimiter = ',')]
     pub kernels: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SpawnArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Only these methods (fork-exit, fork-exec, vfork-exec, clone-vfork-exec,
+    /// posix-spawn, std-command, popen-sh, system); comma-separated.
+    #[arg(long = "method", value_name = "NAME[,...]", value_delimiter = ',')]
+    pub methods: Vec<String>,
+
+    /// Targets to start: `static` (the embedded static no-op program) and/or
+    /// `true` (/bin/true); comma-separated.
+    #[arg(long = "target", value_name = "static|true", value_delimiter = ',')]
+    pub targets: Vec<String>,
+
+    /// Memory the parent holds (touched) while spawning, e.g. `0,256MiB,1GiB`;
+    /// whole MiB.
+    #[arg(long = "parent-size", value_name = "SIZE[,...]", value_delimiter = ',')]
+    pub parent_sizes: Vec<String>,
+
+    /// Spawning threads, e.g. `1,4` (`all` = one per CPU).
+    #[arg(long = "spawners", value_name = "N[,...]", value_delimiter = ',')]
+    pub spawners: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StartupArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// The baseline command, e.g. "perl -e ''" (split like a shell would,
+    /// then executed directly unless --shell).
+    #[arg(value_name = "CMD")]
+    pub command: String,
+
+    /// A command to compare with the baseline; repeat for more.
+    #[arg(long = "vs", value_name = "CMD")]
+    pub vs: Vec<String>,
+
+    /// Run each command through `sh -c` instead of executing it directly.
+    #[arg(long)]
+    pub shell: bool,
+
+    /// Minimum number of timed runs per command.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub runs: u64,
+
+    /// Minimum total time of the timed runs per command, in seconds
+    /// (`3`, `0.5`, `500ms`); default: the profile's (3 s for quick).
+    #[arg(long, value_name = "SECONDS")]
+    pub min_time: Option<String>,
+
+    /// Maximum number of timed runs per command (stops even if --min-time is not reached).
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u64>,
+
+    /// Keep timing commands that exit with a non-zero status.
+    #[arg(long)]
+    pub ignore_failure: bool,
+
+    /// Do not count the shared libraries each command loads.
+    #[arg(long)]
+    pub no_libraries: bool,
+
+    /// Also write the timings in the startup export format (docs/output-schema.md).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProcSortArg {
+    User,
+    System,
+    Total,
+    Pid,
+}
+
+#[derive(Debug, Args)]
+pub struct ProcsArgs {
+    /// Sort by this column (largest first; pid ascending).
+    #[arg(long, value_enum, default_value_t = ProcSortArg::System)]
+    pub sort: ProcSortArg,
+
+    /// Show this many processes (0 = all).
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 20)]
+    pub top: usize,
+
+    /// Take two snapshots this many seconds apart and show CPU % over the interval.
+    #[arg(long, value_name = "SECONDS")]
+    pub interval: Option<f64>,
+
+    /// Print as JSON (docs/output-schema.md).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Read this /proc instead of /proc (for tests and saved copies).
+    #[arg(long, value_name = "DIR", default_value = "/proc", hide = true)]
+    pub proc_root: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -3,8 +3,11 @@
 mod cpu;
 mod host;
 mod list;
+mod procs;
 mod results;
 mod run;
+mod spawn;
+mod startup;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Exit;
@@ -17,5 +20,8 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
         Command::Cpu(a) => cpu::run(a),
+        Command::Spawn(a) => spawn::run(a),
+        Command::Startup(a) => startup::run(a),
+        Command::Procs(a) => procs::run(a),
     }
 }
