@@ -401,6 +401,7 @@ mod tests {
         };
         let plan = PassPlan {
             min_passes: 3,
+            min_time: Duration::ZERO,
             max_passes: 3,
             warmup_passes: 1,
             target_ci: 0.05,

@@ -37,6 +37,10 @@ pub const MAX_PASSES: u32 = 100;
 #[derive(Debug, Clone, PartialEq)]
 pub struct PassPlan {
     pub min_passes: u32,
+    /// Passes go on at least this long (calibration included) before the
+    /// confidence target may stop them: a cheap way to a steadier median,
+    /// since the budget is there anyway.
+    pub min_time: Duration,
     pub max_passes: u32,
     /// Untimed passes before the timed ones (the last calibration pass is one).
     pub warmup_passes: u32,
@@ -49,7 +53,8 @@ pub struct PassPlan {
 
 impl PassPlan {
     /// The plan for the current case of `ctx`: `--repetitions` is the minimum
-    /// number of passes, `--warmup` the warm-up passes. A pass lasts about a
+    /// number of passes, `--warmup` the warm-up passes, and passes go on for
+    /// at least half the budget. A pass lasts about a
     /// quarter of the budget's share per planned pass, so that the minimum
     /// passes take half the budget and the rest is there for more passes
     /// if the interval is still too wide; never shorter than the clock floor.
@@ -62,6 +67,7 @@ impl PassPlan {
         let fit = (budget.as_secs_f64() / pass_target.as_secs_f64()).floor() as u32;
         PassPlan {
             min_passes,
+            min_time: budget / 2,
             max_passes: fit.clamp(min_passes, MAX_PASSES.max(min_passes)),
             warmup_passes,
             target_ci: TARGET_CI,
@@ -165,7 +171,9 @@ where
         if k < plan.min_passes {
             continue;
         }
-        if mean_ci95_relative(&rates).is_some_and(|ci| ci <= plan.target_ci) {
+        if elapsed() >= plan.min_time
+            && mean_ci95_relative(&rates).is_some_and(|ci| ci <= plan.target_ci)
+        {
             break Stop::Confident;
         }
         if k >= plan.max_passes {
@@ -284,6 +292,7 @@ mod tests {
     fn plan(min: u32, max: u32, budget_ms: u64) -> PassPlan {
         PassPlan {
             min_passes: min,
+            min_time: Duration::ZERO,
             max_passes: max,
             warmup_passes: 1,
             target_ci: TARGET_CI,
@@ -347,6 +356,23 @@ mod tests {
     }
 
     #[test]
+    fn confident_stops_only_after_min_time() {
+        let clock = FakeClock::new(Duration::from_millis(1));
+        let mut p = plan(5, 1000, 10_000);
+        p.min_time = Duration::from_millis(300);
+        let out = measure_passes(&clock, &CancelToken::new(), &p, |n| {
+            clock.advance(Duration::from_millis(n));
+            Ok(n as f64)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.stop, Stop::Confident);
+        // A pass lasts about 15 ms of fake time (its work and the clock
+        // reads), so 300 ms hold far more than the 5 passes that would
+        // already be confident.
+        assert!(out.rates.len() >= 15, "{}", out.rates.len());
+    }
+
+    #[test]
     fn min_passes_run_even_past_the_budget() {
         let clock = FakeClock::new(Duration::from_millis(1));
         let mut i = 0u64;
@@ -391,6 +417,7 @@ mod tests {
         ctx.begin_case(Duration::from_millis(800));
         let p = PassPlan::for_case(&ctx);
         assert_eq!(p.min_passes, 5);
+        assert_eq!(p.min_time, Duration::from_millis(400));
         assert_eq!(p.pass_target, Duration::from_millis(50));
         assert_eq!(p.max_passes, 16);
         // A tiny budget: the clock floor (10 ms for quick) wins.
