@@ -4,7 +4,9 @@
 //! describe cannot drift apart (a test checks the docs).
 
 use crate::cpu;
+use crate::disk;
 use crate::hash;
+use crate::net;
 use crate::spawn;
 use crate::startup;
 use std::sync::Arc;
@@ -47,6 +49,11 @@ pub fn families() -> &'static [FamilyInfo] {
             budget_seconds: [0.3, 12.0, 60.0, 180.0],
         },
         FamilyInfo {
+            name: "disk",
+            summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",
+            budget_seconds: [0.4, 8.0, 40.0, 120.0],
+        },
+        FamilyInfo {
             name: "spawn",
             summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
             budget_seconds: [0.3, 4.0, 40.0, 120.0],
@@ -58,6 +65,11 @@ pub fn families() -> &'static [FamilyInfo] {
             name: "startup",
             summary: "start-up time of given commands against a baseline, and the shared libraries they load",
             budget_seconds: [0.3, 3.0, 10.0, 30.0],
+        },
+        FamilyInfo {
+            name: "net",
+            summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
+            budget_seconds: [0.4, 5.0, 30.0, 90.0],
         },
     ]
 }
@@ -71,8 +83,10 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub cpu: Arc<cpu::CpuOptions>,
+    pub disk: Arc<disk::DiskOptions>,
     pub spawn: Arc<spawn::SpawnOptions>,
     pub startup: Arc<startup::StartupOptions>,
+    pub net: Arc<net::NetOptions>,
 }
 
 /// Every benchmark, in display order.
@@ -80,8 +94,10 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
     v.extend(cpu::benchmarks(&options.cpu));
+    v.extend(disk::benchmarks(&options.disk));
     v.extend(spawn::benchmarks(&options.spawn));
     v.extend(startup::benchmarks(&options.startup));
+    v.extend(net::benchmarks(&options.net));
     v
 }
 
