@@ -8,6 +8,7 @@
 
 pub mod baseline;
 pub mod clock;
+pub mod cpu;
 pub mod crypto;
 pub mod disk;
 pub mod hash;

@@ -43,7 +43,7 @@ pub fn run_findings(host: &HostInfo, build: &BuildInfo) -> Vec<Finding> {
                 LSM_ACTIVE,
                 Severity::Info,
                 format!(
-                    "Linux Security Modules are active ({which}); they can cost a few percent on CPU kernels and more on system-call-heavy tests"
+                    "Linux Security Modules are active ({which}); they can cost a few percent on the CPU kernels (sysgauge cpu) and more on system-call-heavy tests"
                 ),
             )
             .with_remedy("compare with machines in the same LSM state, or note the difference when comparing"),

@@ -4,6 +4,7 @@
 //! describe cannot drift apart (a test checks the docs).
 
 use crate::clock;
+use crate::cpu;
 use crate::crypto;
 use crate::disk;
 use crate::hash;
@@ -56,6 +57,11 @@ pub fn families() -> &'static [FamilyInfo] {
             budget_seconds: [0.4, 8.0, 40.0, 160.0],
         },
         FamilyInfo {
+            name: "cpu",
+            summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
+            budget_seconds: [0.3, 12.0, 60.0, 180.0],
+        },
+        FamilyInfo {
             name: "disk",
             summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",
             budget_seconds: [0.4, 8.0, 40.0, 120.0],
@@ -94,6 +100,7 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
+    pub cpu: Arc<cpu::CpuOptions>,
     pub disk: Arc<disk::DiskOptions>,
     pub sweep: Arc<sweep::SweepOptions>,
     pub crypto: Arc<crypto::CryptoOptions>,
@@ -110,6 +117,7 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     v.extend(clock::benchmarks(&options.clock));
     v.extend(hash::benchmarks(&options.hash));
     v.extend(crypto::benchmarks(&options.crypto));
+    v.extend(cpu::benchmarks(&options.cpu));
     v.extend(disk::benchmarks(&options.disk));
     v.extend(sweep::benchmarks(&options.sweep));
     v.extend(spawn::benchmarks(&options.spawn));

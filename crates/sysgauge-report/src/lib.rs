@@ -7,6 +7,7 @@
 pub mod chart;
 pub mod clock;
 pub mod compare;
+pub mod cpu;
 pub mod crypto;
 pub mod disk;
 pub mod format;
@@ -20,6 +21,7 @@ pub mod sweep;
 pub mod sweep_chart;
 pub mod table;
 
+pub use cpu::cpu_table;
 pub use disk::{disk_table, disk_target_text};
 #[cfg(test)]
 mod testutil;

@@ -43,6 +43,8 @@ pub enum Command {
     List(ListArgs),
     /// Work with stored results: list, show, export, delete.
     Results(ResultsArgs),
+    /// Classic CPU kernels in iterations/s, thread scaling, and integer/float/memory indexes.
+    Cpu(CpuArgs),
     /// Measure a disk: sequential, rewrite, per-character, random seeks and
     /// file operations on a file system, or raw writes to a block device.
     Disk(DiskArgs),
@@ -274,6 +276,26 @@ pub struct RunArgs {
     /// Skip these families or benchmark ids (comma-separated).
     #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
     pub skip: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CpuArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Thread counts to run, e.g. `1,2,8` (default: 1 and all CPUs; the
+    /// standard and full profiles run the ladder 1, 2, 4 … N).
+    #[arg(long, value_name = "N[,...]", value_delimiter = ',')]
+    pub threads: Vec<String>,
+
+    /// Run the thread ladder 1, 2, 4 … N (N = logical CPUs) whatever the profile.
+    #[arg(long, conflicts_with = "threads")]
+    pub ladder: bool,
+
+    /// Run only these kernels (names like `idea` or ids like `cpu.idea`,
+    /// comma-separated); an index is computed only when all its kernels run.
+    #[arg(long, value_name = "KERNEL[,...]", value_delimiter = ',')]
+    pub kernels: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ mod baseline;
 mod chart;
 mod clock;
 mod compare;
+mod cpu;
 mod crypto;
 mod disk;
 mod host;
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
+        Command::Cpu(a) => cpu::run(a),
         Command::Disk(a) => disk::run(a),
         Command::Net(a) => net::run(a),
         Command::Ping(a) => ping::run(a),

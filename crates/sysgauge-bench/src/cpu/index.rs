@@ -1,0 +1,311 @@
+//! The integer, floating-point and memory indexes: for each group of
+//! kernels, 1000 × the geometric mean of the kernels' single-thread rates
+//! divided by the reference machine's (1000 = as fast as the reference).
+//!
+//! Grouping follows the classic suite: integer = numeric sort, FP emulation,
+//! IDEA, Huffman; floating point = Fourier, neural net, LU decomposition;
+//! memory = string sort, bitfield, assignment. A geometric mean gives every
+//! kernel the same weight whatever its absolute rate, and the ratio of two
+//! machines' indexes equals the geometric mean of their per-kernel ratios,
+//! so indexes compare across machines as the kernels do.
+//!
+//! An index is computed only from a complete group measured single-threaded
+//! in the same run (a partial group is not the same index, so it is skipped
+//! with the reason), and only against reference numbers recorded with the
+//! same workload version. The reference's name is a parameter of the index
+//! case, so indexes against different references are never compared.
+
+use super::kernels::{Group, KernelId, WORKLOAD_VERSION};
+use super::{CpuOptions, SingleThreadRates, SINGLE_RATES};
+use crate::util::metric;
+use serde::Deserialize;
+use std::sync::{Arc, OnceLock};
+use sysgauge_core::record::{RunRecord, Status};
+use sysgauge_core::{
+    BenchError, Benchmark, Better, Description, Metric, Params, Plan, RunCtx, Unit,
+};
+
+/// The reference numbers of the kernels, compiled in: a run of
+/// `sysgauge cpu --profile standard` on the reference machine, wrapped with
+/// the reference's version and a description of the machine (the same shape
+/// as the workspace's embedded baseline, so it can be folded into it).
+pub const REFERENCE_JSON: &str = include_str!("../../baseline/cpu-reference.json");
+
+/// Index value of the reference machine.
+pub const SCALE: f64 = 1000.0;
+
+/// The reference file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    pub format: u32,
+    /// Bumped at every re-recording.
+    pub version: u32,
+    /// The reference machine, for people.
+    pub machine: String,
+    pub recorded_with: String,
+    pub run: RunRecord,
+}
+
+impl Reference {
+    /// Name used as the `reference` parameter of index cases.
+    pub fn label(&self) -> String {
+        format!("cpu-v{}", self.version)
+    }
+
+    /// The reference machine's median single-thread rate of `kernel`, if
+    /// recorded with today's workload version.
+    pub fn rate(&self, kernel: KernelId) -> Option<f64> {
+        let single = Params::new().with("threads", 1u64);
+        self.run
+            .results
+            .iter()
+            .filter(|r| matches!(r.status, Status::Ok))
+            .filter(|r| r.bench_id == kernel.id() && r.params == single)
+            .filter(|r| r.workload_version == WORKLOAD_VERSION)
+            .flat_map(|r| r.metrics.iter())
+            .find(|m| m.name == "rate")
+            .map(|m| m.value())
+            .filter(|v| v.is_finite() && *v > 0.0)
+    }
+}
+
+/// Parse a reference file's text.
+pub fn parse_reference(text: &str) -> Result<Reference, String> {
+    let r: Reference = serde_json::from_str(text)
+        .map_err(|e| format!("line {}, column {}: {e}", e.line(), e.column()))?;
+    if r.format != 1 {
+        return Err(format!(
+            "format {} (this sysgauge reads format 1)",
+            r.format
+        ));
+    }
+    Ok(r)
+}
+
+/// The compiled-in reference, parsed once.
+pub fn embedded_reference() -> Result<&'static Reference, String> {
+    static PARSED: OnceLock<Result<Reference, String>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| parse_reference(REFERENCE_JSON))
+        .as_ref()
+        .map_err(|e| format!("the embedded cpu reference is not valid: {e}"))
+}
+
+/// `SCALE` × the geometric mean of rate / reference over the pairs.
+pub fn index_value(pairs: &[(f64, f64)]) -> Option<f64> {
+    let ratios: Vec<f64> = pairs.iter().map(|(r, reference)| r / reference).collect();
+    sysgauge_stats::geomean(&ratios).map(|g| g * SCALE)
+}
+
+/// One group's index as a benchmark.
+pub struct IndexBenchmark {
+    group: Group,
+    id: String,
+    options: Arc<CpuOptions>,
+}
+
+impl IndexBenchmark {
+    pub fn new(group: Group, options: Arc<CpuOptions>) -> Self {
+        IndexBenchmark {
+            group,
+            id: format!("cpu.index-{}", group.name()),
+            options,
+        }
+    }
+
+    pub fn kernels(&self) -> Vec<KernelId> {
+        KernelId::ALL
+            .into_iter()
+            .filter(|k| k.group() == self.group)
+            .collect()
+    }
+}
+
+impl Benchmark for IndexBenchmark {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn describe(&self) -> Description {
+        let names: Vec<&str> = self.kernels().iter().map(|k| k.short_name()).collect();
+        Description {
+            summary: format!(
+                "{} index: 1000 x geometric mean of single-thread rate / reference ({})",
+                self.group.title(),
+                names.join(", ")
+            ),
+            unit: Unit::Index,
+            better: Better::Higher,
+            workload_version: WORKLOAD_VERSION,
+        }
+    }
+
+    fn cases(&self, plan: &Plan) -> Vec<Params> {
+        if self.options.thread_counts(plan).contains(&1) {
+            vec![Params::new().with("threads", 1u64)]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn run(&self, ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
+        let reference = embedded_reference().map_err(BenchError::failed)?;
+        ctx.note_param("reference", reference.label());
+        ctx.note_detail("reference_machine", reference.machine.as_str());
+        let rates = ctx.fixture(SINGLE_RATES, |_| Ok(SingleThreadRates::default()))?;
+        let mut pairs = Vec::new();
+        let mut missing = Vec::new();
+        let mut ratios = Vec::new();
+        for k in self.kernels() {
+            match rates.0.get(&k) {
+                Some(samples) if !samples.is_empty() => {
+                    let median = sysgauge_stats::median(samples);
+                    let Some(r) = reference.rate(k) else {
+                        return Err(BenchError::skip(
+                            format!(
+                                "the reference ({}) has no single-thread rate of {} for workload version {WORKLOAD_VERSION}",
+                                reference.label(),
+                                k.id()
+                            ),
+                            "re-record crates/sysgauge-bench/baseline/cpu-reference.json (see docs/performance.md)",
+                        ));
+                    };
+                    ratios.push(format!("{}={:.3}", k.short_name(), median / r));
+                    pairs.push((median, r));
+                }
+                _ => missing.push(k.id()),
+            }
+        }
+        if !missing.is_empty() {
+            return Err(BenchError::skip(
+                format!(
+                    "the {} index needs {} measured single-threaded in the same run",
+                    self.group.title(),
+                    missing.join(", ")
+                ),
+                "run every kernel of the group with threads=1 (plain `sysgauge cpu` does)",
+            ));
+        }
+        ctx.note_detail("ratios", ratios.join(" "));
+        let value = index_value(&pairs)
+            .ok_or_else(|| BenchError::failed("a kernel rate or reference is not positive"))?;
+        Ok(vec![metric(
+            "index",
+            Unit::Index,
+            Better::Higher,
+            vec![value],
+        )?])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock, Profile};
+
+    fn ctx() -> RunCtx {
+        RunCtx::new(
+            CtxSettings {
+                profile: Profile::Tiny,
+                repetitions: 3,
+                warmup: 1,
+                scratch_base: std::env::temp_dir(),
+                threads: 1,
+            },
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        )
+    }
+
+    #[test]
+    fn hand_checkable_index() {
+        // Ratios 0.5 and 2 → geometric mean 1 → index 1000; 2 and 8 → 4000.
+        let v = index_value(&[(50.0, 100.0), (200.0, 100.0)]).unwrap_or(f64::NAN);
+        assert!((v - 1000.0).abs() < 1e-9, "{v}");
+        let v = index_value(&[(2.0, 1.0), (8.0, 1.0)]).unwrap_or(f64::NAN);
+        assert!((v - 4000.0).abs() < 1e-9, "{v}");
+        assert!(index_value(&[]).is_none());
+        assert!(index_value(&[(0.0, 1.0)]).is_none());
+    }
+
+    #[test]
+    fn embedded_reference_covers_every_kernel() {
+        let r = embedded_reference().unwrap_or_else(|e| panic!("{e}"));
+        assert!(!r.machine.trim().is_empty());
+        for k in KernelId::ALL {
+            assert!(
+                r.rate(k).is_some(),
+                "the cpu reference lacks {} at workload version {WORKLOAD_VERSION}: re-record it",
+                k.id()
+            );
+        }
+    }
+
+    #[test]
+    fn bad_reference_files() {
+        assert!(parse_reference("{").is_err());
+        assert!(parse_reference("{\"format\": 2}").is_err());
+        let mut r: serde_json::Value =
+            serde_json::from_str(REFERENCE_JSON).unwrap_or_else(|e| panic!("{e}"));
+        r["format"] = 2.into();
+        assert!(parse_reference(&r.to_string()).is_err_and(|e| e.contains("format 2")));
+    }
+
+    #[test]
+    fn skipped_without_kernel_results_computed_with_them() {
+        let opts = Arc::new(CpuOptions::default());
+        let b = IndexBenchmark::new(Group::FloatingPoint, opts);
+        assert_eq!(b.id(), "cpu.index-float");
+        let mut c = ctx();
+        c.begin_case(Duration::from_millis(10));
+        match b.run(&mut c, &Params::new().with("threads", 1u64)) {
+            Err(BenchError::Skip { reason, .. }) => {
+                assert!(reason.contains("cpu.fourier") && reason.contains("cpu.neural-net"))
+            }
+            other => panic!("{other:?}"),
+        }
+        // Feed the reference's own rates: the index must be exactly 1000.
+        let reference = embedded_reference().unwrap_or_else(|e| panic!("{e}"));
+        let rates = c
+            .fixture(SINGLE_RATES, |_| Ok(SingleThreadRates::default()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        for k in b.kernels() {
+            let r = reference.rate(k).unwrap_or(f64::NAN);
+            rates.0.insert(k, vec![r, r * 1.01, r * 0.99]);
+        }
+        c.begin_case(Duration::from_millis(10));
+        let m = b
+            .run(&mut c, &Params::new().with("threads", 1u64))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!((m[0].value() - 1000.0).abs() < 1e-6, "{}", m[0].value());
+        assert_eq!(m[0].unit, Unit::Index);
+        let out = c.take_case_output();
+        assert_eq!(
+            out.params.get_str("reference"),
+            Some(reference.label().as_str())
+        );
+        assert!(out
+            .details
+            .get_str("ratios")
+            .unwrap_or("")
+            .contains("fourier=1.000"));
+    }
+
+    #[test]
+    fn no_case_without_single_thread() {
+        let b = IndexBenchmark::new(
+            Group::Memory,
+            Arc::new(CpuOptions {
+                threads: Some(vec![2]),
+                ladder: false,
+            }),
+        );
+        let plan = Plan {
+            profile: Profile::Quick,
+            threads: 2,
+        };
+        assert!(b.cases(&plan).is_empty());
+    }
+}

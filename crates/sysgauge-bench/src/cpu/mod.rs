@@ -1,0 +1,424 @@
+//! The `cpu` family: ten classic CPU kernels (numeric sort, string sort,
+//! bitfield, FP emulation, Fourier, assignment, IDEA, Huffman, neural net,
+//! LU decomposition) in iterations per second, on one thread, on all
+//! threads and on a thread ladder with scaling efficiency, folded into
+//! integer, floating-point and memory indexes against the reference machine.
+//!
+//! Shape. Each kernel is one benchmark whose cases differ only in `threads`;
+//! cases run in ascending thread order, so the single-thread rate is known
+//! (kept in a family-session fixture) when the multi-threaded cases compute
+//! their scaling efficiency, rate(n) / (n × rate(1)) from the two medians. The three indexes are
+//! benchmarks too, registered after the kernels: they measure nothing, they
+//! read the single-thread rates of the same run from that fixture and
+//! compare them with the embedded reference. As result records they are
+//! stored, exported and compared like any other case.
+//!
+//! Timing is the kernels' own (see `timing`): passes are repeated until the
+//! confidence interval of the mean is within 5 % or the case's budget is
+//! spent, and the record says which.
+
+pub mod index;
+pub mod kernels;
+pub mod timing;
+
+use crate::util::metric;
+use index::IndexBenchmark;
+use kernels::{Group, KernelId};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use sysgauge_core::{
+    BenchError, Benchmark, Better, Description, Finding, Metric, Params, Plan, Profile, RunCtx,
+    Severity, Unit,
+};
+use timing::{measure_passes, PassPlan};
+
+/// Finding code: the confidence target was not reached in the budget.
+pub const CONFIDENCE: &str = "cpu-confidence";
+/// Finding code: more threads stopped paying off.
+pub const SCALING: &str = "cpu-scaling";
+/// Scaling efficiency (percent) below which the `cpu-scaling` finding is given.
+pub const SCALING_WARN_PERCENT: f64 = 75.0;
+
+/// Fixture key of the single-thread rates measured in this family session.
+const SINGLE_RATES: &str = "cpu.single-thread-rates";
+
+/// Single-thread rate samples of the kernels measured so far in this session.
+#[derive(Debug, Default)]
+pub(crate) struct SingleThreadRates(pub BTreeMap<KernelId, Vec<f64>>);
+
+/// Command-line overrides for the cpu family; `None`/`false` follow the profile.
+#[derive(Debug, Clone, Default)]
+pub struct CpuOptions {
+    /// Exact thread counts to run.
+    pub threads: Option<Vec<usize>>,
+    /// Run the whole ladder 1, 2, 4 … N whatever the profile.
+    pub ladder: bool,
+}
+
+impl CpuOptions {
+    /// The thread counts for a plan, ascending and without repeats, so the
+    /// single-thread case (when present) runs first.
+    pub fn thread_counts(&self, plan: &Plan) -> Vec<usize> {
+        let all = plan.threads.max(1);
+        let mut v = match (&self.threads, self.ladder, plan.profile) {
+            (Some(t), _, _) => t.iter().map(|&t| t.max(1)).collect(),
+            (None, true, _) | (None, false, Profile::Standard | Profile::Full) => ladder(all),
+            (None, false, Profile::Tiny) => vec![1],
+            (None, false, Profile::Quick) => vec![1, all],
+        };
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// 1, 2, 4 … below `n`, then `n`.
+pub fn ladder(n: usize) -> Vec<usize> {
+    let n = n.max(1);
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |&t| t.checked_mul(2))
+        .take_while(|&t| t < n)
+        .collect();
+    v.push(n);
+    v
+}
+
+/// One kernel as a benchmark.
+pub struct KernelBenchmark {
+    kernel: KernelId,
+    options: Arc<CpuOptions>,
+}
+
+impl KernelBenchmark {
+    pub fn new(kernel: KernelId, options: Arc<CpuOptions>) -> Self {
+        KernelBenchmark { kernel, options }
+    }
+}
+
+impl Benchmark for KernelBenchmark {
+    fn id(&self) -> &str {
+        self.kernel.id()
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            summary: format!(
+                "{} ({} index)",
+                self.kernel.summary(),
+                self.kernel.group().title()
+            ),
+            unit: Unit::ItersPerSec,
+            better: Better::Higher,
+            workload_version: kernels::WORKLOAD_VERSION,
+        }
+    }
+
+    fn cases(&self, plan: &Plan) -> Vec<Params> {
+        self.options
+            .thread_counts(plan)
+            .into_iter()
+            .map(|t| Params::new().with("threads", t))
+            .collect()
+    }
+
+    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        let threads = params
+            .get_u64("threads")
+            .and_then(|t| usize::try_from(t).ok())
+            .filter(|&t| t >= 1)
+            .ok_or_else(|| BenchError::failed("missing or zero 'threads' parameter"))?;
+        let kernel = self.kernel;
+        let plan = PassPlan::for_case(ctx);
+        let clock = ctx.clock().clone();
+        let cancel = ctx.cancel_token().clone();
+        let timed = |pass: &mut dyn FnMut(u64) -> Result<f64, BenchError>| {
+            measure_passes(clock.as_ref(), &cancel, &plan, pass)
+        };
+        let outcome = if threads == 1 {
+            timing::single(kernel, timed)?
+        } else {
+            timing::team(kernel, threads, timed)?
+        };
+
+        ctx.note_detail("group", kernel.group().name());
+        ctx.note_detail("passes", outcome.rates.len());
+        ctx.note_detail("iterations_per_pass", outcome.iterations_per_pass);
+        ctx.note_detail("confidence_reached", outcome.confident());
+        ctx.note_detail("stop", outcome.stop.as_str());
+        ctx.note_detail(
+            "target_ci95_percent",
+            format!("{:.1}", plan.target_ci * 100.0),
+        );
+        if let Some(ci) = outcome.ci95_relative {
+            ctx.note_detail("ci95_percent", format!("{:.2}", ci * 100.0));
+        }
+        if threads > ctx.threads() {
+            ctx.note_detail("oversubscribed", true);
+        }
+        if let Some(libm) = libm_detail(kernel) {
+            ctx.note_detail("libm", libm);
+        }
+        if !outcome.confident() {
+            ctx.finding(confidence_finding(kernel, threads, &outcome, &plan));
+        }
+
+        let mut metrics = vec![metric(
+            "rate",
+            Unit::ItersPerSec,
+            Better::Higher,
+            outcome.rates.clone(),
+        )?];
+        if threads == 1 {
+            let store = ctx.fixture(SINGLE_RATES, |_| Ok(SingleThreadRates::default()))?;
+            store.0.insert(kernel, outcome.rates);
+        } else if let Some(single) = single_rate(ctx, kernel)? {
+            // A ratio of the two cases' medians, so one value: its spread is
+            // the spread of the rates, which the rate metrics already carry.
+            let eff = 100.0 * metrics[0].value() / (threads as f64 * single);
+            let m = metric(
+                "scaling_efficiency",
+                Unit::Percent,
+                Better::Higher,
+                vec![eff],
+            )?;
+            if m.value() < SCALING_WARN_PERCENT {
+                ctx.finding(scaling_finding(kernel, threads, m.value(), ctx.threads()));
+            }
+            metrics.push(m);
+        }
+        Ok(metrics)
+    }
+}
+
+/// The median single-thread rate of `kernel` measured earlier in this session.
+fn single_rate(ctx: &mut RunCtx, kernel: KernelId) -> Result<Option<f64>, BenchError> {
+    let store = ctx.fixture(SINGLE_RATES, |_| Ok(SingleThreadRates::default()))?;
+    Ok(store
+        .0
+        .get(&kernel)
+        .map(|s| sysgauge_stats::median(s))
+        .filter(|m| m.is_finite() && *m > 0.0))
+}
+
+fn confidence_finding(
+    kernel: KernelId,
+    threads: usize,
+    outcome: &timing::PassOutcome,
+    plan: &PassPlan,
+) -> Finding {
+    let ci = outcome
+        .ci95_relative
+        .map_or_else(|| "unknown".to_string(), |c| format!("±{:.1} %", c * 100.0));
+    Finding::new(
+        CONFIDENCE,
+        Severity::Warning,
+        format!(
+            "{} (threads={threads}): the 95 % confidence interval of the mean is {ci} after {} passes, not within the ±{:.0} % target (stopped: {})",
+            kernel.id(),
+            outcome.rates.len(),
+            plan.target_ci * 100.0,
+            outcome.stop.as_str()
+        ),
+    )
+    .with_remedy(
+        "stop other work on the machine and run again, or give the kernels more time with --profile standard",
+    )
+}
+
+fn scaling_finding(kernel: KernelId, threads: usize, eff: f64, cpus: usize) -> Finding {
+    Finding::new(
+        SCALING,
+        Severity::Info,
+        format!(
+            "{}: {threads} threads reach {eff:.0} % of linear scaling ({:.2}x the single-thread rate) on {cpus} logical CPUs",
+            kernel.id(),
+            eff / 100.0 * threads as f64
+        ),
+    )
+    .with_remedy(
+        "expected when threads share physical cores (SMT), memory bandwidth, or a busy machine; `sysgauge cpu --ladder` shows where adding threads stops helping",
+    )
+}
+
+/// The maths library behind `pow`, `sin`, `cos` and `exp`, for the kernels
+/// whose speed depends on it (its version changes their numbers).
+fn libm_detail(kernel: KernelId) -> Option<String> {
+    if !matches!(kernel, KernelId::Fourier | KernelId::NeuralNet) {
+        return None;
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: gnu_get_libc_version takes no arguments and returns a
+        // pointer to a static NUL-terminated string owned by glibc.
+        let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+        Some(format!("glibc {}", version.to_string_lossy()))
+    }
+    #[cfg(all(target_os = "linux", target_env = "musl"))]
+    {
+        Some("musl".to_string())
+    }
+    #[cfg(not(all(target_os = "linux", any(target_env = "gnu", target_env = "musl"))))]
+    {
+        None
+    }
+}
+
+/// Every cpu benchmark, in display order: the ten kernels, then the three
+/// indexes (which need the kernels' single-thread results of the same run).
+pub fn benchmarks(options: &Arc<CpuOptions>) -> Vec<Box<dyn Benchmark>> {
+    let mut v: Vec<Box<dyn Benchmark>> = KernelId::ALL
+        .iter()
+        .map(|&k| Box::new(KernelBenchmark::new(k, options.clone())) as Box<dyn Benchmark>)
+        .collect();
+    v.extend(
+        Group::ALL
+            .iter()
+            .map(|&g| Box::new(IndexBenchmark::new(g, options.clone())) as Box<dyn Benchmark>),
+    );
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
+
+    fn ctx(threads: usize) -> RunCtx {
+        RunCtx::new(
+            CtxSettings {
+                profile: Profile::Tiny,
+                repetitions: 3,
+                warmup: 1,
+                scratch_base: std::env::temp_dir(),
+                threads,
+            },
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        )
+    }
+
+    fn plan(profile: Profile, threads: usize) -> Plan {
+        Plan { profile, threads }
+    }
+
+    #[test]
+    fn ladders() {
+        assert_eq!(ladder(1), vec![1]);
+        assert_eq!(ladder(2), vec![1, 2]);
+        assert_eq!(ladder(6), vec![1, 2, 4, 6]);
+        assert_eq!(ladder(8), vec![1, 2, 4, 8]);
+        assert_eq!(ladder(0), vec![1]);
+    }
+
+    #[test]
+    fn thread_counts_follow_profile_and_options() {
+        let o = CpuOptions::default();
+        assert_eq!(o.thread_counts(&plan(Profile::Tiny, 8)), vec![1]);
+        assert_eq!(o.thread_counts(&plan(Profile::Quick, 8)), vec![1, 8]);
+        assert_eq!(o.thread_counts(&plan(Profile::Quick, 1)), vec![1]);
+        assert_eq!(
+            o.thread_counts(&plan(Profile::Standard, 6)),
+            vec![1, 2, 4, 6]
+        );
+        let o = CpuOptions {
+            ladder: true,
+            ..Default::default()
+        };
+        assert_eq!(o.thread_counts(&plan(Profile::Quick, 4)), vec![1, 2, 4]);
+        let o = CpuOptions {
+            threads: Some(vec![4, 1, 4, 0]),
+            ladder: true,
+        };
+        assert_eq!(o.thread_counts(&plan(Profile::Quick, 2)), vec![1, 4]);
+    }
+
+    #[test]
+    fn single_then_parallel_with_efficiency() {
+        let b = KernelBenchmark::new(KernelId::Idea, Arc::new(CpuOptions::default()));
+        let mut c = ctx(2);
+        c.begin_case(Duration::from_millis(30));
+        let m = b
+            .run(&mut c, &Params::new().with("threads", 1u64))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].name, "rate");
+        assert_eq!(m[0].unit, Unit::ItersPerSec);
+        assert!(m[0].samples.len() >= 3 && m[0].value() > 0.0);
+        let out = c.take_case_output();
+        assert_eq!(out.details.get_str("group"), Some("integer"));
+        assert!(out.details.get_bool("confidence_reached").is_some());
+        assert!(out.details.get_u64("passes").unwrap_or(0) >= 3);
+        // Confident or not, the record says so, and a finding goes with "not".
+        let reached = out.details.get_bool("confidence_reached") == Some(true);
+        assert_eq!(reached, !out.findings.iter().any(|f| f.code == CONFIDENCE));
+
+        c.begin_case(Duration::from_millis(30));
+        let m = b
+            .run(&mut c, &Params::new().with("threads", 2u64))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[1].name, "scaling_efficiency");
+        assert_eq!(m[1].unit, Unit::Percent);
+        assert!(
+            m[1].value() > 0.0 && m[1].value() < 250.0,
+            "{}",
+            m[1].value()
+        );
+    }
+
+    #[test]
+    fn parallel_without_single_has_no_efficiency() {
+        let b = KernelBenchmark::new(KernelId::LuDecomposition, Arc::new(CpuOptions::default()));
+        let mut c = ctx(2);
+        c.begin_case(Duration::from_millis(20));
+        let m = b
+            .run(&mut c, &Params::new().with("threads", 3u64))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.len(), 1);
+        assert_eq!(
+            c.take_case_output().details.get_bool("oversubscribed"),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn rejects_bad_params() {
+        let b = KernelBenchmark::new(KernelId::Idea, Arc::new(CpuOptions::default()));
+        let mut c = ctx(1);
+        assert!(b.run(&mut c, &Params::new()).is_err());
+        assert!(b.run(&mut c, &Params::new().with("threads", 0u64)).is_err());
+    }
+
+    #[test]
+    fn findings_text() {
+        let f = scaling_finding(KernelId::Fourier, 4, 60.0, 4);
+        assert!(f.message.contains("2.40x"), "{}", f.message);
+        let out = timing::PassOutcome {
+            rates: vec![1.0, 2.0, 3.0],
+            iterations_per_pass: 1,
+            ci95_relative: Some(0.5),
+            stop: timing::Stop::Budget,
+        };
+        let plan = PassPlan {
+            min_passes: 3,
+            min_time: Duration::ZERO,
+            max_passes: 3,
+            warmup_passes: 1,
+            target_ci: 0.05,
+            pass_target: Duration::from_millis(1),
+            budget: Duration::from_millis(3),
+        };
+        let f = confidence_finding(KernelId::Idea, 1, &out, &plan);
+        assert!(f.message.contains("±50.0 %") && f.message.contains("±5 %"));
+        assert_eq!(f.severity, Severity::Warning);
+    }
+
+    #[test]
+    fn libm_is_named_for_libm_kernels_only() {
+        assert!(libm_detail(KernelId::Idea).is_none());
+        if cfg!(all(target_os = "linux", target_env = "gnu")) {
+            let l = libm_detail(KernelId::Fourier).unwrap_or_default();
+            assert!(l.starts_with("glibc 2."), "{l}");
+        }
+    }
+}
