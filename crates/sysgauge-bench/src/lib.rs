@@ -7,6 +7,7 @@
 //! never print, format units or write SQL: they return metrics and findings.
 
 pub mod hash;
+pub mod memory;
 pub mod methodology;
 pub mod registry;
 pub mod util;

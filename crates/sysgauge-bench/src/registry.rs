@@ -4,6 +4,7 @@
 //! describe cannot drift apart (a test checks the docs).
 
 use crate::hash;
+use crate::memory;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile};
@@ -32,11 +33,18 @@ impl FamilyInfo {
 /// Every family, in display order. The quick budgets add up to about a
 /// minute on a 2-core machine.
 pub fn families() -> &'static [FamilyInfo] {
-    &[FamilyInfo {
-        name: "hash",
-        summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
-        budget_seconds: [0.3, 6.0, 40.0, 120.0],
-    }]
+    &[
+        FamilyInfo {
+            name: "hash",
+            summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
+            budget_seconds: [0.3, 6.0, 40.0, 120.0],
+        },
+        FamilyInfo {
+            name: "mem",
+            summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
+            budget_seconds: [0.3, 6.0, 40.0, 120.0],
+        },
+    ]
 }
 
 pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
@@ -47,12 +55,14 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
+    pub mem: Arc<memory::MemOptions>,
 }
 
 /// Every benchmark, in display order.
 pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
+    v.extend(memory::benchmarks(&options.mem));
     v
 }
 
