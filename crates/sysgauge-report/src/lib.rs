@@ -3,9 +3,11 @@
 //! measure; they take records and return strings.
 
 pub mod format;
+pub mod memory;
 pub mod summary;
 pub mod table;
 
 pub use format::{format_value, format_with_unit};
+pub use memory::memory_report;
 pub use summary::{export_run, findings_text, summary_table, ExportFormat};
 pub use table::{Align, Table, TableFormat};

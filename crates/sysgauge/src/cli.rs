@@ -40,6 +40,8 @@ pub enum Command {
     List(ListArgs),
     /// Work with stored results: list, show, export, delete.
     Results(ResultsArgs),
+    /// Memory: copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes.
+    Mem(MemArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -110,6 +112,35 @@ pub struct RunArgs {
     /// Skip these families or benchmark ids (comma-separated).
     #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
     pub skip: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MemArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Bytes per array for the copy and STREAM tests, and of the /dev/shm file
+    /// (nice numbers: 256MiB, 1G). Default: 4 × the last-level cache, bounded by
+    /// the profile and by available memory.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+
+    /// Block size of the block-copy test (default 256KiB).
+    #[arg(long, value_name = "SIZE")]
+    pub block_size: Option<String>,
+
+    /// Thread counts for the STREAM kernels (default: 1 and all CPUs).
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
+    pub threads: Vec<String>,
+
+    /// Working sets of the latency test (default: 4KiB doubling to beyond the
+    /// last-level cache).
+    #[arg(long, value_name = "SIZE[,SIZE...]")]
+    pub working_sets: Option<String>,
+
+    /// Forbid transparent huge pages for the buffers (default: ask for them).
+    #[arg(long)]
+    pub no_huge_pages: bool,
 }
 
 #[derive(Debug, Args)]

@@ -47,8 +47,16 @@ impl MappedBuf {
     /// Map `len` bytes; `huge` asks for transparent huge pages, `false`
     /// forbids them.
     pub fn new(len: usize, huge: bool) -> std::io::Result<MappedBuf> {
-        let pad = if huge { HUGE_ALIGN } else { 0 };
-        let total = len.checked_add(pad).ok_or_else(|| {
+        // With huge pages, map whole huge pages plus one for alignment, so
+        // even a buffer smaller than a huge page lies inside one the kernel
+        // can place (it only uses a huge page that fits in the mapping).
+        let total = if huge {
+            len.checked_next_multiple_of(HUGE_ALIGN)
+                .and_then(|l| l.checked_add(HUGE_ALIGN))
+        } else {
+            Some(len)
+        }
+        .ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "buffer size overflows")
         })?;
         let map = MmapOptions::new().len(total.max(1)).map_anon()?;

@@ -27,8 +27,8 @@
 
 use super::buffer::MappedBuf;
 use super::{
-    cache_findings, ensure_memory, huge_page_findings, huge_param, opaque, resolve_size,
-    with_pool, MemOptions, Pool, Scope, DEFAULT_BLOCK_SIZE,
+    cache_findings, ensure_memory, huge_page_findings, huge_param, opaque, resolve_size, with_pool,
+    MemOptions, Pool, Scope, DEFAULT_BLOCK_SIZE,
 };
 use crate::util::{fill_pattern, mb_per_s, metric};
 use std::hint::black_box;
@@ -262,8 +262,7 @@ impl Benchmark for CopyBenchmark {
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let size = resolve_size(ctx, params)?;
-        let size_us =
-            usize::try_from(size).map_err(|_| BenchError::failed("size too large"))?;
+        let size_us = usize::try_from(size).map_err(|_| BenchError::failed("size too large"))?;
         let block = match self.kind {
             CopyKind::Block => params
                 .get_u64("block_size")
@@ -302,16 +301,23 @@ mod tests {
             for block in [64usize, 4096, 256 << 10, 4 << 20] {
                 let mut dst = vec![POISON; n];
                 copy_blocks(&mut dst, &src, block);
-                assert_eq!(verify_copy(&dst, &src), Ok(()), "blocks n={n} block={block}");
+                assert_eq!(
+                    verify_copy(&dst, &src),
+                    Ok(()),
+                    "blocks n={n} block={block}"
+                );
             }
             let mut dst = vec![POISON; n];
             copy_memcpy(&mut dst, &src);
             assert_eq!(verify_copy(&dst, &src), Ok(()));
-            let s: Vec<u64> = src.chunks(8).map(|c| {
-                let mut w = [0u8; 8];
-                w[..c.len()].copy_from_slice(c);
-                u64::from_le_bytes(w)
-            }).collect();
+            let s: Vec<u64> = src
+                .chunks(8)
+                .map(|c| {
+                    let mut w = [0u8; 8];
+                    w[..c.len()].copy_from_slice(c);
+                    u64::from_le_bytes(w)
+                })
+                .collect();
             let mut d = vec![0u64; s.len()];
             copy_loop(&mut d, &s);
             assert_eq!(d, s);
@@ -336,7 +342,10 @@ mod tests {
         assert_eq!(verify_copy(&dst, &src), Err(CopyMismatch { offset: n - 1 }));
         // A copy that never happened.
         let dst = vec![POISON; n];
-        assert_eq!(verify_copy(&dst, &src).map_err(|m| m.offset < 16), Err(true));
+        assert_eq!(
+            verify_copy(&dst, &src).map_err(|m| m.offset < 16),
+            Err(true)
+        );
         assert!(verify_copy(&src[..10], &src).is_err());
     }
 
@@ -347,8 +356,15 @@ mod tests {
             threads: 2,
         };
         let slice = Arc::new(MemOptions::default());
-        assert_eq!(CopyBenchmark::new(CopyKind::Memcpy, slice.clone()).cases(&plan).len(), 1);
-        assert!(CopyBenchmark::new(CopyKind::Loop, slice.clone()).cases(&plan).is_empty());
+        assert_eq!(
+            CopyBenchmark::new(CopyKind::Memcpy, slice.clone())
+                .cases(&plan)
+                .len(),
+            1
+        );
+        assert!(CopyBenchmark::new(CopyKind::Loop, slice.clone())
+            .cases(&plan)
+            .is_empty());
         let full = Arc::new(MemOptions {
             scope: Scope::Full,
             size: Some(1 << 20),
@@ -380,7 +396,9 @@ mod tests {
                 threads: 1,
             });
             c.begin_case(std::time::Duration::from_millis(20));
-            let m = b.run(&mut c, &params[0]).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+            let m = b
+                .run(&mut c, &params[0])
+                .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
             assert_eq!(m[0].unit, Unit::MBps);
             assert_eq!(m[0].samples.len(), 3);
             assert!(m[0].value() > 0.0);

@@ -21,8 +21,8 @@
 use super::buffer::MappedBuf;
 use super::{
     cache_level_for, ensure_memory, host, huge_page_findings, huge_param, latency_working_sets,
-    live_llc, slice_working_set, validate_working_set, with_pool, MemOptions, Scope,
-    FITS_IN_CACHE, LINE,
+    live_llc, slice_working_set, validate_working_set, with_pool, MemOptions, Scope, FITS_IN_CACHE,
+    LINE,
 };
 use crate::util::metric;
 use std::hint::black_box;
@@ -243,10 +243,7 @@ impl Benchmark for LatencyBenchmark {
         chain
             .check()
             .map_err(|e| BenchError::failed(format!("mem.latency: broken chain: {e}")))?;
-        ctx.note_detail(
-            "setup_ms",
-            ctx.now().saturating_sub(t0).as_millis() as u64,
-        );
+        ctx.note_detail("setup_ms", ctx.now().saturating_sub(t0).as_millis() as u64);
         huge_page_findings(ctx, &chain.buf);
         let caches = &host().cpu.caches;
         let level = cache_level_for(ws, caches);

@@ -98,7 +98,7 @@ pub const MEMORY_SHARE_LIMIT: f64 = 0.9;
 
 /// Time slices of `sysgauge mem` (the whole family) for the tiny, quick,
 /// standard and full profiles. `sysgauge run` uses the registry's slice.
-pub const FULL_BUDGET_SECONDS: [f64; 4] = [0.6, 30.0, 150.0, 600.0];
+pub const FULL_BUDGET_SECONDS: [f64; 4] = [0.3, 30.0, 150.0, 600.0];
 
 /// The time slice of `sysgauge mem` for a profile.
 pub fn full_budget(profile: Profile) -> Duration {
@@ -217,7 +217,11 @@ pub fn slice_working_set_cap(profile: Profile) -> u64 {
 /// last-level cache instance (rounded up to a power of two, at least
 /// 64 MiB), capped by the profile and by a quarter of available memory;
 /// `standard` and `full` add the midpoints (×1.5) for a finer curve.
-pub fn latency_working_sets(profile: Profile, llc: Option<Llc>, available: Option<u64>) -> Vec<u64> {
+pub fn latency_working_sets(
+    profile: Profile,
+    llc: Option<Llc>,
+    available: Option<u64>,
+) -> Vec<u64> {
     let mut max = llc
         .map(|l| l.instance_bytes.saturating_mul(4).next_power_of_two())
         .unwrap_or(u64::MAX)
@@ -421,7 +425,9 @@ pub fn validate_size(size: u64) -> Result<(), String> {
         ));
     }
     if usize::try_from(size).is_err() {
-        return Err(format!("size {size} does not fit this machine's address space"));
+        return Err(format!(
+            "size {size} does not fit this machine's address space"
+        ));
     }
     Ok(())
 }
@@ -435,7 +441,9 @@ pub fn validate_working_set(ws: u64) -> Result<(), String> {
         ));
     }
     if ws % LINE != 0 {
-        return Err(format!("working set {ws} is not a multiple of {LINE} bytes"));
+        return Err(format!(
+            "working set {ws} is not a multiple of {LINE} bytes"
+        ));
     }
     if ws / LINE > u64::from(u32::MAX) || usize::try_from(ws).is_err() {
         return Err(format!("working set {ws} is too large"));
@@ -624,8 +632,14 @@ mod tests {
         assert_eq!(llc.level, 3);
         assert_eq!(llc.instance_bytes, 480 << 20);
         assert_eq!(llc.total_bytes, 480 << 20);
-        let two_socket = vec![cache(2, "unified", 1 << 20, 16), cache(3, "unified", 32 << 20, 2)];
-        assert_eq!(last_level_cache(&two_socket).map(|l| l.total_bytes), Some(64 << 20));
+        let two_socket = vec![
+            cache(2, "unified", 1 << 20, 16),
+            cache(3, "unified", 32 << 20, 2),
+        ];
+        assert_eq!(
+            last_level_cache(&two_socket).map(|l| l.total_bytes),
+            Some(64 << 20)
+        );
         assert_eq!(last_level_cache(&[]), None);
         assert_eq!(cache_level_for(4 << 10, &c), "L1");
         assert_eq!(cache_level_for(48 << 10, &c), "L1");
@@ -640,18 +654,36 @@ mod tests {
         let llc = last_level_cache(&vm_caches());
         let gib = 1u64 << 30;
         // 4 × 480 MiB rounds up to 2 GiB; profiles cap it.
-        assert_eq!(default_array_size(Profile::Tiny, llc, Some(20 * gib)), 1 << 20);
-        assert_eq!(default_array_size(Profile::Quick, llc, Some(20 * gib)), 256 << 20);
-        assert_eq!(default_array_size(Profile::Standard, llc, Some(20 * gib)), gib);
-        assert_eq!(default_array_size(Profile::Full, llc, Some(20 * gib)), 2 * gib);
+        assert_eq!(
+            default_array_size(Profile::Tiny, llc, Some(20 * gib)),
+            1 << 20
+        );
+        assert_eq!(
+            default_array_size(Profile::Quick, llc, Some(20 * gib)),
+            256 << 20
+        );
+        assert_eq!(
+            default_array_size(Profile::Standard, llc, Some(20 * gib)),
+            gib
+        );
+        assert_eq!(
+            default_array_size(Profile::Full, llc, Some(20 * gib)),
+            2 * gib
+        );
         // Memory bounds it: 3 GiB available → 512 MiB (a sixth, power of two).
-        assert_eq!(default_array_size(Profile::Full, llc, Some(3 * gib)), 512 << 20);
+        assert_eq!(
+            default_array_size(Profile::Full, llc, Some(3 * gib)),
+            512 << 20
+        );
         // A small cache gives a small default.
         let pi = last_level_cache(&[cache(2, "unified", 1 << 20, 1)]);
         assert_eq!(default_array_size(Profile::Quick, pi, None), 4 << 20);
         // Unknown cache: the profile's cap; never below 64 KiB.
         assert_eq!(default_array_size(Profile::Quick, None, None), 256 << 20);
-        assert_eq!(default_array_size(Profile::Quick, None, Some(1000)), 64 << 10);
+        assert_eq!(
+            default_array_size(Profile::Quick, None, Some(1000)),
+            64 << 10
+        );
     }
 
     #[test]
@@ -673,7 +705,10 @@ mod tests {
         assert_eq!(small.last(), Some(&(256 << 20)));
         // A Pi-sized cache still reaches 64 MiB, well beyond it.
         let pi = last_level_cache(&[cache(2, "unified", 1 << 20, 1)]);
-        assert_eq!(latency_working_sets(Profile::Quick, pi, None).last(), Some(&(64 << 20)));
+        assert_eq!(
+            latency_working_sets(Profile::Quick, pi, None).last(),
+            Some(&(64 << 20))
+        );
         assert_eq!(slice_working_set(Profile::Quick, llc, None), 256 << 20);
         assert_eq!(slice_working_set(Profile::Quick, pi, None), 2 << 20);
         assert_eq!(slice_working_set(Profile::Tiny, None, None), 1 << 20);
@@ -700,7 +735,10 @@ mod tests {
         // with the reason, not attempted.
         let mut ctx = testutil::ctx(1);
         let r = ensure_memory("a test buffer", u64::MAX / 2);
-        assert!(matches!(r, Err(BenchError::Skip { .. })) || sysgauge_host::available_memory_bytes().is_none());
+        assert!(
+            matches!(r, Err(BenchError::Skip { .. }))
+                || sysgauge_host::available_memory_bytes().is_none()
+        );
         drop(ctx.take_case_output());
     }
 

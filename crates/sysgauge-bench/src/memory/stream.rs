@@ -26,8 +26,8 @@
 
 use super::buffer::MappedBuf;
 use super::{
-    cache_findings, ensure_memory, huge_page_findings, huge_param, opaque, resolve_size,
-    with_pool, MemOptions, Pool, Scope,
+    cache_findings, ensure_memory, huge_page_findings, huge_param, opaque, resolve_size, with_pool,
+    MemOptions, Pool, Scope,
 };
 use crate::util::metric;
 use std::hint::black_box;
@@ -337,7 +337,11 @@ impl StreamBenchmark {
                     .map_err(|_| BenchError::failed("a STREAM thread panicked"))?;
                 let (pa, pb, pc) = &mut *guard;
                 for _ in 0..n {
-                    kernel.apply(black_box(&mut **pa), black_box(&mut **pb), black_box(&mut **pc));
+                    kernel.apply(
+                        black_box(&mut **pa),
+                        black_box(&mut **pb),
+                        black_box(&mut **pc),
+                    );
                 }
                 Ok(n as f64 * per_elem * pa.len() as f64)
             })
@@ -395,8 +399,7 @@ impl Benchmark for StreamBenchmark {
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let size = resolve_size(ctx, params)?;
-        let size_us =
-            usize::try_from(size).map_err(|_| BenchError::failed("size too large"))?;
+        let size_us = usize::try_from(size).map_err(|_| BenchError::failed("size too large"))?;
         let threads = params
             .get_u64("threads")
             .and_then(|t| usize::try_from(t).ok())
@@ -483,7 +486,9 @@ mod tests {
             threads: 4,
         };
         let slice = Arc::new(MemOptions::default());
-        assert!(StreamBenchmark::new(Kernel::Copy, slice.clone()).cases(&plan).is_empty());
+        assert!(StreamBenchmark::new(Kernel::Copy, slice.clone())
+            .cases(&plan)
+            .is_empty());
         let t = StreamBenchmark::new(Kernel::Triad, slice).cases(&plan);
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].get_u64("threads"), Some(4));
@@ -492,7 +497,10 @@ mod tests {
             ..MemOptions::default()
         });
         let c = StreamBenchmark::new(Kernel::Add, full.clone()).cases(&plan);
-        assert_eq!(c.iter().map(|p| p.get_u64("threads")).collect::<Vec<_>>(), vec![Some(1), Some(4)]);
+        assert_eq!(
+            c.iter().map(|p| p.get_u64("threads")).collect::<Vec<_>>(),
+            vec![Some(1), Some(4)]
+        );
         let one = StreamBenchmark::new(Kernel::Add, full).cases(&Plan { threads: 1, ..plan });
         assert_eq!(one.len(), 1);
         let chosen = Arc::new(MemOptions {
@@ -517,8 +525,12 @@ mod tests {
             for threads in [1u64, 2] {
                 let b = StreamBenchmark::new(k, opts.clone());
                 c.begin_case(std::time::Duration::from_millis(10));
-                let p = Params::new().with("threads", threads).with("huge_pages", true);
-                let m = b.run(&mut c, &p).unwrap_or_else(|e| panic!("{k:?} {threads}: {e}"));
+                let p = Params::new()
+                    .with("threads", threads)
+                    .with("huge_pages", true);
+                let m = b
+                    .run(&mut c, &p)
+                    .unwrap_or_else(|e| panic!("{k:?} {threads}: {e}"));
                 assert_eq!(m[0].unit, Unit::GBps);
                 assert!(m[0].value() > 0.0);
                 assert_eq!(c.take_case_output().params.get_u64("size"), Some(1 << 20));

@@ -92,12 +92,7 @@ impl TmpfsWriteBenchmark {
     }
 
     /// Write `size` bytes into `path` in `block`-sized writes and close it.
-    fn write_file(
-        ctx: &RunCtx,
-        path: &Path,
-        block: &[u8],
-        size: u64,
-    ) -> Result<(), BenchError> {
+    fn write_file(ctx: &RunCtx, path: &Path, block: &[u8], size: u64) -> Result<(), BenchError> {
         let mut f = std::fs::File::create(path)
             .io_context(|| format!("cannot create {}", path.display()))?;
         let mut left = size;
@@ -226,8 +221,14 @@ mod tests {
         assert_eq!(default_file_size(Profile::Tiny, None, None), 4 << 20);
         assert_eq!(default_file_size(Profile::Quick, None, None), 256 << 20);
         // Docker's 64 MiB /dev/shm: half of it.
-        assert_eq!(default_file_size(Profile::Quick, Some(64 << 20), None), 32 << 20);
-        assert_eq!(default_file_size(Profile::Full, None, Some(8 << 30)), 2 << 30);
+        assert_eq!(
+            default_file_size(Profile::Quick, Some(64 << 20), None),
+            32 << 20
+        );
+        assert_eq!(
+            default_file_size(Profile::Full, None, Some(8 << 30)),
+            2 << 30
+        );
         assert_eq!(default_file_size(Profile::Quick, Some(1000), None), 1 << 20);
     }
 
@@ -306,7 +307,10 @@ mod tests {
             .with("size", 1u64 << 60);
         match b.run(&mut c, &huge) {
             Err(BenchError::Skip { reason, hint }) => {
-                assert!(reason.contains("too little") || reason.contains("memory"), "{reason}");
+                assert!(
+                    reason.contains("too little") || reason.contains("memory"),
+                    "{reason}"
+                );
                 assert!(hint.unwrap_or_default().contains("--size"));
             }
             other => panic!("expected a skip, got {other:?}"),

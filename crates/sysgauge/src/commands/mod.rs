@@ -2,6 +2,7 @@
 
 mod host;
 mod list;
+mod mem;
 mod results;
 mod run;
 
@@ -15,5 +16,6 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
+        Command::Mem(a) => mem::run(a),
     }
 }

@@ -1,0 +1,200 @@
+//! `sysgauge mem`: the whole memory family (copy methods, STREAM kernels,
+//! the latency sweep, tmpfs writes) as one stored run, with the family's
+//! own tables (mbw-style copy table, STREAM table, latency by working set)
+//! after the summary. The same benchmark ids as the `mem` slice of
+//! `sysgauge run`, so the two compare.
+
+use crate::cli::MemArgs;
+use crate::config::MeasureConfig;
+use crate::exit::Exit;
+use crate::measure;
+use anyhow::{bail, Context, Result};
+use std::sync::Arc;
+use sysgauge_bench::memory::{
+    self, check_memory, full_budget, memory_needed, validate_size, validate_working_set,
+    MemOptions, Scope,
+};
+use sysgauge_core::size::{parse_count, parse_size, parse_size_list, Bytes};
+use sysgauge_report::{findings_text, memory_report, summary_table, TableFormat};
+
+/// The most threads `--threads` accepts.
+const MAX_THREADS: u64 = 4096;
+
+pub fn run(args: MemArgs) -> Result<Exit> {
+    let mut cfg = MeasureConfig::from_args(&args.measure)?;
+    let options = mem_options(&args, sysgauge_host::available_memory_bytes())?;
+    cfg.family_budgets
+        .insert("mem".to_string(), full_budget(cfg.profile));
+    let benches = memory::benchmarks(&Arc::new(options));
+    let cancel = crate::signals::install()?;
+    let outcome = measure::execute("mem", &cfg, &benches, &cancel, Vec::new())?;
+    let mut text = summary_table(&outcome.record, TableFormat::Text);
+    let report = memory_report(&outcome.record, TableFormat::Text);
+    if !report.is_empty() {
+        text.push('\n');
+        text.push_str(&report);
+    }
+    let findings = findings_text(&outcome.record);
+    if !findings.is_empty() {
+        text.push_str("\nFindings:\n");
+        text.push_str(&findings);
+    }
+    if let Some(row) = outcome.stored_as {
+        text.push_str(&format!(
+            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
+            outcome.record.run_id
+        ));
+    }
+    if outcome.exit == Exit::Interrupted {
+        text.push_str("The run was interrupted; the results above were kept.\n");
+    }
+    measure::print_human(&cfg, &text)?;
+    Ok(outcome.exit)
+}
+
+/// Validate the family's options; sizes that cannot fit in `available`
+/// memory are refused here, before anything runs.
+fn mem_options(args: &MemArgs, available: Option<u64>) -> Result<MemOptions> {
+    let size = match &args.size {
+        None => None,
+        Some(s) => {
+            let v = parse_size(s).with_context(|| format!("--size {s}"))?;
+            validate_size(v).map_err(|e| anyhow::anyhow!("--size {s}: {e}"))?;
+            check_memory(
+                &format!("--size {s} (three STREAM arrays of {})", Bytes(v)),
+                memory_needed(v),
+                available,
+            )
+            .map_err(|e| anyhow::anyhow!("{e}; choose a smaller --size"))?;
+            Some(v)
+        }
+    };
+    let block_size = match &args.block_size {
+        None => None,
+        Some(s) => {
+            let v = parse_size(s).with_context(|| format!("--block-size {s}"))?;
+            if v < 64 {
+                bail!("--block-size {s}: a block must be at least 64 bytes");
+            }
+            if let Some(size) = size {
+                if v > size {
+                    bail!("--block-size {s} is larger than --size ({})", Bytes(size));
+                }
+            }
+            Some(v)
+        }
+    };
+    let threads = if args.threads.is_empty() {
+        None
+    } else {
+        let mut v = Vec::new();
+        for t in &args.threads {
+            let n = parse_count(t).with_context(|| format!("--threads {t}"))?;
+            if n == 0 || n > MAX_THREADS {
+                bail!("--threads {t}: a thread count must be between 1 and {MAX_THREADS}");
+            }
+            v.push(n as usize);
+        }
+        Some(v)
+    };
+    let working_sets = match &args.working_sets {
+        None => None,
+        Some(s) => {
+            let v = parse_size_list(s).with_context(|| format!("--working-sets {s}"))?;
+            for &ws in &v {
+                validate_working_set(ws).map_err(|e| anyhow::anyhow!("--working-sets: {e}"))?;
+                check_memory(
+                    &format!("--working-sets: a working set of {}", Bytes(ws)),
+                    ws + ws / 16,
+                    available,
+                )
+                .map_err(|e| anyhow::anyhow!("{e}; choose smaller working sets"))?;
+            }
+            Some(v)
+        }
+    };
+    Ok(MemOptions {
+        scope: Scope::Full,
+        size,
+        block_size,
+        threads,
+        working_sets,
+        huge_pages: !args.no_huge_pages,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn parse(extra: &[&str]) -> MemArgs {
+        let mut argv = vec!["sysgauge", "mem"];
+        argv.extend_from_slice(extra);
+        match Cli::parse_from(argv).command {
+            Command::Mem(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn options_parse_nice_numbers() {
+        let o = mem_options(
+            &parse(&[
+                "--size",
+                "256MiB",
+                "--block-size",
+                "64Ki",
+                "--threads",
+                "1,2",
+                "--working-sets",
+                "4KiB,1M",
+                "--no-huge-pages",
+            ]),
+            Some(8 * GIB),
+        )
+        .unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(o.size, Some(256 << 20));
+        assert_eq!(o.block_size, Some(64 << 10));
+        assert_eq!(o.threads, Some(vec![1, 2]));
+        assert_eq!(o.working_sets, Some(vec![4096, 1_000_000]));
+        assert!(!o.huge_pages);
+        assert_eq!(o.scope, Scope::Full);
+        let d = mem_options(&parse(&[]), None).unwrap_or_else(|e| panic!("{e:#}"));
+        assert!(d.size.is_none() && d.huge_pages);
+    }
+
+    #[test]
+    fn refuses_sizes_beyond_memory() {
+        let e = mem_options(&parse(&["--size", "16GiB"]), Some(23 * GIB))
+            .err()
+            .unwrap_or_else(|| panic!("16 GiB arrays must be refused with 23 GiB free"));
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("48 GiB") && msg.contains("23 GiB") && msg.contains("smaller --size"),
+            "{msg}"
+        );
+        assert!(mem_options(&parse(&["--size", "4GiB"]), Some(23 * GIB)).is_ok());
+        assert!(mem_options(&parse(&["--working-sets", "64GiB"]), Some(23 * GIB)).is_err());
+    }
+
+    #[test]
+    fn refuses_bad_values() {
+        for bad in [
+            vec!["--size", "12Q"],
+            vec!["--size", "100"],
+            vec!["--size", "4097"],
+            vec!["--block-size", "8"],
+            vec!["--size", "1MiB", "--block-size", "2MiB"],
+            vec!["--threads", "0"],
+            vec!["--threads", "1.5"],
+            vec!["--working-sets", "4K,,8K"],
+            vec!["--working-sets", "100"],
+        ] {
+            assert!(mem_options(&parse(&bad), Some(8 * GIB)).is_err(), "{bad:?}");
+        }
+    }
+}
