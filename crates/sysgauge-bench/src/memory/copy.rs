@@ -139,7 +139,7 @@ impl CopyBuffers {
             .io_context(|| format!("cannot map {size} bytes for the copy source"))?;
         let mut dst = MappedBuf::new(size, huge)
             .io_context(|| format!("cannot map {size} bytes for the copy destination"))?;
-        fill_pattern(src.bytes_mut(), 0x6d65_6d63_6f70_79);
+        fill_pattern(src.bytes_mut(), 0x006d_656d_636f_7079);
         dst.bytes_mut().fill(POISON);
         Ok(CopyBuffers { src, dst })
     }

@@ -369,13 +369,13 @@ mod tests {
         let words = chain.buf.words_mut().unwrap_or_else(|| panic!("words"));
         let saved = words[0];
         words[0] = base; // element 0 points to itself
-        assert!(chain.check().unwrap_err().contains("itself"));
+        assert!(chain.check().is_err_and(|e| e.contains("itself")));
         let words = chain.buf.words_mut().unwrap_or_else(|| panic!("words"));
         words[0] = base + 4096; // past the end
-        assert!(chain.check().unwrap_err().contains("outside"));
+        assert!(chain.check().is_err_and(|e| e.contains("outside")));
         let words = chain.buf.words_mut().unwrap_or_else(|| panic!("words"));
         words[0] = words[8]; // two elements point to the same one
-        assert!(chain.check().unwrap_err().contains("two elements"));
+        assert!(chain.check().is_err_and(|e| e.contains("two elements")));
         let words = chain.buf.words_mut().unwrap_or_else(|| panic!("words"));
         words[0] = saved;
         assert!(chain.check().is_ok());

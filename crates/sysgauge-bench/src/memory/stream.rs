@@ -173,8 +173,8 @@ impl StreamArrays {
             threads,
             values: [None; 3],
         };
-        for i in 0..3 {
-            s.fill(i, INITIAL[i])?;
+        for (i, v) in INITIAL.into_iter().enumerate() {
+            s.fill(i, v)?;
         }
         Ok(s)
     }
@@ -214,9 +214,9 @@ impl StreamArrays {
     /// Make the kernel's inputs known, poison its output, run one pass and
     /// check every output element.
     fn verify(&mut self, kernel: Kernel) -> Result<(), BenchError> {
-        for i in 0..3 {
+        for (i, v) in INITIAL.into_iter().enumerate() {
             if i != kernel.output() && self.values[i].is_none() {
-                self.fill(i, INITIAL[i])?;
+                self.fill(i, v)?;
             }
         }
         self.fill(kernel.output(), f64::NAN)?;

@@ -185,7 +185,7 @@ impl Benchmark for TmpfsWriteBenchmark {
         let dir = ctx.scratch_in(&self.dir)?;
         let path = dir.join("tmpfs-write.bin");
         let mut buf = vec![0u8; block as usize];
-        fill_pattern(&mut buf, 0x746d_7066_73);
+        fill_pattern(&mut buf, 0x0074_6d70_6673);
         let samples = ctx.repeat(|ctx| {
             let t0 = ctx.now();
             Self::write_file(ctx, &path, &buf, size)?;
