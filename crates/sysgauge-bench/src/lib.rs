@@ -9,6 +9,7 @@
 pub mod hash;
 pub mod memory;
 pub mod methodology;
+pub mod openssl_speed;
 pub mod registry;
 pub mod util;
 

@@ -10,12 +10,14 @@ mod measure;
 mod output;
 mod progress;
 mod signals;
+mod style;
 
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    style::init(cli.color);
     match commands::dispatch(cli) {
         Ok(code) => code.into(),
         Err(err) => exit::report_error(&err).into(),

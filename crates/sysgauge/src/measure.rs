@@ -187,9 +187,12 @@ pub fn execute(
 /// carries the JSON record (`--json -`).
 pub fn print_human(cfg: &MeasureConfig, text: &str) -> Result<()> {
     if cfg.json.as_deref().is_some_and(|p| p.as_os_str() == "-") {
-        eprint!("{text}");
+        eprint!(
+            "{}",
+            crate::style::paint(text, crate::style::Stream::Stderr)
+        );
         Ok(())
     } else {
-        output::stdout(text)
+        output::stdout(&crate::style::paint(text, crate::style::Stream::Stdout))
     }
 }

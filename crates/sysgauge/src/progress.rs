@@ -18,6 +18,7 @@ impl ConsoleProgress {
     }
 
     fn line(&self, text: &str) {
+        let text = crate::style::paint(text, crate::style::Stream::Stderr);
         match &self.bar {
             Some(b) => b.println(text),
             None => eprintln!("{text}"),

@@ -58,7 +58,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                 text.push_str("\nFindings:\n");
                 text.push_str(&f);
             }
-            output::stdout(&text)?;
+            output::stdout(&crate::style::paint(&text, crate::style::Stream::Stdout))?;
             Ok(Exit::Ok)
         }
         ResultsAction::Export {

@@ -1,0 +1,837 @@
+//! The 2ping client: pings one or several hosts in parallel and tells in
+//! which direction lost pings were lost.
+//!
+//! One thread drives every host: each host has its own UDP socket,
+//! connected to the target (the kernel then drops datagrams from anyone
+//! else and reports ICMP "port unreachable" as an error on that socket), and
+//! a single `poll` waits on all of them until the next send, probe or
+//! deadline, never longer than 100 ms so cancellation is prompt.
+//!
+//! Per host, the protocol engine (`Session`) does the 3-way exchange: our
+//! ping, the peer's reply (which asks for a reply), and our third leg with
+//! the RTT we measured. Pings unanswered for `inquire_wait` are listed in
+//! "please investigate" on the next ping; the peer's verdicts "seen" and
+//! "never received" make the loss inbound or outbound. The peer's own
+//! investigation requests are answered from what we saw.
+//!
+//! Ending is bounded: sending stops at `count` or `deadline` (or on
+//! cancellation); then, only if some pings are still unresolved, the client
+//! lingers for at most `linger`, listening for late replies and sending a
+//! few *probes*: uncounted reply-requesting packets that carry
+//! investigation requests for pings unanswered for `min(inquire_wait,
+//! linger / 2)`. Without them the last `inquire_wait` worth of losses could
+//! never be attributed; with `linger` = 0 the client behaves like the
+//! reference and leaves them undetermined.
+//!
+//! Flood mode sends the next ping as soon as a reply arrives (or 10 ms after
+//! the last send if none does, like the reference); send and receive
+//! buffers, the packet being built and the event list are reused, so the
+//! rate is bounded by the kernel and the peer, not by sleeps or allocation.
+//! All times come from `Instant` (monotonic).
+
+use crate::auth::Auth;
+use crate::codec::{
+    self, DecodeError, EncodeOptions, ExtendedSegment, Packet, DEFAULT_MAX_PACKET_SIZE,
+    DEFAULT_MIN_PACKET_SIZE, MAX_DATAGRAM,
+};
+use crate::listener::DEFAULT_PORT;
+use crate::net::{self, AddressFamily, Cancel, ResolveError};
+use crate::session::{self, LossDirection, SentKind, Session, SessionEvent, SessionLimits};
+use crate::stats::{LossCounts, RttSummary};
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Longest single wait, so cancellation is noticed promptly.
+const MAX_WAIT: Duration = Duration::from_millis(100);
+/// Flood mode: send again this long after a send if no reply came.
+const FLOOD_RETRY: Duration = Duration::from_millis(10);
+/// Extra bytes a ping carrying investigation requests is padded with, so
+/// that a listener that never answers with more bytes than it received
+/// (ours) still has room for the verdicts: a reply's fixed parts ("in reply
+/// to", reply requested, host latency, two list headers) exceed a request's
+/// by 22 bytes.
+const INVESTIGATION_RESERVE: usize = 24;
+
+/// Client settings. `Default` gives the reference program's defaults.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Pings per host; `None` = until `deadline` or cancellation.
+    pub count: Option<u64>,
+    /// Time between pings (default 1 s); ignored in flood mode.
+    pub interval: Duration,
+    /// Send the next ping as soon as the previous one is answered.
+    pub flood: bool,
+    /// Send at the pace of the RTT's EWMA.
+    pub adaptive: bool,
+    /// Stop sending after this long.
+    pub deadline: Option<Duration>,
+    /// Source address to send from (`-I`).
+    pub source: Option<IpAddr>,
+    /// Pad pings to this size (default 128).
+    pub min_packet_size: usize,
+    /// Largest packet (default 512).
+    pub max_packet_size: usize,
+    /// Wait before asking about an unanswered ping (default 10 s).
+    pub inquire_wait: Duration,
+    /// Sign and require HMACs.
+    pub auth: Option<Auth>,
+    /// Answer a peer-initiated ping with a 3-way reply request.
+    pub three_way: bool,
+    /// Send our program version (default true).
+    pub send_version: bool,
+    /// Most time spent after the last ping waiting for late replies and
+    /// investigation verdicts (default 2 s; only used if some ping is
+    /// unresolved).
+    pub linger: Duration,
+    /// Most unanswered pings remembered per host (default 16384); older
+    /// ones are forgotten and count as undetermined.
+    pub max_outstanding: usize,
+    /// Report RTTs minus the peer's stated processing time.
+    pub subtract_peer_host_latency: bool,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            count: None,
+            interval: Duration::from_secs(1),
+            flood: false,
+            adaptive: false,
+            deadline: None,
+            source: None,
+            min_packet_size: DEFAULT_MIN_PACKET_SIZE,
+            max_packet_size: DEFAULT_MAX_PACKET_SIZE,
+            inquire_wait: Duration::from_secs(10),
+            auth: None,
+            three_way: true,
+            send_version: true,
+            linger: Duration::from_secs(2),
+            max_outstanding: 16_384,
+            subtract_peer_host_latency: false,
+        }
+    }
+}
+
+/// A host to ping: the name it was given by and the address it resolved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// As given (for display).
+    pub name: String,
+    /// Where pings go.
+    pub addr: SocketAddr,
+}
+
+impl Target {
+    /// A target from an address.
+    pub fn new(name: impl Into<String>, addr: SocketAddr) -> Target {
+        Target {
+            name: name.into(),
+            addr,
+        }
+    }
+
+    /// Resolves `host` (name, literal, `v6%zone`) on `port` (15998 is
+    /// [`DEFAULT_PORT`]).
+    pub fn resolve(host: &str, port: u16, family: AddressFamily) -> Result<Target, ResolveError> {
+        Ok(Target::new(host, net::resolve(host, port, family)?))
+    }
+
+    /// Resolves `host` on the default port.
+    pub fn resolve_default_port(host: &str) -> Result<Target, ResolveError> {
+        Target::resolve(host, DEFAULT_PORT, AddressFamily::Any)
+    }
+}
+
+/// What happened, as it happens.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientEvent {
+    /// A reply to one of our pings.
+    Reply {
+        /// Index of the host in the target list.
+        host: usize,
+        /// The peer.
+        peer: SocketAddr,
+        /// Ping sequence number (from 1).
+        seq: u64,
+        /// Round-trip time.
+        rtt: Duration,
+        /// The peer's stated time between receipt and reply.
+        peer_host_latency: Option<Duration>,
+        /// An RTT the peer enclosed (only when the peer initiated).
+        peer_rtt: Option<Duration>,
+        /// Size of the reply datagram.
+        size: usize,
+    },
+    /// An investigation resolved a ping as lost.
+    Loss {
+        /// Host index.
+        host: usize,
+        /// The peer.
+        peer: SocketAddr,
+        /// Ping sequence number.
+        seq: u64,
+        /// Where it was lost.
+        direction: LossDirection,
+    },
+    /// A send or receive failed (for example ICMP port unreachable).
+    Error {
+        /// Host index.
+        host: usize,
+        /// The peer.
+        peer: SocketAddr,
+        /// What the OS said.
+        message: String,
+    },
+    /// The peer sent something we could not accept.
+    Invalid {
+        /// Host index.
+        host: usize,
+        /// The peer.
+        peer: SocketAddr,
+        /// Why.
+        error: DecodeError,
+    },
+}
+
+/// Results for one host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSummary {
+    /// The host.
+    pub target: Target,
+    /// Pings transmitted and received, losses by direction.
+    pub counts: LossCounts,
+    /// RTT statistics; `None` if no reply came.
+    pub rtt: Option<RttSummary>,
+    /// Every datagram sent (pings, 3rd legs, probes).
+    pub packets_transmitted: u64,
+    /// Every valid datagram received.
+    pub packets_received: u64,
+    /// End-of-run investigation probes sent (not counted as pings).
+    pub probes: u64,
+    /// Send and receive errors.
+    pub errors: u64,
+    /// Datagrams from the peer that did not decode or authenticate.
+    pub invalid: u64,
+}
+
+/// Results of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientReport {
+    /// One summary per target, in target order.
+    pub hosts: Vec<HostSummary>,
+    /// Wall time of the run (monotonic).
+    pub elapsed: Duration,
+    /// True if the run was cancelled.
+    pub cancelled: bool,
+}
+
+/// Client failures (per-packet problems are events, not errors).
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// Inconsistent settings.
+    #[error("invalid ping settings: {0}")]
+    Config(String),
+    /// No host to ping.
+    #[error("no host to ping")]
+    NoTargets,
+    /// A socket could not be bound.
+    #[error("cannot bind a socket to {addr} for pinging {target}: {source}")]
+    Bind {
+        /// Local address.
+        addr: SocketAddr,
+        /// The host being pinged.
+        target: String,
+        /// OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// A socket could not be connected to its target.
+    #[error("cannot reach {target} ({addr}): {source}")]
+    Connect {
+        /// Target address.
+        addr: SocketAddr,
+        /// The host's name.
+        target: String,
+        /// OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// `poll` failed.
+    #[error("waiting for 2ping replies failed: {0}")]
+    Poll(#[source] io::Error),
+}
+
+struct Host {
+    target: Target,
+    socket: UdpSocket,
+    session: Session,
+    next_send: Instant,
+    sending: bool,
+    done_sending_at: Option<Instant>,
+    finished: bool,
+    next_probe: Option<Instant>,
+    probes: u64,
+    errors: u64,
+    invalid: u64,
+}
+
+/// A 2ping client bound to its targets; [`Client::run`] pings them.
+pub struct Client {
+    config: ClientConfig,
+    hosts: Vec<Host>,
+    version: Option<ExtendedSegment>,
+    send_buf: Vec<u8>,
+    recv_buf: Vec<u8>,
+    packet: Packet,
+    reply: Packet,
+    events: Vec<SessionEvent>,
+    started: Option<Instant>,
+    elapsed: Duration,
+    cancelled: bool,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field(
+                "targets",
+                &self.hosts.iter().map(|h| &h.target).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+fn validate(c: &ClientConfig) -> Result<(), ClientError> {
+    let err = |m: String| Err(ClientError::Config(m));
+    if c.min_packet_size > c.max_packet_size {
+        return err(format!(
+            "min packet size {} is above max packet size {}",
+            c.min_packet_size, c.max_packet_size
+        ));
+    }
+    // Room for a ping with a useful investigation list and its reserve.
+    if c.max_packet_size < 64 || c.max_packet_size > MAX_DATAGRAM {
+        return err(format!(
+            "max packet size {} must be within 64..={MAX_DATAGRAM}",
+            c.max_packet_size
+        ));
+    }
+    if !c.flood && !c.adaptive && c.interval.is_zero() {
+        return err("interval must be positive (or use flood mode)".into());
+    }
+    if c.count == Some(0) {
+        return err("count must be at least 1".into());
+    }
+    if c.max_outstanding == 0 {
+        return err("max outstanding must be at least 1".into());
+    }
+    Ok(())
+}
+
+fn bind_for(target: &Target, source: Option<IpAddr>) -> Result<UdpSocket, ClientError> {
+    let local = match (source, target.addr) {
+        (None, SocketAddr::V4(_)) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+        (None, SocketAddr::V6(_)) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0),
+        (Some(ip @ IpAddr::V4(_)), SocketAddr::V4(_)) => SocketAddr::new(ip, 0),
+        (Some(IpAddr::V6(ip)), SocketAddr::V6(t)) => {
+            // A link-local source needs the interface; take the target's.
+            let scope = if ip.is_unicast_link_local() {
+                t.scope_id()
+            } else {
+                0
+            };
+            SocketAddr::V6(std::net::SocketAddrV6::new(ip, 0, 0, scope))
+        }
+        (Some(ip), addr) => {
+            return Err(ClientError::Config(format!(
+                "source address {ip} and target {} ({addr}) are of different families",
+                target.name
+            )))
+        }
+    };
+    let socket = net::bind_udp(local).map_err(|source| ClientError::Bind {
+        addr: local,
+        target: target.name.clone(),
+        source,
+    })?;
+    socket
+        .connect(target.addr)
+        .map_err(|source| ClientError::Connect {
+            addr: target.addr,
+            target: target.name.clone(),
+            source,
+        })?;
+    Ok(socket)
+}
+
+fn micros(d: Duration) -> u32 {
+    u32::try_from(d.as_micros()).unwrap_or(u32::MAX)
+}
+
+impl Client {
+    /// Validates `config` and opens one socket per target.
+    pub fn new(config: ClientConfig, targets: Vec<Target>) -> Result<Client, ClientError> {
+        validate(&config)?;
+        if targets.is_empty() {
+            return Err(ClientError::NoTargets);
+        }
+        let now = Instant::now();
+        let limits = SessionLimits {
+            max_sent: config.max_outstanding,
+            max_seen: 4096,
+            max_courtesy: 256,
+            max_list_ids: 64,
+            inquire_wait: config.inquire_wait,
+            // The client's state lives as long as the run; entries older
+            // than the reference's 10 minutes are forgotten all the same.
+            state_ttl: Duration::from_secs(600),
+        };
+        let mut hosts = Vec::with_capacity(targets.len());
+        for target in targets {
+            let socket = bind_for(&target, config.source)?;
+            let mut session = Session::new(limits, now, None);
+            session.subtract_peer_latency = config.subtract_peer_host_latency;
+            hosts.push(Host {
+                target,
+                socket,
+                session,
+                next_send: now,
+                sending: true,
+                done_sending_at: None,
+                finished: false,
+                next_probe: None,
+                probes: 0,
+                errors: 0,
+                invalid: 0,
+            });
+        }
+        Ok(Client {
+            version: config.send_version.then(session::version_segment),
+            send_buf: Vec::with_capacity(config.max_packet_size),
+            recv_buf: vec![0; 65_536],
+            packet: Packet::default(),
+            reply: Packet::default(),
+            events: Vec::new(),
+            started: None,
+            elapsed: Duration::ZERO,
+            cancelled: false,
+            config,
+            hosts,
+        })
+    }
+
+    /// Local addresses of the per-host sockets.
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.hosts
+            .iter()
+            .filter_map(|h| h.socket.local_addr().ok())
+            .collect()
+    }
+
+    /// The results so far (also valid after a cancelled run).
+    pub fn report(&self) -> ClientReport {
+        ClientReport {
+            hosts: self
+                .hosts
+                .iter()
+                .map(|h| HostSummary {
+                    target: h.target.clone(),
+                    counts: h.session.counts,
+                    rtt: h.session.rtt.summary(),
+                    packets_transmitted: h.session.packets_sent,
+                    packets_received: h.session.packets_received,
+                    probes: h.probes,
+                    errors: h.errors,
+                    invalid: h.invalid,
+                })
+                .collect(),
+            elapsed: self
+                .started
+                .map_or(self.elapsed, |s| self.elapsed.max(s.elapsed())),
+            cancelled: self.cancelled,
+        }
+    }
+
+    /// Pings every target until `count`, `deadline` or `cancel`, then
+    /// lingers (bounded) for unresolved losses; calls `on_event` for every
+    /// reply, loss and error. Returns the report (also on cancellation).
+    pub fn run(
+        &mut self,
+        cancel: &dyn Cancel,
+        on_event: &mut dyn FnMut(&ClientEvent),
+    ) -> Result<ClientReport, ClientError> {
+        let start = Instant::now();
+        self.started = Some(start);
+        let deadline_at = self.config.deadline.map(|d| start + d);
+        for h in &mut self.hosts {
+            h.next_send = start;
+        }
+        let mut fds: Vec<libc::pollfd> =
+            self.hosts.iter().map(|h| net::pollfd(&h.socket)).collect();
+        loop {
+            if cancel.is_cancelled() {
+                self.cancelled = true;
+                break;
+            }
+            let now = Instant::now();
+            let mut wake = now + MAX_WAIT;
+            for i in 0..self.hosts.len() {
+                if let Some(t) = self.step_host(i, now, deadline_at, on_event) {
+                    wake = wake.min(t);
+                }
+            }
+            if self.hosts.iter().all(|h| h.finished) {
+                break;
+            }
+            if let Some(d) = deadline_at {
+                if self.hosts.iter().any(|h| h.sending) {
+                    wake = wake.min(d);
+                }
+            }
+            for fd in fds.iter_mut() {
+                fd.revents = 0;
+            }
+            net::poll(&mut fds, wake.saturating_duration_since(Instant::now()))
+                .map_err(ClientError::Poll)?;
+            for (i, fd) in fds.iter().enumerate() {
+                if net::ready(fd) {
+                    self.receive(i, on_event);
+                }
+            }
+        }
+        self.elapsed = start.elapsed();
+        self.started = None;
+        Ok(self.report())
+    }
+
+    /// Sends whatever host `i` has due; returns when it next needs attention.
+    fn step_host(
+        &mut self,
+        i: usize,
+        now: Instant,
+        deadline_at: Option<Instant>,
+        on_event: &mut dyn FnMut(&ClientEvent),
+    ) -> Option<Instant> {
+        let count = self.config.count;
+        let h = self.hosts.get_mut(i)?;
+        if h.finished {
+            return None;
+        }
+        if h.sending {
+            let over_deadline = deadline_at.is_some_and(|d| now >= d);
+            if over_deadline {
+                h.sending = false;
+                h.done_sending_at = Some(now);
+            } else if now >= h.next_send {
+                self.send_ping(i, now, SentKind::Ping, on_event);
+                let next = self.next_send_after_send(i, now);
+                let h = self.hosts.get_mut(i)?;
+                if count.is_some_and(|c| h.session.counts.transmitted >= c) {
+                    h.sending = false;
+                    h.done_sending_at = Some(now);
+                } else {
+                    h.next_send = next;
+                }
+            }
+            let h = self.hosts.get(i)?;
+            if h.sending {
+                return Some(h.next_send);
+            }
+        }
+        self.linger_step(i, now, on_event)
+    }
+
+    fn next_send_after_send(&self, i: usize, now: Instant) -> Instant {
+        let ewma = self.hosts.get(i).and_then(|h| h.session.rtt.ewma());
+        match ewma {
+            Some(e) if self.config.adaptive => now + e,
+            _ if self.config.flood => now + FLOOD_RETRY,
+            _ => now + self.config.interval,
+        }
+    }
+
+    /// The bounded end-of-run phase of host `i`.
+    fn linger_step(
+        &mut self,
+        i: usize,
+        now: Instant,
+        on_event: &mut dyn FnMut(&ClientEvent),
+    ) -> Option<Instant> {
+        let linger = self.config.linger;
+        let grace = self.config.inquire_wait.min(linger / 2);
+        let h = self.hosts.get_mut(i)?;
+        let done_at = h.done_sending_at.unwrap_or(now);
+        let end = done_at + linger;
+        let Some(oldest) = h.session.oldest_outstanding_ping() else {
+            h.finished = true;
+            return None;
+        };
+        if now >= end {
+            h.finished = true;
+            return None;
+        }
+        let investigable_at = oldest + grace;
+        let spacing = (linger / 8)
+            .clamp(Duration::from_millis(10), Duration::from_millis(500))
+            .max(h.session.rtt.ewma().unwrap_or_default() * 2);
+        if now >= investigable_at && h.next_probe.is_none_or(|t| now >= t) {
+            h.next_probe = Some(now + spacing);
+            h.probes += 1;
+            self.send_ping(i, now, SentKind::Probe, on_event);
+        }
+        let h = self.hosts.get(i)?;
+        let mut wake = end;
+        if now < investigable_at {
+            wake = wake.min(investigable_at);
+        } else if let Some(t) = h.next_probe {
+            wake = wake.min(t);
+        }
+        Some(wake)
+    }
+
+    /// Builds, sends and records a ping (or an uncounted probe) to host `i`.
+    fn send_ping(
+        &mut self,
+        i: usize,
+        now: Instant,
+        kind: SentKind,
+        on_event: &mut dyn FnMut(&ClientEvent),
+    ) {
+        let investigate_after = match kind {
+            SentKind::Ping => self.config.inquire_wait,
+            SentKind::Probe => self.config.inquire_wait.min(self.config.linger / 2),
+        };
+        let Some(h) = self.hosts.get_mut(i) else {
+            return;
+        };
+        let packet = &mut self.packet;
+        h.session.prepare_request(now, investigate_after, packet);
+        if let Some(v) = &self.version {
+            packet.opcodes.extended = Some(vec![v.clone()]);
+        }
+        let auth = self.config.auth.as_ref();
+        let max = self.config.max_packet_size;
+        // Keep room for the reserve below; fit_within only trims optional
+        // parts (version, courtesy, the investigation list).
+        session::fit_within(packet, auth, max - INVESTIGATION_RESERVE);
+        let mut pad = self.config.min_packet_size;
+        if packet.opcodes.please_investigate.is_some() {
+            pad = pad.max(packet.encoded_len(auth) + INVESTIGATION_RESERVE);
+        }
+        let pad = pad.min(max);
+        codec::encode_into(
+            packet,
+            &EncodeOptions {
+                min_size: pad,
+                max_size: max,
+                pad_to: Some(pad),
+                auth,
+            },
+            &mut self.send_buf,
+        );
+        let sent_at = Instant::now();
+        if let Err(e) = h.socket.send(&self.send_buf) {
+            // The ping still counts as transmitted: it was attempted and was
+            // not answered, as ping(8) counts it.
+            h.errors += 1;
+            on_event(&ClientEvent::Error {
+                host: i,
+                peer: h.target.addr,
+                message: e.to_string(),
+            });
+        }
+        h.session.commit_sent(packet, sent_at, kind);
+    }
+
+    /// Reads what host `i`'s socket has (a bounded batch).
+    fn receive(&mut self, i: usize, on_event: &mut dyn FnMut(&ClientEvent)) {
+        for _ in 0..64 {
+            let Some(h) = self.hosts.get_mut(i) else {
+                return;
+            };
+            let n = match h.socket.recv(&mut self.recv_buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    h.errors += 1;
+                    let message = if e.kind() == io::ErrorKind::ConnectionRefused {
+                        format!("{e} (no 2ping listener on that port?)")
+                    } else {
+                        e.to_string()
+                    };
+                    on_event(&ClientEvent::Error {
+                        host: i,
+                        peer: h.target.addr,
+                        message,
+                    });
+                    return;
+                }
+            };
+            let received_at = Instant::now();
+            self.handle(i, n, received_at, on_event);
+        }
+    }
+
+    fn handle(
+        &mut self,
+        i: usize,
+        n: usize,
+        received_at: Instant,
+        on_event: &mut dyn FnMut(&ClientEvent),
+    ) {
+        let Some(h) = self.hosts.get_mut(i) else {
+            return;
+        };
+        let peer = h.target.addr;
+        let bytes = &self.recv_buf[..n.min(self.recv_buf.len())];
+        let decoded = match &self.config.auth {
+            Some(auth) => codec::decode_authenticated(bytes, auth),
+            None => codec::decode(bytes),
+        };
+        let packet = match decoded {
+            Ok(p) => p,
+            Err(error) => {
+                h.invalid += 1;
+                on_event(&ClientEvent::Invalid {
+                    host: i,
+                    peer,
+                    error,
+                });
+                return;
+            }
+        };
+        self.events.clear();
+        let wants_reply = h.session.handle(
+            &packet,
+            received_at,
+            self.config.three_way,
+            &mut self.events,
+            &mut self.reply,
+        );
+        let flood = self.config.flood;
+        let adaptive = self.config.adaptive;
+        for e in &self.events {
+            match *e {
+                SessionEvent::Reply {
+                    seq,
+                    rtt,
+                    peer_host_latency,
+                    peer_rtt,
+                } => {
+                    if h.sending {
+                        if adaptive {
+                            if let Some(ewma) = h.session.rtt.ewma() {
+                                h.next_send = received_at + ewma;
+                            }
+                        } else if flood {
+                            h.next_send = received_at;
+                        }
+                    }
+                    on_event(&ClientEvent::Reply {
+                        host: i,
+                        peer,
+                        seq,
+                        rtt,
+                        peer_host_latency,
+                        peer_rtt,
+                        size: n,
+                    });
+                }
+                SessionEvent::Loss { seq, direction } => on_event(&ClientEvent::Loss {
+                    host: i,
+                    peer,
+                    seq,
+                    direction,
+                }),
+            }
+        }
+        if !wants_reply {
+            return;
+        }
+        let reply = &mut self.reply;
+        if let Some(v) = &self.version {
+            reply.opcodes.extended = Some(vec![v.clone()]);
+        }
+        reply.opcodes.host_latency_us = Some(0);
+        let auth = self.config.auth.as_ref();
+        let (limit, pad) =
+            session::reply_size(n, self.config.min_packet_size, self.config.max_packet_size);
+        if !session::fit_within(reply, auth, limit) {
+            return;
+        }
+        if reply.opcodes.host_latency_us.is_some() {
+            reply.opcodes.host_latency_us = Some(micros(received_at.elapsed()));
+        }
+        let encoded = codec::encode_into(
+            reply,
+            &EncodeOptions {
+                min_size: pad,
+                max_size: limit,
+                pad_to: Some(pad),
+                auth,
+            },
+            &mut self.send_buf,
+        );
+        if !encoded.complete {
+            return;
+        }
+        match h.socket.send(&self.send_buf) {
+            // Our replies are not our pings: a reply that requests one (the
+            // peer started a 3-way ping) is tracked, but not counted.
+            Ok(_) => {
+                h.session
+                    .commit_sent(reply, Instant::now(), SentKind::Probe);
+            }
+            Err(e) => {
+                h.errors += 1;
+                on_event(&ClientEvent::Error {
+                    host: i,
+                    peer,
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_settings() {
+        let t = vec![Target::new("lo", "127.0.0.1:1".parse().expect("addr"))];
+        let bad = [
+            ClientConfig {
+                min_packet_size: 600,
+                ..ClientConfig::default()
+            },
+            ClientConfig {
+                interval: Duration::ZERO,
+                ..ClientConfig::default()
+            },
+            ClientConfig {
+                count: Some(0),
+                ..ClientConfig::default()
+            },
+        ];
+        for c in bad {
+            assert!(matches!(
+                Client::new(c, t.clone()),
+                Err(ClientError::Config(_))
+            ));
+        }
+        assert!(matches!(
+            Client::new(ClientConfig::default(), Vec::new()),
+            Err(ClientError::NoTargets)
+        ));
+        let mixed = ClientConfig {
+            source: Some("::1".parse().expect("ip")),
+            ..ClientConfig::default()
+        };
+        assert!(matches!(Client::new(mixed, t), Err(ClientError::Config(_))));
+    }
+}

@@ -1,0 +1,261 @@
+//! Sockets, readiness polling, host resolution and cancellation.
+//!
+//! - Sockets are std `UdpSocket`s created through `socket2` so that IPv6
+//!   sockets can be made IPv6-only before binding: a listener binds `0.0.0.0`
+//!   and `::` on the same port side by side, as the reference does.
+//! - One `poll(2)` call waits on every socket of a client or listener, with a
+//!   bounded timeout so that cancellation and deadlines are noticed without
+//!   a thread per socket.
+//! - Host names resolve through the system resolver; IPv6 literals may carry
+//!   a zone (`fe80::1%eth0` or `fe80::1%2`), turned into the socket address's
+//!   scope ID.
+
+use socket2::{Domain, Protocol, Socket, Type};
+use std::io;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6, ToSocketAddrs, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use thiserror::Error;
+
+/// Something that says when to stop: Ctrl-C in the CLI, a test's flag.
+///
+/// Implemented for `AtomicBool` and for any `Fn() -> bool`, so a caller with
+/// its own token passes `&|| token.is_cancelled()`.
+pub trait Cancel {
+    /// True once the work should stop.
+    fn is_cancelled(&self) -> bool;
+}
+
+impl Cancel for AtomicBool {
+    fn is_cancelled(&self) -> bool {
+        self.load(Ordering::Relaxed)
+    }
+}
+
+impl<F: Fn() -> bool> Cancel for F {
+    fn is_cancelled(&self) -> bool {
+        self()
+    }
+}
+
+/// Which address family to use for a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AddressFamily {
+    /// Whatever the resolver lists first.
+    #[default]
+    Any,
+    /// IPv4 only (`-4`).
+    V4,
+    /// IPv6 only (`-6`).
+    V6,
+}
+
+impl AddressFamily {
+    fn accepts(self, addr: &SocketAddr) -> bool {
+        match self {
+            AddressFamily::Any => true,
+            AddressFamily::V4 => addr.is_ipv4(),
+            AddressFamily::V6 => addr.is_ipv6(),
+        }
+    }
+}
+
+/// A host name or address that could not be turned into a socket address.
+#[derive(Debug, Error)]
+pub enum ResolveError {
+    /// The resolver failed.
+    #[error("cannot resolve {host:?}: {source}")]
+    Lookup {
+        /// The name given.
+        host: String,
+        /// Resolver error.
+        #[source]
+        source: io::Error,
+    },
+    /// The resolver answered, but with no address of the wanted family.
+    #[error("{host:?} has no {family:?} address")]
+    NoAddress {
+        /// The name given.
+        host: String,
+        /// The family asked for.
+        family: AddressFamily,
+    },
+    /// `addr%zone` with a zone that is neither a number nor an interface.
+    #[error(
+        "unknown IPv6 zone {zone:?} in {host:?}: give an interface name (see `ip link`) or index"
+    )]
+    BadZone {
+        /// The name given.
+        host: String,
+        /// The zone part.
+        zone: String,
+    },
+}
+
+/// Resolves `host` (name, IPv4/IPv6 literal, `[v6]`, or `v6%zone`) to a
+/// socket address on `port`.
+pub fn resolve(host: &str, port: u16, family: AddressFamily) -> Result<SocketAddr, ResolveError> {
+    let trimmed = host.trim();
+    let bare = trimmed
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(trimmed);
+    if let Some((addr, zone)) = bare.split_once('%') {
+        if let Ok(v6) = addr.parse::<Ipv6Addr>() {
+            let scope = scope_id(zone).ok_or_else(|| ResolveError::BadZone {
+                host: host.to_string(),
+                zone: zone.to_string(),
+            })?;
+            let sa = SocketAddr::V6(SocketAddrV6::new(v6, port, 0, scope));
+            return check_family(host, sa, family);
+        }
+    }
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return check_family(host, SocketAddr::new(ip, port), family);
+    }
+    let addrs = (bare, port)
+        .to_socket_addrs()
+        .map_err(|source| ResolveError::Lookup {
+            host: host.to_string(),
+            source,
+        })?;
+    let mut found = None;
+    for a in addrs {
+        if family.accepts(&a) {
+            found = Some(a);
+            break;
+        }
+    }
+    found.ok_or(ResolveError::NoAddress {
+        host: host.to_string(),
+        family,
+    })
+}
+
+fn check_family(
+    host: &str,
+    addr: SocketAddr,
+    family: AddressFamily,
+) -> Result<SocketAddr, ResolveError> {
+    if family.accepts(&addr) {
+        Ok(addr)
+    } else {
+        Err(ResolveError::NoAddress {
+            host: host.to_string(),
+            family,
+        })
+    }
+}
+
+/// A zone as a numeric index or an interface name.
+fn scope_id(zone: &str) -> Option<u32> {
+    if let Ok(n) = zone.parse::<u32>() {
+        return Some(n);
+    }
+    let name = std::ffi::CString::new(zone).ok()?;
+    // SAFETY: `name` is a valid NUL-terminated string that outlives the call;
+    // if_nametoindex only reads it and returns 0 for unknown names.
+    let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    (index != 0).then_some(index)
+}
+
+/// Creates a non-blocking UDP socket bound to `addr`; IPv6 sockets are
+/// IPv6-only so that IPv4 and IPv6 wildcards can share a port.
+pub(crate) fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
+    let domain = if addr.is_ipv4() {
+        Domain::IPV4
+    } else {
+        Domain::IPV6
+    };
+    let socket = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.bind(&addr.into())?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
+/// Waits until one of the sockets is readable or `timeout` passes. On return
+/// `fds[i].revents` says which are ready; EINTR counts as a timeout.
+pub(crate) fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize> {
+    // Round up so a sub-millisecond wait does not turn into a busy loop.
+    let ms = timeout.as_micros().div_ceil(1000);
+    let ms = libc::c_int::try_from(ms).unwrap_or(libc::c_int::MAX);
+    let nfds = libc::nfds_t::try_from(fds.len()).unwrap_or(libc::nfds_t::MAX);
+    // SAFETY: `fds` is a valid, exclusively borrowed slice of `nfds` pollfd
+    // structs for the duration of the call; poll writes only `revents`.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), nfds, ms) };
+    if n < 0 {
+        let err = io::Error::last_os_error();
+        if err.kind() == io::ErrorKind::Interrupted {
+            return Ok(0);
+        }
+        return Err(err);
+    }
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// A pollfd waiting for input on `socket`.
+pub(crate) fn pollfd(socket: &UdpSocket) -> libc::pollfd {
+    let fd: RawFd = socket.as_raw_fd();
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
+
+/// True if poll reported the descriptor readable (or in error, which a read
+/// then reports).
+pub(crate) fn ready(fd: &libc::pollfd) -> bool {
+    fd.revents & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_literals_and_zones() {
+        let v4 = resolve("127.0.0.1", 15998, AddressFamily::Any).expect("literal");
+        assert_eq!(v4, "127.0.0.1:15998".parse().expect("addr"));
+        let v6 = resolve("[::1]", 1, AddressFamily::V6).expect("literal");
+        assert_eq!(v6, "[::1]:1".parse().expect("addr"));
+        match resolve("fe80::1%lo", 7, AddressFamily::Any).expect("zone by name") {
+            SocketAddr::V6(sa) => assert_ne!(sa.scope_id(), 0),
+            other => panic!("not v6: {other}"),
+        }
+        match resolve("fe80::1%3", 7, AddressFamily::Any).expect("zone by index") {
+            SocketAddr::V6(sa) => assert_eq!(sa.scope_id(), 3),
+            other => panic!("not v6: {other}"),
+        }
+        assert!(matches!(
+            resolve("fe80::1%nosuchif0", 7, AddressFamily::Any),
+            Err(ResolveError::BadZone { .. })
+        ));
+        assert!(matches!(
+            resolve("127.0.0.1", 7, AddressFamily::V6),
+            Err(ResolveError::NoAddress { .. })
+        ));
+        assert!(resolve("localhost", 7, AddressFamily::Any).is_ok());
+    }
+
+    #[test]
+    fn cancel_impls() {
+        let flag = AtomicBool::new(false);
+        assert!(!flag.is_cancelled());
+        flag.store(true, Ordering::SeqCst);
+        assert!(flag.is_cancelled());
+        assert!((|| true).is_cancelled());
+    }
+
+    #[test]
+    fn v4_and_v6_wildcards_share_a_port() {
+        let v4 = bind_udp("0.0.0.0:0".parse().expect("addr")).expect("bind v4");
+        let port = v4.local_addr().expect("addr").port();
+        let v6 = bind_udp(SocketAddr::new("::".parse().expect("addr"), port));
+        assert!(v6.is_ok(), "IPv6-only socket must not clash: {v6:?}");
+    }
+}
