@@ -141,6 +141,11 @@ pub struct MemArgs {
     /// Forbid transparent huge pages for the buffers (default: ask for them).
     #[arg(long)]
     pub no_huge_pages: bool,
+
+    /// Run only these tests (ids like mem.memcpy, or without the `mem.`:
+    /// memcpy, loop-copy, block-copy, stream-triad, latency, tmpfs-write, ...).
+    #[arg(long, value_name = "TEST[,...]", value_delimiter = ',')]
+    pub only: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,7 @@ use sysgauge_bench::memory::{
     MemOptions, Scope,
 };
 use sysgauge_core::size::{parse_count, parse_size, parse_size_list, Bytes};
+use sysgauge_core::Benchmark;
 use sysgauge_report::{findings_text, memory_report, summary_table, TableFormat};
 
 /// The most threads `--threads` accepts.
@@ -25,7 +26,7 @@ pub fn run(args: MemArgs) -> Result<Exit> {
     let options = mem_options(&args, sysgauge_host::available_memory_bytes())?;
     cfg.family_budgets
         .insert("mem".to_string(), full_budget(cfg.profile));
-    let benches = memory::benchmarks(&Arc::new(options));
+    let benches = select(memory::benchmarks(&Arc::new(options)), &args.only)?;
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("mem", &cfg, &benches, &cancel, Vec::new())?;
     let mut text = summary_table(&outcome.record, TableFormat::Text);
@@ -50,6 +51,39 @@ pub fn run(args: MemArgs) -> Result<Exit> {
     }
     measure::print_human(&cfg, &text)?;
     Ok(outcome.exit)
+}
+
+/// Keep the tests `--only` names (full ids or ids without `mem.`); all
+/// when it is empty. An unknown name is an error listing the known ones.
+fn select(all: Vec<Box<dyn Benchmark>>, only: &[String]) -> Result<Vec<Box<dyn Benchmark>>> {
+    if only.is_empty() {
+        return Ok(all);
+    }
+    let wanted: Vec<String> = only
+        .iter()
+        .map(|e| {
+            let e = e.trim();
+            if e.contains('.') {
+                e.to_string()
+            } else {
+                format!("mem.{e}")
+            }
+        })
+        .collect();
+    for (w, raw) in wanted.iter().zip(only) {
+        if !all.iter().any(|b| b.id() == w) {
+            let known: Vec<&str> = all.iter().map(|b| b.id()).collect();
+            bail!(
+                "--only: unknown test '{}' (known: {})",
+                raw.trim(),
+                known.join(", ")
+            );
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|b| wanted.iter().any(|w| w == b.id()))
+        .collect())
 }
 
 /// Validate the family's options; sizes that cannot fit in `available`
@@ -179,6 +213,22 @@ mod tests {
         );
         assert!(mem_options(&parse(&["--size", "4GiB"]), Some(23 * GIB)).is_ok());
         assert!(mem_options(&parse(&["--working-sets", "64GiB"]), Some(23 * GIB)).is_err());
+    }
+
+    #[test]
+    fn only_selects_by_id_or_short_name() {
+        let all = || memory::benchmarks(&Arc::new(MemOptions::default()));
+        let ids =
+            |v: Vec<Box<dyn Benchmark>>| v.iter().map(|b| b.id().to_string()).collect::<Vec<_>>();
+        assert_eq!(ids(select(all(), &[]).unwrap_or_default()).len(), 9);
+        let some = select(all(), &["latency".into(), "mem.memcpy".into()])
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(ids(some), vec!["mem.memcpy", "mem.latency"]);
+        let e = select(all(), &["hash.md5".into()])
+            .err()
+            .map(|e| e.to_string());
+        assert!(e.unwrap_or_default().contains("unknown test 'hash.md5'"));
+        assert!(select(all(), &["nope".into()]).is_err());
     }
 
     #[test]
