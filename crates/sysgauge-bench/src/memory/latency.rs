@@ -45,13 +45,30 @@ fn below(rng: &mut SplitMix64, n: usize) -> usize {
 /// all `n` before returning. (Fisher–Yates with `j < i` strictly: an
 /// element can never stay in place, and the result is a single cycle.)
 pub fn sattolo(n: usize, seed: u64) -> Vec<u32> {
+    match sattolo_checked(n, seed, &mut || Ok(())) {
+        Ok(p) => p,
+        Err(_) => Vec::new(),
+    }
+}
+
+/// `sattolo`, calling `check` every 2^20 swaps so that shuffling a
+/// gigabyte-sized working set (seconds of random accesses) stops promptly
+/// on Ctrl-C.
+fn sattolo_checked(
+    n: usize,
+    seed: u64,
+    check: &mut dyn FnMut() -> Result<(), BenchError>,
+) -> Result<Vec<u32>, BenchError> {
     let mut p: Vec<u32> = (0..n).map(|i| i as u32).collect();
     let mut rng = SplitMix64::new(seed);
     for i in (1..n).rev() {
+        if i % (1 << 20) == 0 {
+            check()?;
+        }
         let j = below(&mut rng, i);
         p.swap(i, j);
     }
-    p
+    Ok(p)
 }
 
 /// Length of the cycle through element 0, if `p` is a permutation whose
@@ -76,14 +93,20 @@ pub struct Chain {
 
 impl Chain {
     /// Build the chain for `bytes` (a multiple of 64) from Sattolo's cycle.
-    pub fn build(bytes: usize, huge: bool, seed: u64) -> Result<Chain, BenchError> {
+    /// `check` is called now and then (Ctrl-C).
+    pub fn build(
+        bytes: usize,
+        huge: bool,
+        seed: u64,
+        check: &mut dyn FnMut() -> Result<(), BenchError>,
+    ) -> Result<Chain, BenchError> {
         let slots = bytes / LINE as usize;
         if slots < 2 || u32::try_from(slots).is_err() {
             return Err(BenchError::failed(format!(
                 "a working set of {bytes} bytes cannot hold a chain"
             )));
         }
-        let next = sattolo(slots, seed);
+        let next = sattolo_checked(slots, seed, check)?;
         let mut buf = MappedBuf::new(bytes, huge)
             .io_context(|| format!("cannot map {bytes} bytes for the latency chain"))?;
         let words = buf
@@ -239,7 +262,8 @@ impl Benchmark for LatencyBenchmark {
         })?;
         ensure_memory("the latency working set", need)?;
         let t0 = ctx.now();
-        let chain = Chain::build(ws_us, huge, 0x5a77_010c ^ ws)?;
+        let cancel = ctx.cancel_token().clone();
+        let chain = Chain::build(ws_us, huge, 0x5a77_010c ^ ws, &mut || cancel.check())?;
         chain
             .check()
             .map_err(|e| BenchError::failed(format!("mem.latency: broken chain: {e}")))?;
@@ -319,6 +343,17 @@ mod tests {
     }
 
     #[test]
+    fn building_stops_on_cancel() {
+        let mut calls = 0;
+        let r = Chain::build(128 << 20, false, 1, &mut || {
+            calls += 1;
+            Err(BenchError::Cancelled)
+        });
+        assert!(matches!(r, Err(BenchError::Cancelled)));
+        assert_eq!(calls, 1);
+    }
+
+    #[test]
     fn cycle_length_rejects_non_cycles() {
         // Two 2-cycles: the cycle through 0 has length 2, not 4.
         assert_eq!(cycle_length(&[1, 0, 3, 2]), Some(2));
@@ -337,7 +372,8 @@ mod tests {
     #[test]
     fn chain_walks_every_element_once() {
         for huge in [false, true] {
-            let chain = Chain::build(64 << 10, huge, 3).unwrap_or_else(|e| panic!("{e}"));
+            let chain =
+                Chain::build(64 << 10, huge, 3, &mut || Ok(())).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(chain.slots(), 1024);
             chain.check().unwrap_or_else(|e| panic!("{e}"));
             let start = chain.start();
@@ -359,12 +395,13 @@ mod tests {
             assert!(chain.chase(start + 8, 1).is_err());
             assert!(chain.chase(0, 1).is_err());
         }
-        assert!(Chain::build(64, false, 1).is_err());
+        assert!(Chain::build(64, false, 1, &mut || Ok(())).is_err());
     }
 
     #[test]
     fn check_finds_broken_chains() {
-        let mut chain = Chain::build(4096, false, 9).unwrap_or_else(|e| panic!("{e}"));
+        let mut chain =
+            Chain::build(4096, false, 9, &mut || Ok(())).unwrap_or_else(|e| panic!("{e}"));
         let base = chain.start() as u64;
         let words = chain.buf.words_mut().unwrap_or_else(|| panic!("words"));
         let saved = words[0];
