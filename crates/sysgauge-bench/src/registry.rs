@@ -39,10 +39,14 @@ pub fn families() -> &'static [FamilyInfo] {
             summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
             budget_seconds: [0.3, 6.0, 40.0, 120.0],
         },
+        // The slice's three cases also allocate and fault in their buffers
+        // and build the latency chain (about a second in all at the quick
+        // sizes), outside the measuring budget: 5 s of measuring is about
+        // 6 s of wall time.
         FamilyInfo {
             name: "mem",
             summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
-            budget_seconds: [0.3, 6.0, 40.0, 120.0],
+            budget_seconds: [0.3, 5.0, 30.0, 90.0],
         },
     ]
 }
