@@ -6,11 +6,14 @@
 //! line (or left at its defaults, which follow the profile). Benchmarks
 //! never print, format units or write SQL: they return metrics and findings.
 
+pub mod baseline;
 pub mod hash;
 pub mod memory;
 pub mod methodology;
 pub mod openssl_speed;
 pub mod registry;
+pub mod spawn;
+pub mod startup;
 pub mod util;
 
 pub use registry::{benchmarks, families, family_info, FamilyInfo, Options};

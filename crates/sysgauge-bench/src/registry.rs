@@ -5,6 +5,8 @@
 
 use crate::hash;
 use crate::memory;
+use crate::spawn;
+use crate::startup;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile};
@@ -48,6 +50,19 @@ pub fn families() -> &'static [FamilyInfo] {
             summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
             budget_seconds: [0.3, 5.0, 30.0, 90.0],
         },
+        FamilyInfo {
+            name: "spawn",
+            summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
+            budget_seconds: [0.3, 4.0, 40.0, 120.0],
+        },
+        // The startup family runs only the commands given to `sysgauge
+        // startup` (none in `sysgauge run`); its slice is the default
+        // minimum time of the timed runs of each command.
+        FamilyInfo {
+            name: "startup",
+            summary: "start-up time of given commands against a baseline, and the shared libraries they load",
+            budget_seconds: [0.3, 3.0, 10.0, 30.0],
+        },
     ]
 }
 
@@ -60,6 +75,8 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub mem: Arc<memory::MemOptions>,
+    pub spawn: Arc<spawn::SpawnOptions>,
+    pub startup: Arc<startup::StartupOptions>,
 }
 
 /// Every benchmark, in display order.
@@ -67,6 +84,8 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
     v.extend(memory::benchmarks(&options.mem));
+    v.extend(spawn::benchmarks(&options.spawn));
+    v.extend(startup::benchmarks(&options.startup));
     v
 }
 

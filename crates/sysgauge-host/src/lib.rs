@@ -11,6 +11,8 @@
 //!   `wait_for_writeback` (write-behind still flushing), `read_diskstats` and
 //!   `DiskStats::delta` (read-modify-write shows as reads during writes),
 //!   `available_memory_bytes`, `free_space_bytes`, `fs_info`, `block_device`.
+//! - `procs`: per-process CPU time and state from /proc/PID/stat, for
+//!   `sysgauge procs`.
 //! - `facts_table` shapes the facts as label/value rows; this crate never
 //!   prints.
 //!
@@ -29,6 +31,7 @@ mod load;
 mod memory;
 mod mounts;
 mod os;
+pub mod procs;
 mod sysroot;
 mod table;
 mod virt;

@@ -30,6 +30,7 @@ fn heading(format: TableFormat, title: &str) -> String {
     match format {
         TableFormat::Markdown => format!("### {title}\n\n"),
         TableFormat::Csv => String::new(),
+        TableFormat::Html => format!("<h3>{}</h3>\n", crate::html::esc(title)),
         TableFormat::Text => format!("{title}\n"),
     }
 }

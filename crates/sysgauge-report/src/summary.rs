@@ -20,12 +20,18 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
         let params = r.params.to_string();
         match (&r.status, r.primary()) {
             (Status::Ok, Some(m)) => {
-                let warn = r
+                // Each code once: a case with several noisy metrics has
+                // several `noisy` findings.
+                let mut warn: Vec<&str> = Vec::new();
+                for f in r
                     .findings
                     .iter()
                     .filter(|f| f.severity >= Severity::Warning)
-                    .map(|f| f.code.as_str())
-                    .collect::<Vec<_>>();
+                {
+                    if !warn.contains(&f.code.as_str()) {
+                        warn.push(&f.code);
+                    }
+                }
                 t.push(vec![
                     r.bench_id.clone(),
                     params,
@@ -320,6 +326,11 @@ mod tests {
                 && lines[2].contains("±10.0%")
         );
         assert!(lines[2].ends_with("noisy"));
+        let mut twice = run();
+        let again = twice.results[0].findings[0].clone();
+        twice.results[0].findings.push(again);
+        let s2 = summary_table(&twice, TableFormat::Text);
+        assert!(!s2.contains("noisy, noisy"), "{s2}");
         assert!(lines[3].contains("skipped: no md5"));
         assert!(lines[4].contains("FAILED: wrong digest"));
     }

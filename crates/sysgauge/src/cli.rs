@@ -42,6 +42,152 @@ pub enum Command {
     Results(ResultsArgs),
     /// Memory: copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes.
     Mem(MemArgs),
+    /// Measure what it costs to start a process, by every method, with a
+    /// parent-size sweep and one spawner per CPU.
+    Spawn(SpawnArgs),
+    /// Time how long commands take to start and finish, against a baseline.
+    Startup(StartupArgs),
+    /// Show which processes burn user and kernel time (from /proc/PID/stat).
+    Procs(ProcsArgs),
+    /// The reference baseline compiled in: show it, or make a new one from a stored run.
+    Baseline(BaselineArgs),
+    /// Import results from other machines: sysgauge JSON, CSV, `openssl speed -mr` output.
+    Import(ImportArgs),
+    /// Compare machines: ratios to a reference, means per family, confidence intervals.
+    Compare(CompareArgs),
+    /// Write a self-contained HTML report comparing machines, with charts.
+    Report(ReportArgs),
+    /// Draw one comparison chart as PNG or SVG.
+    Chart(ChartArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormatArg {
+    /// Tell the format from the file's content.
+    Auto,
+    /// A sysgauge run record (or an array of them), as `run --json` writes.
+    Json,
+    /// host,benchmark,metric,value,unit[,better][,params]
+    Csv,
+    /// The standard output of `openssl speed -mr`.
+    Openssl,
+}
+
+/// Where machines come from and how files are read (compare, report, chart).
+#[derive(Debug, Clone, Args)]
+pub struct MachineArgs {
+    /// Machines to compare: stored runs (number or run-id prefix), host names
+    /// (their latest run), or files (JSON, CSV, openssl speed -mr output).
+    /// Default: every host in the database.
+    #[arg(value_name = "RUN|HOST|FILE")]
+    pub machines: Vec<String>,
+
+    /// The machine the others are divided by (default: the first one named).
+    #[arg(long, value_name = "RUN|HOST")]
+    pub reference: Option<String>,
+
+    /// Only these families (comma-separated).
+    #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
+    pub family: Vec<String>,
+
+    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
+    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
+    pub db: Option<PathBuf>,
+
+    /// Host name for files of `openssl speed -mr` output (default: the file's name).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files to import.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<String>,
+
+    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
+    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
+    pub db: Option<PathBuf>,
+
+    /// The files' format.
+    #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
+    pub format: ImportFormatArg,
+
+    /// Host name for `openssl speed -mr` output (default: the file's name without extension).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormatArg {
+    /// Aligned text tables.
+    Table,
+    /// Markdown.
+    Md,
+    /// One row per machine and case, then the means.
+    Csv,
+    /// The comparison document (versioned, see docs/output-schema.md).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub machines: MachineArgs,
+
+    #[arg(long, value_enum, default_value_t = CompareFormatArg::Table)]
+    pub format: CompareFormatArg,
+
+    /// Write to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The HTML file to write.
+    #[arg(value_name = "FILE.html")]
+    pub output: PathBuf,
+
+    #[command(flatten)]
+    pub machines: MachineArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChartKindArg {
+    /// Geometric mean of ratios per family, one bar per machine.
+    Summary,
+    /// Ratio of every case to the reference.
+    Ratios,
+    /// Values by block size, one panel per benchmark (cases with a block_size).
+    BlockSize,
+}
+
+#[derive(Debug, Args)]
+pub struct ChartArgs {
+    #[command(flatten)]
+    pub machines: MachineArgs,
+
+    /// What to draw.
+    #[arg(long, value_enum, default_value_t = ChartKindArg::Summary)]
+    pub kind: ChartKindArg,
+
+    /// Write a PNG image.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "svg",
+        required_unless_present = "svg"
+    )]
+    pub png: Option<PathBuf>,
+
+    /// Write an SVG image.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+
+    /// Width in pixels (400 to 4000).
+    #[arg(long, value_name = "PX", default_value_t = 1000)]
+    pub width: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -149,6 +295,106 @@ pub struct MemArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct SpawnArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Only these methods (fork-exit, fork-exec, vfork-exec, clone-vfork-exec,
+    /// posix-spawn, std-command, popen-sh, system); comma-separated.
+    #[arg(long = "method", value_name = "NAME[,...]", value_delimiter = ',')]
+    pub methods: Vec<String>,
+
+    /// Targets to start: `static` (the embedded static no-op program) and/or
+    /// `true` (/bin/true); comma-separated.
+    #[arg(long = "target", value_name = "static|true", value_delimiter = ',')]
+    pub targets: Vec<String>,
+
+    /// Memory the parent holds (touched) while spawning, e.g. `0,256MiB,1GiB`;
+    /// whole MiB.
+    #[arg(long = "parent-size", value_name = "SIZE[,...]", value_delimiter = ',')]
+    pub parent_sizes: Vec<String>,
+
+    /// Spawning threads, e.g. `1,4` (`all` = one per CPU).
+    #[arg(long = "spawners", value_name = "N[,...]", value_delimiter = ',')]
+    pub spawners: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StartupArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// The baseline command, e.g. "perl -e ''" (split like a shell would,
+    /// then executed directly unless --shell).
+    #[arg(value_name = "CMD")]
+    pub command: String,
+
+    /// A command to compare with the baseline; repeat for more.
+    #[arg(long = "vs", value_name = "CMD")]
+    pub vs: Vec<String>,
+
+    /// Run each command through `sh -c` instead of executing it directly.
+    #[arg(long)]
+    pub shell: bool,
+
+    /// Minimum number of timed runs per command.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub runs: u64,
+
+    /// Minimum total time of the timed runs per command, in seconds
+    /// (`3`, `0.5`, `500ms`); default: the profile's (3 s for quick).
+    #[arg(long, value_name = "SECONDS")]
+    pub min_time: Option<String>,
+
+    /// Maximum number of timed runs per command (stops even if --min-time is not reached).
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u64>,
+
+    /// Keep timing commands that exit with a non-zero status.
+    #[arg(long)]
+    pub ignore_failure: bool,
+
+    /// Do not count the shared libraries each command loads.
+    #[arg(long)]
+    pub no_libraries: bool,
+
+    /// Also write the timings in the startup export format (docs/output-schema.md).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProcSortArg {
+    User,
+    System,
+    Total,
+    Pid,
+}
+
+#[derive(Debug, Args)]
+pub struct ProcsArgs {
+    /// Sort by this column (largest first; pid ascending).
+    #[arg(long, value_enum, default_value_t = ProcSortArg::System)]
+    pub sort: ProcSortArg,
+
+    /// Show this many processes (0 = all).
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 20)]
+    pub top: usize,
+
+    /// Take two snapshots this many seconds apart and show CPU % over the interval.
+    #[arg(long, value_name = "SECONDS")]
+    pub interval: Option<f64>,
+
+    /// Print as JSON (docs/output-schema.md).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Read this /proc instead of /proc (for tests and saved copies).
+    #[arg(long, value_name = "DIR", default_value = "/proc", hide = true)]
+    pub proc_root: PathBuf,
+}
+
+#[derive(Debug, Args)]
 pub struct HostArgs {
     /// Print the facts as JSON.
     #[arg(long)]
@@ -207,6 +453,43 @@ pub enum ResultsAction {
     Delete {
         /// Run number (from `results list`) or a prefix of its run id.
         id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[command(subcommand)]
+    pub action: BaselineAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineAction {
+    /// Describe the embedded baseline: version, machine, cases, stale cases.
+    Show {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a baseline file from a stored standard-profile run (see docs/baseline.md).
+    Make {
+        /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
+        #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
+        db: Option<PathBuf>,
+        /// The reference run: run number, run-id prefix, or host name (its latest run).
+        #[arg(value_name = "RUN|HOST")]
+        run: String,
+        /// Description of the reference machine (CPU, cores, memory, VM or bare metal).
+        #[arg(long, value_name = "TEXT")]
+        machine: String,
+        /// Version of the new baseline (default: the embedded one's plus 1).
+        #[arg(long, value_name = "N")]
+        version: Option<u32>,
+        /// Write to FILE (e.g. crates/sysgauge-bench/baseline/reference.json) instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Accept a run that is not a complete, standard-profile, release-build run.
+        #[arg(long)]
+        force: bool,
     },
 }
 

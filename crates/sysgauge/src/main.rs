@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod config;
 mod exit;
+mod machines;
 mod measure;
 mod output;
 mod progress;

@@ -183,6 +183,18 @@ pub fn execute(
     })
 }
 
+/// The index lines against the embedded baseline that end a run summary
+/// (one line saying why when there is no index).
+pub fn baseline_index_text(record: &RunRecord) -> String {
+    match sysgauge_bench::baseline::embedded() {
+        Ok(b) => match sysgauge_bench::baseline::index(record) {
+            Ok(ix) => sysgauge_report::index_text(&ix, b.version, &b.machine),
+            Err(e) => format!("No index: {e}\n"),
+        },
+        Err(e) => format!("No index: {e}\n"),
+    }
+}
+
 /// Print human-readable text: to stdout normally, to stderr when stdout
 /// carries the JSON record (`--json -`).
 pub fn print_human(cfg: &MeasureConfig, text: &str) -> Result<()> {

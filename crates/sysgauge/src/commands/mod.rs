@@ -1,10 +1,18 @@
 //! One module per subcommand; `dispatch` maps the parsed command line to it.
 
+mod baseline;
+mod chart;
+mod compare;
 mod host;
+mod import;
 mod list;
 mod mem;
+mod procs;
+mod report;
 mod results;
 mod run;
+mod spawn;
+mod startup;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Exit;
@@ -17,5 +25,13 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
         Command::Mem(a) => mem::run(a),
+        Command::Spawn(a) => spawn::run(a),
+        Command::Startup(a) => startup::run(a),
+        Command::Procs(a) => procs::run(a),
+        Command::Baseline(a) => baseline::run(a),
+        Command::Import(a) => import::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Chart(a) => chart::run(a),
     }
 }

@@ -1,0 +1,656 @@
+//! The ways of starting a process that the `spawn` family compares, each
+//! reduced to "start the target once and wait for it", plus the prepared
+//! exec arguments they share.
+//!
+//! Everything a child needs between fork/vfork/clone and `execve` (the path,
+//! the argv and envp pointer arrays, the clone stack, the shell command line)
+//! is built before any timing in an [`ExecPlan`]. That is not only to keep
+//! allocation out of the timed loop: after `fork` in a multi-threaded parent
+//! (sysgauge has a Ctrl-C thread, and the multi-spawner cases have several
+//! spawning threads) the child may only make async-signal-safe calls, and
+//! after `vfork`/`clone(CLONE_VM)` it shares the parent's memory, so it must
+//! not allocate, lock or unwind. The children below only call `execve` and
+//! `_exit` (and `write` for the fork+exit check), all async-signal-safe.
+//!
+//! A signal that reaches a child before its `execve` (a Ctrl-C sent to the
+//! whole process group) runs the parent's handler there; sysgauge's handler
+//! only writes one byte to its self-pipe, which is async-signal-safe and, in
+//! a vfork child, runs on the stack below the suspended parent's frames. At
+//! worst the parent sees the Ctrl-C twice and takes the "second Ctrl-C" path
+//! (scratch removed, exit 130).
+
+use std::ffi::{CString, OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// A way of starting a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `fork()`; the child `_exit(0)`s without exec: the price of copying
+    /// the parent alone.
+    ForkExit,
+    /// `fork()` then `execve()` in the child.
+    ForkExec,
+    /// `vfork()` then `execve()` (the child borrows the parent's memory and
+    /// the parent sleeps until the exec).
+    VforkExec,
+    /// `clone(CLONE_VM | CLONE_VFORK)` with its own small stack, then
+    /// `execve()`: what glibc's posix_spawn does inside.
+    CloneVforkExec,
+    /// `posix_spawn()`.
+    PosixSpawn,
+    /// Rust's `std::process::Command::status()`.
+    StdCommand,
+    /// `popen(cmd, "r")` (runs `sh -c cmd`), read to EOF, `pclose()`.
+    PopenSh,
+    /// `system(cmd)` (runs `sh -c cmd`).
+    System,
+}
+
+impl Method {
+    pub const ALL: [Method; 8] = [
+        Method::ForkExit,
+        Method::ForkExec,
+        Method::VforkExec,
+        Method::CloneVforkExec,
+        Method::PosixSpawn,
+        Method::StdCommand,
+        Method::PopenSh,
+        Method::System,
+    ];
+
+    /// The method's name (the benchmark id is `spawn.<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::ForkExit => "fork-exit",
+            Method::ForkExec => "fork-exec",
+            Method::VforkExec => "vfork-exec",
+            Method::CloneVforkExec => "clone-vfork-exec",
+            Method::PosixSpawn => "posix-spawn",
+            Method::StdCommand => "std-command",
+            Method::PopenSh => "popen-sh",
+            Method::System => "system",
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Method::ForkExit => "spawn.fork-exit",
+            Method::ForkExec => "spawn.fork-exec",
+            Method::VforkExec => "spawn.vfork-exec",
+            Method::CloneVforkExec => "spawn.clone-vfork-exec",
+            Method::PosixSpawn => "spawn.posix-spawn",
+            Method::StdCommand => "spawn.std-command",
+            Method::PopenSh => "spawn.popen-sh",
+            Method::System => "spawn.system",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Method> {
+        Method::ALL.iter().copied().find(|m| m.name() == name)
+    }
+
+    /// One line for `sysgauge list`.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Method::ForkExit => "fork() and an immediate _exit() in the child, no exec: the cost of copying the parent",
+            Method::ForkExec => "fork() then execve() of the target, waited for",
+            Method::VforkExec => "vfork() then execve() of the target (parent suspended, memory borrowed)",
+            Method::CloneVforkExec => "clone(CLONE_VM|CLONE_VFORK) on a small stack then execve() of the target",
+            Method::PosixSpawn => "posix_spawn() of the target, waited for",
+            Method::StdCommand => "Rust std::process::Command::status() of the target",
+            Method::PopenSh => "popen(\"target\", \"r\") through sh -c, read to EOF, pclose()",
+            Method::System => "system(\"target\") through sh -c",
+        }
+    }
+
+    /// Whether the method execs a target at all.
+    pub fn execs(self) -> bool {
+        self != Method::ForkExit
+    }
+
+    /// Whether the method goes through `sh -c`.
+    pub fn uses_shell(self) -> bool {
+        matches!(self, Method::PopenSh | Method::System)
+    }
+
+    /// Whether this build can run the method on this architecture.
+    pub fn available(self) -> Result<(), String> {
+        match self {
+            Method::VforkExec if !VFORK_SUPPORTED => Err(format!(
+                "vfork+exec is implemented for x86_64 and aarch64; this build is for {}",
+                std::env::consts::ARCH
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+const VFORK_SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+
+/// Why one spawn went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpawnError {
+    /// The spawning call itself failed (`errno` given).
+    Os { call: &'static str, errno: i32 },
+    /// The child ended other than with exit status 0.
+    Child(ChildEnd),
+}
+
+/// How a child ended, from its wait status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildEnd {
+    Exited(i32),
+    Signalled(i32),
+    Other(i32),
+}
+
+impl ChildEnd {
+    pub fn from_wait_status(status: libc::c_int) -> ChildEnd {
+        if libc::WIFEXITED(status) {
+            ChildEnd::Exited(libc::WEXITSTATUS(status))
+        } else if libc::WIFSIGNALED(status) {
+            ChildEnd::Signalled(libc::WTERMSIG(status))
+        } else {
+            ChildEnd::Other(status)
+        }
+    }
+
+    pub fn success(self) -> bool {
+        self == ChildEnd::Exited(0)
+    }
+}
+
+impl std::fmt::Display for ChildEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChildEnd::Exited(127) => write!(
+                f,
+                "exited with status 127 (the program could not be executed)"
+            ),
+            ChildEnd::Exited(c) => write!(f, "exited with status {c}"),
+            ChildEnd::Signalled(s) => write!(f, "was killed by signal {s}"),
+            ChildEnd::Other(s) => write!(f, "ended with wait status {s:#x}"),
+        }
+    }
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpawnError::Os { call, errno } => write!(
+                f,
+                "{call} failed: {}",
+                std::io::Error::from_raw_os_error(*errno)
+            ),
+            SpawnError::Child(end) => write!(f, "the child {end}"),
+        }
+    }
+}
+
+impl SpawnError {
+    /// True when the child died of SIGINT: the user pressed Ctrl-C.
+    pub fn is_interrupt(&self) -> bool {
+        matches!(self, SpawnError::Child(ChildEnd::Signalled(libc::SIGINT)))
+    }
+}
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Size of the stack the clone child runs on. It calls only `execve` and
+/// `_exit` (a few hundred bytes); glibc's posix_spawn uses a stack of this
+/// order too.
+const CLONE_STACK: usize = 64 * 1024;
+
+/// Everything one spawner needs, built before timing.
+pub struct ExecPlan {
+    path: CString,
+    /// Owns the argument strings `argv` points into.
+    _args: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    /// Owns the environment strings `envp` points into.
+    _env: Vec<CString>,
+    envp: Vec<*const libc::c_char>,
+    /// The command line for popen/system (`sh -c` runs it).
+    shell_cmd: CString,
+    /// The same program for `std::process::Command`.
+    std_program: PathBuf,
+    std_args: Vec<OsString>,
+    /// fork+exit's check: when set, the child writes one byte here first.
+    marker_fd: libc::c_int,
+    clone_stack: Vec<u8>,
+    popen_buf: Vec<u8>,
+}
+
+// SAFETY: the raw pointers in `argv`/`envp` point into the heap buffers of
+// the CStrings owned by the same `ExecPlan` (moving the struct does not move
+// those buffers), and nothing mutates them after construction. Moving a plan
+// to the thread that spawns with it is therefore sound.
+unsafe impl Send for ExecPlan {}
+
+fn cstring(bytes: &[u8], what: &str) -> Result<CString, String> {
+    CString::new(bytes).map_err(|_| format!("{what} contains a NUL byte"))
+}
+
+impl ExecPlan {
+    /// Prepare to run `program args…` with the current environment.
+    pub fn new(program: &Path, args: &[&OsStr]) -> Result<ExecPlan, String> {
+        let path = cstring(program.as_os_str().as_bytes(), "the program path")?;
+        let mut owned = vec![path.clone()];
+        for a in args {
+            owned.push(cstring(a.as_bytes(), "an argument")?);
+        }
+        let mut argv: Vec<*const libc::c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        let mut env = Vec::new();
+        for (k, v) in std::env::vars_os() {
+            let mut kv = k.as_bytes().to_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            // Variables with a NUL byte cannot exist in a real environment;
+            // skip rather than fail.
+            if let Ok(c) = CString::new(kv) {
+                env.push(c);
+            }
+        }
+        let mut envp: Vec<*const libc::c_char> = env.iter().map(|c| c.as_ptr()).collect();
+        envp.push(std::ptr::null());
+        let mut words: Vec<String> = Vec::new();
+        for w in std::iter::once(program.as_os_str()).chain(args.iter().copied()) {
+            let s = w
+                .to_str()
+                .ok_or_else(|| format!("{} is not valid UTF-8", w.to_string_lossy()))?;
+            words.push(
+                shlex::try_quote(s)
+                    .map_err(|e| format!("cannot quote {s:?} for sh -c: {e}"))?
+                    .into_owned(),
+            );
+        }
+        let shell_cmd = cstring(words.join(" ").as_bytes(), "the shell command")?;
+        Ok(ExecPlan {
+            path,
+            _args: owned,
+            argv,
+            _env: env,
+            envp,
+            shell_cmd,
+            std_program: program.to_path_buf(),
+            std_args: args.iter().map(|a| a.to_os_string()).collect(),
+            marker_fd: -1,
+            clone_stack: vec![0u8; CLONE_STACK],
+            popen_buf: vec![0u8; 4096],
+        })
+    }
+
+    /// For fork+exit's check: make the child write one byte to `fd` (which
+    /// must stay open while the plan is used) before it exits.
+    pub fn with_marker_fd(mut self, fd: libc::c_int) -> ExecPlan {
+        self.marker_fd = fd;
+        self
+    }
+
+    /// The command line popen and system hand to `sh -c`.
+    pub fn shell_command(&self) -> &str {
+        self.shell_cmd.to_str().unwrap_or("")
+    }
+
+    /// Start the target once by `method` and wait for it; `Ok` only when it
+    /// exited with status 0.
+    pub fn spawn(&mut self, method: Method) -> Result<(), SpawnError> {
+        match method {
+            Method::ForkExit => self.fork_exit(),
+            Method::ForkExec => self.fork_exec(),
+            Method::VforkExec => self.vfork_exec(),
+            Method::CloneVforkExec => self.clone_vfork_exec(),
+            Method::PosixSpawn => self.posix_spawn(),
+            Method::StdCommand => self.std_command(),
+            Method::PopenSh => self.popen(),
+            Method::System => self.system(),
+        }
+    }
+
+    fn fork_exit(&mut self) -> Result<(), SpawnError> {
+        let fd = self.marker_fd;
+        let mark = b".";
+        // SAFETY: fork has no preconditions. In the child (pid 0) only
+        // async-signal-safe calls follow (`write`, `_exit`), on memory that
+        // existed before the fork, as POSIX requires in a multi-threaded
+        // parent; `_exit` skips atexit handlers and stdio flushing, which
+        // belong to the parent.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: see above; `mark` is a valid 1-byte buffer.
+            unsafe {
+                if fd >= 0 {
+                    libc::write(fd, mark.as_ptr().cast(), 1);
+                }
+                libc::_exit(0)
+            }
+        }
+        self.reap("fork", pid)
+    }
+
+    fn fork_exec(&mut self) -> Result<(), SpawnError> {
+        let (path, argv, envp) = (self.path.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr());
+        // SAFETY: fork has no preconditions. The child calls only `execve`
+        // and `_exit` (async-signal-safe) with pointers to NUL-terminated
+        // strings and NULL-terminated arrays built before the fork, which the
+        // child's copy of memory still holds.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: see above.
+            unsafe {
+                libc::execve(path, argv, envp);
+                libc::_exit(127)
+            }
+        }
+        self.reap("fork", pid)
+    }
+
+    fn vfork_exec(&mut self) -> Result<(), SpawnError> {
+        if !VFORK_SUPPORTED {
+            return Err(SpawnError::Os {
+                call: "vfork",
+                errno: libc::ENOSYS,
+            });
+        }
+        // SAFETY: the pointers are valid NUL-terminated strings and
+        // NULL-terminated arrays owned by `self`, alive across the call; see
+        // `raw_vfork_exec` for why the vfork itself is sound.
+        let ret =
+            unsafe { raw_vfork_exec(self.path.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr()) };
+        if ret < 0 {
+            return Err(SpawnError::Os {
+                call: "vfork",
+                errno: i32::try_from(-ret).unwrap_or(libc::EINVAL),
+            });
+        }
+        let pid = libc::pid_t::try_from(ret).unwrap_or(-1);
+        self.reap("vfork", pid)
+    }
+
+    fn clone_vfork_exec(&mut self) -> Result<(), SpawnError> {
+        let args = CloneArgs {
+            path: self.path.as_ptr(),
+            argv: self.argv.as_ptr(),
+            envp: self.envp.as_ptr(),
+        };
+        // The stack grows down on every architecture sysgauge runs on; the
+        // top is aligned to 16 bytes as the ABIs require.
+        let base = self.clone_stack.as_mut_ptr() as usize;
+        let top = (base + self.clone_stack.len()) & !15;
+        // SAFETY: `clone_child` runs on `clone_stack` (owned by self, not
+        // used by anything else while the parent is suspended) and only
+        // calls `execve` and `_exit`, reading `args`, which lives on the
+        // parent's stack until clone returns. CLONE_VFORK suspends this
+        // thread until the child has exec'd or exited, so `args` and the
+        // stack outlive the child's use of them. The child shares memory
+        // (CLONE_VM) but writes nothing the parent reads, except possibly
+        // errno (thread-local of this thread) if execve fails, and errno is
+        // not read by the parent afterwards.
+        let pid = unsafe {
+            libc::clone(
+                clone_child,
+                top as *mut libc::c_void,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                (&args as *const CloneArgs).cast_mut().cast(),
+            )
+        };
+        self.reap("clone", pid)
+    }
+
+    fn posix_spawn(&mut self) -> Result<(), SpawnError> {
+        let mut pid: libc::pid_t = 0;
+        // SAFETY: every pointer is valid for the call (NUL-terminated path,
+        // NULL-terminated argv/envp owned by self); null file actions and
+        // attributes mean "inherit everything", which posix_spawn allows.
+        let rc = unsafe {
+            libc::posix_spawn(
+                &mut pid,
+                self.path.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                self.argv.as_ptr().cast(),
+                self.envp.as_ptr().cast(),
+            )
+        };
+        if rc != 0 {
+            return Err(SpawnError::Os {
+                call: "posix_spawn",
+                errno: rc,
+            });
+        }
+        self.reap("posix_spawn", pid)
+    }
+
+    fn std_command(&mut self) -> Result<(), SpawnError> {
+        // Built per spawn on purpose: constructing the Command is part of
+        // what a program using the standard library pays for every process.
+        let status = std::process::Command::new(&self.std_program)
+            .args(&self.std_args)
+            .status()
+            .map_err(|e| SpawnError::Os {
+                call: "Command::status",
+                errno: e.raw_os_error().unwrap_or(0),
+            })?;
+        use std::os::unix::process::ExitStatusExt;
+        let end = ChildEnd::from_wait_status(status.into_raw());
+        if end.success() {
+            Ok(())
+        } else {
+            Err(SpawnError::Child(end))
+        }
+    }
+
+    fn popen(&mut self) -> Result<(), SpawnError> {
+        // SAFETY: the command and mode are valid NUL-terminated strings.
+        let f = unsafe { libc::popen(self.shell_cmd.as_ptr(), c"r".as_ptr()) };
+        if f.is_null() {
+            return Err(SpawnError::Os {
+                call: "popen",
+                errno: last_errno(),
+            });
+        }
+        // Read to EOF as a popen user does (the targets print nothing, so
+        // this returns as soon as the child has gone).
+        loop {
+            // SAFETY: `popen_buf` is a valid writable buffer of its length
+            // and `f` a FILE* from popen that is still open.
+            let n = unsafe {
+                libc::fread(
+                    self.popen_buf.as_mut_ptr().cast(),
+                    1,
+                    self.popen_buf.len(),
+                    f,
+                )
+            };
+            if n == 0 {
+                break;
+            }
+        }
+        // SAFETY: `f` came from popen and is closed exactly once here.
+        let status = unsafe { libc::pclose(f) };
+        if status == -1 {
+            return Err(SpawnError::Os {
+                call: "pclose",
+                errno: last_errno(),
+            });
+        }
+        check(status)
+    }
+
+    fn system(&mut self) -> Result<(), SpawnError> {
+        // SAFETY: the command is a valid NUL-terminated string. system()
+        // changes SIGINT/SIGQUIT dispositions process-wide while it waits,
+        // which is why the family never runs it from several threads.
+        let status = unsafe { libc::system(self.shell_cmd.as_ptr()) };
+        if status == -1 {
+            return Err(SpawnError::Os {
+                call: "system",
+                errno: last_errno(),
+            });
+        }
+        check(status)
+    }
+
+    fn reap(&self, call: &'static str, pid: libc::pid_t) -> Result<(), SpawnError> {
+        if pid < 0 {
+            return Err(SpawnError::Os {
+                call,
+                errno: last_errno(),
+            });
+        }
+        check(wait_for(pid).map_err(|errno| SpawnError::Os {
+            call: "waitpid",
+            errno,
+        })?)
+    }
+}
+
+fn check(status: libc::c_int) -> Result<(), SpawnError> {
+    let end = ChildEnd::from_wait_status(status);
+    if end.success() {
+        Ok(())
+    } else {
+        Err(SpawnError::Child(end))
+    }
+}
+
+/// Wait for `pid` to end, retrying on EINTR; returns the wait status.
+pub fn wait_for(pid: libc::pid_t) -> Result<libc::c_int, i32> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: `status` is a valid out-pointer; `pid` is our child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return Ok(status);
+        }
+        let e = last_errno();
+        if r == -1 && e == libc::EINTR {
+            continue;
+        }
+        return Err(e);
+    }
+}
+
+#[repr(C)]
+struct CloneArgs {
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+}
+
+/// The clone child: exec the target or exit 127. Runs on its own stack in
+/// the parent's address space; it must not allocate or unwind.
+extern "C" fn clone_child(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` points to the parent's `CloneArgs`, alive until the
+    // parent resumes (after our exec or exit); execve and _exit are
+    // async-signal-safe and need no allocation.
+    unsafe {
+        let a = &*(arg as *const CloneArgs);
+        libc::execve(a.path, a.argv, a.envp);
+        libc::_exit(127)
+    }
+}
+
+/// vfork() + execve() in one block of assembly; returns the child's pid or a
+/// negative errno.
+///
+/// Why assembly: a vfork child runs on the parent's stack until it execs, so
+/// "returns twice" is more than a curiosity: if the child returned from a
+/// function, spilled a register or let the compiler reuse a stack slot, it
+/// would overwrite the frame the parent resumes in. Rust has no
+/// `returns_twice` attribute to make calling libc's `vfork` safe, so the
+/// system calls are made inside one `asm!` block: the child never leaves it
+/// (it execs, or exits with 127 when the exec fails), touches no memory (the
+/// arguments are in registers and the block is `nostack`), and the parent
+/// leaves it once, as from any other block. `exit_group` in the child ends
+/// only the child, which is its own thread group.
+///
+/// # Safety
+/// `path` must be a NUL-terminated string and `argv`/`envp` NULL-terminated
+/// arrays of NUL-terminated strings, valid until this returns.
+#[cfg(target_arch = "x86_64")]
+unsafe fn raw_vfork_exec(
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+) -> isize {
+    let ret: isize;
+    // SAFETY: see the function's doc; the syscall instruction clobbers only
+    // rax, rcx and r11, all declared; rdi/rsi/rdx survive the vfork so the
+    // child finds execve's arguments in place.
+    unsafe {
+        std::arch::asm!(
+            "syscall",              // vfork (rax = 58)
+            "test rax, rax",
+            "jnz 2f",               // parent (pid > 0) or error (< 0)
+            "mov eax, 59",          // child: execve(rdi, rsi, rdx)
+            "syscall",
+            "mov edi, 127",         // exec failed
+            "mov eax, 231",         // exit_group
+            "syscall",
+            "ud2",
+            "2:",
+            inlateout("rax") libc::SYS_vfork as isize => ret,
+            in("rdi") path,
+            in("rsi") argv,
+            in("rdx") envp,
+            out("rcx") _,
+            out("r11") _,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+/// aarch64 has no vfork system call; like glibc, use clone with
+/// CLONE_VM | CLONE_VFORK | SIGCHLD and the parent's stack pointer (0).
+#[cfg(target_arch = "aarch64")]
+unsafe fn raw_vfork_exec(
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+) -> isize {
+    let ret: isize;
+    let flags = (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as isize;
+    // SAFETY: see the x86_64 version; `svc #0` returns in x0 and preserves
+    // the other registers, so the child finds execve's arguments in x9-x11.
+    unsafe {
+        std::arch::asm!(
+            "svc #0",               // clone(flags, 0, 0, 0, 0) (x8 = 220)
+            "cbnz x0, 2f",          // parent (pid > 0) or error (< 0)
+            "mov x0, x9",           // child: execve(path, argv, envp)
+            "mov x1, x10",
+            "mov x2, x11",
+            "mov x8, #221",
+            "svc #0",
+            "mov x0, #127",         // exec failed
+            "mov x8, #94",          // exit_group
+            "svc #0",
+            "2:",
+            inlateout("x0") flags => ret,
+            inlateout("x1") 0usize => _,
+            inlateout("x2") 0usize => _,
+            inlateout("x3") 0usize => _,
+            inlateout("x4") 0usize => _,
+            inlateout("x8") libc::SYS_clone as usize => _,
+            in("x9") path,
+            in("x10") argv,
+            in("x11") envp,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+unsafe fn raw_vfork_exec(
+    _path: *const libc::c_char,
+    _argv: *const *const libc::c_char,
+    _envp: *const *const libc::c_char,
+) -> isize {
+    -(libc::ENOSYS as isize)
+}

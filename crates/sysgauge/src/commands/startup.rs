@@ -1,0 +1,158 @@
+//! `sysgauge startup CMD [--vs CMD …]`: time commands from start to exit
+//! over many runs, the first being the baseline, and count the shared
+//! libraries each loads. Every command is run once first: one that fails
+//! stops everything with a clear message (unless --ignore-failure), before
+//! anything is measured or stored.
+
+use crate::cli::StartupArgs;
+use crate::config::{check_output_path, MeasureConfig};
+use crate::exit::Exit;
+use crate::{measure, output};
+use anyhow::{bail, Context, Result};
+use std::sync::Arc;
+use std::time::Duration;
+use sysgauge_bench::startup::{preflight, prepare, StartupOptions};
+use sysgauge_bench::{benchmarks, Options};
+use sysgauge_core::family_of;
+use sysgauge_report::{findings_text, TableFormat};
+
+/// `3`, `0.5`, `3s`, `500ms` → a duration (at most a day).
+pub fn parse_seconds(s: &str, option: &str) -> Result<Duration> {
+    let t = s.trim();
+    let (num, scale) = if let Some(ms) = t.strip_suffix("ms") {
+        (ms, 1e-3)
+    } else if let Some(sec) = t.strip_suffix('s') {
+        (sec, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .with_context(|| {
+            format!("{option} '{t}' is not a number of seconds (e.g. 3, 0.5, 500ms)")
+        })?;
+    let secs = v * scale;
+    if secs > 86_400.0 {
+        bail!("{option} '{t}' is more than a day");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+pub fn options_from(args: &StartupArgs) -> Result<StartupOptions> {
+    let mut commands = vec![args.command.clone()];
+    for v in &args.vs {
+        if commands.contains(v) {
+            bail!("--vs {v:?} repeats a command already given");
+        }
+        commands.push(v.clone());
+    }
+    if args.runs == 0 || args.runs > 10_000_000 {
+        bail!("--runs must be between 1 and 10000000, not {}", args.runs);
+    }
+    if let Some(m) = args.max_runs {
+        if m < args.runs {
+            bail!("--max-runs {m} is below --runs {}", args.runs);
+        }
+    }
+    let min_time = match &args.min_time {
+        Some(s) => Some(parse_seconds(s, "--min-time")?),
+        None => None,
+    };
+    for c in &commands {
+        prepare(c, args.shell).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    Ok(StartupOptions {
+        commands,
+        shell: args.shell,
+        min_runs: args.runs,
+        min_time,
+        max_runs: args.max_runs,
+        ignore_failure: args.ignore_failure,
+        skip_libraries: args.no_libraries,
+    })
+}
+
+pub fn run(args: StartupArgs) -> Result<Exit> {
+    let cfg = MeasureConfig::from_args(&args.measure)?;
+    if let Some(p) = &args.export_json {
+        check_output_path(p, "--export-json")?;
+        let stdout = |p: &std::path::Path| p.as_os_str() == "-";
+        if stdout(p) && cfg.json.as_deref().is_some_and(stdout) {
+            bail!("--json - and --export-json - cannot both write to standard output; give one of them a file");
+        }
+    }
+    let startup = options_from(&args)?;
+    if !startup.ignore_failure {
+        for c in &startup.commands {
+            if let Err(e) = preflight(c, startup.shell) {
+                eprintln!("sysgauge: error: {e}");
+                return Ok(Exit::BenchFailed);
+            }
+        }
+    }
+    let options = Options {
+        startup: Arc::new(startup),
+        ..Default::default()
+    };
+    let selected: Vec<_> = benchmarks(&options)
+        .into_iter()
+        .filter(|b| family_of(b.id()) == "startup")
+        .collect();
+    let cancel = crate::signals::install()?;
+    let outcome = measure::execute("startup", &cfg, &selected, &cancel, Vec::new())?;
+    if let Some(p) = &args.export_json {
+        let text = sysgauge_report::startup::startup_export_json(&outcome.record);
+        output::to_file_or_stdout(p, &text)
+            .with_context(|| format!("writing the startup export to {}", p.display()))?;
+    }
+    let mut text = sysgauge_report::startup::startup_report(&outcome.record, TableFormat::Text);
+    let findings = findings_text(&outcome.record);
+    if !findings.is_empty() {
+        text.push_str("\nFindings:\n");
+        text.push_str(&findings);
+    }
+    if let Some(row) = outcome.stored_as {
+        text.push_str(&format!(
+            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
+            outcome.record.run_id
+        ));
+    }
+    if outcome.exit == Exit::Interrupted {
+        text.push_str("The run was interrupted; the results above were kept.\n");
+    }
+    let to_stderr = args
+        .export_json
+        .as_deref()
+        .is_some_and(|p| p.as_os_str() == "-");
+    if to_stderr {
+        eprint!("{text}");
+    } else {
+        measure::print_human(&cfg, &text)?;
+    }
+    Ok(outcome.exit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("3", "x").ok(), Some(Duration::from_secs(3)));
+        assert_eq!(
+            parse_seconds("0.5s", "x").ok(),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_seconds("250ms", "x").ok(),
+            Some(Duration::from_millis(250))
+        );
+        assert!(parse_seconds("-1", "x").is_err());
+        assert!(parse_seconds("abc", "x").is_err());
+        assert!(parse_seconds("1e9", "x").is_err());
+        assert!(parse_seconds("NaN", "x").is_err());
+    }
+}
