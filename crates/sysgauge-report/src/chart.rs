@@ -46,14 +46,14 @@ pub enum ChartKind {
     },
 }
 
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 // Font sizes are even: plotters' ab_glyph backend places each glyph at
 // size/2 from the top, truncated to a pixel, so an odd size moves small
 // glyphs (the decimal point) half a pixel against the others.
 
 /// Register the embedded font once. plotters' ab_glyph backend draws text
 /// only with registered fonts.
-fn ensure_font() -> Result<(), ChartError> {
+pub(crate) fn ensure_font() -> Result<(), ChartError> {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     DONE.get_or_init(|| {
         register_font(FONT, FontStyle::Normal, dejavu::sans::regular())
@@ -81,7 +81,7 @@ pub fn machine_color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
+pub(crate) fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
     ChartError::Draw(e.to_string())
 }
 

@@ -23,6 +23,6 @@ pub use compare::{format_ratio, render_comparison, CompareFormat};
 pub use format::{format_value, format_with_unit};
 pub use html::render_html;
 pub use index::index_text;
-pub use memory::memory_report;
+pub use memory::{latency_chart_png, latency_chart_svg, memory_report};
 pub use summary::{export_run, findings_text, summary_table, ExportFormat};
 pub use table::{Align, Table, TableFormat};

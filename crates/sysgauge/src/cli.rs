@@ -292,6 +292,11 @@ pub struct MemArgs {
     /// memcpy, loop-copy, block-copy, stream-triad, latency, tmpfs-write, ...).
     #[arg(long, value_name = "TEST[,...]", value_delimiter = ',')]
     pub only: Vec<String>,
+
+    /// Also draw latency against working-set size, with the cache sizes
+    /// marked, into FILE (`.svg` or `.png`).
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -19,10 +19,13 @@ fn mem_tiny(sb: &Sandbox) -> assert_cmd::Command {
 fn mem_runs_the_whole_family_and_renders_its_tables() {
     let sb = Sandbox::new();
     let json = sb.path().join("mem.json");
+    let chart = sb.path().join("latency.svg");
     let out = mem_tiny(&sb)
         .args(["--working-sets", "4KiB,64KiB,1MiB", "--threads", "1,2"])
         .arg("--json")
         .arg(&json)
+        .arg("--chart")
+        .arg(&chart)
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
@@ -80,6 +83,11 @@ fn mem_runs_the_whole_family_and_renders_its_tables() {
     ] {
         assert!(stdout.contains(needle), "missing {needle}:\n{stdout}");
     }
+
+    // The latency chart, with the host's cache sizes marked.
+    let svg = std::fs::read_to_string(&chart).unwrap_or_else(|e| panic!("{e}"));
+    assert!(svg.starts_with("<svg") && svg.contains("Memory latency by working set"));
+    assert!(stderr_of(&out).contains("wrote"));
 
     // `results show` renders the same family tables from the database.
     let show = sb
@@ -145,6 +153,10 @@ fn bad_options_exit_2_with_one_line() {
         vec!["--block-size", "1"],
         vec!["--threads", "0"],
         vec!["--working-sets", "4K,x"],
+        vec!["--chart", "latency.jpg"],
+        vec!["--chart", "no-such-dir/latency.svg"],
+        vec!["--chart", "l.svg", "--only", "memcpy"],
+        vec!["--only", "nosuch"],
     ] {
         let out = mem_tiny(&sb)
             .args(&args)

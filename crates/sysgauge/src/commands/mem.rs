@@ -5,10 +5,11 @@
 //! `sysgauge run`, so the two compare.
 
 use crate::cli::MemArgs;
-use crate::config::MeasureConfig;
+use crate::config::{check_output_path, MeasureConfig};
 use crate::exit::Exit;
 use crate::measure;
 use anyhow::{bail, Context, Result};
+use std::path::Path;
 use std::sync::Arc;
 use sysgauge_bench::memory::{
     self, check_memory, full_budget, memory_needed, validate_size, validate_working_set,
@@ -16,7 +17,35 @@ use sysgauge_bench::memory::{
 };
 use sysgauge_core::size::{parse_count, parse_size, parse_size_list, Bytes};
 use sysgauge_core::Benchmark;
-use sysgauge_report::{findings_text, memory_report, summary_table, TableFormat};
+use sysgauge_report::{
+    findings_text, latency_chart_png, latency_chart_svg, memory_report, summary_table, TableFormat,
+};
+
+/// Width in pixels of the `--chart` picture.
+const CHART_WIDTH: u32 = 1000;
+
+/// The format of a `--chart` file, from its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChartFormat {
+    Svg,
+    Png,
+}
+
+fn chart_format(path: &Path) -> Result<ChartFormat> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("svg") => Ok(ChartFormat::Svg),
+        Some("png") => Ok(ChartFormat::Png),
+        _ => bail!(
+            "--chart {}: the file name must end in .svg or .png",
+            path.display()
+        ),
+    }
+}
 
 /// The most threads `--threads` accepts.
 const MAX_THREADS: u64 = 4096;
@@ -27,6 +56,17 @@ pub fn run(args: MemArgs) -> Result<Exit> {
     cfg.family_budgets
         .insert("mem".to_string(), full_budget(cfg.profile));
     let benches = select(memory::benchmarks(&Arc::new(options)), &args.only)?;
+    let chart = match &args.chart {
+        None => None,
+        Some(path) => {
+            let format = chart_format(path)?;
+            check_output_path(path, "--chart")?;
+            if !benches.iter().any(|b| b.id() == "mem.latency") {
+                bail!("--chart draws mem.latency, which --only leaves out");
+            }
+            Some((path.clone(), format))
+        }
+    };
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("mem", &cfg, &benches, &cancel, Vec::new())?;
     let mut text = summary_table(&outcome.record, TableFormat::Text);
@@ -40,6 +80,9 @@ pub fn run(args: MemArgs) -> Result<Exit> {
         text.push_str("\nFindings:\n");
         text.push_str(&findings);
     }
+    if let Some((path, format)) = &chart {
+        write_chart(&outcome.record, path, *format);
+    }
     if let Some(row) = outcome.stored_as {
         text.push_str(&format!(
             "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
@@ -51,6 +94,24 @@ pub fn run(args: MemArgs) -> Result<Exit> {
     }
     measure::print_human(&cfg, &text)?;
     Ok(outcome.exit)
+}
+
+/// Draw the latency chart. A run without latency results (skipped,
+/// failed, interrupted) gets a note instead of a chart: the measurements
+/// are stored either way, so this is not a reason to fail the run.
+fn write_chart(run: &sysgauge_core::RunRecord, path: &Path, format: ChartFormat) {
+    let bytes = match format {
+        ChartFormat::Svg => latency_chart_svg(run, CHART_WIDTH).map(String::into_bytes),
+        ChartFormat::Png => latency_chart_png(run, CHART_WIDTH),
+    };
+    match bytes.map_err(anyhow::Error::from).and_then(|b| {
+        crate::output::bytes_to_file(path, &b)
+            .with_context(|| format!("writing the chart to {}", path.display()))
+            .map(|_| b.len())
+    }) {
+        Ok(n) => eprintln!("wrote {} ({n} bytes)", path.display()),
+        Err(e) => eprintln!("sysgauge: no chart written: {e:#}"),
+    }
 }
 
 /// Keep the tests `--only` names (full ids or ids without `mem.`); all
@@ -229,6 +290,20 @@ mod tests {
             .map(|e| e.to_string());
         assert!(e.unwrap_or_default().contains("unknown test 'hash.md5'"));
         assert!(select(all(), &["nope".into()]).is_err());
+    }
+
+    #[test]
+    fn chart_formats() {
+        assert_eq!(
+            chart_format(Path::new("a.svg")).ok(),
+            Some(ChartFormat::Svg)
+        );
+        assert_eq!(
+            chart_format(Path::new("x/B.PNG")).ok(),
+            Some(ChartFormat::Png)
+        );
+        assert!(chart_format(Path::new("a.jpg")).is_err());
+        assert!(chart_format(Path::new("a")).is_err());
     }
 
     #[test]
