@@ -360,7 +360,7 @@ fn draw_latency<DB: DrawingBackend>(
     };
     let x_fmt = move |v: &f64| {
         let k = v.round();
-        if (v - k).abs() > 1e-6 || k < 0.0 || k > 62.0 || k.rem_euclid(every) != 0.0 {
+        if (v - k).abs() > 1e-6 || !(0.0..=62.0).contains(&k) || k.rem_euclid(every) != 0.0 {
             String::new()
         } else {
             Bytes(1u64 << (k as u32)).to_string()
