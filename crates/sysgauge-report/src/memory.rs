@@ -383,7 +383,7 @@ fn draw_latency<DB: DrawingBackend>(
         .y_label_formatter(&y_fmt)
         .label_style(label_style.clone())
         .axis_desc_style(label_style.clone())
-        .light_line_style(RGBColor(238, 238, 238))
+        .light_line_style(RGBColor(245, 245, 245))
         .draw()
         .map_err(draw_err)?;
     let grey = RGBColor(150, 150, 150);
@@ -401,12 +401,11 @@ fn draw_latency<DB: DrawingBackend>(
             .map_err(draw_err)?;
         // Stagger the labels so neighbouring caches do not overlap.
         let y = y_hi / 1.15 / 1.4f64.powi(i as i32 % 3);
+        let style = TextStyle::from((FONT, 12).into_font()).color(&grey);
         chart
-            .draw_series(std::iter::once(Text::new(
-                label.clone(),
-                (*x, y),
-                TextStyle::from((FONT, 12).into_font()).color(&grey),
-            )))
+            .draw_series(std::iter::once(
+                EmptyElement::at((*x, y)) + Text::new(label.clone(), (5, 0), style),
+            ))
             .map_err(draw_err)?;
     }
     let line: Vec<(f64, f64)> = xs.iter().copied().zip(points.iter().map(|p| p.1)).collect();
