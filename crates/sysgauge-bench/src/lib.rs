@@ -7,9 +7,11 @@
 //! never print, format units or write SQL: they return metrics and findings.
 
 pub mod baseline;
+pub mod disk;
 pub mod hash;
 pub mod memory;
 pub mod methodology;
+pub mod net;
 pub mod openssl_speed;
 pub mod registry;
 pub mod spawn;

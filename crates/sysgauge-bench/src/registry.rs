@@ -3,8 +3,10 @@
 //! `sysgauge list` shows, what `sysgauge run` runs and what the docs
 //! describe cannot drift apart (a test checks the docs).
 
+use crate::disk;
 use crate::hash;
 use crate::memory;
+use crate::net;
 use crate::spawn;
 use crate::startup;
 use std::sync::Arc;
@@ -51,6 +53,11 @@ pub fn families() -> &'static [FamilyInfo] {
             budget_seconds: [0.3, 5.0, 30.0, 90.0],
         },
         FamilyInfo {
+            name: "disk",
+            summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",
+            budget_seconds: [0.4, 8.0, 40.0, 120.0],
+        },
+        FamilyInfo {
             name: "spawn",
             summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
             budget_seconds: [0.3, 4.0, 40.0, 120.0],
@@ -62,6 +69,11 @@ pub fn families() -> &'static [FamilyInfo] {
             name: "startup",
             summary: "start-up time of given commands against a baseline, and the shared libraries they load",
             budget_seconds: [0.3, 3.0, 10.0, 30.0],
+        },
+        FamilyInfo {
+            name: "net",
+            summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
+            budget_seconds: [0.4, 5.0, 30.0, 90.0],
         },
     ]
 }
@@ -75,8 +87,10 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub mem: Arc<memory::MemOptions>,
+    pub disk: Arc<disk::DiskOptions>,
     pub spawn: Arc<spawn::SpawnOptions>,
     pub startup: Arc<startup::StartupOptions>,
+    pub net: Arc<net::NetOptions>,
 }
 
 /// Every benchmark, in display order.
@@ -84,8 +98,10 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
     v.extend(memory::benchmarks(&options.mem));
+    v.extend(disk::benchmarks(&options.disk));
     v.extend(spawn::benchmarks(&options.spawn));
     v.extend(startup::benchmarks(&options.startup));
+    v.extend(net::benchmarks(&options.net));
     v
 }
 

@@ -6,15 +6,18 @@
 
 pub mod chart;
 pub mod compare;
+pub mod disk;
 pub mod format;
 pub mod html;
 pub mod index;
 pub mod memory;
+pub mod net;
 pub mod spawn;
 pub mod startup;
 pub mod summary;
 pub mod table;
 
+pub use disk::{disk_table, disk_target_text};
 #[cfg(test)]
 mod testutil;
 

@@ -32,6 +32,8 @@ pub struct MeasureConfig {
     /// Time slices that replace the registry's for these families (a deep
     /// subcommand runs its whole family, not `run`'s slice).
     pub family_budgets: BTreeMap<String, std::time::Duration>,
+    /// No per-case progress lines (commands with their own live output).
+    pub quiet_progress: bool,
 }
 
 impl MeasureConfig {
@@ -86,6 +88,7 @@ impl MeasureConfig {
             scratch_base,
             noise_threshold: a.noise_threshold / 100.0,
             family_budgets: BTreeMap::new(),
+            quiet_progress: false,
         })
     }
 }

@@ -8,6 +8,7 @@ mod config;
 mod exit;
 mod machines;
 mod measure;
+mod netconfig;
 mod output;
 mod progress;
 mod signals;

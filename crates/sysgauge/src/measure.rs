@@ -136,8 +136,7 @@ pub fn execute(
         Arc::new(MonotonicClock::new()),
         cancel.clone(),
     );
-    let quiet_progress = false;
-    let mut console = ConsoleProgress::new(quiet_progress);
+    let mut console = ConsoleProgress::new(cfg.quiet_progress);
     let (record, stored_as) = match store.as_mut() {
         Some(store) => {
             let mut db = StoreSink::new(store);

@@ -3,10 +3,14 @@
 mod baseline;
 mod chart;
 mod compare;
+mod disk;
 mod host;
 mod import;
 mod list;
+mod listen;
 mod mem;
+mod net;
+mod ping;
 mod procs;
 mod report;
 mod results;
@@ -25,6 +29,10 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
         Command::Mem(a) => mem::run(a),
+        Command::Disk(a) => disk::run(a),
+        Command::Net(a) => net::run(a),
+        Command::Ping(a) => ping::run(a),
+        Command::Listen(a) => listen::run(a),
         Command::Spawn(a) => spawn::run(a),
         Command::Startup(a) => startup::run(a),
         Command::Procs(a) => procs::run(a),
