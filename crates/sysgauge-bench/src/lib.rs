@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod crypto;
 pub mod disk;
 pub mod hash;
+pub mod memory;
 pub mod methodology;
 pub mod net;
 pub mod openssl_speed;

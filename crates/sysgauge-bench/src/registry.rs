@@ -8,6 +8,7 @@ use crate::cpu;
 use crate::crypto;
 use crate::disk;
 use crate::hash;
+use crate::memory;
 use crate::net;
 use crate::spawn;
 use crate::startup;
@@ -61,6 +62,15 @@ pub fn families() -> &'static [FamilyInfo] {
             summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
             budget_seconds: [0.3, 12.0, 60.0, 180.0],
         },
+        // The slice's three cases also allocate and fault in their buffers
+        // and build the latency chain (about a second in all at the quick
+        // sizes), outside the measuring budget: 5 s of measuring is about
+        // 6 s of wall time.
+        FamilyInfo {
+            name: "mem",
+            summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
+            budget_seconds: [0.3, 5.0, 30.0, 90.0],
+        },
         FamilyInfo {
             name: "disk",
             summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",
@@ -101,6 +111,7 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
     pub cpu: Arc<cpu::CpuOptions>,
+    pub mem: Arc<memory::MemOptions>,
     pub disk: Arc<disk::DiskOptions>,
     pub sweep: Arc<sweep::SweepOptions>,
     pub crypto: Arc<crypto::CryptoOptions>,
@@ -118,6 +129,7 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     v.extend(hash::benchmarks(&options.hash));
     v.extend(crypto::benchmarks(&options.crypto));
     v.extend(cpu::benchmarks(&options.cpu));
+    v.extend(memory::benchmarks(&options.mem));
     v.extend(disk::benchmarks(&options.disk));
     v.extend(sweep::benchmarks(&options.sweep));
     v.extend(spawn::benchmarks(&options.spawn));

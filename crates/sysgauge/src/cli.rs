@@ -45,6 +45,8 @@ pub enum Command {
     Results(ResultsArgs),
     /// Classic CPU kernels in iterations/s, thread scaling, and integer/float/memory indexes.
     Cpu(CpuArgs),
+    /// Memory: copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes.
+    Mem(MemArgs),
     /// Measure a disk: sequential, rewrite, per-character, random seeks and
     /// file operations on a file system, or raw writes to a block device.
     Disk(DiskArgs),
@@ -296,6 +298,45 @@ pub struct CpuArgs {
     /// comma-separated); an index is computed only when all its kernels run.
     #[arg(long, value_name = "KERNEL[,...]", value_delimiter = ',')]
     pub kernels: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MemArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Bytes per array for the copy and STREAM tests, and of the /dev/shm file
+    /// (nice numbers: 256MiB, 1G). Default: 4 × the last-level cache, bounded by
+    /// the profile and by available memory.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+
+    /// Block size of the block-copy test (default 256KiB).
+    #[arg(long, value_name = "SIZE")]
+    pub block_size: Option<String>,
+
+    /// Thread counts for the STREAM kernels (default: 1 and all CPUs).
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
+    pub threads: Vec<String>,
+
+    /// Working sets of the latency test (default: 4KiB doubling to beyond the
+    /// last-level cache).
+    #[arg(long, value_name = "SIZE[,SIZE...]")]
+    pub working_sets: Option<String>,
+
+    /// Forbid transparent huge pages for the buffers (default: ask for them).
+    #[arg(long)]
+    pub no_huge_pages: bool,
+
+    /// Run only these tests (ids like mem.memcpy, or without the `mem.`:
+    /// memcpy, loop-copy, block-copy, stream-triad, latency, tmpfs-write, ...).
+    #[arg(long, value_name = "TEST[,...]", value_delimiter = ',')]
+    pub only: Vec<String>,
+
+    /// Also draw latency against working-set size, with the cache sizes
+    /// marked, into FILE (`.svg` or `.png`).
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

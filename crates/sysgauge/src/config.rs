@@ -29,6 +29,9 @@ pub struct MeasureConfig {
     pub scratch_base: PathBuf,
     /// As a fraction (0.05 = 5 %).
     pub noise_threshold: f64,
+    /// Time slices that replace the registry's for these families (a deep
+    /// subcommand runs its whole family, not `run`'s slice).
+    pub family_budgets: BTreeMap<String, std::time::Duration>,
     /// No per-case progress lines (commands with their own live output).
     pub quiet_progress: bool,
 }
@@ -84,6 +87,7 @@ impl MeasureConfig {
             },
             scratch_base,
             noise_threshold: a.noise_threshold / 100.0,
+            family_budgets: BTreeMap::new(),
             quiet_progress: false,
         })
     }

@@ -122,7 +122,14 @@ pub fn execute_with(
     record.findings.extend(extra_findings);
     let family_budgets: BTreeMap<String, std::time::Duration> = families()
         .iter()
-        .map(|f| (f.name.to_string(), f.budget(cfg.profile)))
+        .map(|f| {
+            let budget = cfg
+                .family_budgets
+                .get(f.name)
+                .copied()
+                .unwrap_or_else(|| f.budget(cfg.profile));
+            (f.name.to_string(), budget)
+        })
         .collect();
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())

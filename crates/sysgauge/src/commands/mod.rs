@@ -11,6 +11,7 @@ mod host;
 mod import;
 mod list;
 mod listen;
+mod mem;
 mod net;
 mod ping;
 mod procs;
@@ -33,6 +34,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
         Command::Cpu(a) => cpu::run(a),
+        Command::Mem(a) => mem::run(a),
         Command::Disk(a) => disk::run(a),
         Command::Net(a) => net::run(a),
         Command::Ping(a) => ping::run(a),

@@ -48,6 +48,11 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                     .unwrap_or_default()
             );
             text.push_str(&summary_table(&run, TableFormat::Text));
+            let family_tables = sysgauge_report::memory_report(&run, TableFormat::Text);
+            if !family_tables.is_empty() {
+                text.push('\n');
+                text.push_str(&family_tables);
+            }
             let f = findings_text(&run);
             if !f.is_empty() {
                 text.push_str("\nFindings:\n");

@@ -1,0 +1,787 @@
+//! The `mem` family: memory bandwidth and latency.
+//!
+//! - Copy methods over two arrays (mbw style): the C library's `memcpy`
+//!   (`mem.memcpy`), a plain element-by-element loop (`mem.loop-copy`) and
+//!   `memcpy` in fixed blocks that walk the whole array (`mem.block-copy`),
+//!   in MB/s of bytes copied; the destination is verified.
+//! - STREAM-style kernels copy, scale, add and triad (`mem.stream-*`), on
+//!   one thread and on all CPUs, in GB/s counted as STREAM does.
+//! - Latency (`mem.latency`): a dependent pointer chase through a random
+//!   cyclic permutation (Sattolo), one cache line per element, for working
+//!   sets from 4 KiB to beyond the last-level cache, in ns per access.
+//! - tmpfs write (`mem.tmpfs-write`): sequential writes into /dev/shm, the
+//!   "dd to /dev/shm" test.
+//!
+//! Sizes: unless `--size` says otherwise, arrays are 4 × the last-level
+//! cache (STREAM's rule), rounded up to a power of two, then bounded by the
+//! profile (so the case fits its time slice) and by available memory. The
+//! size used is recorded in the params; when the data would still fit in
+//! the last-level cache a finding says so ("this measures cache, not
+//! memory").
+//!
+//! Buffers are anonymous mappings that ask for transparent huge pages (see
+//! `buffer`); they are kept in a pool between the cases of one session so
+//! the multi-gigabyte arrays are allocated and faulted in once, and are
+//! dropped when the family ends. `sysgauge run` runs a short slice
+//! (`Scope::Slice`: memcpy, triad on all CPUs, latency at one large working
+//! set); `sysgauge mem` runs everything (`Scope::Full`).
+
+pub mod buffer;
+pub mod copy;
+pub mod latency;
+pub mod stream;
+pub mod tmpfs;
+
+use crate::memory::buffer::MappedBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use sysgauge_core::host::{CacheInfo, HostInfo};
+use sysgauge_core::size::Bytes;
+use sysgauge_core::{BenchError, Benchmark, Finding, Params, Profile, RunCtx, Severity};
+
+/// Which part of the family to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// The short slice `sysgauge run` includes: memcpy bandwidth, triad on
+    /// all CPUs, latency at one large working set.
+    #[default]
+    Slice,
+    /// Everything (`sysgauge mem`).
+    Full,
+}
+
+/// Command-line choices for the family; `None` follows the profile and the
+/// machine.
+#[derive(Debug, Clone)]
+pub struct MemOptions {
+    pub scope: Scope,
+    /// Bytes per array (copy, STREAM) and of the /dev/shm file.
+    pub size: Option<u64>,
+    /// Block of `mem.block-copy`.
+    pub block_size: Option<u64>,
+    /// STREAM thread counts.
+    pub threads: Option<Vec<usize>>,
+    /// Latency working sets.
+    pub working_sets: Option<Vec<u64>>,
+    /// Ask for transparent huge pages (the default) or forbid them.
+    pub huge_pages: bool,
+}
+
+impl Default for MemOptions {
+    fn default() -> Self {
+        MemOptions {
+            scope: Scope::Slice,
+            size: None,
+            block_size: None,
+            threads: None,
+            working_sets: None,
+            huge_pages: true,
+        }
+    }
+}
+
+/// Default block of `mem.block-copy` (mbw's default).
+pub const DEFAULT_BLOCK_SIZE: u64 = 256 << 10;
+/// Smallest array `--size` accepts.
+pub const MIN_SIZE: u64 = 4 << 10;
+/// Smallest latency working set: two cache lines make a cycle, but below
+/// one page the numbers mean little.
+pub const MIN_WORKING_SET: u64 = 1 << 10;
+/// Bytes per latency element: one cache line, so every access is to a
+/// different line (a 128-byte-line machine sees two elements per line,
+/// visited at unrelated times).
+pub const LINE: u64 = 64;
+/// A buffer may take at most this share of the memory available when it is
+/// allocated; a bigger request is refused instead of pushing the machine
+/// into swap or the OOM killer.
+pub const MEMORY_SHARE_LIMIT: f64 = 0.9;
+
+/// Time slices of `sysgauge mem` (the whole family) for the tiny, quick,
+/// standard and full profiles. `sysgauge run` uses the registry's slice.
+pub const FULL_BUDGET_SECONDS: [f64; 4] = [0.3, 30.0, 150.0, 600.0];
+
+/// The time slice of `sysgauge mem` for a profile.
+pub fn full_budget(profile: Profile) -> Duration {
+    Duration::from_secs_f64(match profile {
+        Profile::Tiny => FULL_BUDGET_SECONDS[0],
+        Profile::Quick => FULL_BUDGET_SECONDS[1],
+        Profile::Standard => FULL_BUDGET_SECONDS[2],
+        Profile::Full => FULL_BUDGET_SECONDS[3],
+    })
+}
+
+/// The last-level cache: the highest level of data or unified cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Llc {
+    pub level: u8,
+    /// One instance (what one core can use).
+    pub instance_bytes: u64,
+    /// All instances on the machine (STREAM's "sum of the last-level caches").
+    pub total_bytes: u64,
+}
+
+/// The last-level cache from the host facts; `None` when unknown.
+pub fn last_level_cache(caches: &[CacheInfo]) -> Option<Llc> {
+    caches
+        .iter()
+        .filter(|c| c.kind != "instruction" && c.size_bytes > 0)
+        .max_by_key(|c| (c.level, c.size_bytes))
+        .map(|c| Llc {
+            level: c.level,
+            instance_bytes: c.size_bytes,
+            total_bytes: c.size_bytes * u64::from(c.instances.unwrap_or(1).max(1)),
+        })
+}
+
+/// Which level of the cache hierarchy a working set of `bytes` fits in
+/// (`L1`, `L2`, ...), or `memory`: the smallest data or unified cache whose
+/// one instance holds it.
+pub fn cache_level_for(bytes: u64, caches: &[CacheInfo]) -> String {
+    let mut data: Vec<&CacheInfo> = caches
+        .iter()
+        .filter(|c| c.kind != "instruction" && c.size_bytes > 0)
+        .collect();
+    data.sort_by_key(|c| (c.level, c.size_bytes));
+    data.iter()
+        .find(|c| bytes <= c.size_bytes)
+        .map(|c| format!("L{}", c.level))
+        .unwrap_or_else(|| "memory".to_string())
+}
+
+/// Host facts the family plans with, read once per process.
+fn host() -> &'static HostInfo {
+    static HOST: OnceLock<HostInfo> = OnceLock::new();
+    HOST.get_or_init(|| sysgauge_host::collect_live(None))
+}
+
+fn live_llc() -> Option<Llc> {
+    last_level_cache(&host().cpu.caches)
+}
+
+fn prev_power_of_two(n: u64) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        1 << (63 - n.leading_zeros())
+    }
+}
+
+/// The largest array each profile uses by default, so a case fits its time
+/// slice even on a machine with a huge last-level cache.
+pub fn profile_size_cap(profile: Profile) -> u64 {
+    match profile {
+        Profile::Tiny => 1 << 20,
+        Profile::Quick => 256 << 20,
+        Profile::Standard => 1 << 30,
+        Profile::Full => 4 << 30,
+    }
+}
+
+/// Default bytes per array: 4 × the last-level cache (all instances),
+/// rounded up to a power of two; at most the profile's cap; and at most a
+/// sixth of the available memory (three STREAM arrays in half of it),
+/// rounded down to a power of two. Never below 64 KiB.
+pub fn default_array_size(profile: Profile, llc: Option<Llc>, available: Option<u64>) -> u64 {
+    let cap = profile_size_cap(profile);
+    let wanted = llc
+        .map(|l| l.total_bytes.saturating_mul(4).next_power_of_two())
+        .unwrap_or(cap);
+    let mut size = wanted.min(cap);
+    if let Some(avail) = available {
+        size = size.min(prev_power_of_two(avail / 6));
+    }
+    size.max(64 << 10)
+}
+
+/// The latency sweep's largest working set per profile.
+pub fn profile_working_set_cap(profile: Profile) -> u64 {
+    match profile {
+        Profile::Tiny => 256 << 10,
+        Profile::Quick => 1 << 30,
+        Profile::Standard => 2 << 30,
+        Profile::Full => 4 << 30,
+    }
+}
+
+/// The latency working set of `sysgauge run`'s slice per profile.
+pub fn slice_working_set_cap(profile: Profile) -> u64 {
+    match profile {
+        Profile::Tiny => 1 << 20,
+        Profile::Quick => 256 << 20,
+        Profile::Standard => 1 << 30,
+        Profile::Full => 2 << 30,
+    }
+}
+
+/// Working sets of the latency sweep: 4 KiB doubling up to 4 × one
+/// last-level cache instance (rounded up to a power of two, at least
+/// 64 MiB), capped by the profile and by a quarter of available memory;
+/// `standard` and `full` add the midpoints (×1.5) for a finer curve.
+pub fn latency_working_sets(
+    profile: Profile,
+    llc: Option<Llc>,
+    available: Option<u64>,
+) -> Vec<u64> {
+    let mut max = llc
+        .map(|l| l.instance_bytes.saturating_mul(4).next_power_of_two())
+        .unwrap_or(u64::MAX)
+        .max(64 << 20)
+        .min(profile_working_set_cap(profile));
+    if let Some(avail) = available {
+        max = max.min(prev_power_of_two(avail / 4));
+    }
+    let max = max.max(4 << 10);
+    let fine = matches!(profile, Profile::Standard | Profile::Full);
+    let mut v = Vec::new();
+    let mut ws: u64 = 4 << 10;
+    while ws <= max {
+        v.push(ws);
+        if fine && ws + ws / 2 <= max {
+            v.push(ws + ws / 2);
+        }
+        ws *= 2;
+    }
+    v
+}
+
+/// The one working set of the slice: beyond the last-level cache when the
+/// profile's cap allows (2 × one instance, power of two), else the cap.
+pub fn slice_working_set(profile: Profile, llc: Option<Llc>, available: Option<u64>) -> u64 {
+    let mut ws = llc
+        .map(|l| l.instance_bytes.saturating_mul(2).next_power_of_two())
+        .unwrap_or(u64::MAX)
+        .min(slice_working_set_cap(profile));
+    if let Some(avail) = available {
+        ws = ws.min(prev_power_of_two(avail / 4));
+    }
+    ws.max(4 << 10)
+}
+
+/// Why a buffer was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} needs {need} of memory but only {available} is available")]
+pub struct MemoryRefusal {
+    pub what: String,
+    pub need: Bytes,
+    pub available: Bytes,
+}
+
+/// Refuse `need` bytes when it exceeds the share of `available` memory a
+/// benchmark may take. `available` unknown means no refusal.
+pub fn check_memory(what: &str, need: u64, available: Option<u64>) -> Result<(), MemoryRefusal> {
+    match available {
+        Some(avail) if need as f64 > avail as f64 * MEMORY_SHARE_LIMIT => Err(MemoryRefusal {
+            what: what.to_string(),
+            need: Bytes(need),
+            available: Bytes(avail),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Memory the whole family needs at once for arrays of `size` bytes: the
+/// three STREAM arrays (the copy tests need two). The CLI refuses a
+/// `--size` for which this exceeds available memory.
+pub fn memory_needed(size: u64) -> u64 {
+    size.saturating_mul(3)
+}
+
+/// A `check_memory` failure as a skipped case with what to do.
+fn refusal_to_skip(r: MemoryRefusal) -> BenchError {
+    BenchError::skip(
+        r.to_string(),
+        "pass a smaller --size (or --working-sets), or stop what holds the memory",
+    )
+}
+
+/// Check live available memory for a buffer of `need` bytes.
+fn ensure_memory(what: &str, need: u64) -> Result<(), BenchError> {
+    check_memory(what, need, sysgauge_host::available_memory_bytes()).map_err(refusal_to_skip)
+}
+
+/// Finding codes of this family.
+pub const FITS_IN_CACHE: &str = "fits-in-cache";
+pub const NEAR_CACHE_SIZE: &str = "near-cache-size";
+pub const CACHE_UNKNOWN: &str = "cache-size-unknown";
+pub const NO_HUGE_PAGES: &str = "no-huge-pages";
+
+/// Report how the data a case touches compares with the last-level cache:
+/// all of it fits (a warning: cache, not memory, is measured), or one array
+/// is below 4 × the cache (STREAM's rule; information).
+fn cache_findings(ctx: &mut RunCtx, case: &str, per_array: u64, arrays: u64) {
+    let touched = per_array.saturating_mul(arrays);
+    let Some(llc) = live_llc() else {
+        ctx.finding(
+            Finding::new(
+                CACHE_UNKNOWN,
+                Severity::Info,
+                format!(
+                    "{case}: the cache sizes of this machine are unknown, so sysgauge cannot tell whether {} stays in a cache",
+                    Bytes(touched)
+                ),
+            )
+            .with_remedy("compare sizes with `lscpu -C` and pass --size of at least 4 × the last-level cache"),
+        );
+        return;
+    };
+    ctx.note_detail("llc_bytes", llc.total_bytes);
+    let suggest = llc.total_bytes.saturating_mul(4).next_power_of_two();
+    if touched <= llc.total_bytes {
+        ctx.finding(
+            Finding::new(
+                FITS_IN_CACHE,
+                Severity::Warning,
+                format!(
+                    "{case}: the {} it touches fit in the {} L{} cache: this measures cache, not memory",
+                    Bytes(touched),
+                    Bytes(llc.total_bytes),
+                    llc.level
+                ),
+            )
+            .with_remedy(format!(
+                "for memory bandwidth run `sysgauge mem --size {}` (4 × the last-level cache) or a longer profile, if memory allows",
+                sysgauge_core::size::size_label(suggest)
+            )),
+        );
+    } else if per_array < llc.total_bytes.saturating_mul(4) {
+        ctx.finding(
+            Finding::new(
+                NEAR_CACHE_SIZE,
+                Severity::Info,
+                format!(
+                    "{case}: each array ({}) is smaller than 4 × the {} L{} cache, so part of the data may come from the cache",
+                    Bytes(per_array),
+                    Bytes(llc.total_bytes),
+                    llc.level
+                ),
+            )
+            .with_remedy(format!(
+                "STREAM's rule is 4 × the last-level cache per array: `sysgauge mem --size {}`, if memory allows",
+                sysgauge_core::size::size_label(suggest)
+            )),
+        );
+    }
+}
+
+/// Record the share of huge pages a buffer got, and say so when huge pages
+/// were asked for but mostly refused.
+fn huge_page_findings(ctx: &mut RunCtx, buf: &MappedBuf) {
+    let Some(share) = buf.huge_page_share() else {
+        return;
+    };
+    let percent = (share * 100.0).round() as u64;
+    ctx.note_detail("huge_page_percent", percent);
+    if buf.huge_requested() && share < 0.5 {
+        let thp = host()
+            .memory
+            .transparent_hugepages
+            .clone()
+            .unwrap_or_else(|| "unknown".into());
+        ctx.finding(
+            Finding::new(
+                NO_HUGE_PAGES,
+                Severity::Info,
+                format!(
+                    "transparent huge pages were requested but only {percent} % of the buffer got them (THP setting: {thp}); TLB misses add to the numbers, most of all to latency at large working sets"
+                ),
+            )
+            .with_remedy(
+                "as root: echo madvise > /sys/kernel/mm/transparent_hugepage/enabled (and free memory), or compare only with runs made without huge pages (--no-huge-pages)",
+            ),
+        );
+    }
+}
+
+/// `size` from the params, or the machine's default (recorded as a param,
+/// since it identifies the case).
+fn resolve_size(ctx: &mut RunCtx, params: &Params) -> Result<u64, BenchError> {
+    let size = match params.get_u64("size") {
+        Some(s) => s,
+        None => {
+            let s = default_array_size(
+                ctx.profile(),
+                live_llc(),
+                sysgauge_host::available_memory_bytes(),
+            );
+            ctx.note_param("size", s);
+            s
+        }
+    };
+    validate_size(size).map_err(BenchError::failed)?;
+    Ok(size)
+}
+
+/// An array size must be at least `MIN_SIZE` and whole 8-byte elements.
+pub fn validate_size(size: u64) -> Result<(), String> {
+    if size < MIN_SIZE {
+        return Err(format!(
+            "size {size} is below the minimum of {} bytes",
+            MIN_SIZE
+        ));
+    }
+    if !size.is_multiple_of(8) {
+        return Err(format!(
+            "size {size} is not a multiple of 8 bytes (whole 8-byte elements)"
+        ));
+    }
+    if usize::try_from(size).is_err() {
+        return Err(format!(
+            "size {size} does not fit this machine's address space"
+        ));
+    }
+    Ok(())
+}
+
+/// A latency working set must be at least `MIN_WORKING_SET` and whole
+/// 64-byte elements.
+pub fn validate_working_set(ws: u64) -> Result<(), String> {
+    if ws < MIN_WORKING_SET {
+        return Err(format!(
+            "working set {ws} is below the minimum of {MIN_WORKING_SET} bytes"
+        ));
+    }
+    if !ws.is_multiple_of(LINE) {
+        return Err(format!(
+            "working set {ws} is not a multiple of {LINE} bytes"
+        ));
+    }
+    if ws / LINE > u64::from(u32::MAX) || usize::try_from(ws).is_err() {
+        return Err(format!("working set {ws} is too large"));
+    }
+    Ok(())
+}
+
+/// Returns `x` unchanged through an empty `asm!` statement. The compiler
+/// must treat the result as unknown, so a loop of small copies indexed by it
+/// cannot be fused into one `memcpy` call (the loop idiom LLVM otherwise
+/// recognises) while the copies themselves stay ordinary vector moves. No
+/// instruction is emitted.
+#[inline(always)]
+pub(crate) fn opaque(x: usize) -> usize {
+    #[cfg(any(
+        target_arch = "x86_64",
+        target_arch = "x86",
+        target_arch = "aarch64",
+        target_arch = "arm",
+        target_arch = "riscv64",
+        target_arch = "riscv32",
+        target_arch = "loongarch64"
+    ))]
+    {
+        let mut x = x;
+        // SAFETY: the template is a comment: no instruction runs, no memory
+        // or flags are touched, and the register keeps its value.
+        unsafe {
+            std::arch::asm!("/* {0} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        x
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        target_arch = "x86",
+        target_arch = "aarch64",
+        target_arch = "arm",
+        target_arch = "riscv64",
+        target_arch = "riscv32",
+        target_arch = "loongarch64"
+    )))]
+    {
+        std::hint::black_box(x)
+    }
+}
+
+/// The buffers kept between the cases of one session (a `RunCtx` fixture):
+/// the copy pair and the STREAM array sets, so multi-gigabyte arrays are
+/// allocated and faulted in once. Taken out of the context for a case and
+/// put back after it (a failed case drops them, which only costs time).
+#[derive(Default)]
+pub(crate) struct Pool {
+    copy: Option<copy::CopyBuffers>,
+    stream: Vec<stream::StreamArrays>,
+}
+
+const POOL: &str = "mem.pool";
+
+impl Pool {
+    fn bytes(&self) -> u64 {
+        self.copy.as_ref().map_or(0, |c| c.bytes())
+            + self.stream.iter().map(|s| s.bytes()).sum::<u64>()
+    }
+
+    /// Drop held buffers (STREAM sets first, then the copy pair) until
+    /// `need` more bytes leave at least half of what is then available
+    /// free, so one big array set is never kept beside another.
+    fn make_room(&mut self, need: u64) {
+        loop {
+            let held = self.bytes();
+            if held == 0 {
+                return;
+            }
+            let avail = sysgauge_host::available_memory_bytes().unwrap_or(u64::MAX);
+            if (held + need) as f64 <= (avail.saturating_add(held)) as f64 * 0.5 {
+                return;
+            }
+            if !self.stream.is_empty() {
+                self.stream.remove(0);
+            } else {
+                self.copy = None;
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.copy = None;
+        self.stream.clear();
+    }
+
+    fn take(ctx: &mut RunCtx) -> Result<Pool, BenchError> {
+        let p: &mut Pool = ctx.fixture(POOL, |_| Ok(Pool::default()))?;
+        Ok(std::mem::take(p))
+    }
+
+    fn put_back(self, ctx: &mut RunCtx) -> Result<(), BenchError> {
+        let p: &mut Pool = ctx.fixture(POOL, |_| Ok(Pool::default()))?;
+        *p = self;
+        Ok(())
+    }
+}
+
+/// Run `f` with the session's pool taken out of the context, and put the
+/// pool back whatever `f` returns.
+fn with_pool<T>(
+    ctx: &mut RunCtx,
+    f: impl FnOnce(&mut RunCtx, &mut Pool) -> Result<T, BenchError>,
+) -> Result<T, BenchError> {
+    let mut pool = Pool::take(ctx)?;
+    let r = f(ctx, &mut pool);
+    pool.put_back(ctx)?;
+    r
+}
+
+/// The `huge_pages` parameter of every case.
+fn huge_param(params: &Params) -> bool {
+    params.get_bool("huge_pages").unwrap_or(true)
+}
+
+/// Every benchmark of the family, in display order.
+pub fn benchmarks(options: &Arc<MemOptions>) -> Vec<Box<dyn Benchmark>> {
+    let mut v: Vec<Box<dyn Benchmark>> = Vec::new();
+    for kind in copy::CopyKind::ALL {
+        v.push(Box::new(copy::CopyBenchmark::new(kind, options.clone())));
+    }
+    for kernel in stream::Kernel::ALL {
+        v.push(Box::new(stream::StreamBenchmark::new(
+            kernel,
+            options.clone(),
+        )));
+    }
+    v.push(Box::new(latency::LatencyBenchmark::new(options.clone())));
+    v.push(Box::new(tmpfs::TmpfsWriteBenchmark::new(options.clone())));
+    v
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use std::sync::Arc;
+    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock, Profile, RunCtx};
+
+    pub fn ctx(threads: usize) -> RunCtx {
+        let mut c = RunCtx::new(
+            CtxSettings {
+                profile: Profile::Tiny,
+                repetitions: 3,
+                warmup: 1,
+                scratch_base: std::env::temp_dir(),
+                threads,
+            },
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        );
+        c.begin_case(std::time::Duration::from_millis(20));
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(level: u8, kind: &str, size: u64, instances: u32) -> CacheInfo {
+        CacheInfo {
+            level,
+            kind: kind.into(),
+            size_bytes: size,
+            shared_by: None,
+            instances: Some(instances),
+        }
+    }
+
+    fn vm_caches() -> Vec<CacheInfo> {
+        vec![
+            cache(1, "data", 48 << 10, 2),
+            cache(1, "instruction", 64 << 10, 2),
+            cache(2, "unified", 2 << 20, 2),
+            cache(3, "unified", 480 << 20, 1),
+        ]
+    }
+
+    #[test]
+    fn llc_and_levels() {
+        let c = vm_caches();
+        let llc = last_level_cache(&c).unwrap_or_else(|| panic!("llc"));
+        assert_eq!(llc.level, 3);
+        assert_eq!(llc.instance_bytes, 480 << 20);
+        assert_eq!(llc.total_bytes, 480 << 20);
+        let two_socket = vec![
+            cache(2, "unified", 1 << 20, 16),
+            cache(3, "unified", 32 << 20, 2),
+        ];
+        assert_eq!(
+            last_level_cache(&two_socket).map(|l| l.total_bytes),
+            Some(64 << 20)
+        );
+        assert_eq!(last_level_cache(&[]), None);
+        assert_eq!(cache_level_for(4 << 10, &c), "L1");
+        assert_eq!(cache_level_for(48 << 10, &c), "L1");
+        assert_eq!(cache_level_for(64 << 10, &c), "L2");
+        assert_eq!(cache_level_for(256 << 20, &c), "L3");
+        assert_eq!(cache_level_for(1 << 30, &c), "memory");
+        assert_eq!(cache_level_for(4 << 10, &[]), "memory");
+    }
+
+    #[test]
+    fn default_sizes_follow_cache_profile_and_memory() {
+        let llc = last_level_cache(&vm_caches());
+        let gib = 1u64 << 30;
+        // 4 × 480 MiB rounds up to 2 GiB; profiles cap it.
+        assert_eq!(
+            default_array_size(Profile::Tiny, llc, Some(20 * gib)),
+            1 << 20
+        );
+        assert_eq!(
+            default_array_size(Profile::Quick, llc, Some(20 * gib)),
+            256 << 20
+        );
+        assert_eq!(
+            default_array_size(Profile::Standard, llc, Some(20 * gib)),
+            gib
+        );
+        assert_eq!(
+            default_array_size(Profile::Full, llc, Some(20 * gib)),
+            2 * gib
+        );
+        // Memory bounds it: 3 GiB available → 512 MiB (a sixth, power of two).
+        assert_eq!(
+            default_array_size(Profile::Full, llc, Some(3 * gib)),
+            512 << 20
+        );
+        // A small cache gives a small default.
+        let pi = last_level_cache(&[cache(2, "unified", 1 << 20, 1)]);
+        assert_eq!(default_array_size(Profile::Quick, pi, None), 4 << 20);
+        // Unknown cache: the profile's cap; never below 64 KiB.
+        assert_eq!(default_array_size(Profile::Quick, None, None), 256 << 20);
+        assert_eq!(
+            default_array_size(Profile::Quick, None, Some(1000)),
+            64 << 10
+        );
+    }
+
+    #[test]
+    fn latency_sweeps() {
+        let llc = last_level_cache(&vm_caches());
+        let quick = latency_working_sets(Profile::Quick, llc, Some(20 << 30));
+        assert_eq!(quick.first(), Some(&(4 << 10)));
+        assert_eq!(quick.last(), Some(&(1 << 30)));
+        assert_eq!(quick.len(), 19);
+        assert!(quick.windows(2).all(|w| w[1] == 2 * w[0]));
+        let standard = latency_working_sets(Profile::Standard, llc, Some(20 << 30));
+        assert_eq!(standard.last(), Some(&(2 << 30)));
+        assert!(standard.contains(&(6 << 10)) && standard.contains(&(48 << 10)));
+        assert!(standard.windows(2).all(|w| w[1] > w[0]));
+        let tiny = latency_working_sets(Profile::Tiny, llc, None);
+        assert_eq!(tiny.last(), Some(&(256 << 10)));
+        // Memory bounds the sweep.
+        let small = latency_working_sets(Profile::Full, llc, Some(1 << 30));
+        assert_eq!(small.last(), Some(&(256 << 20)));
+        // A Pi-sized cache still reaches 64 MiB, well beyond it.
+        let pi = last_level_cache(&[cache(2, "unified", 1 << 20, 1)]);
+        assert_eq!(
+            latency_working_sets(Profile::Quick, pi, None).last(),
+            Some(&(64 << 20))
+        );
+        assert_eq!(slice_working_set(Profile::Quick, llc, None), 256 << 20);
+        assert_eq!(slice_working_set(Profile::Quick, pi, None), 2 << 20);
+        assert_eq!(slice_working_set(Profile::Tiny, None, None), 1 << 20);
+    }
+
+    #[test]
+    fn memory_refusal() {
+        let gib = 1u64 << 30;
+        assert!(check_memory("x", gib, Some(2 * gib)).is_ok());
+        assert!(check_memory("x", gib, None).is_ok());
+        let err = check_memory("the STREAM arrays", 48 * gib, Some(23 * gib))
+            .err()
+            .unwrap_or_else(|| panic!("48 GiB must be refused with 23 GiB available"));
+        assert_eq!(
+            err.to_string(),
+            "the STREAM arrays needs 48 GiB of memory but only 23 GiB is available"
+        );
+        // Just under the share limit passes, just over it is refused.
+        assert!(check_memory("x", 9 * gib, Some(10 * gib)).is_ok());
+        assert!(check_memory("x", 9 * gib + 1, Some(10 * gib)).is_err());
+        assert_eq!(memory_needed(gib), 3 * gib);
+        assert_eq!(memory_needed(u64::MAX), u64::MAX);
+        // Live: a buffer far beyond this machine's memory is a skipped case
+        // with the reason and what to do, never an allocation attempt.
+        if sysgauge_host::available_memory_bytes().is_some() {
+            match ensure_memory("a test buffer", u64::MAX / 2) {
+                Err(BenchError::Skip { reason, hint }) => {
+                    assert!(reason.starts_with("a test buffer needs"), "{reason}");
+                    assert!(hint.unwrap_or_default().contains("--size"));
+                }
+                other => panic!("expected a skip, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn size_validation() {
+        assert!(validate_size(4096).is_ok());
+        assert!(validate_size(1_000_000).is_ok());
+        assert!(validate_size(100).is_err());
+        assert!(validate_size(4097).is_err());
+        assert!(validate_working_set(4096).is_ok());
+        assert!(validate_working_set(512).is_err());
+        assert!(validate_working_set(4100).is_err());
+        assert!(validate_working_set(1 << 50).is_err());
+    }
+
+    #[test]
+    fn opaque_is_identity() {
+        for x in [0usize, 1, 4096, usize::MAX] {
+            assert_eq!(opaque(x), x);
+        }
+    }
+
+    #[test]
+    fn ids_in_order() {
+        let ids: Vec<String> = benchmarks(&Arc::new(MemOptions::default()))
+            .iter()
+            .map(|b| b.id().to_string())
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                "mem.memcpy",
+                "mem.loop-copy",
+                "mem.block-copy",
+                "mem.stream-copy",
+                "mem.stream-scale",
+                "mem.stream-add",
+                "mem.stream-triad",
+                "mem.latency",
+                "mem.tmpfs-write"
+            ]
+        );
+    }
+}
