@@ -11,6 +11,7 @@ pub mod methodology;
 pub mod openssl_speed;
 pub mod registry;
 pub mod spawn;
+pub mod ssh;
 pub mod startup;
 pub mod util;
 
