@@ -39,7 +39,10 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
     };
     for e in dir.flatten() {
         let name = e.file_name();
-        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
             continue;
         };
         if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
@@ -88,7 +91,10 @@ fn local_session_measures_and_leaves_nothing_behind() {
             assert_eq!(m[0].samples.len(), 3, "{}", b.id());
             assert!(m[0].value() > 0.0);
             let out = c.take_case_output();
-            assert!(out.details.get_str("server").is_some_and(|s| s.contains("127.0.0.1")));
+            assert!(out
+                .details
+                .get_str("server")
+                .is_some_and(|s| s.contains("127.0.0.1")));
             assert_eq!(out.details.get_str("host_key"), Some("ssh-ed25519"));
             if b.id() == "ssh.transfer" {
                 assert_eq!(out.details.get_u64("verified_bytes"), Some(1_000_000));
@@ -109,7 +115,10 @@ fn local_session_measures_and_leaves_nothing_behind() {
         .find(|p| p.is_file())
         .unwrap_or_else(|| panic!("no client key under {}", scratch.display()));
     let needle = scratch.display().to_string();
-    assert!(!processes_mentioning(&needle).is_empty(), "sshd is not running");
+    assert!(
+        !processes_mentioning(&needle).is_empty(),
+        "sshd is not running"
+    );
     c.end_session();
     assert!(!key.exists(), "the key survived the session");
     assert!(!scratch.exists());
@@ -164,8 +173,14 @@ fn discovery_finds_what_a_restricted_server_accepts() {
         host: "127.0.0.1".into(),
         port: Some(server.port()),
     };
-    let session = Session::open(&target, &settings, &ServerOptions::default(), dir.path(), &cancel)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let session = Session::open(
+        &target,
+        &settings,
+        &ServerOptions::default(),
+        dir.path(),
+        &cancel,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let names = vec![
         (Kind::Cipher, client.ciphers.clone()),
         (Kind::Mac, client.macs.clone()),
@@ -196,7 +211,13 @@ fn discovery_finds_what_a_restricted_server_accepts() {
         )
         .err();
     assert!(
-        matches!(e, Some(SshError::NoMatch { kind: Kind::Cipher, .. })),
+        matches!(
+            e,
+            Some(SshError::NoMatch {
+                kind: Kind::Cipher,
+                ..
+            })
+        ),
         "{e:?}"
     );
     drop(session);

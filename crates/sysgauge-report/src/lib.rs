@@ -4,6 +4,7 @@
 
 pub mod format;
 pub mod spawn;
+pub mod ssh;
 pub mod startup;
 pub mod summary;
 pub mod table;

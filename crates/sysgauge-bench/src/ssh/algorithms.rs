@@ -72,8 +72,7 @@ pub fn parse_query(text: &str) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for line in text.lines() {
         let name = line.trim();
-        if !name.is_empty() && !name.contains(char::is_whitespace) && !v.iter().any(|x| x == name)
-        {
+        if !name.is_empty() && !name.contains(char::is_whitespace) && !v.iter().any(|x| x == name) {
             v.push(name.to_string());
         }
     }
@@ -119,7 +118,11 @@ impl ClientAlgorithms {
             .stdin(Stdio::null())
             .output()
             .map(|o| {
-                let text = if o.stderr.is_empty() { o.stdout } else { o.stderr };
+                let text = if o.stderr.is_empty() {
+                    o.stdout
+                } else {
+                    o.stderr
+                };
                 String::from_utf8_lossy(&text).trim().to_string()
             })
             .unwrap_or_default();
@@ -303,8 +306,7 @@ impl MatrixPlan {
                     p.transfers.push(Combo::new(&fixed.cipher, m, &fixed.kex));
                 }
                 for k in kex {
-                    p.handshakes
-                        .push(Combo::new(&fixed.cipher, &fixed.mac, k));
+                    p.handshakes.push(Combo::new(&fixed.cipher, &fixed.mac, k));
                 }
             }
             Matrix::Full => {
@@ -383,9 +385,16 @@ mod tests {
             Err(Kind::Cipher)
         );
         // Unusual lists fall back to the first usable name.
-        let g = Fixed::choose(&s(&["aes128-gcm@openssh.com", "aes128-cbc"]), &s(&["hmac-sha1"]), &s(&["x"]))
-            .unwrap_or_else(|k| panic!("{k:?}"));
-        assert_eq!((g.cipher.as_str(), g.mac.as_str(), g.kex.as_str()), ("aes128-cbc", "hmac-sha1", "x"));
+        let g = Fixed::choose(
+            &s(&["aes128-gcm@openssh.com", "aes128-cbc"]),
+            &s(&["hmac-sha1"]),
+            &s(&["x"]),
+        )
+        .unwrap_or_else(|k| panic!("{k:?}"));
+        assert_eq!(
+            (g.cipher.as_str(), g.mac.as_str(), g.kex.as_str()),
+            ("aes128-cbc", "hmac-sha1", "x")
+        );
 
         let fact = MatrixPlan::new(Matrix::Factorial, &ciphers, &macs, &kex, &f);
         // 10 ciphers + 16 MACs, the fixed combination counted once.
@@ -414,7 +423,9 @@ mod tests {
             kex: s(&["curve25519-sha256"]),
             ..Default::default()
         };
-        assert!(a.check_names(Kind::Cipher, &s(&["aes128-ctr"]), "--cipher").is_ok());
+        assert!(a
+            .check_names(Kind::Cipher, &s(&["aes128-ctr"]), "--cipher")
+            .is_ok());
         let e = a
             .check_names(Kind::Cipher, &s(&["aes128-ctr", "foo"]), "--cipher")
             .err()

@@ -56,7 +56,9 @@ const TICK: Duration = Duration::from_millis(100);
 /// Why a connection did not do its job.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum SshError {
-    #[error("cannot connect to {target}: connection refused (is an SSH server listening on that port?)")]
+    #[error(
+        "cannot connect to {target}: connection refused (is an SSH server listening on that port?)"
+    )]
     Refused { target: String },
     #[error("cannot connect to {target}: no answer within the connect timeout (host down, unroutable or filtered; raise --connect-timeout if the network is slow)")]
     ConnectTimeout { target: String },
@@ -170,13 +172,16 @@ pub fn classify(stderr: &str, status: &str, target: &str) -> SshError {
             name: quoted(line),
         };
     }
-    if let Some(line) = find("Unsupported KEX algorithm").or_else(|| find("Bad SSH2 KexAlgorithms")) {
+    if let Some(line) = find("Unsupported KEX algorithm").or_else(|| find("Bad SSH2 KexAlgorithms"))
+    {
         return SshError::UnknownAlgorithm {
             kind: Kind::Kex,
             name: quoted(line),
         };
     }
-    if stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED") || stderr.contains("has changed and you have requested strict checking") {
+    if stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+        || stderr.contains("has changed and you have requested strict checking")
+    {
         let where_ = find("Offending")
             .and_then(|l| l.split_once(" in "))
             .map(|(_, w)| format!(" ({})", w.trim()))
@@ -217,7 +222,10 @@ pub fn classify(stderr: &str, status: &str, target: &str) -> SshError {
             };
         }
     }
-    if let Some(line) = find("kex_exchange_identification").or_else(|| find("Connection reset by peer")).or_else(|| find("Connection closed by")) {
+    if let Some(line) = find("kex_exchange_identification")
+        .or_else(|| find("Connection reset by peer"))
+        .or_else(|| find("Connection closed by"))
+    {
         return SshError::ClosedEarly {
             target: t,
             detail: line.trim().to_string(),
@@ -410,7 +418,14 @@ impl ChildGuard {
                 if libc::setsid() < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal as libc::c_ulong, 0, 0, 0) < 0 {
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    death_signal as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) < 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
@@ -521,15 +536,19 @@ impl SshCommand {
                 Input::Null => Stdio::null(),
                 Input::Zeros(_) => Stdio::piped(),
             });
-        let mut out = Outcome::default();
-        out.spawned = now();
+        let mut out = Outcome {
+            spawned: now(),
+            ..Default::default()
+        };
         let mut child = ChildGuard::spawn(&mut cmd, libc::SIGKILL)
             .map_err(|e| SshError::Spawn(format!("{}: {e}", self.program.display())))?;
         let stdin = child.child_mut().stdin.take();
         let stdout = child.child_mut().stdout.take();
         let stderr = child.child_mut().stderr.take();
         let (Some(mut stdout), Some(mut stderr)) = (stdout, stderr) else {
-            return Err(SshError::Spawn("the child has no stdout/stderr pipe".into()));
+            return Err(SshError::Spawn(
+                "the child has no stdout/stderr pipe".into(),
+            ));
         };
         let nb = |r: std::io::Result<()>| r.map_err(|e| SshError::Spawn(format!("fcntl: {e}")));
         nb(set_nonblocking(&stdout))?;
@@ -617,12 +636,19 @@ impl SshCommand {
                 }
                 match role {
                     b'o' => {
-                        if !drain(&mut stdout, &mut buf, &mut out.stdout, STDOUT_CAP, &mut out_open) {
+                        if !drain(
+                            &mut stdout,
+                            &mut buf,
+                            &mut out.stdout,
+                            STDOUT_CAP,
+                            &mut out_open,
+                        ) {
                             continue;
                         }
                         last_progress = now();
                         if out.ready.is_none()
-                            && String::from_utf8_lossy(&out.stdout).contains(&format!("{READY_MARKER}\n"))
+                            && String::from_utf8_lossy(&out.stdout)
+                                .contains(&format!("{READY_MARKER}\n"))
                         {
                             let t = now();
                             out.ready = Some(t);
@@ -637,7 +663,13 @@ impl SshCommand {
                         }
                     }
                     b'e' => {
-                        if !drain(&mut stderr, &mut buf, &mut err_bytes, STDERR_CAP, &mut err_open) {
+                        if !drain(
+                            &mut stderr,
+                            &mut buf,
+                            &mut err_bytes,
+                            STDERR_CAP,
+                            &mut err_open,
+                        ) {
                             continue;
                         }
                         last_progress = now();
@@ -706,7 +738,13 @@ impl SshCommand {
 
 /// Read what is there; false when nothing was read (would block). Keeps at
 /// most `cap` bytes; end of file clears `open`.
-fn drain(src: &mut impl Read, buf: &mut [u8], keep: &mut Vec<u8>, cap: usize, open: &mut bool) -> bool {
+fn drain(
+    src: &mut impl Read,
+    buf: &mut [u8],
+    keep: &mut Vec<u8>,
+    cap: usize,
+    open: &mut bool,
+) -> bool {
     let mut any = false;
     loop {
         match src.read(buf) {
@@ -736,7 +774,9 @@ fn feed(f: &mut Feeder<'_>) -> u64 {
         return 0;
     };
     while f.left > 0 {
-        let n = usize::try_from(f.left).unwrap_or(usize::MAX).min(f.zeros.len());
+        let n = usize::try_from(f.left)
+            .unwrap_or(usize::MAX)
+            .min(f.zeros.len());
         match stdin.write(&f.zeros[..n]) {
             Ok(0) => break,
             Ok(w) => {
@@ -772,15 +812,24 @@ mod tests {
     fn classifies_real_ssh_errors() {
         let c = |f: &str| classify(&fixture(f), "exit status 255", T);
         assert!(matches!(c("refused.txt"), SshError::Refused { .. }));
-        assert!(matches!(c("connect-timeout.txt"), SshError::ConnectTimeout { .. }));
-        assert!(matches!(c("banner-timeout.txt"), SshError::BannerTimeout { .. }));
+        assert!(matches!(
+            c("connect-timeout.txt"),
+            SshError::ConnectTimeout { .. }
+        ));
+        assert!(matches!(
+            c("banner-timeout.txt"),
+            SshError::BannerTimeout { .. }
+        ));
         match c("hostkey-changed.txt") {
             SshError::HostKeyChanged { where_, .. } => {
                 assert!(where_.contains("kh_wrong:1"), "{where_}")
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(c("hostkey-unknown.txt"), SshError::HostKeyUnknown { .. }));
+        assert!(matches!(
+            c("hostkey-unknown.txt"),
+            SshError::HostKeyUnknown { .. }
+        ));
         match c("permission-denied.txt") {
             SshError::Auth { detail, .. } => assert_eq!(detail, "(publickey)"),
             other => panic!("{other:?}"),
@@ -792,8 +841,20 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(c("no-matching-mac.txt"), SshError::NoMatch { kind: Kind::Mac, .. }));
-        assert!(matches!(c("no-matching-kex.txt"), SshError::NoMatch { kind: Kind::Kex, .. }));
+        assert!(matches!(
+            c("no-matching-mac.txt"),
+            SshError::NoMatch {
+                kind: Kind::Mac,
+                ..
+            }
+        ));
+        assert!(matches!(
+            c("no-matching-kex.txt"),
+            SshError::NoMatch {
+                kind: Kind::Kex,
+                ..
+            }
+        ));
         assert_eq!(
             c("bad-cipher-spec.txt"),
             SshError::UnknownAlgorithm {
@@ -855,7 +916,10 @@ mod tests {
             .into_iter()
             .map(|s| s.to_string_lossy().to_string())
             .collect();
-        assert_eq!(a, ["-c", "aes128-ctr", "-o", "KexAlgorithms=curve25519-sha256"]);
+        assert_eq!(
+            a,
+            ["-c", "aes128-ctr", "-o", "KexAlgorithms=curve25519-sha256"]
+        );
     }
 
     #[test]

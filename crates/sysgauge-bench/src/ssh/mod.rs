@@ -39,8 +39,8 @@ use session::{ClientSettings, OpenError, Session, Target};
 use std::sync::Arc;
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::{
-    BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, Requirement,
-    RunCtx, Unit,
+    BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, Requirement, RunCtx,
+    Unit,
 };
 
 pub const TRANSFER_ID: &str = "ssh.transfer";
@@ -90,7 +90,11 @@ fn slice(profile: Profile) -> MatrixPlan {
     let fixed = Combo::new("aes128-ctr", "umac-128-etm@openssh.com", kex);
     match profile {
         Profile::Tiny => MatrixPlan {
-            transfers: vec![Combo::new("chacha20-poly1305@openssh.com", IMPLICIT_MAC, kex)],
+            transfers: vec![Combo::new(
+                "chacha20-poly1305@openssh.com",
+                IMPLICIT_MAC,
+                kex,
+            )],
             handshakes: vec![fixed],
         },
         _ => MatrixPlan {
@@ -178,7 +182,10 @@ fn case_error(session: &Session, e: SshError) -> BenchError {
             format!("the server offers: {offer}"),
         ),
         SshError::UnknownAlgorithm { kind, name } => BenchError::skip(
-            format!("this ssh client does not support the {} '{name}'", kind.label()),
+            format!(
+                "this ssh client does not support the {} '{name}'",
+                kind.label()
+            ),
             "ssh -Q cipher|mac|kex lists what it supports",
         ),
         e => BenchError::failed(session.with_server_log(e).to_string()),
@@ -193,7 +200,10 @@ fn check_client(session: &Session, c: &Combo) -> Result<(), BenchError> {
     for (kind, name) in wanted {
         if !session.client.supports(kind, name) {
             return Err(BenchError::skip(
-                format!("this ssh client does not support the {} '{name}'", kind.label()),
+                format!(
+                    "this ssh client does not support the {} '{name}'",
+                    kind.label()
+                ),
                 "ssh -Q cipher|mac|kex lists what it supports",
             ));
         }
@@ -275,7 +285,10 @@ impl Benchmark for TransferBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        let size = self.options.size.unwrap_or_else(|| default_size(plan.profile));
+        let size = self
+            .options
+            .size
+            .unwrap_or_else(|| default_size(plan.profile));
         let matrix = self
             .options
             .plan

@@ -287,7 +287,11 @@ impl LocalServer {
         let public = read(&dir.join("id_ed25519.pub"))?;
         write(&dir.join("authorized_keys"), &public)?;
         let mut host_key_lines = Vec::new();
-        for name in ["ssh_host_ed25519_key", "ssh_host_ecdsa_key", "ssh_host_rsa_key"] {
+        for name in [
+            "ssh_host_ed25519_key",
+            "ssh_host_ecdsa_key",
+            "ssh_host_rsa_key",
+        ] {
             let text = read(&dir.join(format!("{name}.pub")))?;
             let key: Vec<&str> = text.split_whitespace().take(2).collect();
             if key.len() == 2 {
@@ -306,9 +310,7 @@ impl LocalServer {
             host_key_lines,
         };
         let lists = server.algorithm_lists(client, options)?;
-        let optional = vec![
-            "PerSourcePenalties no".to_string(),
-        ];
+        let optional = vec!["PerSourcePenalties no".to_string()];
         let mut last = String::new();
         for _attempt in 0..3 {
             if cancel.is_cancelled() {
@@ -342,7 +344,9 @@ impl LocalServer {
             write(&server.known_hosts, &kh)?;
             match server.launch(cancel) {
                 Ok(()) => return Ok(server),
-                Err(ServerError::Start { detail, log }) if log.contains("Address already in use") => {
+                Err(ServerError::Start { detail, log })
+                    if log.contains("Address already in use") =>
+                {
                     last = detail;
                     continue;
                 }
@@ -361,7 +365,8 @@ impl LocalServer {
         client: &ClientAlgorithms,
         options: &ServerOptions,
     ) -> Result<[(&'static str, Vec<String>); 5], ServerError> {
-        let pick = |o: &Option<Vec<String>>, all: &[String]| o.clone().unwrap_or_else(|| all.to_vec());
+        let pick =
+            |o: &Option<Vec<String>>, all: &[String]| o.clone().unwrap_or_else(|| all.to_vec());
         let mut lists = [
             ("Ciphers", pick(&options.ciphers, &client.ciphers)),
             ("MACs", pick(&options.macs, &client.macs)),
@@ -412,10 +417,11 @@ impl LocalServer {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        let mut child = ChildGuard::spawn(&mut cmd, libc::SIGTERM).map_err(|e| ServerError::Start {
-            detail: format!("cannot run {SSHD}: {e}"),
-            log: String::new(),
-        })?;
+        let mut child =
+            ChildGuard::spawn(&mut cmd, libc::SIGTERM).map_err(|e| ServerError::Start {
+                detail: format!("cannot run {SSHD}: {e}"),
+                log: String::new(),
+            })?;
         let listening = format!("Server listening on 127.0.0.1 port {}", self.port);
         let start = Instant::now();
         loop {
@@ -543,7 +549,10 @@ fn same_process(pid: i32, starttime: u64) -> bool {
 /// reused pid.
 fn kill_all(procs: &[(i32, u64)]) {
     let alive = |v: &[(i32, u64)]| -> Vec<(i32, u64)> {
-        v.iter().copied().filter(|(p, s)| same_process(*p, *s)).collect()
+        v.iter()
+            .copied()
+            .filter(|(p, s)| same_process(*p, *s))
+            .collect()
     };
     let mut left = alive(procs);
     for sig in [libc::SIGTERM, libc::SIGKILL] {

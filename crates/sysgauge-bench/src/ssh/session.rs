@@ -77,7 +77,11 @@ impl Target {
             // No colon, or a bare IPv6 address (several colons, no port).
             (rest, None)
         };
-        if host.is_empty() || host.starts_with('-') || host.contains(char::is_whitespace) || host.contains('/') {
+        if host.is_empty()
+            || host.starts_with('-')
+            || host.contains(char::is_whitespace)
+            || host.contains('/')
+        {
             return Err(bad("the host name is empty or malformed"));
         }
         let port = match port {
@@ -135,8 +139,14 @@ impl ClientSettings {
 pub enum Acceptance {
     Accepted,
     /// Rejected, with the server's offer when it said so.
-    Rejected { offer: String },
+    Rejected {
+        offer: String,
+    },
 }
+
+/// One probe's outcome: accepted or rejected (with the connection's
+/// seconds), or a failure of the target.
+type ProbeResult = Result<(Acceptance, f64), SshError>;
 
 /// Discovery: every algorithm probed, with the outcome.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -443,7 +453,7 @@ impl Session {
             .iter()
             .flat_map(|(k, v)| v.iter().map(move |n| (*k, n.clone())))
             .collect();
-        let results: std::sync::Mutex<Vec<Option<Result<(Acceptance, f64), SshError>>>> =
+        let results: std::sync::Mutex<Vec<Option<ProbeResult>>> =
             std::sync::Mutex::new(vec![None; jobs.len()]);
         let next = std::sync::atomic::AtomicUsize::new(0);
         let done = std::sync::atomic::AtomicUsize::new(0);
@@ -546,13 +556,30 @@ mod tests {
         assert_eq!(p("pi"), Ok(remote(None, "pi", None)));
         assert_eq!(p("me@pi:2222"), Ok(remote(Some("me"), "pi", Some(2222))));
         assert_eq!(p("[::1]:22"), Ok(remote(None, "::1", Some(22))));
-        assert_eq!(p("root@[fe80::1]"), Ok(remote(Some("root"), "fe80::1", None)));
+        assert_eq!(
+            p("root@[fe80::1]"),
+            Ok(remote(Some("root"), "fe80::1", None))
+        );
         assert_eq!(p("::1"), Ok(remote(None, "::1", None)));
-        for bad in ["", "@pi", "-oProxyCommand=x", "pi:0", "pi:70000", "pi:", "[::1", "[::1]x", "a b", "me@"] {
+        for bad in [
+            "",
+            "@pi",
+            "-oProxyCommand=x",
+            "pi:0",
+            "pi:70000",
+            "pi:",
+            "[::1",
+            "[::1]x",
+            "a b",
+            "me@",
+        ] {
             let e = p(bad).err().unwrap_or_default();
             assert!(!e.is_empty(), "{bad} should be refused");
         }
-        assert!(p("pi:ssh").err().unwrap_or_default().contains("not a port number"));
+        assert!(p("pi:ssh")
+            .err()
+            .unwrap_or_default()
+            .contains("not a port number"));
         assert_eq!(Target::Local.mode(), "local");
         assert_eq!(remote(None, "x", None).mode(), "remote");
     }

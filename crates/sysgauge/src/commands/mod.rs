@@ -6,6 +6,7 @@ mod procs;
 mod results;
 mod run;
 mod spawn;
+mod ssh;
 mod startup;
 
 use crate::cli::{Cli, Command};
@@ -21,5 +22,6 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Spawn(a) => spawn::run(a),
         Command::Startup(a) => startup::run(a),
         Command::Procs(a) => procs::run(a),
+        Command::Ssh(a) => ssh::run(a),
     }
 }
