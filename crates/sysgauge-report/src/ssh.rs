@@ -693,15 +693,7 @@ mod tests {
 
     /// A factorial run: ciphers with the fixed MAC, MACs with aes128-ctr.
     fn factorial() -> RunRecord {
-        let t = |c, m, v| {
-            rec(
-                "ssh.transfer",
-                c,
-                m,
-                KEX,
-                vec![("throughput", v), ("setup", 50.0)],
-            )
-        };
+        let t = |c, m, v| rec("ssh.transfer", c, m, KEX, vec![("throughput", v)]);
         let h = |k, ms, auth| {
             rec(
                 "ssh.handshake",

@@ -169,6 +169,19 @@ fn local_run_is_stored_reported_and_cleaned_up() {
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(stdout_of(&list).contains("\"ssh\""), "{}", stdout_of(&list));
+    // `results show` renders the ssh report again from the stored records.
+    let show = sb
+        .cmd()
+        .args(["results", "show", "1", "--db"])
+        .arg(sb.db())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let shown = stdout_of(&show);
+    assert!(show.status.success(), "{}", stderr_of(&show));
+    assert!(
+        shown.contains("Fastest combinations") && shown.contains("Ciphers "),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -48,6 +48,14 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                     .unwrap_or_default()
             );
             text.push_str(&summary_table(&run, TableFormat::Text));
+            if run.command == "ssh" {
+                text.push('\n');
+                text.push_str(&sysgauge_report::ssh::ssh_report(
+                    &run,
+                    TableFormat::Text,
+                    false,
+                ));
+            }
             let f = findings_text(&run);
             if !f.is_empty() {
                 text.push_str("\nFindings:\n");
