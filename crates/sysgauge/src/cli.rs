@@ -215,7 +215,7 @@ pub struct SshArgs {
     pub host: Option<String>,
 
     /// Bytes of zeros per transfer (100M, 1GiB, ...); default by profile:
-    /// 1M tiny, 100M quick, 400M standard, 1G full.
+    /// 1M tiny, 500M quick, 1G standard, 4G full.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
 
