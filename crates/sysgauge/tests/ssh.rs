@@ -185,6 +185,74 @@ fn local_run_is_stored_reported_and_cleaned_up() {
 }
 
 #[test]
+fn full_matrix_measures_every_working_combination() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path().join("full.json");
+    let out = ssh_cmd(&sb)
+        .args(["--matrix", "full", "--runs", "1", "--no-store"])
+        .args(["--cipher", "aes128-ctr,aes128-gcm@openssh.com"])
+        .args(["--mac", "hmac-sha2-256,umac-64-etm@openssh.com"])
+        .args(["--kex", "curve25519-sha256,ecdh-sha2-nistp256"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = stderr_of(&out);
+    assert!(out.status.success(), "{stderr}");
+    // 2 kex × (1 AEAD cipher + 1 cipher × 2 MACs) = 6 combinations, each
+    // with a transfer and a handshake; the estimate comes first.
+    assert!(
+        stderr.contains("full matrix: 6 transfer and 6 handshake cases"),
+        "{stderr}"
+    );
+    let run: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let mut combos: Vec<String> = run
+        .results
+        .iter()
+        .filter(|r| r.bench_id == "ssh.transfer" && r.is_ok())
+        .map(|r| {
+            format!(
+                "{}/{}/{}",
+                r.params.get_str("cipher").unwrap_or_default(),
+                r.params.get_str("mac").unwrap_or_default(),
+                r.params.get_str("kex").unwrap_or_default()
+            )
+        })
+        .collect();
+    combos.sort();
+    assert_eq!(
+        combos,
+        [
+            "aes128-ctr/hmac-sha2-256/curve25519-sha256",
+            "aes128-ctr/hmac-sha2-256/ecdh-sha2-nistp256",
+            "aes128-ctr/umac-64-etm@openssh.com/curve25519-sha256",
+            "aes128-ctr/umac-64-etm@openssh.com/ecdh-sha2-nistp256",
+            "aes128-gcm@openssh.com/implicit/curve25519-sha256",
+            "aes128-gcm@openssh.com/implicit/ecdh-sha2-nistp256",
+        ]
+    );
+    assert_eq!(
+        run.results
+            .iter()
+            .filter(|r| r.bench_id == "ssh.handshake" && r.is_ok())
+            .count(),
+        6
+    );
+    // Several kex among the transfers: the kex table shows their throughput.
+    assert!(
+        stdout_of(&out).contains("transfer MB/s"),
+        "{}",
+        stdout_of(&out)
+    );
+    assert_clean(&sb.scratch());
+}
+
+#[test]
 fn run_skips_ssh_unless_named_and_list_shows_it() {
     if !have_openssh() {
         return;

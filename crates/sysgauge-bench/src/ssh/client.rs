@@ -409,7 +409,10 @@ pub struct ChildGuard {
 }
 
 impl ChildGuard {
-    /// Start `cmd` in a new session with a parent-death signal.
+    /// Start `cmd` in a new session with a parent-death signal. Linux
+    /// sends that signal when the spawning *thread* ends, so a child must be
+    /// spawned from a thread that outlives it (the main thread for the
+    /// server; each probe thread waits for its own ssh).
     pub fn spawn(cmd: &mut Command, death_signal: libc::c_int) -> std::io::Result<ChildGuard> {
         // SAFETY: the closure runs in the child between fork and exec and
         // only calls setsid and prctl, which are async-signal-safe.
