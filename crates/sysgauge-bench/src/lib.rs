@@ -6,8 +6,11 @@
 //! line (or left at its defaults, which follow the profile). Benchmarks
 //! never print, format units or write SQL: they return metrics and findings.
 
+pub mod baseline;
+pub mod disk;
 pub mod hash;
 pub mod methodology;
+pub mod net;
 pub mod openssl_speed;
 pub mod registry;
 pub mod spawn;

@@ -3,7 +3,9 @@
 //! `sysgauge list` shows, what `sysgauge run` runs and what the docs
 //! describe cannot drift apart (a test checks the docs).
 
+use crate::disk;
 use crate::hash;
+use crate::net;
 use crate::spawn;
 use crate::ssh;
 use crate::startup;
@@ -48,6 +50,12 @@ pub fn families() -> &'static [FamilyInfo] {
             in_default_run: true,
         },
         FamilyInfo {
+            name: "disk",
+            summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",
+            budget_seconds: [0.4, 8.0, 40.0, 120.0],
+            in_default_run: true,
+        },
+        FamilyInfo {
             name: "spawn",
             summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
             budget_seconds: [0.3, 4.0, 40.0, 120.0],
@@ -60,6 +68,12 @@ pub fn families() -> &'static [FamilyInfo] {
             name: "startup",
             summary: "start-up time of given commands against a baseline, and the shared libraries they load",
             budget_seconds: [0.3, 3.0, 10.0, 30.0],
+            in_default_run: true,
+        },
+        FamilyInfo {
+            name: "net",
+            summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
+            budget_seconds: [0.4, 5.0, 30.0, 90.0],
             in_default_run: true,
         },
         // Real ssh connections through a private sshd: minutes for the
@@ -83,8 +97,10 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub hash: Arc<hash::HashOptions>,
+    pub disk: Arc<disk::DiskOptions>,
     pub spawn: Arc<spawn::SpawnOptions>,
     pub startup: Arc<startup::StartupOptions>,
+    pub net: Arc<net::NetOptions>,
     pub ssh: Arc<ssh::SshOptions>,
 }
 
@@ -92,8 +108,10 @@ pub struct Options {
 pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     let mut v = Vec::new();
     v.extend(hash::benchmarks(&options.hash));
+    v.extend(disk::benchmarks(&options.disk));
     v.extend(spawn::benchmarks(&options.spawn));
     v.extend(startup::benchmarks(&options.startup));
+    v.extend(net::benchmarks(&options.net));
     v.extend(ssh::benchmarks(&options.ssh));
     v
 }

@@ -1,14 +1,30 @@
-//! sysgauge-report: everything that turns records into text for people or
-//! programs: aligned console tables, Markdown, CSV and JSON. Renderers never
-//! measure; they take records and return strings.
+//! sysgauge-report: everything that turns records into text or pictures for
+//! people or programs: aligned console tables, Markdown, CSV and JSON; the
+//! comparison renderings; the self-contained HTML report; SVG and PNG
+//! charts. Renderers never measure; they take records (or a comparison made
+//! from them) and return strings or bytes.
 
+pub mod chart;
+pub mod compare;
+pub mod disk;
 pub mod format;
+pub mod html;
+pub mod index;
+pub mod net;
 pub mod spawn;
 pub mod ssh;
 pub mod startup;
 pub mod summary;
 pub mod table;
 
+pub use disk::{disk_table, disk_target_text};
+#[cfg(test)]
+mod testutil;
+
+pub use chart::{chart_png, chart_svg, ChartError, ChartKind};
+pub use compare::{format_ratio, render_comparison, CompareFormat};
 pub use format::{format_value, format_with_unit};
+pub use html::render_html;
+pub use index::index_text;
 pub use summary::{export_run, findings_text, summary_table, ExportFormat};
 pub use table::{Align, Table, TableFormat};

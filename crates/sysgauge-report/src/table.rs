@@ -16,6 +16,8 @@ pub enum TableFormat {
     Text,
     Markdown,
     Csv,
+    /// An HTML `<table>` (cells escaped; right-aligned cells get class `num`).
+    Html,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -55,6 +57,7 @@ impl Table {
             TableFormat::Text => self.text(),
             TableFormat::Markdown => self.markdown(),
             TableFormat::Csv => self.csv(),
+            TableFormat::Html => self.html(),
         }
     }
 
@@ -126,6 +129,27 @@ impl Table {
         out
     }
 
+    fn html(&self) -> String {
+        let esc = crate::html::esc;
+        let mut out = String::from("<table>\n<tr>");
+        for h in &self.headers {
+            out.push_str(&format!("<th>{}</th>", esc(h)));
+        }
+        out.push_str("</tr>\n");
+        for r in &self.rows {
+            out.push_str("<tr>");
+            for (i, c) in r.iter().enumerate() {
+                match self.aligns[i] {
+                    Align::Right => out.push_str(&format!("<td class=\"num\">{}</td>", esc(c))),
+                    Align::Left => out.push_str(&format!("<td>{}</td>", esc(c))),
+                }
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+        out
+    }
+
     fn csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
         // Writing into a Vec cannot fail.
@@ -163,6 +187,13 @@ mod tests {
     fn markdown_escapes() {
         let s = t().render(TableFormat::Markdown);
         assert!(s.starts_with("| name | value |\n|---|---:|\n| a\\|b | 1 |\n"));
+    }
+
+    #[test]
+    fn html_escapes_and_aligns() {
+        let s = t().render(TableFormat::Html);
+        assert!(s.starts_with("<table>\n<tr><th>name</th><th>value</th></tr>\n"));
+        assert!(s.contains("<tr><td>a|b</td><td class=\"num\">1</td></tr>"));
     }
 
     #[test]

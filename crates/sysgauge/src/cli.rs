@@ -40,6 +40,17 @@ pub enum Command {
     List(ListArgs),
     /// Work with stored results: list, show, export, delete.
     Results(ResultsArgs),
+    /// Measure a disk: sequential, rewrite, per-character, random seeks and
+    /// file operations on a file system, or raw writes to a block device.
+    Disk(DiskArgs),
+    /// Network throughput, connection rate, packet rate and latency, over
+    /// loopback or to a peer running `sysgauge listen --serve`.
+    Net(NetArgs),
+    /// Ping hosts with the 2ping protocol: RTT, and lost pings split into
+    /// outbound and inbound.
+    Ping(PingArgs),
+    /// Answer 2ping pings (and with --serve, be the peer of `sysgauge net`).
+    Listen(ListenArgs),
     /// Measure what it costs to start a process, by every method, with a
     /// parent-size sweep and one spawner per CPU.
     Spawn(SpawnArgs),
@@ -50,6 +61,145 @@ pub enum Command {
     /// Find the fastest SSH cipher, MAC and key exchange: probe what the
     /// server accepts, time transfers and handshakes, recommend an ssh_config.
     Ssh(SshArgs),
+    /// The reference baseline compiled in: show it, or make a new one from a stored run.
+    Baseline(BaselineArgs),
+    /// Import results from other machines: sysgauge JSON, CSV, `openssl speed -mr` output.
+    Import(ImportArgs),
+    /// Compare machines: ratios to a reference, means per family, confidence intervals.
+    Compare(CompareArgs),
+    /// Write a self-contained HTML report comparing machines, with charts.
+    Report(ReportArgs),
+    /// Draw one comparison chart as PNG or SVG.
+    Chart(ChartArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormatArg {
+    /// Tell the format from the file's content.
+    Auto,
+    /// A sysgauge run record (or an array of them), as `run --json` writes.
+    Json,
+    /// host,benchmark,metric,value,unit[,better][,params]
+    Csv,
+    /// The standard output of `openssl speed -mr`.
+    Openssl,
+}
+
+/// Where machines come from and how files are read (compare, report, chart).
+#[derive(Debug, Clone, Args)]
+pub struct MachineArgs {
+    /// Machines to compare: stored runs (number or run-id prefix), host names
+    /// (their latest run), or files (JSON, CSV, openssl speed -mr output).
+    /// Default: every host in the database.
+    #[arg(value_name = "RUN|HOST|FILE")]
+    pub machines: Vec<String>,
+
+    /// The machine the others are divided by (default: the first one named).
+    #[arg(long, value_name = "RUN|HOST")]
+    pub reference: Option<String>,
+
+    /// Only these families (comma-separated).
+    #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
+    pub family: Vec<String>,
+
+    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
+    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
+    pub db: Option<PathBuf>,
+
+    /// Host name for files of `openssl speed -mr` output (default: the file's name).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files to import.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<String>,
+
+    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
+    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
+    pub db: Option<PathBuf>,
+
+    /// The files' format.
+    #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
+    pub format: ImportFormatArg,
+
+    /// Host name for `openssl speed -mr` output (default: the file's name without extension).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormatArg {
+    /// Aligned text tables.
+    Table,
+    /// Markdown.
+    Md,
+    /// One row per machine and case, then the means.
+    Csv,
+    /// The comparison document (versioned, see docs/output-schema.md).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub machines: MachineArgs,
+
+    #[arg(long, value_enum, default_value_t = CompareFormatArg::Table)]
+    pub format: CompareFormatArg,
+
+    /// Write to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The HTML file to write.
+    #[arg(value_name = "FILE.html")]
+    pub output: PathBuf,
+
+    #[command(flatten)]
+    pub machines: MachineArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChartKindArg {
+    /// Geometric mean of ratios per family, one bar per machine.
+    Summary,
+    /// Ratio of every case to the reference.
+    Ratios,
+    /// Values by block size, one panel per benchmark (cases with a block_size).
+    BlockSize,
+}
+
+#[derive(Debug, Args)]
+pub struct ChartArgs {
+    #[command(flatten)]
+    pub machines: MachineArgs,
+
+    /// What to draw.
+    #[arg(long, value_enum, default_value_t = ChartKindArg::Summary)]
+    pub kind: ChartKindArg,
+
+    /// Write a PNG image.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "svg",
+        required_unless_present = "svg"
+    )]
+    pub png: Option<PathBuf>,
+
+    /// Write an SVG image.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+
+    /// Width in pixels (400 to 4000).
+    #[arg(long, value_name = "PX", default_value_t = 1000)]
+    pub width: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -120,6 +270,195 @@ pub struct RunArgs {
     /// Skip these families or benchmark ids (comma-separated).
     #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
     pub skip: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiskArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Directory on the file system to test (default: the current directory).
+    #[arg(long, value_name = "DIR", conflicts_with = "device")]
+    pub path: Option<PathBuf>,
+
+    /// Test file size, e.g. 256MiB or 4G (default: from the profile; in raw
+    /// mode the bytes written per block size).
+    #[arg(long, value_name = "NICE")]
+    pub size: Option<String>,
+
+    /// Block sizes of the block tests, e.g. 4KiB,64KiB,1MiB (raw mode
+    /// default: 256,512,4KiB,1MiB).
+    #[arg(long, value_name = "NICE[,...]")]
+    pub block_size: Option<String>,
+
+    /// Raw device mode: write straight to this block device (a full path
+    /// under /dev). Destroys its data; needs --destroy-data.
+    #[arg(long, value_name = "/dev/X")]
+    pub device: Option<PathBuf>,
+
+    /// Really write to --device, destroying what is on it.
+    #[arg(long, requires = "device")]
+    pub destroy_data: bool,
+
+    /// Write to --device even though it carries a file-system, RAID, LVM,
+    /// LUKS or partition-table signature.
+    #[arg(long, requires = "device")]
+    pub force: bool,
+
+    /// Run only these tests (ids such as disk.seq-write, comma-separated).
+    #[arg(long, value_name = "ID[,...]", value_delimiter = ',')]
+    pub only: Vec<String>,
+
+    /// Skip these tests (ids, comma-separated).
+    #[arg(long, value_name = "ID[,...]", value_delimiter = ',')]
+    pub skip: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct NetArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Measure against HOST (or HOST:PORT, [V6]:PORT; port 15999 by default)
+    /// running `sysgauge listen --serve`, instead of an in-process service
+    /// on loopback.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub peer: Option<String>,
+
+    /// Streams of the multi-stream TCP case (default: one per CPU, at least 2).
+    #[arg(long, value_name = "N")]
+    pub streams: Option<usize>,
+
+    /// UDP datagram size of the packet-rate and latency cases (default 64).
+    #[arg(long, value_name = "BYTES")]
+    pub udp_size: Option<String>,
+}
+
+/// 2ping options shared by `ping` and `listen`, named as the reference
+/// `2ping` program names them.
+#[derive(Debug, Clone, Args)]
+pub struct TwopingArgs {
+    /// Use IPv4 only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+
+    /// Use IPv6 only.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+
+    /// UDP port of the 2ping listener.
+    #[arg(long, value_name = "PORT", default_value_t = 15998)]
+    pub port: u16,
+
+    /// Pad packets to at least this size.
+    #[arg(long, value_name = "BYTES", default_value = "128")]
+    pub min_packet_size: String,
+
+    /// Never send packets larger than this.
+    #[arg(long, value_name = "BYTES", default_value = "512")]
+    pub max_packet_size: String,
+
+    /// Seconds to wait before asking the peer about an unanswered ping.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub inquire_wait: f64,
+
+    /// HMAC key shared with the peer (the reference's --auth; also read
+    /// from SYSGAUGE_2PING_KEY, which keeps it out of `ps`).
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "SYSGAUGE_2PING_KEY",
+        hide_env_values = true
+    )]
+    pub auth: Option<String>,
+
+    /// HMAC digest: hmac-md5 (the reference's default), hmac-sha1,
+    /// hmac-sha256 or hmac-sha512.
+    #[arg(long, value_name = "DIGEST", default_value = "hmac-md5")]
+    pub auth_digest: String,
+
+    /// Print only the start and the statistics, no line per packet.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PingArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    #[command(flatten)]
+    pub twoping: TwopingArgs,
+
+    /// Hosts to ping, all in parallel: names (AAAA preferred unless -4),
+    /// IPv4 or IPv6 addresses, link-local with a zone (fe80::1%eth0).
+    #[arg(required = true, value_name = "HOST")]
+    pub hosts: Vec<String>,
+
+    /// Stop after this many pings per host.
+    #[arg(short = 'c', long, value_name = "COUNT")]
+    pub count: Option<u64>,
+
+    /// Seconds between pings.
+    #[arg(short = 'i', long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub interval: f64,
+
+    /// Flood: send the next ping as soon as a reply arrives (10 ms after
+    /// the last send otherwise); no line per reply.
+    #[arg(short = 'f', long)]
+    pub flood: bool,
+
+    /// Adaptive: send at the pace of the RTT's moving average.
+    #[arg(short = 'A', long)]
+    pub adaptive: bool,
+
+    /// Stop sending after this many seconds.
+    #[arg(short = 'w', long, value_name = "SECONDS")]
+    pub deadline: Option<f64>,
+
+    /// Source address to send from.
+    #[arg(short = 'I', long = "interface-address", value_name = "ADDR")]
+    pub source: Option<String>,
+
+    /// After the last ping, wait at most this long for late replies and
+    /// loss verdicts (0 = stop at once, like the reference).
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub linger: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct ListenArgs {
+    #[command(flatten)]
+    pub twoping: TwopingArgs,
+
+    /// Address to listen on (repeat for more; fe80::1%eth0 works). Without
+    /// it the listener binds every address, 0.0.0.0 and ::, because its
+    /// purpose is to be reached from other machines.
+    #[arg(short = 'I', long = "interface-address", value_name = "ADDR")]
+    pub addresses: Vec<String>,
+
+    /// Per-source rate limit in datagrams per second (IPv6: per /64); 0
+    /// turns it off. Loopback sources are never limited.
+    #[arg(long, value_name = "PPS", default_value_t = 5000)]
+    pub rate_limit: u32,
+
+    /// Also serve `sysgauge net --peer`: a TCP sink and UDP reflector on
+    /// --serve-port, bound to loopback unless --serve-bind says otherwise.
+    #[arg(long)]
+    pub serve: bool,
+
+    /// Address of the net service (repeat for more; default 127.0.0.1).
+    /// Give this machine's address (or 0.0.0.0 / ::) to be reachable.
+    #[arg(long, value_name = "ADDR", requires = "serve")]
+    pub serve_bind: Vec<String>,
+
+    /// TCP and UDP port of the net service.
+    #[arg(long, value_name = "PORT", default_value_t = 15999)]
+    pub serve_port: u16,
+
+    /// Stop after this many seconds (default: until Ctrl-C).
+    #[arg(short = 'w', long, value_name = "SECONDS")]
+    pub deadline: Option<f64>,
 }
 
 #[derive(Debug, Args)]
@@ -362,6 +701,43 @@ pub enum ResultsAction {
     Delete {
         /// Run number (from `results list`) or a prefix of its run id.
         id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[command(subcommand)]
+    pub action: BaselineAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineAction {
+    /// Describe the embedded baseline: version, machine, cases, stale cases.
+    Show {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a baseline file from a stored standard-profile run (see docs/baseline.md).
+    Make {
+        /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
+        #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
+        db: Option<PathBuf>,
+        /// The reference run: run number, run-id prefix, or host name (its latest run).
+        #[arg(value_name = "RUN|HOST")]
+        run: String,
+        /// Description of the reference machine (CPU, cores, memory, VM or bare metal).
+        #[arg(long, value_name = "TEXT")]
+        machine: String,
+        /// Version of the new baseline (default: the embedded one's plus 1).
+        #[arg(long, value_name = "N")]
+        version: Option<u32>,
+        /// Write to FILE (e.g. crates/sysgauge-bench/baseline/reference.json) instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Accept a run that is not a complete, standard-profile, release-build run.
+        #[arg(long)]
+        force: bool,
     },
 }
 

@@ -29,6 +29,8 @@ pub struct MeasureConfig {
     pub scratch_base: PathBuf,
     /// As a fraction (0.05 = 5 %).
     pub noise_threshold: f64,
+    /// No per-case progress lines (commands with their own live output).
+    pub quiet_progress: bool,
 }
 
 impl MeasureConfig {
@@ -82,6 +84,7 @@ impl MeasureConfig {
             },
             scratch_base,
             noise_threshold: a.noise_threshold / 100.0,
+            quiet_progress: false,
         })
     }
 }

@@ -129,8 +129,7 @@ pub fn execute(
         Arc::new(MonotonicClock::new()),
         cancel.clone(),
     );
-    let quiet_progress = false;
-    let mut console = ConsoleProgress::new(quiet_progress);
+    let mut console = ConsoleProgress::new(cfg.quiet_progress);
     let (record, stored_as) = match store.as_mut() {
         Some(store) => {
             let mut db = StoreSink::new(store);
@@ -174,6 +173,18 @@ pub fn execute(
         exit,
         stored_as,
     })
+}
+
+/// The index lines against the embedded baseline that end a run summary
+/// (one line saying why when there is no index).
+pub fn baseline_index_text(record: &RunRecord) -> String {
+    match sysgauge_bench::baseline::embedded() {
+        Ok(b) => match sysgauge_bench::baseline::index(record) {
+            Ok(ix) => sysgauge_report::index_text(&ix, b.version, &b.machine),
+            Err(e) => format!("No index: {e}\n"),
+        },
+        Err(e) => format!("No index: {e}\n"),
+    }
 }
 
 /// Print human-readable text: to stdout normally, to stderr when stdout

@@ -29,6 +29,11 @@ pub fn to_file_or_stdout(path: &Path, text: &str) -> Result<()> {
     if path.as_os_str() == "-" {
         return stdout(text);
     }
+    bytes_to_file(path, text.as_bytes())
+}
+
+/// Write bytes to a file through a temporary file renamed into place.
+pub fn bytes_to_file(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
@@ -38,7 +43,7 @@ pub fn to_file_or_stdout(path: &Path, text: &str) -> Result<()> {
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "output".into());
     let tmp = dir.join(format!(".{name}.sysgauge-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| {
         let _ = std::fs::remove_file(&tmp);
         format!("cannot write {}", path.display())

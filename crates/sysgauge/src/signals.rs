@@ -13,11 +13,21 @@ static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 
 /// Install the handler (once per process) and return the token it cancels.
 pub fn install() -> Result<CancelToken> {
+    install_with(Some(
+        "sysgauge: interrupted; finishing the current step and cleaning up (press Ctrl-C again to quit at once)",
+    ))
+}
+
+/// Like `install`, with another note on the first signal (or none: for
+/// `ping` and `listen` Ctrl-C is the ordinary way to stop, as with ping(8)).
+pub fn install_with(note: Option<&'static str>) -> Result<CancelToken> {
     let token = CancelToken::new();
     let t = token.clone();
     ctrlc::set_handler(move || {
         if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
-            eprintln!("\nsysgauge: interrupted; finishing the current step and cleaning up (press Ctrl-C again to quit at once)");
+            if let Some(note) = note {
+                eprintln!("\n{note}");
+            }
             t.cancel();
         } else {
             scratch::remove_all_live();

@@ -1,8 +1,17 @@
 //! One module per subcommand; `dispatch` maps the parsed command line to it.
 
+mod baseline;
+mod chart;
+mod compare;
+mod disk;
 mod host;
+mod import;
 mod list;
+mod listen;
+mod net;
+mod ping;
 mod procs;
+mod report;
 mod results;
 mod run;
 mod spawn;
@@ -19,9 +28,18 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
         Command::Results(a) => results::run(a),
+        Command::Disk(a) => disk::run(a),
+        Command::Net(a) => net::run(a),
+        Command::Ping(a) => ping::run(a),
+        Command::Listen(a) => listen::run(a),
         Command::Spawn(a) => spawn::run(a),
         Command::Startup(a) => startup::run(a),
         Command::Procs(a) => procs::run(a),
         Command::Ssh(a) => ssh::run(a),
+        Command::Baseline(a) => baseline::run(a),
+        Command::Import(a) => import::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Chart(a) => chart::run(a),
     }
 }

@@ -27,6 +27,10 @@ pub fn run(args: RunArgs) -> Result<Exit> {
         text.push_str("\nFindings:\n");
         text.push_str(&findings);
     }
+    if outcome.record.results.iter().any(|r| r.is_ok()) {
+        text.push('\n');
+        text.push_str(&measure::baseline_index_text(&outcome.record));
+    }
     if let Some(row) = outcome.stored_as {
         text.push_str(&format!(
             "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",

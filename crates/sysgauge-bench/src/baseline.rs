@@ -1,0 +1,259 @@
+//! The embedded reference baseline: a run of the standard profile on one
+//! named machine, compiled into the binary, against which every `sysgauge
+//! run` ends with an index per family and overall (1000 = the reference
+//! machine; 1000 × the geometric mean of direction-adjusted ratios).
+//!
+//! The file (`baseline/reference.json`) wraps an ordinary run record with
+//! the baseline's own version, a description of the machine and how it was
+//! recorded; `sysgauge baseline make` writes it from a stored run (see
+//! docs/baseline.md for the procedure). It is parsed once, on first use.
+//!
+//! Versions. The baseline's `version` is bumped at every re-recording and is
+//! printed with every index, so two indexes are comparable only when they
+//! name the same baseline version. Within one baseline, cases match only
+//! when their workload version equals the one recorded: when a benchmark's
+//! work changes (its `workload_version` is bumped), its old reference number
+//! is no longer used (`reference_value` returns `None`, the index leaves the
+//! case out and says so) until the baseline is re-recorded; a unit test
+//! fails in the meantime, so the baseline does not stay stale by accident.
+
+use crate::registry::{benchmarks, Options};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use sysgauge_compare::{index_against, IndexReport};
+use sysgauge_core::record::{Params, RunRecord, Status, SCHEMA_VERSION};
+use thiserror::Error;
+
+/// Version of the baseline file's shape (not of its numbers).
+pub const BASELINE_FORMAT: u32 = 1;
+
+/// The baseline file, as compiled in.
+pub const EMBEDDED_JSON: &str = include_str!("../baseline/reference.json");
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    /// Shape of this file: `BASELINE_FORMAT`.
+    pub format: u32,
+    /// The baseline's own version, bumped at every re-recording.
+    pub version: u32,
+    /// The reference machine, for people ("KVM guest, 2 vCPU Intel Xeon …").
+    pub machine: String,
+    /// The sysgauge version and command that recorded the run.
+    pub recorded_with: String,
+    /// The reference run (standard profile).
+    pub run: RunRecord,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BaselineError {
+    #[error("the embedded baseline is not valid: {0}")]
+    Invalid(String),
+    #[error("the baseline file has format {found}; this sysgauge reads format {supported}")]
+    Format { found: u32, supported: u32 },
+    #[error(
+        "the baseline's run record has schema version {found}; this sysgauge reads {supported}"
+    )]
+    Schema { found: u32, supported: u32 },
+}
+
+/// Parse and check a baseline file's text.
+pub fn parse(text: &str) -> Result<Baseline, BaselineError> {
+    let b: Baseline = serde_json::from_str(text).map_err(|e| {
+        BaselineError::Invalid(format!("line {}, column {}: {e}", e.line(), e.column()))
+    })?;
+    if b.format != BASELINE_FORMAT {
+        return Err(BaselineError::Format {
+            found: b.format,
+            supported: BASELINE_FORMAT,
+        });
+    }
+    if b.run.schema_version != SCHEMA_VERSION {
+        return Err(BaselineError::Schema {
+            found: b.run.schema_version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if b.machine.trim().is_empty() {
+        return Err(BaselineError::Invalid(
+            "the machine description is empty".into(),
+        ));
+    }
+    if !b.run.results.iter().any(|r| matches!(r.status, Status::Ok)) {
+        return Err(BaselineError::Invalid(
+            "the run has no successful result".into(),
+        ));
+    }
+    Ok(b)
+}
+
+/// The baseline compiled into this binary, parsed once.
+pub fn embedded() -> Result<&'static Baseline, BaselineError> {
+    static PARSED: OnceLock<Result<Baseline, BaselineError>> = OnceLock::new();
+    PARSED
+        .get_or_init(|| parse(EMBEDDED_JSON))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Workload versions of today's benchmarks, by id.
+fn current_workload_versions() -> BTreeMap<String, u32> {
+    benchmarks(&Options::default())
+        .iter()
+        .map(|b| (b.id().to_string(), b.describe().workload_version))
+        .collect()
+}
+
+/// The reference machine's median for a case, if the baseline has it with
+/// the workload version today's benchmark of that id runs (any version for
+/// ids sysgauge does not measure itself).
+pub fn reference_value(bench_id: &str, params: &Params, metric: &str) -> Option<f64> {
+    let b = embedded().ok()?;
+    let current = current_workload_versions().get(bench_id).copied();
+    b.run
+        .results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Ok))
+        .filter(|r| r.bench_id == bench_id && r.params == *params)
+        .filter(|r| current.is_none_or(|v| v == r.workload_version))
+        .flat_map(|r| r.metrics.iter())
+        .find(|m| m.name == metric)
+        .map(|m| m.value())
+}
+
+/// Index of `run` against the embedded baseline: per family and overall,
+/// 1000 × the geometric mean of direction-adjusted ratios over the cases
+/// both have (with equal workload versions), with the count of cases used.
+pub fn index(run: &RunRecord) -> Result<IndexReport, BaselineError> {
+    Ok(index_against(run, &embedded()?.run))
+}
+
+/// Cases of `baseline` recorded with a workload version other than the one
+/// today's benchmark runs: `id params: recorded vN, now vM`.
+pub fn stale_cases(baseline: &Baseline) -> Vec<String> {
+    let current = current_workload_versions();
+    let mut out: Vec<String> = baseline
+        .run
+        .results
+        .iter()
+        .filter_map(|r| {
+            let now = *current.get(&r.bench_id)?;
+            (now != r.workload_version).then(|| {
+                format!(
+                    "{} {}: recorded with workload version {}, now {now}",
+                    r.bench_id, r.params, r.workload_version
+                )
+            })
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sysgauge_core::record::Profile;
+
+    fn baseline() -> &'static Baseline {
+        embedded().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn embedded_baseline_is_valid_and_named() {
+        let b = baseline();
+        assert_eq!(b.format, BASELINE_FORMAT);
+        assert!(b.version >= 1);
+        assert!(b.machine.len() > 10, "{}", b.machine);
+        assert!(b.recorded_with.contains("sysgauge"));
+        assert_eq!(
+            b.run.profile,
+            Profile::Standard,
+            "the reference is a standard-profile run"
+        );
+        assert_eq!(
+            b.run.build.profile, "release",
+            "the reference must come from a release build"
+        );
+    }
+
+    #[test]
+    fn baseline_is_not_stale() {
+        // A benchmark's workload changed without re-recording the baseline:
+        // re-record it (docs/baseline.md) and bump its version.
+        let stale = stale_cases(baseline());
+        assert!(
+            stale.is_empty(),
+            "stale baseline cases:\n{}",
+            stale.join("\n")
+        );
+    }
+
+    #[test]
+    fn reference_values_and_self_index() {
+        let b = baseline();
+        let r = b
+            .run
+            .results
+            .iter()
+            .find(|r| matches!(r.status, Status::Ok))
+            .unwrap_or_else(|| panic!("no ok result"));
+        let m = &r.metrics[0];
+        assert_eq!(
+            reference_value(&r.bench_id, &r.params, &m.name),
+            Some(m.value())
+        );
+        assert_eq!(
+            reference_value(&r.bench_id, &r.params, "no-such-metric"),
+            None
+        );
+        assert_eq!(reference_value("hash.nothing", &r.params, &m.name), None);
+        let ix = index(&b.run).unwrap_or_else(|e| panic!("{e}"));
+        assert!((ix.overall.index.unwrap_or(0.0) - 1000.0).abs() < 1e-9);
+        assert_eq!(ix.overall.unmatched, 0);
+        for f in &ix.families {
+            assert!((f.index.unwrap_or(0.0) - 1000.0).abs() < 1e-9, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn an_old_workload_is_never_indexed() {
+        let mut run = baseline().run.clone();
+        for r in &mut run.results {
+            r.workload_version += 1;
+        }
+        let ix = index(&run).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ix.overall.index, None);
+        assert_eq!(ix.overall.cases, 0);
+        let stale = Baseline {
+            run: run.clone(),
+            ..baseline().clone()
+        };
+        assert!(!stale_cases(&stale).is_empty());
+    }
+
+    #[test]
+    fn bad_files_are_refused() {
+        assert!(matches!(parse("{"), Err(BaselineError::Invalid(_))));
+        let mut v: serde_json::Value =
+            serde_json::from_str(EMBEDDED_JSON).unwrap_or_else(|e| panic!("{e}"));
+        v["format"] = serde_json::json!(99);
+        assert!(matches!(
+            parse(&v.to_string()),
+            Err(BaselineError::Format { found: 99, .. })
+        ));
+        v["format"] = serde_json::json!(BASELINE_FORMAT);
+        v["run"]["schema_version"] = serde_json::json!(SCHEMA_VERSION + 1);
+        assert!(matches!(
+            parse(&v.to_string()),
+            Err(BaselineError::Schema { .. })
+        ));
+        v["run"]["schema_version"] = serde_json::json!(SCHEMA_VERSION);
+        v["machine"] = serde_json::json!(" ");
+        assert!(matches!(
+            parse(&v.to_string()),
+            Err(BaselineError::Invalid(_))
+        ));
+    }
+}

@@ -1,0 +1,324 @@
+//! File creation, stat and deletion in a directory tree (Bonnie++'s small
+//! file tests), in sequential or random order, in files per second.
+//!
+//! Files are empty, spread over `DIRS` directories. In sequential order
+//! they are made, looked at and removed in name order; in random order in a
+//! shuffled order (the same on every machine: a fixed seed). A create or
+//! delete pass ends with syncfs inside the timed region, so the metadata is
+//! on stable storage when the clock stops; the per-file latency excludes
+//! that final sync. Set-up (making files to stat or delete) and clean-up
+//! are untimed, and followed by a sync so one pass's journal work does not
+//! land in the next.
+
+use super::io;
+use super::passes::{run_passes, Limit, OpTimer};
+use super::seq::begin;
+use super::target::lock;
+use super::traps;
+use super::{DiskOptions, Kind};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use sysgauge_core::{BenchError, Metric, Profile, RunCtx, Unit};
+use sysgauge_stats::SplitMix64;
+
+/// Directories of the tree.
+pub const DIRS: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Create,
+    Stat,
+    Delete,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    Sequential,
+    Random,
+}
+
+/// Most files one pass may touch.
+pub fn max_files(profile: Profile) -> u64 {
+    match profile {
+        Profile::Tiny => 2_000,
+        Profile::Quick => 100_000,
+        Profile::Standard => 400_000,
+        Profile::Full => 1_000_000,
+    }
+}
+
+/// Files kept for the stat test (stat passes cycle over them).
+fn stat_set(profile: Profile) -> u64 {
+    match profile {
+        Profile::Tiny => 1_000,
+        _ => 16_384,
+    }
+}
+
+struct Tree {
+    root: PathBuf,
+    names: Vec<PathBuf>,
+}
+
+impl Tree {
+    fn new(root: PathBuf) -> Result<Tree, BenchError> {
+        for d in 0..DIRS {
+            let p = root.join(format!("d{d:02}"));
+            if !p.is_dir() {
+                std::fs::create_dir_all(&p).map_err(|e| {
+                    BenchError::failed(io::describe_io_error("cannot create", &p, &e))
+                })?;
+            }
+        }
+        Ok(Tree {
+            root,
+            names: Vec::new(),
+        })
+    }
+
+    /// Paths of files 0..n (generated once, outside any timing).
+    fn ensure(&mut self, n: usize) {
+        while self.names.len() < n {
+            let i = self.names.len();
+            self.names
+                .push(self.root.join(format!("d{:02}/f{i:08}", i % DIRS)));
+        }
+    }
+
+    fn path(&self, i: usize) -> &Path {
+        &self.names[i]
+    }
+
+    fn sync(&self) -> Result<(), BenchError> {
+        let f = File::open(&self.root).map_err(|e| {
+            BenchError::failed(io::describe_io_error("cannot open", &self.root, &e))
+        })?;
+        io::syncfs(&f)
+            .map_err(|e| BenchError::failed(io::describe_io_error("cannot sync", &self.root, &e)))
+    }
+
+    fn create(&self, i: usize) -> std::io::Result<()> {
+        File::create_new(self.path(i)).map(drop)
+    }
+
+    /// Remove files by index, ignoring ones already gone.
+    fn remove_all(&self, idx: &[usize]) -> Result<(), BenchError> {
+        for &i in idx {
+            match std::fs::remove_file(self.path(i)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(BenchError::failed(io::describe_io_error(
+                        "cannot remove",
+                        self.path(i),
+                        &e,
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Indices `0..n` in the order of the test.
+fn ordered(n: usize, order: Order, seed: u64) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..n).collect();
+    if order == Order::Random {
+        let mut rng = SplitMix64::new(seed);
+        for i in (1..v.len()).rev() {
+            let j = rng.below(i + 1);
+            v.swap(i, j);
+        }
+    }
+    v
+}
+
+fn io_fail(what: &str, p: &Path, e: &std::io::Error) -> BenchError {
+    BenchError::failed(io::describe_io_error(what, p, e))
+}
+
+pub fn run(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    op: Op,
+    order: Order,
+) -> Result<Vec<Metric>, BenchError> {
+    let id = match op {
+        Op::Create => Kind::Create.id(),
+        Op::Stat => Kind::Stat.id(),
+        Op::Delete => Kind::Delete.id(),
+    };
+    let shared = begin(ctx, o, false)?;
+    let root = {
+        let g = lock(&shared)?;
+        g.dir
+            .join(format!("tree-{}", id.trim_start_matches("disk.")))
+    };
+    if root.exists() {
+        std::fs::remove_dir_all(&root).map_err(|e| io_fail("cannot clean", &root, &e))?;
+    }
+    let mut tree = Tree::new(root.clone())?;
+    let max = usize::try_from(max_files(ctx.profile())).unwrap_or(usize::MAX);
+    tree.ensure(max);
+    ctx.note_detail("dirs", DIRS as u64);
+    let target = o.repetition_target(ctx);
+    let result = match op {
+        Op::Create => create_passes(ctx, &tree, order, max, target, id),
+        Op::Stat => stat_passes(ctx, &tree, order, target, id),
+        Op::Delete => delete_passes(ctx, &tree, order, max, target, id),
+    };
+    // Leave nothing behind, whatever happened.
+    let _ = std::fs::remove_dir_all(&root);
+    result?.metrics("files", Unit::OpsPerSec, 1.0)
+}
+
+fn create_passes(
+    ctx: &mut RunCtx,
+    tree: &Tree,
+    order: Order,
+    max: usize,
+    target: std::time::Duration,
+    id: &str,
+) -> Result<super::passes::Samples, BenchError> {
+    tree.sync()?;
+    traps::settle_writeback(ctx, id);
+    let full = ordered(max, order, 0xc4ea7e);
+    run_passes(ctx, target, max as u64, |ctx, limit| {
+        let idx = match limit {
+            Limit::Calibrate { .. } => full.clone(),
+            Limit::Ops(n) => ordered(usize::try_from(n).unwrap_or(max).min(max), order, 0xc4ea7e),
+        };
+        let mut timer = OpTimer::new(ctx, limit);
+        let mut made = 0usize;
+        timer.start();
+        let r = (|| {
+            while timer.more()? && made < idx.len() {
+                let i = idx[made];
+                timer
+                    .time(|| tree.create(i))
+                    .map_err(|e| io_fail("cannot create", tree.path(i), &e))?;
+                made += 1;
+            }
+            tree.sync()
+        })();
+        let pass = timer.finish(1.0);
+        tree.remove_all(&idx[..made])?;
+        tree.sync()?;
+        r.map(|()| pass)
+    })
+}
+
+fn stat_passes(
+    ctx: &mut RunCtx,
+    tree: &Tree,
+    order: Order,
+    target: std::time::Duration,
+    id: &str,
+) -> Result<super::passes::Samples, BenchError> {
+    let n = usize::try_from(stat_set(ctx.profile())).unwrap_or(1024);
+    let idx = ordered(n, order, 0x57a7);
+    for (k, &i) in idx.iter().enumerate() {
+        if k % 256 == 0 {
+            ctx.check_cancel()?;
+        }
+        tree.create(i)
+            .map_err(|e| io_fail("cannot create", tree.path(i), &e))?;
+    }
+    tree.sync()?;
+    traps::settle_writeback(ctx, id);
+    ctx.note_detail("files_in_tree", n as u64);
+    let max_ops = max_files(ctx.profile()).saturating_mul(10);
+    let r = run_passes(ctx, target, max_ops, |ctx, limit| {
+        let mut timer = OpTimer::new(ctx, limit);
+        let mut k = 0usize;
+        timer.start();
+        while timer.more()? {
+            let i = idx[k % n];
+            let m = timer
+                .time(|| std::fs::symlink_metadata(tree.path(i)))
+                .map_err(|e| io_fail("cannot stat", tree.path(i), &e))?;
+            std::hint::black_box(m);
+            k += 1;
+        }
+        Ok(timer.finish(1.0))
+    });
+    tree.remove_all(&idx)?;
+    r
+}
+
+fn delete_passes(
+    ctx: &mut RunCtx,
+    tree: &Tree,
+    order: Order,
+    max: usize,
+    target: std::time::Duration,
+    id: &str,
+) -> Result<super::passes::Samples, BenchError> {
+    tree.sync()?;
+    traps::settle_writeback(ctx, id);
+    let clock = ctx.clock().clone();
+    run_passes(ctx, target, max as u64, |ctx, limit| {
+        // Untimed: make the files this pass deletes. The calibration pass
+        // makes as many as it can in twice the target (creation is rarely
+        // much faster than deletion), bounded by `max`.
+        let n = match limit {
+            Limit::Ops(n) => usize::try_from(n).unwrap_or(max).min(max),
+            Limit::Calibrate { target, .. } => {
+                let t0 = clock.now();
+                let mut made = 0usize;
+                while made < max && clock.now().saturating_sub(t0) < target * 2 {
+                    if made % 256 == 0 {
+                        ctx.check_cancel()?;
+                    }
+                    tree.create(made)
+                        .map_err(|e| io_fail("cannot create", tree.path(made), &e))?;
+                    made += 1;
+                }
+                tree.remove_all(&(0..made).collect::<Vec<_>>())?;
+                made.max(1)
+            }
+        };
+        let idx = ordered(n, order, 0xde1e7e);
+        for (k, &i) in idx.iter().enumerate() {
+            if k % 256 == 0 {
+                ctx.check_cancel()?;
+            }
+            tree.create(i)
+                .map_err(|e| io_fail("cannot create", tree.path(i), &e))?;
+        }
+        tree.sync()?;
+        let mut timer = OpTimer::new(ctx, limit);
+        let mut gone = 0usize;
+        timer.start();
+        let r = (|| {
+            while timer.more()? && gone < idx.len() {
+                let i = idx[gone];
+                timer
+                    .time(|| std::fs::remove_file(tree.path(i)))
+                    .map_err(|e| io_fail("cannot remove", tree.path(i), &e))?;
+                gone += 1;
+            }
+            tree.sync()
+        })();
+        let pass = timer.finish(1.0);
+        tree.remove_all(&idx[gone..])?;
+        tree.sync()?;
+        r.map(|()| pass)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_are_permutations() {
+        let s = ordered(100, Order::Sequential, 1);
+        assert_eq!(s, (0..100).collect::<Vec<_>>());
+        let mut r = ordered(100, Order::Random, 1);
+        assert_ne!(r, s);
+        assert_eq!(r, ordered(100, Order::Random, 1));
+        r.sort_unstable();
+        assert_eq!(r, s);
+    }
+}

@@ -1,0 +1,297 @@
+//! The `disk` family: Bonnie++-style tests of a file system (sequential
+//! block write and read, rewrite, per-character write and read, random
+//! seeks, file creation, stat and deletion) and, on request, `dd`-style
+//! writes to a raw block device to show the effect of the block size.
+//!
+//! Every test reports throughput and the latency of its operations (median,
+//! 99th percentile, maximum), and catches the usual traps of disk
+//! measurement (see `traps`). Block tests use O_DIRECT where the file
+//! system takes it, so they measure the device rather than the page cache;
+//! where it does not, they fall back to buffered I/O with fdatasync and
+//! cache dropping, and say so.
+//!
+//! Work per repetition is calibrated by time (the first pass runs to the
+//! repetition target and doubles as warm-up), never more than one pass over
+//! the test file, so a slow SD card and a fast NVMe drive both finish in
+//! bounded time. Inside `sysgauge run` the family runs a short slice
+//! (sequential 1 MiB write and read, 4 KiB random reads, file creation);
+//! `sysgauge disk` runs every test.
+
+pub mod files;
+pub mod io;
+pub mod passes;
+pub mod raw;
+pub mod seek;
+pub mod seq;
+pub mod signature;
+pub mod target;
+pub mod traps;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use sysgauge_core::{
+    BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,
+};
+
+/// Default block sizes of the block tests.
+pub const DEFAULT_BLOCK_SIZES: [u64; 3] = [4 << 10, 64 << 10, 1 << 20];
+/// Default block sizes of raw-device writes: below, at and above common
+/// logical block sizes.
+pub const RAW_BLOCK_SIZES: [u64; 4] = [256, 512, 4 << 10, 1 << 20];
+/// Largest block size accepted.
+pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
+/// Block size of the random-seek test.
+pub const SEEK_BLOCK: u64 = 4 << 10;
+/// Concurrent seekers (fixed, not per CPU, so machines compare).
+pub const SEEK_WORKERS: u64 = 4;
+/// Share of random-seek operations that write the block back, in the full
+/// suite (Bonnie++ writes back 10 %).
+pub const SEEK_WRITE_PERCENT: u64 = 10;
+
+/// What the command line chose for the disk family.
+#[derive(Debug, Clone, Default)]
+pub struct DiskOptions {
+    /// Directory on the file system to test; `None` is the run's scratch
+    /// directory.
+    pub path: Option<PathBuf>,
+    /// Test file size (raw mode: bytes written per block size); `None`
+    /// follows the profile.
+    pub size: Option<u64>,
+    pub block_sizes: Option<Vec<u64>>,
+    /// Every test (`sysgauge disk`) rather than the short slice of
+    /// `sysgauge run`.
+    pub full_suite: bool,
+    /// Length of one repetition; `None` takes the runner's share of the
+    /// family's time slice.
+    pub repetition_time: Option<Duration>,
+    /// Raw device mode: only `disk.raw-write`, on this device.
+    pub device: Option<raw::RawTarget>,
+}
+
+impl DiskOptions {
+    /// Block sizes of the block tests.
+    pub fn block_sizes(&self) -> Vec<u64> {
+        match &self.block_sizes {
+            Some(v) if !v.is_empty() => v.clone(),
+            _ if self.device.is_some() => RAW_BLOCK_SIZES.to_vec(),
+            _ => DEFAULT_BLOCK_SIZES.to_vec(),
+        }
+    }
+
+    pub fn max_block_size(&self) -> u64 {
+        self.block_sizes()
+            .into_iter()
+            .chain([SEEK_BLOCK])
+            .max()
+            .unwrap_or(1 << 20)
+    }
+
+    /// How long one repetition should last for this case.
+    pub fn repetition_target(&self, ctx: &RunCtx) -> Duration {
+        self.repetition_time
+            .unwrap_or_else(|| ctx.repetition_target())
+            .max(ctx.settings().min_repetition())
+    }
+}
+
+/// Repetition length of the full suite per profile: the suite runs about
+/// twenty cases, each warm-up plus five repetitions.
+pub fn suite_repetition_time(profile: Profile) -> Duration {
+    match profile {
+        Profile::Tiny => Duration::from_millis(4),
+        Profile::Quick => Duration::from_millis(200),
+        Profile::Standard => Duration::from_millis(1000),
+        Profile::Full => Duration::from_millis(3000),
+    }
+}
+
+/// The tests of the family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    SeqWrite,
+    SeqRead,
+    Rewrite,
+    Putc,
+    Getc,
+    RandomSeek,
+    Create,
+    Stat,
+    Delete,
+    RawWrite,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 10] = [
+        Kind::SeqWrite,
+        Kind::SeqRead,
+        Kind::Rewrite,
+        Kind::Putc,
+        Kind::Getc,
+        Kind::RandomSeek,
+        Kind::Create,
+        Kind::Stat,
+        Kind::Delete,
+        Kind::RawWrite,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Kind::SeqWrite => "disk.seq-write",
+            Kind::SeqRead => "disk.seq-read",
+            Kind::Rewrite => "disk.rewrite",
+            Kind::Putc => "disk.putc",
+            Kind::Getc => "disk.getc",
+            Kind::RandomSeek => "disk.random-seek",
+            Kind::Create => "disk.create",
+            Kind::Stat => "disk.stat",
+            Kind::Delete => "disk.delete",
+            Kind::RawWrite => "disk.raw-write",
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            Kind::SeqWrite => "sequential block writes to a file (O_DIRECT where possible)",
+            Kind::SeqRead => "sequential block reads from a file (O_DIRECT where possible)",
+            Kind::Rewrite => "read each block, change it, write it back, sequentially",
+            Kind::Putc => "per-character writes through a buffered stream (putc)",
+            Kind::Getc => "per-character reads through a buffered stream (getc)",
+            Kind::RandomSeek => {
+                "random block reads (with a share written back) by several workers, seeks/s"
+            }
+            Kind::Create => "empty files created in a directory tree, files/s",
+            Kind::Stat => "stat of files in a directory tree, files/s",
+            Kind::Delete => "files deleted from a directory tree, files/s",
+            Kind::RawWrite => {
+                "sequential writes to a raw block device (--device, destroys its data)"
+            }
+        }
+    }
+
+    fn unit(self) -> Unit {
+        match self {
+            Kind::RandomSeek | Kind::Create | Kind::Stat | Kind::Delete => Unit::OpsPerSec,
+            _ => Unit::MBps,
+        }
+    }
+}
+
+/// One disk test.
+pub struct DiskBenchmark {
+    kind: Kind,
+    options: Arc<DiskOptions>,
+}
+
+impl DiskBenchmark {
+    pub fn new(kind: Kind, options: Arc<DiskOptions>) -> DiskBenchmark {
+        DiskBenchmark { kind, options }
+    }
+}
+
+fn block_case(bs: u64) -> Params {
+    Params::new().with("block_size", bs)
+}
+
+fn seek_case(write_percent: u64) -> Params {
+    Params::new()
+        .with("block_size", SEEK_BLOCK)
+        .with("workers", SEEK_WORKERS)
+        .with("write_percent", write_percent)
+}
+
+impl Benchmark for DiskBenchmark {
+    fn id(&self) -> &str {
+        self.kind.id()
+    }
+
+    fn describe(&self) -> Description {
+        Description {
+            summary: self.kind.summary().to_string(),
+            unit: self.kind.unit(),
+            better: Better::Higher,
+            workload_version: 1,
+        }
+    }
+
+    fn cases(&self, _plan: &Plan) -> Vec<Params> {
+        let o = &self.options;
+        if o.device.is_some() {
+            return match self.kind {
+                Kind::RawWrite => o.block_sizes().into_iter().map(block_case).collect(),
+                _ => Vec::new(),
+            };
+        }
+        let orders = || {
+            ["sequential", "random"]
+                .into_iter()
+                .map(|order| Params::new().with("order", order))
+                .collect::<Vec<_>>()
+        };
+        if !o.full_suite {
+            // The slice inside `sysgauge run`.
+            return match self.kind {
+                Kind::SeqWrite | Kind::SeqRead => vec![block_case(1 << 20)],
+                Kind::RandomSeek => vec![seek_case(0)],
+                Kind::Create => vec![Params::new().with("order", "sequential")],
+                _ => Vec::new(),
+            };
+        }
+        match self.kind {
+            Kind::SeqWrite | Kind::SeqRead | Kind::Rewrite => {
+                o.block_sizes().into_iter().map(block_case).collect()
+            }
+            Kind::Putc | Kind::Getc => vec![Params::new()],
+            Kind::RandomSeek => vec![seek_case(0), seek_case(SEEK_WRITE_PERCENT)],
+            Kind::Create | Kind::Stat | Kind::Delete => orders(),
+            Kind::RawWrite => Vec::new(),
+        }
+    }
+
+    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        let o = &self.options;
+        let block = || {
+            params
+                .get_u64("block_size")
+                .filter(|&b| b > 0 && b <= MAX_BLOCK_SIZE)
+                .ok_or_else(|| BenchError::failed("missing or invalid block_size"))
+        };
+        let order = || match params.get_str("order") {
+            Some("sequential") => Ok(files::Order::Sequential),
+            Some("random") => Ok(files::Order::Random),
+            _ => Err(BenchError::failed("missing or invalid order")),
+        };
+        match self.kind {
+            Kind::SeqWrite => seq::seq_write(ctx, o, block()?),
+            Kind::SeqRead => seq::seq_read(ctx, o, block()?),
+            Kind::Rewrite => seq::rewrite(ctx, o, block()?),
+            Kind::Putc => seq::putc(ctx, o),
+            Kind::Getc => seq::getc(ctx, o),
+            Kind::RandomSeek => seek::random_seek(
+                ctx,
+                o,
+                block()?,
+                params
+                    .get_u64("workers")
+                    .unwrap_or(SEEK_WORKERS)
+                    .clamp(1, 64),
+                params.get_u64("write_percent").unwrap_or(0).min(100),
+            ),
+            Kind::Create => files::run(ctx, o, files::Op::Create, order()?),
+            Kind::Stat => files::run(ctx, o, files::Op::Stat, order()?),
+            Kind::Delete => files::run(ctx, o, files::Op::Delete, order()?),
+            Kind::RawWrite => raw::raw_write(ctx, o, block()?),
+        }
+    }
+}
+
+/// Every disk benchmark, in display order.
+pub fn benchmarks(options: &Arc<DiskOptions>) -> Vec<Box<dyn Benchmark>> {
+    Kind::ALL
+        .iter()
+        .map(|&k| Box::new(DiskBenchmark::new(k, options.clone())) as Box<dyn Benchmark>)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

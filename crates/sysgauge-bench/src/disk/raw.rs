@@ -1,0 +1,665 @@
+//! Raw device mode: `disk.raw-write` writes straight to a block device, to
+//! show what the block size does (below the logical block size the kernel
+//! must read each block before changing part of it; below the physical
+//! block size the drive does the same inside).
+//!
+//! This destroys the device's data, so it is fenced in:
+//! - the device must be named exactly: an absolute path under /dev that is
+//!   a block device (no guessing from `sdb`);
+//! - neither it nor any of its partitions may be mounted
+//!   (/proc/self/mountinfo), used as swap (/proc/swaps) or held by LVM,
+//!   md or device-mapper (`holders/` in sysfs);
+//! - it must carry no file-system, swap, LUKS, LVM, md or partition-table
+//!   signature, unless `--force` is given;
+//! - without `--destroy-data` nothing is written: the command explains what
+//!   it would do and exits 2;
+//! - the device is opened with O_EXCL, so the kernel itself refuses if it
+//!   is mounted or claimed in between, and the checks are repeated before
+//!   every case.
+//!
+//! Block sizes that are multiples of the logical block size are written
+//! with O_DIRECT. Smaller ones cannot be: the kernel refuses unaligned
+//! direct I/O on a block device. They go through the page cache (buffered
+//! writes, then fdatasync), which is exactly where the read-modify-write
+//! happens: the cache is dropped before every pass, so each partly written
+//! block is read from the device first, and /proc/diskstats shows the
+//! reads.
+
+use super::io::{self, Pattern};
+use super::passes::{run_passes, OpTimer};
+use super::signature;
+use super::traps::{self, StatsWatch};
+use super::{DiskOptions, Kind};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use sysgauge_core::size::{size_label, Bytes};
+use sysgauge_core::{BenchError, Metric, Profile, RunCtx, Unit};
+use sysgauge_host::SysRoot;
+use thiserror::Error;
+
+/// The device chosen on the command line and what the user allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawTarget {
+    pub path: PathBuf,
+    /// Write even over a recognised signature.
+    pub force: bool,
+    /// `--destroy-data` was given.
+    pub destroy_data: bool,
+}
+
+/// Why a device was refused or could not be inspected.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum RawError {
+    #[error(
+        "--device {0}: give the full path of a block device under /dev (for example /dev/sdb)"
+    )]
+    NotUnderDev(String),
+    #[error("--device {path}: {reason}")]
+    Inaccessible { path: String, reason: String },
+    #[error("--device {0} is not a block device")]
+    NotBlockDevice(String),
+    #[error("--device {path}: cannot find {name} in /sys/class/block")]
+    NoSysfs { path: String, name: String },
+}
+
+/// One reason not to write to a device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    Mounted {
+        device: String,
+        mount_point: String,
+    },
+    Swap {
+        device: String,
+    },
+    Held {
+        device: String,
+        holders: Vec<String>,
+    },
+    Signature {
+        found: Vec<String>,
+    },
+    Empty,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Mounted {
+                device,
+                mount_point,
+            } => write!(f, "{device} is mounted on {mount_point}; unmount it first"),
+            Refusal::Swap { device } => {
+                write!(
+                    f,
+                    "{device} is in use as swap; run swapoff /dev/{device} first"
+                )
+            }
+            Refusal::Held { device, holders } => write!(
+                f,
+                "{device} is in use by {} (LVM, md RAID or device-mapper); release it first",
+                holders.join(", ")
+            ),
+            Refusal::Signature { found } => write!(
+                f,
+                "the device carries data ({}); wipe it (wipefs -a) or add --force to write over it",
+                found.join(", ")
+            ),
+            Refusal::Empty => write!(f, "the device has no media (size 0)"),
+        }
+    }
+}
+
+/// What was found about a device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceFacts {
+    /// As named on the command line.
+    pub path: PathBuf,
+    /// Kernel name (`sdb`, `loop3`, `nvme0n1p2`).
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+    /// Kernel names of its partitions.
+    pub partitions: Vec<String>,
+    pub size_bytes: u64,
+    pub logical_block_size: Option<u32>,
+    pub physical_block_size: Option<u32>,
+    pub model: Option<String>,
+    pub rotational: Option<bool>,
+}
+
+fn sys_value(name: &str, rel: &str) -> Option<String> {
+    sys_value_at(&SysRoot::live(), name, rel)
+}
+
+fn sys_value_at(root: &SysRoot, name: &str, rel: &str) -> Option<String> {
+    std::fs::read_to_string(root.sys_path(&format!("class/block/{name}/{rel}")))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+fn parse_devnum(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Check that `path` names a block device exactly, and read its facts.
+pub fn inspect(path: &Path) -> Result<DeviceFacts, RawError> {
+    let shown = path.display().to_string();
+    if !path.is_absolute() || !path.starts_with("/dev") || path.components().count() < 3 {
+        return Err(RawError::NotUnderDev(shown));
+    }
+    let meta = std::fs::metadata(path).map_err(|e| RawError::Inaccessible {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    if !meta.file_type().is_block_device() {
+        return Err(RawError::NotBlockDevice(shown));
+    }
+    // /dev/disk/by-id/... are symlinks to the kernel name.
+    let resolved = path.canonicalize().map_err(|e| RawError::Inaccessible {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    if !resolved.starts_with("/dev") {
+        return Err(RawError::NotUnderDev(shown));
+    }
+    let name = resolved
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| RawError::NotUnderDev(shown.clone()))?;
+    let (major, minor) = sys_value(&name, "dev")
+        .and_then(|v| parse_devnum(&v))
+        .ok_or_else(|| RawError::NoSysfs {
+            path: shown.clone(),
+            name: name.clone(),
+        })?;
+    let mut partitions: Vec<String> = std::fs::read_dir(format!("/sys/class/block/{name}"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&name) && n != &name)
+                .filter(|n| Path::new(&format!("/sys/class/block/{name}/{n}/partition")).exists())
+                .collect()
+        })
+        .unwrap_or_default();
+    partitions.sort();
+    let queue = |rel: &str| -> Option<String> {
+        // A partition's queue belongs to its disk.
+        sys_value(&name, &format!("queue/{rel}"))
+            .or_else(|| sys_value(&name, &format!("../queue/{rel}")))
+    };
+    let bdev = sysgauge_host::block_device(&name);
+    Ok(DeviceFacts {
+        path: path.to_path_buf(),
+        name: name.clone(),
+        major,
+        minor,
+        partitions,
+        size_bytes: sys_value(&name, "size")
+            .and_then(|s| s.parse::<u64>().ok())
+            .map(|s| s.saturating_mul(512))
+            .unwrap_or(0),
+        logical_block_size: queue("logical_block_size").and_then(|v| v.parse().ok()),
+        physical_block_size: queue("physical_block_size").and_then(|v| v.parse().ok()),
+        model: bdev.as_ref().and_then(|b| b.model.clone()),
+        rotational: queue("rotational").map(|v| v == "1"),
+    })
+}
+
+/// Every reason not to write to the device (signatures only without
+/// `force`). Empty means it is safe to destroy.
+pub fn refusals(f: &DeviceFacts, force: bool) -> Vec<Refusal> {
+    refusals_at(&SysRoot::live(), f, force)
+}
+
+/// `refusals`, reading /proc and /sys under `root` (a captured tree in
+/// tests); the signature probe always reads the device itself.
+pub fn refusals_at(root: &SysRoot, f: &DeviceFacts, force: bool) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    if f.size_bytes == 0 {
+        out.push(Refusal::Empty);
+    }
+    let mut names = vec![f.name.clone()];
+    names.extend(f.partitions.iter().cloned());
+    let devnums: Vec<(String, (u32, u32))> = names
+        .iter()
+        .filter_map(|n| Some((n.clone(), parse_devnum(&sys_value_at(root, n, "dev")?)?)))
+        .collect();
+    let mounts = std::fs::read_to_string(root.proc_path("self/mountinfo"))
+        .map(|t| sysgauge_host::parse_mountinfo(&t))
+        .unwrap_or_default();
+    for m in &mounts {
+        let by_num = devnums
+            .iter()
+            .find(|(_, d)| *d == (m.major, m.minor))
+            .map(|(n, _)| n.clone());
+        let by_source = kernel_name(&m.source).filter(|n| names.contains(n));
+        if let Some(device) = by_num.or(by_source) {
+            out.push(Refusal::Mounted {
+                device,
+                mount_point: m.mount_point.clone(),
+            });
+        }
+    }
+    let swaps = std::fs::read_to_string(root.proc_path("swaps"))
+        .map(|t| sysgauge_host::parse_swaps(&t))
+        .unwrap_or_default();
+    for s in &swaps {
+        if let Some(n) = kernel_name(&s.path).filter(|n| names.contains(n)) {
+            out.push(Refusal::Swap { device: n });
+        }
+    }
+    for n in &names {
+        let holders: Vec<String> =
+            std::fs::read_dir(root.sys_path(&format!("class/block/{n}/holders")))
+                .map(|rd| {
+                    rd.filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+        if !holders.is_empty() {
+            out.push(Refusal::Held {
+                device: n.clone(),
+                holders,
+            });
+        }
+    }
+    if !force && f.size_bytes > 0 {
+        let found = signatures(&f.path, f.size_bytes);
+        if !found.is_empty() {
+            out.push(Refusal::Signature { found });
+        }
+    }
+    out
+}
+
+/// The kernel name behind a /dev path (following symlinks), if it is one.
+fn kernel_name(source: &str) -> Option<String> {
+    if !source.starts_with("/dev/") {
+        return None;
+    }
+    let p = Path::new(source);
+    let r = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    Some(r.file_name()?.to_string_lossy().into_owned())
+}
+
+/// Signatures on the device: our own magic-number probe, plus `blkid -p`
+/// when installed. A device that cannot be read counts as carrying data.
+pub fn signatures(path: &Path, size: u64) -> Vec<String> {
+    let mut found: Vec<String> = match File::open(path) {
+        Ok(f) => {
+            let read = |off: u64, len: usize| {
+                let mut buf = vec![0u8; len];
+                let mut got = 0;
+                while got < len {
+                    match f.read_at(&mut buf[got..], off + got as u64) {
+                        Ok(0) => break,
+                        Ok(n) => got += n,
+                        Err(_) => return None,
+                    }
+                }
+                buf.truncate(got);
+                Some(buf)
+            };
+            signature::detect(&read, size)
+                .into_iter()
+                .map(String::from)
+                .collect()
+        }
+        Err(e) => vec![format!("unreadable: {e}")],
+    };
+    if let Some(blkid) = sysgauge_core::bench::find_program("blkid") {
+        // Exit 2 means nothing found; 0 prints KEY=value lines.
+        if let Ok(out) = std::process::Command::new(blkid)
+            .args(["-p", "-o", "export"])
+            .arg(path)
+            .output()
+        {
+            if out.status.success() {
+                for line in String::from_utf8_lossy(&out.stdout).lines() {
+                    if let Some(v) = line
+                        .strip_prefix("TYPE=")
+                        .or_else(|| line.strip_prefix("PTTYPE="))
+                    {
+                        let v = format!("{v} (blkid)");
+                        if !found.contains(&v) {
+                            found.push(v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Bytes written per block size when --size is not given.
+pub fn default_size(profile: Profile) -> u64 {
+    match profile {
+        Profile::Tiny => 1 << 20,
+        Profile::Quick => 64 << 20,
+        Profile::Standard => 256 << 20,
+        Profile::Full => 1 << 30,
+    }
+}
+
+/// The region written: the request or the profile's default, within the
+/// device, whole blocks.
+pub fn region(requested: Option<u64>, profile: Profile, device: u64, block: u64) -> u64 {
+    let want = requested
+        .unwrap_or_else(|| default_size(profile))
+        .min(device);
+    let granule = block.max(4096);
+    (want / granule * granule).max(block.min(device))
+}
+
+/// What raw mode would do, in words (shown without --destroy-data).
+pub fn plan_text(f: &DeviceFacts, blocks: &[u64], size: Option<u64>, profile: Profile) -> String {
+    let sizes: Vec<String> = blocks.iter().map(|&b| size_label(b)).collect();
+    let region = region(size, profile, f.size_bytes, 1 << 20);
+    let mut s = format!(
+        "sysgauge disk --device {} would write test data over the first {} of {} ({}{}, {} in all, \
+         logical/physical block size {}/{}), once per block size: {}.\n",
+        f.path.display(),
+        Bytes(region),
+        f.name,
+        f.model.as_deref().unwrap_or("unknown model"),
+        match f.rotational {
+            Some(true) => ", rotational",
+            Some(false) => ", non-rotational",
+            None => "",
+        },
+        Bytes(f.size_bytes),
+        f.logical_block_size.map_or("?".into(), |v| v.to_string()),
+        f.physical_block_size.map_or("?".into(), |v| v.to_string()),
+        sizes.join(", ")
+    );
+    s.push_str(
+        "Block sizes that are a multiple of the logical block size are written with O_DIRECT; \
+         smaller ones through the page cache (the kernel refuses unaligned direct I/O on a \
+         block device), where each partly written block is first read from the device.\n",
+    );
+    s.push_str(
+        "Checked: not mounted (nor any partition), not swap, not held by LVM/md/device-mapper, \
+         no recognised signature.\n",
+    );
+    s.push_str(
+        "EVERYTHING ON THAT PART OF THE DEVICE WILL BE DESTROYED. Add --destroy-data to do it.\n",
+    );
+    s
+}
+
+/// `disk.raw-write`.
+pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
+    let id = Kind::RawWrite.id();
+    let rt = o.device.as_ref().ok_or_else(|| {
+        BenchError::skip("no --device given", "pass --device /dev/X --destroy-data")
+    })?;
+    if !rt.destroy_data {
+        return Err(BenchError::failed(
+            "refusing to write to a raw device without --destroy-data",
+        ));
+    }
+    let facts = inspect(&rt.path).map_err(|e| BenchError::failed(e.to_string()))?;
+    if let Some(r) = refusals(&facts, rt.force).first() {
+        return Err(BenchError::failed(format!("refusing to write: {r}")));
+    }
+    let size = region(o.size, ctx.profile(), facts.size_bytes, block);
+    ctx.note_param("size", size);
+    ctx.note_detail("device", facts.name.as_str());
+    if let Some(m) = &facts.model {
+        ctx.note_detail("model", m.as_str());
+    }
+    if let Some(r) = facts.rotational {
+        ctx.note_detail("rotational", r);
+    }
+    let logical = facts.logical_block_size.unwrap_or(512);
+    ctx.note_detail("logical_block_size", logical);
+    if let Some(p) = facts.physical_block_size {
+        ctx.note_detail("physical_block_size", p);
+    }
+    if let Some(f) =
+        traps::block_size_finding(block, &facts.name, Some(logical), facts.physical_block_size)
+    {
+        ctx.finding(f);
+    }
+    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let pattern = Pattern::new(len.max(1 << 20))
+        .ok_or_else(|| BenchError::failed("cannot allocate the data pattern buffer"))?;
+    let want_direct = block % u64::from(logical.max(512)) == 0;
+    let open = |direct: bool| -> Result<File, BenchError> {
+        let mut flags = libc::O_EXCL;
+        if direct {
+            flags |= libc::O_DIRECT;
+        }
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(flags)
+            .open(&rt.path)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::EBUSY) {
+                    BenchError::failed(format!(
+                        "{} is busy (mounted or claimed by another user); refusing to write",
+                        rt.path.display()
+                    ))
+                } else {
+                    BenchError::failed(format!("cannot open {}: {e}", rt.path.display()))
+                }
+            })
+    };
+    let mut direct = want_direct;
+    let mut file = open(direct)?;
+    if direct {
+        if let Err(e) = file.write_all_at(pattern.at(0, len), 0) {
+            if io::is_direct_refusal(&e) {
+                direct = false;
+                drop(file);
+                file = open(false)?;
+            } else {
+                return Err(BenchError::failed(format!(
+                    "cannot write to {}: {e}",
+                    rt.path.display()
+                )));
+            }
+        }
+    }
+    ctx.note_param("direct", direct);
+    ctx.note_detail(
+        "io_mode",
+        if direct {
+            "direct"
+        } else {
+            "buffered+fdatasync+fadvise"
+        },
+    );
+    if !direct {
+        ctx.finding(traps::buffered_finding(&format!(
+            "block size {} is not a multiple of {}'s logical block size {}",
+            size_label(block),
+            facts.name,
+            logical
+        )));
+    }
+    traps::settle_writeback(ctx, id);
+    let target = o.repetition_target(ctx);
+    let path = rt.path.clone();
+    let fail = |what: &str, e: std::io::Error| {
+        BenchError::failed(format!("cannot {what} {}: {e}", path.display()))
+    };
+    let watch = StatsWatch::start(Some(&facts.name));
+    let mut pos = 0u64;
+    let mut written = 0u64;
+    let samples = run_passes(ctx, target, (size / block).max(1), |ctx, limit| {
+        if !direct {
+            // Empty the device's page cache, so every partly written block
+            // must be read back from the device, as on first contact.
+            file.sync_data().map_err(|e| fail("sync", e))?;
+            io::drop_cache(&file).map_err(|e| fail("drop the cache of", e))?;
+        }
+        let mut timer = OpTimer::new(ctx, limit);
+        timer.start();
+        while timer.more()? {
+            let buf = pattern.at(pos, len);
+            timer
+                .time(|| file.write_all_at(buf, pos))
+                .map_err(|e| fail("write to", e))?;
+            pos += block;
+            written += block;
+            if pos + block > size {
+                pos = 0;
+            }
+        }
+        file.sync_data().map_err(|e| fail("sync", e))?;
+        Ok(timer.finish(block as f64))
+    })?;
+    let delta = watch.finish();
+    let _ = io::drop_cache(&file);
+    if let Some(d) = delta {
+        ctx.note_detail("device_reads", d.reads_completed);
+        ctx.note_detail("device_bytes_read", d.bytes_read());
+        ctx.note_detail("device_bytes_written", d.bytes_written());
+        if let Some(f) = traps::rmw_finding(id, &d, written, true) {
+            ctx.finding(f);
+        }
+    }
+    samples.metrics("throughput", Unit::MBps, 1e-6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_must_be_exact_block_devices() {
+        assert_eq!(
+            inspect(Path::new("sda")),
+            Err(RawError::NotUnderDev("sda".into()))
+        );
+        assert_eq!(
+            inspect(Path::new("/tmp/x")),
+            Err(RawError::NotUnderDev("/tmp/x".into()))
+        );
+        assert_eq!(
+            inspect(Path::new("/dev")),
+            Err(RawError::NotUnderDev("/dev".into()))
+        );
+        assert_eq!(
+            inspect(Path::new("/dev/null")),
+            Err(RawError::NotBlockDevice("/dev/null".into()))
+        );
+        assert!(matches!(
+            inspect(Path::new("/dev/sysgauge-no-such-device")),
+            Err(RawError::Inaccessible { .. })
+        ));
+    }
+
+    #[test]
+    fn regions_are_whole_blocks_within_the_device() {
+        assert_eq!(region(None, Profile::Quick, 1 << 30, 512), 64 << 20);
+        assert_eq!(
+            region(Some(10 << 20), Profile::Quick, 4 << 20, 1 << 20),
+            4 << 20
+        );
+        assert_eq!(region(Some(5000), Profile::Quick, 1 << 30, 256), 4096);
+        assert_eq!(region(Some(100), Profile::Quick, 1 << 30, 512), 512);
+    }
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(p, text).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// A captured tree: disk loop9 with partition loop9p1, which is
+    /// mounted, used as swap and held by dm-0 (this machine's kernel has
+    /// neither partition tables nor device-mapper, so the live tests cannot
+    /// build this).
+    #[test]
+    fn partitions_swap_and_holders_refuse_in_a_captured_tree() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let r = dir.path();
+        write(r, "sys/class/block/loop9/dev", "7:9\n");
+        std::fs::create_dir_all(r.join("sys/class/block/loop9/holders"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        write(r, "sys/class/block/loop9p1/dev", "259:3\n");
+        write(r, "sys/class/block/loop9p1/holders/dm-0", "");
+        write(
+            r,
+            "proc/self/mountinfo",
+            "27 1 254:0 / / rw - ext4 /dev/vda rw\n40 27 259:3 / /mnt/data rw - ext4 /dev/loop9p1 rw\n",
+        );
+        write(
+            r,
+            "proc/swaps",
+            "Filename Type Size Used Priority\n/dev/loop9p1 partition 1024 0 -2\n",
+        );
+        let facts = DeviceFacts {
+            path: "/dev/loop9".into(),
+            name: "loop9".into(),
+            major: 7,
+            minor: 9,
+            partitions: vec!["loop9p1".into()],
+            size_bytes: 64 << 20,
+            logical_block_size: Some(512),
+            physical_block_size: Some(512),
+            model: None,
+            rotational: None,
+        };
+        let root = SysRoot::under(r);
+        let got = refusals_at(&root, &facts, true);
+        assert_eq!(
+            got,
+            vec![
+                Refusal::Mounted {
+                    device: "loop9p1".into(),
+                    mount_point: "/mnt/data".into()
+                },
+                Refusal::Swap {
+                    device: "loop9p1".into()
+                },
+                Refusal::Held {
+                    device: "loop9p1".into(),
+                    holders: vec!["dm-0".into()]
+                },
+            ]
+        );
+        let text: Vec<String> = got.iter().map(|r| r.to_string()).collect();
+        assert!(text[0].contains("mounted on /mnt/data"));
+        assert!(text[2].contains("dm-0"));
+        // The same device with nothing on it passes.
+        std::fs::write(
+            r.join("proc/self/mountinfo"),
+            "27 1 254:0 / / rw - ext4 /dev/vda rw\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(r.join("proc/swaps"), "Filename Type Size Used Priority\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_file(r.join("sys/class/block/loop9p1/holders/dm-0"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(refusals_at(&root, &facts, true), vec![]);
+    }
+
+    #[test]
+    fn the_root_disk_is_refused() {
+        // Whatever holds / is mounted; it must never pass the checks.
+        let Some(fs) = sysgauge_host::fs_info(Path::new("/")) else {
+            return;
+        };
+        let Some(dev) = fs.source.filter(|s| s.starts_with("/dev/")) else {
+            return;
+        };
+        let Ok(facts) = inspect(Path::new(&dev)) else {
+            return;
+        };
+        let r = refusals(&facts, true);
+        assert!(
+            r.iter().any(|x| matches!(x, Refusal::Mounted { .. })),
+            "{dev}: {r:?}"
+        );
+    }
+}

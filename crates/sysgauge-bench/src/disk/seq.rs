@@ -1,0 +1,478 @@
+//! Sequential tests on the data file: block write, block read and rewrite
+//! at a given block size, and per-character write and read through a
+//! buffered stream (the putc/getc tests of Bonnie).
+//!
+//! Block tests open the file with O_DIRECT and probe one block first; if
+//! the kernel refuses (the file system has no direct I/O, or the block size
+//! is below its alignment) the case falls back to buffered I/O: every write
+//! pass then ends with fdatasync inside the timed region, and every read
+//! pass starts with the file's cache dropped (posix_fadvise DONTNEED)
+//! outside it. Direct write passes end with fdatasync too, so a pass is
+//! timed until its data is on stable storage (as `fio --end_fsync=1`).
+//!
+//! Writes overwrite the test file in place, after it has been written once
+//! (untimed), rather than creating a new one for each pass: allocation,
+//! unwritten-extent conversion and, on SSDs, discard of deleted files would
+//! otherwise mix into the numbers from pass to pass.
+
+use super::io::{self, AlignedBuf};
+use super::passes::{run_passes, OpTimer, Samples};
+use super::target::{self, lock, SharedTarget, Target};
+use super::traps::{self, StatsWatch};
+use super::{DiskOptions, Kind};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use sysgauge_core::{BenchError, Metric, RunCtx, Unit};
+
+/// Per-character tests time runs of this many characters: the stream's
+/// buffer size, so every timed run includes exactly one write(2) or read(2)
+/// the stream makes when its buffer fills or empties.
+pub const CHAR_RUN: usize = 8192;
+
+/// Start a file-system case: the shared target, its details, the
+/// RAM-backed trap. Tests that use the test file note its size as a
+/// parameter (`uses_file`); the file-operation tests do not.
+pub fn begin(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    uses_file: bool,
+) -> Result<SharedTarget, BenchError> {
+    let t = target::shared(ctx, o)?;
+    {
+        let g = lock(&t)?;
+        g.note_details(ctx);
+        if uses_file {
+            ctx.note_param("size", g.size);
+        }
+        if let Some(what) = g.ram_backed() {
+            ctx.finding(traps::ram_backed_finding(&what));
+        }
+    }
+    Ok(t)
+}
+
+/// What a probe does with the first block.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    Write,
+    Read,
+}
+
+/// The data file opened for a block case: direct when the kernel accepts
+/// a block of this size, else buffered with the reason.
+pub fn open_block_file(
+    path: &Path,
+    block: u64,
+    t: &Target,
+    probe: Probe,
+) -> Result<(File, Option<String>), BenchError> {
+    let plain = || {
+        io::open_rw(path, false)
+            .map_err(|e| BenchError::failed(io::describe_io_error("cannot open", path, &e)))
+    };
+    if block % 512 != 0 {
+        return Ok((
+            plain()?,
+            Some(format!(
+                "block size {} is not a multiple of 512 B",
+                target::label(block)
+            )),
+        ));
+    }
+    let f = match io::open_rw(path, true) {
+        Ok(f) => f,
+        Err(e) if io::is_direct_refusal(&e) => {
+            return Ok((
+                plain()?,
+                Some("the file system does not support O_DIRECT".to_string()),
+            ))
+        }
+        Err(e) => {
+            return Err(BenchError::failed(io::describe_io_error(
+                "cannot open",
+                path,
+                &e,
+            )))
+        }
+    };
+    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let r = match probe {
+        Probe::Write => f.write_all_at(t.pattern.at(0, len), 0),
+        Probe::Read => {
+            let mut b = AlignedBuf::new(len)
+                .ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
+            f.read_exact_at(&mut b, 0)
+        }
+    };
+    match r {
+        Ok(()) => Ok((f, None)),
+        Err(e) if io::is_direct_refusal(&e) => Ok((
+            plain()?,
+            Some(format!(
+                "block size {} is below the alignment direct I/O needs here",
+                target::label(block)
+            )),
+        )),
+        Err(e) => Err(BenchError::failed(io::describe_io_error(
+            "cannot access",
+            path,
+            &e,
+        ))),
+    }
+}
+
+/// Report the I/O mode and the buffered-fallback traps.
+fn note_mode(ctx: &mut RunCtx, t: &Target, fallback: &Option<String>) {
+    ctx.note_param("direct", fallback.is_none());
+    if let Some(why) = fallback {
+        ctx.note_detail("io_mode", "buffered+fdatasync+fadvise");
+        ctx.finding(traps::buffered_finding(why));
+        if let Some(f) = traps::small_file_finding(t.size, t.mem_total) {
+            ctx.finding(f);
+        }
+    } else {
+        ctx.note_detail("io_mode", "direct");
+    }
+}
+
+/// The block-size trap for a test that writes.
+fn check_block_size(ctx: &mut RunCtx, t: &Target, block: u64) {
+    if let Some(d) = &t.device {
+        if let Some(f) =
+            traps::block_size_finding(block, &d.name, d.logical_block_size, d.physical_block_size)
+        {
+            ctx.finding(f);
+        }
+    }
+}
+
+fn io_err<'a>(what: &str, path: &'a Path) -> impl Fn(std::io::Error) -> BenchError + 'a {
+    let what = what.to_string();
+    move |e| BenchError::failed(io::describe_io_error(&what, path, &e))
+}
+
+fn block_metrics(s: &Samples) -> Result<Vec<Metric>, BenchError> {
+    s.metrics("throughput", Unit::MBps, 1e-6)
+}
+
+/// `disk.seq-write`.
+pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
+    let id = Kind::SeqWrite.id();
+    let shared = begin(ctx, o, true)?;
+    let mut g = lock(&shared)?;
+    let size = g.size;
+    // Written once before (untimed), so every pass overwrites allocated
+    // blocks: the first writes into a fresh or preallocated file also
+    // allocate or convert extents, which would skew the calibration pass.
+    g.ensure_written(ctx, size)?;
+    let path = g.data_file()?.path.clone();
+    let (file, fallback) = open_block_file(&path, block, &g, Probe::Write)?;
+    let direct = fallback.is_none();
+    note_mode(ctx, &g, &fallback);
+    check_block_size(ctx, &g, block);
+    traps::settle_writeback(ctx, id);
+    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let target = o.repetition_target(ctx);
+    let watch = StatsWatch::start(g.stats_name.as_deref());
+    let t: &Target = &g;
+    let mut pos = 0u64;
+    let mut written = 0u64;
+    let samples = run_passes(ctx, target, size / block, |ctx, limit| {
+        if !direct {
+            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
+        }
+        let mut timer = OpTimer::new(ctx, limit);
+        timer.start();
+        while timer.more()? {
+            let buf = t.pattern.at(pos, len);
+            timer
+                .time(|| file.write_all_at(buf, pos))
+                .map_err(io_err("cannot write", &path))?;
+            pos += block;
+            written += block;
+            if pos + block > size {
+                pos = 0;
+            }
+        }
+        file.sync_data().map_err(io_err("cannot sync", &path))?;
+        Ok(timer.finish(block as f64))
+    })?;
+    let delta = watch.finish();
+    if !direct {
+        let _ = io::drop_cache(&file);
+    }
+    drop(g);
+    let mut g = lock(&shared)?;
+    if let Some(d) = g.data.as_mut() {
+        d.valid = d.valid.max(written.min(size) / block * block);
+    }
+    if let Some(delta) = delta {
+        ctx.note_detail("device_reads", delta.reads_completed);
+        ctx.note_detail("device_bytes_written", delta.bytes_written());
+        if let Some(f) = traps::rmw_finding(id, &delta, written, false) {
+            ctx.finding(f);
+        }
+        if direct {
+            if let Some(f) = traps::shared_finding(id, &delta.name, delta.bytes_written(), written)
+            {
+                ctx.finding(f);
+            }
+        }
+    }
+    block_metrics(&samples)
+}
+
+/// `disk.seq-read`.
+pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
+    let id = Kind::SeqRead.id();
+    let shared = begin(ctx, o, true)?;
+    let mut g = lock(&shared)?;
+    let size = g.size;
+    g.ensure_written(ctx, size)?;
+    let (path, intact) = {
+        let d = g.data_file()?;
+        (d.path.clone(), d.intact)
+    };
+    let (file, fallback) = open_block_file(&path, block, &g, Probe::Read)?;
+    let direct = fallback.is_none();
+    note_mode(ctx, &g, &fallback);
+    traps::settle_writeback(ctx, id);
+    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let mut buf =
+        AlignedBuf::new(len).ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
+    let target = o.repetition_target(ctx);
+    let watch = StatsWatch::start(g.stats_name.as_deref());
+    let t: &Target = &g;
+    let mut pos = 0u64;
+    let mut read = 0u64;
+    let mut verify = intact;
+    let samples = run_passes(ctx, target, size / block, |ctx, limit| {
+        if !direct {
+            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
+        }
+        let mut timer = OpTimer::new(ctx, limit);
+        timer.start();
+        while timer.more()? {
+            timer
+                .time(|| file.read_exact_at(&mut buf, pos))
+                .map_err(io_err("cannot read", &path))?;
+            if verify {
+                // Once, between timed operations: the data read back is
+                // what was written.
+                if buf[..] != *t.pattern.at(pos, len) {
+                    return Err(BenchError::failed(format!(
+                        "data read back from {} at offset {pos} differs from what was written",
+                        path.display()
+                    )));
+                }
+                verify = false;
+            }
+            pos += block;
+            read += block;
+            if pos + block > size {
+                pos = 0;
+            }
+        }
+        Ok(timer.finish(block as f64))
+    })?;
+    if let Some(delta) = watch.finish() {
+        ctx.note_detail("device_bytes_read", delta.bytes_read());
+        if direct {
+            if let Some(f) = traps::shared_finding(id, &delta.name, delta.bytes_read(), read) {
+                ctx.finding(f);
+            }
+        }
+    }
+    ctx.note_detail("verified", intact);
+    block_metrics(&samples)
+}
+
+/// `disk.rewrite`: read a block, change it, write it back in place.
+pub fn rewrite(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
+    let id = Kind::Rewrite.id();
+    let shared = begin(ctx, o, true)?;
+    let mut g = lock(&shared)?;
+    let size = g.size;
+    g.ensure_written(ctx, size)?;
+    let path = {
+        let d = g.data_file()?;
+        // The changed blocks no longer hold the pattern.
+        d.intact = false;
+        d.path.clone()
+    };
+    let (file, fallback) = open_block_file(&path, block, &g, Probe::Read)?;
+    let direct = fallback.is_none();
+    note_mode(ctx, &g, &fallback);
+    check_block_size(ctx, &g, block);
+    traps::settle_writeback(ctx, id);
+    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let mut buf =
+        AlignedBuf::new(len).ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
+    let target = o.repetition_target(ctx);
+    let mut pos = 0u64;
+    let samples = run_passes(ctx, target, size / block, |ctx, limit| {
+        if !direct {
+            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
+        }
+        let mut timer = OpTimer::new(ctx, limit);
+        timer.start();
+        while timer.more()? {
+            timer
+                .time(|| {
+                    file.read_exact_at(&mut buf, pos)?;
+                    // Change one byte in every 4 KiB page, so every page
+                    // written back really differs.
+                    for i in (0..len).step_by(4096) {
+                        buf[i] ^= 0x5a;
+                    }
+                    file.write_all_at(&buf, pos)
+                })
+                .map_err(io_err("cannot rewrite", &path))?;
+            pos += block;
+            if pos + block > size {
+                pos = 0;
+            }
+        }
+        file.sync_data().map_err(io_err("cannot sync", &path))?;
+        Ok(timer.finish(block as f64))
+    })?;
+    if !direct {
+        let _ = io::drop_cache(&file);
+    }
+    block_metrics(&samples)
+}
+
+/// `disk.putc`: one character at a time into a buffered stream.
+pub fn putc(ctx: &mut RunCtx, o: &DiskOptions) -> Result<Vec<Metric>, BenchError> {
+    let id = Kind::Putc.id();
+    let shared = begin(ctx, o, true)?;
+    let mut g = lock(&shared)?;
+    let size = g.size;
+    let path = g.dir.join("chars");
+    let file = io::open_rw(&path, false).map_err(io_err("cannot create", &path))?;
+    ctx.note_param("direct", false);
+    ctx.note_detail("stream_buffer", CHAR_RUN as u64);
+    traps::settle_writeback(ctx, id);
+    let target = o.repetition_target(ctx);
+    let t: &Target = &g;
+    let mut longest = 0u64;
+    let samples = run_passes(ctx, target, size / CHAR_RUN as u64, |ctx, limit| {
+        (&file)
+            .seek(SeekFrom::Start(0))
+            .map_err(io_err("cannot seek in", &path))?;
+        let mut w = BufWriter::with_capacity(CHAR_RUN, &file);
+        let mut off = 0u64;
+        let mut timer = OpTimer::new(ctx, limit);
+        timer.start();
+        while timer.more()? {
+            let run = t.pattern.at(off, CHAR_RUN);
+            timer
+                .time(|| {
+                    for &c in run {
+                        w.write_all(std::slice::from_ref(&std::hint::black_box(c)))?;
+                    }
+                    Ok::<(), std::io::Error>(())
+                })
+                .map_err(io_err("cannot write", &path))?;
+            off += CHAR_RUN as u64;
+        }
+        w.flush().map_err(io_err("cannot write", &path))?;
+        drop(w);
+        file.sync_data().map_err(io_err("cannot sync", &path))?;
+        longest = longest.max(off);
+        Ok(timer.finish(CHAR_RUN as f64))
+    })?;
+    let _ = io::drop_cache(&file);
+    g.chars = Some(target::CharsFile {
+        path: path.clone(),
+        valid: longest,
+    });
+    samples.metrics("throughput", Unit::MBps, 1e-6)
+}
+
+/// `disk.getc`: one character at a time from a buffered stream.
+pub fn getc(ctx: &mut RunCtx, o: &DiskOptions) -> Result<Vec<Metric>, BenchError> {
+    let id = Kind::Getc.id();
+    let shared = begin(ctx, o, true)?;
+    let mut g = lock(&shared)?;
+    let size = g.size;
+    let path = g.dir.join("chars");
+    // Without a putc before, lay the whole file out first (untimed).
+    let valid = match &g.chars {
+        Some(c) if c.valid >= CHAR_RUN as u64 => c.valid,
+        _ => {
+            target::write_pattern(ctx, &path, &g.pattern, 0, size)?;
+            g.chars = Some(target::CharsFile {
+                path: path.clone(),
+                valid: size,
+            });
+            size
+        }
+    };
+    let file = File::open(&path).map_err(io_err("cannot open", &path))?;
+    ctx.note_param("direct", false);
+    ctx.note_detail("stream_buffer", CHAR_RUN as u64);
+    traps::settle_writeback(ctx, id);
+    let target = o.repetition_target(ctx);
+    let t: &Target = &g;
+    let mut verify = true;
+    let samples = run_passes(ctx, target, valid / CHAR_RUN as u64, |ctx, limit| {
+        io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
+        (&file)
+            .seek(SeekFrom::Start(0))
+            .map_err(io_err("cannot seek in", &path))?;
+        let mut r = BufReader::with_capacity(CHAR_RUN, &file);
+        let mut sum = 0u64;
+        let mut first = [0u8; 64];
+        let mut timer = OpTimer::new(ctx, limit);
+        timer.start();
+        while timer.more()? {
+            let got = timer
+                .time(|| {
+                    let mut n = 0;
+                    while n < CHAR_RUN {
+                        let Some(c) = getc_one(&mut r)? else { break };
+                        if n < first.len() && verify {
+                            first[n] = c;
+                        }
+                        sum = sum.wrapping_add(u64::from(std::hint::black_box(c)));
+                        n += 1;
+                    }
+                    Ok::<usize, std::io::Error>(n)
+                })
+                .map_err(io_err("cannot read", &path))?;
+            if got < CHAR_RUN {
+                return Err(BenchError::failed(format!(
+                    "{} ended early at a per-character read",
+                    path.display()
+                )));
+            }
+            if verify {
+                if first[..] != *t.pattern.at(0, first.len()) {
+                    return Err(BenchError::failed(format!(
+                        "characters read back from {} differ from those written",
+                        path.display()
+                    )));
+                }
+                verify = false;
+            }
+        }
+        std::hint::black_box(sum);
+        Ok(timer.finish(CHAR_RUN as f64))
+    })?;
+    let _ = io::drop_cache(&file);
+    samples.metrics("throughput", Unit::MBps, 1e-6)
+}
+
+/// The stdio `getc`: one byte from the stream's buffer, refilling it with
+/// one read(2) when empty; `None` at end of file.
+fn getc_one<R: BufRead>(r: &mut R) -> std::io::Result<Option<u8>> {
+    let c = match r.fill_buf()?.first() {
+        Some(&c) => c,
+        None => return Ok(None),
+    };
+    r.consume(1);
+    Ok(Some(c))
+}

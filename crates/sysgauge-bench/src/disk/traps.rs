@@ -1,0 +1,376 @@
+//! The traps of disk measurement, each detected and reported as a finding
+//! with a remedy:
+//!
+//! - dirty pages still being written back when a test starts (the test
+//!   competes with write-behind): flushed and waited for first, the wait
+//!   reported;
+//! - a RAM-backed target (tmpfs, ramfs, zram, brd): the numbers are memory;
+//! - a block size below the device's logical or physical block size;
+//! - read requests on the device during a pure write test: the sign of
+//!   read-modify-write, seen in /proc/diskstats;
+//! - a test file smaller than RAM without direct I/O: the page cache can
+//!   answer instead of the device;
+//! - other processes doing I/O on the same device during the test, which is
+//!   what usually makes disk numbers noisy.
+//!
+//! The decision functions are pure so unit tests can drive them with
+//! numbers; the live probes (meminfo, diskstats) are thin wrappers.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use sysgauge_core::size::Bytes;
+use sysgauge_core::{Finding, Profile, RunCtx, Severity};
+use sysgauge_host::{DiskStats, DiskStatsDelta};
+
+pub const DIRTY_PAGES: &str = "dirty-pages";
+pub const RAM_BACKED: &str = "ram-backed-target";
+pub const BLOCK_BELOW_DEVICE: &str = "block-size-below-device";
+pub const READ_MODIFY_WRITE: &str = "read-modify-write";
+pub const FILE_SMALLER_THAN_RAM: &str = "file-smaller-than-ram";
+pub const BUFFERED_FALLBACK: &str = "buffered-io";
+pub const DISK_SHARED: &str = "disk-shared";
+
+/// Dirty + Writeback below this counts as settled.
+const SETTLED_BYTES: u64 = 16 << 20;
+/// Dirty + Writeback at or above this before a test is reported.
+const REPORT_DIRTY_BYTES: u64 = 32 << 20;
+
+/// The longest the writeback wait may take per case: bounded so a machine
+/// whose other programs keep writing cannot stall a quick run; the finding
+/// then says the test competed with write-behind.
+pub fn max_writeback_wait(profile: Profile) -> Duration {
+    match profile {
+        Profile::Tiny => Duration::from_secs(2),
+        Profile::Quick => Duration::from_secs(5),
+        Profile::Standard => Duration::from_secs(20),
+        Profile::Full => Duration::from_secs(60),
+    }
+}
+
+/// Flush the kernel's dirty pages and wait (bounded) until they are
+/// written, before a test starts. Reports the wait as a detail always, and
+/// as a finding when there was something substantial to wait for.
+pub fn settle_writeback(ctx: &mut RunCtx, bench_id: &str) {
+    // The wait ends when the pages are down to a trickle, or when a sync(2)
+    // started here returns: then everything dirty when the test was about
+    // to start is on the device, and whatever is dirty now was written by
+    // other programs since (a busy machine keeps some dirty all the time).
+    let synced = Arc::new(AtomicBool::new(false));
+    let flag = synced.clone();
+    let started = std::thread::Builder::new()
+        .name("sysgauge-disk-sync".to_string())
+        .spawn(move || {
+            // SAFETY: sync(2) takes no arguments and touches no memory of ours.
+            unsafe { libc::sync() };
+            flag.store(true, Ordering::SeqCst);
+        })
+        .is_ok();
+    let cancel = ctx.cancel_token().clone();
+    let done = synced.clone();
+    let report = sysgauge_host::wait_for_writeback(
+        max_writeback_wait(ctx.profile()),
+        SETTLED_BYTES,
+        move || cancel.is_cancelled() || (started && done.load(Ordering::SeqCst)),
+    );
+    let flushed = report.drained || synced.load(Ordering::SeqCst);
+    let waited_ms = u64::try_from(report.waited.as_millis()).unwrap_or(u64::MAX);
+    ctx.note_detail("writeback_wait_ms", waited_ms);
+    if let Some(f) = dirty_finding(
+        bench_id,
+        report.dirty_before,
+        report.dirty_after,
+        report.waited,
+        flushed,
+    ) {
+        ctx.finding(f);
+    }
+}
+
+/// The dirty-pages finding, if the numbers call for one.
+pub fn dirty_finding(
+    bench_id: &str,
+    before: Option<u64>,
+    after: Option<u64>,
+    waited: Duration,
+    drained: bool,
+) -> Option<Finding> {
+    let before = before?;
+    if before < REPORT_DIRTY_BYTES && drained {
+        return None;
+    }
+    let f = if drained {
+        Finding::new(
+            DIRTY_PAGES,
+            Severity::Info,
+            format!(
+                "{} of dirty pages were waiting to be written when {bench_id} started; \
+                 sysgauge flushed them and waited {:.1} s before measuring",
+                Bytes(before),
+                waited.as_secs_f64()
+            ),
+        )
+    } else {
+        Finding::new(
+            DIRTY_PAGES,
+            Severity::Warning,
+            format!(
+                "{} of dirty pages were waiting to be written when {bench_id} started and {} \
+                 were still pending after {:.1} s; the test competed with write-behind and \
+                 its numbers may be low",
+                Bytes(before),
+                Bytes(after.unwrap_or(0)),
+                waited.as_secs_f64()
+            ),
+        )
+    };
+    Some(f.with_remedy(
+        "let large writes finish before measuring (run `sync` and wait); stop programs that \
+         keep writing (see `sysgauge procs`)",
+    ))
+}
+
+/// The target lives in memory.
+pub fn ram_backed_finding(what: &str) -> Finding {
+    Finding::new(
+        RAM_BACKED,
+        Severity::Critical,
+        format!("the target {what} is RAM-backed: these numbers measure memory, not a disk"),
+    )
+    .with_remedy("pass --path to a directory on the disk you mean to test (see `df DIR`)")
+}
+
+/// The block size is below the device's logical or physical block size.
+pub fn block_size_finding(
+    block: u64,
+    device: &str,
+    logical: Option<u32>,
+    physical: Option<u32>,
+) -> Option<Finding> {
+    let logical = logical.map(u64::from);
+    let physical = physical.map(u64::from);
+    let msg = match (logical, physical) {
+        (Some(l), _) if block < l || block % l != 0 => format!(
+            "block size {} is not a multiple of {device}'s logical block size {}: the device \
+             cannot take such writes directly, so the kernel reads each block, changes it and \
+             writes it back (read-modify-write), and direct I/O is impossible",
+            Bytes(block),
+            Bytes(l)
+        ),
+        (_, Some(p)) if block < p || block % p != 0 => format!(
+            "block size {} is not a multiple of {device}'s physical block size {}: the device \
+             reads, changes and writes back whole physical blocks inside (read-modify-write), \
+             which often makes writes several times slower",
+            Bytes(block),
+            Bytes(p)
+        ),
+        _ => return None,
+    };
+    Some(
+        Finding::new(BLOCK_BELOW_DEVICE, Severity::Warning, msg).with_remedy(format!(
+            "use block sizes that are multiples of {}",
+            Bytes(
+                physical
+                    .or(logical)
+                    .unwrap_or(4096)
+                    .max(logical.unwrap_or(0))
+            )
+        )),
+    )
+}
+
+/// Read requests reached the device during a pure write test.
+pub fn rmw_finding(
+    bench_id: &str,
+    delta: &DiskStatsDelta,
+    bytes_written_by_test: u64,
+    exclusive: bool,
+) -> Option<Finding> {
+    let read = delta.bytes_read();
+    // A few metadata reads are normal; read-modify-write reads scale with
+    // the data written (a whole block read for each one partly written).
+    let significant =
+        delta.reads_completed >= 8 && read.saturating_mul(10) >= bytes_written_by_test;
+    if !significant {
+        return None;
+    }
+    let who = if exclusive {
+        String::new()
+    } else {
+        " (on a shared device other processes' reads show up too; repeat on a quiet machine to tell)"
+            .to_string()
+    };
+    Some(
+        Finding::new(
+            READ_MODIFY_WRITE,
+            Severity::Warning,
+            format!(
+                "{bench_id} only writes, yet {} read requests ({}) reached {} while it wrote {}: \
+                 the sign of read-modify-write{who}",
+                delta.reads_completed,
+                Bytes(read),
+                delta.name,
+                Bytes(bytes_written_by_test)
+            ),
+        )
+        .with_remedy(
+            "write in whole, aligned device blocks (block size a multiple of the physical block \
+             size; see `lsblk -t`), or with direct I/O",
+        ),
+    )
+}
+
+/// The file is smaller than RAM and direct I/O is unavailable.
+pub fn small_file_finding(size: u64, mem_total: Option<u64>) -> Option<Finding> {
+    let mem = mem_total?;
+    if size >= mem {
+        return None;
+    }
+    Some(
+        Finding::new(
+            FILE_SMALLER_THAN_RAM,
+            Severity::Warning,
+            format!(
+                "direct I/O is not available here and the test file ({}) is smaller than RAM \
+                 ({}): reads can come from the page cache instead of the device (sysgauge drops \
+                 the file's cache before each read pass, which file systems may ignore)",
+                Bytes(size),
+                Bytes(mem)
+            ),
+        )
+        .with_remedy(format!(
+            "pass --size {}GiB or more (twice RAM), or test a file system that supports O_DIRECT",
+            mem.saturating_mul(2).div_ceil(1 << 30)
+        )),
+    )
+}
+
+/// Direct I/O could not be used for this case.
+pub fn buffered_finding(reason: &str) -> Finding {
+    Finding::new(
+        BUFFERED_FALLBACK,
+        Severity::Info,
+        format!(
+            "direct I/O (O_DIRECT) was not possible ({reason}); this case used buffered I/O: \
+             every write pass ends with fdatasync (timed) and the cached pages are dropped \
+             (posix_fadvise DONTNEED) before every pass"
+        ),
+    )
+    .with_remedy("compare only with results that also say direct=false")
+}
+
+/// The device did much more I/O than the test issued.
+pub fn shared_finding(
+    bench_id: &str,
+    device: &str,
+    device_bytes: u64,
+    test_bytes: u64,
+) -> Option<Finding> {
+    let extra = device_bytes.saturating_sub(test_bytes);
+    if extra < 16 << 20 || extra.saturating_mul(4) < test_bytes {
+        return None;
+    }
+    Some(
+        Finding::new(
+            DISK_SHARED,
+            Severity::Warning,
+            format!(
+                "{device} moved {} more than {bench_id} asked for: other processes were using \
+                 the disk during the test, which makes disk numbers low and noisy",
+                Bytes(extra)
+            ),
+        )
+        .with_remedy("stop other disk users (builds, backups, indexers; see `iotop`) and rerun"),
+    )
+}
+
+/// Snapshot of one device's counters, taken before a test.
+pub struct StatsWatch {
+    before: Option<DiskStats>,
+}
+
+impl StatsWatch {
+    /// `device` is the kernel name as in /proc/diskstats (`vda`, `loop0`).
+    pub fn start(device: Option<&str>) -> StatsWatch {
+        StatsWatch {
+            before: device.and_then(read_one),
+        }
+    }
+
+    /// What changed since `start`.
+    pub fn finish(&self) -> Option<DiskStatsDelta> {
+        let before = self.before.as_ref()?;
+        let after = read_one(&before.name)?;
+        Some(after.delta(before))
+    }
+}
+
+fn read_one(name: &str) -> Option<DiskStats> {
+    sysgauge_host::read_diskstats()
+        .ok()?
+        .into_iter()
+        .find(|d| d.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dirty_pages_reported_only_when_substantial() {
+        let d = Duration::from_millis(1500);
+        assert!(dirty_finding("disk.x", Some(1 << 20), Some(0), d, true).is_none());
+        assert!(dirty_finding("disk.x", None, None, d, true).is_none());
+        let f = dirty_finding("disk.x", Some(512 << 20), Some(0), d, true)
+            .unwrap_or_else(|| panic!("expected a finding"));
+        assert_eq!(f.severity, Severity::Info);
+        assert!(f.message.contains("512 MiB") && f.message.contains("1.5 s"));
+        let g = dirty_finding("disk.x", Some(1 << 20), Some(900 << 20), d, false)
+            .unwrap_or_else(|| panic!("expected a finding"));
+        assert_eq!(g.severity, Severity::Warning);
+    }
+
+    #[test]
+    fn block_sizes_against_device() {
+        assert!(block_size_finding(4096, "vda", Some(512), Some(4096)).is_none());
+        assert!(block_size_finding(1 << 20, "vda", Some(512), Some(4096)).is_none());
+        let phys = block_size_finding(512, "vda", Some(512), Some(4096))
+            .unwrap_or_else(|| panic!("expected"));
+        assert!(phys.message.contains("physical"));
+        let log = block_size_finding(512, "loop0", Some(4096), Some(4096))
+            .unwrap_or_else(|| panic!("expected"));
+        assert!(log.message.contains("logical"));
+        assert!(block_size_finding(6144, "x", Some(512), Some(4096)).is_some());
+        assert!(block_size_finding(256, "x", None, None).is_none());
+    }
+
+    #[test]
+    fn reads_during_writes() {
+        let mut d = DiskStatsDelta {
+            name: "loop0".into(),
+            reads_completed: 2048,
+            sectors_read: 2048 * 8,
+            ..Default::default()
+        };
+        let f =
+            rmw_finding("disk.raw-write", &d, 8 << 20, true).unwrap_or_else(|| panic!("expected"));
+        assert!(f.message.contains("2048 read requests"));
+        assert!(!f.message.contains("shared device"));
+        d.reads_completed = 3;
+        d.sectors_read = 24;
+        assert!(rmw_finding("disk.raw-write", &d, 8 << 20, true).is_none());
+        // A little metadata reading during a big write is not the sign.
+        d.reads_completed = 100;
+        d.sectors_read = 100 * 8;
+        assert!(rmw_finding("disk.seq-write", &d, 1 << 30, false).is_none());
+    }
+
+    #[test]
+    fn small_file_and_sharing() {
+        assert!(small_file_finding(1 << 30, Some(8 << 30)).is_some());
+        assert!(small_file_finding(16 << 30, Some(8 << 30)).is_none());
+        assert!(small_file_finding(1, None).is_none());
+        assert!(shared_finding("disk.seq-write", "vda", 300 << 20, 100 << 20).is_some());
+        assert!(shared_finding("disk.seq-write", "vda", 101 << 20, 100 << 20).is_none());
+    }
+}

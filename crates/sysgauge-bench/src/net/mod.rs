@@ -1,0 +1,87 @@
+//! The `net` family: TCP throughput (one and several streams), TCP
+//! connection rate, UDP small-packet rate with a growing number of senders,
+//! UDP round-trip latency, and the 2ping results of `sysgauge ping`.
+//!
+//! The TCP and UDP cases talk to a net service: by default one started in
+//! this process on 127.0.0.1 at a free port (so `sysgauge run` measures the
+//! loopback path, the kernel's network stack and memory, with nothing to
+//! set up), or a peer's `sysgauge listen --serve` given as `--peer`. The
+//! service and its wire format are in [`service`] and [`proto`]; the
+//! `target` param ("loopback" or the peer as given) keeps loopback numbers
+//! from being compared with numbers over a real link.
+//!
+//! The ping cases exist only when `sysgauge ping` supplies hosts
+//! ([`ping::PingSetup`]); otherwise they plan no case, and the TCP/UDP
+//! cases plan none when hosts are supplied, so one family serves both
+//! commands with the same ids.
+
+pub mod endpoint;
+pub mod ping;
+pub mod proto;
+pub mod service;
+mod sys;
+pub mod tcp;
+#[cfg(test)]
+mod tests;
+pub mod udp;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use sysgauge_core::{Benchmark, Finding, Severity};
+
+pub use ping::{PingObserver, PingSetup};
+pub use proto::DEFAULT_SERVICE_PORT;
+pub use service::{NetService, ServiceConfig};
+
+/// A peer running `sysgauge listen --serve`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peer {
+    /// As given on the command line (the `target` param).
+    pub name: String,
+    /// Its service's TCP address (the UDP port comes from the handshake).
+    pub addr: SocketAddr,
+}
+
+/// Command-line choices for the family; `Default` is the loopback run of
+/// `sysgauge run`.
+#[derive(Debug, Clone, Default)]
+pub struct NetOptions {
+    /// Measure against this peer instead of the in-process loopback service.
+    pub peer: Option<Peer>,
+    /// Streams of the multi-stream TCP case (default: one per CPU, at least 2).
+    pub streams: Option<usize>,
+    /// UDP datagram size for packet rate and latency (default 64 bytes).
+    pub udp_size: Option<usize>,
+    /// Set by `sysgauge ping`: the hosts and the client.
+    pub ping: Option<PingSetup>,
+}
+
+/// The `target` param of the TCP and UDP cases.
+pub fn target_param(options: &NetOptions) -> String {
+    match &options.peer {
+        Some(p) => p.name.clone(),
+        None => "loopback".into(),
+    }
+}
+
+/// Said once per loopback run: what loopback numbers mean.
+pub fn loopback_finding() -> Finding {
+    Finding::new(
+        "net-loopback",
+        Severity::Info,
+        "the net cases ran over loopback: they measure the kernel's TCP/IP stack, memory copies and scheduling on this machine, not a network card or a link",
+    )
+    .with_remedy("run `sysgauge listen --serve --serve-bind ADDR` on another machine and `sysgauge net --peer HOST` here to measure a link")
+}
+
+/// Every net benchmark, in display order.
+pub fn benchmarks(options: &Arc<NetOptions>) -> Vec<Box<dyn Benchmark>> {
+    vec![
+        Box::new(tcp::TcpThroughputBenchmark::new(options.clone())),
+        Box::new(tcp::TcpConnectBenchmark::new(options.clone())),
+        Box::new(udp::UdpPpsBenchmark::new(options.clone())),
+        Box::new(udp::UdpRttBenchmark::new(options.clone())),
+        Box::new(ping::PingRttBenchmark::new(options.clone())),
+        Box::new(ping::PingLossBenchmark::new(options.clone())),
+    ]
+}

@@ -1,0 +1,353 @@
+//! The net family end to end on loopback: every case against the
+//! in-process service and against a "peer" (the same service reached
+//! through `--peer`), the service's refusals (wrong service, wrong version,
+//! junk datagrams), and the ping cases against an in-process 2ping
+//! listener. Everything binds 127.0.0.1 and ends within seconds.
+
+use super::endpoint;
+use super::proto::{self, Hello, Mode, Reply, ReplyStatus, MSG_LEN};
+use super::*;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+use std::time::Duration;
+use sysgauge_core::{
+    BenchError, CancelToken, CtxSettings, MonotonicClock, Params, Plan, Profile, RunCtx, Unit,
+};
+use sysgauge_twoping::client::{Client, ClientConfig, Target};
+use sysgauge_twoping::listener::{Listener, ListenerConfig};
+
+fn ctx(profile: Profile) -> RunCtx {
+    RunCtx::new(
+        CtxSettings {
+            profile,
+            repetitions: 3,
+            warmup: 1,
+            scratch_base: std::env::temp_dir(),
+            threads: 2,
+        },
+        Arc::new(MonotonicClock::new()),
+        CancelToken::new(),
+    )
+}
+
+fn run_all(
+    options: NetOptions,
+) -> Vec<(
+    String,
+    Params,
+    Result<Vec<sysgauge_core::Metric>, BenchError>,
+)> {
+    let options = Arc::new(options);
+    let mut c = ctx(Profile::Quick);
+    let plan = Plan {
+        profile: Profile::Quick,
+        threads: 2,
+    };
+    let mut out = Vec::new();
+    for b in benchmarks(&options) {
+        for p in b.cases(&plan) {
+            c.begin_case(Duration::from_millis(60));
+            let r = b.run(&mut c, &p);
+            let _ = c.take_case_output();
+            out.push((b.id().to_string(), p, r));
+        }
+    }
+    c.end_session();
+    out
+}
+
+#[test]
+fn every_case_runs_on_loopback() {
+    let results = run_all(NetOptions::default());
+    let ids: Vec<&str> = results.iter().map(|(id, _, _)| id.as_str()).collect();
+    assert!(ids.contains(&"net.tcp-throughput"));
+    assert!(ids.contains(&"net.udp-rtt"));
+    // Without hosts the ping cases plan nothing.
+    assert!(!ids.contains(&"net.ping-rtt"));
+    for (id, p, r) in results {
+        assert_eq!(p.get_str("target"), Some("loopback"));
+        match r {
+            Ok(m) => {
+                assert!(!m.is_empty(), "{id}");
+                for metric in &m {
+                    assert_eq!(metric.samples.len(), 3, "{id} {}", metric.name);
+                    assert!(metric.value() > 0.0, "{id} {}", metric.name);
+                }
+                if id == "net.tcp-throughput" {
+                    assert_eq!(m[0].unit, Unit::MBps);
+                    assert_eq!(m[1].unit, Unit::Mbitps);
+                    // The same measurement in two units.
+                    let ratio = m[1].value() / m[0].value();
+                    assert!((ratio - 8.0).abs() < 1e-6, "{ratio}");
+                }
+            }
+            // The packet-rate ladder may stop early; that is a skip.
+            Err(BenchError::Skip { reason, .. }) if id == "net.udp-pps" => {
+                assert!(reason.contains("stopped rising"), "{reason}");
+            }
+            Err(e) => panic!("{id} {p}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_peer_is_measured_through_the_info_handshake() {
+    let service = NetService::start(ServiceConfig::loopback()).unwrap_or_else(|e| panic!("{e}"));
+    let addr = service.local_addrs()[0];
+    let options = NetOptions {
+        peer: Some(Peer {
+            name: format!("{addr}"),
+            addr,
+        }),
+        udp_size: Some(200),
+        ..NetOptions::default()
+    };
+    for (id, p, r) in run_all(options) {
+        assert_eq!(p.get_str("target"), Some(addr.to_string().as_str()));
+        if id == "net.udp-pps" || id == "net.udp-rtt" {
+            assert_eq!(p.get_u64("size"), Some(200));
+        }
+        match r {
+            Ok(_) => {}
+            Err(BenchError::Skip { .. }) if id == "net.udp-pps" => {}
+            Err(e) => panic!("{id} {p}: {e}"),
+        }
+    }
+    let c = service.counters();
+    assert!(c.sink_bytes.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    assert!(c.udp_reflected.load(std::sync::atomic::Ordering::Relaxed) > 0);
+}
+
+#[test]
+fn a_closed_port_fails_once_with_a_hint() {
+    // A port that was free a moment ago, now closed.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let options = NetOptions {
+        peer: Some(Peer {
+            name: "nobody".into(),
+            addr,
+        }),
+        ..NetOptions::default()
+    };
+    let started = std::time::Instant::now();
+    for (_, _, r) in run_all(options) {
+        match r {
+            Err(BenchError::Failed(m)) => {
+                assert!(m.contains("cannot connect"), "{m}");
+                assert!(m.contains("sysgauge listen --serve"), "{m}");
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+    // Remembered: one attempt, not one per case.
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+/// A TCP server that answers like a web server.
+fn foreign_server() -> (SocketAddr, std::thread::JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let addr = l.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let h = std::thread::spawn(move || {
+        if let Ok((mut s, _)) = l.accept() {
+            let mut b = [0u8; 16];
+            let _ = s.read(&mut b);
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    (addr, h)
+}
+
+#[test]
+fn a_wrong_service_is_named() {
+    let (addr, h) = foreign_server();
+    let err = endpoint::info(addr, "web").err().unwrap_or_default();
+    assert!(err.contains("not as a sysgauge net service"), "{err}");
+    assert!(err.contains("HTTP/1.1"), "{err}");
+    let _ = h.join();
+}
+
+#[test]
+fn service_refuses_other_versions_and_junk() {
+    let service = NetService::start(ServiceConfig::loopback()).unwrap_or_else(|e| panic!("{e}"));
+    let addr = service.local_addrs()[0];
+    // A hello of another version gets a clear status back.
+    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut hello = Hello::new(Mode::Info, 0).encode();
+    hello[5] = 99;
+    s.write_all(&hello).unwrap_or_else(|e| panic!("{e}"));
+    let err = endpoint::read_reply(&mut s, addr).err().unwrap_or_default();
+    assert!(err.contains("protocol version"), "{err}");
+    // A hello sent in pieces is still understood (served by a worker).
+    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let hello = Hello::new(Mode::Info, 0).encode();
+    s.write_all(&hello[..5]).unwrap_or_else(|e| panic!("{e}"));
+    std::thread::sleep(Duration::from_millis(1100));
+    s.write_all(&hello[5..]).unwrap_or_else(|e| panic!("{e}"));
+    let r = endpoint::read_reply(&mut s, addr).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.value, u64::from(addr.port()));
+    // Foreign bytes get no answer at all.
+    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut b = [0u8; MSG_LEN];
+    // Closed (or reset: the request was not read to its end), never answered.
+    assert!(!matches!(s.read(&mut b), Ok(n) if n > 0));
+    // A sink confirms each block; one with fewer bytes than announced is
+    // never confirmed.
+    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&Hello::new(Mode::Sink, 3).encode())
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&[1, 2, 3]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(endpoint::read_reply(&mut s, addr).map(|r| r.value), Ok(3));
+    s.write_all(&1000u64.to_be_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&[0u8; 10]).unwrap_or_else(|e| panic!("{e}"));
+    s.shutdown(std::net::Shutdown::Write)
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!matches!(s.read(&mut b), Ok(n) if n > 0));
+    // Junk datagrams are dropped, ours reflected unchanged.
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    u.connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    u.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    u.send(b"junk junk junk junk")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut inb = [0u8; 256];
+    assert!(u.recv(&mut inb).is_err(), "junk was answered");
+    let mut ours = [7u8; 100];
+    proto::put_udp_header(&mut ours, 42);
+    u.send(&ours).unwrap_or_else(|e| panic!("{e}"));
+    u.set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let n = u.recv(&mut inb).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(&inb[..n], &ours[..]);
+    let dropped = service
+        .counters()
+        .udp_dropped
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(dropped, 1);
+    // Stopping joins every thread and frees the port.
+    drop(service);
+    assert!(TcpListener::bind(addr).is_ok());
+}
+
+#[test]
+fn busy_service_says_so() {
+    let service = NetService::start(ServiceConfig {
+        max_connections: 1,
+        ..ServiceConfig::loopback()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let addr = service.local_addrs()[0];
+    // One sink connection holds the only slot.
+    let mut hold = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    hold.write_all(&Hello::new(Mode::Sink, 1 << 30).encode())
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::thread::sleep(Duration::from_millis(200));
+    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&Hello::new(Mode::Sink, 10).encode())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut b = [0u8; MSG_LEN];
+    s.read_exact(&mut b).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(Reply::decode(&b).map(|r| r.status), Ok(ReplyStatus::Busy));
+    drop(hold);
+}
+
+#[test]
+fn ping_cases_record_a_2ping_run() {
+    let mut listener = Listener::bind(ListenerConfig {
+        addresses: vec![SocketAddr::from(([127, 0, 0, 1], 0))],
+        ..ListenerConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addrs()[0];
+    let stop_listener = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stop_listener);
+    let serving = std::thread::spawn(move || {
+        let _ = listener.serve(&*s2, &mut |_| {});
+    });
+    let config = ClientConfig {
+        count: Some(5),
+        interval: Duration::from_millis(20),
+        ..ClientConfig::default()
+    };
+    let dead = SocketAddr::from(([127, 0, 0, 1], 9));
+    let client = Client::new(
+        config.clone(),
+        vec![Target::new("local", addr), Target::new("nobody", dead)],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let seen = Arc::new(Mutex::new(0u32));
+    let s = Arc::clone(&seen);
+    let options = NetOptions {
+        ping: Some(PingSetup {
+            client: Arc::new(Mutex::new(Some(client))),
+            config,
+            hosts: vec!["local".into(), "nobody".into()],
+            stop: CancelToken::new(),
+            observer: Some(Arc::new(move |_| {
+                if let Ok(mut n) = s.lock() {
+                    *n += 1;
+                }
+            })),
+        }),
+        ..NetOptions::default()
+    };
+    let results = run_all(options);
+    stop_listener.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = serving.join();
+    // Only the ping cases, one per host and id.
+    let ids: Vec<(&str, Option<&str>)> = results
+        .iter()
+        .map(|(id, p, _)| (id.as_str(), p.get_str("host")))
+        .collect();
+    assert_eq!(
+        ids,
+        vec![
+            ("net.ping-rtt", Some("local")),
+            ("net.ping-rtt", Some("nobody")),
+            ("net.ping-loss", Some("local")),
+            ("net.ping-loss", Some("nobody")),
+        ]
+    );
+    for (id, p, r) in &results {
+        assert_eq!(p.get_str("mode"), Some("interval"));
+        match (id.as_str(), p.get_str("host"), r) {
+            ("net.ping-rtt", Some("local"), Ok(m)) => {
+                assert_eq!(m[0].samples.len(), 5);
+                assert_eq!(m[0].unit, Unit::Milliseconds);
+            }
+            ("net.ping-rtt", Some("nobody"), Err(BenchError::Failed(e))) => {
+                assert!(e.contains("no reply from nobody"), "{e}");
+            }
+            ("net.ping-loss", Some("local"), Ok(m)) => {
+                let names: Vec<&str> = m.iter().map(|x| x.name.as_str()).collect();
+                assert_eq!(names, ["loss", "outbound", "inbound", "undetermined"]);
+                assert!(m.iter().all(|x| x.value() == 0.0));
+            }
+            ("net.ping-loss", Some("nobody"), Ok(m)) => {
+                assert_eq!(m[0].value(), 100.0);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(*seen.lock().unwrap_or_else(|e| e.into_inner()) >= 5);
+}

@@ -1,0 +1,245 @@
+//! Cases: what may be compared across machines, and the direction-adjusted
+//! ratio between two values.
+//!
+//! A case is one metric of one benchmark case: the benchmark id, its
+//! parameters, its workload version and the metric's name. Two machines'
+//! numbers are compared only when all four are equal, so a changed workload
+//! or a different block size never passes for the same test. Units of the
+//! same dimension (kB/s and MB/s, ns and ms) are converted; anything else
+//! that differs makes the pair not comparable.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use sysgauge_core::record::{family_of, Params, RunRecord, Status};
+use sysgauge_core::{Better, Unit};
+
+/// What identifies a comparable number.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseKey {
+    pub bench_id: String,
+    pub params: Params,
+    pub workload_version: u32,
+    pub metric: String,
+}
+
+impl CaseKey {
+    pub fn family(&self) -> &str {
+        family_of(&self.bench_id)
+    }
+
+    /// `bench_id params metric` for people (params omitted when empty).
+    pub fn label(&self) -> String {
+        let mut s = self.bench_id.clone();
+        if !self.params.is_empty() {
+            s.push(' ');
+            s.push_str(&self.params.to_string());
+        }
+        s.push(' ');
+        s.push_str(&self.metric);
+        s
+    }
+
+    /// A stable text for seeding the bootstrap of this case.
+    pub fn seed_text(&self) -> String {
+        format!(
+            "{}|{}|{}|{}",
+            self.bench_id,
+            self.params.canonical(),
+            self.workload_version,
+            self.metric
+        )
+    }
+}
+
+/// One machine's number for a case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseData {
+    pub family: String,
+    pub unit: Unit,
+    pub better: Better,
+    /// Raw samples (one per repetition).
+    pub samples: Vec<f64>,
+    /// The headline value (median of the samples).
+    pub value: f64,
+}
+
+/// The cases of a run in the run's order: every metric of every result
+/// that finished ok. A later duplicate of a key (the same case run twice in
+/// one run) replaces the earlier one.
+#[derive(Debug, Clone, Default)]
+pub struct CaseSet {
+    order: Vec<CaseKey>,
+    data: HashMap<CaseKey, CaseData>,
+}
+
+impl CaseSet {
+    pub fn from_run(run: &RunRecord) -> CaseSet {
+        let mut set = CaseSet::default();
+        for r in &run.results {
+            if !matches!(r.status, Status::Ok) {
+                continue;
+            }
+            for m in &r.metrics {
+                let key = CaseKey {
+                    bench_id: r.bench_id.clone(),
+                    params: r.params.clone(),
+                    workload_version: r.workload_version,
+                    metric: m.name.clone(),
+                };
+                let data = CaseData {
+                    family: if r.family.is_empty() {
+                        family_of(&r.bench_id).to_string()
+                    } else {
+                        r.family.clone()
+                    },
+                    unit: m.unit.clone(),
+                    better: m.better,
+                    samples: m.samples.clone(),
+                    value: m.value(),
+                };
+                if set.data.insert(key.clone(), data).is_none() {
+                    set.order.push(key);
+                }
+            }
+        }
+        set
+    }
+
+    /// Only the cases of these families (all when `families` is empty).
+    pub fn retain_families(&mut self, families: &[String]) {
+        if families.is_empty() {
+            return;
+        }
+        let keep = |d: &CaseData| families.contains(&d.family);
+        self.data.retain(|_, d| keep(d));
+        let data = &self.data;
+        self.order.retain(|k| data.contains_key(k));
+    }
+
+    pub fn keys(&self) -> &[CaseKey] {
+        &self.order
+    }
+
+    pub fn get(&self, key: &CaseKey) -> Option<&CaseData> {
+        self.data.get(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Families in order of first appearance.
+    pub fn families(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for k in &self.order {
+            if let Some(d) = self.data.get(k) {
+                if !out.contains(&d.family) {
+                    out.push(d.family.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The ratio of `value` to `reference`, oriented so that above 1 always
+/// means faster: value/reference when higher is better, reference/value when
+/// lower is better. `None` unless both are finite and positive (a ratio to
+/// or of zero has no meaning).
+pub fn adjusted_ratio(value: f64, reference: f64, better: Better) -> Option<f64> {
+    let ok = |v: f64| v.is_finite() && v > 0.0;
+    if !ok(value) || !ok(reference) {
+        return None;
+    }
+    Some(match better {
+        Better::Higher => value / reference,
+        Better::Lower => reference / value,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dimension {
+    BytesPerSecond,
+    Time,
+}
+
+/// The dimension of a unit and its size in the dimension's base unit
+/// (bytes/s or seconds).
+fn scale(unit: &Unit) -> Option<(Dimension, f64)> {
+    use Dimension::*;
+    Some(match unit {
+        Unit::MBps => (BytesPerSecond, 1e6),
+        Unit::KBps => (BytesPerSecond, 1e3),
+        Unit::GBps => (BytesPerSecond, 1e9),
+        Unit::MiBps => (BytesPerSecond, 1_048_576.0),
+        Unit::Mbitps => (BytesPerSecond, 125_000.0),
+        Unit::Nanoseconds => (Time, 1e-9),
+        Unit::Microseconds => (Time, 1e-6),
+        Unit::Milliseconds => (Time, 1e-3),
+        Unit::Seconds => (Time, 1.0),
+        _ => return None,
+    })
+}
+
+/// The factor that turns a value in `from` into `to`: 1 for equal units,
+/// the conversion for units of one dimension, `None` otherwise.
+pub fn conversion_factor(from: &Unit, to: &Unit) -> Option<f64> {
+    if from.symbol() == to.symbol() {
+        return Some(1.0);
+    }
+    match (scale(from), scale(to)) {
+        (Some((da, fa)), Some((db, fb))) if da == db => Some(fa / fb),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_point_the_same_way() {
+        assert_eq!(adjusted_ratio(50.0, 80.0, Better::Higher), Some(0.625));
+        assert_eq!(adjusted_ratio(200.0, 80.0, Better::Higher), Some(2.5));
+        // Half the latency is twice as fast.
+        assert_eq!(adjusted_ratio(5.0, 10.0, Better::Lower), Some(2.0));
+        assert_eq!(adjusted_ratio(0.0, 10.0, Better::Higher), None);
+        assert_eq!(adjusted_ratio(10.0, -1.0, Better::Higher), None);
+        assert_eq!(adjusted_ratio(f64::NAN, 1.0, Better::Lower), None);
+    }
+
+    #[test]
+    fn unit_conversion() {
+        assert_eq!(conversion_factor(&Unit::KBps, &Unit::MBps), Some(1e-3));
+        assert_eq!(conversion_factor(&Unit::MBps, &Unit::MBps), Some(1.0));
+        assert_eq!(
+            conversion_factor(&Unit::Milliseconds, &Unit::Nanoseconds),
+            Some(1e6)
+        );
+        assert_eq!(conversion_factor(&Unit::MBps, &Unit::Seconds), None);
+        assert_eq!(
+            conversion_factor(&Unit::OpsPerSec, &Unit::ItersPerSec),
+            None
+        );
+        let w = Unit::Other("widgets/s".into());
+        assert_eq!(conversion_factor(&w, &w.clone()), Some(1.0));
+    }
+
+    #[test]
+    fn key_label() {
+        let k = CaseKey {
+            bench_id: "hash.sha256".into(),
+            params: Params::new().with("block_size", 8192u64),
+            workload_version: 1,
+            metric: "throughput".into(),
+        };
+        assert_eq!(k.label(), "hash.sha256 block_size=8192 throughput");
+        assert_eq!(k.family(), "hash");
+        assert_eq!(k.seed_text(), "hash.sha256|block_size=8192|1|throughput");
+    }
+}

@@ -1,0 +1,620 @@
+//! `Comparison`: several machines' runs side by side against one reference.
+//!
+//! One row per case present on at least two machines, each machine's value
+//! and its direction-adjusted ratio to the reference (above 1 = faster);
+//! per family and overall the arithmetic and geometric means of the ratios;
+//! the BogoMIPS ratio beside them; bootstrap 95 % intervals where both sides
+//! have raw samples (at least two each); the cases that some machines lack;
+//! the pairs that could not be compared and why; and the host facts that
+//! differ. This struct is also the `compare --format json` document, so its
+//! shape is versioned (`COMPARE_SCHEMA_VERSION`, docs/output-schema.md).
+//!
+//! The overall means are taken over every case, as the spreadsheets this
+//! replaces did (so a CSV's numbers can be checked by hand), not over the
+//! family means.
+
+use crate::case::{adjusted_ratio, conversion_factor, CaseKey, CaseSet};
+use crate::facts::differing_facts;
+use serde::{Deserialize, Serialize};
+use sysgauge_core::record::{Params, RunRecord};
+use sysgauge_core::{Better, Unit};
+use sysgauge_stats::{arith_mean, geomean, geomean_ci, ratio_ci, ConfidenceInterval};
+use thiserror::Error;
+
+/// Version of the `compare --format json` document.
+pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+
+/// The family name of the all-cases summary.
+pub const OVERALL: &str = "all";
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum CompareError {
+    #[error("a comparison needs at least two machines (got {0}); name more runs, hosts or files")]
+    TooFew(usize),
+    #[error("the reference (number {0}) is not one of the compared machines")]
+    BadReference(usize),
+    #[error(
+        "no results for family '{family}' on the compared machines (families present: {present})"
+    )]
+    UnknownFamily { family: String, present: String },
+}
+
+/// One machine: a run and the name it goes by in the comparison.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    pub label: String,
+    pub run: RunRecord,
+}
+
+/// A 95 % interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+}
+
+impl From<ConfidenceInterval> for Interval {
+    fn from(ci: ConfidenceInterval) -> Interval {
+        Interval {
+            low: ci.low,
+            high: ci.high,
+        }
+    }
+}
+
+impl Interval {
+    pub fn contains(&self, v: f64) -> bool {
+        self.low <= v && v <= self.high
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineInfo {
+    pub label: String,
+    pub host: String,
+    pub run_id: String,
+    /// RFC 3339 start time of the run.
+    pub started_at: String,
+    pub command: String,
+    pub status: String,
+    pub bogomips: Option<f64>,
+}
+
+/// A host fact whose value differs between machines, one value per machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactRow {
+    pub fact: String,
+    pub values: Vec<String>,
+}
+
+/// One machine's number for a case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cell {
+    /// The median, in the row's unit.
+    pub value: f64,
+    /// Number of raw samples behind it.
+    pub samples: usize,
+    /// Direction-adjusted ratio to the reference (above 1 = faster); null
+    /// when the reference lacks the case or a value is not positive.
+    pub ratio: Option<f64>,
+    /// Bootstrap 95 % interval of the ratio (both sides need 2+ samples).
+    pub ci: Option<Interval>,
+    /// False when the interval contains 1 (no significant difference);
+    /// null without an interval.
+    pub significant: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseRow {
+    pub family: String,
+    pub bench_id: String,
+    pub params: Params,
+    pub workload_version: u32,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    /// One per machine, in machine order; null where the machine lacks the
+    /// case or its number could not be compared.
+    pub cells: Vec<Option<Cell>>,
+}
+
+impl CaseRow {
+    pub fn key(&self) -> CaseKey {
+        CaseKey {
+            bench_id: self.bench_id.clone(),
+            params: self.params.clone(),
+            workload_version: self.workload_version,
+            metric: self.metric.clone(),
+        }
+    }
+}
+
+/// Means of one machine's ratios over a group of cases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeanCell {
+    /// Cases with a ratio.
+    pub cases: usize,
+    pub arith_mean: Option<f64>,
+    pub geomean: Option<f64>,
+    /// Bootstrap 95 % interval of the geometric mean, when every case in the
+    /// group has 2+ samples on both sides.
+    pub geomean_ci: Option<Interval>,
+    pub significant: Option<bool>,
+}
+
+/// Means per machine over a family (or `all`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSummary {
+    pub family: String,
+    pub cells: Vec<MeanCell>,
+}
+
+/// A case some machines have and others lack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MissingCase {
+    pub family: String,
+    pub bench_id: String,
+    pub params: Params,
+    pub workload_version: u32,
+    pub metric: String,
+    pub present_on: Vec<String>,
+    pub missing_on: Vec<String>,
+    /// Why, when known (the case exists there with another workload version).
+    pub note: Option<String>,
+}
+
+/// A machine's number that was left out of a row, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Excluded {
+    pub bench_id: String,
+    pub params: Params,
+    pub metric: String,
+    pub machine: String,
+    pub reason: String,
+}
+
+/// The whole comparison (also the JSON document).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comparison {
+    pub schema_version: u32,
+    /// Label of the reference machine.
+    pub reference: String,
+    pub machines: Vec<MachineInfo>,
+    pub differing_facts: Vec<FactRow>,
+    pub rows: Vec<CaseRow>,
+    /// Per family, in order of appearance.
+    pub families: Vec<GroupSummary>,
+    /// Over every case.
+    pub overall: GroupSummary,
+    /// BogoMIPS of each machine divided by the reference's (null when
+    /// unknown on either side).
+    pub bogomips_ratio: Vec<Option<f64>>,
+    pub missing: Vec<MissingCase>,
+    pub excluded: Vec<Excluded>,
+}
+
+impl Comparison {
+    /// Index of the reference machine.
+    pub fn reference_index(&self) -> usize {
+        self.machines
+            .iter()
+            .position(|m| m.label == self.reference)
+            .unwrap_or(0)
+    }
+
+    /// Rows of one family.
+    pub fn family_rows<'a>(&'a self, family: &'a str) -> impl Iterator<Item = &'a CaseRow> + 'a {
+        self.rows.iter().filter(move |r| r.family == family)
+    }
+}
+
+/// FNV-1a: a fixed, dependency-free hash to seed each case's bootstrap, so
+/// the same stored samples always give the same interval.
+fn seed_of(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Samples oriented so that sample-ratio a/b is the adjusted ratio.
+fn oriented<'a>(m: &'a [f64], r: &'a [f64], better: Better) -> (&'a [f64], &'a [f64]) {
+    match better {
+        Better::Higher => (m, r),
+        Better::Lower => (r, m),
+    }
+}
+
+struct Prepared {
+    unit: Unit,
+    better: Better,
+    /// Per machine: converted samples and value.
+    values: Vec<Option<(Vec<f64>, f64)>>,
+}
+
+/// Compare `machines` against `machines[reference]`, optionally only the
+/// given families.
+pub fn compare(
+    machines: &[Machine],
+    reference: usize,
+    families: &[String],
+) -> Result<Comparison, CompareError> {
+    if machines.len() < 2 {
+        return Err(CompareError::TooFew(machines.len()));
+    }
+    if reference >= machines.len() {
+        return Err(CompareError::BadReference(reference));
+    }
+    let mut sets: Vec<CaseSet> = machines.iter().map(|m| CaseSet::from_run(&m.run)).collect();
+    if !families.is_empty() {
+        let mut present: Vec<String> = Vec::new();
+        for s in &sets {
+            for f in s.families() {
+                if !present.contains(&f) {
+                    present.push(f);
+                }
+            }
+        }
+        for f in families {
+            if !present.contains(f) {
+                return Err(CompareError::UnknownFamily {
+                    family: f.clone(),
+                    present: present.join(", "),
+                });
+            }
+        }
+        for s in &mut sets {
+            s.retain_families(families);
+        }
+    }
+    let labels: Vec<String> = machines.iter().map(|m| m.label.clone()).collect();
+
+    // Keys in order of first appearance, the reference's first.
+    let mut order: Vec<CaseKey> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let visit: Vec<usize> = std::iter::once(reference)
+        .chain((0..machines.len()).filter(|&i| i != reference))
+        .collect();
+    for &i in &visit {
+        for k in sets[i].keys() {
+            if seen.insert(k.clone()) {
+                order.push(k.clone());
+            }
+        }
+    }
+
+    let mut rows = Vec::new();
+    let mut missing = Vec::new();
+    let mut excluded = Vec::new();
+    for key in &order {
+        let present: Vec<usize> = (0..machines.len())
+            .filter(|&i| sets[i].get(key).is_some())
+            .collect();
+        let family = present
+            .first()
+            .and_then(|&i| sets[i].get(key))
+            .map(|d| d.family.clone())
+            .unwrap_or_else(|| key.family().to_string());
+        if present.len() < machines.len() {
+            let absent: Vec<usize> = (0..machines.len())
+                .filter(|i| !present.contains(i))
+                .collect();
+            let other_versions: Vec<String> = absent
+                .iter()
+                .filter_map(|&i| {
+                    sets[i]
+                        .keys()
+                        .iter()
+                        .find(|k| {
+                            k.bench_id == key.bench_id
+                                && k.params == key.params
+                                && k.metric == key.metric
+                                && k.workload_version != key.workload_version
+                        })
+                        .map(|k| {
+                            format!("{} has workload version {}", labels[i], k.workload_version)
+                        })
+                })
+                .collect();
+            missing.push(MissingCase {
+                family: family.clone(),
+                bench_id: key.bench_id.clone(),
+                params: key.params.clone(),
+                workload_version: key.workload_version,
+                metric: key.metric.clone(),
+                present_on: present.iter().map(|&i| labels[i].clone()).collect(),
+                missing_on: absent.iter().map(|&i| labels[i].clone()).collect(),
+                note: (!other_versions.is_empty()).then(|| {
+                    format!(
+                        "not compared: {} (this case is version {})",
+                        other_versions.join(", "),
+                        key.workload_version
+                    )
+                }),
+            });
+        }
+        if present.len() < 2 {
+            continue;
+        }
+        let Some(prepared) = prepare(key, &present, reference, &sets, &labels, &mut excluded)
+        else {
+            continue;
+        };
+        rows.push(build_row(
+            key,
+            &family,
+            reference,
+            prepared,
+            &labels,
+            &mut excluded,
+        ));
+    }
+
+    let mut family_names: Vec<String> = Vec::new();
+    for r in &rows {
+        if !family_names.contains(&r.family) {
+            family_names.push(r.family.clone());
+        }
+    }
+    let summaries: Vec<GroupSummary> = family_names
+        .iter()
+        .map(|f| {
+            summarise(
+                f,
+                rows.iter().filter(|r| r.family == *f),
+                machines.len(),
+                reference,
+                &sets,
+            )
+        })
+        .collect();
+    let overall = summarise(OVERALL, rows.iter(), machines.len(), reference, &sets);
+
+    let ref_bogo = machines[reference].run.host.cpu.bogomips;
+    let bogomips_ratio = machines
+        .iter()
+        .map(|m| {
+            let b = m.run.host.cpu.bogomips?;
+            adjusted_ratio(b, ref_bogo?, Better::Higher)
+        })
+        .collect();
+    let runs: Vec<&RunRecord> = machines.iter().map(|m| &m.run).collect();
+    Ok(Comparison {
+        schema_version: COMPARE_SCHEMA_VERSION,
+        reference: labels[reference].clone(),
+        machines: machines
+            .iter()
+            .map(|m| MachineInfo {
+                label: m.label.clone(),
+                host: m.run.host_name().to_string(),
+                run_id: m.run.run_id.clone(),
+                started_at: m.run.started_at.to_rfc3339(),
+                command: m.run.command.clone(),
+                status: m.run.status.as_str().to_string(),
+                bogomips: m.run.host.cpu.bogomips,
+            })
+            .collect(),
+        differing_facts: differing_facts(&runs)
+            .into_iter()
+            .map(|(fact, values)| FactRow { fact, values })
+            .collect(),
+        rows,
+        families: summaries,
+        overall,
+        bogomips_ratio,
+        missing,
+        excluded,
+    })
+}
+
+/// Bring every present machine's number into one unit (the reference's, or
+/// the first present machine's); numbers in another dimension or with the
+/// other direction are excluded with a reason.
+fn prepare(
+    key: &CaseKey,
+    present: &[usize],
+    reference: usize,
+    sets: &[CaseSet],
+    labels: &[String],
+    excluded: &mut Vec<Excluded>,
+) -> Option<Prepared> {
+    let anchor = if present.contains(&reference) {
+        reference
+    } else {
+        present[0]
+    };
+    let base = sets[anchor].get(key)?;
+    let mut values: Vec<Option<(Vec<f64>, f64)>> = vec![None; sets.len()];
+    let mut usable = 0;
+    for &i in present {
+        let Some(d) = sets[i].get(key) else { continue };
+        if d.better != base.better {
+            excluded.push(Excluded {
+                bench_id: key.bench_id.clone(),
+                params: key.params.clone(),
+                metric: key.metric.clone(),
+                machine: labels[i].clone(),
+                reason: format!(
+                    "'{}' is better {} here but {} on {}",
+                    key.metric, d.better, base.better, labels[anchor]
+                ),
+            });
+            continue;
+        }
+        let Some(f) = conversion_factor(&d.unit, &base.unit) else {
+            excluded.push(Excluded {
+                bench_id: key.bench_id.clone(),
+                params: key.params.clone(),
+                metric: key.metric.clone(),
+                machine: labels[i].clone(),
+                reason: format!(
+                    "unit {} cannot be converted to {} (used on {})",
+                    d.unit, base.unit, labels[anchor]
+                ),
+            });
+            continue;
+        };
+        let samples: Vec<f64> = d.samples.iter().map(|s| s * f).collect();
+        values[i] = Some((samples, d.value * f));
+        usable += 1;
+    }
+    (usable >= 2).then_some(Prepared {
+        unit: base.unit.clone(),
+        better: base.better,
+        values,
+    })
+}
+
+fn usable_samples(s: &[f64]) -> bool {
+    s.len() >= 2 && s.iter().all(|v| v.is_finite() && *v > 0.0)
+}
+
+fn build_row(
+    key: &CaseKey,
+    family: &str,
+    reference: usize,
+    p: Prepared,
+    labels: &[String],
+    excluded: &mut Vec<Excluded>,
+) -> CaseRow {
+    let reference_value = p.values[reference].clone();
+    let cells = p
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let (samples, value) = v.as_ref()?;
+            let mut cell = Cell {
+                value: *value,
+                samples: samples.len(),
+                ratio: None,
+                ci: None,
+                significant: None,
+            };
+            if let Some((ref_samples, ref_value)) = &reference_value {
+                cell.ratio = adjusted_ratio(*value, *ref_value, p.better);
+                if cell.ratio.is_none() {
+                    let which = if *value > 0.0 {
+                        &labels[reference]
+                    } else {
+                        &labels[i]
+                    };
+                    excluded.push(Excluded {
+                        bench_id: key.bench_id.clone(),
+                        params: key.params.clone(),
+                        metric: key.metric.clone(),
+                        machine: labels[i].clone(),
+                        reason: format!(
+                            "the value on {which} is not positive, so there is no ratio"
+                        ),
+                    });
+                } else if i == reference {
+                    cell.ratio = Some(1.0);
+                } else if usable_samples(samples) && usable_samples(ref_samples) {
+                    let (a, b) = oriented(samples, ref_samples, p.better);
+                    let seed = seed_of(&format!("{}|{}", key.seed_text(), labels[i]));
+                    if let Some(ci) = ratio_ci(a, b, seed) {
+                        let iv = Interval::from(ci);
+                        cell.significant = Some(!iv.contains(1.0));
+                        cell.ci = Some(iv);
+                    }
+                }
+            }
+            Some(cell)
+        })
+        .collect();
+    CaseRow {
+        family: family.to_string(),
+        bench_id: key.bench_id.clone(),
+        params: key.params.clone(),
+        workload_version: key.workload_version,
+        metric: key.metric.clone(),
+        unit: p.unit.symbol().to_string(),
+        better: p.better,
+        cells,
+    }
+}
+
+fn summarise<'a>(
+    family: &str,
+    rows: impl Iterator<Item = &'a CaseRow>,
+    n_machines: usize,
+    reference: usize,
+    sets: &[CaseSet],
+) -> GroupSummary {
+    let rows: Vec<&CaseRow> = rows.collect();
+    let cells = (0..n_machines)
+        .map(|m| {
+            let with_ratio: Vec<&CaseRow> = rows
+                .iter()
+                .copied()
+                .filter(|r| r.cells[m].as_ref().and_then(|c| c.ratio).is_some())
+                .collect();
+            let ratios: Vec<f64> = with_ratio
+                .iter()
+                .filter_map(|r| r.cells[m].as_ref().and_then(|c| c.ratio))
+                .collect();
+            let mut cell = MeanCell {
+                cases: ratios.len(),
+                arith_mean: arith_mean(&ratios),
+                geomean: geomean(&ratios),
+                geomean_ci: None,
+                significant: None,
+            };
+            if m != reference && !ratios.is_empty() {
+                // Raw samples of both sides for every case, converted to the
+                // row's unit the same way the cells were.
+                let mut pairs_owned: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+                for r in &with_ratio {
+                    let key = r.key();
+                    let (Some(a), Some(b)) = (sets[m].get(&key), sets[reference].get(&key)) else {
+                        break;
+                    };
+                    let unit = Unit::from(r.unit.clone());
+                    let (Some(fa), Some(fb)) = (
+                        conversion_factor(&a.unit, &unit),
+                        conversion_factor(&b.unit, &unit),
+                    ) else {
+                        break;
+                    };
+                    let sa: Vec<f64> = a.samples.iter().map(|s| s * fa).collect();
+                    let sb: Vec<f64> = b.samples.iter().map(|s| s * fb).collect();
+                    if !usable_samples(&sa) || !usable_samples(&sb) {
+                        break;
+                    }
+                    let (x, y) = oriented(&sa, &sb, r.better);
+                    pairs_owned.push((x.to_vec(), y.to_vec()));
+                }
+                if pairs_owned.len() == with_ratio.len() {
+                    let pairs: Vec<(&[f64], &[f64])> = pairs_owned
+                        .iter()
+                        .map(|(a, b)| (a.as_slice(), b.as_slice()))
+                        .collect();
+                    let seed = seed_of(&format!("{family}|{m}"));
+                    if let Some(ci) = geomean_ci(&pairs, seed) {
+                        let iv = Interval::from(ci);
+                        cell.significant = Some(!iv.contains(1.0));
+                        cell.geomean_ci = Some(iv);
+                    }
+                }
+            }
+            cell
+        })
+        .collect();
+    GroupSummary {
+        family: family.to_string(),
+        cells,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,425 @@
+//! Comparison tests: hand-checkable arithmetic, missing and excluded cases,
+//! intervals, and properties.
+
+use super::*;
+use crate::testutil::{result, run_with};
+use proptest::prelude::*;
+use sysgauge_core::{Better, Unit};
+
+fn m(label: &str, run: RunRecord) -> Machine {
+    Machine {
+        label: label.to_string(),
+        run,
+    }
+}
+
+fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 1e-9)
+}
+
+/// Reference 80 MB/s and 10 ms; B 50 MB/s and 20 ms; C 200 MB/s and 5 ms.
+fn three_hosts() -> Vec<Machine> {
+    let host = |name: &str, tput: f64, lat: f64, bogo: Option<f64>| {
+        run_with(
+            name,
+            bogo,
+            vec![
+                result(
+                    "hash.sha256",
+                    8192,
+                    1,
+                    "throughput",
+                    Unit::MBps,
+                    Better::Higher,
+                    &[tput],
+                ),
+                result(
+                    "mem.latency",
+                    0,
+                    1,
+                    "latency",
+                    Unit::Milliseconds,
+                    Better::Lower,
+                    &[lat],
+                ),
+            ],
+        )
+    };
+    vec![
+        m("ref", host("ref", 80.0, 10.0, Some(1000.0))),
+        m("b", host("b", 50.0, 20.0, Some(59_000.0))),
+        m("c", host("c", 200.0, 5.0, None)),
+    ]
+}
+
+#[test]
+fn hand_checkable_ratios_and_means() {
+    let c = compare(&three_hosts(), 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.schema_version, COMPARE_SCHEMA_VERSION);
+    assert_eq!(c.reference, "ref");
+    assert_eq!(c.rows.len(), 2);
+    let sha = &c.rows[0];
+    assert_eq!(sha.bench_id, "hash.sha256");
+    let ratios: Vec<Option<f64>> = sha
+        .cells
+        .iter()
+        .map(|x| x.as_ref().and_then(|c| c.ratio))
+        .collect();
+    assert_eq!(ratios, vec![Some(1.0), Some(0.625), Some(2.5)]);
+    let lat = &c.rows[1];
+    assert_eq!(lat.better, Better::Lower);
+    let ratios: Vec<Option<f64>> = lat
+        .cells
+        .iter()
+        .map(|x| x.as_ref().and_then(|c| c.ratio))
+        .collect();
+    assert_eq!(ratios, vec![Some(1.0), Some(0.5), Some(2.0)]);
+    // Per family: one case each.
+    assert_eq!(c.families.len(), 2);
+    assert!(close(c.families[0].cells[1].geomean, 0.625));
+    assert!(close(c.families[1].cells[2].arith_mean, 2.0));
+    // Overall over both cases.
+    let b = &c.overall.cells[1];
+    assert_eq!(b.cases, 2);
+    assert!(close(b.arith_mean, (0.625 + 0.5) / 2.0));
+    assert!(close(b.geomean, (0.625f64 * 0.5).sqrt()));
+    let cc = &c.overall.cells[2];
+    assert!(close(cc.arith_mean, 2.25));
+    assert!(close(cc.geomean, 5f64.sqrt()));
+    let r = &c.overall.cells[0];
+    assert!(close(r.geomean, 1.0) && close(r.arith_mean, 1.0));
+    // Single samples: no intervals, and no claim of significance.
+    assert!(sha.cells[1]
+        .as_ref()
+        .is_some_and(|c| c.ci.is_none() && c.significant.is_none()));
+    assert!(b.geomean_ci.is_none());
+    // BogoMIPS claims 59x; the measured geomean says about 0.56x.
+    assert_eq!(c.bogomips_ratio, vec![Some(1.0), Some(59.0), None]);
+    assert!(c.missing.is_empty() && c.excluded.is_empty());
+    // The CPU model differs (testutil names it after the host).
+    assert!(c.differing_facts.iter().any(|f| f.fact == "CPU"));
+}
+
+#[test]
+fn other_reference_and_family_filter() {
+    let c = compare(&three_hosts(), 2, &["hash".to_string()]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.reference, "c");
+    assert_eq!(c.rows.len(), 1);
+    assert!(close(
+        c.rows[0].cells[0].as_ref().and_then(|x| x.ratio),
+        0.4
+    ));
+    assert_eq!(c.families.len(), 1);
+    match compare(&three_hosts(), 0, &["disk".to_string()]) {
+        Err(CompareError::UnknownFamily { family, present }) => {
+            assert_eq!(family, "disk");
+            assert!(present.contains("hash") && present.contains("mem"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn errors() {
+    let one = vec![three_hosts().remove(0)];
+    assert_eq!(compare(&one, 0, &[]).err(), Some(CompareError::TooFew(1)));
+    assert_eq!(
+        compare(&three_hosts(), 3, &[]).err(),
+        Some(CompareError::BadReference(3))
+    );
+}
+
+#[test]
+fn missing_cases_are_listed() {
+    let mut ms = three_hosts();
+    ms[0].run.results.push(result(
+        "hash.md5",
+        16,
+        1,
+        "throughput",
+        Unit::MBps,
+        Better::Higher,
+        &[1.0],
+    ));
+    ms[1].run.results.push(result(
+        "hash.md5",
+        16,
+        1,
+        "throughput",
+        Unit::MBps,
+        Better::Higher,
+        &[2.0],
+    ));
+    ms[2].run.results.push(result(
+        "cpu.sort",
+        0,
+        1,
+        "rate",
+        Unit::ItersPerSec,
+        Better::Higher,
+        &[9.0],
+    ));
+    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    // md5 is on two machines: a row, and listed as missing on c.
+    assert_eq!(c.rows.len(), 3);
+    assert_eq!(c.missing.len(), 2);
+    let md5 = &c.missing[0];
+    assert_eq!(md5.bench_id, "hash.md5");
+    assert_eq!(md5.present_on, vec!["ref", "b"]);
+    assert_eq!(md5.missing_on, vec!["c"]);
+    assert!(c.rows[2].cells[2].is_none());
+    let sort = &c.missing[1];
+    assert_eq!(sort.bench_id, "cpu.sort");
+    assert_eq!(sort.present_on, vec!["c"]);
+    // The hash family mean for c rests on one case, for b on two.
+    assert_eq!(c.families[0].cells[1].cases, 2);
+    assert_eq!(c.families[0].cells[2].cases, 1);
+}
+
+#[test]
+fn changed_workload_is_not_like_with_like() {
+    let mut ms = three_hosts();
+    ms[1].run.results[0].workload_version = 2;
+    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let row = &c.rows[0];
+    assert_eq!(row.workload_version, 1);
+    assert!(row.cells[1].is_none());
+    let miss = c
+        .missing
+        .iter()
+        .find(|x| x.workload_version == 1 && x.bench_id == "hash.sha256")
+        .unwrap_or_else(|| panic!("{:?}", c.missing));
+    assert_eq!(miss.missing_on, vec!["b"]);
+    assert!(miss
+        .note
+        .as_deref()
+        .unwrap_or("")
+        .contains("b has workload version 2"));
+}
+
+#[test]
+fn units_are_converted_or_excluded() {
+    let mut ms = three_hosts();
+    // b reports its throughput in kB/s: 50 000 kB/s = 50 MB/s.
+    ms[1].run.results[0] = result(
+        "hash.sha256",
+        8192,
+        1,
+        "throughput",
+        Unit::KBps,
+        Better::Higher,
+        &[50_000.0],
+    );
+    // c reports op/s for the same metric: not comparable.
+    ms[2].run.results[0] = result(
+        "hash.sha256",
+        8192,
+        1,
+        "throughput",
+        Unit::OpsPerSec,
+        Better::Higher,
+        &[5.0],
+    );
+    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let row = &c.rows[0];
+    assert_eq!(row.unit, "MB/s");
+    assert!(close(row.cells[1].as_ref().map(|x| x.value), 50.0));
+    assert!(close(row.cells[1].as_ref().and_then(|x| x.ratio), 0.625));
+    assert!(row.cells[2].is_none());
+    assert_eq!(c.excluded.len(), 1);
+    assert_eq!(c.excluded[0].machine, "c");
+    assert!(c.excluded[0].reason.contains("op/s"), "{:?}", c.excluded);
+}
+
+#[test]
+fn non_positive_values_have_no_ratio() {
+    let mut ms = three_hosts();
+    ms[1].run.results[0] = result(
+        "hash.sha256",
+        8192,
+        1,
+        "throughput",
+        Unit::MBps,
+        Better::Higher,
+        &[0.0],
+    );
+    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let cell = c.rows[0].cells[1]
+        .as_ref()
+        .unwrap_or_else(|| panic!("cell"));
+    assert_eq!(cell.value, 0.0);
+    assert_eq!(cell.ratio, None);
+    assert!(c
+        .excluded
+        .iter()
+        .any(|x| x.machine == "b" && x.reason.contains("not positive")));
+    // The means of b rest on the latency case only.
+    assert_eq!(c.overall.cells[1].cases, 1);
+    assert!(close(c.overall.cells[1].geomean, 0.5));
+}
+
+#[test]
+fn intervals_from_raw_samples() {
+    let fast = [200.0, 201.0, 199.0, 200.5, 199.5];
+    let slow = [100.0, 100.5, 99.5, 100.2, 99.8];
+    let same = [100.1, 100.4, 99.6, 100.0, 99.9];
+    let ms = vec![
+        m(
+            "ref",
+            run_with(
+                "ref",
+                None,
+                vec![result(
+                    "hash.sha256",
+                    8192,
+                    1,
+                    "throughput",
+                    Unit::MBps,
+                    Better::Higher,
+                    &slow,
+                )],
+            ),
+        ),
+        m(
+            "fast",
+            run_with(
+                "fast",
+                None,
+                vec![result(
+                    "hash.sha256",
+                    8192,
+                    1,
+                    "throughput",
+                    Unit::MBps,
+                    Better::Higher,
+                    &fast,
+                )],
+            ),
+        ),
+        m(
+            "same",
+            run_with(
+                "same",
+                None,
+                vec![result(
+                    "hash.sha256",
+                    8192,
+                    1,
+                    "throughput",
+                    Unit::MBps,
+                    Better::Higher,
+                    &same,
+                )],
+            ),
+        ),
+    ];
+    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let f = c.rows[0].cells[1]
+        .as_ref()
+        .unwrap_or_else(|| panic!("cell"));
+    let ci = f.ci.unwrap_or_else(|| panic!("no ci"));
+    assert!(ci.low > 1.9 && ci.high < 2.1, "{ci:?}");
+    assert_eq!(f.significant, Some(true));
+    let s = c.rows[0].cells[2]
+        .as_ref()
+        .unwrap_or_else(|| panic!("cell"));
+    assert_eq!(s.significant, Some(false));
+    let g = &c.overall.cells[1];
+    assert!(g.geomean_ci.is_some_and(|iv| iv.contains(2.0)));
+    assert_eq!(g.significant, Some(true));
+    assert_eq!(c.overall.cells[2].significant, Some(false));
+    // The same data gives the same intervals.
+    let again = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again, c);
+}
+
+#[test]
+fn json_round_trip_is_strict() {
+    let c = compare(&three_hosts(), 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let text = serde_json::to_string_pretty(&c).unwrap_or_else(|e| panic!("{e}"));
+    let back: Comparison = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, c);
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    v["surprise"] = serde_json::json!(1);
+    assert!(serde_json::from_value::<Comparison>(v).is_err());
+}
+
+fn samples() -> impl Strategy<Value = Vec<f64>> {
+    proptest::collection::vec(0.5f64..1e4, 1..8)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn a_machine_against_itself_is_one(cases in proptest::collection::vec((samples(), any::<bool>()), 1..6)) {
+        let results: Vec<_> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, (s, lower))| {
+                let better = if *lower { Better::Lower } else { Better::Higher };
+                result(&format!("fam.case{i}"), 0, 1, "m", Unit::Count, better, s)
+            })
+            .collect();
+        let run = run_with("x", Some(10.0), results);
+        let c = compare(&[m("a", run.clone()), m("b", run)], 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+        for row in &c.rows {
+            let cell = row.cells[1].as_ref().unwrap_or_else(|| panic!("cell"));
+            prop_assert!((cell.ratio.unwrap_or(0.0) - 1.0).abs() < 1e-12);
+            if let Some(ci) = cell.ci {
+                prop_assert!(ci.contains(1.0));
+                prop_assert_eq!(cell.significant, Some(false));
+            }
+        }
+        let o = &c.overall.cells[1];
+        prop_assert!((o.geomean.unwrap_or(0.0) - 1.0).abs() < 1e-12);
+        prop_assert!((o.arith_mean.unwrap_or(0.0) - 1.0).abs() < 1e-12);
+        prop_assert_eq!(c.bogomips_ratio[1], Some(1.0));
+    }
+
+    #[test]
+    fn uniformly_faster_means_that_factor(k in 0.01f64..100.0, cases in proptest::collection::vec(samples(), 1..6)) {
+        let make = |scale: f64| {
+            cases
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let scaled: Vec<f64> = s.iter().map(|v| v * scale).collect();
+                    result(&format!("fam.case{i}"), 0, 1, "m", Unit::MBps, Better::Higher, &scaled)
+                })
+                .collect::<Vec<_>>()
+        };
+        let c = compare(&[m("ref", run_with("ref", None, make(1.0))), m("k", run_with("k", None, make(k)))], 0, &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        // The geometric mean of identical ratios is that ratio.
+        let o = &c.overall.cells[1];
+        prop_assert!((o.geomean.unwrap_or(0.0) - k).abs() <= k * 1e-9);
+        prop_assert!((o.arith_mean.unwrap_or(0.0) - k).abs() <= k * 1e-9);
+        if let Some(ci) = o.geomean_ci {
+            let g = o.geomean.unwrap_or(0.0);
+            prop_assert!(ci.low <= g * (1.0 + 1e-12) && g <= ci.high * (1.0 + 1e-12));
+        }
+    }
+
+    #[test]
+    fn intervals_contain_the_estimate(a in proptest::collection::vec(0.5f64..1e4, 2..8), b in proptest::collection::vec(0.5f64..1e4, 2..8), lower in any::<bool>()) {
+        let better = if lower { Better::Lower } else { Better::Higher };
+        let c = compare(
+            &[
+                m("ref", run_with("ref", None, vec![result("fam.x", 0, 1, "m", Unit::Count, better, &a)])),
+                m("o", run_with("o", None, vec![result("fam.x", 0, 1, "m", Unit::Count, better, &b)])),
+            ],
+            0,
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let cell = c.rows[0].cells[1].as_ref().unwrap_or_else(|| panic!("cell"));
+        let r = cell.ratio.unwrap_or(f64::NAN);
+        let ci = cell.ci.unwrap_or_else(|| panic!("no ci"));
+        prop_assert!(ci.low <= r && r <= ci.high, "{:?} {}", ci, r);
+        let g = &c.overall.cells[1];
+        let gci = g.geomean_ci.unwrap_or_else(|| panic!("no geomean ci"));
+        let gv = g.geomean.unwrap_or(f64::NAN);
+        prop_assert!(gci.low <= gv * (1.0 + 1e-12) && gv <= gci.high * (1.0 + 1e-12));
+    }
+}

@@ -1,0 +1,103 @@
+//! The host facts a comparison shows: every machine's CPU, clocks,
+//! BogoMIPS, memory, kernel, distribution, security modules, governor,
+//! virtualization and build, as text, so that the facts that differ between
+//! machines can be put above the numbers they explain.
+
+use sysgauge_core::record::RunRecord;
+
+fn or_unknown(v: Option<String>) -> String {
+    v.filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn mhz(v: Option<f64>) -> Option<String> {
+    v.map(|m| format!("{m:.0} MHz"))
+}
+
+fn gib(bytes: Option<u64>) -> Option<String> {
+    bytes.map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))
+}
+
+/// Facts that describe one machine run, as (name, value) in display order.
+/// Facts that always differ between runs (time, load) are not included.
+pub fn host_facts(run: &RunRecord) -> Vec<(&'static str, String)> {
+    let h = &run.host;
+    let cpu = &h.cpu;
+    let cores = match (cpu.cores, cpu.threads) {
+        (Some(c), Some(t)) => Some(format!("{c} cores / {t} threads")),
+        (None, Some(t)) => Some(format!("{t} threads")),
+        (Some(c), None) => Some(format!("{c} cores")),
+        (None, None) => None,
+    };
+    let arch = cpu
+        .architecture
+        .as_ref()
+        .map(|a| match (cpu.kernel_bits, cpu.userland_bits) {
+            (Some(k), Some(u)) if k != u => format!("{a} ({k}-bit kernel, {u}-bit userland)"),
+            (Some(k), _) => format!("{a} ({k}-bit)"),
+            _ => a.clone(),
+        });
+    let clocks = match (cpu.nominal_mhz, cpu.cpufreq_max_mhz) {
+        (Some(n), Some(m)) => Some(format!("nominal {n:.0} MHz, max {m:.0} MHz")),
+        (Some(n), None) => Some(format!("nominal {n:.0} MHz")),
+        (None, Some(m)) => Some(format!("max {m:.0} MHz")),
+        (None, None) => mhz(cpu.reported_mhz).map(|s| format!("reported {s}")),
+    };
+    let sec = &h.security;
+    let lsm = if sec.lsms.is_empty() && sec.apparmor.is_none() && sec.selinux.is_none() {
+        None
+    } else {
+        let mut parts = Vec::new();
+        if !sec.lsms.is_empty() {
+            parts.push(sec.lsms.join(","));
+        }
+        if let Some(a) = &sec.apparmor {
+            parts.push(format!("AppArmor {a}"));
+        }
+        if let Some(s) = &sec.selinux {
+            parts.push(format!("SELinux {s}"));
+        }
+        Some(parts.join("; "))
+    };
+    let build = if run.build.profile.is_empty() {
+        None
+    } else {
+        Some(format!("{} ({})", run.build.profile, run.build.target))
+    };
+    vec![
+        ("CPU", or_unknown(cpu.model.clone())),
+        ("architecture", or_unknown(arch)),
+        ("cores", or_unknown(cores)),
+        ("clocks", or_unknown(clocks)),
+        (
+            "BogoMIPS",
+            or_unknown(cpu.bogomips.map(|b| format!("{b:.2}"))),
+        ),
+        ("memory", or_unknown(gib(h.memory.total_bytes))),
+        ("kernel", or_unknown(h.os.kernel_release.clone())),
+        ("distribution", or_unknown(h.os.distribution.clone())),
+        ("security modules", or_unknown(lsm)),
+        ("governor", or_unknown(cpu.governor.clone())),
+        ("virtualization", or_unknown(cpu.virtualization.clone())),
+        ("build", or_unknown(build)),
+        ("tool", format!("{} {}", run.command, run.tool_version)),
+        ("profile", run.profile.to_string()),
+    ]
+}
+
+/// Facts whose values are not all equal across `runs`, each with one value
+/// per run in order.
+pub fn differing_facts(runs: &[&RunRecord]) -> Vec<(String, Vec<String>)> {
+    let all: Vec<Vec<(&'static str, String)>> = runs.iter().map(|r| host_facts(r)).collect();
+    let Some(first) = all.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, (name, _)) in first.iter().enumerate() {
+        let values: Vec<String> = all.iter().map(|f| f[i].1.clone()).collect();
+        if values.iter().any(|v| *v != values[0]) {
+            out.push((name.to_string(), values));
+        }
+    }
+    out
+}

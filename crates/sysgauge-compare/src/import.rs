@@ -1,0 +1,521 @@
+//! Turning other machines' results into run records: sysgauge's own JSON
+//! run records, and plain CSV tables (`host,benchmark,metric,value,unit`
+//! with optional `better` and `params` columns). `openssl speed -mr` output
+//! is parsed in `sysgauge-bench` and wrapped here by `synthetic_run`.
+//!
+//! Everything takes text and returns records or an error naming the source
+//! and line; nothing is stored here, so an import is all-or-nothing: the
+//! caller writes only when every file parsed.
+//!
+//! Records made from CSV or openssl output get a run id derived from their
+//! content (UUID v5 over the format, the host and that host's rows), so
+//! importing the same data again is recognised and skipped, and adding a
+//! host to a CSV does not duplicate the hosts already imported.
+
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+use sysgauge_core::host::{CpuInfo, HostInfo};
+use sysgauge_core::record::{
+    family_of, BuildInfo, Metric, ParamValue, Params, Profile, ResultRecord, RunRecord, RunStatus,
+    Status, SCHEMA_VERSION,
+};
+use sysgauge_core::{Better, Summary, Unit};
+use thiserror::Error;
+use uuid::Uuid;
+
+/// Namespace of the content-derived run ids of imported data.
+const IMPORT_NAMESPACE: Uuid = Uuid::from_u128(0x6eef45ed_fb9c_4397_ac22_44dbc92deea1);
+
+/// The benchmark name of CSV rows that carry host facts instead of results.
+pub const HOST_FACTS_BENCHMARK: &str = "host";
+
+/// Host facts a CSV may give in `host` rows.
+pub const HOST_FACT_METRICS: [&str; 4] = ["bogomips", "cores", "threads", "nominal_mhz"];
+
+/// A file that cannot be imported: where, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{source_name}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ImportError {
+    /// The file (as the user named it).
+    pub source_name: String,
+    /// 1-based line, when the problem is on one line.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// What an import needs to know besides the text.
+pub struct ImportContext<'a> {
+    /// The file as the user named it (for errors, labels and tags).
+    pub source_name: &'a str,
+    /// Time stamped on records made from CSV or openssl output.
+    pub at: DateTime<Utc>,
+    /// sysgauge's version.
+    pub tool_version: &'a str,
+    /// The workload version today's benchmark of an id runs, if sysgauge
+    /// has it; imported numbers are taken to be of that workload.
+    pub workload_version: &'a dyn Fn(&str) -> Option<u32>,
+}
+
+impl ImportContext<'_> {
+    fn err(&self, line: Option<usize>, message: impl Into<String>) -> ImportError {
+        ImportError {
+            source_name: self.source_name.to_string(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    fn file_name(&self) -> String {
+        std::path::Path::new(self.source_name)
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| self.source_name.to_string())
+    }
+}
+
+/// The family of an imported benchmark name: the part before the first dot,
+/// or `other` for a name without one.
+pub fn family_for(benchmark: &str) -> String {
+    if benchmark.contains('.') {
+        family_of(benchmark).to_string()
+    } else {
+        "other".to_string()
+    }
+}
+
+/// A run record for results that came from elsewhere (CSV, openssl): status
+/// `imported`, command `import`, a content-derived run id. `identity` is the
+/// text that identifies the data (the same data gives the same run id).
+pub fn synthetic_run(
+    ctx: &ImportContext<'_>,
+    format: &str,
+    host: HostInfo,
+    results: Vec<ResultRecord>,
+    identity: &str,
+) -> RunRecord {
+    let host_name = host.hostname.clone().unwrap_or_default();
+    let name = format!("{format}\n{host_name}\n{identity}");
+    let run_id = Uuid::new_v5(&IMPORT_NAMESPACE, name.as_bytes()).to_string();
+    let mut tags = BTreeMap::new();
+    tags.insert("format".to_string(), format.to_string());
+    tags.insert("imported_from".to_string(), ctx.file_name());
+    RunRecord {
+        schema_version: SCHEMA_VERSION,
+        run_id,
+        started_at: ctx.at,
+        finished_at: Some(ctx.at),
+        status: RunStatus::Imported,
+        command: "import".to_string(),
+        tool_version: ctx.tool_version.to_string(),
+        build: BuildInfo {
+            profile: "unknown".to_string(),
+            target: "unknown".to_string(),
+            target_features: Vec::new(),
+        },
+        host,
+        // Imported data has no sysgauge profile; the field is required, so
+        // it holds the default and the tags say where the numbers came from.
+        profile: Profile::default(),
+        label: Some(format!("imported from {} ({format})", ctx.file_name())),
+        tags,
+        findings: Vec::new(),
+        results,
+    }
+}
+
+/// Parse a `k=v` list: pairs separated by spaces, commas or semicolons;
+/// integers and `true`/`false` become typed values.
+pub fn parse_params(text: &str) -> Result<Params, String> {
+    let mut p = Params::new();
+    for pair in text
+        .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+    {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("parameter '{pair}' is not KEY=VALUE"))?;
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() || v.is_empty() {
+            return Err(format!("parameter '{pair}' has an empty key or value"));
+        }
+        if p.get(k).is_some() {
+            return Err(format!("parameter '{k}' is given twice"));
+        }
+        let value = if let Ok(i) = v.parse::<i64>() {
+            ParamValue::Int(i)
+        } else if v == "true" || v == "false" {
+            ParamValue::Bool(v == "true")
+        } else {
+            ParamValue::Text(v.to_string())
+        };
+        p.0.insert(k.to_string(), value);
+    }
+    Ok(p)
+}
+
+#[derive(Default)]
+struct CsvHost {
+    facts: CpuInfo,
+    /// (benchmark, params) in order, each with its metrics in order.
+    cases: Vec<(String, Params, Vec<CsvMetric>)>,
+    /// The host's rows, normalised: its identity for the run id.
+    identity: String,
+}
+
+struct CsvMetric {
+    name: String,
+    unit: Unit,
+    better: Better,
+    samples: Vec<f64>,
+    line: usize,
+}
+
+/// Parse a CSV table into one run per host (in order of first appearance).
+///
+/// The header names the columns (any order, case-insensitive): `host`,
+/// `benchmark`, `metric`, `value`, `unit`, and optionally `better`
+/// (`higher`/`lower`; default: lower for time units, higher otherwise) and
+/// `params` (`k=v` pairs). Rows with the same host, benchmark and params are
+/// one case; the same metric repeated gives several samples. Rows whose
+/// benchmark is `host` give facts (`bogomips`, `cores`, `threads`,
+/// `nominal_mhz`). Lines starting with `#` are comments.
+pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, ImportError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .comment(Some(b'#'))
+        .flexible(false)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let headers = reader.headers().map_err(|e| csv_error(ctx, &e))?.clone();
+    const KNOWN: [&str; 7] = [
+        "host",
+        "benchmark",
+        "metric",
+        "value",
+        "unit",
+        "better",
+        "params",
+    ];
+    let mut col: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, h) in headers.iter().enumerate() {
+        let h = h.trim().to_ascii_lowercase();
+        let Some(k) = KNOWN.iter().find(|k| **k == h) else {
+            return Err(ctx.err(
+                Some(1),
+                format!(
+                    "unknown column '{h}' (the columns are host,benchmark,metric,value,unit[,better][,params])"
+                ),
+            ));
+        };
+        if col.insert(k, i).is_some() {
+            return Err(ctx.err(Some(1), format!("column '{h}' appears twice")));
+        }
+    }
+    for required in &KNOWN[..5] {
+        if !col.contains_key(required) {
+            return Err(ctx.err(
+                Some(1),
+                format!(
+                    "the header has no '{required}' column (expected host,benchmark,metric,value,unit[,better][,params])"
+                ),
+            ));
+        }
+    }
+    let mut hosts: Vec<(String, CsvHost)> = Vec::new();
+    let mut rows = 0usize;
+    for rec in reader.records() {
+        let rec = rec.map_err(|e| csv_error(ctx, &e))?;
+        let line = rec.position().map(|p| p.line() as usize);
+        let get = |name: &str| col.get(name).and_then(|&i| rec.get(i)).unwrap_or("").trim();
+        let host = get("host");
+        let benchmark = get("benchmark");
+        let metric = get("metric");
+        let value_text = get("value");
+        let unit_text = get("unit");
+        for (name, v) in [
+            ("host", host),
+            ("benchmark", benchmark),
+            ("metric", metric),
+            ("value", value_text),
+        ] {
+            if v.is_empty() {
+                return Err(ctx.err(line, format!("the {name} is empty")));
+            }
+        }
+        let value: f64 = value_text
+            .parse()
+            .map_err(|_| ctx.err(line, format!("value '{value_text}' is not a number")))?;
+        if !value.is_finite() || value <= 0.0 {
+            return Err(ctx.err(
+                line,
+                format!("value {value_text} must be a positive number (ratios are taken of it)"),
+            ));
+        }
+        rows += 1;
+        let idx = match hosts.iter().position(|(h, _)| h == host) {
+            Some(i) => i,
+            None => {
+                hosts.push((host.to_string(), CsvHost::default()));
+                hosts.len() - 1
+            }
+        };
+        let entry = &mut hosts[idx].1;
+        if benchmark.eq_ignore_ascii_case(HOST_FACTS_BENCHMARK) {
+            set_host_fact(&mut entry.facts, metric, value).map_err(|m| ctx.err(line, m))?;
+            entry.identity.push_str(&format!("host|{metric}|{value}\n"));
+            continue;
+        }
+        if unit_text.is_empty() {
+            return Err(ctx.err(line, "the unit is empty (e.g. MB/s, op/s, ms)"));
+        }
+        let unit = Unit::from(unit_text);
+        let better = match get("better") {
+            "" => unit.natural_better(),
+            b => Better::parse(b).ok_or_else(|| {
+                ctx.err(line, format!("better '{b}' is neither higher nor lower"))
+            })?,
+        };
+        let params = parse_params(get("params")).map_err(|m| ctx.err(line, m))?;
+        entry.identity.push_str(&format!(
+            "{benchmark}|{}|{metric}|{value}|{}|{}\n",
+            params.canonical(),
+            unit.symbol(),
+            better.as_str()
+        ));
+        let case = match entry
+            .cases
+            .iter()
+            .position(|(b, p, _)| b == benchmark && *p == params)
+        {
+            Some(i) => i,
+            None => {
+                entry
+                    .cases
+                    .push((benchmark.to_string(), params, Vec::new()));
+                entry.cases.len() - 1
+            }
+        };
+        let metrics = &mut entry.cases[case].2;
+        match metrics.iter_mut().find(|m| m.name == metric) {
+            Some(m) => {
+                if m.unit != unit || m.better != better {
+                    return Err(ctx.err(
+                        line,
+                        format!(
+                            "{benchmark} {metric} on {host} was given as {} ({} is better) on line {}; one metric has one unit and direction",
+                            m.unit, m.better, m.line
+                        ),
+                    ));
+                }
+                m.samples.push(value);
+            }
+            None => metrics.push(CsvMetric {
+                name: metric.to_string(),
+                unit,
+                better,
+                samples: vec![value],
+                line: line.unwrap_or(0),
+            }),
+        }
+    }
+    if rows == 0 {
+        return Err(ctx.err(None, "no data rows after the header"));
+    }
+    let mut runs = Vec::new();
+    for (name, h) in hosts {
+        if h.cases.is_empty() {
+            return Err(ctx.err(
+                None,
+                format!("host '{name}' has only host facts and no results"),
+            ));
+        }
+        let results = h
+            .cases
+            .into_iter()
+            .map(|(benchmark, params, metrics)| {
+                let metrics = metrics
+                    .into_iter()
+                    .filter_map(|m| Metric::new(&m.name, m.unit, m.better, m.samples))
+                    .collect();
+                ResultRecord {
+                    family: family_for(&benchmark),
+                    workload_version: (ctx.workload_version)(&benchmark).unwrap_or(1),
+                    bench_id: benchmark,
+                    params,
+                    details: Params::new().with("source", "csv"),
+                    status: Status::Ok,
+                    started_at: ctx.at,
+                    duration_seconds: 0.0,
+                    metrics,
+                    findings: Vec::new(),
+                }
+            })
+            .collect();
+        let host = HostInfo {
+            hostname: Some(name),
+            cpu: h.facts,
+            ..HostInfo::default()
+        };
+        runs.push(synthetic_run(ctx, "csv", host, results, &h.identity));
+    }
+    Ok(runs)
+}
+
+fn set_host_fact(cpu: &mut CpuInfo, metric: &str, value: f64) -> Result<(), String> {
+    let count = |v: f64| -> Result<u32, String> {
+        if v.fract() == 0.0 && v <= f64::from(u32::MAX) {
+            Ok(v as u32)
+        } else {
+            Err(format!("host {metric} must be a whole number, not {v}"))
+        }
+    };
+    match metric.to_ascii_lowercase().as_str() {
+        "bogomips" => cpu.bogomips = Some(value),
+        "cores" => cpu.cores = Some(count(value)?),
+        "threads" => cpu.threads = Some(count(value)?),
+        "nominal_mhz" => cpu.nominal_mhz = Some(value),
+        _ => {
+            return Err(format!(
+                "'{metric}' is not a host fact a CSV can give ({})",
+                HOST_FACT_METRICS.join(", ")
+            ))
+        }
+    }
+    Ok(())
+}
+
+fn csv_error(ctx: &ImportContext<'_>, e: &csv::Error) -> ImportError {
+    let line = e.position().map(|p| p.line() as usize);
+    let message = match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("this row has {len} fields but the header has {expected_len}"),
+        csv::ErrorKind::Utf8 { .. } => "the file is not UTF-8 text".to_string(),
+        _ => e.to_string(),
+    };
+    ctx.err(line, message)
+}
+
+/// Parse sysgauge JSON: one run record, or an array of them (as written by
+/// `sysgauge run --json` and `results export --format json`). Every field is
+/// checked; metric summaries are recomputed from the raw samples.
+pub fn parse_json(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, ImportError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        let what = if e.is_eof() {
+            format!("the JSON ends too early (truncated?): {e}")
+        } else {
+            format!("not valid JSON: {e}")
+        };
+        ctx.err(Some(e.line()), what)
+    })?;
+    let items = match value {
+        serde_json::Value::Array(a) => a,
+        v @ serde_json::Value::Object(_) => vec![v],
+        _ => {
+            return Err(ctx.err(
+                Some(1),
+                "expected a sysgauge run record (a JSON object) or an array of them",
+            ))
+        }
+    };
+    if items.is_empty() {
+        return Err(ctx.err(Some(1), "the array holds no run record"));
+    }
+    let mut runs = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let which = if i == 0 {
+            "the run record".to_string()
+        } else {
+            format!("run record {}", i + 1)
+        };
+        match item.get("schema_version").and_then(|v| v.as_u64()) {
+            None => {
+                return Err(ctx.err(None, format!("{which} has no schema_version: not a sysgauge run record")))
+            }
+            Some(v) if v > u64::from(SCHEMA_VERSION) => {
+                return Err(ctx.err(
+                    None,
+                    format!("{which} has schema_version {v}; this sysgauge reads up to {SCHEMA_VERSION} (upgrade sysgauge)"),
+                ))
+            }
+            _ => {}
+        }
+        let mut run: RunRecord = serde_json::from_value(item).map_err(|e| {
+            ctx.err(
+                None,
+                format!("{which} is not a valid sysgauge run record: {e}"),
+            )
+        })?;
+        if run.run_id.trim().is_empty() {
+            return Err(ctx.err(None, format!("{which} has an empty run_id")));
+        }
+        for r in &mut run.results {
+            for m in &mut r.metrics {
+                m.summary = Summary::from_samples(&m.samples).ok_or_else(|| {
+                    ctx.err(
+                        None,
+                        format!(
+                            "{which}: {} metric '{}' has no samples or a sample that is not a finite number",
+                            r.bench_id, m.name
+                        ),
+                    )
+                })?;
+            }
+            if matches!(r.status, Status::Ok) && r.metrics.is_empty() {
+                return Err(ctx.err(
+                    None,
+                    format!("{which}: {} is ok but has no metric", r.bench_id),
+                ));
+            }
+        }
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+/// What a file holds, told from its first meaningful line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Csv,
+    OpensslSpeed,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::OpensslSpeed => "openssl",
+        }
+    }
+}
+
+/// Guess the format: JSON starts with `{` or `[`; openssl output with a `+`
+/// record, `Forked child`, `OpenSSL` or `version:`; a CSV with a header of
+/// three or more comma-separated names.
+pub fn sniff(text: &str) -> Option<Format> {
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))?;
+    let first = first.trim_start_matches('\u{feff}');
+    if first.starts_with('{') || first.starts_with('[') {
+        Some(Format::Json)
+    } else if first.starts_with('+')
+        || first.starts_with("Forked child")
+        || first.starts_with("OpenSSL ")
+        || first.starts_with("version:")
+    {
+        Some(Format::OpensslSpeed)
+    } else if first.split(',').count() >= 3 {
+        // A comma-separated header; the CSV parser says what is wrong with
+        // it, if anything.
+        Some(Format::Csv)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,276 @@
+//! Import tests against the CSV fixtures under tests/fixtures/csv.
+
+use super::*;
+use crate::comparison::{compare, Machine};
+
+macro_rules! fixture {
+    ($name:literal) => {
+        include_str!(concat!("../../tests/fixtures/csv/", $name))
+    };
+}
+
+fn known(id: &str) -> Option<u32> {
+    (id == "hash.sha256").then_some(3)
+}
+
+fn ctx(name: &str) -> ImportContext<'_> {
+    ImportContext {
+        source_name: name,
+        at: chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_else(|e| panic!("{e}")),
+        tool_version: "0.1.0",
+        workload_version: &known,
+    }
+}
+
+fn csv(text: &str, name: &str) -> Vec<RunRecord> {
+    parse_csv(text, &ctx(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn csv_err(text: &str, name: &str) -> ImportError {
+    match parse_csv(text, &ctx(name)) {
+        Err(e) => e,
+        Ok(r) => panic!("{name} was accepted: {r:?}"),
+    }
+}
+
+#[test]
+fn three_hosts_become_three_runs() {
+    let runs = csv(fixture!("three-hosts.csv"), "three-hosts.csv");
+    let hosts: Vec<&str> = runs.iter().map(|r| r.host_name()).collect();
+    assert_eq!(hosts, ["hostx", "hosta", "hostb"]);
+    let x = &runs[0];
+    assert_eq!(x.status, RunStatus::Imported);
+    assert_eq!(x.command, "import");
+    assert_eq!(x.host.cpu.bogomips, Some(5200.0));
+    assert_eq!(runs[2].host.cpu.cores, Some(4));
+    assert_eq!(x.tags.get("format").map(String::as_str), Some("csv"));
+    assert_eq!(x.results.len(), 3);
+    let sha = &x.results[0];
+    assert_eq!(sha.bench_id, "hash.sha256");
+    assert_eq!(sha.family, "hash");
+    assert_eq!(
+        sha.workload_version, 3,
+        "known benchmarks take today's workload version"
+    );
+    assert_eq!(
+        sha.params,
+        Params::new()
+            .with("block_size", 8192u64)
+            .with("threads", 1u64)
+    );
+    let time = &x.results[1];
+    assert_eq!(
+        (time.bench_id.as_str(), time.family.as_str()),
+        ("sha256sum-512x", "other")
+    );
+    assert_eq!(time.workload_version, 1);
+    assert_eq!(
+        time.metrics[0].better,
+        Better::Lower,
+        "seconds default to lower is better"
+    );
+    assert_eq!(time.metrics[0].unit, Unit::Seconds);
+    let dd = &x.results[2];
+    assert_eq!(dd.params.get_str("bs"), Some("1M"));
+    assert_eq!(dd.params.get_u64("count"), Some(1000));
+    // Deterministic ids: the same rows give the same runs.
+    let again = csv(fixture!("three-hosts.csv"), "elsewhere/three-hosts.csv");
+    assert_eq!(again[1].run_id, runs[1].run_id);
+    // Another host's rows changing does not change hostx's id.
+    let edited = fixture!("three-hosts.csv").replace(
+        "hosta,hash.sha256,throughput,50",
+        "hosta,hash.sha256,throughput,51",
+    );
+    let edited = csv(&edited, "three-hosts.csv");
+    assert_eq!(edited[0].run_id, runs[0].run_id);
+    assert_ne!(edited[1].run_id, runs[1].run_id);
+}
+
+#[test]
+fn hand_checkable_comparison_of_the_csv() {
+    let runs = csv(fixture!("three-hosts.csv"), "three-hosts.csv");
+    let machines: Vec<Machine> = runs
+        .into_iter()
+        .map(|r| Machine {
+            label: r.host_name().to_string(),
+            run: r,
+        })
+        .collect();
+    let c = compare(&machines, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let ratio = |row: usize, m: usize| {
+        c.rows[row].cells[m]
+            .as_ref()
+            .and_then(|x| x.ratio)
+            .unwrap_or(f64::NAN)
+    };
+    assert_eq!((ratio(0, 1), ratio(0, 2)), (0.625, 2.5));
+    assert_eq!((ratio(1, 1), ratio(1, 2)), (0.5, 2.5));
+    assert_eq!((ratio(2, 1), ratio(2, 2)), (0.25, 4.0));
+    let o = |m: usize| &c.overall.cells[m];
+    let near = |a: Option<f64>, b: f64| (a.unwrap_or(f64::NAN) - b).abs() < 1e-12;
+    assert!(near(o(1).arith_mean, (0.625 + 0.5 + 0.25) / 3.0));
+    assert!(near(o(1).geomean, (0.625f64 * 0.5 * 0.25).cbrt()));
+    assert!(near(o(2).arith_mean, 3.0));
+    assert!(near(o(2).geomean, 25f64.cbrt()));
+    let other = c
+        .families
+        .iter()
+        .find(|f| f.family == "other")
+        .unwrap_or_else(|| panic!("no other family"));
+    assert!(near(other.cells[2].geomean, 10f64.sqrt()));
+    assert!(near(c.bogomips_ratio[1], 108.0 / 5200.0));
+}
+
+#[test]
+fn repeated_rows_are_samples_and_crlf_is_fine() {
+    let runs = csv(fixture!("repeated-samples-crlf.csv"), "r.csv");
+    assert_eq!(runs.len(), 2);
+    let m = &runs[0].results[0].metrics[0];
+    assert_eq!(m.samples, vec![10.5, 11.0, 10.0]);
+    assert_eq!(m.value(), 10.5);
+    assert_eq!(runs[0].results[0].params, Params::new());
+}
+
+#[test]
+fn columns_in_any_order_and_case() {
+    let runs = csv(fixture!("columns-reordered.csv"), "c.csv");
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1].host_name(), "box2");
+    let m = &runs[1].results[0].metrics[0];
+    assert_eq!(
+        (m.value(), &m.unit, m.better),
+        (25000.0, &Unit::KBps, Better::Higher)
+    );
+}
+
+#[test]
+fn bad_csv_names_file_and_line() {
+    let e = csv_err(fixture!("bad-non-numeric.csv"), "bad-non-numeric.csv");
+    assert_eq!(e.line, Some(3));
+    assert_eq!(
+        e.to_string(),
+        "bad-non-numeric.csv:3: value 'fast' is not a number"
+    );
+    let e = csv_err(fixture!("bad-zero.csv"), "z.csv");
+    assert_eq!(e.line, Some(3));
+    assert!(e.message.contains("positive"), "{e}");
+    let e = csv_err(fixture!("bad-negative.csv"), "n.csv");
+    assert_eq!(e.line, Some(2));
+    assert!(e.message.contains("positive"), "{e}");
+    let e = csv_err(fixture!("bad-truncated.csv"), "t.csv");
+    assert_eq!(e.line, Some(3));
+    assert!(e.message.contains("fields"), "{e}");
+    let e = csv_err(fixture!("bad-header.csv"), "h.csv");
+    assert_eq!(e.line, Some(1));
+    assert!(e.message.contains("unknown column 'machine'"), "{e}");
+    let e = csv_err(fixture!("bad-unit-conflict.csv"), "u.csv");
+    assert_eq!(e.line, Some(3));
+    assert!(e.message.contains("line 2"), "{e}");
+    let e = csv_err(fixture!("bad-params.csv"), "p.csv");
+    assert_eq!(e.line, Some(2));
+    assert!(e.message.contains("KEY=VALUE"), "{e}");
+    let e = csv_err(fixture!("bad-header-only.csv"), "e.csv");
+    assert!(e.message.contains("no data rows"), "{e}");
+    let e = csv_err(
+        "host,benchmark,metric,value,unit\na,host,speed,3,x\n",
+        "f.csv",
+    );
+    assert!(e.message.contains("not a host fact"), "{e}");
+    let e = csv_err("host,benchmark,metric,value,unit\na,x.y,m,1,\n", "f.csv");
+    assert!(e.message.contains("unit is empty"), "{e}");
+    let e = csv_err("host,benchmark,metric,value\n", "f.csv");
+    assert!(e.message.contains("no 'unit' column"), "{e}");
+    let e = csv_err(
+        "host,benchmark,metric,value,unit,better\na,x.y,m,1,s,sideways\n",
+        "f.csv",
+    );
+    assert!(e.message.contains("sideways"), "{e}");
+}
+
+#[test]
+fn params_syntax() {
+    let p = parse_params("block_size=8192, threads=2;mode=seq flag=true")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        p.canonical(),
+        "block_size=8192,flag=true,mode=seq,threads=2"
+    );
+    assert_eq!(p.get_bool("flag"), Some(true));
+    assert!(parse_params("a=1 a=2").is_err());
+    assert!(parse_params("=1").is_err());
+    assert_eq!(
+        parse_params("  ").unwrap_or_else(|e| panic!("{e}")),
+        Params::new()
+    );
+}
+
+fn json_run() -> RunRecord {
+    let mut r = csv(fixture!("three-hosts.csv"), "three-hosts.csv").remove(0);
+    r.status = RunStatus::Complete;
+    r
+}
+
+#[test]
+fn json_one_record_or_an_array() {
+    let run = json_run();
+    let one = serde_json::to_string_pretty(&run).unwrap_or_default();
+    let back = parse_json(&one, &ctx("run.json")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, vec![run.clone()]);
+    let many = serde_json::to_string(&vec![run.clone(), run.clone()]).unwrap_or_default();
+    assert_eq!(parse_json(&many, &ctx("runs.json")).map(|v| v.len()), Ok(2));
+}
+
+#[test]
+fn bad_json_names_file_and_line() {
+    let text = serde_json::to_string_pretty(&json_run()).unwrap_or_default();
+    let truncated = &text[..text.len() / 2];
+    let e = parse_json(truncated, &ctx("cut.json"))
+        .err()
+        .unwrap_or_else(|| panic!("accepted"));
+    assert!(e.message.contains("truncated"), "{e}");
+    assert_eq!(e.line, Some(truncated.split('\n').count()));
+    let e = parse_json("{\n  \"schema_version\": 1,\n  oops\n}", &ctx("m.json"))
+        .err()
+        .unwrap_or_else(|| panic!("accepted"));
+    assert_eq!(e.line, Some(3));
+    assert!(e.to_string().starts_with("m.json:3: not valid JSON"), "{e}");
+    let newer = text.replacen(
+        &format!("\"schema_version\": {SCHEMA_VERSION}"),
+        "\"schema_version\": 99",
+        1,
+    );
+    let e = parse_json(&newer, &ctx("n.json"))
+        .err()
+        .unwrap_or_else(|| panic!("accepted"));
+    assert!(e.message.contains("schema_version 99"), "{e}");
+    let unknown = text.replacen("\"command\"", "\"surprise\": 1, \"command\"", 1);
+    let e = parse_json(&unknown, &ctx("u.json"))
+        .err()
+        .unwrap_or_else(|| panic!("accepted"));
+    assert!(e.message.contains("surprise"), "{e}");
+    let e = parse_json("{\"a\": 1}", &ctx("x.json"))
+        .err()
+        .unwrap_or_else(|| panic!("accepted"));
+    assert!(e.message.contains("no schema_version"), "{e}");
+    let e = parse_json("[]", &ctx("x.json"))
+        .err()
+        .unwrap_or_else(|| panic!("accepted"));
+    assert!(e.message.contains("no run record"), "{e}");
+}
+
+#[test]
+fn sniffing() {
+    assert_eq!(sniff(fixture!("three-hosts.csv")), Some(Format::Csv));
+    assert_eq!(sniff("  {\"schema_version\": 1}"), Some(Format::Json));
+    assert_eq!(sniff("[]"), Some(Format::Json));
+    assert_eq!(sniff("+H:16\n+F:3:md5:1.0\n"), Some(Format::OpensslSpeed));
+    assert_eq!(
+        sniff("OpenSSL 3.0.19 27 Jan 2026\n+H:16"),
+        Some(Format::OpensslSpeed)
+    );
+    assert_eq!(sniff("Forked child 0\n"), Some(Format::OpensslSpeed));
+    assert_eq!(sniff("hello world\n"), None);
+    assert_eq!(sniff(""), None);
+}

@@ -1,0 +1,36 @@
+//! sysgauge-compare: how machines are compared.
+//!
+//! - `case`: what may be compared (same benchmark id, parameters, workload
+//!   version and metric), unit conversion within a dimension, and the
+//!   direction-adjusted ratio (above 1 always means faster);
+//! - `comparison`: several runs against a reference: per-case ratios with
+//!   bootstrap intervals, per-family and overall arithmetic and geometric
+//!   means, the BogoMIPS ratio, missing and excluded cases, differing host
+//!   facts; the `compare --format json` document;
+//! - `index`: 1000 × geometric mean of ratios against a reference run (the
+//!   index every `sysgauge run` ends with);
+//! - `facts`: host facts as text for the tables above the numbers;
+//! - `import`: CSV tables and sysgauge JSON as run records (text in,
+//!   records or an error naming file and line out).
+//!
+//! A crate of its own because two sides need it and neither should own it:
+//! the renderers (`sysgauge-report`) and the embedded baseline
+//! (`sysgauge-bench`). It only computes; it never prints or reads files.
+
+pub mod case;
+pub mod comparison;
+pub mod facts;
+pub mod import;
+pub mod index;
+
+#[cfg(test)]
+mod testutil;
+
+pub use case::{adjusted_ratio, conversion_factor, CaseData, CaseKey, CaseSet};
+pub use comparison::{
+    compare, CaseRow, Cell, CompareError, Comparison, Excluded, FactRow, GroupSummary, Interval,
+    Machine, MachineInfo, MeanCell, MissingCase, COMPARE_SCHEMA_VERSION, OVERALL,
+};
+pub use facts::{differing_facts, host_facts};
+pub use import::{parse_csv, parse_json, sniff, synthetic_run, Format, ImportContext, ImportError};
+pub use index::{index_against, IndexLine, IndexReport};

@@ -1,0 +1,69 @@
+//! Builders for test records.
+
+use std::collections::BTreeMap;
+use sysgauge_core::host::{CpuInfo, HostInfo};
+use sysgauge_core::record::{
+    family_of, BuildInfo, Metric, Params, Profile, ResultRecord, RunRecord, RunStatus, Status,
+    SCHEMA_VERSION,
+};
+use sysgauge_core::{Better, Unit};
+
+/// A result with one metric; `block_size` 0 means no block_size param.
+pub fn result(
+    id: &str,
+    block_size: u64,
+    threads: u64,
+    metric: &str,
+    unit: Unit,
+    better: Better,
+    samples: &[f64],
+) -> ResultRecord {
+    let mut params = Params::new().with("threads", threads);
+    if block_size > 0 {
+        params.insert("block_size", block_size);
+    }
+    ResultRecord {
+        bench_id: id.to_string(),
+        family: family_of(id).to_string(),
+        workload_version: 1,
+        params,
+        details: Params::new(),
+        status: Status::Ok,
+        started_at: chrono::Utc::now(),
+        duration_seconds: 0.1,
+        metrics: vec![Metric::new(metric, unit, better, samples.to_vec())
+            .unwrap_or_else(|| panic!("bad samples {samples:?}"))],
+        findings: vec![],
+    }
+}
+
+pub fn run_with(host: &str, bogomips: Option<f64>, results: Vec<ResultRecord>) -> RunRecord {
+    RunRecord {
+        schema_version: SCHEMA_VERSION,
+        run_id: format!("run-{host}"),
+        started_at: chrono::Utc::now(),
+        finished_at: None,
+        status: RunStatus::Complete,
+        command: "run".into(),
+        tool_version: "0.1.0".into(),
+        build: BuildInfo {
+            profile: "release".into(),
+            target: "x86_64-linux".into(),
+            target_features: vec![],
+        },
+        host: HostInfo {
+            hostname: Some(host.to_string()),
+            cpu: CpuInfo {
+                bogomips,
+                model: Some(format!("CPU of {host}")),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        profile: Profile::Quick,
+        label: None,
+        tags: BTreeMap::new(),
+        findings: vec![],
+        results,
+    }
+}

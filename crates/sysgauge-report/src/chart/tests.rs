@@ -1,0 +1,116 @@
+//! Chart tests: every kind renders to SVG and PNG with the embedded font.
+
+use super::*;
+use crate::testutil::comparison;
+
+#[test]
+fn summary_svg_has_bars_labels_and_legend() {
+    let c = comparison();
+    let svg = chart_svg(&c, &ChartKind::Summary, 900).unwrap_or_else(|e| panic!("{e}"));
+    assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for text in [
+        "hash",
+        "mem",
+        "all cases",
+        "hosta",
+        "hostb",
+        "0.625",
+        "2.50",
+        "Geometric mean of ratios to hostx",
+    ] {
+        assert!(svg.contains(text), "missing {text}");
+    }
+    assert!(svg.matches("<rect").count() >= 6, "bars and legend squares");
+    // Self-contained: no external references.
+    assert!(!svg.contains("href") && !svg.contains("url("));
+}
+
+#[test]
+fn ratios_and_block_size_charts() {
+    let c = comparison();
+    let svg = chart_svg(
+        &c,
+        &ChartKind::Ratios {
+            family: Some("hash".into()),
+        },
+        900,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(svg.contains("hash.sha256 block_size=8192 threads=1"));
+    assert!(!svg.contains("mem.latency"));
+    let bs = chart_svg(&c, &ChartKind::BlockSize { family: None }, 1000)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(bs.contains("hash.sha256 threads=1 throughput"), "{bs}");
+    assert!(bs.contains("block size") && bs.contains("10k") && bs.contains("<polyline"));
+    match chart_svg(
+        &c,
+        &ChartKind::BlockSize {
+            family: Some("mem".into()),
+        },
+        900,
+    ) {
+        Err(ChartError::NoData(m)) => assert!(m.contains("block_size")),
+        other => panic!("{other:?}"),
+    }
+    match chart_svg(
+        &c,
+        &ChartKind::Ratios {
+            family: Some("disk".into()),
+        },
+        900,
+    ) {
+        Err(ChartError::NoData(m)) => assert!(m.contains("disk")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn png_is_a_real_image() {
+    let c = comparison();
+    let png = chart_png(&c, &ChartKind::Summary, 800).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // Width and height from the IHDR chunk.
+    let w = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
+    let h = u32::from_be_bytes([png[20], png[21], png[22], png[23]]);
+    assert_eq!(w, 800);
+    assert!(h > 100 && h < 1000, "{h}");
+    let png = chart_png(&c, &ChartKind::BlockSize { family: None }, 800)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(&png[1..4], b"PNG");
+}
+
+#[test]
+fn ticks_and_labels() {
+    assert_eq!(ratio_ticks(0.3, 3.0), vec![0.5, 1.0, 2.0]);
+    assert_eq!(
+        ratio_ticks(0.001, 1000.0),
+        vec![0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
+    );
+    assert_eq!(block_label(100.0), "100");
+    assert_eq!(axis_value(200.0, true), "200");
+    assert_eq!(axis_value(300.0, true), "");
+    assert_eq!(axis_value(0.5, true), "0.500");
+    assert_eq!(axis_value(300.0, false), "300");
+    assert_eq!(axis_value(12.5, false), "12.5");
+    assert_eq!(block_label(10_000.0), "10k");
+    assert_eq!(block_label(1_000_000.0), "1M");
+}
+
+#[test]
+fn dump_for_eyes() {
+    if let Some(dir) = std::env::var_os("SYSGAUGE_DUMP_CHARTS") {
+        let c = comparison();
+        let dir = std::path::PathBuf::from(dir);
+        for (name, kind) in [
+            ("summary", ChartKind::Summary),
+            ("ratios", ChartKind::Ratios { family: None }),
+            ("blocksize", ChartKind::BlockSize { family: None }),
+        ] {
+            let png = chart_png(&c, &kind, 1000).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(dir.join(format!("{name}.png")), png).unwrap_or_else(|e| panic!("{e}"));
+            let svg = chart_svg(&c, &kind, 1000).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(dir.join(format!("{name}.svg")), svg).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! Renderings of a `Comparison`: an aligned text table, Markdown, CSV (one
+//! row per machine and case, for spreadsheets) and JSON (the versioned
+//! document itself). The HTML report reuses the pieces here.
+//!
+//! Layout: a line naming the reference and how to read the ratios; the
+//! host facts that differ; one row per case with each machine's value and
+//! ratio (with its 95 % interval when there is one, `~` when the difference
+//! is not significant); the means per family and overall, with the BogoMIPS
+//! ratio beside them; then the cases some machines lack and the numbers
+//! left out.
+
+use crate::format::format_value;
+use crate::table::{Align, Table, TableFormat};
+use sysgauge_compare::{Cell, Comparison, Interval, MeanCell, OVERALL};
+
+/// Output formats of `sysgauge compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
+/// A ratio with three significant digits (`0.625`, `2.50`, `12.3`).
+pub fn format_ratio(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_string();
+    }
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 0.1 {
+        format!("{v:.3}")
+    } else if a == 0.0 {
+        "0".to_string()
+    } else {
+        let digits = (-a.log10()).floor() as usize + 3;
+        format!("{v:.digits$}")
+    }
+}
+
+fn interval_text(iv: &Interval) -> String {
+    format!("{}–{}", format_ratio(iv.low), format_ratio(iv.high))
+}
+
+/// `0.625`, `2.01 (1.98–2.04)`, `1.00 (0.97–1.03) ~`.
+pub fn ratio_cell(ratio: Option<f64>, ci: Option<&Interval>, significant: Option<bool>) -> String {
+    let Some(r) = ratio else {
+        return "-".to_string();
+    };
+    let mut s = format_ratio(r);
+    if let Some(iv) = ci {
+        s.push_str(&format!(" ({})", interval_text(iv)));
+    }
+    if significant == Some(false) {
+        s.push_str(" ~");
+    }
+    s
+}
+
+fn cell_ratio(c: &Option<Cell>) -> String {
+    match c {
+        Some(c) => ratio_cell(c.ratio, c.ci.as_ref(), c.significant),
+        None => "-".to_string(),
+    }
+}
+
+fn cell_value(c: &Option<Cell>) -> String {
+    c.as_ref()
+        .map(|c| format_value(c.value))
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// The sentence above every comparison.
+pub fn preamble(c: &Comparison) -> String {
+    format!(
+        "Reference: {}. Ratios are direction-adjusted: above 1 means faster than the reference. \
+         Intervals are bootstrap 95 % intervals from the raw samples; ~ marks a difference that is not significant.",
+        c.reference
+    )
+}
+
+/// Host facts that differ between the machines.
+pub fn facts_table(c: &Comparison) -> Table {
+    let mut cols: Vec<(&str, Align)> = vec![("fact", Align::Left)];
+    for m in &c.machines {
+        cols.push((m.label.as_str(), Align::Left));
+    }
+    let mut t = Table::new(&cols);
+    for f in &c.differing_facts {
+        let mut row = vec![f.fact.clone()];
+        row.extend(f.values.iter().cloned());
+        t.push(row);
+    }
+    t
+}
+
+/// One row per case: value and ratio per machine (the reference shows its
+/// value only).
+pub fn cases_table<'a>(
+    c: &Comparison,
+    rows: impl Iterator<Item = &'a sysgauge_compare::CaseRow>,
+) -> Table {
+    let reference = c.reference_index();
+    let mut headers: Vec<String> = vec![
+        "benchmark".into(),
+        "params".into(),
+        "metric".into(),
+        "unit".into(),
+    ];
+    for (i, m) in c.machines.iter().enumerate() {
+        headers.push(m.label.clone());
+        if i != reference {
+            headers.push(format!("{} ratio", m.label));
+        }
+    }
+    let cols: Vec<(&str, Align)> = headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.as_str(), if i < 4 { Align::Left } else { Align::Right }))
+        .collect();
+    let mut t = Table::new(&cols);
+    for r in rows {
+        let mut row = vec![
+            r.bench_id.clone(),
+            r.params.to_string(),
+            r.metric.clone(),
+            format!(
+                "{} ({})",
+                r.unit,
+                if r.better == sysgauge_core::Better::Lower {
+                    "lower is better"
+                } else {
+                    "higher is better"
+                }
+            ),
+        ];
+        for (i, cell) in r.cells.iter().enumerate() {
+            row.push(cell_value(cell));
+            if i != reference {
+                row.push(cell_ratio(cell));
+            }
+        }
+        t.push(row);
+    }
+    t
+}
+
+fn mean_cells(m: &MeanCell) -> (String, String, String) {
+    let arith = m.arith_mean.map(format_ratio).unwrap_or_else(|| "-".into());
+    let geo = m.geomean.map(format_ratio).unwrap_or_else(|| "-".into());
+    let mut ci = m
+        .geomean_ci
+        .as_ref()
+        .map(interval_text)
+        .unwrap_or_else(|| "-".into());
+    if m.significant == Some(false) {
+        ci.push_str(" ~");
+    }
+    (arith, geo, ci)
+}
+
+/// Means of the ratios per family and overall, one line per machine other
+/// than the reference, and the BogoMIPS ratio.
+pub fn summary_table(c: &Comparison) -> Table {
+    let reference = c.reference_index();
+    let mut t = Table::new(&[
+        ("family", Align::Left),
+        ("machine", Align::Left),
+        ("cases", Align::Right),
+        ("mean", Align::Right),
+        ("geomean", Align::Right),
+        ("95% interval", Align::Right),
+    ]);
+    for g in c.families.iter().chain(std::iter::once(&c.overall)) {
+        for (i, m) in g.cells.iter().enumerate() {
+            if i == reference {
+                continue;
+            }
+            let (a, geo, ci) = mean_cells(m);
+            t.push(vec![
+                g.family.clone(),
+                c.machines[i].label.clone(),
+                m.cases.to_string(),
+                a,
+                geo,
+                ci,
+            ]);
+        }
+    }
+    for (i, b) in c.bogomips_ratio.iter().enumerate() {
+        if i == reference {
+            continue;
+        }
+        let v = b.map(format_ratio).unwrap_or_else(|| "unknown".into());
+        t.push(vec![
+            "BogoMIPS".into(),
+            c.machines[i].label.clone(),
+            "-".into(),
+            v.clone(),
+            v,
+            "-".into(),
+        ]);
+    }
+    t
+}
+
+/// Cases some machines lack.
+pub fn missing_lines(c: &Comparison) -> Vec<String> {
+    c.missing
+        .iter()
+        .map(|m| {
+            let mut s = format!(
+                "{} {}{} — on {}; missing on {}",
+                m.bench_id,
+                if m.params.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} ", m.params)
+                },
+                m.metric,
+                m.present_on.join(", "),
+                m.missing_on.join(", ")
+            );
+            if let Some(n) = &m.note {
+                s.push_str(&format!(" ({n})"));
+            }
+            s
+        })
+        .collect()
+}
+
+/// Numbers left out of the rows.
+pub fn excluded_lines(c: &Comparison) -> Vec<String> {
+    c.excluded
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}{} on {}: {}",
+                e.bench_id,
+                if e.params.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} ", e.params)
+                },
+                e.metric,
+                e.machine,
+                e.reason
+            )
+        })
+        .collect()
+}
+
+/// Render a comparison.
+pub fn render_comparison(c: &Comparison, format: CompareFormat) -> String {
+    match format {
+        CompareFormat::Json => {
+            let mut s = serde_json::to_string_pretty(c).unwrap_or_else(|_| "{}".to_string());
+            s.push('\n');
+            s
+        }
+        CompareFormat::Csv => csv(c),
+        CompareFormat::Table => text(c, TableFormat::Text),
+        CompareFormat::Markdown => text(c, TableFormat::Markdown),
+    }
+}
+
+fn text(c: &Comparison, tf: TableFormat) -> String {
+    let md = tf == TableFormat::Markdown;
+    let heading = |s: &str| {
+        if md {
+            format!("## {s}\n\n")
+        } else {
+            format!("{s}:\n")
+        }
+    };
+    let mut out = String::new();
+    if md {
+        out.push_str("# sysgauge comparison\n\n");
+    }
+    out.push_str(&preamble(c));
+    out.push_str("\n\n");
+    if !c.differing_facts.is_empty() {
+        out.push_str(&heading("Host facts that differ"));
+        out.push_str(&facts_table(c).render(tf));
+        out.push('\n');
+    }
+    out.push_str(&heading("Cases"));
+    if c.rows.is_empty() {
+        out.push_str("No case is present on two machines.\n");
+    } else {
+        out.push_str(&cases_table(c, c.rows.iter()).render(tf));
+    }
+    out.push('\n');
+    out.push_str(&heading(&format!(
+        "Means of ratios to {} per family and over all cases ({OVERALL}), and what BogoMIPS claims",
+        c.reference
+    )));
+    out.push_str(&summary_table(c).render(tf));
+    let list = |out: &mut String, title: &str, lines: Vec<String>| {
+        if lines.is_empty() {
+            return;
+        }
+        out.push('\n');
+        out.push_str(&heading(title));
+        for l in lines {
+            out.push_str(if md { "- " } else { "  " });
+            out.push_str(&l);
+            out.push('\n');
+        }
+    };
+    list(&mut out, "Cases not on every machine", missing_lines(c));
+    list(&mut out, "Numbers left out", excluded_lines(c));
+    out
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+fn csv(c: &Comparison) -> String {
+    let mut t = Table::new(&[
+        ("kind", Align::Left),
+        ("family", Align::Left),
+        ("benchmark", Align::Left),
+        ("params", Align::Left),
+        ("metric", Align::Left),
+        ("unit", Align::Left),
+        ("better", Align::Left),
+        ("machine", Align::Left),
+        ("reference", Align::Left),
+        ("value", Align::Right),
+        ("samples", Align::Right),
+        ("ratio", Align::Right),
+        ("ci_low", Align::Right),
+        ("ci_high", Align::Right),
+        ("significant", Align::Left),
+    ]);
+    for r in &c.rows {
+        for (i, cell) in r.cells.iter().enumerate() {
+            let Some(cell) = cell else { continue };
+            t.push(vec![
+                "case".into(),
+                r.family.clone(),
+                r.bench_id.clone(),
+                r.params.canonical(),
+                r.metric.clone(),
+                r.unit.clone(),
+                r.better.as_str().into(),
+                c.machines[i].label.clone(),
+                c.reference.clone(),
+                cell.value.to_string(),
+                cell.samples.to_string(),
+                opt(cell.ratio),
+                opt(cell.ci.map(|x| x.low)),
+                opt(cell.ci.map(|x| x.high)),
+                cell.significant.map(|b| b.to_string()).unwrap_or_default(),
+            ]);
+        }
+    }
+    for g in c.families.iter().chain(std::iter::once(&c.overall)) {
+        for (i, m) in g.cells.iter().enumerate() {
+            for (kind, v, ci) in [
+                ("arith_mean", m.arith_mean, None),
+                ("geomean", m.geomean, m.geomean_ci),
+            ] {
+                t.push(vec![
+                    kind.into(),
+                    g.family.clone(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    c.machines[i].label.clone(),
+                    c.reference.clone(),
+                    String::new(),
+                    m.cases.to_string(),
+                    opt(v),
+                    opt(ci.map(|x| x.low)),
+                    opt(ci.map(|x| x.high)),
+                    if kind == "geomean" {
+                        m.significant.map(|b| b.to_string()).unwrap_or_default()
+                    } else {
+                        String::new()
+                    },
+                ]);
+            }
+        }
+    }
+    for (i, b) in c.bogomips_ratio.iter().enumerate() {
+        t.push(vec![
+            "bogomips_ratio".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            "higher".into(),
+            c.machines[i].label.clone(),
+            c.reference.clone(),
+            opt(c.machines[i].bogomips),
+            String::new(),
+            opt(*b),
+        ]);
+    }
+    t.render(TableFormat::Csv)
+}
+
+#[cfg(test)]
+mod tests;

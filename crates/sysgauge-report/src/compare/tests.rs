@@ -1,0 +1,76 @@
+//! Tests of the comparison renderings.
+
+use super::*;
+use crate::testutil::comparison;
+
+#[test]
+fn ratio_formatting() {
+    assert_eq!(format_ratio(0.625), "0.625");
+    assert_eq!(format_ratio(2.5), "2.50");
+    assert_eq!(format_ratio(12.34), "12.3");
+    assert_eq!(format_ratio(150.0), "150");
+    assert_eq!(format_ratio(0.0207692), "0.0208");
+    assert_eq!(format_ratio(f64::NAN), "-");
+    let iv = Interval {
+        low: 0.98,
+        high: 1.03,
+    };
+    assert_eq!(
+        ratio_cell(Some(1.0), Some(&iv), Some(false)),
+        "1.00 (0.980–1.03) ~"
+    );
+    assert_eq!(ratio_cell(Some(2.0), None, None), "2.00");
+    assert_eq!(ratio_cell(None, None, None), "-");
+}
+
+#[test]
+fn text_table_has_every_part() {
+    let c = comparison();
+    let t = render_comparison(&c, CompareFormat::Table);
+    assert!(t.starts_with("Reference: hostx."));
+    assert!(t.contains("Host facts that differ:\nfact"));
+    assert!(t.contains("kernel"), "the kernels differ: {t}");
+    let sha = t
+        .lines()
+        .find(|l| l.starts_with("hash.sha256") && l.contains("block_size=8192"))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(
+        sha.contains("0.625 (") && sha.contains("2.50 ("),
+        "intervals shown: {sha}"
+    );
+    assert!(t.contains("Means of ratios to hostx"));
+    assert!(t
+        .lines()
+        .any(|l| l.starts_with("all") && l.contains("hostb")));
+    assert!(t
+        .lines()
+        .any(|l| l.starts_with("BogoMIPS") && l.contains("0.0208")));
+    assert!(t.contains(
+        "Cases not on every machine:\n  mem.copy bandwidth — on hostx, hosta; missing on hostb"
+    ));
+}
+
+#[test]
+fn markdown_csv_json() {
+    let c = comparison();
+    let md = render_comparison(&c, CompareFormat::Markdown);
+    assert!(md.starts_with("# sysgauge comparison\n"));
+    assert!(md.contains("## Cases\n\n| benchmark | params |"));
+    assert!(md.contains("- mem.copy bandwidth"));
+    let csv = render_comparison(&c, CompareFormat::Csv);
+    let header = csv.lines().next().unwrap_or("");
+    assert_eq!(header, "kind,family,benchmark,params,metric,unit,better,machine,reference,value,samples,ratio,ci_low,ci_high,significant");
+    assert!(csv.lines().any(
+        |l| l.starts_with("case,hash,hash.sha256,block_size=16,threads=1")
+            || l.starts_with("case,hash,hash.sha256,\"block_size=16,threads=1\"")
+    ));
+    assert!(csv
+        .lines()
+        .any(|l| l.starts_with("geomean,all,") && l.contains(",hostb,")));
+    assert!(csv
+        .lines()
+        .any(|l| l.starts_with("bogomips_ratio,") && l.contains(",hosta,")));
+    let json = render_comparison(&c, CompareFormat::Json);
+    let back: Comparison = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, c);
+}

@@ -1,0 +1,267 @@
+//! The `sysgauge disk` rendering: what was tested (file system, device,
+//! model, block sizes, I/O mode) and one line per case with throughput and
+//! the latency of its operations (median, 99th percentile, maximum).
+//!
+//! Works from the records only; the facts come from each result's
+//! `details`, which the disk benchmarks fill in while they run.
+
+use crate::format::format_value;
+use crate::table::{Align, Table, TableFormat};
+use sysgauge_core::record::{ResultRecord, RunRecord, Severity, Status};
+
+fn detail(r: &ResultRecord, key: &str) -> Option<String> {
+    r.details.get(key).map(|v| v.to_string())
+}
+
+/// One paragraph per distinct target (file system or raw device).
+pub fn disk_target_text(run: &RunRecord) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = String::new();
+    for r in run.results.iter().filter(|r| r.family == "disk") {
+        let key = detail(r, "target")
+            .or_else(|| detail(r, "device"))
+            .unwrap_or_default();
+        if key.is_empty() || seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let device = match detail(r, "device") {
+            Some(d) => {
+                let mut facts = Vec::new();
+                if let Some(m) = detail(r, "model") {
+                    facts.push(m);
+                }
+                match r.details.get_bool("rotational") {
+                    Some(true) => facts.push("rotational".into()),
+                    Some(false) => facts.push("non-rotational".into()),
+                    None => {}
+                }
+                if let (Some(l), Some(p)) = (
+                    detail(r, "logical_block_size"),
+                    detail(r, "physical_block_size"),
+                ) {
+                    facts.push(format!("logical/physical block {l}/{p} B"));
+                }
+                if facts.is_empty() {
+                    format!("device {d}")
+                } else {
+                    format!("device {d} ({})", facts.join(", "))
+                }
+            }
+            None => "no backing block device".to_string(),
+        };
+        match detail(r, "target") {
+            Some(t) => {
+                let fs = detail(r, "fs_type").unwrap_or_else(|| "?".into());
+                let mnt = detail(r, "mount_point").unwrap_or_else(|| "?".into());
+                let src = detail(r, "fs_source").unwrap_or_else(|| "?".into());
+                let ram = if r.details.get_bool("ram_backed") == Some(true) {
+                    ", RAM-backed"
+                } else {
+                    ""
+                };
+                out.push_str(&format!(
+                    "Target: {t}\n  file system {fs}{ram} from {src} mounted on {mnt}; {device}\n"
+                ));
+            }
+            None => out.push_str(&format!("Raw {device}\n")),
+        }
+    }
+    out
+}
+
+/// Parameters that describe a disk case, compactly.
+fn case_label(r: &ResultRecord) -> String {
+    let p = &r.params;
+    let mut parts = Vec::new();
+    if let Some(b) = p.get_u64("block_size") {
+        parts.push(sysgauge_core::size::size_label(b));
+    }
+    if let Some(o) = p.get_str("order") {
+        parts.push(o.to_string());
+    }
+    if let Some(w) = p.get_u64("workers") {
+        parts.push(format!("{w} workers"));
+    }
+    if let Some(w) = p.get_u64("write_percent") {
+        parts.push(format!("{w}% writes"));
+    }
+    match p.get_bool("direct") {
+        Some(true) => parts.push("direct".into()),
+        Some(false) => parts.push("buffered".into()),
+        None => {}
+    }
+    parts.join(" ")
+}
+
+/// One line per disk case: throughput and latency.
+pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
+    let mut t = Table::new(&[
+        ("test", Align::Left),
+        ("case", Align::Left),
+        ("rate", Align::Right),
+        ("unit", Align::Left),
+        ("spread", Align::Right),
+        ("lat median", Align::Right),
+        ("lat p99", Align::Right),
+        ("lat max", Align::Right),
+        ("note", Align::Left),
+    ]);
+    for r in run.results.iter().filter(|r| r.family == "disk") {
+        let test = r.bench_id.trim_start_matches("disk.").to_string();
+        let case = case_label(r);
+        let lat = |name: &str| {
+            r.metrics
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| format!("{} us", format_value(m.value())))
+                .unwrap_or_else(|| "-".into())
+        };
+        match (&r.status, r.primary()) {
+            (Status::Ok, Some(m)) => {
+                let mut warn: Vec<&str> = Vec::new();
+                for f in r
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity >= Severity::Warning)
+                {
+                    if !warn.contains(&f.code.as_str()) {
+                        warn.push(f.code.as_str());
+                    }
+                }
+                t.push(vec![
+                    test,
+                    case,
+                    format_value(m.value()),
+                    m.unit.symbol().to_string(),
+                    format!("±{:.1}%", m.summary.cov * 100.0),
+                    lat("latency_median"),
+                    lat("latency_p99"),
+                    lat("latency_max"),
+                    warn.join(", "),
+                ]);
+            }
+            (status, _) => {
+                let note = match status {
+                    Status::Skipped { reason, .. } => format!("skipped: {reason}"),
+                    Status::Failed { error } => format!("FAILED: {error}"),
+                    Status::Ok => "no metric".to_string(),
+                };
+                t.push(vec![
+                    test,
+                    case,
+                    "-".into(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    note,
+                ]);
+            }
+        }
+    }
+    t.render(format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+    use std::collections::BTreeMap;
+    use sysgauge_core::record::{BuildInfo, Metric, Params, Profile, RunStatus};
+    use sysgauge_core::unit::{Better, Unit};
+
+    fn result(id: &str, params: Params, details: Params, status: Status) -> ResultRecord {
+        let m = |name: &str, unit: Unit, v: f64| {
+            Metric::new(name, unit, Better::Higher, vec![v, v, v])
+                .unwrap_or_else(|| panic!("metric"))
+        };
+        ResultRecord {
+            bench_id: id.into(),
+            family: "disk".into(),
+            workload_version: 1,
+            params,
+            details,
+            metrics: if matches!(status, Status::Ok) {
+                vec![
+                    m("throughput", Unit::MBps, 812.5),
+                    m("latency_median", Unit::Microseconds, 1200.0),
+                    m("latency_p99", Unit::Microseconds, 2500.0),
+                    m("latency_max", Unit::Microseconds, 9100.0),
+                ]
+            } else {
+                vec![]
+            },
+            status,
+            started_at: Utc::now(),
+            duration_seconds: 1.0,
+            findings: vec![],
+        }
+    }
+
+    #[test]
+    fn table_and_target() {
+        let details = Params::new()
+            .with("target", "/srv/sysgauge-1-0")
+            .with("fs_type", "ext4")
+            .with("mount_point", "/srv")
+            .with("fs_source", "/dev/sda1")
+            .with("device", "sda")
+            .with("model", "Disk X")
+            .with("rotational", false)
+            .with("logical_block_size", 512u64)
+            .with("physical_block_size", 4096u64);
+        let run = RunRecord {
+            schema_version: 1,
+            run_id: "r".into(),
+            started_at: Utc::now(),
+            finished_at: None,
+            status: RunStatus::Complete,
+            command: "disk".into(),
+            tool_version: "0".into(),
+            build: BuildInfo::default(),
+            host: Default::default(),
+            profile: Profile::Quick,
+            label: None,
+            tags: BTreeMap::new(),
+            findings: vec![],
+            results: vec![
+                result(
+                    "disk.seq-write",
+                    Params::new()
+                        .with("block_size", 1u64 << 20)
+                        .with("direct", true),
+                    details.clone(),
+                    Status::Ok,
+                ),
+                result(
+                    "disk.create",
+                    Params::new().with("order", "random"),
+                    details,
+                    Status::Skipped {
+                        reason: "no space".into(),
+                        hint: None,
+                    },
+                ),
+            ],
+        };
+        let table = disk_table(&run, TableFormat::Text);
+        assert!(table.contains("seq-write"), "{table}");
+        assert!(table.contains("1MiB direct"), "{table}");
+        assert!(table.contains("812.5"), "{table}");
+        assert!(table.contains("2500.0 us"), "{table}");
+        assert!(table.contains("skipped: no space"), "{table}");
+        let target = disk_target_text(&run);
+        assert_eq!(target.matches("Target:").count(), 1, "{target}");
+        assert!(
+            target.contains("ext4 from /dev/sda1 mounted on /srv"),
+            "{target}"
+        );
+        assert!(
+            target.contains("logical/physical block 512/4096 B"),
+            "{target}"
+        );
+        assert!(target.contains("non-rotational"), "{target}");
+    }
+}

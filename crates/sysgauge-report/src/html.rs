@@ -1,0 +1,293 @@
+//! The HTML report: one self-contained file (inline CSS, inline SVG charts,
+//! no script, no external reference), so it opens from a `file://` URL,
+//! by mail, or on a machine without network access.
+//!
+//! Sections, each with an `id` so tests and readers can find them: host
+//! facts (the facts that differ marked), the summary (geometric mean of
+//! ratios per family with its chart, and the BogoMIPS ratio), the full
+//! comparison table, one section per family (its ratio chart, its values by
+//! block size when it has them, its rows), the cases some machines lack and
+//! the numbers left out.
+
+use crate::chart::{chart_svg, machine_color, ChartError, ChartKind};
+use crate::compare::{cases_table, excluded_lines, missing_lines, preamble, summary_table};
+use crate::table::TableFormat;
+use sysgauge_compare::{host_facts, Comparison};
+use sysgauge_core::record::RunRecord;
+
+/// Escape text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A section id for a family name (`family-hash`).
+pub fn family_id(family: &str) -> String {
+    let s: String = family
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("family-{s}")
+}
+
+const STYLE: &str = r#"
+body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; margin: 0 auto; max-width: 1200px; padding: 1em 2em; color: #222; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+nav a { margin-right: 1em; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; vertical-align: top; }
+th { background: #f3f3f3; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.differs td { background: #fff4d6; }
+figure.chart { margin: 1em 0; overflow-x: auto; }
+figure.chart svg { max-width: 100%; height: auto; }
+figcaption { font-size: 0.85em; color: #555; }
+.swatch { display: inline-block; width: 0.9em; height: 0.9em; margin-right: 0.3em; vertical-align: middle; }
+.note { color: #555; font-size: 0.9em; }
+"#;
+
+fn table_html(t: &crate::table::Table) -> String {
+    t.render(TableFormat::Html)
+}
+
+fn figure(name: &str, caption: &str, svg: &str) -> String {
+    format!(
+        "<figure class=\"chart\" data-chart=\"{}\">\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n",
+        esc(name),
+        esc(caption)
+    )
+}
+
+/// The whole report. `runs` are the compared machines' runs, in the
+/// comparison's machine order; `generated` says when and by what.
+pub fn render_html(
+    c: &Comparison,
+    runs: &[&RunRecord],
+    generated: &str,
+    width: u32,
+) -> Result<String, ChartError> {
+    let mut h = String::new();
+    let labels: Vec<&str> = c.machines.iter().map(|m| m.label.as_str()).collect();
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    h.push_str(&format!(
+        "<title>sysgauge report: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        esc(&labels.join(", "))
+    ));
+    h.push_str("<header id=\"top\">\n<h1>sysgauge: how these machines compare</h1>\n");
+    h.push_str(&format!("<p class=\"note\">{}</p>\n", esc(generated)));
+    h.push_str(&format!("<p>{}</p>\n<p>Machines: ", esc(&preamble(c))));
+    for (i, l) in labels.iter().enumerate() {
+        let col = machine_color(i);
+        h.push_str(&format!(
+            "<span class=\"machine\"><span class=\"swatch\" style=\"background: rgb({},{},{})\"></span>{}</span> ",
+            col.0,
+            col.1,
+            col.2,
+            esc(l)
+        ));
+    }
+    h.push_str("</p>\n</header>\n<nav>\n<a href=\"#facts\">Host facts</a><a href=\"#summary\">Summary</a><a href=\"#cases\">Comparison table</a>");
+    for g in &c.families {
+        h.push_str(&format!(
+            "<a href=\"#{}\">{}</a>",
+            family_id(&g.family),
+            esc(&g.family)
+        ));
+    }
+    if !c.missing.is_empty() {
+        h.push_str("<a href=\"#missing\">Missing cases</a>");
+    }
+    h.push_str("\n</nav>\n");
+
+    // Host facts: every fact, the ones that differ marked.
+    h.push_str("<section id=\"facts\">\n<h2>Host facts</h2>\n<p class=\"note\">Facts that differ between the machines are highlighted: they may explain the numbers below.</p>\n<table>\n<tr><th>fact</th>");
+    for l in &labels {
+        h.push_str(&format!("<th>{}</th>", esc(l)));
+    }
+    h.push_str("</tr>\n");
+    let facts: Vec<Vec<(&'static str, String)>> = runs.iter().map(|r| host_facts(r)).collect();
+    if let Some(first) = facts.first() {
+        for (i, (name, _)) in first.iter().enumerate() {
+            let values: Vec<&str> = facts.iter().map(|f| f[i].1.as_str()).collect();
+            let differs = values.iter().any(|v| *v != values[0]);
+            h.push_str(&format!(
+                "<tr{}><th>{}</th>",
+                if differs { " class=\"differs\"" } else { "" },
+                esc(name)
+            ));
+            for v in values {
+                h.push_str(&format!("<td>{}</td>", esc(v)));
+            }
+            h.push_str("</tr>\n");
+        }
+    }
+    h.push_str("</table>\n</section>\n");
+
+    // Summary.
+    h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    match chart_svg(c, &ChartKind::Summary, width) {
+        Ok(svg) => h.push_str(&figure(
+            "summary",
+            &format!("Geometric mean of the ratios to {} per family and over all cases; whiskers are 95 % intervals.", c.reference),
+            &svg,
+        )),
+        Err(ChartError::NoData(why)) => h.push_str(&format!("<p class=\"note\">No summary chart: {}.</p>\n", esc(&why))),
+        Err(e) => return Err(e),
+    }
+    h.push_str("<p class=\"note\">Means of the ratios per family and over all cases (all), one line per machine; the BogoMIPS lines show what BogoMIPS alone would claim.</p>\n");
+    h.push_str(&table_html(&summary_table(c)));
+    h.push_str("</section>\n");
+
+    // The full table.
+    h.push_str("<section id=\"cases\">\n<h2>Comparison table</h2>\n");
+    if c.rows.is_empty() {
+        h.push_str("<p>No case is present on two machines.</p>\n");
+    } else {
+        h.push_str(&table_html(&cases_table(c, c.rows.iter())));
+    }
+    h.push_str("</section>\n");
+
+    // One section per family.
+    for g in &c.families {
+        let fam = &g.family;
+        h.push_str(&format!(
+            "<section id=\"{}\" class=\"family\">\n<h2>{}</h2>\n",
+            family_id(fam),
+            esc(fam)
+        ));
+        match chart_svg(
+            c,
+            &ChartKind::Ratios {
+                family: Some(fam.clone()),
+            },
+            width,
+        ) {
+            Ok(svg) => h.push_str(&figure(
+                &format!("ratios-{fam}"),
+                &format!("Ratio of each {fam} case to {}.", c.reference),
+                &svg,
+            )),
+            Err(ChartError::NoData(why)) => h.push_str(&format!(
+                "<p class=\"note\">No ratio chart: {}.</p>\n",
+                esc(&why)
+            )),
+            Err(e) => return Err(e),
+        }
+        match chart_svg(
+            c,
+            &ChartKind::BlockSize {
+                family: Some(fam.clone()),
+            },
+            width,
+        ) {
+            Ok(svg) => h.push_str(&figure(
+                &format!("block-size-{fam}"),
+                &format!("{fam}: each machine's value by block size."),
+                &svg,
+            )),
+            Err(ChartError::NoData(_)) => {}
+            Err(e) => return Err(e),
+        }
+        h.push_str(&table_html(&cases_table(c, c.family_rows(fam))));
+        h.push_str("</section>\n");
+    }
+
+    let list = |h: &mut String, id: &str, title: &str, lines: Vec<String>| {
+        if lines.is_empty() {
+            return;
+        }
+        h.push_str(&format!(
+            "<section id=\"{id}\">\n<h2>{}</h2>\n<ul>\n",
+            esc(title)
+        ));
+        for l in lines {
+            h.push_str(&format!("<li>{}</li>\n", esc(&l)));
+        }
+        h.push_str("</ul>\n</section>\n");
+    };
+    list(
+        &mut h,
+        "missing",
+        "Cases not on every machine",
+        missing_lines(c),
+    );
+    list(&mut h, "excluded", "Numbers left out", excluded_lines(c));
+
+    h.push_str("<footer>\n<h2 id=\"method\">How to read this</h2>\n<p class=\"note\">Each value is the median of the repetitions of a case. A ratio divides a machine's value by the reference's, turned round for times and latencies, so above 1 always means faster. Only equal benchmark ids, parameters, workload versions and metrics are compared. Intervals are percentile-bootstrap 95 % intervals computed from the raw samples (shown where both machines have at least two); a ratio or mean marked ~ is not significantly different from 1. The geometric mean is the fair average of ratios; the arithmetic mean is shown beside it as spreadsheets do.</p>\n</footer>\n</body>\n</html>\n");
+    Ok(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::comparison;
+
+    #[test]
+    fn report_is_self_contained_with_sections_and_charts() {
+        let c = comparison();
+        // The comparison's runs are not kept in it; facts come from runs.
+        let runs = crate::testutil::runs();
+        let refs: Vec<&RunRecord> = runs.iter().collect();
+        let html =
+            render_html(&c, &refs, "generated for a test", 1000).unwrap_or_else(|e| panic!("{e}"));
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        for id in [
+            "facts",
+            "summary",
+            "cases",
+            "family-hash",
+            "family-mem",
+            "missing",
+            "method",
+        ] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "no section {id}");
+        }
+        assert_eq!(
+            html.matches("<svg").count(),
+            4,
+            "summary, two ratio charts, one block-size chart"
+        );
+        assert!(html.contains("data-chart=\"block-size-hash\""));
+        assert!(!html.contains("data-chart=\"block-size-mem\""));
+        // Text from records is escaped.
+        assert!(html.contains("hostx &lt;CPU&gt; &amp; co"));
+        assert!(html.contains("class=\"differs\""));
+        // Nothing is fetched: no scripts, links, images or URLs besides the
+        // SVG namespace.
+        for bad in ["<script", "<link", "<img", "src=", "url("] {
+            assert!(!html.contains(bad), "found {bad}");
+        }
+        assert_eq!(
+            html.matches("http").count(),
+            html.matches("http://www.w3.org/2000/svg").count()
+        );
+    }
+
+    #[test]
+    fn ids_and_escaping() {
+        assert_eq!(
+            esc("<a href='x'>&\"</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
+        );
+        assert_eq!(family_id("hash"), "family-hash");
+        assert_eq!(family_id("My Fam"), "family-my-fam");
+    }
+}

@@ -1,0 +1,150 @@
+//! `sysgauge baseline show|make`: the reference baseline compiled into the
+//! binary (what it is, which of its cases are stale), and making a new
+//! baseline file from a stored run of the standard profile. The procedure
+//! for re-recording is in docs/baseline.md.
+
+use crate::cli::{BaselineAction, BaselineArgs};
+use crate::config::{check_output_path, resolve_db};
+use crate::exit::Exit;
+use crate::machines::resolve_stored;
+use crate::output;
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use sysgauge_bench::baseline::{self, Baseline, BASELINE_FORMAT};
+use sysgauge_core::record::{Profile, RunStatus, Status};
+use sysgauge_store::Store;
+
+pub fn run(args: BaselineArgs) -> Result<Exit> {
+    match args.action {
+        BaselineAction::Show { json } => show(json),
+        BaselineAction::Make {
+            db,
+            run,
+            machine,
+            version,
+            output: out,
+            force,
+        } => {
+            if let Some(p) = &out {
+                check_output_path(p, "--output")?;
+            }
+            if machine.trim().is_empty() {
+                bail!("--machine must describe the reference machine (CPU, cores, memory, VM or bare metal)");
+            }
+            let store = Store::open(&resolve_db(db.as_deref())?)?;
+            let row = resolve_stored(&store, &run)?
+                .with_context(|| format!("'{run}' is neither a stored run nor a host with runs (see `sysgauge results list`)"))?;
+            let record = store.load_run(row)?;
+            if !force {
+                if record.profile != Profile::Standard {
+                    bail!("run {row} used the {} profile; the baseline must be a standard-profile run (`sysgauge run --profile standard`), or pass --force", record.profile);
+                }
+                if record.build.profile != "release" {
+                    bail!("run {row} was measured by a {} build; record the baseline with a release build (`cargo run --release -- run --profile standard`), or pass --force", record.build.profile);
+                }
+                if record.status != RunStatus::Complete {
+                    bail!(
+                        "run {row} is {}, not complete; record a complete run, or pass --force",
+                        record.status.as_str()
+                    );
+                }
+            }
+            if !record
+                .results
+                .iter()
+                .any(|r| matches!(r.status, Status::Ok))
+            {
+                bail!("run {row} has no successful result to use as a reference");
+            }
+            let version = match version {
+                Some(0) => bail!("--version must be at least 1"),
+                Some(v) => v,
+                None => baseline::embedded().map(|b| b.version + 1).unwrap_or(1),
+            };
+            let b = Baseline {
+                format: BASELINE_FORMAT,
+                version,
+                machine: machine.trim().to_string(),
+                recorded_with: format!(
+                    "sysgauge {} {} --profile {} ({} build, {})",
+                    record.tool_version,
+                    record.command,
+                    record.profile,
+                    record.build.profile,
+                    record.build.target
+                ),
+                run: record,
+            };
+            let text = serde_json::to_string_pretty(&b)? + "\n";
+            // What is written must be what the binary will accept.
+            baseline::parse(&text).context("the new baseline does not check out")?;
+            match out {
+                Some(p) => {
+                    output::to_file_or_stdout(&p, &text)
+                        .with_context(|| format!("writing the baseline to {}", p.display()))?;
+                    eprintln!(
+                        "wrote baseline version {version} ({} results) to {}; rebuild sysgauge to embed it",
+                        b.run.results.len(),
+                        p.display()
+                    );
+                }
+                None => output::stdout(&text)?,
+            }
+            Ok(Exit::Ok)
+        }
+    }
+}
+
+fn show(json: bool) -> Result<Exit> {
+    let b = baseline::embedded()?;
+    let stale = baseline::stale_cases(b);
+    if json {
+        let v = serde_json::json!({
+            "format": b.format,
+            "version": b.version,
+            "machine": b.machine,
+            "recorded_with": b.recorded_with,
+            "run_id": b.run.run_id,
+            "started_at": b.run.started_at.to_rfc3339(),
+            "results": b.run.results.len(),
+            "stale": stale,
+        });
+        output::stdout(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+        return Ok(Exit::Ok);
+    }
+    let mut per_family: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in b
+        .run
+        .results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Ok))
+    {
+        *per_family.entry(r.family.as_str()).or_default() += 1;
+    }
+    let mut text = format!(
+        "Embedded baseline version {} (1000 = this machine in every index)\n\
+         machine:       {}\n\
+         recorded with: {}\n\
+         recorded at:   {}\n\
+         cases:         {}\n",
+        b.version,
+        b.machine,
+        b.recorded_with,
+        b.run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
+        per_family
+            .iter()
+            .map(|(f, n)| format!("{f} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if stale.is_empty() {
+        text.push_str("stale cases:   none\n");
+    } else {
+        text.push_str("stale cases (left out of every index until the baseline is re-recorded):\n");
+        for s in &stale {
+            text.push_str(&format!("  {s}\n"));
+        }
+    }
+    output::stdout(&text)?;
+    Ok(Exit::Ok)
+}

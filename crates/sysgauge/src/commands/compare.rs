@@ -1,0 +1,129 @@
+//! `sysgauge compare [RUN|HOST|FILE]… [--reference RUN|HOST]`: machines side
+//! by side against a reference. `build` turns the shared machine arguments
+//! into a `Comparison`; `report` and `chart` use it too.
+
+use crate::cli::{CompareArgs, CompareFormatArg, MachineArgs};
+use crate::config::{check_output_path, default_db_path};
+use crate::exit::Exit;
+use crate::machines::{
+    label_machines, load_machines, not_found, resolve_stored, FileOptions, Origin,
+};
+use crate::output;
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+use sysgauge_compare::{compare, Comparison, Machine};
+use sysgauge_report::{render_comparison, CompareFormat};
+use sysgauge_store::Store;
+
+/// Open the results database if it exists (comparing must not create one).
+fn open_existing(db: Option<&std::path::Path>) -> Result<Option<Store>> {
+    let path: PathBuf = match db {
+        Some(p) if p.as_os_str().is_empty() => bail!("--db is empty; give a file path"),
+        Some(p) => p.to_path_buf(),
+        None => default_db_path()?,
+    };
+    if !path.exists() {
+        if db.is_some() {
+            bail!("no results database at {}", path.display());
+        }
+        return Ok(None);
+    }
+    Ok(Some(Store::open(&path)?))
+}
+
+/// The comparison the machine arguments ask for.
+pub fn build(args: &MachineArgs) -> Result<Comparison> {
+    build_with_runs(args).map(|(c, _)| c)
+}
+
+/// The comparison and the compared runs, in the comparison's machine order.
+pub fn build_with_runs(args: &MachineArgs) -> Result<(Comparison, Vec<sysgauge_core::RunRecord>)> {
+    let store = open_existing(args.db.as_deref())?;
+    let files = FileOptions {
+        format: None,
+        host: args.host.clone(),
+    };
+    if let Some(h) = &args.host {
+        if h.trim().is_empty() {
+            bail!("--host is empty");
+        }
+    }
+    for f in &args.family {
+        if f.trim().is_empty() {
+            bail!("--family has an empty entry");
+        }
+    }
+    let mut loaded = load_machines(store.as_ref(), &args.machines, &files)?;
+    // The reference: a compared machine's host name, else a stored host or
+    // run, which then joins the comparison (first).
+    let reference_run_id = match &args.reference {
+        None => None,
+        Some(key) => {
+            let key = key.trim();
+            if let Some((run, _)) = loaded.iter().find(|(r, _)| r.host_name() == key) {
+                Some(run.run_id.clone())
+            } else {
+                let row = match store.as_ref() {
+                    Some(s) => resolve_stored(s, key)?,
+                    None => None,
+                };
+                let (Some(row), Some(s)) = (row, store.as_ref()) else {
+                    let mut names: Vec<&str> = loaded.iter().map(|(r, _)| r.host_name()).collect();
+                    names.dedup();
+                    bail!(
+                        "{}; the compared machines are: {}",
+                        not_found(store.as_ref(), key, "reference "),
+                        names.join(", ")
+                    );
+                };
+                let run = s.load_run(row)?;
+                let id = run.run_id.clone();
+                if !loaded.iter().any(|(r, _)| r.run_id == id) {
+                    loaded.insert(0, (run, Origin::Stored(row)));
+                }
+                Some(id)
+            }
+        }
+    };
+    let machines: Vec<Machine> = label_machines(loaded);
+    let reference = reference_run_id
+        .and_then(|id| machines.iter().position(|m| m.run.run_id == id))
+        .unwrap_or(0);
+    if machines.len() < 2 {
+        bail!(
+            "a comparison needs at least two machines, found {}{}; name runs, hosts or files (or import results with `sysgauge import`)",
+            machines.len(),
+            machines
+                .first()
+                .map(|m| format!(" ({})", m.label))
+                .unwrap_or_default()
+        );
+    }
+    let c = compare(&machines, reference, &args.family)?;
+    if c.rows.is_empty() {
+        eprintln!(
+            "sysgauge: warning: no case is present on two of the machines; nothing to compare"
+        );
+    }
+    Ok((c, machines.into_iter().map(|m| m.run).collect()))
+}
+
+pub fn run(args: CompareArgs) -> Result<Exit> {
+    if let Some(p) = &args.output {
+        check_output_path(p, "--output")?;
+    }
+    let c = build(&args.machines)?;
+    let format = match args.format {
+        CompareFormatArg::Table => CompareFormat::Table,
+        CompareFormatArg::Md => CompareFormat::Markdown,
+        CompareFormatArg::Csv => CompareFormat::Csv,
+        CompareFormatArg::Json => CompareFormat::Json,
+    };
+    let text = render_comparison(&c, format);
+    match &args.output {
+        Some(p) => output::to_file_or_stdout(p, &text)
+            .with_context(|| format!("writing the comparison to {}", p.display()))?,
+        None => output::stdout(&text)?,
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,151 @@
+//! `sysgauge disk`: every disk test on one file system (default: the
+//! current directory's), or raw writes to a block device with
+//! `--device /dev/X --destroy-data`.
+//!
+//! The command validates everything before measuring: sizes, the target
+//! directory, and in raw mode the device (named exactly, not mounted, not
+//! swap, not held, no signature unless --force). Without --destroy-data raw
+//! mode only explains what it would do and exits 2. Results are stored as
+//! a run like any other; the table shows throughput with latency.
+
+use crate::cli::DiskArgs;
+use crate::config::{check_writable_dir, MeasureConfig};
+use crate::exit::Exit;
+use crate::measure;
+use anyhow::{anyhow, bail, Context, Result};
+use std::sync::Arc;
+use sysgauge_bench::disk::{self, raw, DiskOptions, MAX_BLOCK_SIZE};
+use sysgauge_core::size::{parse_size, parse_size_list, Bytes};
+use sysgauge_report::{disk_table, disk_target_text, findings_text, TableFormat};
+
+/// Parsed and checked disk options (before any work).
+pub fn options_from_args(args: &DiskArgs, cfg: &mut MeasureConfig) -> Result<DiskOptions> {
+    let size = match &args.size {
+        Some(s) => {
+            let v = parse_size(s).map_err(|e| anyhow!("--size {e}"))?;
+            if v == 0 {
+                bail!("--size must be more than 0");
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    let block_sizes = match &args.block_size {
+        Some(s) => {
+            let v = parse_size_list(s).map_err(|e| anyhow!("--block-size {e}"))?;
+            for &b in &v {
+                if b == 0 || b > MAX_BLOCK_SIZE {
+                    bail!(
+                        "--block-size {}: each block size must be between 1 B and {}",
+                        Bytes(b),
+                        Bytes(MAX_BLOCK_SIZE)
+                    );
+                }
+            }
+            let mut v = v;
+            v.dedup();
+            Some(v)
+        }
+        None => None,
+    };
+    if let (Some(s), Some(bs)) = (size, &block_sizes) {
+        let max = bs.iter().copied().max().unwrap_or(0);
+        if s < max {
+            bail!(
+                "--size {} is smaller than the largest --block-size {}",
+                Bytes(s),
+                Bytes(max)
+            );
+        }
+    }
+    let mut o = DiskOptions {
+        size,
+        block_sizes,
+        full_suite: true,
+        repetition_time: Some(disk::suite_repetition_time(cfg.profile)),
+        ..DiskOptions::default()
+    };
+    match &args.device {
+        Some(dev) => {
+            o.device = Some(raw::RawTarget {
+                path: dev.clone(),
+                force: args.force,
+                destroy_data: args.destroy_data,
+            });
+        }
+        None => {
+            let dir = match &args.path {
+                Some(p) => p.clone(),
+                None => std::env::current_dir()
+                    .context("cannot find the current directory; pass --path DIR")?,
+            };
+            check_writable_dir(&dir, "--path")?;
+            // The run's host facts then describe the file system under test.
+            cfg.scratch_base = dir.clone();
+            o.path = Some(dir);
+        }
+    }
+    Ok(o)
+}
+
+/// Raw mode's checks. `Ok(None)`: go ahead; `Ok(Some(text))`: the plan to
+/// show instead (no --destroy-data); `Err`: refused.
+fn check_device(o: &DiskOptions, cfg: &MeasureConfig) -> Result<Option<String>> {
+    let Some(rt) = &o.device else {
+        return Ok(None);
+    };
+    let facts = raw::inspect(&rt.path)?;
+    let refusals = raw::refusals(&facts, rt.force);
+    if !refusals.is_empty() {
+        let why: Vec<String> = refusals.iter().map(|r| r.to_string()).collect();
+        bail!(
+            "refusing to write to {}: {}",
+            rt.path.display(),
+            why.join("; ")
+        );
+    }
+    if !rt.destroy_data {
+        return Ok(Some(raw::plan_text(
+            &facts,
+            &o.block_sizes(),
+            o.size,
+            cfg.profile,
+        )));
+    }
+    Ok(None)
+}
+
+pub fn run(args: DiskArgs) -> Result<Exit> {
+    let mut cfg = MeasureConfig::from_args(&args.measure)?;
+    let options = options_from_args(&args, &mut cfg)?;
+    if let Some(plan) = check_device(&options, &cfg)? {
+        eprint!("{plan}");
+        return Ok(Exit::Fatal);
+    }
+    let all = disk::benchmarks(&Arc::new(options));
+    let selected = super::run::select(all, &args.only, &args.skip)?;
+    if selected.is_empty() {
+        bail!("--only/--skip leave no disk test to run");
+    }
+    let cancel = crate::signals::install()?;
+    let outcome = measure::execute("disk", &cfg, &selected, &cancel, Vec::new())?;
+    let mut text = disk_target_text(&outcome.record);
+    text.push('\n');
+    text.push_str(&disk_table(&outcome.record, TableFormat::Text));
+    let findings = findings_text(&outcome.record);
+    if !findings.is_empty() {
+        text.push_str("\nFindings:\n");
+        text.push_str(&findings);
+    }
+    if let Some(row) = outcome.stored_as {
+        text.push_str(&format!(
+            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
+            outcome.record.run_id
+        ));
+    }
+    if outcome.exit == Exit::Interrupted {
+        text.push_str("The run was interrupted; the results above were kept.\n");
+    }
+    measure::print_human(&cfg, &text)?;
+    Ok(outcome.exit)
+}

@@ -1,0 +1,148 @@
+//! `sysgauge listen`: a 2ping listener (interoperable with the reference
+//! `2ping` client) and, with `--serve`, the net service that `sysgauge net
+//! --peer` measures against.
+//!
+//! Binding: without `-I` the listener binds every address (0.0.0.0 and ::)
+//! because a 2ping listener exists to be reached from other machines; it
+//! prints what it bound. The net service is different: a TCP sink and UDP
+//! reflector are worth nothing to a stranger but bandwidth, so it binds
+//! 127.0.0.1 unless `--serve-bind` names an address.
+//!
+//! It runs until Ctrl-C (or `-w SECONDS`), then prints per-client
+//! statistics of its own second legs and what it dropped. This is a server,
+//! not a measurement: nothing is stored.
+
+use crate::cli::ListenArgs;
+use crate::exit::Exit;
+use crate::netconfig::listen_config;
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::time::Instant;
+use sysgauge_bench::net::NetService;
+use sysgauge_report::net::{render_stats, PingStats};
+use sysgauge_twoping::listener::{Listener, ListenerEvent};
+use sysgauge_twoping::LossDirection;
+
+fn say(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|_| out.flush());
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+pub fn run(args: ListenArgs) -> Result<Exit> {
+    let cfg = listen_config(&args)?;
+    let (min, max) = (cfg.listener.min_packet_size, cfg.listener.max_packet_size);
+    let rate_limit = cfg.listener.limits.rate_limit;
+    let mut listener =
+        Listener::bind(cfg.listener.clone()).context("cannot start the 2ping listener")?;
+    let service = cfg
+        .serve
+        .clone()
+        .map(NetService::start)
+        .transpose()
+        .context("cannot start the net service (--serve)")?;
+    let stop = crate::signals::install_with(None)?;
+    for a in listener.local_addrs() {
+        say(&format!(
+            "2PING listener ({a}): {min} to {max} bytes of data."
+        ));
+    }
+    match rate_limit {
+        Some(rl) => eprintln!(
+            "sysgauge: rate limit {} datagrams/s per source (IPv6: per /64), loopback exempt; --rate-limit 0 turns it off",
+            rl.packets_per_second
+        ),
+        None => eprintln!("sysgauge: no rate limit (--rate-limit 0)"),
+    }
+    if let Some(s) = &service {
+        for a in s.local_addrs() {
+            say(&format!(
+                "sysgauge net service on {a} (TCP and UDP): `sysgauge net --peer` measures against it"
+            ));
+        }
+    }
+    let quiet = cfg.quiet;
+    let ends_at = cfg.deadline.map(|d| Instant::now() + d);
+    let cancel = || stop.is_cancelled() || ends_at.is_some_and(|t| Instant::now() >= t);
+    let mut on_event = |e: &ListenerEvent| {
+        if quiet {
+            return;
+        }
+        match e {
+            ListenerEvent::Reply {
+                peer,
+                seq,
+                rtt,
+                peer_rtt,
+                size,
+                ..
+            } => {
+                let mut line = format!(
+                    "{size} bytes from {}: ping_seq={seq} time={:.3} ms",
+                    peer.ip(),
+                    ms(*rtt)
+                );
+                if let Some(pr) = peer_rtt {
+                    line.push_str(&format!(" peertime={:.3} ms", ms(*pr)));
+                }
+                say(&line);
+            }
+            ListenerEvent::Loss {
+                peer,
+                seq,
+                direction,
+                ..
+            } => say(&match direction {
+                LossDirection::Outbound => {
+                    format!("Lost outbound packet to {}: ping_seq={seq}", peer.ip())
+                }
+                LossDirection::Inbound => {
+                    format!("Lost inbound packet from {}: ping_seq={seq}", peer.ip())
+                }
+            }),
+            // Counted by the listener and summed up at the end.
+            ListenerEvent::Dropped { .. } => {}
+        }
+    };
+    listener
+        .serve(&cancel, &mut on_event)
+        .context("the 2ping listener stopped")?;
+    drop(service);
+    let mut text = String::new();
+    for p in listener.peer_summaries() {
+        let c = p.counts;
+        text.push_str(&render_stats(&PingStats {
+            title: format!("{} (client)", p.peer),
+            transmitted: c.transmitted,
+            received: c.received,
+            lost_outbound: c.lost_outbound,
+            lost_inbound: c.lost_inbound,
+            undetermined: c.undetermined(),
+            rtt: p
+                .rtt
+                .map(|r| [ms(r.min), ms(r.avg), ms(r.ewma), ms(r.max), ms(r.mdev)]),
+            elapsed_ms: None,
+            packets: None,
+            probes: 0,
+        }));
+    }
+    let k = listener.counters().snapshot();
+    text.push_str(&format!(
+        "\n{} datagrams received, {} replies sent, {} dropped (truncated {}, malformed {}, bad checksum {}, bad MAC {}, rate limited {}, encrypted {}, reply too large {})\n",
+        k.received,
+        k.replies,
+        k.dropped(),
+        k.truncated,
+        k.malformed,
+        k.bad_checksum,
+        k.bad_mac,
+        k.rate_limited,
+        k.unsupported,
+        k.reply_too_large
+    ));
+    crate::output::stdout(&text)?;
+    Ok(Exit::Ok)
+}

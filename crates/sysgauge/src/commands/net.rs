@@ -1,0 +1,42 @@
+//! `sysgauge net`: the net family alone, over loopback (an in-process
+//! service) or to `--peer` (a machine running `sysgauge listen --serve`).
+//! Same ids and records as the net slice of `sysgauge run`; prints the
+//! summary table, the net digest (Gbit/s, p99, saturation) and findings.
+
+use crate::cli::NetArgs;
+use crate::config::MeasureConfig;
+use crate::exit::Exit;
+use crate::measure;
+use crate::netconfig::net_options;
+use anyhow::Result;
+use std::sync::Arc;
+use sysgauge_bench::net;
+use sysgauge_report::net::net_summary;
+use sysgauge_report::{findings_text, summary_table, TableFormat};
+
+pub fn run(args: NetArgs) -> Result<Exit> {
+    let cfg = MeasureConfig::from_args(&args.measure)?;
+    let options = Arc::new(net_options(&args)?);
+    let benches = net::benchmarks(&options);
+    let cancel = crate::signals::install()?;
+    let outcome = measure::execute("net", &cfg, &benches, &cancel, Vec::new())?;
+    let mut text = summary_table(&outcome.record, TableFormat::Text);
+    text.push('\n');
+    text.push_str(&net_summary(&outcome.record));
+    let findings = findings_text(&outcome.record);
+    if !findings.is_empty() {
+        text.push_str("\nFindings:\n");
+        text.push_str(&findings);
+    }
+    if let Some(row) = outcome.stored_as {
+        text.push_str(&format!(
+            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
+            outcome.record.run_id
+        ));
+    }
+    if outcome.exit == Exit::Interrupted {
+        text.push_str("The run was interrupted; the results above were kept.\n");
+    }
+    measure::print_human(&cfg, &text)?;
+    Ok(outcome.exit)
+}

@@ -1,0 +1,162 @@
+//! `sysgauge ping HOST…`: a 2ping client, interoperable with the reference
+//! `2ping` listener, that tells outbound from inbound loss, with output laid
+//! out as the reference's (a line per reply, then per-host statistics).
+//!
+//! The ping is a measuring subcommand: it runs the `net.ping-rtt` and
+//! `net.ping-loss` cases through the ordinary runner and stores them as a
+//! run, so `--json -` gives scripts the whole record (every RTT, the loss
+//! split, packet counts) on stdout while the human lines move to stderr.
+//!
+//! Ctrl-C is the ordinary way to end an open-ended ping (as with ping(8)):
+//! it stops sending, the statistics so far are printed and stored, and the
+//! exit code is 0 (1 if some host never answered). So the runner gets a
+//! token Ctrl-C never cancels, and the client gets the one it does; a
+//! second Ctrl-C quits at once as everywhere else.
+
+use crate::cli::PingArgs;
+use crate::config::MeasureConfig;
+use crate::exit::Exit;
+use crate::measure;
+use crate::netconfig::{check_ping_json, ping_config};
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use sysgauge_bench::net::{self, NetOptions, PingSetup};
+use sysgauge_core::CancelToken;
+use sysgauge_report::net::ping_statistics;
+use sysgauge_twoping::client::{Client, ClientEvent};
+use sysgauge_twoping::LossDirection;
+
+/// Error lines shown per host before the rest are only counted.
+const MAX_ERROR_LINES: u64 = 10;
+
+/// Where live lines go: stdout, or stderr when stdout carries the JSON
+/// record. A closed stdout stops the ping instead of failing it.
+struct Printer {
+    to_stderr: bool,
+    stop: CancelToken,
+}
+
+impl Printer {
+    fn line(&self, text: &str) {
+        if self.to_stderr {
+            let _ = writeln!(std::io::stderr(), "{text}");
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{text}").and_then(|_| out.flush()).is_err() {
+            self.stop.cancel();
+        }
+    }
+}
+
+pub fn run(args: PingArgs) -> Result<Exit> {
+    let mut cfg = MeasureConfig::from_args(&args.measure)?;
+    check_ping_json(cfg.json.as_deref())?;
+    cfg.quiet_progress = true;
+    let ping = ping_config(&args)?;
+    let targets = ping.targets.clone();
+    let client = Client::new(ping.client.clone(), ping.targets).context("cannot start pinging")?;
+    let stop = crate::signals::install_with(None)?;
+    let to_stderr = cfg.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let printer = Arc::new(Printer {
+        to_stderr,
+        stop: stop.clone(),
+    });
+    for t in &targets {
+        printer.line(&format!(
+            "2PING {} ({}): {} to {} bytes of data.",
+            t.name,
+            t.addr.ip(),
+            ping.client.min_packet_size,
+            ping.client.max_packet_size
+        ));
+    }
+    let per_reply = !ping.quiet && !ping.client.flood;
+    let show_losses = !ping.quiet;
+    let errors: Arc<Vec<AtomicU64>> = Arc::new(targets.iter().map(|_| AtomicU64::new(0)).collect());
+    let p = Arc::clone(&printer);
+    let observer = move |e: &ClientEvent| match e {
+        ClientEvent::Reply {
+            peer,
+            seq,
+            rtt,
+            peer_rtt,
+            size,
+            ..
+        } if per_reply => {
+            let mut line = format!(
+                "{size} bytes from {}: ping_seq={seq} time={:.3} ms",
+                peer.ip(),
+                rtt.as_secs_f64() * 1e3
+            );
+            if let Some(pr) = peer_rtt {
+                line.push_str(&format!(" peertime={:.3} ms", pr.as_secs_f64() * 1e3));
+            }
+            p.line(&line);
+        }
+        ClientEvent::Loss {
+            peer,
+            seq,
+            direction,
+            ..
+        } if show_losses => p.line(&match direction {
+            LossDirection::Outbound => {
+                format!("Lost outbound packet to {}: ping_seq={seq}", peer.ip())
+            }
+            LossDirection::Inbound => {
+                format!("Lost inbound packet from {}: ping_seq={seq}", peer.ip())
+            }
+        }),
+        ClientEvent::Error {
+            host,
+            peer,
+            message,
+        } => {
+            report_problem(&errors, *host, peer, message);
+        }
+        ClientEvent::Invalid { host, peer, error } => {
+            report_problem(&errors, *host, peer, &format!("invalid packet: {error}"));
+        }
+        _ => {}
+    };
+    let setup = PingSetup {
+        hosts: targets.iter().map(|t| t.name.clone()).collect(),
+        client: Arc::new(Mutex::new(Some(client))),
+        config: ping.client.clone(),
+        stop: stop.clone(),
+        observer: Some(Arc::new(observer)),
+    };
+    let options = Arc::new(NetOptions {
+        ping: Some(setup),
+        ..NetOptions::default()
+    });
+    let benches = net::benchmarks(&options);
+    // Ctrl-C ends the ping (through `stop`), never the runner.
+    let runner_cancel = CancelToken::new();
+    let outcome = measure::execute("ping", &cfg, &benches, &runner_cancel, Vec::new())?;
+    let mut text = ping_statistics(&outcome.record);
+    if let Some(row) = outcome.stored_as {
+        text.push_str(&format!(
+            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
+            outcome.record.run_id
+        ));
+    }
+    measure::print_human(&cfg, &text)?;
+    Ok(outcome.exit)
+}
+
+fn report_problem(errors: &[AtomicU64], host: usize, peer: &SocketAddr, message: &str) {
+    let Some(count) = errors.get(host) else {
+        return;
+    };
+    let n = count.fetch_add(1, Ordering::Relaxed) + 1;
+    if n <= MAX_ERROR_LINES {
+        eprintln!("sysgauge: {peer}: {message}");
+        if n == MAX_ERROR_LINES {
+            eprintln!("sysgauge: {peer}: further errors are counted, not shown");
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Naming machines on the command line: a stored run (row number or run-id
+//! prefix), a host name (its latest run stands for it), or a file to read
+//! (sysgauge JSON, CSV, `openssl speed -mr` output). Used by `import`,
+//! `compare`, `report`, `chart` and `baseline make`.
+//!
+//! Files are parsed completely before anything is stored or compared, and
+//! every problem is reported as `FILE:LINE: what`, so an import is
+//! all-or-nothing and a bad file never half-enters the database.
+
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::path::Path;
+use sysgauge_bench::openssl_speed;
+use sysgauge_bench::registry::{benchmarks, Options};
+use sysgauge_compare::import::{
+    parse_csv, parse_json, sniff, synthetic_run, Format, ImportContext,
+};
+use sysgauge_compare::Machine;
+use sysgauge_core::host::HostInfo;
+use sysgauge_core::record::RunRecord;
+use sysgauge_store::{Store, StoreError};
+
+/// The stored run `key` names: a host name first (its latest run), then a
+/// run number or run-id prefix. `Ok(None)` when nothing matches.
+pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>> {
+    let key = key.trim();
+    if let Some(row) = store.latest_run_for_host(key)? {
+        return Ok(Some(row));
+    }
+    match store.resolve_run(key) {
+        Ok(row) => Ok(Some(row)),
+        Err(StoreError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// How to read files.
+#[derive(Debug, Clone, Default)]
+pub struct FileOptions {
+    /// Force a format instead of telling it from the content.
+    pub format: Option<Format>,
+    /// Host name for `openssl speed` output (default: the file's stem).
+    pub host: Option<String>,
+}
+
+/// Read one file into run records (one per host for CSV). Warnings (records
+/// of a newer openssl that were skipped) go to stderr.
+pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV or openssl speed -mr output)"))?;
+    let format = match opts.format.or_else(|| sniff(&text)) {
+        Some(f) => f,
+        None if text.trim().is_empty() => bail!("{name}: the file is empty"),
+        None => bail!(
+            "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, or `openssl speed -mr` output); pass --format"
+        ),
+    };
+    if opts.host.is_some() && format != Format::OpensslSpeed {
+        bail!(
+            "{name}: --host names the machine of `openssl speed` output; this file is {} and names its own hosts",
+            format.name()
+        );
+    }
+    let at = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .map(chrono::DateTime::<chrono::Utc>::from)
+        .unwrap_or_else(|_| chrono::Utc::now());
+    let versions: BTreeMap<String, u32> = benchmarks(&Options::default())
+        .iter()
+        .map(|b| (b.id().to_string(), b.describe().workload_version))
+        .collect();
+    let lookup = |id: &str| versions.get(id).copied();
+    let ctx = ImportContext {
+        source_name: &name,
+        at,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        workload_version: &lookup,
+    };
+    let runs = match format {
+        Format::Json => parse_json(&text, &ctx)?,
+        Format::Csv => parse_csv(&text, &ctx)?,
+        Format::OpensslSpeed => {
+            let report =
+                openssl_speed::parse_mr(&text).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+            for u in &report.unsupported {
+                eprintln!(
+                    "sysgauge: warning: {name}:{}: record not understood (newer openssl?), left out: {}",
+                    u.line, u.text
+                );
+            }
+            let host_name = match &opts.host {
+                Some(h) => h.clone(),
+                None => path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| "openssl".to_string()),
+            };
+            let results = openssl_speed::to_results_at(&report, at);
+            if results.is_empty() {
+                bail!("{name}: no positive result in the file");
+            }
+            let host = HostInfo {
+                hostname: Some(host_name),
+                ..HostInfo::default()
+            };
+            let mut run = synthetic_run(&ctx, "openssl", host, results, &text);
+            if let Some(v) = &report.version {
+                run.tags.insert("openssl_version".to_string(), v.clone());
+            }
+            vec![run]
+        }
+    };
+    Ok(runs)
+}
+
+/// Where a machine came from, for telling apart two machines with the same
+/// host name.
+pub enum Origin {
+    Stored(i64),
+    File(String),
+}
+
+/// Machines named by `keys` (files, hosts, runs), or every stored host's
+/// latest run when `keys` is empty. `store` is `None` when there is no
+/// results database; then only files can be named.
+pub fn load_machines(
+    store: Option<&Store>,
+    keys: &[String],
+    files: &FileOptions,
+) -> Result<Vec<(RunRecord, Origin)>> {
+    let mut out: Vec<(RunRecord, Origin)> = Vec::new();
+    if keys.is_empty() {
+        let Some(store) = store else {
+            bail!("no results database yet; name runs, hosts or files to compare");
+        };
+        for host in store.hosts()? {
+            if let Some(row) = store.latest_run_for_host(&host)? {
+                out.push((store.load_run(row)?, Origin::Stored(row)));
+            }
+        }
+        return Ok(out);
+    }
+    for key in keys {
+        let path = Path::new(key);
+        if path.is_file() {
+            let file = path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_else(|| key.clone());
+            for run in load_file(path, files)? {
+                out.push((run, Origin::File(file.clone())));
+            }
+            continue;
+        }
+        let row = match store {
+            Some(s) => resolve_stored(s, key)?,
+            None => None,
+        };
+        match (row, store) {
+            (Some(row), Some(s)) => out.push((s.load_run(row)?, Origin::Stored(row))),
+            _ => bail!("{}", not_found(store, key, "")),
+        }
+    }
+    Ok(out)
+}
+
+/// "'X' is not a file, a host or a run …" with the known hosts.
+pub fn not_found(store: Option<&Store>, key: &str, what: &str) -> String {
+    let hosts = store
+        .and_then(|s| s.hosts().ok())
+        .filter(|h| !h.is_empty())
+        .map(|h| format!(" (hosts: {})", h.join(", ")))
+        .unwrap_or_else(|| " (the results database has no runs)".to_string());
+    format!("unknown {what}'{key}': not a file, a host or a run in the results database{hosts}")
+}
+
+/// Give each machine a unique label: its host name, or host name and origin
+/// when two share a host name; drop the same run named twice.
+pub fn label_machines(loaded: Vec<(RunRecord, Origin)>) -> Vec<Machine> {
+    let mut unique: Vec<(RunRecord, Origin)> = Vec::new();
+    for (run, origin) in loaded {
+        if !unique.iter().any(|(r, _)| r.run_id == run.run_id) {
+            unique.push((run, origin));
+        }
+    }
+    let count = |h: &str, list: &[(RunRecord, Origin)]| {
+        list.iter().filter(|(r, _)| r.host_name() == h).count()
+    };
+    let mut machines: Vec<Machine> = Vec::new();
+    for (run, origin) in &unique {
+        let host = run.host_name();
+        let mut label = if count(host, &unique) > 1 {
+            match origin {
+                Origin::Stored(row) => format!("{host} (run {row})"),
+                Origin::File(f) => format!("{host} ({f})"),
+            }
+        } else {
+            host.to_string()
+        };
+        let base = label.clone();
+        let mut n = 2;
+        while machines.iter().any(|m| m.label == label) {
+            label = format!("{base} #{n}");
+            n += 1;
+        }
+        machines.push(Machine {
+            label,
+            run: run.clone(),
+        });
+    }
+    machines
+}

@@ -1,0 +1,403 @@
+//! Validated configuration of the network commands (`ping`, `listen`,
+//! `net`): sizes, times, addresses, host names and the HMAC key are checked
+//! and resolved here, before any socket is used, so that bad input fails
+//! with one line naming the option (exit 2) and never as a failed
+//! measurement.
+
+use crate::cli::{ListenArgs, NetArgs, PingArgs, TwopingArgs};
+use anyhow::{bail, Context, Result};
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+use sysgauge_bench::net::{udp, NetOptions, Peer, ServiceConfig, DEFAULT_SERVICE_PORT};
+use sysgauge_core::size::parse_size;
+use sysgauge_twoping::auth::{Auth, Digest};
+use sysgauge_twoping::client::{ClientConfig, Target};
+use sysgauge_twoping::listener::{ListenerConfig, ListenerLimits, RateLimit};
+use sysgauge_twoping::net::{resolve, AddressFamily};
+
+/// Largest UDP payload; also the bound of the 2ping packet sizes.
+const MAX_DATAGRAM: usize = 65_507;
+/// The 2ping header: nothing smaller is a packet.
+const MIN_2PING_PACKET: usize = 12;
+/// The client needs room for a ping with an investigation list.
+const MIN_CLIENT_MAX_PACKET: usize = 64;
+/// Longest time option accepted (a year): beyond that it is a typo.
+const MAX_SECONDS: f64 = 365.0 * 86_400.0;
+
+/// The options both `ping` and `listen` take.
+#[derive(Debug, Clone)]
+pub struct TwopingCommon {
+    pub family: AddressFamily,
+    pub port: u16,
+    pub min_packet_size: usize,
+    pub max_packet_size: usize,
+    pub inquire_wait: Duration,
+    pub auth: Option<Auth>,
+    pub quiet: bool,
+}
+
+/// A time option in seconds: finite, not negative (zero only if allowed).
+pub fn seconds(v: f64, option: &str, allow_zero: bool) -> Result<Duration> {
+    if !v.is_finite() || v < 0.0 || (!allow_zero && v == 0.0) || v > MAX_SECONDS {
+        let least = if allow_zero { "0" } else { "more than 0" };
+        bail!("{option} {v} is not a valid time: give seconds, {least} and at most a year");
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+fn packet_size(text: &str, option: &str) -> Result<usize> {
+    let n = parse_size(text).with_context(|| format!("{option} {text:?} is not a size"))?;
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    if !(MIN_2PING_PACKET..=MAX_DATAGRAM).contains(&n) {
+        bail!("{option} {n} must be within {MIN_2PING_PACKET}..={MAX_DATAGRAM} bytes");
+    }
+    Ok(n)
+}
+
+pub fn twoping_common(a: &TwopingArgs) -> Result<TwopingCommon> {
+    let family = match (a.ipv4, a.ipv6) {
+        (true, _) => AddressFamily::V4,
+        (_, true) => AddressFamily::V6,
+        _ => AddressFamily::Any,
+    };
+    let min_packet_size = packet_size(&a.min_packet_size, "--min-packet-size")?;
+    let max_packet_size = packet_size(&a.max_packet_size, "--max-packet-size")?;
+    if min_packet_size > max_packet_size {
+        bail!("--min-packet-size {min_packet_size} is above --max-packet-size {max_packet_size}");
+    }
+    let digest: Digest = a.auth_digest.parse().context("--auth-digest")?;
+    let auth = match &a.auth {
+        Some(k) if k.is_empty() => bail!("--auth KEY is empty; give the key the peer uses"),
+        Some(k) => Some(Auth::new(digest, k.as_bytes())),
+        None => None,
+    };
+    Ok(TwopingCommon {
+        family,
+        port: a.port,
+        min_packet_size,
+        max_packet_size,
+        inquire_wait: seconds(a.inquire_wait, "--inquire-wait", false)?,
+        auth,
+        quiet: a.quiet,
+    })
+}
+
+/// Resolves a host to ping: a literal as it is; a name to its IPv6
+/// address when it has one (unless -4), else IPv4.
+pub fn resolve_host(host: &str, port: u16, family: AddressFamily) -> Result<SocketAddr> {
+    if host.trim().is_empty() {
+        bail!("an empty host name was given");
+    }
+    match family {
+        AddressFamily::Any => match resolve(host, port, AddressFamily::V6) {
+            Ok(a) => Ok(a),
+            Err(_) => resolve(host, port, AddressFamily::V4).map_err(anyhow::Error::from),
+        },
+        f => resolve(host, port, f).map_err(anyhow::Error::from),
+    }
+}
+
+/// `sysgauge ping`, validated.
+#[derive(Debug)]
+pub struct PingConfig {
+    pub client: ClientConfig,
+    pub targets: Vec<Target>,
+    pub quiet: bool,
+}
+
+pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
+    let common = twoping_common(&a.twoping)?;
+    if common.max_packet_size < MIN_CLIENT_MAX_PACKET {
+        bail!(
+            "--max-packet-size {} is too small for pinging: at least {MIN_CLIENT_MAX_PACKET} bytes",
+            common.max_packet_size
+        );
+    }
+    if a.count == Some(0) {
+        bail!("--count must be at least 1");
+    }
+    let interval = seconds(a.interval, "--interval", false)?;
+    let deadline = a
+        .deadline
+        .map(|d| seconds(d, "--deadline", false))
+        .transpose()?;
+    let linger = seconds(a.linger, "--linger", true)?;
+    if linger > Duration::from_secs(600) {
+        bail!("--linger {} is more than 600 seconds", a.linger);
+    }
+    let source = a
+        .source
+        .as_deref()
+        .map(|s| {
+            let bare = s.split('%').next().unwrap_or(s).trim_matches(['[', ']']);
+            bare.parse::<IpAddr>()
+                .map_err(|_| anyhow::anyhow!("-I {s:?} is not an IP address of this machine"))
+        })
+        .transpose()?;
+    let mut hosts: Vec<&str> = Vec::new();
+    let mut targets = Vec::new();
+    for h in &a.hosts {
+        if hosts.contains(&h.as_str()) {
+            bail!("host {h} is given twice");
+        }
+        hosts.push(h);
+        let addr = resolve_host(h, common.port, common.family)?;
+        if let Some(src) = source {
+            if src.is_ipv4() != addr.is_ipv4() {
+                bail!(
+                    "-I {src} and host {h} ({}) are of different address families{}",
+                    addr.ip(),
+                    if matches!(common.family, AddressFamily::Any) {
+                        "; add -4 or -6"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        targets.push(Target::new(h.as_str(), addr));
+    }
+    let client = ClientConfig {
+        count: a.count,
+        interval,
+        flood: a.flood,
+        adaptive: a.adaptive,
+        deadline,
+        source,
+        min_packet_size: common.min_packet_size,
+        max_packet_size: common.max_packet_size,
+        inquire_wait: common.inquire_wait,
+        auth: common.auth.clone(),
+        linger,
+        ..ClientConfig::default()
+    };
+    Ok(PingConfig {
+        client,
+        targets,
+        quiet: common.quiet,
+    })
+}
+
+/// `sysgauge listen`, validated.
+#[derive(Debug)]
+pub struct ListenConfig {
+    pub listener: ListenerConfig,
+    pub quiet: bool,
+    pub serve: Option<ServiceConfig>,
+    pub deadline: Option<Duration>,
+}
+
+pub fn listen_config(a: &ListenArgs) -> Result<ListenConfig> {
+    let common = twoping_common(&a.twoping)?;
+    let mut addresses = Vec::new();
+    for s in &a.addresses {
+        let addr = resolve(s, common.port, common.family)
+            .with_context(|| format!("-I {s}: not an address to listen on"))?;
+        if !addresses.contains(&addr) {
+            addresses.push(addr);
+        }
+    }
+    if addresses.is_empty() {
+        // Without -I: every address, of the families allowed.
+        match common.family {
+            AddressFamily::Any => {}
+            AddressFamily::V4 => addresses.push(SocketAddr::from(([0, 0, 0, 0], common.port))),
+            AddressFamily::V6 => addresses.push(SocketAddr::from(([0u16; 8], common.port))),
+        }
+    }
+    let rate_limit = match a.rate_limit {
+        0 => None,
+        pps => Some(RateLimit {
+            packets_per_second: f64::from(pps),
+            burst: f64::from(pps),
+            exempt_loopback: true,
+        }),
+    };
+    let listener = ListenerConfig {
+        addresses,
+        port: common.port,
+        min_packet_size: common.min_packet_size,
+        max_packet_size: common.max_packet_size,
+        inquire_wait: common.inquire_wait,
+        auth: common.auth,
+        limits: ListenerLimits {
+            rate_limit,
+            ..ListenerLimits::default()
+        },
+        ..ListenerConfig::default()
+    };
+    let serve = if a.serve {
+        let mut addresses = Vec::new();
+        let binds = if a.serve_bind.is_empty() {
+            vec!["127.0.0.1".to_string()]
+        } else {
+            a.serve_bind.clone()
+        };
+        for b in &binds {
+            let addr = resolve(b, a.serve_port, AddressFamily::Any)
+                .with_context(|| format!("--serve-bind {b}: not an address to serve on"))?;
+            if !addresses.contains(&addr) {
+                addresses.push(addr);
+            }
+        }
+        if a.serve_port == common.port {
+            bail!(
+                "--serve-port {} is the 2ping port; give the net service its own (default {DEFAULT_SERVICE_PORT})",
+                a.serve_port
+            );
+        }
+        Some(ServiceConfig {
+            addresses,
+            ..ServiceConfig::default()
+        })
+    } else {
+        None
+    };
+    Ok(ListenConfig {
+        listener,
+        quiet: common.quiet,
+        serve,
+        deadline: a
+            .deadline
+            .map(|d| seconds(d, "--deadline", false))
+            .transpose()?,
+    })
+}
+
+/// Splits `HOST`, `HOST:PORT`, `[V6]:PORT` or a bare IPv6 literal.
+pub fn split_host_port(s: &str) -> Result<(String, Option<u16>)> {
+    let s = s.trim();
+    let bad_port = |p: &str| anyhow::anyhow!("--peer {s}: {p:?} is not a port number");
+    if let Some(rest) = s.strip_prefix('[') {
+        let Some((host, after)) = rest.split_once(']') else {
+            bail!("--peer {s}: missing ']' after the IPv6 address");
+        };
+        let port = match after {
+            "" => None,
+            p => Some(
+                p.strip_prefix(':')
+                    .and_then(|p| p.parse().ok())
+                    .ok_or_else(|| bad_port(p))?,
+            ),
+        };
+        return Ok((host.to_string(), port));
+    }
+    match s.matches(':').count() {
+        0 => Ok((s.to_string(), None)),
+        1 => {
+            let (h, p) = s.split_once(':').unwrap_or((s, ""));
+            Ok((h.to_string(), Some(p.parse().map_err(|_| bad_port(p))?)))
+        }
+        // Several colons: an IPv6 literal without a port.
+        _ => Ok((s.to_string(), None)),
+    }
+}
+
+/// `sysgauge net`, validated: the family's options.
+pub fn net_options(a: &NetArgs) -> Result<NetOptions> {
+    let peer = match &a.peer {
+        None => None,
+        Some(p) => {
+            let (host, port) = split_host_port(p)?;
+            if host.is_empty() {
+                bail!("--peer {p}: no host");
+            }
+            let port = port.unwrap_or(DEFAULT_SERVICE_PORT);
+            if port == 0 {
+                bail!("--peer {p}: port 0 is not a port");
+            }
+            let addr =
+                resolve(&host, port, AddressFamily::Any).with_context(|| format!("--peer {p}"))?;
+            Some(Peer {
+                name: p.clone(),
+                addr,
+            })
+        }
+    };
+    if let Some(s) = a.streams {
+        if !(1..=1024).contains(&s) {
+            bail!("--streams {s} must be within 1..=1024");
+        }
+    }
+    let udp_size = a
+        .udp_size
+        .as_deref()
+        .map(|t| -> Result<usize> {
+            let n = parse_size(t).with_context(|| format!("--udp-size {t:?} is not a size"))?;
+            udp::check_size(usize::try_from(n).unwrap_or(usize::MAX))
+                .map_err(|e| anyhow::anyhow!("--udp-size: {e}"))
+        })
+        .transpose()?;
+    Ok(NetOptions {
+        peer,
+        streams: a.streams,
+        udp_size,
+        ping: None,
+    })
+}
+
+/// The ping command's `--json` must name stdout or a `.json` file, so a
+/// host name given right after `--json` is never taken for a file name.
+pub fn check_ping_json(json: Option<&std::path::Path>) -> Result<()> {
+    if let Some(p) = json {
+        let ok = p.as_os_str() == "-" || p.extension().is_some_and(|e| e == "json");
+        if !ok {
+            bail!(
+                "--json {} : for ping, --json takes - (the run record on stdout) or a FILE ending in .json, so that a host is never taken for a file name",
+                p.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_port_forms() {
+        let ok = |s: &str| split_host_port(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        assert_eq!(ok("box"), ("box".into(), None));
+        assert_eq!(ok("box:9"), ("box".into(), Some(9)));
+        assert_eq!(ok("[::1]:9"), ("::1".into(), Some(9)));
+        assert_eq!(ok("[::1]"), ("::1".into(), None));
+        assert_eq!(ok("fe80::1%eth0"), ("fe80::1%eth0".into(), None));
+        assert!(split_host_port("box:x").is_err());
+        assert!(split_host_port("[::1").is_err());
+        assert!(split_host_port("[::1]x").is_err());
+    }
+
+    #[test]
+    fn times_and_sizes() {
+        assert!(seconds(0.0, "-i", false).is_err());
+        assert!(seconds(0.0, "--linger", true).is_ok());
+        assert!(seconds(-1.0, "-i", true).is_err());
+        assert!(seconds(f64::NAN, "-i", true).is_err());
+        assert!(seconds(1e12, "-i", true).is_err());
+        assert_eq!(packet_size("1KiB", "--x").unwrap_or(0), 1024);
+        assert!(packet_size("11", "--x").is_err());
+        assert!(packet_size("65508", "--x").is_err());
+        assert!(packet_size("lots", "--x").is_err());
+    }
+
+    #[test]
+    fn resolves_preferring_v6() {
+        let a = resolve_host("::1", 1, AddressFamily::Any).unwrap_or_else(|e| panic!("{e}"));
+        assert!(a.is_ipv6());
+        let a = resolve_host("127.0.0.1", 1, AddressFamily::Any).unwrap_or_else(|e| panic!("{e}"));
+        assert!(a.is_ipv4());
+        assert!(resolve_host("127.0.0.1", 1, AddressFamily::V6).is_err());
+        assert!(resolve_host("", 1, AddressFamily::Any).is_err());
+    }
+
+    #[test]
+    fn ping_json_rule() {
+        use std::path::Path;
+        assert!(check_ping_json(None).is_ok());
+        assert!(check_ping_json(Some(Path::new("-"))).is_ok());
+        assert!(check_ping_json(Some(Path::new("out/run.json"))).is_ok());
+        assert!(check_ping_json(Some(Path::new("127.0.0.1"))).is_err());
+        assert!(check_ping_json(Some(Path::new("example.org"))).is_err());
+    }
+}

@@ -1,0 +1,606 @@
+//! `import`, `compare`, `report`, `chart` and `baseline`, driven through the
+//! real binary on temporary databases, with the CSV and openssl fixtures.
+
+mod common;
+
+use common::{stderr_of, stdout_of, Sandbox};
+use std::path::PathBuf;
+use sysgauge_compare::{Comparison, COMPARE_SCHEMA_VERSION};
+
+fn csv_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-compare/tests/fixtures/csv")
+        .join(name)
+}
+
+fn openssl_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-bench/tests/fixtures/openssl")
+        .join(name)
+}
+
+fn import(sb: &Sandbox, files: &[PathBuf]) -> std::process::Output {
+    sb.cmd()
+        .arg("import")
+        .arg("--db")
+        .arg(sb.db())
+        .args(files)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn runs_in_db(sb: &Sandbox) -> usize {
+    if !sb.db().exists() {
+        return 0;
+    }
+    let out = sb
+        .cmd()
+        .args(["results", "--db"])
+        .arg(sb.db())
+        .args(["list", "--json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    v.as_array().map(|a| a.len()).unwrap_or(0)
+}
+
+#[test]
+fn csv_compare_reproduces_hand_arithmetic() {
+    let sb = Sandbox::new();
+    let out = import(&sb, &[csv_fixture("three-hosts.csv")]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("3 new run(s)"));
+    // Re-importing is a no-op.
+    let again = import(&sb, &[csv_fixture("three-hosts.csv")]);
+    assert!(again.status.success(), "{}", stderr_of(&again));
+    assert!(stderr_of(&again).contains("0 new run(s), 3 already present"));
+    assert_eq!(runs_in_db(&sb), 3);
+
+    let table = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args(["hosta", "hostb", "--reference", "hostx"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(table.status.success(), "{}", stderr_of(&table));
+    let text = stdout_of(&table);
+    assert!(text.contains("Reference: hostx."), "{text}");
+    let sha = text
+        .lines()
+        .find(|l| l.starts_with("hash.sha256"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = sha.split_whitespace().collect();
+    for want in ["80.00", "50.00", "0.625", "200.0", "2.50"] {
+        assert!(cells.contains(&want), "{want} missing in {sha}");
+    }
+    assert!(text.contains("BogoMIPS"), "{text}");
+
+    let json = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args(["--reference", "hostx", "--format", "json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(json.status.success(), "{}", stderr_of(&json));
+    // Strict: every struct in Comparison denies unknown fields.
+    let c: Comparison = serde_json::from_slice(&json.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.schema_version, COMPARE_SCHEMA_VERSION);
+    assert_eq!(c.reference, "hostx");
+    let idx = |label: &str| {
+        c.machines
+            .iter()
+            .position(|m| m.label == label)
+            .unwrap_or_else(|| panic!("no {label}"))
+    };
+    let (a, b) = (idx("hosta"), idx("hostb"));
+    let sha = c
+        .rows
+        .iter()
+        .find(|r| r.bench_id == "hash.sha256")
+        .unwrap_or_else(|| panic!("no sha256 row"));
+    let ratio = |m: usize| sha.cells[m].as_ref().and_then(|x| x.ratio);
+    assert_eq!((ratio(a), ratio(b)), (Some(0.625), Some(2.5)));
+    let near = |v: Option<f64>, w: f64| (v.unwrap_or(f64::NAN) - w).abs() < 1e-12;
+    assert!(near(
+        c.overall.cells[a].arith_mean,
+        (0.625 + 0.5 + 0.25) / 3.0
+    ));
+    assert!(near(
+        c.overall.cells[a].geomean,
+        (0.625f64 * 0.5 * 0.25).cbrt()
+    ));
+    assert!(near(c.overall.cells[b].arith_mean, 3.0));
+    assert!(near(c.overall.cells[b].geomean, 25f64.cbrt()));
+    assert!(near(c.bogomips_ratio[a], 108.0 / 5200.0));
+
+    for (format, marker) in [("md", "| hash.sha256 |"), ("csv", "case,hash,hash.sha256,")] {
+        let out = sb
+            .cmd()
+            .args(["compare", "--db"])
+            .arg(sb.db())
+            .args(["--reference", "hostx", "--format", format])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        assert!(
+            stdout_of(&out).contains(marker),
+            "{format}: {}",
+            stdout_of(&out)
+        );
+    }
+}
+
+#[test]
+fn compare_files_directly_without_a_database() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .arg("compare")
+        .arg(csv_fixture("three-hosts.csv"))
+        .args([
+            "--reference",
+            "hostb",
+            "--family",
+            "hash",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.reference, "hostb");
+    assert_eq!(c.rows.len(), 1);
+    assert!(
+        !sb.path().join("xdg").exists(),
+        "compare created a database"
+    );
+}
+
+/// Every bad input: exit 2, a message naming the file and line, and the
+/// database exactly as it was.
+#[test]
+fn bad_input_is_refused_and_nothing_is_written() {
+    let sb = Sandbox::new();
+    let good = csv_fixture("three-hosts.csv");
+    assert!(import(&sb, std::slice::from_ref(&good)).status.success());
+    let before = runs_in_db(&sb);
+    let truncated_json = sb.path().join("truncated.json");
+    let export = sb
+        .cmd()
+        .args(["results", "--db"])
+        .arg(sb.db())
+        .args(["export", "1", "--format", "json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let full = stdout_of(&export);
+    std::fs::write(&truncated_json, &full[..full.len() / 2]).unwrap_or_else(|e| panic!("{e}"));
+    let malformed_json = sb.path().join("malformed.json");
+    std::fs::write(
+        &malformed_json,
+        "{\n  \"schema_version\": 1,\n  \"run_id\": oops\n}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (
+            csv_fixture("bad-non-numeric.csv"),
+            "bad-non-numeric.csv:3: value 'fast' is not a number",
+        ),
+        (
+            csv_fixture("bad-zero.csv"),
+            "bad-zero.csv:3: value 0 must be a positive number",
+        ),
+        (
+            csv_fixture("bad-negative.csv"),
+            "bad-negative.csv:2: value -80 must be a positive number",
+        ),
+        (
+            csv_fixture("bad-truncated.csv"),
+            "bad-truncated.csv:3: this row has 3 fields",
+        ),
+        (
+            csv_fixture("bad-header.csv"),
+            "bad-header.csv:1: unknown column 'machine'",
+        ),
+        (
+            openssl_fixture("truncated-mid-line.txt"),
+            "truncated-mid-line.txt:line 2:",
+        ),
+        (
+            openssl_fixture("3.0-human-table-not-mr.txt"),
+            "3.0-human-table-not-mr.txt:line 6:",
+        ),
+        (truncated_json, "truncated.json:"),
+        (malformed_json, "malformed.json:3: not valid JSON"),
+    ];
+    for (file, want) in cases {
+        // The good file first: a bad file later in the list must still
+        // leave nothing behind (the import is all-or-nothing).
+        let fresh = Sandbox::new();
+        let out = import(&fresh, &[good.clone(), file.clone()]);
+        assert_eq!(out.status.code(), Some(2), "{}", file.display());
+        let err = stderr_of(&out);
+        assert!(
+            err.contains(want),
+            "{}: wanted {want:?} in {err}",
+            file.display()
+        );
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(
+            !fresh.db().exists(),
+            "{}: a database was created",
+            file.display()
+        );
+        // And into an existing database: unchanged.
+        let out = import(&sb, std::slice::from_ref(&file));
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(runs_in_db(&sb), before);
+    }
+    // Unknown reference host.
+    let out = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args(["--reference", "nosuchhost"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("unknown reference 'nosuchhost'") && err.contains("hostx"),
+        "{err}"
+    );
+    // A value of zero in a file given to compare directly.
+    let out = sb
+        .cmd()
+        .arg("compare")
+        .arg(csv_fixture("bad-zero.csv"))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("bad-zero.csv:3:"));
+    // An unknown family.
+    let out = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args(["--family", "disk"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("no results for family 'disk'"));
+}
+
+#[test]
+fn openssl_output_compares_with_a_sysgauge_run() {
+    let sb = Sandbox::new();
+    let run = sb
+        .tiny_run()
+        .args(["--only", "hash.sha256,hash.md5"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    let out = sb
+        .cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .args(["--host", "openssl-here"])
+        .arg(openssl_fixture("3.0-sha256-md5-8k.txt"))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args(["--reference", "openssl-here", "--format", "json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<&str> = c.rows.iter().map(|r| r.bench_id.as_str()).collect();
+    assert_eq!(ids, ["hash.md5", "hash.sha256"], "{c:?}");
+    for r in &c.rows {
+        assert_eq!(r.params.get_u64("block_size"), Some(8192));
+        assert!(r
+            .cells
+            .iter()
+            .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()));
+    }
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|p| sysgauge_core::bench::find_program(p))
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let sb = Sandbox::new();
+    assert!(import(
+        &sb,
+        &[
+            csv_fixture("three-hosts.csv"),
+            csv_fixture("repeated-samples-crlf.csv")
+        ]
+    )
+    .status
+    .success());
+    let html = sb.path().join("report.html");
+    let out = sb
+        .cmd()
+        .arg("report")
+        .arg(&html)
+        .args(["--db"])
+        .arg(sb.db())
+        .args(["hostx", "hosta", "hostb", "pi", "--reference", "hostx"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = std::fs::read_to_string(&html).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!text.contains("<script") && !text.contains("<link"));
+
+    let Some(browser) = chromium() else {
+        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
+            panic!("chromium is not installed (apt-get install chromium)");
+        }
+        eprintln!("note: chromium not installed; skipping the browser part of the report test");
+        return;
+    };
+    let profile = sb.path().join("chromium-profile");
+    let url = format!("file://{}", html.display());
+    let headless = |extra: &[&str]| {
+        let mut c = std::process::Command::new(&browser);
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(&url)
+        .env("HOME", sb.path());
+        run_bounded(c, std::time::Duration::from_secs(120))
+    };
+    // The DOM after the page has loaded: every section and chart is there.
+    let dom = headless(&["--dump-dom"]);
+    assert!(dom.status.success(), "chromium failed: {}", stderr_of(&dom));
+    let dom = stdout_of(&dom);
+    for id in [
+        "facts",
+        "summary",
+        "cases",
+        "family-hash",
+        "family-other",
+        "missing",
+        "method",
+    ] {
+        assert!(
+            dom.contains(&format!("id=\"{id}\"")),
+            "section {id} missing from the DOM"
+        );
+    }
+    assert!(dom.contains("data-chart=\"summary\""));
+    assert!(dom.contains("data-chart=\"ratios-hash\""));
+    assert!(dom.contains("data-chart=\"ratios-other\""));
+    assert!(
+        dom.matches("<svg").count() >= 3,
+        "charts missing from the DOM"
+    );
+    assert!(dom.contains("0.625") && dom.contains("hostx"));
+    // A screenshot: the page really paints (not an empty or tiny image).
+    let shot = sb.path().join("report.png");
+    let out = headless(&[
+        &format!("--screenshot={}", shot.display()),
+        "--window-size=1280,2400",
+        "--hide-scrollbars",
+    ]);
+    assert!(
+        out.status.success(),
+        "chromium screenshot failed: {}",
+        stderr_of(&out)
+    );
+    let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot: {e}"));
+    assert_eq!(&png[1..4], b"PNG");
+    assert!(
+        png.len() > 20_000,
+        "screenshot is suspiciously small ({} bytes)",
+        png.len()
+    );
+    if let Some(dir) = std::env::var_os("SYSGAUGE_KEEP_REPORT") {
+        let _ = std::fs::copy(&shot, PathBuf::from(&dir).join("report.png"));
+        let _ = std::fs::copy(&html, PathBuf::from(&dir).join("report.html"));
+    }
+}
+
+/// Run a command with a time limit; the child is killed if it overruns.
+fn run_bounded(mut cmd: std::process::Command, limit: std::time::Duration) -> std::process::Output {
+    use std::process::Stdio;
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start the browser: {e}"));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap_or_else(|e| panic!("{e}")),
+        Err(_) => {
+            // SAFETY: kill has no memory-safety preconditions; the pid is our
+            // own child, which has not been reaped (wait has not returned).
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+            panic!("the browser did not finish within {limit:?}");
+        }
+    }
+}
+
+#[test]
+fn charts_as_png_and_svg() {
+    let sb = Sandbox::new();
+    let csv = csv_fixture("three-hosts.csv");
+    let png = sb.path().join("summary.png");
+    let out = sb
+        .cmd()
+        .arg("chart")
+        .arg(&csv)
+        .args(["--reference", "hostx", "--png"])
+        .arg(&png)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let svg = sb.path().join("ratios.svg");
+    let out = sb
+        .cmd()
+        .arg("chart")
+        .arg(&csv)
+        .args(["--kind", "ratios", "--family", "other", "--svg"])
+        .arg(&svg)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.starts_with("<svg") && text.contains("dd-zero"));
+    // No block-size data in this CSV: a clear error, no file.
+    let none = sb.path().join("none.svg");
+    let out = sb
+        .cmd()
+        .arg("chart")
+        .arg(&csv)
+        .args(["--kind", "block-size", "--family", "other", "--svg"])
+        .arg(&none)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("block_size"));
+    assert!(!none.exists());
+}
+
+#[test]
+fn run_summary_ends_with_the_index_and_baseline_commands_work() {
+    let sb = Sandbox::new();
+    let out = sb
+        .tiny_run()
+        .args(["--only", "hash.sha256"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    let at = text
+        .find("Index (1000 = the reference machine of baseline v")
+        .unwrap_or_else(|| panic!("no index in {text}"));
+    let index = &text[at..];
+    assert!(index.lines().any(|l| l.starts_with("hash ")), "{index}");
+    assert!(index.lines().any(|l| l.starts_with("overall ")), "{index}");
+
+    let show = sb
+        .cmd()
+        .args(["baseline", "show", "--json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(show.status.success(), "{}", stderr_of(&show));
+    let v: serde_json::Value =
+        serde_json::from_slice(&show.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert!(v["version"].as_u64().unwrap_or(0) >= 1);
+    assert_eq!(v["stale"], serde_json::json!([]));
+
+    // A tiny debug run is refused as a baseline unless forced.
+    let make = |extra: &[&str]| {
+        sb.cmd()
+            .args(["baseline", "make", "--db"])
+            .arg(sb.db())
+            .args(["1", "--machine", "test box"])
+            .args(extra)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let refused = make(&[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr_of(&refused).contains("standard-profile"),
+        "{}",
+        stderr_of(&refused)
+    );
+    let file = sb.path().join("reference.json");
+    let forced = make(&[
+        "--force",
+        "--version",
+        "7",
+        "-o",
+        file.to_str().unwrap_or("x"),
+    ]);
+    assert!(forced.status.success(), "{}", stderr_of(&forced));
+    let b = sysgauge_bench::baseline::parse(&std::fs::read_to_string(&file).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((b.version, b.machine.as_str()), (7, "test box"));
+    assert!(b.recorded_with.starts_with("sysgauge "));
+}
+
+#[test]
+fn a_host_stands_for_its_latest_run() {
+    let sb = Sandbox::new();
+    for _ in 0..2 {
+        let out = sb
+            .tiny_run()
+            .args(["--only", "hash.md5"])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    }
+    let list = sb
+        .cmd()
+        .args(["results", "--db"])
+        .arg(sb.db())
+        .args(["list", "--json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&list.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let host = v[0]["host"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    let latest = v[0]["run_id"].as_str().unwrap_or("").to_string();
+    let out = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args([host.as_str(), "1", "--format", "json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.machines.len(), 2);
+    assert_eq!(
+        c.machines[0].run_id, latest,
+        "the host name means its latest run"
+    );
+    assert_eq!(c.machines[0].label, format!("{host} (run 2)"));
+    assert_eq!(c.machines[1].label, format!("{host} (run 1)"));
+    assert_eq!(c.reference, c.machines[0].label);
+    // The same run named twice is one machine: too few to compare.
+    let out = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args([host.as_str(), "2"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("at least two machines"));
+}

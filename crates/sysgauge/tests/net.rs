@@ -1,0 +1,763 @@
+//! The network commands end to end, with the real binary: `sysgauge net`
+//! over loopback and against `sysgauge listen --serve`, `sysgauge ping`
+//! against the reference `2ping --listen`, the reference `2ping` client
+//! against `sysgauge listen` (127.0.0.1 and ::1), Ctrl-C, flood, several
+//! hosts at once, and bad input.
+//!
+//! Only loopback is used. Every spawned process is killed and reaped in a
+//! Drop guard, every run has a count and a timeout. Tests that need the
+//! `2ping` program skip with a note without it, and fail when
+//! SYSGAUGE_REQUIRE_ALL=1 (as CI sets).
+
+mod common;
+
+use common::{stderr_of, stdout_of, Sandbox};
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use sysgauge_core::{RunRecord, Status};
+
+const READY: Duration = Duration::from_secs(20);
+
+fn have(test: &str, program: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false);
+    if found {
+        return true;
+    }
+    let msg = format!("{test}: needs program `{program}`");
+    if std::env::var("SYSGAUGE_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("{msg} (SYSGAUGE_REQUIRE_ALL=1: apt-get install -y {program})");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {msg}");
+    false
+}
+
+/// A UDP port that was free a moment ago.
+fn free_udp_port(ip: &str) -> u16 {
+    UdpSocket::bind((ip, 0))
+        .and_then(|s| s.local_addr())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .port()
+}
+
+/// A port free for both TCP and UDP a moment ago.
+fn free_tcp_udp_port() -> u16 {
+    for _ in 0..50 {
+        let t = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let port = t.local_addr().unwrap_or_else(|e| panic!("{e}")).port();
+        if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free TCP+UDP port");
+}
+
+/// A child process, killed and reaped on drop, its output lines collected.
+struct ChildGuard {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl ChildGuard {
+    fn spawn(cmd: &mut Command) -> ChildGuard {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn: {e}"));
+        let (tx, rx) = mpsc::channel();
+        let out = child.stdout.take().unwrap_or_else(|| panic!("stdout"));
+        let err = child.stderr.take().unwrap_or_else(|| panic!("stderr"));
+        let tx2 = tx.clone();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx2.send(format!("stderr: {l}")).is_err() {
+                    break;
+                }
+            }
+        });
+        ChildGuard {
+            child,
+            lines: rx,
+            seen: Vec::new(),
+        }
+    }
+
+    fn wait_for_line(&mut self, needle: &str, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        while let Some(left) = end.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(l) => {
+                    let hit = l.contains(needle);
+                    self.seen.push(l);
+                    if hit {
+                        return true;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
+    fn interrupt(&self) {
+        // SAFETY: kill with a valid pid and signal number has no memory effects.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
+        }
+    }
+
+    fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(300)) {
+                    self.seen.push(l);
+                }
+                return Some(status);
+            }
+            if Instant::now() >= end {
+                return None;
+            }
+            while let Ok(l) = self.lines.try_recv() {
+                self.seen.push(l);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn output(&self) -> String {
+        self.seen.join("\n")
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn bin() -> Command {
+    Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
+}
+
+/// `sysgauge listen` on `ip` (ready when it said so).
+fn our_listener(sb: &Sandbox, ip: &str, port: u16, extra: &[&str]) -> ChildGuard {
+    let mut cmd = bin();
+    cmd.env("HOME", sb.path())
+        .args(["listen", "-I", ip, "--port", &port.to_string(), "-w", "120"])
+        .args(extra);
+    let mut child = ChildGuard::spawn(&mut cmd);
+    assert!(
+        child.wait_for_line("2PING listener", READY),
+        "sysgauge listen did not start: {}",
+        child.output()
+    );
+    child
+}
+
+/// The reference `2ping --listen` on `ip` (ready when it said so).
+fn reference_listener(ip: &str, port: u16, extra: &[&str]) -> ChildGuard {
+    let mut cmd = Command::new("2ping");
+    cmd.args(["--listen", "-I", ip, "--port", &port.to_string()])
+        .args(extra);
+    let mut child = ChildGuard::spawn(&mut cmd);
+    assert!(
+        child.wait_for_line("2PING listener", READY),
+        "2ping --listen did not start: {}",
+        child.output()
+    );
+    child
+}
+
+fn strict_record(bytes: &[u8]) -> RunRecord {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(bytes)))
+}
+
+fn read_record(path: &std::path::Path) -> RunRecord {
+    strict_record(&std::fs::read(path).unwrap_or_else(|e| panic!("{e}")))
+}
+
+#[test]
+fn net_tiny_loopback_end_to_end() {
+    let sb = Sandbox::new();
+    let json = sb.path().join("net.json");
+    let out = sb
+        .cmd()
+        .args(["net", "--profile", "tiny", "--repetitions", "3", "--db"])
+        .arg(sb.db())
+        .arg("--json")
+        .arg(&json)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run = read_record(&json);
+    assert_eq!(run.command, "net");
+    let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "net.tcp-throughput",
+            "net.tcp-connect",
+            "net.udp-pps",
+            "net.udp-rtt"
+        ]
+    );
+    for r in &run.results {
+        assert_eq!(r.status, Status::Ok, "{}", r.bench_id);
+        assert_eq!(r.params.get_str("target"), Some("loopback"));
+        assert!(r
+            .metrics
+            .iter()
+            .all(|m| m.value() > 0.0 && m.samples.len() == 3));
+    }
+    let text = stdout_of(&out);
+    assert!(text.contains("Gbit/s") && text.contains("p99"), "{text}");
+    assert!(text.contains("net-loopback"), "{text}");
+    assert!(text.contains("Stored as run 1"), "{text}");
+}
+
+#[test]
+fn run_includes_the_loopback_net_slice() {
+    let sb = Sandbox::new();
+    let out = sb
+        .tiny_run()
+        .args(["--only", "net", "--json", "-", "--no-store"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run = strict_record(&out.stdout);
+    assert_eq!(run.results.len(), 4);
+    assert!(run.results.iter().all(|r| r.family == "net" && r.is_ok()));
+}
+
+#[test]
+fn net_against_listen_serve() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let serve_port = free_tcp_udp_port();
+    let mut l = {
+        let mut cmd = bin();
+        cmd.env("HOME", sb.path()).args([
+            "listen",
+            "-I",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--serve",
+            "--serve-port",
+            &serve_port.to_string(),
+            "-w",
+            "120",
+        ]);
+        ChildGuard::spawn(&mut cmd)
+    };
+    assert!(
+        l.wait_for_line("net service on 127.0.0.1", READY),
+        "{}",
+        l.output()
+    );
+    let peer = format!("127.0.0.1:{serve_port}");
+    let out = sb
+        .cmd()
+        .args([
+            "net",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "3",
+            "--no-store",
+        ])
+        .args(["--peer", &peer, "--json", "-", "--udp-size", "100"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run = strict_record(&out.stdout);
+    assert_eq!(run.results.len(), 4);
+    for r in &run.results {
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(r.params.get_str("target"), Some(peer.as_str()));
+    }
+    // The loopback note is only for loopback runs.
+    assert!(!stderr_of(&out).contains("net-loopback"));
+    l.interrupt();
+    let status = l.wait_exit(Duration::from_secs(20));
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", l.output());
+}
+
+#[test]
+fn net_to_a_missing_peer_fails_clearly() {
+    let sb = Sandbox::new();
+    let closed = free_tcp_udp_port();
+    let out = sb
+        .cmd()
+        .args(["net", "--profile", "tiny", "--no-store"])
+        .args(["--peer", &format!("127.0.0.1:{closed}")])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    assert!(text.contains("cannot connect"), "{text}");
+    assert!(text.contains("sysgauge listen --serve"), "{text}");
+}
+
+fn ping_reference(ip: &str) {
+    let sb = Sandbox::new();
+    let port = free_udp_port(ip);
+    let _l = reference_listener(ip, port, &[]);
+    let json = sb.path().join("ping.json");
+    let out = sb
+        .cmd()
+        .args([
+            "ping",
+            "-c",
+            "3",
+            "-i",
+            "0.2",
+            "--port",
+            &port.to_string(),
+            ip,
+        ])
+        .arg("--db")
+        .arg(sb.db())
+        .arg("--json")
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = stdout_of(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr_of(&out));
+    assert!(
+        text.contains(&format!("2PING {ip} ({ip}): 128 to 512 bytes of data.")),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches(&format!("128 bytes from {ip}: ping_seq="))
+            .count(),
+        3,
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("--- {ip} ({ip}) 2ping statistics ---")),
+        "{text}"
+    );
+    assert!(
+        text.contains("3 pings transmitted, 3 received, 0% ping loss"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"),
+        "{text}"
+    );
+    assert!(text.contains("rtt min/avg/ewma/max/mdev = "), "{text}");
+    let run = read_record(&json);
+    assert_eq!(run.command, "ping");
+    let rtt = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "net.ping-rtt")
+        .unwrap_or_else(|| panic!("no net.ping-rtt"));
+    assert_eq!(rtt.params.get_str("host"), Some(ip));
+    assert_eq!(rtt.metrics[0].samples.len(), 3);
+    let loss = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "net.ping-loss")
+        .unwrap_or_else(|| panic!("no net.ping-loss"));
+    let names: Vec<&str> = loss.metrics.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["loss", "outbound", "inbound", "undetermined"]);
+    assert_eq!(loss.details.get_u64("received"), Some(3));
+    assert_eq!(loss.details.get_str("stopped_by"), Some("count"));
+}
+
+#[test]
+fn ping_against_reference_listener_ipv4() {
+    if have("ping_against_reference_listener_ipv4", "2ping") {
+        ping_reference("127.0.0.1");
+    }
+}
+
+#[test]
+fn ping_against_reference_listener_ipv6() {
+    if have("ping_against_reference_listener_ipv6", "2ping") {
+        ping_reference("::1");
+    }
+}
+
+fn reference_against_listen(ip: &str) {
+    let sb = Sandbox::new();
+    let port = free_udp_port(ip);
+    let mut l = our_listener(&sb, ip, port, &[]);
+    let mut cmd = Command::new("2ping");
+    cmd.args(["-c", "3", "-i", "0.2", "--port", &port.to_string(), ip]);
+    let mut client = ChildGuard::spawn(&mut cmd);
+    let status = client.wait_exit(Duration::from_secs(60));
+    let text = client.output();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{text}");
+    assert!(
+        text.contains("3 pings transmitted, 3 received, 0% ping loss"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"),
+        "{text}"
+    );
+    // Our listener printed the reference's 3rd legs with its RTT, and its
+    // statistics on Ctrl-C.
+    assert!(
+        l.wait_for_line("ping_seq=3", Duration::from_secs(5)),
+        "{}",
+        l.output()
+    );
+    l.interrupt();
+    let status = l.wait_exit(Duration::from_secs(20));
+    let out = l.output();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{out}");
+    assert_eq!(out.matches("peertime=").count(), 3, "{out}");
+    assert!(
+        out.contains("3 pings transmitted, 3 received, 0% ping loss"),
+        "{out}"
+    );
+    assert!(out.contains("0 dropped"), "{out}");
+}
+
+#[test]
+fn reference_client_against_listen_ipv4() {
+    if have("reference_client_against_listen_ipv4", "2ping") {
+        reference_against_listen("127.0.0.1");
+    }
+}
+
+#[test]
+fn reference_client_against_listen_ipv6() {
+    if have("reference_client_against_listen_ipv6", "2ping") {
+        reference_against_listen("::1");
+    }
+}
+
+#[test]
+fn hmac_both_ways_and_a_wrong_key() {
+    if !have("hmac_both_ways_and_a_wrong_key", "2ping") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let auth = ["--auth", "s3cret", "--auth-digest", "hmac-sha256"];
+    {
+        let _l = reference_listener("127.0.0.1", port, &auth);
+        let out = sb
+            .cmd()
+            .args([
+                "ping",
+                "-c",
+                "2",
+                "-i",
+                "0.2",
+                "--no-store",
+                "--port",
+                &port.to_string(),
+            ])
+            .args(auth)
+            .arg("127.0.0.1")
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        assert!(stdout_of(&out).contains("2 pings transmitted, 2 received"));
+        // The key may come from the environment, out of `ps`.
+        let wrong = sb
+            .cmd()
+            .args([
+                "ping",
+                "-c",
+                "2",
+                "-i",
+                "0.2",
+                "--linger",
+                "0",
+                "--no-store",
+            ])
+            .args(["--port", &port.to_string(), "--auth-digest", "hmac-sha256"])
+            .env("SYSGAUGE_2PING_KEY", "wrong")
+            .arg("127.0.0.1")
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(wrong.status.code(), Some(1), "{}", stdout_of(&wrong));
+        assert!(stdout_of(&wrong).contains("2 pings transmitted, 0 received"));
+    }
+    let port = free_udp_port("127.0.0.1");
+    let _l = our_listener(&sb, "127.0.0.1", port, &auth);
+    let mut cmd = Command::new("2ping");
+    cmd.args(["-c", "2", "-i", "0.2", "--port", &port.to_string()])
+        .args(auth)
+        .arg("127.0.0.1");
+    let mut client = ChildGuard::spawn(&mut cmd);
+    client.wait_exit(Duration::from_secs(60));
+    assert!(
+        client
+            .output()
+            .contains("2 pings transmitted, 2 received, 0% ping loss"),
+        "{}",
+        client.output()
+    );
+}
+
+#[test]
+fn several_hosts_flood_and_json_on_stdout() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let mut cmd = bin();
+    cmd.env("HOME", sb.path()).args([
+        "listen",
+        "-I",
+        "127.0.0.1",
+        "-I",
+        "::1",
+        "--port",
+        &port.to_string(),
+        "-q",
+        "-w",
+        "120",
+    ]);
+    let mut l = ChildGuard::spawn(&mut cmd);
+    assert!(
+        l.wait_for_line("2PING listener ([::1]", READY),
+        "{}",
+        l.output()
+    );
+    let out = sb
+        .cmd()
+        .args(["ping", "-f", "-c", "500", "--no-store", "--json", "-"])
+        .args(["--port", &port.to_string(), "127.0.0.1", "::1"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    // stdout carries only the record; the human text went to stderr.
+    let run = strict_record(&out.stdout);
+    let human = stderr_of(&out);
+    assert!(
+        !human.contains("bytes from"),
+        "flood prints no reply lines: {human}"
+    );
+    for host in ["127.0.0.1", "::1"] {
+        assert!(
+            human.contains(&format!("--- {host} ({host}) 2ping statistics ---")),
+            "{human}"
+        );
+        let loss = run
+            .results
+            .iter()
+            .find(|r| r.bench_id == "net.ping-loss" && r.params.get_str("host") == Some(host))
+            .unwrap_or_else(|| panic!("no loss result for {host}"));
+        assert_eq!(loss.params.get_str("mode"), Some("flood"));
+        assert_eq!(loss.details.get_u64("transmitted"), Some(500));
+        assert_eq!(loss.details.get_u64("received"), Some(500), "{human}");
+    }
+    assert!(human.contains("500 pings transmitted, 500 received, 0% ping loss"));
+}
+
+#[test]
+fn ctrl_c_prints_and_stores_the_statistics_so_far() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let _l = our_listener(&sb, "127.0.0.1", port, &["-q"]);
+    let mut cmd = bin();
+    cmd.env("HOME", sb.path())
+        .args(["ping", "-i", "0.05", "--port", &port.to_string(), "--db"])
+        .arg(sb.db())
+        .arg("127.0.0.1");
+    let mut ping = ChildGuard::spawn(&mut cmd);
+    assert!(
+        ping.wait_for_line("ping_seq=5 ", Duration::from_secs(30)),
+        "{}",
+        ping.output()
+    );
+    ping.interrupt();
+    let status = ping.wait_exit(Duration::from_secs(30));
+    let out = ping.output();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{out}");
+    assert!(out.contains("2ping statistics"), "{out}");
+    assert!(out.contains("Stored as run 1"), "{out}");
+    let export = sb
+        .cmd()
+        .args(["results", "--db"])
+        .arg(sb.db())
+        .args(["export", "1", "--format", "json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let run = strict_record(&export.stdout);
+    let loss = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "net.ping-loss")
+        .unwrap_or_else(|| panic!("no loss result"));
+    assert_eq!(loss.details.get_str("stopped_by"), Some("interrupted"));
+    assert!(loss.details.get_u64("received").unwrap_or(0) >= 5);
+}
+
+fn usage_error(sb: &Sandbox, args: &[&str], needle: &str) {
+    let out = sb
+        .cmd()
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: wanted {needle:?} in: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_input_is_a_usage_error() {
+    let sb = Sandbox::new();
+    fn ping<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        let mut v = vec!["ping", "--no-store", "-c", "1"];
+        v.extend_from_slice(extra);
+        v
+    }
+    usage_error(
+        &sb,
+        &ping(&["no-such-host.invalid"]),
+        "cannot resolve \"no-such-host.invalid\"",
+    );
+    usage_error(
+        &sb,
+        &ping(&["--min-packet-size", "600", "127.0.0.1"]),
+        "--min-packet-size 600 is above --max-packet-size 512",
+    );
+    usage_error(
+        &sb,
+        &ping(&["--max-packet-size", "10", "127.0.0.1"]),
+        "--max-packet-size 10 must be within",
+    );
+    usage_error(
+        &sb,
+        &ping(&[
+            "--min-packet-size",
+            "20",
+            "--max-packet-size",
+            "40",
+            "127.0.0.1",
+        ]),
+        "too small for pinging",
+    );
+    usage_error(
+        &sb,
+        &ping(&["--min-packet-size", "lots", "127.0.0.1"]),
+        "is not a size",
+    );
+    usage_error(
+        &sb,
+        &ping(&["--auth-digest", "hmac-crc32", "127.0.0.1"]),
+        "unknown auth digest",
+    );
+    usage_error(
+        &sb,
+        &ping(&["--auth", "", "127.0.0.1"]),
+        "--auth KEY is empty",
+    );
+    usage_error(
+        &sb,
+        &["ping", "--no-store", "-c", "0", "127.0.0.1"],
+        "--count must be at least 1",
+    );
+    usage_error(
+        &sb,
+        &ping(&["-i", "0", "127.0.0.1"]),
+        "--interval 0 is not a valid time",
+    );
+    usage_error(
+        &sb,
+        &ping(&["-w", "0", "127.0.0.1"]),
+        "--deadline 0 is not a valid time",
+    );
+    usage_error(
+        &sb,
+        &ping(&["-4", "-6", "127.0.0.1"]),
+        "cannot be used with",
+    );
+    usage_error(&sb, &ping(&["-6", "127.0.0.1"]), "has no V6 address");
+    usage_error(&sb, &ping(&["127.0.0.1", "127.0.0.1"]), "given twice");
+    usage_error(
+        &sb,
+        &ping(&["-I", "::1", "127.0.0.1"]),
+        "different address families",
+    );
+    usage_error(
+        &sb,
+        &ping(&["-I", "192.0.2.77", "127.0.0.1"]),
+        "cannot bind",
+    );
+    usage_error(
+        &sb,
+        &["ping", "--json", "127.0.0.1", "127.0.0.2"],
+        "--json takes -",
+    );
+    usage_error(&sb, &["ping"], "HOST");
+    usage_error(
+        &sb,
+        &["net", "--no-store", "--peer", "no-such-host.invalid"],
+        "cannot resolve",
+    );
+    usage_error(
+        &sb,
+        &["net", "--no-store", "--peer", "127.0.0.1:http"],
+        "is not a port number",
+    );
+    usage_error(
+        &sb,
+        &["net", "--no-store", "--udp-size", "8"],
+        "must be within 16..=65507",
+    );
+    usage_error(&sb, &["net", "--no-store", "--streams", "0"], "--streams 0");
+    usage_error(&sb, &["listen", "--serve-bind", "127.0.0.1"], "--serve");
+    usage_error(
+        &sb,
+        &["listen", "-I", "no-such-host.invalid"],
+        "not an address to listen on",
+    );
+    usage_error(
+        &sb,
+        &[
+            "listen",
+            "-I",
+            "127.0.0.1",
+            "--serve",
+            "--serve-port",
+            "15998",
+        ],
+        "is the 2ping port",
+    );
+    usage_error(
+        &sb,
+        &["listen", "-I", "192.0.2.77", "--port", "0"],
+        "cannot bind",
+    );
+    // Nothing was stored by any of them.
+    assert!(!sb.db().exists());
+}
