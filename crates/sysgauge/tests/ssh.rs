@@ -285,31 +285,6 @@ fn run_skips_ssh_unless_named_and_list_shows_it() {
     assert_eq!(ids, ["ssh.transfer", "ssh.handshake"]);
     assert!(run.results.iter().all(|r| r.is_ok()), "{:?}", run.results);
     assert_clean(&sb.scratch());
-
-    // The default run leaves the ssh family out.
-    let help = sb
-        .cmd()
-        .args([
-            "run",
-            "--profile",
-            "tiny",
-            "--repetitions",
-            "1",
-            "--no-store",
-            "--json",
-            "-",
-        ])
-        .args(["--skip", "hash,spawn", "--scratch-dir"])
-        .arg(sb.scratch())
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let v: serde_json::Value = serde_json::from_slice(&help.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", stderr_of(&help)));
-    let families: Vec<&str> = v["results"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|r| r["family"].as_str()).collect())
-        .unwrap_or_default();
-    assert!(!families.contains(&"ssh"), "{families:?}");
 }
 
 #[test]

@@ -95,3 +95,34 @@ pub fn select(
         .filter(|b| !matches(b.as_ref(), skip))
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[Box<dyn Benchmark>]) -> Vec<String> {
+        v.iter().map(|b| b.id().to_string()).collect()
+    }
+
+    #[test]
+    fn opt_in_families_run_only_when_named() {
+        let all = || benchmarks(&Options::default());
+        let default = select(all(), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!ids(&default).iter().any(|i| i.starts_with("ssh.")));
+        assert!(ids(&default).iter().any(|i| i.starts_with("hash.")));
+        let only = select(all(), &["ssh".to_string()], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ids(&only), ["ssh.transfer", "ssh.handshake"]);
+        let one = select(
+            all(),
+            &["ssh.handshake".to_string(), "hash".to_string()],
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(ids(&one).contains(&"ssh.handshake".to_string()));
+        assert!(!ids(&one).contains(&"ssh.transfer".to_string()));
+        let skipped = select(all(), &[], &["hash".to_string()]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!ids(&skipped)
+            .iter()
+            .any(|i| i.starts_with("ssh.") || i.starts_with("hash.")));
+    }
+}
