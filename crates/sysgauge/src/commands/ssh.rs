@@ -195,16 +195,10 @@ fn fixed_candidates(kind: Kind, client: &ClientAlgorithms) -> Vec<String> {
 /// What each class probes: the filter (or everything the client has), plus
 /// the fixed choice or its default candidates.
 fn probe_names(p: &Parsed, client: &ClientAlgorithms) -> Vec<(Kind, Vec<String>)> {
-    Kind::ALL
+    p.filters
         .iter()
         .zip(&p.fixed)
-        .map(|(kind, fixed)| {
-            let filter = &p
-                .filters
-                .iter()
-                .find(|(k, _)| k == kind)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
+        .map(|((kind, filter), fixed)| {
             let mut names: Vec<String> = if filter.is_empty() {
                 client.list(*kind).to_vec()
             } else {
