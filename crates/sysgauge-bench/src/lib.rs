@@ -18,6 +18,7 @@ pub mod net;
 pub mod openssl_speed;
 pub mod registry;
 pub mod spawn;
+pub mod ssh;
 pub mod startup;
 pub mod sweep;
 pub mod util;

@@ -11,6 +11,7 @@ use crate::hash;
 use crate::memory;
 use crate::net;
 use crate::spawn;
+use crate::ssh;
 use crate::startup;
 use crate::sweep;
 use std::sync::Arc;
@@ -24,6 +25,11 @@ pub struct FamilyInfo {
     pub summary: &'static str,
     /// Seconds for the tiny, quick, standard and full profiles.
     pub budget_seconds: [f64; 4],
+    /// Whether `sysgauge run` includes the family when neither `--only` nor
+    /// `--skip` names it. Families that take minutes whatever the profile
+    /// (ssh) are opt-in: `sysgauge run --only FAMILY` or their own
+    /// subcommand. `sysgauge list` shows them all the same.
+    pub in_default_run: bool,
 }
 
 impl FamilyInfo {
@@ -46,21 +52,25 @@ pub fn families() -> &'static [FamilyInfo] {
             name: "clock",
             summary: "effective clock of each CPU against its nominal clock (at the start and end of a run)",
             budget_seconds: [0.1, 1.0, 4.0, 8.0],
+            in_default_run: true,
         },
         FamilyInfo {
             name: "hash",
             summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
             budget_seconds: [0.3, 6.0, 40.0, 120.0],
+            in_default_run: true,
         },
         FamilyInfo {
             name: "crypto",
             summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
             budget_seconds: [0.4, 8.0, 40.0, 160.0],
+            in_default_run: true,
         },
         FamilyInfo {
             name: "cpu",
             summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
             budget_seconds: [0.3, 12.0, 60.0, 180.0],
+            in_default_run: true,
         },
         // The slice's three cases also allocate and fault in their buffers
         // and build the latency chain (about a second in all at the quick
@@ -70,21 +80,25 @@ pub fn families() -> &'static [FamilyInfo] {
             name: "mem",
             summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
             budget_seconds: [0.3, 5.0, 30.0, 90.0],
+            in_default_run: true,
         },
         FamilyInfo {
             name: "disk",
             summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",
             budget_seconds: [0.4, 8.0, 40.0, 120.0],
+            in_default_run: true,
         },
         FamilyInfo {
             name: "sweep",
             summary: "the system's hash programs and dd over K copies of a corpus: start-up vs throughput",
             budget_seconds: [0.3, 6.0, 40.0, 120.0],
+            in_default_run: true,
         },
         FamilyInfo {
             name: "spawn",
             summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
             budget_seconds: [0.3, 4.0, 40.0, 120.0],
+            in_default_run: true,
         },
         // The startup family runs only the commands given to `sysgauge
         // startup` (none in `sysgauge run`); its slice is the default
@@ -93,11 +107,23 @@ pub fn families() -> &'static [FamilyInfo] {
             name: "startup",
             summary: "start-up time of given commands against a baseline, and the shared libraries they load",
             budget_seconds: [0.3, 3.0, 10.0, 30.0],
+            in_default_run: true,
         },
         FamilyInfo {
             name: "net",
             summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
             budget_seconds: [0.4, 5.0, 30.0, 90.0],
+            in_default_run: true,
+        },
+        // Real ssh connections through a private sshd: minutes for the
+        // factorial matrix, so not in the default run. The slice only
+        // describes `sysgauge run --only ssh`; the cases run a fixed number
+        // of transfers of a fixed size whatever the budget.
+        FamilyInfo {
+            name: "ssh",
+            summary: "OpenSSH cipher, MAC and key exchange speed: transfer throughput and handshake time (private sshd on loopback, or --host)",
+            budget_seconds: [2.0, 30.0, 120.0, 600.0],
+            in_default_run: false,
         },
     ]
 }
@@ -119,6 +145,7 @@ pub struct Options {
     pub spawn: Arc<spawn::SpawnOptions>,
     pub startup: Arc<startup::StartupOptions>,
     pub net: Arc<net::NetOptions>,
+    pub ssh: Arc<ssh::SshOptions>,
 }
 
 /// Every benchmark, in display order.
@@ -135,6 +162,7 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
     v.extend(spawn::benchmarks(&options.spawn));
     v.extend(startup::benchmarks(&options.startup));
     v.extend(net::benchmarks(&options.net));
+    v.extend(ssh::benchmarks(&options.ssh));
     v
 }
 
@@ -176,7 +204,12 @@ mod tests {
             assert!(BENCHMARKS_DOC.contains(&format!("## {}", f.name)));
             assert!(f.budget(Profile::Quick) < f.budget(Profile::Standard));
         }
-        let quick: f64 = families().iter().map(|f| f.budget_seconds[1]).sum();
+        // Only what `sysgauge run` runs by default counts against its minute.
+        let quick: f64 = families()
+            .iter()
+            .filter(|f| f.in_default_run)
+            .map(|f| f.budget_seconds[1])
+            .sum();
         assert!(quick <= 75.0, "quick profile budgets add up to {quick} s");
     }
 }

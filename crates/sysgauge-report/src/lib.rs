@@ -16,6 +16,7 @@ pub mod index;
 pub mod memory;
 pub mod net;
 pub mod spawn;
+pub mod ssh;
 pub mod startup;
 pub mod summary;
 pub mod sweep;

@@ -69,6 +69,9 @@ pub enum Command {
     Startup(StartupArgs),
     /// Show which processes burn user and kernel time (from /proc/PID/stat).
     Procs(ProcsArgs),
+    /// Find the fastest SSH cipher, MAC and key exchange: probe what the
+    /// server accepts, time transfers and handshakes, recommend an ssh_config.
+    Ssh(SshArgs),
     /// The reference baseline compiled in: show it, or make a new one from a stored run.
     Baseline(BaselineArgs),
     /// Import results from other machines: sysgauge JSON, CSV, `openssl speed -mr` output.
@@ -700,6 +703,87 @@ pub struct StartupArgs {
     /// Also write the timings in the startup export format (docs/output-schema.md).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MatrixArg {
+    /// Ciphers with a fixed MAC and kex, MACs with a fixed cipher and kex,
+    /// key exchanges by handshake time: minutes.
+    Factorial,
+    /// Every working cipher × MAC × kex combination: hours.
+    Full,
+}
+
+#[derive(Debug, Args)]
+pub struct SshArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Measure against a private sshd started on 127.0.0.1 (the default).
+    #[arg(long, conflicts_with = "host")]
+    pub local: bool,
+
+    /// Measure against this server instead, with your own keys or agent
+    /// (batch mode: no prompts; your known_hosts decides the host key).
+    #[arg(long, value_name = "[USER@]HOST[:PORT]")]
+    pub host: Option<String>,
+
+    /// Bytes of zeros per transfer (100M, 1GiB, ...); default by profile:
+    /// 1M tiny, 500M quick, 1G standard, 4G full.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+
+    /// Timed transfers (and handshakes) per combination; the median is the
+    /// value. Takes the place of --repetitions here.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub runs: u32,
+
+    /// Which combinations to measure.
+    #[arg(long, value_enum, default_value_t = MatrixArg::Factorial)]
+    pub matrix: MatrixArg,
+
+    /// Recommend only algorithms not considered weak (no CBC, 3DES, RC4,
+    /// SHA-1 or MD5 MACs, SHA-1 key exchanges) and show what that costs.
+    #[arg(long)]
+    pub only_secure: bool,
+
+    /// Measure only these ciphers (comma-separated OpenSSH names).
+    #[arg(long = "cipher", value_name = "NAME[,...]", value_delimiter = ',')]
+    pub ciphers: Vec<String>,
+
+    /// Measure only these MACs (comma-separated).
+    #[arg(long = "mac", value_name = "NAME[,...]", value_delimiter = ',')]
+    pub macs: Vec<String>,
+
+    /// Measure only these key exchanges (comma-separated).
+    #[arg(long = "kex", value_name = "NAME[,...]", value_delimiter = ',')]
+    pub kex: Vec<String>,
+
+    /// The factorial matrix's fixed cipher, used to compare MACs and key
+    /// exchanges (one that uses a MAC; default aes128-ctr).
+    #[arg(long, value_name = "NAME")]
+    pub fixed_cipher: Option<String>,
+
+    /// The fixed MAC, used to compare ciphers (default umac-128-etm@openssh.com).
+    #[arg(long, value_name = "NAME")]
+    pub fixed_mac: Option<String>,
+
+    /// The fixed key exchange, used to compare ciphers and MACs (default curve25519-sha256).
+    #[arg(long, value_name = "NAME")]
+    pub fixed_kex: Option<String>,
+
+    /// ssh's ConnectTimeout in seconds, for every connection.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub connect_timeout: u64,
+
+    /// With --host: read this ssh config file instead of ~/.ssh/config (ssh -F).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+
+    /// An extra ssh option KEY=VALUE (ssh -o), repeatable; it takes
+    /// precedence over sysgauge's own.
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
+    pub ssh_options: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,7 +5,7 @@ use crate::exit::Exit;
 use crate::output;
 use anyhow::{bail, Result};
 use serde::Serialize;
-use sysgauge_bench::{benchmarks, families, Options};
+use sysgauge_bench::{benchmarks, families, family_info, Options};
 use sysgauge_core::family_of;
 use sysgauge_report::{Align, Table, TableFormat};
 
@@ -16,6 +16,8 @@ struct Entry {
     unit: String,
     better: String,
     description: String,
+    /// Whether `sysgauge run` runs it without `--only`.
+    in_default_run: bool,
 }
 
 pub fn run(args: ListArgs) -> Result<Exit> {
@@ -40,6 +42,7 @@ pub fn run(args: ListArgs) -> Result<Exit> {
                 unit: d.unit.symbol().to_string(),
                 better: d.better.as_str().to_string(),
                 description: d.summary,
+                in_default_run: family_info(family_of(b.id())).is_none_or(|f| f.in_default_run),
             }
         })
         .collect();
@@ -53,9 +56,20 @@ pub fn run(args: ListArgs) -> Result<Exit> {
         ("better", Align::Left),
         ("description", Align::Left),
     ]);
+    let mut opt_in: Vec<String> = Vec::new();
     for e in entries {
+        if !e.in_default_run && !opt_in.contains(&e.family) {
+            opt_in.push(e.family.clone());
+        }
         t.push(vec![e.id, e.unit, e.better, e.description]);
     }
-    output::stdout(&t.render(TableFormat::Text))?;
+    let mut text = t.render(TableFormat::Text);
+    if !opt_in.is_empty() {
+        text.push_str(&format!(
+            "\nNot in `sysgauge run` unless named with --only (each also has its own subcommand): {}\n",
+            opt_in.join(", ")
+        ));
+    }
+    output::stdout(&text)?;
     Ok(Exit::Ok)
 }

@@ -19,6 +19,7 @@ mod report;
 mod results;
 mod run;
 mod spawn;
+mod ssh;
 mod startup;
 mod sweep;
 
@@ -44,6 +45,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Spawn(a) => spawn::run(a),
         Command::Startup(a) => startup::run(a),
         Command::Procs(a) => procs::run(a),
+        Command::Ssh(a) => ssh::run(a),
         Command::Baseline(a) => baseline::run(a),
         Command::Import(a) => import::run(a),
         Command::Compare(a) => compare::run(a),

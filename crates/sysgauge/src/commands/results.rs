@@ -53,6 +53,14 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                 text.push('\n');
                 text.push_str(&family_tables);
             }
+            if run.command == "ssh" {
+                text.push('\n');
+                text.push_str(&sysgauge_report::ssh::ssh_report(
+                    &run,
+                    TableFormat::Text,
+                    false,
+                ));
+            }
             let f = findings_text(&run);
             if !f.is_empty() {
                 text.push_str("\nFindings:\n");

@@ -1,13 +1,14 @@
 //! `sysgauge run`: the bounded-time suite. Chooses benchmarks by family or
 //! id (`--only`, `--skip`), runs them, stores the run, prints the summary
-//! table and the findings.
+//! table and the findings. Families marked `in_default_run: false` in the
+//! registry (ssh) run only when `--only` names them or one of their ids.
 
 use crate::cli::RunArgs;
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use anyhow::{bail, Result};
-use sysgauge_bench::{benchmarks, families, Options};
+use sysgauge_bench::{benchmarks, families, family_info, Options};
 use sysgauge_core::{family_of, Benchmark};
 use sysgauge_report::{findings_text, summary_table, TableFormat};
 
@@ -88,9 +89,49 @@ pub fn select(
         list.iter()
             .any(|e| e.trim() == b.id() || e.trim() == family_of(b.id()))
     };
+    // Without --only, the opt-in families (in_default_run: false) stay out.
+    let in_default =
+        |b: &dyn Benchmark| family_info(family_of(b.id())).is_none_or(|f| f.in_default_run);
     Ok(all
         .into_iter()
-        .filter(|b| only.is_empty() || matches(b.as_ref(), only))
+        .filter(|b| {
+            if only.is_empty() {
+                in_default(b.as_ref())
+            } else {
+                matches(b.as_ref(), only)
+            }
+        })
         .filter(|b| !matches(b.as_ref(), skip))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[Box<dyn Benchmark>]) -> Vec<String> {
+        v.iter().map(|b| b.id().to_string()).collect()
+    }
+
+    #[test]
+    fn opt_in_families_run_only_when_named() {
+        let all = || benchmarks(&Options::default());
+        let default = select(all(), &[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!ids(&default).iter().any(|i| i.starts_with("ssh.")));
+        assert!(ids(&default).iter().any(|i| i.starts_with("hash.")));
+        let only = select(all(), &["ssh".to_string()], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ids(&only), ["ssh.transfer", "ssh.handshake"]);
+        let one = select(
+            all(),
+            &["ssh.handshake".to_string(), "hash".to_string()],
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(ids(&one).contains(&"ssh.handshake".to_string()));
+        assert!(!ids(&one).contains(&"ssh.transfer".to_string()));
+        let skipped = select(all(), &[], &["hash".to_string()]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!ids(&skipped)
+            .iter()
+            .any(|i| i.starts_with("ssh.") || i.starts_with("hash.")));
+    }
 }

@@ -1,0 +1,603 @@
+//! `sysgauge ssh`: which SSH cipher, MAC and key exchange are fastest.
+//!
+//! Before the run (so that bad input and a broken target fail fast, exit 2,
+//! with nothing measured): validate the options and algorithm names against
+//! the client's `ssh -Q` lists, open the session (start the private sshd,
+//! or reach `--host` once), probe which algorithms the server accepts, plan
+//! the factorial or full matrix over the working ones, and print a time
+//! estimate. Then the ssh family runs through the shared runner with the
+//! open session and the plan (same ids and params as `sysgauge run --only
+//! ssh`), is stored, and is rendered by sysgauge-report's ssh report.
+
+use crate::cli::{MatrixArg, SshArgs};
+use crate::config::MeasureConfig;
+use crate::exit::Exit;
+use crate::measure;
+use anyhow::{bail, Context, Result};
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use sysgauge_bench::ssh::algorithms::{
+    is_aead, ClientAlgorithms, Combo, Fixed, Kind, Matrix, MatrixPlan, IMPLICIT_MAC,
+};
+use sysgauge_bench::ssh::client::{Input, LogLevel, Request, Restrict, SshError, REMOTE_DISCARD};
+use sysgauge_bench::ssh::server::ServerOptions;
+use sysgauge_bench::ssh::session::{
+    ssh_program, ClientSettings, Discovery, OpenError, Session, Target,
+};
+use sysgauge_bench::ssh::{default_size, estimate_seconds, SshOptions};
+use sysgauge_bench::{benchmarks, Options};
+use sysgauge_core::record::{Finding, Severity};
+use sysgauge_core::{family_of, CancelToken, Requirement};
+use sysgauge_report::{findings_text, TableFormat};
+
+/// Probes running at once: enough to hide the round trips, few enough not
+/// to trip a server's MaxStartups (default 10).
+const PARALLEL_PROBES: usize = 4;
+
+/// The most bytes one transfer may send (1 TB).
+const MAX_SIZE: u128 = 1_000_000_000_000;
+
+/// The options that do not need the client or the server.
+struct Parsed {
+    target: Target,
+    settings: ClientSettings,
+    size: u64,
+    matrix: Matrix,
+    filters: [(Kind, Vec<String>); 3],
+    fixed: [Option<String>; 3],
+}
+
+fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
+    if args.runs == 0 || args.runs > 1000 {
+        bail!("--runs must be between 1 and 1000, not {}", args.runs);
+    }
+    let target = match &args.host {
+        Some(h) => Target::parse_remote(h).map_err(anyhow::Error::msg)?,
+        None => Target::Local,
+    };
+    let size = match &args.size {
+        None => default_size(cfg.profile),
+        Some(s) => {
+            let n = sysgauge_core::size::parse_u128(s, sysgauge_core::size::Fraction::Allowed)
+                .map_err(|e| anyhow::anyhow!("--size: {e}"))?;
+            if n == 0 {
+                bail!("--size must be at least 1 byte");
+            }
+            if n > MAX_SIZE {
+                bail!(
+                    "--size '{}' is more than 1T (10^12 bytes) per transfer",
+                    s.trim()
+                );
+            }
+            u64::try_from(n).context("--size is too large")?
+        }
+    };
+    if args.connect_timeout == 0 || args.connect_timeout > 300 {
+        bail!(
+            "--connect-timeout must be between 1 and 300 seconds, not {}",
+            args.connect_timeout
+        );
+    }
+    let config = match (&args.ssh_config, &target) {
+        (None, _) => None,
+        (Some(_), Target::Local) => bail!(
+            "--ssh-config applies to --host only (the private server's client uses a generated configuration)"
+        ),
+        (Some(p), _) => {
+            std::fs::File::open(p)
+                .with_context(|| format!("--ssh-config {}: cannot read it", p.display()))?;
+            Some(p.clone())
+        }
+    };
+    for o in &args.ssh_options {
+        let key = o.split(['=', ' ']).next().unwrap_or_default();
+        if key.is_empty()
+            || key.starts_with('-')
+            || !key.chars().all(|c| c.is_ascii_alphanumeric())
+            || !(o.contains('=') || o.contains(' '))
+        {
+            bail!("--ssh-option '{o}' is not KEY=VALUE (an ssh_config option, e.g. IdentityFile=~/.ssh/bench_key)");
+        }
+    }
+    let clean = |v: &[String], option: &str| -> Result<Vec<String>> {
+        let mut out: Vec<String> = Vec::new();
+        for n in v {
+            let n = n.trim();
+            if n.is_empty() {
+                bail!("{option} has an empty entry");
+            }
+            if !out.iter().any(|x| x == n) {
+                out.push(n.to_string());
+            }
+        }
+        Ok(out)
+    };
+    Ok(Parsed {
+        target,
+        settings: ClientSettings {
+            config,
+            options: args.ssh_options.clone(),
+            connect_timeout: Duration::from_secs(args.connect_timeout),
+        },
+        size,
+        matrix: match args.matrix {
+            MatrixArg::Factorial => Matrix::Factorial,
+            MatrixArg::Full => Matrix::Full,
+        },
+        filters: [
+            (Kind::Cipher, clean(&args.ciphers, "--cipher")?),
+            (Kind::Mac, clean(&args.macs, "--mac")?),
+            (Kind::Kex, clean(&args.kex, "--kex")?),
+        ],
+        fixed: [
+            args.fixed_cipher.as_ref().map(|s| s.trim().to_string()),
+            args.fixed_mac.as_ref().map(|s| s.trim().to_string()),
+            args.fixed_kex.as_ref().map(|s| s.trim().to_string()),
+        ],
+    })
+}
+
+fn fixed_option(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Cipher => "--fixed-cipher",
+        Kind::Mac => "--fixed-mac",
+        Kind::Kex => "--fixed-kex",
+    }
+}
+
+/// Names must be known to this client; the fixed cipher must use a MAC.
+fn check_names(p: &Parsed, client: &ClientAlgorithms) -> Result<()> {
+    for (kind, names) in &p.filters {
+        client
+            .check_names(*kind, names, kind.option())
+            .map_err(anyhow::Error::msg)?;
+    }
+    for (kind, name) in Kind::ALL.iter().zip(&p.fixed) {
+        if let Some(n) = name {
+            client
+                .check_names(*kind, std::slice::from_ref(n), fixed_option(*kind))
+                .map_err(anyhow::Error::msg)?;
+        }
+    }
+    if let Some(c) = &p.fixed[0] {
+        if is_aead(c) {
+            bail!("--fixed-cipher {c} authenticates itself (AEAD) and uses no MAC, so MACs cannot be compared with it; choose one that uses a MAC, e.g. aes128-ctr");
+        }
+    }
+    Ok(())
+}
+
+/// The default fixed candidates of a class that this client supports.
+fn fixed_candidates(kind: Kind, client: &ClientAlgorithms) -> Vec<String> {
+    let prefs: &[&str] = match kind {
+        Kind::Cipher => &["aes128-ctr", "aes256-ctr", "aes192-ctr"],
+        Kind::Mac => &[
+            "umac-128-etm@openssh.com",
+            "hmac-sha2-256-etm@openssh.com",
+            "umac-128@openssh.com",
+            "hmac-sha2-256",
+        ],
+        Kind::Kex => &[
+            "curve25519-sha256",
+            "curve25519-sha256@libssh.org",
+            "ecdh-sha2-nistp256",
+            "diffie-hellman-group14-sha256",
+        ],
+    };
+    prefs
+        .iter()
+        .filter(|n| client.supports(kind, n))
+        .map(|n| n.to_string())
+        .collect()
+}
+
+/// What each class probes: the filter (or everything the client has), plus
+/// the fixed choice or its default candidates.
+fn probe_names(p: &Parsed, client: &ClientAlgorithms) -> Vec<(Kind, Vec<String>)> {
+    p.filters
+        .iter()
+        .zip(&p.fixed)
+        .map(|((kind, filter), fixed)| {
+            let mut names: Vec<String> = if filter.is_empty() {
+                client.list(*kind).to_vec()
+            } else {
+                filter.clone()
+            };
+            let extra = match fixed {
+                Some(f) => vec![f.clone()],
+                None => fixed_candidates(*kind, client),
+            };
+            for e in extra {
+                if !names.contains(&e) {
+                    names.push(e);
+                }
+            }
+            (*kind, names)
+        })
+        .collect()
+}
+
+fn plural(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Cipher => "ciphers",
+        Kind::Mac => "MACs",
+        Kind::Kex => "key exchanges",
+    }
+}
+
+/// Choose the fixed algorithms and the lists to measure from discovery.
+fn plan(
+    p: &Parsed,
+    client: &ClientAlgorithms,
+    d: &Discovery,
+    label: &str,
+) -> Result<(MatrixPlan, Fixed, Vec<String>)> {
+    let mut notes = Vec::new();
+    let mut measured: Vec<Vec<String>> = Vec::new();
+    for (kind, filter) in &p.filters {
+        let accepted = d.accepted(*kind);
+        let wanted: Vec<String> = if filter.is_empty() {
+            client.list(*kind).to_vec()
+        } else {
+            filter.clone()
+        };
+        let list: Vec<String> = wanted
+            .iter()
+            .filter(|n| accepted.contains(n))
+            .cloned()
+            .collect();
+        if list.is_empty() {
+            let offer = d
+                .server_offer(*kind)
+                .map(|o| format!("; it offers: {o}"))
+                .unwrap_or_default();
+            let which = if filter.is_empty() {
+                "this ssh client offers".to_string()
+            } else {
+                format!("given with {} ({})", kind.option(), filter.join(", "))
+            };
+            bail!(
+                "the server at {label} accepts none of the {} {which}{offer}",
+                plural(*kind)
+            );
+        }
+        measured.push(list);
+    }
+    let (ciphers, macs, kex) = (&measured[0], &measured[1], &measured[2]);
+    let accepted_ciphers = d.accepted(Kind::Cipher);
+    let accepted_macs = d.accepted(Kind::Mac);
+    let accepted_kex = d.accepted(Kind::Kex);
+    // User-chosen fixed algorithms must be accepted.
+    for ((kind, fixed), accepted) in
+        Kind::ALL
+            .iter()
+            .zip(&p.fixed)
+            .zip([&accepted_ciphers, &accepted_macs, &accepted_kex])
+    {
+        if let Some(f) = fixed {
+            if !accepted.contains(f) {
+                bail!(
+                    "the server at {label} does not accept {} {f}; choose another (accepted: {})",
+                    fixed_option(*kind),
+                    accepted.join(", ")
+                );
+            }
+        }
+    }
+    let pick_first =
+        |prefs: Vec<String>, accepted: &[String], ok: &dyn Fn(&str) -> bool| -> Option<String> {
+            prefs
+                .into_iter()
+                .find(|x| accepted.contains(x))
+                .or_else(|| accepted.iter().find(|a| ok(a)).cloned())
+        };
+    let mut macs = macs.clone();
+    let cipher = match &p.fixed[0] {
+        Some(c) => c.clone(),
+        None => match pick_first(
+            fixed_candidates(Kind::Cipher, client),
+            &accepted_ciphers,
+            &|c| !is_aead(c),
+        ) {
+            Some(c) => c,
+            None => {
+                notes.push(
+                    "the server accepts no cipher that uses a MAC: MACs are not measured"
+                        .to_string(),
+                );
+                macs.clear();
+                accepted_ciphers
+                    .first()
+                    .cloned()
+                    .context("no cipher accepted")?
+            }
+        },
+    };
+    let mac = match &p.fixed[1] {
+        Some(m) => m.clone(),
+        None => pick_first(fixed_candidates(Kind::Mac, client), &accepted_macs, &|_| {
+            true
+        })
+        .unwrap_or_else(|| IMPLICIT_MAC.to_string()),
+    };
+    let kx = match &p.fixed[2] {
+        Some(k) => k.clone(),
+        None => pick_first(fixed_candidates(Kind::Kex, client), &accepted_kex, &|_| {
+            true
+        })
+        .context("no key exchange accepted")?,
+    };
+    let fixed = Fixed {
+        cipher,
+        mac,
+        kex: kx,
+    };
+    let plan = MatrixPlan::new(p.matrix, ciphers, &macs, kex, &fixed);
+    Ok((plan, fixed, notes))
+}
+
+/// One untimed transfer with the fixed combination, for the time estimate.
+fn calibrate(
+    session: &Session,
+    fixed: &Fixed,
+    size: u64,
+    cancel: &CancelToken,
+) -> Result<f64, SshError> {
+    let bytes = size.min(20_000_000);
+    let combo = Combo::new(&fixed.cipher, &fixed.mac, &fixed.kex);
+    let restrict = Restrict {
+        cipher: Some(combo.cipher.clone()),
+        mac: (combo.mac != IMPLICIT_MAC).then(|| combo.mac.clone()),
+        kex: Some(combo.kex.clone()),
+    };
+    let zeros = vec![0u8; 1 << 20];
+    let start = Instant::now();
+    let o = session.command().run(
+        &Request {
+            restrict: &restrict,
+            log_level: LogLevel::Info,
+            remote_command: REMOTE_DISCARD,
+            input: Input::Zeros(bytes),
+            connect_deadline: session.settings.connect_deadline(),
+            stall_timeout: session.settings.stall_timeout(),
+        },
+        &zeros,
+        &|| start.elapsed(),
+        cancel,
+    )?;
+    let secs = o
+        .ended
+        .saturating_sub(o.data_start.unwrap_or(o.spawned))
+        .as_secs_f64()
+        .max(1e-6);
+    Ok(bytes as f64 / secs)
+}
+
+fn minutes(secs: f64) -> String {
+    if secs < 90.0 {
+        format!("{secs:.0} s")
+    } else if secs < 5400.0 {
+        format!("{:.0} min", secs / 60.0)
+    } else {
+        format!("{:.1} h", secs / 3600.0)
+    }
+}
+
+fn note(text: &str) {
+    eprintln!(
+        "{}",
+        crate::style::paint(&format!("ssh: {text}"), crate::style::Stream::Stderr)
+    );
+}
+
+pub fn run(args: SshArgs) -> Result<Exit> {
+    let mut cfg = MeasureConfig::from_args(&args.measure)?;
+    let p = parse(&args, &cfg)?;
+    cfg.repetitions = args.runs;
+    let cancel = crate::signals::install()?;
+    let mut ssh_opts = SshOptions {
+        target: p.target.clone(),
+        client: p.settings.clone(),
+        size: Some(p.size),
+        plan: None,
+        session: None,
+    };
+    let mut extra_findings = Vec::new();
+
+    // A missing program is not an error of the machine: the run records the
+    // skipped cases with the install hint (exit 0), as `sysgauge run` would.
+    let mut reqs = vec![Requirement::program("ssh", "openssh-client")];
+    if p.target == Target::Local {
+        reqs.push(Requirement::program("ssh-keygen", "openssh-client"));
+        reqs.push(Requirement::program(
+            sysgauge_bench::ssh::server::SSHD,
+            "openssh-server",
+        ));
+    }
+    let unmet = reqs.iter().find_map(|r| r.check().err());
+    let mut opened: Option<Arc<Session>> = None;
+    if let Some(e) = unmet {
+        note(&format!("{e}; nothing will be measured"));
+    } else {
+        let ssh = ssh_program().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let client = ClientAlgorithms::query(&ssh).map_err(anyhow::Error::msg)?;
+        check_names(&p, &client)?;
+        match &p.target {
+            Target::Local => note("starting a private sshd on 127.0.0.1 (generating host keys)"),
+            Target::Remote { .. } => note(&format!(
+                "connecting to {}",
+                args.host.as_deref().unwrap_or_default()
+            )),
+        }
+        let session = match Session::open(
+            &p.target,
+            &p.settings,
+            &ServerOptions::default(),
+            &cfg.scratch_base,
+            &cancel,
+        ) {
+            Ok(s) => s,
+            Err(OpenError::Cancelled) => {
+                eprintln!("sysgauge: interrupted");
+                return Ok(Exit::Interrupted);
+            }
+            Err(e @ OpenError::Skip { .. }) => bail!("{e}"),
+            Err(OpenError::Failed(m)) => bail!("{m}"),
+        };
+        let names = probe_names(&p, &client);
+        let total: usize = names.iter().map(|(_, v)| v.len()).sum();
+        note(&format!(
+            "probing which of {total} algorithms {} accepts ({} connections at a time)",
+            session.label(),
+            PARALLEL_PROBES
+        ));
+        let bar = if std::io::stderr().is_terminal() {
+            let b = indicatif::ProgressBar::new(total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} probes {elapsed_precise}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            Some(b)
+        } else {
+            None
+        };
+        let started = Instant::now();
+        let discovered = session.discover(&names, PARALLEL_PROBES, &cancel, &|done, _| {
+            if let Some(b) = &bar {
+                b.set_position(done as u64);
+            }
+        });
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let d = match discovered {
+            Ok(d) => d,
+            Err(SshError::Cancelled) => {
+                eprintln!("sysgauge: interrupted");
+                return Ok(Exit::Interrupted);
+            }
+            Err(e) => bail!(
+                "probing {}: {}",
+                session.label(),
+                session.with_server_log(e)
+            ),
+        };
+        let mut summary = Vec::new();
+        let mut rejected = Vec::new();
+        for (kind, probed) in &names {
+            let acc = d.accepted(*kind).len();
+            summary.push(format!("{acc} of {} {}", probed.len(), plural(*kind)));
+            let rej = d.rejected(*kind);
+            if !rej.is_empty() {
+                rejected.push(format!("{} {}", plural(*kind), rej.join(", ")));
+            }
+        }
+        note(&format!(
+            "the server accepts {} (probed in {:.1} s)",
+            summary.join(", "),
+            started.elapsed().as_secs_f64()
+        ));
+        if !rejected.is_empty() {
+            note(&format!("not accepted: {}", rejected.join("; ")));
+            extra_findings.push(Finding::new(
+                "ssh-not-accepted",
+                Severity::Info,
+                format!(
+                    "{} does not accept these algorithms, so they were not measured: {}",
+                    session.label(),
+                    rejected.join("; ")
+                ),
+            ));
+        }
+        let (matrix_plan, fixed, notes) = plan(&p, &client, &d, session.label())?;
+        for n in notes {
+            note(&n);
+        }
+        if p.matrix == Matrix::Factorial {
+            note(&format!(
+                "fixed choices: cipher {}, MAC {}, kex {}",
+                fixed.cipher, fixed.mac, fixed.kex
+            ));
+        }
+        let rate = match calibrate(&session, &fixed, p.size, &cancel) {
+            Ok(r) => r,
+            Err(SshError::Cancelled) => {
+                eprintln!("sysgauge: interrupted");
+                return Ok(Exit::Interrupted);
+            }
+            Err(e) => bail!(
+                "a first transfer to {} failed: {}",
+                session.label(),
+                session.with_server_log(e)
+            ),
+        };
+        let est = estimate_seconds(
+            &matrix_plan,
+            p.size,
+            cfg.warmup,
+            cfg.repetitions,
+            d.probe_seconds,
+            rate,
+        );
+        note(&format!(
+            "{} matrix: {} transfer and {} handshake cases, {} timed runs each of {} bytes; about {} (from a {:.1} s connection and {:.0} MB/s with {}; slow legacy ciphers take longer). Ctrl-C stops and keeps what is finished.",
+            p.matrix.as_str(),
+            matrix_plan.transfers.len(),
+            matrix_plan.handshakes.len(),
+            cfg.repetitions,
+            p.size,
+            minutes(est),
+            d.probe_seconds,
+            rate / 1e6,
+            fixed.cipher,
+        ));
+        ssh_opts.plan = Some(matrix_plan);
+        opened = Some(Arc::new(session));
+    }
+    ssh_opts.session = opened;
+    let options = Options {
+        ssh: Arc::new(ssh_opts),
+        ..Default::default()
+    };
+    let selected: Vec<_> = benchmarks(&options)
+        .into_iter()
+        .filter(|b| family_of(b.id()) == "ssh")
+        .collect();
+    let outcome = measure::execute("ssh", &cfg, &selected, &cancel, extra_findings)?;
+    // Stop the private server (and remove its keys) before printing.
+    drop(selected);
+    drop(options);
+    let mut text =
+        sysgauge_report::ssh::ssh_report(&outcome.record, TableFormat::Text, args.only_secure);
+    let findings = findings_text(&outcome.record);
+    if !findings.is_empty() {
+        text.push_str("\nFindings:\n");
+        text.push_str(&findings);
+    }
+    if let Some(row) = outcome.stored_as {
+        text.push_str(&format!(
+            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
+            outcome.record.run_id
+        ));
+    }
+    if outcome.exit == Exit::Interrupted {
+        text.push_str("The run was interrupted; the results above were kept.\n");
+    }
+    measure::print_human(&cfg, &text)?;
+    Ok(outcome.exit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minutes_read_well() {
+        assert_eq!(minutes(42.0), "42 s");
+        assert_eq!(minutes(600.0), "10 min");
+        assert_eq!(minutes(7200.0), "2.0 h");
+    }
+}

@@ -1,0 +1,615 @@
+//! `sysgauge ssh` end to end through the real binary, against real sshd
+//! servers on 127.0.0.1 only: a measured run that is stored, reported and
+//! leaves no sshd process or key file behind; Ctrl-C; `sysgauge run`'s
+//! handling of the opt-in family; and bad input: unknown algorithm names,
+//! unreachable servers (a closed port, and a listener whose accept queue is
+//! full so connection attempts go unanswered: the loopback stand-in for an
+//! unroutable address), a host key mismatch, and a server that accepts
+//! nothing the client offers. Every run is bounded (ssh's ConnectTimeout,
+//! sysgauge's own deadlines, and the harness's timeout).
+//!
+//! Needs openssh-client and openssh-server: without them the tests print a
+//! note and pass, unless SYSGAUGE_REQUIRE_ALL=1 (CI), where they fail.
+
+mod common;
+
+use common::{stderr_of, stdout_of, Sandbox};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use sysgauge_bench::ssh::algorithms::ClientAlgorithms;
+use sysgauge_bench::ssh::server::{LocalServer, ServerOptions, SSHD};
+use sysgauge_core::{CancelToken, RunRecord, Status};
+
+fn have_openssh() -> bool {
+    let ok = Path::new(SSHD).is_file()
+        && sysgauge_core::bench::find_program("ssh").is_some()
+        && sysgauge_core::bench::find_program("ssh-keygen").is_some();
+    if ok {
+        return true;
+    }
+    let msg = "ssh tests need ssh, ssh-keygen and /usr/sbin/sshd";
+    if std::env::var("SYSGAUGE_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("{msg} (SYSGAUGE_REQUIRE_ALL=1: apt-get install -y openssh-client openssh-server)");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {msg}");
+    false
+}
+
+/// Processes whose command line mentions `needle` (our scratch directory
+/// appears in the private sshd's `-f` and `-E` arguments).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) {
+                found.push(format!("{pid}: {cmd}"));
+            }
+        }
+    }
+    found
+}
+
+fn assert_clean(scratch: &Path) {
+    let left: Vec<PathBuf> = std::fs::read_dir(scratch)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "scratch files left behind: {left:?}");
+    let procs = processes_mentioning(&scratch.display().to_string());
+    assert!(procs.is_empty(), "processes left behind: {procs:?}");
+}
+
+/// `sysgauge ssh` on the sandbox database and scratch directory.
+fn ssh_cmd(sb: &Sandbox) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.args(["ssh", "--profile", "tiny", "--db"])
+        .arg(sb.db())
+        .arg("--scratch-dir")
+        .arg(sb.scratch());
+    c
+}
+
+#[test]
+fn local_run_is_stored_reported_and_cleaned_up() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path().join("ssh.json");
+    let out = ssh_cmd(&sb)
+        .args(["--runs", "3", "--size", "2M", "--only-secure"])
+        .args([
+            "--cipher",
+            "aes128-ctr,chacha20-poly1305@openssh.com,aes128-cbc",
+        ])
+        .args(["--mac", "hmac-sha2-256,hmac-sha1"])
+        .args(["--kex", "curve25519-sha256,diffie-hellman-group14-sha1"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
+    assert!(out.status.success(), "{stderr}\n{stdout}");
+    assert!(stderr.contains("probing which of"), "{stderr}");
+    assert!(stderr.contains("factorial matrix:"), "{stderr}");
+    let run: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.command, "ssh");
+    let transfers: Vec<_> = run
+        .results
+        .iter()
+        .filter(|r| r.bench_id == "ssh.transfer")
+        .collect();
+    let handshakes: Vec<_> = run
+        .results
+        .iter()
+        .filter(|r| r.bench_id == "ssh.handshake")
+        .collect();
+    // 3 ciphers with the fixed MAC (umac-128-etm, not among the --mac
+    // names, so no combination repeats), 2 MACs with the fixed cipher
+    // aes128-ctr: 5 transfers; 2 key exchanges.
+    assert_eq!(transfers.len(), 5, "{stdout}");
+    assert_eq!(handshakes.len(), 2);
+    for r in transfers.iter().chain(handshakes.iter()) {
+        assert_eq!(r.status, Status::Ok, "{} {}", r.bench_id, r.params);
+        assert_eq!(r.params.get_str("mode"), Some("local"));
+        assert_eq!(r.metrics[0].samples.len(), 3);
+    }
+    let chacha = transfers
+        .iter()
+        .find(|r| r.params.get_str("cipher") == Some("chacha20-poly1305@openssh.com"))
+        .unwrap_or_else(|| panic!("no chacha20 case"));
+    assert_eq!(chacha.params.get_str("mac"), Some("implicit"));
+    assert_eq!(chacha.params.get_u64("size"), Some(2_000_000));
+    assert_eq!(chacha.details.get_u64("verified_bytes"), Some(1_048_589));
+    assert_eq!(chacha.metrics[0].name, "throughput");
+    // The report: tables, the recommendation without the weak ones, its cost.
+    for needle in [
+        "Fastest combinations",
+        "By cipher",
+        "By MAC",
+        "By key exchange",
+        "Host *",
+        "What leaving the weak algorithms out costs",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?}:\n{stdout}");
+    }
+    let ciphers_line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("Ciphers "))
+        .unwrap_or_else(|| panic!("no Ciphers line:\n{stdout}"));
+    assert!(!ciphers_line.contains("cbc"), "{ciphers_line}");
+    assert!(ciphers_line.contains("aes128-ctr") && ciphers_line.contains("chacha20"));
+    let kex_line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("KexAlgorithms "))
+        .unwrap_or_else(|| panic!("no KexAlgorithms line:\n{stdout}"));
+    assert!(!kex_line.contains("sha1"), "{kex_line}");
+    assert_clean(&sb.scratch());
+
+    // Stored like any run, and comparable by id and params.
+    let list = sb
+        .cmd()
+        .args(["results", "list", "--json", "--db"])
+        .arg(sb.db())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(stdout_of(&list).contains("\"ssh\""), "{}", stdout_of(&list));
+    // `results show` renders the ssh report again from the stored records.
+    let show = sb
+        .cmd()
+        .args(["results", "show", "1", "--db"])
+        .arg(sb.db())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let shown = stdout_of(&show);
+    assert!(show.status.success(), "{}", stderr_of(&show));
+    assert!(
+        shown.contains("Fastest combinations") && shown.contains("Ciphers "),
+        "{shown}"
+    );
+}
+
+#[test]
+fn full_matrix_measures_every_working_combination() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path().join("full.json");
+    let out = ssh_cmd(&sb)
+        .args(["--matrix", "full", "--runs", "1", "--no-store"])
+        .args(["--cipher", "aes128-ctr,aes128-gcm@openssh.com"])
+        .args(["--mac", "hmac-sha2-256,umac-64-etm@openssh.com"])
+        .args(["--kex", "curve25519-sha256,ecdh-sha2-nistp256"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = stderr_of(&out);
+    assert!(out.status.success(), "{stderr}");
+    // 2 kex × (1 AEAD cipher + 1 cipher × 2 MACs) = 6 combinations, each
+    // with a transfer and a handshake; the estimate comes first.
+    assert!(
+        stderr.contains("full matrix: 6 transfer and 6 handshake cases"),
+        "{stderr}"
+    );
+    let run: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let mut combos: Vec<String> = run
+        .results
+        .iter()
+        .filter(|r| r.bench_id == "ssh.transfer" && r.is_ok())
+        .map(|r| {
+            format!(
+                "{}/{}/{}",
+                r.params.get_str("cipher").unwrap_or_default(),
+                r.params.get_str("mac").unwrap_or_default(),
+                r.params.get_str("kex").unwrap_or_default()
+            )
+        })
+        .collect();
+    combos.sort();
+    assert_eq!(
+        combos,
+        [
+            "aes128-ctr/hmac-sha2-256/curve25519-sha256",
+            "aes128-ctr/hmac-sha2-256/ecdh-sha2-nistp256",
+            "aes128-ctr/umac-64-etm@openssh.com/curve25519-sha256",
+            "aes128-ctr/umac-64-etm@openssh.com/ecdh-sha2-nistp256",
+            "aes128-gcm@openssh.com/implicit/curve25519-sha256",
+            "aes128-gcm@openssh.com/implicit/ecdh-sha2-nistp256",
+        ]
+    );
+    assert_eq!(
+        run.results
+            .iter()
+            .filter(|r| r.bench_id == "ssh.handshake" && r.is_ok())
+            .count(),
+        6
+    );
+    // Several kex among the transfers: the kex table shows their throughput.
+    assert!(
+        stdout_of(&out).contains("transfer MB/s"),
+        "{}",
+        stdout_of(&out)
+    );
+    assert_clean(&sb.scratch());
+}
+
+#[test]
+fn run_skips_ssh_unless_named_and_list_shows_it() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let list = sb
+        .cmd()
+        .arg("list")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = stdout_of(&list);
+    assert!(
+        text.contains("ssh.transfer") && text.contains("ssh.handshake"),
+        "{text}"
+    );
+    assert!(text.contains("unless named with --only"), "{text}");
+
+    let json = sb.path().join("run.json");
+    let out = sb
+        .tiny_run()
+        .args(["--only", "ssh", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
+    assert_eq!(ids, ["ssh.transfer", "ssh.handshake"]);
+    assert!(run.results.iter().all(|r| r.is_ok()), "{:?}", run.results);
+    assert_clean(&sb.scratch());
+}
+
+#[test]
+fn bad_names_and_options_exit_2() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--cipher", "foo"], "--cipher: unknown cipher 'foo'"),
+        (vec!["--mac", "hmac-sha2-256,nope"], "unknown MAC 'nope'"),
+        (
+            vec!["--kex", "curve25519-sha256,"],
+            "--kex has an empty entry",
+        ),
+        (
+            vec!["--fixed-kex", "bogus-kex"],
+            "--fixed-kex: unknown key exchange 'bogus-kex'",
+        ),
+        (
+            vec!["--fixed-cipher", "aes128-gcm@openssh.com"],
+            "uses no MAC",
+        ),
+        (vec!["--size", "0"], "--size must be at least 1 byte"),
+        (vec!["--size", "12Q"], "unknown suffix"),
+        (vec!["--runs", "0"], "--runs must be between 1 and 1000"),
+        (
+            vec!["--connect-timeout", "0"],
+            "--connect-timeout must be between",
+        ),
+        (vec!["--host=-oProxyCommand=x"], "malformed"),
+        (vec!["--host", "pi:99999"], "not a port number"),
+        (
+            vec!["--ssh-config", "/etc/hostname"],
+            "applies to --host only",
+        ),
+        (vec!["--host", "pi", "--ssh-option=-v"], "is not KEY=VALUE"),
+    ];
+    for (args, want) in cases {
+        let t0 = Instant::now();
+        let out = ssh_cmd(&sb)
+            .args(&args)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: expected {want:?} in {err}");
+        assert!(t0.elapsed() < Duration::from_secs(20), "{args:?} was slow");
+    }
+    assert_clean(&sb.scratch());
+}
+
+#[test]
+fn closed_port_fails_fast_with_exit_2() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    // A port that was free a moment ago and has nothing listening.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t0 = Instant::now();
+    let out = ssh_cmd(&sb)
+        .args([
+            "--host",
+            &format!("127.0.0.1:{port}"),
+            "--connect-timeout",
+            "3",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("connection refused"), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn unanswered_connection_times_out_with_exit_2() {
+    if !have_openssh() {
+        return;
+    }
+    use socket2::{Domain, Socket, Type};
+    let sb = Sandbox::new();
+    // A listener that never accepts, with a backlog of 0: once one
+    // connection fills its queue, the kernel drops further SYNs, so a new
+    // connection attempt gets no answer at all, like an unroutable address,
+    // without any packet leaving the loopback interface.
+    let l = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap_or_else(|e| panic!("{e}"));
+    let addr: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
+    l.bind(&addr.into()).unwrap_or_else(|e| panic!("{e}"));
+    l.listen(0).unwrap_or_else(|e| panic!("{e}"));
+    let port = l
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_socket())
+        .map(|a| a.port())
+        .unwrap_or_else(|| panic!("no port"));
+    let target: std::net::SocketAddr = format!("127.0.0.1:{port}")
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fillers: Vec<Socket> = (0..3)
+        .map(|_| {
+            let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap_or_else(|e| panic!("{e}"));
+            s.set_nonblocking(true).unwrap_or_else(|e| panic!("{e}"));
+            let _ = s.connect(&target.into());
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+    let out = ssh_cmd(&sb)
+        .args([
+            "--host",
+            &format!("127.0.0.1:{port}"),
+            "--connect-timeout",
+            "2",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let took = t0.elapsed();
+    drop(fillers);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no answer within the connect timeout"),
+        "{err}"
+    );
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(30),
+        "{took:?}"
+    );
+}
+
+/// A private server started by the test itself, reached as a "remote" host
+/// through an ssh config with its key and a known_hosts file of our choice.
+struct TestServer {
+    dir: tempfile::TempDir,
+    server: LocalServer,
+}
+
+impl TestServer {
+    fn start(options: ServerOptions) -> TestServer {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let ssh = sysgauge_core::bench::find_program("ssh").unwrap_or_else(|| panic!("ssh"));
+        let client = ClientAlgorithms::query(&ssh).unwrap_or_else(|e| panic!("{e}"));
+        let server = LocalServer::start(dir.path(), &client, &options, &CancelToken::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        TestServer { dir, server }
+    }
+
+    fn config(&self, known_hosts: &Path) -> PathBuf {
+        let p = self.dir.path().join("client_config");
+        std::fs::write(
+            &p,
+            format!(
+                "Host *\n  IdentityFile {}\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n",
+                self.server.client_key().display(),
+                known_hosts.display()
+            ),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        p
+    }
+
+    fn host(&self) -> String {
+        format!("{}@127.0.0.1:{}", self.server.user(), self.server.port())
+    }
+}
+
+#[test]
+fn host_key_mismatch_is_refused_with_exit_2() {
+    if !have_openssh() {
+        return;
+    }
+    let a = TestServer::start(ServerOptions::default());
+    let b = TestServer::start(ServerOptions::default());
+    // known_hosts says A's address has B's keys.
+    let kh = a.dir.path().join("wrong_known_hosts");
+    let lines: String = b
+        .server
+        .host_keys()
+        .iter()
+        .map(|k| format!("[127.0.0.1]:{} {k}\n", a.server.port()))
+        .collect();
+    std::fs::write(&kh, lines).unwrap_or_else(|e| panic!("{e}"));
+    let sb = Sandbox::new();
+    let out = ssh_cmd(&sb)
+        .args([
+            "--host",
+            &a.host(),
+            "--connect-timeout",
+            "5",
+            "--ssh-config",
+        ])
+        .arg(a.config(&kh))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("does not match the one in known_hosts"),
+        "{err}"
+    );
+    assert!(err.contains("wrong_known_hosts"), "{err}");
+    // Refused before anything was measured: no database was even opened.
+    assert!(!sb.db().exists());
+    assert_clean(&sb.scratch());
+
+    // The right known_hosts works (the same server, measured as remote).
+    let json = sb.path().join("remote.json");
+    let out = ssh_cmd(&sb)
+        .args(["--host", &a.host(), "--connect-timeout", "5", "--runs", "1"])
+        .args([
+            "--cipher",
+            "aes128-ctr",
+            "--mac",
+            "hmac-sha2-256",
+            "--kex",
+            "curve25519-sha256",
+        ])
+        .arg("--ssh-config")
+        .arg(a.config(a.server.known_hosts()))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert!(run
+        .results
+        .iter()
+        .all(|r| r.is_ok() && r.params.get_str("mode") == Some("remote")));
+}
+
+#[test]
+fn server_that_accepts_nothing_offered_is_an_error() {
+    if !have_openssh() {
+        return;
+    }
+    let s = TestServer::start(ServerOptions {
+        ciphers: Some(vec!["aes256-ctr".into()]),
+        ..Default::default()
+    });
+    let sb = Sandbox::new();
+    let t0 = Instant::now();
+    let out = ssh_cmd(&sb)
+        .args(["--host", &s.host(), "--connect-timeout", "5"])
+        .args(["--cipher", "aes128-ctr,chacha20-poly1305@openssh.com"])
+        .arg("--ssh-config")
+        .arg(s.config(s.server.known_hosts()))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("accepts none of the ciphers given with --cipher (aes128-ctr, chacha20-poly1305@openssh.com)"),
+        "{err}"
+    );
+    assert!(err.contains("it offers: aes256-ctr"), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(120));
+    assert_clean(&sb.scratch());
+}
+
+#[test]
+fn ctrl_c_stops_the_server_and_removes_its_keys() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let scratch = sb.scratch();
+    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
+    let mut child = Command::new(bin)
+        .args(["ssh", "--profile", "tiny", "--runs", "5", "--size", "20M"])
+        .args(["--kex", "curve25519-sha256", "--mac", "hmac-sha2-256"])
+        .arg("--db")
+        .arg(sb.db())
+        .arg("--scratch-dir")
+        .arg(&scratch)
+        .env("HOME", sb.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.starts_with("[1/") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let started = rx.recv_timeout(Duration::from_secs(180));
+    // While it runs, the private sshd and its keys exist.
+    let running = processes_mentioning(&scratch.display().to_string());
+    // SAFETY: kill with a valid pid and signal number has no memory effects.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("sysgauge ssh did not stop within 60 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let log = reader.join().unwrap_or_default();
+    assert!(started.is_ok(), "no case finished in time:\n{log}");
+    assert!(
+        !running.is_empty(),
+        "no private sshd seen while running:\n{log}"
+    );
+    assert_eq!(status.code(), Some(130), "{log}");
+    assert_clean(&scratch);
+}
