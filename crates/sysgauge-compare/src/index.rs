@@ -51,6 +51,14 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
                 let Some(a) = ours.get(key).filter(|d| d.family == family) else {
                     continue;
                 };
+                // A metric that is zero on both sides (the user time of a
+                // program that only copies) has no ratio but is not missing.
+                if theirs
+                    .get(key)
+                    .is_some_and(|b| a.value == 0.0 && b.value == 0.0)
+                {
+                    continue;
+                }
                 let ratio = theirs.get(key).and_then(|b| {
                     if a.better != b.better {
                         return None;
@@ -120,6 +128,38 @@ mod tests {
         assert_eq!(ix.overall.index, Some(1000.0));
         assert_eq!(ix.overall.cases, 2);
         assert_eq!(ix.families[0].family, "hash");
+    }
+
+    #[test]
+    fn zero_on_both_sides_is_neither_a_ratio_nor_missing() {
+        let r = run_with(
+            "ref",
+            None,
+            vec![
+                result(
+                    "sweep.dd",
+                    1,
+                    1,
+                    "user_time",
+                    Unit::Seconds,
+                    Better::Lower,
+                    &[0.0, 0.0],
+                ),
+                result(
+                    "hash.md5",
+                    8192,
+                    1,
+                    "throughput",
+                    Unit::MBps,
+                    Better::Higher,
+                    &[50.0],
+                ),
+            ],
+        );
+        let ix = index_against(&r, &r);
+        assert_eq!(ix.overall.index, Some(1000.0));
+        assert_eq!(ix.overall.cases, 1);
+        assert_eq!(ix.overall.unmatched, 0);
     }
 
     #[test]

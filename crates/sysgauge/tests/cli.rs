@@ -218,6 +218,16 @@ fn bad_input_is_refused_cleanly() {
             "unknown family or benchmark 'hash.nosuch'",
         ),
         (
+            vec![
+                "run".into(),
+                "--only".into(),
+                "startup".into(),
+                "--no-store".into(),
+            ],
+            vec![],
+            "nothing to run",
+        ),
+        (
             vec!["run".into(), "--repetitions".into(), "0".into()],
             vec![],
             "--repetitions must be at least 1",
