@@ -12,6 +12,7 @@
 use crate::case::{adjusted_ratio, conversion_factor, CaseSet};
 use serde::{Deserialize, Serialize};
 use sysgauge_core::record::RunRecord;
+use sysgauge_core::Unit;
 use sysgauge_stats::geomean;
 
 /// The index of one family (or of all cases).
@@ -51,6 +52,12 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
                 let Some(a) = ours.get(key).filter(|d| d.family == family) else {
                     continue;
                 };
+                // Indexes computed inside a run (cpu.index-*) are already
+                // geometric means of cases counted here: leave them out
+                // rather than count their kernels twice.
+                if a.unit == Unit::Index {
+                    continue;
+                }
                 // A metric that is zero on both sides (the user time of a
                 // program that only copies) has no ratio but is not missing.
                 if theirs
@@ -96,7 +103,7 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
 mod tests {
     use super::*;
     use crate::testutil::{result, run_with};
-    use sysgauge_core::{Better, Unit};
+    use sysgauge_core::Better;
 
     #[test]
     fn index_of_reference_is_1000() {
@@ -128,6 +135,37 @@ mod tests {
         assert_eq!(ix.overall.index, Some(1000.0));
         assert_eq!(ix.overall.cases, 2);
         assert_eq!(ix.families[0].family, "hash");
+    }
+
+    #[test]
+    fn derived_indexes_are_not_counted_again() {
+        let r = run_with(
+            "ref",
+            None,
+            vec![
+                result(
+                    "cpu.index-float",
+                    1,
+                    1,
+                    "index",
+                    Unit::Index,
+                    Better::Higher,
+                    &[900.0],
+                ),
+                result(
+                    "hash.md5",
+                    8192,
+                    1,
+                    "throughput",
+                    Unit::MBps,
+                    Better::Higher,
+                    &[50.0],
+                ),
+            ],
+        );
+        let ix = index_against(&r, &r);
+        assert_eq!(ix.overall.cases, 1);
+        assert_eq!(ix.overall.unmatched, 0);
     }
 
     #[test]

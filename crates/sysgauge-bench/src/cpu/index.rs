@@ -17,79 +17,60 @@
 
 use super::kernels::{Group, KernelId, WORKLOAD_VERSION};
 use super::{CpuOptions, SingleThreadRates, SINGLE_RATES};
+use crate::baseline::Baseline;
 use crate::util::metric;
-use serde::Deserialize;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use sysgauge_core::record::{RunRecord, Status};
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, RunCtx, Unit,
 };
 
-/// The reference numbers of the kernels, compiled in: a run of
-/// `sysgauge cpu --profile standard` on the reference machine, wrapped with
-/// the reference's version and a description of the machine (the same shape
-/// as the workspace's embedded baseline, so it can be folded into it).
-pub const REFERENCE_JSON: &str = include_str!("../../baseline/cpu-reference.json");
-
 /// Index value of the reference machine.
 pub const SCALE: f64 = 1000.0;
 
-/// The reference file.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Reference {
-    pub format: u32,
-    /// Bumped at every re-recording.
-    pub version: u32,
-    /// The reference machine, for people.
-    pub machine: String,
-    pub recorded_with: String,
-    pub run: RunRecord,
-}
+/// The reference machine's numbers: the workspace's embedded baseline
+/// (crate::baseline, docs/baseline.md), whose standard-profile run includes
+/// every kernel on one thread. One reference for the whole program, so the
+/// cpu indexes and the run's family indexes rest on the same machine.
+#[derive(Debug, Clone, Copy)]
+pub struct Reference(pub &'static Baseline);
 
 impl Reference {
     /// Name used as the `reference` parameter of index cases.
     pub fn label(&self) -> String {
-        format!("cpu-v{}", self.version)
+        format!("baseline-v{}", self.0.version)
+    }
+
+    /// The reference machine, for people.
+    pub fn machine(&self) -> &'static str {
+        self.0.machine.as_str()
     }
 
     /// The reference machine's median single-thread rate of `kernel`, if
     /// recorded with today's workload version.
     pub fn rate(&self, kernel: KernelId) -> Option<f64> {
-        let single = Params::new().with("threads", 1u64);
-        self.run
-            .results
-            .iter()
-            .filter(|r| matches!(r.status, Status::Ok))
-            .filter(|r| r.bench_id == kernel.id() && r.params == single)
-            .filter(|r| r.workload_version == WORKLOAD_VERSION)
-            .flat_map(|r| r.metrics.iter())
-            .find(|m| m.name == "rate")
-            .map(|m| m.value())
-            .filter(|v| v.is_finite() && *v > 0.0)
+        rate_in(&self.0.run, kernel)
     }
 }
 
-/// Parse a reference file's text.
-pub fn parse_reference(text: &str) -> Result<Reference, String> {
-    let r: Reference = serde_json::from_str(text)
-        .map_err(|e| format!("line {}, column {}: {e}", e.line(), e.column()))?;
-    if r.format != 1 {
-        return Err(format!(
-            "format {} (this sysgauge reads format 1)",
-            r.format
-        ));
-    }
-    Ok(r)
+fn rate_in(run: &RunRecord, kernel: KernelId) -> Option<f64> {
+    let single = Params::new().with("threads", 1u64);
+    run.results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Ok))
+        .filter(|r| r.bench_id == kernel.id() && r.params == single)
+        .filter(|r| r.workload_version == WORKLOAD_VERSION)
+        .flat_map(|r| r.metrics.iter())
+        .find(|m| m.name == "rate")
+        .map(|m| m.value())
+        .filter(|v| v.is_finite() && *v > 0.0)
 }
 
-/// The compiled-in reference, parsed once.
-pub fn embedded_reference() -> Result<&'static Reference, String> {
-    static PARSED: OnceLock<Result<Reference, String>> = OnceLock::new();
-    PARSED
-        .get_or_init(|| parse_reference(REFERENCE_JSON))
-        .as_ref()
-        .map_err(|e| format!("the embedded cpu reference is not valid: {e}"))
+/// The compiled-in reference.
+pub fn embedded_reference() -> Result<Reference, String> {
+    crate::baseline::embedded()
+        .map(Reference)
+        .map_err(|e| e.to_string())
 }
 
 /// `SCALE` × the geometric mean of rate / reference over the pairs.
@@ -152,7 +133,7 @@ impl Benchmark for IndexBenchmark {
     fn run(&self, ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
         let reference = embedded_reference().map_err(BenchError::failed)?;
         ctx.note_param("reference", reference.label());
-        ctx.note_detail("reference_machine", reference.machine.as_str());
+        ctx.note_detail("reference_machine", reference.machine());
         let rates = ctx.fixture(SINGLE_RATES, |_| Ok(SingleThreadRates::default()))?;
         let mut pairs = Vec::new();
         let mut missing = Vec::new();
@@ -168,7 +149,7 @@ impl Benchmark for IndexBenchmark {
                                 reference.label(),
                                 k.id()
                             ),
-                            "re-record crates/sysgauge-bench/baseline/cpu-reference.json (see docs/performance.md)",
+                            "re-record the embedded baseline (docs/baseline.md)",
                         ));
                     };
                     ratios.push(format!("{}={:.3}", k.short_name(), median / r));
@@ -233,24 +214,32 @@ mod tests {
     #[test]
     fn embedded_reference_covers_every_kernel() {
         let r = embedded_reference().unwrap_or_else(|e| panic!("{e}"));
-        assert!(!r.machine.trim().is_empty());
+        assert!(!r.machine().trim().is_empty());
+        assert!(r.label().starts_with("baseline-v"), "{}", r.label());
         for k in KernelId::ALL {
             assert!(
                 r.rate(k).is_some(),
-                "the cpu reference lacks {} at workload version {WORKLOAD_VERSION}: re-record it",
+                "the baseline lacks {} at workload version {WORKLOAD_VERSION}: re-record it",
                 k.id()
             );
         }
     }
 
     #[test]
-    fn bad_reference_files() {
-        assert!(parse_reference("{").is_err());
-        assert!(parse_reference("{\"format\": 2}").is_err());
-        let mut r: serde_json::Value =
-            serde_json::from_str(REFERENCE_JSON).unwrap_or_else(|e| panic!("{e}"));
-        r["format"] = 2.into();
-        assert!(parse_reference(&r.to_string()).is_err_and(|e| e.contains("format 2")));
+    fn rates_only_from_single_thread_current_workload() {
+        let r = embedded_reference().unwrap_or_else(|e| panic!("{e}"));
+        let mut run = r.0.run.clone();
+        for res in &mut run.results {
+            if res.bench_id == KernelId::ALL[0].id() {
+                res.workload_version = WORKLOAD_VERSION + 1;
+            }
+        }
+        assert!(rate_in(&run, KernelId::ALL[0]).is_none());
+        assert!(rate_in(&run, KernelId::ALL[1]).is_some());
+        run.results.retain(|res| {
+            res.bench_id != KernelId::ALL[1].id() || res.params.get_u64("threads") != Some(1)
+        });
+        assert!(rate_in(&run, KernelId::ALL[1]).is_none());
     }
 
     #[test]

@@ -85,11 +85,11 @@ impl SoftFloat {
             return self;
         }
         // Larger magnitude first.
-        let (big, small) = if (self.exp, self.mant) >= (other.exp, other.mant) {
-            (self, other)
-        } else {
-            (other, self)
-        };
+        let self_first = (self.exp, self.mant) >= (other.exp, other.mant);
+        let (big, small) = (
+            select(self_first, self, other),
+            select(self_first, other, self),
+        );
         // 30 guard bits: both significands shifted left by 30 stay below
         // 2^62, so a sum cannot overflow 64 bits.
         const GUARD: u32 = 30;
@@ -105,11 +105,12 @@ impl SoftFloat {
             1 // only a sticky bit survives
         };
         let e = i64::from(big.exp) - 31 - i64::from(GUARD);
-        if big.negative == small.negative {
-            SoftFloat::round_pack(big.negative, e, b + s)
-        } else {
-            SoftFloat::round_pack(big.negative, e, b - s)
-        }
+        // b + s or b - s without a branch on the signs (random in the
+        // workload, so a branch would be mispredicted half the time and the
+        // rate would measure the branch predictor): with m all ones,
+        // (s ^ m) - m is -s.
+        let m = u64::from(big.negative != small.negative).wrapping_neg();
+        SoftFloat::round_pack(big.negative, e, b.wrapping_add((s ^ m).wrapping_sub(m)))
     }
 
     fn minus(self, other: SoftFloat) -> SoftFloat {
@@ -139,12 +140,14 @@ impl SoftFloat {
         let divisor = u64::from(other.mant);
         let mut rem = u64::from(self.mant);
         let mut q: u64 = 0;
+        // Branch-free steps: the quotient bits of random operands are
+        // unpredictable, and a mispredicted branch per bit made the rate
+        // depend on where the loader placed the code (run-to-run spread
+        // of about 10 %).
         for _ in 0..BITS {
-            q <<= 1;
-            if rem >= divisor {
-                rem -= divisor;
-                q |= 1;
-            }
+            let bit = u64::from(rem >= divisor);
+            rem -= divisor & bit.wrapping_neg();
+            q = (q << 1) | bit;
             rem <<= 1;
         }
         let sig = (q << 1) | u64::from(rem != 0);
@@ -196,6 +199,19 @@ impl std::ops::Div for SoftFloat {
     /// Division by zero gives zero (the workload never divides by zero).
     fn div(self, other: SoftFloat) -> SoftFloat {
         self.quotient(other)
+    }
+}
+
+/// `a` if `first`, else `b`, by masks rather than a branch (the order of
+/// two random operands is unpredictable).
+#[inline(always)]
+fn select(first: bool, a: SoftFloat, b: SoftFloat) -> SoftFloat {
+    let m = u32::from(first).wrapping_neg();
+    let mi = m as i32;
+    SoftFloat {
+        negative: (u32::from(a.negative) & m | u32::from(b.negative) & !m) != 0,
+        exp: a.exp & mi | b.exp & !mi,
+        mant: a.mant & m | b.mant & !m,
     }
 }
 
