@@ -47,6 +47,9 @@ use thiserror::Error;
 const MAX_WAIT: Duration = Duration::from_millis(100);
 /// Flood mode: send again this long after a send if no reply came.
 const FLOOD_RETRY: Duration = Duration::from_millis(10);
+/// How long a flooding client waits for a reply without sleeping before it
+/// blocks in `poll`: several loopback round trips.
+const FLOOD_SPIN: Duration = Duration::from_millis(1);
 /// Extra bytes a ping carrying investigation requests is padded with, so
 /// that a listener that never answers with more bytes than it received
 /// (ours) still has room for the verdicts: a reply's fixed parts ("in reply
@@ -493,8 +496,19 @@ impl Client {
             for fd in fds.iter_mut() {
                 fd.revents = 0;
             }
-            net::poll(&mut fds, wake.saturating_duration_since(Instant::now()))
-                .map_err(ClientError::Poll)?;
+            // A flood keeps one ping in flight: wait for its reply without
+            // letting the CPU sleep (see net::poll_spin).
+            let spin = if self.config.flood && self.hosts.iter().any(|h| h.sending) {
+                FLOOD_SPIN
+            } else {
+                Duration::ZERO
+            };
+            net::poll_spin(
+                &mut fds,
+                spin,
+                wake.saturating_duration_since(Instant::now()),
+            )
+            .map_err(ClientError::Poll)?;
             for (i, fd) in fds.iter().enumerate() {
                 if net::ready(fd) {
                     self.receive(i, on_event);

@@ -197,6 +197,30 @@ pub(crate) fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<us
     Ok(usize::try_from(n).unwrap_or(0))
 }
 
+/// Like [`poll`], but first checks the sockets without sleeping for up to
+/// `spin` (bounded by `timeout`). While packets flow back and forth one at a
+/// time (a flood ping on loopback), sleeping in `poll` lets the CPU halt and
+/// every packet then pays the wake-up of an idle CPU (tens of microseconds
+/// in a virtual machine), which would set the rate instead of the network
+/// stack. The spin costs CPU only while traffic flows: callers pass a zero
+/// `spin` when they have been idle.
+pub(crate) fn poll_spin(
+    fds: &mut [libc::pollfd],
+    spin: Duration,
+    timeout: Duration,
+) -> io::Result<usize> {
+    let start = std::time::Instant::now();
+    let spin = spin.min(timeout);
+    while start.elapsed() < spin {
+        let n = poll(fds, Duration::ZERO)?;
+        if n > 0 {
+            return Ok(n);
+        }
+        std::hint::spin_loop();
+    }
+    poll(fds, timeout.saturating_sub(start.elapsed()))
+}
+
 /// A pollfd waiting for input on `socket`.
 pub(crate) fn pollfd(socket: &UdpSocket) -> libc::pollfd {
     let fd: RawFd = socket.as_raw_fd();
@@ -216,6 +240,29 @@ pub(crate) fn ready(fd: &libc::pollfd) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn poll_spin_returns_at_once_when_ready_and_times_out_otherwise() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let mut fds = [pollfd(&a)];
+        let t = std::time::Instant::now();
+        let n = poll_spin(
+            &mut fds,
+            Duration::from_millis(2),
+            Duration::from_millis(20),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(n, 0);
+        assert!(t.elapsed() >= Duration::from_millis(20));
+        let to = a.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        b.send_to(b"x", to).unwrap_or_else(|e| panic!("{e}"));
+        fds[0].revents = 0;
+        let n = poll_spin(&mut fds, Duration::from_secs(1), Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(n, 1);
+        assert!(ready(&fds[0]));
+    }
 
     #[test]
     fn resolves_literals_and_zones() {

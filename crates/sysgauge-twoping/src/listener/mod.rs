@@ -42,6 +42,14 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// After a packet, the listener polls without sleeping for up to
+/// `BUSY_SPIN` while packets keep coming (the last one less than
+/// `BUSY_WINDOW` ago): a ping-pong on loopback otherwise waits for an idle
+/// CPU to wake for every packet. Bounded: at most `BUSY_SPIN` of CPU per
+/// packet, none once the traffic stops.
+const BUSY_SPIN: Duration = Duration::from_micros(500);
+const BUSY_WINDOW: Duration = Duration::from_millis(10);
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -512,6 +520,7 @@ impl Listener {
         let mut fds: Vec<libc::pollfd> = self.sockets.iter().map(|(s, _)| net::pollfd(s)).collect();
         let maintenance_every = Duration::from_secs(1);
         let mut next_maintenance = Instant::now() + maintenance_every;
+        let mut last_packet: Option<Instant> = None;
         loop {
             if cancel.is_cancelled() {
                 return Ok(());
@@ -528,10 +537,19 @@ impl Listener {
             for fd in fds.iter_mut() {
                 fd.revents = 0;
             }
-            net::poll(&mut fds, wait).map_err(ListenerError::Poll)?;
+            // Right after a packet, the next one usually follows within
+            // microseconds (a flood, or a ping's third leg): wait for it
+            // briefly without sleeping; after a quiet spell, just sleep.
+            let spin = if last_packet.is_some_and(|t| now.duration_since(t) < BUSY_WINDOW) {
+                BUSY_SPIN
+            } else {
+                Duration::ZERO
+            };
+            net::poll_spin(&mut fds, spin, wait).map_err(ListenerError::Poll)?;
             for (i, fd) in fds.iter().enumerate() {
                 if net::ready(fd) {
                     self.drain(i, on_event);
+                    last_packet = Some(Instant::now());
                 }
             }
         }
