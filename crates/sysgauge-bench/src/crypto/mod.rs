@@ -15,6 +15,7 @@
 //! implementation can never produce a number.
 
 pub mod aes;
+pub mod blowfish;
 pub mod pubkey;
 pub mod rc4;
 pub mod reference;

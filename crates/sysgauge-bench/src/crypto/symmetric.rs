@@ -280,7 +280,10 @@ impl Cipher {
                     tag: [0; 16],
                 })
             }
-            Cipher::BfCbc => Box::new(CbcStream::<blowfish::Blowfish>::new(self, key, iv)?),
+            Cipher::BfCbc => Box::new(BlowfishStream(
+                super::blowfish::BlowfishCbc::new(key, iv)
+                    .ok_or_else(|| self.setup_err("bad key or IV"))?,
+            )),
             Cipher::Cast5Cbc => Box::new(CbcStream::<cast5::Cast5>::new(self, key, iv)?),
             Cipher::Camellia128Cbc => {
                 Box::new(CbcStream::<camellia::Camellia128>::new(self, key, iv)?)
@@ -621,6 +624,24 @@ fn xor_in_place(block: &mut [u8], iv: &[u8]) {
                 *x ^= v;
             }
         }
+    }
+}
+
+struct BlowfishStream(Box<super::blowfish::BlowfishCbc>);
+
+impl Stream for BlowfishStream {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        if self.0.encrypt_cbc(buf) {
+            Ok(())
+        } else {
+            Err(CipherError::Process {
+                cipher: Cipher::BfCbc.name(),
+                what: "the buffer is not a whole number of cipher blocks",
+            })
+        }
+    }
+    fn implementation(&self) -> &'static str {
+        "sysgauge blowfish"
     }
 }
 
