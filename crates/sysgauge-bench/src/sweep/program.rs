@@ -103,44 +103,39 @@ impl Known {
         cancel: &CancelToken,
     ) -> Result<Option<String>, BenchError> {
         use sha2::Digest;
-        fn stream<D: sha2::Digest>(
-            mut d: D,
-            corpus: &Corpus,
-            copies: u64,
-            cancel: &CancelToken,
-        ) -> Result<String, BenchError> {
+        // Feeds `copies` copies of the corpus to `update`.
+        let feed = |update: &mut dyn FnMut(&[u8])| -> Result<(), BenchError> {
             for _ in 0..copies {
                 corpus.for_each_chunk(cancel, &mut |b| {
-                    d.update(b);
+                    update(b);
                     Ok(())
                 })?;
             }
+            Ok(())
+        };
+        fn digest<D: sha2::Digest>(
+            mut d: D,
+            feed: impl Fn(&mut dyn FnMut(&[u8])) -> Result<(), BenchError>,
+        ) -> Result<String, BenchError> {
+            feed(&mut |b| d.update(b))?;
             Ok(hex(&d.finalize()))
         }
         Ok(Some(match self {
             Known::Dd => return Ok(None),
             Known::Md5sum => {
                 let mut m = crate::hash::md5::Md5::new();
-                for _ in 0..copies {
-                    corpus.for_each_chunk(cancel, &mut |b| {
-                        m.update(b);
-                        Ok(())
-                    })?;
-                }
+                feed(&mut |b| m.update(b))?;
                 hex(&m.finalize())
             }
-            Known::Sha1sum => stream(sha1::Sha1::new(), corpus, copies, cancel)?,
-            Known::Sha256sum => stream(sha2::Sha256::new(), corpus, copies, cancel)?,
-            Known::Sha512sum => stream(sha2::Sha512::new(), corpus, copies, cancel)?,
+            Known::Sha1sum => digest(sha1::Sha1::new(), feed)?,
+            Known::Sha256sum => digest(sha2::Sha256::new(), feed)?,
+            Known::Sha512sum => digest(sha2::Sha512::new(), feed)?,
             Known::B2sum => {
                 // b2sum's default is BLAKE2b with a 64-byte digest.
                 let mut state = blake2b_simd::Params::new().hash_length(64).to_state();
-                for _ in 0..copies {
-                    corpus.for_each_chunk(cancel, &mut |b| {
-                        state.update(b);
-                        Ok(())
-                    })?;
-                }
+                feed(&mut |b| {
+                    state.update(b);
+                })?;
                 hex(state.finalize().as_bytes())
             }
         }))
