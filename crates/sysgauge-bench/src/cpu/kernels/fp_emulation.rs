@@ -60,8 +60,10 @@ impl SoftFloat {
             let mant = sig >> shift;
             let rest = sig & ((1u64 << shift) - 1);
             let half = 1u64 << (shift - 1);
-            let up = rest > half || (rest == half && mant & 1 == 1);
-            (mant + u64::from(up), e + i64::from(shift))
+            // `|` and `&`, not `||` and `&&`: whether to round up is random
+            // in the workload and must not become a branch.
+            let up = u64::from(rest > half) | (u64::from(rest == half) & mant);
+            (mant + (up & 1), e + i64::from(shift))
         } else {
             let shift = (31 - top) as u32;
             (sig << shift, e - i64::from(shift))
@@ -94,16 +96,13 @@ impl SoftFloat {
         // 2^62, so a sum cannot overflow 64 bits.
         const GUARD: u32 = 30;
         let b = u64::from(big.mant) << GUARD;
-        let d = (i64::from(big.exp) - i64::from(small.exp)) as u64;
+        // The alignment shift, capped at 63: s_full < 2^62, so a shift of 63
+        // leaves nothing but the sticky bit, as any larger one would. One
+        // formula for every distance, with no branch on it.
+        let d = (i64::from(big.exp) - i64::from(small.exp)).min(63) as u32;
         let s_full = u64::from(small.mant) << GUARD;
-        let s = if d == 0 {
-            s_full
-        } else if d < 63 {
-            let lost = s_full & ((1u64 << d) - 1);
-            (s_full >> d) | u64::from(lost != 0)
-        } else {
-            1 // only a sticky bit survives
-        };
+        let lost = s_full & ((1u64 << d) - 1);
+        let s = (s_full >> d) | u64::from(lost != 0);
         let e = i64::from(big.exp) - 31 - i64::from(GUARD);
         // b + s or b - s without a branch on the signs (random in the
         // workload, so a branch would be mispredicted half the time and the
@@ -141,14 +140,20 @@ impl SoftFloat {
         let mut rem = u64::from(self.mant);
         let mut q: u64 = 0;
         // Branch-free steps: the quotient bits of random operands are
-        // unpredictable, and a mispredicted branch per bit made the rate
-        // depend on where the loader placed the code (run-to-run spread
-        // of about 10 %).
+        // unpredictable. As branches they were mispredicted about half the
+        // time, except that the predictor learns the sequence when the
+        // same few hundred divisions repeat, so the rate depended on the
+        // workload's size and on the predictor's state (three times faster
+        // at 256 pairs than at 1024, and 5-10 % apart between runs). The
+        // mask comes from the sign of the trial difference: written as a
+        // comparison (`rem >= divisor`), the compiler turned it back into a
+        // branch.
         for _ in 0..BITS {
-            let bit = u64::from(rem >= divisor);
-            rem -= divisor & bit.wrapping_neg();
-            q = (q << 1) | bit;
-            rem <<= 1;
+            let trial = rem.wrapping_sub(divisor);
+            // All ones when the divisor did not fit (rem, divisor < 2^34).
+            let keep = ((trial as i64) >> 63) as u64;
+            q = (q << 1) | (keep.wrapping_add(1));
+            rem = trial.wrapping_add(divisor & keep) << 1;
         }
         let sig = (q << 1) | u64::from(rem != 0);
         let e = i64::from(self.exp) - i64::from(other.exp) - i64::from(BITS);
