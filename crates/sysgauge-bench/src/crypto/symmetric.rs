@@ -288,9 +288,10 @@ impl Cipher {
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
             )),
             Cipher::Cast5Cbc => Box::new(CbcStream::<cast5::Cast5>::new(self, key, iv)?),
-            Cipher::Camellia128Cbc => {
-                Box::new(CbcStream::<camellia::Camellia128>::new(self, key, iv)?)
-            }
+            Cipher::Camellia128Cbc => Box::new(
+                super::camellia::CamelliaCbc::new(key, iv)
+                    .ok_or_else(|| self.setup_err("bad key or IV"))?,
+            ),
             Cipher::Rc4 => Box::new(Rc4Stream(
                 super::rc4::Rc4::new(key).ok_or_else(|| self.setup_err("bad key"))?,
             )),
