@@ -17,6 +17,7 @@
 pub mod aes;
 pub mod blowfish;
 pub mod camellia;
+pub mod cast5;
 pub mod pubkey;
 pub mod rc4;
 pub mod reference;
