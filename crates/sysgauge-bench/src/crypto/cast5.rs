@@ -11,10 +11,17 @@
 //!   masking keys `km` and the rotation counts `kr` (RFC 2144 2.4);
 //! - the whole buffer is encrypted in one loop with the chaining value held
 //!   as two `u32` halves, the sixteen rounds unrolled without half swaps;
-//! - each round function's four S-box values are combined in an order that
-//!   needs two dependent operations after the loads instead of three (the
-//!   modular sums and differences are re-associated, which is exact), and the
-//!   XOR into the other half is folded in where the round type allows.
+//! - each round's four S-box values are combined with two dependent
+//!   operations after the loads instead of three where the round type
+//!   allows (the modular sums and differences are re-associated, which is
+//!   exact), in an order that lets the byte whose index takes a shift and a
+//!   mask to extract enter last;
+//! - a type-2 round starts with D ^ Km, so the type-1 round before it
+//!   writes its half with that Km already XORed in (the plain half is
+//!   recovered off the chain);
+//! - LLVM turns each combination back into a serial chain in source order,
+//!   so partial results pass through an empty `asm!` that keeps the order
+//!   written (see `opaque`).
 //!
 //! The S-boxes are RFC 2144 appendix A, kept in `cast5_sboxes.txt` in the
 //! RFC's own layout (so they can be compared with it line by line) and parsed
@@ -124,7 +131,7 @@ fn t3(other: u32, d: u32, km: u32, kr16: u32) -> u32 {
 }
 
 /// The round function of round `r` (0-based) as the spec writes it: types
-/// 1, 2, 3 in turn (for decryption and the key-folding-free path).
+/// 1, 2, 3 in turn (decryption uses it; encryption inlines the folded form).
 #[inline(always)]
 fn f(r: usize, d: u32, km: u32, kr: u32) -> u32 {
     match r % 3 {
@@ -421,10 +428,10 @@ mod tests {
     #[test]
     fn rfc2144_b2_maintenance_test() {
         // B.2 with a and b both starting as the B.1 key; the RFC runs it a
-        // million times (a, b = EEA9D0A2..., B2C95EB0...). 1000 iterations
-        // keep the test fast; the values after them were produced with the
-        // RustCrypto `cast5` crate, and the full run is checked in
-        // release builds.
+        // million times (a, b = EEA9D0A2..., B2C95EB0...). Debug builds run
+        // 1000 iterations and compare with the `cast5` crate run the same
+        // way; release builds (`cargo test --release`) run the RFC's full
+        // million against its published result.
         let iterations = if cfg!(debug_assertions) {
             1000
         } else {
