@@ -12,9 +12,10 @@
 //!   only non-zero byte is `s_i(v)` at position `i`. Since P is linear, F is
 //!   then eight loads and an XOR tree, with no byte reassembly and no P
 //!   arithmetic on the chain (the tree is kept balanced with `opaque`:
-//!   LLVM would make it one serial chain of eight XORs). The tables are computed at compile time from
-//!   SBOX1 (RFC 3713 2.4.4; SBOX2-4 are its rotations) and the P-function
-//!   (2.4.1), so only SBOX1 is entered as data;
+//!   LLVM would make it one serial chain of eight XORs). The tables are
+//!   computed at compile time from SBOX1 (RFC 3713 2.4.4; SBOX2-4 are its
+//!   rotations) and the P-function (2.4.1), so only SBOX1 is entered as
+//!   data;
 //! - the round keys are folded into the halves ahead of time: each half is
 //!   carried XORed with the subkey of its next F, and the difference of two
 //!   consecutive subkeys of the same half is XORed in while the other half's
