@@ -16,6 +16,8 @@
 
 pub mod aes;
 pub mod blowfish;
+pub mod camellia;
+pub mod cast5;
 pub mod pubkey;
 pub mod rc4;
 pub mod reference;
