@@ -16,6 +16,7 @@
 
 pub mod aes;
 pub mod blowfish;
+pub mod chacha_poly;
 pub mod pubkey;
 pub mod rc4;
 pub mod reference;
