@@ -83,11 +83,8 @@ impl ChaChaPoly {
         for (w, c) in state[13..].iter_mut().zip(nonce.chunks_exact(4)) {
             *w = le32(c);
         }
-        let otk = chacha20_block(&state);
-        let mut mac = Poly1305::new(&otk[..32]);
-        mac.update_padded(aad);
         let len = buf.len();
-        let rest = encrypt_and_absorb(&state, &mut mac, buf);
+        let (mut mac, rest) = encrypt_and_absorb(&state, aad, buf);
         mac.update_padded(&buf[len - rest..]);
         let mut lens = [0u8; 16];
         lens[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
@@ -97,31 +94,22 @@ impl ChaChaPoly {
     }
 }
 
-/// Encrypt all of `buf` (keystream from counter 1) and absorb its whole
-/// 128-byte groups into `mac`, when there are enough of them to pay for the
-/// powers of r; returns how many bytes at the end are left to absorb.
-fn encrypt_and_absorb(state: &[u32; 16], mac: &mut Poly1305, buf: &mut [u8]) -> usize {
+/// Derive the Poly1305 key (block 0), absorb the AAD, encrypt all of `buf`
+/// (keystream from counter 1) and absorb its whole 128-byte groups when
+/// there are enough of them to pay for the powers of r. Returns the MAC and
+/// how many bytes at the end of `buf` are left to absorb.
+fn encrypt_and_absorb(state: &[u32; 16], aad: &[u8], buf: &mut [u8]) -> (Poly1305, usize) {
     #[cfg(target_arch = "x86_64")]
     {
         if buf.len() >= x86::MIN_LANES_BYTES && available() {
             // SAFETY: the CPU has AVX-512F and IFMA, all the kernels need.
-            unsafe {
-                let mut lanes = x86::PolyLanes::new(&mac.h, &mac.r);
-                let bulk = buf.len() / 1024 * 1024;
-                let (head, tail) = buf.split_at_mut(bulk);
-                if bulk > 0 {
-                    x86::seal_batches(state, 1, head, &mut lanes);
-                }
-                x86::xor_keystream16(state, 1 + (bulk / 64) as u32, tail);
-                let groups = tail.len() / 128;
-                lanes.absorb(&tail[..groups * 128]);
-                mac.h = lanes.finish();
-                return tail.len() - groups * 128;
-            }
+            return unsafe { x86::seal_long(state, aad, buf) };
         }
     }
+    let mut mac = Poly1305::new(&chacha20_block(state)[..32]);
+    mac.update_padded(aad);
     xor_keystream(state, 1, buf);
-    buf.len()
+    (mac, buf.len())
 }
 
 /// The crypto family's stream: every buffer is sealed as one message, with
@@ -194,15 +182,25 @@ fn quarter_round(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
 pub fn chacha20_block(input: &[u32; 16]) -> [u8; 64] {
     let mut x = *input;
     for _ in 0..10 {
-        quarter_round(&mut x, 0, 4, 8, 12);
-        quarter_round(&mut x, 1, 5, 9, 13);
-        quarter_round(&mut x, 2, 6, 10, 14);
-        quarter_round(&mut x, 3, 7, 11, 15);
-        quarter_round(&mut x, 0, 5, 10, 15);
-        quarter_round(&mut x, 1, 6, 11, 12);
-        quarter_round(&mut x, 2, 7, 8, 13);
-        quarter_round(&mut x, 3, 4, 9, 14);
+        double_round(&mut x);
     }
+    block_bytes(&x, input)
+}
+
+#[inline(always)]
+fn double_round(x: &mut [u32; 16]) {
+    quarter_round(x, 0, 4, 8, 12);
+    quarter_round(x, 1, 5, 9, 13);
+    quarter_round(x, 2, 6, 10, 14);
+    quarter_round(x, 3, 7, 11, 15);
+    quarter_round(x, 0, 5, 10, 15);
+    quarter_round(x, 1, 6, 11, 12);
+    quarter_round(x, 2, 7, 8, 13);
+    quarter_round(x, 3, 4, 9, 14);
+}
+
+/// The block's bytes: the state after the rounds plus the input.
+fn block_bytes(x: &[u32; 16], input: &[u32; 16]) -> [u8; 64] {
     let mut out = [0u8; 64];
     for ((o, w), i) in out.chunks_exact_mut(4).zip(x.iter()).zip(input.iter()) {
         o.copy_from_slice(&w.wrapping_add(*i).to_le_bytes());
@@ -373,7 +371,7 @@ impl Poly1305 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{mul_mod, Limbs, M42, M44};
+    use super::{Limbs, M42, M44};
     use std::arch::x86_64::*;
 
     /// Below this many bytes the powers of r cost more than the eight-lane
@@ -504,38 +502,47 @@ mod x86 {
         }
     }
 
-    /// Encrypt `buf` (whole 1024-byte batches, at least one) with the
-    /// keystream from `counter` on, and absorb all of it into `lanes`: the
-    /// Poly1305 steps for batch k run inside the rounds of batch k + 1, one
-    /// 128-byte group per double round.
+    /// Everything `encrypt_and_absorb` does, for at least
+    /// `MIN_LANES_BYTES` of message.
+    ///
+    /// Batch 0's rounds carry the scalar rounds of the key block (block 0)
+    /// along, one double round each, on the scalar ports the vector code
+    /// leaves idle. Then the Poly1305 steps for batch k run inside the
+    /// rounds of batch k + 1, one 128-byte group per double round from the
+    /// third on (the first two leave the powers of r, computed just before,
+    /// time to finish). Tails take the unstitched paths.
     ///
     /// # Safety
     /// The CPU must have AVX-512F and IFMA.
     #[target_feature(enable = "avx512f,avx512ifma")]
-    pub unsafe fn seal_batches(
+    pub unsafe fn seal_long(
         state: &[u32; 16],
-        counter: u32,
+        aad: &[u8],
         buf: &mut [u8],
-        lanes: &mut PolyLanes,
-    ) {
+    ) -> (super::Poly1305, usize) {
         let n = buf.len() / 1024;
-        if n == 0 {
-            return;
-        }
         let p = buf.as_mut_ptr();
-        let mut pl = lanes.clone();
-        // SAFETY: batch 0 is bytes 0..1024 of `buf`.
-        unsafe { xor_batch(p, &rounds16(state, counter, |_| {})) };
+        let mut key_block = *state;
+        if n > 0 {
+            let x = rounds16(state, 1, |_| super::double_round(&mut key_block));
+            // SAFETY: batch 0 is bytes 0..1024 of `buf`.
+            unsafe { xor_batch(p, &x) };
+        } else {
+            for _ in 0..10 {
+                super::double_round(&mut key_block);
+            }
+        }
+        let mut mac = super::Poly1305::new(&super::block_bytes(&key_block, state)[..32]);
+        mac.update_padded(aad);
+        let mut pl = PolyLanes::new(&mac.h, &mac.r);
         for k in 1..n {
-            // SAFETY: batch k - 1, bytes 1024(k-1)..1024k, is in `buf`; `mid`
-            // reads group g < 8 of it, and only ever in pairs (g even
-            // feeds chain a, g odd chain b, so no two steps of one chain
-            // are adjacent).
+            // SAFETY: batch k - 1, bytes 1024(k-1)..1024k, is in `buf`.
             let prev = unsafe { p.add(1024 * (k - 1)) };
-            let x = rounds16(state, counter.wrapping_add(16 * k as u32), |dr| {
-                if dr < 8 {
-                    // SAFETY: see above.
-                    let m = unsafe { load_group(prev.add(128 * dr)) };
+            let x = rounds16(state, 1u32.wrapping_add(16 * k as u32), |dr| {
+                if dr >= 2 {
+                    // SAFETY: group dr - 2 < 8 of batch k - 1. Groups go to
+                    // the two sets of lanes in turn, as `absorb` feeds them.
+                    let m = unsafe { load_group(prev.add(128 * (dr - 2))) };
                     if dr % 2 == 0 {
                         pl.step_a(&m);
                     } else {
@@ -546,9 +553,16 @@ mod x86 {
             // SAFETY: batch k is bytes 1024k..1024(k+1) of `buf`.
             unsafe { xor_batch(p.add(1024 * k), &x) };
         }
-        // SAFETY: the last batch is in `buf`.
-        pl.absorb(unsafe { std::slice::from_raw_parts(p.add(1024 * (n - 1)), 1024) });
-        *lanes = pl;
+        let (head, tail) = buf.split_at_mut(1024 * n);
+        if n > 0 {
+            pl.absorb(&head[1024 * (n - 1)..]);
+        }
+        // SAFETY: the CPU has AVX-512F.
+        unsafe { xor_keystream16(state, 1u32.wrapping_add(16 * n as u32), tail) };
+        let groups = tail.len() / 128;
+        pl.absorb(&tail[..groups * 128]);
+        mac.h = pl.finish();
+        (mac, tail.len() - groups * 128)
     }
 
     /// One multiplication of eight lanes of radix-2^44 numbers by `r`
@@ -587,9 +601,9 @@ mod x86 {
         d1 = _mm512_and_si512(d1, m44);
         let c = _mm512_srli_epi64::<42>(d2);
         d2 = _mm512_and_si512(d2, m42);
+        // The bottom limb stays a little above 2^44 (by at most 5 * 2^15):
+        // the next multiplication takes it as it is.
         d0 = add(d0, add(c, _mm512_rol_epi64::<2>(c)));
-        d1 = add(d1, _mm512_srli_epi64::<44>(d0));
-        d0 = _mm512_and_si512(d0, m44);
         [d0, d1, d2]
     }
 
@@ -611,16 +625,6 @@ mod x86 {
             _mm512_add_epi64(a[1], b[1]),
             _mm512_add_epi64(a[2], b[2]),
         ]
-    }
-
-    /// Vectors of the limbs of `p[l]` in lane `l`.
-    #[target_feature(enable = "avx512f")]
-    fn limb_vectors(p: [&Limbs; 8]) -> V3 {
-        std::array::from_fn(|i| {
-            let lanes: [u64; 8] = std::array::from_fn(|l| p[l][i]);
-            // SAFETY: `lanes` is 64 readable bytes; unaligned load.
-            unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) }
-        })
     }
 
     /// The eight blocks of the 128-byte group at `p` as limb vectors (with
@@ -676,25 +680,33 @@ mod x86 {
     }
 
     impl PolyLanes {
-        /// Start from the running value `h`, for the key `r`.
+        /// Start from the running value `h`, for the key `r`. The powers
+        /// come from the eight-lane multiplication itself (a prefix product
+        /// over the lanes in three steps), which is shorter than scalar
+        /// multiplications and keeps them in registers.
         #[target_feature(enable = "avx512f,avx512ifma")]
         pub fn new(h: &Limbs, r: &Limbs) -> PolyLanes {
-            // r^1 .. r^8 (p[i] = r^(i+1)) in few dependent steps, and r^16.
-            let mut p = [*r; 8];
-            p[1] = mul_mod(r, r);
-            p[2] = mul_mod(&p[1], r);
-            p[3] = mul_mod(&p[1], &p[1]);
-            p[4] = mul_mod(&p[3], r);
-            p[5] = mul_mod(&p[3], &p[1]);
-            p[6] = mul_mod(&p[3], &p[2]);
-            p[7] = mul_mod(&p[3], &p[3]);
-            let r16 = mul_mod(&p[7], &p[7]);
-            let f8 = limb_vectors(ORDER.map(|b| &p[7 - b]));
-            let r8 = limb_vectors([&p[7]; 8]);
-            // r^(16 - b) = r^(8 - b) * r^8, eight lanes at once.
-            let f16 = mul8(&f8, &r8, &times20(&r8));
-            let r16 = limb_vectors([&r16; 8]);
             let z = _mm512_setzero_si512();
+            let one: V3 = [_mm512_set1_epi64(1), z, z];
+            let rv: V3 = r.map(|l| _mm512_set1_epi64(l as i64));
+            let blend = |k: __mmask8, b: &V3| -> V3 {
+                std::array::from_fn(|i| _mm512_mask_blend_epi64(k, one[i], b[i]))
+            };
+            let lane = |v: &V3, l: i64| -> V3 {
+                let idx = _mm512_set1_epi64(l);
+                v.map(|x| _mm512_permutexvar_epi64(idx, x))
+            };
+            let mul = |x: &V3, r: &V3| mul8(x, r, &times20(r));
+            // Lane l of x3 is r^(l + 1).
+            let x1 = mul(&rv, &blend(0xaa, &rv));
+            let x2 = mul(&x1, &blend(0xcc, &lane(&x1, 1)));
+            let x3 = mul(&x2, &blend(0xf0, &lane(&x2, 3)));
+            let r8 = lane(&x3, 7);
+            // Lane l needs r^(8 - ORDER[l]), lane 7 - ORDER[l] of x3.
+            let o = ORDER.map(|b| 7 - b as i64);
+            let idx = _mm512_setr_epi64(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]);
+            let f8 = x3.map(|x| _mm512_permutexvar_epi64(idx, x));
+            let r16 = mul(&r8, &r8);
             PolyLanes {
                 a: [z; 3],
                 b: [z; 3],
@@ -703,8 +715,8 @@ mod x86 {
                 h: *h,
                 s16: times20(&r16),
                 r16,
+                f16: mul(&f8, &r8),
                 f8,
-                f16,
             }
         }
 
