@@ -42,6 +42,12 @@
 /// `"expand 32-byte k"` as four little-endian words.
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
+/// The shortest message size the crypto family uses these kernels for.
+/// Below it aws-lc is faster (measured: 0.85x of aws-lc at 16 to 256
+/// bytes, 0.9x at 320, 1.15x at 384 and 1.8x at 1 KiB): its code for one to
+/// four blocks costs less than the eight- or sixteen-lane batch here.
+pub const MIN_LEN: usize = 384;
+
 /// A ChaCha20-Poly1305 key with its ChaCha20 input words prepared.
 #[derive(Clone)]
 pub struct ChaChaPoly {
@@ -101,9 +107,15 @@ impl ChaChaPoly {
 fn encrypt_and_absorb(state: &[u32; 16], aad: &[u8], buf: &mut [u8]) -> (Poly1305, usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        if buf.len() >= x86::MIN_LANES_BYTES && available() {
+        if available() {
             // SAFETY: the CPU has AVX-512F and IFMA, all the kernels need.
-            return unsafe { x86::seal_long(state, aad, buf) };
+            return unsafe {
+                if buf.len() <= x86::SHORT_BYTES {
+                    x86::seal_short(state, aad, buf)
+                } else {
+                    x86::seal_long(state, aad, buf)
+                }
+            };
         }
     }
     let mut mac = Poly1305::new(&chacha20_block(state)[..32]);
@@ -376,7 +388,7 @@ mod x86 {
 
     /// Below this many bytes the powers of r cost more than the eight-lane
     /// Poly1305 saves.
-    pub const MIN_LANES_BYTES: usize = 512;
+    pub const MIN_LANES_BYTES: usize = 256;
 
     type V3 = [__m512i; 3];
 
@@ -420,6 +432,43 @@ mod x86 {
         }
         for (xi, ii) in x.iter_mut().zip(input) {
             *xi = _mm512_add_epi32(*xi, ii);
+        }
+        x
+    }
+
+    /// `rounds16` on eight blocks in 256-bit registers, for short
+    /// messages: the same instruction count for half the blocks, but
+    /// 256-bit operations issue on three ports rather than two.
+    #[target_feature(enable = "avx2,avx512f,avx512vl")]
+    fn rounds8(state: &[u32; 16], counter: u32) -> [__m256i; 16] {
+        let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let mut input = state.map(|w| _mm256_set1_epi32(w as i32));
+        input[12] = _mm256_add_epi32(_mm256_set1_epi32(counter as i32), lanes);
+        let mut x = input;
+        macro_rules! qr {
+            ($a:expr, $b:expr, $c:expr, $d:expr) => {
+                x[$a] = _mm256_add_epi32(x[$a], x[$b]);
+                x[$d] = _mm256_rol_epi32::<16>(_mm256_xor_si256(x[$d], x[$a]));
+                x[$c] = _mm256_add_epi32(x[$c], x[$d]);
+                x[$b] = _mm256_rol_epi32::<12>(_mm256_xor_si256(x[$b], x[$c]));
+                x[$a] = _mm256_add_epi32(x[$a], x[$b]);
+                x[$d] = _mm256_rol_epi32::<8>(_mm256_xor_si256(x[$d], x[$a]));
+                x[$c] = _mm256_add_epi32(x[$c], x[$d]);
+                x[$b] = _mm256_rol_epi32::<7>(_mm256_xor_si256(x[$b], x[$c]));
+            };
+        }
+        for _ in 0..10 {
+            qr!(0, 4, 8, 12);
+            qr!(1, 5, 9, 13);
+            qr!(2, 6, 10, 14);
+            qr!(3, 7, 11, 15);
+            qr!(0, 5, 10, 15);
+            qr!(1, 6, 11, 12);
+            qr!(2, 7, 8, 13);
+            qr!(3, 4, 9, 14);
+        }
+        for (xi, ii) in x.iter_mut().zip(input) {
+            *xi = _mm256_add_epi32(*xi, ii);
         }
         x
     }
@@ -502,8 +551,61 @@ mod x86 {
         }
     }
 
-    /// Everything `encrypt_and_absorb` does, for at least
-    /// `MIN_LANES_BYTES` of message.
+    /// The longest message one batch covers together with the key block.
+    pub const SHORT_BYTES: usize = 15 * 64;
+
+    /// Everything `encrypt_and_absorb` does, for a message of at most
+    /// `SHORT_BYTES`: one batch makes the key block (counter 0) and all the
+    /// keystream (counters 1 to 15), so a short message costs one batch
+    /// rather than a batch and a scalar block.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F and IFMA.
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512ifma")]
+    pub unsafe fn seal_short(
+        state: &[u32; 16],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> (super::Poly1305, usize) {
+        let mut stream = [0u8; 1024];
+        if buf.len() <= 7 * 64 {
+            // Key block and up to seven blocks: eight lanes. The words come
+            // out word-major (word i of block b at 8i + b) and are put in
+            // block order one by one; for at most 512 bytes that costs less
+            // than a transpose would save.
+            let mut words = [0u32; 128];
+            for (i, v) in rounds8(state, 0).iter().enumerate() {
+                // SAFETY: `words` has 128 entries; 32 bytes at 8i for i < 16.
+                unsafe { _mm256_storeu_si256(words.as_mut_ptr().add(8 * i).cast(), *v) };
+            }
+            for (j, out) in stream[..512].chunks_exact_mut(4).enumerate() {
+                out.copy_from_slice(&words[8 * (j % 16) + j / 16].to_le_bytes());
+            }
+        } else {
+            let ks = transpose16(&rounds16(state, 0, |_| {}));
+            for (b, k) in ks.iter().enumerate() {
+                // SAFETY: `stream` is 1024 bytes; unaligned store of 64 bytes
+                // at 64b for b < 16.
+                unsafe { _mm512_storeu_si512(stream.as_mut_ptr().add(64 * b).cast(), *k) };
+            }
+        }
+        for (x, k) in buf.iter_mut().zip(stream[64..].iter()) {
+            *x ^= k;
+        }
+        let mut mac = super::Poly1305::new(&stream[..32]);
+        mac.update_padded(aad);
+        if buf.len() < MIN_LANES_BYTES {
+            return (mac, buf.len());
+        }
+        let groups = buf.len() / 128;
+        let mut pl = PolyLanes::new(&mac.h, &mac.r);
+        pl.absorb(&buf[..groups * 128]);
+        mac.h = pl.finish();
+        (mac, buf.len() - groups * 128)
+    }
+
+    /// Everything `encrypt_and_absorb` does, for messages longer than
+    /// `SHORT_BYTES`.
     ///
     /// Batch 0's rounds carry the scalar rounds of the key block (block 0)
     /// along, one double round each, on the scalar ports the vector code
@@ -936,7 +1038,7 @@ mod tests {
     #[test]
     fn rfc8439_aead() {
         if !available() {
-            eprintln!("note: no AVX-512F on this CPU; the AEAD is not used here");
+            eprintln!("note: no AVX-512 IFMA on this CPU; the AEAD is not used here");
             return;
         }
         // Section 2.8.2.
@@ -962,13 +1064,13 @@ mod tests {
     #[test]
     fn seals_like_aws_lc() {
         if !available() {
-            eprintln!("note: no AVX-512F on this CPU; the AEAD is not used here");
+            eprintln!("note: no AVX-512 IFMA on this CPU; the AEAD is not used here");
             return;
         }
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let mut lengths: Vec<usize> = (0..=600).collect();
         lengths.extend([
-            1023, 1024, 1025, 2047, 4096, 8191, 8192, 8193, 12345, 16384, 16400,
+            700, 959, 960, 961, 1023, 1024, 1025, 2047, 4096, 8191, 8192, 8193, 12345, 16384, 16400,
         ]);
         for (n, &len) in lengths.iter().enumerate() {
             let mut key = [0u8; 32];
@@ -1021,6 +1123,30 @@ mod tests {
                 slow.update_padded(b);
             }
             assert_eq!(hex(&fast.finish()), hex(&slow.finish()), "length {len}");
+        }
+    }
+
+    #[test]
+    fn the_crypto_family_picks_the_kernel_from_min_len_on() {
+        use crate::crypto::symmetric::Cipher;
+        let c = Cipher::ChaCha20Poly1305;
+        let start = |max_len| {
+            c.start(&[7u8; 32], &[9u8; 12], max_len)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .implementation()
+        };
+        assert_eq!(start(MIN_LEN - 1), "aws-lc");
+        let expect = if available() {
+            "sysgauge avx512"
+        } else {
+            "aws-lc"
+        };
+        assert_eq!(start(MIN_LEN), expect);
+        assert_eq!(start(8192), expect);
+        // The family's own check: known answer and a round trip that aws-lc
+        // decrypts and verifies, at the sizes the kernels serve.
+        for len in [MIN_LEN, 1000, 8192, 16384] {
+            c.self_test(len).unwrap_or_else(|e| panic!("{len}: {e}"));
         }
     }
 

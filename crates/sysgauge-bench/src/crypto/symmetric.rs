@@ -263,10 +263,14 @@ impl Cipher {
                 let alg = &aws_lc_rs::cipher::DES_EDE3_FOR_LEGACY_USE_ONLY;
                 aws(alg, false)?
             }
-            Cipher::ChaCha20Poly1305 if super::chacha_poly::available() => Box::new(
-                super::chacha_poly::ChaChaPolyStream::new(key, iv, aad)
-                    .ok_or_else(|| self.setup_err("bad key or nonce"))?,
-            ),
+            Cipher::ChaCha20Poly1305
+                if max_len >= super::chacha_poly::MIN_LEN && super::chacha_poly::available() =>
+            {
+                Box::new(
+                    super::chacha_poly::ChaChaPolyStream::new(key, iv, aad)
+                        .ok_or_else(|| self.setup_err("bad key or nonce"))?,
+                )
+            }
             Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305 => {
                 let alg = match self {
                     Cipher::Aes128Gcm => &aead::AES_128_GCM,
