@@ -1,21 +1,21 @@
 //! ChaCha20-Poly1305 (RFC 8439) written for this project, for x86-64 CPUs
-//! with AVX-512F and AVX-512 IFMA, chosen at run time; other CPUs keep
-//! aws-lc (see `symmetric.rs`).
+//! with AVX-512F, AVX-512VL and AVX-512 IFMA, chosen at run time; other CPUs
+//! (and messages below `MIN_LEN`) keep aws-lc (see `symmetric.rs`).
 //!
 //! Why by hand: `openssl speed -evp chacha20-poly1305` is the reference the
 //! crypto family is judged against, and OpenSSL 3.0 runs both halves with
-//! AVX-512 on CPUs that have it. Every crate measured stops at AVX2: aws-lc
+//! AVX-512 on CPUs that have it. Every crate measured stops short: aws-lc
 //! and ring reached 0.56x OpenSSL at 8 KiB, the RustCrypto
-//! `chacha20poly1305` AEAD less than half of that, even with the `chacha20`
-//! crate's AVX-512 backend switched on (its `poly1305` is AVX2 at best and
-//! the AEAD runs the two halves one 64-byte block at a time).
-//! docs/performance.md has the numbers.
+//! `chacha20poly1305` AEAD about 0.5x even with the `chacha20` crate's
+//! AVX-512 backend switched on (`--cfg chacha20_avx512`; its `poly1305` is
+//! AVX2 at best). docs/performance.md has the numbers.
 //!
 //! How it is shaped, from RFC 8439 and the published descriptions of
 //! vectorised ChaCha20 and Poly1305:
 //! - ChaCha20 runs sixteen blocks at once, one block per 32-bit lane of the
 //!   sixteen state words (`vprold` does the rotations), and a 16x16
-//!   transpose turns the lanes back into consecutive 64-byte blocks.
+//!   transpose turns the lanes back into consecutive 64-byte blocks. That
+//!   keeps the two 512-bit vector ports about 90 % busy.
 //! - Poly1305 keeps its accumulator in radix 2^44 (limbs of 44, 44 and 42
 //!   bits), so each limb product is one pair of IFMA instructions
 //!   (`vpmadd52luq`/`vpmadd52huq`, the low and high 52 bits of a 52x52-bit
@@ -27,12 +27,13 @@
 //!   lanes are summed, which gives the ordinary Poly1305 polynomial.
 //! - The two are stitched: while the rounds of one sixteen-block batch run,
 //!   the Poly1305 steps for the previous batch's ciphertext are interleaved
-//!   with them. ChaCha20 alone keeps the vector ports about 80 % busy, and
-//!   the multiplications fill much of the rest; two passes measured about
-//!   15 % slower.
-//! - The one-time Poly1305 key (block 0) comes from the portable one-block
-//!   ChaCha20 below, so an 8 KiB message is exactly eight batches.
-//!   Message tails (below 1024 bytes of keystream, below 128 bytes of
+//!   with them, and batch 0's rounds carry the scalar rounds of the key
+//!   block (counter 0) along on the scalar ports. Two passes (encrypt, then
+//!   authenticate) measured 4 % slower; the key block on its own took about
+//!   5 % of the time (profile).
+//! - Messages of at most fifteen blocks get the key block and all their
+//!   keystream from one batch (eight 256-bit lanes up to seven blocks).
+//!   Other tails (below 1024 bytes of keystream, below 128 bytes of
 //!   Poly1305 input) take unstitched and scalar paths.
 //!
 //! The portable one-block ChaCha20 and scalar Poly1305 (same radix) double
