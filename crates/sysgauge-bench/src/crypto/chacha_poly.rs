@@ -44,8 +44,8 @@
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
 /// The shortest message size the crypto family uses these kernels for.
-/// Below it aws-lc is faster (measured: 0.85x of aws-lc at 16 to 256
-/// bytes, 0.9x at 320, 1.15x at 384 and 1.8x at 1 KiB): its code for one to
+/// Below it aws-lc is faster (measured: 0.8-0.9x of aws-lc at 16 to 256
+/// bytes, 0.9x at 320, 1.1x at 384 and 1.7x at 1 KiB): its code for one to
 /// four blocks costs less than the eight- or sixteen-lane batch here.
 pub const MIN_LEN: usize = 384;
 
