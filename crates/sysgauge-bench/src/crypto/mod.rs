@@ -18,6 +18,7 @@ pub mod aes;
 pub mod blowfish;
 pub mod camellia;
 pub mod cast5;
+pub mod chacha_poly;
 pub mod pubkey;
 pub mod rc4;
 pub mod reference;
