@@ -20,6 +20,8 @@
 //! independent implementation: the round trip decrypts with it, and the
 //! tests compare this kernel's CBC output with it on random inputs.
 
+use super::be32;
+
 /// P-array and S-boxes, in the order pi's digits fill them.
 static PI_WORDS: [u32; 18 + 4 * 256] = include!(concat!(env!("OUT_DIR"), "/pi_words.rs"));
 
@@ -126,13 +128,6 @@ impl BlowfishCbc {
         self.iv = (l, r);
         true
     }
-}
-
-#[inline(always)]
-fn be32(b: &[u8]) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(b);
-    u32::from_be_bytes(a)
 }
 
 #[cfg(test)]

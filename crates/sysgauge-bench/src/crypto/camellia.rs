@@ -29,6 +29,14 @@
 //! independent implementation: the round trip in `symmetric.rs` decrypts with
 //! it, and the tests compare this kernel with it on random inputs.
 
+// LLVM flattens an XOR tree into one serial chain of XORs with memory
+// operands, which puts all eight S-box loads of a round one after another on
+// the critical path (about 40 % slower here); passing the partial results
+// through `opaque` keeps the tree as written.
+use crate::util::opaque_u64 as opaque;
+
+use super::be64;
+
 /// SBOX1 of RFC 3713 section 2.4.4, in the RFC's layout (row = high nibble).
 #[rustfmt::skip]
 const SBOX1: [u8; 256] = [
@@ -133,23 +141,6 @@ fn round(out: u64, x: u64) -> u64 {
     let early = opaque(opaque(out ^ t0) ^ opaque(t6 ^ t7));
     let late = opaque(opaque(t1 ^ t2) ^ opaque(t3 ^ t4));
     opaque(early ^ t5) ^ late
-}
-
-/// The identity, hidden from the optimiser. LLVM flattens an XOR tree into
-/// one serial chain of XORs with memory operands, which puts all eight
-/// S-box loads of a round one after another on the critical path (about
-/// 40 % slower here); passing the partial results through this keeps the
-/// tree as written.
-#[inline(always)]
-fn opaque(mut x: u64) -> u64 {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: an empty assembly block that only claims to read and write
-    // the register holding `x`; it executes no instruction and touches no
-    // memory, stack or flags.
-    unsafe {
-        core::arch::asm!("/* {0} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
-    }
-    x
 }
 
 /// FL (RFC 3713 2.4.2).
@@ -347,13 +338,6 @@ impl super::symmetric::Stream for CamelliaCbc {
     fn implementation(&self) -> &'static str {
         "sysgauge camellia"
     }
-}
-
-#[inline(always)]
-fn be64(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(b);
-    u64::from_be_bytes(a)
 }
 
 #[cfg(test)]

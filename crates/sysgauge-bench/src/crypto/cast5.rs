@@ -30,6 +30,13 @@
 //! round trip in `symmetric.rs` decrypts with it, and the tests compare this
 //! kernel with it on random inputs.
 
+// LLVM turns each round's combination of the four S-box values into one
+// serial chain of operations with memory operands, in source order; passing
+// the partial results through `opaque` keeps the shallower order written.
+use crate::util::opaque_u32 as opaque;
+
+use super::be32;
+
 /// S1..S8 of RFC 2144 appendix A.
 static S: [[u32; 256]; 8] = parse_sboxes(include_str!("cast5_sboxes.txt"));
 
@@ -139,26 +146,6 @@ fn f(r: usize, d: u32, km: u32, kr: u32) -> u32 {
         1 => t2(0, d ^ km, kr),
         _ => t3(0, d, km, (kr + 16) % 32),
     }
-}
-
-/// The identity, hidden from the optimiser. LLVM turns each round's
-/// combination of the four S-box values into one serial chain of operations
-/// with memory operands, in source order; passing the partial results
-/// through this keeps the shallower order written here.
-#[inline(always)]
-fn opaque(mut x: u32) -> u32 {
-    // SAFETY (both blocks): an empty assembly block that only claims to
-    // read and write the register holding `x`; it executes no instruction
-    // and touches no memory, stack or flags.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        core::arch::asm!("/* {0:e} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
-    }
-    #[cfg(target_arch = "aarch64")]
-    unsafe {
-        core::arch::asm!("/* {0:w} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
-    }
-    x
 }
 
 /// CAST-128 subkeys (128-bit key: sixteen rounds) and the CBC chaining value.
@@ -380,13 +367,6 @@ impl super::symmetric::Stream for Cast5Cbc {
     fn implementation(&self) -> &'static str {
         "sysgauge cast5"
     }
-}
-
-#[inline(always)]
-fn be32(b: &[u8]) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(b);
-    u32::from_be_bytes(a)
 }
 
 #[cfg(test)]

@@ -415,6 +415,22 @@ pub fn benchmarks(options: &Arc<CryptoOptions>) -> Vec<Box<dyn Benchmark>> {
     v
 }
 
+/// A big-endian `u32` from exactly four bytes (the block ciphers' word order).
+#[inline(always)]
+pub(crate) fn be32(b: &[u8]) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(b);
+    u32::from_be_bytes(a)
+}
+
+/// A big-endian `u64` from exactly eight bytes.
+#[inline(always)]
+pub(crate) fn be64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    u64::from_be_bytes(a)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

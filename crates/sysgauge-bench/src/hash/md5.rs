@@ -20,6 +20,12 @@
 //! RFC 1321 suite and compare with the `md-5` crate on random inputs of
 //! many lengths.
 
+// LLVM canonicalises sums by moving constants to the end, which would put
+// the round constant's addition back on the dependency chain (after the
+// round function); a value passed through `opaque` is added as one term,
+// where the source puts it.
+use crate::util::opaque_u32 as opaque;
+
 /// |sin(x)| in f64 at compile time: reduce to [-pi, pi], then a Taylor
 /// series to x^29 (error below 1e-15 there, far below the 2^-32 that the
 /// constants need).
@@ -57,27 +63,6 @@ const fn md5_constants() -> [u32; 64] {
 const K: [u32; 64] = md5_constants();
 
 const INIT: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
-
-/// Hide a value's origin from the optimiser. LLVM canonicalises sums by
-/// moving constants to the end, which would put the round constant's
-/// addition back on the dependency chain (after the round function); a
-/// value it cannot see into is added as one term, where the source puts it.
-/// The empty assembly block costs nothing at run time.
-#[inline(always)]
-fn opaque(mut x: u32) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: an empty template: nothing is executed; the value stays in
-    // its register.
-    unsafe {
-        core::arch::asm!("/* {0:e} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
-    }
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: as above.
-    unsafe {
-        core::arch::asm!("/* {0:w} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
-    }
-    x
-}
 
 macro_rules! step_f {
     ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $i:expr, $s:expr) => {

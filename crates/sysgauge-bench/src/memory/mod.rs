@@ -33,6 +33,11 @@ pub mod stream;
 pub mod tmpfs;
 
 use crate::memory::buffer::MappedBuf;
+
+// A loop of small copies indexed through `opaque` cannot be fused into one
+// `memcpy` call (the loop idiom LLVM otherwise recognises) while the copies
+// themselves stay ordinary vector moves.
+pub(crate) use crate::util::opaque_usize as opaque;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use sysgauge_core::host::{CacheInfo, HostInfo};
@@ -449,45 +454,6 @@ pub fn validate_working_set(ws: u64) -> Result<(), String> {
         return Err(format!("working set {ws} is too large"));
     }
     Ok(())
-}
-
-/// Returns `x` unchanged through an empty `asm!` statement. The compiler
-/// must treat the result as unknown, so a loop of small copies indexed by it
-/// cannot be fused into one `memcpy` call (the loop idiom LLVM otherwise
-/// recognises) while the copies themselves stay ordinary vector moves. No
-/// instruction is emitted.
-#[inline(always)]
-pub(crate) fn opaque(x: usize) -> usize {
-    #[cfg(any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "aarch64",
-        target_arch = "arm",
-        target_arch = "riscv64",
-        target_arch = "riscv32",
-        target_arch = "loongarch64"
-    ))]
-    {
-        let mut x = x;
-        // SAFETY: the template is a comment: no instruction runs, no memory
-        // or flags are touched, and the register keeps its value.
-        unsafe {
-            std::arch::asm!("/* {0} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
-        }
-        x
-    }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "aarch64",
-        target_arch = "arm",
-        target_arch = "riscv64",
-        target_arch = "riscv32",
-        target_arch = "loongarch64"
-    )))]
-    {
-        std::hint::black_box(x)
-    }
 }
 
 /// The buffers kept between the cases of one session (a `RunCtx` fixture):
