@@ -130,6 +130,12 @@ impl BlowfishCbc {
     }
 }
 
+impl super::symmetric::CbcEncrypt for BlowfishCbc {
+    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
+        BlowfishCbc::encrypt_cbc(self, buf)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

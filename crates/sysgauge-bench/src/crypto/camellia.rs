@@ -324,19 +324,9 @@ impl CamelliaCbc {
     }
 }
 
-impl super::symmetric::Stream for CamelliaCbc {
-    fn process(&mut self, buf: &mut [u8]) -> Result<(), super::symmetric::CipherError> {
-        if self.encrypt_cbc(buf) {
-            Ok(())
-        } else {
-            Err(super::symmetric::CipherError::Process {
-                cipher: "Camellia-128-CBC",
-                what: "the buffer is not a whole number of cipher blocks",
-            })
-        }
-    }
-    fn implementation(&self) -> &'static str {
-        "sysgauge camellia"
+impl super::symmetric::CbcEncrypt for CamelliaCbc {
+    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
+        CamelliaCbc::encrypt_cbc(self, buf)
     }
 }
 

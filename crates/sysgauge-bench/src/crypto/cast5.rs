@@ -353,19 +353,9 @@ impl Cast5Cbc {
     }
 }
 
-impl super::symmetric::Stream for Cast5Cbc {
-    fn process(&mut self, buf: &mut [u8]) -> Result<(), super::symmetric::CipherError> {
-        if self.encrypt_cbc(buf) {
-            Ok(())
-        } else {
-            Err(super::symmetric::CipherError::Process {
-                cipher: "CAST5-CBC",
-                what: "the buffer is not a whole number of cipher blocks",
-            })
-        }
-    }
-    fn implementation(&self) -> &'static str {
-        "sysgauge cast5"
+impl super::symmetric::CbcEncrypt for Cast5Cbc {
+    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
+        Cast5Cbc::encrypt_cbc(self, buf)
     }
 }
 

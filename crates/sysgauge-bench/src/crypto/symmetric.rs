@@ -294,18 +294,24 @@ impl Cipher {
                     tag: [0; 16],
                 })
             }
-            Cipher::BfCbc => Box::new(BlowfishStream(
-                super::blowfish::BlowfishCbc::new(key, iv)
+            Cipher::BfCbc => Box::new(CbcKernel {
+                cipher: self,
+                kernel: super::blowfish::BlowfishCbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
-            )),
-            Cipher::Cast5Cbc => Box::new(
-                super::cast5::Cast5Cbc::new(key, iv)
+                implementation: "sysgauge blowfish",
+            }),
+            Cipher::Cast5Cbc => Box::new(CbcKernel {
+                cipher: self,
+                kernel: super::cast5::Cast5Cbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
-            ),
-            Cipher::Camellia128Cbc => Box::new(
-                super::camellia::CamelliaCbc::new(key, iv)
+                implementation: "sysgauge cast5",
+            }),
+            Cipher::Camellia128Cbc => Box::new(CbcKernel {
+                cipher: self,
+                kernel: super::camellia::CamelliaCbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
-            ),
+                implementation: "sysgauge camellia",
+            }),
             Cipher::Rc4 => Box::new(Rc4Stream(
                 super::rc4::Rc4::new(key).ok_or_else(|| self.setup_err("bad key"))?,
             )),
@@ -579,21 +585,39 @@ impl Stream for AeadStream {
     }
 }
 
-struct BlowfishStream(Box<super::blowfish::BlowfishCbc>);
+/// A CBC encryptor written for sysgauge (Blowfish, CAST5, Camellia): encrypts
+/// the buffer in place, continuing the chain; `false` when the buffer is not
+/// a whole number of blocks.
+pub(crate) trait CbcEncrypt: Send {
+    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool;
+}
 
-impl Stream for BlowfishStream {
+impl<K: CbcEncrypt + ?Sized> CbcEncrypt for Box<K> {
+    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
+        (**self).encrypt_cbc(buf)
+    }
+}
+
+/// One of the CBC kernels as a [`Stream`].
+struct CbcKernel<K> {
+    cipher: Cipher,
+    kernel: K,
+    implementation: &'static str,
+}
+
+impl<K: CbcEncrypt> Stream for CbcKernel<K> {
     fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
-        if self.0.encrypt_cbc(buf) {
+        if self.kernel.encrypt_cbc(buf) {
             Ok(())
         } else {
             Err(CipherError::Process {
-                cipher: Cipher::BfCbc.name(),
+                cipher: self.cipher.name(),
                 what: "the buffer is not a whole number of cipher blocks",
             })
         }
     }
     fn implementation(&self) -> &'static str {
-        "sysgauge blowfish"
+        self.implementation
     }
 }
 
