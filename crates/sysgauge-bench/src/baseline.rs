@@ -157,7 +157,7 @@ mod tests {
     use sysgauge_core::record::Profile;
 
     fn baseline() -> &'static Baseline {
-        embedded().unwrap_or_else(|e| panic!("{e}"))
+        embedded().unwrap()
     }
 
     #[test]
@@ -209,7 +209,7 @@ mod tests {
             None
         );
         assert_eq!(reference_value("hash.nothing", &r.params, &m.name), None);
-        let ix = index(&b.run).unwrap_or_else(|e| panic!("{e}"));
+        let ix = index(&b.run).unwrap();
         assert!((ix.overall.index.unwrap_or(0.0) - 1000.0).abs() < 1e-9);
         assert_eq!(ix.overall.unmatched, 0);
         for f in &ix.families {
@@ -223,7 +223,7 @@ mod tests {
         for r in &mut run.results {
             r.workload_version += 1;
         }
-        let ix = index(&run).unwrap_or_else(|e| panic!("{e}"));
+        let ix = index(&run).unwrap();
         assert_eq!(ix.overall.index, None);
         assert_eq!(ix.overall.cases, 0);
         let stale = Baseline {
@@ -236,8 +236,7 @@ mod tests {
     #[test]
     fn bad_files_are_refused() {
         assert!(matches!(parse("{"), Err(BaselineError::Invalid(_))));
-        let mut v: serde_json::Value =
-            serde_json::from_str(EMBEDDED_JSON).unwrap_or_else(|e| panic!("{e}"));
+        let mut v: serde_json::Value = serde_json::from_str(EMBEDDED_JSON).unwrap();
         v["format"] = serde_json::json!(99);
         assert!(matches!(
             parse(&v.to_string()),

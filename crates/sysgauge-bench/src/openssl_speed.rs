@@ -740,7 +740,7 @@ mod tests {
     }
 
     fn parse(text: &str) -> SpeedReport {
-        parse_mr(text).unwrap_or_else(|e| panic!("{e}"))
+        parse_mr(text).unwrap()
     }
 
     fn close(a: f64, b: f64) -> bool {

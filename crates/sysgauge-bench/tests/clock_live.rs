@@ -12,6 +12,7 @@
 //! faster (this project's reference VM reports 2600 and runs at about
 //! 3400-3500 MHz, which the multiply chain confirms). The upper bound is the
 //! cpufreq maximum where one exists, else twice the reported clock.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 use std::time::Instant;
 use sysgauge_bench::clock::{chain, facts};

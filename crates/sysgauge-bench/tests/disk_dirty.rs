@@ -2,6 +2,7 @@
 //! syncing, start a disk test at once, and expect it to flush, wait and say
 //! so. A test binary of its own, because every other disk test calls
 //! sync(2), which would clean the pages before this test can look at them.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use sysgauge_core::{Benchmark, CancelToken, CtxSettings, MonotonicClock, Params,
 
 #[test]
 fn dirty_pages_are_flushed_and_the_wait_reported() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let options = Arc::new(DiskOptions {
         path: Some(dir.path().to_path_buf()),
         size: Some(1 << 20),
@@ -40,14 +41,12 @@ fn dirty_pages_are_flushed_and_the_wait_reported() {
         let chunk = vec![0x5au8; 8 << 20];
         {
             use std::io::Write;
-            let mut f = std::fs::File::create(&junk).unwrap_or_else(|e| panic!("{e}"));
+            let mut f = std::fs::File::create(&junk).unwrap();
             for _ in 0..32 {
-                f.write_all(&chunk).unwrap_or_else(|e| panic!("{e}"));
+                f.write_all(&chunk).unwrap();
             }
         }
-        let metrics = bench
-            .run(&mut ctx, &params)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let metrics = bench.run(&mut ctx, &params).unwrap();
         assert!(metrics[0].value() > 0.0);
         let out = ctx.take_case_output();
         ctx.end_session();

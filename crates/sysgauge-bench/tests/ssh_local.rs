@@ -4,6 +4,7 @@
 //! server that takes nothing offered is reported as such. Needs
 //! openssh-server and openssh-client; without them the tests print a note
 //! and pass, unless SYSGAUGE_REQUIRE_ALL=1 (CI), where they fail.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 use std::path::Path;
 use std::sync::Arc;
@@ -74,7 +75,7 @@ fn local_session_measures_and_leaves_nothing_behind() {
     if !have_openssh() {
         return;
     }
-    let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let base = tempfile::tempdir().unwrap();
     let mut c = ctx(base.path());
     let opts = Arc::new(SshOptions::default());
     let benches = benchmarks(&opts);
@@ -108,9 +109,9 @@ fn local_session_measures_and_leaves_nothing_behind() {
         }
     }
     // While the family runs, its sshd and keys are there.
-    let scratch = c.scratch_dir().unwrap_or_else(|e| panic!("{e}"));
+    let scratch = c.scratch_dir().unwrap();
     let key = std::fs::read_dir(&scratch)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .flatten()
         .map(|e| e.path().join("id_ed25519"))
         .find(|p| p.is_file())
@@ -135,7 +136,7 @@ fn remote_config(dir: &Path, server: &LocalServer) -> std::path::PathBuf {
         server.client_key().display(),
         server.known_hosts().display()
     );
-    std::fs::write(&p, text).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&p, text).unwrap();
     p
 }
 
@@ -148,9 +149,9 @@ fn discovery_finds_what_a_restricted_server_accepts() {
     if !have_openssh() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let ssh = sysgauge_core::bench::find_program("ssh").unwrap_or_else(|| panic!("ssh"));
-    let client = ClientAlgorithms::query(&ssh).unwrap_or_else(|e| panic!("{e}"));
+    let client = ClientAlgorithms::query(&ssh).unwrap();
     let cancel = CancelToken::new();
     let server = LocalServer::start(
         dir.path(),
@@ -162,7 +163,7 @@ fn discovery_finds_what_a_restricted_server_accepts() {
         },
         &cancel,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let config = remote_config(dir.path(), &server);
     let settings = ClientSettings {
         config: Some(config),
@@ -181,15 +182,13 @@ fn discovery_finds_what_a_restricted_server_accepts() {
         dir.path(),
         &cancel,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let names = vec![
         (Kind::Cipher, client.ciphers.clone()),
         (Kind::Mac, client.macs.clone()),
         (Kind::Kex, client.kex.clone()),
     ];
-    let d = session
-        .discover(&names, 4, &cancel, &|_, _| {})
-        .unwrap_or_else(|e| panic!("{e}"));
+    let d = session.discover(&names, 4, &cancel, &|_, _| {}).unwrap();
     let mut ciphers = d.accepted(Kind::Cipher);
     ciphers.sort();
     assert_eq!(ciphers, ["aes128-gcm@openssh.com", "aes256-ctr"]);

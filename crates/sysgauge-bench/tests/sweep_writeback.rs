@@ -4,6 +4,7 @@
 //! kernel's Dirty + Writeback have drained, reporting a non-zero wait; and
 //! the first timed run after it is not the slow first run the old scripts
 //! saw (it is not at half speed against the runs after it).
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -56,14 +57,14 @@ fn require(program: &str) -> bool {
 fn settle_reports_a_bounded_nonzero_wait_after_an_unflushed_write() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(dir) = disk_dir() else { return };
-    let corpus = Corpus::load(&DataSpec::Random, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let corpus = Corpus::load(&DataSpec::Random, &[]).unwrap();
     let path = dir.path().join("big.dat");
     let cancel = CancelToken::new();
-    let file = write_copies(&path, &corpus, COPIES, &cancel).unwrap_or_else(|e| panic!("{e}"));
+    let file = write_copies(&path, &corpus, COPIES, &cancel).unwrap();
     let bytes = corpus.len() * COPIES;
     let max_wait = Duration::from_secs(30);
     let threshold = drain_threshold(bytes);
-    let report = settle(&file, max_wait, threshold, &cancel).unwrap_or_else(|e| panic!("{e}"));
+    let report = settle(&file, max_wait, threshold, &cancel).unwrap();
     eprintln!(
         "settle: {:.1} MB dirty at start, fsync {:?}, drain {:?}, {:.1} MB dirty after",
         report.dirty_at_start.unwrap_or(0) as f64 / 1e6,
@@ -91,7 +92,7 @@ fn settle_reports_a_bounded_nonzero_wait_after_an_unflushed_write() {
         "{report:?}"
     );
     drop(file);
-    std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&path).unwrap();
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -139,9 +140,7 @@ fn first_timed_run_after_the_settle_is_not_the_slow_first_run() {
         .with("copies", COPIES)
         .with("iterations", COPIES)
         .with("data", "random");
-    let metrics = bench
-        .run(&mut ctx, &params)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let metrics = bench.run(&mut ctx, &params).unwrap();
     let out = ctx.take_case_output();
     let d = &out.details;
 
@@ -171,7 +170,7 @@ fn first_timed_run_after_the_settle_is_not_the_slow_first_run() {
     let dir: &Path = base.path();
     ctx.end_session();
     let left: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .filter_map(Result::ok)
         .collect();
     assert!(left.is_empty(), "scratch left behind: {left:?}");

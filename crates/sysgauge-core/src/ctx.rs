@@ -445,7 +445,7 @@ mod tests {
                 calls += 1;
                 Ok(n as f64 * 10.0)
             })
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(samples.len(), 5);
         // n stays 1 (1 ms >= 0.5 ms floor), 10 units of work in 1 ms.
         for s in samples {
@@ -468,7 +468,7 @@ mod tests {
                 std::hint::black_box(x);
                 Ok(n as f64)
             })
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(samples.len(), 3);
         let out = ctx.take_case_output();
         assert!(out.details.get_u64("iterations_per_rep").unwrap_or(0) > 1);
@@ -488,7 +488,7 @@ mod tests {
                 }
                 Ok(n as f64)
             })
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(samples.len(), 3);
         assert_eq!(seen.lock().map(|s| s.len()).unwrap_or(0), 4);
         // 4 threads × 1 unit over 1 ms of fake time.
@@ -539,18 +539,18 @@ mod tests {
                 }
             }
         }
-        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = tempfile::tempdir().unwrap();
         let mut s = settings(1);
         s.scratch_base = base.path().to_path_buf();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let dir;
         {
             let mut ctx = RunCtx::new(s, Arc::new(MonotonicClock::new()), CancelToken::new());
-            dir = ctx.scratch_dir().unwrap_or_else(|e| panic!("{e}"));
+            dir = ctx.scratch_dir().unwrap();
             let (d, v) = (dir.clone(), seen.clone());
             ctx.fixture("probe", move |_| Ok(Probe(d, v)))
                 .map(|_| ())
-                .unwrap_or_else(|e| panic!("{e}"));
+                .unwrap();
         }
         // The fixture saw its scratch directory still present when dropped.
         assert_eq!(*seen.lock().unwrap_or_else(|e| e.into_inner()), vec![true]);
@@ -559,11 +559,11 @@ mod tests {
 
     #[test]
     fn fixtures_and_scratch() {
-        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = tempfile::tempdir().unwrap();
         let mut s = settings(1);
         s.scratch_base = base.path().to_path_buf();
         let mut ctx = RunCtx::new(s, Arc::new(MonotonicClock::new()), CancelToken::new());
-        let dir = ctx.scratch_dir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = ctx.scratch_dir().unwrap();
         assert!(dir.starts_with(base.path()) && dir.is_dir());
         let mut inits = 0;
         for _ in 0..3 {
@@ -572,13 +572,11 @@ mod tests {
                     inits += 1;
                     Ok(vec![1u8; 16])
                 })
-                .unwrap_or_else(|e| panic!("{e}"));
+                .unwrap();
             v[0] += 1;
         }
         assert_eq!(inits, 1);
-        let v: &mut Vec<u8> = ctx
-            .fixture("buf", |_| Ok(vec![]))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let v: &mut Vec<u8> = ctx.fixture("buf", |_| Ok(vec![])).unwrap();
         assert_eq!(v[0], 4);
         assert!(ctx
             .fixture::<String, _>("buf", |_| Ok(String::new()))
@@ -600,7 +598,7 @@ mod tests {
                 i += 1.0;
                 Ok(i)
             })
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(samples, vec![2.0, 3.0, 4.0, 5.0, 6.0]);
     }
 }

@@ -467,9 +467,7 @@ mod tests {
         let runner = Runner::new(benches, config(), clock, CancelToken::new());
         assert_eq!(runner.planned_cases(), 9);
         let mut rec = Recorder::default();
-        let done = runner
-            .run(record(), &mut rec)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let done = runner.run(record(), &mut rec).unwrap();
         assert_eq!(done.status, RunStatus::Complete);
         assert_eq!(done.results.len(), 9);
         let r0 = &done.results[0];
@@ -540,9 +538,7 @@ mod tests {
             Arc::new(MonotonicClock::new()),
             CancelToken::new(),
         );
-        let done = runner
-            .run(record(), &mut Recorder::default())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let done = runner.run(record(), &mut Recorder::default()).unwrap();
         assert_eq!(done.results[0].metrics.len(), 2);
         assert!(done.results[0].findings.is_empty());
     }
@@ -580,9 +576,7 @@ mod tests {
         let b = Cancelling(cancel.clone());
         let runner = Runner::new(vec![&b], config(), Arc::new(MonotonicClock::new()), cancel);
         let mut rec = Recorder::default();
-        let done = runner
-            .run(record(), &mut rec)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let done = runner.run(record(), &mut rec).unwrap();
         assert_eq!(done.status, RunStatus::Interrupted);
         assert_eq!(done.results.len(), 1);
         assert_eq!(
@@ -648,9 +642,7 @@ mod tests {
         let families: Vec<&str> = plan.iter().map(|(f, _)| f.as_str()).collect();
         assert_eq!(families, vec!["a", "b", "a"]);
         let mut rec = Recorder::default();
-        let done = runner
-            .run(record(), &mut rec)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let done = runner.run(record(), &mut rec).unwrap();
         let ids: Vec<&str> = done.results.iter().map(|r| r.bench_id.as_str()).collect();
         assert_eq!(
             ids,

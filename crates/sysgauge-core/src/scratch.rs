@@ -74,12 +74,12 @@ mod tests {
 
     #[test]
     fn created_and_removed() {
-        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = tempfile::tempdir().unwrap();
         let p;
         {
-            let s = ScratchDir::create_in(base.path()).unwrap_or_else(|e| panic!("{e}"));
+            let s = ScratchDir::create_in(base.path()).unwrap();
             p = s.path().to_path_buf();
-            std::fs::write(p.join("f"), b"x").unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(p.join("f"), b"x").unwrap();
             assert!(live_dirs().contains(&p));
         }
         assert!(!p.exists());

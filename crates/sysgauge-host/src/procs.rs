@@ -373,7 +373,7 @@ mod tests {
             n += 1;
         }
         assert!(n >= 3);
-        let init = parse_stat(STATS.lines().next().unwrap_or("")).unwrap_or_else(|e| panic!("{e}"));
+        let init = parse_stat(STATS.lines().next().unwrap_or("")).unwrap();
         assert_eq!(init.pid, 1);
     }
 
@@ -497,7 +497,7 @@ mod tests {
 
     #[test]
     fn live_snapshot_sees_this_process() {
-        let s = snapshot(Path::new("/proc")).unwrap_or_else(|e| panic!("{e}"));
+        let s = snapshot(Path::new("/proc")).unwrap();
         let me = std::process::id() as i32;
         let p = s
             .procs
@@ -511,19 +511,19 @@ mod tests {
     #[test]
     fn missing_proc_root_is_an_error_and_junk_is_counted() {
         assert!(snapshot(Path::new("/nonexistent-proc")).is_err());
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let mk = |pid: &str, text: Option<&str>| {
             let d = dir.path().join(pid);
-            std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::create_dir_all(&d).unwrap();
             if let Some(t) = text {
-                std::fs::write(d.join("stat"), t).unwrap_or_else(|e| panic!("{e}"));
+                std::fs::write(d.join("stat"), t).unwrap();
             }
         };
         mk("1", Some(&line("odd) name", 'S', 1, 2)));
         mk("2", Some("garbage"));
         mk("3", None);
         mk("self", None);
-        let s = snapshot(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let s = snapshot(dir.path()).unwrap();
         assert_eq!(s.procs.len(), 1);
         assert_eq!(s.procs[0].comm, "odd) name");
         assert_eq!(s.malformed, 1);

@@ -246,8 +246,7 @@ mod tests {
         // The comparison's runs are not kept in it; facts come from runs.
         let runs = crate::testutil::runs();
         let refs: Vec<&RunRecord> = runs.iter().collect();
-        let html =
-            render_html(&c, &refs, "generated for a test", 1000).unwrap_or_else(|e| panic!("{e}"));
+        let html = render_html(&c, &refs, "generated for a test", 1000).unwrap();
         assert!(html.starts_with("<!DOCTYPE html>"));
         for id in [
             "facts",

@@ -588,10 +588,10 @@ mod tests {
         assert!(lines[4].contains("L2 <") && lines[4].contains("×4.00"));
         assert!(lines[5].contains("memory <") && lines[5].contains("×20.00"));
         assert!(text.contains("Caches (host facts, one instance each): L1d 48 KiB, L2 2 MiB"));
-        let svg = latency_chart_svg(&r, 800).unwrap_or_else(|e| panic!("{e}"));
+        let svg = latency_chart_svg(&r, 800).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("Memory latency by working set"));
         assert!(svg.contains("L2 2 MiB") && svg.contains("64 MiB"), "{svg}");
-        let png = latency_chart_png(&r, 640).unwrap_or_else(|e| panic!("{e}"));
+        let png = latency_chart_png(&r, 640).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         assert!(matches!(
             latency_chart_svg(&run(vec![]), 800),

@@ -449,7 +449,7 @@ mod tests {
     fn export_is_strict_and_in_seconds() {
         let r = sample_run();
         let text = startup_export_json(&r);
-        let back: StartupExport = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let back: StartupExport = serde_json::from_str(&text).unwrap();
         assert_eq!(back.schema_version, STARTUP_EXPORT_VERSION);
         assert_eq!(back.results.len(), 2);
         let b = &back.results[0];

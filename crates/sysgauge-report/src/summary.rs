@@ -360,7 +360,7 @@ mod tests {
     fn exports() {
         let r = run();
         let json = export_run(&r, ExportFormat::Json);
-        let back: RunRecord = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        let back: RunRecord = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
         let csv = export_run(&r, ExportFormat::Csv);
         assert_eq!(csv.lines().count(), 4);

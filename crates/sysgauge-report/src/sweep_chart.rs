@@ -231,11 +231,11 @@ mod tests {
 
     #[test]
     fn svg_and_png() {
-        let svg = sweep_chart_svg(&sample(), 800).unwrap_or_else(|e| panic!("{e}"));
+        let svg = sweep_chart_svg(&sample(), 800).unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("sha256sum ×64"), "legend missing");
         assert!(svg.contains("effective iterations N"));
-        let png = sweep_chart_png(&sample(), 640).unwrap_or_else(|e| panic!("{e}"));
+        let png = sweep_chart_png(&sample(), 640).unwrap();
         assert_eq!(&png[1..4], b"PNG");
         // One N only still draws.
         let one = vec![point("dd", 1, 4, 100.0), point("dd", 4, 4, 300.0)];

@@ -126,5 +126,5 @@ pub fn comparison() -> Comparison {
             run: run("hostb", 2.5, 38.4, "6.6.0"),
         },
     ];
-    compare(&machines, 0, &[]).unwrap_or_else(|e| panic!("{e}"))
+    compare(&machines, 0, &[]).unwrap()
 }

@@ -96,20 +96,17 @@ fn round_trip_through_file() {
     let path = dir.path().join("r.db");
     let run = sample_run("11111111-2222-4333-8444-555555555555");
     let id = {
-        let mut s = Store::open(&path).unwrap_or_else(|e| panic!("{e}"));
-        match s
-            .insert_run(&run, "local")
-            .unwrap_or_else(|e| panic!("{e}"))
-        {
+        let mut s = Store::open(&path).unwrap();
+        match s.insert_run(&run, "local").unwrap() {
             Inserted::New(id) => id,
             other => panic!("{other:?}"),
         }
     };
-    let s = Store::open(&path).unwrap_or_else(|e| panic!("{e}"));
-    let back = s.load_run(id).unwrap_or_else(|e| panic!("{e}"));
+    let s = Store::open(&path).unwrap();
+    let back = s.load_run(id).unwrap();
     assert_eq!(back, normalise(run));
     assert_eq!(s.integrity_check().unwrap_or_default(), "ok");
-    let list = s.list_runs().unwrap_or_else(|e| panic!("{e}"));
+    let list = s.list_runs().unwrap();
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].results, 2);
     assert_eq!(list[0].host, "box1");
@@ -119,35 +116,30 @@ fn round_trip_through_file() {
 
 #[test]
 fn incremental_results_and_finish() {
-    let mut s = Store::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let mut s = Store::open_in_memory().unwrap();
     let mut run = sample_run("aaaaaaaa-0000-4000-8000-000000000001");
     let results = std::mem::take(&mut run.results);
     run.status = RunStatus::Running;
     run.finished_at = None;
-    let row = s.begin_run(&run, "local").unwrap_or_else(|e| panic!("{e}"));
-    s.add_result(row, 0, &results[0])
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mid = s.load_run(row).unwrap_or_else(|e| panic!("{e}"));
+    let row = s.begin_run(&run, "local").unwrap();
+    s.add_result(row, 0, &results[0]).unwrap();
+    let mid = s.load_run(row).unwrap();
     assert_eq!(mid.status, RunStatus::Running);
     assert_eq!(mid.results.len(), 1);
     run.status = RunStatus::Interrupted;
     run.finished_at = Some(Utc::now());
-    s.finish_run(row, &run).unwrap_or_else(|e| panic!("{e}"));
-    let done = s.load_run(row).unwrap_or_else(|e| panic!("{e}"));
+    s.finish_run(row, &run).unwrap();
+    let done = s.load_run(row).unwrap();
     assert_eq!(done.status, RunStatus::Interrupted);
     assert!(done.finished_at.is_some());
 }
 
 #[test]
 fn reimport_is_a_no_op() {
-    let mut s = Store::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let mut s = Store::open_in_memory().unwrap();
     let run = sample_run("bbbbbbbb-0000-4000-8000-000000000001");
-    let first = s
-        .insert_run(&run, "import")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let second = s
-        .insert_run(&run, "import")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let first = s.insert_run(&run, "import").unwrap();
+    let second = s.insert_run(&run, "import").unwrap();
     match (first, second) {
         (Inserted::New(a), Inserted::AlreadyPresent(b)) => assert_eq!(a, b),
         other => panic!("{other:?}"),
@@ -157,7 +149,7 @@ fn reimport_is_a_no_op() {
 
 #[test]
 fn batch_import_is_all_or_nothing() {
-    let mut s = Store::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let mut s = Store::open_in_memory().unwrap();
     let good = sample_run("cccccccc-0000-4000-8000-000000000001");
     let mut bad = sample_run("cccccccc-0000-4000-8000-000000000002");
     // A metric without samples violates the schema's CHECK constraint.
@@ -165,15 +157,13 @@ fn batch_import_is_all_or_nothing() {
     bad.results[0].metrics[0].summary.n = 0;
     assert!(s.insert_runs(&[good.clone(), bad], "import").is_err());
     assert!(s.list_runs().unwrap_or_default().is_empty());
-    let ok = s
-        .insert_runs(&[good], "import")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let ok = s.insert_runs(&[good], "import").unwrap();
     assert!(matches!(ok[..], [Inserted::New(_)]));
 }
 
 #[test]
 fn resolve_by_id_and_uuid_prefix() {
-    let mut s = Store::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let mut s = Store::open_in_memory().unwrap();
     let a = sample_run("deadbeef-0000-4000-8000-000000000001");
     let b = sample_run("deadbeef-1111-4000-8000-000000000002");
     let ida = match s.insert_run(&a, "local") {
@@ -195,7 +185,7 @@ fn resolve_by_id_and_uuid_prefix() {
 fn delete_cascades() {
     let dir = tmp();
     let path = dir.path().join("d.db");
-    let mut s = Store::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut s = Store::open(&path).unwrap();
     let id = match s.insert_run(&sample_run("eeeeeeee-0000-4000-8000-000000000001"), "local") {
         Ok(Inserted::New(id)) => id,
         other => panic!("{other:?}"),
@@ -217,11 +207,11 @@ fn delete_cascades() {
 fn newer_schema_refused() {
     let dir = tmp();
     let path = dir.path().join("n.db");
-    drop(Store::open(&path).unwrap_or_else(|e| panic!("{e}")));
+    drop(Store::open(&path).unwrap());
     {
-        let c = Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        let c = Connection::open(&path).unwrap();
         c.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA user_version = 99")
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
     }
     let before = std::fs::read(&path).unwrap_or_default();
     match Store::open(&path) {
@@ -242,9 +232,9 @@ fn foreign_files_refused_untouched() {
     let dir = tmp();
     let other = dir.path().join("other.db");
     {
-        let c = Connection::open(&other).unwrap_or_else(|e| panic!("{e}"));
+        let c = Connection::open(&other).unwrap();
         c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
     }
     let before = std::fs::read(&other).unwrap_or_default();
     assert!(matches!(
@@ -258,7 +248,7 @@ fn foreign_files_refused_untouched() {
         &text,
         "this is not sqlite at all, just some words\n".repeat(100),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let before = std::fs::read(&text).unwrap_or_default();
     assert!(matches!(
         Store::open(&text),

@@ -243,8 +243,8 @@ mod tests {
 
     #[test]
     fn poll_spin_returns_at_once_when_ready_and_times_out_otherwise() {
-        let a = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-        let b = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut fds = [pollfd(&a)];
         let t = std::time::Instant::now();
         let n = poll_spin(
@@ -252,14 +252,13 @@ mod tests {
             Duration::from_millis(2),
             Duration::from_millis(20),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(n, 0);
         assert!(t.elapsed() >= Duration::from_millis(20));
-        let to = a.local_addr().unwrap_or_else(|e| panic!("{e}"));
-        b.send_to(b"x", to).unwrap_or_else(|e| panic!("{e}"));
+        let to = a.local_addr().unwrap();
+        b.send_to(b"x", to).unwrap();
         fds[0].revents = 0;
-        let n = poll_spin(&mut fds, Duration::from_secs(1), Duration::from_secs(5))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let n = poll_spin(&mut fds, Duration::from_secs(1), Duration::from_secs(5)).unwrap();
         assert_eq!(n, 1);
         assert!(ready(&fds[0]));
     }

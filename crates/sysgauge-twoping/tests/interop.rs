@@ -7,6 +7,7 @@
 //! with SYSGAUGE_REQUIRE_ALL=1 they fail. Every spawned process is killed
 //! on every exit path (ChildGuard), and every run is bounded by a count and
 //! a timeout.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 

@@ -12,6 +12,7 @@
 //!
 //! Needs root, `ip` (iproute2) and `nft` (nftables); without them these
 //! tests skip with a note, and fail under SYSGAUGE_REQUIRE_ALL=1.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 

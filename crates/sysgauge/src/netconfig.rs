@@ -383,9 +383,9 @@ mod tests {
 
     #[test]
     fn resolves_preferring_v6() {
-        let a = resolve_host("::1", 1, AddressFamily::Any).unwrap_or_else(|e| panic!("{e}"));
+        let a = resolve_host("::1", 1, AddressFamily::Any).unwrap();
         assert!(a.is_ipv6());
-        let a = resolve_host("127.0.0.1", 1, AddressFamily::Any).unwrap_or_else(|e| panic!("{e}"));
+        let a = resolve_host("127.0.0.1", 1, AddressFamily::Any).unwrap();
         assert!(a.is_ipv4());
         assert!(resolve_host("127.0.0.1", 1, AddressFamily::V6).is_err());
         assert!(resolve_host("", 1, AddressFamily::Any).is_err());

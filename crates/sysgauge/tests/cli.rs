@@ -1,4 +1,5 @@
 //! The real binary, driven end to end on temporary databases.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -22,9 +23,9 @@ fn run_json_is_strict_and_stored() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
-    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&json).unwrap();
     // RunRecord and everything in it deny unknown fields.
     let run: RunRecord = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(run.schema_version, SCHEMA_VERSION);
@@ -54,9 +55,9 @@ fn run_json_is_strict_and_stored() {
         .arg(sb.db())
         .args(["export", "1", "--format", "json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(show.status.success(), "{}", stderr_of(&show));
-    let stored: RunRecord = serde_json::from_slice(&show.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let stored: RunRecord = serde_json::from_slice(&show.stdout).unwrap();
     assert_eq!(stored.run_id, run.run_id);
     assert_eq!(stored.results.len(), 2);
     assert_eq!(
@@ -72,9 +73,9 @@ fn json_to_stdout_keeps_stdout_clean() {
         .tiny_run()
         .args(["--only", "hash.blake3", "--json", "-", "--no-store"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(run.results.len(), 1);
     assert!(stderr_of(&out).contains("hash.blake3"));
     assert!(!sb.db().exists());
@@ -95,16 +96,15 @@ fn default_database_location_follows_xdg() {
             "hash.md5",
         ])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(sb.path().join("xdg/sysgauge/sysgauge.db").is_file());
     let list = sb
         .cmd()
         .args(["results", "list", "--json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let v: serde_json::Value =
-        serde_json::from_slice(&list.stdout).unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
     assert_eq!(v.as_array().map(|a| a.len()), Some(1));
     assert_eq!(v[0]["status"], "complete");
 }
@@ -116,7 +116,7 @@ fn results_show_export_delete() {
         .tiny_run()
         .args(["--only", "hash.sha1"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let db = sb.db();
     let results = |args: &[&str]| {
@@ -126,7 +126,7 @@ fn results_show_export_delete() {
             .arg(&db)
             .args(args)
             .output()
-            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap()
     };
     let show = results(&["show", "1"]);
     assert!(show.status.success());
@@ -162,39 +162,21 @@ fn results_show_export_delete() {
 #[test]
 fn list_and_host() {
     let sb = Sandbox::new();
-    let out = sb
-        .cmd()
-        .args(["list", "--json"])
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = sb.cmd().args(["list", "--json"]).output().unwrap();
     assert!(out.status.success());
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = v
         .as_array()
         .map(|a| a.iter().filter_map(|e| e["id"].as_str()).collect())
         .unwrap_or_default();
     assert!(ids.contains(&"hash.sha256") && ids.contains(&"hash.blake3"));
-    let text = sb
-        .cmd()
-        .arg("list")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let text = sb.cmd().arg("list").output().unwrap();
     assert!(stdout_of(&text).contains("hash.sha512"));
-    let host = sb
-        .cmd()
-        .args(["host", "--json"])
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let host = sb.cmd().args(["host", "--json"]).output().unwrap();
     assert!(host.status.success(), "{}", stderr_of(&host));
-    let h: sysgauge_core::HostInfo =
-        serde_json::from_slice(&host.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let h: sysgauge_core::HostInfo = serde_json::from_slice(&host.stdout).unwrap();
     assert!(h.cpu.threads.unwrap_or(0) >= 1);
-    let table = sb
-        .cmd()
-        .arg("host")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let table = sb.cmd().arg("host").output().unwrap();
     assert!(table.status.success());
     assert!(!stdout_of(&table).is_empty());
 }
@@ -204,7 +186,7 @@ fn list_and_host() {
 fn bad_input_is_refused_cleanly() {
     let sb = Sandbox::new();
     let file_not_dir = sb.path().join("plainfile");
-    std::fs::write(&file_not_dir, b"x").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&file_not_dir, b"x").unwrap();
     type Case<'a> = (Vec<String>, Vec<(&'a str, String)>, &'a str);
     let cases: Vec<Case> = vec![
         (
@@ -308,7 +290,7 @@ fn bad_input_is_refused_cleanly() {
         for (k, v) in &env {
             c.env(k, v);
         }
-        let out = c.output().unwrap_or_else(|e| panic!("{e}"));
+        let out = c.output().unwrap();
         let err = stderr_of(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(
@@ -327,19 +309,11 @@ fn usage_errors_exit_2() {
         .cmd()
         .args(["run", "--profile", "enormous"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = sb
-        .cmd()
-        .arg("frobnicate")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = sb.cmd().arg("frobnicate").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = sb
-        .cmd()
-        .arg("--help")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = sb.cmd().arg("--help").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
 
@@ -348,14 +322,14 @@ fn newer_or_foreign_database_is_refused_untouched() {
     let sb = Sandbox::new();
     let db = sb.db();
     {
-        let c = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+        let c = rusqlite::Connection::open(&db).unwrap();
         c.execute_batch(
             "PRAGMA application_id = 1397179458; CREATE TABLE runs(x); PRAGMA user_version = 999;",
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     }
     let before = std::fs::read(&db).unwrap_or_default();
-    let out = sb.tiny_run().output().unwrap_or_else(|e| panic!("{e}"));
+    let out = sb.tiny_run().output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr_of(&out).contains("newer sysgauge"),
@@ -368,8 +342,7 @@ fn newer_or_foreign_database_is_refused_untouched() {
     );
 
     let other = sb.path().join("other.db");
-    std::fs::write(&other, "not a database, just text\n".repeat(200))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&other, "not a database, just text\n".repeat(200)).unwrap();
     let before = std::fs::read(&other).unwrap_or_default();
     let out = sb
         .cmd()
@@ -377,7 +350,7 @@ fn newer_or_foreign_database_is_refused_untouched() {
         .arg(&other)
         .arg("list")
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr_of(&out).contains("is not a sysgauge results database"),
@@ -403,7 +376,7 @@ fn broken_pipe_exits_zero() {
         .arg(script)
         .env("HOME", sb.path())
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert!(!stderr_of(&out).contains("panicked"));
 }

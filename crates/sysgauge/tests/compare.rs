@@ -1,5 +1,6 @@
 //! `import`, `compare`, `report`, `chart` and `baseline`, driven through the
 //! real binary on temporary databases, with the CSV and openssl fixtures.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -26,7 +27,7 @@ fn import(sb: &Sandbox, files: &[PathBuf]) -> std::process::Output {
         .arg(sb.db())
         .args(files)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
 }
 
 fn runs_in_db(sb: &Sandbox) -> usize {
@@ -39,9 +40,8 @@ fn runs_in_db(sb: &Sandbox) -> usize {
         .arg(sb.db())
         .args(["list", "--json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v.as_array().map(|a| a.len()).unwrap_or(0)
 }
 
@@ -63,7 +63,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
         .arg(sb.db())
         .args(["hosta", "hostb", "--reference", "hostx"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(table.status.success(), "{}", stderr_of(&table));
     let text = stdout_of(&table);
     assert!(text.contains("Reference: hostx."), "{text}");
@@ -83,10 +83,10 @@ fn csv_compare_reproduces_hand_arithmetic() {
         .arg(sb.db())
         .args(["--reference", "hostx", "--format", "json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(json.status.success(), "{}", stderr_of(&json));
     // Strict: every struct in Comparison denies unknown fields.
-    let c: Comparison = serde_json::from_slice(&json.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let c: Comparison = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(c.schema_version, COMPARE_SCHEMA_VERSION);
     assert_eq!(c.reference, "hostx");
     let idx = |label: &str| {
@@ -123,7 +123,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
             .arg(sb.db())
             .args(["--reference", "hostx", "--format", format])
             .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert!(out.status.success(), "{}", stderr_of(&out));
         assert!(
             stdout_of(&out).contains(marker),
@@ -149,9 +149,9 @@ fn compare_files_directly_without_a_database() {
             "json",
         ])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c.reference, "hostb");
     assert_eq!(c.rows.len(), 1);
     assert!(
@@ -175,15 +175,15 @@ fn bad_input_is_refused_and_nothing_is_written() {
         .arg(sb.db())
         .args(["export", "1", "--format", "json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let full = stdout_of(&export);
-    std::fs::write(&truncated_json, &full[..full.len() / 2]).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&truncated_json, &full[..full.len() / 2]).unwrap();
     let malformed_json = sb.path().join("malformed.json");
     std::fs::write(
         &malformed_json,
         "{\n  \"schema_version\": 1,\n  \"run_id\": oops\n}\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let cases: Vec<(PathBuf, &str)> = vec![
         (
             csv_fixture("bad-non-numeric.csv"),
@@ -246,7 +246,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         .arg(sb.db())
         .args(["--reference", "nosuchhost"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr_of(&out);
     assert!(
@@ -259,7 +259,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         .arg("compare")
         .arg(csv_fixture("bad-zero.csv"))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("bad-zero.csv:3:"));
     // An unknown family.
@@ -269,7 +269,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         .arg(sb.db())
         .args(["--family", "disk"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("no results for family 'disk'"));
 }
@@ -281,7 +281,7 @@ fn openssl_output_compares_with_a_sysgauge_run() {
         .tiny_run()
         .args(["--only", "hash.sha256,hash.md5"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(run.status.success(), "{}", stderr_of(&run));
     let out = sb
         .cmd()
@@ -290,7 +290,7 @@ fn openssl_output_compares_with_a_sysgauge_run() {
         .args(["--host", "openssl-here"])
         .arg(openssl_fixture("3.0-sha256-md5-8k.txt"))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let out = sb
         .cmd()
@@ -298,9 +298,9 @@ fn openssl_output_compares_with_a_sysgauge_run() {
         .arg(sb.db())
         .args(["--reference", "openssl-here", "--format", "json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = c.rows.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["hash.md5", "hash.sha256"], "{c:?}");
     for r in &c.rows {
@@ -339,9 +339,9 @@ fn html_report_renders_in_headless_chromium() {
         .arg(sb.db())
         .args(["hostx", "hosta", "hostb", "pi", "--reference", "hostx"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let text = std::fs::read_to_string(&html).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&html).unwrap();
     assert!(!text.contains("<script") && !text.contains("<link"));
 
     let Some(browser) = chromium() else {
@@ -436,7 +436,7 @@ fn run_bounded(mut cmd: std::process::Command, limit: std::time::Duration) -> st
         let _ = tx.send(child.wait_with_output());
     });
     match rx.recv_timeout(limit) {
-        Ok(out) => out.unwrap_or_else(|e| panic!("{e}")),
+        Ok(out) => out.unwrap(),
         Err(_) => {
             // SAFETY: kill has no memory-safety preconditions; the pid is our
             // own child, which has not been reaped (wait has not returned).
@@ -460,9 +460,9 @@ fn charts_as_png_and_svg() {
         .args(["--reference", "hostx", "--png"])
         .arg(&png)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{e}"));
+    let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let svg = sb.path().join("ratios.svg");
     let out = sb
@@ -472,9 +472,9 @@ fn charts_as_png_and_svg() {
         .args(["--kind", "ratios", "--family", "other", "--svg"])
         .arg(&svg)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let text = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("dd-zero"));
     // No block-size data in this CSV: a clear error, no file.
     let none = sb.path().join("none.svg");
@@ -485,7 +485,7 @@ fn charts_as_png_and_svg() {
         .args(["--kind", "block-size", "--family", "other", "--svg"])
         .arg(&none)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("block_size"));
     assert!(!none.exists());
@@ -498,7 +498,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
         .tiny_run()
         .args(["--only", "hash.sha256"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let text = stdout_of(&out);
     let at = text
@@ -512,10 +512,9 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
         .cmd()
         .args(["baseline", "show", "--json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(show.status.success(), "{}", stderr_of(&show));
-    let v: serde_json::Value =
-        serde_json::from_slice(&show.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     assert!(v["version"].as_u64().unwrap_or(0) >= 1);
     assert_eq!(v["stale"], serde_json::json!([]));
 
@@ -527,7 +526,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
             .args(["1", "--machine", "test box"])
             .args(extra)
             .output()
-            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap()
     };
     let refused = make(&[]);
     assert_eq!(refused.status.code(), Some(2));
@@ -546,7 +545,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
     ]);
     assert!(forced.status.success(), "{}", stderr_of(&forced));
     let b = sysgauge_bench::baseline::parse(&std::fs::read_to_string(&file).unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!((b.version, b.machine.as_str()), (7, "test box"));
     assert!(b.recorded_with.starts_with("sysgauge "));
 }
@@ -555,11 +554,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
 fn a_host_stands_for_its_latest_run() {
     let sb = Sandbox::new();
     for _ in 0..2 {
-        let out = sb
-            .tiny_run()
-            .args(["--only", "hash.md5"])
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = sb.tiny_run().args(["--only", "hash.md5"]).output().unwrap();
         assert!(out.status.success(), "{}", stderr_of(&out));
     }
     let list = sb
@@ -568,9 +563,8 @@ fn a_host_stands_for_its_latest_run() {
         .arg(sb.db())
         .args(["list", "--json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let v: serde_json::Value =
-        serde_json::from_slice(&list.stdout).unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
     let host = v[0]["host"]
         .as_str()
         .unwrap_or_else(|| panic!("{v}"))
@@ -582,9 +576,9 @@ fn a_host_stands_for_its_latest_run() {
         .arg(sb.db())
         .args([host.as_str(), "1", "--format", "json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c.machines.len(), 2);
     assert_eq!(
         c.machines[0].run_id, latest,
@@ -600,7 +594,7 @@ fn a_host_stands_for_its_latest_run() {
         .arg(sb.db())
         .args([host.as_str(), "2"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("at least two machines"));
 }

@@ -1,5 +1,6 @@
 //! `sysgauge cpu` driven end to end: the kernels' records, thread scaling,
 //! indexes, the same ids inside `sysgauge run`, and bad input.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -29,7 +30,7 @@ fn cpu_cmd(sb: &Sandbox) -> assert_cmd::Command {
 }
 
 fn record(path: &std::path::Path) -> RunRecord {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(path).unwrap();
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
@@ -37,11 +38,7 @@ fn record(path: &std::path::Path) -> RunRecord {
 fn every_kernel_and_the_indexes() {
     let sb = Sandbox::new();
     let json = sb.path().join("cpu.json");
-    let out = cpu_cmd(&sb)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = cpu_cmd(&sb).arg("--json").arg(&json).output().unwrap();
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
     let run = record(&json);
     assert_eq!(run.command, "cpu");
@@ -86,7 +83,7 @@ fn thread_counts_give_scaling_efficiency() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
     let run = record(&json);
     let cases: Vec<(String, Option<u64>)> = run
@@ -130,7 +127,7 @@ fn run_and_cpu_use_the_same_ids() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
     let run = record(&json);
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
@@ -150,10 +147,7 @@ fn bad_cpu_arguments_exit_2() {
         (vec!["--kernels", "quicksort"], "unknown kernel 'quicksort'"),
         (vec!["--threads", "2", "--ladder"], "cannot be used with"),
     ] {
-        let out = cpu_cmd(&sb)
-            .args(&args)
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = cpu_cmd(&sb).args(&args).output().unwrap();
         let err = stderr_of(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");

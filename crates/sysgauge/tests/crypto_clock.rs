@@ -1,5 +1,6 @@
 //! `sysgauge crypto` and `sysgauge clock` driven end to end, and the clock
 //! checks at the start and end of `sysgauge run`.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -26,7 +27,7 @@ fn crypto_table_and_records() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
     let table = stdout_of(&out);
     assert!(
@@ -41,8 +42,8 @@ fn crypto_table_and_records() {
         table.contains("sign/s") && table.contains("op/s"),
         "{table}"
     );
-    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default()).unwrap();
     assert_eq!(run.command, "crypto");
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     for id in [
@@ -87,12 +88,7 @@ fn crypto_bad_input_is_a_usage_error() {
         vec!["crypto", "--threads", "0"],
         vec!["clock", "--cpus", "banana"],
     ] {
-        let out = sb
-            .cmd()
-            .args(&args)
-            .arg("--no-store")
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = sb.cmd().args(&args).arg("--no-store").output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
         let err = stderr_of(&out);
         let first = err.lines().next().unwrap_or("");
@@ -127,7 +123,7 @@ fn crypto_versus_openssl() {
         ])
         .args(["--only", "md5,aes-128-cbc,rsa-2048"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
     let text = stdout_of(&out);
     assert!(text.contains("ratio = sysgauge / openssl"), "{text}");
@@ -157,7 +153,7 @@ fn clock_command_and_run_phases() {
             "0",
         ])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
     let text = stdout_of(&out);
     assert!(
@@ -172,10 +168,10 @@ fn clock_command_and_run_phases() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
-    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default()).unwrap();
     let phases: Vec<(&str, Option<&str>)> = run
         .results
         .iter()

@@ -8,6 +8,7 @@
 //!
 //! Every loop device, mount, swap and device-mapper target a test creates
 //! is undone by a guard's Drop, also when the test fails.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -118,8 +119,8 @@ impl Drop for Undo {
 
 fn blank_image(dir: &Path, name: &str, size: u64) -> PathBuf {
     let p = dir.join(name);
-    let f = std::fs::File::create(&p).unwrap_or_else(|e| panic!("{e}"));
-    f.set_len(size).unwrap_or_else(|e| panic!("{e}"));
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(size).unwrap();
     p
 }
 
@@ -166,7 +167,7 @@ fn filesystem_suite_runs_and_is_stored() {
         .arg(&target)
         .args(["--json", "-"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let run = parse_run(&out);
     assert_eq!(run.command, "disk");
@@ -216,7 +217,7 @@ fn tmpfs_target_is_flagged() {
         ])
         .args(["--json", "-"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let run = parse_run(&out);
     assert_eq!(run.results.len(), 1);
@@ -249,7 +250,7 @@ fn bad_arguments_exit_2() {
             .args(["disk", "--no-store", "--profile", "tiny"])
             .args(*args)
             .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
         let err = stderr_of(&out);
         assert!(err.contains(needle), "{args:?}: {err}");
@@ -266,16 +267,14 @@ fn raw_mode_explains_and_writes_nothing_without_destroy_data() {
     let sb = Sandbox::new();
     let img = blank_image(sb.path(), "blank.img", 16 << 20);
     let lo = LoopDev::attach(&img, None, false);
-    let out = raw_cmd(&sb, lo.path())
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = raw_cmd(&sb, lo.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr_of(&out);
     assert!(err.contains("would write"), "{err}");
     assert!(err.contains("--destroy-data"), "{err}");
     assert!(err.contains("256B, 512B, 4KiB, 1MiB"), "{err}");
     drop(lo);
-    let data = std::fs::read(&img).unwrap_or_else(|e| panic!("{e}"));
+    let data = std::fs::read(&img).unwrap();
     assert!(data.iter().all(|&b| b == 0), "the device was written to");
 }
 
@@ -298,7 +297,7 @@ fn raw_mode_shows_read_modify_write_on_4k_sectors() {
         ])
         .args(["--json", "-"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let run = parse_run(&out);
     let small = find(&run, "disk.raw-write", 512);
@@ -318,7 +317,7 @@ fn raw_mode_shows_read_modify_write_on_4k_sectors() {
     assert!(!has(big, "block-size-below-device"));
     // What was written is the test pattern, and only within --size.
     drop(lo);
-    let data = std::fs::read(&img).unwrap_or_else(|e| panic!("{e}"));
+    let data = std::fs::read(&img).unwrap();
     assert!(data[..4096].iter().any(|&b| b != 0));
     assert!(data[8 << 20..].iter().all(|&b| b == 0), "wrote past --size");
 }
@@ -336,7 +335,7 @@ fn raw_mode_refuses_signatures_unless_forced() {
     let out = raw_cmd(&sb, lo.path())
         .arg("--destroy-data")
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr_of(&out);
     assert!(err.contains("carries data (swap"), "{err}");
@@ -351,7 +350,7 @@ fn raw_mode_refuses_signatures_unless_forced() {
             "1MiB",
         ])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
 }
 
@@ -378,13 +377,13 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     let dev = LoopDev::attach(&img, None, false);
     run(Command::new("mkfs.ext4").args(["-q", "-F", dev.path()]));
     let mnt = sb.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir(&mnt).unwrap();
     run(Command::new("mount").arg(dev.path()).arg(&mnt));
     let unmount = Undo(vec!["umount".into(), mnt.to_string_lossy().into_owned()]);
     let out = raw_cmd(&sb, dev.path())
         .args(["--destroy-data", "--force"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr_of(&out);
     assert!(err.contains("is mounted on"), "{err}");
@@ -394,7 +393,7 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     let out = raw_cmd(&sb, dev.path())
         .arg("--destroy-data")
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("ext2/3/4"), "{}", stderr_of(&out));
 
@@ -407,7 +406,7 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     let out = raw_cmd(&sb, sdev.path())
         .args(["--destroy-data", "--force"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr_of(&out).contains("in use as swap"),
@@ -458,7 +457,7 @@ fn ctrl_c_stops_and_leaves_nothing_behind() {
     }
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+        if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
         if Instant::now() > deadline {
@@ -480,7 +479,7 @@ fn ctrl_c_stops_and_leaves_nothing_behind() {
         .arg(sb.db())
         .arg("list")
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(
         stdout_of(&out).contains("interrupted"),
         "{}",

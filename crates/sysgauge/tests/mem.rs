@@ -1,5 +1,6 @@
 //! `sysgauge mem` and the memory slice of `sysgauge run`, driven through the
 //! real binary on temporary databases.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -27,10 +28,10 @@ fn mem_runs_the_whole_family_and_renders_its_tables() {
         .arg("--chart")
         .arg(&chart)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr_of(&out));
-    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}"));
-    let run: RunRecord = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&json).unwrap();
+    let run: RunRecord = serde_json::from_str(&text).unwrap();
     assert_eq!(run.command, "mem");
     assert_eq!(run.status, RunStatus::Complete);
     let mut ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
@@ -85,7 +86,7 @@ fn mem_runs_the_whole_family_and_renders_its_tables() {
     }
 
     // The latency chart, with the host's cache sizes marked.
-    let svg = std::fs::read_to_string(&chart).unwrap_or_else(|e| panic!("{e}"));
+    let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("Memory latency by working set"));
     assert!(stderr_of(&out).contains("wrote"));
 
@@ -96,7 +97,7 @@ fn mem_runs_the_whole_family_and_renders_its_tables() {
         .arg(sb.db())
         .args(["show", "1"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(show.status.success(), "{}", stderr_of(&show));
     assert!(stdout_of(&show).contains("Copy bandwidth, mbw style"));
 }
@@ -108,9 +109,9 @@ fn run_includes_only_the_memory_slice() {
         .tiny_run()
         .args(["--only", "mem", "--json", "-", "--no-store"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, vec!["mem.memcpy", "mem.stream-triad", "mem.latency"]);
     let threads = std::thread::available_parallelism()
@@ -124,10 +125,7 @@ fn run_includes_only_the_memory_slice() {
 #[test]
 fn sizes_beyond_memory_are_refused_with_exit_2() {
     let sb = Sandbox::new();
-    let out = mem_tiny(&sb)
-        .args(["--size", "1EiB"])
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = mem_tiny(&sb).args(["--size", "1EiB"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     let err = stderr_of(&out);
     assert!(
@@ -158,10 +156,7 @@ fn bad_options_exit_2_with_one_line() {
         vec!["--chart", "l.svg", "--only", "memcpy"],
         vec!["--only", "nosuch"],
     ] {
-        let out = mem_tiny(&sb)
-            .args(&args)
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = mem_tiny(&sb).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
         let err = stderr_of(&out);
         assert!(err.starts_with("sysgauge: error: "), "{args:?}: {err}");

@@ -8,6 +8,7 @@
 //! Drop guard, every run has a count and a timeout. Tests that need the
 //! `2ping` program skip with a note without it, and fail when
 //! SYSGAUGE_REQUIRE_ALL=1 (as CI sets).
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -41,15 +42,15 @@ fn have(test: &str, program: &str) -> bool {
 fn free_udp_port(ip: &str) -> u16 {
     UdpSocket::bind((ip, 0))
         .and_then(|s| s.local_addr())
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .port()
 }
 
 /// A port free for both TCP and UDP a moment ago.
 fn free_tcp_udp_port() -> u16 {
     for _ in 0..50 {
-        let t = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-        let port = t.local_addr().unwrap_or_else(|e| panic!("{e}")).port();
+        let t = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = t.local_addr().unwrap().port();
         if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
             return port;
         }
@@ -190,7 +191,7 @@ fn strict_record(bytes: &[u8]) -> RunRecord {
 }
 
 fn read_record(path: &std::path::Path) -> RunRecord {
-    strict_record(&std::fs::read(path).unwrap_or_else(|e| panic!("{e}")))
+    strict_record(&std::fs::read(path).unwrap())
 }
 
 #[test]
@@ -205,7 +206,7 @@ fn net_tiny_loopback_end_to_end() {
         .arg(&json)
         .timeout(Duration::from_secs(120))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let run = read_record(&json);
     assert_eq!(run.command, "net");
@@ -241,7 +242,7 @@ fn run_includes_the_loopback_net_slice() {
         .args(["--only", "net", "--json", "-", "--no-store"])
         .timeout(Duration::from_secs(120))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let run = strict_record(&out.stdout);
     assert_eq!(run.results.len(), 4);
@@ -288,7 +289,7 @@ fn net_against_listen_serve() {
         .args(["--peer", &peer, "--json", "-", "--udp-size", "100"])
         .timeout(Duration::from_secs(120))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let run = strict_record(&out.stdout);
     assert_eq!(run.results.len(), 4);
@@ -313,7 +314,7 @@ fn net_to_a_missing_peer_fails_clearly() {
         .args(["--peer", &format!("127.0.0.1:{closed}")])
         .timeout(Duration::from_secs(60))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
     let text = stdout_of(&out);
     assert!(text.contains("cannot connect"), "{text}");
@@ -343,7 +344,7 @@ fn ping_reference(ip: &str) {
         .arg(&json)
         .timeout(Duration::from_secs(60))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let text = stdout_of(&out);
     assert!(out.status.success(), "{text}\n{}", stderr_of(&out));
     assert!(
@@ -480,7 +481,7 @@ fn hmac_both_ways_and_a_wrong_key() {
             .arg("127.0.0.1")
             .timeout(Duration::from_secs(60))
             .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert!(out.status.success(), "{}", stderr_of(&out));
         assert!(stdout_of(&out).contains("2 pings transmitted, 2 received"));
         // The key may come from the environment, out of `ps`.
@@ -501,7 +502,7 @@ fn hmac_both_ways_and_a_wrong_key() {
             .arg("127.0.0.1")
             .timeout(Duration::from_secs(60))
             .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(wrong.status.code(), Some(1), "{}", stdout_of(&wrong));
         assert!(stdout_of(&wrong).contains("2 pings transmitted, 0 received"));
     }
@@ -551,7 +552,7 @@ fn several_hosts_flood_and_json_on_stdout() {
         .args(["--port", &port.to_string(), "127.0.0.1", "::1"])
         .timeout(Duration::from_secs(60))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     // stdout carries only the record; the human text went to stderr.
     let run = strict_record(&out.stdout);
@@ -605,7 +606,7 @@ fn ctrl_c_prints_and_stores_the_statistics_so_far() {
         .arg(sb.db())
         .args(["export", "1", "--format", "json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let run = strict_record(&export.stdout);
     let loss = run
         .results
@@ -622,7 +623,7 @@ fn usage_error(sb: &Sandbox, args: &[&str], needle: &str) {
         .args(args)
         .timeout(Duration::from_secs(60))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert!(

@@ -1,5 +1,6 @@
 //! `sysgauge spawn`, `sysgauge startup` and `sysgauge procs`, driven end to
 //! end through the real binary on temporary databases.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -35,10 +36,10 @@ fn spawn_tiny_stores_a_run_and_prints_tables() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}"));
-    let run: RunRecord = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&json).unwrap();
+    let run: RunRecord = serde_json::from_str(&text).unwrap();
     assert_eq!(run.command, "spawn");
     assert_eq!(run.status, RunStatus::Complete);
     assert_eq!(run.results.len(), 6, "3 methods × 2 sizes");
@@ -74,9 +75,9 @@ fn run_includes_the_spawn_slice() {
         .tiny_run()
         .args(["--only", "spawn", "--json", "-", "--no-store"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["spawn.fork-exec", "spawn.posix-spawn"]);
     assert!(run.results.iter().all(|r| r.is_ok()), "{:?}", run.results);
@@ -97,7 +98,7 @@ fn spawn_rejects_bad_options() {
             .args(["spawn", "--no-store"])
             .args(&args)
             .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(
             stderr_of(&out).contains(msg),
@@ -120,9 +121,9 @@ fn startup_compares_with_baseline_and_exports() {
         .arg("--export-json")
         .arg(&export)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let text = std::fs::read_to_string(&export).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&export).unwrap();
     let e: StartupExport = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(e.results.len(), 2);
     assert_eq!(e.results[0].command, "true");
@@ -148,8 +149,8 @@ fn startup_compares_with_baseline_and_exports() {
         .arg(sb.db())
         .args(["export", "1", "--format", "json"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let stored: RunRecord = serde_json::from_slice(&show.stdout).unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let stored: RunRecord = serde_json::from_slice(&show.stdout).unwrap();
     assert_eq!(stored.command, "startup");
     assert_eq!(stored.run_id, e.run_id);
     assert_eq!(stored.results[1].bench_id, "startup.command");
@@ -179,9 +180,9 @@ fn startup_perl_module_adds_libraries() {
         ])
         .args(["--export-json", "-"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let e: StartupExport = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let e: StartupExport = serde_json::from_slice(&out.stdout).unwrap();
     let rel = e.results[1]
         .relative
         .as_ref()
@@ -219,7 +220,7 @@ fn startup_failing_command_stops_unless_ignored() {
         .arg("--db")
         .arg(sb.db())
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr_of(&out);
     assert!(err.contains("\"false\" exited with status 1"), "{err}");
@@ -239,9 +240,9 @@ fn startup_failing_command_stops_unless_ignored() {
         ])
         .args(["--no-store", "--no-libraries", "--json", "-"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(ok.status.success(), "{}", stderr_of(&ok));
-    let run: RunRecord = serde_json::from_slice(&ok.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_slice(&ok.stdout).unwrap();
     assert_eq!(run.results[0].details.get_u64("failed_runs"), Some(2));
 }
 
@@ -268,7 +269,7 @@ fn startup_rejects_bad_command_lines() {
             .args(&args)
             .arg("--no-store")
             .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
         assert!(
             stderr_of(&out).contains(msg),
@@ -285,9 +286,9 @@ fn procs_json_and_text() {
         .cmd()
         .args(["procs", "--json", "-n", "0", "--sort", "pid"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let r: ProcsReport = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let r: ProcsReport = serde_json::from_slice(&out.stdout).unwrap();
     assert!(r.total >= 2);
     assert_eq!(r.processes.len(), r.total);
     assert!(r.processes.windows(2).all(|w| w[0].pid < w[1].pid));
@@ -297,18 +298,14 @@ fn procs_json_and_text() {
         .cmd()
         .args(["procs", "--interval", "0.2", "-n", "3"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let text = stdout_of(&out);
     assert!(text.contains(" in D ("), "{text}");
     assert!(text.contains("system %"), "{text}");
     assert_eq!(text.lines().count(), 2 + 2 + 3, "{text}");
 
-    let bad = sb
-        .cmd()
-        .args(["procs", "--interval=-1"])
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let bad = sb.cmd().args(["procs", "--interval=-1"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -318,22 +315,22 @@ fn procs_handles_odd_names_from_a_saved_proc() {
     let root = sb.path().join("proc");
     let entry = |pid: u32, comm: &str, state: char, stime: u64| {
         let d = root.join(pid.to_string());
-        std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&d).unwrap();
         let line = format!(
             "{pid} ({comm}) {state} 1 {pid} {pid} 0 -1 4194560 100 0 0 0 5 {stime} 0 0 20 0 2 0 5000 1000 100 1 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
         );
-        std::fs::write(d.join("stat"), line).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(d.join("stat"), line).unwrap();
     };
     entry(100, "my prog (x)", 'D', 900);
     entry(101, "new\nline", 'S', 50);
     entry(102, ")", 'R', 10);
-    std::fs::create_dir_all(root.join("103")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(root.join("103")).unwrap();
     let out = sb
         .cmd()
         .args(["procs", "--proc-root"])
         .arg(&root)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let text = stdout_of(&out);
     let lines: Vec<&str> = text.lines().collect();
@@ -392,7 +389,7 @@ fn spawn_sigint_cleans_up() {
     }
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+        if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
         if Instant::now() > deadline {

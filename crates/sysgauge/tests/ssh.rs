@@ -10,6 +10,7 @@
 //!
 //! Needs openssh-client and openssh-server: without them the tests print a
 //! note and pass, unless SYSGAUGE_REQUIRE_ALL=1 (CI), where they fail.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -63,7 +64,7 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 
 fn assert_clean(scratch: &Path) {
     let left: Vec<PathBuf> = std::fs::read_dir(scratch)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .flatten()
         .map(|e| e.path())
         .collect();
@@ -100,14 +101,12 @@ fn local_run_is_stored_reported_and_cleaned_up() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
     assert!(out.status.success(), "{stderr}\n{stdout}");
     assert!(stderr.contains("probing which of"), "{stderr}");
     assert!(stderr.contains("factorial matrix:"), "{stderr}");
-    let run: RunRecord =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(run.command, "ssh");
     let transfers: Vec<_> = run
         .results
@@ -167,7 +166,7 @@ fn local_run_is_stored_reported_and_cleaned_up() {
         .args(["results", "list", "--json", "--db"])
         .arg(sb.db())
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(stdout_of(&list).contains("\"ssh\""), "{}", stdout_of(&list));
     // `results show` renders the ssh report again from the stored records.
     let show = sb
@@ -175,7 +174,7 @@ fn local_run_is_stored_reported_and_cleaned_up() {
         .args(["results", "show", "1", "--db"])
         .arg(sb.db())
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let shown = stdout_of(&show);
     assert!(show.status.success(), "{}", stderr_of(&show));
     assert!(
@@ -199,7 +198,7 @@ fn full_matrix_measures_every_working_combination() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let stderr = stderr_of(&out);
     assert!(out.status.success(), "{stderr}");
     // 2 kex × (1 AEAD cipher + 1 cipher × 2 MACs) = 6 combinations, each
@@ -208,9 +207,7 @@ fn full_matrix_measures_every_working_combination() {
         stderr.contains("full matrix: 6 transfer and 6 handshake cases"),
         "{stderr}"
     );
-    let run: RunRecord =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let mut combos: Vec<String> = run
         .results
         .iter()
@@ -258,11 +255,7 @@ fn run_skips_ssh_unless_named_and_list_shows_it() {
         return;
     }
     let sb = Sandbox::new();
-    let list = sb
-        .cmd()
-        .arg("list")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let list = sb.cmd().arg("list").output().unwrap();
     let text = stdout_of(&list);
     assert!(
         text.contains("ssh.transfer") && text.contains("ssh.handshake"),
@@ -276,11 +269,9 @@ fn run_skips_ssh_unless_named_and_list_shows_it() {
         .args(["--only", "ssh", "--json"])
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let run: RunRecord =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["ssh.transfer", "ssh.handshake"]);
     assert!(run.results.iter().all(|r| r.is_ok()), "{:?}", run.results);
@@ -325,10 +316,7 @@ fn bad_names_and_options_exit_2() {
     ];
     for (args, want) in cases {
         let t0 = Instant::now();
-        let out = ssh_cmd(&sb)
-            .args(&args)
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = ssh_cmd(&sb).args(&args).output().unwrap();
         let err = stderr_of(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: expected {want:?} in {err}");
@@ -347,7 +335,7 @@ fn closed_port_fails_fast_with_exit_2() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let t0 = Instant::now();
     let out = ssh_cmd(&sb)
         .args([
@@ -357,7 +345,7 @@ fn closed_port_fails_fast_with_exit_2() {
             "3",
         ])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("connection refused"), "{err}");
@@ -375,23 +363,21 @@ fn unanswered_connection_times_out_with_exit_2() {
     // connection fills its queue, the kernel drops further SYNs, so a new
     // connection attempt gets no answer at all, like an unroutable address,
     // without any packet leaving the loopback interface.
-    let l = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap_or_else(|e| panic!("{e}"));
-    let addr: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
-    l.bind(&addr.into()).unwrap_or_else(|e| panic!("{e}"));
-    l.listen(0).unwrap_or_else(|e| panic!("{e}"));
+    let l = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    let addr: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    l.bind(&addr.into()).unwrap();
+    l.listen(0).unwrap();
     let port = l
         .local_addr()
         .ok()
         .and_then(|a| a.as_socket())
         .map(|a| a.port())
         .unwrap_or_else(|| panic!("no port"));
-    let target: std::net::SocketAddr = format!("127.0.0.1:{port}")
-        .parse()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let target: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let fillers: Vec<Socket> = (0..3)
         .map(|_| {
-            let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap_or_else(|e| panic!("{e}"));
-            s.set_nonblocking(true).unwrap_or_else(|e| panic!("{e}"));
+            let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+            s.set_nonblocking(true).unwrap();
             let _ = s.connect(&target.into());
             s
         })
@@ -406,7 +392,7 @@ fn unanswered_connection_times_out_with_exit_2() {
             "2",
         ])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let took = t0.elapsed();
     drop(fillers);
     let err = stderr_of(&out);
@@ -430,11 +416,11 @@ struct TestServer {
 
 impl TestServer {
     fn start(options: ServerOptions) -> TestServer {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let ssh = sysgauge_core::bench::find_program("ssh").unwrap_or_else(|| panic!("ssh"));
-        let client = ClientAlgorithms::query(&ssh).unwrap_or_else(|e| panic!("{e}"));
-        let server = LocalServer::start(dir.path(), &client, &options, &CancelToken::new())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let client = ClientAlgorithms::query(&ssh).unwrap();
+        let server =
+            LocalServer::start(dir.path(), &client, &options, &CancelToken::new()).unwrap();
         TestServer { dir, server }
     }
 
@@ -448,7 +434,7 @@ impl TestServer {
                 known_hosts.display()
             ),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         p
     }
 
@@ -472,7 +458,7 @@ fn host_key_mismatch_is_refused_with_exit_2() {
         .iter()
         .map(|k| format!("[127.0.0.1]:{} {k}\n", a.server.port()))
         .collect();
-    std::fs::write(&kh, lines).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&kh, lines).unwrap();
     let sb = Sandbox::new();
     let out = ssh_cmd(&sb)
         .args([
@@ -484,7 +470,7 @@ fn host_key_mismatch_is_refused_with_exit_2() {
         ])
         .arg(a.config(&kh))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -513,11 +499,9 @@ fn host_key_mismatch_is_refused_with_exit_2() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let run: RunRecord =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(run
         .results
         .iter()
@@ -541,7 +525,7 @@ fn server_that_accepts_nothing_offered_is_an_error() {
         .arg("--ssh-config")
         .arg(s.config(s.server.known_hosts()))
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -595,7 +579,7 @@ fn ctrl_c_stops_the_server_and_removes_its_keys() {
     }
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+        if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
         if Instant::now() > deadline {

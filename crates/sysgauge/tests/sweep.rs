@@ -3,6 +3,7 @@
 //! before anything runs, a missing program skipped with its package named,
 //! and Ctrl-C in the middle of a sweep: the running child is killed and
 //! reaped, the scratch files are removed, the finished points are kept.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
 
@@ -66,11 +67,9 @@ fn tiny_sweep_stores_points_and_writes_csv() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let run: RunRecord =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(run.command, "sweep");
     assert_eq!(run.status, RunStatus::Complete);
     // dd first (the baseline), then sha256sum; K = 1, 4; N = 4, 8.
@@ -108,9 +107,9 @@ fn tiny_sweep_stores_points_and_writes_csv() {
         assert!(r.details.get_str("corpus_sha256").is_some());
     }
 
-    let text = std::fs::read_to_string(&csv).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&csv).unwrap();
     let mut reader = csv::Reader::from_reader(text.as_bytes());
-    let headers = reader.headers().unwrap_or_else(|e| panic!("{e}")).clone();
+    let headers = reader.headers().unwrap().clone();
     let want = [
         "host",
         "program",
@@ -130,10 +129,7 @@ fn tiny_sweep_stores_points_and_writes_csv() {
     for (i, w) in want.iter().enumerate() {
         assert_eq!(&headers[i], *w);
     }
-    let rows: Vec<csv::StringRecord> = reader
-        .records()
-        .map(|r| r.unwrap_or_else(|e| panic!("{e}")))
-        .collect();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
     assert_eq!(rows.len(), 8);
     assert_eq!(&rows[0][1], "dd");
     assert_eq!(&rows[7][1], "sha256sum");
@@ -141,7 +137,7 @@ fn tiny_sweep_stores_points_and_writes_csv() {
     assert_eq!(&rows[7][6], "2");
     assert!(rows[7][11].parse::<f64>().unwrap_or(0.0) > 0.0);
 
-    let png = std::fs::read(&chart).unwrap_or_else(|e| panic!("{e}"));
+    let png = std::fs::read(&chart).unwrap();
     assert_eq!(&png[1..4], b"PNG");
 
     let stdout = stdout_of(&out);
@@ -156,7 +152,7 @@ fn tiny_sweep_stores_points_and_writes_csv() {
         .arg(sb.db())
         .args(["show", "1"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(show.status.success(), "{}", stderr_of(&show));
     assert!(stdout_of(&show).contains("sweep.sha256sum"));
 }
@@ -192,7 +188,7 @@ fn sweep_refuses_bad_input_before_running() {
             .arg("--db")
             .arg(sb.db())
             .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         let err = stderr_of(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(
@@ -212,9 +208,9 @@ fn missing_program_is_skipped_naming_its_package() {
     let sb = Sandbox::new();
     // A PATH on which only dd exists.
     let bin = sb.path().join("bin");
-    std::fs::create_dir(&bin).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir(&bin).unwrap();
     let dd = sysgauge_core::bench::find_program("dd").unwrap_or_else(|| panic!("dd"));
-    std::os::unix::fs::symlink(&dd, bin.join("dd")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&dd, bin.join("dd")).unwrap();
     let json = sb.path().join("run.json");
     let out = sb
         .cmd()
@@ -234,11 +230,9 @@ fn missing_program_is_skipped_naming_its_package() {
         .arg("--json")
         .arg(&json)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let run: RunRecord =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}")))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(run.results.len(), 2);
     assert_eq!(run.results[0].bench_id, "sweep.dd");
     assert_eq!(run.results[0].status, Status::Ok);
@@ -330,7 +324,7 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
     }
     let interrupted_at = Instant::now();
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+        if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
         if interrupted_at.elapsed() > Duration::from_secs(30) {
@@ -363,17 +357,17 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
     assert!(left.is_empty(), "scratch files left behind: {left:?}");
 
     // The finished points are kept: in the database and in the CSV.
-    let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    let conn = rusqlite::Connection::open(&db).unwrap();
     let (status, n): (String, i64) = conn
         .query_row(
             "SELECT status, (SELECT count(*) FROM results) FROM runs",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(status, "interrupted");
     assert_eq!(n, 2, "{log}");
-    let text = std::fs::read_to_string(&csv).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count(), 3, "{text}");
     assert!(
         text.lines().skip(1).all(|l| l.contains(",sha256sum,")),
@@ -403,9 +397,9 @@ fn ram_backed_dir_gets_a_finding_and_is_left_clean() {
         .args(["--no-store", "--json", "-", "--dir"])
         .arg(dir.path())
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
     let finding = run.results[0]
         .findings
         .iter()

@@ -178,12 +178,11 @@ mod tests {
 
     #[test]
     fn fixture_tree() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let w = |rel: &str, text: &str| {
             let p = dir.path().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap_or(dir.path()))
-                .unwrap_or_else(|e| panic!("{e}"));
-            std::fs::write(p, text).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::create_dir_all(p.parent().unwrap_or(dir.path())).unwrap();
+            std::fs::write(p, text).unwrap();
         };
         w("proc/cpuinfo", "processor : 0\ncpu MHz : 800.0\n");
         w(

@@ -559,9 +559,7 @@ mod tests {
         assert_eq!(cases[0].get_str("phase"), Some("start"));
         let mut c = ctx();
         c.begin_case(std::time::Duration::from_millis(20));
-        let m = start
-            .run(&mut c, &cases[0])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let m = start.run(&mut c, &cases[0]).unwrap();
         assert_eq!(m[0].name, "effective");
         assert!(m[0].value() > 100.0, "{} MHz", m[0].value());
         let out = c.take_case_output();
@@ -579,7 +577,7 @@ mod tests {
         endcase.insert("phase", "end");
         let mut c = ctx();
         c.begin_case(std::time::Duration::from_millis(20));
-        end.run(&mut c, &endcase).unwrap_or_else(|e| panic!("{e}"));
+        end.run(&mut c, &endcase).unwrap();
         let out = c.take_case_output();
         assert!(
             out.findings.iter().any(|f| f.code == DROPPED),

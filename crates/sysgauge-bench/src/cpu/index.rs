@@ -213,7 +213,7 @@ mod tests {
 
     #[test]
     fn embedded_reference_covers_every_kernel() {
-        let r = embedded_reference().unwrap_or_else(|e| panic!("{e}"));
+        let r = embedded_reference().unwrap();
         assert!(!r.machine().trim().is_empty());
         assert!(r.label().starts_with("baseline-v"), "{}", r.label());
         for k in KernelId::ALL {
@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn rates_only_from_single_thread_current_workload() {
-        let r = embedded_reference().unwrap_or_else(|e| panic!("{e}"));
+        let r = embedded_reference().unwrap();
         let mut run = r.0.run.clone();
         for res in &mut run.results {
             if res.bench_id == KernelId::ALL[0].id() {
@@ -256,18 +256,16 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // Feed the reference's own rates: the index must be exactly 1000.
-        let reference = embedded_reference().unwrap_or_else(|e| panic!("{e}"));
+        let reference = embedded_reference().unwrap();
         let rates = c
             .fixture(SINGLE_RATES, |_| Ok(SingleThreadRates::default()))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         for k in b.kernels() {
             let r = reference.rate(k).unwrap_or(f64::NAN);
             rates.0.insert(k, vec![r, r * 1.01, r * 0.99]);
         }
         c.begin_case(Duration::from_millis(10));
-        let m = b
-            .run(&mut c, &Params::new().with("threads", 1u64))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &Params::new().with("threads", 1u64)).unwrap();
         assert!((m[0].value() - 1000.0).abs() < 1e-6, "{}", m[0].value());
         assert_eq!(m[0].unit, Unit::Index);
         let out = c.take_case_output();

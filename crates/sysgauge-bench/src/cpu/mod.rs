@@ -337,9 +337,7 @@ mod tests {
         let b = KernelBenchmark::new(KernelId::Idea, Arc::new(CpuOptions::default()));
         let mut c = ctx(2);
         c.begin_case(Duration::from_millis(30));
-        let m = b
-            .run(&mut c, &Params::new().with("threads", 1u64))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &Params::new().with("threads", 1u64)).unwrap();
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].name, "rate");
         assert_eq!(m[0].unit, Unit::ItersPerSec);
@@ -353,9 +351,7 @@ mod tests {
         assert_eq!(reached, !out.findings.iter().any(|f| f.code == CONFIDENCE));
 
         c.begin_case(Duration::from_millis(30));
-        let m = b
-            .run(&mut c, &Params::new().with("threads", 2u64))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &Params::new().with("threads", 2u64)).unwrap();
         assert_eq!(m.len(), 2);
         assert_eq!(m[1].name, "scaling_efficiency");
         assert_eq!(m[1].unit, Unit::Percent);
@@ -371,9 +367,7 @@ mod tests {
         let b = KernelBenchmark::new(KernelId::LuDecomposition, Arc::new(CpuOptions::default()));
         let mut c = ctx(2);
         c.begin_case(Duration::from_millis(20));
-        let m = b
-            .run(&mut c, &Params::new().with("threads", 3u64))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &Params::new().with("threads", 3u64)).unwrap();
         assert_eq!(m.len(), 1);
         assert_eq!(
             c.take_case_output().details.get_bool("oversubscribed"),

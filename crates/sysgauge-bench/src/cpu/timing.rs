@@ -312,7 +312,7 @@ mod tests {
             clock.advance(Duration::from_millis(n));
             Ok(n as f64)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(out.stop, Stop::Confident);
         assert!(out.confident());
         assert_eq!(out.rates.len(), 5);
@@ -334,7 +334,7 @@ mod tests {
             clock.advance(Duration::from_millis(ms));
             Ok(n as f64)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(out.stop, Stop::Budget);
         assert!(!out.confident());
         assert!(out.rates.len() >= 5);
@@ -354,7 +354,7 @@ mod tests {
             }));
             Ok(n as f64)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(out.stop, Stop::MaxPasses);
         assert_eq!(out.rates.len(), 7);
     }
@@ -368,7 +368,7 @@ mod tests {
             clock.advance(Duration::from_millis(n));
             Ok(n as f64)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(out.stop, Stop::Confident);
         // A pass lasts about 15 ms of fake time (its work and the clock
         // reads), so 300 ms hold far more than the 5 passes that would
@@ -389,7 +389,7 @@ mod tests {
             }));
             Ok(n as f64)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(out.rates.len(), 4);
         assert_eq!(out.stop, Stop::Budget);
     }
@@ -446,10 +446,10 @@ mod tests {
             }
             Ok(sum)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(total, 9.0);
         assert_eq!(seen.get(), 2);
-        let r = single(KernelId::Idea, |pass| pass(2)).unwrap_or_else(|e| panic!("{e}"));
+        let r = single(KernelId::Idea, |pass| pass(2)).unwrap();
         assert_eq!(r, 2.0);
     }
 
@@ -458,7 +458,7 @@ mod tests {
         let r: Result<(), _> = team(KernelId::Idea, 2, |_| Err(BenchError::failed("stop")));
         assert!(matches!(r, Err(BenchError::Failed(m)) if m == "stop"));
         // A kernel that never ran is not verified (and is no failure).
-        let r = team(KernelId::Idea, 2, |_| Ok(7)).unwrap_or_else(|e| panic!("{e}"));
+        let r = team(KernelId::Idea, 2, |_| Ok(7)).unwrap();
         assert_eq!(r, 7);
     }
 }

@@ -918,7 +918,7 @@ mod tests {
     fn unhex(s: &str) -> Vec<u8> {
         let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
         (0..s.len() / 2)
-            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap_or_else(|e| panic!("{e}")))
+            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
             .collect()
     }
 
@@ -953,11 +953,9 @@ mod tests {
     }
 
     fn aws_seal(key: &[u8], nonce: [u8; 12], aad: &[u8], buf: &mut [u8]) -> Vec<u8> {
-        let k = LessSafeKey::new(
-            UnboundKey::new(&CHACHA20_POLY1305, key).unwrap_or_else(|e| panic!("{e:?}")),
-        );
+        let k = LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, key).unwrap());
         k.seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(aad), buf)
-            .unwrap_or_else(|e| panic!("{e:?}"))
+            .unwrap()
             .as_ref()
             .to_vec()
     }
@@ -1174,7 +1172,7 @@ mod tests {
         let c = Cipher::ChaCha20Poly1305;
         let start = |max_len| {
             c.start(&[7u8; 32], &[9u8; 12], max_len)
-                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap()
                 .implementation()
         };
         assert_eq!(start(MIN_LEN - 1), "aws-lc");

@@ -518,7 +518,7 @@ mod tests {
                 let p = Params::new()
                     .with("block_size", 1024u64)
                     .with("threads", threads);
-                let m = b.run(&mut cx, &p).unwrap_or_else(|e| panic!("{e}"));
+                let m = b.run(&mut cx, &p).unwrap();
                 assert_eq!(m[0].samples.len(), 3);
                 assert!(m[0].value() > 0.0);
                 let out = cx.take_case_output();
@@ -543,7 +543,7 @@ mod tests {
         cx.begin_case(std::time::Duration::from_millis(20));
         let m = b
             .run(&mut cx, &Params::new().with("threads", 1u64))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         let names: Vec<&str> = m.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, vec!["sign", "verify"]);
         let slice = SignBenchmark::new(SignAlg::Rsa2048, Arc::new(CryptoOptions::default()));
@@ -551,7 +551,7 @@ mod tests {
         cx.begin_case(std::time::Duration::from_millis(20));
         let m = slice
             .run(&mut cx, &Params::new().with("threads", 2u64))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(m.len(), 1);
         assert!(m[0].value() > 0.0);
         let rsa1024 = SignBenchmark::new(SignAlg::Rsa1024, full.clone());
@@ -562,7 +562,7 @@ mod tests {
         cx.begin_case(std::time::Duration::from_millis(10));
         let m = k
             .run(&mut cx, &Params::new().with("threads", 1u64))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert_eq!(m[0].name, "ops");
     }
 }

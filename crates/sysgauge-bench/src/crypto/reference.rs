@@ -338,7 +338,7 @@ mod tests {
         ];
         let mut ids = Vec::new();
         for t in texts {
-            let report = crate::openssl_speed::parse_mr(t).unwrap_or_else(|e| panic!("{e}"));
+            let report = crate::openssl_speed::parse_mr(t).unwrap();
             for r in crate::openssl_speed::to_results(&report) {
                 ids.push(r.bench_id);
             }
@@ -385,12 +385,11 @@ mod tests {
         }
         let p = plan(&["crypto.aes-128-cbc", "crypto.x25519"], &[16], 1);
         let mut seen = 0;
-        let out =
-            run_reference(&p, &CancelToken::new(), |_| seen += 1).unwrap_or_else(|e| panic!("{e}"));
+        let out = run_reference(&p, &CancelToken::new(), |_| seen += 1).unwrap();
         assert_eq!(seen, 2);
-        let text = out[0].result.as_ref().unwrap_or_else(|e| panic!("{e}"));
+        let text = out[0].result.as_ref().unwrap();
         assert!(text.contains("+F:"), "{text}");
-        let pk = out[1].result.as_ref().unwrap_or_else(|e| panic!("{e}"));
+        let pk = out[1].result.as_ref().unwrap();
         assert!(pk.contains("+F5:"), "{pk}");
     }
 

@@ -253,26 +253,24 @@ mod tests {
 
     #[test]
     fn direct_io_round_trip_or_refusal() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         let p = Pattern::new(65536).unwrap_or_else(|| panic!("alloc"));
         match open_rw(&path, true) {
             Ok(f) => {
-                preallocate(&f, 1 << 20).unwrap_or_else(|e| panic!("{e}"));
-                f.write_all_at(p.at(65536, 65536), 65536)
-                    .unwrap_or_else(|e| panic!("{e}"));
+                preallocate(&f, 1 << 20).unwrap();
+                f.write_all_at(p.at(65536, 65536), 65536).unwrap();
                 let mut back = AlignedBuf::new(65536).unwrap_or_else(|| panic!("alloc"));
-                f.read_exact_at(&mut back, 65536)
-                    .unwrap_or_else(|e| panic!("{e}"));
+                f.read_exact_at(&mut back, 65536).unwrap();
                 assert_eq!(&back[..], p.at(65536, 65536));
                 // A misaligned length is refused with EINVAL on every
                 // file system that honours O_DIRECT.
                 if let Err(e) = f.write_all_at(&p.at(0, 100)[..100], 0) {
                     assert!(is_direct_refusal(&e), "{e}");
                 }
-                f.sync_data().unwrap_or_else(|e| panic!("{e}"));
-                drop_cache(&f).unwrap_or_else(|e| panic!("{e}"));
-                syncfs(&f).unwrap_or_else(|e| panic!("{e}"));
+                f.sync_data().unwrap();
+                drop_cache(&f).unwrap();
+                syncfs(&f).unwrap();
             }
             Err(e) => assert!(is_direct_refusal(&e), "{e}"),
         }

@@ -272,7 +272,7 @@ mod tests {
             counts.push(t.ops());
             Ok(t.finish(4096.0))
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         // 1 calibration + 1 more warm-up + 3 timed.
         assert_eq!(counts.len(), 5);
         let n = counts[0];
@@ -282,9 +282,7 @@ mod tests {
         // Every latency is exactly one clock step.
         assert!(s.lat_median.iter().all(|&l| (l - 1.0).abs() < 1e-9));
         assert!(s.lat_max.iter().all(|&l| (l - 1.0).abs() < 1e-9));
-        let m = s
-            .metrics("throughput", Unit::MBps, 1e-6)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let m = s.metrics("throughput", Unit::MBps, 1e-6).unwrap();
         assert_eq!(m.len(), 4);
         assert_eq!(m[1].name, "latency_median");
         assert_eq!(m[3].better, Better::Lower);
@@ -302,7 +300,7 @@ mod tests {
             }
             Ok(t.finish(1.0))
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(s.ops_per_pass, 7);
     }
 

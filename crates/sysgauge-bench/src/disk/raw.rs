@@ -570,9 +570,9 @@ mod tests {
     fn write(root: &Path, rel: &str, text: &str) {
         let p = root.join(rel);
         if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::create_dir_all(d).unwrap();
         }
-        std::fs::write(p, text).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(p, text).unwrap();
     }
 
     /// A captured tree: disk loop9 with partition loop9p1, which is
@@ -581,11 +581,10 @@ mod tests {
     /// build this).
     #[test]
     fn partitions_swap_and_holders_refuse_in_a_captured_tree() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let r = dir.path();
         write(r, "sys/class/block/loop9/dev", "7:9\n");
-        std::fs::create_dir_all(r.join("sys/class/block/loop9/holders"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(r.join("sys/class/block/loop9/holders")).unwrap();
         write(r, "sys/class/block/loop9p1/dev", "259:3\n");
         write(r, "sys/class/block/loop9p1/holders/dm-0", "");
         write(
@@ -636,11 +635,9 @@ mod tests {
             r.join("proc/self/mountinfo"),
             "27 1 254:0 / / rw - ext4 /dev/vda rw\n",
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(r.join("proc/swaps"), "Filename Type Size Used Priority\n")
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::remove_file(r.join("sys/class/block/loop9p1/holders/dm-0"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+        std::fs::write(r.join("proc/swaps"), "Filename Type Size Used Priority\n").unwrap();
+        std::fs::remove_file(r.join("sys/class/block/loop9p1/holders/dm-0")).unwrap();
         assert_eq!(refusals_at(&root, &facts, true), vec![]);
     }
 

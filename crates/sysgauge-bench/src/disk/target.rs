@@ -405,8 +405,7 @@ mod tests {
             Some(256 << 20)
         );
         // Little space: shrink, keeping the margin (128 MiB here).
-        let s = resolve_size(None, Profile::Quick, g, Some(200 << 20), Some(1 << 30))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let s = resolve_size(None, Profile::Quick, g, Some(200 << 20), Some(1 << 30)).unwrap();
         assert_eq!(s, 72 << 20);
         // Too little: skip with a reason.
         assert!(matches!(

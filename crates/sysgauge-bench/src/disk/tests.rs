@@ -56,7 +56,7 @@ fn run_case(
 
 #[test]
 fn every_test_runs_and_reports_latency() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let o = options(dir.path(), 4 << 20);
     let mut c = ctx_in(dir.path(), 3);
     let plan = Plan {
@@ -97,7 +97,7 @@ fn every_test_runs_and_reports_latency() {
 fn direct_io_is_used_where_the_file_system_has_it() {
     // /tmp here is ext4 (or whatever the machine has): if O_DIRECT works
     // for a plain file there, the block tests must use it.
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let probe = dir.path().join("probe");
     let direct_ok = io::open_rw(&probe, true).is_ok();
     let o = options(dir.path(), 4 << 20);
@@ -117,7 +117,7 @@ fn direct_io_is_used_where_the_file_system_has_it() {
 fn unaligned_block_size_falls_back_to_buffered_and_says_so() {
     // 1000 B cannot be written with O_DIRECT anywhere: the case falls back
     // to buffered I/O, and with a file smaller than RAM that is a trap.
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let o = options(dir.path(), 2 << 20);
     let mut c = ctx_in(dir.path(), 3);
     for kind in [Kind::SeqWrite, Kind::SeqRead] {
@@ -169,7 +169,7 @@ fn tmpfs_target_is_reported_as_ram_backed() {
 
 #[test]
 fn block_size_below_the_physical_block_is_reported() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let dev = sysgauge_host::fs_info(dir.path())
         .and_then(|f| f.block_device)
         .and_then(|d| sysgauge_host::block_device(&d));
@@ -250,7 +250,7 @@ fn raw_write_refuses_without_destroy_data() {
         }),
         ..DiskOptions::default()
     });
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let mut c = ctx_in(dir.path(), 1);
     let b = DiskBenchmark::new(Kind::RawWrite, o);
     let r = b.run(&mut c, &Params::new().with("block_size", 4096u64));
@@ -262,7 +262,7 @@ fn raw_write_refuses_without_destroy_data() {
 
 #[test]
 fn cancellation_cleans_up() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let o = options(dir.path(), 2 << 20);
     let mut c = ctx_in(dir.path(), 3);
     c.cancel_token().cancel();

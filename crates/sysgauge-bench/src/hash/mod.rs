@@ -228,7 +228,7 @@ mod tests {
                 let p = Params::new()
                     .with("block_size", 1024u64)
                     .with("threads", threads);
-                let m = b.run(&mut c, &p).unwrap_or_else(|e| panic!("{e}"));
+                let m = b.run(&mut c, &p).unwrap();
                 assert_eq!(m.len(), 1);
                 assert_eq!(m[0].samples.len(), 3);
                 assert!(m[0].value() > 0.0);

@@ -217,7 +217,7 @@ AnonHugePages:         0 kB
     #[test]
     fn buffers_are_aligned_writable_and_typed() {
         for huge in [true, false] {
-            let mut b = MappedBuf::new(3 * 4096, huge).unwrap_or_else(|e| panic!("{e}"));
+            let mut b = MappedBuf::new(3 * 4096, huge).unwrap();
             assert_eq!(b.len(), 3 * 4096);
             assert!(!b.is_empty());
             assert_eq!(b.huge_requested(), huge);
@@ -234,13 +234,13 @@ AnonHugePages:         0 kB
             assert_eq!(b.bytes()[0], 0xff);
             assert_eq!(b.f64s_mut().map(|f| f.len()), Some(3 * 512));
         }
-        let mut odd = MappedBuf::new(12, false).unwrap_or_else(|e| panic!("{e}"));
+        let mut odd = MappedBuf::new(12, false).unwrap();
         assert!(odd.words_mut().is_none());
     }
 
     #[test]
     fn live_share_is_readable() {
-        let mut b = MappedBuf::new(4 << 20, true).unwrap_or_else(|e| panic!("{e}"));
+        let mut b = MappedBuf::new(4 << 20, true).unwrap();
         b.bytes_mut().fill(1);
         if std::path::Path::new("/proc/self/smaps").exists() {
             let s = b

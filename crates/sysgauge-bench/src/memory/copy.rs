@@ -422,7 +422,7 @@ mod tests {
             .with("size", 64u64 << 10)
             .with("block_size", 10_000u64)
             .with("huge_pages", false);
-        let m = b.run(&mut c, &p).unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &p).unwrap();
         assert!(m[0].value() > 0.0);
         assert!(c.take_case_output().params.get_u64("size").is_none());
         let bad = Params::new().with("size", 100u64).with("block_size", 64u64);

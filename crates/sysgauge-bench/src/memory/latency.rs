@@ -370,24 +370,23 @@ mod tests {
     #[test]
     fn chain_walks_every_element_once() {
         for huge in [false, true] {
-            let chain =
-                Chain::build(64 << 10, huge, 3, &mut || Ok(())).unwrap_or_else(|e| panic!("{e}"));
+            let chain = Chain::build(64 << 10, huge, 3, &mut || Ok(())).unwrap();
             assert_eq!(chain.slots(), 1024);
-            chain.check().unwrap_or_else(|e| panic!("{e}"));
+            chain.check().unwrap();
             let start = chain.start();
             let mut p = start;
             let mut visited = std::collections::BTreeSet::new();
             for _ in 0..chain.slots() {
                 assert!(visited.insert(p));
-                p = chain.chase(p, 1).unwrap_or_else(|e| panic!("{e}"));
+                p = chain.chase(p, 1).unwrap();
             }
             assert_eq!(p, start);
             assert_eq!(visited.len(), 1024);
             // Unrolled and step-by-step chases agree.
-            let a = chain.chase(start, 1000).unwrap_or_else(|e| panic!("{e}"));
+            let a = chain.chase(start, 1000).unwrap();
             let mut b = start;
             for _ in 0..1000 {
-                b = chain.chase(b, 1).unwrap_or_else(|e| panic!("{e}"));
+                b = chain.chase(b, 1).unwrap();
             }
             assert_eq!(a, b);
             assert!(chain.chase(start + 8, 1).is_err());
@@ -398,8 +397,7 @@ mod tests {
 
     #[test]
     fn check_finds_broken_chains() {
-        let mut chain =
-            Chain::build(4096, false, 9, &mut || Ok(())).unwrap_or_else(|e| panic!("{e}"));
+        let mut chain = Chain::build(4096, false, 9, &mut || Ok(())).unwrap();
         let base = chain.start() as u64;
         let words = chain.buf.words_mut().unwrap_or_else(|| panic!("words"));
         let saved = words[0];
@@ -440,7 +438,7 @@ mod tests {
         assert_eq!(c.len(), 2);
         let mut cx = ctx(1);
         for p in &c {
-            let m = chosen.run(&mut cx, p).unwrap_or_else(|e| panic!("{e}"));
+            let m = chosen.run(&mut cx, p).unwrap();
             assert_eq!(m[0].unit, Unit::Nanoseconds);
             assert!(m[0].value() > 0.0 && m[0].value() < 1e6);
             let out = cx.take_case_output();

@@ -465,7 +465,7 @@ mod tests {
 
     #[test]
     fn verification_detects_a_wrong_kernel() {
-        let mut s = StreamArrays::new(64 << 10, 2, false).unwrap_or_else(|e| panic!("{e}"));
+        let mut s = StreamArrays::new(64 << 10, 2, false).unwrap();
         for k in Kernel::ALL {
             s.verify(k).unwrap_or_else(|e| panic!("{k:?}: {e}"));
         }

@@ -281,7 +281,7 @@ mod tests {
             profile: Profile::Tiny,
             threads: 1,
         });
-        let m = b.run(&mut c, &params[0]).unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &params[0]).unwrap();
         assert_eq!(m[0].unit, Unit::MBps);
         assert_eq!(m[0].samples.len(), 3);
         assert!(m[0].value() > 0.0);

@@ -242,37 +242,35 @@ mod tests {
 
     #[test]
     fn batch_round_trip_on_loopback() {
-        let a = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-        let b = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-        let b_addr = b.local_addr().unwrap_or_else(|e| panic!("{e}"));
-        a.connect(b_addr).unwrap_or_else(|e| panic!("{e}"));
-        b.set_read_timeout(Some(Duration::from_secs(2)))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b_addr = b.local_addr().unwrap();
+        a.connect(b_addr).unwrap();
+        b.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
         let mut out = Batch::new(100);
         for i in 0..5 {
             out.slot_mut(i)[0] = i as u8 + 1;
             out.lens[i] = 10 + i;
         }
-        assert_eq!(out.send(&a, 5, false).unwrap_or_else(|e| panic!("{e}")), 5);
+        assert_eq!(out.send(&a, 5, false).unwrap(), 5);
         let mut got = 0;
         let mut inb = Batch::new(100);
         let mut seen = Vec::new();
         while got < 5 {
-            let n = inb.recv(&b, true).unwrap_or_else(|e| panic!("{e}"));
+            let n = inb.recv(&b, true).unwrap();
             for i in 0..n {
                 seen.push((inb.received(i)[0], inb.received(i).len()));
             }
             // Echo them back to the sender address.
-            assert_eq!(inb.send(&b, n, true).unwrap_or_else(|e| panic!("{e}")), n);
+            assert_eq!(inb.send(&b, n, true).unwrap(), n);
             got += n;
         }
         seen.sort();
         assert_eq!(seen, vec![(1, 10), (2, 11), (3, 12), (4, 13), (5, 14)]);
-        a.set_read_timeout(Some(Duration::from_secs(2)))
-            .unwrap_or_else(|e| panic!("{e}"));
+        a.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
         let mut back = 0;
         while back < 5 {
-            back += out.recv(&a, false).unwrap_or_else(|e| panic!("{e}"));
+            back += out.recv(&a, false).unwrap();
         }
         assert!(wait_readable(a.as_raw_fd(), Duration::from_millis(1)).is_ok());
     }

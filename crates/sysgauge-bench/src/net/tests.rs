@@ -94,7 +94,7 @@ fn every_case_runs_on_loopback() {
 
 #[test]
 fn a_peer_is_measured_through_the_info_handshake() {
-    let service = NetService::start(ServiceConfig::loopback()).unwrap_or_else(|e| panic!("{e}"));
+    let service = NetService::start(ServiceConfig::loopback()).unwrap();
     let addr = service.local_addrs()[0];
     let options = NetOptions {
         peer: Some(Peer {
@@ -125,7 +125,7 @@ fn a_closed_port_fails_once_with_a_hint() {
     // A port that was free a moment ago, now closed.
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .port();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let options = NetOptions {
@@ -151,8 +151,8 @@ fn a_closed_port_fails_once_with_a_hint() {
 
 /// A TCP server that answers like a web server.
 fn foreign_server() -> (SocketAddr, std::thread::JoinHandle<()>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-    let addr = l.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
     let h = std::thread::spawn(move || {
         if let Ok((mut s, _)) = l.accept() {
             let mut b = [0u8; 16];
@@ -174,68 +174,57 @@ fn a_wrong_service_is_named() {
 
 #[test]
 fn service_refuses_other_versions_and_junk() {
-    let service = NetService::start(ServiceConfig::loopback()).unwrap_or_else(|e| panic!("{e}"));
+    let service = NetService::start(ServiceConfig::loopback()).unwrap();
     let addr = service.local_addrs()[0];
     // A hello of another version gets a clear status back.
-    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut hello = Hello::new(Mode::Info, 0).encode();
     hello[5] = 99;
-    s.write_all(&hello).unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&hello).unwrap();
     let err = endpoint::read_reply(&mut s, addr).err().unwrap_or_default();
     assert!(err.contains("protocol version"), "{err}");
     // A hello sent in pieces is still understood (served by a worker).
-    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let hello = Hello::new(Mode::Info, 0).encode();
-    s.write_all(&hello[..5]).unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&hello[..5]).unwrap();
     std::thread::sleep(Duration::from_millis(1100));
-    s.write_all(&hello[5..]).unwrap_or_else(|e| panic!("{e}"));
-    let r = endpoint::read_reply(&mut s, addr).unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&hello[5..]).unwrap();
+    let r = endpoint::read_reply(&mut s, addr).unwrap();
     assert_eq!(r.value, u64::from(addr.port()));
     // Foreign bytes get no answer at all.
-    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap_or_else(|e| panic!("{e}"));
-    s.write_all(b"GET / HTTP/1.0\r\n\r\n")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
     let mut b = [0u8; MSG_LEN];
     // Closed (or reset: the request was not read to its end), never answered.
     assert!(!matches!(s.read(&mut b), Ok(n) if n > 0));
     // A sink confirms each block; one with fewer bytes than announced is
     // never confirmed.
-    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap_or_else(|e| panic!("{e}"));
-    s.write_all(&Hello::new(Mode::Sink, 3).encode())
-        .unwrap_or_else(|e| panic!("{e}"));
-    s.write_all(&[1, 2, 3]).unwrap_or_else(|e| panic!("{e}"));
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&Hello::new(Mode::Sink, 3).encode()).unwrap();
+    s.write_all(&[1, 2, 3]).unwrap();
     assert_eq!(endpoint::read_reply(&mut s, addr).map(|r| r.value), Ok(3));
-    s.write_all(&1000u64.to_be_bytes())
-        .unwrap_or_else(|e| panic!("{e}"));
-    s.write_all(&[0u8; 10]).unwrap_or_else(|e| panic!("{e}"));
-    s.shutdown(std::net::Shutdown::Write)
-        .unwrap_or_else(|e| panic!("{e}"));
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_all(&1000u64.to_be_bytes()).unwrap();
+    s.write_all(&[0u8; 10]).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     assert!(!matches!(s.read(&mut b), Ok(n) if n > 0));
     // Junk datagrams are dropped, ours reflected unchanged.
-    let u = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-    u.connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    u.connect(addr).unwrap();
     u.set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap_or_else(|e| panic!("{e}"));
-    u.send(b"junk junk junk junk")
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    u.send(b"junk junk junk junk").unwrap();
     let mut inb = [0u8; 256];
     assert!(u.recv(&mut inb).is_err(), "junk was answered");
     let mut ours = [7u8; 100];
     proto::put_udp_header(&mut ours, 42);
-    u.send(&ours).unwrap_or_else(|e| panic!("{e}"));
-    u.set_read_timeout(Some(Duration::from_secs(2)))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let n = u.recv(&mut inb).unwrap_or_else(|e| panic!("{e}"));
+    u.send(&ours).unwrap();
+    u.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let n = u.recv(&mut inb).unwrap();
     assert_eq!(&inb[..n], &ours[..]);
     let dropped = service
         .counters()
@@ -253,20 +242,18 @@ fn busy_service_says_so() {
         max_connections: 1,
         ..ServiceConfig::loopback()
     })
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let addr = service.local_addrs()[0];
     // One sink connection holds the only slot.
-    let mut hold = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+    let mut hold = TcpStream::connect(addr).unwrap();
     hold.write_all(&Hello::new(Mode::Sink, 1 << 30).encode())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap_or_else(|e| panic!("{e}"));
-    s.write_all(&Hello::new(Mode::Sink, 10).encode())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&Hello::new(Mode::Sink, 10).encode()).unwrap();
     let mut b = [0u8; MSG_LEN];
-    s.read_exact(&mut b).unwrap_or_else(|e| panic!("{e}"));
+    s.read_exact(&mut b).unwrap();
     assert_eq!(Reply::decode(&b).map(|r| r.status), Ok(ReplyStatus::Busy));
     drop(hold);
 }
@@ -277,7 +264,7 @@ fn ping_cases_record_a_2ping_run() {
         addresses: vec![SocketAddr::from(([127, 0, 0, 1], 0))],
         ..ListenerConfig::default()
     })
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let addr = listener.local_addrs()[0];
     let stop_listener = Arc::new(AtomicBool::new(false));
     let s2 = Arc::clone(&stop_listener);
@@ -294,7 +281,7 @@ fn ping_cases_record_a_2ping_run() {
         config.clone(),
         vec![Target::new("local", addr), Target::new("nobody", dead)],
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let seen = Arc::new(Mutex::new(0u32));
     let s = Arc::clone(&seen);
     let options = NetOptions {

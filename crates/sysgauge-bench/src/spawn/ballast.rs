@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn small_ballast_maps_and_touches() {
-        let b = Ballast::new(4).unwrap_or_else(|e| panic!("{e}"));
+        let b = Ballast::new(4).unwrap();
         assert_eq!(b.mib(), 4);
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
         let rss_kb: u64 = status

@@ -433,7 +433,7 @@ mod tests {
     /// effect, and the metrics are consistent with each other.
     #[test]
     fn every_method_measures() {
-        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = tempfile::tempdir().unwrap();
         let mut c = ctx(base.path());
         let target = if target::helper_available() {
             "static"
@@ -473,7 +473,7 @@ mod tests {
 
     #[test]
     fn multi_spawner_and_ballast_cases_run() {
-        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = tempfile::tempdir().unwrap();
         let mut c = ctx(base.path());
         let b = SpawnBenchmark::new(Method::ForkExec, Arc::new(SpawnOptions::default()));
         c.begin_case(std::time::Duration::from_millis(30));
@@ -481,7 +481,7 @@ mod tests {
             .with("parent_mib", 16u64)
             .with("spawners", 2u64)
             .with("target", "true");
-        let m = b.run(&mut c, &p).unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &p).unwrap();
         assert!(m[1].value() > 0.0);
         let sys = SpawnBenchmark::new(Method::System, Arc::new(SpawnOptions::default()));
         c.begin_case(std::time::Duration::from_millis(30));
@@ -491,7 +491,7 @@ mod tests {
 
     #[test]
     fn bad_params_fail() {
-        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = tempfile::tempdir().unwrap();
         let mut c = ctx(base.path());
         let b = SpawnBenchmark::new(Method::PosixSpawn, Arc::new(SpawnOptions::default()));
         assert!(b.run(&mut c, &Params::new()).is_err());

@@ -268,15 +268,15 @@ mod tests {
         if !require_helper() {
             return;
         }
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let helper = install_helper(dir.path()).unwrap_or_else(|e| panic!("{e}"));
-        check_executable(&helper).unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let helper = install_helper(dir.path()).unwrap();
+        check_executable(&helper).unwrap();
         for m in Method::ALL {
             if m.available().is_err() {
                 eprintln!("note: {} not available on this architecture", m.name());
                 continue;
             }
-            let n = count_runs(m, &helper, dir.path(), 5).unwrap_or_else(|e| panic!("{e}"));
+            let n = count_runs(m, &helper, dir.path(), 5).unwrap();
             assert_eq!(n, 5, "{} ran the target {n} times instead of 5", m.name());
             verify(m, Some(Target::Static), &helper, dir.path())
                 .unwrap_or_else(|e| panic!("{}: {e}", m.name()));
@@ -292,7 +292,7 @@ mod tests {
             if m.available().is_err() {
                 continue;
             }
-            let mut plan = ExecPlan::new(&false_prog, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let mut plan = ExecPlan::new(&false_prog, &[]).unwrap();
             match plan.spawn(m) {
                 Err(SpawnError::Child(super::super::method::ChildEnd::Exited(1))) => {}
                 other => panic!("{}: expected exit status 1, got {other:?}", m.name()),
@@ -302,8 +302,8 @@ mod tests {
 
     #[test]
     fn every_method_runs_true() {
-        let t = true_path().unwrap_or_else(|e| panic!("{e}"));
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let t = true_path().unwrap();
+        let dir = tempfile::tempdir().unwrap();
         for m in Method::ALL {
             if m.available().is_err() {
                 continue;
@@ -315,13 +315,13 @@ mod tests {
 
     #[test]
     fn missing_program_is_an_error_not_a_pass() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let nothing = dir.path().join("no-such-program");
         for m in Method::ALL.into_iter().filter(|m| m.execs()) {
             if m.available().is_err() {
                 continue;
             }
-            let mut plan = ExecPlan::new(&nothing, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let mut plan = ExecPlan::new(&nothing, &[]).unwrap();
             assert!(plan.spawn(m).is_err(), "{} reported success", m.name());
         }
         assert!(check_executable(&nothing).is_err());
@@ -329,9 +329,9 @@ mod tests {
 
     #[test]
     fn noexec_like_file_is_a_skip() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("not-executable");
-        std::fs::write(&p, b"#!/bin/sh\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&p, b"#!/bin/sh\n").unwrap();
         match check_executable(&p) {
             Err(BenchError::Skip { hint, .. }) => {
                 assert!(hint.unwrap_or_default().contains("--scratch-dir"))

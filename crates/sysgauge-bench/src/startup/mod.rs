@@ -528,10 +528,10 @@ mod tests {
 
     #[test]
     fn splitting_and_resolution() {
-        let p = prepare("true --flag 'a b' \"c d\"", false).unwrap_or_else(|e| panic!("{e}"));
+        let p = prepare("true --flag 'a b' \"c d\"", false).unwrap();
         assert_eq!(p.words, ["true", "--flag", "a b", "c d"]);
         assert!(p.program.is_absolute());
-        let s = prepare("echo $HOME | wc -c", true).unwrap_or_else(|e| panic!("{e}"));
+        let s = prepare("echo $HOME | wc -c", true).unwrap();
         assert_eq!(s.words, ["sh", "-c", "echo $HOME | wc -c"]);
         assert!(prepare("perl -e 'unterminated", false)
             .err()
@@ -563,7 +563,7 @@ mod tests {
     #[test]
     fn stdio_is_dev_null_and_runs_really_run() {
         // The command appends to a file each run: count the runs by that.
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("count");
         let cmd = format!("printf x >> {}", f.display());
         let mut o = opts(&[&cmd]);
@@ -577,7 +577,7 @@ mod tests {
         });
         let mut c = ctx();
         c.begin_case(Duration::from_millis(10));
-        let m = b.run(&mut c, &cases[0]).unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &cases[0]).unwrap();
         assert_eq!(m[0].samples.len(), 7);
         let written = std::fs::read(&f).unwrap_or_default();
         // 1 library count run + 1 warm-up + 7 timed.
@@ -596,7 +596,7 @@ mod tests {
         assert_eq!(cases[0].get_bool("shell"), Some(false));
         let mut c = ctx();
         c.begin_case(Duration::from_millis(10));
-        let m = b.run(&mut c, &cases[0]).unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &cases[0]).unwrap();
         let names: Vec<&str> = m.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(names, ["wall", "user", "system", "libraries"]);
         assert!(m[0].samples.len() >= 5);
@@ -622,7 +622,7 @@ mod tests {
         o.max_runs = Some(3);
         o.skip_libraries = true;
         let b = StartupBenchmark::new(Arc::new(o));
-        let m = b.run(&mut c, &p).unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &p).unwrap();
         assert_eq!(m.len(), 3);
         assert_eq!(m[0].samples.len(), 3);
         assert_eq!(c.take_case_output().details.get_u64("failed_runs"), Some(3));

@@ -279,7 +279,7 @@ mod tests {
         assert!(lines > 50_000 && lines < 200_000, "{lines} lines");
         // Pinned: the same bytes on every machine and every version, so
         // results made from the generated list compare.
-        let c = Corpus::load(&DataSpec::Words, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let c = Corpus::load(&DataSpec::Words, &[]).unwrap();
         assert_eq!(c.source(), "generated");
         assert_eq!(c.len(), GENERATED_BYTES as u64);
         assert_eq!(c.sha256(), GENERATED_WORDS_SHA256);
@@ -290,8 +290,8 @@ mod tests {
 
     #[test]
     fn random_corpus_is_seeded() {
-        let a = Corpus::load(&DataSpec::Random, &[]).unwrap_or_else(|e| panic!("{e}"));
-        let b = Corpus::load(&DataSpec::Random, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let a = Corpus::load(&DataSpec::Random, &[]).unwrap();
+        let b = Corpus::load(&DataSpec::Random, &[]).unwrap();
         assert_eq!(a.len(), GENERATED_BYTES as u64);
         assert_eq!(a.sha256(), b.sha256());
         assert_eq!(DataSpec::Random.kind(), "random");
@@ -299,17 +299,17 @@ mod tests {
 
     #[test]
     fn dictionary_first_then_file() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let empty = dir.path().join("empty");
         let dict = dir.path().join("words");
-        std::fs::write(&empty, b"").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(&dict, b"apple\nbanana\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&empty, b"").unwrap();
+        std::fs::write(&dict, b"apple\nbanana\n").unwrap();
         let missing = dir.path().join("missing");
         let c = Corpus::load(
             &DataSpec::Words,
             &[missing.as_path(), empty.as_path(), dict.as_path()],
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(c.len(), 13);
         assert_eq!(c.source(), dict.display().to_string());
         assert_eq!(
@@ -317,14 +317,14 @@ mod tests {
             hex(&Sha256::digest(b"apple\nbanana\n")).as_str()
         );
 
-        let f = Corpus::load(&DataSpec::File(dict.clone()), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let f = Corpus::load(&DataSpec::File(dict.clone()), &[]).unwrap();
         assert_eq!(f.sha256(), c.sha256());
         let mut seen = Vec::new();
         f.for_each_chunk(&CancelToken::new(), &mut |b| {
             seen.extend_from_slice(b);
             Ok(())
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(seen, b"apple\nbanana\n");
 
         for bad in [empty, missing, dir.path().to_path_buf()] {
@@ -334,7 +334,7 @@ mod tests {
             );
         }
         // A file that changes under the sweep is caught.
-        std::fs::write(&dict, b"apple\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&dict, b"apple\n").unwrap();
         assert!(f
             .for_each_chunk(&CancelToken::new(), &mut |_| Ok(()))
             .is_err());

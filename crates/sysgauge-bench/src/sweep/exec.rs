@@ -291,12 +291,12 @@ mod tests {
         with_launcher(&cancel, |l| {
             let ok = l
                 .run(&inv("true", &[]), &Output::Null, &Output::Null)
-                .unwrap_or_else(|e| panic!("{e}"));
+                .unwrap();
             assert!(ok.success());
             assert!(ok.check("true", &cancel).is_ok());
             let bad = l
                 .run(&inv("false", &[]), &Output::Null, &Output::Null)
-                .unwrap_or_else(|e| panic!("{e}"));
+                .unwrap();
             assert_eq!(bad.exit, ExitKind::Code(1));
             let msg = bad
                 .check("false", &cancel)
@@ -314,7 +314,7 @@ mod tests {
                     &Output::Null,
                     &Output::Null,
                 )
-                .unwrap_or_else(|e| panic!("{e}"));
+                .unwrap();
             assert!(busy.success());
             assert!(busy.user + busy.sys > Duration::ZERO, "{busy:?}");
         });
@@ -322,7 +322,7 @@ mod tests {
 
     #[test]
     fn output_to_file() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out.txt");
         let cancel = CancelToken::new();
         with_launcher(&cancel, |l| {
@@ -333,7 +333,7 @@ mod tests {
                         &Output::File(out.clone()),
                         &Output::Null,
                     )
-                    .unwrap_or_else(|e| panic!("{e}"));
+                    .unwrap();
                 assert!(o.success());
             }
         });
@@ -354,7 +354,7 @@ mod tests {
             l.run(&inv("sleep", &["30"]), &Output::Null, &Output::Null)
         });
         let _ = canceller.join();
-        let outcome = r.unwrap_or_else(|e| panic!("{e}"));
+        let outcome = r.unwrap();
         assert_eq!(outcome.exit, ExitKind::Signal(libc::SIGKILL));
         assert!(matches!(
             outcome.check("sleep", &cancel),

@@ -217,7 +217,7 @@ mod tests {
         assert!(fits(50, 100));
         assert!(!fits(51, 100));
         assert!(fits(0, 0));
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         assert!(check_free_space(dir.path(), 1).is_ok());
         match check_free_space(dir.path(), u64::MAX) {
             Err(BenchError::Skip { reason, hint }) => {
@@ -236,16 +236,14 @@ mod tests {
 
     #[test]
     fn input_file_is_copies_and_is_removed() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let corpus_path = dir.path().join("c");
-        std::fs::write(&corpus_path, b"abc\n").unwrap_or_else(|e| panic!("{e}"));
-        let corpus =
-            Corpus::load(&DataSpec::File(corpus_path), &[]).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&corpus_path, b"abc\n").unwrap();
+        let corpus = Corpus::load(&DataSpec::File(corpus_path), &[]).unwrap();
         let path = dir.path().join("input");
         let cancel = CancelToken::new();
         {
-            let f = InputFile::create(&path, &corpus, 3, Duration::from_secs(5), &cancel)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let f = InputFile::create(&path, &corpus, 3, Duration::from_secs(5), &cancel).unwrap();
             assert_eq!(f.bytes(), 12);
             assert_eq!(f.copies(), 3);
             assert_eq!(

@@ -828,7 +828,7 @@ mod tests {
         if !require("sha256sum") || !require("dd") {
             return;
         }
-        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = tempfile::tempdir().unwrap();
         let options = Arc::new(SweepOptions::default());
         let all = benchmarks(&options);
         let plan = Plan {
@@ -864,7 +864,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{id}: {e}"));
             results.push((id.clone(), m, c.take_case_output()));
         }
-        let scratch = c.scratch_dir().unwrap_or_else(|e| panic!("{e}"));
+        let scratch = c.scratch_dir().unwrap();
         assert!(scratch.join("input-4x.dat").exists());
         for (id, m, out) in &results {
             assert_eq!(m[0].name, "throughput");
@@ -914,7 +914,7 @@ mod tests {
         // A fake clock that advances 100 ms at every reading makes every
         // repetition "slow" against a 0.5 s case budget.
         for (mode, expect_cut) in [(Mode::Slice, true), (Mode::Sweep, false)] {
-            let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let base = tempfile::tempdir().unwrap();
             let options = Arc::new(SweepOptions {
                 programs: program::parse_programs(&["true".into()]).ok(),
                 data: DataSpec::Random,
@@ -941,7 +941,7 @@ mod tests {
                 .with("iterations", 1u64)
                 .with("data", "random")
                 .with("command", "true");
-            let m = b.run(&mut c, &params).unwrap_or_else(|e| panic!("{e}"));
+            let m = b.run(&mut c, &params).unwrap();
             let n = m[0].samples.len();
             let out = c.take_case_output();
             if expect_cut {
@@ -960,19 +960,18 @@ mod tests {
         if !require("md5sum") {
             return;
         }
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let corpus_path = dir.path().join("corpus");
-        std::fs::write(&corpus_path, b"abc").unwrap_or_else(|e| panic!("{e}"));
-        let corpus = Corpus::load(&DataSpec::File(corpus_path.clone()), &[])
-            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&corpus_path, b"abc").unwrap();
+        let corpus = Corpus::load(&DataSpec::File(corpus_path.clone()), &[]).unwrap();
         let cancel = CancelToken::new();
         let expected = Known::Sha256sum
             .expected_digest(&corpus, 1, &cancel)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         // md5sum posing as sha256sum prints another digest.
         let impostor = Program::Known(Known::Md5sum)
             .invocation(&corpus_path)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         let files = (dir.path().join("o"), dir.path().join("e"));
         let r = with_launcher(&cancel, |l| {
             verify(
@@ -989,7 +988,7 @@ mod tests {
         assert!(msg.contains("does not compute what it claims"), "{msg}");
         let genuine = Program::Known(Known::Sha256sum)
             .invocation(&corpus_path)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         let ok = with_launcher(&cancel, |l| {
             verify(
                 l,
@@ -1006,9 +1005,8 @@ mod tests {
 
     #[test]
     fn custom_commands_and_failures() {
-        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let programs = program::parse_programs(&["cat".into(), "sh -c 'exit 3'".into()])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let base = tempfile::tempdir().unwrap();
+        let programs = program::parse_programs(&["cat".into(), "sh -c 'exit 3'".into()]).unwrap();
         let options = Arc::new(SweepOptions {
             programs: Some(programs),
             data: DataSpec::Random,
@@ -1029,10 +1027,10 @@ mod tests {
         assert_eq!(cases[0].get_str("data"), Some("random"));
         let mut c = ctx(base.path(), 3, 0);
         c.begin_case(Duration::from_secs(5));
-        let m = b.run(&mut c, &cases[0]).unwrap_or_else(|e| panic!("{e}"));
+        let m = b.run(&mut c, &cases[0]).unwrap();
         assert!(m[0].value() > 0.0);
         // cat's output went to the file: the whole 2-copy input.
-        let scratch = c.scratch_dir().unwrap_or_else(|e| panic!("{e}"));
+        let scratch = c.scratch_dir().unwrap();
         let out = std::fs::metadata(scratch.join("output.txt")).map(|m| m.len());
         assert_eq!(out.ok(), Some(2 * corpus::GENERATED_BYTES as u64));
         c.take_case_output();

@@ -314,8 +314,7 @@ mod tests {
 
     #[test]
     fn program_lists() {
-        let p = parse_programs(&["sha256sum,dd".into(), "b2sum".into(), "dd".into()])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let p = parse_programs(&["sha256sum,dd".into(), "b2sum".into(), "dd".into()]).unwrap();
         assert_eq!(
             p,
             vec![
@@ -324,8 +323,7 @@ mod tests {
                 Program::Known(Known::B2sum)
             ]
         );
-        let c = parse_programs(&["openssl dgst -sha256".into(), "cksum".into()])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let c = parse_programs(&["openssl dgst -sha256".into(), "cksum".into()]).unwrap();
         assert_eq!(c.len(), 2);
         match &c[0] {
             Program::Custom { line, argv } => {
@@ -335,8 +333,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(c[1].name(), "cksum");
-        let q =
-            parse_programs(&["sh -c 'exec cat \"$0\"'".into()]).unwrap_or_else(|e| panic!("{e}"));
+        let q = parse_programs(&["sh -c 'exec cat \"$0\"'".into()]).unwrap();
         match &q[0] {
             Program::Custom { argv, .. } => assert_eq!(argv, &["sh", "-c", "exec cat \"$0\""]),
             other => panic!("{other:?}"),
@@ -350,16 +347,13 @@ mod tests {
     fn invocations() {
         let inv = Program::Known(Known::Sha256sum)
             .invocation(Path::new("/tmp/in"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         assert!(inv.program.ends_with("sha256sum"));
         assert_eq!(inv.args, vec!["/tmp/in"]);
-        let custom = parse_programs(&["cat -u".into()]).unwrap_or_else(|e| panic!("{e}"));
-        let inv = custom[0]
-            .invocation(Path::new("/tmp/in"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let custom = parse_programs(&["cat -u".into()]).unwrap();
+        let inv = custom[0].invocation(Path::new("/tmp/in")).unwrap();
         assert_eq!(inv.args, vec!["-u", "/tmp/in"]);
-        let missing =
-            parse_programs(&["sysgauge-no-such-tool --x".into()]).unwrap_or_else(|e| panic!("{e}"));
+        let missing = parse_programs(&["sysgauge-no-such-tool --x".into()]).unwrap();
         match missing[0].invocation(Path::new("/tmp/in")) {
             Err(BenchError::Skip { reason, .. }) => {
                 assert!(reason.contains("sysgauge-no-such-tool"))
@@ -370,10 +364,10 @@ mod tests {
 
     #[test]
     fn expected_digests_match_known_answers() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("abc");
-        std::fs::write(&p, b"abc").unwrap_or_else(|e| panic!("{e}"));
-        let corpus = Corpus::load(&DataSpec::File(p), &[]).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&p, b"abc").unwrap();
+        let corpus = Corpus::load(&DataSpec::File(p), &[]).unwrap();
         let c = CancelToken::new();
         let d = |k: Known, n: u64| k.expected_digest(&corpus, n, &c).ok().flatten();
         // "abc" known answers (FIPS 180, RFC 1321, RFC 7693).

@@ -54,7 +54,7 @@ fn three_hosts() -> Vec<Machine> {
 
 #[test]
 fn hand_checkable_ratios_and_means() {
-    let c = compare(&three_hosts(), 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let c = compare(&three_hosts(), 0, &[]).unwrap();
     assert_eq!(c.schema_version, COMPARE_SCHEMA_VERSION);
     assert_eq!(c.reference, "ref");
     assert_eq!(c.rows.len(), 2);
@@ -102,7 +102,7 @@ fn hand_checkable_ratios_and_means() {
 
 #[test]
 fn other_reference_and_family_filter() {
-    let c = compare(&three_hosts(), 2, &["hash".to_string()]).unwrap_or_else(|e| panic!("{e}"));
+    let c = compare(&three_hosts(), 2, &["hash".to_string()]).unwrap();
     assert_eq!(c.reference, "c");
     assert_eq!(c.rows.len(), 1);
     assert!(close(
@@ -159,7 +159,7 @@ fn missing_cases_are_listed() {
         Better::Higher,
         &[9.0],
     ));
-    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let c = compare(&ms, 0, &[]).unwrap();
     // md5 is on two machines: a row, and listed as missing on c.
     assert_eq!(c.rows.len(), 3);
     assert_eq!(c.missing.len(), 2);
@@ -180,7 +180,7 @@ fn missing_cases_are_listed() {
 fn changed_workload_is_not_like_with_like() {
     let mut ms = three_hosts();
     ms[1].run.results[0].workload_version = 2;
-    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let c = compare(&ms, 0, &[]).unwrap();
     let row = &c.rows[0];
     assert_eq!(row.workload_version, 1);
     assert!(row.cells[1].is_none());
@@ -220,7 +220,7 @@ fn units_are_converted_or_excluded() {
         Better::Higher,
         &[5.0],
     );
-    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let c = compare(&ms, 0, &[]).unwrap();
     let row = &c.rows[0];
     assert_eq!(row.unit, "MB/s");
     assert!(close(row.cells[1].as_ref().map(|x| x.value), 50.0));
@@ -243,7 +243,7 @@ fn non_positive_values_have_no_ratio() {
         Better::Higher,
         &[0.0],
     );
-    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let c = compare(&ms, 0, &[]).unwrap();
     let cell = c.rows[0].cells[1]
         .as_ref()
         .unwrap_or_else(|| panic!("cell"));
@@ -313,7 +313,7 @@ fn intervals_from_raw_samples() {
             ),
         ),
     ];
-    let c = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let c = compare(&ms, 0, &[]).unwrap();
     let f = c.rows[0].cells[1]
         .as_ref()
         .unwrap_or_else(|| panic!("cell"));
@@ -329,17 +329,17 @@ fn intervals_from_raw_samples() {
     assert_eq!(g.significant, Some(true));
     assert_eq!(c.overall.cells[2].significant, Some(false));
     // The same data gives the same intervals.
-    let again = compare(&ms, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let again = compare(&ms, 0, &[]).unwrap();
     assert_eq!(again, c);
 }
 
 #[test]
 fn json_round_trip_is_strict() {
-    let c = compare(&three_hosts(), 0, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let text = serde_json::to_string_pretty(&c).unwrap_or_else(|e| panic!("{e}"));
-    let back: Comparison = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let c = compare(&three_hosts(), 0, &[]).unwrap();
+    let text = serde_json::to_string_pretty(&c).unwrap();
+    let back: Comparison = serde_json::from_str(&text).unwrap();
     assert_eq!(back, c);
-    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["surprise"] = serde_json::json!(1);
     assert!(serde_json::from_value::<Comparison>(v).is_err());
 }
@@ -362,7 +362,7 @@ proptest! {
             })
             .collect();
         let run = run_with("x", Some(10.0), results);
-        let c = compare(&[m("a", run.clone()), m("b", run)], 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let c = compare(&[m("a", run.clone()), m("b", run)], 0, &[]).unwrap();
         for row in &c.rows {
             let cell = row.cells[1].as_ref().unwrap_or_else(|| panic!("cell"));
             prop_assert!((cell.ratio.unwrap_or(0.0) - 1.0).abs() < 1e-12);
@@ -390,7 +390,7 @@ proptest! {
                 .collect::<Vec<_>>()
         };
         let c = compare(&[m("ref", run_with("ref", None, make(1.0))), m("k", run_with("k", None, make(k)))], 0, &[])
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         // The geometric mean of identical ratios is that ratio.
         let o = &c.overall.cells[1];
         prop_assert!((o.geomean.unwrap_or(0.0) - k).abs() <= k * 1e-9);
@@ -412,7 +412,7 @@ proptest! {
             0,
             &[],
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         let cell = c.rows[0].cells[1].as_ref().unwrap_or_else(|| panic!("cell"));
         let r = cell.ratio.unwrap_or(f64::NAN);
         let ci = cell.ci.unwrap_or_else(|| panic!("no ci"));

@@ -18,14 +18,14 @@ fn ctx(name: &str) -> ImportContext<'_> {
         source_name: name,
         at: chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
             .map(|t| t.with_timezone(&Utc))
-            .unwrap_or_else(|e| panic!("{e}")),
+            .unwrap(),
         tool_version: "0.1.0",
         workload_version: &known,
     }
 }
 
 fn csv(text: &str, name: &str) -> Vec<RunRecord> {
-    parse_csv(text, &ctx(name)).unwrap_or_else(|e| panic!("{e}"))
+    parse_csv(text, &ctx(name)).unwrap()
 }
 
 fn csv_err(text: &str, name: &str) -> ImportError {
@@ -98,7 +98,7 @@ fn hand_checkable_comparison_of_the_csv() {
             run: r,
         })
         .collect();
-    let c = compare(&machines, 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let c = compare(&machines, 0, &[]).unwrap();
     let ratio = |row: usize, m: usize| {
         c.rows[row].cells[m]
             .as_ref()
@@ -191,8 +191,7 @@ fn bad_csv_names_file_and_line() {
 
 #[test]
 fn params_syntax() {
-    let p = parse_params("block_size=8192, threads=2;mode=seq flag=true")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let p = parse_params("block_size=8192, threads=2;mode=seq flag=true").unwrap();
     assert_eq!(
         p.canonical(),
         "block_size=8192,flag=true,mode=seq,threads=2"
@@ -200,10 +199,7 @@ fn params_syntax() {
     assert_eq!(p.get_bool("flag"), Some(true));
     assert!(parse_params("a=1 a=2").is_err());
     assert!(parse_params("=1").is_err());
-    assert_eq!(
-        parse_params("  ").unwrap_or_else(|e| panic!("{e}")),
-        Params::new()
-    );
+    assert_eq!(parse_params("  ").unwrap(), Params::new());
 }
 
 fn json_run() -> RunRecord {
@@ -216,7 +212,7 @@ fn json_run() -> RunRecord {
 fn json_one_record_or_an_array() {
     let run = json_run();
     let one = serde_json::to_string_pretty(&run).unwrap_or_default();
-    let back = parse_json(&one, &ctx("run.json")).unwrap_or_else(|e| panic!("{e}"));
+    let back = parse_json(&one, &ctx("run.json")).unwrap();
     assert_eq!(back, vec![run.clone()]);
     let many = serde_json::to_string(&vec![run.clone(), run.clone()]).unwrap_or_default();
     assert_eq!(parse_json(&many, &ctx("runs.json")).map(|v| v.len()), Ok(2));

@@ -6,7 +6,7 @@ use crate::testutil::comparison;
 #[test]
 fn summary_svg_has_bars_labels_and_legend() {
     let c = comparison();
-    let svg = chart_svg(&c, &ChartKind::Summary, 900).unwrap_or_else(|e| panic!("{e}"));
+    let svg = chart_svg(&c, &ChartKind::Summary, 900).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
     assert!(svg.trim_end().ends_with("</svg>"));
     for text in [
@@ -36,11 +36,10 @@ fn ratios_and_block_size_charts() {
         },
         900,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     assert!(svg.contains("hash.sha256 block_size=8192 threads=1"));
     assert!(!svg.contains("mem.latency"));
-    let bs = chart_svg(&c, &ChartKind::BlockSize { family: None }, 1000)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let bs = chart_svg(&c, &ChartKind::BlockSize { family: None }, 1000).unwrap();
     assert!(bs.contains("hash.sha256 threads=1 throughput"), "{bs}");
     assert!(bs.contains("block size") && bs.contains("10k") && bs.contains("<polyline"));
     match chart_svg(
@@ -68,15 +67,14 @@ fn ratios_and_block_size_charts() {
 #[test]
 fn png_is_a_real_image() {
     let c = comparison();
-    let png = chart_png(&c, &ChartKind::Summary, 800).unwrap_or_else(|e| panic!("{e}"));
+    let png = chart_png(&c, &ChartKind::Summary, 800).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     // Width and height from the IHDR chunk.
     let w = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
     let h = u32::from_be_bytes([png[20], png[21], png[22], png[23]]);
     assert_eq!(w, 800);
     assert!(h > 100 && h < 1000, "{h}");
-    let png = chart_png(&c, &ChartKind::BlockSize { family: None }, 800)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let png = chart_png(&c, &ChartKind::BlockSize { family: None }, 800).unwrap();
     assert_eq!(&png[1..4], b"PNG");
 }
 
@@ -107,10 +105,10 @@ fn dump_for_eyes() {
             ("ratios", ChartKind::Ratios { family: None }),
             ("blocksize", ChartKind::BlockSize { family: None }),
         ] {
-            let png = chart_png(&c, &kind, 1000).unwrap_or_else(|e| panic!("{e}"));
-            std::fs::write(dir.join(format!("{name}.png")), png).unwrap_or_else(|e| panic!("{e}"));
-            let svg = chart_svg(&c, &kind, 1000).unwrap_or_else(|e| panic!("{e}"));
-            std::fs::write(dir.join(format!("{name}.svg")), svg).unwrap_or_else(|e| panic!("{e}"));
+            let png = chart_png(&c, &kind, 1000).unwrap();
+            std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+            let svg = chart_svg(&c, &kind, 1000).unwrap();
+            std::fs::write(dir.join(format!("{name}.svg")), svg).unwrap();
         }
     }
 }

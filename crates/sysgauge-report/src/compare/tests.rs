@@ -71,6 +71,6 @@ fn markdown_csv_json() {
         .lines()
         .any(|l| l.starts_with("bogomips_ratio,") && l.contains(",hosta,")));
     let json = render_comparison(&c, CompareFormat::Json);
-    let back: Comparison = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+    let back: Comparison = serde_json::from_str(&json).unwrap();
     assert_eq!(back, c);
 }

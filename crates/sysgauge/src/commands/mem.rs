@@ -251,14 +251,14 @@ mod tests {
             ]),
             Some(8 * GIB),
         )
-        .unwrap_or_else(|e| panic!("{e:#}"));
+        .unwrap();
         assert_eq!(o.size, Some(256 << 20));
         assert_eq!(o.block_size, Some(64 << 10));
         assert_eq!(o.threads, Some(vec![1, 2]));
         assert_eq!(o.working_sets, Some(vec![4096, 1_000_000]));
         assert!(!o.huge_pages);
         assert_eq!(o.scope, Scope::Full);
-        let d = mem_options(&parse(&[]), None).unwrap_or_else(|e| panic!("{e:#}"));
+        let d = mem_options(&parse(&[]), None).unwrap();
         assert!(d.size.is_none() && d.huge_pages);
     }
 
@@ -282,8 +282,7 @@ mod tests {
         let ids =
             |v: Vec<Box<dyn Benchmark>>| v.iter().map(|b| b.id().to_string()).collect::<Vec<_>>();
         assert_eq!(ids(select(all(), &[]).unwrap_or_default()).len(), 9);
-        let some = select(all(), &["latency".into(), "mem.memcpy".into()])
-            .unwrap_or_else(|e| panic!("{e:#}"));
+        let some = select(all(), &["latency".into(), "mem.memcpy".into()]).unwrap();
         assert_eq!(ids(some), vec!["mem.memcpy", "mem.latency"]);
         let e = select(all(), &["hash.md5".into()])
             .err()

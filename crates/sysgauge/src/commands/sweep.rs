@@ -332,21 +332,20 @@ mod tests {
 
     #[test]
     fn free_space_bounds_default_copies_only() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let free = sysgauge_host::free_space_bytes(dir.path()).unwrap_or(0);
         assert!(free > 0);
         // A corpus so large that 64 copies cannot fit but one can.
         let corpus = (free as f64 * MAX_FREE_SHARE / 50.0) as u64;
         let file = dir.path().join("corpus");
-        let f = std::fs::File::create(&file).unwrap_or_else(|e| panic!("{e}"));
-        f.set_len(corpus).unwrap_or_else(|e| panic!("{e}"));
+        let f = std::fs::File::create(&file).unwrap();
+        f.set_len(corpus).unwrap();
         let opts = SweepOptions {
             data: DataSpec::File(file.clone()),
             mode: Mode::Sweep,
             ..SweepOptions::default()
         };
-        let (o, findings) = fit_free_space(opts.clone(), Profile::Quick, dir.path())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let (o, findings) = fit_free_space(opts.clone(), Profile::Quick, dir.path()).unwrap();
         let copies = o.copies.unwrap_or_default();
         assert_eq!(copies.first(), Some(&1));
         assert!(copies.iter().all(|&k| k < 64), "{copies:?}");

@@ -240,7 +240,7 @@ mod tests {
     fn full_size_verifies_and_is_pinned() {
         let mut a = Assignment::new();
         a.run(2);
-        a.verify().unwrap_or_else(|e| panic!("{e}"));
+        a.verify().unwrap();
         assert_eq!(
             a.total_cost(),
             PINNED_COST,

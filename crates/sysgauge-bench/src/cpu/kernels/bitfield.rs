@@ -221,7 +221,7 @@ mod tests {
     fn full_size_known_answer() {
         let mut k = Bitfield::new();
         k.run(1);
-        k.verify().unwrap_or_else(|e| panic!("{e}"));
+        k.verify().unwrap();
         assert_eq!(
             k.checksum(),
             PINNED,

@@ -159,7 +159,7 @@ mod tests {
     fn runs_and_verifies() {
         let mut k = Fourier::new();
         k.run(1);
-        k.verify().unwrap_or_else(|e| panic!("{e}"));
+        k.verify().unwrap();
         let first = k.leading();
         k.run(2);
         assert_eq!(first, k.leading(), "iterations must repeat exactly");

@@ -350,7 +350,7 @@ mod tests {
     fn kernel_verifies_and_is_pinned() {
         let mut k = FpEmulation::new();
         k.run(1);
-        k.verify().unwrap_or_else(|e| panic!("{e}"));
+        k.verify().unwrap();
         assert_eq!(
             k.checksum(),
             PINNED,

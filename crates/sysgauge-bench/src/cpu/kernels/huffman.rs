@@ -341,7 +341,7 @@ mod tests {
         assert_eq!(k.text().len(), TEXT_BYTES);
         assert!(k.text().starts_with(&[k.text()[0]]) && k.text()[0].is_ascii_uppercase());
         k.run(1);
-        k.verify().unwrap_or_else(|e| panic!("{e}"));
+        k.verify().unwrap();
         let text_hash = super::super::fnv1a64(k.text().iter().map(|&b| u64::from(b)));
         assert_eq!(
             (text_hash, k.packed_bits()),

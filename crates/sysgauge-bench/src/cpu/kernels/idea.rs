@@ -243,7 +243,7 @@ mod tests {
     fn round_trip_and_pinned() {
         let mut k = Idea::new();
         k.run(1);
-        k.verify().unwrap_or_else(|e| panic!("{e}"));
+        k.verify().unwrap();
         let h = super::super::fnv1a64(k.ciphertext().iter().map(|&b| u64::from(b)));
         assert_eq!(h, PINNED, "workload changed: bump WORKLOAD_VERSION");
         k.decrypted[100] ^= 1;

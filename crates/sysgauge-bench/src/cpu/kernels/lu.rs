@@ -182,13 +182,13 @@ mod tests {
         k.x_true = vec![1.0, 3.0];
         k.b0 = vec![5.0, 10.0];
         k.run(1);
-        k.verify().unwrap_or_else(|e| panic!("{e}"));
+        k.verify().unwrap();
         // … and one that does: 0·x + y = 2, x + y = 3 → x = 1, y = 2.
         k.a0 = vec![0.0, 1.0, 1.0, 1.0];
         k.x_true = vec![1.0, 2.0];
         k.b0 = vec![2.0, 3.0];
         k.run(1);
-        k.verify().unwrap_or_else(|e| panic!("{e}"));
+        k.verify().unwrap();
         assert_eq!(k.solution(), &[1.0, 2.0]);
     }
 

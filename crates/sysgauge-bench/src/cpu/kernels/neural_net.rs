@@ -330,7 +330,7 @@ mod tests {
         assert!(n.verify().is_err(), "one epoch must not be enough");
         let mut n = NeuralNet::new();
         n.run(1);
-        n.verify().unwrap_or_else(|e| panic!("{e}"));
+        n.verify().unwrap();
         let first = n.evaluate();
         n.run(1);
         assert_eq!(first, n.evaluate(), "iterations must repeat exactly");

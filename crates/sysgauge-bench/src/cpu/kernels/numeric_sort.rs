@@ -135,7 +135,7 @@ mod tests {
     fn full_size_known_answer() {
         let mut k = NumericSort::new();
         k.run(1);
-        k.verify().unwrap_or_else(|e| panic!("{e}"));
+        k.verify().unwrap();
         let s = k.sorted();
         assert_eq!(s.len(), LEN);
         // Pinned: the workload's input must never change silently.
