@@ -228,6 +228,57 @@ pub fn baseline_index_text(record: &RunRecord) -> String {
     }
 }
 
+/// The "Findings:" section that follows a command's tables (empty when
+/// there are none).
+pub fn findings_section(record: &RunRecord) -> String {
+    let findings = sysgauge_report::findings_text(record);
+    if findings.is_empty() {
+        String::new()
+    } else {
+        format!("\nFindings:\n{findings}")
+    }
+}
+
+/// The lines that end every measuring command: where the run was stored
+/// and, when `exit` says so, that it was interrupted.
+pub fn closing_lines(outcome: &Outcome, exit: Exit) -> String {
+    let mut text = String::new();
+    if let Some(row) = outcome.stored_as {
+        text.push_str(&format!(
+            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
+            outcome.record.run_id
+        ));
+    }
+    if exit == Exit::Interrupted {
+        text.push_str("The run was interrupted; the results above were kept.\n");
+    }
+    text
+}
+
+/// End a measuring command: `body` (its tables), the findings and the
+/// closing lines, printed for people; returns the outcome's exit code.
+pub fn finish(cfg: &MeasureConfig, outcome: &Outcome, body: String) -> Result<Exit> {
+    finish_to(cfg, outcome, body, false)
+}
+
+/// `finish`, with the human text sent to stderr when `stdout_is_data` (a
+/// command writing its own export to stdout).
+pub fn finish_to(
+    cfg: &MeasureConfig,
+    outcome: &Outcome,
+    mut body: String,
+    stdout_is_data: bool,
+) -> Result<Exit> {
+    body.push_str(&findings_section(&outcome.record));
+    body.push_str(&closing_lines(outcome, outcome.exit));
+    if stdout_is_data {
+        eprint!("{body}");
+    } else {
+        print_human(cfg, &body)?;
+    }
+    Ok(outcome.exit)
+}
+
 /// Print human-readable text: to stdout normally, to stderr when stdout
 /// carries the JSON record (`--json -`).
 pub fn print_human(cfg: &MeasureConfig, text: &str) -> Result<()> {

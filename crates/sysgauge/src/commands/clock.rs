@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use std::sync::Arc;
 use sysgauge_bench::clock::{self, ClockOptions, Phase};
 use sysgauge_report::clock::clock_table;
-use sysgauge_report::{findings_text, TableFormat};
+use sysgauge_report::TableFormat;
 
 /// `--cpus LIST` into CPU numbers, each one this process may run on.
 pub fn parse_cpus(list: Option<&str>) -> Result<Option<Vec<u32>>> {
@@ -45,23 +45,8 @@ pub fn run(args: ClockArgs) -> Result<Exit> {
     let benches = clock::benchmarks(&options);
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("clock", &cfg, &benches, &cancel, Vec::new())?;
-    let mut text = clock_table(&outcome.record.results, TableFormat::Text);
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
-    measure::print_human(&cfg, &text)?;
-    Ok(outcome.exit)
+    let text = clock_table(&outcome.record.results, TableFormat::Text);
+    measure::finish(&cfg, &outcome, text)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use sysgauge_bench::cpu::kernels::KernelId;
 use sysgauge_bench::cpu::{self, CpuOptions};
 use sysgauge_core::{Benchmark, RunRecord};
-use sysgauge_report::{cpu_table, findings_text, summary_table, TableFormat};
+use sysgauge_report::{cpu_table, summary_table, TableFormat};
 
 /// The most threads `--threads` accepts: far beyond any machine, low enough
 /// that a typo cannot start a million threads.
@@ -30,18 +30,7 @@ pub fn run(args: CpuArgs) -> Result<Exit> {
     let selected = select(cpu::benchmarks(&options), kernels.as_deref());
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("cpu", &cfg, &selected, &cancel, Vec::new())?;
-    let mut text = render(&outcome.record);
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
-    measure::print_human(&cfg, &text)?;
-    Ok(outcome.exit)
+    measure::finish(&cfg, &outcome, render(&outcome.record))
 }
 
 /// The summary, the kernel table with scaling and indexes, and the findings
@@ -52,11 +41,6 @@ fn render(record: &RunRecord) -> String {
     if !table.is_empty() {
         text.push('\n');
         text.push_str(&table);
-    }
-    let findings = findings_text(record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
     }
     text
 }

@@ -24,7 +24,7 @@ use sysgauge_core::runner::{Sink, SinkError};
 use sysgauge_core::size::parse_size;
 use sysgauge_core::{Benchmark, CancelToken, Profile};
 use sysgauge_report::crypto::{speed_table, vs_openssl_table, vs_rows};
-use sysgauge_report::{findings_text, TableFormat};
+use sysgauge_report::TableFormat;
 
 /// Largest block size accepted (one buffer per thread is allocated).
 const MAX_BLOCK: u64 = 64 << 20;
@@ -137,20 +137,8 @@ pub fn run(args: CryptoArgs) -> Result<Exit> {
             exit = Exit::Interrupted;
         }
     }
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("Findings:\n");
-        text.push_str(&findings);
-    }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
+    text.push_str(&measure::findings_section(&outcome.record));
+    text.push_str(&measure::closing_lines(&outcome, exit));
     measure::print_human(&cfg, &text)?;
     Ok(exit)
 }

@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::sync::Arc;
 use sysgauge_bench::disk::{self, raw, DiskOptions, MAX_BLOCK_SIZE};
 use sysgauge_core::size::{parse_size, parse_size_list, Bytes};
-use sysgauge_report::{disk_table, disk_target_text, findings_text, TableFormat};
+use sysgauge_report::{disk_table, disk_target_text, TableFormat};
 
 /// Parsed and checked disk options (before any work).
 pub fn options_from_args(args: &DiskArgs, cfg: &mut MeasureConfig) -> Result<DiskOptions> {
@@ -132,20 +132,5 @@ pub fn run(args: DiskArgs) -> Result<Exit> {
     let mut text = disk_target_text(&outcome.record);
     text.push('\n');
     text.push_str(&disk_table(&outcome.record, TableFormat::Text));
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
-    measure::print_human(&cfg, &text)?;
-    Ok(outcome.exit)
+    measure::finish(&cfg, &outcome, text)
 }

@@ -18,7 +18,7 @@ use sysgauge_bench::memory::{
 use sysgauge_core::size::{parse_count, parse_size, parse_size_list, Bytes};
 use sysgauge_core::Benchmark;
 use sysgauge_report::{
-    findings_text, latency_chart_png, latency_chart_svg, memory_report, summary_table, TableFormat,
+    latency_chart_png, latency_chart_svg, memory_report, summary_table, TableFormat,
 };
 
 /// Width in pixels of the `--chart` picture.
@@ -75,25 +75,10 @@ pub fn run(args: MemArgs) -> Result<Exit> {
         text.push('\n');
         text.push_str(&report);
     }
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
     if let Some((path, format)) = &chart {
         write_chart(&outcome.record, path, *format);
     }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
-    measure::print_human(&cfg, &text)?;
-    Ok(outcome.exit)
+    measure::finish(&cfg, &outcome, text)
 }
 
 /// Draw the latency chart. A run without latency results (skipped,

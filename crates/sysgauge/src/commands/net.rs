@@ -12,7 +12,7 @@ use anyhow::Result;
 use std::sync::Arc;
 use sysgauge_bench::net;
 use sysgauge_report::net::net_summary;
-use sysgauge_report::{findings_text, summary_table, TableFormat};
+use sysgauge_report::{summary_table, TableFormat};
 
 pub fn run(args: NetArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
@@ -23,20 +23,5 @@ pub fn run(args: NetArgs) -> Result<Exit> {
     let mut text = summary_table(&outcome.record, TableFormat::Text);
     text.push('\n');
     text.push_str(&net_summary(&outcome.record));
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
-    measure::print_human(&cfg, &text)?;
-    Ok(outcome.exit)
+    measure::finish(&cfg, &outcome, text)
 }

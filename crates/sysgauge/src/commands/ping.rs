@@ -138,12 +138,8 @@ pub fn run(args: PingArgs) -> Result<Exit> {
     let runner_cancel = CancelToken::new();
     let outcome = measure::execute("ping", &cfg, &benches, &runner_cancel, Vec::new())?;
     let mut text = ping_statistics(&outcome.record);
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
+    // Ctrl-C is how a ping ends, not an interruption of the run.
+    text.push_str(&measure::closing_lines(&outcome, Exit::Ok));
     measure::print_human(&cfg, &text)?;
     Ok(outcome.exit)
 }

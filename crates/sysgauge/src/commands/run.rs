@@ -10,7 +10,7 @@ use crate::measure;
 use anyhow::{bail, Result};
 use sysgauge_bench::{benchmarks, families, family_info, Options};
 use sysgauge_core::{family_of, Benchmark};
-use sysgauge_report::{findings_text, summary_table, TableFormat};
+use sysgauge_report::{summary_table, TableFormat};
 
 pub fn run(args: RunArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
@@ -31,24 +31,12 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("run", &cfg, &selected, &cancel, Vec::new())?;
     let mut text = summary_table(&outcome.record, TableFormat::Text);
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
+    text.push_str(&measure::findings_section(&outcome.record));
     if outcome.record.results.iter().any(|r| r.is_ok()) {
         text.push('\n');
         text.push_str(&measure::baseline_index_text(&outcome.record));
     }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
+    text.push_str(&measure::closing_lines(&outcome, outcome.exit));
     measure::print_human(&cfg, &text)?;
     Ok(outcome.exit)
 }

@@ -14,7 +14,7 @@ use sysgauge_bench::spawn::{Method, SpawnOptions, Target};
 use sysgauge_bench::{benchmarks, Options};
 use sysgauge_core::family_of;
 use sysgauge_core::size::parse_size;
-use sysgauge_report::{findings_text, TableFormat};
+use sysgauge_report::TableFormat;
 
 /// The spawn options and the methods chosen on the command line.
 pub fn options_from(args: &SpawnArgs) -> Result<(SpawnOptions, Vec<Method>)> {
@@ -103,21 +103,6 @@ pub fn run(args: SpawnArgs) -> Result<Exit> {
         .collect();
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("spawn", &cfg, &selected, &cancel, Vec::new())?;
-    let mut text = sysgauge_report::spawn::spawn_report(&outcome.record, TableFormat::Text);
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
-    measure::print_human(&cfg, &text)?;
-    Ok(outcome.exit)
+    let text = sysgauge_report::spawn::spawn_report(&outcome.record, TableFormat::Text);
+    measure::finish(&cfg, &outcome, text)
 }

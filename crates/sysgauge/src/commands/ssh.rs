@@ -29,7 +29,7 @@ use sysgauge_bench::ssh::{default_size, estimate_seconds, SshOptions};
 use sysgauge_bench::{benchmarks, Options};
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::{family_of, CancelToken, Requirement};
-use sysgauge_report::{findings_text, TableFormat};
+use sysgauge_report::TableFormat;
 
 /// Probes running at once: enough to hide the round trips, few enough not
 /// to trip a server's MaxStartups (default 10).
@@ -570,24 +570,9 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     // Stop the private server (and remove its keys) before printing.
     drop(selected);
     drop(options);
-    let mut text =
+    let text =
         sysgauge_report::ssh::ssh_report(&outcome.record, TableFormat::Text, args.only_secure);
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
-    measure::print_human(&cfg, &text)?;
-    Ok(outcome.exit)
+    measure::finish(&cfg, &outcome, text)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::time::Duration;
 use sysgauge_bench::startup::{preflight, prepare, StartupOptions};
 use sysgauge_bench::{benchmarks, Options};
 use sysgauge_core::family_of;
-use sysgauge_report::{findings_text, TableFormat};
+use sysgauge_report::TableFormat;
 
 /// `3`, `0.5`, `3s`, `500ms` → a duration (at most a day).
 pub fn parse_seconds(s: &str, option: &str) -> Result<Duration> {
@@ -108,31 +108,12 @@ pub fn run(args: StartupArgs) -> Result<Exit> {
         output::to_file_or_stdout(p, &text)
             .with_context(|| format!("writing the startup export to {}", p.display()))?;
     }
-    let mut text = sysgauge_report::startup::startup_report(&outcome.record, TableFormat::Text);
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The run was interrupted; the results above were kept.\n");
-    }
+    let text = sysgauge_report::startup::startup_report(&outcome.record, TableFormat::Text);
     let to_stderr = args
         .export_json
         .as_deref()
         .is_some_and(|p| p.as_os_str() == "-");
-    if to_stderr {
-        eprint!("{text}");
-    } else {
-        measure::print_human(&cfg, &text)?;
-    }
-    Ok(outcome.exit)
+    measure::finish_to(&cfg, &outcome, text, to_stderr)
 }
 
 #[cfg(test)]

@@ -25,8 +25,7 @@ use sysgauge_core::size::parse_count;
 use sysgauge_core::Profile;
 use sysgauge_report::TableFormat;
 use sysgauge_report::{
-    findings_text, sweep_chart_png, sweep_chart_svg, sweep_contrast, sweep_csv, sweep_points,
-    sweep_table,
+    sweep_chart_png, sweep_chart_svg, sweep_contrast, sweep_csv, sweep_points, sweep_table,
 };
 
 /// Most points `--max/--step` may make.
@@ -110,26 +109,7 @@ pub fn run(args: SweepArgs) -> Result<Exit> {
         };
         text.push_str(&format!("{} {}: {what}\n", r.bench_id, r.params));
     }
-    let findings = findings_text(&outcome.record);
-    if !findings.is_empty() {
-        text.push_str("\nFindings:\n");
-        text.push_str(&findings);
-    }
-    if let Some(row) = outcome.stored_as {
-        text.push_str(&format!(
-            "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
-            outcome.record.run_id
-        ));
-    }
-    if outcome.exit == Exit::Interrupted {
-        text.push_str("The sweep was interrupted; the points above were kept.\n");
-    }
-    if csv_to_stdout {
-        eprint!("{text}");
-    } else {
-        measure::print_human(&cfg, &text)?;
-    }
-    Ok(outcome.exit)
+    measure::finish_to(&cfg, &outcome, text, csv_to_stdout)
 }
 
 /// A comma-separated list of nice-number counts, each at least 1.
