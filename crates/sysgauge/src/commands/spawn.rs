@@ -103,7 +103,7 @@ pub fn run(args: SpawnArgs) -> Result<Exit> {
         .collect();
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("spawn", &cfg, &selected, &cancel, Vec::new())?;
-    let mut text = sysgauge_report::spawn::spawn_report(&outcome.record, TableFormat::Text);
+    let mut text = sysgauge_bench::spawn::report::spawn_report(&outcome.record, TableFormat::Text);
     let findings = findings_text(&outcome.record);
     if !findings.is_empty() {
         text.push_str("\nFindings:\n");

@@ -570,8 +570,11 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     // Stop the private server (and remove its keys) before printing.
     drop(selected);
     drop(options);
-    let mut text =
-        sysgauge_report::ssh::ssh_report(&outcome.record, TableFormat::Text, args.only_secure);
+    let mut text = sysgauge_bench::ssh::report::ssh_report(
+        &outcome.record,
+        TableFormat::Text,
+        args.only_secure,
+    );
     let findings = findings_text(&outcome.record);
     if !findings.is_empty() {
         text.push_str("\nFindings:\n");

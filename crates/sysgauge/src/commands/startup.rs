@@ -104,11 +104,12 @@ pub fn run(args: StartupArgs) -> Result<Exit> {
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("startup", &cfg, &selected, &cancel, Vec::new())?;
     if let Some(p) = &args.export_json {
-        let text = sysgauge_report::startup::startup_export_json(&outcome.record);
+        let text = sysgauge_bench::startup::report::startup_export_json(&outcome.record);
         output::to_file_or_stdout(p, &text)
             .with_context(|| format!("writing the startup export to {}", p.display()))?;
     }
-    let mut text = sysgauge_report::startup::startup_report(&outcome.record, TableFormat::Text);
+    let mut text =
+        sysgauge_bench::startup::report::startup_report(&outcome.record, TableFormat::Text);
     let findings = findings_text(&outcome.record);
     if !findings.is_empty() {
         text.push_str("\nFindings:\n");

@@ -17,13 +17,13 @@
 //! Everything is derived from the stored samples and params; nothing is
 //! measured here.
 
-use crate::chart::{draw_err, ensure_font, ChartError, FONT};
-use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_core::size::{size_label, Bytes};
+use sysgauge_report::chart::{draw_err, encode_png, ensure_font, ChartError, FONT};
+use sysgauge_report::format::format_value;
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 const MIB: f64 = 1_048_576.0;
 
@@ -38,7 +38,7 @@ fn heading(format: TableFormat, title: &str) -> String {
     match format {
         TableFormat::Markdown => format!("### {title}\n\n"),
         TableFormat::Csv => String::new(),
-        TableFormat::Html => format!("<h3>{}</h3>\n", crate::html::esc(title)),
+        TableFormat::Html => format!("<h3>{}</h3>\n", sysgauge_report::html::esc(title)),
         TableFormat::Text => format!("{title}\n"),
     }
 }
@@ -298,11 +298,7 @@ pub fn latency_chart_png(run: &RunRecord, width: u32) -> Result<Vec<u8>, ChartEr
         draw_latency(&root, run, &points)?;
         root.present().map_err(draw_err)?;
     }
-    let mut png = Vec::new();
-    let encoder = image::codecs::png::PngEncoder::new(&mut png);
-    image::ImageEncoder::write_image(encoder, &buf, w, h, image::ColorType::Rgb8)
-        .map_err(|e| ChartError::Encode(e.to_string()))?;
-    Ok(png)
+    encode_png(&buf, w, h)
 }
 
 fn draw_latency<DB: DrawingBackend>(

@@ -24,10 +24,10 @@
 //! (CVE-2023-48795) against them is closed by "strict key exchange", which
 //! both ends negotiate since OpenSSH 9.6 (and distributions' backports).
 
-use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
 use std::collections::{BTreeMap, BTreeSet};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_report::format::format_value;
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 /// The MAC column of AEAD ciphers (the bench crate's `IMPLICIT_MAC`).
 const IMPLICIT: &str = "implicit";
