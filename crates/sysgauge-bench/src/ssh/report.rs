@@ -185,8 +185,16 @@ fn balanced<T>(
 /// Per-cipher averages: AEAD ciphers over their kex contexts, the others
 /// over the MAC/kex contexts they all share.
 fn per_cipher(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
-    let aead: Vec<Transfer> = rows.iter().filter(|r| r.mac == IMPLICIT_MAC).cloned().collect();
-    let other: Vec<Transfer> = rows.iter().filter(|r| r.mac != IMPLICIT_MAC).cloned().collect();
+    let aead: Vec<Transfer> = rows
+        .iter()
+        .filter(|r| r.mac == IMPLICIT_MAC)
+        .cloned()
+        .collect();
+    let other: Vec<Transfer> = rows
+        .iter()
+        .filter(|r| r.mac != IMPLICIT_MAC)
+        .cloned()
+        .collect();
     let mut v = balanced(
         &aead,
         |r| r.cipher.to_string(),
@@ -204,7 +212,11 @@ fn per_cipher(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
 }
 
 fn per_mac(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
-    let other: Vec<Transfer> = rows.iter().filter(|r| r.mac != IMPLICIT_MAC).cloned().collect();
+    let other: Vec<Transfer> = rows
+        .iter()
+        .filter(|r| r.mac != IMPLICIT_MAC)
+        .cloned()
+        .collect();
     let mut v = balanced(
         &other,
         |r| r.mac.to_string(),
