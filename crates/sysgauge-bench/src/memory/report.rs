@@ -17,6 +17,7 @@
 //! Everything is derived from the stored samples and params; nothing is
 //! measured here.
 
+use super::{LATENCY, MEMCPY};
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
@@ -45,7 +46,7 @@ fn heading(format: TableFormat, title: &str) -> String {
 
 /// The copy methods in mbw's layout; empty when the run has none.
 pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
-    let results = ok_results(run, &["mem.memcpy", "mem.loop-copy", "mem.block-copy"]);
+    let results = ok_results(run, &[MEMCPY, "mem.loop-copy", "mem.block-copy"]);
     if results.is_empty() {
         return String::new();
     }
@@ -62,7 +63,7 @@ pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
             continue;
         };
         let method = match r.bench_id.as_str() {
-            "mem.memcpy" => "MEMCPY".to_string(),
+            MEMCPY => "MEMCPY".to_string(),
             "mem.loop-copy" => "LOOP".to_string(),
             _ => format!(
                 "BLOCK {}",
@@ -178,7 +179,7 @@ pub fn stream_table(run: &RunRecord, format: TableFormat) -> String {
 
 /// Latency by working set; empty when the run has none.
 pub fn latency_table(run: &RunRecord, format: TableFormat) -> String {
-    let mut results: Vec<&ResultRecord> = ok_results(run, &["mem.latency"]);
+    let mut results: Vec<&ResultRecord> = ok_results(run, &[LATENCY]);
     if results.is_empty() {
         return String::new();
     }
@@ -258,7 +259,7 @@ pub fn memory_report(run: &RunRecord, format: TableFormat) -> String {
 
 /// The latency points of a run: (working set in bytes, median ns), sorted.
 fn latency_points(run: &RunRecord) -> Vec<(u64, f64)> {
-    let mut v: Vec<(u64, f64)> = ok_results(run, &["mem.latency"])
+    let mut v: Vec<(u64, f64)> = ok_results(run, &[LATENCY])
         .into_iter()
         .filter_map(|r| Some((r.params.get_u64("working_set")?, r.primary()?.value())))
         .filter(|&(ws, ns)| ws > 0 && ns > 0.0 && ns.is_finite())
@@ -488,7 +489,7 @@ mod tests {
         let size = 256u64 << 20;
         let r = run(vec![
             result(
-                "mem.memcpy",
+                MEMCPY,
                 Params::new().with("size", size),
                 Params::new(),
                 Unit::MBps,
@@ -557,21 +558,21 @@ mod tests {
     fn latency_marks_levels_and_steps() {
         let r = run(vec![
             result(
-                "mem.latency",
+                LATENCY,
                 Params::new().with("working_set", 1u64 << 20),
                 Params::new().with("cache_level", "L2"),
                 Unit::Nanoseconds,
                 vec![5.0],
             ),
             result(
-                "mem.latency",
+                LATENCY,
                 Params::new().with("working_set", 4096u64),
                 Params::new().with("cache_level", "L1"),
                 Unit::Nanoseconds,
                 vec![1.25],
             ),
             result(
-                "mem.latency",
+                LATENCY,
                 Params::new().with("working_set", 64u64 << 20),
                 Params::new().with("cache_level", "memory"),
                 Unit::Nanoseconds,

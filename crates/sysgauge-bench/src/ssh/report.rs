@@ -25,6 +25,7 @@
 //! both ends negotiate since OpenSSH 9.6 (and distributions' backports).
 
 use super::algorithms::{Kind, IMPLICIT_MAC};
+use super::{HANDSHAKE_ID, TRANSFER_ID};
 use std::collections::{BTreeMap, BTreeSet};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_report::format::format_value;
@@ -104,7 +105,7 @@ fn metric_value(r: &ResultRecord, name: &str) -> Option<f64> {
 fn transfers(run: &RunRecord) -> Vec<Transfer<'_>> {
     run.results
         .iter()
-        .filter(|r| r.bench_id == "ssh.transfer" && r.is_ok())
+        .filter(|r| r.bench_id == TRANSFER_ID && r.is_ok())
         .filter_map(|r| {
             let m = r.metrics.iter().find(|m| m.name == "throughput")?;
             Some(Transfer {
@@ -121,7 +122,7 @@ fn transfers(run: &RunRecord) -> Vec<Transfer<'_>> {
 fn handshakes(run: &RunRecord) -> Vec<Handshake<'_>> {
     run.results
         .iter()
-        .filter(|r| r.bench_id == "ssh.handshake" && r.is_ok())
+        .filter(|r| r.bench_id == HANDSHAKE_ID && r.is_ok())
         .filter_map(|r| {
             Some(Handshake {
                 cipher: r.params.get_str("cipher")?,
@@ -306,7 +307,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
     let size = run
         .results
         .iter()
-        .find(|r| r.bench_id == "ssh.transfer")
+        .find(|r| r.bench_id == TRANSFER_ID)
         .and_then(|r| r.params.get_u64("size"));
     out.push_str(&format!(
         "SSH to {server} ({mode}): {} transfer combination(s){}, {} handshake(s)\n",
@@ -644,7 +645,7 @@ mod tests {
             .with("mac", m)
             .with("kex", k)
             .with("mode", "local");
-        if id == "ssh.transfer" {
+        if id == TRANSFER_ID {
             params.insert("size", 100_000_000u64);
         }
         ResultRecord {
@@ -695,10 +696,10 @@ mod tests {
 
     /// A factorial run: ciphers with the fixed MAC, MACs with aes128-ctr.
     fn factorial() -> RunRecord {
-        let t = |c, m, v| rec("ssh.transfer", c, m, KEX, vec![("throughput", v)]);
+        let t = |c, m, v| rec(TRANSFER_ID, c, m, KEX, vec![("throughput", v)]);
         let h = |k, ms, auth| {
             rec(
-                "ssh.handshake",
+                HANDSHAKE_ID,
                 "aes128-ctr",
                 FM,
                 k,
@@ -766,13 +767,13 @@ mod tests {
         for (c, base) in [("aes128-ctr", 400.0), ("aes256-ctr", 300.0)] {
             for (m, f) in [("hmac-sha2-256", 1.0), ("umac-64@openssh.com", 1.5)] {
                 for k in ["k1", "k2"] {
-                    rs.push(rec("ssh.transfer", c, m, k, vec![("throughput", base * f)]));
+                    rs.push(rec(TRANSFER_ID, c, m, k, vec![("throughput", base * f)]));
                 }
             }
         }
         for k in ["k1", "k2"] {
             rs.push(rec(
-                "ssh.handshake",
+                HANDSHAKE_ID,
                 "aes128-ctr",
                 "hmac-sha2-256",
                 k,

@@ -367,7 +367,7 @@ mod tests {
             Metric::new(name, unit, Better::Lower, s).unwrap_or_else(|| panic!("metric"))
         };
         ResultRecord {
-            bench_id: "startup.command".into(),
+            bench_id: crate::startup::ID.into(),
             family: "startup".into(),
             workload_version: 1,
             params: Params::new().with("command", command).with("shell", false),
