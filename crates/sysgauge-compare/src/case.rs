@@ -233,13 +233,13 @@ mod tests {
     #[test]
     fn key_label() {
         let k = CaseKey {
-            bench_id: "hash.sha256".into(),
+            bench_id: "beta.sha256".into(),
             params: Params::new().with("block_size", 8192u64),
             workload_version: 1,
             metric: "throughput".into(),
         };
-        assert_eq!(k.label(), "hash.sha256 block_size=8192 throughput");
-        assert_eq!(k.family(), "hash");
-        assert_eq!(k.seed_text(), "hash.sha256|block_size=8192|1|throughput");
+        assert_eq!(k.label(), "beta.sha256 block_size=8192 throughput");
+        assert_eq!(k.family(), "beta");
+        assert_eq!(k.seed_text(), "beta.sha256|block_size=8192|1|throughput");
     }
 }

@@ -112,7 +112,7 @@ mod tests {
             None,
             vec![
                 result(
-                    "hash.sha256",
+                    "beta.sha256",
                     8192,
                     1,
                     "throughput",
@@ -121,7 +121,7 @@ mod tests {
                     &[100.0, 101.0],
                 ),
                 result(
-                    "hash.md5",
+                    "beta.md5",
                     8192,
                     1,
                     "throughput",
@@ -134,7 +134,7 @@ mod tests {
         let ix = index_against(&r, &r);
         assert_eq!(ix.overall.index, Some(1000.0));
         assert_eq!(ix.overall.cases, 2);
-        assert_eq!(ix.families[0].family, "hash");
+        assert_eq!(ix.families[0].family, "beta");
     }
 
     #[test]
@@ -144,7 +144,7 @@ mod tests {
             None,
             vec![
                 result(
-                    "cpu.index-float",
+                    "alpha.index-float",
                     1,
                     1,
                     "index",
@@ -153,7 +153,7 @@ mod tests {
                     &[900.0],
                 ),
                 result(
-                    "hash.md5",
+                    "beta.md5",
                     8192,
                     1,
                     "throughput",
@@ -175,7 +175,7 @@ mod tests {
             None,
             vec![
                 result(
-                    "sweep.dd",
+                    "omega.dd",
                     1,
                     1,
                     "user_time",
@@ -184,7 +184,7 @@ mod tests {
                     &[0.0, 0.0],
                 ),
                 result(
-                    "hash.md5",
+                    "beta.md5",
                     8192,
                     1,
                     "throughput",
@@ -207,7 +207,7 @@ mod tests {
             None,
             vec![
                 result(
-                    "hash.sha256",
+                    "beta.sha256",
                     8192,
                     1,
                     "throughput",
@@ -216,7 +216,7 @@ mod tests {
                     &[100.0],
                 ),
                 result(
-                    "hash.md5",
+                    "beta.md5",
                     8192,
                     1,
                     "throughput",
@@ -225,7 +225,7 @@ mod tests {
                     &[100.0],
                 ),
                 result(
-                    "mem.latency",
+                    "gamma.latency",
                     0,
                     1,
                     "latency",
@@ -241,7 +241,7 @@ mod tests {
             vec![
                 // 2x and 0.5x → geomean 1 → 1000; latency 50 ns vs 100 → 2x.
                 result(
-                    "hash.sha256",
+                    "beta.sha256",
                     8192,
                     1,
                     "throughput",
@@ -250,7 +250,7 @@ mod tests {
                     &[200.0],
                 ),
                 result(
-                    "hash.md5",
+                    "beta.md5",
                     8192,
                     1,
                     "throughput",
@@ -259,7 +259,7 @@ mod tests {
                     &[50_000.0],
                 ),
                 result(
-                    "hash.md5",
+                    "beta.md5",
                     16,
                     1,
                     "throughput",
@@ -268,7 +268,7 @@ mod tests {
                     &[1.0],
                 ),
                 result(
-                    "mem.latency",
+                    "gamma.latency",
                     0,
                     1,
                     "latency",
@@ -280,7 +280,7 @@ mod tests {
         );
         let ix = index_against(&run, &reference);
         let hash = &ix.families[0];
-        assert_eq!(hash.family, "hash");
+        assert_eq!(hash.family, "beta");
         assert!(
             (hash.index.unwrap_or(0.0) - 1000.0).abs() < 1e-9,
             "{hash:?}"
@@ -300,7 +300,7 @@ mod tests {
             "ref",
             None,
             vec![result(
-                "hash.sha256",
+                "beta.sha256",
                 8192,
                 1,
                 "throughput",

@@ -46,14 +46,15 @@ pub enum ChartKind {
     },
 }
 
-pub(crate) const FONT: &str = "sans-serif";
+/// The family name the embedded font is registered under.
+pub const FONT: &str = "sans-serif";
 // Font sizes are even: plotters' ab_glyph backend places each glyph at
 // size/2 from the top, truncated to a pixel, so an odd size moves small
 // glyphs (the decimal point) half a pixel against the others.
 
 /// Register the embedded font once. plotters' ab_glyph backend draws text
 /// only with registered fonts.
-pub(crate) fn ensure_font() -> Result<(), ChartError> {
+pub fn ensure_font() -> Result<(), ChartError> {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     DONE.get_or_init(|| {
         register_font(FONT, FontStyle::Normal, dejavu::sans::regular())
@@ -81,7 +82,17 @@ pub fn machine_color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-pub(crate) fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
+/// Encode a `w` × `h` RGB8 buffer (as drawn by plotters' `BitMapBackend`)
+/// as PNG.
+pub fn encode_png(buf: &[u8], w: u32, h: u32) -> Result<Vec<u8>, ChartError> {
+    let mut png = Vec::new();
+    let encoder = image::codecs::png::PngEncoder::new(&mut png);
+    image::ImageEncoder::write_image(encoder, buf, w, h, image::ColorType::Rgb8)
+        .map_err(|e| ChartError::Encode(e.to_string()))?;
+    Ok(png)
+}
+
+pub fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
     ChartError::Draw(e.to_string())
 }
 
@@ -399,13 +410,7 @@ pub fn chart_png(c: &Comparison, kind: &ChartKind, width: u32) -> Result<Vec<u8>
         draw(&root, &plan)?;
         root.present().map_err(draw_err)?;
     }
-    let mut png = Vec::new();
-    {
-        let encoder = image::codecs::png::PngEncoder::new(&mut png);
-        image::ImageEncoder::write_image(encoder, &buf, w, h, image::ColorType::Rgb8)
-            .map_err(|e| ChartError::Encode(e.to_string()))?;
-    }
-    Ok(png)
+    encode_png(&buf, w, h)
 }
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plan: &Plan) -> Result<(), ChartError> {

@@ -252,8 +252,8 @@ mod tests {
             "facts",
             "summary",
             "cases",
-            "family-hash",
-            "family-mem",
+            "family-beta",
+            "family-gamma",
             "missing",
             "method",
         ] {
@@ -264,8 +264,8 @@ mod tests {
             4,
             "summary, two ratio charts, one block-size chart"
         );
-        assert!(html.contains("data-chart=\"block-size-hash\""));
-        assert!(!html.contains("data-chart=\"block-size-mem\""));
+        assert!(html.contains("data-chart=\"block-size-beta\""));
+        assert!(!html.contains("data-chart=\"block-size-gamma\""));
         // Text from records is escaped.
         assert!(html.contains("hostx &lt;CPU&gt; &amp; co"));
         assert!(html.contains("class=\"differs\""));

@@ -3,28 +3,19 @@
 //! comparison renderings; the self-contained HTML report; SVG and PNG
 //! charts. Renderers never measure; they take records (or a comparison made
 //! from them) and return strings or bytes.
+//!
+//! This crate is generic: it names no benchmark id. Each family's own
+//! renderers live with the family in sysgauge-bench (`<family>/report.rs`)
+//! and build on the tables, formatting and chart helpers here.
 
 pub mod chart;
-pub mod clock;
 pub mod compare;
-pub mod cpu;
-pub mod crypto;
-pub mod disk;
 pub mod format;
 pub mod html;
 pub mod index;
-pub mod memory;
-pub mod net;
-pub mod spawn;
-pub mod ssh;
-pub mod startup;
 pub mod summary;
-pub mod sweep;
-pub mod sweep_chart;
 pub mod table;
 
-pub use cpu::cpu_table;
-pub use disk::{disk_table, disk_target_text};
 #[cfg(test)]
 mod testutil;
 
@@ -33,8 +24,5 @@ pub use compare::{format_ratio, render_comparison, CompareFormat};
 pub use format::{format_value, format_with_unit};
 pub use html::render_html;
 pub use index::index_text;
-pub use memory::{latency_chart_png, latency_chart_svg, memory_report};
 pub use summary::{export_run, findings_text, summary_table, ExportFormat};
-pub use sweep::{sweep_contrast, sweep_csv, sweep_points, sweep_table, SweepPoint};
-pub use sweep_chart::{sweep_chart_png, sweep_chart_svg};
 pub use table::{Align, Table, TableFormat};

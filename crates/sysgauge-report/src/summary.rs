@@ -260,8 +260,8 @@ mod tests {
     fn run() -> RunRecord {
         let now = chrono::Utc::now();
         let ok = ResultRecord {
-            bench_id: "hash.sha256".into(),
-            family: "hash".into(),
+            bench_id: "beta.sha256".into(),
+            family: "beta".into(),
             workload_version: 1,
             params: Params::new().with("block_size", 8192u64),
             details: Params::new(),
@@ -279,7 +279,7 @@ mod tests {
                 .with_remedy("calm down")],
         };
         let skipped = ResultRecord {
-            bench_id: "hash.md5".into(),
+            bench_id: "beta.md5".into(),
             status: Status::Skipped {
                 reason: "no md5".into(),
                 hint: Some("install it".into()),
@@ -289,7 +289,7 @@ mod tests {
             ..ok.clone()
         };
         let failed = ResultRecord {
-            bench_id: "hash.sha1".into(),
+            bench_id: "beta.sha1".into(),
             status: Status::Failed {
                 error: "wrong digest".into(),
             },
@@ -321,7 +321,7 @@ mod tests {
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(lines.len(), 5);
         assert!(
-            lines[2].contains("hash.sha256")
+            lines[2].contains("beta.sha256")
                 && lines[2].contains("1000.0")
                 && lines[2].contains("±10.0%")
         );
@@ -339,7 +339,7 @@ mod tests {
     fn findings_with_remedies() {
         let f = findings_text(&run());
         assert!(f.contains("[warning] noisy: too much spread\n    what to do: calm down\n"));
-        assert!(f.contains("[skipped] hash.md5: no md5\n    what to do: install it\n"));
+        assert!(f.contains("[skipped] beta.md5: no md5\n    what to do: install it\n"));
     }
 
     #[test]
@@ -368,7 +368,7 @@ mod tests {
             .lines()
             .nth(1)
             .unwrap_or("")
-            .contains("hash.sha256,block_size=8192,ok,throughput,MB/s,higher,1000"));
+            .contains("beta.sha256,block_size=8192,ok,throughput,MB/s,higher,1000"));
         let md = export_run(&r, ExportFormat::Markdown);
         assert!(md.contains("| benchmark | params |"));
         assert!(md.contains("## Findings"));

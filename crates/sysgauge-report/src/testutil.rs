@@ -43,7 +43,7 @@ fn run(host: &str, scale: f64, bogomips: f64, kernel: &str) -> RunRecord {
             .map(|f| base * scale * f)
             .collect();
         results.push(result(
-            "hash.sha256",
+            "beta.sha256",
             Params::new().with("block_size", *bs).with("threads", 1u64),
             "throughput",
             Unit::MBps,
@@ -52,7 +52,7 @@ fn run(host: &str, scale: f64, bogomips: f64, kernel: &str) -> RunRecord {
         ));
     }
     results.push(result(
-        "mem.latency",
+        "gamma.latency",
         Params::new(),
         "latency",
         Unit::Nanoseconds,
@@ -61,7 +61,7 @@ fn run(host: &str, scale: f64, bogomips: f64, kernel: &str) -> RunRecord {
     ));
     if host != "hostb" {
         results.push(result(
-            "mem.copy",
+            "gamma.copy",
             Params::new(),
             "bandwidth",
             Unit::MBps,

@@ -5,9 +5,9 @@
 mod common;
 
 use common::{stderr_of, stdout_of, Sandbox};
+use sysgauge_bench::startup::report::StartupExport;
 use sysgauge_core::{RunRecord, RunStatus, Status};
 use sysgauge_host::procs::ProcsReport;
-use sysgauge_report::startup::StartupExport;
 
 fn require(program: &str, package: &str) -> bool {
     if sysgauge_core::bench::find_program(program).is_some() {

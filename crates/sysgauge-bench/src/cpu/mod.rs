@@ -19,6 +19,7 @@
 
 pub mod index;
 pub mod kernels;
+pub mod report;
 pub mod timing;
 
 use crate::util::metric;

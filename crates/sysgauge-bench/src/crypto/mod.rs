@@ -22,6 +22,7 @@ pub mod chacha_poly;
 pub mod pubkey;
 pub mod rc4;
 pub mod reference;
+pub mod report;
 pub mod symmetric;
 
 use crate::util::{fill_pattern, mb_per_s, metric};

@@ -21,6 +21,7 @@ pub mod files;
 pub mod io;
 pub mod passes;
 pub mod raw;
+pub mod report;
 pub mod seek;
 pub mod seq;
 pub mod signature;

@@ -26,6 +26,7 @@
 //! a block fails the case.
 
 use super::buffer::MappedBuf;
+use super::MEMCPY;
 use super::{
     cache_findings, ensure_memory, huge_page_findings, huge_param, opaque, resolve_size, with_pool,
     MemOptions, Pool, Scope, DEFAULT_BLOCK_SIZE,
@@ -53,7 +54,7 @@ impl CopyKind {
 
     pub fn id(self) -> &'static str {
         match self {
-            CopyKind::Memcpy => "mem.memcpy",
+            CopyKind::Memcpy => MEMCPY,
             CopyKind::Loop => "mem.loop-copy",
             CopyKind::Block => "mem.block-copy",
         }

@@ -19,6 +19,7 @@
 //! so every run and every machine walks the same order.
 
 use super::buffer::MappedBuf;
+use super::LATENCY;
 use super::{
     cache_level_for, ensure_memory, host, huge_page_findings, huge_param, latency_working_sets,
     live_llc, slice_working_set, validate_working_set, with_pool, MemOptions, Scope, FITS_IN_CACHE,
@@ -222,7 +223,7 @@ impl LatencyBenchmark {
 
 impl Benchmark for LatencyBenchmark {
     fn id(&self) -> &str {
-        "mem.latency"
+        LATENCY
     }
 
     fn describe(&self) -> Description {

@@ -29,8 +29,14 @@
 pub mod buffer;
 pub mod copy;
 pub mod latency;
+pub mod report;
 pub mod stream;
 pub mod tmpfs;
+
+/// The pointer-chasing latency benchmark's id.
+pub const LATENCY: &str = "mem.latency";
+/// The libc memcpy copy benchmark's id.
+pub const MEMCPY: &str = "mem.memcpy";
 
 use crate::memory::buffer::MappedBuf;
 
@@ -738,14 +744,14 @@ mod tests {
         assert_eq!(
             ids,
             vec![
-                "mem.memcpy",
+                MEMCPY,
                 "mem.loop-copy",
                 "mem.block-copy",
                 "mem.stream-copy",
                 "mem.stream-scale",
                 "mem.stream-add",
                 "mem.stream-triad",
-                "mem.latency",
+                LATENCY,
                 "mem.tmpfs-write"
             ]
         );

@@ -18,6 +18,7 @@
 pub mod endpoint;
 pub mod ping;
 pub mod proto;
+pub mod report;
 pub mod service;
 mod sys;
 pub mod tcp;

@@ -24,6 +24,7 @@
 
 pub mod ballast;
 pub mod method;
+pub mod report;
 pub mod target;
 
 use crate::util::metric;

@@ -23,6 +23,7 @@
 //! (count, one sample).
 
 pub mod libraries;
+pub mod report;
 
 use crate::spawn::method::ChildEnd;
 use crate::util::metric;

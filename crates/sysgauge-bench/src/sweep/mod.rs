@@ -24,10 +24,12 @@
 //! input files (one per K) and dd's times are fixtures shared by the cases
 //! of one session.
 
+pub mod chart;
 pub mod corpus;
 pub mod exec;
 pub mod input;
 pub mod program;
+pub mod report;
 
 use crate::util::metric;
 use corpus::{Corpus, DataSpec, DICTIONARIES};

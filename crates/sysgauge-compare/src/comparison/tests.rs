@@ -25,7 +25,7 @@ fn three_hosts() -> Vec<Machine> {
             bogo,
             vec![
                 result(
-                    "hash.sha256",
+                    "beta.sha256",
                     8192,
                     1,
                     "throughput",
@@ -34,7 +34,7 @@ fn three_hosts() -> Vec<Machine> {
                     &[tput],
                 ),
                 result(
-                    "mem.latency",
+                    "gamma.latency",
                     0,
                     1,
                     "latency",
@@ -59,7 +59,7 @@ fn hand_checkable_ratios_and_means() {
     assert_eq!(c.reference, "ref");
     assert_eq!(c.rows.len(), 2);
     let sha = &c.rows[0];
-    assert_eq!(sha.bench_id, "hash.sha256");
+    assert_eq!(sha.bench_id, "beta.sha256");
     let ratios: Vec<Option<f64>> = sha
         .cells
         .iter()
@@ -102,7 +102,7 @@ fn hand_checkable_ratios_and_means() {
 
 #[test]
 fn other_reference_and_family_filter() {
-    let c = compare(&three_hosts(), 2, &["hash".to_string()]).unwrap();
+    let c = compare(&three_hosts(), 2, &["beta".to_string()]).unwrap();
     assert_eq!(c.reference, "c");
     assert_eq!(c.rows.len(), 1);
     assert!(close(
@@ -113,7 +113,7 @@ fn other_reference_and_family_filter() {
     match compare(&three_hosts(), 0, &["disk".to_string()]) {
         Err(CompareError::UnknownFamily { family, present }) => {
             assert_eq!(family, "disk");
-            assert!(present.contains("hash") && present.contains("mem"));
+            assert!(present.contains("beta") && present.contains("gamma"));
         }
         other => panic!("{other:?}"),
     }
@@ -133,7 +133,7 @@ fn errors() {
 fn missing_cases_are_listed() {
     let mut ms = three_hosts();
     ms[0].run.results.push(result(
-        "hash.md5",
+        "beta.md5",
         16,
         1,
         "throughput",
@@ -142,7 +142,7 @@ fn missing_cases_are_listed() {
         &[1.0],
     ));
     ms[1].run.results.push(result(
-        "hash.md5",
+        "beta.md5",
         16,
         1,
         "throughput",
@@ -151,7 +151,7 @@ fn missing_cases_are_listed() {
         &[2.0],
     ));
     ms[2].run.results.push(result(
-        "cpu.sort",
+        "alpha.sort",
         0,
         1,
         "rate",
@@ -164,12 +164,12 @@ fn missing_cases_are_listed() {
     assert_eq!(c.rows.len(), 3);
     assert_eq!(c.missing.len(), 2);
     let md5 = &c.missing[0];
-    assert_eq!(md5.bench_id, "hash.md5");
+    assert_eq!(md5.bench_id, "beta.md5");
     assert_eq!(md5.present_on, vec!["ref", "b"]);
     assert_eq!(md5.missing_on, vec!["c"]);
     assert!(c.rows[2].cells[2].is_none());
     let sort = &c.missing[1];
-    assert_eq!(sort.bench_id, "cpu.sort");
+    assert_eq!(sort.bench_id, "alpha.sort");
     assert_eq!(sort.present_on, vec!["c"]);
     // The hash family mean for c rests on one case, for b on two.
     assert_eq!(c.families[0].cells[1].cases, 2);
@@ -187,7 +187,7 @@ fn changed_workload_is_not_like_with_like() {
     let miss = c
         .missing
         .iter()
-        .find(|x| x.workload_version == 1 && x.bench_id == "hash.sha256")
+        .find(|x| x.workload_version == 1 && x.bench_id == "beta.sha256")
         .unwrap_or_else(|| panic!("{:?}", c.missing));
     assert_eq!(miss.missing_on, vec!["b"]);
     assert!(miss
@@ -202,7 +202,7 @@ fn units_are_converted_or_excluded() {
     let mut ms = three_hosts();
     // b reports its throughput in kB/s: 50 000 kB/s = 50 MB/s.
     ms[1].run.results[0] = result(
-        "hash.sha256",
+        "beta.sha256",
         8192,
         1,
         "throughput",
@@ -212,7 +212,7 @@ fn units_are_converted_or_excluded() {
     );
     // c reports op/s for the same metric: not comparable.
     ms[2].run.results[0] = result(
-        "hash.sha256",
+        "beta.sha256",
         8192,
         1,
         "throughput",
@@ -235,7 +235,7 @@ fn units_are_converted_or_excluded() {
 fn non_positive_values_have_no_ratio() {
     let mut ms = three_hosts();
     ms[1].run.results[0] = result(
-        "hash.sha256",
+        "beta.sha256",
         8192,
         1,
         "throughput",
@@ -270,7 +270,7 @@ fn intervals_from_raw_samples() {
                 "ref",
                 None,
                 vec![result(
-                    "hash.sha256",
+                    "beta.sha256",
                     8192,
                     1,
                     "throughput",
@@ -286,7 +286,7 @@ fn intervals_from_raw_samples() {
                 "fast",
                 None,
                 vec![result(
-                    "hash.sha256",
+                    "beta.sha256",
                     8192,
                     1,
                     "throughput",
@@ -302,7 +302,7 @@ fn intervals_from_raw_samples() {
                 "same",
                 None,
                 vec![result(
-                    "hash.sha256",
+                    "beta.sha256",
                     8192,
                     1,
                     "throughput",

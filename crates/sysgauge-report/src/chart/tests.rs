@@ -10,8 +10,8 @@ fn summary_svg_has_bars_labels_and_legend() {
     assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
     assert!(svg.trim_end().ends_with("</svg>"));
     for text in [
-        "hash",
-        "mem",
+        "beta",
+        "gamma",
         "all cases",
         "hosta",
         "hostb",
@@ -32,20 +32,20 @@ fn ratios_and_block_size_charts() {
     let svg = chart_svg(
         &c,
         &ChartKind::Ratios {
-            family: Some("hash".into()),
+            family: Some("beta".into()),
         },
         900,
     )
     .unwrap();
-    assert!(svg.contains("hash.sha256 block_size=8192 threads=1"));
-    assert!(!svg.contains("mem.latency"));
+    assert!(svg.contains("beta.sha256 block_size=8192 threads=1"));
+    assert!(!svg.contains("gamma.latency"));
     let bs = chart_svg(&c, &ChartKind::BlockSize { family: None }, 1000).unwrap();
-    assert!(bs.contains("hash.sha256 threads=1 throughput"), "{bs}");
+    assert!(bs.contains("beta.sha256 threads=1 throughput"), "{bs}");
     assert!(bs.contains("block size") && bs.contains("10k") && bs.contains("<polyline"));
     match chart_svg(
         &c,
         &ChartKind::BlockSize {
-            family: Some("mem".into()),
+            family: Some("gamma".into()),
         },
         900,
     ) {

@@ -32,7 +32,7 @@ fn text_table_has_every_part() {
     assert!(t.contains("kernel"), "the kernels differ: {t}");
     let sha = t
         .lines()
-        .find(|l| l.starts_with("hash.sha256") && l.contains("block_size=8192"))
+        .find(|l| l.starts_with("beta.sha256") && l.contains("block_size=8192"))
         .unwrap_or_else(|| panic!("{t}"));
     assert!(
         sha.contains("0.625 (") && sha.contains("2.50 ("),
@@ -46,7 +46,7 @@ fn text_table_has_every_part() {
         .lines()
         .any(|l| l.starts_with("BogoMIPS") && l.contains("0.0208")));
     assert!(t.contains(
-        "Cases not on every machine:\n  mem.copy bandwidth — on hostx, hosta; missing on hostb"
+        "Cases not on every machine:\n  gamma.copy bandwidth — on hostx, hosta; missing on hostb"
     ));
 }
 
@@ -56,13 +56,13 @@ fn markdown_csv_json() {
     let md = render_comparison(&c, CompareFormat::Markdown);
     assert!(md.starts_with("# sysgauge comparison\n"));
     assert!(md.contains("## Cases\n\n| benchmark | params |"));
-    assert!(md.contains("- mem.copy bandwidth"));
+    assert!(md.contains("- gamma.copy bandwidth"));
     let csv = render_comparison(&c, CompareFormat::Csv);
     let header = csv.lines().next().unwrap_or("");
     assert_eq!(header, "kind,family,benchmark,params,metric,unit,better,machine,reference,value,samples,ratio,ci_low,ci_high,significant");
     assert!(csv.lines().any(
-        |l| l.starts_with("case,hash,hash.sha256,block_size=16,threads=1")
-            || l.starts_with("case,hash,hash.sha256,\"block_size=16,threads=1\"")
+        |l| l.starts_with("case,beta,beta.sha256,block_size=16,threads=1")
+            || l.starts_with("case,beta,beta.sha256,\"block_size=16,threads=1\"")
     ));
     assert!(csv
         .lines()

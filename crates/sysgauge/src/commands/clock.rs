@@ -9,8 +9,8 @@ use crate::exit::Exit;
 use crate::measure;
 use anyhow::{bail, Result};
 use std::sync::Arc;
+use sysgauge_bench::clock::report::clock_table;
 use sysgauge_bench::clock::{self, ClockOptions, Phase};
-use sysgauge_report::clock::clock_table;
 use sysgauge_report::TableFormat;
 
 /// `--cpus LIST` into CPU numbers, each one this process may run on.

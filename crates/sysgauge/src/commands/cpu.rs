@@ -11,9 +11,10 @@ use crate::measure;
 use anyhow::{bail, Result};
 use std::sync::Arc;
 use sysgauge_bench::cpu::kernels::KernelId;
+use sysgauge_bench::cpu::report::cpu_table;
 use sysgauge_bench::cpu::{self, CpuOptions};
 use sysgauge_core::{Benchmark, RunRecord};
-use sysgauge_report::{cpu_table, summary_table, TableFormat};
+use sysgauge_report::{summary_table, TableFormat};
 
 /// The most threads `--threads` accepts: far beyond any machine, low enough
 /// that a typo cannot start a million threads.

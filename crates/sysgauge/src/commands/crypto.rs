@@ -16,6 +16,7 @@ use crate::measure;
 use anyhow::{bail, Context, Result};
 use std::sync::Arc;
 use sysgauge_bench::crypto::reference::{run_reference, ReferenceError, ReferencePlan};
+use sysgauge_bench::crypto::report::{speed_table, vs_openssl_table, vs_rows};
 use sysgauge_bench::crypto::{self, CryptoOptions, BLOCK_SIZES};
 use sysgauge_bench::hash::{self, HashOptions};
 use sysgauge_bench::openssl_speed::{parse_mr, to_results};
@@ -23,7 +24,6 @@ use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_core::runner::{Sink, SinkError};
 use sysgauge_core::size::parse_size;
 use sysgauge_core::{Benchmark, CancelToken, Profile};
-use sysgauge_report::crypto::{speed_table, vs_openssl_table, vs_rows};
 use sysgauge_report::TableFormat;
 
 /// Largest block size accepted (one buffer per thread is allocated).

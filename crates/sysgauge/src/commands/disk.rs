@@ -14,9 +14,10 @@ use crate::exit::Exit;
 use crate::measure;
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::Arc;
+use sysgauge_bench::disk::report::{disk_table, disk_target_text};
 use sysgauge_bench::disk::{self, raw, DiskOptions, MAX_BLOCK_SIZE};
 use sysgauge_core::size::{parse_size, parse_size_list, Bytes};
-use sysgauge_report::{disk_table, disk_target_text, TableFormat};
+use sysgauge_report::TableFormat;
 
 /// Parsed and checked disk options (before any work).
 pub fn options_from_args(args: &DiskArgs, cfg: &mut MeasureConfig) -> Result<DiskOptions> {

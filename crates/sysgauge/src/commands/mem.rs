@@ -11,15 +11,14 @@ use crate::measure;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 use std::sync::Arc;
+use sysgauge_bench::memory::report::{latency_chart_png, latency_chart_svg, memory_report};
 use sysgauge_bench::memory::{
     self, check_memory, full_budget, memory_needed, validate_size, validate_working_set,
     MemOptions, Scope,
 };
 use sysgauge_core::size::{parse_count, parse_size, parse_size_list, Bytes};
 use sysgauge_core::Benchmark;
-use sysgauge_report::{
-    latency_chart_png, latency_chart_svg, memory_report, summary_table, TableFormat,
-};
+use sysgauge_report::{summary_table, TableFormat};
 
 /// Width in pixels of the `--chart` picture.
 const CHART_WIDTH: u32 = 1000;

@@ -11,7 +11,7 @@ use crate::netconfig::net_options;
 use anyhow::Result;
 use std::sync::Arc;
 use sysgauge_bench::net;
-use sysgauge_report::net::net_summary;
+use sysgauge_bench::net::report::net_summary;
 use sysgauge_report::{summary_table, TableFormat};
 
 pub fn run(args: NetArgs) -> Result<Exit> {

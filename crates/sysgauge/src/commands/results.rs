@@ -48,14 +48,15 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                     .unwrap_or_default()
             );
             text.push_str(&summary_table(&run, TableFormat::Text));
-            let family_tables = sysgauge_report::memory_report(&run, TableFormat::Text);
+            let family_tables =
+                sysgauge_bench::memory::report::memory_report(&run, TableFormat::Text);
             if !family_tables.is_empty() {
                 text.push('\n');
                 text.push_str(&family_tables);
             }
             if run.command == "ssh" {
                 text.push('\n');
-                text.push_str(&sysgauge_report::ssh::ssh_report(
+                text.push_str(&sysgauge_bench::ssh::report::ssh_report(
                     &run,
                     TableFormat::Text,
                     false,

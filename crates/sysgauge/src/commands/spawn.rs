@@ -103,6 +103,6 @@ pub fn run(args: SpawnArgs) -> Result<Exit> {
         .collect();
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("spawn", &cfg, &selected, &cancel, Vec::new())?;
-    let text = sysgauge_report::spawn::spawn_report(&outcome.record, TableFormat::Text);
+    let text = sysgauge_bench::spawn::report::spawn_report(&outcome.record, TableFormat::Text);
     measure::finish(&cfg, &outcome, text)
 }

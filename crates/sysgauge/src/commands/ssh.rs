@@ -570,8 +570,11 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     // Stop the private server (and remove its keys) before printing.
     drop(selected);
     drop(options);
-    let text =
-        sysgauge_report::ssh::ssh_report(&outcome.record, TableFormat::Text, args.only_secure);
+    let text = sysgauge_bench::ssh::report::ssh_report(
+        &outcome.record,
+        TableFormat::Text,
+        args.only_secure,
+    );
     measure::finish(&cfg, &outcome, text)
 }
 

@@ -104,11 +104,11 @@ pub fn run(args: StartupArgs) -> Result<Exit> {
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("startup", &cfg, &selected, &cancel, Vec::new())?;
     if let Some(p) = &args.export_json {
-        let text = sysgauge_report::startup::startup_export_json(&outcome.record);
+        let text = sysgauge_bench::startup::report::startup_export_json(&outcome.record);
         output::to_file_or_stdout(p, &text)
             .with_context(|| format!("writing the startup export to {}", p.display()))?;
     }
-    let text = sysgauge_report::startup::startup_report(&outcome.record, TableFormat::Text);
+    let text = sysgauge_bench::startup::report::startup_report(&outcome.record, TableFormat::Text);
     let to_stderr = args
         .export_json
         .as_deref()

@@ -16,17 +16,16 @@ use crate::{measure, output};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use sysgauge_bench::sweep::chart::{sweep_chart_png, sweep_chart_svg};
 use sysgauge_bench::sweep::corpus::DataSpec;
 use sysgauge_bench::sweep::input::{fits, MAX_FREE_SHARE};
 use sysgauge_bench::sweep::program::{parse_programs, Known, Program};
+use sysgauge_bench::sweep::report::{sweep_contrast, sweep_csv, sweep_points, sweep_table};
 use sysgauge_bench::sweep::{self, grid, Mode, SweepOptions};
 use sysgauge_core::record::{Finding, Severity, Status};
 use sysgauge_core::size::parse_count;
 use sysgauge_core::Profile;
 use sysgauge_report::TableFormat;
-use sysgauge_report::{
-    sweep_chart_png, sweep_chart_svg, sweep_contrast, sweep_csv, sweep_points, sweep_table,
-};
 
 /// Most points `--max/--step` may make.
 const MAX_STEPS: u64 = 1000;

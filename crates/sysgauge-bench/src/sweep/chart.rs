@@ -4,10 +4,10 @@
 //! program; K=1 lines are drawn with hollow markers and the many-copy lines
 //! with filled ones, so the start-up gap between the two reads at a glance.
 
-use crate::chart::{draw_err, ensure_font, machine_color, ChartError, FONT};
-use crate::sweep::SweepPoint;
+use super::report::SweepPoint;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use sysgauge_report::chart::{draw_err, encode_png, ensure_font, machine_color, ChartError, FONT};
 
 /// One line: a program at one copy count.
 struct Line {
@@ -170,11 +170,7 @@ pub fn sweep_chart_png(points: &[SweepPoint], width: u32) -> Result<Vec<u8>, Cha
         draw(&root, points)?;
         root.present().map_err(draw_err)?;
     }
-    let mut png = Vec::new();
-    let encoder = image::codecs::png::PngEncoder::new(&mut png);
-    image::ImageEncoder::write_image(encoder, &buf, w, h, image::ColorType::Rgb8)
-        .map_err(|e| ChartError::Encode(e.to_string()))?;
-    Ok(png)
+    encode_png(&buf, w, h)
 }
 
 #[cfg(test)]

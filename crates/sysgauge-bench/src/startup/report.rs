@@ -4,10 +4,10 @@
 //! baseline) as "+78 %" with a 95 % bootstrap interval, and the
 //! `--export-json` document (docs/output-schema.md, "startup export").
 
-use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
 use serde::{Deserialize, Serialize};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_report::format::format_value;
+use sysgauge_report::table::{Align, Table, TableFormat};
 use sysgauge_stats::{mad_outliers, ratio_ci};
 
 /// Version of the `--export-json` document.
@@ -367,7 +367,7 @@ mod tests {
             Metric::new(name, unit, Better::Lower, s).unwrap_or_else(|| panic!("metric"))
         };
         ResultRecord {
-            bench_id: "startup.command".into(),
+            bench_id: crate::startup::ID.into(),
             family: "startup".into(),
             workload_version: 1,
             params: Params::new().with("command", command).with("shell", false),

@@ -6,10 +6,10 @@
 //! records by the `openssl speed -mr` importer, which uses the same ids,
 //! params and metric names), so what is shown is what was stored.
 
-use crate::table::{Align, Table, TableFormat};
 use std::collections::BTreeSet;
 use sysgauge_core::record::{ResultRecord, Status};
 use sysgauge_core::Unit;
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 /// Display name of a benchmark id, in `openssl speed`'s words where it has
 /// them.
@@ -325,7 +325,7 @@ pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
         ("unit", Align::Left),
         ("ratio", Align::Right),
     ]);
-    let num = |v: Option<f64>| v.map_or("-".to_string(), crate::format::format_value);
+    let num = |v: Option<f64>| v.map_or("-".to_string(), sysgauge_report::format::format_value);
     for r in rows {
         t.push(vec![
             display_name(&r.bench_id),

@@ -5,9 +5,9 @@
 //! the same rows as CSV for spreadsheets; and a few lines that put the
 //! 1-copy and many-copy points of each program side by side.
 
-use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
 use sysgauge_core::record::{ResultRecord, RunRecord};
+use sysgauge_report::format::format_value;
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 /// One measured point of a sweep, taken from its result record.
 #[derive(Debug, Clone, PartialEq)]

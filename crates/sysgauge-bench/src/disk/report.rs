@@ -5,9 +5,9 @@
 //! Works from the records only; the facts come from each result's
 //! `details`, which the disk benchmarks fill in while they run.
 
-use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
 use sysgauge_core::record::{ResultRecord, RunRecord, Severity, Status};
+use sysgauge_report::format::format_value;
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 fn detail(r: &ResultRecord, key: &str) -> Option<String> {
     r.details.get(key).map(|v| v.to_string())

@@ -6,8 +6,8 @@
 //!
 //! Both take the run record: what is printed is what was stored.
 
-use crate::format::format_value;
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_report::format::format_value;
 
 fn detail_u64(r: &ResultRecord, key: &str) -> u64 {
     r.details.get_u64(key).unwrap_or(0)

@@ -17,13 +17,14 @@
 //! Everything is derived from the stored samples and params; nothing is
 //! measured here.
 
-use crate::chart::{draw_err, ensure_font, ChartError, FONT};
-use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
+use super::{LATENCY, MEMCPY};
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_core::size::{size_label, Bytes};
+use sysgauge_report::chart::{draw_err, encode_png, ensure_font, ChartError, FONT};
+use sysgauge_report::format::format_value;
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 const MIB: f64 = 1_048_576.0;
 
@@ -38,14 +39,14 @@ fn heading(format: TableFormat, title: &str) -> String {
     match format {
         TableFormat::Markdown => format!("### {title}\n\n"),
         TableFormat::Csv => String::new(),
-        TableFormat::Html => format!("<h3>{}</h3>\n", crate::html::esc(title)),
+        TableFormat::Html => format!("<h3>{}</h3>\n", sysgauge_report::html::esc(title)),
         TableFormat::Text => format!("{title}\n"),
     }
 }
 
 /// The copy methods in mbw's layout; empty when the run has none.
 pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
-    let results = ok_results(run, &["mem.memcpy", "mem.loop-copy", "mem.block-copy"]);
+    let results = ok_results(run, &[MEMCPY, "mem.loop-copy", "mem.block-copy"]);
     if results.is_empty() {
         return String::new();
     }
@@ -62,7 +63,7 @@ pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
             continue;
         };
         let method = match r.bench_id.as_str() {
-            "mem.memcpy" => "MEMCPY".to_string(),
+            MEMCPY => "MEMCPY".to_string(),
             "mem.loop-copy" => "LOOP".to_string(),
             _ => format!(
                 "BLOCK {}",
@@ -178,7 +179,7 @@ pub fn stream_table(run: &RunRecord, format: TableFormat) -> String {
 
 /// Latency by working set; empty when the run has none.
 pub fn latency_table(run: &RunRecord, format: TableFormat) -> String {
-    let mut results: Vec<&ResultRecord> = ok_results(run, &["mem.latency"]);
+    let mut results: Vec<&ResultRecord> = ok_results(run, &[LATENCY]);
     if results.is_empty() {
         return String::new();
     }
@@ -258,7 +259,7 @@ pub fn memory_report(run: &RunRecord, format: TableFormat) -> String {
 
 /// The latency points of a run: (working set in bytes, median ns), sorted.
 fn latency_points(run: &RunRecord) -> Vec<(u64, f64)> {
-    let mut v: Vec<(u64, f64)> = ok_results(run, &["mem.latency"])
+    let mut v: Vec<(u64, f64)> = ok_results(run, &[LATENCY])
         .into_iter()
         .filter_map(|r| Some((r.params.get_u64("working_set")?, r.primary()?.value())))
         .filter(|&(ws, ns)| ws > 0 && ns > 0.0 && ns.is_finite())
@@ -298,11 +299,7 @@ pub fn latency_chart_png(run: &RunRecord, width: u32) -> Result<Vec<u8>, ChartEr
         draw_latency(&root, run, &points)?;
         root.present().map_err(draw_err)?;
     }
-    let mut png = Vec::new();
-    let encoder = image::codecs::png::PngEncoder::new(&mut png);
-    image::ImageEncoder::write_image(encoder, &buf, w, h, image::ColorType::Rgb8)
-        .map_err(|e| ChartError::Encode(e.to_string()))?;
-    Ok(png)
+    encode_png(&buf, w, h)
 }
 
 fn draw_latency<DB: DrawingBackend>(
@@ -492,7 +489,7 @@ mod tests {
         let size = 256u64 << 20;
         let r = run(vec![
             result(
-                "mem.memcpy",
+                MEMCPY,
                 Params::new().with("size", size),
                 Params::new(),
                 Unit::MBps,
@@ -561,21 +558,21 @@ mod tests {
     fn latency_marks_levels_and_steps() {
         let r = run(vec![
             result(
-                "mem.latency",
+                LATENCY,
                 Params::new().with("working_set", 1u64 << 20),
                 Params::new().with("cache_level", "L2"),
                 Unit::Nanoseconds,
                 vec![5.0],
             ),
             result(
-                "mem.latency",
+                LATENCY,
                 Params::new().with("working_set", 4096u64),
                 Params::new().with("cache_level", "L1"),
                 Unit::Nanoseconds,
                 vec![1.25],
             ),
             result(
-                "mem.latency",
+                LATENCY,
                 Params::new().with("working_set", 64u64 << 20),
                 Params::new().with("cache_level", "memory"),
                 Unit::Nanoseconds,

@@ -2,8 +2,8 @@
 //! (effective) clock, what the kernel reports, the nominal clock and the
 //! measured share of it. Rendered from `clock.effective` records only.
 
-use crate::table::{Align, Table, TableFormat};
 use sysgauge_core::record::{ResultRecord, Status};
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 /// The clock table of a run (empty when it has no clock results).
 pub fn clock_table(results: &[ResultRecord], format: TableFormat) -> String {

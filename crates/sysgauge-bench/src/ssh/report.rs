@@ -24,27 +24,18 @@
 //! (CVE-2023-48795) against them is closed by "strict key exchange", which
 //! both ends negotiate since OpenSSH 9.6 (and distributions' backports).
 
-use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
+use super::algorithms::{Kind, IMPLICIT_MAC};
+use super::{HANDSHAKE_ID, TRANSFER_ID};
 use std::collections::{BTreeMap, BTreeSet};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
-
-/// The MAC column of AEAD ciphers (the bench crate's `IMPLICIT_MAC`).
-const IMPLICIT: &str = "implicit";
-
-/// Which negotiated algorithm a name is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    Cipher,
-    Mac,
-    Kex,
-}
+use sysgauge_report::format::format_value;
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 /// Why an algorithm is considered weak, or `None`.
-pub fn weakness(class: Class, name: &str) -> Option<&'static str> {
+pub fn weakness(class: Kind, name: &str) -> Option<&'static str> {
     let n = name.to_ascii_lowercase();
     match class {
-        Class::Cipher => {
+        Kind::Cipher => {
             if n.starts_with("3des") || n.starts_with("des") {
                 Some("3DES/DES: 64-bit block, slow")
             } else if n.starts_with("arcfour") {
@@ -60,7 +51,7 @@ pub fn weakness(class: Class, name: &str) -> Option<&'static str> {
                 None
             }
         }
-        Class::Mac => {
+        Kind::Mac => {
             if n.starts_with("hmac-sha1") {
                 Some("SHA-1")
             } else if n.starts_with("hmac-md5") {
@@ -71,7 +62,7 @@ pub fn weakness(class: Class, name: &str) -> Option<&'static str> {
                 None
             }
         }
-        Class::Kex => {
+        Kind::Kex => {
             if n.contains("group1-") || n.starts_with("rsa1024") {
                 Some("1024-bit group and SHA-1")
             } else if n.ends_with("-sha1") || n.contains("-sha1-") {
@@ -83,7 +74,7 @@ pub fn weakness(class: Class, name: &str) -> Option<&'static str> {
     }
 }
 
-fn is_weak(class: Class, name: &str) -> bool {
+fn is_weak(class: Kind, name: &str) -> bool {
     weakness(class, name).is_some()
 }
 
@@ -114,7 +105,7 @@ fn metric_value(r: &ResultRecord, name: &str) -> Option<f64> {
 fn transfers(run: &RunRecord) -> Vec<Transfer<'_>> {
     run.results
         .iter()
-        .filter(|r| r.bench_id == "ssh.transfer" && r.is_ok())
+        .filter(|r| r.bench_id == TRANSFER_ID && r.is_ok())
         .filter_map(|r| {
             let m = r.metrics.iter().find(|m| m.name == "throughput")?;
             Some(Transfer {
@@ -131,7 +122,7 @@ fn transfers(run: &RunRecord) -> Vec<Transfer<'_>> {
 fn handshakes(run: &RunRecord) -> Vec<Handshake<'_>> {
     run.results
         .iter()
-        .filter(|r| r.bench_id == "ssh.handshake" && r.is_ok())
+        .filter(|r| r.bench_id == HANDSHAKE_ID && r.is_ok())
         .filter_map(|r| {
             Some(Handshake {
                 cipher: r.params.get_str("cipher")?,
@@ -195,8 +186,16 @@ fn balanced<T>(
 /// Per-cipher averages: AEAD ciphers over their kex contexts, the others
 /// over the MAC/kex contexts they all share.
 fn per_cipher(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
-    let aead: Vec<Transfer> = rows.iter().filter(|r| r.mac == IMPLICIT).cloned().collect();
-    let other: Vec<Transfer> = rows.iter().filter(|r| r.mac != IMPLICIT).cloned().collect();
+    let aead: Vec<Transfer> = rows
+        .iter()
+        .filter(|r| r.mac == IMPLICIT_MAC)
+        .cloned()
+        .collect();
+    let other: Vec<Transfer> = rows
+        .iter()
+        .filter(|r| r.mac != IMPLICIT_MAC)
+        .cloned()
+        .collect();
     let mut v = balanced(
         &aead,
         |r| r.cipher.to_string(),
@@ -214,7 +213,11 @@ fn per_cipher(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
 }
 
 fn per_mac(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
-    let other: Vec<Transfer> = rows.iter().filter(|r| r.mac != IMPLICIT).cloned().collect();
+    let other: Vec<Transfer> = rows
+        .iter()
+        .filter(|r| r.mac != IMPLICIT_MAC)
+        .cloned()
+        .collect();
     let mut v = balanced(
         &other,
         |r| r.mac.to_string(),
@@ -262,7 +265,7 @@ fn sort_desc(v: &mut [(String, f64, usize)]) {
     v.sort_by(|a, b| b.1.total_cmp(&a.1));
 }
 
-fn weak_cell(class: Class, name: &str) -> String {
+fn weak_cell(class: Kind, name: &str) -> String {
     weakness(class, name)
         .map(|w| format!("weak: {w}"))
         .unwrap_or_default()
@@ -270,15 +273,15 @@ fn weak_cell(class: Class, name: &str) -> String {
 
 fn combo_weak(t: &Transfer<'_>) -> Vec<&'static str> {
     let mut v = Vec::new();
-    if let Some(w) = weakness(Class::Cipher, t.cipher) {
+    if let Some(w) = weakness(Kind::Cipher, t.cipher) {
         v.push(w);
     }
-    if t.mac != IMPLICIT {
-        if let Some(w) = weakness(Class::Mac, t.mac) {
+    if t.mac != IMPLICIT_MAC {
+        if let Some(w) = weakness(Kind::Mac, t.mac) {
             v.push(w);
         }
     }
-    if let Some(w) = weakness(Class::Kex, t.kex) {
+    if let Some(w) = weakness(Kind::Kex, t.kex) {
         v.push(w);
     }
     v
@@ -304,7 +307,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
     let size = run
         .results
         .iter()
-        .find(|r| r.bench_id == "ssh.transfer")
+        .find(|r| r.bench_id == TRANSFER_ID)
         .and_then(|r| r.params.get_u64("size"));
     out.push_str(&format!(
         "SSH to {server} ({mode}): {} transfer combination(s){}, {} handshake(s)\n",
@@ -363,7 +366,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
             ("note", Align::Left),
         ]);
         for (c, v, n) in per_cipher(&tr) {
-            let note = weak_cell(Class::Cipher, &c);
+            let note = weak_cell(Kind::Cipher, &c);
             t.push(vec![c, format_value(v), n.to_string(), note]);
         }
         out.push_str(&t.render(format));
@@ -378,7 +381,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
                 ("note", Align::Left),
             ]);
             for (m, v, n) in macs {
-                let note = weak_cell(Class::Mac, &m);
+                let note = weak_cell(Kind::Mac, &m);
                 t.push(vec![m, format_value(v), n.to_string(), note]);
             }
             out.push_str(&t.render(format));
@@ -435,7 +438,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
                 );
             }
             row.push(n.to_string());
-            row.push(weak_cell(Class::Kex, k));
+            row.push(weak_cell(Kind::Kex, k));
             t.push(row);
         }
         out.push_str(&t.render(format));
@@ -494,21 +497,21 @@ fn recommendation(
     if ciphers.is_empty() && kex.is_empty() {
         return "\nNo combination was measured, so there is no recommendation.\n".into();
     }
-    let keep = |class: Class, name: &str| !only_secure || !is_weak(class, name);
+    let keep = |class: Kind, name: &str| !only_secure || !is_weak(class, name);
     let c_list: Vec<&str> = ciphers
         .iter()
         .map(|x| x.0.as_str())
-        .filter(|n| keep(Class::Cipher, n))
+        .filter(|n| keep(Kind::Cipher, n))
         .collect();
     let m_list: Vec<&str> = macs
         .iter()
         .map(|x| x.0.as_str())
-        .filter(|n| keep(Class::Mac, n))
+        .filter(|n| keep(Kind::Mac, n))
         .collect();
     let k_list: Vec<&str> = kex
         .iter()
         .map(|x| x.0.as_str())
-        .filter(|n| keep(Class::Kex, n))
+        .filter(|n| keep(Kind::Kex, n))
         .collect();
     let mut out = String::new();
     out.push_str(&format!(
@@ -537,9 +540,9 @@ fn recommendation(
     if !only_secure {
         let mut weak: Vec<String> = Vec::new();
         for (class, list) in [
-            (Class::Cipher, &c_list),
-            (Class::Mac, &m_list),
-            (Class::Kex, &k_list),
+            (Kind::Cipher, &c_list),
+            (Kind::Mac, &m_list),
+            (Kind::Kex, &k_list),
         ] {
             for n in list.iter() {
                 if let Some(w) = weakness(class, n) {
@@ -559,7 +562,7 @@ fn recommendation(
         return out;
     }
     out.push_str("\nWhat leaving the weak algorithms out costs:\n");
-    let cost = |class: Class, rows: &[(String, f64, usize)], what: &str| -> Option<String> {
+    let cost = |class: Kind, rows: &[(String, f64, usize)], what: &str| -> Option<String> {
         let best = rows.first()?;
         let secure = rows.iter().find(|r| !is_weak(class, &r.0))?;
         if secure.0 == best.0 {
@@ -579,14 +582,14 @@ fn recommendation(
         ))
     };
     let mut lines = String::new();
-    if let Some(l) = cost(Class::Cipher, &ciphers, "cipher") {
+    if let Some(l) = cost(Kind::Cipher, &ciphers, "cipher") {
         lines.push_str(&l);
     }
-    if let Some(l) = cost(Class::Mac, &macs, "MAC") {
+    if let Some(l) = cost(Kind::Mac, &macs, "MAC") {
         lines.push_str(&l);
     }
     if let (Some(best), Some(secure)) =
-        (kex.first(), kex.iter().find(|k| !is_weak(Class::Kex, &k.0)))
+        (kex.first(), kex.iter().find(|k| !is_weak(Kind::Kex, &k.0)))
     {
         let v =
             |k: &(String, f64, Option<f64>, usize)| if by_auth { k.2.unwrap_or(k.1) } else { k.1 };
@@ -642,7 +645,7 @@ mod tests {
             .with("mac", m)
             .with("kex", k)
             .with("mode", "local");
-        if id == "ssh.transfer" {
+        if id == TRANSFER_ID {
             params.insert("size", 100_000_000u64);
         }
         ResultRecord {
@@ -693,10 +696,10 @@ mod tests {
 
     /// A factorial run: ciphers with the fixed MAC, MACs with aes128-ctr.
     fn factorial() -> RunRecord {
-        let t = |c, m, v| rec("ssh.transfer", c, m, KEX, vec![("throughput", v)]);
+        let t = |c, m, v| rec(TRANSFER_ID, c, m, KEX, vec![("throughput", v)]);
         let h = |k, ms, auth| {
             rec(
-                "ssh.handshake",
+                HANDSHAKE_ID,
                 "aes128-ctr",
                 FM,
                 k,
@@ -704,8 +707,8 @@ mod tests {
             )
         };
         run(vec![
-            t("aes128-gcm@openssh.com", IMPLICIT, 500.0),
-            t("chacha20-poly1305@openssh.com", IMPLICIT, 300.0),
+            t("aes128-gcm@openssh.com", IMPLICIT_MAC, 500.0),
+            t("chacha20-poly1305@openssh.com", IMPLICIT_MAC, 300.0),
             t("aes128-ctr", FM, 400.0),
             t("aes128-cbc", FM, 450.0),
             t("3des-cbc", FM, 10.0),
@@ -721,21 +724,21 @@ mod tests {
 
     #[test]
     fn weak_classes() {
-        assert!(weakness(Class::Cipher, "aes128-cbc").is_some());
-        assert!(weakness(Class::Cipher, "3des-cbc").is_some());
-        assert!(weakness(Class::Cipher, "rijndael-cbc@lysator.liu.se").is_some());
-        assert!(weakness(Class::Cipher, "arcfour256").is_some());
-        assert!(weakness(Class::Cipher, "aes128-ctr").is_none());
-        assert!(weakness(Class::Cipher, "chacha20-poly1305@openssh.com").is_none());
-        assert!(weakness(Class::Mac, "hmac-sha1-96-etm@openssh.com").is_some());
-        assert!(weakness(Class::Mac, "hmac-md5").is_some());
-        assert!(weakness(Class::Mac, "umac-64-etm@openssh.com").is_none());
-        assert!(weakness(Class::Mac, "hmac-sha2-256").is_none());
-        assert!(weakness(Class::Kex, "diffie-hellman-group1-sha1").is_some());
-        assert!(weakness(Class::Kex, "diffie-hellman-group14-sha1").is_some());
-        assert!(weakness(Class::Kex, "diffie-hellman-group-exchange-sha1").is_some());
-        assert!(weakness(Class::Kex, "diffie-hellman-group14-sha256").is_none());
-        assert!(weakness(Class::Kex, "sntrup761x25519-sha512@openssh.com").is_none());
+        assert!(weakness(Kind::Cipher, "aes128-cbc").is_some());
+        assert!(weakness(Kind::Cipher, "3des-cbc").is_some());
+        assert!(weakness(Kind::Cipher, "rijndael-cbc@lysator.liu.se").is_some());
+        assert!(weakness(Kind::Cipher, "arcfour256").is_some());
+        assert!(weakness(Kind::Cipher, "aes128-ctr").is_none());
+        assert!(weakness(Kind::Cipher, "chacha20-poly1305@openssh.com").is_none());
+        assert!(weakness(Kind::Mac, "hmac-sha1-96-etm@openssh.com").is_some());
+        assert!(weakness(Kind::Mac, "hmac-md5").is_some());
+        assert!(weakness(Kind::Mac, "umac-64-etm@openssh.com").is_none());
+        assert!(weakness(Kind::Mac, "hmac-sha2-256").is_none());
+        assert!(weakness(Kind::Kex, "diffie-hellman-group1-sha1").is_some());
+        assert!(weakness(Kind::Kex, "diffie-hellman-group14-sha1").is_some());
+        assert!(weakness(Kind::Kex, "diffie-hellman-group-exchange-sha1").is_some());
+        assert!(weakness(Kind::Kex, "diffie-hellman-group14-sha256").is_none());
+        assert!(weakness(Kind::Kex, "sntrup761x25519-sha512@openssh.com").is_none());
     }
 
     #[test]
@@ -764,13 +767,13 @@ mod tests {
         for (c, base) in [("aes128-ctr", 400.0), ("aes256-ctr", 300.0)] {
             for (m, f) in [("hmac-sha2-256", 1.0), ("umac-64@openssh.com", 1.5)] {
                 for k in ["k1", "k2"] {
-                    rs.push(rec("ssh.transfer", c, m, k, vec![("throughput", base * f)]));
+                    rs.push(rec(TRANSFER_ID, c, m, k, vec![("throughput", base * f)]));
                 }
             }
         }
         for k in ["k1", "k2"] {
             rs.push(rec(
-                "ssh.handshake",
+                HANDSHAKE_ID,
                 "aes128-ctr",
                 "hmac-sha2-256",
                 k,

@@ -5,10 +5,10 @@
 //! `scaling_efficiency`, `index`), so a stored run renders the same as a
 //! fresh one.
 
-use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
 use std::collections::BTreeSet;
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_report::format::format_value;
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 fn threads_of(r: &ResultRecord) -> Option<u64> {
     r.params.get_u64("threads")

@@ -4,9 +4,9 @@
 //! grows with the parent and vfork/posix_spawn's does not), and the
 //! one-spawner-per-CPU scaling.
 
-use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_report::format::format_value;
+use sysgauge_report::table::{Align, Table, TableFormat};
 
 /// One measured spawn case, pulled out of its record.
 #[derive(Debug, Clone)]
