@@ -54,11 +54,8 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 fn ctx(base: &Path) -> RunCtx {
     RunCtx::new(
         CtxSettings {
-            profile: Profile::Tiny,
-            repetitions: 3,
-            warmup: 1,
-            scratch_base: base.to_path_buf(),
             threads: 1,
+            ..CtxSettings::for_tests(Profile::Tiny, base.to_path_buf())
         },
         Arc::new(MonotonicClock::new()),
         CancelToken::new(),

@@ -122,11 +122,9 @@ fn first_timed_run_after_the_settle_is_not_the_slow_first_run() {
     // file was made (the program's output is verified after timing).
     let mut ctx = RunCtx::new(
         CtxSettings {
-            profile: Profile::Quick,
             repetitions: 5,
             warmup: 0,
-            scratch_base: base.path().to_path_buf(),
-            threads: 2,
+            ..CtxSettings::for_tests(Profile::Quick, base.path().to_path_buf())
         },
         Arc::new(MonotonicClock::new()),
         CancelToken::new(),
