@@ -3,13 +3,12 @@
 //! The test suites of several crates used to carry their own copies of the
 //! same few helpers: the rule for a test whose system component is missing
 //! (skip with a note, or fail under `SYSGAUGE_REQUIRE_ALL=1` as CI sets),
-//! the harness that interrupts the real `sysgauge` binary with SIGINT after
-//! its first cases are done, and a temporary directory holding a database
-//! path. They live here once instead. This crate is a dev-dependency only
-//! (`publish = false`); nothing that ships depends on it.
+//! and the harness that interrupts the real `sysgauge` binary with SIGINT
+//! after its first cases are done. They live here once instead. This crate
+//! is a dev-dependency only (`publish = false`); nothing that ships
+//! depends on it.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -39,27 +38,6 @@ pub fn require(what: &str, available: bool, hint: &str) -> bool {
     }
     let _ = writeln!(std::io::stderr(), "SKIPPED {what}");
     false
-}
-
-/// A temporary directory with a database path inside it (not created).
-/// Both are removed when this is dropped.
-pub struct TempDb {
-    pub dir: tempfile::TempDir,
-    pub path: PathBuf,
-}
-
-impl TempDb {
-    /// A fresh temporary directory and `<dir>/<name>`.
-    pub fn new(name: &str) -> TempDb {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-        let path = dir.path().join(name);
-        TempDb { dir, path }
-    }
-
-    /// The database path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
 /// What an interrupted run left: see [`interrupt_after`].
