@@ -27,11 +27,9 @@ fn dirty_pages_are_flushed_and_the_wait_reported() {
     for attempt in 0..5 {
         let mut ctx = RunCtx::new(
             CtxSettings {
-                profile: Profile::Tiny,
                 repetitions: 1,
-                warmup: 1,
-                scratch_base: dir.path().to_path_buf(),
                 threads: 1,
+                ..CtxSettings::for_tests(Profile::Tiny, dir.path().to_path_buf())
             },
             Arc::new(MonotonicClock::new()),
             CancelToken::new(),

@@ -20,16 +20,11 @@ fn have_openssh() -> bool {
     let ok = Path::new(SSHD).is_file()
         && sysgauge_core::bench::find_program("ssh").is_some()
         && sysgauge_core::bench::find_program("ssh-keygen").is_some();
-    if ok {
-        return true;
-    }
-    let msg = "ssh tests need ssh, ssh-keygen and /usr/sbin/sshd";
-    if std::env::var("SYSGAUGE_REQUIRE_ALL").as_deref() == Ok("1") {
-        panic!("{msg} (SYSGAUGE_REQUIRE_ALL=1: apt-get install -y openssh-client openssh-server)");
-    }
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {msg}");
-    false
+    sysgauge_testkit::require(
+        "ssh tests need ssh, ssh-keygen and /usr/sbin/sshd",
+        ok,
+        "apt-get install -y openssh-client openssh-server",
+    )
 }
 
 /// Processes whose command line mentions `needle`.
@@ -59,11 +54,8 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 fn ctx(base: &Path) -> RunCtx {
     RunCtx::new(
         CtxSettings {
-            profile: Profile::Tiny,
-            repetitions: 3,
-            warmup: 1,
-            scratch_base: base.to_path_buf(),
             threads: 1,
+            ..CtxSettings::for_tests(Profile::Tiny, base.to_path_buf())
         },
         Arc::new(MonotonicClock::new()),
         CancelToken::new(),

@@ -28,29 +28,25 @@ fn disk_dir() -> Option<tempfile::TempDir> {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
         .unwrap_or_else(|e| panic!("tempdir: {e}"));
     let fs = sysgauge_host::fs_info(dir.path());
-    if fs.as_ref().is_some_and(|f| f.ram_backed) || sysgauge_host::read_dirty_writeback().is_none()
-    {
-        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-            panic!("this test needs a disk-backed target directory and /proc/meminfo: {fs:?}");
-        }
-        eprintln!(
-            "note: {:?} is RAM-backed or /proc/meminfo is unreadable; test skipped",
+    let usable = !fs.as_ref().is_some_and(|f| f.ram_backed)
+        && sysgauge_host::read_dirty_writeback().is_some();
+    sysgauge_testkit::require(
+        &format!(
+            "this test needs a disk-backed target directory and /proc/meminfo: {:?} is {fs:?}",
             dir.path()
-        );
-        return None;
-    }
-    Some(dir)
+        ),
+        usable,
+        "run it with the target directory on a disk",
+    )
+    .then_some(dir)
 }
 
 fn require(program: &str) -> bool {
-    if sysgauge_core::bench::find_program(program).is_some() {
-        return true;
-    }
-    if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-        panic!("{program} is required: apt-get install coreutils");
-    }
-    eprintln!("note: {program} missing; test skipped");
-    false
+    sysgauge_testkit::require(
+        &format!("{program} missing"),
+        sysgauge_core::bench::find_program(program).is_some(),
+        "apt-get install coreutils",
+    )
 }
 
 #[test]
@@ -126,11 +122,9 @@ fn first_timed_run_after_the_settle_is_not_the_slow_first_run() {
     // file was made (the program's output is verified after timing).
     let mut ctx = RunCtx::new(
         CtxSettings {
-            profile: Profile::Quick,
             repetitions: 5,
             warmup: 0,
-            scratch_base: base.path().to_path_buf(),
-            threads: 2,
+            ..CtxSettings::for_tests(Profile::Quick, base.path().to_path_buf())
         },
         Arc::new(MonotonicClock::new()),
         CancelToken::new(),

@@ -36,6 +36,21 @@ pub struct CtxSettings {
 }
 
 impl CtxSettings {
+    /// Settings for tests: `profile`, scratch under `scratch_base`, three
+    /// timed repetitions after one warm-up, two threads. Tests change a
+    /// field with struct-update syntax (`CtxSettings { threads: 1,
+    /// ..CtxSettings::for_tests(..) }`). Not used by the tool itself.
+    #[doc(hidden)]
+    pub fn for_tests(profile: Profile, scratch_base: impl Into<PathBuf>) -> CtxSettings {
+        CtxSettings {
+            profile,
+            repetitions: 3,
+            warmup: 1,
+            scratch_base: scratch_base.into(),
+            threads: 2,
+        }
+    }
+
     /// The shortest a timed repetition may be: long enough that the
     /// monotonic clock's resolution (tens of ns) is below 0.01 %.
     pub fn min_repetition(&self) -> Duration {
@@ -425,11 +440,8 @@ mod tests {
 
     fn settings(reps: u32) -> CtxSettings {
         CtxSettings {
-            profile: Profile::Tiny,
             repetitions: reps,
-            warmup: 1,
-            scratch_base: std::env::temp_dir(),
-            threads: 2,
+            ..CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir())
         }
     }
 

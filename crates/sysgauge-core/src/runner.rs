@@ -399,11 +399,8 @@ mod tests {
     fn config() -> RunnerConfig {
         RunnerConfig {
             settings: CtxSettings {
-                profile: Profile::Tiny,
-                repetitions: 3,
-                warmup: 1,
-                scratch_base: std::env::temp_dir(),
                 threads: 1,
+                ..CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir())
             },
             noise_threshold: 0.05,
             family_budgets: BTreeMap::new(),

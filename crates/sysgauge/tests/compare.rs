@@ -344,13 +344,15 @@ fn html_report_renders_in_headless_chromium() {
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(!text.contains("<script") && !text.contains("<link"));
 
-    let Some(browser) = chromium() else {
-        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-            panic!("chromium is not installed (apt-get install chromium)");
-        }
-        eprintln!("note: chromium not installed; skipping the browser part of the report test");
+    let browser = chromium();
+    if !sysgauge_testkit::require(
+        "chromium is not installed (the browser part of the report test)",
+        browser.is_some(),
+        "apt-get install chromium",
+    ) {
         return;
-    };
+    }
+    let Some(browser) = browser else { return };
     let profile = sb.path().join("chromium-profile");
     let url = format!("file://{}", html.display());
     let headless = |extra: &[&str]| {

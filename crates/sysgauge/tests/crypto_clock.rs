@@ -99,11 +99,11 @@ fn crypto_bad_input_is_a_usage_error() {
 
 #[test]
 fn crypto_versus_openssl() {
-    if sysgauge_bench::crypto::reference::openssl_program().is_none() {
-        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-            panic!("openssl is not installed (apt-get install openssl)");
-        }
-        eprintln!("note: openssl not installed; skipping");
+    if !sysgauge_testkit::require(
+        "openssl is not installed",
+        sysgauge_bench::crypto::reference::openssl_program().is_some(),
+        "apt-get install openssl",
+    ) {
         return;
     }
     let sb = Sandbox::new();

@@ -17,10 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use sysgauge_core::{ResultRecord, RunRecord, Status};
 
-fn require_all() -> bool {
-    std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some()
-}
-
 /// True when raw-device tests can run: root, and the programs exist.
 fn can_use_loop_devices(programs: &[&str]) -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -31,13 +27,14 @@ fn can_use_loop_devices(programs: &[&str]) -> bool {
         .filter(|p| sysgauge_core::bench::find_program(p).is_none())
         .collect();
     let loop_ok = Path::new("/dev/loop-control").exists();
-    if root && missing.is_empty() && loop_ok {
-        return true;
-    }
-    let why = format!("root={root}, missing programs {missing:?}, /dev/loop-control={loop_ok}");
-    assert!(!require_all(), "raw-device tests cannot run: {why}");
-    eprintln!("note: raw-device test skipped ({why})");
-    false
+    sysgauge_testkit::require(
+        &format!(
+            "raw-device tests cannot run: root={root}, missing programs {missing:?}, \
+             /dev/loop-control={loop_ok}"
+        ),
+        root && missing.is_empty() && loop_ok,
+        "run as root with util-linux and loop devices",
+    )
 }
 
 fn run(cmd: &mut Command) -> std::process::Output {
@@ -199,8 +196,11 @@ fn filesystem_suite_runs_and_is_stored() {
 #[test]
 fn tmpfs_target_is_flagged() {
     let shm = Path::new("/dev/shm");
-    if !shm.is_dir() {
-        assert!(!require_all(), "/dev/shm is missing");
+    if !sysgauge_testkit::require(
+        "/dev/shm is missing",
+        shm.is_dir(),
+        "mount a tmpfs at /dev/shm",
+    ) {
         return;
     }
     let sb = Sandbox::new();
@@ -418,56 +418,25 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
 
 #[test]
 fn ctrl_c_stops_and_leaves_nothing_behind() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-    use std::sync::mpsc;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let sb = Sandbox::new();
     let target = sb.scratch();
     let bin = assert_cmd::cargo::cargo_bin("sysgauge");
-    let mut child = Command::new(bin)
-        .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
-        .arg(sb.db())
-        .arg("--path")
-        .arg(&target)
-        .env("HOME", sb.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.starts_with("[1/") {
-                let _ = tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let started = rx.recv_timeout(Duration::from_secs(120));
-    // Let the second case get under way, then interrupt it.
-    std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: kill with a valid pid and signal number has no memory effects.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("sysgauge disk did not stop within 60 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let log = reader.join().unwrap_or_default();
-    assert!(started.is_ok(), "no case finished in time:\n{log}");
+    let run = sysgauge_testkit::interrupt_after(
+        Command::new(bin)
+            .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
+            .arg(sb.db())
+            .arg("--path")
+            .arg(&target)
+            .env("HOME", sb.path()),
+        "[1/",
+        Duration::from_secs(120),
+        Duration::from_secs(60),
+        // Let the second case get under way, then interrupt it.
+        |_, _| std::thread::sleep(Duration::from_millis(300)),
+    );
+    let (started, status, log) = (run.started, run.status, run.log);
+    assert!(started, "no case finished in time:\n{log}");
     assert_eq!(status.code(), Some(130), "{log}");
     let left: Vec<_> = std::fs::read_dir(&target)
         .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())

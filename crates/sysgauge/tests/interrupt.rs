@@ -8,10 +8,8 @@
 mod common;
 
 use common::Sandbox;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 #[test]
 fn sigint_leaves_intact_database_and_no_scratch() {
@@ -19,55 +17,27 @@ fn sigint_leaves_intact_database_and_no_scratch() {
     let scratch = sb.scratch();
     let db = sb.db();
     let bin = assert_cmd::cargo::cargo_bin("sysgauge");
-    let mut child = Command::new(bin)
-        .args(["run", "--only", "sweep", "--profile", "quick", "--db"])
-        .arg(&db)
-        .arg("--scratch-dir")
-        .arg(&scratch)
-        .env("HOME", sb.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.starts_with("[2/") {
-                let _ = tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
+    let mut had_files = Vec::new();
     // Wait (bounded) until two cases have finished, then interrupt.
-    let started = rx.recv_timeout(Duration::from_secs(120));
-    let had_files: Vec<_> = files_under(&scratch)
-        .into_iter()
-        .filter(|p| p.is_file())
-        .collect();
-    // SAFETY: kill with a valid pid and signal number has no memory effects.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("sysgauge did not stop within 60 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let log = reader.join().unwrap_or_default();
-    assert!(
-        started.is_ok(),
-        "no case finished before the timeout:\n{log}"
+    let run = sysgauge_testkit::interrupt_after(
+        Command::new(bin)
+            .args(["run", "--only", "sweep", "--profile", "quick", "--db"])
+            .arg(&db)
+            .arg("--scratch-dir")
+            .arg(&scratch)
+            .env("HOME", sb.path()),
+        "[2/",
+        Duration::from_secs(120),
+        Duration::from_secs(60),
+        |_, _| {
+            had_files = files_under(&scratch)
+                .into_iter()
+                .filter(|p| p.is_file())
+                .collect();
+        },
     );
+    let (started, status, log) = (run.started, run.status, run.log);
+    assert!(started, "no case finished before the timeout:\n{log}");
     assert!(
         !had_files.is_empty(),
         "the scratch directory held no file when the run was interrupted:\n{log}"

@@ -26,16 +26,11 @@ fn have(test: &str, program: &str) -> bool {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
         .unwrap_or(false);
-    if found {
-        return true;
-    }
-    let msg = format!("{test}: needs program `{program}`");
-    if std::env::var("SYSGAUGE_REQUIRE_ALL").as_deref() == Ok("1") {
-        panic!("{msg} (SYSGAUGE_REQUIRE_ALL=1: apt-get install -y {program})");
-    }
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {msg}");
-    false
+    sysgauge_testkit::require(
+        &format!("{test}: needs program `{program}`"),
+        found,
+        &format!("apt-get install -y {program}"),
+    )
 }
 
 /// A UDP port that was free a moment ago.

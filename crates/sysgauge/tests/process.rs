@@ -10,14 +10,11 @@ use sysgauge_core::{RunRecord, RunStatus, Status};
 use sysgauge_host::procs::ProcsReport;
 
 fn require(program: &str, package: &str) -> bool {
-    if sysgauge_core::bench::find_program(program).is_some() {
-        return true;
-    }
-    if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-        panic!("'{program}' is required (apt-get install {package})");
-    }
-    eprintln!("note: '{program}' is not installed; skipping");
-    false
+    sysgauge_testkit::require(
+        &format!("'{program}' is not installed"),
+        sysgauge_core::bench::find_program(program).is_some(),
+        &format!("apt-get install {package}"),
+    )
 }
 
 #[test]
@@ -348,58 +345,29 @@ fn procs_handles_odd_names_from_a_saved_proc() {
 /// seconds, the scratch directory (with the helper) removed, no child left.
 #[test]
 fn spawn_sigint_cleans_up() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let sb = Sandbox::new();
     let scratch = sb.scratch();
     let bin = assert_cmd::cargo::cargo_bin("sysgauge");
-    let mut child = std::process::Command::new(bin)
-        .args(["spawn", "--profile", "standard", "--no-store"])
-        .args([
-            "--method",
-            "fork-exec,posix-spawn",
-            "--parent-size",
-            "0,64MiB",
-        ])
-        .arg("--scratch-dir")
-        .arg(&scratch)
-        .env("HOME", sb.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.starts_with("[1/") {
-                let _ = tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let started = rx.recv_timeout(Duration::from_secs(120));
-    // SAFETY: kill with a valid pid and signal number has no memory effects.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("sysgauge spawn did not stop within 60 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let log = reader.join().unwrap_or_default();
-    assert!(started.is_ok(), "no case finished:\n{log}");
+    let run = sysgauge_testkit::interrupt_after(
+        std::process::Command::new(bin)
+            .args(["spawn", "--profile", "standard", "--no-store"])
+            .args([
+                "--method",
+                "fork-exec,posix-spawn",
+                "--parent-size",
+                "0,64MiB",
+            ])
+            .arg("--scratch-dir")
+            .arg(&scratch)
+            .env("HOME", sb.path()),
+        "[1/",
+        Duration::from_secs(120),
+        Duration::from_secs(60),
+        |_, _| {},
+    );
+    let (started, status, log) = (run.started, run.status, run.log);
+    assert!(started, "no case finished:\n{log}");
     assert_eq!(status.code(), Some(130), "{log}");
     let left: Vec<_> = std::fs::read_dir(&scratch)
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())

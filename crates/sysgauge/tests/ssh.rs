@@ -15,10 +15,8 @@
 mod common;
 
 use common::{stderr_of, stdout_of, Sandbox};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 use sysgauge_bench::ssh::algorithms::ClientAlgorithms;
 use sysgauge_bench::ssh::server::{LocalServer, ServerOptions, SSHD};
@@ -28,16 +26,11 @@ fn have_openssh() -> bool {
     let ok = Path::new(SSHD).is_file()
         && sysgauge_core::bench::find_program("ssh").is_some()
         && sysgauge_core::bench::find_program("ssh-keygen").is_some();
-    if ok {
-        return true;
-    }
-    let msg = "ssh tests need ssh, ssh-keygen and /usr/sbin/sshd";
-    if std::env::var("SYSGAUGE_REQUIRE_ALL").as_deref() == Ok("1") {
-        panic!("{msg} (SYSGAUGE_REQUIRE_ALL=1: apt-get install -y openssh-client openssh-server)");
-    }
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {msg}");
-    false
+    sysgauge_testkit::require(
+        "ssh tests need ssh, ssh-keygen and /usr/sbin/sshd",
+        ok,
+        "apt-get install -y openssh-client openssh-server",
+    )
 }
 
 /// Processes whose command line mentions `needle` (our scratch directory
@@ -545,51 +538,24 @@ fn ctrl_c_stops_the_server_and_removes_its_keys() {
     let sb = Sandbox::new();
     let scratch = sb.scratch();
     let bin = assert_cmd::cargo::cargo_bin("sysgauge");
-    let mut child = Command::new(bin)
-        .args(["ssh", "--profile", "tiny", "--runs", "5", "--size", "20M"])
-        .args(["--kex", "curve25519-sha256", "--mac", "hmac-sha2-256"])
-        .arg("--db")
-        .arg(sb.db())
-        .arg("--scratch-dir")
-        .arg(&scratch)
-        .env("HOME", sb.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.starts_with("[1/") {
-                let _ = tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let started = rx.recv_timeout(Duration::from_secs(180));
-    // While it runs, the private sshd and its keys exist.
-    let running = processes_mentioning(&scratch.display().to_string());
-    // SAFETY: kill with a valid pid and signal number has no memory effects.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("sysgauge ssh did not stop within 60 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let log = reader.join().unwrap_or_default();
-    assert!(started.is_ok(), "no case finished in time:\n{log}");
+    let mut running = Vec::new();
+    let run = sysgauge_testkit::interrupt_after(
+        Command::new(bin)
+            .args(["ssh", "--profile", "tiny", "--runs", "5", "--size", "20M"])
+            .args(["--kex", "curve25519-sha256", "--mac", "hmac-sha2-256"])
+            .arg("--db")
+            .arg(sb.db())
+            .arg("--scratch-dir")
+            .arg(&scratch)
+            .env("HOME", sb.path()),
+        "[1/",
+        Duration::from_secs(180),
+        Duration::from_secs(60),
+        // While it runs, the private sshd and its keys exist.
+        |_, _| running = processes_mentioning(&scratch.display().to_string()),
+    );
+    let (started, status, log) = (run.started, run.status, run.log);
+    assert!(started, "no case finished in time:\n{log}");
     assert!(
         !running.is_empty(),
         "no private sshd seen while running:\n{log}"

@@ -8,22 +8,17 @@
 mod common;
 
 use common::{stderr_of, stdout_of, Sandbox};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 use sysgauge_core::{RunRecord, RunStatus, Status};
 
 fn require(program: &str) -> bool {
-    if sysgauge_core::bench::find_program(program).is_some() {
-        return true;
-    }
-    if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-        panic!("{program} is required (SYSGAUGE_REQUIRE_ALL): apt-get install coreutils");
-    }
-    eprintln!("note: {program} is not installed; test skipped");
-    false
+    sysgauge_testkit::require(
+        &format!("{program} is not installed"),
+        sysgauge_core::bench::find_program(program).is_some(),
+        "apt-get install coreutils",
+    )
 }
 
 /// Every file under `dir`, recursively.
@@ -277,65 +272,40 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
     let csv = sb.path().join("points.csv");
     // Two sha256sum points finish; then `tail -f INPUT` never ends by
     // itself: the sweep is interrupted while a child is running.
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
-        .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
-        .args(["--program", "sha256sum", "--program", "tail -f"])
-        .args(["--copies", "1,4", "--iterations", "4", "--db"])
-        .arg(&db)
-        .arg("--scratch-dir")
-        .arg(&scratch)
-        .arg("--csv")
-        .arg(&csv)
-        .env("HOME", sb.path())
-        .env_remove("SYSGAUGE_DB")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.starts_with("[2/") {
-                let _ = tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let started = rx.recv_timeout(Duration::from_secs(120));
-    // The custom point is running: its input file exists and tail runs.
     let scratch_name = scratch.to_string_lossy().to_string();
-    let deadline = Instant::now() + Duration::from_secs(30);
     let mut tails = Vec::new();
-    while started.is_ok() && tails.is_empty() && Instant::now() < deadline {
-        tails = processes_mentioning(&scratch_name)
-            .into_iter()
-            .filter(|&p| p != child.id() as i32)
-            .collect();
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let before = files_under(&scratch);
-    // SAFETY: kill with a valid pid and signal number has no memory effects.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let interrupted_at = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if interrupted_at.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("sysgauge did not stop within 30 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stopped_after = interrupted_at.elapsed();
-    let log = reader.join().unwrap_or_default();
-    assert!(started.is_ok(), "no point finished in time:\n{log}");
+    let mut before = Vec::new();
+    let run = sysgauge_testkit::interrupt_after(
+        Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
+            .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+            .args(["--program", "sha256sum", "--program", "tail -f"])
+            .args(["--copies", "1,4", "--iterations", "4", "--db"])
+            .arg(&db)
+            .arg("--scratch-dir")
+            .arg(&scratch)
+            .arg("--csv")
+            .arg(&csv)
+            .env("HOME", sb.path())
+            .env_remove("SYSGAUGE_DB"),
+        "[2/",
+        Duration::from_secs(120),
+        Duration::from_secs(30),
+        |child, started| {
+            // The custom point is running: its input file exists and tail runs.
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while started && tails.is_empty() && Instant::now() < deadline {
+                tails = processes_mentioning(&scratch_name)
+                    .into_iter()
+                    .filter(|&p| p != child.id() as i32)
+                    .collect();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            before = files_under(&scratch);
+        },
+    );
+    let (started, status, log) = (run.started, run.status, run.log);
+    let stopped_after = run.stopped_after;
+    assert!(started, "no point finished in time:\n{log}");
     assert!(!tails.is_empty(), "tail never started:\n{log}");
     assert!(
         before
@@ -382,13 +352,15 @@ fn ram_backed_dir_gets_a_finding_and_is_left_clean() {
     }
     let shm = Path::new("/dev/shm");
     let on_tmpfs = sysgauge_host::fs_info(shm).is_some_and(|f| f.ram_backed);
-    let Some(dir) = on_tmpfs.then(|| tempfile::tempdir_in(shm).ok()).flatten() else {
-        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-            panic!("this test needs a writable tmpfs at /dev/shm");
-        }
-        eprintln!("note: no writable tmpfs at /dev/shm; test skipped");
+    let dir = on_tmpfs.then(|| tempfile::tempdir_in(shm).ok()).flatten();
+    if !sysgauge_testkit::require(
+        "this test needs a writable tmpfs at /dev/shm",
+        dir.is_some(),
+        "mount a tmpfs at /dev/shm",
+    ) {
         return;
-    };
+    }
+    let Some(dir) = dir else { return };
     let sb = Sandbox::new();
     let out = sb
         .cmd()

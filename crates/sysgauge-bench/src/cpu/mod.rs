@@ -287,11 +287,8 @@ mod tests {
     fn ctx(threads: usize) -> RunCtx {
         RunCtx::new(
             CtxSettings {
-                profile: Profile::Tiny,
-                repetitions: 3,
-                warmup: 1,
-                scratch_base: std::env::temp_dir(),
                 threads,
+                ..CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir())
             },
             Arc::new(MonotonicClock::new()),
             CancelToken::new(),

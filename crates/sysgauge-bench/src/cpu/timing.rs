@@ -413,11 +413,8 @@ mod tests {
         use sysgauge_core::{CtxSettings, MonotonicClock, Profile};
         let mut ctx = RunCtx::new(
             CtxSettings {
-                profile: Profile::Quick,
                 repetitions: 5,
-                warmup: 1,
-                scratch_base: std::env::temp_dir(),
-                threads: 2,
+                ..CtxSettings::for_tests(Profile::Quick, std::env::temp_dir())
             },
             Arc::new(MonotonicClock::new()),
             CancelToken::new(),

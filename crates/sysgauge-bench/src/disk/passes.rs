@@ -245,11 +245,9 @@ mod tests {
     fn ctx(clock: Arc<dyn Clock>) -> RunCtx {
         RunCtx::new(
             CtxSettings {
-                profile: Profile::Tiny,
-                repetitions: 3,
                 warmup: 2,
-                scratch_base: std::env::temp_dir(),
                 threads: 1,
+                ..CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir())
             },
             clock,
             CancelToken::new(),

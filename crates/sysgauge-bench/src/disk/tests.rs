@@ -11,11 +11,8 @@ use sysgauge_core::{CancelToken, CtxSettings, Finding, MonotonicClock};
 fn ctx_in(base: &Path, reps: u32) -> RunCtx {
     let mut c = RunCtx::new(
         CtxSettings {
-            profile: Profile::Tiny,
             repetitions: reps,
-            warmup: 1,
-            scratch_base: base.to_path_buf(),
-            threads: 2,
+            ..CtxSettings::for_tests(Profile::Tiny, base.to_path_buf())
         },
         Arc::new(MonotonicClock::new()),
         CancelToken::new(),

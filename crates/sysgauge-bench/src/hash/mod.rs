@@ -172,13 +172,7 @@ mod tests {
 
     fn ctx() -> RunCtx {
         RunCtx::new(
-            CtxSettings {
-                profile: Profile::Tiny,
-                repetitions: 3,
-                warmup: 1,
-                scratch_base: std::env::temp_dir(),
-                threads: 2,
-            },
+            CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()),
             Arc::new(MonotonicClock::new()),
             CancelToken::new(),
         )

@@ -20,13 +20,7 @@ use sysgauge_twoping::listener::{Listener, ListenerConfig};
 
 fn ctx(profile: Profile) -> RunCtx {
     RunCtx::new(
-        CtxSettings {
-            profile,
-            repetitions: 3,
-            warmup: 1,
-            scratch_base: std::env::temp_dir(),
-            threads: 2,
-        },
+        CtxSettings::for_tests(profile, std::env::temp_dir()),
         Arc::new(MonotonicClock::new()),
         CancelToken::new(),
     )

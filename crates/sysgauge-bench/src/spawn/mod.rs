@@ -364,13 +364,7 @@ mod tests {
 
     fn ctx(base: &std::path::Path) -> RunCtx {
         RunCtx::new(
-            CtxSettings {
-                profile: Profile::Tiny,
-                repetitions: 3,
-                warmup: 1,
-                scratch_base: base.to_path_buf(),
-                threads: 2,
-            },
+            CtxSettings::for_tests(Profile::Tiny, base.to_path_buf()),
             Arc::new(MonotonicClock::new()),
             CancelToken::new(),
         )

@@ -928,11 +928,10 @@ mod tests {
             let b = SweepBenchmark::custom(options);
             let mut c = RunCtx::new(
                 CtxSettings {
-                    profile: Profile::Tiny,
                     repetitions: 7,
                     warmup: 0,
-                    scratch_base: base.path().to_path_buf(),
                     threads: 1,
+                    ..CtxSettings::for_tests(Profile::Tiny, base.path().to_path_buf())
                 },
                 Arc::new(sysgauge_core::FakeClock::new(Duration::from_millis(100))),
                 CancelToken::new(),

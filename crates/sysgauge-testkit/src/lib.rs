@@ -1,0 +1,119 @@
+//! Helpers shared by sysgauge's tests, and only by its tests.
+//!
+//! The test suites of several crates used to carry their own copies of the
+//! same few helpers: the rule for a test whose system component is missing
+//! (skip with a note, or fail under `SYSGAUGE_REQUIRE_ALL=1` as CI sets),
+//! and the harness that interrupts the real `sysgauge` binary with SIGINT
+//! after its first cases are done. They live here once instead. This crate
+//! is a dev-dependency only (`publish = false`); nothing that ships
+//! depends on it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The environment variable that turns a skipped test into a failure.
+pub const REQUIRE_ALL: &str = "SYSGAUGE_REQUIRE_ALL";
+
+/// True when `SYSGAUGE_REQUIRE_ALL=1`: every test must really run.
+pub fn require_all() -> bool {
+    std::env::var(REQUIRE_ALL).as_deref() == Ok("1")
+}
+
+/// The rule for a test that needs a system component (`what`).
+///
+/// Returns true when it is `available`. Otherwise, under
+/// `SYSGAUGE_REQUIRE_ALL=1`, the test fails (panics) naming `hint` (how to
+/// get the component); without it, a `SKIPPED` line goes to the real stderr
+/// (libtest captures `eprintln!` of passing tests, and a skip must be
+/// visible in the CI log) and false is returned, so the test returns early.
+#[track_caller]
+pub fn require(what: &str, available: bool, hint: &str) -> bool {
+    if available {
+        return true;
+    }
+    if require_all() {
+        panic!("{what} ({REQUIRE_ALL}=1: {hint})");
+    }
+    let _ = writeln!(std::io::stderr(), "SKIPPED {what}");
+    false
+}
+
+/// What an interrupted run left: see [`interrupt_after`].
+#[derive(Debug)]
+pub struct Interrupted {
+    /// Whether the awaited progress line was seen before the timeout.
+    pub started: bool,
+    /// How the process ended.
+    pub status: ExitStatus,
+    /// Everything the process wrote to stderr.
+    pub log: String,
+    /// Time from SIGINT to exit.
+    pub stopped_after: Duration,
+}
+
+/// Runs `cmd` (the real `sysgauge` binary with its arguments), waits up to
+/// `wait` for a stderr line starting with `marker` (e.g. `"[1/"`: the first
+/// case is done), calls `before_signal` with the running child and whether
+/// the marker was seen, sends SIGINT, and waits up to `stop_within` for the
+/// exit (killing the process and panicking if it does not stop).
+///
+/// stdout is discarded and stderr is collected; the caller asserts on the
+/// result (typically `started`, exit code 130 and what was kept).
+pub fn interrupt_after(
+    cmd: &mut Command,
+    marker: &str,
+    wait: Duration,
+    stop_within: Duration,
+    before_signal: impl FnOnce(&Child, bool),
+) -> Interrupted {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let (tx, rx) = mpsc::channel();
+    let marker = marker.to_string();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.starts_with(&marker) {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let started = rx.recv_timeout(wait).is_ok();
+    before_signal(&child, started);
+    // SAFETY: kill with a valid pid and signal number has no memory effects.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let interrupted_at = Instant::now();
+    let status = loop {
+        if let Some(s) = child
+            .try_wait()
+            .unwrap_or_else(|e| panic!("waiting for sysgauge: {e}"))
+        {
+            break s;
+        }
+        if interrupted_at.elapsed() > stop_within {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sysgauge did not stop within {stop_within:?} of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stopped_after = interrupted_at.elapsed();
+    let log = reader.join().unwrap_or_default();
+    Interrupted {
+        started,
+        status,
+        log,
+        stopped_after,
+    }
+}
