@@ -34,8 +34,8 @@ pub fn run(args: CpuArgs) -> Result<Exit> {
     measure::finish(&cfg, &outcome, render(&outcome.record))
 }
 
-/// The summary, the kernel table with scaling and indexes, and the findings
-/// (run-level ones such as an active Linux Security Module first).
+/// The summary and the kernel table with scaling and indexes; the findings
+/// (an active Linux Security Module among them) follow from `measure::finish`.
 fn render(record: &RunRecord) -> String {
     let mut text = summary_table(record, TableFormat::Text);
     let table = cpu_table(record, TableFormat::Text);
@@ -118,6 +118,7 @@ mod tests {
     /// kernels.
     #[test]
     fn lsm_finding_is_shown() {
+        // The closing output `measure::finish` adds after the cpu tables.
         let root = sysgauge_host::SysRoot::under(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../sysgauge-host/tests/fixtures/server-2s-xeon"),
@@ -141,7 +142,7 @@ mod tests {
             tags: Default::default(),
             results: vec![],
         };
-        let text = render(&record);
+        let text = render(&record) + &measure::findings_section(&record);
         let line = text
             .lines()
             .find(|l| l.contains("lsm-active"))
