@@ -128,6 +128,21 @@ pub fn families() -> &'static [FamilyInfo] {
     ]
 }
 
+/// An opt-in family and its first benchmark's id, for tests of the rule
+/// that `run` leaves such families out unless `--only` names them.
+pub fn opt_in_example() -> (&'static str, String) {
+    let family = families()
+        .iter()
+        .find(|f| !f.in_default_run)
+        .map_or("", |f| f.name);
+    let first = benchmarks(&Options::default())
+        .into_iter()
+        .map(|b| b.id().to_string())
+        .find(|id| sysgauge_core::family_of(id) == family)
+        .unwrap_or_default();
+    (family, first)
+}
+
 pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
     families().iter().find(|f| f.name == name)
 }

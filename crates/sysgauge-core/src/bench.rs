@@ -161,6 +161,12 @@ pub trait Benchmark: Send + Sync {
     /// The cases to run, in order. Empty means nothing to do for this plan.
     fn cases(&self, plan: &Plan) -> Vec<Params>;
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError>;
+    /// The ids of the benchmarks whose results this one is computed from
+    /// (an index); empty for a measurement. A selection that keeps all of
+    /// them keeps this one too, and one that drops any of them drops it.
+    fn derived_from(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

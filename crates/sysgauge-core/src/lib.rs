@@ -6,6 +6,7 @@
 //! - `bench`: the `Benchmark` trait and its requirements and errors;
 //! - `ctx`: `RunCtx`, the measuring loops, scratch space and fixtures;
 //! - `runner`: plans and runs cases and feeds `Sink`s;
+//! - `select`: the one `--only`/`--skip` grammar;
 //! - `size`: nice-number parsing (`1M` = 10^6, `1MiB` = 2^20);
 //! - `clock`, `cancel`, `scratch`: the monotonic clock, Ctrl-C, clean-up.
 
@@ -17,6 +18,7 @@ pub mod host;
 pub mod record;
 pub mod runner;
 pub mod scratch;
+pub mod select;
 pub mod size;
 pub mod unit;
 
@@ -30,5 +32,6 @@ pub use record::{
     ResultRecord, RunRecord, RunStatus, Severity, Status, SCHEMA_VERSION,
 };
 pub use runner::{Runner, RunnerConfig, Sink, SinkError, Sinks};
+pub use select::{SelectError, Selector};
 pub use sysgauge_stats::Summary;
 pub use unit::{Better, Unit};

@@ -1,8 +1,11 @@
 //! The command line (clap derive). Only this module and `config` know clap;
 //! everything is turned into a validated `Config` before any work starts.
 
+use crate::values::{ChartFile, KeyValue, NiceCount, NiceSize, Seconds, ThreadCount};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use sysgauge_core::Selector;
+use sysgauge_twoping::auth::Digest;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -96,6 +99,29 @@ pub enum ImportFormatArg {
     Openssl,
 }
 
+/// The results database, the one option every command that reads or
+/// writes results shares.
+#[derive(Debug, Clone, Args)]
+pub struct DbArg {
+    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
+    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB", global = true)]
+    pub db: Option<PathBuf>,
+}
+
+/// Which benchmarks a measuring command runs: one grammar for every
+/// command (docs/families/README.md, "Choosing cases").
+#[derive(Debug, Clone, Default, Args)]
+pub struct SelectArgs {
+    /// Run only these: family names, benchmark ids, or ids without their
+    /// family (`hash`, `hash.md5`, `md5`), comma-separated.
+    #[arg(long, value_name = "NAME[,...]", value_delimiter = ',')]
+    pub only: Vec<Selector>,
+
+    /// Leave these out (same names as --only).
+    #[arg(long, value_name = "NAME[,...]", value_delimiter = ',')]
+    pub skip: Vec<Selector>,
+}
+
 /// Where machines come from and how files are read (compare, report, chart).
 #[derive(Debug, Clone, Args)]
 pub struct MachineArgs {
@@ -113,9 +139,8 @@ pub struct MachineArgs {
     #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
     pub family: Vec<String>,
 
-    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
-    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
-    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
 
     /// Host name for files of `openssl speed -mr` output (default: the file's name).
     #[arg(long, value_name = "NAME")]
@@ -128,9 +153,8 @@ pub struct ImportArgs {
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<String>,
 
-    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
-    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
-    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
 
     /// The files' format.
     #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
@@ -228,9 +252,8 @@ pub enum ProfileArg {
 /// Options shared by every measuring subcommand.
 #[derive(Debug, Clone, Args)]
 pub struct MeasureArgs {
-    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
-    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
-    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
 
     /// Also write the run record as JSON to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
@@ -242,11 +265,12 @@ pub struct MeasureArgs {
 
     /// A KEY=VALUE tag stored with the run; repeat for more.
     #[arg(long = "tag", value_name = "K=V")]
-    pub tags: Vec<String>,
+    pub tags: Vec<KeyValue>,
 
-    /// Timed repetitions per case (the median is reported).
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub repetitions: u32,
+    /// Timed repetitions per case; the median is reported (default 5; in
+    /// `sysgauge ssh`, transfers per combination, default 3).
+    #[arg(long, value_name = "N")]
+    pub repetitions: Option<u32>,
 
     /// Untimed warm-up repetitions per case.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -274,13 +298,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub measure: MeasureArgs,
 
-    /// Run only these families or benchmark ids (comma-separated).
-    #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
-    pub only: Vec<String>,
-
-    /// Skip these families or benchmark ids (comma-separated).
-    #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
-    pub skip: Vec<String>,
+    #[command(flatten)]
+    pub select: SelectArgs,
 }
 
 #[derive(Debug, Args)]
@@ -290,17 +309,21 @@ pub struct CpuArgs {
 
     /// Thread counts to run, e.g. `1,2,8` (default: 1 and all CPUs; the
     /// standard and full profiles run the ladder 1, 2, 4 … N).
-    #[arg(long, value_name = "N[,...]", value_delimiter = ',')]
-    pub threads: Vec<String>,
+    #[arg(long, value_name = "N[,...]|all", value_delimiter = ',')]
+    pub threads: Vec<ThreadCount>,
 
     /// Run the thread ladder 1, 2, 4 … N (N = logical CPUs) whatever the profile.
     #[arg(long, conflicts_with = "threads")]
     pub ladder: bool,
 
-    /// Run only these kernels (names like `idea` or ids like `cpu.idea`,
-    /// comma-separated); an index is computed only when all its kernels run.
-    #[arg(long, value_name = "KERNEL[,...]", value_delimiter = ',')]
-    pub kernels: Vec<String>,
+    /// Kernels by name or id (`idea`, `cpu.idea`); an index runs when all
+    /// its kernels do.
+    #[command(flatten)]
+    pub select: SelectArgs,
+
+    /// The former spelling of --only.
+    #[arg(long, hide = true, value_delimiter = ',', conflicts_with = "only")]
+    pub kernels: Vec<Selector>,
 }
 
 #[derive(Debug, Args)]
@@ -312,34 +335,34 @@ pub struct MemArgs {
     /// (nice numbers: 256MiB, 1G). Default: 4 × the last-level cache, bounded by
     /// the profile and by available memory.
     #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    pub size: Option<NiceSize>,
 
     /// Block size of the block-copy test (default 256KiB).
     #[arg(long, value_name = "SIZE")]
-    pub block_size: Option<String>,
+    pub block_size: Option<NiceSize>,
 
     /// Thread counts for the STREAM kernels (default: 1 and all CPUs).
-    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
-    pub threads: Vec<String>,
+    #[arg(long, value_name = "N[,...]|all", value_delimiter = ',')]
+    pub threads: Vec<ThreadCount>,
 
     /// Working sets of the latency test (default: 4KiB doubling to beyond the
     /// last-level cache).
-    #[arg(long, value_name = "SIZE[,SIZE...]")]
-    pub working_sets: Option<String>,
+    #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',')]
+    pub working_sets: Vec<NiceSize>,
 
     /// Forbid transparent huge pages for the buffers (default: ask for them).
     #[arg(long)]
     pub no_huge_pages: bool,
 
-    /// Run only these tests (ids like mem.memcpy, or without the `mem.`:
-    /// memcpy, loop-copy, block-copy, stream-triad, latency, tmpfs-write, ...).
-    #[arg(long, value_name = "TEST[,...]", value_delimiter = ',')]
-    pub only: Vec<String>,
+    /// Tests by name or id: memcpy, loop-copy, block-copy, stream-triad,
+    /// latency, tmpfs-write, ...
+    #[command(flatten)]
+    pub select: SelectArgs,
 
     /// Also draw latency against working-set size, with the cache sizes
     /// marked, into FILE (`.svg` or `.png`).
-    #[arg(long, value_name = "FILE")]
-    pub chart: Option<PathBuf>,
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
+    pub chart: Option<ChartFile>,
 }
 
 #[derive(Debug, Args)]
@@ -354,12 +377,12 @@ pub struct DiskArgs {
     /// Test file size, e.g. 256MiB or 4G (default: from the profile; in raw
     /// mode the bytes written per block size).
     #[arg(long, value_name = "NICE")]
-    pub size: Option<String>,
+    pub size: Option<NiceSize>,
 
     /// Block sizes of the block tests, e.g. 4KiB,64KiB,1MiB (raw mode
     /// default: 256,512,4KiB,1MiB).
-    #[arg(long, value_name = "NICE[,...]")]
-    pub block_size: Option<String>,
+    #[arg(long, value_name = "NICE[,...]", value_delimiter = ',')]
+    pub block_size: Vec<NiceSize>,
 
     /// Raw device mode: write straight to this block device (a full path
     /// under /dev). Destroys its data; needs --destroy-data.
@@ -375,13 +398,9 @@ pub struct DiskArgs {
     #[arg(long, requires = "device")]
     pub force: bool,
 
-    /// Run only these tests (ids such as disk.seq-write, comma-separated).
-    #[arg(long, value_name = "ID[,...]", value_delimiter = ',')]
-    pub only: Vec<String>,
-
-    /// Skip these tests (ids, comma-separated).
-    #[arg(long, value_name = "ID[,...]", value_delimiter = ',')]
-    pub skip: Vec<String>,
+    /// Tests by name or id (seq-write, disk.seq-read, ...).
+    #[command(flatten)]
+    pub select: SelectArgs,
 }
 
 #[derive(Debug, Args)]
@@ -401,7 +420,7 @@ pub struct NetArgs {
 
     /// UDP datagram size of the packet-rate and latency cases (default 64).
     #[arg(long, value_name = "BYTES")]
-    pub udp_size: Option<String>,
+    pub udp_size: Option<NiceSize>,
 }
 
 /// 2ping options shared by `ping` and `listen`, named as the reference
@@ -422,11 +441,11 @@ pub struct TwopingArgs {
 
     /// Pad packets to at least this size.
     #[arg(long, value_name = "BYTES", default_value = "128")]
-    pub min_packet_size: String,
+    pub min_packet_size: NiceSize,
 
     /// Never send packets larger than this.
     #[arg(long, value_name = "BYTES", default_value = "512")]
-    pub max_packet_size: String,
+    pub max_packet_size: NiceSize,
 
     /// Seconds to wait before asking the peer about an unanswered ping.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
@@ -445,7 +464,7 @@ pub struct TwopingArgs {
     /// HMAC digest: hmac-md5 (the reference's default), hmac-sha1,
     /// hmac-sha256 or hmac-sha512.
     #[arg(long, value_name = "DIGEST", default_value = "hmac-md5")]
-    pub auth_digest: String,
+    pub auth_digest: Digest,
 
     /// Print only the start and the statistics, no line per packet.
     #[arg(short = 'q', long)]
@@ -557,21 +576,21 @@ pub struct SweepArgs {
 
     /// Copies of the corpus in the input file (comma-separated). Default: 1 and a
     /// large count for the profile (64 quick, 512 standard), bounded by free space.
-    #[arg(long, value_name = "K[,K...]")]
-    pub copies: Option<String>,
+    #[arg(long, value_name = "K[,K...]", value_delimiter = ',')]
+    pub copies: Vec<NiceCount>,
 
     /// Effective iterations N (comma-separated): each point runs the program N/K times
     /// over K copies, so N must be a multiple of every K.
-    #[arg(long, value_name = "N[,N...]", conflicts_with_all = ["max", "step"])]
-    pub iterations: Option<String>,
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',', conflicts_with_all = ["max", "step"])]
+    pub iterations: Vec<NiceCount>,
 
     /// Largest effective iteration count; with --step: N = STEP, 2×STEP, … ≤ MAX.
     #[arg(long, value_name = "N", requires = "step")]
-    pub max: Option<String>,
+    pub max: Option<NiceCount>,
 
     /// Step between effective iteration counts (with --max).
     #[arg(long, value_name = "N", requires = "max")]
-    pub step: Option<String>,
+    pub step: Option<NiceCount>,
 
     /// Send each run's output to a file in the scratch directory instead of /dev/null.
     #[arg(long)]
@@ -589,7 +608,7 @@ pub struct SweepArgs {
     /// Also draw MB/s against effective iterations, one line per program and copy
     /// count, to FILE.svg or FILE.png.
     #[arg(long, value_name = "FILE.svg|FILE.png")]
-    pub chart: Option<PathBuf>,
+    pub chart: Option<ChartFile>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -607,17 +626,16 @@ pub struct CryptoArgs {
 
     /// Threads: a number, or `all` for one per CPU (each runs its own instance).
     #[arg(long, value_name = "N|all", default_value = "1")]
-    pub threads: String,
+    pub threads: ThreadCount,
 
     /// Block sizes for ciphers and digests (comma-separated, nice numbers such
     /// as 8KiB; multiples of 16). Default: openssl's 16,64,256,1024,8192,16384.
     #[arg(long, value_name = "SIZE[,...]", value_delimiter = ',')]
-    pub block_sizes: Vec<String>,
+    pub block_sizes: Vec<NiceSize>,
 
-    /// Only these algorithms: benchmark ids (`crypto.aes-128-gcm`,
-    /// `hash.md5`) or their short names (`aes-128-gcm`, `md5`, `rsa-2048`).
-    #[arg(long, value_name = "ALG[,...]", value_delimiter = ',')]
-    pub only: Vec<String>,
+    /// Algorithms by name or id (`aes-128-gcm`, `hash.md5`, `rsa-2048`).
+    #[command(flatten)]
+    pub select: SelectArgs,
 
     /// Also run the system `openssl speed -mr` for the same algorithms,
     /// sizes and threads, and print both side by side with the ratio.
@@ -641,24 +659,34 @@ pub struct SpawnArgs {
     #[command(flatten)]
     pub measure: MeasureArgs,
 
-    /// Only these methods (fork-exit, fork-exec, vfork-exec, clone-vfork-exec,
-    /// posix-spawn, std-command, popen-sh, system); comma-separated.
-    #[arg(long = "method", value_name = "NAME[,...]", value_delimiter = ',')]
-    pub methods: Vec<String>,
+    /// Methods by name or id (fork-exit, fork-exec, vfork-exec,
+    /// clone-vfork-exec, posix-spawn, std-command, popen-sh, system, and the
+    /// parent-size and spawners cases).
+    #[command(flatten)]
+    pub select: SelectArgs,
+
+    /// The former spelling of --only for the methods.
+    #[arg(
+        long = "method",
+        hide = true,
+        value_delimiter = ',',
+        conflicts_with = "only"
+    )]
+    pub methods: Vec<Selector>,
 
     /// Targets to start: `static` (the embedded static no-op program) and/or
     /// `true` (/bin/true); comma-separated.
     #[arg(long = "target", value_name = "static|true", value_delimiter = ',')]
-    pub targets: Vec<String>,
+    pub targets: Vec<sysgauge_bench::spawn::Target>,
 
     /// Memory the parent holds (touched) while spawning, e.g. `0,256MiB,1GiB`;
     /// whole MiB.
     #[arg(long = "parent-size", value_name = "SIZE[,...]", value_delimiter = ',')]
-    pub parent_sizes: Vec<String>,
+    pub parent_sizes: Vec<NiceSize>,
 
     /// Spawning threads, e.g. `1,4` (`all` = one per CPU).
-    #[arg(long = "spawners", value_name = "N[,...]", value_delimiter = ',')]
-    pub spawners: Vec<String>,
+    #[arg(long = "spawners", value_name = "N[,...]|all", value_delimiter = ',')]
+    pub spawners: Vec<ThreadCount>,
 }
 
 #[derive(Debug, Args)]
@@ -686,7 +714,7 @@ pub struct StartupArgs {
     /// Minimum total time of the timed runs per command, in seconds
     /// (`3`, `0.5`, `500ms`); default: the profile's (3 s for quick).
     #[arg(long, value_name = "SECONDS")]
-    pub min_time: Option<String>,
+    pub min_time: Option<Seconds>,
 
     /// Maximum number of timed runs per command (stops even if --min-time is not reached).
     #[arg(long, value_name = "N")]
@@ -731,12 +759,11 @@ pub struct SshArgs {
     /// Bytes of zeros per transfer (100M, 1GiB, ...); default by profile:
     /// 1M tiny, 500M quick, 1G standard, 4G full.
     #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    pub size: Option<NiceSize>,
 
-    /// Timed transfers (and handshakes) per combination; the median is the
-    /// value. Takes the place of --repetitions here.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub runs: u32,
+    /// The former spelling of --repetitions here.
+    #[arg(long, value_name = "N", hide = true, conflicts_with = "repetitions")]
+    pub runs: Option<u32>,
 
     /// Which combinations to measure.
     #[arg(long, value_enum, default_value_t = MatrixArg::Factorial)]
@@ -783,7 +810,7 @@ pub struct SshArgs {
     /// An extra ssh option KEY=VALUE (ssh -o), repeatable; it takes
     /// precedence over sysgauge's own.
     #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
-    pub ssh_options: Vec<String>,
+    pub ssh_options: Vec<KeyValue>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -841,9 +868,8 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct ResultsArgs {
-    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
-    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB", global = true)]
-    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
 
     #[command(subcommand)]
     pub action: ResultsAction,
@@ -895,9 +921,8 @@ pub enum BaselineAction {
     },
     /// Write a baseline file from a stored standard-profile run (see docs/baseline.md).
     Make {
-        /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
-        #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB")]
-        db: Option<PathBuf>,
+        #[command(flatten)]
+        db: DbArg,
         /// The reference run: run number, run-id prefix, or host name (its latest run).
         #[arg(value_name = "RUN|HOST")]
         run: String,

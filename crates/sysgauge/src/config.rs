@@ -3,6 +3,7 @@
 //! naming the problem and nothing has been measured or written yet.
 
 use crate::cli::{MeasureArgs, ProfileArg};
+use crate::values::KeyValue;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,15 +39,10 @@ pub struct MeasureConfig {
 
 impl MeasureConfig {
     pub fn from_args(a: &MeasureArgs) -> Result<MeasureConfig> {
-        if a.repetitions == 0 {
-            bail!("--repetitions must be at least 1 (5 is the default; an odd number makes the median a real sample)");
-        }
-        if a.repetitions > 1000 {
-            bail!(
-                "--repetitions {} is more than 1000; use a longer --profile instead",
-                a.repetitions
-            );
-        }
+        let repetitions = check_repetitions(
+            a.repetitions.unwrap_or(DEFAULT_REPETITIONS),
+            "--repetitions",
+        )?;
         if a.warmup > 100 {
             bail!("--warmup {} is more than 100", a.warmup);
         }
@@ -60,7 +56,7 @@ impl MeasureConfig {
         let db = if a.no_store {
             DbChoice::None
         } else {
-            DbChoice::File(resolve_db(a.db.as_deref())?)
+            DbChoice::File(resolve_db(a.db.db.as_deref())?)
         };
         if let Some(json) = &a.json {
             check_output_path(json, "--json")?;
@@ -77,7 +73,7 @@ impl MeasureConfig {
             json: a.json.clone(),
             label: a.label.clone(),
             tags: parse_tags(&a.tags)?,
-            repetitions: a.repetitions,
+            repetitions,
             warmup: a.warmup,
             profile: match a.profile {
                 ProfileArg::Tiny => Profile::Tiny,
@@ -93,19 +89,26 @@ impl MeasureConfig {
     }
 }
 
-/// `K=V` tags into a map; keys must be non-empty and unique.
-pub fn parse_tags(raw: &[String]) -> Result<BTreeMap<String, String>> {
+/// Timed repetitions per case when `--repetitions` is not given.
+pub const DEFAULT_REPETITIONS: u32 = 5;
+
+/// A repetition count: at least 1, at most 1000.
+pub fn check_repetitions(n: u32, option: &str) -> Result<u32> {
+    if n == 0 {
+        bail!("{option} must be at least 1 ({DEFAULT_REPETITIONS} is the default; an odd number makes the median a real sample)");
+    }
+    if n > 1000 {
+        bail!("{option} {n} is more than 1000; use a longer --profile instead");
+    }
+    Ok(n)
+}
+
+/// `--tag K=V` into a map; a key given twice is an error.
+pub fn parse_tags(raw: &[KeyValue]) -> Result<BTreeMap<String, String>> {
     let mut tags = BTreeMap::new();
     for t in raw {
-        let Some((k, v)) = t.split_once('=') else {
-            bail!("--tag '{t}' is not KEY=VALUE");
-        };
-        let k = k.trim();
-        if k.is_empty() {
-            bail!("--tag '{t}' has an empty key");
-        }
-        if tags.insert(k.to_string(), v.trim().to_string()).is_some() {
-            bail!("--tag key '{k}' is given twice");
+        if tags.insert(t.key.clone(), t.value.clone()).is_some() {
+            bail!("--tag key '{}' is given twice", t.key);
         }
     }
     Ok(tags)
@@ -188,12 +191,11 @@ mod tests {
 
     #[test]
     fn tags() {
-        let t = parse_tags(&["a=1".into(), "b = two ".into(), "c=".into()]).unwrap_or_default();
+        let kv = |s: &str| s.parse::<KeyValue>().unwrap();
+        let t = parse_tags(&[kv("a=1"), kv("b = two "), kv("c=")]).unwrap();
         assert_eq!(t.get("a").map(String::as_str), Some("1"));
         assert_eq!(t.get("b").map(String::as_str), Some("two"));
         assert_eq!(t.get("c").map(String::as_str), Some(""));
-        assert!(parse_tags(&["novalue".into()]).is_err());
-        assert!(parse_tags(&["=x".into()]).is_err());
-        assert!(parse_tags(&["a=1".into(), "a=2".into()]).is_err());
+        assert!(parse_tags(&[kv("a=1"), kv("a=2")]).is_err());
     }
 }

@@ -13,6 +13,7 @@ mod output;
 mod progress;
 mod signals;
 mod style;
+mod values;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -3,6 +3,7 @@
 //! benchmarks through the runner with the console, database and JSON sinks,
 //! and decide the exit code.
 
+use crate::cli::SelectArgs;
 use crate::config::{DbChoice, MeasureConfig};
 use crate::exit::Exit;
 use crate::output;
@@ -30,6 +31,26 @@ pub fn open_store(cfg: &MeasureConfig) -> Result<Option<Store>> {
         DbChoice::None => Ok(None),
         DbChoice::File(p) => Ok(Some(Store::open(p)?)),
     }
+}
+
+/// The benchmarks a family's own subcommand runs: `all` narrowed by the
+/// shared `--only`/`--skip` grammar; nothing left is an error.
+pub fn select(all: Vec<Box<dyn Benchmark>>, sel: &SelectArgs) -> Result<Vec<Box<dyn Benchmark>>> {
+    select_from(all, &sel.only, &sel.skip, |_| true)
+}
+
+/// `select` with explicit lists, and what runs when `--only` is not given.
+pub fn select_from(
+    all: Vec<Box<dyn Benchmark>>,
+    only: &[sysgauge_core::Selector],
+    skip: &[sysgauge_core::Selector],
+    by_default: impl Fn(&dyn Benchmark) -> bool,
+) -> Result<Vec<Box<dyn Benchmark>>> {
+    let chosen = sysgauge_core::select::select(all, only, skip, by_default)?;
+    if chosen.is_empty() {
+        anyhow::bail!("--only/--skip leave nothing to run");
+    }
+    Ok(chosen)
 }
 
 /// How this binary was built.

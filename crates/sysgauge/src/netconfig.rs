@@ -5,11 +5,11 @@
 //! measurement.
 
 use crate::cli::{ListenArgs, NetArgs, PingArgs, TwopingArgs};
+use crate::values::NiceSize;
 use anyhow::{bail, Context, Result};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 use sysgauge_bench::net::{udp, NetOptions, Peer, ServiceConfig, DEFAULT_SERVICE_PORT};
-use sysgauge_core::size::parse_size;
 use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{ClientConfig, Target};
 use sysgauge_twoping::listener::{ListenerConfig, ListenerLimits, RateLimit};
@@ -45,8 +45,7 @@ pub fn seconds(v: f64, option: &str, allow_zero: bool) -> Result<Duration> {
     Ok(Duration::from_secs_f64(v))
 }
 
-fn packet_size(text: &str, option: &str) -> Result<usize> {
-    let n = parse_size(text).with_context(|| format!("{option} {text:?} is not a size"))?;
+fn packet_size(NiceSize(n): NiceSize, option: &str) -> Result<usize> {
     let n = usize::try_from(n).unwrap_or(usize::MAX);
     if !(MIN_2PING_PACKET..=MAX_DATAGRAM).contains(&n) {
         bail!("{option} {n} must be within {MIN_2PING_PACKET}..={MAX_DATAGRAM} bytes");
@@ -60,12 +59,12 @@ pub fn twoping_common(a: &TwopingArgs) -> Result<TwopingCommon> {
         (_, true) => AddressFamily::V6,
         _ => AddressFamily::Any,
     };
-    let min_packet_size = packet_size(&a.min_packet_size, "--min-packet-size")?;
-    let max_packet_size = packet_size(&a.max_packet_size, "--max-packet-size")?;
+    let min_packet_size = packet_size(a.min_packet_size, "--min-packet-size")?;
+    let max_packet_size = packet_size(a.max_packet_size, "--max-packet-size")?;
     if min_packet_size > max_packet_size {
         bail!("--min-packet-size {min_packet_size} is above --max-packet-size {max_packet_size}");
     }
-    let digest: Digest = a.auth_digest.parse().context("--auth-digest")?;
+    let digest: Digest = a.auth_digest;
     let auth = match &a.auth {
         Some(k) if k.is_empty() => bail!("--auth KEY is empty; give the key the peer uses"),
         Some(k) => Some(Auth::new(digest, k.as_bytes())),
@@ -321,9 +320,7 @@ pub fn net_options(a: &NetArgs) -> Result<NetOptions> {
     }
     let udp_size = a
         .udp_size
-        .as_deref()
-        .map(|t| -> Result<usize> {
-            let n = parse_size(t).with_context(|| format!("--udp-size {t:?} is not a size"))?;
+        .map(|NiceSize(n)| {
             udp::check_size(usize::try_from(n).unwrap_or(usize::MAX))
                 .map_err(|e| anyhow::anyhow!("--udp-size: {e}"))
         })
@@ -375,10 +372,9 @@ mod tests {
         assert!(seconds(-1.0, "-i", true).is_err());
         assert!(seconds(f64::NAN, "-i", true).is_err());
         assert!(seconds(1e12, "-i", true).is_err());
-        assert_eq!(packet_size("1KiB", "--x").unwrap_or(0), 1024);
-        assert!(packet_size("11", "--x").is_err());
-        assert!(packet_size("65508", "--x").is_err());
-        assert!(packet_size("lots", "--x").is_err());
+        assert_eq!(packet_size(NiceSize(1024), "--x").unwrap_or(0), 1024);
+        assert!(packet_size(NiceSize(11), "--x").is_err());
+        assert!(packet_size(NiceSize(65508), "--x").is_err());
     }
 
     #[test]

@@ -665,7 +665,7 @@ fn bad_input_is_a_usage_error() {
     usage_error(
         &sb,
         &ping(&["--min-packet-size", "lots", "127.0.0.1"]),
-        "is not a size",
+        "invalid value 'lots' for '--min-packet-size",
     );
     usage_error(
         &sb,

@@ -294,7 +294,7 @@ fn bad_names_and_options_exit_2() {
         ),
         (vec!["--size", "0"], "--size must be at least 1 byte"),
         (vec!["--size", "12Q"], "unknown suffix"),
-        (vec!["--runs", "0"], "--runs must be between 1 and 1000"),
+        (vec!["--runs", "0"], "--runs must be at least 1"),
         (
             vec!["--connect-timeout", "0"],
             "--connect-timeout must be between",

@@ -122,6 +122,10 @@ impl Benchmark for IndexBenchmark {
         }
     }
 
+    fn derived_from(&self) -> Vec<String> {
+        self.kernels().iter().map(|k| k.id().to_string()).collect()
+    }
+
     fn cases(&self, plan: &Plan) -> Vec<Params> {
         if self.options.thread_counts(plan).contains(&1) {
             vec![Params::new().with("threads", 1u64)]

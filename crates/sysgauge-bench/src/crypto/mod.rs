@@ -15,6 +15,7 @@
 //! implementation can never produce a number.
 
 pub mod aes;
+pub mod alongside;
 pub mod blowfish;
 pub mod camellia;
 pub mod cast5;
@@ -416,6 +417,24 @@ pub fn benchmarks(options: &Arc<CryptoOptions>) -> Vec<Box<dyn Benchmark>> {
     v
 }
 
+/// What `sysgauge crypto` runs: the hash family then the crypto family's
+/// whole table, at the given block sizes (default: openssl's) and thread
+/// count, so its table reads like `openssl speed`.
+pub fn speed_benchmarks(sizes: Option<Vec<u64>>, threads: usize) -> Vec<Box<dyn Benchmark>> {
+    let hash_opts = Arc::new(crate::hash::HashOptions {
+        block_sizes: Some(sizes.clone().unwrap_or_else(|| BLOCK_SIZES.to_vec())),
+        threads: Some(vec![threads]),
+    });
+    let crypto_opts = Arc::new(CryptoOptions {
+        full_table: true,
+        block_sizes: sizes,
+        threads: Some(vec![threads]),
+    });
+    let mut v = crate::hash::benchmarks(&hash_opts);
+    v.extend(benchmarks(&crypto_opts));
+    v
+}
+
 /// A big-endian `u32` from exactly four bytes (the block ciphers' word order).
 #[inline(always)]
 pub(crate) fn be32(b: &[u8]) -> u32 {
@@ -435,6 +454,17 @@ pub(crate) fn be64(b: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_hash_and_crypto_with_unique_ids() {
+        let b = speed_benchmarks(None, 1);
+        let ids: Vec<&str> = b.iter().map(|b| b.id()).collect();
+        assert!(ids.contains(&"hash.sha256") && ids.contains(&"crypto.x25519"));
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len());
+    }
     use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
 
     fn ctx() -> RunCtx {

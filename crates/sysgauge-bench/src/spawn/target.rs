@@ -52,6 +52,15 @@ impl Target {
     }
 }
 
+impl std::str::FromStr for Target {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Target, String> {
+        Target::parse(s.trim())
+            .ok_or_else(|| format!("unknown target '{}' (use static or true)", s.trim()))
+    }
+}
+
 /// Write the helper into `dir` as an executable file.
 pub fn install_helper(dir: &Path) -> Result<PathBuf, BenchError> {
     if !helper_available() {

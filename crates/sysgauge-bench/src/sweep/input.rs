@@ -14,11 +14,13 @@
 //! than a set share of the file system's free space.
 
 use super::corpus::Corpus;
+use super::{grid, SweepOptions};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use sysgauge_core::{BenchError, CancelToken, IoContext};
+use sysgauge_core::record::{Finding, Severity};
+use sysgauge_core::{BenchError, CancelToken, IoContext, Profile};
 use sysgauge_host::DrainReport;
 
 /// The largest share of a file system's free space the sweep's input files
@@ -207,9 +209,133 @@ pub fn write_copies(
     Ok(file)
 }
 
+/// Validate the grid, and make sure every input file fits together in the
+/// allowed share of free space in `dir`: given copies must fit (else a
+/// clear error); default copies are halved until they do.
+pub fn fit_free_space(
+    mut options: SweepOptions,
+    profile: Profile,
+    dir: &Path,
+) -> Result<(SweepOptions, Vec<Finding>), String> {
+    let dicts: Vec<&Path> = options.dictionaries.iter().map(PathBuf::as_path).collect();
+    let corpus_len = options.data.expected_len(&dicts)?;
+    let (copies, _) = grid(
+        profile,
+        options.mode,
+        options.copies.as_deref(),
+        options.iterations.as_deref(),
+    )?;
+    let need = |copies: &[u64]| -> Option<u64> {
+        copies
+            .iter()
+            .try_fold(0u64, |s, &k| s.checked_add(k.checked_mul(corpus_len)?))
+    };
+    let Some(free) = sysgauge_host::free_space_bytes(dir) else {
+        return Ok((options, Vec::new()));
+    };
+    let fits_all = |c: &[u64]| need(c).is_some_and(|n| fits(n, free));
+    if fits_all(&copies) {
+        return Ok((options, Vec::new()));
+    }
+    let explain = |c: &[u64]| {
+        format!(
+            "the input files ({} copies of a {corpus_len}-byte corpus) need {:.1} MB, but only {:.1} MB is free in {} and a sweep takes at most {:.0} % of it",
+            c.iter().map(u64::to_string).collect::<Vec<_>>().join(" + "),
+            need(c).map(|n| n as f64 / 1e6).unwrap_or(f64::INFINITY),
+            free as f64 / 1e6,
+            dir.display(),
+            MAX_FREE_SHARE * 100.0
+        )
+    };
+    if options.copies.is_some() {
+        return Err(format!(
+            "{}; use fewer --copies or point --dir at a file system with more room",
+            explain(&copies)
+        ));
+    }
+    // Default copies: halve the largest until everything fits; the default
+    // iterations follow the new copies (N stays a multiple of every K).
+    let mut reduced = copies.clone();
+    while !fits_all(&reduced) {
+        let Some(max) = reduced.iter().copied().max().filter(|&m| m > 1) else {
+            return Err(format!(
+                "{}; free some space or point --dir elsewhere",
+                explain(&reduced)
+            ));
+        };
+        for k in reduced.iter_mut().filter(|k| **k == max) {
+            *k = max / 2;
+        }
+        reduced.sort_unstable();
+        reduced.dedup();
+    }
+    let finding = Finding::new(
+        "sweep-copies-reduced",
+        Severity::Info,
+        format!(
+            "{}: the sweep uses {} copies instead",
+            explain(&copies),
+            reduced
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+    .with_remedy("point --dir at a file system with more free space for the full sweep");
+    options.copies = Some(reduced);
+    Ok((options, vec![finding]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::Mode;
+    use sysgauge_core::Profile;
+
+    #[test]
+    fn free_space_bounds_default_copies_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let free = sysgauge_host::free_space_bytes(dir.path()).unwrap_or(0);
+        assert!(free > 0);
+        // A corpus so large that 64 copies cannot fit but one can.
+        let corpus = (free as f64 * MAX_FREE_SHARE / 50.0) as u64;
+        let file = dir.path().join("corpus");
+        let f = std::fs::File::create(&file).unwrap();
+        f.set_len(corpus).unwrap();
+        let opts = SweepOptions {
+            data: DataSpec::File(file.clone()),
+            mode: Mode::Sweep,
+            ..SweepOptions::default()
+        };
+        let (o, findings) = fit_free_space(opts.clone(), Profile::Quick, dir.path()).unwrap();
+        let copies = o.copies.unwrap_or_default();
+        assert_eq!(copies.first(), Some(&1));
+        assert!(copies.iter().all(|&k| k < 64), "{copies:?}");
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].code, "sweep-copies-reduced");
+        // Given copies that do not fit are refused, naming the problem.
+        let given = SweepOptions {
+            copies: Some(vec![1, 64]),
+            ..opts
+        };
+        let e = fit_free_space(given, Profile::Quick, dir.path())
+            .err()
+            .unwrap_or_default();
+        assert!(e.contains("use fewer --copies"), "{e}");
+        // And a grid that cannot work is refused before anything else.
+        let bad = SweepOptions {
+            copies: Some(vec![3]),
+            iterations: Some(vec![4]),
+            mode: Mode::Sweep,
+            ..SweepOptions::default()
+        };
+        let e = fit_free_space(bad, Profile::Quick, dir.path())
+            .err()
+            .unwrap_or_default();
+        assert!(e.contains("not a multiple"), "{e}");
+    }
+
     use crate::sweep::corpus::DataSpec;
 
     #[test]

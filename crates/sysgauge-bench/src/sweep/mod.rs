@@ -99,10 +99,15 @@ impl SweepOptions {
     /// Options for `sysgauge run`: the slice (dd and sha256sum), or the
     /// programs whose ids `--only` names (`sweep.b2sum`), so that naming
     /// one runs it.
-    pub fn for_run(only: &[String]) -> SweepOptions {
+    pub fn for_run(only: &[sysgauge_core::Selector]) -> SweepOptions {
+        // A program named by its id (or short name) narrows the slice to the
+        // programs named; the family's name keeps them all.
         let named: Vec<Program> = Known::ALL
             .into_iter()
-            .filter(|k| only.iter().any(|o| o.trim() == k.id()))
+            .filter(|k| {
+                only.iter()
+                    .any(|o| o.matches(k.id()) && o.as_str() != sysgauge_core::family_of(k.id()))
+            })
             .map(Program::Known)
             .collect();
         SweepOptions {
@@ -1113,17 +1118,24 @@ mod tests {
                 .map(|b| b.id().to_string())
                 .collect()
         };
+        let sel = |v: &[&str]| -> Vec<sysgauge_core::Selector> {
+            v.iter().map(|s| s.parse().unwrap()).collect()
+        };
         assert_eq!(
             ids_with_cases(SweepOptions::for_run(&[])),
             ["sweep.dd", "sweep.sha256sum"]
         );
         assert_eq!(
-            ids_with_cases(SweepOptions::for_run(&["hash".into(), "sweep".into()])),
+            ids_with_cases(SweepOptions::for_run(&sel(&["hash", "sweep"]))),
             ["sweep.dd", "sweep.sha256sum"]
         );
         assert_eq!(
-            ids_with_cases(SweepOptions::for_run(&["sweep.b2sum".into()])),
+            ids_with_cases(SweepOptions::for_run(&sel(&["sweep.b2sum"]))),
             ["sweep.b2sum"]
+        );
+        assert_eq!(
+            ids_with_cases(SweepOptions::for_run(&sel(&["b2sum", "md5sum"]))),
+            ["sweep.b2sum", "sweep.md5sum"]
         );
     }
 

@@ -31,7 +31,7 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
             if machine.trim().is_empty() {
                 bail!("--machine must describe the reference machine (CPU, cores, memory, VM or bare metal)");
             }
-            let store = Store::open(&resolve_db(db.as_deref())?)?;
+            let store = Store::open(&resolve_db(db.db.as_deref())?)?;
             let row = resolve_stored(&store, &run)?
                 .with_context(|| format!("'{run}' is neither a stored run nor a host with runs (see `sysgauge results list`)"))?;
             let record = store.load_run(row)?;

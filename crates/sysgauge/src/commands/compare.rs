@@ -38,7 +38,7 @@ pub fn build(args: &MachineArgs) -> Result<Comparison> {
 
 /// The comparison and the compared runs, in the comparison's machine order.
 pub fn build_with_runs(args: &MachineArgs) -> Result<(Comparison, Vec<sysgauge_core::RunRecord>)> {
-    let store = open_existing(args.db.as_deref())?;
+    let store = open_existing(args.db.db.as_deref())?;
     let files = FileOptions {
         format: None,
         host: args.host.clone(),

@@ -8,27 +8,28 @@ use crate::cli::CpuArgs;
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
-use anyhow::{bail, Result};
+use crate::values::thread_list;
+use anyhow::Result;
 use std::sync::Arc;
-use sysgauge_bench::cpu::kernels::KernelId;
 use sysgauge_bench::cpu::report::cpu_table;
 use sysgauge_bench::cpu::{self, CpuOptions};
-use sysgauge_core::{Benchmark, RunRecord};
+use sysgauge_core::RunRecord;
 use sysgauge_report::{summary_table, TableFormat};
-
-/// The most threads `--threads` accepts: far beyond any machine, low enough
-/// that a typo cannot start a million threads.
-const MAX_THREADS: usize = 4096;
 
 pub fn run(args: CpuArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
-    let threads = parse_threads(&args.threads)?;
-    let kernels = parse_kernels(&args.kernels)?;
     let options = Arc::new(CpuOptions {
-        threads,
+        threads: thread_list(&args.threads),
         ladder: args.ladder,
     });
-    let selected = select(cpu::benchmarks(&options), kernels.as_deref());
+    // `--kernels` is the former spelling of `--only`.
+    let only = if args.kernels.is_empty() {
+        &args.select.only
+    } else {
+        &args.kernels
+    };
+    let selected =
+        measure::select_from(cpu::benchmarks(&options), only, &args.select.skip, |_| true)?;
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("cpu", &cfg, &selected, &cancel, Vec::new())?;
     measure::finish(&cfg, &outcome, render(&outcome.record))
@@ -44,69 +45,6 @@ fn render(record: &RunRecord) -> String {
         text.push_str(&table);
     }
     text
-}
-
-/// `--threads 1,2,8` into counts (1 ..= MAX_THREADS); empty means the default.
-fn parse_threads(raw: &[String]) -> Result<Option<Vec<usize>>> {
-    if raw.is_empty() {
-        return Ok(None);
-    }
-    let mut v = Vec::new();
-    for s in raw {
-        let s = s.trim();
-        let n: usize = match s.parse() {
-            Ok(n) => n,
-            Err(_) => bail!("--threads: '{s}' is not a whole number of threads"),
-        };
-        if n == 0 || n > MAX_THREADS {
-            bail!("--threads: {n} is out of range (1 to {MAX_THREADS})");
-        }
-        v.push(n);
-    }
-    Ok(Some(v))
-}
-
-/// `--kernels idea,cpu.fourier` into kernels; unknown names are an error
-/// listing the known ones.
-fn parse_kernels(raw: &[String]) -> Result<Option<Vec<KernelId>>> {
-    if raw.is_empty() {
-        return Ok(None);
-    }
-    let mut v = Vec::new();
-    for s in raw {
-        match KernelId::parse(s) {
-            Some(k) => v.push(k),
-            None => {
-                let known: Vec<&str> = KernelId::ALL.iter().map(|k| k.short_name()).collect();
-                bail!(
-                    "--kernels: unknown kernel '{}' (known: {})",
-                    s.trim(),
-                    known.join(", ")
-                );
-            }
-        }
-    }
-    Ok(Some(v))
-}
-
-/// Keep the chosen kernels, and the indexes whose kernels are all chosen.
-fn select(all: Vec<Box<dyn Benchmark>>, kernels: Option<&[KernelId]>) -> Vec<Box<dyn Benchmark>> {
-    let Some(chosen) = kernels else {
-        return all;
-    };
-    all.into_iter()
-        .filter(|b| match KernelId::parse(b.id()) {
-            Some(k) => chosen.contains(&k),
-            None => {
-                // An index: keep it only if every kernel of its group runs.
-                let group = b.id().trim_start_matches("cpu.index-");
-                KernelId::ALL
-                    .iter()
-                    .filter(|k| k.group().name() == group)
-                    .all(|k| chosen.contains(k))
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -151,49 +89,5 @@ mod tests {
             line.contains("apparmor") && line.contains("CPU kernels"),
             "{line}"
         );
-    }
-
-    #[test]
-    fn threads_parsing() {
-        assert_eq!(parse_threads(&[]).ok().flatten(), None);
-        assert_eq!(
-            parse_threads(&["1".into(), " 4".into()]).ok().flatten(),
-            Some(vec![1, 4])
-        );
-        assert!(parse_threads(&["0".into()]).is_err());
-        assert!(parse_threads(&["two".into()]).is_err());
-        assert!(parse_threads(&["100000".into()]).is_err());
-    }
-
-    #[test]
-    fn kernel_selection_keeps_complete_indexes() {
-        let all = cpu::benchmarks(&Arc::new(CpuOptions::default()));
-        assert_eq!(all.len(), 13);
-        let ks = parse_kernels(&[
-            "fourier".into(),
-            "cpu.neural-net".into(),
-            "lu-decomposition".into(),
-            "idea".into(),
-        ])
-        .ok()
-        .flatten();
-        let ids: Vec<String> = select(all, ks.as_deref())
-            .iter()
-            .map(|b| b.id().to_string())
-            .collect();
-        assert_eq!(
-            ids,
-            vec![
-                "cpu.fourier",
-                "cpu.idea",
-                "cpu.neural-net",
-                "cpu.lu-decomposition",
-                "cpu.index-float"
-            ]
-        );
-        let err = parse_kernels(&["quicksort".into()])
-            .err()
-            .map(|e| e.to_string());
-        assert!(err.unwrap_or_default().contains("numeric-sort"));
     }
 }

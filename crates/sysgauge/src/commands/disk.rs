@@ -12,42 +12,38 @@ use crate::cli::DiskArgs;
 use crate::config::{check_writable_dir, MeasureConfig};
 use crate::exit::Exit;
 use crate::measure;
-use anyhow::{anyhow, bail, Context, Result};
+use crate::values::NiceSize;
+use anyhow::{bail, Context, Result};
 use std::sync::Arc;
 use sysgauge_bench::disk::report::{disk_table, disk_target_text};
 use sysgauge_bench::disk::{self, raw, DiskOptions, MAX_BLOCK_SIZE};
-use sysgauge_core::size::{parse_size, parse_size_list, Bytes};
+use sysgauge_core::size::Bytes;
 use sysgauge_report::TableFormat;
 
 /// Parsed and checked disk options (before any work).
 pub fn options_from_args(args: &DiskArgs, cfg: &mut MeasureConfig) -> Result<DiskOptions> {
-    let size = match &args.size {
-        Some(s) => {
-            let v = parse_size(s).map_err(|e| anyhow!("--size {e}"))?;
-            if v == 0 {
-                bail!("--size must be more than 0");
-            }
-            Some(v)
-        }
+    let size = match args.size {
+        Some(NiceSize(0)) => bail!("--size must be more than 0"),
+        Some(NiceSize(v)) => Some(v),
         None => None,
     };
-    let block_sizes = match &args.block_size {
-        Some(s) => {
-            let v = parse_size_list(s).map_err(|e| anyhow!("--block-size {e}"))?;
-            for &b in &v {
-                if b == 0 || b > MAX_BLOCK_SIZE {
-                    bail!(
-                        "--block-size {}: each block size must be between 1 B and {}",
-                        Bytes(b),
-                        Bytes(MAX_BLOCK_SIZE)
-                    );
-                }
+    let block_sizes = if args.block_size.is_empty() {
+        None
+    } else {
+        let mut v: Vec<u64> = Vec::new();
+        for &NiceSize(b) in &args.block_size {
+            if b == 0 || b > MAX_BLOCK_SIZE {
+                bail!(
+                    "--block-size {}: each block size must be between 1 B and {}",
+                    Bytes(b),
+                    Bytes(MAX_BLOCK_SIZE)
+                );
             }
-            let mut v = v;
-            v.dedup();
-            Some(v)
+            if !v.contains(&b) {
+                v.push(b);
+            }
         }
-        None => None,
+        Some(v)
     };
     if let (Some(s), Some(bs)) = (size, &block_sizes) {
         let max = bs.iter().copied().max().unwrap_or(0);
@@ -124,10 +120,7 @@ pub fn run(args: DiskArgs) -> Result<Exit> {
         return Ok(Exit::Fatal);
     }
     let all = disk::benchmarks(&Arc::new(options));
-    let selected = super::run::select(all, &args.only, &args.skip)?;
-    if selected.is_empty() {
-        bail!("--only/--skip leave no disk test to run");
-    }
+    let selected = measure::select(all, &args.select)?;
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("disk", &cfg, &selected, &cancel, Vec::new())?;
     let mut text = disk_target_text(&outcome.record);

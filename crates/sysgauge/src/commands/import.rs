@@ -47,7 +47,7 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
             runs.push(run);
         }
     }
-    let db = resolve_db(args.db.as_deref())?;
+    let db = resolve_db(args.db.db.as_deref())?;
     let mut store = Store::open(&db)?;
     let inserted = store.insert_runs(&runs, "import")?;
     let mut new = 0;

@@ -8,64 +8,35 @@ use crate::cli::MemArgs;
 use crate::config::{check_output_path, MeasureConfig};
 use crate::exit::Exit;
 use crate::measure;
+use crate::values::{thread_list, ChartFile, ChartFormat, NiceSize};
 use anyhow::{bail, Context, Result};
-use std::path::Path;
 use std::sync::Arc;
 use sysgauge_bench::memory::report::{latency_chart_png, latency_chart_svg, memory_report};
 use sysgauge_bench::memory::{
     self, check_memory, full_budget, memory_needed, validate_size, validate_working_set,
     MemOptions, Scope,
 };
-use sysgauge_core::size::{parse_count, parse_size, parse_size_list, Bytes};
-use sysgauge_core::Benchmark;
+use sysgauge_core::size::Bytes;
 use sysgauge_report::{summary_table, TableFormat};
 
 /// Width in pixels of the `--chart` picture.
 const CHART_WIDTH: u32 = 1000;
-
-/// The format of a `--chart` file, from its extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ChartFormat {
-    Svg,
-    Png,
-}
-
-fn chart_format(path: &Path) -> Result<ChartFormat> {
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase())
-        .as_deref()
-    {
-        Some("svg") => Ok(ChartFormat::Svg),
-        Some("png") => Ok(ChartFormat::Png),
-        _ => bail!(
-            "--chart {}: the file name must end in .svg or .png",
-            path.display()
-        ),
-    }
-}
-
-/// The most threads `--threads` accepts.
-const MAX_THREADS: u64 = 4096;
 
 pub fn run(args: MemArgs) -> Result<Exit> {
     let mut cfg = MeasureConfig::from_args(&args.measure)?;
     let options = mem_options(&args, sysgauge_host::available_memory_bytes())?;
     cfg.family_budgets
         .insert("mem".to_string(), full_budget(cfg.profile));
-    let benches = select(memory::benchmarks(&Arc::new(options)), &args.only)?;
-    let chart = match &args.chart {
-        None => None,
-        Some(path) => {
-            let format = chart_format(path)?;
-            check_output_path(path, "--chart")?;
-            if !benches.iter().any(|b| b.id() == "mem.latency") {
-                bail!("--chart draws mem.latency, which --only leaves out");
-            }
-            Some((path.clone(), format))
+    let benches = measure::select(memory::benchmarks(&Arc::new(options)), &args.select)?;
+    if let Some(chart) = &args.chart {
+        check_output_path(&chart.path, "--chart")?;
+        if !benches.iter().any(|b| b.id() == memory::LATENCY) {
+            bail!(
+                "--chart draws {}, which --only/--skip leave out",
+                memory::LATENCY
+            );
         }
-    };
+    }
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("mem", &cfg, &benches, &cancel, Vec::new())?;
     let mut text = summary_table(&outcome.record, TableFormat::Text);
@@ -74,8 +45,8 @@ pub fn run(args: MemArgs) -> Result<Exit> {
         text.push('\n');
         text.push_str(&report);
     }
-    if let Some((path, format)) = &chart {
-        write_chart(&outcome.record, path, *format);
+    if let Some(chart) = &args.chart {
+        write_chart(&outcome.record, chart);
     }
     measure::finish(&cfg, &outcome, text)
 }
@@ -83,11 +54,12 @@ pub fn run(args: MemArgs) -> Result<Exit> {
 /// Draw the latency chart. A run without latency results (skipped,
 /// failed, interrupted) gets a note instead of a chart: the measurements
 /// are stored either way, so this is not a reason to fail the run.
-fn write_chart(run: &sysgauge_core::RunRecord, path: &Path, format: ChartFormat) {
-    let bytes = match format {
+fn write_chart(run: &sysgauge_core::RunRecord, chart: &ChartFile) {
+    let bytes = match chart.format {
         ChartFormat::Svg => latency_chart_svg(run, CHART_WIDTH).map(String::into_bytes),
         ChartFormat::Png => latency_chart_png(run, CHART_WIDTH),
     };
+    let path = &chart.path;
     match bytes.map_err(anyhow::Error::from).and_then(|b| {
         crate::output::bytes_to_file(path, &b)
             .with_context(|| format!("writing the chart to {}", path.display()))
@@ -98,49 +70,15 @@ fn write_chart(run: &sysgauge_core::RunRecord, path: &Path, format: ChartFormat)
     }
 }
 
-/// Keep the tests `--only` names (full ids or ids without `mem.`); all
-/// when it is empty. An unknown name is an error listing the known ones.
-fn select(all: Vec<Box<dyn Benchmark>>, only: &[String]) -> Result<Vec<Box<dyn Benchmark>>> {
-    if only.is_empty() {
-        return Ok(all);
-    }
-    let wanted: Vec<String> = only
-        .iter()
-        .map(|e| {
-            let e = e.trim();
-            if e.contains('.') {
-                e.to_string()
-            } else {
-                format!("mem.{e}")
-            }
-        })
-        .collect();
-    for (w, raw) in wanted.iter().zip(only) {
-        if !all.iter().any(|b| b.id() == w) {
-            let known: Vec<&str> = all.iter().map(|b| b.id()).collect();
-            bail!(
-                "--only: unknown test '{}' (known: {})",
-                raw.trim(),
-                known.join(", ")
-            );
-        }
-    }
-    Ok(all
-        .into_iter()
-        .filter(|b| wanted.iter().any(|w| w == b.id()))
-        .collect())
-}
-
 /// Validate the family's options; sizes that cannot fit in `available`
 /// memory are refused here, before anything runs.
 fn mem_options(args: &MemArgs, available: Option<u64>) -> Result<MemOptions> {
-    let size = match &args.size {
+    let size = match args.size {
         None => None,
-        Some(s) => {
-            let v = parse_size(s).with_context(|| format!("--size {s}"))?;
-            validate_size(v).map_err(|e| anyhow::anyhow!("--size {s}: {e}"))?;
+        Some(NiceSize(v)) => {
+            validate_size(v).map_err(|e| anyhow::anyhow!("--size {v}: {e}"))?;
             check_memory(
-                &format!("--size {s} (three STREAM arrays of {})", Bytes(v)),
+                &format!("--size {} (three STREAM arrays of {})", Bytes(v), Bytes(v)),
                 memory_needed(v),
                 available,
             )
@@ -148,55 +86,45 @@ fn mem_options(args: &MemArgs, available: Option<u64>) -> Result<MemOptions> {
             Some(v)
         }
     };
-    let block_size = match &args.block_size {
+    let block_size = match args.block_size {
         None => None,
-        Some(s) => {
-            let v = parse_size(s).with_context(|| format!("--block-size {s}"))?;
+        Some(NiceSize(v)) => {
             if v < 64 {
-                bail!("--block-size {s}: a block must be at least 64 bytes");
+                bail!("--block-size {v}: a block must be at least 64 bytes");
             }
             if let Some(size) = size {
                 if v > size {
-                    bail!("--block-size {s} is larger than --size ({})", Bytes(size));
+                    bail!(
+                        "--block-size {} is larger than --size ({})",
+                        Bytes(v),
+                        Bytes(size)
+                    );
                 }
             }
             Some(v)
         }
     };
-    let threads = if args.threads.is_empty() {
+    let working_sets = if args.working_sets.is_empty() {
         None
     } else {
         let mut v = Vec::new();
-        for t in &args.threads {
-            let n = parse_count(t).with_context(|| format!("--threads {t}"))?;
-            if n == 0 || n > MAX_THREADS {
-                bail!("--threads {t}: a thread count must be between 1 and {MAX_THREADS}");
-            }
-            v.push(n as usize);
+        for &NiceSize(ws) in &args.working_sets {
+            validate_working_set(ws).map_err(|e| anyhow::anyhow!("--working-sets: {e}"))?;
+            check_memory(
+                &format!("--working-sets: a working set of {}", Bytes(ws)),
+                ws + ws / 16,
+                available,
+            )
+            .map_err(|e| anyhow::anyhow!("{e}; choose smaller working sets"))?;
+            v.push(ws);
         }
         Some(v)
-    };
-    let working_sets = match &args.working_sets {
-        None => None,
-        Some(s) => {
-            let v = parse_size_list(s).with_context(|| format!("--working-sets {s}"))?;
-            for &ws in &v {
-                validate_working_set(ws).map_err(|e| anyhow::anyhow!("--working-sets: {e}"))?;
-                check_memory(
-                    &format!("--working-sets: a working set of {}", Bytes(ws)),
-                    ws + ws / 16,
-                    available,
-                )
-                .map_err(|e| anyhow::anyhow!("{e}; choose smaller working sets"))?;
-            }
-            Some(v)
-        }
     };
     Ok(MemOptions {
         scope: Scope::Full,
         size,
         block_size,
-        threads,
+        threads: thread_list(&args.threads),
         working_sets,
         huge_pages: !args.no_huge_pages,
     })
@@ -208,13 +136,17 @@ mod tests {
     use crate::cli::{Cli, Command};
     use clap::Parser;
 
-    fn parse(extra: &[&str]) -> MemArgs {
+    fn try_parse(extra: &[&str]) -> Result<MemArgs, clap::Error> {
         let mut argv = vec!["sysgauge", "mem"];
         argv.extend_from_slice(extra);
-        match Cli::parse_from(argv).command {
-            Command::Mem(a) => a,
+        match Cli::try_parse_from(argv)?.command {
+            Command::Mem(a) => Ok(a),
             other => panic!("{other:?}"),
         }
+    }
+
+    fn parse(extra: &[&str]) -> MemArgs {
+        try_parse(extra).unwrap()
     }
 
     const GIB: u64 = 1 << 30;
@@ -261,35 +193,6 @@ mod tests {
     }
 
     #[test]
-    fn only_selects_by_id_or_short_name() {
-        let all = || memory::benchmarks(&Arc::new(MemOptions::default()));
-        let ids =
-            |v: Vec<Box<dyn Benchmark>>| v.iter().map(|b| b.id().to_string()).collect::<Vec<_>>();
-        assert_eq!(ids(select(all(), &[]).unwrap_or_default()).len(), 9);
-        let some = select(all(), &["latency".into(), "mem.memcpy".into()]).unwrap();
-        assert_eq!(ids(some), vec!["mem.memcpy", "mem.latency"]);
-        let e = select(all(), &["hash.md5".into()])
-            .err()
-            .map(|e| e.to_string());
-        assert!(e.unwrap_or_default().contains("unknown test 'hash.md5'"));
-        assert!(select(all(), &["nope".into()]).is_err());
-    }
-
-    #[test]
-    fn chart_formats() {
-        assert_eq!(
-            chart_format(Path::new("a.svg")).ok(),
-            Some(ChartFormat::Svg)
-        );
-        assert_eq!(
-            chart_format(Path::new("x/B.PNG")).ok(),
-            Some(ChartFormat::Png)
-        );
-        assert!(chart_format(Path::new("a.jpg")).is_err());
-        assert!(chart_format(Path::new("a")).is_err());
-    }
-
-    #[test]
     fn refuses_bad_values() {
         for bad in [
             vec!["--size", "12Q"],
@@ -302,7 +205,11 @@ mod tests {
             vec!["--working-sets", "4K,,8K"],
             vec!["--working-sets", "100"],
         ] {
-            assert!(mem_options(&parse(&bad), Some(8 * GIB)).is_err(), "{bad:?}");
+            let refused = match try_parse(&bad) {
+                Err(_) => true,
+                Ok(args) => mem_options(&args, Some(8 * GIB)).is_err(),
+            };
+            assert!(refused, "{bad:?}");
         }
     }
 }

@@ -27,7 +27,7 @@ struct ListEntry {
 }
 
 pub fn run(args: ResultsArgs) -> Result<Exit> {
-    let db = resolve_db(args.db.as_deref())?;
+    let db = resolve_db(args.db.db.as_deref())?;
     let mut store = Store::open(&db)?;
     match args.action {
         ResultsAction::List { json } => list(&store, json),

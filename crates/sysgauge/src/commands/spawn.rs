@@ -8,78 +8,42 @@ use crate::cli::SpawnArgs;
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
+use crate::values::{thread_list, NiceSize};
 use anyhow::{bail, Result};
 use std::sync::Arc;
-use sysgauge_bench::spawn::{Method, SpawnOptions, Target};
-use sysgauge_bench::{benchmarks, Options};
-use sysgauge_core::family_of;
-use sysgauge_core::size::parse_size;
+use sysgauge_bench::spawn::SpawnOptions;
 use sysgauge_report::TableFormat;
 
-/// The spawn options and the methods chosen on the command line.
-pub fn options_from(args: &SpawnArgs) -> Result<(SpawnOptions, Vec<Method>)> {
-    let mut methods = Vec::new();
-    for m in &args.methods {
-        let m = m.trim();
-        match Method::from_name(m) {
-            Some(x) => methods.push(x),
-            None => bail!(
-                "--method: unknown method '{m}' (methods: {})",
-                Method::ALL.map(|m| m.name()).join(", ")
-            ),
-        }
-    }
-    let mut targets = Vec::new();
-    for t in &args.targets {
-        match Target::parse(t.trim()) {
-            Some(x) => targets.push(x),
-            None => bail!(
-                "--target: unknown target '{}' (use static or true)",
-                t.trim()
-            ),
-        }
-    }
+/// The spawn options from the command line (the matrix: every case).
+pub fn options_from(args: &SpawnArgs) -> Result<SpawnOptions> {
     let mut sizes = Vec::new();
-    for s in &args.parent_sizes {
-        let bytes = parse_size(s).map_err(|e| anyhow::anyhow!("--parent-size: {e}"))?;
+    for &NiceSize(bytes) in &args.parent_sizes {
         if bytes % (1 << 20) != 0 {
-            bail!(
-                "--parent-size '{}' is not a whole number of MiB (e.g. 256MiB, 1GiB)",
-                s.trim()
-            );
+            bail!("--parent-size {bytes} is not a whole number of MiB (e.g. 256MiB, 1GiB)");
         }
         let mib = bytes >> 20;
         if mib > 1 << 20 {
-            bail!("--parent-size '{}' is more than 1 TiB", s.trim());
+            bail!("--parent-size {bytes} is more than 1 TiB");
         }
         sizes.push(mib);
     }
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let mut spawners = Vec::new();
-    for s in &args.spawners {
-        let s = s.trim();
-        let n = if s == "all" {
-            cpus
-        } else {
-            match s.parse::<usize>() {
-                Ok(n) if (1..=1024).contains(&n) => n,
-                _ => bail!("--spawners '{s}' must be a number from 1 to 1024, or 'all'"),
-            }
-        };
-        spawners.push(n);
+    let spawners = thread_list(&args.spawners);
+    if let Some(n) = spawners.iter().flatten().find(|&&n| n > MAX_SPAWNERS) {
+        bail!("--spawners {n} is more than {MAX_SPAWNERS}");
     }
-    Ok((
-        SpawnOptions {
-            matrix: true,
-            targets: non_empty(targets),
-            parent_mib: non_empty(sizes),
-            spawners: non_empty(spawners),
-        },
-        methods,
-    ))
+    let mut targets = args.targets.clone();
+    targets.dedup();
+    Ok(SpawnOptions {
+        matrix: true,
+        targets: non_empty(targets),
+        parent_mib: non_empty(sizes),
+        spawners,
+    })
 }
+
+/// The most spawning threads: each holds a process slot, so a typo must
+/// not fork-bomb the machine.
+const MAX_SPAWNERS: usize = 1024;
 
 fn non_empty<T>(v: Vec<T>) -> Option<Vec<T>> {
     if v.is_empty() {
@@ -91,16 +55,19 @@ fn non_empty<T>(v: Vec<T>) -> Option<Vec<T>> {
 
 pub fn run(args: SpawnArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
-    let (spawn, methods) = options_from(&args)?;
-    let options = Options {
-        spawn: Arc::new(spawn),
-        ..Default::default()
+    let options = Arc::new(options_from(&args)?);
+    // `--method` is the former spelling of `--only`.
+    let only = if args.methods.is_empty() {
+        &args.select.only
+    } else {
+        &args.methods
     };
-    let selected: Vec<_> = benchmarks(&options)
-        .into_iter()
-        .filter(|b| family_of(b.id()) == "spawn")
-        .filter(|b| methods.is_empty() || methods.iter().any(|m| m.id() == b.id()))
-        .collect();
+    let selected = measure::select_from(
+        sysgauge_bench::spawn::benchmarks(&options),
+        only,
+        &args.select.skip,
+        |_| true,
+    )?;
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("spawn", &cfg, &selected, &cancel, Vec::new())?;
     let text = sysgauge_bench::spawn::report::spawn_report(&outcome.record, TableFormat::Text);

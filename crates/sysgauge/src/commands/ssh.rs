@@ -10,9 +10,10 @@
 //! ssh`), is stored, and is rendered by sysgauge-report's ssh report.
 
 use crate::cli::{MatrixArg, SshArgs};
-use crate::config::MeasureConfig;
+use crate::config::{check_repetitions, MeasureConfig};
 use crate::exit::Exit;
 use crate::measure;
+use crate::values::NiceSize;
 use anyhow::{bail, Context, Result};
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -36,7 +37,10 @@ use sysgauge_report::TableFormat;
 const PARALLEL_PROBES: usize = 4;
 
 /// The most bytes one transfer may send (1 TB).
-const MAX_SIZE: u128 = 1_000_000_000_000;
+/// Timed transfers per combination when `--repetitions` is not given.
+const SSH_REPETITIONS: u32 = 3;
+
+const MAX_SIZE: u64 = 1_000_000_000_000;
 
 /// The options that do not need the client or the server.
 struct Parsed {
@@ -49,29 +53,17 @@ struct Parsed {
 }
 
 fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
-    if args.runs == 0 || args.runs > 1000 {
-        bail!("--runs must be between 1 and 1000, not {}", args.runs);
-    }
     let target = match &args.host {
         Some(h) => Target::parse_remote(h).map_err(anyhow::Error::msg)?,
         None => Target::Local,
     };
-    let size = match &args.size {
+    let size = match args.size {
         None => default_size(cfg.profile),
-        Some(s) => {
-            let n = sysgauge_core::size::parse_u128(s, sysgauge_core::size::Fraction::Allowed)
-                .map_err(|e| anyhow::anyhow!("--size: {e}"))?;
-            if n == 0 {
-                bail!("--size must be at least 1 byte");
-            }
-            if n > MAX_SIZE {
-                bail!(
-                    "--size '{}' is more than 1T (10^12 bytes) per transfer",
-                    s.trim()
-                );
-            }
-            u64::try_from(n).context("--size is too large")?
+        Some(NiceSize(0)) => bail!("--size must be at least 1 byte"),
+        Some(NiceSize(n)) if n > MAX_SIZE => {
+            bail!("--size {n} is more than 1T (10^12 bytes) per transfer")
         }
+        Some(NiceSize(n)) => n,
     };
     if args.connect_timeout == 0 || args.connect_timeout > 300 {
         bail!(
@@ -91,13 +83,8 @@ fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
         }
     };
     for o in &args.ssh_options {
-        let key = o.split(['=', ' ']).next().unwrap_or_default();
-        if key.is_empty()
-            || key.starts_with('-')
-            || !key.chars().all(|c| c.is_ascii_alphanumeric())
-            || !(o.contains('=') || o.contains(' '))
-        {
-            bail!("--ssh-option '{o}' is not KEY=VALUE (an ssh_config option, e.g. IdentityFile=~/.ssh/bench_key)");
+        if !o.key.chars().all(|c| c.is_ascii_alphanumeric()) {
+            bail!("--ssh-option '{o}': '{}' is not an ssh_config option name (e.g. IdentityFile=~/.ssh/bench_key)", o.key);
         }
     }
     let clean = |v: &[String], option: &str| -> Result<Vec<String>> {
@@ -117,7 +104,7 @@ fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
         target,
         settings: ClientSettings {
             config,
-            options: args.ssh_options.clone(),
+            options: args.ssh_options.iter().map(|o| o.to_string()).collect(),
             connect_timeout: Duration::from_secs(args.connect_timeout),
         },
         size,
@@ -394,7 +381,18 @@ fn note(text: &str) {
 pub fn run(args: SshArgs) -> Result<Exit> {
     let mut cfg = MeasureConfig::from_args(&args.measure)?;
     let p = parse(&args, &cfg)?;
-    cfg.repetitions = args.runs;
+    // Each transfer moves hundreds of megabytes: fewer repetitions than
+    // other families by default; `--runs` is the former spelling.
+    cfg.repetitions = check_repetitions(
+        args.runs
+            .or(args.measure.repetitions)
+            .unwrap_or(SSH_REPETITIONS),
+        if args.runs.is_some() {
+            "--runs"
+        } else {
+            "--repetitions"
+        },
+    )?;
     let cancel = crate::signals::install()?;
     let mut ssh_opts = SshOptions {
         target: p.target.clone(),

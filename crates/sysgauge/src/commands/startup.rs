@@ -7,39 +7,14 @@
 use crate::cli::StartupArgs;
 use crate::config::{check_output_path, MeasureConfig};
 use crate::exit::Exit;
+use crate::values::Seconds;
 use crate::{measure, output};
 use anyhow::{bail, Context, Result};
 use std::sync::Arc;
-use std::time::Duration;
 use sysgauge_bench::startup::{preflight, prepare, StartupOptions};
 use sysgauge_bench::{benchmarks, Options};
 use sysgauge_core::family_of;
 use sysgauge_report::TableFormat;
-
-/// `3`, `0.5`, `3s`, `500ms` → a duration (at most a day).
-pub fn parse_seconds(s: &str, option: &str) -> Result<Duration> {
-    let t = s.trim();
-    let (num, scale) = if let Some(ms) = t.strip_suffix("ms") {
-        (ms, 1e-3)
-    } else if let Some(sec) = t.strip_suffix('s') {
-        (sec, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .with_context(|| {
-            format!("{option} '{t}' is not a number of seconds (e.g. 3, 0.5, 500ms)")
-        })?;
-    let secs = v * scale;
-    if secs > 86_400.0 {
-        bail!("{option} '{t}' is more than a day");
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
 
 pub fn options_from(args: &StartupArgs) -> Result<StartupOptions> {
     let mut commands = vec![args.command.clone()];
@@ -57,10 +32,7 @@ pub fn options_from(args: &StartupArgs) -> Result<StartupOptions> {
             bail!("--max-runs {m} is below --runs {}", args.runs);
         }
     }
-    let min_time = match &args.min_time {
-        Some(s) => Some(parse_seconds(s, "--min-time")?),
-        None => None,
-    };
+    let min_time = args.min_time.map(|Seconds(d)| d);
     for c in &commands {
         prepare(c, args.shell).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
@@ -114,26 +86,4 @@ pub fn run(args: StartupArgs) -> Result<Exit> {
         .as_deref()
         .is_some_and(|p| p.as_os_str() == "-");
     measure::finish_to(&cfg, &outcome, text, to_stderr)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds() {
-        assert_eq!(parse_seconds("3", "x").ok(), Some(Duration::from_secs(3)));
-        assert_eq!(
-            parse_seconds("0.5s", "x").ok(),
-            Some(Duration::from_millis(500))
-        );
-        assert_eq!(
-            parse_seconds("250ms", "x").ok(),
-            Some(Duration::from_millis(250))
-        );
-        assert!(parse_seconds("-1", "x").is_err());
-        assert!(parse_seconds("abc", "x").is_err());
-        assert!(parse_seconds("1e9", "x").is_err());
-        assert!(parse_seconds("NaN", "x").is_err());
-    }
 }

@@ -1,0 +1,154 @@
+//! `crypto --vs-openssl`: the system `openssl speed -mr -elapsed` run for
+//! each case right after sysgauge measured it (a sink of the run), so both
+//! see the same machine state even when the load changes during the run.
+//! Its output becomes records through the `openssl speed` importer (same
+//! ids, params and metrics) for the side-by-side table; they are shown, not
+//! stored: the run holds what sysgauge measured.
+
+use super::reference::{run_reference, ReferenceError, ReferencePlan};
+use super::report::{vs_openssl_table, vs_rows};
+use crate::openssl_speed::{parse_mr, to_results};
+use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_core::runner::{Sink, SinkError};
+use sysgauge_core::{CancelToken, Profile};
+use sysgauge_report::TableFormat;
+
+/// Seconds per `openssl speed` measurement for a profile.
+pub fn openssl_seconds(profile: Profile) -> u32 {
+    match profile {
+        Profile::Tiny | Profile::Quick => 1,
+        Profile::Standard | Profile::Full => 3,
+    }
+}
+
+/// OpenSSL's numbers as records, and a line per invocation that produced
+/// none (the legacy provider missing, an unknown algorithm).
+pub fn openssl_records(
+    outputs: &[(String, Result<String, String>)],
+) -> (Vec<ResultRecord>, Vec<String>) {
+    let mut records = Vec::new();
+    let mut notes = Vec::new();
+    for (what, out) in outputs {
+        match out {
+            Ok(text) => match parse_mr(text) {
+                Ok(report) => records.extend(to_results(&report)),
+                Err(e) => notes.push(format!("openssl {what}: unreadable output ({e})")),
+            },
+            Err(e) => notes.push(format!("openssl {what}: {e}")),
+        }
+    }
+    (records, notes)
+}
+
+/// A sink that runs `openssl speed` for each crypto or hash case as soon as
+/// sysgauge finished it, and keeps the output.
+pub struct OpensslAlongside<'a> {
+    seconds: u32,
+    announce: &'a dyn Fn(&str),
+    cancel: &'a CancelToken,
+    outputs: Vec<(String, Result<String, String>)>,
+    missing: bool,
+    /// Ctrl-C stopped OpenSSL before the run's last case.
+    pub interrupted: bool,
+}
+
+impl<'a> OpensslAlongside<'a> {
+    /// `announce` is told each `openssl` command line before it runs.
+    pub fn new(seconds: u32, cancel: &'a CancelToken, announce: &'a dyn Fn(&str)) -> Self {
+        OpensslAlongside {
+            seconds,
+            announce,
+            cancel,
+            outputs: Vec::new(),
+            missing: false,
+            interrupted: false,
+        }
+    }
+
+    /// The side-by-side table (or why there is none).
+    pub fn table(&self, run: &RunRecord) -> String {
+        let mut text = String::from(
+            "\nsysgauge and the system OpenSSL (`openssl speed -mr -elapsed`, run right after each case), ratio = sysgauge / openssl:\n",
+        );
+        if self.missing {
+            text.push_str(
+                "skipped: 'openssl' is not installed (Debian/Ubuntu: apt-get install openssl)\n",
+            );
+            return text;
+        }
+        let (theirs, notes) = openssl_records(&self.outputs);
+        let rows = vs_rows(&run.results, &theirs);
+        text.push_str(&vs_openssl_table(&rows, TableFormat::Text));
+        for n in notes {
+            text.push_str(&n);
+            text.push('\n');
+        }
+        if self.interrupted {
+            text.push_str("(interrupted: OpenSSL did not run for the remaining cases)\n");
+        }
+        text
+    }
+}
+
+impl Sink for OpensslAlongside<'_> {
+    fn case_finished(
+        &mut self,
+        _index: usize,
+        _total: usize,
+        result: &ResultRecord,
+    ) -> Result<(), SinkError> {
+        if self.missing || self.interrupted || !matches!(result.status, Status::Ok) {
+            return Ok(());
+        }
+        let plan = ReferencePlan {
+            bench_ids: vec![result.bench_id.clone()],
+            block_sizes: result.params.get_u64("block_size").into_iter().collect(),
+            threads: result
+                .params
+                .get_u64("threads")
+                .and_then(|t| usize::try_from(t).ok())
+                .unwrap_or(1),
+            seconds: self.seconds,
+        };
+        match run_reference(&plan, self.cancel, |inv| {
+            (self.announce)(&format!("openssl {}", inv.args.join(" ")));
+        }) {
+            Ok(outs) => self.outputs.extend(outs.into_iter().map(|o| {
+                (
+                    o.invocation.args.join(" "),
+                    o.result.map_err(|e| e.to_string()),
+                )
+            })),
+            Err(ReferenceError::Missing) => self.missing = true,
+            Err(ReferenceError::Cancelled) => self.interrupted = true,
+            Err(e) => self
+                .outputs
+                .push((result.bench_id.clone(), Err(e.to_string()))),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openssl_output_becomes_records() {
+        let good = "+H:16:8192\n+F:22:aes-128-cbc:1000000.00:1500000000.00\n".to_string();
+        let outputs = vec![
+            ("-evp aes-128-cbc".to_string(), Ok(good)),
+            (
+                "-evp rc4".to_string(),
+                Err("exited with 1: legacy provider".to_string()),
+            ),
+            ("-evp x".to_string(), Ok("not openssl output".to_string())),
+        ];
+        let (records, notes) = openssl_records(&outputs);
+        assert_eq!(records.len(), 2, "{records:?}");
+        assert_eq!(records[0].bench_id, "crypto.aes-128-cbc");
+        assert_eq!(records[1].params.get_u64("block_size"), Some(8192));
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].contains("legacy provider"));
+    }
+}

@@ -1,0 +1,267 @@
+//! Typed command-line values: each kind of argument has one grammar, parsed
+//! by clap through `FromStr`, so every command accepts the same spelling of
+//! a size, a count, a thread list or a time and says the same thing when it
+//! is wrong. Range checks that depend on the command (free memory, a block
+//! size's multiple) stay with the command; what holds everywhere is here.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+use sysgauge_core::size::{parse_count, parse_size, Bytes};
+
+/// A byte size in nice numbers: `512`, `64KiB`, `1.5G` (`1M` = 10^6,
+/// `1Mi` = `1MiB` = 2^20).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NiceSize(pub u64);
+
+impl FromStr for NiceSize {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<NiceSize, String> {
+        parse_size(s).map(NiceSize).map_err(|e| e.to_string())
+    }
+}
+
+impl fmt::Display for NiceSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Bytes(self.0).fmt(f)
+    }
+}
+
+/// A whole count in nice numbers: `512`, `1Ki`, `2K` (no fractions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NiceCount(pub u64);
+
+impl FromStr for NiceCount {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<NiceCount, String> {
+        parse_count(s).map(NiceCount).map_err(|e| e.to_string())
+    }
+}
+
+/// The most threads any option accepts: far beyond any machine, low enough
+/// that a typo cannot start a million threads.
+pub const MAX_THREADS: usize = 4096;
+
+/// One entry of the thread-list grammar `1,2,4|all`: a count, or `all` for
+/// one per CPU this process may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadCount {
+    N(usize),
+    All,
+}
+
+impl FromStr for ThreadCount {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ThreadCount, String> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("all") {
+            return Ok(ThreadCount::All);
+        }
+        let n: usize = s
+            .parse()
+            .map_err(|_| format!("'{s}' is not a whole number of threads or 'all'"))?;
+        if n == 0 || n > MAX_THREADS {
+            return Err(format!("{n} threads is out of range (1 to {MAX_THREADS})"));
+        }
+        Ok(ThreadCount::N(n))
+    }
+}
+
+impl ThreadCount {
+    pub fn resolve(self) -> usize {
+        match self {
+            ThreadCount::N(n) => n,
+            ThreadCount::All => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        }
+    }
+}
+
+/// A thread list as counts, in the order given, without repeats; `None`
+/// when the option was not given (the family's default applies).
+pub fn thread_list(list: &[ThreadCount]) -> Option<Vec<usize>> {
+    if list.is_empty() {
+        return None;
+    }
+    let mut v: Vec<usize> = Vec::new();
+    for n in list.iter().map(|t| t.resolve()) {
+        if !v.contains(&n) {
+            v.push(n);
+        }
+    }
+    Some(v)
+}
+
+/// A time: `3`, `0.5`, `3s`, `500ms`; not negative, at most a day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Seconds(pub Duration);
+
+impl FromStr for Seconds {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Seconds, String> {
+        let t = s.trim();
+        let (num, scale) = if let Some(ms) = t.strip_suffix("ms") {
+            (ms, 1e-3)
+        } else if let Some(sec) = t.strip_suffix('s') {
+            (sec, 1.0)
+        } else {
+            (t, 1.0)
+        };
+        let v: f64 = num
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("'{t}' is not a number of seconds (e.g. 3, 0.5, 500ms)"))?;
+        let secs = v * scale;
+        if secs > 86_400.0 {
+            return Err(format!("'{t}' is more than a day"));
+        }
+        Ok(Seconds(Duration::from_secs_f64(secs)))
+    }
+}
+
+/// `KEY=VALUE` (a run tag, an ssh option): the key non-empty and trimmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyValue {
+    pub key: String,
+    pub value: String,
+}
+
+impl FromStr for KeyValue {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<KeyValue, String> {
+        let Some((k, v)) = s.split_once('=') else {
+            return Err(format!("'{s}' is not KEY=VALUE"));
+        };
+        let key = k.trim();
+        if key.is_empty() {
+            return Err(format!("'{s}' has an empty key"));
+        }
+        Ok(KeyValue {
+            key: key.to_string(),
+            value: v.trim().to_string(),
+        })
+    }
+}
+
+impl fmt::Display for KeyValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
+}
+
+/// An image format for `--chart FILE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChartFormat {
+    Svg,
+    Png,
+}
+
+/// `--chart FILE.svg|FILE.png`: the format comes from the extension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartFile {
+    pub path: PathBuf,
+    pub format: ChartFormat,
+}
+
+impl FromStr for ChartFile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ChartFile, String> {
+        let path = PathBuf::from(s);
+        let format = match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("svg") => ChartFormat::Svg,
+            Some("png") => ChartFormat::Png,
+            _ => return Err(format!("{s}: the file name must end in .svg or .png")),
+        };
+        Ok(ChartFile { path, format })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_counts() {
+        assert_eq!("64KiB".parse::<NiceSize>(), Ok(NiceSize(65536)));
+        assert_eq!("1.5K".parse::<NiceSize>(), Ok(NiceSize(1500)));
+        assert!("12Q".parse::<NiceSize>().unwrap_err().contains("suffix"));
+        assert_eq!("1Ki".parse::<NiceCount>(), Ok(NiceCount(1024)));
+        assert!("1.5".parse::<NiceCount>().is_err());
+        assert!("-4".parse::<NiceCount>().is_err());
+    }
+
+    #[test]
+    fn thread_lists() {
+        assert_eq!("4".parse::<ThreadCount>(), Ok(ThreadCount::N(4)));
+        assert_eq!("ALL".parse::<ThreadCount>(), Ok(ThreadCount::All));
+        assert!("0"
+            .parse::<ThreadCount>()
+            .unwrap_err()
+            .contains("out of range"));
+        assert!("100000"
+            .parse::<ThreadCount>()
+            .unwrap_err()
+            .contains("out of range"));
+        assert!("two"
+            .parse::<ThreadCount>()
+            .unwrap_err()
+            .contains("not a whole number"));
+        assert!("1.5".parse::<ThreadCount>().is_err());
+        assert_eq!(thread_list(&[]), None);
+        let all = ThreadCount::All.resolve();
+        assert!(all >= 1);
+        assert_eq!(
+            thread_list(&[ThreadCount::N(1), ThreadCount::N(1), ThreadCount::N(3)]),
+            Some(vec![1, 3])
+        );
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!("3".parse::<Seconds>(), Ok(Seconds(Duration::from_secs(3))));
+        assert_eq!(
+            "0.5s".parse::<Seconds>(),
+            Ok(Seconds(Duration::from_millis(500)))
+        );
+        assert_eq!(
+            "250ms".parse::<Seconds>(),
+            Ok(Seconds(Duration::from_millis(250)))
+        );
+        for bad in ["-1", "abc", "1e9", "NaN", ""] {
+            assert!(bad.parse::<Seconds>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn chart_files() {
+        let f = |s: &str| s.parse::<ChartFile>().map(|c| c.format);
+        assert_eq!(f("a.svg"), Ok(ChartFormat::Svg));
+        assert_eq!(f("x/B.PNG"), Ok(ChartFormat::Png));
+        assert!(f("a.jpg").is_err());
+        assert!(f("a").is_err());
+    }
+
+    #[test]
+    fn key_values() {
+        let kv: KeyValue = " a = 1 ".parse().unwrap();
+        assert_eq!((kv.key.as_str(), kv.value.as_str()), ("a", "1"));
+        assert_eq!("c=".parse::<KeyValue>().unwrap().value, "");
+        assert!("novalue".parse::<KeyValue>().is_err());
+        assert!("=x".parse::<KeyValue>().is_err());
+    }
+}
