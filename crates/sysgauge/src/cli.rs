@@ -1,7 +1,9 @@
 //! The command line (clap derive). Only this module and `config` know clap;
 //! everything is turned into a validated `Config` before any work starts.
 
-use crate::values::{ChartFile, KeyValue, NiceCount, NiceSize, Seconds, ThreadCount};
+use crate::values::{
+    ChartFile, CpuList, FamilyName, KeyValue, NiceCount, NiceSize, Seconds, ThreadCount,
+};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use sysgauge_core::Selector;
@@ -151,7 +153,7 @@ pub struct MachineArgs {
 pub struct ImportArgs {
     /// Files to import.
     #[arg(value_name = "FILE", required = true)]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
 
     #[command(flatten)]
     pub db: DbArg,
@@ -651,7 +653,7 @@ pub struct ClockArgs {
     /// Only these CPUs (a kernel CPU list such as 0-3,8; default: every CPU
     /// this process may run on).
     #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    pub cpus: Option<CpuList>,
 }
 
 #[derive(Debug, Args)]
@@ -859,7 +861,7 @@ pub struct HostArgs {
 pub struct ListArgs {
     /// Only this family.
     #[arg(long, value_name = "FAMILY")]
-    pub family: Option<String>,
+    pub family: Option<FamilyName>,
 
     /// Print as JSON.
     #[arg(long)]

@@ -191,6 +191,39 @@ impl FromStr for ChartFile {
     }
 }
 
+/// A family of the registry, by name (`hash`, `mem`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FamilyName(pub &'static str);
+
+impl FromStr for FamilyName {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<FamilyName, String> {
+        let s = s.trim();
+        sysgauge_bench::family_info(s)
+            .map(|f| FamilyName(f.name))
+            .ok_or_else(|| {
+                let names: Vec<&str> = sysgauge_bench::families().iter().map(|f| f.name).collect();
+                format!("unknown family '{s}' (families: {})", names.join(", "))
+            })
+    }
+}
+
+/// A kernel CPU list (`0-3,8`), as in /sys/devices/system/cpu/online.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuList(pub Vec<u32>);
+
+impl FromStr for CpuList {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CpuList, String> {
+        sysgauge_host::parse_cpu_list(s)
+            .filter(|c| !c.is_empty())
+            .map(CpuList)
+            .ok_or_else(|| format!("'{}' is not a CPU list such as 0-3,8", s.trim()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +287,18 @@ mod tests {
         assert_eq!(f("x/B.PNG"), Ok(ChartFormat::Png));
         assert!(f("a.jpg").is_err());
         assert!(f("a").is_err());
+    }
+
+    #[test]
+    fn families_and_cpu_lists() {
+        assert_eq!("hash".parse::<FamilyName>(), Ok(FamilyName("hash")));
+        assert!("nope"
+            .parse::<FamilyName>()
+            .unwrap_err()
+            .contains("unknown family 'nope'"));
+        assert_eq!("0-2,5".parse::<CpuList>(), Ok(CpuList(vec![0, 1, 2, 5])));
+        assert!("banana".parse::<CpuList>().is_err());
+        assert!("".parse::<CpuList>().is_err());
     }
 
     #[test]

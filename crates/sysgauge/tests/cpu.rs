@@ -144,7 +144,10 @@ fn bad_cpu_arguments_exit_2() {
     for (args, needle) in [
         (vec!["--threads", "0"], "out of range"),
         (vec!["--threads", "two"], "not a whole number"),
-        (vec!["--kernels", "quicksort"], "unknown family or benchmark 'quicksort'"),
+        (
+            vec!["--kernels", "quicksort"],
+            "unknown family or benchmark 'quicksort'",
+        ),
         (vec!["--threads", "2", "--ladder"], "cannot be used with"),
     ] {
         let out = cpu_cmd(&sb).args(&args).output().unwrap();

@@ -84,7 +84,10 @@ fn run_includes_the_spawn_slice() {
 fn spawn_rejects_bad_options() {
     let sb = Sandbox::new();
     for (args, msg) in [
-        (vec!["--method", "teleport"], "unknown family or benchmark 'teleport'"),
+        (
+            vec!["--method", "teleport"],
+            "unknown family or benchmark 'teleport'",
+        ),
         (vec!["--target", "bash"], "unknown target 'bash'"),
         (vec!["--parent-size", "1000K"], "not a whole number of MiB"),
         (vec!["--parent-size=-1"], "negative"),

@@ -7,6 +7,7 @@ use crate::cli::ClockArgs;
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
+use crate::values::CpuList;
 use anyhow::{bail, Result};
 use std::sync::Arc;
 use sysgauge_bench::clock::report::clock_table;
@@ -14,12 +15,9 @@ use sysgauge_bench::clock::{self, ClockOptions, Phase};
 use sysgauge_report::TableFormat;
 
 /// `--cpus LIST` into CPU numbers, each one this process may run on.
-pub fn parse_cpus(list: Option<&str>) -> Result<Option<Vec<u32>>> {
-    let Some(list) = list else {
+pub fn check_cpus(list: Option<&CpuList>) -> Result<Option<Vec<u32>>> {
+    let Some(CpuList(cpus)) = list else {
         return Ok(None);
-    };
-    let Some(cpus) = sysgauge_host::parse_cpu_list(list).filter(|c| !c.is_empty()) else {
-        bail!("--cpus '{list}' is not a CPU list such as 0-3,8");
     };
     let allowed = clock::allowed_cpus();
     if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
@@ -32,14 +30,14 @@ pub fn parse_cpus(list: Option<&str>) -> Result<Option<Vec<u32>>> {
                 .join(",")
         );
     }
-    Ok(Some(cpus))
+    Ok(Some(cpus.clone()))
 }
 
 pub fn run(args: ClockArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
     let options = Arc::new(ClockOptions {
         phase: Phase::Single,
-        cpus: parse_cpus(args.cpus.as_deref())?,
+        cpus: check_cpus(args.cpus.as_ref())?,
         ..Default::default()
     });
     let benches = clock::benchmarks(&options);
@@ -55,9 +53,8 @@ mod tests {
 
     #[test]
     fn cpu_lists() {
-        assert_eq!(parse_cpus(None).unwrap_or_default(), None);
-        assert_eq!(parse_cpus(Some("0")).unwrap_or_default(), Some(vec![0]));
-        assert!(parse_cpus(Some("x")).is_err());
-        assert!(parse_cpus(Some("100000")).is_err());
+        assert_eq!(check_cpus(None).unwrap(), None);
+        assert_eq!(check_cpus(Some(&CpuList(vec![0]))).unwrap(), Some(vec![0]));
+        assert!(check_cpus(Some(&CpuList(vec![100_000]))).is_err());
     }
 }

@@ -10,7 +10,6 @@ use crate::config::resolve_db;
 use crate::exit::Exit;
 use crate::machines::{load_file, FileOptions};
 use anyhow::{bail, Result};
-use std::path::Path;
 use sysgauge_compare::import::Format;
 use sysgauge_store::{Inserted, Store};
 
@@ -37,13 +36,12 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     // leave anything behind, not even a new empty database.
     let mut runs = Vec::new();
     let mut origins = Vec::new();
-    for f in &args.files {
-        let path = Path::new(f);
+    for path in &args.files {
         if !path.is_file() {
-            bail!("{f}: no such file");
+            bail!("{}: no such file", path.display());
         }
         for run in load_file(path, &opts)? {
-            origins.push(f.clone());
+            origins.push(path.display().to_string());
             runs.push(run);
         }
     }

@@ -3,9 +3,10 @@
 use crate::cli::ListArgs;
 use crate::exit::Exit;
 use crate::output;
-use anyhow::{bail, Result};
+use crate::values::FamilyName;
+use anyhow::Result;
 use serde::Serialize;
-use sysgauge_bench::{benchmarks, families, family_info, Options};
+use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::family_of;
 use sysgauge_report::{Align, Table, TableFormat};
 
@@ -21,18 +22,11 @@ struct Entry {
 }
 
 pub fn run(args: ListArgs) -> Result<Exit> {
-    if let Some(f) = &args.family {
-        if !families().iter().any(|x| x.name == f) {
-            let names: Vec<&str> = families().iter().map(|f| f.name).collect();
-            bail!("unknown family '{f}' (families: {})", names.join(", "));
-        }
-    }
     let entries: Vec<Entry> = benchmarks(&Options::default())
         .iter()
         .filter(|b| {
             args.family
-                .as_deref()
-                .is_none_or(|f| family_of(b.id()) == f)
+                .is_none_or(|FamilyName(f)| family_of(b.id()) == f)
         })
         .map(|b| {
             let d = b.describe();
