@@ -23,4 +23,6 @@ pub mod startup;
 pub mod sweep;
 pub mod util;
 
-pub use registry::{benchmarks, families, family_info, FamilyInfo, Options};
+pub use registry::{
+    benchmarks, families, family, family_info, Family, FamilyInfo, Options, FAMILIES,
+};

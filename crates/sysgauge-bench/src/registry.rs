@@ -1,6 +1,7 @@
 //! The registry: every benchmark family and every benchmark, in display
-//! order, built from the command line's options. One explicit list, so what
-//! `sysgauge list` shows, what `sysgauge run` runs and what the docs
+//! order, built from the command line's options. One explicit list of
+//! families (`FAMILIES`), each registered by its own folder's `family.rs`,
+//! so what `sysgauge list` shows, what `sysgauge run` runs and what the docs
 //! describe cannot drift apart (a test checks the docs).
 
 use crate::clock;
@@ -14,9 +15,12 @@ use crate::spawn;
 use crate::ssh;
 use crate::startup;
 use crate::sweep;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use sysgauge_core::{Benchmark, Profile};
+use sysgauge_core::{Benchmark, Profile, RunRecord};
+use sysgauge_report::TableFormat;
 
 /// A family of benchmarks and its time slice per profile.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,88 +48,75 @@ impl FamilyInfo {
     }
 }
 
-/// Every family, in display order. The quick budgets add up to about a
-/// minute on a 2-core machine.
-pub fn families() -> &'static [FamilyInfo] {
-    &[
-        FamilyInfo {
-            name: "clock",
-            summary: "effective clock of each CPU against its nominal clock (at the start and end of a run)",
-            budget_seconds: [0.1, 1.0, 4.0, 8.0],
-            in_default_run: true,
-        },
-        FamilyInfo {
-            name: "hash",
-            summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
-            budget_seconds: [0.3, 6.0, 40.0, 120.0],
-            in_default_run: true,
-        },
-        FamilyInfo {
-            name: "crypto",
-            summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
-            budget_seconds: [0.4, 8.0, 40.0, 160.0],
-            in_default_run: true,
-        },
-        FamilyInfo {
-            name: "cpu",
-            summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
-            budget_seconds: [0.3, 12.0, 60.0, 180.0],
-            in_default_run: true,
-        },
-        // The slice's three cases also allocate and fault in their buffers
-        // and build the latency chain (about a second in all at the quick
-        // sizes), outside the measuring budget: 5 s of measuring is about
-        // 6 s of wall time.
-        FamilyInfo {
-            name: "mem",
-            summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
-            budget_seconds: [0.3, 5.0, 30.0, 90.0],
-            in_default_run: true,
-        },
-        FamilyInfo {
-            name: "disk",
-            summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",
-            budget_seconds: [0.4, 8.0, 40.0, 120.0],
-            in_default_run: true,
-        },
-        FamilyInfo {
-            name: "sweep",
-            summary: "the system's hash programs and dd over K copies of a corpus: start-up vs throughput",
-            budget_seconds: [0.3, 6.0, 40.0, 120.0],
-            in_default_run: true,
-        },
-        FamilyInfo {
-            name: "spawn",
-            summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
-            budget_seconds: [0.3, 4.0, 40.0, 120.0],
-            in_default_run: true,
-        },
-        // The startup family runs only the commands given to `sysgauge
-        // startup` (none in `sysgauge run`); its slice is the default
-        // minimum time of the timed runs of each command.
-        FamilyInfo {
-            name: "startup",
-            summary: "start-up time of given commands against a baseline, and the shared libraries they load",
-            budget_seconds: [0.3, 3.0, 10.0, 30.0],
-            in_default_run: true,
-        },
-        FamilyInfo {
-            name: "net",
-            summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
-            budget_seconds: [0.4, 5.0, 30.0, 90.0],
-            in_default_run: true,
-        },
-        // Real ssh connections through a private sshd: minutes for the
-        // factorial matrix, so not in the default run. The slice only
-        // describes `sysgauge run --only ssh`; the cases run a fixed number
-        // of transfers of a fixed size whatever the budget.
-        FamilyInfo {
-            name: "ssh",
-            summary: "OpenSSH cipher, MAC and key exchange speed: transfer throughput and handshake time (private sshd on loopback, or --host)",
-            budget_seconds: [2.0, 30.0, 120.0, 600.0],
-            in_default_run: false,
-        },
-    ]
+/// Every family, in display order: the registry. Adding a family is one
+/// line here (see docs/architecture.md). The clock check comes first, before
+/// anything has warmed the CPU. The quick budgets of the default run add up
+/// to about a minute on a 2-core machine.
+pub static FAMILIES: &[&dyn Family] = &[
+    &clock::family::FAMILY,
+    &hash::family::FAMILY,
+    &crypto::family::FAMILY,
+    &cpu::family::FAMILY,
+    &memory::family::FAMILY,
+    &disk::family::FAMILY,
+    &sweep::family::FAMILY,
+    &spawn::family::FAMILY,
+    &startup::family::FAMILY,
+    &net::family::FAMILY,
+    &ssh::family::FAMILY,
+];
+
+/// A family: one folder, one registration. The registry and the generic
+/// commands (`run`, `list`, a family's own subcommand) see a family only
+/// through this.
+pub trait Family: Send + Sync {
+    /// Name, summary, time slices, whether `run` includes it.
+    fn info(&self) -> &FamilyInfo;
+    /// Its benchmarks, built from its options in `options` (its defaults,
+    /// which follow the profile, when the command line gave none).
+    fn benchmarks(&self, options: &Options) -> Vec<Box<dyn Benchmark>>;
+    /// Its own tables for a run (empty if none, or no results of its own).
+    fn report(&self, run: &RunRecord, format: TableFormat) -> String;
+    /// Whether its subcommand shows the generic summary table before its
+    /// own tables (no, when they already show every case).
+    fn summary_first(&self) -> bool;
+}
+
+/// A family's registration as data: its info, the function that makes its
+/// benchmarks from its options type `O`, and its renderer.
+pub struct FamilyDef<O> {
+    pub info: FamilyInfo,
+    pub benchmarks: fn(&Arc<O>) -> Vec<Box<dyn Benchmark>>,
+    pub report: Option<fn(&RunRecord, TableFormat) -> String>,
+    pub summary_first: bool,
+}
+
+impl<O: Any + Send + Sync + Default> Family for FamilyDef<O> {
+    fn info(&self) -> &FamilyInfo {
+        &self.info
+    }
+
+    fn benchmarks(&self, options: &Options) -> Vec<Box<dyn Benchmark>> {
+        (self.benchmarks)(&options.get::<O>())
+    }
+
+    fn report(&self, run: &RunRecord, format: TableFormat) -> String {
+        self.report.map(|r| r(run, format)).unwrap_or_default()
+    }
+
+    fn summary_first(&self) -> bool {
+        self.summary_first
+    }
+}
+
+/// Every family's info, in display order.
+pub fn families() -> Vec<&'static FamilyInfo> {
+    FAMILIES.iter().map(|f| f.info()).collect()
+}
+
+/// The family called `name`.
+pub fn family(name: &str) -> Option<&'static dyn Family> {
+    FAMILIES.iter().copied().find(|f| f.info().name == name)
 }
 
 /// An opt-in family and its first benchmark's id, for tests of the rule
@@ -144,41 +135,43 @@ pub fn opt_in_example() -> (&'static str, String) {
 }
 
 pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
-    families().iter().find(|f| f.name == name)
+    family(name).map(|f| f.info())
 }
 
-/// Options of every family, as given on the command line.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    pub hash: Arc<hash::HashOptions>,
-    pub cpu: Arc<cpu::CpuOptions>,
-    pub mem: Arc<memory::MemOptions>,
-    pub disk: Arc<disk::DiskOptions>,
-    pub sweep: Arc<sweep::SweepOptions>,
-    pub crypto: Arc<crypto::CryptoOptions>,
-    pub clock: Arc<clock::ClockOptions>,
-    pub spawn: Arc<spawn::SpawnOptions>,
-    pub startup: Arc<startup::StartupOptions>,
-    pub net: Arc<net::NetOptions>,
-    pub ssh: Arc<ssh::SshOptions>,
+/// The options of every family, as given on the command line; a family
+/// whose options are not here runs with its defaults. Keyed by the options'
+/// type, so adding a family adds nothing here.
+#[derive(Clone, Default)]
+pub struct Options(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
+
+impl Options {
+    /// These options for the family whose options type is `T`.
+    pub fn with<T: Any + Send + Sync>(mut self, options: T) -> Options {
+        self.0.insert(TypeId::of::<T>(), Arc::new(options));
+        self
+    }
+
+    /// The options of type `T`: the ones given, else the defaults.
+    pub fn get<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
+        self.0
+            .get(&TypeId::of::<T>())
+            .and_then(|o| o.clone().downcast::<T>().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Options({} given)", self.0.len())
+    }
 }
 
 /// Every benchmark, in display order.
 pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
-    let mut v = Vec::new();
-    // The clock check comes first, before anything has warmed the CPU.
-    v.extend(clock::benchmarks(&options.clock));
-    v.extend(hash::benchmarks(&options.hash));
-    v.extend(crypto::benchmarks(&options.crypto));
-    v.extend(cpu::benchmarks(&options.cpu));
-    v.extend(memory::benchmarks(&options.mem));
-    v.extend(disk::benchmarks(&options.disk));
-    v.extend(sweep::benchmarks(&options.sweep));
-    v.extend(spawn::benchmarks(&options.spawn));
-    v.extend(startup::benchmarks(&options.startup));
-    v.extend(net::benchmarks(&options.net));
-    v.extend(ssh::benchmarks(&options.ssh));
-    v
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.benchmarks(options))
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,10 +11,11 @@ use crate::progress::ConsoleProgress;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use sysgauge_bench::families;
+use sysgauge_bench::{families, Family};
 use sysgauge_core::record::{BuildInfo, Finding, RunRecord, RunStatus, Status, SCHEMA_VERSION};
 use sysgauge_core::runner::{Runner, RunnerConfig, Sink, Sinks};
 use sysgauge_core::{Benchmark, CancelToken, CtxSettings, MonotonicClock};
+use sysgauge_report::{summary_table, TableFormat};
 use sysgauge_store::{Store, StoreSink};
 
 /// A finished measurement: the record and the exit code it deserves.
@@ -235,6 +236,34 @@ pub fn execute_with(
         exit,
         stored_as,
     })
+}
+
+/// A family's own subcommand, where nothing about it is specific: run
+/// `benches` (already chosen from the family) as one run named after the
+/// family, then print its tables and the closing output.
+pub fn family_command(
+    family: &dyn Family,
+    cfg: &MeasureConfig,
+    benches: &[Box<dyn Benchmark>],
+) -> Result<Exit> {
+    let cancel = crate::signals::install()?;
+    let outcome = execute(family.info().name, cfg, benches, &cancel, Vec::new())?;
+    finish(cfg, &outcome, family_text(family, &outcome.record))
+}
+
+/// What a family's subcommand shows for a run: the summary table when the
+/// family wants it, then the family's own tables.
+pub fn family_text(family: &dyn Family, run: &RunRecord) -> String {
+    let tables = family.report(run, TableFormat::Text);
+    if !family.summary_first() {
+        return tables;
+    }
+    let mut text = summary_table(run, TableFormat::Text);
+    if !tables.is_empty() {
+        text.push('\n');
+        text.push_str(&tables);
+    }
+    text
 }
 
 /// The index lines against the embedded baseline that end a run summary

@@ -22,6 +22,7 @@
 
 pub mod chain;
 pub mod facts;
+pub mod family;
 pub mod report;
 
 use crate::util::metric;

@@ -17,6 +17,7 @@
 //! confidence interval of the mean is within 5 % or the case's budget is
 //! spent, and the record says which.
 
+pub mod family;
 pub mod index;
 pub mod kernels;
 pub mod report;

@@ -20,6 +20,7 @@ pub mod blowfish;
 pub mod camellia;
 pub mod cast5;
 pub mod chacha_poly;
+pub mod family;
 pub mod pubkey;
 pub mod rc4;
 pub mod reference;

@@ -13,6 +13,11 @@ fn detail(r: &ResultRecord, key: &str) -> Option<String> {
     r.details.get(key).map(|v| v.to_string())
 }
 
+/// What `sysgauge disk` shows after a run: the target, then the table.
+pub fn disk_report(run: &RunRecord, format: TableFormat) -> String {
+    format!("{}\n{}", disk_target_text(run), disk_table(run, format))
+}
+
 /// One paragraph per distinct target (file system or raw device).
 pub fn disk_target_text(run: &RunRecord) -> String {
     let mut seen: Vec<String> = Vec::new();

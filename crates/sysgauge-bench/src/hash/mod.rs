@@ -9,6 +9,7 @@
 //! independent instance per thread and report the aggregate rate.
 
 pub mod digest;
+pub mod family;
 pub mod md5;
 pub mod sha512;
 

@@ -28,6 +28,7 @@
 
 pub mod buffer;
 pub mod copy;
+pub mod family;
 pub mod latency;
 pub mod report;
 pub mod stream;

@@ -16,6 +16,7 @@
 //! commands with the same ids.
 
 pub mod endpoint;
+pub mod family;
 pub mod ping;
 pub mod proto;
 pub mod report;

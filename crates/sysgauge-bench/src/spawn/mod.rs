@@ -23,6 +23,7 @@
 //! repetition of tens of milliseconds the split is mostly sampling noise.
 
 pub mod ballast;
+pub mod family;
 pub mod method;
 pub mod report;
 pub mod target;

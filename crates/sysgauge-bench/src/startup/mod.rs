@@ -22,6 +22,7 @@
 //! and `system` (mean ms of CPU per run, one sample each), and `libraries`
 //! (count, one sample).
 
+pub mod family;
 pub mod libraries;
 pub mod report;
 
@@ -433,11 +434,9 @@ impl Benchmark for StartupBenchmark {
         } else {
             o.min_runs
         };
-        let min_time = o.min_time.unwrap_or_else(|| {
-            crate::registry::family_info("startup")
-                .map(|f| f.budget(ctx.profile()))
-                .unwrap_or(Duration::from_secs(3))
-        });
+        let min_time = o
+            .min_time
+            .unwrap_or_else(|| family::FAMILY.info.budget(ctx.profile()));
         let max_runs = o.max_runs.unwrap_or(u64::MAX).max(1);
         let (mut wall, mut user, mut system) = (Vec::new(), Vec::new(), Vec::new());
         let started = ctx.now();

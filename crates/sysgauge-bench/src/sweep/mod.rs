@@ -27,6 +27,7 @@
 pub mod chart;
 pub mod corpus;
 pub mod exec;
+pub mod family;
 pub mod input;
 pub mod program;
 pub mod report;

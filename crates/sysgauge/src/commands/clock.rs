@@ -10,9 +10,7 @@ use crate::measure;
 use crate::values::CpuList;
 use anyhow::{bail, Result};
 use std::sync::Arc;
-use sysgauge_bench::clock::report::clock_table;
 use sysgauge_bench::clock::{self, ClockOptions, Phase};
-use sysgauge_report::TableFormat;
 
 /// `--cpus LIST` into CPU numbers, each one this process may run on.
 pub fn check_cpus(list: Option<&CpuList>) -> Result<Option<Vec<u32>>> {
@@ -40,11 +38,7 @@ pub fn run(args: ClockArgs) -> Result<Exit> {
         cpus: check_cpus(args.cpus.as_ref())?,
         ..Default::default()
     });
-    let benches = clock::benchmarks(&options);
-    let cancel = crate::signals::install()?;
-    let outcome = measure::execute("clock", &cfg, &benches, &cancel, Vec::new())?;
-    let text = clock_table(&outcome.record.results, TableFormat::Text);
-    measure::finish(&cfg, &outcome, text)
+    measure::family_command(&clock::family::FAMILY, &cfg, &clock::benchmarks(&options))
 }
 
 #[cfg(test)]

@@ -11,10 +11,7 @@ use crate::measure;
 use crate::values::thread_list;
 use anyhow::Result;
 use std::sync::Arc;
-use sysgauge_bench::cpu::report::cpu_table;
 use sysgauge_bench::cpu::{self, CpuOptions};
-use sysgauge_core::RunRecord;
-use sysgauge_report::{summary_table, TableFormat};
 
 pub fn run(args: CpuArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
@@ -30,26 +27,13 @@ pub fn run(args: CpuArgs) -> Result<Exit> {
     };
     let selected =
         measure::select_from(cpu::benchmarks(&options), only, &args.select.skip, |_| true)?;
-    let cancel = crate::signals::install()?;
-    let outcome = measure::execute("cpu", &cfg, &selected, &cancel, Vec::new())?;
-    measure::finish(&cfg, &outcome, render(&outcome.record))
-}
-
-/// The summary and the kernel table with scaling and indexes; the findings
-/// (an active Linux Security Module among them) follow from `measure::finish`.
-fn render(record: &RunRecord) -> String {
-    let mut text = summary_table(record, TableFormat::Text);
-    let table = cpu_table(record, TableFormat::Text);
-    if !table.is_empty() {
-        text.push('\n');
-        text.push_str(&table);
-    }
-    text
+    measure::family_command(&cpu::family::FAMILY, &cfg, &selected)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sysgauge_core::RunRecord;
 
     /// On a host with AppArmor enabled (a captured server), the output of
     /// `sysgauge cpu` carries the lsm-active finding, and it names the CPU
@@ -80,7 +64,8 @@ mod tests {
             tags: Default::default(),
             results: vec![],
         };
-        let text = render(&record) + &measure::findings_section(&record);
+        let text = measure::family_text(&cpu::family::FAMILY, &record)
+            + &measure::findings_section(&record);
         let line = text
             .lines()
             .find(|l| l.contains("lsm-active"))

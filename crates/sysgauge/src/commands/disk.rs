@@ -15,10 +15,8 @@ use crate::measure;
 use crate::values::NiceSize;
 use anyhow::{bail, Context, Result};
 use std::sync::Arc;
-use sysgauge_bench::disk::report::{disk_table, disk_target_text};
 use sysgauge_bench::disk::{self, raw, DiskOptions, MAX_BLOCK_SIZE};
 use sysgauge_core::size::Bytes;
-use sysgauge_report::TableFormat;
 
 /// Parsed and checked disk options (before any work).
 pub fn options_from_args(args: &DiskArgs, cfg: &mut MeasureConfig) -> Result<DiskOptions> {
@@ -121,10 +119,5 @@ pub fn run(args: DiskArgs) -> Result<Exit> {
     }
     let all = disk::benchmarks(&Arc::new(options));
     let selected = measure::select(all, &args.select)?;
-    let cancel = crate::signals::install()?;
-    let outcome = measure::execute("disk", &cfg, &selected, &cancel, Vec::new())?;
-    let mut text = disk_target_text(&outcome.record);
-    text.push('\n');
-    text.push_str(&disk_table(&outcome.record, TableFormat::Text));
-    measure::finish(&cfg, &outcome, text)
+    measure::family_command(&disk::family::FAMILY, &cfg, &selected)
 }

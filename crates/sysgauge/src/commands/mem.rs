@@ -11,13 +11,12 @@ use crate::measure;
 use crate::values::{thread_list, ChartFile, ChartFormat, NiceSize};
 use anyhow::{bail, Context, Result};
 use std::sync::Arc;
-use sysgauge_bench::memory::report::{latency_chart_png, latency_chart_svg, memory_report};
+use sysgauge_bench::memory::report::{latency_chart_png, latency_chart_svg};
 use sysgauge_bench::memory::{
     self, check_memory, full_budget, memory_needed, validate_size, validate_working_set,
     MemOptions, Scope,
 };
 use sysgauge_core::size::Bytes;
-use sysgauge_report::{summary_table, TableFormat};
 
 /// Width in pixels of the `--chart` picture.
 const CHART_WIDTH: u32 = 1000;
@@ -39,12 +38,7 @@ pub fn run(args: MemArgs) -> Result<Exit> {
     }
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("mem", &cfg, &benches, &cancel, Vec::new())?;
-    let mut text = summary_table(&outcome.record, TableFormat::Text);
-    let report = memory_report(&outcome.record, TableFormat::Text);
-    if !report.is_empty() {
-        text.push('\n');
-        text.push_str(&report);
-    }
+    let text = measure::family_text(&memory::family::FAMILY, &outcome.record);
     if let Some(chart) = &args.chart {
         write_chart(&outcome.record, chart);
     }

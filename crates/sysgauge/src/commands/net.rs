@@ -11,8 +11,6 @@ use crate::netconfig::net_options;
 use anyhow::Result;
 use std::sync::Arc;
 use sysgauge_bench::net;
-use sysgauge_bench::net::report::net_summary;
-use sysgauge_report::{summary_table, TableFormat};
 
 pub fn run(args: NetArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
@@ -20,8 +18,6 @@ pub fn run(args: NetArgs) -> Result<Exit> {
     let benches = net::benchmarks(&options);
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("net", &cfg, &benches, &cancel, Vec::new())?;
-    let mut text = summary_table(&outcome.record, TableFormat::Text);
-    text.push('\n');
-    text.push_str(&net_summary(&outcome.record));
+    let text = measure::family_text(&net::family::FAMILY, &outcome.record);
     measure::finish(&cfg, &outcome, text)
 }

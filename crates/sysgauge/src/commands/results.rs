@@ -48,19 +48,13 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                     .unwrap_or_default()
             );
             text.push_str(&summary_table(&run, TableFormat::Text));
-            let family_tables =
-                sysgauge_bench::memory::report::memory_report(&run, TableFormat::Text);
-            if !family_tables.is_empty() {
-                text.push('\n');
-                text.push_str(&family_tables);
-            }
-            if run.command == "ssh" {
-                text.push('\n');
-                text.push_str(&sysgauge_bench::ssh::report::ssh_report(
-                    &run,
-                    TableFormat::Text,
-                    false,
-                ));
+            // Each family's own tables, for the families the run holds.
+            for family in sysgauge_bench::FAMILIES {
+                let tables = family.report(&run, TableFormat::Text);
+                if !tables.is_empty() {
+                    text.push('\n');
+                    text.push_str(&tables);
+                }
             }
             let f = findings_text(&run);
             if !f.is_empty() {

@@ -8,23 +8,22 @@ use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use anyhow::Result;
+use sysgauge_bench::clock::ClockOptions;
+use sysgauge_bench::sweep::SweepOptions;
 use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::{family_of, Benchmark};
 use sysgauge_report::{summary_table, TableFormat};
 
 pub fn run(args: RunArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
-    let options = Options {
-        sweep: std::sync::Arc::new(sysgauge_bench::sweep::SweepOptions::for_run(
-            &args.select.only,
-        )),
-        ..Options::default()
-    };
+    let options = Options::default().with(SweepOptions::for_run(&args.select.only));
     let mut selected = select(benchmarks(&options), &args.select)?;
     // The clock check runs first (the registry lists it first) and again
     // after everything else, so a run whose clocks dropped is flagged.
     if selected.iter().any(|b| family_of(b.id()) == "clock") {
-        selected.push(sysgauge_bench::clock::end_of_run(&options.clock));
+        selected.push(sysgauge_bench::clock::end_of_run(
+            &options.get::<ClockOptions>(),
+        ));
     }
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("run", &cfg, &selected, &cancel, Vec::new())?;

@@ -12,7 +12,6 @@ use crate::values::{thread_list, NiceSize};
 use anyhow::{bail, Result};
 use std::sync::Arc;
 use sysgauge_bench::spawn::SpawnOptions;
-use sysgauge_report::TableFormat;
 
 /// The spawn options from the command line (the matrix: every case).
 pub fn options_from(args: &SpawnArgs) -> Result<SpawnOptions> {
@@ -68,8 +67,5 @@ pub fn run(args: SpawnArgs) -> Result<Exit> {
         &args.select.skip,
         |_| true,
     )?;
-    let cancel = crate::signals::install()?;
-    let outcome = measure::execute("spawn", &cfg, &selected, &cancel, Vec::new())?;
-    let text = sysgauge_bench::spawn::report::spawn_report(&outcome.record, TableFormat::Text);
-    measure::finish(&cfg, &outcome, text)
+    measure::family_command(&sysgauge_bench::spawn::family::FAMILY, &cfg, &selected)
 }

@@ -27,9 +27,8 @@ use sysgauge_bench::ssh::session::{
     ssh_program, ClientSettings, Discovery, OpenError, Session, Target,
 };
 use sysgauge_bench::ssh::{default_size, estimate_seconds, SshOptions};
-use sysgauge_bench::{benchmarks, Options};
 use sysgauge_core::record::{Finding, Severity};
-use sysgauge_core::{family_of, CancelToken, Requirement};
+use sysgauge_core::{CancelToken, Requirement};
 use sysgauge_report::TableFormat;
 
 /// Probes running at once: enough to hide the round trips, few enough not
@@ -556,14 +555,8 @@ pub fn run(args: SshArgs) -> Result<Exit> {
         opened = Some(Arc::new(session));
     }
     ssh_opts.session = opened;
-    let options = Options {
-        ssh: Arc::new(ssh_opts),
-        ..Default::default()
-    };
-    let selected: Vec<_> = benchmarks(&options)
-        .into_iter()
-        .filter(|b| family_of(b.id()) == "ssh")
-        .collect();
+    let options = Arc::new(ssh_opts);
+    let selected = sysgauge_bench::ssh::benchmarks(&options);
     let outcome = measure::execute("ssh", &cfg, &selected, &cancel, extra_findings)?;
     // Stop the private server (and remove its keys) before printing.
     drop(selected);

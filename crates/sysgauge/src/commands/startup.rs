@@ -12,8 +12,6 @@ use crate::{measure, output};
 use anyhow::{bail, Context, Result};
 use std::sync::Arc;
 use sysgauge_bench::startup::{preflight, prepare, StartupOptions};
-use sysgauge_bench::{benchmarks, Options};
-use sysgauge_core::family_of;
 use sysgauge_report::TableFormat;
 
 pub fn options_from(args: &StartupArgs) -> Result<StartupOptions> {
@@ -65,14 +63,7 @@ pub fn run(args: StartupArgs) -> Result<Exit> {
             }
         }
     }
-    let options = Options {
-        startup: Arc::new(startup),
-        ..Default::default()
-    };
-    let selected: Vec<_> = benchmarks(&options)
-        .into_iter()
-        .filter(|b| family_of(b.id()) == "startup")
-        .collect();
+    let selected = sysgauge_bench::startup::benchmarks(&Arc::new(startup));
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("startup", &cfg, &selected, &cancel, Vec::new())?;
     if let Some(p) = &args.export_json {
