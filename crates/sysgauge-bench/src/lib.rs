@@ -2,8 +2,10 @@
 //! in display order.
 //!
 //! A family is a module with its benchmarks (each implementing
-//! `sysgauge_core::Benchmark`) and an options struct filled from the command
-//! line (or left at its defaults, which follow the profile). Benchmarks
+//! `sysgauge_core::Benchmark`), an options struct filled from the command
+//! line (or left at its defaults, which follow the profile), its renderers
+//! (`report.rs`) and its registration (`register_family!` in its `mod.rs`,
+//! one line in `registry::FAMILIES`). Benchmarks
 //! never print, format units or write SQL: they return metrics and findings.
 
 pub mod baseline;

@@ -1,6 +1,6 @@
 //! The registry: every benchmark family and every benchmark, in display
 //! order, built from the command line's options. One explicit list of
-//! families (`FAMILIES`), each registered by its own folder's `family.rs`,
+//! families (`FAMILIES`), each registered in its own folder with `register_family!`,
 //! so what `sysgauge list` shows, what `sysgauge run` runs and what the docs
 //! describe cannot drift apart (a test checks the docs).
 
@@ -53,17 +53,17 @@ impl FamilyInfo {
 /// anything has warmed the CPU. The quick budgets of the default run add up
 /// to about a minute on a 2-core machine.
 pub static FAMILIES: &[&dyn Family] = &[
-    &clock::family::FAMILY,
-    &hash::family::FAMILY,
-    &crypto::family::FAMILY,
-    &cpu::family::FAMILY,
-    &memory::family::FAMILY,
-    &disk::family::FAMILY,
-    &sweep::family::FAMILY,
-    &spawn::family::FAMILY,
-    &startup::family::FAMILY,
-    &net::family::FAMILY,
-    &ssh::family::FAMILY,
+    &clock::FAMILY,
+    &hash::FAMILY,
+    &crypto::FAMILY,
+    &cpu::FAMILY,
+    &memory::FAMILY,
+    &disk::FAMILY,
+    &sweep::FAMILY,
+    &spawn::FAMILY,
+    &startup::FAMILY,
+    &net::FAMILY,
+    &ssh::FAMILY,
 ];
 
 /// A family: one folder, one registration. The registry and the generic
@@ -108,6 +108,31 @@ impl<O: Any + Send + Sync + Default> Family for FamilyDef<O> {
         self.summary_first
     }
 }
+
+/// Registers a family from its own folder: defines the folder's `FAMILY`
+/// (the one line it takes in `FAMILIES`) from its name, options type, time
+/// slices, summary and renderer, around the folder's `benchmarks` function.
+macro_rules! register_family {
+    (
+        name: $name:literal, options: $options:ty, in_default_run: $run:expr,
+        summary_first: $summary_first:expr, budget_seconds: $budget:expr,
+        report: $report:expr, summary: $summary:literal $(,)?
+    ) => {
+        /// The family's registration (see `crate::registry::FAMILIES`).
+        pub static FAMILY: $crate::registry::FamilyDef<$options> = $crate::registry::FamilyDef {
+            info: $crate::registry::FamilyInfo {
+                name: $name,
+                summary: $summary,
+                budget_seconds: $budget,
+                in_default_run: $run,
+            },
+            benchmarks,
+            report: $report,
+            summary_first: $summary_first,
+        };
+    };
+}
+pub(crate) use register_family;
 
 /// Every family's info, in display order.
 pub fn families() -> Vec<&'static FamilyInfo> {

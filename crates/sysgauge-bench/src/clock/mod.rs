@@ -22,7 +22,6 @@
 
 pub mod chain;
 pub mod facts;
-pub mod family;
 pub mod report;
 
 use crate::util::metric;
@@ -442,6 +441,12 @@ impl Benchmark for ClockBenchmark {
             samples,
         )?])
     }
+}
+
+crate::registry::register_family! {
+    name: "clock", options: ClockOptions, in_default_run: true, summary_first: false,
+    budget_seconds: [0.1, 1.0, 4.0, 8.0], report: Some(|run, format| report::clock_table(&run.results, format)),
+    summary: "effective clock of each CPU against its nominal clock (at the start and end of a run)",
 }
 
 /// The clock benchmark of the registry (the start-of-run check, or the

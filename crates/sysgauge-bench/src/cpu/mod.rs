@@ -17,7 +17,6 @@
 //! confidence interval of the mean is within 5 % or the case's budget is
 //! spent, and the record says which.
 
-pub mod family;
 pub mod index;
 pub mod kernels;
 pub mod report;
@@ -262,6 +261,12 @@ fn libm_detail(kernel: KernelId) -> Option<String> {
     {
         None
     }
+}
+
+crate::registry::register_family! {
+    name: "cpu", options: CpuOptions, in_default_run: true, summary_first: true,
+    budget_seconds: [0.3, 12.0, 60.0, 180.0], report: Some(report::cpu_table),
+    summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
 }
 
 /// Every cpu benchmark, in display order: the ten kernels, then the three

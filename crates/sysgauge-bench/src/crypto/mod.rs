@@ -20,7 +20,6 @@ pub mod blowfish;
 pub mod camellia;
 pub mod cast5;
 pub mod chacha_poly;
-pub mod family;
 pub mod pubkey;
 pub mod rc4;
 pub mod reference;
@@ -400,6 +399,12 @@ impl Benchmark for KexBenchmark {
             samples,
         )?])
     }
+}
+
+crate::registry::register_family! {
+    name: "crypto", options: CryptoOptions, in_default_run: true, summary_first: false,
+    budget_seconds: [0.4, 8.0, 40.0, 160.0], report: Some(|run, format| report::speed_table(&run.results, format)),
+    summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
 }
 
 /// Every crypto benchmark, in table order: ciphers, HMAC, signatures,

@@ -17,7 +17,6 @@
 //! (sequential 1 MiB write and read, 4 KiB random reads, file creation);
 //! `sysgauge disk` runs every test.
 
-pub mod family;
 pub mod files;
 pub mod io;
 pub mod passes;
@@ -285,6 +284,12 @@ impl Benchmark for DiskBenchmark {
             Kind::RawWrite => raw::raw_write(ctx, o, block()?),
         }
     }
+}
+
+crate::registry::register_family! {
+    name: "disk", options: DiskOptions, in_default_run: true, summary_first: false,
+    budget_seconds: [0.4, 8.0, 40.0, 120.0], report: Some(report::disk_report),
+    summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",
 }
 
 /// Every disk benchmark, in display order.

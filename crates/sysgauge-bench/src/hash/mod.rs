@@ -9,7 +9,6 @@
 //! independent instance per thread and report the aggregate rate.
 
 pub mod digest;
-pub mod family;
 pub mod md5;
 pub mod sha512;
 
@@ -156,6 +155,12 @@ impl Benchmark for HashBenchmark {
             mbps,
         )?])
     }
+}
+
+crate::registry::register_family! {
+    name: "hash", options: HashOptions, in_default_run: true, summary_first: true,
+    budget_seconds: [0.3, 6.0, 40.0, 120.0], report: None,
+    summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
 }
 
 /// Every hash benchmark, in display order.

@@ -28,7 +28,6 @@
 
 pub mod buffer;
 pub mod copy;
-pub mod family;
 pub mod latency;
 pub mod report;
 pub mod stream;
@@ -534,6 +533,16 @@ fn with_pool<T>(
 /// The `huge_pages` parameter of every case.
 fn huge_param(params: &Params) -> bool {
     params.get_bool("huge_pages").unwrap_or(true)
+}
+
+// The slice's three cases also allocate and fault in their buffers
+// and build the latency chain (about a second in all at the quick
+// sizes), outside the measuring budget: 5 s of measuring is about
+// 6 s of wall time.
+crate::registry::register_family! {
+    name: "mem", options: MemOptions, in_default_run: true, summary_first: true,
+    budget_seconds: [0.3, 5.0, 30.0, 90.0], report: Some(report::memory_report),
+    summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
 }
 
 /// Every benchmark of the family, in display order.

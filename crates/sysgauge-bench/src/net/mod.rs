@@ -16,7 +16,6 @@
 //! commands with the same ids.
 
 pub mod endpoint;
-pub mod family;
 pub mod ping;
 pub mod proto;
 pub mod report;
@@ -74,6 +73,12 @@ pub fn loopback_finding() -> Finding {
         "the net cases ran over loopback: they measure the kernel's TCP/IP stack, memory copies and scheduling on this machine, not a network card or a link",
     )
     .with_remedy("run `sysgauge listen --serve --serve-bind ADDR` on another machine and `sysgauge net --peer HOST` here to measure a link")
+}
+
+crate::registry::register_family! {
+    name: "net", options: NetOptions, in_default_run: true, summary_first: true,
+    budget_seconds: [0.4, 5.0, 30.0, 90.0], report: Some(|run, _| report::net_summary(run)),
+    summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
 }
 
 /// Every net benchmark, in display order.

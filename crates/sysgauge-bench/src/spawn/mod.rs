@@ -23,7 +23,6 @@
 //! repetition of tens of milliseconds the split is mostly sampling noise.
 
 pub mod ballast;
-pub mod family;
 pub mod method;
 pub mod report;
 pub mod target;
@@ -348,6 +347,12 @@ impl Benchmark for SpawnBenchmark {
             )?,
         ])
     }
+}
+
+crate::registry::register_family! {
+    name: "spawn", options: SpawnOptions, in_default_run: true, summary_first: false,
+    budget_seconds: [0.3, 4.0, 40.0, 120.0], report: Some(report::spawn_report),
+    summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
 }
 
 /// Every spawn benchmark, in display order.

@@ -38,7 +38,7 @@ pub fn run(args: ClockArgs) -> Result<Exit> {
         cpus: check_cpus(args.cpus.as_ref())?,
         ..Default::default()
     });
-    measure::family_command(&clock::family::FAMILY, &cfg, &clock::benchmarks(&options))
+    measure::family_command(&clock::FAMILY, &cfg, &clock::benchmarks(&options))
 }
 
 #[cfg(test)]

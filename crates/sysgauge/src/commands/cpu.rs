@@ -27,7 +27,7 @@ pub fn run(args: CpuArgs) -> Result<Exit> {
     };
     let selected =
         measure::select_from(cpu::benchmarks(&options), only, &args.select.skip, |_| true)?;
-    measure::family_command(&cpu::family::FAMILY, &cfg, &selected)
+    measure::family_command(&cpu::FAMILY, &cfg, &selected)
 }
 
 #[cfg(test)]
@@ -64,8 +64,8 @@ mod tests {
             tags: Default::default(),
             results: vec![],
         };
-        let text = measure::family_text(&cpu::family::FAMILY, &record)
-            + &measure::findings_section(&record);
+        let text =
+            measure::family_text(&cpu::FAMILY, &record) + &measure::findings_section(&record);
         let line = text
             .lines()
             .find(|l| l.contains("lsm-active"))

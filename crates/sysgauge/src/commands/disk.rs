@@ -119,5 +119,5 @@ pub fn run(args: DiskArgs) -> Result<Exit> {
     }
     let all = disk::benchmarks(&Arc::new(options));
     let selected = measure::select(all, &args.select)?;
-    measure::family_command(&disk::family::FAMILY, &cfg, &selected)
+    measure::family_command(&disk::FAMILY, &cfg, &selected)
 }

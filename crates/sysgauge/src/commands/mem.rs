@@ -38,7 +38,7 @@ pub fn run(args: MemArgs) -> Result<Exit> {
     }
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("mem", &cfg, &benches, &cancel, Vec::new())?;
-    let text = measure::family_text(&memory::family::FAMILY, &outcome.record);
+    let text = measure::family_text(&memory::FAMILY, &outcome.record);
     if let Some(chart) = &args.chart {
         write_chart(&outcome.record, chart);
     }

@@ -18,6 +18,6 @@ pub fn run(args: NetArgs) -> Result<Exit> {
     let benches = net::benchmarks(&options);
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("net", &cfg, &benches, &cancel, Vec::new())?;
-    let text = measure::family_text(&net::family::FAMILY, &outcome.record);
+    let text = measure::family_text(&net::FAMILY, &outcome.record);
     measure::finish(&cfg, &outcome, text)
 }

@@ -67,5 +67,5 @@ pub fn run(args: SpawnArgs) -> Result<Exit> {
         &args.select.skip,
         |_| true,
     )?;
-    measure::family_command(&sysgauge_bench::spawn::family::FAMILY, &cfg, &selected)
+    measure::family_command(&sysgauge_bench::spawn::FAMILY, &cfg, &selected)
 }
