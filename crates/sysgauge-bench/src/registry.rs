@@ -176,7 +176,9 @@ impl Options {
         self
     }
 
-    /// The options of type `T`: the ones given, else the defaults.
+    /// The options of type `T`: the ones given (shared), else new defaults
+    /// on each call; options that carry state between benchmarks must be
+    /// given with `with` to be shared.
     pub fn get<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
         self.0
             .get(&TypeId::of::<T>())

@@ -37,3 +37,23 @@ pub fn report_error(err: &anyhow::Error) -> Exit {
     }
     Exit::Fatal
 }
+
+/// A command line clap could not accept. A value that is not of its kind
+/// (a size, a thread list, a selector) is one line in the same form as every
+/// other error; help, version and structural mistakes (a missing argument,
+/// an unknown flag) keep clap's own text with its usage hint.
+pub fn report_usage_error(e: clap::Error) -> Exit {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!(
+                "sysgauge: error: {}",
+                first.strip_prefix("error: ").unwrap_or(first)
+            );
+            Exit::Fatal
+        }
+        _ => e.exit(),
+    }
+}

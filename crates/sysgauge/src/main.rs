@@ -19,7 +19,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return exit::report_usage_error(e).into(),
+    };
     style::init(cli.color);
     match commands::dispatch(cli) {
         Ok(code) => code.into(),

@@ -129,7 +129,7 @@ fn sizes_beyond_memory_are_refused_with_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     let err = stderr_of(&out);
     assert!(
-        err.contains("--size 1EiB")
+        err.contains("--size 1 EiB")
             && err.contains("of memory but only")
             && err.contains("smaller --size"),
         "{err}"

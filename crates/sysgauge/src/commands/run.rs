@@ -16,7 +16,11 @@ use sysgauge_report::{summary_table, TableFormat};
 
 pub fn run(args: RunArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
-    let options = Options::default().with(SweepOptions::for_run(&args.select.only));
+    // The clock options are given, not defaulted, so that the end-of-run
+    // check below shares them (and the start's readings) with the first.
+    let options = Options::default()
+        .with(SweepOptions::for_run(&args.select.only))
+        .with(ClockOptions::default());
     let mut selected = select(benchmarks(&options), &args.select)?;
     // The clock check runs first (the registry lists it first) and again
     // after everything else, so a run whose clocks dropped is flagged.
