@@ -1,20 +1,30 @@
-//! Ctrl-C. The first SIGINT (or SIGTERM) asks the run to stop: benchmarks see
-//! the cancellation token, finish their current repetition, clean up and
-//! return; the run is stored as interrupted and we exit 130. A second signal
-//! means the user will not wait: remove every scratch directory and exit 130
-//! at once.
+//! Ctrl-C, `kill` and a closed terminal. The first SIGINT, SIGTERM or SIGHUP
+//! asks the run to stop: benchmarks see the cancellation token, finish their
+//! current repetition, clean up and return; the run is stored as interrupted
+//! and we exit 128 + the signal's number (130 for SIGINT, 143 for SIGTERM,
+//! 129 for SIGHUP), as a shell reports a process that signal killed. A
+//! second signal means the caller will not wait: remove every scratch
+//! directory and exit at once.
+//!
+//! signal-hook's iterator turns the signals into ordinary messages on a
+//! thread of ours, so the reaction (printing, removing directories) runs
+//! outside any signal handler.
 
 use anyhow::{Context, Result};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use std::io::Write;
+use std::sync::atomic::{AtomicI32, Ordering};
 use sysgauge_core::scratch;
 use sysgauge_core::CancelToken;
 
-static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+/// The first signal received (0: none yet).
+static FIRST: AtomicI32 = AtomicI32::new(0);
 
-/// Install the handler (once per process) and return the token it cancels.
+/// Install the handler and return the token it cancels.
 pub fn install() -> Result<CancelToken> {
     install_with(Some(
-        "sysgauge: interrupted; finishing the current step and cleaning up (press Ctrl-C again to quit at once)",
+        "finishing the current step and cleaning up (press Ctrl-C again to quit at once)",
     ))
 }
 
@@ -23,17 +33,47 @@ pub fn install() -> Result<CancelToken> {
 pub fn install_with(note: Option<&'static str>) -> Result<CancelToken> {
     let token = CancelToken::new();
     let t = token.clone();
-    ctrlc::set_handler(move || {
-        if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
-            if let Some(note) = note {
-                eprintln!("\n{note}");
+    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .context("cannot install the handler for SIGINT, SIGTERM and SIGHUP")?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                if FIRST
+                    .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+                {
+                    // Cancel before printing: after SIGHUP the terminal may
+                    // be gone and the write may fail.
+                    t.cancel();
+                    if let Some(note) = note {
+                        let _ =
+                            writeln!(std::io::stderr(), "\nsysgauge: {}; {note}", describe(sig));
+                    }
+                } else {
+                    scratch::remove_all_live();
+                    std::process::exit(128 + sig);
+                }
             }
-            t.cancel();
-        } else {
-            scratch::remove_all_live();
-            std::process::exit(130);
-        }
-    })
-    .context("cannot install the Ctrl-C handler")?;
+        })
+        .context("cannot start the signal-handling thread")?;
     Ok(token)
+}
+
+/// The exit code of an interrupted run: 128 + the first signal's number
+/// (130 when no signal was seen, as for Ctrl-C).
+pub fn interrupted_exit_code() -> u8 {
+    match FIRST.load(Ordering::SeqCst) {
+        0 => 130,
+        sig => u8::try_from(128 + sig).unwrap_or(130),
+    }
+}
+
+fn describe(sig: i32) -> &'static str {
+    match sig {
+        SIGINT => "interrupted",
+        SIGTERM => "terminated (SIGTERM)",
+        SIGHUP => "hung up (SIGHUP)",
+        _ => "signalled",
+    }
 }
