@@ -142,7 +142,11 @@ impl Store {
     /// `compare`, `report`…): never creates a file, never migrates, never
     /// marks stale runs. A missing file is `StoreError::Missing`.
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        if dbpath::check(path)? == dbpath::DbPath::New {
+        // Nothing there (not even a dangling link), whether or not its
+        // directory exists: simply no database yet.
+        let absent = matches!(std::fs::symlink_metadata(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        if absent || dbpath::check(path)? == dbpath::DbPath::New {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
             });

@@ -340,6 +340,10 @@ fn read_only_open_never_creates() {
         Store::open_read_only(&path),
         Err(StoreError::Missing { .. })
     ));
+    assert!(matches!(
+        Store::open_read_only(&dir.path().join("no/such/dir.db")),
+        Err(StoreError::Missing { .. })
+    ));
     assert!(names(dir.path()).is_empty());
     // An existing database reads fine, and reading writes nothing to it.
     let run = sample_run("11111111-2222-4333-8444-000000000009");
