@@ -450,3 +450,46 @@ fn twenty_concurrent_writers_new_and_existing_database() {
     assert_eq!(status.len(), 40, "{status:?}");
     assert!(status.iter().all(|s| s == "complete"), "{status:?}");
 }
+
+#[test]
+fn a_failing_store_marks_the_run_failed_and_still_writes_json() {
+    let sb = Sandbox::new();
+    let record = record_json(&sb, "one.json");
+    let out = sb
+        .cmd()
+        .arg("import")
+        .arg("--db")
+        .arg(sb.db())
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    // A real SQLite failure on every stored result (as a full disk would
+    // give), raised by the database itself.
+    rusqlite::Connection::open(sb.db())
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON results
+             BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END;",
+        )
+        .unwrap();
+    let json = sb.path().join("kept.json");
+    let out = sb
+        .cmd()
+        .args(["run", "--profile", "tiny", "--repetitions", "1"])
+        .args(["--only", "hash.md5", "--db"])
+        .arg(sb.db())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("could not be stored"), "{err}");
+    assert!(err.contains(&json.display().to_string()), "{err}");
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(kept["status"], "failed");
+    assert!(!kept["results"].as_array().unwrap().is_empty());
+    assert_eq!(run_status(&sb.db()), vec!["complete", "failed"]);
+}
