@@ -15,11 +15,16 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
 use sysgauge_core::scratch;
 use sysgauge_core::CancelToken;
 
 /// The first signal received (0: none yet).
 static FIRST: AtomicI32 = AtomicI32::new(0);
+
+/// The token of the one handler thread: a second thread would see every
+/// signal as the second one and quit at once.
+static TOKEN: OnceLock<CancelToken> = OnceLock::new();
 
 /// Install the handler and return the token it cancels.
 pub fn install() -> Result<CancelToken> {
@@ -30,7 +35,11 @@ pub fn install() -> Result<CancelToken> {
 
 /// Like `install`, with another note on the first signal (or none: for
 /// `ping` and `listen` Ctrl-C is the ordinary way to stop, as with ping(8)).
+/// Installs once per process; later calls return the same token.
 pub fn install_with(note: Option<&'static str>) -> Result<CancelToken> {
+    if let Some(t) = TOKEN.get() {
+        return Ok(t.clone());
+    }
     let token = CancelToken::new();
     let t = token.clone();
     let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])
@@ -57,6 +66,8 @@ pub fn install_with(note: Option<&'static str>) -> Result<CancelToken> {
             }
         })
         .context("cannot start the signal-handling thread")?;
+    // Commands install once, from the main thread, so this cannot race.
+    let _ = TOKEN.set(token.clone());
     Ok(token)
 }
 

@@ -493,3 +493,43 @@ fn a_failing_store_marks_the_run_failed_and_still_writes_json() {
     assert!(!kept["results"].as_array().unwrap().is_empty());
     assert_eq!(run_status(&sb.db()), vec!["complete", "failed"]);
 }
+
+#[test]
+fn a_host_stands_for_its_latest_complete_run() {
+    let sb = Sandbox::new();
+    for _ in 0..2 {
+        let out = sb.tiny_run().args(["--only", "hash.md5"]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    }
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    let (host, first): (String, String) = conn
+        .query_row(
+            "SELECT host_name, run_uuid FROM runs WHERE id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    // The newest run was cut short: the host means run 1 now.
+    conn.execute("UPDATE runs SET status = 'interrupted' WHERE id = 2", [])
+        .unwrap();
+    let compare = |args: &[&str]| {
+        sb.cmd()
+            .args(["compare", "--db"])
+            .arg(sb.db())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = compare(&[host.as_str(), "2", "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["machines"][0]["run_id"], first.as_str(), "{c}");
+    // No complete run at all: an error naming the run to use.
+    conn.execute("UPDATE runs SET status = 'running' WHERE id = 1", [])
+        .unwrap();
+    let out = compare(&[host.as_str(), "2"]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no complete run"), "{err}");
+    assert!(err.contains("run 2"), "{err}");
+}
