@@ -55,6 +55,9 @@ pub fn install_with(note: Option<&'static str>) -> Result<CancelToken> {
                     // Cancel before printing: after SIGHUP the terminal may
                     // be gone and the write may fail.
                     t.cancel();
+                    if sig == SIGHUP {
+                        detach_from_terminal();
+                    }
                     if let Some(note) = note {
                         let _ =
                             writeln!(std::io::stderr(), "\nsysgauge: {}; {note}", describe(sig));
@@ -77,6 +80,27 @@ pub fn interrupted_exit_code() -> u8 {
     match FIRST.load(Ordering::SeqCst) {
         0 => 130,
         sig => u8::try_from(128 + sig).unwrap_or(130),
+    }
+}
+
+/// After a hangup nobody reads the terminal, and writing to it fails
+/// (EIO): the closing output would fail and `eprintln!` would panic. So
+/// stdout and stderr that are (or were) terminals are pointed at
+/// /dev/null; pipes and files (`--json -`, a log) are left alone.
+fn detach_from_terminal() {
+    let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+        return;
+    };
+    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+        // A terminal already hung up answers isatty with EIO, not yes.
+        // SAFETY: isatty takes a plain descriptor.
+        let tty = unsafe { libc::isatty(fd) } == 1
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EIO);
+        if tty {
+            // SAFETY: `null` stays open for the call; dup2 replaces `fd`
+            // atomically, so no other thread sees it closed.
+            unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) };
+        }
     }
 }
 

@@ -533,3 +533,107 @@ fn a_host_stands_for_its_latest_complete_run() {
     assert!(err.contains("no complete run"), "{err}");
     assert!(err.contains("run 2"), "{err}");
 }
+
+/// A closed terminal: sysgauge's stdout and stderr are a pseudo-terminal
+/// whose other side is closed (writes now fail with EIO), then SIGHUP
+/// arrives, as when an ssh session drops. The run must still be stored
+/// `interrupted` and the exit be 129, not a panic on the dead terminal.
+#[test]
+fn hangup_of_a_real_terminal_is_survived() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let sb = Sandbox::new();
+    let tmp = sb.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty writes two descriptors into the given ints; the
+    // name, termios and winsize pointers may be null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // openpty's descriptors are inherited across exec: the child must not
+    // hold the master open, or closing ours would not hang up.
+    // SAFETY: fcntl on descriptors we own.
+    unsafe {
+        libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
+    }
+    // SAFETY: both descriptors were just opened and are owned by nobody else.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
+        .args(["run", "--only", "sweep", "--profile", "quick", "--db"])
+        .arg(sb.db())
+        .env("HOME", sb.path())
+        .env("XDG_DATA_HOME", sb.path().join("xdg"))
+        .env("TMPDIR", &tmp)
+        .stdin(std::process::Stdio::null())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave.try_clone().unwrap())
+        .spawn()
+        .unwrap();
+    drop(slave);
+    // Drain the terminal until told to hang up, then close it.
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut f = std::fs::File::from(master);
+            // SAFETY: fcntl on a descriptor we own.
+            unsafe {
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+                libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK);
+            }
+            let mut buf = [0u8; 4096];
+            while !stop.load(Ordering::SeqCst) {
+                match std::io::Read::read(&mut f, &mut buf) {
+                    Ok(n) if n > 0 => {}
+                    _ => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        })
+    };
+    // Wait (bounded) for a stored result: the run is under way.
+    let t0 = std::time::Instant::now();
+    loop {
+        let n: i64 = rusqlite::Connection::open(sb.db())
+            .and_then(|c| c.query_row("SELECT count(*) FROM results", [], |r| r.get(0)))
+            .unwrap_or(0);
+        if n > 0 {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no result stored in time"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "sysgauge ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop.store(true, Ordering::SeqCst);
+    reader.join().unwrap();
+    // SAFETY: kill with a valid pid and signal number.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGHUP) };
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sysgauge did not stop within 60 s of SIGHUP");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(129), "{status:?}");
+    assert_eq!(run_status(&sb.db()), vec!["interrupted".to_string()]);
+    let left = scratch_of(&tmp, child.id());
+    assert!(left.is_empty(), "scratch left behind: {left:?}");
+}
