@@ -168,6 +168,13 @@ impl Store {
         Ok(store)
     }
 
+    /// Check, without opening anything, that `path` may become or is a
+    /// results database (what `open` checks first), so that a command can
+    /// refuse a bad `--db` before it does any work.
+    pub fn check_path(path: &Path) -> Result<()> {
+        dbpath::check(path).map(|_| ())
+    }
+
     /// Row ids of the runs this open marked interrupted because their
     /// writer had died.
     pub fn stale_runs(&self) -> &[i64] {
