@@ -151,10 +151,21 @@ impl Store {
                 path: path.to_path_buf(),
             });
         }
+        // Read-write without CREATE, made read-only by `query_only` below:
+        // a SQLITE_OPEN_READ_ONLY connection cannot remove the -wal and -shm
+        // files it needs on a WAL database, so every `results list` would
+        // leave them beside the database. A file we may not write is still
+        // opened truly read-only.
         let conn = Connection::open_with_flags(
             path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
+        .or_else(|_| {
+            Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+        })
         .map_err(|e| StoreError::Open {
             path: path.to_path_buf(),
             reason: e.to_string(),
@@ -268,8 +279,9 @@ impl Store {
                 supported,
             });
         }
+        // No statement on this connection may write.
         self.conn
-            .execute_batch("PRAGMA foreign_keys=ON;")
+            .execute_batch("PRAGMA foreign_keys=ON; PRAGMA query_only=ON;")
             .map_err(self.sql_err("setting pragmas"))?;
         Ok(())
     }

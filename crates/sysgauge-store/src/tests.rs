@@ -352,10 +352,14 @@ fn read_only_open_never_creates() {
         .insert_run(&run, "local")
         .unwrap();
     let before = std::fs::read(&path).unwrap();
-    let s = Store::open_read_only(&path).unwrap();
+    let mut s = Store::open_read_only(&path).unwrap();
     assert_eq!(s.list_runs().unwrap().len(), 1);
+    // Writing through it is refused.
+    assert!(s.delete_run(1).is_err());
     drop(s);
     assert_eq!(std::fs::read(&path).unwrap(), before);
+    // And no -wal or -shm is left beside the database.
+    assert_eq!(names(dir.path()), vec!["none.db".to_string()]);
     // An empty file is nobody's database.
     let empty = dir.path().join("empty.db");
     std::fs::write(&empty, b"").unwrap();
