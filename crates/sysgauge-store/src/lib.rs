@@ -27,8 +27,6 @@ mod liveness;
 mod migrations;
 mod sink;
 
-pub use liveness::{boot_id, pid_alive};
-
 pub use sink::StoreSink;
 
 use chrono::{DateTime, Utc};

@@ -17,7 +17,7 @@ pub(crate) fn own_pid() -> i64 {
 }
 
 /// The kernel's boot id, new at every boot (None when /proc is missing).
-pub fn boot_id() -> Option<String> {
+pub(crate) fn boot_id() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .ok()
         .map(|s| s.trim().to_string())
@@ -31,6 +31,6 @@ pub(crate) fn can_judge() -> bool {
 }
 
 /// Whether `pid` exists (a zombie counts: it has not been reaped yet).
-pub fn pid_alive(pid: i64) -> bool {
+pub(crate) fn pid_alive(pid: i64) -> bool {
     pid > 0 && Path::new("/proc").join(pid.to_string()).exists()
 }
