@@ -48,6 +48,7 @@ fn assert_refused(sb: &Sandbox, db: &Path, json: &Path) {
             shown.clone(),
             json.display().to_string(),
         ],
+        vec!["compare".into(), "--db".into(), shown.clone()],
         vec![
             "run".into(),
             "--profile".into(),
@@ -364,6 +365,10 @@ fn after_sigkill_the_next_writer_cleans_up() {
     assert!(!had.is_empty(), "the run had no scratch directory to leave");
     assert_eq!(scratch_of(&tmp, pid), had, "SIGKILL cannot clean up");
     assert_eq!(run_status(&sb.db()), vec!["running".to_string()]);
+    // What the tmpfs benchmark would have left in /dev/shm, for the same
+    // dead pid.
+    let shm = Path::new("/dev/shm").join(format!("sysgauge-{pid}-99"));
+    let have_shm = Path::new("/dev/shm").is_dir() && std::fs::create_dir(&shm).is_ok();
     // Reading changes nothing.
     let out = sb
         .cmd()
@@ -388,6 +393,11 @@ fn after_sigkill_the_next_writer_cleans_up() {
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(stderr_of(&out).contains("marked interrupted"));
     assert!(scratch_of(&tmp, pid).is_empty(), "{:?}", names(&tmp));
+    if have_shm {
+        let left = shm.exists();
+        let _ = std::fs::remove_dir(&shm);
+        assert!(!left, "{} was not removed", shm.display());
+    }
     assert_eq!(
         run_status(&sb.db()),
         vec!["interrupted".to_string(), "complete".to_string()]
