@@ -4,7 +4,15 @@
 //! when its owner is dropped. The list exists for the last resort: if the
 //! user presses Ctrl-C twice, the binary removes every listed directory
 //! before exiting, so no scratch file outlives the process either way.
+//! A process killed outright (SIGKILL, power loss) cannot clean up; the next
+//! sysgauge that opens the database for writing calls `remove_stale`, which
+//! removes the `sysgauge-<pid>-<n>` directories of pids that no longer exist.
+//!
+//! Directories are created mode 0700 whatever the umask: they hold the ssh
+//! family's private sshd configuration and keys (sshd runs with
+//! `StrictModes no`), which nobody else may swap or read.
 
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -51,7 +59,7 @@ impl ScratchDir {
     pub fn create_in(parent: &Path) -> std::io::Result<ScratchDir> {
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let path = parent.join(format!("sysgauge-{}-{}", std::process::id(), n));
-        std::fs::create_dir(&path)?;
+        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
         register(&path);
         Ok(ScratchDir { path })
     }
@@ -66,6 +74,54 @@ impl Drop for ScratchDir {
         let _ = std::fs::remove_dir_all(&self.path);
         unregister(&self.path);
     }
+}
+
+/// The pid in a scratch directory's name `sysgauge-<pid>-<n>`.
+fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("sysgauge-")?;
+    let (pid, n) = rest.split_once('-')?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Remove the scratch directories in `parent` left by sysgauge processes
+/// that no longer exist (killed before they could clean up). Only real
+/// directories (not symlinks) owned by this user are touched, and nothing
+/// is done without /proc to tell live pids from dead ones. Returns what was
+/// removed.
+pub fn remove_stale(parent: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    if !Path::new("/proc/self").exists() {
+        return removed;
+    }
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return removed;
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let own = std::process::id();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(owner_pid) else {
+            continue;
+        };
+        if pid == own || Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != uid {
+            continue;
+        }
+        if std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
 }
 
 #[cfg(test)]
@@ -84,5 +140,39 @@ mod tests {
         }
         assert!(!p.exists());
         assert!(!live_dirs().contains(&p));
+    }
+
+    #[test]
+    fn private_whatever_the_umask() {
+        let base = tempfile::tempdir().unwrap();
+        // SAFETY: umask only swaps the process's file mode mask.
+        let old = unsafe { libc::umask(0o002) };
+        let s = ScratchDir::create_in(base.path());
+        // SAFETY: as above, restoring the previous mask.
+        unsafe { libc::umask(old) };
+        let s = s.unwrap();
+        let mode = std::fs::metadata(s.path()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn stale_dirs_of_dead_pids_removed() {
+        let base = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = base.path().join(format!("sysgauge-{dead}-0"));
+        std::fs::create_dir(&stale).unwrap();
+        std::fs::write(stale.join("data"), b"x").unwrap();
+        let live = base
+            .path()
+            .join(format!("sysgauge-{}-7", std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        let other = base.path().join(format!("sysgauge-{dead}-x"));
+        std::fs::create_dir(&other).unwrap();
+        assert_eq!(remove_stale(base.path()), vec![stale.clone()]);
+        assert!(!stale.exists());
+        assert!(live.exists());
+        assert!(other.exists());
     }
 }

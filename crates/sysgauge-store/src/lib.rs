@@ -8,18 +8,31 @@
 //!   other SQLite file is refused before anything is written to it;
 //! - WAL journal with `synchronous=FULL`: readers never block the running
 //!   benchmark, and a committed result survives a crash or power loss;
+//! - every write transaction is `BEGIN IMMEDIATE`: it takes the write lock
+//!   before reading, so concurrent writers wait for each other through the
+//!   busy timeout instead of failing with "database is locked" when a read
+//!   lock cannot be upgraded; migrations re-read the schema version inside
+//!   that transaction, so two processes creating one database both succeed;
+//! - `--db` must be a regular file or a new path (see `dbpath`), and the
+//!   read-only commands open with `open_read_only`, which never creates;
+//! - a run row records its writer's pid and boot id; opening for writing
+//!   marks `running` runs of dead writers `interrupted` (see `liveness`);
 //! - one transaction per finished result, so an interrupted run keeps what
 //!   it finished;
 //! - raw samples stored as JSON arrays next to their summary, so statistics
 //!   can be recomputed and comparisons can bootstrap.
 
+mod dbpath;
+mod liveness;
 mod migrations;
 mod sink;
 
 pub use sink::StoreSink;
 
 use chrono::{DateTime, Utc};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
+use rusqlite::{
+    params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
+};
 use std::path::{Path, PathBuf};
 use sysgauge_core::record::{
     BuildInfo, Finding, Metric, Params, Profile, ResultRecord, RunRecord, RunStatus, Status,
@@ -34,6 +47,12 @@ pub const APPLICATION_ID: i32 = 0x5347_4442;
 pub enum StoreError {
     #[error("cannot open the results database {path}: {reason}")]
     Open { path: PathBuf, reason: String },
+    #[error(
+        "refusing to use {path} as the results database: {reason}; pass --db with a file path"
+    )]
+    Refused { path: PathBuf, reason: String },
+    #[error("no results database at {path}")]
+    Missing { path: PathBuf },
     #[error("the results database {path} was written by a newer sysgauge (schema {found}, this version knows up to {supported}); upgrade sysgauge or pass --db with another file")]
     NewerSchema {
         path: PathBuf,
@@ -84,39 +103,91 @@ pub enum Inserted {
     AlreadyPresent(i64),
 }
 
+/// How long a writer waits for another one to finish (the busy timeout).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Runs found `running` with a dead writer and marked interrupted when
+    /// this store was opened.
+    stale: Vec<i64>,
 }
 
 impl Store {
-    /// Open (creating if needed) the database at `path`. The parent
-    /// directory must exist.
+    /// Open for writing (creating if needed) the database at `path`: a
+    /// regular file, or a new path in an existing directory; anything else is
+    /// refused before SQLite touches it. Runs left `running` by writers that
+    /// died are marked interrupted (see `stale_runs`).
     pub fn open(path: &Path) -> Result<Store> {
-        let open_err = |reason: String| StoreError::Open {
-            path: path.to_path_buf(),
-            reason,
-        };
-        if path.is_dir() {
-            return Err(open_err("it is a directory; give a file name".into()));
-        }
-        match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => {
-                return Err(open_err(format!(
-                    "directory {} does not exist; create it or pass another --db",
-                    p.display()
-                )))
-            }
-            _ => {}
-        }
+        dbpath::check(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|e| open_err(e.to_string()))?;
-        Self::init(conn, path.to_path_buf())
+        .map_err(|e| StoreError::Open {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let mut store = Self::init(conn, path.to_path_buf())?;
+        store.stale = store.mark_stale_runs()?;
+        Ok(store)
+    }
+
+    /// Open an existing database for reading only (`results list`,
+    /// `compare`, `report`…): never creates a file, never migrates, never
+    /// marks stale runs. A missing file is `StoreError::Missing`.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        // Nothing there (not even a dangling link), whether or not its
+        // directory exists: simply no database yet.
+        let absent = matches!(std::fs::symlink_metadata(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        if absent || dbpath::check(path)? == dbpath::DbPath::New {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        // Read-write without CREATE, made read-only by `query_only` below:
+        // a SQLITE_OPEN_READ_ONLY connection cannot remove the -wal and -shm
+        // files it needs on a WAL database, so every `results list` would
+        // leave them beside the database. A file we may not write is still
+        // opened truly read-only.
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .or_else(|_| {
+            Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+        })
+        .map_err(|e| StoreError::Open {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+            stale: Vec::new(),
+        };
+        store.configure_read_only()?;
+        Ok(store)
+    }
+
+    /// Check, without opening anything, that `path` may become or is a
+    /// results database (what `open` checks first), so that a command can
+    /// refuse a bad `--db` before it does any work.
+    pub fn check_path(path: &Path) -> Result<()> {
+        dbpath::check(path).map(|_| ())
+    }
+
+    /// Row ids of the runs this open marked interrupted because their
+    /// writer had died.
+    pub fn stale_runs(&self) -> &[i64] {
+        &self.stale
     }
 
     /// A private in-memory database (tests, `--no-store`).
@@ -129,7 +200,11 @@ impl Store {
     }
 
     fn init(conn: Connection, path: PathBuf) -> Result<Store> {
-        let mut store = Store { conn, path };
+        let mut store = Store {
+            conn,
+            path,
+            stale: Vec::new(),
+        };
         store.configure()?;
         store.migrate()?;
         Ok(store)
@@ -170,9 +245,61 @@ impl Store {
         }
     }
 
+    /// The checks `configure` makes, without writing anything.
+    fn configure_read_only(&self) -> Result<()> {
+        self.conn
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(self.sql_err("setting the busy timeout"))?;
+        let tables: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(self.sql_err("reading the schema"))?;
+        let app_id: i32 = self
+            .conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(self.sql_err("reading the application id"))?;
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(self.sql_err("reading the schema version"))?;
+        // An empty file (or another program's database) has no runs table
+        // to read; "not ours" says more than "no such table".
+        if tables == 0 || app_id != APPLICATION_ID || version == 0 {
+            return Err(StoreError::Foreign {
+                path: self.path.clone(),
+            });
+        }
+        let supported = migrations::MIGRATIONS.len() as i64;
+        if version > supported {
+            return Err(StoreError::NewerSchema {
+                path: self.path.clone(),
+                found: version,
+                supported,
+            });
+        }
+        // No statement on this connection may write.
+        self.conn
+            .execute_batch("PRAGMA foreign_keys=ON; PRAGMA query_only=ON;")
+            .map_err(self.sql_err("setting pragmas"))?;
+        Ok(())
+    }
+
+    /// A write transaction holding the write lock from its first statement
+    /// (`BEGIN IMMEDIATE`), waiting up to the busy timeout for it.
+    fn write_tx(&mut self, context: &str) -> Result<Transaction<'_>> {
+        let path = self.path.clone();
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|source| StoreError::Sqlite {
+                path,
+                context: context.to_string(),
+                source,
+            })
+    }
+
     fn configure(&mut self) -> Result<()> {
         self.conn
-            .busy_timeout(std::time::Duration::from_secs(10))
+            .busy_timeout(BUSY_TIMEOUT)
             .map_err(self.sql_err("setting the busy timeout"))?;
         // Reading the schema first turns "not a database" into a clear error
         // before any pragma tries to write.
@@ -202,64 +329,141 @@ impl Store {
                 supported,
             });
         }
-        let _mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(self.sql_err("enabling the WAL journal"))?;
+        self.enable_wal()?;
         self.conn
             .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(self.sql_err("setting pragmas"))?;
         Ok(())
     }
 
-    fn migrate(&mut self) -> Result<()> {
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(self.sql_err("reading the schema version"))?;
-        let supported = migrations::MIGRATIONS.len() as i64;
-        if version > supported {
-            return Err(StoreError::NewerSchema {
-                path: self.path.clone(),
-                found: version,
-                supported,
-            });
+    /// Switch to the WAL journal and check that it took: the pragma answers
+    /// with the mode in force, and a file system without shared memory (or a
+    /// concurrent opener holding a lock) can leave the old one. Changing the
+    /// mode needs a moment with no other connection, so a busy answer is
+    /// retried within the busy timeout.
+    fn enable_wal(&mut self) -> Result<()> {
+        if self.path.as_os_str() == ":memory:" {
+            return Ok(());
         }
-        for (i, sql) in migrations::MIGRATIONS
-            .iter()
-            .enumerate()
-            .skip(version as usize)
-        {
-            let path = self.path.clone();
-            let tx = self
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            let answer = self
                 .conn
-                .transaction()
-                .map_err(|source| StoreError::Sqlite {
-                    path: path.clone(),
-                    context: "starting a migration".into(),
-                    source,
-                })?;
-            let step = || -> rusqlite::Result<()> {
-                tx.execute_batch(sql)?;
-                tx.execute_batch(&format!(
-                    "PRAGMA user_version = {}; PRAGMA application_id = {};",
-                    i + 1,
-                    APPLICATION_ID
-                ))?;
-                Ok(())
-            };
-            step().map_err(|source| StoreError::Sqlite {
-                path: path.clone(),
-                context: format!("applying migration {}", i + 1),
-                source,
-            })?;
-            tx.commit().map_err(|source| StoreError::Sqlite {
-                path,
-                context: format!("committing migration {}", i + 1),
-                source,
-            })?;
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0));
+            match answer {
+                Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+                Ok(mode) if std::time::Instant::now() >= deadline => {
+                    return Err(StoreError::Open {
+                        path: self.path.clone(),
+                        reason: format!(
+                            "the WAL journal could not be enabled (journal mode is {mode}); \
+                             put the database on a local file system"
+                        ),
+                    })
+                }
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if matches!(
+                        e.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) && std::time::Instant::now() < deadline => {}
+                Err(e) => return Err(self.sql_err("enabling the WAL journal")(e)),
+                Ok(_) => {}
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        Ok(())
+    }
+
+    /// Apply the missing migrations, one `BEGIN IMMEDIATE` transaction
+    /// each. The version is read inside the transaction, under the write
+    /// lock: another process may have migrated the file since we looked.
+    fn migrate(&mut self) -> Result<()> {
+        let supported = migrations::MIGRATIONS.len() as i64;
+        loop {
+            let path = self.path.clone();
+            let err = |context: String| {
+                let path = path.clone();
+                move |source| StoreError::Sqlite {
+                    path,
+                    context,
+                    source,
+                }
+            };
+            let tx = self.write_tx("starting a migration")?;
+            let version: i64 = tx
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(err("reading the schema version".into()))?;
+            if version > supported {
+                return Err(StoreError::NewerSchema {
+                    path: path.clone(),
+                    found: version,
+                    supported,
+                });
+            }
+            if version == supported {
+                return Ok(());
+            }
+            let next = usize::try_from(version).unwrap_or(0);
+            let sql = migrations::MIGRATIONS[next];
+            tx.execute_batch(sql)
+                .and_then(|_| {
+                    tx.execute_batch(&format!(
+                        "PRAGMA user_version = {}; PRAGMA application_id = {};",
+                        next + 1,
+                        APPLICATION_ID
+                    ))
+                })
+                .map_err(err(format!("applying migration {}", next + 1)))?;
+            tx.commit()
+                .map_err(err(format!("committing migration {}", next + 1)))?;
+        }
+    }
+
+    /// Mark `running` runs whose writer is gone as interrupted: recorded on
+    /// another boot, or by a pid that no longer exists. Returns their ids.
+    fn mark_stale_runs(&mut self) -> Result<Vec<i64>> {
+        if !liveness::can_judge() {
+            return Ok(Vec::new());
+        }
+        let boot = liveness::boot_id();
+        let own = liveness::own_pid();
+        let path = self.path.clone();
+        let err = |context: &str| {
+            let path = path.clone();
+            let context = context.to_string();
+            move |source| StoreError::Sqlite {
+                path,
+                context,
+                source,
+            }
+        };
+        let tx = self.write_tx("starting a transaction")?;
+        let candidates: Vec<(i64, i64, Option<String>)> = {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT id, pid, boot_id FROM runs WHERE status = 'running' AND pid IS NOT NULL",
+                )
+                .map_err(err("looking for stale runs"))?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(err("looking for stale runs"))?;
+            rows.collect::<rusqlite::Result<_>>()
+                .map_err(err("looking for stale runs"))?
+        };
+        let mut stale = Vec::new();
+        for (id, pid, run_boot) in candidates {
+            let other_boot = matches!((&boot, &run_boot), (Some(a), Some(b)) if a != b);
+            let dead = pid != own && !liveness::pid_alive(pid);
+            if other_boot || dead {
+                tx.execute(
+                    "UPDATE runs SET status = 'interrupted' WHERE id = ?1",
+                    params![id],
+                )
+                .map_err(err("marking a stale run interrupted"))?;
+                stale.push(id);
+            }
+        }
+        tx.commit().map_err(err("marking stale runs"))?;
+        Ok(stale)
     }
 
     /// `PRAGMA integrity_check` result: "ok" when the file is sound.
@@ -272,19 +476,22 @@ impl Store {
     /// Insert a run header (no results yet); returns its row id.
     pub fn begin_run(&mut self, run: &RunRecord, source: &str) -> Result<i64> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction()
+        let tx = self.write_tx("starting a transaction")?;
+        let id = insert_run_row(&tx, run, source)
+            .and_then(|id| {
+                // Who is writing it, so that a later open can tell whether
+                // this run can still finish.
+                tx.execute(
+                    "UPDATE runs SET pid = ?1, boot_id = ?2 WHERE id = ?3",
+                    params![liveness::own_pid(), liveness::boot_id(), id],
+                )?;
+                Ok(id)
+            })
             .map_err(|source| StoreError::Sqlite {
                 path: path.clone(),
-                context: "starting a transaction".into(),
+                context: "recording the run".into(),
                 source,
             })?;
-        let id = insert_run_row(&tx, run, source).map_err(|source| StoreError::Sqlite {
-            path: path.clone(),
-            context: "recording the run".into(),
-            source,
-        })?;
         tx.commit().map_err(|source| StoreError::Sqlite {
             path,
             context: "committing the run".into(),
@@ -305,10 +512,7 @@ impl Store {
                 source,
             }
         };
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(err("starting a transaction"))?;
+        let tx = self.write_tx("starting a transaction")?;
         insert_result(&tx, run_row, seq, result).map_err(err("storing a result"))?;
         tx.commit().map_err(err("committing a result"))?;
         Ok(())
@@ -319,8 +523,9 @@ impl Store {
     pub fn finish_run(&mut self, run_row: i64, run: &RunRecord) -> Result<()> {
         let findings = to_json(&run.findings);
         let host = to_json(&run.host);
-        self.conn
-            .execute(
+        let path = self.path.clone();
+        let tx = self.write_tx("starting a transaction")?;
+        tx.execute(
                 "UPDATE runs SET status = ?1, finished_at = ?2, findings_json = ?3, host_json = ?4 WHERE id = ?5",
                 params![
                     run.status.as_str(),
@@ -330,16 +535,22 @@ impl Store {
                     run_row
                 ],
             )
-            .map_err(self.sql_err("finishing the run"))?;
+            .map_err(|source| StoreError::Sqlite {
+                path: path.clone(),
+                context: "finishing the run".into(),
+                source,
+            })?;
+        tx.commit().map_err(|source| StoreError::Sqlite {
+            path,
+            context: "committing the run's end".into(),
+            source,
+        })?;
         Ok(())
     }
 
     /// Insert a complete run with all its results in one transaction
     /// (import). A run whose id is already present is left alone.
     pub fn insert_run(&mut self, run: &RunRecord, source: &str) -> Result<Inserted> {
-        if let Some(id) = self.run_row_by_uuid(&run.run_id)? {
-            return Ok(Inserted::AlreadyPresent(id));
-        }
         let path = self.path.clone();
         let err = |context: &str| {
             let path = path.clone();
@@ -350,10 +561,20 @@ impl Store {
                 source,
             }
         };
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(err("starting a transaction"))?;
+        let tx = self.write_tx("starting a transaction")?;
+        // Looked up under the write lock: a concurrent import of the same
+        // file cannot slip in between.
+        let existing: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM runs WHERE run_uuid = ?1",
+                params![run.run_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err("looking up a run"))?;
+        if let Some(id) = existing {
+            return Ok(Inserted::AlreadyPresent(id));
+        }
         let id = insert_run_row(&tx, run, source).map_err(err("importing the run"))?;
         for (i, r) in run.results.iter().enumerate() {
             insert_result(&tx, id, i, r).map_err(err("importing a result"))?;
@@ -374,10 +595,7 @@ impl Store {
                 source,
             }
         };
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(err("starting a transaction"))?;
+        let tx = self.write_tx("starting a transaction")?;
         let mut out = Vec::with_capacity(runs.len());
         for run in runs {
             let existing: Option<i64> = tx
@@ -400,17 +618,6 @@ impl Store {
         }
         tx.commit().map_err(err("committing the import"))?;
         Ok(out)
-    }
-
-    fn run_row_by_uuid(&self, uuid: &str) -> Result<Option<i64>> {
-        self.conn
-            .query_row(
-                "SELECT id FROM runs WHERE run_uuid = ?1",
-                params![uuid],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.sql_err("looking up a run"))
     }
 
     /// All runs, newest first.
@@ -513,16 +720,40 @@ impl Store {
         }
     }
 
-    /// The newest run of `host` (by host name), if any.
+    /// The newest *complete* run of `host` (by host name), if any: a run
+    /// still going, interrupted or failed measured only part of what it
+    /// planned and would make a comparison against "the host" misleading.
+    /// Imported runs count as complete.
     pub fn latest_run_for_host(&self, host: &str) -> Result<Option<i64>> {
         self.conn
             .query_row(
-                "SELECT id FROM runs WHERE host_name = ?1 ORDER BY started_at DESC, id DESC LIMIT 1",
+                "SELECT id FROM runs WHERE host_name = ?1 AND status IN ('complete', 'imported')
+                 ORDER BY started_at DESC, id DESC LIMIT 1",
                 params![host],
                 |r| r.get(0),
             )
             .optional()
             .map_err(self.sql_err("looking up a host"))
+    }
+
+    /// The newest run of `host` whatever its status (to say why
+    /// `latest_run_for_host` found none).
+    pub fn latest_any_run_for_host(&self, host: &str) -> Result<Option<(i64, RunStatus)>> {
+        let row: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT id, status FROM runs WHERE host_name = ?1 ORDER BY started_at DESC, id DESC LIMIT 1",
+                params![host],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(self.sql_err("looking up a host"))?;
+        row.map(|(id, s)| {
+            RunStatus::parse(&s)
+                .map(|st| (id, st))
+                .ok_or_else(|| self.corrupt("run status"))
+        })
+        .transpose()
     }
 
     /// Distinct host names, in order of their newest run.
@@ -703,10 +934,21 @@ impl Store {
 
     /// Delete a run and everything it holds. Returns false if it did not exist.
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {
-        let n = self
-            .conn
+        let path = self.path.clone();
+        let err = |context: &str| {
+            let path = path.clone();
+            let context = context.to_string();
+            move |source| StoreError::Sqlite {
+                path,
+                context,
+                source,
+            }
+        };
+        let tx = self.write_tx("starting a transaction")?;
+        let n = tx
             .execute("DELETE FROM runs WHERE id = ?1", params![id])
-            .map_err(self.sql_err("deleting a run"))?;
+            .map_err(err("deleting a run"))?;
+        tx.commit().map_err(err("committing the deletion"))?;
         Ok(n > 0)
     }
 

@@ -59,4 +59,9 @@ pub const MIGRATIONS: &[&str] = &[
         mad REAL NOT NULL,
         UNIQUE (result_id, seq)
     );",
+    // 2: who is running a run, so that a later sysgauge can tell a run whose
+    // process died (SIGKILL, power loss) from one still going: the pid and
+    // the kernel's boot id (a pid means nothing after a reboot).
+    "ALTER TABLE runs ADD COLUMN pid INTEGER;
+    ALTER TABLE runs ADD COLUMN boot_id TEXT;",
 ];

@@ -261,11 +261,256 @@ fn foreign_files_refused_untouched() {
 fn bad_paths_refused() {
     let dir = tmp();
     match Store::open(dir.path()) {
-        Err(StoreError::Open { reason, .. }) => assert!(reason.contains("directory")),
+        Err(StoreError::Refused { reason, .. }) => assert!(reason.contains("directory")),
         other => panic!("{:?}", other.err()),
     }
     match Store::open(&dir.path().join("missing/sub/x.db")) {
         Err(StoreError::Open { reason, .. }) => assert!(reason.contains("does not exist")),
         other => panic!("{:?}", other.err()),
     }
+}
+
+/// Names in `dir` (to show that a refused or read-only open left nothing).
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+fn mkfifo(path: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+#[test]
+fn special_files_refused_untouched() {
+    let dir = tmp();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let link = dir.path().join("link-to-fifo");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    let dangling = dir.path().join("dangling");
+    std::os::unix::fs::symlink(dir.path().join("nowhere.db"), &dangling).unwrap();
+    let before = names(dir.path());
+    for (p, word) in [
+        (fifo.as_path(), "FIFO"),
+        (link.as_path(), "symbolic link"),
+        (dangling.as_path(), "missing file"),
+        (dir.path(), "directory"),
+    ] {
+        for ro in [false, true] {
+            let r = if ro {
+                Store::open_read_only(p)
+            } else {
+                Store::open(p)
+            };
+            match r {
+                Err(e @ StoreError::Refused { .. }) => {
+                    let text = e.to_string();
+                    assert!(text.contains(word), "{text}");
+                    assert!(text.contains(&p.display().to_string()), "{text}");
+                }
+                Err(e) => panic!("{}: unexpected error {e}", p.display()),
+                Ok(_) => panic!("{} was opened", p.display()),
+            }
+        }
+    }
+    assert_eq!(names(dir.path()), before);
+    // /dev/null: a character device; SQLite would leave /dev/null-journal.
+    match Store::open(Path::new("/dev/null")) {
+        Err(StoreError::Refused { reason, .. }) => assert!(reason.contains("character device")),
+        other => panic!("{:?}", other.err()),
+    }
+    assert!(!Path::new("/dev/null-journal").exists());
+    assert!(!Path::new("/dev/null-wal").exists());
+}
+
+#[test]
+fn read_only_open_never_creates() {
+    let dir = tmp();
+    let path = dir.path().join("none.db");
+    assert!(matches!(
+        Store::open_read_only(&path),
+        Err(StoreError::Missing { .. })
+    ));
+    assert!(matches!(
+        Store::open_read_only(&dir.path().join("no/such/dir.db")),
+        Err(StoreError::Missing { .. })
+    ));
+    assert!(names(dir.path()).is_empty());
+    // An existing database reads fine, and reading writes nothing to it.
+    let run = sample_run("11111111-2222-4333-8444-000000000009");
+    Store::open(&path)
+        .unwrap()
+        .insert_run(&run, "local")
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let mut s = Store::open_read_only(&path).unwrap();
+    assert_eq!(s.list_runs().unwrap().len(), 1);
+    // Writing through it is refused.
+    assert!(s.delete_run(1).is_err());
+    drop(s);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // And no -wal or -shm is left beside the database.
+    assert_eq!(names(dir.path()), vec!["none.db".to_string()]);
+    // An empty file is nobody's database.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(matches!(
+        Store::open_read_only(&empty),
+        Err(StoreError::Foreign { .. })
+    ));
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+}
+
+/// Many connections creating one new database at the same moment: each
+/// migration re-reads the version under the write lock, so none fails
+/// with "table runs already exists" and all end at the current version.
+#[test]
+fn concurrent_creation_migrates_once() {
+    for round in 0..5 {
+        let dir = tmp();
+        let path = dir.path().join(format!("race-{round}.db"));
+        let n = 8;
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(n));
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let path = path.clone();
+                let barrier = barrier.clone();
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let mut s = Store::open(&path)?;
+                    let run = sample_run(&format!("cccccccc-0000-4000-8000-{i:012}"));
+                    s.insert_run(&run, "local")
+                })
+            })
+            .collect();
+        for h in handles {
+            let r = h.join().unwrap();
+            assert!(matches!(r, Ok(Inserted::New(_))), "{:?}", r.err());
+        }
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.list_runs().unwrap().len(), n);
+        assert_eq!(s.integrity_check().unwrap(), "ok");
+        let version: i64 = s
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, migrations::MIGRATIONS.len() as i64);
+        let mode: String = s
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+}
+
+/// A writer that finds the write lock taken waits for it (BEGIN
+/// IMMEDIATE + busy timeout) instead of failing with "database is locked".
+#[test]
+fn writer_waits_for_the_write_lock() {
+    let dir = tmp();
+    let path = dir.path().join("w.db");
+    drop(Store::open(&path).unwrap());
+    let mut holder = Store::open(&path).unwrap();
+    let tx = holder.write_tx("holding the lock").unwrap();
+    let p = path.clone();
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        let _ = started_tx.send(());
+        let run = sample_run("dddddddd-0000-4000-8000-000000000001");
+        Store::open(&p).and_then(|mut s| s.insert_run(&run, "local"))
+    });
+    // The other writer is now blocked on the lock held by `tx`; it must
+    // still be waiting when the lock is released.
+    started_rx.recv().ok();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !writer.is_finished(),
+        "the writer did not wait for the lock"
+    );
+    tx.commit().unwrap();
+    let r = writer.join().unwrap();
+    assert!(matches!(r, Ok(Inserted::New(_))), "{:?}", r.err());
+}
+
+/// A pid that certainly does not exist any more: a child we reaped.
+fn dead_pid() -> i64 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = i64::from(child.id());
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn stale_running_runs_become_interrupted() {
+    let dir = tmp();
+    let path = dir.path().join("s.db");
+    let mut s = Store::open(&path).unwrap();
+    let mut run = sample_run("eeeeeeee-0000-4000-8000-000000000001");
+    run.status = RunStatus::Running;
+    run.results.clear();
+    let ours = s.begin_run(&run, "local").unwrap();
+    run.run_id = "eeeeeeee-0000-4000-8000-000000000002".into();
+    let dead = s.begin_run(&run, "local").unwrap();
+    run.run_id = "eeeeeeee-0000-4000-8000-000000000003".into();
+    let old_boot = s.begin_run(&run, "local").unwrap();
+    s.conn
+        .execute(
+            "UPDATE runs SET pid = ?1 WHERE id = ?2",
+            params![dead_pid(), dead],
+        )
+        .unwrap();
+    s.conn
+        .execute(
+            "UPDATE runs SET boot_id = 'another-boot' WHERE id = ?1",
+            params![old_boot],
+        )
+        .unwrap();
+    drop(s);
+    // Reading marks nothing.
+    let r = Store::open_read_only(&path).unwrap();
+    assert!(r.stale_runs().is_empty());
+    drop(r);
+    let s = Store::open(&path).unwrap();
+    let mut stale = s.stale_runs().to_vec();
+    stale.sort_unstable();
+    assert_eq!(stale, vec![dead, old_boot]);
+    let status = |id| s.load_run(id).unwrap().status;
+    assert_eq!(status(ours), RunStatus::Running);
+    assert_eq!(status(dead), RunStatus::Interrupted);
+    assert_eq!(status(old_boot), RunStatus::Interrupted);
+}
+
+#[test]
+fn latest_is_the_latest_complete_run() {
+    let mut s = Store::open_in_memory().unwrap();
+    let mut run = sample_run("ffffffff-0000-4000-8000-000000000001");
+    run.started_at = Utc::now() - chrono::Duration::hours(1);
+    let complete = match s.insert_run(&run, "local").unwrap() {
+        Inserted::New(id) => id,
+        other => panic!("{other:?}"),
+    };
+    for (i, st) in [
+        RunStatus::Running,
+        RunStatus::Interrupted,
+        RunStatus::Failed,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut later = sample_run(&format!("ffffffff-0000-4000-8000-00000000001{i}"));
+        later.status = st;
+        s.insert_run(&later, "local").unwrap();
+    }
+    assert_eq!(s.latest_run_for_host("box1").unwrap(), Some(complete));
+    let (_, st) = s.latest_any_run_for_host("box1").unwrap().unwrap();
+    assert_ne!(st, RunStatus::Complete);
 }

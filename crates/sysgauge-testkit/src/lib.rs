@@ -68,6 +68,19 @@ pub fn interrupt_after(
     stop_within: Duration,
     before_signal: impl FnOnce(&Child, bool),
 ) -> Interrupted {
+    signal_after(cmd, libc::SIGINT, marker, wait, stop_within, before_signal)
+}
+
+/// [`interrupt_after`] with another signal than SIGINT (SIGTERM, SIGHUP,
+/// SIGKILL).
+pub fn signal_after(
+    cmd: &mut Command,
+    signal: libc::c_int,
+    marker: &str,
+    wait: Duration,
+    stop_within: Duration,
+    before_signal: impl FnOnce(&Child, bool),
+) -> Interrupted {
     let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -91,7 +104,7 @@ pub fn interrupt_after(
     before_signal(&child, started);
     // SAFETY: kill with a valid pid and signal number has no memory effects.
     unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+        libc::kill(child.id() as libc::pid_t, signal);
     }
     let interrupted_at = Instant::now();
     let status = loop {
@@ -104,7 +117,7 @@ pub fn interrupt_after(
         if interrupted_at.elapsed() > stop_within {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("sysgauge did not stop within {stop_within:?} of SIGINT");
+            panic!("sysgauge did not stop within {stop_within:?} of signal {signal}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };

@@ -17,7 +17,7 @@ use sysgauge_twoping::auth::Digest;
     long_about = "Measure how fast a machine really is, and compare machines honestly.\n\n\
                   `sysgauge run` runs a bounded-time suite and stores the results; the other \
                   subcommands answer specific questions. Exit codes: 0 ok, 1 a benchmark \
-                  failed, 2 usage or fatal error, 130 interrupted."
+                  failed, 2 usage or fatal error, 130 interrupted by Ctrl-C (143 by SIGTERM, 129 by SIGHUP)."
 )]
 pub struct Cli {
     /// When to use colour on stderr.

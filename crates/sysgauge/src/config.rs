@@ -56,7 +56,11 @@ impl MeasureConfig {
         let db = if a.no_store {
             DbChoice::None
         } else {
-            DbChoice::File(resolve_db(a.db.db.as_deref())?)
+            let p = resolve_db(a.db.db.as_deref())?;
+            // Refuse a device, FIFO or directory now, before a command
+            // probes a server or starts a peer; the open checks again.
+            sysgauge_store::Store::check_path(&p)?;
+            DbChoice::File(p)
         };
         if let Some(json) = &a.json {
             check_output_path(json, "--json")?;

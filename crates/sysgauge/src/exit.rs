@@ -13,13 +13,17 @@ pub enum Exit {
     BenchFailed = 1,
     /// Usage error or fatal error.
     Fatal = 2,
-    /// Interrupted by Ctrl-C.
+    /// Interrupted: by Ctrl-C (130), SIGTERM (143) or SIGHUP (129); the
+    /// code is 128 + the signal's number, see `signals`.
     Interrupted = 130,
 }
 
 impl From<Exit> for ExitCode {
     fn from(e: Exit) -> ExitCode {
-        ExitCode::from(e as u8)
+        match e {
+            Exit::Interrupted => ExitCode::from(crate::signals::interrupted_exit_code()),
+            other => ExitCode::from(other as u8),
+        }
     }
 }
 

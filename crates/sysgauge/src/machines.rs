@@ -20,12 +20,22 @@ use sysgauge_core::host::HostInfo;
 use sysgauge_core::record::RunRecord;
 use sysgauge_store::{Store, StoreError};
 
-/// The stored run `key` names: a host name first (its latest run), then a
-/// run number or run-id prefix. `Ok(None)` when nothing matches.
+/// The stored run `key` names: a host name first (its latest complete
+/// run), then a run number or run-id prefix. `Ok(None)` when nothing
+/// matches. A host whose runs are all partial (running, interrupted,
+/// failed) is an error that names its newest run: a partial run compared
+/// as "the host" would mislead, but it can be named explicitly.
 pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>> {
     let key = key.trim();
     if let Some(row) = store.latest_run_for_host(key)? {
         return Ok(Some(row));
+    }
+    if let Some((row, status)) = store.latest_any_run_for_host(key)? {
+        bail!(
+            "host '{key}' has no complete run (its newest, run {row}, is {}); name the run \
+             (`{row}`) to use it anyway",
+            status.as_str()
+        );
     }
     match store.resolve_run(key) {
         Ok(row) => Ok(Some(row)),
@@ -137,8 +147,11 @@ pub fn load_machines(
             bail!("no results database yet; name runs, hosts or files to compare");
         };
         for host in store.hosts()? {
-            if let Some(row) = store.latest_run_for_host(&host)? {
-                out.push((store.load_run(row)?, Origin::Stored(row)));
+            match store.latest_run_for_host(&host)? {
+                Some(row) => out.push((store.load_run(row)?, Origin::Stored(row))),
+                None => eprintln!(
+                    "sysgauge: host {host} has no complete run; left out (name one of its runs to include it)"
+                ),
             }
         }
         return Ok(out);

@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod config;
+mod db;
 mod exit;
 mod machines;
 mod measure;

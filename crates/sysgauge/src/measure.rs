@@ -2,6 +2,11 @@
 //! `--db` fails before anything is measured), collect the host facts, run the
 //! benchmarks through the runner with the console, database and JSON sinks,
 //! and decide the exit code.
+//!
+//! A database that fails mid-run (disk full, a broken file) does not throw
+//! the measurements away: the database sink stops writing, the run goes on,
+//! the record is marked failed, `--json` is still written, and the command
+//! then ends with an error naming the database.
 
 use crate::cli::SelectArgs;
 use crate::config::{DbChoice, MeasureConfig};
@@ -30,7 +35,10 @@ pub struct Outcome {
 pub fn open_store(cfg: &MeasureConfig) -> Result<Option<Store>> {
     match &cfg.db {
         DbChoice::None => Ok(None),
-        DbChoice::File(p) => Ok(Some(Store::open(p)?)),
+        DbChoice::File(p) => Ok(Some(crate::db::open_for_writing(
+            p,
+            Some(&cfg.scratch_base),
+        )?)),
     }
 }
 
@@ -184,9 +192,13 @@ pub fn execute_with(
         );
     }
     let mut console = ConsoleProgress::new(cfg.quiet_progress);
-    let (record, stored_as) = match store.as_mut() {
+    let mut store_error: Option<String> = None;
+    let (mut record, stored_as) = match store.as_mut() {
         Some(store) => {
-            let mut db = StoreSink::new(store);
+            let mut db = GuardedStoreSink {
+                inner: StoreSink::new(store),
+                error: None,
+            };
             let done = {
                 let mut sinks = Sinks(vec![&mut console as &mut dyn Sink, &mut db]);
                 if let Some(extra) = extra_sink {
@@ -194,7 +206,8 @@ pub fn execute_with(
                 }
                 runner.run(record, &mut sinks)
             };
-            let row = db.run_row();
+            let row = db.inner.run_row();
+            store_error = db.error.take();
             (
                 done.map_err(|e| anyhow::anyhow!(e))
                     .context("the run stopped")?,
@@ -215,10 +228,28 @@ pub fn execute_with(
             )
         }
     };
+    if store_error.is_some() {
+        record.status = RunStatus::Failed;
+    }
     if let Some(path) = &cfg.json {
         let text = sysgauge_report::export_run(&record, sysgauge_report::ExportFormat::Json);
         output::to_file_or_stdout(path, &text)
             .with_context(|| format!("writing the JSON record to {}", path.display()))?;
+    }
+    if let Some(e) = store_error {
+        let db = match &cfg.db {
+            DbChoice::File(p) => p.display().to_string(),
+            DbChoice::None => String::new(),
+        };
+        let kept = match &cfg.json {
+            Some(p) if p.as_os_str() != "-" => format!(
+                "; the measurements were written to {} (`sysgauge import` stores them later)",
+                p.display()
+            ),
+            Some(_) => "; the measurements were written to standard output".to_string(),
+            None => "; pass --json FILE next time to keep the measurements anyway".to_string(),
+        };
+        anyhow::bail!("the run could not be stored in the results database {db}: {e}{kept}");
     }
     let exit = if record.status == RunStatus::Interrupted {
         Exit::Interrupted
@@ -264,6 +295,57 @@ pub fn family_text(family: &dyn Family, run: &RunRecord) -> String {
         text.push_str(&tables);
     }
     text
+}
+
+/// The database sink, made non-fatal: its first error is kept and later
+/// writes are skipped, so the run (and `--json`) goes on; at the end the row
+/// is marked failed if it exists.
+struct GuardedStoreSink<'a> {
+    inner: StoreSink<'a>,
+    error: Option<String>,
+}
+
+impl GuardedStoreSink<'_> {
+    fn keep(&mut self, r: Result<(), sysgauge_core::runner::SinkError>) {
+        if let Err(e) = r {
+            eprintln!("sysgauge: error: results database: {e}; the run goes on without it");
+            self.error = Some(e.to_string());
+        }
+    }
+}
+
+impl Sink for GuardedStoreSink<'_> {
+    fn run_started(&mut self, run: &RunRecord) -> Result<(), sysgauge_core::runner::SinkError> {
+        let r = self.inner.run_started(run);
+        self.keep(r);
+        Ok(())
+    }
+
+    fn case_finished(
+        &mut self,
+        index: usize,
+        total: usize,
+        result: &sysgauge_core::record::ResultRecord,
+    ) -> Result<(), sysgauge_core::runner::SinkError> {
+        if self.error.is_none() {
+            let r = self.inner.case_finished(index, total, result);
+            self.keep(r);
+        }
+        Ok(())
+    }
+
+    fn run_finished(&mut self, run: &RunRecord) -> Result<(), sysgauge_core::runner::SinkError> {
+        if self.error.is_none() {
+            let r = self.inner.run_finished(run);
+            self.keep(r);
+        } else if self.inner.run_row().is_some() {
+            // Best effort: the row says failed rather than `running`.
+            let mut failed = run.clone();
+            failed.status = RunStatus::Failed;
+            let _ = self.inner.run_finished(&failed);
+        }
+        Ok(())
+    }
 }
 
 /// The index lines against the embedded baseline that end a run summary

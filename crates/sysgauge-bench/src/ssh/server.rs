@@ -12,6 +12,10 @@
 //!   directory is removed; its tail goes into every start-up error.
 //! - `StrictModes no`: the scratch directory's permissions are not what
 //!   sshd demands of a home directory, and nothing else can log in anyway.
+//!   Since sshd then checks nothing, `LocalServer::start` checks instead
+//!   that the directory is ours and closed to everyone else (scratch
+//!   directories are created 0700): otherwise a group member could swap
+//!   authorized_keys or sshd_config.
 //!   `UsePAM no`: PAM would want a real login (and root's PAM stack may
 //!   refuse key-only logins in odd ways); keys are all we need.
 //! - As root: `PermitRootLogin prohibit-password` (keys only), and the
@@ -72,6 +76,27 @@ fn log_tail(log: &str) -> String {
     } else {
         format!(" (sshd log: {t})")
     }
+}
+
+/// `dir` must be owned by us and have no group or other permissions (see
+/// the module doc on `StrictModes no`).
+fn check_private(dir: &Path) -> Result<(), ServerError> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(dir)
+        .map_err(|e| setup(format!("cannot inspect {}", dir.display()), e))?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    if !m.is_dir() || m.uid() != uid || m.mode() & 0o077 != 0 {
+        return Err(setup(
+            format!("refusing to run the private sshd from {}", dir.display()),
+            format!(
+                "the directory must be ours and mode 0700 (it is {:o}, owner {})",
+                m.mode() & 0o7777,
+                m.uid()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn setup(what: impl Into<String>, detail: impl std::fmt::Display) -> ServerError {
@@ -261,6 +286,7 @@ impl LocalServer {
         options: &ServerOptions,
         cancel: &CancelToken,
     ) -> Result<LocalServer, ServerError> {
+        check_private(dir)?;
         if !Path::new(SSHD).is_file() {
             return Err(ServerError::Missing);
         }
@@ -567,6 +593,24 @@ fn kill_all(procs: &[(i32, u64)]) {
         }
         if left.is_empty() {
             return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn sshd_directory_must_be_private() {
+        let base = tempfile::tempdir().unwrap();
+        let scratch = sysgauge_core::scratch::ScratchDir::create_in(base.path()).unwrap();
+        assert!(check_private(scratch.path()).is_ok());
+        std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o775)).unwrap();
+        match check_private(scratch.path()) {
+            Err(e) => assert!(e.to_string().contains("0700"), "{e}"),
+            Ok(()) => panic!("a group-writable directory was accepted"),
         }
     }
 }

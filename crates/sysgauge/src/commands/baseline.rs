@@ -4,7 +4,7 @@
 //! for re-recording is in docs/baseline.md.
 
 use crate::cli::{BaselineAction, BaselineArgs};
-use crate::config::{check_output_path, resolve_db};
+use crate::config::check_output_path;
 use crate::exit::Exit;
 use crate::machines::resolve_stored;
 use crate::output;
@@ -12,7 +12,6 @@ use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use sysgauge_bench::baseline::{self, Baseline, BASELINE_FORMAT};
 use sysgauge_core::record::{Profile, RunStatus, Status};
-use sysgauge_store::Store;
 
 pub fn run(args: BaselineArgs) -> Result<Exit> {
     match args.action {
@@ -31,7 +30,9 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
             if machine.trim().is_empty() {
                 bail!("--machine must describe the reference machine (CPU, cores, memory, VM or bare metal)");
             }
-            let store = Store::open(&resolve_db(db.db.as_deref())?)?;
+            let Some(store) = crate::db::open_for_reading(db.db.as_deref())? else {
+                bail!("no runs stored yet, so no run '{run}' to make a baseline from (see `sysgauge results list`)");
+            };
             let row = resolve_stored(&store, &run)?
                 .with_context(|| format!("'{run}' is neither a stored run nor a host with runs (see `sysgauge results list`)"))?;
             let record = store.load_run(row)?;

@@ -3,32 +3,20 @@
 //! into a `Comparison`; `report` and `chart` use it too.
 
 use crate::cli::{CompareArgs, CompareFormatArg, MachineArgs};
-use crate::config::{check_output_path, default_db_path};
+use crate::config::check_output_path;
 use crate::exit::Exit;
 use crate::machines::{
     label_machines, load_machines, not_found, resolve_stored, FileOptions, Origin,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
 use sysgauge_compare::{compare, Comparison, Machine};
 use sysgauge_report::{render_comparison, CompareFormat};
 use sysgauge_store::Store;
 
 /// Open the results database if it exists (comparing must not create one).
 fn open_existing(db: Option<&std::path::Path>) -> Result<Option<Store>> {
-    let path: PathBuf = match db {
-        Some(p) if p.as_os_str().is_empty() => bail!("--db is empty; give a file path"),
-        Some(p) => p.to_path_buf(),
-        None => default_db_path()?,
-    };
-    if !path.exists() {
-        if db.is_some() {
-            bail!("no results database at {}", path.display());
-        }
-        return Ok(None);
-    }
-    Ok(Some(Store::open(&path)?))
+    crate::db::open_for_reading(db)
 }
 
 /// The comparison the machine arguments ask for.

@@ -6,12 +6,11 @@
 //! runs get ids derived from their content) is skipped.
 
 use crate::cli::{ImportArgs, ImportFormatArg};
-use crate::config::resolve_db;
 use crate::exit::Exit;
 use crate::machines::{load_file, FileOptions};
 use anyhow::{bail, Result};
 use sysgauge_compare::import::Format;
-use sysgauge_store::{Inserted, Store};
+use sysgauge_store::Inserted;
 
 pub fn run(args: ImportArgs) -> Result<Exit> {
     if args.files.is_empty() {
@@ -45,8 +44,7 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
             runs.push(run);
         }
     }
-    let db = resolve_db(args.db.db.as_deref())?;
-    let mut store = Store::open(&db)?;
+    let mut store = crate::db::open_arg_for_writing(args.db.db.as_deref())?;
     let inserted = store.insert_runs(&runs, "import")?;
     let mut new = 0;
     for ((run, origin), ins) in runs.iter().zip(&origins).zip(&inserted) {

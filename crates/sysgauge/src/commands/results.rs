@@ -1,7 +1,7 @@
 //! `sysgauge results list|show|export|delete`: the stored runs.
 
 use crate::cli::{ExportFormatArg, ResultsAction, ResultsArgs};
-use crate::config::{check_output_path, resolve_db};
+use crate::config::check_output_path;
 use crate::exit::Exit;
 use crate::output;
 use anyhow::{Context, Result};
@@ -27,8 +27,14 @@ struct ListEntry {
 }
 
 pub fn run(args: ResultsArgs) -> Result<Exit> {
-    let db = resolve_db(args.db.db.as_deref())?;
-    let mut store = Store::open(&db)?;
+    // Only `delete` writes; the others must never create a database.
+    let mut store = match args.action {
+        ResultsAction::Delete { .. } => crate::db::open_arg_for_writing(args.db.db.as_deref())?,
+        _ => match crate::db::open_for_reading(args.db.db.as_deref())? {
+            Some(s) => s,
+            None => return no_database(&args.action),
+        },
+    };
     match args.action {
         ResultsAction::List { json } => list(&store, json),
         ResultsAction::Show { id } => {
@@ -102,6 +108,30 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
             );
             Ok(Exit::Ok)
         }
+    }
+}
+
+/// The default database does not exist yet: an empty list, or a clear
+/// error for a run that cannot be there.
+fn no_database(action: &ResultsAction) -> Result<Exit> {
+    let path = crate::config::default_db_path()?;
+    match action {
+        ResultsAction::List { json: true } => {
+            output::stdout("[]\n")?;
+            Ok(Exit::Ok)
+        }
+        ResultsAction::List { json: false } => {
+            eprintln!(
+                "no runs stored yet (no database at {}); `sysgauge run` makes one",
+                path.display()
+            );
+            Ok(Exit::Ok)
+        }
+        ResultsAction::Show { id } | ResultsAction::Export { id, .. } => anyhow::bail!(
+            "no run '{id}': no runs stored yet (no database at {})",
+            path.display()
+        ),
+        ResultsAction::Delete { .. } => Ok(Exit::Ok),
     }
 }
 

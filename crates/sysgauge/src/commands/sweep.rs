@@ -65,7 +65,7 @@ pub fn run(args: SweepArgs) -> Result<Exit> {
                 ChartFormat::Svg => sweep_chart_svg(&points, CHART_WIDTH).map(String::into_bytes),
                 ChartFormat::Png => sweep_chart_png(&points, CHART_WIDTH),
             }?;
-            std::fs::write(path, bytes)
+            crate::output::bytes_to_file(path, &bytes)
                 .with_context(|| format!("writing the chart to {}", path.display()))?;
         }
     }
