@@ -91,7 +91,7 @@ fn spawn_rejects_bad_options() {
         (vec!["--target", "bash"], "unknown target 'bash'"),
         (vec!["--parent-size", "1000K"], "not a whole number of MiB"),
         (vec!["--parent-size=-1"], "negative"),
-        (vec!["--spawners", "0"], "--spawners '0'"),
+        (vec!["--spawners", "0"], "invalid value '0' for '--spawners"),
     ] {
         let out = sb
             .cmd()
