@@ -409,7 +409,11 @@ struct TestServer {
 
 impl TestServer {
     fn start(options: ServerOptions) -> TestServer {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            // The private sshd runs only from a directory that is ours and 0700.
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .unwrap();
         let ssh = sysgauge_core::bench::find_program("ssh").unwrap_or_else(|| panic!("ssh"));
         let client = ClientAlgorithms::query(&ssh).unwrap();
         let server =
