@@ -4,8 +4,9 @@
 //!   `Metric`, `Finding`, `Status`, `Params`) and `SCHEMA_VERSION`;
 //! - `host`: the shape of the machine facts stored with every run;
 //! - `bench`: the `Benchmark` trait and its requirements and errors;
-//! - `ctx`: `RunCtx`, the measuring loops, scratch space and fixtures;
+//! - `ctx`: `RunCtx`, its ways into the sampler, scratch space and fixtures;
 //! - `runner`: plans and runs cases and feeds `Sink`s;
+//! - `sampler`: the one measuring loop (warm-up, stopping rules, cancel);
 //! - `size`: nice-number parsing (`1M` = 10^6, `1MiB` = 2^20);
 //! - `clock`, `cancel`, `scratch`: the monotonic clock, Ctrl-C, clean-up.
 
@@ -16,6 +17,7 @@ pub mod ctx;
 pub mod host;
 pub mod record;
 pub mod runner;
+pub mod sampler;
 pub mod scratch;
 pub mod size;
 pub mod unit;
@@ -30,5 +32,6 @@ pub use record::{
     ResultRecord, RunRecord, RunStatus, Severity, Status, SCHEMA_VERSION,
 };
 pub use runner::{Runner, RunnerConfig, Sink, SinkError, Sinks};
+pub use sampler::{Calibration, Phase, Rule, Sampled, Sampler, Stop};
 pub use sysgauge_stats::Summary;
 pub use unit::{Better, Unit};
