@@ -2,8 +2,8 @@
 //! with AES-NI (CBC) and VAES (CTR), chosen at run time.
 //!
 //! Why by hand: `openssl speed` is the reference the crypto family is judged
-//! against, and no crate matched it here (measured on a Sapphire Rapids VM,
-//! 8 KiB blocks, see docs/performance.md):
+//! against, and no crate matches it, for these reasons (the comparison is
+//! in docs/performance.md):
 //! - CBC encryption is one long dependency chain (each block needs the
 //!   previous ciphertext), so its speed is the latency of the AES rounds.
 //!   OpenSSL's loop spends one extra XOR per block on that chain (plaintext

@@ -2,8 +2,8 @@
 //! description of the cipher (1993).
 //!
 //! Why by hand: the RustCrypto `blowfish` crate under the CBC loop in
-//! `symmetric.rs` measured 0.83x `openssl speed -evp bf-cbc` at 8 KiB on a
-//! quiet machine (docs/performance.md), and no other crate offers a faster
+//! `symmetric.rs` falls short of `openssl speed -evp bf-cbc`
+//! (docs/performance.md), and no other crate offers a faster
 //! Blowfish. CBC encryption is one dependency chain, so its speed is the
 //! latency of sixteen rounds per block. What this kernel does about it:
 //! - the P-array and the four S-boxes live in one fixed-size struct, indexed

@@ -2,8 +2,8 @@
 //! of the Camellia Encryption Algorithm").
 //!
 //! Why by hand: the RustCrypto `camellia` crate under the CBC loop in
-//! `symmetric.rs` measured 0.65x `openssl speed -evp camellia-128-cbc` at
-//! 8 KiB (docs/performance.md); OpenSSL runs table-driven assembly. CBC
+//! `symmetric.rs` falls well short of `openssl speed -evp camellia-128-cbc`
+//! (docs/performance.md); OpenSSL runs table-driven assembly. CBC
 //! encryption is one dependency chain, so its speed is the latency of the
 //! eighteen F-functions (and two FL layers) per block. What this kernel does
 //! about it:

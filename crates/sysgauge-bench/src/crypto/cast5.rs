@@ -2,7 +2,7 @@
 //! RFC 2144 ("The CAST-128 Encryption Algorithm").
 //!
 //! Why by hand: the RustCrypto `cast5` crate under the CBC loop in
-//! `symmetric.rs` measured 0.92x `openssl speed -evp cast5-cbc` at 8 KiB
+//! `symmetric.rs` falls short of `openssl speed -evp cast5-cbc`
 //! (docs/performance.md). CBC encryption is one dependency chain, so its
 //! speed is the latency of sixteen rounds per block. What this kernel does
 //! about it:

@@ -4,11 +4,10 @@
 //!
 //! Why by hand: `openssl speed -evp chacha20-poly1305` is the reference the
 //! crypto family is judged against, and OpenSSL 3.0 runs both halves with
-//! AVX-512 on CPUs that have it. Every crate measured stops short: aws-lc
-//! and ring reached 0.56x OpenSSL at 8 KiB, the RustCrypto
-//! `chacha20poly1305` AEAD about 0.5x even with the `chacha20` crate's
-//! AVX-512 backend switched on (`--cfg chacha20_avx512`; its `poly1305` is
-//! AVX2 at best). docs/performance.md has the numbers.
+//! AVX-512 on CPUs that have it. Every crate stops well short of it: aws-lc,
+//! ring, and the RustCrypto `chacha20poly1305` AEAD even with the `chacha20`
+//! crate's AVX-512 backend switched on (`--cfg chacha20_avx512`; its
+//! `poly1305` is AVX2 at best). docs/performance.md has the numbers.
 //!
 //! How it is shaped, from RFC 8439 and the published descriptions of
 //! vectorised ChaCha20 and Poly1305:
@@ -29,8 +28,9 @@
 //!   the Poly1305 steps for the previous batch's ciphertext are interleaved
 //!   with them, and batch 0's rounds carry the scalar rounds of the key
 //!   block (counter 0) along on the scalar ports. Two passes (encrypt, then
-//!   authenticate) measured 4 % slower; the key block on its own took about
-//!   5 % of the time (profile).
+//!   authenticate) would run the ChaCha20 and the IFMA work one after the
+//!   other instead of side by side, and the key block alone would be a
+//!   serial step before every message (docs/performance.md).
 //! - Messages of at most fifteen blocks get the key block and all their
 //!   keystream from one batch (eight 256-bit lanes up to seven blocks).
 //!   Other tails (below 1024 bytes of keystream, below 128 bytes of
@@ -44,9 +44,9 @@
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
 /// The shortest message size the crypto family uses these kernels for.
-/// Below it aws-lc is faster (measured: 0.8-0.9x of aws-lc at 16 to 256
-/// bytes, 0.9x at 320, 1.1x at 384 and 1.7x at 1 KiB): its code for one to
-/// four blocks costs less than the eight- or sixteen-lane batch here.
+/// Below it aws-lc is faster: its code for one to four blocks costs less
+/// than the eight- or sixteen-lane batch here (the crossover is in
+/// docs/performance.md).
 pub const MIN_LEN: usize = 384;
 
 /// A ChaCha20-Poly1305 key with its ChaCha20 input words prepared.

@@ -1,8 +1,8 @@
 //! The digest implementations the `hash` family times, with the known
 //! answers each is checked against before it is timed.
 //!
-//! Implementation choice per algorithm (fastest measured here on x86-64,
-//! portable to aarch64; see docs/performance.md):
+//! Implementation choice per algorithm (the fastest on x86-64 that still
+//! runs on aarch64; the comparison is in docs/performance.md):
 //! - SHA-1, SHA-256: RustCrypto `sha1`/`sha2`, which detect SHA-NI (x86) and
 //!   the ARMv8 SHA extensions at run time and fall back to portable code, so
 //!   one binary uses the hash instructions where they exist;

@@ -1,6 +1,6 @@
 //! MD5 (RFC 1321), written for this project because the RustCrypto `md-5`
-//! crate measured about 20 % behind `openssl speed -evp md5` (OpenSSL uses
-//! its x86-64 assembly), and no other maintained crate was faster.
+//! crate falls behind `openssl speed -evp md5` (OpenSSL uses its x86-64
+//! assembly; docs/performance.md), and no other maintained crate is faster.
 //!
 //! MD5 is one long dependency chain: each step's result feeds the next, so
 //! its speed is the latency of a step, and the way to beat a plain

@@ -1,7 +1,8 @@
 //! SHA-512 (FIPS 180-4) with an AVX2 message schedule and BMI2 rounds,
-//! written for this project: the RustCrypto `sha2` crate, ring and aws-lc
-//! all measured 8-20 % behind `openssl speed -evp sha512` on x86-64 (OpenSSL
-//! 3 uses its AVX2 + BMI2 assembly there), and no crate has that path.
+//! written for this project: OpenSSL 3 runs SHA-512 with AVX2 + BMI2
+//! assembly on x86-64, and no crate (RustCrypto `sha2`, ring, aws-lc) has
+//! that path, so all of them fall behind `openssl speed -evp sha512`
+//! (docs/performance.md has the comparison).
 //!
 //! Shape (the idea of OpenSSL's AVX2 path, written anew in Rust intrinsics):
 //! - two blocks are scheduled at once, block A in the low 128-bit lane of
@@ -248,8 +249,8 @@ mod x86 {
     }
 
     /// One round. `wk` is W[t] + K[t]. The names rotate from round to round
-    /// instead of the values moving. (A hand-register-allocated assembly
-    /// version of this round measured slower than what LLVM makes of it.)
+    /// instead of the values moving. It stays in Rust: LLVM's register
+    /// allocation of it beat a hand-allocated assembly version.
     macro_rules! round {
         ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $wk:expr) => {
             // h + W + K is ready long before e, so it goes first.

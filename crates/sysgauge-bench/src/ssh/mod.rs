@@ -76,11 +76,11 @@ pub struct SshOptions {
 }
 
 /// Bytes per transfer for a profile. A fresh ssh connection needs its
-/// first tens of MB to reach full speed (measured on loopback: 20 MB go at
-/// a third of the steady rate, 100 MB at two thirds; docs/performance.md),
-/// which every real copy pays too; the default keeps that start-up to about
-/// a tenth of a transfer at 1 GB/s while the factorial matrix still fits in
-/// minutes. The tail (end of data, exit status, exit) is about 1.5 ms.
+/// first tens of MB to reach full speed (docs/performance.md), which every
+/// real copy pays too; the default keeps that start-up a small share of a
+/// transfer at fast-cipher speeds while the factorial matrix still fits in
+/// minutes. The tail (end of data, exit status, exit) is negligible next to
+/// that.
 pub fn default_size(profile: Profile) -> u64 {
     match profile {
         Profile::Tiny => 1_000_000,
