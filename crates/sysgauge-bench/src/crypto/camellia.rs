@@ -31,7 +31,7 @@
 
 // LLVM flattens an XOR tree into one serial chain of XORs with memory
 // operands, which puts all eight S-box loads of a round one after another on
-// the critical path (about 40 % slower here); passing the partial results
+// the critical path (docs/performance.md has the cost); passing the partial results
 // through `opaque` keeps the tree as written.
 use crate::util::opaque_u64 as opaque;
 
