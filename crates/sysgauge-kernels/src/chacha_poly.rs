@@ -1,6 +1,6 @@
 //! ChaCha20-Poly1305 (RFC 8439) written for this project, for x86-64 CPUs
 //! with AVX-512F, AVX-512VL and AVX-512 IFMA, chosen at run time; other CPUs
-//! (and messages below `MIN_LEN`) keep aws-lc (see `symmetric.rs`).
+//! (and messages below `MIN_LEN`) keep aws-lc (see `crypto/symmetric.rs`).
 //!
 //! Why by hand: `openssl speed -evp chacha20-poly1305` is the reference the
 //! crypto family is judged against, and OpenSSL 3.0 runs both halves with
@@ -130,55 +130,6 @@ fn portable_encrypt_and_absorb(state: &[u32; 16], aad: &[u8], buf: &mut [u8]) ->
     mac.update_padded(aad);
     portable_xor_keystream(state, 1, buf);
     (mac, buf.len())
-}
-
-/// The crypto family's stream: every buffer is sealed as one message, with
-/// a 4-byte fixed nonce prefix and a 64-bit big-endian message counter (as
-/// the aws-lc stream in `symmetric.rs` does).
-pub struct ChaChaPolyStream {
-    key: ChaChaPoly,
-    prefix: [u8; 4],
-    counter: u64,
-    aad: Vec<u8>,
-    tag: [u8; 16],
-}
-
-impl ChaChaPolyStream {
-    /// `None` unless the key is 32 bytes, the nonce 12 and the CPU has
-    /// AVX-512F.
-    pub fn new(key: &[u8], nonce: &[u8], aad: &[u8]) -> Option<ChaChaPolyStream> {
-        if nonce.len() != 12 {
-            return None;
-        }
-        let mut prefix = [0u8; 4];
-        prefix.copy_from_slice(&nonce[..4]);
-        let mut ctr = [0u8; 8];
-        ctr.copy_from_slice(&nonce[4..]);
-        Some(ChaChaPolyStream {
-            key: ChaChaPoly::new(key)?,
-            prefix,
-            counter: u64::from_be_bytes(ctr),
-            aad: aad.to_vec(),
-            tag: [0; 16],
-        })
-    }
-}
-
-impl super::symmetric::Stream for ChaChaPolyStream {
-    fn process(&mut self, buf: &mut [u8]) -> Result<(), super::symmetric::CipherError> {
-        let mut n = [0u8; 12];
-        n[..4].copy_from_slice(&self.prefix);
-        n[4..].copy_from_slice(&self.counter.to_be_bytes());
-        self.counter = self.counter.wrapping_add(1);
-        self.tag = self.key.seal(&n, &self.aad, buf);
-        Ok(())
-    }
-    fn tag(&self) -> &[u8] {
-        &self.tag
-    }
-    fn implementation(&self) -> &'static str {
-        "sysgauge avx512"
-    }
 }
 
 fn le32(b: &[u8]) -> u32 {
@@ -912,7 +863,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::hex;
+    use crate::testutil::hex;
     use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
 
     fn unhex(s: &str) -> Vec<u8> {
@@ -1163,30 +1114,6 @@ mod tests {
                 slow.update_padded(b);
             }
             assert_eq!(hex(&fast.finish()), hex(&slow.finish()), "length {len}");
-        }
-    }
-
-    #[test]
-    fn the_crypto_family_picks_the_kernel_from_min_len_on() {
-        use crate::crypto::symmetric::Cipher;
-        let c = Cipher::ChaCha20Poly1305;
-        let start = |max_len| {
-            c.start(&[7u8; 32], &[9u8; 12], max_len)
-                .unwrap()
-                .implementation()
-        };
-        assert_eq!(start(MIN_LEN - 1), "aws-lc");
-        let expect = if available() {
-            "sysgauge avx512"
-        } else {
-            "aws-lc"
-        };
-        assert_eq!(start(MIN_LEN), expect);
-        assert_eq!(start(8192), expect);
-        // The family's own check: known answer and a round trip that aws-lc
-        // decrypts and verifies, at the sizes the kernels serve.
-        for len in [MIN_LEN, 1000, 8192, 16384] {
-            c.self_test(len).unwrap_or_else(|e| panic!("{len}: {e}"));
         }
     }
 
