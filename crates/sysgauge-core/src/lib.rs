@@ -10,6 +10,8 @@
 //! - `size`: nice-number parsing (`1M` = 10^6, `1MiB` = 2^20);
 //! - `clock`, `cancel`, `scratch`: the monotonic clock, Ctrl-C, clean-up.
 
+#![forbid(unsafe_code)]
+
 pub mod bench;
 pub mod cancel;
 pub mod clock;

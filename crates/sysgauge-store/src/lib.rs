@@ -13,6 +13,8 @@
 //! - raw samples stored as JSON arrays next to their summary, so statistics
 //!   can be recomputed and comparisons can bootstrap.
 
+#![forbid(unsafe_code)]
+
 mod migrations;
 mod sink;
 
