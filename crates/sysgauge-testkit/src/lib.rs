@@ -8,6 +8,8 @@
 //! is a dev-dependency only (`publish = false`); nothing that ships
 //! depends on it.
 
+#![forbid(unsafe_code)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -89,9 +91,12 @@ pub fn interrupt_after(
     });
     let started = rx.recv_timeout(wait).is_ok();
     before_signal(&child, started);
-    // SAFETY: kill with a valid pid and signal number has no memory effects.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    // The child has not been reaped yet, so its pid cannot have been reused.
+    if let Some(pid) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
     }
     let interrupted_at = Instant::now();
     let status = loop {
