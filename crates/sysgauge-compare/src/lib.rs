@@ -17,6 +17,8 @@
 //! the renderers (`sysgauge-report`) and the embedded baseline
 //! (`sysgauge-bench`). It only computes; it never prints or reads files.
 
+#![forbid(unsafe_code)]
+
 pub mod case;
 pub mod comparison;
 pub mod facts;

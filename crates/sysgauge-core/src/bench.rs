@@ -51,8 +51,7 @@ impl Requirement {
                 }
             }
             Requirement::Root => {
-                // SAFETY: geteuid has no preconditions and cannot fail.
-                if unsafe { libc::geteuid() } == 0 {
+                if rustix::process::geteuid().is_root() {
                     Ok(())
                 } else {
                     Err(BenchError::skip(

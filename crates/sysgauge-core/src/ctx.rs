@@ -1,8 +1,10 @@
 //! `RunCtx`: everything a benchmark case may use while it runs: the clock,
 //! the repetition plan and time budget, cancellation, a scratch directory,
 //! shared fixtures, and the place to report findings and discovered
-//! parameters. Also the measuring loops, so every benchmark calibrates,
-//! warms up and repeats the same way.
+//! parameters. Its measuring methods (`measure_rate`, `measure_rate_parallel`,
+//! `repeat`) are the usual ways into the one `Sampler`, with the fixed
+//! `--repetitions` rule; a family with another rule (cpu, startup) takes
+//! `sampler()` directly.
 //!
 //! Measuring: a case's work is calibrated until one repetition lasts at least
 //! `budget / (repetitions + warm-up + 2)` (and never less than a floor that
@@ -14,6 +16,7 @@ use crate::bench::{BenchError, IoContext};
 use crate::cancel::CancelToken;
 use crate::clock::Clock;
 use crate::record::{Finding, ParamValue, Params, Profile};
+use crate::sampler::{Calibration, Phase, Rule, Sampler};
 use crate::scratch::ScratchDir;
 use std::any::Any;
 use std::path::{Path, PathBuf};
@@ -258,34 +261,30 @@ impl RunCtx {
         (self.budget / slots).max(self.settings.min_repetition())
     }
 
+    /// A sampler for this case: its clock and cancel token, its time rules
+    /// counting from now.
+    pub fn sampler(&self) -> Sampler<'_> {
+        Sampler::new(self.clock.as_ref(), &self.cancel)
+    }
+
     /// Calibrate how many iterations make one repetition last at least the
-    /// repetition target. `op(n)` runs n iterations and returns the work done.
+    /// repetition target; calibration stops growing once it has spent the
+    /// case's whole budget. `op(n)` runs n iterations and returns the work.
     fn calibrate<F>(&self, op: &mut F) -> Result<u64, BenchError>
     where
         F: FnMut(u64) -> Result<f64, BenchError>,
     {
-        let target = self.repetition_target().as_secs_f64();
-        let mut n: u64 = 1;
-        let start = self.clock.now();
-        loop {
-            self.check_cancel()?;
-            let t0 = self.clock.now();
-            op(n)?;
-            let dt = self.clock.now().saturating_sub(t0).as_secs_f64();
-            if dt >= target {
-                return Ok(n);
-            }
-            // Do not let a case whose iterations get slower run away: stop
-            // calibrating once the whole budget is spent and use what we have.
-            if self.clock.now().saturating_sub(start) > self.budget {
-                return Ok(n);
-            }
-            let factor = if dt <= 0.0 {
-                100.0
-            } else {
-                (target / dt * 1.2).clamp(1.5, 100.0)
-            };
-            n = ((n as f64) * factor).ceil().min(u64::MAX as f64 / 2.0) as u64;
+        let cal = Calibration {
+            target: self.repetition_target(),
+            give_up_after: self.budget,
+        };
+        self.sampler().calibrate(&cal, op)
+    }
+
+    /// The fixed-count rule of `--repetitions`.
+    fn fixed_rule(&self) -> Rule {
+        Rule::Fixed {
+            runs: u64::from(self.settings.repetitions),
         }
     }
 
@@ -296,31 +295,22 @@ impl RunCtx {
         F: FnMut(u64) -> Result<f64, BenchError>,
     {
         let n = self.calibrate(&mut op)?;
+        let sampler = self.sampler();
         // Calibration's last pass already warmed the caches once.
-        for _ in 1..self.settings.warmup {
-            self.check_cancel()?;
-            op(n)?;
-        }
-        let mut samples = Vec::with_capacity(self.settings.repetitions as usize);
-        for _ in 0..self.settings.repetitions {
-            self.check_cancel()?;
-            let t0 = self.clock.now();
-            let work = op(n)?;
-            let dt = self.clock.now().saturating_sub(t0).as_secs_f64();
-            if dt <= 0.0 {
-                return Err(BenchError::failed(
-                    "a repetition took no measurable time; the clock is too coarse",
-                ));
-            }
-            samples.push(work / dt);
-        }
+        let warmup = u64::from(self.settings.warmup.saturating_sub(1));
+        let samples = sampler
+            .run(warmup, &self.fixed_rule(), |phase| {
+                sampler.rate(phase, || op(n))
+            })?
+            .values;
         self.note_detail_if_absent("iterations_per_rep", n);
         Ok(samples)
     }
 
     /// Measure an aggregate rate over `threads` threads running `op(thread, n)`
     /// at the same time (each thread its own instance of the work). Returns
-    /// one sample per repetition: total work / wall seconds.
+    /// one sample per repetition: total work / wall seconds. A repetition is
+    /// timed from the release of the threads to the last one's finish.
     pub fn measure_rate_parallel<F>(
         &mut self,
         threads: usize,
@@ -331,15 +321,16 @@ impl RunCtx {
     {
         let threads = threads.max(1);
         let n = self.calibrate(&mut |n| op(0, n))?;
-        let total = self.settings.repetitions + self.settings.warmup.max(1);
-        let warm = total - self.settings.repetitions;
+        // Calibration ran on one thread, so the team warms up at least once.
+        let warmup = u64::from(self.settings.warmup.max(1));
+        let rule = self.fixed_rule();
         let start = Barrier::new(threads + 1);
         let end = Barrier::new(threads + 1);
         let stop = AtomicBool::new(false);
         let work: Mutex<Vec<Result<f64, BenchError>>> = Mutex::new(Vec::new());
-        let mut samples = Vec::with_capacity(self.settings.repetitions as usize);
-        let mut failure: Option<BenchError> = None;
-        std::thread::scope(|s| {
+        let clock = self.clock.as_ref();
+        let sampler = self.sampler();
+        let outcome = std::thread::scope(|s| {
             for t in 0..threads {
                 let (start, end, stop, work, op) = (&start, &end, &stop, &work, &op);
                 s.spawn(move || loop {
@@ -354,45 +345,35 @@ impl RunCtx {
                     end.wait();
                 });
             }
-            for rep in 0..total {
-                if self.cancel.is_cancelled() {
-                    failure = Some(BenchError::Cancelled);
-                    break;
-                }
+            let repetition = |phase: Phase| -> Result<f64, BenchError> {
                 start.wait();
-                let t0 = self.clock.now();
+                let t0 = clock.now();
                 end.wait();
-                let dt = self.clock.now().saturating_sub(t0).as_secs_f64();
+                let dt = clock.now().saturating_sub(t0).as_secs_f64();
                 let results = work
                     .lock()
                     .map(|mut w| std::mem::take(&mut *w))
                     .unwrap_or_default();
                 let mut sum = 0.0;
                 for r in results {
-                    match r {
-                        Ok(v) => sum += v,
-                        Err(e) => {
-                            failure.get_or_insert(e);
-                        }
-                    }
+                    sum += r?;
                 }
-                if failure.is_some() {
-                    break;
+                if phase == Phase::Warmup {
+                    return Ok(0.0);
                 }
-                if rep >= warm {
-                    if dt <= 0.0 {
-                        failure = Some(BenchError::failed("a repetition took no measurable time"));
-                        break;
-                    }
-                    samples.push(sum / dt);
+                if dt <= 0.0 {
+                    return Err(BenchError::failed(
+                        "a repetition took no measurable time; the clock is too coarse",
+                    ));
                 }
-            }
+                Ok(sum / dt)
+            };
+            let r = sampler.run(warmup, &rule, repetition);
             stop.store(true, Ordering::SeqCst);
             start.wait();
+            r
         });
-        if let Some(e) = failure {
-            return Err(e);
-        }
+        let samples = outcome?.values;
         self.note_detail_if_absent("iterations_per_rep", n);
         Ok(samples)
     }
@@ -404,16 +385,11 @@ impl RunCtx {
     where
         F: FnMut(&mut RunCtx) -> Result<f64, BenchError>,
     {
-        for _ in 0..self.settings.warmup {
-            self.check_cancel()?;
-            op(self)?;
-        }
-        let mut samples = Vec::with_capacity(self.settings.repetitions as usize);
-        for _ in 0..self.settings.repetitions {
-            self.check_cancel()?;
-            samples.push(op(self)?);
-        }
-        Ok(samples)
+        let (clock, cancel) = (self.clock.clone(), self.cancel.clone());
+        let sampler = Sampler::new(clock.as_ref(), &cancel);
+        let warmup = u64::from(self.settings.warmup);
+        let rule = self.fixed_rule();
+        Ok(sampler.run(warmup, &rule, |_| op(self))?.values)
     }
 
     fn note_detail_if_absent(&mut self, key: &str, value: u64) {

@@ -4,11 +4,14 @@
 //!   `Metric`, `Finding`, `Status`, `Params`) and `SCHEMA_VERSION`;
 //! - `host`: the shape of the machine facts stored with every run;
 //! - `bench`: the `Benchmark` trait and its requirements and errors;
-//! - `ctx`: `RunCtx`, the measuring loops, scratch space and fixtures;
+//! - `ctx`: `RunCtx`, its ways into the sampler, scratch space and fixtures;
 //! - `runner`: plans and runs cases and feeds `Sink`s;
+//! - `sampler`: the one measuring loop (warm-up, stopping rules, cancel);
 //! - `select`: the one `--only`/`--skip` grammar;
 //! - `size`: nice-number parsing (`1M` = 10^6, `1MiB` = 2^20);
 //! - `clock`, `cancel`, `scratch`: the monotonic clock, Ctrl-C, clean-up.
+
+#![forbid(unsafe_code)]
 
 pub mod bench;
 pub mod cancel;
@@ -17,6 +20,7 @@ pub mod ctx;
 pub mod host;
 pub mod record;
 pub mod runner;
+pub mod sampler;
 pub mod scratch;
 pub mod select;
 pub mod size;
@@ -32,6 +36,7 @@ pub use record::{
     ResultRecord, RunRecord, RunStatus, Severity, Status, SCHEMA_VERSION,
 };
 pub use runner::{Runner, RunnerConfig, Sink, SinkError, Sinks};
+pub use sampler::{Calibration, Phase, Rule, Sampled, Sampler, Stop};
 pub use select::{SelectError, Selector};
 pub use sysgauge_stats::Summary;
 pub use unit::{Better, Unit};

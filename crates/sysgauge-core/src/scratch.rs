@@ -99,8 +99,7 @@ pub fn remove_stale(parent: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return removed;
     };
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = rustix::process::geteuid().as_raw();
     let own = std::process::id();
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -145,11 +144,10 @@ mod tests {
     #[test]
     fn private_whatever_the_umask() {
         let base = tempfile::tempdir().unwrap();
-        // SAFETY: umask only swaps the process's file mode mask.
-        let old = unsafe { libc::umask(0o002) };
+        use rustix::fs::Mode;
+        let old = rustix::process::umask(Mode::from_raw_mode(0o002));
         let s = ScratchDir::create_in(base.path());
-        // SAFETY: as above, restoring the previous mask.
-        unsafe { libc::umask(old) };
+        rustix::process::umask(old);
         let s = s.unwrap();
         let mode = std::fs::metadata(s.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o700);

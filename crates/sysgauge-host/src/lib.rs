@@ -22,6 +22,8 @@
 //! Missing facts are `None` ("unknown"), never an error or a panic: any
 //! file may be absent on some kernel, board or container.
 
+// Only CPUID (live.rs) is allowed `unsafe`: there is no safe wrapper for it.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod block;

@@ -1,13 +1,11 @@
 //! The few facts only the running system can give: uname(2), statvfs(3)
 //! and the CPUID hypervisor leaf.
 //!
-//! These are the only `unsafe` calls in the crate. Each is a plain libc or
-//! CPU instruction call on memory owned by the caller; results are copied
-//! out as bytes up to the first NUL instead of trusting C strings, so a
-//! malformed buffer can at worst give a wrong string, never a bad read.
+//! uname and statvfs go through rustix's safe wrappers; strings are read up
+//! to the first NUL and lossily, so a malformed field can at worst give a
+//! wrong string. CPUID is the one `unsafe` call left in the crate.
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::CStr;
 use std::path::Path;
 
 /// The fields of `uname(2)` sysgauge uses.
@@ -19,30 +17,18 @@ pub(crate) struct Uname {
     pub machine: Option<String>,
 }
 
-fn c_chars_to_string(chars: &[libc::c_char]) -> Option<String> {
-    let bytes: Vec<u8> = chars
-        .iter()
-        .take_while(|c| **c != 0)
-        .map(|c| *c as u8)
-        .collect();
-    let s = String::from_utf8_lossy(&bytes).trim().to_string();
+fn c_str_to_string(c: &CStr) -> Option<String> {
+    let s = String::from_utf8_lossy(c.to_bytes()).trim().to_string();
     (!s.is_empty()).then_some(s)
 }
 
 pub(crate) fn uname() -> Option<Uname> {
-    // SAFETY: utsname is plain old data (arrays of c_char), so all-zero is
-    // a valid value; uname writes only within the struct we pass.
-    let mut buf: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `buf` is a valid, writable utsname for the duration of the call.
-    let rc = unsafe { libc::uname(&mut buf) };
-    if rc != 0 {
-        return None;
-    }
+    let u = rustix::system::uname();
     Some(Uname {
-        nodename: c_chars_to_string(&buf.nodename),
-        release: c_chars_to_string(&buf.release),
-        version: c_chars_to_string(&buf.version),
-        machine: c_chars_to_string(&buf.machine),
+        nodename: c_str_to_string(u.nodename()),
+        release: c_str_to_string(u.release()),
+        version: c_str_to_string(u.version()),
+        machine: c_str_to_string(u.machine()),
     })
 }
 
@@ -56,27 +42,16 @@ pub(crate) struct Space {
 }
 
 pub(crate) fn statvfs_bytes(path: &Path) -> Option<Space> {
-    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs is plain old data; all-zero is a valid value.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c_path` is a NUL-terminated string that outlives the call and
-    // `st` is a valid, writable statvfs.
-    let rc = unsafe { libc::statvfs(c_path.as_ptr(), &mut st) };
-    if rc != 0 {
-        return None;
-    }
+    let st = rustix::fs::statvfs(path).ok()?;
     // f_frsize is the unit of the block counts; some old systems leave it 0.
-    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
     let unit = if st.f_frsize > 0 {
-        st.f_frsize as u64
+        st.f_frsize
     } else {
-        st.f_bsize as u64
+        st.f_bsize
     };
-    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
-    let (bavail, blocks) = (st.f_bavail as u64, st.f_blocks as u64);
     Some(Space {
-        free: bavail.saturating_mul(unit),
-        total: blocks.saturating_mul(unit),
+        free: st.f_bavail.saturating_mul(unit),
+        total: st.f_blocks.saturating_mul(unit),
     })
 }
 
@@ -84,6 +59,7 @@ pub(crate) fn statvfs_bytes(path: &Path) -> Option<Space> {
 /// when CPUID.1:ECX bit 31 says a hypervisor is present: without it the
 /// leaf returns unrelated data.
 #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+#[allow(unsafe_code)] // CPUID: no safe wrapper in std or rustix.
 pub(crate) fn cpuid_hypervisor() -> Option<&'static str> {
     #[cfg(target_arch = "x86")]
     use std::arch::x86::__cpuid;
@@ -130,9 +106,9 @@ mod tests {
     }
 
     #[test]
-    fn c_chars() {
-        let chars: Vec<libc::c_char> = b"abc\0def".iter().map(|b| *b as libc::c_char).collect();
-        assert_eq!(c_chars_to_string(&chars).as_deref(), Some("abc"));
-        assert_eq!(c_chars_to_string(&[]), None);
+    fn c_strings() {
+        assert_eq!(c_str_to_string(c"abc").as_deref(), Some("abc"));
+        assert_eq!(c_str_to_string(c" ").as_deref(), None);
+        assert_eq!(c_str_to_string(c"").as_deref(), None);
     }
 }

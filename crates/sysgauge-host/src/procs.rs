@@ -143,7 +143,9 @@ pub fn snapshot(proc_root: &Path) -> std::io::Result<Snapshot> {
             },
             Err(e) => match e.kind() {
                 std::io::ErrorKind::NotFound => s.vanished += 1,
-                _ if e.raw_os_error() == Some(libc::ESRCH) => s.vanished += 1,
+                _ if e.raw_os_error() == Some(rustix::io::Errno::SRCH.raw_os_error()) => {
+                    s.vanished += 1
+                }
                 _ => s.unreadable += 1,
             },
         }
@@ -153,8 +155,8 @@ pub fn snapshot(proc_root: &Path) -> std::io::Result<Snapshot> {
 
 /// Clock ticks per second (USER_HZ) for the tick fields of /proc/PID/stat.
 pub fn clock_ticks() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    // From the aux vector the kernel gives every process, as sysconf does.
+    let t = rustix::param::clock_ticks_per_second();
     if t > 0 {
         t as f64
     } else {

@@ -54,8 +54,7 @@ pub fn wait_for_writeback(
     let spawned = std::thread::Builder::new()
         .name("sysgauge-sync".to_string())
         .spawn(move || {
-            // SAFETY: sync(2) takes no arguments and touches no memory of ours.
-            unsafe { libc::sync() };
+            rustix::fs::sync();
             // The waiter may have given up and dropped the receiver: fine.
             let _ = tx.send(());
         });

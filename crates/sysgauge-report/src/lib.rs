@@ -8,6 +8,8 @@
 //! renderers live with the family in sysgauge-bench (`<family>/report.rs`)
 //! and build on the tables, formatting and chart helpers here.
 
+#![forbid(unsafe_code)]
+
 pub mod chart;
 pub mod compare;
 pub mod format;

@@ -8,6 +8,8 @@
 //! computed twice from the same stored samples gives the same interval; no
 //! external RNG crate guarantees a stable stream across versions.
 
+#![forbid(unsafe_code)]
+
 mod bootstrap;
 mod summary;
 

@@ -22,6 +22,8 @@
 //! - raw samples stored as JSON arrays next to their summary, so statistics
 //!   can be recomputed and comparisons can bootstrap.
 
+#![forbid(unsafe_code)]
+
 mod dbpath;
 mod liveness;
 mod migrations;

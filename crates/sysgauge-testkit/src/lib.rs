@@ -8,6 +8,8 @@
 //! is a dev-dependency only (`publish = false`); nothing that ships
 //! depends on it.
 
+#![forbid(unsafe_code)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -68,14 +70,21 @@ pub fn interrupt_after(
     stop_within: Duration,
     before_signal: impl FnOnce(&Child, bool),
 ) -> Interrupted {
-    signal_after(cmd, libc::SIGINT, marker, wait, stop_within, before_signal)
+    signal_after(
+        cmd,
+        rustix::process::Signal::INT.as_raw(),
+        marker,
+        wait,
+        stop_within,
+        before_signal,
+    )
 }
 
 /// [`interrupt_after`] with another signal than SIGINT (SIGTERM, SIGHUP,
 /// SIGKILL).
 pub fn signal_after(
     cmd: &mut Command,
-    signal: libc::c_int,
+    signal: i32,
     marker: &str,
     wait: Duration,
     stop_within: Duration,
@@ -102,10 +111,14 @@ pub fn signal_after(
     });
     let started = rx.recv_timeout(wait).is_ok();
     before_signal(&child, started);
-    // SAFETY: kill with a valid pid and signal number has no memory effects.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, signal);
-    }
+    // The child has not been reaped yet, so its pid cannot have been reused.
+    let pid = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .unwrap_or_else(|| panic!("pid {} out of range", child.id()));
+    let sig = rustix::process::Signal::from_named_raw(signal)
+        .unwrap_or_else(|| panic!("{signal} is not a signal"));
+    let _ = rustix::process::kill_process(pid, sig);
     let interrupted_at = Instant::now();
     let status = loop {
         if let Some(s) = child

@@ -8,8 +8,8 @@
 //! - x86-64: `add r64, r64` (one cycle of latency on every x86-64 core).
 //!   Not `add r64, imm`: Intel's Golden Cove and later cores fold chains of
 //!   immediate additions at register renaming and retire several per
-//!   cycle (measured here at 5-6 per cycle), which would report a clock
-//!   several times too high. The register operand holds 1 at run time.
+//!   cycle (docs/performance.md), which would report a clock several times
+//!   too high. The register operand holds 1 at run time.
 //! - aarch64: `add x, x, x` (one cycle on every ARMv8 core, in-order
 //!   Cortex-A53 included).
 //!

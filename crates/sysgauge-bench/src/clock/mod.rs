@@ -216,58 +216,40 @@ pub fn drop_finding(cpu: u32, start_mhz: f64, end_mhz: f64) -> Option<Finding> {
 
 /// CPUs this process may run on (its affinity mask), in order.
 pub fn allowed_cpus() -> Vec<u32> {
-    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: the size passed is the size of `set`, which the call fills.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
+    let Ok(set) = rustix::thread::sched_getaffinity(None) else {
         return vec![0];
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: cpu < CPU_SETSIZE, the capacity of `set`.
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+    };
+    (0..rustix::thread::CpuSet::MAX_CPU)
+        .filter(|&cpu| set.is_set(cpu))
         .filter_map(|c| u32::try_from(c).ok())
         .collect()
 }
 
 /// The calling thread pinned to one CPU; the previous mask is restored on drop.
 struct Pinned {
-    old: libc::cpu_set_t,
+    old: rustix::thread::CpuSet,
 }
 
 impl Pinned {
     fn to(cpu: u32) -> std::io::Result<Pinned> {
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        // SAFETY: zeroed cpu_set_t is the empty set.
-        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `old` is `size` bytes and receives the current mask.
-        if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        let old = rustix::thread::sched_getaffinity(None)?;
         let cpu = cpu as usize;
-        if cpu >= libc::CPU_SETSIZE as usize {
-            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        if cpu >= rustix::thread::CpuSet::MAX_CPU {
+            return Err(rustix::io::Errno::INVAL.into());
         }
-        // SAFETY: as above.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: cpu < CPU_SETSIZE.
-        unsafe { libc::CPU_SET(cpu, &mut set) };
-        // SAFETY: pid 0 is this thread; `set` is a valid mask of `size` bytes.
-        if unsafe { libc::sched_setaffinity(0, size, &set) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        let mut set = rustix::thread::CpuSet::new();
+        set.set(cpu);
+        // `None` is this thread.
+        rustix::thread::sched_setaffinity(None, &set)?;
         Ok(Pinned { old })
     }
 }
 
 impl Drop for Pinned {
     fn drop(&mut self) {
-        // SAFETY: restores the mask read in `to`; failure leaves the thread
-        // pinned, which is harmless for correctness.
-        unsafe {
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.old);
-        }
+        // Failure leaves the thread pinned, which is harmless for
+        // correctness.
+        let _ = rustix::thread::sched_setaffinity(None, &self.old);
     }
 }
 
@@ -280,13 +262,9 @@ impl Drop for Pinned {
 /// with paravirtual steal-time accounting a VM's stolen time is left out
 /// too, so cycles / CPU-seconds is the clock the core ran at.
 pub fn thread_cpu_seconds() -> Option<f64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec the call writes into.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    // rustix's clock_gettime cannot fail for the static clocks.
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 /// Run the chain for `iters` iterations; MHz by thread CPU time.

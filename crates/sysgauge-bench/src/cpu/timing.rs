@@ -5,10 +5,12 @@
 //! budget. Whether the target was reached is part of the outcome, so a case
 //! that ran out of time says so instead of pretending to be precise.
 //!
-//! This differs from `RunCtx::measure_rate` (a fixed number of repetitions)
-//! on purpose: the kernels are cheap to repeat, and a stopping rule on the
-//! confidence interval spends the budget where the machine is noisy and
-//! saves it where it is quiet.
+//! The loop itself is the core `Sampler` with its `Confidence` rule rather
+//! than `RunCtx::measure_rate`'s fixed count, on purpose: the kernels are
+//! cheap to repeat, and a stopping rule on the confidence interval spends
+//! the budget where the machine is noisy and saves it where it is quiet.
+//! What stays here is the cpu-specific part: the plan derived from the
+//! case's budget, and the thread team that runs one pass.
 //!
 //! Several threads run as a team: each thread builds its own kernel instance
 //! (in its own memory, before any timing), waits at a barrier, runs the pass
@@ -21,7 +23,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
-use sysgauge_core::{BenchError, CancelToken, Clock, RunCtx};
+use sysgauge_core::{BenchError, Calibration, CancelToken, Clock, Rule, RunCtx, Sampler};
 use sysgauge_stats::mean_ci95_relative;
 
 /// The confidence target: half-width of the 95 % interval of the mean, as a
@@ -77,26 +79,8 @@ impl PassPlan {
     }
 }
 
-/// Why the timed passes stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// The confidence interval reached the target.
-    Confident,
-    /// Another pass would not have fitted in the budget.
-    Budget,
-    /// The maximum number of passes was reached.
-    MaxPasses,
-}
-
-impl Stop {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stop::Confident => "confident",
-            Stop::Budget => "budget",
-            Stop::MaxPasses => "max-passes",
-        }
-    }
-}
+/// Why the timed passes stopped (`MaxRuns` is stored as `max-passes`).
+pub use sysgauge_core::Stop;
 
 /// What the timed passes gave.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,7 +103,9 @@ impl PassOutcome {
 /// Time passes of `pass(n)`, which runs n iterations (per thread) and returns
 /// the iterations done in total. Calibrates n, warms up, then times passes
 /// until the confidence target, the maximum number of passes or the budget
-/// stops it; the minimum number of passes always runs.
+/// stops it; the minimum number of passes always runs. All of it is the core
+/// sampler: its calibration (giving up after half the budget) and its
+/// confidence rule, with times counted from the first calibration pass.
 pub fn measure_passes<P>(
     clock: &dyn Clock,
     cancel: &CancelToken,
@@ -129,65 +115,29 @@ pub fn measure_passes<P>(
 where
     P: FnMut(u64) -> Result<f64, BenchError>,
 {
-    let started = clock.now();
-    let elapsed = || clock.now().saturating_sub(started);
-    let target = plan.pass_target.as_secs_f64();
-    // Grow the work per pass until one pass is long enough. Calibration may
-    // use at most half the budget; if even one iteration is longer than the
-    // target, a pass is one iteration.
-    let mut n: u64 = 1;
-    loop {
-        cancel.check()?;
-        let t0 = clock.now();
-        pass(n)?;
-        let dt = clock.now().saturating_sub(t0).as_secs_f64();
-        if dt >= target || elapsed() > plan.budget / 2 {
-            break;
-        }
-        let factor = if dt <= 0.0 {
-            100.0
-        } else {
-            (target / dt * 1.2).clamp(1.5, 100.0)
-        };
-        n = ((n as f64) * factor).ceil().min(u64::MAX as f64 / 4.0) as u64;
-    }
-    for _ in 1..plan.warmup_passes {
-        cancel.check()?;
-        pass(n)?;
-    }
-    let mut rates = Vec::with_capacity(plan.min_passes as usize);
-    let stop = loop {
-        cancel.check()?;
-        let t0 = clock.now();
-        let work = pass(n)?;
-        let dt = clock.now().saturating_sub(t0);
-        if dt.is_zero() {
-            return Err(BenchError::failed(
-                "a pass took no measurable time; the clock is too coarse",
-            ));
-        }
-        rates.push(work / dt.as_secs_f64());
-        let k = rates.len() as u32;
-        if k < plan.min_passes {
-            continue;
-        }
-        if elapsed() >= plan.min_time
-            && mean_ci95_relative(&rates).is_some_and(|ci| ci <= plan.target_ci)
-        {
-            break Stop::Confident;
-        }
-        if k >= plan.max_passes {
-            break Stop::MaxPasses;
-        }
-        if elapsed() + dt > plan.budget {
-            break Stop::Budget;
-        }
+    let sampler = Sampler::new(clock, cancel);
+    // If even one iteration is longer than the target, a pass is one
+    // iteration; calibration may use at most half the budget.
+    let cal = Calibration {
+        target: plan.pass_target,
+        give_up_after: plan.budget / 2,
     };
+    let n = sampler.calibrate(&cal, &mut pass)?;
+    let rule = Rule::Confidence {
+        min_runs: u64::from(plan.min_passes),
+        max_runs: u64::from(plan.max_passes),
+        min_time: plan.min_time,
+        max_time: plan.budget,
+        target: plan.target_ci,
+    };
+    // The last calibration pass is the first warm-up.
+    let warmup = u64::from(plan.warmup_passes.saturating_sub(1));
+    let sampled = sampler.run(warmup, &rule, |phase| sampler.rate(phase, || pass(n)))?;
     Ok(PassOutcome {
-        ci95_relative: mean_ci95_relative(&rates),
-        rates,
+        ci95_relative: mean_ci95_relative(&sampled.values),
+        rates: sampled.values,
         iterations_per_pass: n,
-        stop,
+        stop: sampled.stop,
     })
 }
 
@@ -355,7 +305,7 @@ mod tests {
             Ok(n as f64)
         })
         .unwrap();
-        assert_eq!(out.stop, Stop::MaxPasses);
+        assert_eq!(out.stop, Stop::MaxRuns);
         assert_eq!(out.rates.len(), 7);
     }
 

@@ -14,17 +14,17 @@
 //! decrypt(encrypt(x)) = x) before it is timed, in every case, so a wrong
 //! implementation can never produce a number.
 
-pub mod aes;
+// The kernels' unsafe (intrinsics) lives in sysgauge-kernels; the family
+// logic needs none.
+#![forbid(unsafe_code)]
+
 pub mod alongside;
-pub mod blowfish;
-pub mod camellia;
-pub mod cast5;
-pub mod chacha_poly;
 pub mod pubkey;
-pub mod rc4;
 pub mod reference;
 pub mod report;
 pub mod symmetric;
+// The hand-written kernels live in sysgauge-kernels; the family times them.
+pub use sysgauge_kernels::{aes, blowfish, camellia, cast5, chacha_poly, rc4};
 
 use crate::util::{fill_pattern, mb_per_s, metric};
 use pubkey::{KexAlg, PubkeyError, SignAlg};
@@ -439,22 +439,6 @@ pub fn speed_benchmarks(sizes: Option<Vec<u64>>, threads: usize) -> Vec<Box<dyn 
     let mut v = crate::hash::benchmarks(&hash_opts);
     v.extend(benchmarks(&crypto_opts));
     v
-}
-
-/// A big-endian `u32` from exactly four bytes (the block ciphers' word order).
-#[inline(always)]
-pub(crate) fn be32(b: &[u8]) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(b);
-    u32::from_be_bytes(a)
-}
-
-/// A big-endian `u64` from exactly eight bytes.
-#[inline(always)]
-pub(crate) fn be64(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(b);
-    u64::from_be_bytes(a)
 }
 
 #[cfg(test)]

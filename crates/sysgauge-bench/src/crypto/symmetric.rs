@@ -4,33 +4,34 @@
 //! counter continues from buffer to buffer), with the known answers each is
 //! checked against before it is timed.
 //!
-//! Implementation per algorithm (measured against `openssl speed -evp` at
-//! 8 KiB on this project's reference x86-64 machine; docs/performance.md):
-//! - AES-CBC: `aes.rs` (AES-NI, hand-written: no crate reached OpenSSL);
+//! Implementation per algorithm, judged against `openssl speed -evp` (the
+//! comparison, with its machine and numbers, is in docs/performance.md).
+//! The hand-written kernels are in `sysgauge_kernels`:
+//! - AES-CBC: `aes` (AES-NI, hand-written: no crate reaches OpenSSL);
 //!   aws-lc elsewhere (it has the ARMv8 and portable paths).
-//! - AES-128-CTR: `aes.rs` (VAES / AES-NI, hand-written for the same
-//!   reason); aws-lc elsewhere.
-//! - AES-GCM: aws-lc (`aws-lc-rs`), whose GCM uses VAES/AVX-512 and beat
-//!   OpenSSL 3.0 by a wide margin.
-//! - ChaCha20-Poly1305: `chacha_poly.rs` (AVX-512 with IFMA, hand-written:
-//!   aws-lc, the fastest crate, reached 0.56x OpenSSL's AVX-512 code) for
-//!   blocks of `chacha_poly::MIN_LEN` bytes and more; aws-lc for shorter
-//!   blocks, where it is faster, and on other CPUs.
+//! - AES-128-CTR: `aes` (VAES / AES-NI, hand-written for the same reason);
+//!   aws-lc elsewhere.
+//! - AES-GCM: aws-lc (`aws-lc-rs`), whose GCM uses VAES/AVX-512 and beats
+//!   OpenSSL 3.0.
+//! - ChaCha20-Poly1305: `chacha_poly` (AVX-512 with IFMA, hand-written: no
+//!   crate, aws-lc included, comes near OpenSSL's AVX-512 code) for blocks
+//!   of `chacha_poly::MIN_LEN` bytes and more; aws-lc for shorter blocks,
+//!   where it is faster, and on other CPUs.
 //! - 3DES-EDE-CBC: aws-lc (OpenSSL's own table code; the RustCrypto `des`
-//!   crate measured at a third of its speed).
-//! - Blowfish-CBC: `blowfish.rs` (written for speed: the RustCrypto
-//!   `blowfish` crate under the CBC loop below measured 0.83x OpenSSL; the
-//!   crate decrypts in the round trip).
-//! - CAST5-CBC: `cast5.rs`, and Camellia-128-CBC: `camellia.rs` (written
-//!   for speed from RFC 2144 and RFC 3713: the RustCrypto `cast5` and
-//!   `camellia` crates under a CBC loop measured 0.92x and 0.65x OpenSSL;
-//!   the crates decrypt in the round trip).
-//! - RC4: `rc4.rs` (the `rc4` crate measured 25 % behind OpenSSL; it
+//!   crate is far slower).
+//! - Blowfish-CBC: `blowfish` (written for speed: the RustCrypto `blowfish`
+//!   crate under the CBC loop below falls short of OpenSSL; the crate
 //!   decrypts in the round trip).
+//! - CAST5-CBC: `cast5`, and Camellia-128-CBC: `camellia` (written for speed
+//!   from RFC 2144 and RFC 3713: the RustCrypto `cast5` and `camellia`
+//!   crates under a CBC loop fall short of OpenSSL; the crates decrypt in
+//!   the round trip).
+//! - RC4: `rc4` (the `rc4` crate falls behind OpenSSL; it decrypts in the
+//!   round trip).
 //! - HMAC-SHA256: RustCrypto `hmac` over `sha2` (SHA-NI / ARMv8 SHA2 chosen
-//!   at run time), with the keyed state computed once; it measured ahead of
-//!   aws-lc's HMAC and level with OpenSSL. The round trip verifies its tags
-//!   with aws-lc's HMAC, an independent implementation.
+//!   at run time), with the keyed state computed once, so a message costs
+//!   no key hashing; it is ahead of aws-lc's HMAC. The round trip verifies
+//!   its tags with aws-lc's HMAC, an independent implementation.
 //!
 //! AEAD buffers are sealed as whole messages (fresh nonce, tag computed),
 //! which is stricter than `openssl speed -evp`'s running update; HMAC
@@ -270,7 +271,7 @@ impl Cipher {
                 if max_len >= super::chacha_poly::MIN_LEN && super::chacha_poly::available() =>
             {
                 Box::new(
-                    super::chacha_poly::ChaChaPolyStream::new(key, iv, aad)
+                    ChaChaPolyStream::new(key, iv, aad)
                         .ok_or_else(|| self.setup_err("bad key or nonce"))?,
                 )
             }
@@ -724,6 +725,75 @@ fn known_answer(c: Cipher) -> Vector {
     }
 }
 
+// The hand-written kernels (sysgauge-kernels) as this family's streams.
+
+impl CbcEncrypt for super::blowfish::BlowfishCbc {
+    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
+        super::blowfish::BlowfishCbc::encrypt_cbc(self, buf)
+    }
+}
+
+impl CbcEncrypt for super::cast5::Cast5Cbc {
+    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
+        super::cast5::Cast5Cbc::encrypt_cbc(self, buf)
+    }
+}
+
+impl CbcEncrypt for super::camellia::CamelliaCbc {
+    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
+        super::camellia::CamelliaCbc::encrypt_cbc(self, buf)
+    }
+}
+
+/// The crypto family's stream: every buffer is sealed as one message, with
+/// a 4-byte fixed nonce prefix and a 64-bit big-endian message counter (as
+/// the aws-lc stream in `symmetric.rs` does).
+pub struct ChaChaPolyStream {
+    key: super::chacha_poly::ChaChaPoly,
+    prefix: [u8; 4],
+    counter: u64,
+    aad: Vec<u8>,
+    tag: [u8; 16],
+}
+
+impl ChaChaPolyStream {
+    /// `None` unless the key is 32 bytes, the nonce 12 and the CPU has
+    /// AVX-512F.
+    pub fn new(key: &[u8], nonce: &[u8], aad: &[u8]) -> Option<ChaChaPolyStream> {
+        if nonce.len() != 12 {
+            return None;
+        }
+        let mut prefix = [0u8; 4];
+        prefix.copy_from_slice(&nonce[..4]);
+        let mut ctr = [0u8; 8];
+        ctr.copy_from_slice(&nonce[4..]);
+        Some(ChaChaPolyStream {
+            key: super::chacha_poly::ChaChaPoly::new(key)?,
+            prefix,
+            counter: u64::from_be_bytes(ctr),
+            aad: aad.to_vec(),
+            tag: [0; 16],
+        })
+    }
+}
+
+impl Stream for ChaChaPolyStream {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        let mut n = [0u8; 12];
+        n[..4].copy_from_slice(&self.prefix);
+        n[4..].copy_from_slice(&self.counter.to_be_bytes());
+        self.counter = self.counter.wrapping_add(1);
+        self.tag = self.key.seal(&n, &self.aad, buf);
+        Ok(())
+    }
+    fn tag(&self) -> &[u8] {
+        &self.tag
+    }
+    fn implementation(&self) -> &'static str {
+        "sysgauge avx512"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -767,5 +837,29 @@ mod tests {
         assert!(s.process(&mut [0u8; 17]).is_err());
         let mut s = Cipher::BfCbc.start(&[0; 16], &[0; 8], 64).unwrap();
         assert!(s.process(&mut [0u8; 12]).is_err());
+    }
+
+    #[test]
+    fn the_crypto_family_picks_the_kernel_from_min_len_on() {
+        use super::super::chacha_poly::{available, MIN_LEN};
+        let c = Cipher::ChaCha20Poly1305;
+        let start = |max_len| {
+            c.start(&[7u8; 32], &[9u8; 12], max_len)
+                .unwrap()
+                .implementation()
+        };
+        assert_eq!(start(MIN_LEN - 1), "aws-lc");
+        let expect = if available() {
+            "sysgauge avx512"
+        } else {
+            "aws-lc"
+        };
+        assert_eq!(start(MIN_LEN), expect);
+        assert_eq!(start(8192), expect);
+        // The family's own check: known answer and a round trip that aws-lc
+        // decrypts and verifies, at the sizes the kernels serve.
+        for len in [MIN_LEN, 1000, 8192, 16384] {
+            c.self_test(len).unwrap_or_else(|e| panic!("{len}: {e}"));
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Low-level file I/O for the disk family: page-aligned buffers for
 //! O_DIRECT, the test data pattern, opening with or without O_DIRECT, and
 //! the cache and allocation calls (`posix_fadvise`, `fallocate`,
-//! `fdatasync`, `syncfs`) that std does not wrap.
+//! `syncfs`) that std does not wrap, through rustix.
 //!
 //! O_DIRECT needs the buffer address, the file offset and the length to be
 //! multiples of the device's logical block size (512 B or 4 KiB on common
@@ -13,7 +13,6 @@
 use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::ptr::NonNull;
 
@@ -163,52 +162,35 @@ pub fn is_direct_refusal(e: &std::io::Error) -> bool {
     e.raw_os_error() == Some(libc::EINVAL)
 }
 
-fn cvt(r: libc::c_int) -> std::io::Result<()> {
-    if r == -1 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
 /// Drop the file's clean pages from the page cache (after `fdatasync`, all
 /// of them), so the next read comes from the device.
 pub fn drop_cache(file: &File) -> std::io::Result<()> {
-    // SAFETY: the fd is valid for the lifetime of `file`; fadvise only
-    // affects the kernel's cache.
-    let r = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    // posix_fadvise returns the error number instead of setting errno.
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::from_raw_os_error(r))
-    }
+    rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed)?;
+    Ok(())
 }
 
 /// Reserve `len` bytes for the file (so writes do not allocate), or extend
 /// it with `set_len` where the file system cannot preallocate.
 pub fn preallocate(file: &File, len: u64) -> std::io::Result<()> {
-    let l = libc::off_t::try_from(len)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "file too large"))?;
-    // SAFETY: valid fd; fallocate with mode 0 only allocates blocks.
-    match cvt(unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, l) }) {
+    if i64::try_from(len).is_err() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "file too large",
+        ));
+    }
+    match rustix::fs::fallocate(file, rustix::fs::FallocateFlags::empty(), 0, len) {
         Ok(()) => Ok(()),
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)
-            ) =>
-        {
+        Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::NOSYS => {
             file.set_len(len)
         }
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }
 
 /// `syncfs(2)` on the file system holding `file`.
 pub fn syncfs(file: &File) -> std::io::Result<()> {
-    // SAFETY: valid fd; syncfs takes no memory from us.
-    cvt(unsafe { libc::syncfs(file.as_raw_fd()) })
+    rustix::fs::syncfs(file)?;
+    Ok(())
 }
 
 /// Map an I/O error from writing test data: a full file system gets a

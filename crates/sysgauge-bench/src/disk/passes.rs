@@ -8,12 +8,17 @@
 //! `OpTimer`, and reports its work and elapsed time. The first pass runs
 //! until the repetition target is reached (or the file ends) and fixes the
 //! operation count; it also serves as the warm-up. Every timed pass then
-//! does exactly that many operations, so samples are comparable.
+//! does exactly that many operations, so samples are comparable. The
+//! warm-ups and timed passes after calibration are the core `Sampler`'s
+//! fixed rule; the calibration pass and the per-operation timing are the
+//! disk-specific parts kept here.
 
 use crate::util::metric;
 use std::sync::Arc;
 use std::time::Duration;
-use sysgauge_core::{BenchError, Better, CancelToken, Clock, Metric, RunCtx, Unit};
+use sysgauge_core::{
+    BenchError, Better, CancelToken, Clock, Metric, Phase, Rule, RunCtx, Sampler, Unit,
+};
 use sysgauge_stats::{median, percentile};
 
 /// How many operations a pass does.
@@ -201,7 +206,8 @@ impl Samples {
 }
 
 /// Run the calibration pass (which is also the first warm-up), further
-/// warm-ups, then the timed passes.
+/// warm-ups, then the timed passes. The passes after calibration are the
+/// core sampler's fixed `--repetitions` rule; each pass times itself.
 pub fn run_passes<F>(
     ctx: &mut RunCtx,
     target: Duration,
@@ -220,19 +226,22 @@ where
         },
     )?;
     let n = first.ops.max(1);
-    for _ in 1..ctx.warmup() {
-        ctx.check_cancel()?;
-        pass(ctx, Limit::Ops(n))?;
-    }
     let mut s = Samples {
         ops_per_pass: n,
         ..Samples::default()
     };
-    for _ in 0..ctx.repetitions() {
-        ctx.check_cancel()?;
+    let (clock, cancel) = (ctx.clock().clone(), ctx.cancel_token().clone());
+    let warmup = u64::from(ctx.warmup().saturating_sub(1));
+    let rule = Rule::Fixed {
+        runs: u64::from(ctx.repetitions()),
+    };
+    Sampler::new(clock.as_ref(), &cancel).run(warmup, &rule, |phase| {
         let r = pass(ctx, Limit::Ops(n))?;
-        s.push(&r)?;
-    }
+        if phase == Phase::Timed {
+            s.push(&r)?;
+        }
+        Ok(r.work / r.elapsed.as_secs_f64())
+    })?;
     ctx.note_detail("ops_per_rep", n);
     Ok(s)
 }

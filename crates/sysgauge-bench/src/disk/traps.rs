@@ -61,8 +61,7 @@ pub fn settle_writeback(ctx: &mut RunCtx, bench_id: &str) {
     let started = std::thread::Builder::new()
         .name("sysgauge-disk-sync".to_string())
         .spawn(move || {
-            // SAFETY: sync(2) takes no arguments and touches no memory of ours.
-            unsafe { libc::sync() };
+            rustix::fs::sync();
             flag.store(true, Ordering::SeqCst);
         })
         .is_ok();

@@ -1,15 +1,15 @@
 //! The digest implementations the `hash` family times, with the known
 //! answers each is checked against before it is timed.
 //!
-//! Implementation choice per algorithm (fastest measured here on x86-64,
-//! portable to aarch64; see docs/performance.md):
+//! Implementation choice per algorithm (the fastest on x86-64 that still
+//! runs on aarch64; the comparison is in docs/performance.md):
 //! - SHA-1, SHA-256: RustCrypto `sha1`/`sha2`, which detect SHA-NI (x86) and
 //!   the ARMv8 SHA extensions at run time and fall back to portable code, so
 //!   one binary uses the hash instructions where they exist;
-//! - SHA-512: `sha512.rs` (AVX2/AVX-512VL schedule with BMI2 rounds on x86-64,
-//!   chosen at run time; `sha2`'s compression elsewhere), written here
-//!   because no crate came near `openssl speed`;
-//! - MD5: `md5.rs`, written here for the same reason;
+//! - SHA-512: `sysgauge_kernels::sha512` (AVX2/AVX-512VL schedule with
+//!   BMI2 rounds on x86-64, chosen at run time; `sha2`'s compression
+//!   elsewhere), written because no crate comes near `openssl speed`;
+//! - MD5: `sysgauge_kernels::md5`, written for the same reason;
 //! - BLAKE2b-512: `blake2b_simd` (AVX2/SSE4.1 dispatch at run time);
 //! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time).
 

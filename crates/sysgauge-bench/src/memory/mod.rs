@@ -43,12 +43,12 @@ use crate::memory::buffer::MappedBuf;
 // A loop of small copies indexed through `opaque` cannot be fused into one
 // `memcpy` call (the loop idiom LLVM otherwise recognises) while the copies
 // themselves stay ordinary vector moves.
-pub(crate) use crate::util::opaque_usize as opaque;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use sysgauge_core::host::{CacheInfo, HostInfo};
 use sysgauge_core::size::Bytes;
 use sysgauge_core::{BenchError, Benchmark, Finding, Params, Profile, RunCtx, Severity};
+pub(crate) use sysgauge_kernels::opaque::opaque_usize as opaque;
 
 /// Which part of the family to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

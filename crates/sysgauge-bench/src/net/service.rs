@@ -40,8 +40,8 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 /// Size of the sink's read buffers: as large as the client's writes, and
-/// small enough to stay in a core's L2 cache (measured on loopback: 256 KiB
-/// beat 128 KiB and 1 MiB).
+/// small enough to stay in a core's L2 cache (docs/performance.md compares
+/// the sizes).
 const SINK_BUFFER: usize = 256 << 10;
 /// How long a blocking read waits before the stop flag is checked again.
 const READ_SLICE: Duration = Duration::from_millis(250);

@@ -79,9 +79,7 @@ impl Ballast {
         unsafe {
             libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE);
         }
-        // SAFETY: sysconf has no preconditions.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-            .ok()
+        let page = Some(rustix::param::page_size())
             .filter(|&p| p > 0)
             .unwrap_or(4096);
         let base = ptr.cast::<u8>();

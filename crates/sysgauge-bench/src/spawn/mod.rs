@@ -127,15 +127,13 @@ impl SpawnBenchmark {
 }
 
 /// CPU time (user + system, seconds) of RUSAGE_SELF or RUSAGE_CHILDREN.
-fn cpu_seconds(who: libc::c_int) -> f64 {
-    // SAFETY: an all-zero rusage is a valid value for getrusage to fill.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid out-pointer; `who` is SELF or CHILDREN.
-    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+fn cpu_seconds(who: nix::sys::resource::UsageWho) -> f64 {
+    use nix::sys::time::TimeValLike;
+    let Ok(ru) = nix::sys::resource::getrusage(who) else {
         return 0.0;
-    }
-    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    s(ru.ru_utime) + s(ru.ru_stime)
+    };
+    let s = |t: nix::sys::time::TimeVal| t.num_microseconds() as f64 * 1e-6;
+    s(ru.user_time()) + s(ru.system_time())
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -147,8 +145,8 @@ struct Usage {
 impl Usage {
     fn now() -> Usage {
         Usage {
-            parent: cpu_seconds(libc::RUSAGE_SELF),
-            children: cpu_seconds(libc::RUSAGE_CHILDREN),
+            parent: cpu_seconds(nix::sys::resource::UsageWho::RUSAGE_SELF),
+            children: cpu_seconds(nix::sys::resource::UsageWho::RUSAGE_CHILDREN),
         }
     }
 }

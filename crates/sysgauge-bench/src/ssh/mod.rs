@@ -42,8 +42,8 @@ use session::{ClientSettings, OpenError, Session, Target};
 use std::sync::Arc;
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::{
-    BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, Requirement, RunCtx,
-    Unit,
+    BenchError, Benchmark, Better, Description, Metric, Params, Phase, Plan, Profile, Requirement,
+    Rule, RunCtx, Unit,
 };
 
 pub const TRANSFER_ID: &str = "ssh.transfer";
@@ -76,11 +76,11 @@ pub struct SshOptions {
 }
 
 /// Bytes per transfer for a profile. A fresh ssh connection needs its
-/// first tens of MB to reach full speed (measured on loopback: 20 MB go at
-/// a third of the steady rate, 100 MB at two thirds; docs/performance.md),
-/// which every real copy pays too; the default keeps that start-up to about
-/// a tenth of a transfer at 1 GB/s while the factorial matrix still fits in
-/// minutes. The tail (end of data, exit status, exit) is about 1.5 ms.
+/// first tens of MB to reach full speed (docs/performance.md), which every
+/// real copy pays too; the default keeps that start-up a small share of a
+/// transfer at fast-cipher speeds while the factorial matrix still fits in
+/// minutes. The tail (end of data, exit status, exit) is negligible next to
+/// that.
 pub fn default_size(profile: Profile) -> u64 {
     match profile {
         Profile::Tiny => 1_000_000,
@@ -357,15 +357,13 @@ impl Benchmark for TransferBenchmark {
             )));
         }
         ctx.note_detail("verified_bytes", verify_bytes);
-        for _ in 1..ctx.warmup() {
-            ctx.check_cancel()?;
-            run(&request(LogLevel::Info, REMOTE_DISCARD, size))?;
-        }
         let mut mbps = Vec::new();
         let mut setup = Vec::new();
-        for _ in 0..ctx.repetitions() {
-            ctx.check_cancel()?;
+        fixed_runs(ctx, |phase| {
             let o = run(&request(LogLevel::Info, REMOTE_DISCARD, size))?;
+            if phase == Phase::Warmup {
+                return Ok(0.0);
+            }
             let (Some(start), Some(ready)) = (o.data_start, o.ready) else {
                 return Err(BenchError::failed("the transfer has no start time"));
             };
@@ -377,7 +375,8 @@ impl Benchmark for TransferBenchmark {
             }
             mbps.push(size as f64 / secs / 1e6);
             setup.push(ready.saturating_sub(o.spawned).as_secs_f64() * 1e3);
-        }
+            Ok(size as f64 / secs / 1e6)
+        })?;
         // The set-up time is a detail, not a metric: it is the handshake
         // plus the remote shell, which `ssh.handshake` measures properly.
         if let Some(s) = sysgauge_stats::Summary::from_samples(&setup) {
@@ -390,6 +389,19 @@ impl Benchmark for TransferBenchmark {
             mbps,
         )?])
     }
+}
+
+/// The warm-ups left after the verifying connection (which is the first)
+/// and the `--repetitions` timed ones, through the core sampler.
+fn fixed_runs<F>(ctx: &RunCtx, op: F) -> Result<(), BenchError>
+where
+    F: FnMut(Phase) -> Result<f64, BenchError>,
+{
+    let rule = Rule::Fixed {
+        runs: u64::from(ctx.repetitions()),
+    };
+    let warmup = u64::from(ctx.warmup().saturating_sub(1));
+    ctx.sampler().run(warmup, &rule, op).map(|_| ())
 }
 
 pub struct HandshakeBenchmark {
@@ -453,20 +465,20 @@ impl Benchmark for HandshakeBenchmark {
         };
         let v = run(&request(LogLevel::Debug1))?;
         check_negotiated(ctx, &combo, &v.stderr)?;
-        for _ in 1..ctx.warmup() {
-            ctx.check_cancel()?;
-            run(&request(LogLevel::Verbose))?;
-        }
         let mut total = Vec::new();
         let mut auth = Vec::new();
-        for _ in 0..ctx.repetitions() {
-            ctx.check_cancel()?;
+        fixed_runs(ctx, |phase| {
             let o = run(&request(LogLevel::Verbose))?;
-            total.push(o.ended.saturating_sub(o.spawned).as_secs_f64() * 1e3);
+            if phase == Phase::Warmup {
+                return Ok(0.0);
+            }
+            let ms = o.ended.saturating_sub(o.spawned).as_secs_f64() * 1e3;
+            total.push(ms);
             if let Some(a) = o.authenticated {
                 auth.push(a.saturating_sub(o.spawned).as_secs_f64() * 1e3);
             }
-        }
+            Ok(ms)
+        })?;
         let mut metrics = vec![metric(
             "handshake",
             Unit::Milliseconds,

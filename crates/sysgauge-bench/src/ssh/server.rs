@@ -117,34 +117,15 @@ pub struct ServerOptions {
 
 /// The current user's name (from the password database, as sshd sees it).
 pub fn current_user() -> Result<String, String> {
-    // SAFETY: geteuid cannot fail.
-    let uid = unsafe { libc::geteuid() };
-    let mut buf = vec![0u8; 16 * 1024];
-    // SAFETY: an all-zero passwd is valid storage for getpwuid_r to fill.
-    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: all pointers are valid for the call; `buf` outlives the
-    // strings getpwuid_r stores into it, which we copy before it is freed.
-    let rc = unsafe {
-        libc::getpwuid_r(
-            uid,
-            &mut pw,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    if rc != 0 || result.is_null() || pw.pw_name.is_null() {
-        return Err(format!("user id {uid} is not in the password database"));
+    let uid = nix::unistd::Uid::effective();
+    match nix::unistd::User::from_uid(uid) {
+        Ok(Some(user)) => Ok(user.name),
+        _ => Err(format!("user id {uid} is not in the password database")),
     }
-    // SAFETY: pw_name points to a NUL-terminated string inside `buf`.
-    let name = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) };
-    Ok(name.to_string_lossy().into_owned())
 }
 
 fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// A running private sshd; stopped on drop.

@@ -14,7 +14,7 @@
 //! wait4, timed with the monotonic clock; wait4 gives the child's own user
 //! and system time. After the warm-up runs, runs continue until both the
 //! minimum number of runs and the minimum total time are reached (bounded by
-//! `max_runs`). A run that exits non-zero fails the case unless failures are
+//! `max_runs`): the core sampler's `MinRunsAndTime` rule. A run that exits non-zero fails the case unless failures are
 //! ignored. The libraries the command loads are counted once, before the
 //! timed runs (see `libraries`).
 //!
@@ -35,7 +35,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::{
-    BenchError, Benchmark, Better, Description, Metric, Params, Plan, RunCtx, Unit,
+    BenchError, Benchmark, Better, Description, Metric, Params, Phase, Plan, Rule, RunCtx, Sampler,
+    Unit,
 };
 
 pub const ID: &str = "startup.command";
@@ -422,12 +423,6 @@ impl Benchmark for StartupBenchmark {
             }
             Ok(())
         };
-        for _ in 0..ctx.warmup() {
-            ctx.check_cancel()?;
-            let res = runner.run_once(&now).map_err(BenchError::failed)?;
-            check(&res, &mut failed_runs)?;
-        }
-        failed_runs = 0;
         let min_runs = if o.min_runs == 0 {
             DEFAULT_MIN_RUNS
         } else {
@@ -436,22 +431,31 @@ impl Benchmark for StartupBenchmark {
         let min_time = o
             .min_time
             .unwrap_or_else(|| FAMILY.info.budget(ctx.profile()));
-        let max_runs = o.max_runs.unwrap_or(u64::MAX).max(1);
+        // hyperfine's rule. No time limit beyond the minimum: the runs stop
+        // once both minimums are met, and `--max-runs` bounds the count.
+        let rule = Rule::MinRunsAndTime {
+            min_runs,
+            min_time,
+            max_runs: o.max_runs.unwrap_or(u64::MAX).max(1),
+            max_time: Duration::MAX,
+        };
         let (mut wall, mut user, mut system) = (Vec::new(), Vec::new(), Vec::new());
-        let started = ctx.now();
-        loop {
-            ctx.check_cancel()?;
+        let (clock, cancel) = (ctx.clock().clone(), ctx.cancel_token().clone());
+        let warmup = u64::from(ctx.warmup());
+        Sampler::new(clock.as_ref(), &cancel).run(warmup, &rule, |phase| {
             let res = runner.run_once(&now).map_err(BenchError::failed)?;
             check(&res, &mut failed_runs)?;
-            wall.push(res.wall.as_secs_f64() * 1e3);
+            if phase == Phase::Warmup {
+                // Failures count over the timed runs only.
+                failed_runs = 0;
+                return Ok(0.0);
+            }
+            let ms = res.wall.as_secs_f64() * 1e3;
+            wall.push(ms);
             user.push(res.user * 1e3);
             system.push(res.system * 1e3);
-            let runs = wall.len() as u64;
-            let spent = ctx.now().saturating_sub(started);
-            if runs >= max_runs || (runs >= min_runs && spent >= min_time) {
-                break;
-            }
-        }
+            Ok(ms)
+        })?;
         ctx.note_detail("runs", wall.len());
         ctx.note_detail("failed_runs", failed_runs);
         let outliers = sysgauge_stats::mad_outliers(&wall, OUTLIER_K);

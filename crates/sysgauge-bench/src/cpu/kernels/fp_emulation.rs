@@ -143,8 +143,8 @@ impl SoftFloat {
         // unpredictable. As branches they were mispredicted about half the
         // time, except that the predictor learns the sequence when the
         // same few hundred divisions repeat, so the rate depended on the
-        // workload's size and on the predictor's state (three times faster
-        // at 256 pairs than at 1024, and 5-10 % apart between runs). The
+        // workload's size and on the predictor's state (docs/performance.md
+        // has the spread this caused). The
         // mask comes from the sign of the trial difference: written as a
         // comparison (`rem >= divisor`), the compiler turned it back into a
         // branch.

@@ -2,8 +2,8 @@
 //! of the Camellia Encryption Algorithm").
 //!
 //! Why by hand: the RustCrypto `camellia` crate under the CBC loop in
-//! `symmetric.rs` measured 0.65x `openssl speed -evp camellia-128-cbc` at
-//! 8 KiB (docs/performance.md); OpenSSL runs table-driven assembly. CBC
+//! `crypto/symmetric.rs` falls well short of `openssl speed -evp camellia-128-cbc`
+//! (docs/performance.md); OpenSSL runs table-driven assembly. CBC
 //! encryption is one dependency chain, so its speed is the latency of the
 //! eighteen F-functions (and two FL layers) per block. What this kernel does
 //! about it:
@@ -26,16 +26,16 @@
 //!
 //! Decryption (for the tests and for completeness) is the plain form of the
 //! spec with the subkeys reversed. The `camellia` crate stays as the
-//! independent implementation: the round trip in `symmetric.rs` decrypts with
+//! independent implementation: the round trip in `crypto/symmetric.rs` decrypts with
 //! it, and the tests compare this kernel with it on random inputs.
 
 // LLVM flattens an XOR tree into one serial chain of XORs with memory
 // operands, which puts all eight S-box loads of a round one after another on
-// the critical path (about 40 % slower here); passing the partial results
+// the critical path (docs/performance.md has the cost); passing the partial results
 // through `opaque` keeps the tree as written.
-use crate::util::opaque_u64 as opaque;
+use crate::opaque::opaque_u64 as opaque;
 
-use super::be64;
+use crate::be64;
 
 /// SBOX1 of RFC 3713 section 2.4.4, in the RFC's layout (row = high nibble).
 #[rustfmt::skip]
@@ -324,12 +324,6 @@ impl CamelliaCbc {
     }
 }
 
-impl super::symmetric::CbcEncrypt for CamelliaCbc {
-    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
-        CamelliaCbc::encrypt_cbc(self, buf)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,7 +353,7 @@ mod tests {
         let mut c = CamelliaCbc::new(&key, &[0; 16]).unwrap_or_else(|| panic!("key"));
         let mut b = key.clone();
         assert!(c.encrypt_cbc(&mut b));
-        assert_eq!(crate::util::hex(&b), "67673138549669730857065648eabe43");
+        assert_eq!(crate::testutil::hex(&b), "67673138549669730857065648eabe43");
         let mut d = CamelliaCbc::new(&key, &[0; 16]).unwrap_or_else(|| panic!("key"));
         assert!(d.decrypt_cbc(&mut b));
         assert_eq!(b, key);

@@ -1,7 +1,8 @@
 //! SHA-512 (FIPS 180-4) with an AVX2 message schedule and BMI2 rounds,
-//! written for this project: the RustCrypto `sha2` crate, ring and aws-lc
-//! all measured 8-20 % behind `openssl speed -evp sha512` on x86-64 (OpenSSL
-//! 3 uses its AVX2 + BMI2 assembly there), and no crate has that path.
+//! written for this project: OpenSSL 3 runs SHA-512 with AVX2 + BMI2
+//! assembly on x86-64, and no crate (RustCrypto `sha2`, ring, aws-lc) has
+//! that path, so all of them fall behind `openssl speed -evp sha512`
+//! (docs/performance.md has the comparison).
 //!
 //! Shape (the idea of OpenSSL's AVX2 path, written anew in Rust intrinsics):
 //! - two blocks are scheduled at once, block A in the low 128-bit lane of
@@ -248,8 +249,8 @@ mod x86 {
     }
 
     /// One round. `wk` is W[t] + K[t]. The names rotate from round to round
-    /// instead of the values moving. (A hand-register-allocated assembly
-    /// version of this round measured slower than what LLVM makes of it.)
+    /// instead of the values moving. It stays in Rust: LLVM's register
+    /// allocation of it beat a hand-allocated assembly version.
     macro_rules! round {
         ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $wk:expr) => {
             // h + W + K is ready long before e, so it goes first.
@@ -471,7 +472,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::hex;
+    use crate::testutil::hex;
     use proptest::prelude::*;
 
     #[test]
@@ -499,7 +500,7 @@ mod tests {
     #[test]
     fn kernel_matches_portable_compression() {
         let mut data = vec![0u8; 128 * 7];
-        crate::util::fill_pattern(&mut data, 11);
+        crate::testutil::fill_pattern(&mut data, 11);
         for blocks in 0..=7 {
             let mut a = INIT;
             let mut b = INIT;
@@ -512,7 +513,7 @@ mod tests {
     #[test]
     fn every_length_around_the_padding_boundaries() {
         let mut data = vec![0u8; 600];
-        crate::util::fill_pattern(&mut data, 3);
+        crate::testutil::fill_pattern(&mut data, 3);
         for len in 0..data.len() {
             assert_eq!(
                 sha512(&data[..len]),

@@ -2,8 +2,8 @@
 //! with AES-NI (CBC) and VAES (CTR), chosen at run time.
 //!
 //! Why by hand: `openssl speed` is the reference the crypto family is judged
-//! against, and no crate matched it here (measured on a Sapphire Rapids VM,
-//! 8 KiB blocks, see docs/performance.md):
+//! against, and no crate matches it, for these reasons (the comparison is
+//! in docs/performance.md):
 //! - CBC encryption is one long dependency chain (each block needs the
 //!   previous ciphertext), so its speed is the latency of the AES rounds.
 //!   OpenSSL's loop spends one extra XOR per block on that chain (plaintext
@@ -19,7 +19,7 @@
 //!   RustCrypto `ctr` builds counter blocks in memory and XORs in a second
 //!   pass, which costs more than the AES itself at these speeds.
 //!
-//! Other CPUs use aws-lc (see `symmetric.rs`), which has the ARMv8 and
+//! Other CPUs use aws-lc (see `crypto/symmetric.rs`), which has the ARMv8 and
 //! generic paths. The key schedule here is the portable FIPS-197 one; the
 //! tests check every path against the SP 800-38A vectors and against the
 //! RustCrypto `aes` crate on random inputs.
@@ -564,7 +564,7 @@ mod tests {
                 return Ok(()); // no AES-NI on this CPU: nothing to compare
             };
             let mut data = vec![0u8; blocks * 16];
-            crate::util::fill_pattern(&mut data, seed);
+            crate::testutil::fill_pattern(&mut data, seed);
             let mut expect = data.clone();
             reference_cbc(&key[..key_len], &iv, &mut expect);
             // Two calls: the chain must carry over.
@@ -592,7 +592,7 @@ mod tests {
                 return Ok(());
             };
             let mut data = vec![0u8; len];
-            crate::util::fill_pattern(&mut data, seed);
+            crate::testutil::fill_pattern(&mut data, seed);
             let mut expect = data.clone();
             let mut theirs = ctr::Ctr128BE::<aes::Aes128>::new_from_slices(&key, &iv)
                 .unwrap();
@@ -619,7 +619,7 @@ mod tests {
             let ks = KeySchedule::new(&[7u8; 16]).unwrap_or_else(|| panic!("key"));
             for counter in [0u128, u64::MAX as u128 - 5, u128::MAX - 3] {
                 let mut base = vec![0u8; 16 * 100];
-                crate::util::fill_pattern(&mut base, 9);
+                crate::testutil::fill_pattern(&mut base, 9);
                 let mut a = base.clone();
                 if !std::is_x86_feature_detected!("aes") {
                     return;
@@ -655,7 +655,7 @@ mod tests {
         assert_eq!(ks.rounds, 10);
         // w[40..44] of FIPS-197 A.1.
         assert_eq!(
-            crate::util::hex(&ks.round_keys[10]),
+            crate::testutil::hex(&ks.round_keys[10]),
             "d014f9a8c9ee2589e13f0cc8b6630ca6"
         );
         assert!(KeySchedule::new(&[0u8; 17]).is_none());

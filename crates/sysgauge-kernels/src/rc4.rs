@@ -1,5 +1,6 @@
-//! RC4, written for this project: the RustCrypto `rc4` crate measured about
-//! 25 % behind `openssl speed -evp rc4` (OpenSSL uses x86-64 assembly). The
+//! RC4, written for this project: the RustCrypto `rc4` crate falls behind
+//! `openssl speed -evp rc4` (OpenSSL uses x86-64 assembly; docs/performance.md
+//! has the numbers). The
 //! algorithm is a few lines; what makes it fast here is keeping the state as
 //! 32-bit words (no partial-register byte loads and stores) and XORing eight
 //! key-stream bytes into the data as one 64-bit word. The `rc4` crate stays
@@ -72,7 +73,10 @@ mod tests {
         let mut r = Rc4::new(&[1, 2, 3, 4, 5]).unwrap_or_else(|| panic!("key"));
         let mut ks = [0u8; 16];
         r.apply(&mut ks);
-        assert_eq!(crate::util::hex(&ks), "b2396305f03dc027ccc3524a0a1118a8");
+        assert_eq!(
+            crate::testutil::hex(&ks),
+            "b2396305f03dc027ccc3524a0a1118a8"
+        );
         assert!(Rc4::new(&[]).is_none());
     }
 

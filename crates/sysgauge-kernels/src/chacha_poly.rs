@@ -1,14 +1,13 @@
 //! ChaCha20-Poly1305 (RFC 8439) written for this project, for x86-64 CPUs
 //! with AVX-512F, AVX-512VL and AVX-512 IFMA, chosen at run time; other CPUs
-//! (and messages below `MIN_LEN`) keep aws-lc (see `symmetric.rs`).
+//! (and messages below `MIN_LEN`) keep aws-lc (see `crypto/symmetric.rs`).
 //!
 //! Why by hand: `openssl speed -evp chacha20-poly1305` is the reference the
 //! crypto family is judged against, and OpenSSL 3.0 runs both halves with
-//! AVX-512 on CPUs that have it. Every crate measured stops short: aws-lc
-//! and ring reached 0.56x OpenSSL at 8 KiB, the RustCrypto
-//! `chacha20poly1305` AEAD about 0.5x even with the `chacha20` crate's
-//! AVX-512 backend switched on (`--cfg chacha20_avx512`; its `poly1305` is
-//! AVX2 at best). docs/performance.md has the numbers.
+//! AVX-512 on CPUs that have it. Every crate stops well short of it: aws-lc,
+//! ring, and the RustCrypto `chacha20poly1305` AEAD even with the `chacha20`
+//! crate's AVX-512 backend switched on (`--cfg chacha20_avx512`; its
+//! `poly1305` is AVX2 at best). docs/performance.md has the numbers.
 //!
 //! How it is shaped, from RFC 8439 and the published descriptions of
 //! vectorised ChaCha20 and Poly1305:
@@ -29,8 +28,9 @@
 //!   the Poly1305 steps for the previous batch's ciphertext are interleaved
 //!   with them, and batch 0's rounds carry the scalar rounds of the key
 //!   block (counter 0) along on the scalar ports. Two passes (encrypt, then
-//!   authenticate) measured 4 % slower; the key block on its own took about
-//!   5 % of the time (profile).
+//!   authenticate) would run the ChaCha20 and the IFMA work one after the
+//!   other instead of side by side, and the key block alone would be a
+//!   serial step before every message (docs/performance.md).
 //! - Messages of at most fifteen blocks get the key block and all their
 //!   keystream from one batch (eight 256-bit lanes up to seven blocks).
 //!   Other tails (below 1024 bytes of keystream, below 128 bytes of
@@ -44,9 +44,9 @@
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
 /// The shortest message size the crypto family uses these kernels for.
-/// Below it aws-lc is faster (measured: 0.8-0.9x of aws-lc at 16 to 256
-/// bytes, 0.9x at 320, 1.1x at 384 and 1.7x at 1 KiB): its code for one to
-/// four blocks costs less than the eight- or sixteen-lane batch here.
+/// Below it aws-lc is faster: its code for one to four blocks costs less
+/// than the eight- or sixteen-lane batch here (the crossover is in
+/// docs/performance.md).
 pub const MIN_LEN: usize = 384;
 
 /// A ChaCha20-Poly1305 key with its ChaCha20 input words prepared.
@@ -130,55 +130,6 @@ fn portable_encrypt_and_absorb(state: &[u32; 16], aad: &[u8], buf: &mut [u8]) ->
     mac.update_padded(aad);
     portable_xor_keystream(state, 1, buf);
     (mac, buf.len())
-}
-
-/// The crypto family's stream: every buffer is sealed as one message, with
-/// a 4-byte fixed nonce prefix and a 64-bit big-endian message counter (as
-/// the aws-lc stream in `symmetric.rs` does).
-pub struct ChaChaPolyStream {
-    key: ChaChaPoly,
-    prefix: [u8; 4],
-    counter: u64,
-    aad: Vec<u8>,
-    tag: [u8; 16],
-}
-
-impl ChaChaPolyStream {
-    /// `None` unless the key is 32 bytes, the nonce 12 and the CPU has
-    /// AVX-512F.
-    pub fn new(key: &[u8], nonce: &[u8], aad: &[u8]) -> Option<ChaChaPolyStream> {
-        if nonce.len() != 12 {
-            return None;
-        }
-        let mut prefix = [0u8; 4];
-        prefix.copy_from_slice(&nonce[..4]);
-        let mut ctr = [0u8; 8];
-        ctr.copy_from_slice(&nonce[4..]);
-        Some(ChaChaPolyStream {
-            key: ChaChaPoly::new(key)?,
-            prefix,
-            counter: u64::from_be_bytes(ctr),
-            aad: aad.to_vec(),
-            tag: [0; 16],
-        })
-    }
-}
-
-impl super::symmetric::Stream for ChaChaPolyStream {
-    fn process(&mut self, buf: &mut [u8]) -> Result<(), super::symmetric::CipherError> {
-        let mut n = [0u8; 12];
-        n[..4].copy_from_slice(&self.prefix);
-        n[4..].copy_from_slice(&self.counter.to_be_bytes());
-        self.counter = self.counter.wrapping_add(1);
-        self.tag = self.key.seal(&n, &self.aad, buf);
-        Ok(())
-    }
-    fn tag(&self) -> &[u8] {
-        &self.tag
-    }
-    fn implementation(&self) -> &'static str {
-        "sysgauge avx512"
-    }
 }
 
 fn le32(b: &[u8]) -> u32 {
@@ -912,7 +863,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::hex;
+    use crate::testutil::hex;
     use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
 
     fn unhex(s: &str) -> Vec<u8> {
@@ -1163,30 +1114,6 @@ mod tests {
                 slow.update_padded(b);
             }
             assert_eq!(hex(&fast.finish()), hex(&slow.finish()), "length {len}");
-        }
-    }
-
-    #[test]
-    fn the_crypto_family_picks_the_kernel_from_min_len_on() {
-        use crate::crypto::symmetric::Cipher;
-        let c = Cipher::ChaCha20Poly1305;
-        let start = |max_len| {
-            c.start(&[7u8; 32], &[9u8; 12], max_len)
-                .unwrap()
-                .implementation()
-        };
-        assert_eq!(start(MIN_LEN - 1), "aws-lc");
-        let expect = if available() {
-            "sysgauge avx512"
-        } else {
-            "aws-lc"
-        };
-        assert_eq!(start(MIN_LEN), expect);
-        assert_eq!(start(8192), expect);
-        // The family's own check: known answer and a round trip that aws-lc
-        // decrypts and verifies, at the sizes the kernels serve.
-        for len in [MIN_LEN, 1000, 8192, 16384] {
-            c.self_test(len).unwrap_or_else(|e| panic!("{len}: {e}"));
         }
     }
 

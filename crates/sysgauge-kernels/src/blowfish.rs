@@ -2,8 +2,8 @@
 //! description of the cipher (1993).
 //!
 //! Why by hand: the RustCrypto `blowfish` crate under the CBC loop in
-//! `symmetric.rs` measured 0.83x `openssl speed -evp bf-cbc` at 8 KiB on a
-//! quiet machine (docs/performance.md), and no other crate offers a faster
+//! `crypto/symmetric.rs` falls short of `openssl speed -evp bf-cbc`
+//! (docs/performance.md), and no other crate offers a faster
 //! Blowfish. CBC encryption is one dependency chain, so its speed is the
 //! latency of sixteen rounds per block. What this kernel does about it:
 //! - the P-array and the four S-boxes live in one fixed-size struct, indexed
@@ -20,7 +20,7 @@
 //! independent implementation: the round trip decrypts with it, and the
 //! tests compare this kernel's CBC output with it on random inputs.
 
-use super::be32;
+use crate::be32;
 
 /// P-array and S-boxes, in the order pi's digits fill them.
 static PI_WORDS: [u32; 18 + 4 * 256] = include!(concat!(env!("OUT_DIR"), "/pi_words.rs"));
@@ -130,12 +130,6 @@ impl BlowfishCbc {
     }
 }
 
-impl super::symmetric::CbcEncrypt for BlowfishCbc {
-    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
-        BlowfishCbc::encrypt_cbc(self, buf)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,7 +151,7 @@ mod tests {
         let mut bf = BlowfishCbc::new(&[0; 8], &[0; 8]).unwrap_or_else(|| panic!("key"));
         let mut b = [0u8; 8];
         assert!(bf.encrypt_cbc(&mut b));
-        assert_eq!(crate::util::hex(&b), "4ef997456198dd78");
+        assert_eq!(crate::testutil::hex(&b), "4ef997456198dd78");
         assert!(BlowfishCbc::new(&[0; 3], &[0; 8]).is_none());
         assert!(BlowfishCbc::new(&[0; 57], &[0; 8]).is_none());
         assert!(BlowfishCbc::new(&[0; 16], &[0; 16]).is_none());

@@ -2,7 +2,7 @@
 //! RFC 2144 ("The CAST-128 Encryption Algorithm").
 //!
 //! Why by hand: the RustCrypto `cast5` crate under the CBC loop in
-//! `symmetric.rs` measured 0.92x `openssl speed -evp cast5-cbc` at 8 KiB
+//! `crypto/symmetric.rs` falls short of `openssl speed -evp cast5-cbc`
 //! (docs/performance.md). CBC encryption is one dependency chain, so its
 //! speed is the latency of sixteen rounds per block. What this kernel does
 //! about it:
@@ -27,15 +27,15 @@
 //! RFC's own layout (so they can be compared with it line by line) and parsed
 //! at compile time. Decryption (for the tests) is the plain form of the
 //! spec. The `cast5` crate stays as the independent implementation: the
-//! round trip in `symmetric.rs` decrypts with it, and the tests compare this
+//! round trip in `crypto/symmetric.rs` decrypts with it, and the tests compare this
 //! kernel with it on random inputs.
 
 // LLVM turns each round's combination of the four S-box values into one
 // serial chain of operations with memory operands, in source order; passing
 // the partial results through `opaque` keeps the shallower order written.
-use crate::util::opaque_u32 as opaque;
+use crate::opaque::opaque_u32 as opaque;
 
-use super::be32;
+use crate::be32;
 
 /// S1..S8 of RFC 2144 appendix A.
 static S: [[u32; 256]; 8] = parse_sboxes(include_str!("cast5_sboxes.txt"));
@@ -353,12 +353,6 @@ impl Cast5Cbc {
     }
 }
 
-impl super::symmetric::CbcEncrypt for Cast5Cbc {
-    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
-        Cast5Cbc::encrypt_cbc(self, buf)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,10 +383,10 @@ mod tests {
     fn rfc2144_b1_128_bit_key() {
         let mut b = [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef];
         ecb(&KEY, &mut b);
-        assert_eq!(crate::util::hex(&b), "238b4fe5847e44b2");
+        assert_eq!(crate::testutil::hex(&b), "238b4fe5847e44b2");
         let mut d = Cast5Cbc::new(&KEY, &[0; 8]).unwrap_or_else(|| panic!("key"));
         assert!(d.decrypt_cbc(&mut b));
-        assert_eq!(crate::util::hex(&b), "0123456789abcdef");
+        assert_eq!(crate::testutil::hex(&b), "0123456789abcdef");
     }
 
     #[test]
@@ -415,8 +409,8 @@ mod tests {
             ecb(&a, &mut b[8..]);
         }
         if iterations == 1_000_000 {
-            assert_eq!(crate::util::hex(&a), "eea9d0a249fd3ba6b3436fb89d6dca92");
-            assert_eq!(crate::util::hex(&b), "b2c95eb00c31ad7180ac05b8e83d696e");
+            assert_eq!(crate::testutil::hex(&a), "eea9d0a249fd3ba6b3436fb89d6dca92");
+            assert_eq!(crate::testutil::hex(&b), "b2c95eb00c31ad7180ac05b8e83d696e");
         } else {
             let (mut ra, mut rb) = (KEY, KEY);
             let enc = |k: &[u8; 16], blk: &mut [u8]| {

@@ -1,6 +1,6 @@
 //! MD5 (RFC 1321), written for this project because the RustCrypto `md-5`
-//! crate measured about 20 % behind `openssl speed -evp md5` (OpenSSL uses
-//! its x86-64 assembly), and no other maintained crate was faster.
+//! crate falls behind `openssl speed -evp md5` (OpenSSL uses its x86-64
+//! assembly; docs/performance.md), and no other maintained crate is faster.
 //!
 //! MD5 is one long dependency chain: each step's result feeds the next, so
 //! its speed is the latency of a step, and the way to beat a plain
@@ -24,7 +24,7 @@
 // the round constant's addition back on the dependency chain (after the
 // round function); a value passed through `opaque` is added as one term,
 // where the source puts it.
-use crate::util::opaque_u32 as opaque;
+use crate::opaque::opaque_u32 as opaque;
 
 /// |sin(x)| in f64 at compile time: reduce to [-pi, pi], then a Taylor
 /// series to x^29 (error below 1e-15 there, far below the 2^-32 that the
@@ -265,7 +265,7 @@ pub fn md5(data: &[u8]) -> [u8; 16] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::hex;
+    use crate::testutil::hex;
     use proptest::prelude::*;
 
     #[test]
@@ -331,7 +331,7 @@ mod tests {
     #[test]
     fn every_length_around_the_padding_boundaries() {
         let mut data = vec![0u8; 300];
-        crate::util::fill_pattern(&mut data, 5);
+        crate::testutil::fill_pattern(&mut data, 5);
         for len in 0..data.len() {
             assert_eq!(md5(&data[..len]), reference(&data[..len]), "length {len}");
         }
