@@ -177,10 +177,8 @@ pub fn check_writable_dir(d: &Path, option: &str) -> Result<()> {
     if !d.is_dir() {
         bail!("{option} {} is not an existing directory", d.display());
     }
-    let c = std::ffi::CString::new(d.as_os_str().as_encoded_bytes())
-        .with_context(|| format!("{option} {} contains a NUL byte", d.display()))?;
-    // SAFETY: `c` is a valid NUL-terminated path; access only reads it.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+    use rustix::fs::Access;
+    if rustix::fs::access(d, Access::WRITE_OK | Access::EXEC_OK).is_err() {
         bail!(
             "{option} {} is not writable; choose another directory",
             d.display()

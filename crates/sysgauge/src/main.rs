@@ -2,6 +2,8 @@
 //! honestly. `main` only parses the command line, dispatches, and maps the
 //! outcome to an exit code; each subcommand lives in `commands/`.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod commands;
 mod config;

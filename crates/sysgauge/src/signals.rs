@@ -91,16 +91,20 @@ fn detach_from_terminal() {
     let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
         return;
     };
-    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
-        // A terminal already hung up answers isatty with EIO, not yes.
-        // SAFETY: isatty takes a plain descriptor.
-        let tty = unsafe { libc::isatty(fd) } == 1
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EIO);
-        if tty {
-            // SAFETY: `null` stays open for the call; dup2 replaces `fd`
-            // atomically, so no other thread sees it closed.
-            unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) };
-        }
+    use rustix::io::Errno;
+    use rustix::stdio::{dup2_stderr, dup2_stdout, stderr, stdout};
+    // A terminal already hung up answers with EIO, not "not a terminal".
+    let was_tty = |fd| match rustix::termios::tcgetattr(fd) {
+        Ok(_) => true,
+        Err(e) => e == Errno::IO,
+    };
+    // dup2 replaces the descriptor atomically, so no other thread sees it
+    // closed.
+    if was_tty(stdout()) {
+        let _ = dup2_stdout(&null);
+    }
+    if was_tty(stderr()) {
+        let _ = dup2_stderr(&null);
     }
 }
 
