@@ -31,6 +31,7 @@
 
 pub mod algorithms;
 pub mod client;
+pub mod planning;
 pub mod report;
 pub mod server;
 pub mod session;

@@ -18,17 +18,14 @@ use anyhow::{bail, Context, Result};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use sysgauge_bench::ssh::algorithms::{
-    is_aead, ClientAlgorithms, Combo, Fixed, Kind, Matrix, MatrixPlan, IMPLICIT_MAC,
-};
-use sysgauge_bench::ssh::client::{Input, LogLevel, Request, Restrict, SshError, REMOTE_DISCARD};
+use sysgauge_bench::ssh::algorithms::{ClientAlgorithms, Kind, Matrix};
+use sysgauge_bench::ssh::client::SshError;
+use sysgauge_bench::ssh::planning::{calibrate, check_names, plan, plural, probe_names, Choices};
 use sysgauge_bench::ssh::server::ServerOptions;
-use sysgauge_bench::ssh::session::{
-    ssh_program, ClientSettings, Discovery, OpenError, Session, Target,
-};
+use sysgauge_bench::ssh::session::{ssh_program, ClientSettings, OpenError, Session, Target};
 use sysgauge_bench::ssh::{default_size, estimate_seconds, SshOptions};
 use sysgauge_core::record::{Finding, Severity};
-use sysgauge_core::{CancelToken, Requirement};
+use sysgauge_core::Requirement;
 use sysgauge_report::TableFormat;
 
 /// Probes running at once: enough to hide the round trips, few enough not
@@ -46,9 +43,7 @@ struct Parsed {
     target: Target,
     settings: ClientSettings,
     size: u64,
-    matrix: Matrix,
-    filters: [(Kind, Vec<String>); 3],
-    fixed: [Option<String>; 3],
+    choices: Choices,
 }
 
 fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
@@ -107,257 +102,23 @@ fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
             connect_timeout: Duration::from_secs(args.connect_timeout),
         },
         size,
-        matrix: match args.matrix {
-            MatrixArg::Factorial => Matrix::Factorial,
-            MatrixArg::Full => Matrix::Full,
+        choices: Choices {
+            matrix: match args.matrix {
+                MatrixArg::Factorial => Matrix::Factorial,
+                MatrixArg::Full => Matrix::Full,
+            },
+            filters: [
+                (Kind::Cipher, clean(&args.ciphers, "--cipher")?),
+                (Kind::Mac, clean(&args.macs, "--mac")?),
+                (Kind::Kex, clean(&args.kex, "--kex")?),
+            ],
+            fixed: [
+                args.fixed_cipher.as_ref().map(|s| s.trim().to_string()),
+                args.fixed_mac.as_ref().map(|s| s.trim().to_string()),
+                args.fixed_kex.as_ref().map(|s| s.trim().to_string()),
+            ],
         },
-        filters: [
-            (Kind::Cipher, clean(&args.ciphers, "--cipher")?),
-            (Kind::Mac, clean(&args.macs, "--mac")?),
-            (Kind::Kex, clean(&args.kex, "--kex")?),
-        ],
-        fixed: [
-            args.fixed_cipher.as_ref().map(|s| s.trim().to_string()),
-            args.fixed_mac.as_ref().map(|s| s.trim().to_string()),
-            args.fixed_kex.as_ref().map(|s| s.trim().to_string()),
-        ],
     })
-}
-
-fn fixed_option(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Cipher => "--fixed-cipher",
-        Kind::Mac => "--fixed-mac",
-        Kind::Kex => "--fixed-kex",
-    }
-}
-
-/// Names must be known to this client; the fixed cipher must use a MAC.
-fn check_names(p: &Parsed, client: &ClientAlgorithms) -> Result<()> {
-    for (kind, names) in &p.filters {
-        client
-            .check_names(*kind, names, kind.option())
-            .map_err(anyhow::Error::msg)?;
-    }
-    for (kind, name) in Kind::ALL.iter().zip(&p.fixed) {
-        if let Some(n) = name {
-            client
-                .check_names(*kind, std::slice::from_ref(n), fixed_option(*kind))
-                .map_err(anyhow::Error::msg)?;
-        }
-    }
-    if let Some(c) = &p.fixed[0] {
-        if is_aead(c) {
-            bail!("--fixed-cipher {c} authenticates itself (AEAD) and uses no MAC, so MACs cannot be compared with it; choose one that uses a MAC, e.g. aes128-ctr");
-        }
-    }
-    Ok(())
-}
-
-/// The default fixed candidates of a class that this client supports.
-fn fixed_candidates(kind: Kind, client: &ClientAlgorithms) -> Vec<String> {
-    let prefs: &[&str] = match kind {
-        Kind::Cipher => &["aes128-ctr", "aes256-ctr", "aes192-ctr"],
-        Kind::Mac => &[
-            "umac-128-etm@openssh.com",
-            "hmac-sha2-256-etm@openssh.com",
-            "umac-128@openssh.com",
-            "hmac-sha2-256",
-        ],
-        Kind::Kex => &[
-            "curve25519-sha256",
-            "curve25519-sha256@libssh.org",
-            "ecdh-sha2-nistp256",
-            "diffie-hellman-group14-sha256",
-        ],
-    };
-    prefs
-        .iter()
-        .filter(|n| client.supports(kind, n))
-        .map(|n| n.to_string())
-        .collect()
-}
-
-/// What each class probes: the filter (or everything the client has), plus
-/// the fixed choice or its default candidates.
-fn probe_names(p: &Parsed, client: &ClientAlgorithms) -> Vec<(Kind, Vec<String>)> {
-    p.filters
-        .iter()
-        .zip(&p.fixed)
-        .map(|((kind, filter), fixed)| {
-            let mut names: Vec<String> = if filter.is_empty() {
-                client.list(*kind).to_vec()
-            } else {
-                filter.clone()
-            };
-            let extra = match fixed {
-                Some(f) => vec![f.clone()],
-                None => fixed_candidates(*kind, client),
-            };
-            for e in extra {
-                if !names.contains(&e) {
-                    names.push(e);
-                }
-            }
-            (*kind, names)
-        })
-        .collect()
-}
-
-fn plural(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Cipher => "ciphers",
-        Kind::Mac => "MACs",
-        Kind::Kex => "key exchanges",
-    }
-}
-
-/// Choose the fixed algorithms and the lists to measure from discovery.
-fn plan(
-    p: &Parsed,
-    client: &ClientAlgorithms,
-    d: &Discovery,
-    label: &str,
-) -> Result<(MatrixPlan, Fixed, Vec<String>)> {
-    let mut notes = Vec::new();
-    let mut measured: Vec<Vec<String>> = Vec::new();
-    for (kind, filter) in &p.filters {
-        let accepted = d.accepted(*kind);
-        let wanted: Vec<String> = if filter.is_empty() {
-            client.list(*kind).to_vec()
-        } else {
-            filter.clone()
-        };
-        let list: Vec<String> = wanted
-            .iter()
-            .filter(|n| accepted.contains(n))
-            .cloned()
-            .collect();
-        if list.is_empty() {
-            let offer = d
-                .server_offer(*kind)
-                .map(|o| format!("; it offers: {o}"))
-                .unwrap_or_default();
-            let which = if filter.is_empty() {
-                "this ssh client offers".to_string()
-            } else {
-                format!("given with {} ({})", kind.option(), filter.join(", "))
-            };
-            bail!(
-                "the server at {label} accepts none of the {} {which}{offer}",
-                plural(*kind)
-            );
-        }
-        measured.push(list);
-    }
-    let (ciphers, macs, kex) = (&measured[0], &measured[1], &measured[2]);
-    let accepted_ciphers = d.accepted(Kind::Cipher);
-    let accepted_macs = d.accepted(Kind::Mac);
-    let accepted_kex = d.accepted(Kind::Kex);
-    // User-chosen fixed algorithms must be accepted.
-    for ((kind, fixed), accepted) in
-        Kind::ALL
-            .iter()
-            .zip(&p.fixed)
-            .zip([&accepted_ciphers, &accepted_macs, &accepted_kex])
-    {
-        if let Some(f) = fixed {
-            if !accepted.contains(f) {
-                bail!(
-                    "the server at {label} does not accept {} {f}; choose another (accepted: {})",
-                    fixed_option(*kind),
-                    accepted.join(", ")
-                );
-            }
-        }
-    }
-    let pick_first =
-        |prefs: Vec<String>, accepted: &[String], ok: &dyn Fn(&str) -> bool| -> Option<String> {
-            prefs
-                .into_iter()
-                .find(|x| accepted.contains(x))
-                .or_else(|| accepted.iter().find(|a| ok(a)).cloned())
-        };
-    let mut macs = macs.clone();
-    let cipher = match &p.fixed[0] {
-        Some(c) => c.clone(),
-        None => match pick_first(
-            fixed_candidates(Kind::Cipher, client),
-            &accepted_ciphers,
-            &|c| !is_aead(c),
-        ) {
-            Some(c) => c,
-            None => {
-                notes.push(
-                    "the server accepts no cipher that uses a MAC: MACs are not measured"
-                        .to_string(),
-                );
-                macs.clear();
-                accepted_ciphers
-                    .first()
-                    .cloned()
-                    .context("no cipher accepted")?
-            }
-        },
-    };
-    let mac = match &p.fixed[1] {
-        Some(m) => m.clone(),
-        None => pick_first(fixed_candidates(Kind::Mac, client), &accepted_macs, &|_| {
-            true
-        })
-        .unwrap_or_else(|| IMPLICIT_MAC.to_string()),
-    };
-    let kx = match &p.fixed[2] {
-        Some(k) => k.clone(),
-        None => pick_first(fixed_candidates(Kind::Kex, client), &accepted_kex, &|_| {
-            true
-        })
-        .context("no key exchange accepted")?,
-    };
-    let fixed = Fixed {
-        cipher,
-        mac,
-        kex: kx,
-    };
-    let plan = MatrixPlan::new(p.matrix, ciphers, &macs, kex, &fixed);
-    Ok((plan, fixed, notes))
-}
-
-/// One untimed transfer with the fixed combination, for the time estimate.
-fn calibrate(
-    session: &Session,
-    fixed: &Fixed,
-    size: u64,
-    cancel: &CancelToken,
-) -> Result<f64, SshError> {
-    let bytes = size.min(20_000_000);
-    let combo = Combo::new(&fixed.cipher, &fixed.mac, &fixed.kex);
-    let restrict = Restrict {
-        cipher: Some(combo.cipher.clone()),
-        mac: (combo.mac != IMPLICIT_MAC).then(|| combo.mac.clone()),
-        kex: Some(combo.kex.clone()),
-    };
-    let zeros = vec![0u8; 1 << 20];
-    let start = Instant::now();
-    let o = session.command().run(
-        &Request {
-            restrict: &restrict,
-            log_level: LogLevel::Info,
-            remote_command: REMOTE_DISCARD,
-            input: Input::Zeros(bytes),
-            connect_deadline: session.settings.connect_deadline(),
-            stall_timeout: session.settings.stall_timeout(),
-        },
-        &zeros,
-        &|| start.elapsed(),
-        cancel,
-    )?;
-    let secs = o
-        .ended
-        .saturating_sub(o.data_start.unwrap_or(o.spawned))
-        .as_secs_f64()
-        .max(1e-6);
-    Ok(bytes as f64 / secs)
 }
 
 fn minutes(secs: f64) -> String {
@@ -419,7 +180,7 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     } else {
         let ssh = ssh_program().map_err(|e| anyhow::anyhow!("{e}"))?;
         let client = ClientAlgorithms::query(&ssh).map_err(anyhow::Error::msg)?;
-        check_names(&p, &client)?;
+        check_names(&p.choices, &client).map_err(anyhow::Error::msg)?;
         match &p.target {
             Target::Local => note("starting a private sshd on 127.0.0.1 (generating host keys)"),
             Target::Remote { .. } => note(&format!(
@@ -442,7 +203,7 @@ pub fn run(args: SshArgs) -> Result<Exit> {
             Err(e @ OpenError::Skip { .. }) => bail!("{e}"),
             Err(OpenError::Failed(m)) => bail!("{m}"),
         };
-        let names = probe_names(&p, &client);
+        let names = probe_names(&p.choices, &client);
         let total: usize = names.iter().map(|(_, v)| v.len()).sum();
         note(&format!(
             "probing which of {total} algorithms {} accepts ({} connections at a time)",
@@ -509,11 +270,12 @@ pub fn run(args: SshArgs) -> Result<Exit> {
                 ),
             ));
         }
-        let (matrix_plan, fixed, notes) = plan(&p, &client, &d, session.label())?;
+        let (matrix_plan, fixed, notes) =
+            plan(&p.choices, &client, &d, session.label()).map_err(anyhow::Error::msg)?;
         for n in notes {
             note(&n);
         }
-        if p.matrix == Matrix::Factorial {
+        if p.choices.matrix == Matrix::Factorial {
             note(&format!(
                 "fixed choices: cipher {}, MAC {}, kex {}",
                 fixed.cipher, fixed.mac, fixed.kex
@@ -541,7 +303,7 @@ pub fn run(args: SshArgs) -> Result<Exit> {
         );
         note(&format!(
             "{} matrix: {} transfer and {} handshake cases, {} timed runs each of {} bytes; about {} (from a {:.1} s connection and {:.0} MB/s with {}; slow legacy ciphers take longer). Ctrl-C stops and keeps what is finished.",
-            p.matrix.as_str(),
+            p.choices.matrix.as_str(),
             matrix_plan.transfers.len(),
             matrix_plan.handshakes.len(),
             cfg.repetitions,
