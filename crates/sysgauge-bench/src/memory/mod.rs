@@ -277,6 +277,81 @@ pub struct MemoryRefusal {
     pub available: Bytes,
 }
 
+/// What `sysgauge mem` was given, before it is checked.
+#[derive(Debug, Clone, Default)]
+pub struct MemChoices {
+    pub size: Option<u64>,
+    pub block_size: Option<u64>,
+    pub threads: Option<Vec<usize>>,
+    pub working_sets: Option<Vec<u64>>,
+    pub huge_pages: bool,
+}
+
+impl MemOptions {
+    /// The whole family (`sysgauge mem`) with these choices, checked against
+    /// each other and against `available` memory, before anything runs.
+    pub fn full(choices: MemChoices, available: Option<u64>) -> Result<MemOptions, String> {
+        let size = match choices.size {
+            None => None,
+            Some(v) => {
+                validate_size(v).map_err(|e| format!("--size {v}: {e}"))?;
+                check_memory(
+                    &format!("--size {} (three STREAM arrays of {})", Bytes(v), Bytes(v)),
+                    memory_needed(v),
+                    available,
+                )
+                .map_err(|e| format!("{e}; choose a smaller --size"))?;
+                Some(v)
+            }
+        };
+        let block_size = match choices.block_size {
+            None => None,
+            Some(v) => {
+                if v < 64 {
+                    return Err(format!(
+                        "--block-size {v}: a block must be at least 64 bytes"
+                    ));
+                }
+                if let Some(size) = size {
+                    if v > size {
+                        return Err(format!(
+                            "--block-size {} is larger than --size ({})",
+                            Bytes(v),
+                            Bytes(size)
+                        ));
+                    }
+                }
+                Some(v)
+            }
+        };
+        let working_sets = match choices.working_sets {
+            None => None,
+            Some(sets) => {
+                let mut v = Vec::new();
+                for ws in sets {
+                    validate_working_set(ws).map_err(|e| format!("--working-sets: {e}"))?;
+                    check_memory(
+                        &format!("--working-sets: a working set of {}", Bytes(ws)),
+                        ws + ws / 16,
+                        available,
+                    )
+                    .map_err(|e| format!("{e}; choose smaller working sets"))?;
+                    v.push(ws);
+                }
+                Some(v)
+            }
+        };
+        Ok(MemOptions {
+            scope: Scope::Full,
+            size,
+            block_size,
+            threads: choices.threads,
+            working_sets,
+            huge_pages: choices.huge_pages,
+        })
+    }
+}
+
 /// Refuse `need` bytes when it exceeds the share of `available` memory a
 /// benchmark may take. `available` unknown means no refusal.
 pub fn check_memory(what: &str, need: u64, available: Option<u64>) -> Result<(), MemoryRefusal> {

@@ -12,11 +12,7 @@ use crate::values::{thread_list, ChartFile, ChartFormat, NiceSize};
 use anyhow::{bail, Context, Result};
 use std::sync::Arc;
 use sysgauge_bench::memory::report::{latency_chart_png, latency_chart_svg};
-use sysgauge_bench::memory::{
-    self, check_memory, full_budget, memory_needed, validate_size, validate_working_set,
-    MemOptions, Scope,
-};
-use sysgauge_core::size::Bytes;
+use sysgauge_bench::memory::{self, full_budget, MemChoices, MemOptions};
 
 /// Width in pixels of the `--chart` picture.
 const CHART_WIDTH: u32 = 1000;
@@ -64,64 +60,18 @@ fn write_chart(run: &sysgauge_core::RunRecord, chart: &ChartFile) {
     }
 }
 
-/// Validate the family's options; sizes that cannot fit in `available`
-/// memory are refused here, before anything runs.
+/// The family's options from the command line; sizes that cannot fit in
+/// `available` memory are refused here, before anything runs.
 fn mem_options(args: &MemArgs, available: Option<u64>) -> Result<MemOptions> {
-    let size = match args.size {
-        None => None,
-        Some(NiceSize(v)) => {
-            validate_size(v).map_err(|e| anyhow::anyhow!("--size {v}: {e}"))?;
-            check_memory(
-                &format!("--size {} (three STREAM arrays of {})", Bytes(v), Bytes(v)),
-                memory_needed(v),
-                available,
-            )
-            .map_err(|e| anyhow::anyhow!("{e}; choose a smaller --size"))?;
-            Some(v)
-        }
-    };
-    let block_size = match args.block_size {
-        None => None,
-        Some(NiceSize(v)) => {
-            if v < 64 {
-                bail!("--block-size {v}: a block must be at least 64 bytes");
-            }
-            if let Some(size) = size {
-                if v > size {
-                    bail!(
-                        "--block-size {} is larger than --size ({})",
-                        Bytes(v),
-                        Bytes(size)
-                    );
-                }
-            }
-            Some(v)
-        }
-    };
-    let working_sets = if args.working_sets.is_empty() {
-        None
-    } else {
-        let mut v = Vec::new();
-        for &NiceSize(ws) in &args.working_sets {
-            validate_working_set(ws).map_err(|e| anyhow::anyhow!("--working-sets: {e}"))?;
-            check_memory(
-                &format!("--working-sets: a working set of {}", Bytes(ws)),
-                ws + ws / 16,
-                available,
-            )
-            .map_err(|e| anyhow::anyhow!("{e}; choose smaller working sets"))?;
-            v.push(ws);
-        }
-        Some(v)
-    };
-    Ok(MemOptions {
-        scope: Scope::Full,
-        size,
-        block_size,
+    let choices = MemChoices {
+        size: args.size.map(|NiceSize(v)| v),
+        block_size: args.block_size.map(|NiceSize(v)| v),
         threads: thread_list(&args.threads),
-        working_sets,
+        working_sets: (!args.working_sets.is_empty())
+            .then(|| args.working_sets.iter().map(|&NiceSize(v)| v).collect()),
         huge_pages: !args.no_huge_pages,
-    })
+    };
+    MemOptions::full(choices, available).map_err(anyhow::Error::msg)
 }
 
 #[cfg(test)]
@@ -129,6 +79,7 @@ mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
     use clap::Parser;
+    use sysgauge_bench::memory::Scope;
 
     fn try_parse(extra: &[&str]) -> Result<MemArgs, clap::Error> {
         let mut argv = vec!["sysgauge", "mem"];
