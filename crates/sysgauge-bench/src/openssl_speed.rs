@@ -1068,13 +1068,11 @@ mod tests {
     fn real_openssl_output_parses() {
         // The real program, briefly: the parser must keep up with the
         // openssl installed here, not only with the captured fixtures.
-        let Some(openssl) = sysgauge_core::bench::find_program("openssl") else {
-            if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-                panic!("openssl is not installed (apt-get install openssl)");
-            }
-            eprintln!("note: openssl not installed; skipping the live parse test");
+        let found = sysgauge_core::bench::find_program("openssl");
+        if !sysgauge_testkit::require("openssl", found.is_some(), "apt-get install openssl") {
             return;
-        };
+        }
+        let Some(openssl) = found else { return };
         let out = std::process::Command::new(openssl)
             .args(["speed", "-mr", "-seconds", "1", "-bytes", "64", "md5"])
             .stderr(std::process::Stdio::null())

@@ -376,11 +376,11 @@ mod tests {
 
     #[test]
     fn runs_the_real_openssl() {
-        if openssl_program().is_none() {
-            if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-                panic!("openssl is not installed (apt-get install openssl)");
-            }
-            eprintln!("note: openssl not installed; skipping");
+        if !sysgauge_testkit::require(
+            "openssl",
+            openssl_program().is_some(),
+            "apt-get install openssl",
+        ) {
             return;
         }
         let p = plan(&["crypto.aes-128-cbc", "crypto.x25519"], &[16], 1);

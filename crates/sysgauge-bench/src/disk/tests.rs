@@ -137,12 +137,7 @@ fn unaligned_block_size_falls_back_to_buffered_and_says_so() {
 fn tmpfs_target_is_reported_as_ram_backed() {
     let shm = Path::new("/dev/shm");
     let is_tmpfs = sysgauge_host::fs_info(shm).is_some_and(|f| f.ram_backed);
-    if !is_tmpfs {
-        assert!(
-            std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_none(),
-            "/dev/shm is not a tmpfs here"
-        );
-        eprintln!("note: /dev/shm is not a RAM-backed file system; test skipped");
+    if !sysgauge_testkit::require("/dev/shm as a tmpfs", is_tmpfs, "mount a tmpfs on /dev/shm") {
         return;
     }
     let o = options(shm, 2 << 20);

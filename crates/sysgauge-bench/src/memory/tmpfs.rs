@@ -254,13 +254,7 @@ mod tests {
     fn require_shm() -> bool {
         let ok = Path::new(SHM_DIR).is_dir()
             && sysgauge_host::fs_info(Path::new(SHM_DIR)).is_some_and(|f| f.ram_backed);
-        if !ok {
-            if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-                panic!("/dev/shm is not a tmpfs here, and SYSGAUGE_REQUIRE_ALL is set");
-            }
-            eprintln!("note: skipping: /dev/shm is not a tmpfs on this machine");
-        }
-        ok
+        sysgauge_testkit::require("/dev/shm as a tmpfs", ok, "mount a tmpfs on /dev/shm")
     }
 
     #[test]

@@ -233,14 +233,11 @@ mod tests {
     use super::*;
 
     fn require_helper() -> bool {
-        if helper_available() {
-            return true;
-        }
-        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-            panic!("the static no-op helper was not built");
-        }
-        eprintln!("note: no static helper in this build; skipping");
-        false
+        sysgauge_testkit::require(
+            "the static no-op helper",
+            helper_available(),
+            "build on x86-64 or aarch64 Linux with a C compiler (the cc crate builds it)",
+        )
     }
 
     /// The helper is a static ELF executable: no PT_INTERP program header,

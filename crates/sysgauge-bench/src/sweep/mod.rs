@@ -824,16 +824,11 @@ mod tests {
     }
 
     fn require(program: &str) -> bool {
-        if sysgauge_core::bench::find_program(program).is_some() {
-            return true;
-        }
-        if std::env::var_os("SYSGAUGE_REQUIRE_ALL").is_some() {
-            panic!(
-                "{program} is required (SYSGAUGE_REQUIRE_ALL is set): apt-get install coreutils"
-            );
-        }
-        eprintln!("note: {program} is not installed; test skipped");
-        false
+        sysgauge_testkit::require(
+            program,
+            sysgauge_core::bench::find_program(program).is_some(),
+            "apt-get install coreutils",
+        )
     }
 
     #[test]
