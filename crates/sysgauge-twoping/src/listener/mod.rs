@@ -609,7 +609,7 @@ impl Listener {
             return self.drop_packet(peer, DropReason::Malformed, on_event);
         }
         if let Some(l) = &mut self.limiter {
-            if !l.allow(peer.ip(), received_at) {
+            if !l.allow(peer.ip(), self.peers.is_trusted(&peer), received_at) {
                 return self.drop_packet(peer, DropReason::RateLimited, on_event);
             }
         }

@@ -111,7 +111,8 @@ impl RateLimiter {
     }
 
     /// Takes a token for a datagram from `ip`; false means drop it.
-    pub(crate) fn allow(&mut self, ip: IpAddr, now: Instant) -> bool {
+    /// `trusted` says the source has proved it receives at its address.
+    pub(crate) fn allow(&mut self, ip: IpAddr, trusted: bool, now: Instant) -> bool {
         if self.limit.exempt_loopback && ip.to_canonical().is_loopback() {
             return true;
         }
@@ -123,7 +124,7 @@ impl RateLimiter {
         if self.buckets.len() >= self.cap {
             self.sweep(now);
         }
-        if self.buckets.len() >= self.cap {
+        if self.buckets.len() >= self.cap && !trusted {
             return self.overflow.take(&limit, now);
         }
         let mut b = Bucket::full(&limit, now);
@@ -176,11 +177,11 @@ mod tests {
         let t0 = Instant::now();
         let mut rl = RateLimiter::new(limit(), 16, t0);
         let ip: IpAddr = "192.0.2.1".parse().expect("ip");
-        let allowed = (0..20).filter(|_| rl.allow(ip, t0)).count();
+        let allowed = (0..20).filter(|_| rl.allow(ip, false, t0)).count();
         assert_eq!(allowed, 5);
         // 10 per second: after 0.5 s five more.
         let t1 = t0 + Duration::from_millis(500);
-        let allowed = (0..20).filter(|_| rl.allow(ip, t1)).count();
+        let allowed = (0..20).filter(|_| rl.allow(ip, false, t1)).count();
         assert_eq!(allowed, 5);
     }
 
@@ -191,7 +192,7 @@ mod tests {
         let mut allowed = 0;
         for i in 0..20u16 {
             let ip: IpAddr = format!("2001:db8::{i:x}").parse().expect("ip");
-            allowed += usize::from(rl.allow(ip, t0));
+            allowed += usize::from(rl.allow(ip, false, t0));
         }
         assert_eq!(allowed, 5);
         assert_eq!(rl.sources(), 1);
@@ -204,11 +205,16 @@ mod tests {
         let mut allowed = 0;
         for i in 0..1000u32 {
             let ip = IpAddr::from(std::net::Ipv4Addr::from(0x0a00_0000 + i));
-            allowed += usize::from(rl.allow(ip, t0));
+            allowed += usize::from(rl.allow(ip, false, t0));
             assert!(rl.sources() <= 8);
         }
         // Eight own buckets plus the shared overflow bucket's burst.
         assert_eq!(allowed, 8 + 5);
+        // A trusted source still gets its own full bucket, overflow or not.
+        let client = IpAddr::from(std::net::Ipv4Addr::new(192, 0, 2, 77));
+        assert!((0..5).all(|_| rl.allow(client, true, t0)));
+        assert!(!rl.allow(client, true, t0));
+        assert_eq!(rl.sources(), 9);
     }
 
     #[test]
@@ -223,6 +229,6 @@ mod tests {
             t0,
         );
         let ip: IpAddr = "127.0.0.1".parse().expect("ip");
-        assert!((0..100).all(|_| rl.allow(ip, t0)));
+        assert!((0..100).all(|_| rl.allow(ip, false, t0)));
     }
 }
