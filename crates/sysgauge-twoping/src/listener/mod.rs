@@ -55,6 +55,8 @@ use thiserror::Error;
 
 /// The 2ping port.
 pub const DEFAULT_PORT: u16 = 15998;
+/// Receive buffer asked for each listening socket.
+const RECV_BUFFER: usize = 4 << 20;
 
 /// Bounds on the listener's work and memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -412,6 +414,12 @@ impl Listener {
         for addr in &addrs {
             match net::bind_udp(*addr) {
                 Ok(s) => {
+                    // Room for a burst while we are not scheduled: the
+                    // default (~200 KiB, a few hundred small datagrams) is
+                    // a few milliseconds of a flood, and the kernel drops
+                    // from a full buffer at random, real clients included.
+                    // It caps the size at net.core.rmem_max.
+                    let _ = socket2::SockRef::from(&s).set_recv_buffer_size(RECV_BUFFER);
                     let local = s.local_addr().unwrap_or(*addr);
                     sockets.push((s, local));
                 }

@@ -94,6 +94,7 @@ pub(crate) struct RateLimiter {
     buckets: HashMap<SourceKey, Bucket>,
     cap: usize,
     overflow: Bucket,
+    newcomers: Bucket,
     last_sweep: Option<Instant>,
 }
 
@@ -106,6 +107,7 @@ impl RateLimiter {
             buckets: HashMap::new(),
             cap: cap.max(1),
             overflow: Bucket::full(&limit, now),
+            newcomers: Bucket::full(&limit, now),
             last_sweep: None,
         }
     }
@@ -120,6 +122,9 @@ impl RateLimiter {
         let limit = self.limit;
         if let Some(b) = self.buckets.get_mut(&k) {
             return b.take(&limit, now);
+        }
+        if !trusted && !self.newcomers.take(&limit, now) {
+            return false;
         }
         if self.buckets.len() >= self.cap {
             self.sweep(now);
@@ -208,13 +213,31 @@ mod tests {
             allowed += usize::from(rl.allow(ip, false, t0));
             assert!(rl.sources() <= 8);
         }
-        // Eight own buckets plus the shared overflow bucket's burst.
-        assert_eq!(allowed, 8 + 5);
+        // The newcomer bucket's burst: a new source per token.
+        assert_eq!(allowed, 5);
         // A trusted source still gets its own full bucket, overflow or not.
         let client = IpAddr::from(std::net::Ipv4Addr::new(192, 0, 2, 77));
         assert!((0..5).all(|_| rl.allow(client, true, t0)));
         assert!(!rl.allow(client, true, t0));
-        assert_eq!(rl.sources(), 9);
+        assert_eq!(rl.sources(), 6);
+    }
+
+    #[test]
+    fn new_sources_share_one_rate() {
+        let t0 = Instant::now();
+        let mut rl = RateLimiter::new(limit(), 8, t0);
+        let ip = |i: u32| IpAddr::from(std::net::Ipv4Addr::from(0x0a00_0000 + i));
+        let mut allowed = 0;
+        // Ten seconds of a 1000-source-per-second flood, in 10 ms steps: new
+        // sources get in at the newcomer rate (10/s) plus its burst.
+        for step in 0..1000u32 {
+            let t = t0 + Duration::from_millis(u64::from(step) * 10);
+            for j in 0..10 {
+                allowed += usize::from(rl.allow(ip(step * 10 + j), false, t));
+            }
+            assert!(rl.sources() <= 8);
+        }
+        assert!((100..=5 + 100 + 1).contains(&allowed), "{allowed}");
     }
 
     #[test]
