@@ -27,7 +27,7 @@
 mod peers;
 mod ratelimit;
 
-pub use ratelimit::RateLimit;
+pub use ratelimit::{RateLimit, RateLimiter};
 
 use crate::auth::Auth;
 use crate::codec::{
@@ -37,7 +37,6 @@ use crate::codec::{
 use crate::net::{self, Cancel};
 use crate::session::{self, LossDirection, SentKind, Session, SessionEvent, SessionLimits};
 use peers::PeerTable;
-use ratelimit::RateLimiter;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -89,7 +89,8 @@ impl Bucket {
     }
 }
 
-pub(crate) struct RateLimiter {
+/// Token buckets per source; also used by sysgauge's net service.
+pub struct RateLimiter {
     limit: RateLimit,
     buckets: HashMap<SourceKey, Bucket>,
     cap: usize,
@@ -101,7 +102,8 @@ pub(crate) struct RateLimiter {
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
 
 impl RateLimiter {
-    pub(crate) fn new(limit: RateLimit, cap: usize, now: Instant) -> RateLimiter {
+    /// At most `cap` sources with their own bucket.
+    pub fn new(limit: RateLimit, cap: usize, now: Instant) -> RateLimiter {
         RateLimiter {
             limit,
             buckets: HashMap::new(),
@@ -114,7 +116,7 @@ impl RateLimiter {
 
     /// Takes a token for a datagram from `ip`; false means drop it.
     /// `trusted` says the source has proved it receives at its address.
-    pub(crate) fn allow(&mut self, ip: IpAddr, trusted: bool, now: Instant) -> bool {
+    pub fn allow(&mut self, ip: IpAddr, trusted: bool, now: Instant) -> bool {
         if self.limit.exempt_loopback && ip.to_canonical().is_loopback() {
             return true;
         }
@@ -154,7 +156,7 @@ impl RateLimiter {
     }
 
     /// Drops buckets that have refilled (periodic maintenance).
-    pub(crate) fn maintain(&mut self, now: Instant) {
+    pub fn maintain(&mut self, now: Instant) {
         self.last_sweep = None;
         self.sweep(now);
     }
