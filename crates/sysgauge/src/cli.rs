@@ -416,6 +416,16 @@ pub struct NetArgs {
     #[arg(long, value_name = "HOST[:PORT]")]
     pub peer: Option<String>,
 
+    /// Shared key of the peer's net service (its `listen --serve-key`).
+    /// Prefer the environment variable, which `ps` does not show.
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "SYSGAUGE_NET_KEY",
+        hide_env_values = true
+    )]
+    pub peer_key: Option<String>,
+
     /// Streams of the multi-stream TCP case (default: one per CPU, at least 2).
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
@@ -539,13 +549,37 @@ pub struct ListenArgs {
     pub serve: bool,
 
     /// Address of the net service (repeat for more; default 127.0.0.1).
-    /// Give this machine's address (or 0.0.0.0 / ::) to be reachable.
+    /// Give this machine's address (or 0.0.0.0 / ::) to be reachable; any
+    /// address but loopback needs --serve-key.
     #[arg(long, value_name = "ADDR", requires = "serve")]
     pub serve_bind: Vec<String>,
 
     /// TCP and UDP port of the net service.
     #[arg(long, value_name = "PORT", default_value_t = 15999)]
     pub serve_port: u16,
+
+    /// Shared key of the net service: clients must give the same one
+    /// (`sysgauge net --peer-key`); unauthenticated hellos are refused and
+    /// datagrams dropped. Prefer the environment variable, which `ps` does
+    /// not show.
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "SYSGAUGE_NET_KEY",
+        hide_env_values = true
+    )]
+    pub serve_key: Option<String>,
+
+    /// Per-source UDP rate limit of the net service's reflector, in
+    /// datagrams per second per reflector thread (IPv6: per /64); loopback
+    /// sources are exempt; 0 turns it off.
+    #[arg(long, value_name = "PPS", default_value_t = sysgauge_bench::net::DEFAULT_UDP_RATE, requires = "serve")]
+    pub serve_udp_rate: u32,
+
+    /// Most slow (sink) connections of the net service from one source
+    /// address at once (all sources together: 256).
+    #[arg(long, value_name = "N", default_value_t = 64, requires = "serve")]
+    pub serve_max_per_source: usize,
 
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(short = 'w', long, value_name = "SECONDS")]

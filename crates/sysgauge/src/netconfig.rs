@@ -9,7 +9,7 @@ use crate::values::NiceSize;
 use anyhow::{bail, Context, Result};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
-use sysgauge_bench::net::{udp, NetOptions, Peer, ServiceConfig, DEFAULT_SERVICE_PORT};
+use sysgauge_bench::net::{udp, NetOptions, Peer, ServiceConfig, ServiceKey, DEFAULT_SERVICE_PORT};
 use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{ClientConfig, Target};
 use sysgauge_twoping::listener::{ListenerConfig, ListenerLimits, RateLimit};
@@ -239,15 +239,39 @@ pub fn listen_config(a: &ListenArgs) -> Result<ListenConfig> {
                 addresses.push(addr);
             }
         }
+        let key = service_key(a.serve_key.as_deref(), "--serve-key")?;
+        if key.is_none() {
+            if let Some(addr) = addresses.iter().find(|a| !a.ip().is_loopback()) {
+                bail!(
+                    "--serve-bind {}: the net service on an address other than loopback needs a shared key, or anybody could use it as a traffic reflector; set SYSGAUGE_NET_KEY (or --serve-key KEY) here and give the same key to `sysgauge net --peer`",
+                    addr.ip()
+                );
+            }
+        }
+        if a.serve_max_per_source == 0 {
+            bail!("--serve-max-per-source must be at least 1");
+        }
         if a.serve_port == common.port {
             bail!(
                 "--serve-port {} is the 2ping port; give the net service its own (default {DEFAULT_SERVICE_PORT})",
                 a.serve_port
             );
         }
+        let defaults = ServiceConfig::default();
+        let udp_rate = match a.serve_udp_rate {
+            0 => None,
+            pps => Some(RateLimit {
+                packets_per_second: f64::from(pps),
+                burst: f64::from(pps),
+                exempt_loopback: true,
+            }),
+        };
         Some(ServiceConfig {
             addresses,
-            ..ServiceConfig::default()
+            key,
+            udp_rate,
+            max_per_source: a.serve_max_per_source,
+            ..defaults
         })
     } else {
         None
@@ -261,6 +285,20 @@ pub fn listen_config(a: &ListenArgs) -> Result<ListenConfig> {
             .map(|d| seconds(d, "--deadline", false))
             .transpose()?,
     })
+}
+
+/// The net service key from an option (or its environment variable); an
+/// empty one is refused, so that a variable set to "" does not quietly mean
+/// "no key".
+fn service_key(text: Option<&str>, option: &str) -> Result<Option<ServiceKey>> {
+    match text {
+        None => Ok(None),
+        Some(t) => ServiceKey::new(t.as_bytes()).map(Some).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{option} (or SYSGAUGE_NET_KEY) is empty; give the shared key, or unset it"
+            )
+        }),
+    }
 }
 
 /// Splits `HOST`, `HOST:PORT`, `[V6]:PORT` or a bare IPv6 literal.
@@ -330,6 +368,7 @@ pub fn net_options(a: &NetArgs) -> Result<NetOptions> {
         streams: a.streams,
         udp_size,
         ping: None,
+        key: service_key(a.peer_key.as_deref(), "--peer-key")?,
     })
 }
 

@@ -18,6 +18,8 @@ use std::net::{TcpListener, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use sysgauge_bench::net::proto::put_udp_header;
+use sysgauge_bench::net::ServiceKey;
 use sysgauge_core::{RunRecord, Status};
 
 const READY: Duration = Duration::from_secs(20);
@@ -294,6 +296,118 @@ fn net_against_listen_serve() {
     }
     // The loopback note is only for loopback runs.
     assert!(!stderr_of(&out).contains("net-loopback"));
+    l.interrupt();
+    let status = l.wait_exit(Duration::from_secs(20));
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", l.output());
+}
+
+/// The net service on a wildcard (non-loopback) bind: refused without a
+/// key; with one, forged datagrams are never reflected, a client without
+/// the key is refused, and `sysgauge net` with it measures.
+#[test]
+fn keyed_service_on_a_wildcard_bind() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let serve_port = free_tcp_udp_port();
+    let listen_args = |serve_port: u16| {
+        vec![
+            "listen".to_string(),
+            "-I".into(),
+            "127.0.0.1".into(),
+            "--port".into(),
+            port.to_string(),
+            "--serve".into(),
+            "--serve-bind".into(),
+            "0.0.0.0".into(),
+            "--serve-port".into(),
+            serve_port.to_string(),
+            "-w".into(),
+            "120".into(),
+        ]
+    };
+    // No key: refused before anything is bound.
+    let out = sb
+        .cmd()
+        .env_remove("SYSGAUGE_NET_KEY")
+        .args(listen_args(serve_port))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("needs a shared key"), "{err}");
+
+    let key = "a shared key for the test";
+    let mut l = {
+        let mut cmd = bin();
+        cmd.env("HOME", sb.path())
+            .env("SYSGAUGE_NET_KEY", key)
+            .args(listen_args(serve_port));
+        ChildGuard::spawn(&mut cmd)
+    };
+    assert!(
+        l.wait_for_line("net service on 0.0.0.0", READY),
+        "{}",
+        l.output()
+    );
+    // Forged datagrams: our header with no tag, and with another key's tag.
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    u.connect(("127.0.0.1", serve_port)).unwrap();
+    let wrong = ServiceKey::new(b"not the key").unwrap();
+    for seq in 0..2000u64 {
+        let mut d = [0u8; 64];
+        put_udp_header(&mut d, seq, (seq % 2 == 1).then_some(&wrong));
+        u.send(&d).unwrap();
+    }
+    u.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut inb = [0u8; 128];
+    assert!(u.recv(&mut inb).is_err(), "a forged datagram was reflected");
+    // The key's datagram comes back: the silence above was not an outage.
+    let right = ServiceKey::new(key.as_bytes()).unwrap();
+    let mut d = [0u8; 64];
+    put_udp_header(&mut d, 9, Some(&right));
+    u.send(&d).unwrap();
+    u.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let n = u.recv(&mut inb).unwrap();
+    assert_eq!(&inb[..n], &d[..]);
+
+    let peer = format!("127.0.0.1:{serve_port}");
+    let net = |key: Option<&str>| {
+        let mut c = sb.cmd();
+        c.env_remove("SYSGAUGE_NET_KEY");
+        if let Some(k) = key {
+            c.env("SYSGAUGE_NET_KEY", k);
+        }
+        c.args([
+            "net",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "3",
+            "--no-store",
+        ])
+        .args(["--peer", &peer, "--json", "-", "--udp-size", "100"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap()
+    };
+    let out = net(None);
+    let run = strict_record(&out.stdout);
+    assert!(
+        run.results.iter().all(|r| !r.is_ok()),
+        "measured without the key: {run:?}"
+    );
+    assert!(
+        stderr_of(&out).contains("refused our key"),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = net(Some(key));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let run = strict_record(&out.stdout);
+    assert_eq!(run.results.len(), 4);
+    assert!(run.results.iter().all(|r| r.is_ok()), "{run:?}");
     l.interrupt();
     let status = l.wait_exit(Duration::from_secs(20));
     assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", l.output());
@@ -728,10 +842,22 @@ fn bad_input_is_a_usage_error() {
     usage_error(
         &sb,
         &["net", "--no-store", "--udp-size", "8"],
-        "must be within 16..=65507",
+        "must be within 32..=65507",
     );
     usage_error(&sb, &["net", "--no-store", "--streams", "0"], "--streams 0");
     usage_error(&sb, &["listen", "--serve-bind", "127.0.0.1"], "--serve");
+    usage_error(
+        &sb,
+        &[
+            "net",
+            "--no-store",
+            "--peer",
+            "127.0.0.1:9",
+            "--peer-key",
+            "",
+        ],
+        "is empty",
+    );
     usage_error(
         &sb,
         &["listen", "-I", "no-such-host.invalid"],

@@ -6,7 +6,7 @@
 //! remembered too, so an unreachable peer costs one connect timeout, not one
 //! per case. Every socket the cases open gets bounded timeouts from here.
 
-use super::proto::{self, Hello, Mode, Reply, ReplyError, ReplyStatus, MSG_LEN};
+use super::proto::{self, Hello, Mode, Reply, ReplyError, ReplyStatus, ServiceKey, MSG_LEN};
 use super::service::{NetService, ServiceConfig};
 use super::NetOptions;
 use std::io::{self, Read, Write};
@@ -32,6 +32,8 @@ pub struct Endpoint {
     pub udp: SocketAddr,
     /// True for a peer (traffic crosses a real link).
     pub remote: bool,
+    /// The key that tags our hellos and datagrams (none for loopback).
+    pub key: Option<ServiceKey>,
     /// Result of the one-time UDP reachability check.
     udp_checked: Option<Result<(), String>>,
     /// The in-process service, stopped when the fixture is dropped.
@@ -55,7 +57,7 @@ impl Endpoint {
     /// verdict.
     pub fn check_udp(&mut self) -> Result<(), BenchError> {
         if self.udp_checked.is_none() {
-            self.udp_checked = Some(udp_probe(self.udp).map_err(|e| {
+            self.udp_checked = Some(udp_probe(self.udp, self.key.as_ref()).map_err(|e| {
                 format!(
                     "no UDP answer from the net service at {} ({}): {e}; {}",
                     self.name,
@@ -90,17 +92,19 @@ fn open(options: &NetOptions) -> Slot {
                 tcp,
                 udp: tcp,
                 remote: false,
+                key: None,
                 udp_checked: None,
                 _service: Some(service),
             })
         }
         Some(peer) => {
-            let port = info(peer.addr, &peer.name)?;
+            let port = info(peer.addr, &peer.name, options.key.as_ref())?;
             Ok(Endpoint {
                 name: peer.name.clone(),
                 tcp: peer.addr,
                 udp: SocketAddr::new(peer.addr.ip(), port),
                 remote: true,
+                key: options.key.clone(),
                 udp_checked: None,
                 _service: None,
             })
@@ -163,7 +167,10 @@ pub fn read_reply(stream: &mut TcpStream, addr: SocketAddr) -> Result<Reply, Str
                 "the net service at {addr} does not know this request: run the same sysgauge version on both ends"
             )),
             ReplyStatus::Busy => Err(format!(
-                "the net service at {addr} is busy (too many connections); try again later"
+                "the net service at {addr} is busy (too many connections, in all or from this address); try again later or with fewer --streams"
+            )),
+            ReplyStatus::Unauthenticated => Err(format!(
+                "the net service at {addr} refused our key: give the key it was started with (--peer-key or SYSGAUGE_NET_KEY), or none for a keyless loopback service"
             )),
         },
     }
@@ -171,7 +178,7 @@ pub fn read_reply(stream: &mut TcpStream, addr: SocketAddr) -> Result<Reply, Str
 
 /// The info exchange: proves the peer is our service and returns its UDP
 /// port.
-pub fn info(addr: SocketAddr, name: &str) -> Result<u16, String> {
+pub fn info(addr: SocketAddr, name: &str, key: Option<&ServiceKey>) -> Result<u16, String> {
     let hint = format!(
         "start `sysgauge listen --serve --serve-bind ADDR` on {name} and let TCP and UDP port {} through its firewall",
         addr.port()
@@ -179,7 +186,7 @@ pub fn info(addr: SocketAddr, name: &str) -> Result<u16, String> {
     let mut s = connect(addr).map_err(|e| {
         format!("cannot connect to the sysgauge net service at {name} ({addr}): {e}; {hint}")
     })?;
-    s.write_all(&Hello::new(Mode::Info, 0).encode())
+    s.write_all(&Hello::new(Mode::Info, 0).encode(key))
         .map_err(|e| format!("cannot talk to {name} ({addr}): {e}; {hint}"))?;
     let r = read_reply(&mut s, addr)?;
     u16::try_from(r.value)
@@ -194,7 +201,7 @@ pub fn info(addr: SocketAddr, name: &str) -> Result<u16, String> {
 }
 
 /// Sends one datagram to the reflector and waits for it to come back.
-fn udp_probe(addr: SocketAddr) -> io::Result<()> {
+fn udp_probe(addr: SocketAddr, key: Option<&ServiceKey>) -> io::Result<()> {
     let local: SocketAddr = if addr.is_ipv4() {
         SocketAddr::from(([0, 0, 0, 0], 0))
     } else {
@@ -209,7 +216,7 @@ fn udp_probe(addr: SocketAddr) -> io::Result<()> {
     let mut seq = 0xC0FFEE;
     while std::time::Instant::now() < deadline {
         seq += 1;
-        proto::put_udp_header(&mut out, seq);
+        proto::put_udp_header(&mut out, seq, key);
         s.send(&out)?;
         match s.recv(&mut inb) {
             Ok(n) if proto::udp_seq(&inb[..n]) == Some(seq) => return Ok(()),

@@ -31,8 +31,9 @@ use std::sync::Arc;
 use sysgauge_core::{Benchmark, Finding, Severity};
 
 pub use ping::{PingObserver, PingSetup};
+pub use proto::ServiceKey;
 pub use proto::DEFAULT_SERVICE_PORT;
-pub use service::{NetService, ServiceConfig};
+pub use service::{NetService, ServiceConfig, DEFAULT_UDP_RATE};
 
 /// A peer running `sysgauge listen --serve`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +56,8 @@ pub struct NetOptions {
     pub udp_size: Option<usize>,
     /// Set by `sysgauge ping`: the hosts and the client.
     pub ping: Option<PingSetup>,
+    /// The peer's shared key (`--peer-key` or SYSGAUGE_NET_KEY).
+    pub key: Option<proto::ServiceKey>,
 }
 
 /// The `target` param of the TCP and UDP cases.

@@ -22,21 +22,34 @@
 //!   batches (`recvmmsg`/`sendmmsg`) and reflects only datagrams with our
 //!   header, unchanged, so junk is never answered and no reply is larger
 //!   than its request.
+//! - Nobody else's reflector: every hello and datagram carries an HMAC tag
+//!   of the shared key (see [`super::proto`]); a non-loopback address is
+//!   refused at start without a key. Unauthenticated datagrams are dropped,
+//!   never reflected; an unauthenticated hello gets "not authenticated".
+//! - Limits: at most `max_connections` slow (sink, or hello not yet
+//!   complete) connections at once, and `max_per_source` of them per source
+//!   address; each reflector thread rate-limits per source (IPv6: per /64)
+//!   with the 2ping listener's token buckets (new sources share one bucket,
+//!   so a spoofed flood is held to one source's rate). Loopback sources are
+//!   exempt from the UDP rate only: the in-process service measures the
+//!   stack, not the limiter, and only this host can reach a loopback bind.
 //! - Every blocking call has a timeout (poll 100 ms, socket reads 250 ms),
 //!   every loop checks the stop flag, and idle sink connections are closed
 //!   after `idle_timeout`; dropping the service stops and joins every
 //!   thread.
 
-use super::proto::{self, Hello, HelloError, Mode, Reply, ReplyStatus, MSG_LEN};
+use super::proto::{self, Hello, HelloError, Mode, Reply, ReplyStatus, ServiceKey, HELLO_LEN};
 use super::sys::{self, Batch};
 use socket2::{Domain, Protocol, Socket, Type};
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use sysgauge_twoping::listener::{RateLimit, RateLimiter};
 use thiserror::Error;
 
 /// Size of the sink's read buffers: as large as the client's writes, and
@@ -62,7 +75,20 @@ pub struct ServiceConfig {
     pub max_connections: usize,
     /// A sink connection that sends nothing for this long is closed.
     pub idle_timeout: Duration,
+    /// Most slow connections at once from one source address.
+    pub max_per_source: usize,
+    /// The shared key; required unless every address is loopback.
+    pub key: Option<ServiceKey>,
+    /// Per-source UDP rate limit of each reflector thread; `None`: none.
+    pub udp_rate: Option<RateLimit>,
 }
+
+/// Default per-source UDP rate (datagrams per second, per reflector
+/// thread): above what one client's packet-rate case sends over a
+/// gigabit link, far below what would make the service a useful weapon.
+pub const DEFAULT_UDP_RATE: u32 = 200_000;
+/// Sources with their own UDP token bucket, per reflector thread.
+const UDP_RATE_SOURCES: usize = 4096;
 
 impl ServiceConfig {
     /// An in-process service on 127.0.0.1 at a free port.
@@ -87,6 +113,13 @@ impl Default for ServiceConfig {
             reflector_threads: cpus.clamp(1, 8),
             max_connections: 256,
             idle_timeout: Duration::from_secs(10),
+            max_per_source: 64,
+            key: None,
+            udp_rate: Some(RateLimit {
+                packets_per_second: f64::from(DEFAULT_UDP_RATE),
+                burst: f64::from(DEFAULT_UDP_RATE),
+                exempt_loopback: true,
+            }),
         }
     }
 }
@@ -115,12 +148,21 @@ pub struct ServiceCounters {
     pub foreign: AtomicU64,
     pub udp_reflected: AtomicU64,
     pub udp_dropped: AtomicU64,
+    /// Hellos whose tag was not the key's.
+    pub unauthenticated: AtomicU64,
+    /// Datagrams of our protocol whose tag was not the key's.
+    pub udp_unauthenticated: AtomicU64,
+    /// Datagrams over their source's rate.
+    pub udp_rate_limited: AtomicU64,
+    /// Slow connections refused for their source's limit.
+    pub refused_per_source: AtomicU64,
 }
 
 struct Shared {
     stop: AtomicBool,
     counters: ServiceCounters,
     active: AtomicUsize,
+    per_source: Mutex<HashMap<IpAddr, usize>>,
     buffers: Mutex<Vec<Vec<u8>>>,
     config: ServiceConfig,
 }
@@ -213,10 +255,20 @@ impl NetService {
         if config.addresses.is_empty() {
             return Err(ServiceError::Config("no address to serve on".into()));
         }
-        if config.reflector_threads == 0 || config.max_connections == 0 {
+        if config.reflector_threads == 0
+            || config.max_connections == 0
+            || config.max_per_source == 0
+        {
             return Err(ServiceError::Config(
-                "reflector threads and max connections must be at least 1".into(),
+                "reflector threads and connection limits must be at least 1".into(),
             ));
+        }
+        if config.key.is_none() {
+            if let Some(a) = config.addresses.iter().find(|a| !a.ip().is_loopback()) {
+                return Err(ServiceError::Config(format!(
+                    "serving on {a} needs a shared key (--serve-key or SYSGAUGE_NET_KEY): without one anybody could use the service as a reflector"
+                )));
+            }
         }
         let mut bound = Vec::new();
         for &addr in &config.addresses {
@@ -226,6 +278,7 @@ impl NetService {
             stop: AtomicBool::new(false),
             counters: ServiceCounters::default(),
             active: AtomicUsize::new(0),
+            per_source: Mutex::new(HashMap::new()),
             buffers: Mutex::new(Vec::new()),
             config,
         });
@@ -345,10 +398,10 @@ fn handle_new(
     workers: &Arc<Mutex<Vec<JoinHandle<()>>>>,
 ) {
     let _ = stream.set_nodelay(true);
-    let mut hello = [0u8; MSG_LEN];
+    let mut hello = [0u8; HELLO_LEN];
     let mut have = 0;
     if stream.set_nonblocking(true).is_ok() {
-        while have < MSG_LEN {
+        while have < HELLO_LEN {
             match stream.read(&mut hello[have..]) {
                 Ok(0) => return,
                 Ok(n) => have += n,
@@ -357,8 +410,8 @@ fn handle_new(
             }
         }
     }
-    if have == MSG_LEN {
-        match Hello::decode(&hello) {
+    if have == HELLO_LEN {
+        match Hello::decode(&hello, sh.config.key.as_ref()) {
             Ok(h) if h.mode == Mode::Sink => {}
             other => {
                 answer_quick(&mut stream, other, udp_port, sh);
@@ -366,8 +419,19 @@ fn handle_new(
             }
         }
     }
+    let Some(source) = stream.peer_addr().ok().map(|a| a.ip()) else {
+        return;
+    };
+    if !enter_source(sh, source) {
+        sh.counters
+            .refused_per_source
+            .fetch_add(1, Ordering::Relaxed);
+        let _ = stream.write_all(&Reply::new(ReplyStatus::Busy, 0).encode());
+        return;
+    }
     if sh.active.fetch_add(1, Ordering::SeqCst) >= sh.config.max_connections {
         sh.active.fetch_sub(1, Ordering::SeqCst);
+        leave_source(sh, source);
         sh.counters.refused_busy.fetch_add(1, Ordering::Relaxed);
         let _ = stream.write_all(&Reply::new(ReplyStatus::Busy, 0).encode());
         return;
@@ -379,6 +443,7 @@ fn handle_new(
         .spawn(move || {
             serve_slow(stream, hello, have, udp_port, &sh2);
             sh2.active.fetch_sub(1, Ordering::SeqCst);
+            leave_source(&sh2, source);
         });
     match spawned {
         Ok(h) => {
@@ -388,6 +453,36 @@ fn handle_new(
         }
         Err(_) => {
             sh.active.fetch_sub(1, Ordering::SeqCst);
+            leave_source(sh, source);
+        }
+    }
+}
+
+/// Counts a slow connection of `source`; false if it already has
+/// `max_per_source`. The map holds only sources with live connections, so
+/// it is bounded by `max_connections`.
+fn enter_source(sh: &Shared, source: IpAddr) -> bool {
+    let Ok(mut m) = sh.per_source.lock() else {
+        return false;
+    };
+    let n = m.entry(source).or_insert(0);
+    if *n >= sh.config.max_per_source {
+        if *n == 0 {
+            m.remove(&source);
+        }
+        return false;
+    }
+    *n += 1;
+    true
+}
+
+fn leave_source(sh: &Shared, source: IpAddr) {
+    if let Ok(mut m) = sh.per_source.lock() {
+        if let Some(n) = m.get_mut(&source) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                m.remove(&source);
+            }
         }
     }
 }
@@ -408,6 +503,10 @@ fn answer_quick(
         },
         Err(HelloError::Version(_)) => Reply::new(ReplyStatus::UnsupportedVersion, 0),
         Err(HelloError::UnknownMode(_)) => Reply::new(ReplyStatus::UnknownMode, 0),
+        Err(HelloError::Unauthenticated) => {
+            sh.counters.unauthenticated.fetch_add(1, Ordering::Relaxed);
+            Reply::new(ReplyStatus::Unauthenticated, 0)
+        }
         Err(HelloError::BadMagic) => {
             // Not a sysgauge client: say nothing.
             sh.counters.foreign.fetch_add(1, Ordering::Relaxed);
@@ -453,7 +552,7 @@ fn read_some(
 /// A worker: finishes reading the hello if needed, then serves it.
 fn serve_slow(
     mut stream: TcpStream,
-    mut hello: [u8; MSG_LEN],
+    mut hello: [u8; HELLO_LEN],
     mut have: usize,
     udp_port: u16,
     sh: &Shared,
@@ -464,14 +563,14 @@ fn serve_slow(
     }
     let _ = stream.set_write_timeout(Some(sh.config.idle_timeout));
     let started = Instant::now();
-    while have < MSG_LEN {
+    while have < HELLO_LEN {
         let left = HELLO_TIMEOUT.saturating_sub(started.elapsed());
         match read_some(&mut stream, &mut hello[have..], left, sh) {
             Ok(0) | Err(_) => return,
             Ok(n) => have += n,
         }
     }
-    let h = Hello::decode(&hello);
+    let h = Hello::decode(&hello, sh.config.key.as_ref());
     match h {
         Ok(h) if h.mode == Mode::Sink => sink(&mut stream, h.argument, sh),
         other => answer_quick(&mut stream, other, udp_port, sh),
@@ -533,35 +632,63 @@ fn sink(stream: &mut TcpStream, first: u64, sh: &Shared) {
     give_buffer(sh, buf);
 }
 
-/// One reflector thread: echoes valid datagrams to their senders.
+/// One reflector thread: echoes authentic datagrams to their senders,
+/// within each sender's rate.
 fn reflect(socket: &UdpSocket, sh: &Shared) {
     let mut batch = Batch::new(proto::MAX_UDP_SIZE);
+    let key = sh.config.key.as_ref();
+    let mut limiter = sh
+        .config
+        .udp_rate
+        .map(|rl| RateLimiter::new(rl, UDP_RATE_SOURCES, Instant::now()));
+    let mut last_maintenance = Instant::now();
     while !stopped(sh) {
         let n = match batch.recv(socket, true) {
             Ok(n) => n,
             Err(_) => continue,
         };
+        let now = Instant::now();
         // Keep valid datagrams at the front, in order.
         let mut keep = 0;
+        let (mut forged, mut limited) = (0u64, 0u64);
         for i in 0..n {
-            if proto::udp_seq(batch.received(i)).is_some() {
-                if keep != i {
-                    batch.move_slot(i, keep);
+            let data = batch.received(i);
+            if proto::udp_seq(data).is_none() {
+                continue;
+            }
+            // The cheap check first: the rate limit is a hash lookup, the
+            // tag an HMAC.
+            if let (Some(l), Some(src)) = (limiter.as_mut(), batch.source_ip(i)) {
+                if !l.allow(src, false, now) {
+                    limited += 1;
+                    continue;
                 }
-                keep += 1;
+            }
+            if !proto::udp_authentic(data, key) {
+                forged += 1;
+                continue;
+            }
+            if keep != i {
+                batch.move_slot(i, keep);
+            }
+            keep += 1;
+        }
+        if let Some(l) = limiter.as_mut() {
+            if now.saturating_duration_since(last_maintenance) >= Duration::from_secs(1) {
+                l.maintain(now);
+                last_maintenance = now;
             }
         }
+        let c = &sh.counters;
         let dropped = (n - keep) as u64;
         if dropped > 0 {
-            sh.counters
-                .udp_dropped
-                .fetch_add(dropped, Ordering::Relaxed);
+            c.udp_dropped.fetch_add(dropped, Ordering::Relaxed);
+            c.udp_unauthenticated.fetch_add(forged, Ordering::Relaxed);
+            c.udp_rate_limited.fetch_add(limited, Ordering::Relaxed);
         }
         if keep > 0 {
             if let Ok(sent) = batch.send(socket, keep, true) {
-                sh.counters
-                    .udp_reflected
-                    .fetch_add(sent as u64, Ordering::Relaxed);
+                c.udp_reflected.fetch_add(sent as u64, Ordering::Relaxed);
             }
         }
     }

@@ -62,6 +62,29 @@ impl Batch {
         &self.buf[start..start + len]
     }
 
+    /// The sender's address of datagram `i` of the last `recv(.., true)`.
+    pub fn source_ip(&self, i: usize) -> Option<std::net::IpAddr> {
+        let st = &self.addrs[i % BATCH];
+        let len = self.addr_lens[i % BATCH] as usize;
+        match i32::from(st.ss_family) {
+            libc::AF_INET if len >= std::mem::size_of::<libc::sockaddr_in>() => {
+                // SAFETY: the kernel wrote a sockaddr_in (family AF_INET,
+                // length checked) into this sockaddr_storage, which is large
+                // and aligned enough for it.
+                let sin =
+                    unsafe { &*(st as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+                Some(std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)).into())
+            }
+            libc::AF_INET6 if len >= std::mem::size_of::<libc::sockaddr_in6>() => {
+                // SAFETY: as above, for a sockaddr_in6.
+                let sin6 =
+                    unsafe { &*(st as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+                Some(std::net::Ipv6Addr::from(sin6.sin6_addr.s6_addr).into())
+            }
+            _ => None,
+        }
+    }
+
     /// Moves datagram `from` (bytes, length, sender) into slot `to`.
     pub fn move_slot(&mut self, from: usize, to: usize) {
         let (from, to) = (from % BATCH, to % BATCH);

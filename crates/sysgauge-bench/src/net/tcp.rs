@@ -20,7 +20,7 @@
 //! second do not exhaust the client's ports.
 
 use super::endpoint::{self, Endpoint};
-use super::proto::{Hello, Mode};
+use super::proto::{Hello, Mode, ServiceKey};
 use super::{loopback_finding, target_param, NetOptions};
 use crate::util::{fill_pattern, mb_per_s, metric};
 use std::io::{Read, Write};
@@ -64,6 +64,7 @@ fn transfer(
     addr: SocketAddr,
     data: &[u8],
     chunks: u64,
+    key: Option<&ServiceKey>,
     cancel: &CancelToken,
 ) -> Result<f64, BenchError> {
     let total = chunks * data.len() as u64;
@@ -78,7 +79,7 @@ fn transfer(
     };
     let send_err = |e: std::io::Error| BenchError::failed(format!("sending to {addr}: {e}"));
     if fresh {
-        s.write_all(&Hello::new(Mode::Sink, total).encode())
+        s.write_all(&Hello::new(Mode::Sink, total).encode(key))
             .map_err(send_err)?;
     } else {
         s.write_all(&total.to_be_bytes()).map_err(send_err)?;
@@ -134,9 +135,9 @@ impl Benchmark for TcpThroughputBenchmark {
             .and_then(|s| usize::try_from(s).ok())
             .filter(|&s| (1..=1024).contains(&s))
             .ok_or_else(|| BenchError::failed("streams must be within 1..=1024"))?;
-        let (addr, remote) = {
+        let (addr, remote, key) = {
             let ep = Endpoint::get(ctx, &self.options)?;
-            (ep.tcp, ep.remote)
+            (ep.tcp, ep.remote, ep.key.clone())
         };
         if !remote && streams == 1 {
             ctx.finding(loopback_finding());
@@ -149,7 +150,7 @@ impl Benchmark for TcpThroughputBenchmark {
         // One connection per stream, kept for the case, closed at its end.
         let conns: Vec<Mutex<Option<TcpStream>>> = (0..streams).map(|_| Mutex::new(None)).collect();
         let send = |t: usize, n: u64| match conns.get(t) {
-            Some(c) => transfer(c, addr, &data, n, &cancel),
+            Some(c) => transfer(c, addr, &data, n, key.as_ref(), &cancel),
             None => Err(BenchError::failed("no connection for this stream")),
         };
         let samples = if streams == 1 {
@@ -229,8 +230,11 @@ impl Benchmark for TcpConnectBenchmark {
     }
 
     fn run(&self, ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let addr = Endpoint::get(ctx, &self.options)?.tcp;
-        let hello = Hello::new(Mode::Connect, 0).encode();
+        let (addr, key) = {
+            let ep = Endpoint::get(ctx, &self.options)?;
+            (ep.tcp, ep.key.clone())
+        };
+        let hello = Hello::new(Mode::Connect, 0).encode(key.as_ref());
         let cancel = ctx.cancel_token().clone();
         let samples = ctx.measure_rate(|n| {
             for i in 0..n {

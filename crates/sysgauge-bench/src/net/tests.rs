@@ -160,7 +160,7 @@ fn foreign_server() -> (SocketAddr, std::thread::JoinHandle<()>) {
 #[test]
 fn a_wrong_service_is_named() {
     let (addr, h) = foreign_server();
-    let err = endpoint::info(addr, "web").err().unwrap_or_default();
+    let err = endpoint::info(addr, "web", None).err().unwrap_or_default();
     assert!(err.contains("not as a sysgauge net service"), "{err}");
     assert!(err.contains("HTTP/1.1"), "{err}");
     let _ = h.join();
@@ -173,7 +173,7 @@ fn service_refuses_other_versions_and_junk() {
     // A hello of another version gets a clear status back.
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut hello = Hello::new(Mode::Info, 0).encode();
+    let mut hello = Hello::new(Mode::Info, 0).encode(None);
     hello[5] = 99;
     s.write_all(&hello).unwrap();
     let err = endpoint::read_reply(&mut s, addr).err().unwrap_or_default();
@@ -181,7 +181,7 @@ fn service_refuses_other_versions_and_junk() {
     // A hello sent in pieces is still understood (served by a worker).
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let hello = Hello::new(Mode::Info, 0).encode();
+    let hello = Hello::new(Mode::Info, 0).encode(None);
     s.write_all(&hello[..5]).unwrap();
     std::thread::sleep(Duration::from_millis(1100));
     s.write_all(&hello[5..]).unwrap();
@@ -198,7 +198,8 @@ fn service_refuses_other_versions_and_junk() {
     // never confirmed.
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(&Hello::new(Mode::Sink, 3).encode()).unwrap();
+    s.write_all(&Hello::new(Mode::Sink, 3).encode(None))
+        .unwrap();
     s.write_all(&[1, 2, 3]).unwrap();
     assert_eq!(endpoint::read_reply(&mut s, addr).map(|r| r.value), Ok(3));
     s.write_all(&1000u64.to_be_bytes()).unwrap();
@@ -215,7 +216,7 @@ fn service_refuses_other_versions_and_junk() {
     let mut inb = [0u8; 256];
     assert!(u.recv(&mut inb).is_err(), "junk was answered");
     let mut ours = [7u8; 100];
-    proto::put_udp_header(&mut ours, 42);
+    proto::put_udp_header(&mut ours, 42, None);
     u.send(&ours).unwrap();
     u.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     let n = u.recv(&mut inb).unwrap();
@@ -230,6 +231,140 @@ fn service_refuses_other_versions_and_junk() {
     assert!(TcpListener::bind(addr).is_ok());
 }
 
+fn key(k: &str) -> proto::ServiceKey {
+    proto::ServiceKey::new(k.as_bytes()).unwrap()
+}
+
+fn counter(c: &std::sync::atomic::AtomicU64) -> u64 {
+    c.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[test]
+fn keyed_service_answers_only_its_key() {
+    let k = key("correct horse");
+    let service = NetService::start(ServiceConfig {
+        key: Some(k.clone()),
+        ..ServiceConfig::loopback()
+    })
+    .unwrap();
+    let addr = service.local_addrs()[0];
+    // Hellos: no key or a wrong key are refused with a status; the key works.
+    for wrong in [None, Some(key("wrong"))] {
+        let err = endpoint::info(addr, "peer", wrong.as_ref())
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("refused our key"), "{err}");
+    }
+    assert_eq!(endpoint::info(addr, "peer", Some(&k)), Ok(addr.port()));
+    assert_eq!(counter(&service.counters().unauthenticated), 2);
+    // Datagrams: unauthenticated or wrongly keyed ones are dropped, never
+    // reflected; a keyed one comes back unchanged.
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    u.connect(addr).unwrap();
+    u.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut inb = [0u8; 256];
+    for wrong in [None, Some(key("wrong"))] {
+        let mut d = [7u8; 100];
+        proto::put_udp_header(&mut d, 1, wrong.as_ref());
+        u.send(&d).unwrap();
+        assert!(u.recv(&mut inb).is_err(), "a forged datagram was reflected");
+    }
+    let mut d = [7u8; 100];
+    proto::put_udp_header(&mut d, 2, Some(&k));
+    u.send(&d).unwrap();
+    u.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let n = u.recv(&mut inb).unwrap();
+    assert_eq!(&inb[..n], &d[..]);
+    assert_eq!(counter(&service.counters().udp_unauthenticated), 2);
+    // The counter is bumped just after the send: wait for it (bounded).
+    let end = std::time::Instant::now() + Duration::from_secs(2);
+    while counter(&service.counters().udp_reflected) == 0 && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(counter(&service.counters().udp_reflected), 1);
+}
+
+#[test]
+fn non_loopback_bind_needs_a_key() {
+    let open = ServiceConfig {
+        addresses: vec![SocketAddr::from(([0, 0, 0, 0], 0))],
+        ..ServiceConfig::loopback()
+    };
+    let err = NetService::start(open.clone()).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("needs a shared key")),
+        "{err:?}"
+    );
+    let keyed = ServiceConfig {
+        key: Some(key("k")),
+        ..open
+    };
+    assert!(NetService::start(keyed).is_ok());
+}
+
+#[test]
+fn connections_are_limited_per_source() {
+    let service = NetService::start(ServiceConfig {
+        max_per_source: 2,
+        ..ServiceConfig::loopback()
+    })
+    .unwrap();
+    let addr = service.local_addrs()[0];
+    // Two slow connections (hellos never finished) hold this source's share.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(b"SGNT").unwrap();
+        held.push(s);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&Hello::new(Mode::Sink, 10).encode(None))
+        .unwrap();
+    let mut b = [0u8; MSG_LEN];
+    s.read_exact(&mut b).unwrap();
+    assert_eq!(Reply::decode(&b).map(|r| r.status), Ok(ReplyStatus::Busy));
+    assert_eq!(counter(&service.counters().refused_per_source), 1);
+    // Quick requests are answered inline and not limited by the share.
+    assert_eq!(endpoint::info(addr, "loopback", None), Ok(addr.port()));
+    drop(held);
+}
+
+#[test]
+fn udp_is_rate_limited_per_source() {
+    let service = NetService::start(ServiceConfig {
+        reflector_threads: 1,
+        udp_rate: Some(sysgauge_twoping::listener::RateLimit {
+            packets_per_second: 1.0,
+            burst: 5.0,
+            exempt_loopback: false,
+        }),
+        ..ServiceConfig::loopback()
+    })
+    .unwrap();
+    let addr = service.local_addrs()[0];
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    u.connect(addr).unwrap();
+    for seq in 0..50 {
+        let mut d = [0u8; 64];
+        proto::put_udp_header(&mut d, seq, None);
+        u.send(&d).unwrap();
+    }
+    u.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut inb = [0u8; 128];
+    let mut back = 0;
+    while back < 50 && u.recv(&mut inb).is_ok() {
+        back += 1;
+    }
+    // The burst (5), plus at most a token or two refilled meanwhile.
+    assert!((5..=7).contains(&back), "{back} of 50 reflected");
+    assert!(counter(&service.counters().udp_rate_limited) >= 43);
+}
+
 #[test]
 fn busy_service_says_so() {
     let service = NetService::start(ServiceConfig {
@@ -240,12 +375,13 @@ fn busy_service_says_so() {
     let addr = service.local_addrs()[0];
     // One sink connection holds the only slot.
     let mut hold = TcpStream::connect(addr).unwrap();
-    hold.write_all(&Hello::new(Mode::Sink, 1 << 30).encode())
+    hold.write_all(&Hello::new(Mode::Sink, 1 << 30).encode(None))
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(&Hello::new(Mode::Sink, 10).encode()).unwrap();
+    s.write_all(&Hello::new(Mode::Sink, 10).encode(None))
+        .unwrap();
     let mut b = [0u8; MSG_LEN];
     s.read_exact(&mut b).unwrap();
     assert_eq!(Reply::decode(&b).map(|r| r.status), Ok(ReplyStatus::Busy));

@@ -137,6 +137,7 @@ impl Ladder {
 /// One sender's socket and buffers (locked once per repetition).
 struct Sender {
     socket: UdpSocket,
+    key: Option<proto::ServiceKey>,
     out: Batch,
     inb: Batch,
     next_seq: u64,
@@ -168,7 +169,7 @@ fn flood(
             .min(BATCH as u64) as usize;
         if want > 0 {
             for i in 0..want {
-                proto::put_udp_header(s.out.slot_mut(i), s.next_seq);
+                proto::put_udp_header(s.out.slot_mut(i), s.next_seq, s.key.as_ref());
                 s.out.lens[i] = size;
                 s.next_seq += 1;
             }
@@ -269,10 +270,10 @@ impl Benchmark for UdpPpsBenchmark {
                 ));
             }
         }
-        let udp = {
+        let (udp, key) = {
             let ep = Endpoint::get(ctx, &self.options)?;
             ep.check_udp()?;
-            ep.udp
+            (ep.udp, ep.key.clone())
         };
         let mut socks = Vec::with_capacity(senders);
         for _ in 0..senders {
@@ -281,6 +282,7 @@ impl Benchmark for UdpPpsBenchmark {
             })?;
             socks.push(Mutex::new(Sender {
                 socket,
+                key: key.clone(),
                 out: Batch::new(size),
                 inb: Batch::new(size.max(UDP_HEADER_LEN) + 64),
                 next_seq: 0,
@@ -356,10 +358,10 @@ impl Benchmark for UdpRttBenchmark {
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let size = size_of(params, &self.options)?;
-        let udp = {
+        let (udp, key) = {
             let ep = Endpoint::get(ctx, &self.options)?;
             ep.check_udp()?;
-            ep.udp
+            (ep.udp, ep.key.clone())
         };
         let socket = endpoint::udp_socket(udp, Duration::from_secs(1))
             .map_err(|e| BenchError::failed(format!("cannot open a UDP socket to {udp}: {e}")))?;
@@ -379,7 +381,7 @@ impl Benchmark for UdpRttBenchmark {
                     cancel.check()?;
                 }
                 seq += 1;
-                proto::put_udp_header(&mut out, seq);
+                proto::put_udp_header(&mut out, seq, key.as_ref());
                 let t0 = Instant::now();
                 socket
                     .send(&out)
@@ -440,8 +442,8 @@ mod tests {
         assert_eq!(sender_ladder(Profile::Quick, 2), vec![1, 2, 4]);
         assert_eq!(sender_ladder(Profile::Standard, 2), vec![1, 2, 4]);
         assert_eq!(sender_ladder(Profile::Full, 16), vec![1, 2, 4, 8, 16, 32]);
-        assert!(check_size(15).is_err());
-        assert!(check_size(16).is_ok());
+        assert!(check_size(31).is_err());
+        assert!(check_size(32).is_ok());
         assert!(check_size(65_507).is_ok());
         assert!(check_size(65_508).is_err());
     }

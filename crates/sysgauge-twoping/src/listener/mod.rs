@@ -27,7 +27,7 @@
 mod peers;
 mod ratelimit;
 
-pub use ratelimit::RateLimit;
+pub use ratelimit::{RateLimit, RateLimiter};
 
 use crate::auth::Auth;
 use crate::codec::{
@@ -37,7 +37,6 @@ use crate::codec::{
 use crate::net::{self, Cancel};
 use crate::session::{self, LossDirection, SentKind, Session, SessionEvent, SessionLimits};
 use peers::PeerTable;
-use ratelimit::RateLimiter;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,6 +54,8 @@ use thiserror::Error;
 
 /// The 2ping port.
 pub const DEFAULT_PORT: u16 = 15998;
+/// Receive buffer asked for each listening socket.
+const RECV_BUFFER: usize = 4 << 20;
 
 /// Bounds on the listener's work and memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -412,6 +413,12 @@ impl Listener {
         for addr in &addrs {
             match net::bind_udp(*addr) {
                 Ok(s) => {
+                    // Room for a burst while we are not scheduled: the
+                    // default (~200 KiB, a few hundred small datagrams) is
+                    // a few milliseconds of a flood, and the kernel drops
+                    // from a full buffer at random, real clients included.
+                    // It caps the size at net.core.rmem_max.
+                    let _ = socket2::SockRef::from(&s).set_recv_buffer_size(RECV_BUFFER);
                     let local = s.local_addr().unwrap_or(*addr);
                     sockets.push((s, local));
                 }
@@ -609,7 +616,7 @@ impl Listener {
             return self.drop_packet(peer, DropReason::Malformed, on_event);
         }
         if let Some(l) = &mut self.limiter {
-            if !l.allow(peer.ip(), received_at) {
+            if !l.allow(peer.ip(), self.peers.is_trusted(&peer), received_at) {
                 return self.drop_packet(peer, DropReason::RateLimited, on_event);
             }
         }

@@ -89,29 +89,34 @@ impl Bucket {
     }
 }
 
-pub(crate) struct RateLimiter {
+/// Token buckets per source; also used by sysgauge's net service.
+pub struct RateLimiter {
     limit: RateLimit,
     buckets: HashMap<SourceKey, Bucket>,
     cap: usize,
     overflow: Bucket,
+    newcomers: Bucket,
     last_sweep: Option<Instant>,
 }
 
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
 
 impl RateLimiter {
-    pub(crate) fn new(limit: RateLimit, cap: usize, now: Instant) -> RateLimiter {
+    /// At most `cap` sources with their own bucket.
+    pub fn new(limit: RateLimit, cap: usize, now: Instant) -> RateLimiter {
         RateLimiter {
             limit,
             buckets: HashMap::new(),
             cap: cap.max(1),
             overflow: Bucket::full(&limit, now),
+            newcomers: Bucket::full(&limit, now),
             last_sweep: None,
         }
     }
 
     /// Takes a token for a datagram from `ip`; false means drop it.
-    pub(crate) fn allow(&mut self, ip: IpAddr, now: Instant) -> bool {
+    /// `trusted` says the source has proved it receives at its address.
+    pub fn allow(&mut self, ip: IpAddr, trusted: bool, now: Instant) -> bool {
         if self.limit.exempt_loopback && ip.to_canonical().is_loopback() {
             return true;
         }
@@ -120,10 +125,13 @@ impl RateLimiter {
         if let Some(b) = self.buckets.get_mut(&k) {
             return b.take(&limit, now);
         }
+        if !trusted && !self.newcomers.take(&limit, now) {
+            return false;
+        }
         if self.buckets.len() >= self.cap {
             self.sweep(now);
         }
-        if self.buckets.len() >= self.cap {
+        if self.buckets.len() >= self.cap && !trusted {
             return self.overflow.take(&limit, now);
         }
         let mut b = Bucket::full(&limit, now);
@@ -148,7 +156,7 @@ impl RateLimiter {
     }
 
     /// Drops buckets that have refilled (periodic maintenance).
-    pub(crate) fn maintain(&mut self, now: Instant) {
+    pub fn maintain(&mut self, now: Instant) {
         self.last_sweep = None;
         self.sweep(now);
     }
@@ -176,11 +184,11 @@ mod tests {
         let t0 = Instant::now();
         let mut rl = RateLimiter::new(limit(), 16, t0);
         let ip: IpAddr = "192.0.2.1".parse().expect("ip");
-        let allowed = (0..20).filter(|_| rl.allow(ip, t0)).count();
+        let allowed = (0..20).filter(|_| rl.allow(ip, false, t0)).count();
         assert_eq!(allowed, 5);
         // 10 per second: after 0.5 s five more.
         let t1 = t0 + Duration::from_millis(500);
-        let allowed = (0..20).filter(|_| rl.allow(ip, t1)).count();
+        let allowed = (0..20).filter(|_| rl.allow(ip, false, t1)).count();
         assert_eq!(allowed, 5);
     }
 
@@ -191,7 +199,7 @@ mod tests {
         let mut allowed = 0;
         for i in 0..20u16 {
             let ip: IpAddr = format!("2001:db8::{i:x}").parse().expect("ip");
-            allowed += usize::from(rl.allow(ip, t0));
+            allowed += usize::from(rl.allow(ip, false, t0));
         }
         assert_eq!(allowed, 5);
         assert_eq!(rl.sources(), 1);
@@ -204,11 +212,34 @@ mod tests {
         let mut allowed = 0;
         for i in 0..1000u32 {
             let ip = IpAddr::from(std::net::Ipv4Addr::from(0x0a00_0000 + i));
-            allowed += usize::from(rl.allow(ip, t0));
+            allowed += usize::from(rl.allow(ip, false, t0));
             assert!(rl.sources() <= 8);
         }
-        // Eight own buckets plus the shared overflow bucket's burst.
-        assert_eq!(allowed, 8 + 5);
+        // The newcomer bucket's burst: a new source per token.
+        assert_eq!(allowed, 5);
+        // A trusted source still gets its own full bucket, overflow or not.
+        let client = IpAddr::from(std::net::Ipv4Addr::new(192, 0, 2, 77));
+        assert!((0..5).all(|_| rl.allow(client, true, t0)));
+        assert!(!rl.allow(client, true, t0));
+        assert_eq!(rl.sources(), 6);
+    }
+
+    #[test]
+    fn new_sources_share_one_rate() {
+        let t0 = Instant::now();
+        let mut rl = RateLimiter::new(limit(), 8, t0);
+        let ip = |i: u32| IpAddr::from(std::net::Ipv4Addr::from(0x0a00_0000 + i));
+        let mut allowed = 0;
+        // Ten seconds of a 1000-source-per-second flood, in 10 ms steps: new
+        // sources get in at the newcomer rate (10/s) plus its burst.
+        for step in 0..1000u32 {
+            let t = t0 + Duration::from_millis(u64::from(step) * 10);
+            for j in 0..10 {
+                allowed += usize::from(rl.allow(ip(step * 10 + j), false, t));
+            }
+            assert!(rl.sources() <= 8);
+        }
+        assert!((100..=5 + 100 + 1).contains(&allowed), "{allowed}");
     }
 
     #[test]
@@ -223,6 +254,6 @@ mod tests {
             t0,
         );
         let ip: IpAddr = "127.0.0.1".parse().expect("ip");
-        assert!((0..100).all(|_| rl.allow(ip, t0)));
+        assert!((0..100).all(|_| rl.allow(ip, false, t0)));
     }
 }

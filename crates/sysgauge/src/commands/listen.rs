@@ -58,9 +58,14 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
         None => eprintln!("sysgauge: no rate limit (--rate-limit 0)"),
     }
     if let Some(s) = &service {
+        let keyed = if cfg.serve.as_ref().is_some_and(|c| c.key.is_some()) {
+            "with the shared key"
+        } else {
+            "without a key (loopback only)"
+        };
         for a in s.local_addrs() {
             say(&format!(
-                "sysgauge net service on {a} (TCP and UDP): `sysgauge net --peer` measures against it"
+                "sysgauge net service on {a} (TCP and UDP): `sysgauge net --peer` measures against it, {keyed}"
             ));
         }
     }
@@ -110,8 +115,23 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
     listener
         .serve(&cancel, &mut on_event)
         .context("the 2ping listener stopped")?;
-    drop(service);
     let mut text = String::new();
+    if let Some(s) = &service {
+        let c = s.counters();
+        let n = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        text.push_str(&format!(
+            "net service: {} datagrams reflected, {} dropped (not authenticated {}, rate limited {}); {} connections, {} not authenticated, {} refused busy, {} refused for their source's limit\n",
+            n(&c.udp_reflected),
+            n(&c.udp_dropped),
+            n(&c.udp_unauthenticated),
+            n(&c.udp_rate_limited),
+            n(&c.connections),
+            n(&c.unauthenticated),
+            n(&c.refused_busy),
+            n(&c.refused_per_source)
+        ));
+    }
+    drop(service);
     for p in listener.peer_summaries() {
         let c = p.counts;
         text.push_str(&render_stats(&PingStats {
