@@ -1,10 +1,8 @@
 //! Builders for test records.
 
-use std::collections::BTreeMap;
 use sysgauge_core::host::{CpuInfo, HostInfo};
 use sysgauge_core::record::{
-    family_of, BuildInfo, Metric, Params, Profile, ResultRecord, RunRecord, RunStatus, Status,
-    SCHEMA_VERSION,
+    family_of, BuildInfo, Metric, Params, ResultRecord, RunRecord, RunStatus, Status,
 };
 use sysgauge_core::{Better, Unit};
 
@@ -39,13 +37,7 @@ pub fn result(
 
 pub fn run_with(host: &str, bogomips: Option<f64>, results: Vec<ResultRecord>) -> RunRecord {
     RunRecord {
-        schema_version: SCHEMA_VERSION,
-        run_id: format!("run-{host}"),
-        started_at: chrono::Utc::now(),
-        finished_at: None,
         status: RunStatus::Complete,
-        command: "run".into(),
-        tool_version: "0.1.0".into(),
         build: BuildInfo {
             profile: "release".into(),
             target: "x86_64-linux".into(),
@@ -60,10 +52,7 @@ pub fn run_with(host: &str, bogomips: Option<f64>, results: Vec<ResultRecord>) -
             },
             ..Default::default()
         },
-        profile: Profile::Quick,
-        label: None,
-        tags: BTreeMap::new(),
-        findings: vec![],
         results,
+        ..RunRecord::new(&format!("run-{host}"), "run", "0.1.0")
     }
 }

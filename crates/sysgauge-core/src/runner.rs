@@ -306,7 +306,7 @@ mod tests {
     use super::*;
     use crate::bench::Description;
     use crate::clock::{FakeClock, MonotonicClock};
-    use crate::record::{BuildInfo, Metric, Profile, SCHEMA_VERSION};
+    use crate::record::{Metric, Profile};
     use crate::unit::{Better, Unit};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -379,20 +379,8 @@ mod tests {
 
     fn record() -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "test".into(),
-            started_at: Utc::now(),
-            finished_at: None,
-            status: RunStatus::Running,
-            command: "run".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
             profile: Profile::Tiny,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
-            results: vec![],
+            ..RunRecord::new("test", "run", "0")
         }
     }
 

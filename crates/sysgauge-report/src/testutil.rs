@@ -1,12 +1,10 @@
 //! A comparison to render in tests: three hosts, two families, one case
 //! with a block-size sweep, raw samples on one case.
 
-use std::collections::BTreeMap;
 use sysgauge_compare::{compare, Comparison, Machine};
 use sysgauge_core::host::{CpuInfo, HostInfo};
 use sysgauge_core::record::{
-    family_of, BuildInfo, Metric, Params, Profile, ResultRecord, RunRecord, RunStatus, Status,
-    SCHEMA_VERSION,
+    family_of, BuildInfo, Metric, Params, ResultRecord, RunRecord, RunStatus, Status,
 };
 use sysgauge_core::{Better, Unit};
 
@@ -70,13 +68,7 @@ fn run(host: &str, scale: f64, bogomips: f64, kernel: &str) -> RunRecord {
         ));
     }
     RunRecord {
-        schema_version: SCHEMA_VERSION,
-        run_id: format!("id-{host}"),
-        started_at: chrono::Utc::now(),
-        finished_at: None,
         status: RunStatus::Complete,
-        command: "run".into(),
-        tool_version: "0.1.0".into(),
         build: BuildInfo {
             profile: "release".into(),
             target: "x86_64-linux".into(),
@@ -95,11 +87,8 @@ fn run(host: &str, scale: f64, bogomips: f64, kernel: &str) -> RunRecord {
             },
             ..Default::default()
         },
-        profile: Profile::Quick,
-        label: None,
-        tags: BTreeMap::new(),
-        findings: vec![],
         results,
+        ..RunRecord::new(&format!("id-{host}"), "run", "0.1.0")
     }
 }
 

@@ -130,9 +130,9 @@ pub fn cpu_table(run: &RunRecord, format: TableFormat) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-    use sysgauge_core::record::{BuildInfo, Params, Profile, RunStatus};
-    use sysgauge_core::{Better, Metric, Unit, SCHEMA_VERSION};
+
+    use sysgauge_core::record::{Params, RunStatus};
+    use sysgauge_core::{Better, Metric, Unit};
 
     fn result(id: &str, threads: u64, metrics: Vec<(&str, Unit, f64)>) -> ResultRecord {
         ResultRecord {
@@ -158,20 +158,9 @@ mod tests {
 
     fn run(results: Vec<ResultRecord>) -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "r".into(),
-            started_at: chrono::Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "cpu".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
-            profile: Profile::Quick,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results,
+            ..RunRecord::new("r", "cpu", "0")
         }
     }
 

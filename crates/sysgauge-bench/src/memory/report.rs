@@ -420,9 +420,9 @@ fn draw_latency<DB: DrawingBackend>(
 mod tests {
     use super::*;
     use chrono::Utc;
-    use std::collections::BTreeMap;
+
     use sysgauge_core::host::CacheInfo;
-    use sysgauge_core::record::{BuildInfo, Metric, Params, Profile, RunStatus};
+    use sysgauge_core::record::{Metric, Params, RunStatus};
     use sysgauge_core::unit::{Better, Unit};
 
     fn result(
@@ -467,20 +467,10 @@ mod tests {
             },
         ];
         RunRecord {
-            schema_version: 1,
-            run_id: "r".into(),
-            started_at: Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "mem".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
             host,
-            profile: Profile::Quick,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results,
+            ..RunRecord::new("r", "mem", "0")
         }
     }
 

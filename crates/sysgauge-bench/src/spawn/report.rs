@@ -282,9 +282,9 @@ pub fn spawn_report(run: &RunRecord, format: TableFormat) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-    use sysgauge_core::record::{BuildInfo, Params, Profile, RunStatus};
-    use sysgauge_core::{Better, Metric, Unit, SCHEMA_VERSION};
+
+    use sysgauge_core::record::{Params, Profile, RunStatus};
+    use sysgauge_core::{Better, Metric, Unit};
 
     fn result(
         method: &str,
@@ -324,20 +324,10 @@ mod tests {
 
     fn run(results: Vec<ResultRecord>) -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "r".into(),
-            started_at: chrono::Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "spawn".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
             profile: Profile::Standard,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results,
+            ..RunRecord::new("r", "spawn", "0")
         }
     }
 

@@ -636,7 +636,7 @@ fn recommendation(
 mod tests {
     use super::*;
     use chrono::Utc;
-    use sysgauge_core::record::{BuildInfo, Metric, Params, Profile, RunStatus, SCHEMA_VERSION};
+    use sysgauge_core::record::{Metric, Params, RunStatus};
     use sysgauge_core::unit::{Better, Unit};
 
     fn rec(id: &str, c: &str, m: &str, k: &str, metrics: Vec<(&str, f64)>) -> ResultRecord {
@@ -674,20 +674,9 @@ mod tests {
 
     fn run(results: Vec<ResultRecord>) -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "abcd1234-0000".into(),
-            started_at: Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "ssh".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
-            profile: Profile::Quick,
-            label: None,
-            tags: Default::default(),
-            findings: vec![],
             results,
+            ..RunRecord::new("abcd1234-0000", "ssh", "0")
         }
     }
 

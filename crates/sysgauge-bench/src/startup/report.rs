@@ -352,9 +352,9 @@ pub fn startup_export_json(run: &RunRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-    use sysgauge_core::record::{BuildInfo, Params, Profile, RunStatus};
-    use sysgauge_core::{Better, Metric, Unit, SCHEMA_VERSION};
+
+    use sysgauge_core::record::{Params, RunStatus};
+    use sysgauge_core::{Better, Metric, Unit};
 
     fn cmd(command: &str, wall: Vec<f64>, libs: &[&str]) -> ResultRecord {
         let n = wall.len();
@@ -387,20 +387,9 @@ mod tests {
 
     fn run(results: Vec<ResultRecord>) -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "run-1".into(),
-            started_at: chrono::Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "startup".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
-            profile: Profile::Quick,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results,
+            ..RunRecord::new("run-1", "startup", "0")
         }
     }
 
