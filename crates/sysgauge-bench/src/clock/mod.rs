@@ -328,12 +328,7 @@ impl Benchmark for ClockBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "effective clock of each CPU (chain of dependent adds), against its nominal and reported clock".into(),
-            unit: Unit::MHz,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new("effective clock of each CPU (chain of dependent adds), against its nominal and reported clock", Unit::MHz, Better::Higher)
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {

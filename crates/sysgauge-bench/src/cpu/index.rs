@@ -110,16 +110,16 @@ impl Benchmark for IndexBenchmark {
 
     fn describe(&self) -> Description {
         let names: Vec<&str> = self.kernels().iter().map(|k| k.short_name()).collect();
-        Description {
-            summary: format!(
+        Description::new(
+            format!(
                 "{} index: 1000 x geometric mean of single-thread rate / reference ({})",
                 self.group.title(),
                 names.join(", ")
             ),
-            unit: Unit::Index,
-            better: Better::Higher,
-            workload_version: WORKLOAD_VERSION,
-        }
+            Unit::Index,
+            Better::Higher,
+        )
+        .version(WORKLOAD_VERSION)
     }
 
     fn derived_from(&self) -> Vec<String> {

@@ -101,16 +101,16 @@ impl Benchmark for KernelBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: format!(
+        Description::new(
+            format!(
                 "{} ({} index)",
                 self.kernel.summary(),
                 self.kernel.group().title()
             ),
-            unit: Unit::ItersPerSec,
-            better: Better::Higher,
-            workload_version: kernels::WORKLOAD_VERSION,
-        }
+            Unit::ItersPerSec,
+            Better::Higher,
+        )
+        .version(kernels::WORKLOAD_VERSION)
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {

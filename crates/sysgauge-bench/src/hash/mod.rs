@@ -80,15 +80,14 @@ impl Benchmark for HashBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: format!(
+        Description::new(
+            format!(
                 "{} digest throughput, one digest call per block (openssl speed style)",
                 self.algorithm.name()
             ),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+            Unit::MBps,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {

@@ -203,12 +203,11 @@ impl Benchmark for SpawnBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: format!("{} (µs per spawn)", self.method.summary()),
-            unit: Unit::Microseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new(
+            format!("{} (µs per spawn)", self.method.summary()),
+            Unit::Microseconds,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {

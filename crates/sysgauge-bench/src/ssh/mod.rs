@@ -279,12 +279,7 @@ impl Benchmark for TransferBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "throughput of zeros pushed through ssh into `cat > /dev/null` on the far side, per cipher/MAC/kex (handshake excluded)".into(),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new("throughput of zeros pushed through ssh into `cat > /dev/null` on the far side, per cipher/MAC/kex (handshake excluded)", Unit::MBps, Better::Higher)
     }
 
     fn requirements(&self) -> Vec<Requirement> {
@@ -414,12 +409,7 @@ impl Benchmark for HandshakeBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "time of `ssh HOST true`: connect, key exchange, authentication, remote command; per kex (and cipher/MAC)".into(),
-            unit: Unit::Milliseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new("time of `ssh HOST true`: connect, key exchange, authentication, remote command; per kex (and cipher/MAC)", Unit::Milliseconds, Better::Lower)
     }
 
     fn requirements(&self) -> Vec<Requirement> {

@@ -363,12 +363,7 @@ impl Benchmark for StartupBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "wall time of a command from start to exit (ms per run), user and system time, shared libraries loaded".into(),
-            unit: Unit::Milliseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new("wall time of a command from start to exit (ms per run), user and system time, shared libraries loaded", Unit::Milliseconds, Better::Lower)
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {

@@ -308,12 +308,7 @@ impl Benchmark for SweepBenchmark {
             None => "a user's command (`--program 'CMD ARGS'`) over K copies of a corpus, N/K runs"
                 .to_string(),
         };
-        Description {
-            summary,
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new(summary, Unit::MBps, Better::Higher)
     }
 
     fn requirements(&self) -> Vec<Requirement> {
