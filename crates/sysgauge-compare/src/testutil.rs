@@ -2,7 +2,7 @@
 
 use sysgauge_core::host::{CpuInfo, HostInfo};
 use sysgauge_core::record::{
-    family_of, BuildInfo, Metric, Params, ResultRecord, RunRecord, RunStatus, Status,
+    BuildInfo, Metric, Params, ResultRecord, RunRecord, RunStatus, Status,
 };
 use sysgauge_core::{Better, Unit};
 
@@ -20,18 +20,11 @@ pub fn result(
     if block_size > 0 {
         params.insert("block_size", block_size);
     }
+    let metric = Metric::new(metric, unit, better, samples.to_vec())
+        .unwrap_or_else(|| panic!("bad samples {samples:?}"));
     ResultRecord {
-        bench_id: id.to_string(),
-        family: family_of(id).to_string(),
-        workload_version: 1,
-        params,
-        details: Params::new(),
-        status: Status::Ok,
-        started_at: chrono::Utc::now(),
         duration_seconds: 0.1,
-        metrics: vec![Metric::new(metric, unit, better, samples.to_vec())
-            .unwrap_or_else(|| panic!("bad samples {samples:?}"))],
-        findings: vec![],
+        ..ResultRecord::new(id, params, Status::Ok, vec![metric])
     }
 }
 

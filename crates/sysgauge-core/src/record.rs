@@ -173,6 +173,24 @@ pub struct ResultRecord {
 }
 
 impl ResultRecord {
+    /// A case of `bench_id` (its family taken from the id) that starts now,
+    /// with workload version 1 and no details or findings; callers set the
+    /// rest on top.
+    pub fn new(bench_id: &str, params: Params, status: Status, metrics: Vec<Metric>) -> Self {
+        ResultRecord {
+            bench_id: bench_id.to_string(),
+            family: family_of(bench_id).to_string(),
+            workload_version: 1,
+            params,
+            details: Params::new(),
+            status,
+            started_at: Utc::now(),
+            duration_seconds: 0.0,
+            metrics,
+            findings: Vec::new(),
+        }
+    }
+
     pub fn primary(&self) -> Option<&Metric> {
         self.metrics.first()
     }

@@ -30,15 +30,7 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
                     warning_codes(r),
                 ]);
             }
-            (status, _) => t.push(vec![
-                r.bench_id.clone(),
-                params,
-                "-".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                status_note(status),
-            ]),
+            (status, _) => t.push_note(vec![r.bench_id.clone(), params], status_note(status)),
         }
     }
     t.render(format)
@@ -256,23 +248,22 @@ mod tests {
     fn run() -> RunRecord {
         let now = chrono::Utc::now();
         let ok = ResultRecord {
-            bench_id: "beta.sha256".into(),
-            family: "beta".into(),
-            workload_version: 1,
-            params: Params::new().with("block_size", 8192u64),
-            details: Params::new(),
-            status: Status::Ok,
             started_at: now,
             duration_seconds: 1.0,
-            metrics: vec![Metric::new(
-                "throughput",
-                Unit::MBps,
-                Better::Higher,
-                vec![1000.0, 1100.0, 900.0],
-            )
-            .unwrap_or_else(|| panic!("metric"))],
             findings: vec![Finding::new("noisy", Severity::Warning, "too much spread")
                 .with_remedy("calm down")],
+            ..ResultRecord::new(
+                "beta.sha256",
+                Params::new().with("block_size", 8192u64),
+                Status::Ok,
+                vec![Metric::new(
+                    "throughput",
+                    Unit::MBps,
+                    Better::Higher,
+                    vec![1000.0, 1100.0, 900.0],
+                )
+                .unwrap_or_else(|| panic!("metric"))],
+            )
         };
         let skipped = ResultRecord {
             bench_id: "beta.md5".into(),

@@ -136,23 +136,23 @@ mod tests {
 
     fn result(id: &str, threads: u64, metrics: Vec<(&str, Unit, f64)>) -> ResultRecord {
         ResultRecord {
-            bench_id: id.into(),
             family: "cpu".into(),
-            workload_version: 1,
-            params: Params::new().with("threads", threads),
             details: Params::new()
                 .with("group", "integer")
                 .with("confidence_reached", threads == 1),
-            status: Status::Ok,
-            started_at: chrono::Utc::now(),
             duration_seconds: 0.1,
-            metrics: metrics
-                .into_iter()
-                .map(|(n, u, v)| {
-                    Metric::new(n, u, Better::Higher, vec![v]).unwrap_or_else(|| panic!("metric"))
-                })
-                .collect(),
-            findings: vec![],
+            ..ResultRecord::new(
+                id,
+                Params::new().with("threads", threads),
+                Status::Ok,
+                metrics
+                    .into_iter()
+                    .map(|(n, u, v)| {
+                        Metric::new(n, u, Better::Higher, vec![v])
+                            .unwrap_or_else(|| panic!("metric"))
+                    })
+                    .collect(),
+            )
         }
     }
 

@@ -137,17 +137,7 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
                     warning_codes(r),
                 ]);
             }
-            (status, _) => t.push(vec![
-                test,
-                case,
-                "-".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                status_note(status),
-            ]),
+            (status, _) => t.push_note(vec![test, case], status_note(status)),
         }
     }
     t.render(format)
@@ -156,7 +146,6 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
 
     use sysgauge_core::record::{Metric, Params, RunStatus};
     use sysgauge_core::unit::{Better, Unit};
@@ -166,26 +155,21 @@ mod tests {
             Metric::new(name, unit, Better::Higher, vec![v, v, v])
                 .unwrap_or_else(|| panic!("metric"))
         };
+        let metrics = if matches!(status, Status::Ok) {
+            vec![
+                m("throughput", Unit::MBps, 812.5),
+                m("latency_median", Unit::Microseconds, 1200.0),
+                m("latency_p99", Unit::Microseconds, 2500.0),
+                m("latency_max", Unit::Microseconds, 9100.0),
+            ]
+        } else {
+            vec![]
+        };
         ResultRecord {
-            bench_id: id.into(),
             family: "disk".into(),
-            workload_version: 1,
-            params,
             details,
-            metrics: if matches!(status, Status::Ok) {
-                vec![
-                    m("throughput", Unit::MBps, 812.5),
-                    m("latency_median", Unit::Microseconds, 1200.0),
-                    m("latency_p99", Unit::Microseconds, 2500.0),
-                    m("latency_max", Unit::Microseconds, 9100.0),
-                ]
-            } else {
-                vec![]
-            },
-            status,
-            started_at: Utc::now(),
             duration_seconds: 1.0,
-            findings: vec![],
+            ..ResultRecord::new(id, params, status, metrics)
         }
     }
 

@@ -419,7 +419,6 @@ fn draw_latency<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
 
     use sysgauge_core::host::CacheInfo;
     use sysgauge_core::record::{Metric, Params, RunStatus};
@@ -433,18 +432,16 @@ mod tests {
         samples: Vec<f64>,
     ) -> ResultRecord {
         ResultRecord {
-            bench_id: id.into(),
             family: "mem".into(),
-            workload_version: 1,
-            params,
             details,
-            status: Status::Ok,
-            started_at: Utc::now(),
             duration_seconds: 1.0,
-            metrics: vec![
-                Metric::new("m", unit, Better::Higher, samples).unwrap_or_else(|| panic!("metric"))
-            ],
-            findings: vec![],
+            ..ResultRecord::new(
+                id,
+                params,
+                Status::Ok,
+                vec![Metric::new("m", unit, Better::Higher, samples)
+                    .unwrap_or_else(|| panic!("metric"))],
+            )
         }
     }
 

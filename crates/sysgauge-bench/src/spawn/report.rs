@@ -304,21 +304,19 @@ mod tests {
                 .unwrap_or_else(|| panic!("metric"))
         };
         ResultRecord {
-            bench_id: format!("spawn.{method}"),
             family: "spawn".into(),
-            workload_version: 1,
-            params,
-            details: Params::new(),
-            status: Status::Ok,
-            started_at: chrono::Utc::now(),
             duration_seconds: 1.0,
-            metrics: vec![
-                m("spawn_time", Unit::Microseconds, us),
-                m("spawn_rate", Unit::OpsPerSec, spawners as f64 * 1e6 / us),
-                m("parent_cpu", Unit::Microseconds, us / 2.0),
-                m("children_cpu", Unit::Microseconds, us / 4.0),
-            ],
-            findings: vec![],
+            ..ResultRecord::new(
+                &format!("spawn.{method}"),
+                params,
+                Status::Ok,
+                vec![
+                    m("spawn_time", Unit::Microseconds, us),
+                    m("spawn_rate", Unit::OpsPerSec, spawners as f64 * 1e6 / us),
+                    m("parent_cpu", Unit::Microseconds, us / 2.0),
+                    m("children_cpu", Unit::Microseconds, us / 4.0),
+                ],
+            )
         }
     }
 

@@ -183,20 +183,7 @@ pub fn startup_table(run: &RunRecord) -> Table {
                 Status::Failed { error } => format!("FAILED: {error}"),
                 Status::Ok => "no measurement".into(),
             };
-            t.push(vec![
-                label,
-                "-".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                why,
-            ]);
+            t.push_note(vec![label], why);
             continue;
         };
         let s = &w.summary;
@@ -367,21 +354,20 @@ mod tests {
             Metric::new(name, unit, Better::Lower, s).unwrap_or_else(|| panic!("metric"))
         };
         ResultRecord {
-            bench_id: crate::startup::ID.into(),
             family: "startup".into(),
-            workload_version: 1,
-            params: Params::new().with("command", command).with("shell", false),
             details,
-            status: Status::Ok,
-            started_at: chrono::Utc::now(),
             duration_seconds: 1.0,
-            metrics: vec![
-                m("wall", Unit::Milliseconds, wall),
-                m("user", Unit::Milliseconds, vec![0.5]),
-                m("system", Unit::Milliseconds, vec![0.25]),
-                m("libraries", Unit::Count, vec![libs.len() as f64]),
-            ],
-            findings: vec![],
+            ..ResultRecord::new(
+                crate::startup::ID,
+                Params::new().with("command", command).with("shell", false),
+                Status::Ok,
+                vec![
+                    m("wall", Unit::Milliseconds, wall),
+                    m("user", Unit::Milliseconds, vec![0.5]),
+                    m("system", Unit::Milliseconds, vec![0.25]),
+                    m("libraries", Unit::Count, vec![libs.len() as f64]),
+                ],
+            )
         }
     }
 
