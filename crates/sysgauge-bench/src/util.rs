@@ -46,6 +46,16 @@ pub fn fill_pattern(buf: &mut [u8], seed: u64) {
     }
 }
 
+/// A tiny-profile context with `threads` threads and the system temporary
+/// directory as scratch, for the families' unit tests.
+#[cfg(test)]
+pub(crate) fn tiny_ctx(threads: usize) -> sysgauge_core::RunCtx {
+    sysgauge_core::RunCtx::for_tests(sysgauge_core::CtxSettings {
+        threads,
+        ..sysgauge_core::CtxSettings::for_tests(sysgauge_core::Profile::Tiny, std::env::temp_dir())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -452,14 +452,10 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), ids.len());
     }
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
+    use sysgauge_core::CtxSettings;
 
     fn ctx() -> RunCtx {
-        RunCtx::new(
-            CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()),
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
+        RunCtx::for_tests(CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()))
     }
 
     fn plan(profile: Profile) -> Plan {

@@ -177,14 +177,10 @@ pub fn benchmarks(options: &Arc<HashOptions>) -> Vec<Box<dyn Benchmark>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
+    use sysgauge_core::CtxSettings;
 
     fn ctx() -> RunCtx {
-        RunCtx::new(
-            CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()),
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
+        RunCtx::for_tests(CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()))
     }
 
     #[test]
