@@ -21,30 +21,7 @@ pub fn mb_per_s(bytes_per_second: f64) -> f64 {
     bytes_per_second / 1e6
 }
 
-/// Lowercase hex of a byte string.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
-
-/// A deterministic, incompressible-looking fill for benchmark buffers
-/// (xorshift64*): the same bytes on every machine, and no all-zero pages
-/// that the kernel or a compressor could treat specially.
-pub fn fill_pattern(buf: &mut [u8], seed: u64) {
-    let mut x = seed | 1;
-    for chunk in buf.chunks_mut(8) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        let v = x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
-    }
-}
+pub use sysgauge_kernels::bytes::{fill_pattern, hex};
 
 /// A tiny-profile context with `threads` threads and the system temporary
 /// directory as scratch, for the families' unit tests.

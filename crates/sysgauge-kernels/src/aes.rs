@@ -564,7 +564,7 @@ mod tests {
                 return Ok(()); // no AES-NI on this CPU: nothing to compare
             };
             let mut data = vec![0u8; blocks * 16];
-            crate::testutil::fill_pattern(&mut data, seed);
+            crate::bytes::fill_pattern(&mut data, seed);
             let mut expect = data.clone();
             reference_cbc(&key[..key_len], &iv, &mut expect);
             // Two calls: the chain must carry over.
@@ -592,7 +592,7 @@ mod tests {
                 return Ok(());
             };
             let mut data = vec![0u8; len];
-            crate::testutil::fill_pattern(&mut data, seed);
+            crate::bytes::fill_pattern(&mut data, seed);
             let mut expect = data.clone();
             let mut theirs = ctr::Ctr128BE::<aes::Aes128>::new_from_slices(&key, &iv)
                 .unwrap();
@@ -619,7 +619,7 @@ mod tests {
             let ks = KeySchedule::new(&[7u8; 16]).unwrap_or_else(|| panic!("key"));
             for counter in [0u128, u64::MAX as u128 - 5, u128::MAX - 3] {
                 let mut base = vec![0u8; 16 * 100];
-                crate::testutil::fill_pattern(&mut base, 9);
+                crate::bytes::fill_pattern(&mut base, 9);
                 let mut a = base.clone();
                 if !std::is_x86_feature_detected!("aes") {
                     return;
@@ -655,7 +655,7 @@ mod tests {
         assert_eq!(ks.rounds, 10);
         // w[40..44] of FIPS-197 A.1.
         assert_eq!(
-            crate::testutil::hex(&ks.round_keys[10]),
+            crate::bytes::hex(&ks.round_keys[10]),
             "d014f9a8c9ee2589e13f0cc8b6630ca6"
         );
         assert!(KeySchedule::new(&[0u8; 17]).is_none());

@@ -151,7 +151,7 @@ mod tests {
         let mut bf = BlowfishCbc::new(&[0; 8], &[0; 8]).unwrap_or_else(|| panic!("key"));
         let mut b = [0u8; 8];
         assert!(bf.encrypt_cbc(&mut b));
-        assert_eq!(crate::testutil::hex(&b), "4ef997456198dd78");
+        assert_eq!(crate::bytes::hex(&b), "4ef997456198dd78");
         assert!(BlowfishCbc::new(&[0; 3], &[0; 8]).is_none());
         assert!(BlowfishCbc::new(&[0; 57], &[0; 8]).is_none());
         assert!(BlowfishCbc::new(&[0; 16], &[0; 16]).is_none());

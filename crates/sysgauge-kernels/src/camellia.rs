@@ -353,7 +353,7 @@ mod tests {
         let mut c = CamelliaCbc::new(&key, &[0; 16]).unwrap_or_else(|| panic!("key"));
         let mut b = key.clone();
         assert!(c.encrypt_cbc(&mut b));
-        assert_eq!(crate::testutil::hex(&b), "67673138549669730857065648eabe43");
+        assert_eq!(crate::bytes::hex(&b), "67673138549669730857065648eabe43");
         let mut d = CamelliaCbc::new(&key, &[0; 16]).unwrap_or_else(|| panic!("key"));
         assert!(d.decrypt_cbc(&mut b));
         assert_eq!(b, key);

@@ -383,10 +383,10 @@ mod tests {
     fn rfc2144_b1_128_bit_key() {
         let mut b = [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef];
         ecb(&KEY, &mut b);
-        assert_eq!(crate::testutil::hex(&b), "238b4fe5847e44b2");
+        assert_eq!(crate::bytes::hex(&b), "238b4fe5847e44b2");
         let mut d = Cast5Cbc::new(&KEY, &[0; 8]).unwrap_or_else(|| panic!("key"));
         assert!(d.decrypt_cbc(&mut b));
-        assert_eq!(crate::testutil::hex(&b), "0123456789abcdef");
+        assert_eq!(crate::bytes::hex(&b), "0123456789abcdef");
     }
 
     #[test]
@@ -409,8 +409,8 @@ mod tests {
             ecb(&a, &mut b[8..]);
         }
         if iterations == 1_000_000 {
-            assert_eq!(crate::testutil::hex(&a), "eea9d0a249fd3ba6b3436fb89d6dca92");
-            assert_eq!(crate::testutil::hex(&b), "b2c95eb00c31ad7180ac05b8e83d696e");
+            assert_eq!(crate::bytes::hex(&a), "eea9d0a249fd3ba6b3436fb89d6dca92");
+            assert_eq!(crate::bytes::hex(&b), "b2c95eb00c31ad7180ac05b8e83d696e");
         } else {
             let (mut ra, mut rb) = (KEY, KEY);
             let enc = |k: &[u8; 16], blk: &mut [u8]| {

@@ -863,7 +863,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::hex;
+    use crate::bytes::hex;
     use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
 
     fn unhex(s: &str) -> Vec<u8> {

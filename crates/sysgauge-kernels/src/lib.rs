@@ -45,9 +45,9 @@ pub(crate) fn be64(b: &[u8]) -> u64 {
     u64::from_be_bytes(a)
 }
 
-/// Helpers for the known-answer and comparison tests.
-#[cfg(test)]
-pub(crate) mod testutil {
+/// Byte helpers the kernels' tests and the benchmark families share: the
+/// deterministic fill every buffer starts from, and hex for digests.
+pub mod bytes {
     /// Lowercase hex of a byte string.
     pub fn hex(bytes: &[u8]) -> String {
         use std::fmt::Write;
@@ -59,7 +59,9 @@ pub(crate) mod testutil {
             })
     }
 
-    /// A deterministic fill (xorshift64*), the same as the benchmarks use.
+    /// A deterministic, incompressible-looking fill for benchmark buffers
+    /// (xorshift64*): the same bytes on every machine, and no all-zero pages
+    /// that the kernel or a compressor could treat specially.
     pub fn fill_pattern(buf: &mut [u8], seed: u64) {
         let mut x = seed | 1;
         for chunk in buf.chunks_mut(8) {

@@ -265,7 +265,7 @@ pub fn md5(data: &[u8]) -> [u8; 16] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::hex;
+    use crate::bytes::hex;
     use proptest::prelude::*;
 
     #[test]
@@ -331,7 +331,7 @@ mod tests {
     #[test]
     fn every_length_around_the_padding_boundaries() {
         let mut data = vec![0u8; 300];
-        crate::testutil::fill_pattern(&mut data, 5);
+        crate::bytes::fill_pattern(&mut data, 5);
         for len in 0..data.len() {
             assert_eq!(md5(&data[..len]), reference(&data[..len]), "length {len}");
         }

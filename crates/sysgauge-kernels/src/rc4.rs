@@ -73,10 +73,7 @@ mod tests {
         let mut r = Rc4::new(&[1, 2, 3, 4, 5]).unwrap_or_else(|| panic!("key"));
         let mut ks = [0u8; 16];
         r.apply(&mut ks);
-        assert_eq!(
-            crate::testutil::hex(&ks),
-            "b2396305f03dc027ccc3524a0a1118a8"
-        );
+        assert_eq!(crate::bytes::hex(&ks), "b2396305f03dc027ccc3524a0a1118a8");
         assert!(Rc4::new(&[]).is_none());
     }
 

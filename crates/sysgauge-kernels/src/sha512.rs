@@ -472,7 +472,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::hex;
+    use crate::bytes::hex;
     use proptest::prelude::*;
 
     #[test]
@@ -500,7 +500,7 @@ mod tests {
     #[test]
     fn kernel_matches_portable_compression() {
         let mut data = vec![0u8; 128 * 7];
-        crate::testutil::fill_pattern(&mut data, 11);
+        crate::bytes::fill_pattern(&mut data, 11);
         for blocks in 0..=7 {
             let mut a = INIT;
             let mut b = INIT;
@@ -513,7 +513,7 @@ mod tests {
     #[test]
     fn every_length_around_the_padding_boundaries() {
         let mut data = vec![0u8; 600];
-        crate::testutil::fill_pattern(&mut data, 3);
+        crate::bytes::fill_pattern(&mut data, 3);
         for len in 0..data.len() {
             assert_eq!(
                 sha512(&data[..len]),
