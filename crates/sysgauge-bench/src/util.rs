@@ -16,6 +16,17 @@ pub fn metric(
         .ok_or_else(|| BenchError::failed(format!("no usable samples for {name}")))
 }
 
+/// The one metric of a bandwidth case: `throughput` in MB/s, higher is
+/// better.
+pub fn throughput_mbps(samples: Vec<f64>) -> Result<Vec<Metric>, BenchError> {
+    Ok(vec![metric(
+        "throughput",
+        Unit::MBps,
+        Better::Higher,
+        samples,
+    )?])
+}
+
 /// Bytes per second → decimal megabytes per second.
 pub fn mb_per_s(bytes_per_second: f64) -> f64 {
     bytes_per_second / 1e6

@@ -16,7 +16,7 @@ pub mod digest;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
 pub use sysgauge_kernels::{md5, sha512};
 
-use crate::util::{fill_pattern, mb_per_s, metric};
+use crate::util::{fill_pattern, mb_per_s, throughput_mbps};
 pub use digest::Algorithm;
 use std::sync::Arc;
 use sysgauge_core::{
@@ -151,12 +151,7 @@ impl Benchmark for HashBenchmark {
             ctx.measure_rate_parallel(threads, run_blocks)?
         };
         let mbps: Vec<f64> = samples.into_iter().map(mb_per_s).collect();
-        Ok(vec![metric(
-            "throughput",
-            Unit::MBps,
-            Better::Higher,
-            mbps,
-        )?])
+        throughput_mbps(mbps)
     }
 }
 

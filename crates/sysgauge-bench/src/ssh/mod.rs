@@ -35,7 +35,7 @@ pub mod report;
 pub mod server;
 pub mod session;
 
-use crate::util::metric;
+use crate::util::{metric, throughput_mbps};
 use algorithms::{is_aead, Combo, Kind, MatrixPlan, IMPLICIT_MAC};
 use client::{Input, LogLevel, Request, Restrict, SshError, REMOTE_COUNT, REMOTE_DISCARD};
 use session::{ClientSettings, OpenError, Session, Target};
@@ -377,12 +377,7 @@ impl Benchmark for TransferBenchmark {
         if let Some(s) = sysgauge_stats::Summary::from_samples(&setup) {
             ctx.note_detail("setup_ms", s.median.round() as i64);
         }
-        Ok(vec![metric(
-            "throughput",
-            Unit::MBps,
-            Better::Higher,
-            mbps,
-        )?])
+        throughput_mbps(mbps)
     }
 }
 
