@@ -322,13 +322,7 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
 
     // The finished points are kept: in the database and in the CSV.
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let (status, n): (String, i64) = conn
-        .query_row(
-            "SELECT status, (SELECT count(*) FROM results) FROM runs",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let (status, n) = common::run_status_and_results(&conn);
     assert_eq!(status, "interrupted");
     assert_eq!(n, 2, "{log}");
     let text = std::fs::read_to_string(&csv).unwrap();

@@ -111,3 +111,13 @@ macro_rules! impl_outcome {
 }
 
 impl_outcome!(Command, std::process::Command);
+
+/// The one run's status in the database and how many results it kept.
+pub fn run_status_and_results(conn: &rusqlite::Connection) -> (String, i64) {
+    conn.query_row(
+        "SELECT status, (SELECT count(*) FROM results) FROM runs",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap_or_else(|e| panic!("reading the run back: {e}"))
+}
