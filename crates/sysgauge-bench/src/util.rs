@@ -16,12 +16,33 @@ pub fn metric(
         .ok_or_else(|| BenchError::failed(format!("no usable samples for {name}")))
 }
 
+/// The one metric of a bandwidth case: `throughput` in MB/s, higher is
+/// better.
+pub fn throughput_mbps(samples: Vec<f64>) -> Result<Vec<Metric>, BenchError> {
+    Ok(vec![metric(
+        "throughput",
+        Unit::MBps,
+        Better::Higher,
+        samples,
+    )?])
+}
+
 /// Bytes per second → decimal megabytes per second.
 pub fn mb_per_s(bytes_per_second: f64) -> f64 {
     bytes_per_second / 1e6
 }
 
 pub use sysgauge_kernels::bytes::{fill_pattern, hex};
+
+/// A tiny-profile context with `threads` threads and the system temporary
+/// directory as scratch, for the families' unit tests.
+#[cfg(test)]
+pub(crate) fn tiny_ctx(threads: usize) -> sysgauge_core::RunCtx {
+    sysgauge_core::RunCtx::for_tests(sysgauge_core::CtxSettings {
+        threads,
+        ..sysgauge_core::CtxSettings::for_tests(sysgauge_core::Profile::Tiny, std::env::temp_dir())
+    })
+}
 
 #[cfg(test)]
 mod tests {

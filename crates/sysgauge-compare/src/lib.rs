@@ -25,8 +25,8 @@ pub mod facts;
 pub mod import;
 pub mod index;
 
-#[cfg(test)]
-mod testutil;
+#[cfg(any(test, feature = "testutil"))]
+pub mod testutil;
 
 pub use case::{adjusted_ratio, conversion_factor, CaseData, CaseKey, CaseSet};
 pub use comparison::{

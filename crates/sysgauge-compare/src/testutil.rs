@@ -1,10 +1,8 @@
 //! Builders for test records.
 
-use std::collections::BTreeMap;
 use sysgauge_core::host::{CpuInfo, HostInfo};
 use sysgauge_core::record::{
-    family_of, BuildInfo, Metric, Params, Profile, ResultRecord, RunRecord, RunStatus, Status,
-    SCHEMA_VERSION,
+    BuildInfo, Metric, Params, ResultRecord, RunRecord, RunStatus, Status,
 };
 use sysgauge_core::{Better, Unit};
 
@@ -22,30 +20,17 @@ pub fn result(
     if block_size > 0 {
         params.insert("block_size", block_size);
     }
+    let metric = Metric::new(metric, unit, better, samples.to_vec())
+        .unwrap_or_else(|| panic!("bad samples {samples:?}"));
     ResultRecord {
-        bench_id: id.to_string(),
-        family: family_of(id).to_string(),
-        workload_version: 1,
-        params,
-        details: Params::new(),
-        status: Status::Ok,
-        started_at: chrono::Utc::now(),
         duration_seconds: 0.1,
-        metrics: vec![Metric::new(metric, unit, better, samples.to_vec())
-            .unwrap_or_else(|| panic!("bad samples {samples:?}"))],
-        findings: vec![],
+        ..ResultRecord::new(id, params, Status::Ok, vec![metric])
     }
 }
 
 pub fn run_with(host: &str, bogomips: Option<f64>, results: Vec<ResultRecord>) -> RunRecord {
     RunRecord {
-        schema_version: SCHEMA_VERSION,
-        run_id: format!("run-{host}"),
-        started_at: chrono::Utc::now(),
-        finished_at: None,
         status: RunStatus::Complete,
-        command: "run".into(),
-        tool_version: "0.1.0".into(),
         build: BuildInfo {
             profile: "release".into(),
             target: "x86_64-linux".into(),
@@ -60,10 +45,7 @@ pub fn run_with(host: &str, bogomips: Option<f64>, results: Vec<ResultRecord>) -
             },
             ..Default::default()
         },
-        profile: Profile::Quick,
-        label: None,
-        tags: BTreeMap::new(),
-        findings: vec![],
         results,
+        ..RunRecord::new(&format!("run-{host}"), "run", "0.1.0")
     }
 }

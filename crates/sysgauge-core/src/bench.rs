@@ -19,6 +19,26 @@ pub struct Description {
     pub workload_version: u32,
 }
 
+impl Description {
+    /// A description of the first version of a workload.
+    pub fn new(summary: impl Into<String>, unit: Unit, better: Better) -> Description {
+        Description {
+            summary: summary.into(),
+            unit,
+            better,
+            workload_version: 1,
+        }
+    }
+
+    /// The same, for a workload whose work has changed `version - 1` times.
+    pub fn version(self, workload_version: u32) -> Description {
+        Description {
+            workload_version,
+            ..self
+        }
+    }
+}
+
 /// Something a benchmark needs from the machine. An unmet requirement makes
 /// every case of the benchmark a `Skipped` record with a hint.
 #[derive(Debug, Clone, PartialEq, Eq)]

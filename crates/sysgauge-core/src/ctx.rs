@@ -87,6 +87,17 @@ pub struct RunCtx {
 }
 
 impl RunCtx {
+    /// A context for unit tests: these settings, the monotonic clock, and a
+    /// cancel token nobody fires. Not used by the tool itself.
+    #[doc(hidden)]
+    pub fn for_tests(settings: CtxSettings) -> RunCtx {
+        RunCtx::new(
+            settings,
+            Arc::new(crate::MonotonicClock::new()),
+            CancelToken::new(),
+        )
+    }
+
     pub fn new(settings: CtxSettings, clock: Arc<dyn Clock>, cancel: CancelToken) -> RunCtx {
         let now = clock.now();
         RunCtx {
@@ -575,11 +586,7 @@ mod tests {
 
     #[test]
     fn repeat_collects_samples() {
-        let mut ctx = RunCtx::new(
-            settings(5),
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        );
+        let mut ctx = RunCtx::for_tests(settings(5));
         let mut i = 0.0;
         let samples = ctx
             .repeat(|_| {

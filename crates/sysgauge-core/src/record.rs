@@ -37,6 +37,28 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// A run of `command` that starts now, in the default profile, with no
+    /// host facts, label, tags, findings or results yet: the one place the
+    /// record's shape is spelled out; callers set what they know on top.
+    pub fn new(run_id: &str, command: &str, tool_version: &str) -> RunRecord {
+        RunRecord {
+            schema_version: SCHEMA_VERSION,
+            run_id: run_id.to_string(),
+            started_at: Utc::now(),
+            finished_at: None,
+            status: RunStatus::Running,
+            command: command.to_string(),
+            tool_version: tool_version.to_string(),
+            build: BuildInfo::default(),
+            host: HostInfo::default(),
+            profile: Profile::default(),
+            label: None,
+            tags: BTreeMap::new(),
+            findings: Vec::new(),
+            results: Vec::new(),
+        }
+    }
+
     /// The host name that stands for this run's machine in comparisons.
     pub fn host_name(&self) -> &str {
         self.host.hostname.as_deref().unwrap_or("unknown-host")
@@ -151,6 +173,24 @@ pub struct ResultRecord {
 }
 
 impl ResultRecord {
+    /// A case of `bench_id` (its family taken from the id) that starts now,
+    /// with workload version 1 and no details or findings; callers set the
+    /// rest on top.
+    pub fn new(bench_id: &str, params: Params, status: Status, metrics: Vec<Metric>) -> Self {
+        ResultRecord {
+            bench_id: bench_id.to_string(),
+            family: family_of(bench_id).to_string(),
+            workload_version: 1,
+            params,
+            details: Params::new(),
+            status,
+            started_at: Utc::now(),
+            duration_seconds: 0.0,
+            metrics,
+            findings: Vec::new(),
+        }
+    }
+
     pub fn primary(&self) -> Option<&Metric> {
         self.metrics.first()
     }

@@ -306,7 +306,7 @@ mod tests {
     use super::*;
     use crate::bench::Description;
     use crate::clock::{FakeClock, MonotonicClock};
-    use crate::record::{BuildInfo, Metric, Profile, SCHEMA_VERSION};
+    use crate::record::{Metric, Profile};
     use crate::unit::{Better, Unit};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -321,12 +321,7 @@ mod tests {
             self.id
         }
         fn describe(&self) -> Description {
-            Description {
-                summary: "fixed samples".into(),
-                unit: Unit::MBps,
-                better: Better::Higher,
-                workload_version: 3,
-            }
+            Description::new("fixed samples", Unit::MBps, Better::Higher).version(3)
         }
         fn cases(&self, _plan: &Plan) -> Vec<Params> {
             vec![
@@ -359,12 +354,7 @@ mod tests {
             "u.missing"
         }
         fn describe(&self) -> Description {
-            Description {
-                summary: "needs a missing program".into(),
-                unit: Unit::MBps,
-                better: Better::Higher,
-                workload_version: 1,
-            }
+            Description::new("needs a missing program", Unit::MBps, Better::Higher)
         }
         fn requirements(&self) -> Vec<Requirement> {
             vec![Requirement::program("sysgauge-absent-tool", "absent-pkg")]
@@ -379,20 +369,8 @@ mod tests {
 
     fn record() -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "test".into(),
-            started_at: Utc::now(),
-            finished_at: None,
-            status: RunStatus::Running,
-            command: "run".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
             profile: Profile::Tiny,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
-            results: vec![],
+            ..RunRecord::new("test", "run", "0")
         }
     }
 
@@ -504,12 +482,11 @@ mod tests {
             "s.two"
         }
         fn describe(&self) -> Description {
-            Description {
-                summary: "steady headline, noisy secondary metric".into(),
-                unit: Unit::MBps,
-                better: Better::Higher,
-                workload_version: 1,
-            }
+            Description::new(
+                "steady headline, noisy secondary metric",
+                Unit::MBps,
+                Better::Higher,
+            )
         }
         fn cases(&self, _plan: &Plan) -> Vec<Params> {
             vec![Params::new()]
@@ -546,12 +523,7 @@ mod tests {
             "c.cancel"
         }
         fn describe(&self) -> Description {
-            Description {
-                summary: "cancels".into(),
-                unit: Unit::MBps,
-                better: Better::Higher,
-                workload_version: 1,
-            }
+            Description::new("cancels", Unit::MBps, Better::Higher)
         }
         fn cases(&self, _plan: &Plan) -> Vec<Params> {
             (0..4u64).map(|i| Params::new().with("i", i)).collect()

@@ -164,12 +164,7 @@ mod tests {
             self.id
         }
         fn describe(&self) -> Description {
-            Description {
-                summary: "fake".into(),
-                unit: Unit::Count,
-                better: Better::Higher,
-                workload_version: 1,
-            }
+            Description::new("fake", Unit::Count, Better::Higher)
         }
         fn cases(&self, _: &Plan) -> Vec<Params> {
             vec![Params::new()]

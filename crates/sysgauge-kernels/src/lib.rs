@@ -45,9 +45,8 @@ pub(crate) fn be64(b: &[u8]) -> u64 {
     u64::from_be_bytes(a)
 }
 
-/// Byte helpers the kernels' tests and the benchmarks share: the known
-/// answers are written in hex, and every buffer is filled the same way on
-/// every machine.
+/// Byte helpers the kernels' tests and the benchmark families share: the
+/// deterministic fill every buffer starts from, and hex for digests.
 pub mod bytes {
     /// Lowercase hex of a byte string.
     pub fn hex(bytes: &[u8]) -> String {
@@ -61,8 +60,8 @@ pub mod bytes {
     }
 
     /// A deterministic, incompressible-looking fill for benchmark buffers
-    /// (xorshift64*): the same bytes on every machine, and no all-zero
-    /// pages that the kernel or a compressor could treat specially.
+    /// (xorshift64*): the same bytes on every machine, and no all-zero pages
+    /// that the kernel or a compressor could treat specially.
     pub fn fill_pattern(buf: &mut [u8], seed: u64) {
         let mut x = seed | 1;
         for chunk in buf.chunks_mut(8) {

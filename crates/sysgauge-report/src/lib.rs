@@ -26,5 +26,7 @@ pub use compare::{format_ratio, render_comparison, CompareFormat};
 pub use format::{format_value, format_with_unit};
 pub use html::render_html;
 pub use index::index_text;
-pub use summary::{export_run, findings_text, summary_table, ExportFormat};
+pub use summary::{
+    export_run, findings_text, status_note, summary_table, warning_codes, ExportFormat,
+};
 pub use table::{Align, Table, TableFormat};

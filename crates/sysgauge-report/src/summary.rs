@@ -3,7 +3,7 @@
 
 use crate::format::format_value;
 use crate::table::{Align, Table, TableFormat};
-use sysgauge_core::record::{Finding, RunRecord, Severity, Status};
+use sysgauge_core::record::{Finding, ResultRecord, RunRecord, Severity, Status};
 
 /// One line per benchmark case.
 pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
@@ -20,18 +20,6 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
         let params = r.params.to_string();
         match (&r.status, r.primary()) {
             (Status::Ok, Some(m)) => {
-                // Each code once: a case with several noisy metrics has
-                // several `noisy` findings.
-                let mut warn: Vec<&str> = Vec::new();
-                for f in r
-                    .findings
-                    .iter()
-                    .filter(|f| f.severity >= Severity::Warning)
-                {
-                    if !warn.contains(&f.code.as_str()) {
-                        warn.push(&f.code);
-                    }
-                }
                 t.push(vec![
                     r.bench_id.clone(),
                     params,
@@ -39,39 +27,39 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
                     m.unit.symbol().to_string(),
                     format!("±{:.1}%", m.summary.cov * 100.0),
                     m.summary.n.to_string(),
-                    warn.join(", "),
+                    warning_codes(r),
                 ]);
             }
-            (Status::Skipped { reason, .. }, _) => t.push(vec![
-                r.bench_id.clone(),
-                params,
-                "-".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                format!("skipped: {reason}"),
-            ]),
-            (Status::Failed { error }, _) => t.push(vec![
-                r.bench_id.clone(),
-                params,
-                "-".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                format!("FAILED: {error}"),
-            ]),
-            (Status::Ok, None) => t.push(vec![
-                r.bench_id.clone(),
-                params,
-                "-".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                "no metric".into(),
-            ]),
+            (status, _) => t.push_note(vec![r.bench_id.clone(), params], status_note(status)),
         }
     }
     t.render(format)
+}
+
+/// The codes of a case's warnings and worse, each once (a case with several
+/// noisy metrics has several `noisy` findings), for a table's note column.
+pub fn warning_codes(r: &ResultRecord) -> String {
+    let mut codes: Vec<&str> = Vec::new();
+    for f in r
+        .findings
+        .iter()
+        .filter(|f| f.severity >= Severity::Warning)
+    {
+        if !codes.contains(&f.code.as_str()) {
+            codes.push(&f.code);
+        }
+    }
+    codes.join(", ")
+}
+
+/// What a table says in place of a value: why the case was skipped or
+/// failed, or that it measured nothing.
+pub fn status_note(status: &Status) -> String {
+    match status {
+        Status::Skipped { reason, .. } => format!("skipped: {reason}"),
+        Status::Failed { error } => format!("FAILED: {error}"),
+        Status::Ok => "no metric".into(),
+    }
 }
 
 /// Findings of the run and of its results, most severe first. Findings
@@ -216,23 +204,22 @@ fn metrics_table(run: &RunRecord) -> Table {
         ("n", Align::Right),
     ]);
     for r in &run.results {
-        if r.metrics.is_empty() {
-            t.push(vec![
+        let case = || {
+            vec![
                 run.run_id.clone(),
                 run.host_name().to_string(),
                 r.bench_id.clone(),
                 r.params.canonical(),
                 r.status.label().to_string(),
-            ]);
+            ]
+        };
+        if r.metrics.is_empty() {
+            t.push(case());
         }
         for m in &r.metrics {
             let s = &m.summary;
-            t.push(vec![
-                run.run_id.clone(),
-                run.host_name().to_string(),
-                r.bench_id.clone(),
-                r.params.canonical(),
-                r.status.label().to_string(),
+            let mut row = case();
+            row.extend([
                 m.name.clone(),
                 m.unit.symbol().to_string(),
                 m.better.as_str().to_string(),
@@ -245,6 +232,7 @@ fn metrics_table(run: &RunRecord) -> Table {
                 s.mad.to_string(),
                 s.n.to_string(),
             ]);
+            t.push(row);
         }
     }
     t
@@ -253,30 +241,29 @@ fn metrics_table(run: &RunRecord) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-    use sysgauge_core::record::{BuildInfo, Params, Profile, ResultRecord, RunStatus};
-    use sysgauge_core::{Better, Metric, Unit, SCHEMA_VERSION};
+
+    use sysgauge_core::record::{Params, RunStatus};
+    use sysgauge_core::{Better, Metric, Unit};
 
     fn run() -> RunRecord {
         let now = chrono::Utc::now();
         let ok = ResultRecord {
-            bench_id: "beta.sha256".into(),
-            family: "beta".into(),
-            workload_version: 1,
-            params: Params::new().with("block_size", 8192u64),
-            details: Params::new(),
-            status: Status::Ok,
             started_at: now,
             duration_seconds: 1.0,
-            metrics: vec![Metric::new(
-                "throughput",
-                Unit::MBps,
-                Better::Higher,
-                vec![1000.0, 1100.0, 900.0],
-            )
-            .unwrap_or_else(|| panic!("metric"))],
             findings: vec![Finding::new("noisy", Severity::Warning, "too much spread")
                 .with_remedy("calm down")],
+            ..ResultRecord::new(
+                "beta.sha256",
+                Params::new().with("block_size", 8192u64),
+                Status::Ok,
+                vec![Metric::new(
+                    "throughput",
+                    Unit::MBps,
+                    Better::Higher,
+                    vec![1000.0, 1100.0, 900.0],
+                )
+                .unwrap_or_else(|| panic!("metric"))],
+            )
         };
         let skipped = ResultRecord {
             bench_id: "beta.md5".into(),
@@ -298,20 +285,11 @@ mod tests {
             ..ok.clone()
         };
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "r1".into(),
             started_at: now,
             finished_at: Some(now),
             status: RunStatus::Complete,
-            command: "run".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
-            profile: Profile::Quick,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results: vec![ok, skipped, failed],
+            ..RunRecord::new("r1", "run", "0")
         }
     }
 

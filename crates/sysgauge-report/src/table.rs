@@ -44,6 +44,16 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// Append a row for a case with no value: its leading cells, a `-` where
+    /// the value would be, blanks, and `note` in the last column.
+    pub fn push_note(&mut self, lead: Vec<String>, note: String) {
+        let mut row = lead;
+        row.push("-".into());
+        row.resize(self.headers.len().saturating_sub(1), String::new());
+        row.push(note);
+        self.push(row);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

@@ -1,13 +1,8 @@
 //! A comparison to render in tests: three hosts, two families, one case
 //! with a block-size sweep, raw samples on one case.
 
-use std::collections::BTreeMap;
 use sysgauge_compare::{compare, Comparison, Machine};
-use sysgauge_core::host::{CpuInfo, HostInfo};
-use sysgauge_core::record::{
-    family_of, BuildInfo, Metric, Params, Profile, ResultRecord, RunRecord, RunStatus, Status,
-    SCHEMA_VERSION,
-};
+use sysgauge_core::record::{Metric, Params, ResultRecord, RunRecord, Status};
 use sysgauge_core::{Better, Unit};
 
 fn result(
@@ -19,18 +14,14 @@ fn result(
     samples: &[f64],
 ) -> ResultRecord {
     ResultRecord {
-        bench_id: id.into(),
-        family: family_of(id).into(),
-        workload_version: 1,
-        params,
-        details: Params::new(),
-        status: Status::Ok,
-        started_at: chrono::Utc::now(),
         duration_seconds: 0.1,
-        metrics: vec![
-            Metric::new(metric, unit, better, samples.to_vec()).unwrap_or_else(|| panic!("metric"))
-        ],
-        findings: vec![],
+        ..ResultRecord::new(
+            id,
+            params,
+            Status::Ok,
+            vec![Metric::new(metric, unit, better, samples.to_vec())
+                .unwrap_or_else(|| panic!("metric"))],
+        )
     }
 }
 
@@ -69,38 +60,11 @@ fn run(host: &str, scale: f64, bogomips: f64, kernel: &str) -> RunRecord {
             &[1000.0 * scale],
         ));
     }
-    RunRecord {
-        schema_version: SCHEMA_VERSION,
-        run_id: format!("id-{host}"),
-        started_at: chrono::Utc::now(),
-        finished_at: None,
-        status: RunStatus::Complete,
-        command: "run".into(),
-        tool_version: "0.1.0".into(),
-        build: BuildInfo {
-            profile: "release".into(),
-            target: "x86_64-linux".into(),
-            target_features: vec![],
-        },
-        host: HostInfo {
-            hostname: Some(host.into()),
-            cpu: CpuInfo {
-                bogomips: Some(bogomips),
-                model: Some(format!("{host} <CPU> & co")),
-                ..Default::default()
-            },
-            os: sysgauge_core::host::OsInfo {
-                kernel_release: Some(kernel.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        profile: Profile::Quick,
-        label: None,
-        tags: BTreeMap::new(),
-        findings: vec![],
-        results,
-    }
+    let mut run = sysgauge_compare::testutil::run_with(host, Some(bogomips), results);
+    run.run_id = format!("id-{host}");
+    run.host.cpu.model = Some(format!("{host} <CPU> & co"));
+    run.host.os.kernel_release = Some(kernel.into());
+    run
 }
 
 pub fn runs() -> Vec<RunRecord> {

@@ -42,34 +42,27 @@ pub(crate) fn sample_run(uuid: &str) -> RunRecord {
         findings: vec![Finding::new("lsm-active", Severity::Info, "AppArmor is on")],
         results: vec![
             ResultRecord {
-                bench_id: "hash.sha256".into(),
-                family: "hash".into(),
-                workload_version: 1,
-                params: Params::new()
-                    .with("block_size", 8192u64)
-                    .with("threads", 1u64),
                 details: Params::new().with("iterations_per_rep", 1200u64),
-                status: Status::Ok,
-                started_at: Utc::now(),
                 duration_seconds: 0.5,
-                metrics: vec![metric(vec![100.0, 110.0, 105.0])],
                 findings: vec![Finding::new("noisy", Severity::Warning, "x").with_remedy("y")],
+                ..ResultRecord::new(
+                    "hash.sha256",
+                    Params::new()
+                        .with("block_size", 8192u64)
+                        .with("threads", 1u64),
+                    Status::Ok,
+                    vec![metric(vec![100.0, 110.0, 105.0])],
+                )
             },
-            ResultRecord {
-                bench_id: "hash.b2sum".into(),
-                family: "hash".into(),
-                workload_version: 1,
-                params: Params::new(),
-                details: Params::new(),
-                status: Status::Skipped {
+            ResultRecord::new(
+                "hash.b2sum",
+                Params::new(),
+                Status::Skipped {
                     reason: "missing".into(),
                     hint: Some("install".into()),
                 },
-                started_at: Utc::now(),
-                duration_seconds: 0.0,
-                metrics: vec![],
-                findings: vec![],
-            },
+                vec![],
+            ),
         ],
     }
 }

@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use sysgauge_bench::{families, Family};
-use sysgauge_core::record::{BuildInfo, Finding, RunRecord, RunStatus, Status, SCHEMA_VERSION};
+use sysgauge_core::record::{BuildInfo, Finding, RunRecord, RunStatus, Status};
 use sysgauge_core::runner::{Runner, RunnerConfig, Sink, Sinks};
 use sysgauge_core::{Benchmark, CancelToken, CtxSettings, MonotonicClock};
 use sysgauge_report::{summary_table, TableFormat};
@@ -109,20 +109,17 @@ pub fn new_record(command: &str, cfg: &MeasureConfig) -> RunRecord {
     let build = build_info();
     let findings = sysgauge_bench::methodology::run_findings(&host, &build);
     RunRecord {
-        schema_version: SCHEMA_VERSION,
-        run_id: uuid::Uuid::new_v4().to_string(),
-        started_at: chrono::Utc::now(),
-        finished_at: None,
-        status: RunStatus::Running,
-        command: command.to_string(),
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
         build,
         host,
         profile: cfg.profile,
         label: cfg.label.clone(),
         tags: cfg.tags.clone(),
         findings,
-        results: Vec::new(),
+        ..RunRecord::new(
+            &uuid::Uuid::new_v4().to_string(),
+            command,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 }
 

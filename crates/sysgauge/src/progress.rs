@@ -5,7 +5,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use sysgauge_core::record::{Params, ResultRecord, RunRecord, Status};
 use sysgauge_core::runner::{Sink, SinkError};
-use sysgauge_report::format_with_unit;
+use sysgauge_report::{format_with_unit, status_note};
 
 pub struct ConsoleProgress {
     bar: Option<ProgressBar>,
@@ -73,9 +73,7 @@ impl Sink for ConsoleProgress {
                 format_with_unit(m.value(), &m.unit),
                 m.summary.cov * 100.0
             ),
-            (Status::Skipped { reason, .. }, _) => format!("skipped: {reason}"),
-            (Status::Failed { error }, _) => format!("FAILED: {error}"),
-            (Status::Ok, None) => "no metric".to_string(),
+            (status, _) => status_note(status),
         };
         self.line(&format!(
             "[{}/{}] {}: {}",

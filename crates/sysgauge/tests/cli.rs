@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_core::{RunRecord, RunStatus, Status, SCHEMA_VERSION};
 
 #[test]
@@ -22,9 +22,7 @@ fn run_json_is_strict_and_stored() {
         ])
         .arg("--json")
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+        .succeeds();
     let text = std::fs::read_to_string(&json).unwrap();
     // RunRecord and everything in it deny unknown fields.
     let run: RunRecord = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
@@ -54,9 +52,7 @@ fn run_json_is_strict_and_stored() {
         .args(["results", "--db"])
         .arg(sb.db())
         .args(["export", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(show.status.success(), "{}", stderr_of(&show));
+        .succeeds();
     let stored: RunRecord = serde_json::from_slice(&show.stdout).unwrap();
     assert_eq!(stored.run_id, run.run_id);
     assert_eq!(stored.results.len(), 2);
@@ -72,9 +68,7 @@ fn json_to_stdout_keeps_stdout_clean() {
     let out = sb
         .tiny_run()
         .args(["--only", "hash.blake3", "--json", "-", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(run.results.len(), 1);
     assert!(stderr_of(&out).contains("hash.blake3"));
@@ -84,8 +78,7 @@ fn json_to_stdout_keeps_stdout_clean() {
 #[test]
 fn default_database_location_follows_xdg() {
     let sb = Sandbox::new();
-    let out = sb
-        .cmd()
+    sb.cmd()
         .args([
             "run",
             "--profile",
@@ -95,9 +88,7 @@ fn default_database_location_follows_xdg() {
             "--only",
             "hash.md5",
         ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     assert!(sb.path().join("xdg/sysgauge/sysgauge.db").is_file());
     let list = sb
         .cmd()
@@ -112,12 +103,7 @@ fn default_database_location_follows_xdg() {
 #[test]
 fn results_show_export_delete() {
     let sb = Sandbox::new();
-    let out = sb
-        .tiny_run()
-        .args(["--only", "hash.sha1"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    sb.tiny_run().args(["--only", "hash.sha1"]).succeeds();
     let db = sb.db();
     let results = |args: &[&str]| {
         sb.cmd()
@@ -172,8 +158,7 @@ fn list_and_host() {
     assert!(ids.contains(&"hash.sha256") && ids.contains(&"hash.blake3"));
     let text = sb.cmd().arg("list").output().unwrap();
     assert!(stdout_of(&text).contains("hash.sha512"));
-    let host = sb.cmd().args(["host", "--json"]).output().unwrap();
-    assert!(host.status.success(), "{}", stderr_of(&host));
+    let host = sb.cmd().args(["host", "--json"]).succeeds();
     let h: sysgauge_core::HostInfo = serde_json::from_slice(&host.stdout).unwrap();
     assert!(h.cpu.threads.unwrap_or(0) >= 1);
     let table = sb.cmd().arg("host").output().unwrap();
@@ -306,16 +291,11 @@ fn bad_input_is_refused_cleanly() {
 #[test]
 fn usage_errors_exit_2() {
     let sb = Sandbox::new();
-    let out = sb
-        .cmd()
+    sb.cmd()
         .args(["run", "--profile", "enormous"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let out = sb.cmd().arg("frobnicate").output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let out = sb.cmd().arg("--help").output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+        .exits_with(2);
+    sb.cmd().arg("frobnicate").exits_with(2);
+    sb.cmd().arg("--help").exits_with(0);
 }
 
 #[test]
@@ -330,8 +310,7 @@ fn newer_or_foreign_database_is_refused_untouched() {
         .unwrap();
     }
     let before = std::fs::read(&db).unwrap_or_default();
-    let out = sb.tiny_run().output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = sb.tiny_run().exits_with(2);
     assert!(
         stderr_of(&out).contains("newer sysgauge"),
         "{}",
@@ -350,9 +329,7 @@ fn newer_or_foreign_database_is_refused_untouched() {
         .args(["results", "--db"])
         .arg(&other)
         .arg("list")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits_with(2);
     assert!(
         stderr_of(&out).contains("is not a sysgauge results database"),
         "{}",
@@ -376,8 +353,6 @@ fn broken_pipe_exits_zero() {
         .arg("-c")
         .arg(script)
         .env("HOME", sb.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        .exits_with(0);
     assert!(!stderr_of(&out).contains("panicked"));
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::PathBuf;
 use sysgauge_compare::{Comparison, COMPARE_SCHEMA_VERSION};
 
@@ -62,9 +62,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
         .args(["compare", "--db"])
         .arg(sb.db())
         .args(["hosta", "hostb", "--reference", "hostx"])
-        .output()
-        .unwrap();
-    assert!(table.status.success(), "{}", stderr_of(&table));
+        .succeeds();
     let text = stdout_of(&table);
     assert!(text.contains("Reference: hostx."), "{text}");
     let sha = text
@@ -82,9 +80,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
         .args(["compare", "--db"])
         .arg(sb.db())
         .args(["--reference", "hostx", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(json.status.success(), "{}", stderr_of(&json));
+        .succeeds();
     // Strict: every struct in Comparison denies unknown fields.
     let c: Comparison = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(c.schema_version, COMPARE_SCHEMA_VERSION);
@@ -122,9 +118,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
             .args(["compare", "--db"])
             .arg(sb.db())
             .args(["--reference", "hostx", "--format", format])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr_of(&out));
+            .succeeds();
         assert!(
             stdout_of(&out).contains(marker),
             "{format}: {}",
@@ -148,9 +142,7 @@ fn compare_files_directly_without_a_database() {
             "--format",
             "json",
         ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c.reference, "hostb");
     assert_eq!(c.rows.len(), 1);
@@ -245,9 +237,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         .args(["compare", "--db"])
         .arg(sb.db())
         .args(["--reference", "nosuchhost"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits_with(2);
     let err = stderr_of(&out);
     assert!(
         err.contains("unknown reference 'nosuchhost'") && err.contains("hostx"),
@@ -258,9 +248,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         .cmd()
         .arg("compare")
         .arg(csv_fixture("bad-zero.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits_with(2);
     assert!(stderr_of(&out).contains("bad-zero.csv:3:"));
     // An unknown family.
     let out = sb
@@ -268,38 +256,28 @@ fn bad_input_is_refused_and_nothing_is_written() {
         .args(["compare", "--db"])
         .arg(sb.db())
         .args(["--family", "disk"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits_with(2);
     assert!(stderr_of(&out).contains("no results for family 'disk'"));
 }
 
 #[test]
 fn openssl_output_compares_with_a_sysgauge_run() {
     let sb = Sandbox::new();
-    let run = sb
-        .tiny_run()
+    sb.tiny_run()
         .args(["--only", "hash.sha256,hash.md5"])
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{}", stderr_of(&run));
-    let out = sb
-        .cmd()
+        .succeeds();
+    sb.cmd()
         .args(["import", "--db"])
         .arg(sb.db())
         .args(["--host", "openssl-here"])
         .arg(openssl_fixture("3.0-sha256-md5-8k.txt"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let out = sb
         .cmd()
         .args(["compare", "--db"])
         .arg(sb.db())
         .args(["--reference", "openssl-here", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = c.rows.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["hash.md5", "hash.sha256"], "{c:?}");
@@ -331,16 +309,13 @@ fn html_report_renders_in_headless_chromium() {
     .status
     .success());
     let html = sb.path().join("report.html");
-    let out = sb
-        .cmd()
+    sb.cmd()
         .arg("report")
         .arg(&html)
         .args(["--db"])
         .arg(sb.db())
         .args(["hostx", "hosta", "hostb", "pi", "--reference", "hostx"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(!text.contains("<script") && !text.contains("<link"));
 
@@ -455,27 +430,21 @@ fn charts_as_png_and_svg() {
     let sb = Sandbox::new();
     let csv = csv_fixture("three-hosts.csv");
     let png = sb.path().join("summary.png");
-    let out = sb
-        .cmd()
+    sb.cmd()
         .arg("chart")
         .arg(&csv)
         .args(["--reference", "hostx", "--png"])
         .arg(&png)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let svg = sb.path().join("ratios.svg");
-    let out = sb
-        .cmd()
+    sb.cmd()
         .arg("chart")
         .arg(&csv)
         .args(["--kind", "ratios", "--family", "other", "--svg"])
         .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("dd-zero"));
     // No block-size data in this CSV: a clear error, no file.
@@ -486,9 +455,7 @@ fn charts_as_png_and_svg() {
         .arg(&csv)
         .args(["--kind", "block-size", "--family", "other", "--svg"])
         .arg(&none)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits_with(2);
     assert!(stderr_of(&out).contains("block_size"));
     assert!(!none.exists());
 }
@@ -496,12 +463,7 @@ fn charts_as_png_and_svg() {
 #[test]
 fn run_summary_ends_with_the_index_and_baseline_commands_work() {
     let sb = Sandbox::new();
-    let out = sb
-        .tiny_run()
-        .args(["--only", "hash.sha256"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = sb.tiny_run().args(["--only", "hash.sha256"]).succeeds();
     let text = stdout_of(&out);
     let at = text
         .find("Index (1000 = the reference machine of baseline v")
@@ -510,12 +472,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
     assert!(index.lines().any(|l| l.starts_with("hash ")), "{index}");
     assert!(index.lines().any(|l| l.starts_with("overall ")), "{index}");
 
-    let show = sb
-        .cmd()
-        .args(["baseline", "show", "--json"])
-        .output()
-        .unwrap();
-    assert!(show.status.success(), "{}", stderr_of(&show));
+    let show = sb.cmd().args(["baseline", "show", "--json"]).succeeds();
     let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     assert!(v["version"].as_u64().unwrap_or(0) >= 1);
     assert_eq!(v["stale"], serde_json::json!([]));
@@ -556,8 +513,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
 fn a_host_stands_for_its_latest_run() {
     let sb = Sandbox::new();
     for _ in 0..2 {
-        let out = sb.tiny_run().args(["--only", "hash.md5"]).output().unwrap();
-        assert!(out.status.success(), "{}", stderr_of(&out));
+        sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
     }
     let list = sb
         .cmd()
@@ -577,9 +533,7 @@ fn a_host_stands_for_its_latest_run() {
         .args(["compare", "--db"])
         .arg(sb.db())
         .args([host.as_str(), "1", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c.machines.len(), 2);
     assert_eq!(
@@ -595,8 +549,6 @@ fn a_host_stands_for_its_latest_run() {
         .args(["compare", "--db"])
         .arg(sb.db())
         .args([host.as_str(), "2"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits_with(2);
     assert!(stderr_of(&out).contains("at least two machines"));
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_core::{RunRecord, RunStatus, Status, Unit};
 
 const KERNELS: [&str; 10] = [
@@ -38,8 +38,7 @@ fn record(path: &std::path::Path) -> RunRecord {
 fn every_kernel_and_the_indexes() {
     let sb = Sandbox::new();
     let json = sb.path().join("cpu.json");
-    let out = cpu_cmd(&sb).arg("--json").arg(&json).output().unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+    let out = cpu_cmd(&sb).arg("--json").arg(&json).succeeds();
     let run = record(&json);
     assert_eq!(run.command, "cpu");
     assert_eq!(run.status, RunStatus::Complete);
@@ -82,9 +81,7 @@ fn thread_counts_give_scaling_efficiency() {
         ])
         .arg("--json")
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+        .succeeds();
     let run = record(&json);
     let cases: Vec<(String, Option<u64>)> = run
         .results
@@ -121,14 +118,11 @@ fn thread_counts_give_scaling_efficiency() {
 fn run_and_cpu_use_the_same_ids() {
     let sb = Sandbox::new();
     let json = sb.path().join("run.json");
-    let out = sb
-        .tiny_run()
+    sb.tiny_run()
         .args(["--only", "cpu.idea,cpu.fourier"])
         .arg("--json")
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+        .succeeds();
     let run = record(&json);
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, vec!["cpu.fourier", "cpu.idea"]);

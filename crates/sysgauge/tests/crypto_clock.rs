@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_core::{RunRecord, Status};
 
 #[test]
@@ -26,9 +26,7 @@ fn crypto_table_and_records() {
         .arg(sb.db())
         .arg("--json")
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+        .succeeds();
     let table = stdout_of(&out);
     assert!(
         table.contains("The 'numbers' are in 1000s of bytes per second processed."),
@@ -127,9 +125,7 @@ fn crypto_versus_openssl() {
             "--no-store",
         ])
         .args(["--only", "md5,aes-128-cbc,rsa-2048"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+        .succeeds();
     let text = stdout_of(&out);
     assert!(text.contains("ratio = sysgauge / openssl"), "{text}");
     let aes = text
@@ -157,9 +153,7 @@ fn clock_command_and_run_phases() {
             "--cpus",
             "0",
         ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+        .succeeds();
     let text = stdout_of(&out);
     assert!(
         text.contains("measured MHz") && text.contains("single"),
@@ -167,14 +161,11 @@ fn clock_command_and_run_phases() {
     );
 
     let json = sb.path().join("run.json");
-    let out = sb
-        .tiny_run()
+    sb.tiny_run()
         .args(["--only", "clock,hash.md5"])
         .arg("--json")
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+        .succeeds();
     let run: RunRecord =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default()).unwrap();
     let phases: Vec<(&str, Option<&str>)> = run

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use sysgauge_core::{ResultRecord, RunRecord, Status};
@@ -163,9 +163,7 @@ fn filesystem_suite_runs_and_is_stored() {
         .args(["--size", "4MiB", "--path"])
         .arg(&target)
         .args(["--json", "-"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        .exits_with(0);
     let run = parse_run(&out);
     assert_eq!(run.command, "disk");
     assert_eq!(run.results.len(), 19);
@@ -216,9 +214,7 @@ fn tmpfs_target_is_flagged() {
             "/dev/shm",
         ])
         .args(["--json", "-"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        .exits_with(0);
     let run = parse_run(&out);
     assert_eq!(run.results.len(), 1);
     assert!(
@@ -267,8 +263,7 @@ fn raw_mode_explains_and_writes_nothing_without_destroy_data() {
     let sb = Sandbox::new();
     let img = blank_image(sb.path(), "blank.img", 16 << 20);
     let lo = LoopDev::attach(&img, None, false);
-    let out = raw_cmd(&sb, lo.path()).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = raw_cmd(&sb, lo.path()).exits_with(2);
     let err = stderr_of(&out);
     assert!(err.contains("would write"), "{err}");
     assert!(err.contains("--destroy-data"), "{err}");
@@ -296,9 +291,7 @@ fn raw_mode_shows_read_modify_write_on_4k_sectors() {
             "8MiB",
         ])
         .args(["--json", "-"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        .exits_with(0);
     let run = parse_run(&out);
     let small = find(&run, "disk.raw-write", 512);
     assert_eq!(small.status, Status::Ok);
@@ -332,15 +325,11 @@ fn raw_mode_refuses_signatures_unless_forced() {
     let img = blank_image(sb.path(), "swap.img", 16 << 20);
     run(Command::new("mkswap").arg("-q").arg(&img));
     let lo = LoopDev::attach(&img, None, false);
-    let out = raw_cmd(&sb, lo.path())
-        .arg("--destroy-data")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = raw_cmd(&sb, lo.path()).arg("--destroy-data").exits_with(2);
     let err = stderr_of(&out);
     assert!(err.contains("carries data (swap"), "{err}");
     assert!(err.contains("--force"), "{err}");
-    let out = raw_cmd(&sb, lo.path())
+    raw_cmd(&sb, lo.path())
         .args([
             "--destroy-data",
             "--force",
@@ -349,9 +338,7 @@ fn raw_mode_refuses_signatures_unless_forced() {
             "--size",
             "1MiB",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        .exits_with(0);
 }
 
 #[test]
@@ -382,19 +369,13 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     let unmount = Undo(vec!["umount".into(), mnt.to_string_lossy().into_owned()]);
     let out = raw_cmd(&sb, dev.path())
         .args(["--destroy-data", "--force"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits_with(2);
     let err = stderr_of(&out);
     assert!(err.contains("is mounted on"), "{err}");
     assert!(err.contains(mnt.to_str().unwrap_or("?")), "{err}");
     drop(unmount);
     // Unmounted, the ext4 signature still refuses without --force.
-    let out = raw_cmd(&sb, dev.path())
-        .arg("--destroy-data")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = raw_cmd(&sb, dev.path()).arg("--destroy-data").exits_with(2);
     assert!(stderr_of(&out).contains("ext2/3/4"), "{}", stderr_of(&out));
 
     // A device in use as swap.
@@ -405,9 +386,7 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     let swapoff = Undo(vec!["swapoff".into(), sdev.path().to_string()]);
     let out = raw_cmd(&sb, sdev.path())
         .args(["--destroy-data", "--force"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits_with(2);
     assert!(
         stderr_of(&out).contains("in use as swap"),
         "{}",

@@ -50,13 +50,7 @@ fn sigint_leaves_intact_database_and_no_scratch() {
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();
     assert_eq!(check, "ok");
-    let (status, n): (String, i64) = conn
-        .query_row(
-            "SELECT status, (SELECT count(*) FROM results) FROM runs",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let (status, n) = common::run_status_and_results(&conn);
     assert_eq!(status, "interrupted");
     assert!(n >= 2, "finished results were lost ({n})");
     let left = files_under(&scratch);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_core::{RunRecord, RunStatus, Status};
 
 fn mem_tiny(sb: &Sandbox) -> assert_cmd::Command {
@@ -27,9 +27,7 @@ fn mem_runs_the_whole_family_and_renders_its_tables() {
         .arg(&json)
         .arg("--chart")
         .arg(&chart)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr_of(&out));
+        .succeeds();
     let text = std::fs::read_to_string(&json).unwrap();
     let run: RunRecord = serde_json::from_str(&text).unwrap();
     assert_eq!(run.command, "mem");
@@ -96,9 +94,7 @@ fn mem_runs_the_whole_family_and_renders_its_tables() {
         .args(["results", "--db"])
         .arg(sb.db())
         .args(["show", "1"])
-        .output()
-        .unwrap();
-    assert!(show.status.success(), "{}", stderr_of(&show));
+        .succeeds();
     assert!(stdout_of(&show).contains("Copy bandwidth, mbw style"));
 }
 
@@ -108,9 +104,7 @@ fn run_includes_only_the_memory_slice() {
     let out = sb
         .tiny_run()
         .args(["--only", "mem", "--json", "-", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, vec!["mem.memcpy", "mem.stream-triad", "mem.latency"]);
@@ -125,8 +119,7 @@ fn run_includes_only_the_memory_slice() {
 #[test]
 fn sizes_beyond_memory_are_refused_with_exit_2() {
     let sb = Sandbox::new();
-    let out = mem_tiny(&sb).args(["--size", "1EiB"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    let out = mem_tiny(&sb).args(["--size", "1EiB"]).exits_with(2);
     let err = stderr_of(&out);
     assert!(
         err.contains("--size 1 EiB")

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_bench::startup::report::StartupExport;
 use sysgauge_core::{RunRecord, RunStatus, Status};
 use sysgauge_host::procs::ProcsReport;
@@ -32,9 +32,7 @@ fn spawn_tiny_stores_a_run_and_prints_tables() {
         .arg(sb.scratch())
         .arg("--json")
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let text = std::fs::read_to_string(&json).unwrap();
     let run: RunRecord = serde_json::from_str(&text).unwrap();
     assert_eq!(run.command, "spawn");
@@ -71,9 +69,7 @@ fn run_includes_the_spawn_slice() {
     let out = sb
         .tiny_run()
         .args(["--only", "spawn", "--json", "-", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["spawn.fork-exec", "spawn.posix-spawn"]);
@@ -120,9 +116,7 @@ fn startup_compares_with_baseline_and_exports() {
         .arg(sb.db())
         .arg("--export-json")
         .arg(&export)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let text = std::fs::read_to_string(&export).unwrap();
     let e: StartupExport = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(e.results.len(), 2);
@@ -179,9 +173,7 @@ fn startup_perl_module_adds_libraries() {
             "--no-store",
         ])
         .args(["--export-json", "-"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let e: StartupExport = serde_json::from_slice(&out.stdout).unwrap();
     let rel = e.results[1]
         .relative
@@ -219,9 +211,7 @@ fn startup_failing_command_stops_unless_ignored() {
         ])
         .arg("--db")
         .arg(sb.db())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .exits_with(1);
     let err = stderr_of(&out);
     assert!(err.contains("\"false\" exited with status 1"), "{err}");
     assert!(err.contains("--ignore-failure"), "{err}");
@@ -239,9 +229,7 @@ fn startup_failing_command_stops_unless_ignored() {
             "0",
         ])
         .args(["--no-store", "--no-libraries", "--json", "-"])
-        .output()
-        .unwrap();
-    assert!(ok.status.success(), "{}", stderr_of(&ok));
+        .succeeds();
     let run: RunRecord = serde_json::from_slice(&ok.stdout).unwrap();
     assert_eq!(run.results[0].details.get_u64("failed_runs"), Some(2));
 }
@@ -285,9 +273,7 @@ fn procs_json_and_text() {
     let out = sb
         .cmd()
         .args(["procs", "--json", "-n", "0", "--sort", "pid"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let r: ProcsReport = serde_json::from_slice(&out.stdout).unwrap();
     assert!(r.total >= 2);
     assert_eq!(r.processes.len(), r.total);
@@ -297,16 +283,13 @@ fn procs_json_and_text() {
     let out = sb
         .cmd()
         .args(["procs", "--interval", "0.2", "-n", "3"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let text = stdout_of(&out);
     assert!(text.contains(" in D ("), "{text}");
     assert!(text.contains("system %"), "{text}");
     assert_eq!(text.lines().count(), 2 + 2 + 3, "{text}");
 
-    let bad = sb.cmd().args(["procs", "--interval=-1"]).output().unwrap();
-    assert_eq!(bad.status.code(), Some(2));
+    sb.cmd().args(["procs", "--interval=-1"]).exits_with(2);
 }
 
 #[test]
@@ -329,9 +312,7 @@ fn procs_handles_odd_names_from_a_saved_proc() {
         .cmd()
         .args(["procs", "--proc-root"])
         .arg(&root)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let text = stdout_of(&out);
     let lines: Vec<&str> = text.lines().collect();
     assert!(

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -76,14 +76,11 @@ fn assert_refused(sb: &Sandbox, db: &Path, json: &Path) {
 /// A small run record to import (measured once, not stored).
 fn record_json(sb: &Sandbox, name: &str) -> PathBuf {
     let path = sb.path().join(name);
-    let out = sb
-        .cmd()
+    sb.cmd()
         .args(["run", "--profile", "tiny", "--repetitions", "1"])
         .args(["--only", "hash.md5", "--no-store", "--json"])
         .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     path
 }
 
@@ -147,18 +144,14 @@ fn db_on_a_block_device_is_refused_and_the_file_system_survives() {
     let json = record_json(&sb, "one.json");
     let img = sb.path().join("fs.img");
     std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
-    let mkfs = Command::new("mkfs.ext4")
+    Command::new("mkfs.ext4")
         .args(["-q", "-F"])
         .arg(&img)
-        .output()
-        .unwrap();
-    assert!(mkfs.status.success(), "{}", stderr_of(&mkfs));
+        .succeeds();
     let out = Command::new("losetup")
         .args(["--find", "--show"])
         .arg(&img)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let dev = Loop(PathBuf::from(stdout_of(&out).trim()));
     let blkid = |dev: &Path| {
         let out = Command::new("blkid")
@@ -225,15 +218,9 @@ fn read_only_commands_never_create_a_database() {
         assert!(err.contains("no results database"), "{args:?}: {err}");
     }
     // The default database missing: "no runs stored yet", exit 0.
-    let out = sb.cmd().args(["results", "list"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = sb.cmd().args(["results", "list"]).succeeds();
     assert!(stderr_of(&out).contains("no runs stored yet"));
-    let out = sb
-        .cmd()
-        .args(["results", "list", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = sb.cmd().args(["results", "list", "--json"]).succeeds();
     assert_eq!(stdout_of(&out).trim(), "[]");
     assert_eq!(
         names(sb.path()),
@@ -388,9 +375,7 @@ fn after_sigkill_the_next_writer_cleans_up() {
         .arg("--db")
         .arg(sb.db())
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     assert!(stderr_of(&out).contains("marked interrupted"));
     assert!(scratch_of(&tmp, pid).is_empty(), "{:?}", names(&tmp));
     if have_shm {
@@ -465,15 +450,12 @@ fn twenty_concurrent_writers_new_and_existing_database() {
 fn a_failing_store_marks_the_run_failed_and_still_writes_json() {
     let sb = Sandbox::new();
     let record = record_json(&sb, "one.json");
-    let out = sb
-        .cmd()
+    sb.cmd()
         .arg("import")
         .arg("--db")
         .arg(sb.db())
         .arg(&record)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     // A real SQLite failure on every stored result (as a full disk would
     // give), raised by the database itself.
     rusqlite::Connection::open(sb.db())
@@ -508,8 +490,7 @@ fn a_failing_store_marks_the_run_failed_and_still_writes_json() {
 fn a_host_stands_for_its_latest_complete_run() {
     let sb = Sandbox::new();
     for _ in 0..2 {
-        let out = sb.tiny_run().args(["--only", "hash.md5"]).output().unwrap();
-        assert!(out.status.success(), "{}", stderr_of(&out));
+        sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
     }
     let conn = rusqlite::Connection::open(sb.db()).unwrap();
     let (host, first): (String, String) = conn

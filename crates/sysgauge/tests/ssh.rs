@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -257,13 +257,10 @@ fn run_skips_ssh_unless_named_and_list_shows_it() {
     assert!(text.contains("unless named with --only"), "{text}");
 
     let json = sb.path().join("run.json");
-    let out = sb
-        .tiny_run()
+    sb.tiny_run()
         .args(["--only", "ssh", "--json"])
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["ssh.transfer", "ssh.handshake"]);
@@ -481,7 +478,7 @@ fn host_key_mismatch_is_refused_with_exit_2() {
 
     // The right known_hosts works (the same server, measured as remote).
     let json = sb.path().join("remote.json");
-    let out = ssh_cmd(&sb)
+    ssh_cmd(&sb)
         .args(["--host", &a.host(), "--connect-timeout", "5", "--runs", "1"])
         .args([
             "--cipher",
@@ -495,9 +492,7 @@ fn host_key_mismatch_is_refused_with_exit_2() {
         .arg(a.config(a.server.known_hosts()))
         .arg("--json")
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(run
         .results

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -61,9 +61,7 @@ fn tiny_sweep_stores_points_and_writes_csv() {
         .arg(&csv)
         .arg("--json")
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(run.command, "sweep");
     assert_eq!(run.status, RunStatus::Complete);
@@ -146,9 +144,7 @@ fn tiny_sweep_stores_points_and_writes_csv() {
         .args(["results", "--db"])
         .arg(sb.db())
         .args(["show", "1"])
-        .output()
-        .unwrap();
-    assert!(show.status.success(), "{}", stderr_of(&show));
+        .succeeds();
     assert!(stdout_of(&show).contains("sweep.sha256sum"));
 }
 
@@ -224,9 +220,7 @@ fn missing_program_is_skipped_naming_its_package() {
         .arg(sb.scratch())
         .arg("--json")
         .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(run.results.len(), 2);
     assert_eq!(run.results[0].bench_id, "sweep.dd");
@@ -328,13 +322,7 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
 
     // The finished points are kept: in the database and in the CSV.
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let (status, n): (String, i64) = conn
-        .query_row(
-            "SELECT status, (SELECT count(*) FROM results) FROM runs",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let (status, n) = common::run_status_and_results(&conn);
     assert_eq!(status, "interrupted");
     assert_eq!(n, 2, "{log}");
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -368,9 +356,7 @@ fn ram_backed_dir_gets_a_finding_and_is_left_clean() {
         .args(["--program", "dd", "--copies", "1", "--iterations", "1"])
         .args(["--no-store", "--json", "-", "--dir"])
         .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
     let finding = run.results[0]
         .findings

@@ -328,12 +328,7 @@ impl Benchmark for ClockBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "effective clock of each CPU (chain of dependent adds), against its nominal and reported clock".into(),
-            unit: Unit::MHz,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new("effective clock of each CPU (chain of dependent adds), against its nominal and reported clock", Unit::MHz, Better::Higher)
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
@@ -444,18 +439,7 @@ pub fn end_of_run(options: &Arc<ClockOptions>) -> Box<dyn Benchmark> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock, Profile};
-
-    fn ctx() -> RunCtx {
-        RunCtx::new(
-            CtxSettings {
-                threads: 1,
-                ..CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir())
-            },
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
-    }
+    use sysgauge_core::Profile;
 
     #[test]
     fn nominal_sources_in_order() {
@@ -539,7 +523,7 @@ mod tests {
         });
         assert_eq!(cases.len(), cpus.len());
         assert_eq!(cases[0].get_str("phase"), Some("start"));
-        let mut c = ctx();
+        let mut c = crate::util::tiny_ctx(1);
         c.begin_case(std::time::Duration::from_millis(20));
         let m = start.run(&mut c, &cases[0]).unwrap();
         assert_eq!(m[0].name, "effective");
@@ -557,7 +541,7 @@ mod tests {
         let end = end_of_run(&opts);
         let mut endcase = cases[0].clone();
         endcase.insert("phase", "end");
-        let mut c = ctx();
+        let mut c = crate::util::tiny_ctx(1);
         c.begin_case(std::time::Duration::from_millis(20));
         end.run(&mut c, &endcase).unwrap();
         let out = c.take_case_output();
@@ -572,7 +556,7 @@ mod tests {
     #[test]
     fn a_cpu_outside_the_mask_is_a_skip() {
         let b = ClockBenchmark::new(Arc::new(ClockOptions::default()), Phase::Single);
-        let mut c = ctx();
+        let mut c = crate::util::tiny_ctx(1);
         c.begin_case(std::time::Duration::from_millis(5));
         let r = b.run(
             &mut c,

@@ -89,23 +89,21 @@ mod tests {
             .with("nominal_source", "the model name");
         details.insert("governor", "performance");
         let r = ResultRecord {
-            bench_id: "clock.effective".into(),
-            family: "clock".into(),
-            workload_version: 1,
-            params: Params::new().with("cpu", 1u64).with("phase", "start"),
             details,
-            status: Status::Ok,
-            started_at: chrono::Utc::now(),
             duration_seconds: 0.1,
-            metrics: Metric::new(
-                "effective",
-                Unit::MHz,
-                Better::Higher,
-                vec![1300.0, 1300.0, 1300.0],
+            ..ResultRecord::new(
+                "clock.effective",
+                Params::new().with("cpu", 1u64).with("phase", "start"),
+                Status::Ok,
+                Metric::new(
+                    "effective",
+                    Unit::MHz,
+                    Better::Higher,
+                    vec![1300.0, 1300.0, 1300.0],
+                )
+                .into_iter()
+                .collect(),
             )
-            .into_iter()
-            .collect(),
-            findings: vec![],
         };
         let text = clock_table(&[r], TableFormat::Text);
         let line = text.lines().nth(2).unwrap_or("");

@@ -110,16 +110,16 @@ impl Benchmark for IndexBenchmark {
 
     fn describe(&self) -> Description {
         let names: Vec<&str> = self.kernels().iter().map(|k| k.short_name()).collect();
-        Description {
-            summary: format!(
+        Description::new(
+            format!(
                 "{} index: 1000 x geometric mean of single-thread rate / reference ({})",
                 self.group.title(),
                 names.join(", ")
             ),
-            unit: Unit::Index,
-            better: Better::Higher,
-            workload_version: WORKLOAD_VERSION,
-        }
+            Unit::Index,
+            Better::Higher,
+        )
+        .version(WORKLOAD_VERSION)
     }
 
     fn derived_from(&self) -> Vec<String> {
@@ -188,18 +188,7 @@ impl Benchmark for IndexBenchmark {
 mod tests {
     use super::*;
     use std::time::Duration;
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock, Profile};
-
-    fn ctx() -> RunCtx {
-        RunCtx::new(
-            CtxSettings {
-                threads: 1,
-                ..CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir())
-            },
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
-    }
+    use sysgauge_core::Profile;
 
     #[test]
     fn hand_checkable_index() {
@@ -248,7 +237,7 @@ mod tests {
         let opts = Arc::new(CpuOptions::default());
         let b = IndexBenchmark::new(Group::FloatingPoint, opts);
         assert_eq!(b.id(), "cpu.index-float");
-        let mut c = ctx();
+        let mut c = crate::util::tiny_ctx(1);
         c.begin_case(Duration::from_millis(10));
         match b.run(&mut c, &Params::new().with("threads", 1u64)) {
             Err(BenchError::Skip { reason, .. }) => {

@@ -101,16 +101,16 @@ impl Benchmark for KernelBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: format!(
+        Description::new(
+            format!(
                 "{} ({} index)",
                 self.kernel.summary(),
                 self.kernel.group().title()
             ),
-            unit: Unit::ItersPerSec,
-            better: Better::Higher,
-            workload_version: kernels::WORKLOAD_VERSION,
-        }
+            Unit::ItersPerSec,
+            Better::Higher,
+        )
+        .version(kernels::WORKLOAD_VERSION)
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -288,18 +288,6 @@ pub fn benchmarks(options: &Arc<CpuOptions>) -> Vec<Box<dyn Benchmark>> {
 mod tests {
     use super::*;
     use std::time::Duration;
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
-
-    fn ctx(threads: usize) -> RunCtx {
-        RunCtx::new(
-            CtxSettings {
-                threads,
-                ..CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir())
-            },
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
-    }
 
     fn plan(profile: Profile, threads: usize) -> Plan {
         Plan { profile, threads }
@@ -339,7 +327,7 @@ mod tests {
     #[test]
     fn single_then_parallel_with_efficiency() {
         let b = KernelBenchmark::new(KernelId::Idea, Arc::new(CpuOptions::default()));
-        let mut c = ctx(2);
+        let mut c = crate::util::tiny_ctx(2);
         c.begin_case(Duration::from_millis(30));
         let m = b.run(&mut c, &Params::new().with("threads", 1u64)).unwrap();
         assert_eq!(m.len(), 1);
@@ -369,7 +357,7 @@ mod tests {
     #[test]
     fn parallel_without_single_has_no_efficiency() {
         let b = KernelBenchmark::new(KernelId::LuDecomposition, Arc::new(CpuOptions::default()));
-        let mut c = ctx(2);
+        let mut c = crate::util::tiny_ctx(2);
         c.begin_case(Duration::from_millis(20));
         let m = b.run(&mut c, &Params::new().with("threads", 3u64)).unwrap();
         assert_eq!(m.len(), 1);
@@ -382,7 +370,7 @@ mod tests {
     #[test]
     fn rejects_bad_params() {
         let b = KernelBenchmark::new(KernelId::Idea, Arc::new(CpuOptions::default()));
-        let mut c = ctx(1);
+        let mut c = crate::util::tiny_ctx(1);
         assert!(b.run(&mut c, &Params::new()).is_err());
         assert!(b.run(&mut c, &Params::new().with("threads", 0u64)).is_err());
     }

@@ -130,48 +130,37 @@ pub fn cpu_table(run: &RunRecord, format: TableFormat) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-    use sysgauge_core::record::{BuildInfo, Params, Profile, RunStatus};
-    use sysgauge_core::{Better, Metric, Unit, SCHEMA_VERSION};
+
+    use sysgauge_core::record::{Params, RunStatus};
+    use sysgauge_core::{Better, Metric, Unit};
 
     fn result(id: &str, threads: u64, metrics: Vec<(&str, Unit, f64)>) -> ResultRecord {
         ResultRecord {
-            bench_id: id.into(),
             family: "cpu".into(),
-            workload_version: 1,
-            params: Params::new().with("threads", threads),
             details: Params::new()
                 .with("group", "integer")
                 .with("confidence_reached", threads == 1),
-            status: Status::Ok,
-            started_at: chrono::Utc::now(),
             duration_seconds: 0.1,
-            metrics: metrics
-                .into_iter()
-                .map(|(n, u, v)| {
-                    Metric::new(n, u, Better::Higher, vec![v]).unwrap_or_else(|| panic!("metric"))
-                })
-                .collect(),
-            findings: vec![],
+            ..ResultRecord::new(
+                id,
+                Params::new().with("threads", threads),
+                Status::Ok,
+                metrics
+                    .into_iter()
+                    .map(|(n, u, v)| {
+                        Metric::new(n, u, Better::Higher, vec![v])
+                            .unwrap_or_else(|| panic!("metric"))
+                    })
+                    .collect(),
+            )
         }
     }
 
     fn run(results: Vec<ResultRecord>) -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "r".into(),
-            started_at: chrono::Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "cpu".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
-            profile: Profile::Quick,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results,
+            ..RunRecord::new("r", "cpu", "0")
         }
     }
 

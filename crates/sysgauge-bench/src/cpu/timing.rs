@@ -359,16 +359,11 @@ mod tests {
 
     #[test]
     fn plan_follows_ctx() {
-        use std::sync::Arc;
-        use sysgauge_core::{CtxSettings, MonotonicClock, Profile};
-        let mut ctx = RunCtx::new(
-            CtxSettings {
-                repetitions: 5,
-                ..CtxSettings::for_tests(Profile::Quick, std::env::temp_dir())
-            },
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        );
+        use sysgauge_core::{CtxSettings, Profile};
+        let mut ctx = RunCtx::for_tests(CtxSettings {
+            repetitions: 5,
+            ..CtxSettings::for_tests(Profile::Quick, std::env::temp_dir())
+        });
         ctx.begin_case(Duration::from_millis(800));
         let p = PassPlan::for_case(&ctx);
         assert_eq!(p.min_passes, 5);

@@ -146,15 +146,14 @@ impl Benchmark for SymmetricBenchmark {
             }
             _ => "encryption",
         };
-        Description {
-            summary: format!(
+        Description::new(
+            format!(
                 "{} {what} throughput per block size (openssl speed -evp style)",
                 self.cipher.name()
             ),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+            Unit::MBps,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -257,15 +256,14 @@ impl Benchmark for SignBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: format!(
+        Description::new(
+            format!(
                 "{} signatures and verifications per second",
                 self.alg.name()
             ),
-            unit: Unit::OpsPerSec,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+            Unit::OpsPerSec,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -358,12 +356,11 @@ impl Benchmark for KexBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: format!("{} key agreements per second", self.alg.name()),
-            unit: Unit::OpsPerSec,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new(
+            format!("{} key agreements per second", self.alg.name()),
+            Unit::OpsPerSec,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -455,14 +452,10 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), ids.len());
     }
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
+    use sysgauge_core::CtxSettings;
 
     fn ctx() -> RunCtx {
-        RunCtx::new(
-            CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()),
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
+        RunCtx::for_tests(CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()))
     }
 
     fn plan(profile: Profile) -> Plan {

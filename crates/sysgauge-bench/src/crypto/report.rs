@@ -348,19 +348,16 @@ mod tests {
 
     fn rec(id: &str, params: Params, metrics: &[(&str, Unit, f64)]) -> ResultRecord {
         ResultRecord {
-            bench_id: id.into(),
             family: id.split('.').next().unwrap_or("").into(),
-            workload_version: 1,
-            params,
-            details: Params::new(),
-            status: Status::Ok,
-            started_at: chrono::Utc::now(),
-            duration_seconds: 0.0,
-            metrics: metrics
-                .iter()
-                .filter_map(|(n, u, v)| Metric::new(n, u.clone(), Better::Higher, vec![*v]))
-                .collect(),
-            findings: vec![],
+            ..ResultRecord::new(
+                id,
+                params,
+                Status::Ok,
+                metrics
+                    .iter()
+                    .filter_map(|(n, u, v)| Metric::new(n, u.clone(), Better::Higher, vec![*v]))
+                    .collect(),
+            )
         }
     }
 

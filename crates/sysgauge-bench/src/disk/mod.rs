@@ -207,12 +207,7 @@ impl Benchmark for DiskBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: self.kind.summary().to_string(),
-            unit: self.kind.unit(),
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new(self.kind.summary(), self.kind.unit(), Better::Higher)
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {

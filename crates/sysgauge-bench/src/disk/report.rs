@@ -5,8 +5,9 @@
 //! Works from the records only; the facts come from each result's
 //! `details`, which the disk benchmarks fill in while they run.
 
-use sysgauge_core::record::{ResultRecord, RunRecord, Severity, Status};
+use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_report::format::format_value;
+use sysgauge_report::summary::{status_note, warning_codes};
 use sysgauge_report::table::{Align, Table, TableFormat};
 
 fn detail(r: &ResultRecord, key: &str) -> Option<String> {
@@ -124,16 +125,6 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
         };
         match (&r.status, r.primary()) {
             (Status::Ok, Some(m)) => {
-                let mut warn: Vec<&str> = Vec::new();
-                for f in r
-                    .findings
-                    .iter()
-                    .filter(|f| f.severity >= Severity::Warning)
-                {
-                    if !warn.contains(&f.code.as_str()) {
-                        warn.push(f.code.as_str());
-                    }
-                }
                 t.push(vec![
                     test,
                     case,
@@ -143,27 +134,10 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
                     lat("latency_median"),
                     lat("latency_p99"),
                     lat("latency_max"),
-                    warn.join(", "),
+                    warning_codes(r),
                 ]);
             }
-            (status, _) => {
-                let note = match status {
-                    Status::Skipped { reason, .. } => format!("skipped: {reason}"),
-                    Status::Failed { error } => format!("FAILED: {error}"),
-                    Status::Ok => "no metric".to_string(),
-                };
-                t.push(vec![
-                    test,
-                    case,
-                    "-".into(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    note,
-                ]);
-            }
+            (status, _) => t.push_note(vec![test, case], status_note(status)),
         }
     }
     t.render(format)
@@ -172,9 +146,8 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
-    use std::collections::BTreeMap;
-    use sysgauge_core::record::{BuildInfo, Metric, Params, Profile, RunStatus};
+
+    use sysgauge_core::record::{Metric, Params, RunStatus};
     use sysgauge_core::unit::{Better, Unit};
 
     fn result(id: &str, params: Params, details: Params, status: Status) -> ResultRecord {
@@ -182,26 +155,21 @@ mod tests {
             Metric::new(name, unit, Better::Higher, vec![v, v, v])
                 .unwrap_or_else(|| panic!("metric"))
         };
+        let metrics = if matches!(status, Status::Ok) {
+            vec![
+                m("throughput", Unit::MBps, 812.5),
+                m("latency_median", Unit::Microseconds, 1200.0),
+                m("latency_p99", Unit::Microseconds, 2500.0),
+                m("latency_max", Unit::Microseconds, 9100.0),
+            ]
+        } else {
+            vec![]
+        };
         ResultRecord {
-            bench_id: id.into(),
             family: "disk".into(),
-            workload_version: 1,
-            params,
             details,
-            metrics: if matches!(status, Status::Ok) {
-                vec![
-                    m("throughput", Unit::MBps, 812.5),
-                    m("latency_median", Unit::Microseconds, 1200.0),
-                    m("latency_p99", Unit::Microseconds, 2500.0),
-                    m("latency_max", Unit::Microseconds, 9100.0),
-                ]
-            } else {
-                vec![]
-            },
-            status,
-            started_at: Utc::now(),
             duration_seconds: 1.0,
-            findings: vec![],
+            ..ResultRecord::new(id, params, status, metrics)
         }
     }
 
@@ -218,19 +186,7 @@ mod tests {
             .with("logical_block_size", 512u64)
             .with("physical_block_size", 4096u64);
         let run = RunRecord {
-            schema_version: 1,
-            run_id: "r".into(),
-            started_at: Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "disk".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
-            profile: Profile::Quick,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results: vec![
                 result(
                     "disk.seq-write",
@@ -250,6 +206,7 @@ mod tests {
                     },
                 ),
             ],
+            ..RunRecord::new("r", "disk", "0")
         };
         let table = disk_table(&run, TableFormat::Text);
         assert!(table.contains("seq-write"), "{table}");

@@ -6,17 +6,13 @@
 
 use super::*;
 use std::path::Path;
-use sysgauge_core::{CancelToken, CtxSettings, Finding, MonotonicClock};
+use sysgauge_core::{CtxSettings, Finding};
 
 fn ctx_in(base: &Path, reps: u32) -> RunCtx {
-    let mut c = RunCtx::new(
-        CtxSettings {
-            repetitions: reps,
-            ..CtxSettings::for_tests(Profile::Tiny, base.to_path_buf())
-        },
-        Arc::new(MonotonicClock::new()),
-        CancelToken::new(),
-    );
+    let mut c = RunCtx::for_tests(CtxSettings {
+        repetitions: reps,
+        ..CtxSettings::for_tests(Profile::Tiny, base.to_path_buf())
+    });
     c.begin_case(Duration::from_millis(50));
     c
 }

@@ -16,7 +16,7 @@ pub mod digest;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
 pub use sysgauge_kernels::{md5, sha512};
 
-use crate::util::{fill_pattern, mb_per_s, metric};
+use crate::util::{fill_pattern, mb_per_s, throughput_mbps};
 pub use digest::Algorithm;
 use std::sync::Arc;
 use sysgauge_core::{
@@ -80,15 +80,14 @@ impl Benchmark for HashBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: format!(
+        Description::new(
+            format!(
                 "{} digest throughput, one digest call per block (openssl speed style)",
                 self.algorithm.name()
             ),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+            Unit::MBps,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -152,12 +151,7 @@ impl Benchmark for HashBenchmark {
             ctx.measure_rate_parallel(threads, run_blocks)?
         };
         let mbps: Vec<f64> = samples.into_iter().map(mb_per_s).collect();
-        Ok(vec![metric(
-            "throughput",
-            Unit::MBps,
-            Better::Higher,
-            mbps,
-        )?])
+        throughput_mbps(mbps)
     }
 }
 
@@ -178,14 +172,10 @@ pub fn benchmarks(options: &Arc<HashOptions>) -> Vec<Box<dyn Benchmark>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
+    use sysgauge_core::CtxSettings;
 
     fn ctx() -> RunCtx {
-        RunCtx::new(
-            CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()),
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
+        RunCtx::for_tests(CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()))
     }
 
     #[test]

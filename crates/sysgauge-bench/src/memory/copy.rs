@@ -236,12 +236,7 @@ impl Benchmark for CopyBenchmark {
                 "copy with memcpy in fixed blocks (default 256 KiB) walking both arrays (mbw MCBLOCK)"
             }
         };
-        Description {
-            summary: summary.to_string(),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new(summary.to_string(), Unit::MBps, Better::Higher)
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {

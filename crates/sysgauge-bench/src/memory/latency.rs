@@ -227,12 +227,7 @@ impl Benchmark for LatencyBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "dependent pointer chase through a random single cycle (Sattolo), one 64-byte line per element: ns per access by working set".into(),
-            unit: Unit::Nanoseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new("dependent pointer chase through a random single cycle (Sattolo), one 64-byte line per element: ns per access by working set", Unit::Nanoseconds, Better::Lower)
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {

@@ -639,18 +639,11 @@ pub fn benchmarks(options: &Arc<MemOptions>) -> Vec<Box<dyn Benchmark>> {
 
 #[cfg(test)]
 pub(crate) mod testutil {
-    use std::sync::Arc;
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock, Profile, RunCtx};
+
+    use sysgauge_core::RunCtx;
 
     pub fn ctx(threads: usize) -> RunCtx {
-        let mut c = RunCtx::new(
-            CtxSettings {
-                threads,
-                ..CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir())
-            },
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        );
+        let mut c = crate::util::tiny_ctx(threads);
         c.begin_case(std::time::Duration::from_millis(20));
         c
     }

@@ -419,10 +419,9 @@ fn draw_latency<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
-    use std::collections::BTreeMap;
+
     use sysgauge_core::host::CacheInfo;
-    use sysgauge_core::record::{BuildInfo, Metric, Params, Profile, RunStatus};
+    use sysgauge_core::record::{Metric, Params, RunStatus};
     use sysgauge_core::unit::{Better, Unit};
 
     fn result(
@@ -433,18 +432,16 @@ mod tests {
         samples: Vec<f64>,
     ) -> ResultRecord {
         ResultRecord {
-            bench_id: id.into(),
             family: "mem".into(),
-            workload_version: 1,
-            params,
             details,
-            status: Status::Ok,
-            started_at: Utc::now(),
             duration_seconds: 1.0,
-            metrics: vec![
-                Metric::new("m", unit, Better::Higher, samples).unwrap_or_else(|| panic!("metric"))
-            ],
-            findings: vec![],
+            ..ResultRecord::new(
+                id,
+                params,
+                Status::Ok,
+                vec![Metric::new("m", unit, Better::Higher, samples)
+                    .unwrap_or_else(|| panic!("metric"))],
+            )
         }
     }
 
@@ -467,20 +464,10 @@ mod tests {
             },
         ];
         RunRecord {
-            schema_version: 1,
-            run_id: "r".into(),
-            started_at: Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "mem".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
             host,
-            profile: Profile::Quick,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results,
+            ..RunRecord::new("r", "mem", "0")
         }
     }
 

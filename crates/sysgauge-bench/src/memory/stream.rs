@@ -363,15 +363,14 @@ impl Benchmark for StreamBenchmark {
             Kernel::Add => "c = a + b",
             Kernel::Triad => "a = b + q*c",
         };
-        Description {
-            summary: format!(
+        Description::new(
+            format!(
                 "STREAM {} ({op}) over f64 arrays, bytes counted as STREAM does",
                 &self.kernel.id()["mem.stream-".len()..]
             ),
-            unit: Unit::GBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+            Unit::GBps,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {

@@ -119,12 +119,11 @@ impl Benchmark for TmpfsWriteBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "sequential 1 MiB writes of a new file into /dev/shm (dd to /dev/shm)".into(),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new(
+            "sequential 1 MiB writes of a new file into /dev/shm (dd to /dev/shm)",
+            Unit::MBps,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {

@@ -203,12 +203,11 @@ impl Benchmark for SpawnBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: format!("{} (µs per spawn)", self.method.summary()),
-            unit: Unit::Microseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new(
+            format!("{} (µs per spawn)", self.method.summary()),
+            Unit::Microseconds,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -364,14 +363,10 @@ pub fn benchmarks(options: &Arc<SpawnOptions>) -> Vec<Box<dyn Benchmark>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock};
+    use sysgauge_core::CtxSettings;
 
     fn ctx(base: &std::path::Path) -> RunCtx {
-        RunCtx::new(
-            CtxSettings::for_tests(Profile::Tiny, base.to_path_buf()),
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
+        RunCtx::for_tests(CtxSettings::for_tests(Profile::Tiny, base.to_path_buf()))
     }
 
     fn plan(profile: Profile, threads: usize) -> Plan {

@@ -282,9 +282,9 @@ pub fn spawn_report(run: &RunRecord, format: TableFormat) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-    use sysgauge_core::record::{BuildInfo, Params, Profile, RunStatus};
-    use sysgauge_core::{Better, Metric, Unit, SCHEMA_VERSION};
+
+    use sysgauge_core::record::{Params, Profile, RunStatus};
+    use sysgauge_core::{Better, Metric, Unit};
 
     fn result(
         method: &str,
@@ -304,40 +304,28 @@ mod tests {
                 .unwrap_or_else(|| panic!("metric"))
         };
         ResultRecord {
-            bench_id: format!("spawn.{method}"),
             family: "spawn".into(),
-            workload_version: 1,
-            params,
-            details: Params::new(),
-            status: Status::Ok,
-            started_at: chrono::Utc::now(),
             duration_seconds: 1.0,
-            metrics: vec![
-                m("spawn_time", Unit::Microseconds, us),
-                m("spawn_rate", Unit::OpsPerSec, spawners as f64 * 1e6 / us),
-                m("parent_cpu", Unit::Microseconds, us / 2.0),
-                m("children_cpu", Unit::Microseconds, us / 4.0),
-            ],
-            findings: vec![],
+            ..ResultRecord::new(
+                &format!("spawn.{method}"),
+                params,
+                Status::Ok,
+                vec![
+                    m("spawn_time", Unit::Microseconds, us),
+                    m("spawn_rate", Unit::OpsPerSec, spawners as f64 * 1e6 / us),
+                    m("parent_cpu", Unit::Microseconds, us / 2.0),
+                    m("children_cpu", Unit::Microseconds, us / 4.0),
+                ],
+            )
         }
     }
 
     fn run(results: Vec<ResultRecord>) -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "r".into(),
-            started_at: chrono::Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "spawn".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
             profile: Profile::Standard,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results,
+            ..RunRecord::new("r", "spawn", "0")
         }
     }
 

@@ -36,7 +36,7 @@ pub mod report;
 pub mod server;
 pub mod session;
 
-use crate::util::metric;
+use crate::util::{metric, throughput_mbps};
 use algorithms::{is_aead, Combo, Kind, MatrixPlan, IMPLICIT_MAC};
 use client::{Input, LogLevel, Request, Restrict, SshError, REMOTE_COUNT, REMOTE_DISCARD};
 use session::{ClientSettings, OpenError, Session, Target};
@@ -280,12 +280,7 @@ impl Benchmark for TransferBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "throughput of zeros pushed through ssh into `cat > /dev/null` on the far side, per cipher/MAC/kex (handshake excluded)".into(),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new("throughput of zeros pushed through ssh into `cat > /dev/null` on the far side, per cipher/MAC/kex (handshake excluded)", Unit::MBps, Better::Higher)
     }
 
     fn requirements(&self) -> Vec<Requirement> {
@@ -383,12 +378,7 @@ impl Benchmark for TransferBenchmark {
         if let Some(s) = sysgauge_stats::Summary::from_samples(&setup) {
             ctx.note_detail("setup_ms", s.median.round() as i64);
         }
-        Ok(vec![metric(
-            "throughput",
-            Unit::MBps,
-            Better::Higher,
-            mbps,
-        )?])
+        throughput_mbps(mbps)
     }
 }
 
@@ -415,12 +405,7 @@ impl Benchmark for HandshakeBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "time of `ssh HOST true`: connect, key exchange, authentication, remote command; per kex (and cipher/MAC)".into(),
-            unit: Unit::Milliseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new("time of `ssh HOST true`: connect, key exchange, authentication, remote command; per kex (and cipher/MAC)", Unit::Milliseconds, Better::Lower)
     }
 
     fn requirements(&self) -> Vec<Requirement> {

@@ -186,16 +186,8 @@ fn balanced<T>(
 /// Per-cipher averages: AEAD ciphers over their kex contexts, the others
 /// over the MAC/kex contexts they all share.
 fn per_cipher(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
-    let aead: Vec<Transfer> = rows
-        .iter()
-        .filter(|r| r.mac == IMPLICIT_MAC)
-        .cloned()
-        .collect();
-    let other: Vec<Transfer> = rows
-        .iter()
-        .filter(|r| r.mac != IMPLICIT_MAC)
-        .cloned()
-        .collect();
+    let (aead, other): (Vec<Transfer>, Vec<Transfer>) =
+        rows.iter().cloned().partition(|r| r.mac == IMPLICIT_MAC);
     let mut v = balanced(
         &aead,
         |r| r.cipher.to_string(),
@@ -635,8 +627,7 @@ fn recommendation(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
-    use sysgauge_core::record::{BuildInfo, Metric, Params, Profile, RunStatus, SCHEMA_VERSION};
+    use sysgauge_core::record::{Metric, Params, RunStatus};
     use sysgauge_core::unit::{Better, Unit};
 
     fn rec(id: &str, c: &str, m: &str, k: &str, metrics: Vec<(&str, f64)>) -> ResultRecord {
@@ -649,45 +640,33 @@ mod tests {
             params.insert("size", 100_000_000u64);
         }
         ResultRecord {
-            bench_id: id.into(),
             family: "ssh".into(),
-            workload_version: 1,
-            params,
             details: Params::new().with("server", "root@127.0.0.1 port 4000"),
-            status: Status::Ok,
-            started_at: Utc::now(),
             duration_seconds: 1.0,
-            metrics: metrics
-                .into_iter()
-                .filter_map(|(n, v)| {
-                    let unit = if n == "throughput" {
-                        Unit::MBps
-                    } else {
-                        Unit::Milliseconds
-                    };
-                    Metric::new(n, unit, Better::Higher, vec![v * 0.99, v, v * 1.01])
-                })
-                .collect(),
-            findings: vec![],
+            ..ResultRecord::new(
+                id,
+                params,
+                Status::Ok,
+                metrics
+                    .into_iter()
+                    .filter_map(|(n, v)| {
+                        let unit = if n == "throughput" {
+                            Unit::MBps
+                        } else {
+                            Unit::Milliseconds
+                        };
+                        Metric::new(n, unit, Better::Higher, vec![v * 0.99, v, v * 1.01])
+                    })
+                    .collect(),
+            )
         }
     }
 
     fn run(results: Vec<ResultRecord>) -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "abcd1234-0000".into(),
-            started_at: Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "ssh".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
-            profile: Profile::Quick,
-            label: None,
-            tags: Default::default(),
-            findings: vec![],
             results,
+            ..RunRecord::new("abcd1234-0000", "ssh", "0")
         }
     }
 

@@ -363,12 +363,7 @@ impl Benchmark for StartupBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "wall time of a command from start to exit (ms per run), user and system time, shared libraries loaded".into(),
-            unit: Unit::Milliseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new("wall time of a command from start to exit (ms per run), user and system time, shared libraries loaded", Unit::Milliseconds, Better::Lower)
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
@@ -513,18 +508,7 @@ pub fn benchmarks(options: &Arc<StartupOptions>) -> Vec<Box<dyn Benchmark>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock, Profile};
-
-    fn ctx() -> RunCtx {
-        RunCtx::new(
-            CtxSettings {
-                threads: 1,
-                ..CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir())
-            },
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
-    }
+    use sysgauge_core::Profile;
 
     fn opts(commands: &[&str]) -> StartupOptions {
         StartupOptions {
@@ -584,7 +568,7 @@ mod tests {
             profile: Profile::Tiny,
             threads: 1,
         });
-        let mut c = ctx();
+        let mut c = crate::util::tiny_ctx(1);
         c.begin_case(Duration::from_millis(10));
         let m = b.run(&mut c, &cases[0]).unwrap();
         assert_eq!(m[0].samples.len(), 7);
@@ -603,7 +587,7 @@ mod tests {
         assert_eq!(cases.len(), 1);
         assert_eq!(cases[0].get_str("command"), Some("true"));
         assert_eq!(cases[0].get_bool("shell"), Some(false));
-        let mut c = ctx();
+        let mut c = crate::util::tiny_ctx(1);
         c.begin_case(Duration::from_millis(10));
         let m = b.run(&mut c, &cases[0]).unwrap();
         let names: Vec<&str> = m.iter().map(|x| x.name.as_str()).collect();
@@ -620,7 +604,7 @@ mod tests {
     fn failing_command_fails_unless_ignored() {
         let b = StartupBenchmark::new(Arc::new(opts(&["false"])));
         let p = Params::new().with("command", "false").with("shell", false);
-        let mut c = ctx();
+        let mut c = crate::util::tiny_ctx(1);
         c.begin_case(Duration::from_millis(10));
         match b.run(&mut c, &p) {
             Err(BenchError::Failed(m)) => assert!(m.contains("--ignore-failure")),

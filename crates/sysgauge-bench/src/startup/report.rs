@@ -183,20 +183,7 @@ pub fn startup_table(run: &RunRecord) -> Table {
                 Status::Failed { error } => format!("FAILED: {error}"),
                 Status::Ok => "no measurement".into(),
             };
-            t.push(vec![
-                label,
-                "-".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                why,
-            ]);
+            t.push_note(vec![label], why);
             continue;
         };
         let s = &w.summary;
@@ -352,9 +339,9 @@ pub fn startup_export_json(run: &RunRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-    use sysgauge_core::record::{BuildInfo, Params, Profile, RunStatus};
-    use sysgauge_core::{Better, Metric, Unit, SCHEMA_VERSION};
+
+    use sysgauge_core::record::{Params, RunStatus};
+    use sysgauge_core::{Better, Metric, Unit};
 
     fn cmd(command: &str, wall: Vec<f64>, libs: &[&str]) -> ResultRecord {
         let n = wall.len();
@@ -367,40 +354,28 @@ mod tests {
             Metric::new(name, unit, Better::Lower, s).unwrap_or_else(|| panic!("metric"))
         };
         ResultRecord {
-            bench_id: crate::startup::ID.into(),
             family: "startup".into(),
-            workload_version: 1,
-            params: Params::new().with("command", command).with("shell", false),
             details,
-            status: Status::Ok,
-            started_at: chrono::Utc::now(),
             duration_seconds: 1.0,
-            metrics: vec![
-                m("wall", Unit::Milliseconds, wall),
-                m("user", Unit::Milliseconds, vec![0.5]),
-                m("system", Unit::Milliseconds, vec![0.25]),
-                m("libraries", Unit::Count, vec![libs.len() as f64]),
-            ],
-            findings: vec![],
+            ..ResultRecord::new(
+                crate::startup::ID,
+                Params::new().with("command", command).with("shell", false),
+                Status::Ok,
+                vec![
+                    m("wall", Unit::Milliseconds, wall),
+                    m("user", Unit::Milliseconds, vec![0.5]),
+                    m("system", Unit::Milliseconds, vec![0.25]),
+                    m("libraries", Unit::Count, vec![libs.len() as f64]),
+                ],
+            )
         }
     }
 
     fn run(results: Vec<ResultRecord>) -> RunRecord {
         RunRecord {
-            schema_version: SCHEMA_VERSION,
-            run_id: "run-1".into(),
-            started_at: chrono::Utc::now(),
-            finished_at: None,
             status: RunStatus::Complete,
-            command: "startup".into(),
-            tool_version: "0".into(),
-            build: BuildInfo::default(),
-            host: Default::default(),
-            profile: Profile::Quick,
-            label: None,
-            tags: BTreeMap::new(),
-            findings: vec![],
             results,
+            ..RunRecord::new("run-1", "startup", "0")
         }
     }
 

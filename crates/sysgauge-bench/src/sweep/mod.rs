@@ -308,12 +308,7 @@ impl Benchmark for SweepBenchmark {
             None => "a user's command (`--program 'CMD ARGS'`) over K copies of a corpus, N/K runs"
                 .to_string(),
         };
-        Description {
-            summary,
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new(summary, Unit::MBps, Better::Higher)
     }
 
     fn requirements(&self) -> Vec<Requirement> {
@@ -807,20 +802,16 @@ fn settle_findings(ctx: &mut RunCtx, dir: &Path, input_bytes: u64, s: &input::Se
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_core::{CtxSettings, MonotonicClock};
+    use sysgauge_core::CtxSettings;
 
     fn ctx(base: &Path, reps: u32, warmup: u32) -> RunCtx {
-        RunCtx::new(
-            CtxSettings {
-                profile: Profile::Tiny,
-                repetitions: reps,
-                warmup,
-                scratch_base: base.to_path_buf(),
-                threads: 2,
-            },
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        )
+        RunCtx::for_tests(CtxSettings {
+            profile: Profile::Tiny,
+            repetitions: reps,
+            warmup,
+            scratch_base: base.to_path_buf(),
+            threads: 2,
+        })
     }
 
     fn require(program: &str) -> bool {

@@ -252,19 +252,18 @@ mod tests {
             );
         }
         ResultRecord {
-            bench_id: id.into(),
             family: "sweep".into(),
-            workload_version: 1,
-            params: Params::new()
-                .with("copies", copies)
-                .with("iterations", n)
-                .with("data", "words"),
             details: Params::new().with("runs", n / copies).with("bytes", bytes),
-            status: Status::Ok,
-            started_at: chrono::Utc::now(),
             duration_seconds: 1.0,
-            metrics,
-            findings: vec![],
+            ..ResultRecord::new(
+                id,
+                Params::new()
+                    .with("copies", copies)
+                    .with("iterations", n)
+                    .with("data", "words"),
+                Status::Ok,
+                metrics,
+            )
         }
     }
 

@@ -49,20 +49,11 @@ mod tests {
         assert!(host.security.mac_lsm_active());
         let build = measure::build_info();
         let record = RunRecord {
-            schema_version: sysgauge_core::SCHEMA_VERSION,
-            run_id: "t".into(),
-            started_at: chrono::Utc::now(),
-            finished_at: None,
             status: sysgauge_core::RunStatus::Complete,
-            command: "cpu".into(),
-            tool_version: "0".into(),
             findings: sysgauge_bench::methodology::run_findings(&host, &build),
             build,
             host,
-            profile: sysgauge_core::Profile::Quick,
-            label: None,
-            tags: Default::default(),
-            results: vec![],
+            ..RunRecord::new("t", "cpu", "0")
         };
         let text =
             measure::family_text(&cpu::FAMILY, &record) + &measure::findings_section(&record);

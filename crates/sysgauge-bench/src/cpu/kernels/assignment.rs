@@ -145,12 +145,6 @@ impl Assignment {
     }
 }
 
-impl Default for Assignment {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl super::Kernel for Assignment {
     fn run(&mut self, iterations: u64) {
         for _ in 0..iterations {

@@ -83,12 +83,6 @@ impl Bitfield {
     }
 }
 
-impl Default for Bitfield {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 fn summarize(map: &[u64]) -> (u64, u64) {
     (
         super::fnv1a64(map.iter().copied()),

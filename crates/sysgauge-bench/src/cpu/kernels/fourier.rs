@@ -80,12 +80,6 @@ impl Fourier {
     }
 }
 
-impl Default for Fourier {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl super::Kernel for Fourier {
     fn run(&mut self, iterations: u64) {
         for _ in 0..iterations {

@@ -261,12 +261,6 @@ impl FpEmulation {
     }
 }
 
-impl Default for FpEmulation {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl super::Kernel for FpEmulation {
     fn run(&mut self, iterations: u64) {
         for _ in 0..iterations {

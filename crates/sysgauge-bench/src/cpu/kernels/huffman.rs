@@ -228,12 +228,6 @@ impl Huffman {
     }
 }
 
-impl Default for Huffman {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// Words from the vocabulary, spaces, and a sentence end every 6–17 words.
 pub fn generate_text(bytes: usize) -> Vec<u8> {
     let mut rng = SplitMix64::new(SEED);

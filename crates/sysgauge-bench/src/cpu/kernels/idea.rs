@@ -159,12 +159,6 @@ impl Idea {
     }
 }
 
-impl Default for Idea {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl super::Kernel for Idea {
     fn run(&mut self, iterations: u64) {
         for _ in 0..iterations {

@@ -110,12 +110,6 @@ impl LuDecomposition {
     }
 }
 
-impl Default for LuDecomposition {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 fn mat_vec(n: usize, a: &[f64], x: &[f64]) -> Vec<f64> {
     a.chunks_exact(n)
         .map(|row| row.iter().zip(x).map(|(a, b)| a * b).sum())

@@ -187,6 +187,31 @@ pub(crate) fn fnv1a64(words: impl IntoIterator<Item = u64>) -> u64 {
     h
 }
 
+/// Every kernel's `Default` is its `new()`: the fixed, seeded input it is
+/// built with.
+macro_rules! default_is_new {
+    ($($kernel:ty),* $(,)?) => {$(
+        impl Default for $kernel {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+    )*};
+}
+
+default_is_new!(
+    assignment::Assignment,
+    bitfield::Bitfield,
+    fourier::Fourier,
+    fp_emulation::FpEmulation,
+    huffman::Huffman,
+    idea::Idea,
+    lu::LuDecomposition,
+    neural_net::NeuralNet,
+    numeric_sort::NumericSort,
+    string_sort::StringSort,
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

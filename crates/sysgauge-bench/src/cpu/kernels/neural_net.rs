@@ -273,12 +273,6 @@ impl NeuralNet {
     }
 }
 
-impl Default for NeuralNet {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl super::Kernel for NeuralNet {
     fn run(&mut self, iterations: u64) {
         for _ in 0..iterations {

@@ -45,12 +45,6 @@ impl NumericSort {
     }
 }
 
-impl Default for NumericSort {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// Restore the heap property below `root` in `a[..end]` (max-heap).
 fn sift_down(a: &mut [i32], mut root: usize, end: usize) {
     loop {

@@ -80,12 +80,6 @@ impl StringSort {
     }
 }
 
-impl Default for StringSort {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 fn string_at(buf: &[u8], offset: u32) -> &[u8] {
     let o = offset as usize;
     let len = buf[o] as usize;
