@@ -2,9 +2,10 @@
 //! directory, the tmpfs trap on /dev/shm, and raw device mode on loop
 //! devices over files in a temp directory (root and util-linux needed):
 //! what it refuses (relative names, non-devices, mounted devices and
-//! partitions, swap, device-mapper holders, signatures), what it explains
-//! without --destroy-data, and the read-modify-write trap made real by a
-//! loop device with 4 KiB sectors written in 512-byte blocks.
+//! partitions, swap, device-mapper holders, signatures, two signatures
+//! even with --force), what it explains without --destroy-data, and the
+//! read-modify-write trap made real by a loop device with 4 KiB sectors
+//! written in 512-byte blocks.
 //!
 //! Every loop device, mount, swap and device-mapper target a test creates
 //! is undone by a guard's Drop, also when the test fails.
