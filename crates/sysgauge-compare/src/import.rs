@@ -13,7 +13,7 @@
 //! host to a CSV does not duplicate the hosts already imported.
 
 use chrono::{DateTime, Utc};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use sysgauge_core::host::{CpuInfo, HostInfo};
 use sysgauge_core::record::{
     family_of, BuildInfo, Metric, ParamValue, Params, Profile, ResultRecord, RunRecord, RunStatus,
@@ -31,6 +31,67 @@ pub const HOST_FACTS_BENCHMARK: &str = "host";
 
 /// Host facts a CSV may give in `host` rows.
 pub const HOST_FACT_METRICS: [&str; 4] = ["bogomips", "cores", "threads", "nominal_mhz"];
+
+/// The largest magnitude an imported number may have. The database stores
+/// f64, but the summaries square and sum samples: 1e308 overflows to
+/// infinity there and failed late, inside SQLite. No measurement of any
+/// family comes near 1e100, so anything beyond is a broken file.
+pub const MAX_IMPORT_VALUE: f64 = 1e100;
+
+/// How far in the future an imported `started_at` may lie (clocks of
+/// different machines disagree a little); further, it would shadow the
+/// host's real latest run for ever.
+pub const CLOCK_SKEW_ALLOWANCE_SECONDS: i64 = 600;
+
+/// The earliest year an imported run may claim (before sysgauge existed,
+/// a time stamp is a broken clock or a forged file).
+pub const EARLIEST_IMPORT_YEAR: i32 = 2000;
+
+/// Why a sample or value cannot be imported, if it cannot. Zero is allowed
+/// only where lower is better (0 % loss is a measurement; 0 MB/s is a
+/// failure that would break every ratio).
+fn check_number(v: f64, better: Better) -> Result<(), String> {
+    if !v.is_finite() {
+        Err(format!("{v} is not a finite number"))
+    } else if v < 0.0 {
+        Err(format!("{v} is negative"))
+    } else if v == 0.0 && better == Better::Higher {
+        Err("0 where higher is better is a failed measurement (ratios are taken of it)".into())
+    } else if v > MAX_IMPORT_VALUE {
+        Err(format!(
+            "{v:e} is beyond what sysgauge accepts ({MAX_IMPORT_VALUE:e}; its summaries would overflow)"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A time stamp's problem, if any: in the future beyond the clock-skew
+/// allowance, or before [`EARLIEST_IMPORT_YEAR`].
+fn check_time(t: DateTime<Utc>, now: DateTime<Utc>) -> Result<(), String> {
+    use chrono::Datelike;
+    if t > now + chrono::Duration::seconds(CLOCK_SKEW_ALLOWANCE_SECONDS) {
+        Err(format!("{t} is in the future (now is {now})"))
+    } else if t.year() < EARLIEST_IMPORT_YEAR {
+        Err(format!("{t} is before {EARLIEST_IMPORT_YEAR}"))
+    } else {
+        Ok(())
+    }
+}
+
+/// A benchmark id an import accepts: sysgauge's own (`family.name`) and
+/// other tools' names from CSV (`sha256sum-512x`), but nothing a terminal,
+/// a chart or a selector would choke on: 1 to 128 ASCII letters, digits and
+/// `. _ - + : /`, without empty dotted parts.
+pub fn is_importable_bench_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-+:/".contains(c))
+        && id.split('.').all(|p| !p.is_empty())
+}
+
+const BENCH_ID_RULE: &str = "1 to 128 letters, digits and . _ - + : / without empty dotted parts";
 
 /// A file that cannot be imported: where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -158,6 +219,11 @@ struct CsvHost {
     facts: CpuInfo,
     /// (benchmark, params) in order, each with its metrics in order.
     cases: Vec<(String, Params, Vec<CsvMetric>)>,
+    /// Index into `cases` by (benchmark, canonical params), and into each
+    /// case's metrics by name: grouping stays linear in the rows (a scan
+    /// per row was quadratic: 20k distinct cases took 0.3 s).
+    case_index: HashMap<(String, String), usize>,
+    metric_index: HashMap<(usize, String), usize>,
     /// The host's rows, normalised: its identity for the run id.
     identity: String,
 }
@@ -222,16 +288,22 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
         }
     }
     let mut hosts: Vec<(String, CsvHost)> = Vec::new();
+    let mut host_index: HashMap<String, usize> = HashMap::new();
     let mut rows = 0usize;
     for rec in reader.records() {
         let rec = rec.map_err(|e| csv_error(ctx, &e))?;
         let line = rec.position().map(|p| p.line() as usize);
-        let get = |name: &str| col.get(name).and_then(|&i| rec.get(i)).unwrap_or("").trim();
-        let host = get("host");
-        let benchmark = get("benchmark");
-        let metric = get("metric");
-        let value_text = get("value");
-        let unit_text = get("unit");
+        // Foreign text: control characters escaped before anything keeps it.
+        let get = |name: &str| {
+            sysgauge_core::text::for_terminal(
+                col.get(name).and_then(|&i| rec.get(i)).unwrap_or("").trim(),
+            )
+            .into_owned()
+        };
+        let (host, benchmark, metric) = (get("host"), get("benchmark"), get("metric"));
+        let (value_text, unit_text) = (get("value"), get("unit"));
+        let (host, benchmark, metric) = (host.as_str(), benchmark.as_str(), metric.as_str());
+        let (value_text, unit_text) = (value_text.as_str(), unit_text.as_str());
         for (name, v) in [
             ("host", host),
             ("benchmark", benchmark),
@@ -251,52 +323,60 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
                 format!("value {value_text} must be a positive number (ratios are taken of it)"),
             ));
         }
+        if value > MAX_IMPORT_VALUE {
+            return Err(ctx.err(
+                line,
+                format!("value {value_text} is beyond what sysgauge accepts ({MAX_IMPORT_VALUE:e}; its summaries would overflow)"),
+            ));
+        }
         rows += 1;
-        let idx = match hosts.iter().position(|(h, _)| h == host) {
-            Some(i) => i,
-            None => {
-                hosts.push((host.to_string(), CsvHost::default()));
-                hosts.len() - 1
-            }
-        };
+        let idx = *host_index.entry(host.to_string()).or_insert_with(|| {
+            hosts.push((host.to_string(), CsvHost::default()));
+            hosts.len() - 1
+        });
         let entry = &mut hosts[idx].1;
         if benchmark.eq_ignore_ascii_case(HOST_FACTS_BENCHMARK) {
             set_host_fact(&mut entry.facts, metric, value).map_err(|m| ctx.err(line, m))?;
             entry.identity.push_str(&format!("host|{metric}|{value}\n"));
             continue;
         }
+        if !is_importable_bench_id(benchmark) {
+            return Err(ctx.err(
+                line,
+                format!("benchmark '{benchmark}' is malformed ({BENCH_ID_RULE})"),
+            ));
+        }
         if unit_text.is_empty() {
             return Err(ctx.err(line, "the unit is empty (e.g. MB/s, op/s, ms)"));
         }
         let unit = Unit::from(unit_text);
-        let better = match get("better") {
+        let better = match get("better").as_str() {
             "" => unit.natural_better(),
             b => Better::parse(b).ok_or_else(|| {
                 ctx.err(line, format!("better '{b}' is neither higher nor lower"))
             })?,
         };
-        let params = parse_params(get("params")).map_err(|m| ctx.err(line, m))?;
+        let params = parse_params(&get("params")).map_err(|m| ctx.err(line, m))?;
         entry.identity.push_str(&format!(
             "{benchmark}|{}|{metric}|{value}|{}|{}\n",
             params.canonical(),
             unit.symbol(),
             better.as_str()
         ));
-        let case = match entry
-            .cases
-            .iter()
-            .position(|(b, p, _)| b == benchmark && *p == params)
-        {
-            Some(i) => i,
+        let key = (benchmark.to_string(), params.canonical());
+        let case = match entry.case_index.get(&key) {
+            Some(&i) => i,
             None => {
                 entry
                     .cases
                     .push((benchmark.to_string(), params, Vec::new()));
+                entry.case_index.insert(key, entry.cases.len() - 1);
                 entry.cases.len() - 1
             }
         };
         let metrics = &mut entry.cases[case].2;
-        match metrics.iter_mut().find(|m| m.name == metric) {
+        let known = entry.metric_index.get(&(case, metric.to_string())).copied();
+        match known.and_then(|i| metrics.get_mut(i)) {
             Some(m) => {
                 if m.unit != unit || m.better != better {
                     return Err(ctx.err(
@@ -309,13 +389,18 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
                 }
                 m.samples.push(value);
             }
-            None => metrics.push(CsvMetric {
-                name: metric.to_string(),
-                unit,
-                better,
-                samples: vec![value],
-                line: line.unwrap_or(0),
-            }),
+            None => {
+                entry
+                    .metric_index
+                    .insert((case, metric.to_string()), metrics.len());
+                metrics.push(CsvMetric {
+                    name: metric.to_string(),
+                    unit,
+                    better,
+                    samples: vec![value],
+                    line: line.unwrap_or(0),
+                });
+            }
         }
     }
     if rows == 0 {
@@ -408,6 +493,8 @@ pub fn parse_json(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>,
         };
         ctx.err(Some(e.line()), what)
     })?;
+    let mut value = value;
+    sanitise_strings(&mut value);
     let items = match value {
         serde_json::Value::Array(a) => a,
         v @ serde_json::Value::Object(_) => vec![v],
@@ -449,6 +536,7 @@ pub fn parse_json(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>,
         if run.run_id.trim().is_empty() {
             return Err(ctx.err(None, format!("{which} has an empty run_id")));
         }
+        check_run(&run, &which).map_err(|m| ctx.err(None, m))?;
         for r in &mut run.results {
             for m in &mut r.metrics {
                 m.summary = Summary::from_samples(&m.samples).ok_or_else(|| {
@@ -471,6 +559,93 @@ pub fn parse_json(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>,
         runs.push(run);
     }
     Ok(runs)
+}
+
+/// Escapes control characters in every string of an imported document,
+/// keys included (host names, labels, tags, params, finding messages): they
+/// come from another machine and go to terminals, SVG and HTML, where a
+/// raw escape sequence or an XML-invalid character does harm.
+fn sanitise_strings(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(clean) = sysgauge_core::text::for_terminal(s) {
+                *s = clean;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(sanitise_strings),
+        Value::Object(o) => {
+            let old = std::mem::take(o);
+            for (k, mut val) in old {
+                sanitise_strings(&mut val);
+                o.insert(sysgauge_core::text::for_terminal(&k).into_owned(), val);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What CSV import checks row by row, for a JSON run record: a finished
+/// run, sane ids and time stamps, each case once, every number one the
+/// comparisons and the database can hold. `which` names the record in
+/// messages; the caller adds the file.
+fn check_run(run: &RunRecord, which: &str) -> Result<(), String> {
+    if run.status == RunStatus::Running {
+        return Err(format!(
+            "{which} has status running: it was still being written (or its process died); \
+             import a finished run"
+        ));
+    }
+    if run.run_id.chars().any(char::is_control) {
+        return Err(format!("{which}: run_id contains control characters"));
+    }
+    let now = Utc::now();
+    check_time(run.started_at, now).map_err(|m| format!("{which}: started_at {m}"))?;
+    if let Some(f) = run.finished_at {
+        check_time(f, now).map_err(|m| format!("{which}: finished_at {m}"))?;
+    }
+    let mut cases = HashSet::new();
+    for r in &run.results {
+        let id = &r.bench_id;
+        if !is_importable_bench_id(id) {
+            return Err(format!(
+                "{which}: benchmark id '{id}' is malformed ({BENCH_ID_RULE})"
+            ));
+        }
+        if !cases.insert((id.as_str(), r.params.canonical())) {
+            return Err(format!(
+                "{which}: {id} with params '{}' appears twice (one case, one result)",
+                r.params.canonical()
+            ));
+        }
+        check_time(r.started_at, now).map_err(|m| format!("{which}: {id} started_at {m}"))?;
+        if !r.duration_seconds.is_finite()
+            || r.duration_seconds < 0.0
+            || r.duration_seconds > MAX_IMPORT_VALUE
+        {
+            return Err(format!(
+                "{which}: {id} duration_seconds {} is not a duration",
+                r.duration_seconds
+            ));
+        }
+        let mut names = HashSet::new();
+        for m in &r.metrics {
+            if m.name.trim().is_empty() || m.name.chars().any(char::is_control) {
+                return Err(format!(
+                    "{which}: {id} has a metric with an empty or unprintable name"
+                ));
+            }
+            if !names.insert(m.name.as_str()) {
+                return Err(format!("{which}: {id} metric '{}' appears twice", m.name));
+            }
+            for (k, v) in m.samples.iter().enumerate() {
+                check_number(*v, m.better).map_err(|e| {
+                    format!("{which}: {id} metric '{}' sample {}: {e}", m.name, k + 1)
+                })?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a file holds, told from its first meaningful line.

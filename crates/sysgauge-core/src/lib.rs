@@ -24,6 +24,7 @@ pub mod sampler;
 pub mod scratch;
 pub mod select;
 pub mod size;
+pub mod text;
 pub mod unit;
 
 pub use bench::{BenchError, Benchmark, Description, IoContext, Plan, Requirement};

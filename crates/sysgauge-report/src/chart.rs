@@ -396,7 +396,29 @@ pub fn chart_svg(c: &Comparison, kind: &ChartKind, width: u32) -> Result<String,
         draw(&root, &plan)?;
         root.present().map_err(draw_err)?;
     }
-    Ok(out)
+    Ok(xml_safe(out))
+}
+
+/// plotters escapes markup in text but passes control characters through,
+/// and XML 1.0 allows none but tab, newline and carriage return: one in a
+/// host name made the whole SVG unreadable. The only source of such
+/// characters is label text, so filtering the finished document covers
+/// every label at once; they are written as visible `\u{..}` escapes, as
+/// on the terminal.
+fn xml_safe(svg: String) -> String {
+    let bad = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r');
+    if !svg.contains(bad) {
+        return svg;
+    }
+    let mut out = String::with_capacity(svg.len() + 16);
+    for c in svg.chars() {
+        if bad(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The chart as PNG bytes.

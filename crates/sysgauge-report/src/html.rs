@@ -15,11 +15,16 @@ use crate::table::TableFormat;
 use sysgauge_compare::{host_facts, Comparison};
 use sysgauge_core::record::RunRecord;
 
-/// Escape text for HTML element content and attribute values.
+/// Escape text for HTML element content and attribute values. Control
+/// characters (from imported host names, say) become visible `\u{..}`
+/// escapes: invalid in XHTML/SVG and invisible or worse in HTML.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            c if c.is_control() && !matches!(c, '\n' | '\t' | '\r') => {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -286,6 +291,7 @@ mod tests {
             esc("<a href='x'>&\"</a>"),
             "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
         );
+        assert_eq!(esc("h\u{1b}[2J\u{1}\n"), "h\\u{1b}[2J\\u{1}\n");
         assert_eq!(family_id("hash"), "family-hash");
         assert_eq!(family_id("My Fam"), "family-my-fam");
     }

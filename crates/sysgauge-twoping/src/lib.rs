@@ -89,6 +89,8 @@ pub mod auth;
 pub mod checksum;
 pub mod client;
 pub mod codec;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod idtable;
 pub mod listener;
 pub mod net;

@@ -552,3 +552,54 @@ fn a_host_stands_for_its_latest_run() {
         .exits_with(2);
     assert!(stderr_of(&out).contains("at least two machines"));
 }
+
+/// A host name with an escape sequence, a bell and markup, from a CSV:
+/// `import` and `results list` print it escaped, and the SVG chart holds
+/// no control character and no raw markup from it.
+#[test]
+fn foreign_host_names_reach_no_terminal_or_svg_raw() {
+    let sb = Sandbox::new();
+    let csv = sb.path().join("evil.csv");
+    std::fs::write(
+        &csv,
+        "host,benchmark,metric,value,unit\n\
+         hostx,hash.sha256,throughput,80,MB/s\n\
+         \"ev\u{1b}]0;pwned\u{7}<b>il\",hash.sha256,throughput,40,MB/s\n",
+    )
+    .unwrap();
+    let out = import(&sb, std::slice::from_ref(&csv));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+    assert!(err.contains("ev\\u{1b}]0;pwned\\u{7}<b>il"), "{err}");
+    let out = sb
+        .cmd()
+        .args(["results", "--db"])
+        .arg(sb.db())
+        .arg("list")
+        .output()
+        .unwrap();
+    let list = stdout_of(&out);
+    assert!(list.contains("ev\\u{1b}]0;pwned"), "{list}");
+    assert!(
+        !list.chars().any(|c| c.is_control() && c != '\n'),
+        "{list:?}"
+    );
+    let svg = sb.path().join("evil.svg");
+    let out = sb
+        .cmd()
+        .arg("chart")
+        .arg(&csv)
+        .args(["--reference", "hostx", "--svg"])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(!text.contains("<b>"), "raw markup in the SVG");
+    assert!(text.contains("&lt;b&gt;il"), "the label is missing");
+    let bad = text
+        .chars()
+        .find(|&c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'));
+    assert_eq!(bad, None);
+}

@@ -2,9 +2,10 @@
 //! directory, the tmpfs trap on /dev/shm, and raw device mode on loop
 //! devices over files in a temp directory (root and util-linux needed):
 //! what it refuses (relative names, non-devices, mounted devices and
-//! partitions, swap, device-mapper holders, signatures), what it explains
-//! without --destroy-data, and the read-modify-write trap made real by a
-//! loop device with 4 KiB sectors written in 512-byte blocks.
+//! partitions, swap, device-mapper holders, signatures, two signatures
+//! even with --force), what it explains without --destroy-data, and the
+//! read-modify-write trap made real by a loop device with 4 KiB sectors
+//! written in 512-byte blocks.
 //!
 //! Every loop device, mount, swap and device-mapper target a test creates
 //! is undone by a guard's Drop, also when the test fails.
@@ -339,6 +340,54 @@ fn raw_mode_refuses_signatures_unless_forced() {
             "1MiB",
         ])
         .exits_with(0);
+}
+
+/// ext4 with a cramfs magic written over its (unused) first bytes: blkid
+/// sees two file systems and answers "ambivalent" (exit 8). `--force`
+/// overrides one known signature, never this; the message says why.
+#[test]
+fn raw_mode_refuses_an_ambivalent_device_even_when_forced() {
+    let _serial = serial();
+    if !can_use_loop_devices(&["losetup", "mkfs.ext4", "blkid"]) {
+        return;
+    }
+    let sb = Sandbox::new();
+    let img = blank_image(sb.path(), "two.img", 16 << 20);
+    run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&img));
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new().write(true).open(&img).unwrap();
+        f.write_at(&0x28cd_3d45u32.to_le_bytes(), 0).unwrap();
+    }
+    let lo = LoopDev::attach(&img, None, false);
+    let blkid = Command::new("blkid")
+        .args(["-p", lo.path()])
+        .output()
+        .unwrap();
+    assert_eq!(blkid.status.code(), Some(8), "{}", stderr_of(&blkid));
+    let before = std::fs::read(&img).unwrap();
+    for flags in [
+        &["--destroy-data", "--force"][..],
+        &["--destroy-data"][..],
+        &["--force"][..],
+    ] {
+        let out = raw_cmd(&sb, lo.path())
+            .args(flags)
+            .args(["--block-size", "4KiB", "--size", "1MiB"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let err = stderr_of(&out);
+        assert!(err.contains("more than one signature"), "{flags:?}: {err}");
+        assert!(err.contains("ambivalent"), "{err}");
+        assert!(err.contains("--force does not apply"), "{err}");
+        assert!(err.contains("ext2/3/4") && err.contains("cramfs"), "{err}");
+    }
+    drop(lo);
+    assert!(
+        std::fs::read(&img).unwrap() == before,
+        "the image was written"
+    );
 }
 
 #[test]

@@ -9,8 +9,12 @@
 //! - neither it nor any of its partitions may be mounted
 //!   (/proc/self/mountinfo), used as swap (/proc/swaps) or held by LVM,
 //!   md or device-mapper (`holders/` in sysfs);
-//! - it must carry no file-system, swap, LUKS, LVM, md or partition-table
-//!   signature, unless `--force` is given;
+//! - it must carry no file-system, swap, LUKS, LVM, md, bcache, ZFS or
+//!   partition-table signature, unless `--force` is given; `--force`
+//!   overrides one *known* signature only: a device with two or more
+//!   signatures (blkid's "ambivalent", exit 8), or one whose probe failed
+//!   (an unreadable device, any blkid answer but 0 or 2), is refused
+//!   whatever the flags, since then nobody knows what is on it;
 //! - without `--destroy-data` nothing is written: the command explains what
 //!   it would do and exits 2;
 //! - the device is opened with O_EXCL, so the kernel itself refuses if it
@@ -80,6 +84,14 @@ pub enum Refusal {
     Signature {
         found: Vec<String>,
     },
+    /// Two or more signatures: `--force` does not apply.
+    Ambivalent {
+        found: Vec<String>,
+    },
+    /// The probe itself failed: `--force` does not apply.
+    Unprobed {
+        reason: String,
+    },
     Empty,
 }
 
@@ -105,6 +117,18 @@ impl std::fmt::Display for Refusal {
                 f,
                 "the device carries data ({}); wipe it (wipefs -a) or add --force to write over it",
                 found.join(", ")
+            ),
+            Refusal::Ambivalent { found } => write!(
+                f,
+                "the device carries more than one signature ({}; blkid calls this ambivalent), \
+                 so what is on it is unclear and --force does not apply; list them with wipefs \
+                 and wipe them all (wipefs -a) first",
+                found.join(", ")
+            ),
+            Refusal::Unprobed { reason } => write!(
+                f,
+                "cannot tell what is on the device ({reason}), so --force does not apply; \
+                 fix the probe or wipe the device (wipefs -a) first"
             ),
             Refusal::Empty => write!(f, "the device has no media (size 0)"),
         }
@@ -208,8 +232,8 @@ pub fn inspect(path: &Path) -> Result<DeviceFacts, RawError> {
     })
 }
 
-/// Every reason not to write to the device (signatures only without
-/// `force`). Empty means it is safe to destroy.
+/// Every reason not to write to the device (one known signature only
+/// without `force`). Empty means it is safe to destroy.
 pub fn refusals(f: &DeviceFacts, force: bool) -> Vec<Refusal> {
     refusals_at(&SysRoot::live(), f, force)
 }
@@ -267,10 +291,16 @@ pub fn refusals_at(root: &SysRoot, f: &DeviceFacts, force: bool) -> Vec<Refusal>
             });
         }
     }
-    if !force && f.size_bytes > 0 {
-        let found = signatures(&f.path, f.size_bytes);
-        if !found.is_empty() {
-            out.push(Refusal::Signature { found });
+    if f.size_bytes > 0 {
+        // Probed even with --force: that overrides a known signature, not
+        // an unknown or contradictory one.
+        let probe = signatures(&f.path, f.size_bytes);
+        if let Some(reason) = probe.failure {
+            out.push(Refusal::Unprobed { reason });
+        } else if probe.ambivalent {
+            out.push(Refusal::Ambivalent { found: probe.found });
+        } else if !force && !probe.found.is_empty() {
+            out.push(Refusal::Signature { found: probe.found });
         }
     }
     out
@@ -286,11 +316,27 @@ fn kernel_name(source: &str) -> Option<String> {
     Some(r.file_name()?.to_string_lossy().into_owned())
 }
 
+/// What the signature probes found on a device.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Probe {
+    /// Signature names, the built-in probe's and then blkid's (marked).
+    pub found: Vec<String>,
+    /// More than one signature: blkid exit 8, or two distinct ones from
+    /// the built-in probe.
+    pub ambivalent: bool,
+    /// Why the device could not be probed; set, nothing is known.
+    pub failure: Option<String>,
+}
+
 /// Signatures on the device: our own magic-number probe, plus `blkid -p`
-/// when installed. A device that cannot be read counts as carrying data.
-pub fn signatures(path: &Path, size: u64) -> Vec<String> {
-    let mut found: Vec<String> = match File::open(path) {
+/// when installed. Only blkid's "nothing found" (exit 2) or a clean list
+/// (exit 0) counts as an answer; any other exit, a signal or a read error
+/// is a failure, and exit 8 is ambivalence.
+pub fn signatures(path: &Path, size: u64) -> Probe {
+    let mut probe = Probe::default();
+    match File::open(path) {
         Ok(f) => {
+            let error = std::cell::RefCell::new(None);
             let read = |off: u64, len: usize| {
                 let mut buf = vec![0u8; len];
                 let mut got = 0;
@@ -298,42 +344,67 @@ pub fn signatures(path: &Path, size: u64) -> Vec<String> {
                     match f.read_at(&mut buf[got..], off + got as u64) {
                         Ok(0) => break,
                         Ok(n) => got += n,
-                        Err(_) => return None,
+                        Err(e) => {
+                            *error.borrow_mut() = Some(format!("reading at {off}: {e}"));
+                            return None;
+                        }
                     }
                 }
                 buf.truncate(got);
                 Some(buf)
             };
-            signature::detect(&read, size)
-                .into_iter()
-                .map(String::from)
-                .collect()
+            let found = signature::detect(&read, size);
+            probe.ambivalent = found.len() > 1;
+            probe.found = found.into_iter().map(String::from).collect();
+            probe.failure = error.into_inner();
         }
-        Err(e) => vec![format!("unreadable: {e}")],
-    };
+        Err(e) => probe.failure = Some(format!("cannot open it: {e}")),
+    }
     if let Some(blkid) = sysgauge_core::bench::find_program("blkid") {
-        // Exit 2 means nothing found; 0 prints KEY=value lines.
-        if let Ok(out) = std::process::Command::new(blkid)
-            .args(["-p", "-o", "export"])
-            .arg(path)
-            .output()
-        {
-            if out.status.success() {
-                for line in String::from_utf8_lossy(&out.stdout).lines() {
-                    if let Some(v) = line
-                        .strip_prefix("TYPE=")
-                        .or_else(|| line.strip_prefix("PTTYPE="))
-                    {
-                        let v = format!("{v} (blkid)");
-                        if !found.contains(&v) {
-                            found.push(v);
-                        }
+        blkid_probe(&blkid, path, &mut probe);
+    }
+    probe
+}
+
+/// Adds `blkid -p`'s answer to `probe`.
+fn blkid_probe(blkid: &Path, path: &Path, probe: &mut Probe) {
+    let out = match std::process::Command::new(blkid)
+        .args(["-p", "-o", "export"])
+        .arg(path)
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            probe.failure = Some(format!("cannot run {}: {e}", blkid.display()));
+            return;
+        }
+    };
+    match out.status.code() {
+        // 0 prints KEY=value lines.
+        Some(0) => {
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                if let Some(v) = line
+                    .strip_prefix("TYPE=")
+                    .or_else(|| line.strip_prefix("PTTYPE="))
+                {
+                    let v = format!("{v} (blkid)");
+                    if !probe.found.contains(&v) {
+                        probe.found.push(v);
                     }
                 }
             }
         }
+        Some(2) => {}
+        Some(8) => {
+            probe.ambivalent = true;
+            probe.found.push("ambivalent (blkid)".to_string());
+        }
+        code => {
+            let how = code.map_or("killed by a signal".to_string(), |c| format!("exit {c}"));
+            let err = String::from_utf8_lossy(&out.stderr);
+            probe.failure = Some(format!("blkid -p failed ({how}): {}", err.trim()));
+        }
     }
-    found
 }
 
 /// Bytes written per block size when --size is not given.
@@ -598,7 +669,9 @@ mod tests {
             "Filename Type Size Used Priority\n/dev/loop9p1 partition 1024 0 -2\n",
         );
         let facts = DeviceFacts {
-            path: "/dev/loop9".into(),
+            // Not a device that exists: its probe fails, which refuses
+            // even with --force.
+            path: r.join("dev/loop9"),
             name: "loop9".into(),
             major: 7,
             minor: 9,
@@ -610,7 +683,8 @@ mod tests {
             rotational: None,
         };
         let root = SysRoot::under(r);
-        let got = refusals_at(&root, &facts, true);
+        let mut got = refusals_at(&root, &facts, true);
+        let unprobed = got.split_off(3);
         assert_eq!(
             got,
             vec![
@@ -627,6 +701,10 @@ mod tests {
                 },
             ]
         );
+        assert!(
+            matches!(unprobed.as_slice(), [Refusal::Unprobed { reason }] if reason.contains("cannot open")),
+            "{unprobed:?}"
+        );
         let text: Vec<String> = got.iter().map(|r| r.to_string()).collect();
         assert!(text[0].contains("mounted on /mnt/data"));
         assert!(text[2].contains("dm-0"));
@@ -638,6 +716,11 @@ mod tests {
         .unwrap();
         std::fs::write(r.join("proc/swaps"), "Filename Type Size Used Priority\n").unwrap();
         std::fs::remove_file(r.join("sys/class/block/loop9p1/holders/dm-0")).unwrap();
+        std::fs::create_dir_all(r.join("dev")).unwrap();
+        std::fs::File::create(&facts.path)
+            .unwrap()
+            .set_len(facts.size_bytes)
+            .unwrap();
         assert_eq!(refusals_at(&root, &facts, true), vec![]);
     }
 

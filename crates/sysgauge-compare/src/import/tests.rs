@@ -273,3 +273,158 @@ fn sniffing() {
     assert_eq!(sniff("hello world\n"), None);
     assert_eq!(sniff(""), None);
 }
+
+/// `json_run()` as a JSON value, changed by `edit`, then imported.
+fn json_edited(edit: impl FnOnce(&mut serde_json::Value)) -> Result<Vec<RunRecord>, ImportError> {
+    let mut v = serde_json::to_value(json_run()).unwrap();
+    edit(&mut v);
+    parse_json(&v.to_string(), &ctx("bad.json"))
+}
+
+#[test]
+fn json_is_validated_like_csv() {
+    use serde_json::json;
+    type Edit = Box<dyn FnOnce(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "running",
+            Box::new(|v| v["status"] = json!("running")),
+            "status running",
+        ),
+        (
+            "zero where higher is better",
+            Box::new(|v| v["results"][0]["metrics"][0]["samples"] = json!([0.0])),
+            "sample 1: 0 where higher is better",
+        ),
+        (
+            "negative",
+            Box::new(|v| v["results"][0]["metrics"][0]["samples"] = json!([5.0, -1.0])),
+            "sample 2: -1 is negative",
+        ),
+        (
+            "1e308",
+            Box::new(|v| v["results"][0]["metrics"][0]["samples"] = json!([1e308, 1e308])),
+            "throughput' sample 1: 1e308 is beyond",
+        ),
+        (
+            "empty id",
+            Box::new(|v| v["results"][0]["bench_id"] = json!("")),
+            "benchmark id '' is malformed",
+        ),
+        (
+            "malformed id",
+            Box::new(|v| v["results"][0]["bench_id"] = json!("hash..sha 256")),
+            "is malformed",
+        ),
+        (
+            "duplicate case",
+            Box::new(|v| {
+                let first = v["results"][0].clone();
+                v["results"].as_array_mut().unwrap().push(first);
+            }),
+            "appears twice",
+        ),
+        (
+            "year 9999",
+            Box::new(|v| v["started_at"] = json!("9999-01-01T00:00:00Z")),
+            "started_at 9999-01-01 00:00:00 UTC is in the future",
+        ),
+        (
+            "result in the future",
+            Box::new(|v| v["results"][0]["started_at"] = json!("2999-01-01T00:00:00Z")),
+            "started_at 2999",
+        ),
+        (
+            "absurd past",
+            Box::new(|v| v["started_at"] = json!("1970-01-01T00:00:00Z")),
+            "is before 2000",
+        ),
+        (
+            "duplicate metric",
+            Box::new(|v| {
+                let m = v["results"][0]["metrics"][0].clone();
+                v["results"][0]["metrics"].as_array_mut().unwrap().push(m);
+            }),
+            "metric 'throughput' appears twice",
+        ),
+        (
+            "negative duration",
+            Box::new(|v| v["results"][0]["duration_seconds"] = json!(-1.0)),
+            "duration_seconds -1",
+        ),
+    ];
+    for (what, edit, want) in cases {
+        let e = json_edited(edit).expect_err(what);
+        let text = e.to_string();
+        assert!(text.starts_with("bad.json: "), "{what}: {text}");
+        assert!(text.contains(want), "{what}: {text}");
+    }
+    // A zero where lower is better is a measurement (0 % loss) and imports.
+    let ok = json_edited(|v| {
+        v["results"][0]["metrics"][0]["better"] = json!("lower");
+        v["results"][0]["metrics"][0]["samples"] = json!([0.0, 1.0]);
+    });
+    assert!(ok.is_ok(), "{ok:?}");
+    // A few minutes ahead is clock skew, not an error.
+    let soon = (Utc::now() + chrono::Duration::seconds(60)).to_rfc3339();
+    assert!(json_edited(|v| v["started_at"] = serde_json::json!(soon)).is_ok());
+}
+
+#[test]
+fn csv_rejects_values_its_summaries_cannot_hold() {
+    let e = csv_err(
+        "host,benchmark,metric,value,unit\nh,hash.sha256,throughput,1e308,MB/s\n",
+        "big.csv",
+    );
+    assert_eq!(e.line, Some(2));
+    assert!(e.to_string().contains("1e308 is beyond"), "{e}");
+    let e = csv_err(
+        "host,benchmark,metric,value,unit\nh,hash sha256,throughput,1,MB/s\n",
+        "id.csv",
+    );
+    assert!(e.to_string().contains("is malformed"), "{e}");
+}
+
+#[test]
+fn foreign_text_has_its_control_characters_escaped() {
+    let runs = json_edited(|v| {
+        v["host"]["hostname"] = serde_json::json!("evil\u{1b}]0;pwned\u{7}\u{1b}[2J");
+        v["label"] = serde_json::json!("a\rb");
+        v["tags"] = serde_json::json!({"k\u{1}": "v\u{9b}"});
+    })
+    .unwrap();
+    let r = &runs[0];
+    assert_eq!(r.host_name(), "evil\\u{1b}]0;pwned\\u{7}\\u{1b}[2J");
+    assert_eq!(r.label.as_deref(), Some("a\\u{d}b"));
+    assert_eq!(r.tags.get("k\\u{1}").map(String::as_str), Some("v\\u{9b}"));
+    let runs = csv(
+        "host,benchmark,metric,value,unit\n\"h\u{1b}[31m\",hash.sha256,throughput,1,MB/s\n",
+        "ctl.csv",
+    );
+    assert_eq!(runs[0].host_name(), "h\\u{1b}[31m");
+}
+
+/// 20,000 rows, each its own case, on 100 hosts: grouping is by hash maps
+/// (it was a scan of every earlier case per row), and every row lands in
+/// the right case.
+#[test]
+fn csv_grouping_of_twenty_thousand_cases() {
+    let mut text = String::from("host,benchmark,metric,value,unit,params\n");
+    for i in 0..20_000 {
+        text.push_str(&format!(
+            "h{},hash.sha256,throughput,{},MB/s,n={}\n",
+            i % 100,
+            i + 1,
+            i / 100
+        ));
+    }
+    // And a repeat of the first case: a second sample, not a new case.
+    text.push_str("h0,hash.sha256,throughput,7,MB/s,n=0\n");
+    let runs = csv(&text, "big.csv");
+    assert_eq!(runs.len(), 100);
+    assert!(runs.iter().all(|r| r.results.len() == 200));
+    let h0 = runs.iter().find(|r| r.host_name() == "h0").unwrap();
+    let first = &h0.results[0];
+    assert_eq!(first.params.canonical(), "n=0");
+    assert_eq!(first.metrics[0].samples, vec![1.0, 7.0]);
+}

@@ -112,3 +112,23 @@ fn dump_for_eyes() {
         }
     }
 }
+
+/// Machine labels come from other machines' host names: markup characters
+/// are escaped and XML-invalid control characters never reach the SVG.
+#[test]
+fn foreign_labels_are_escaped_in_svg() {
+    let mut c = comparison();
+    let evil = "b<x>&\"'\u{1}\u{1b}[2J";
+    for m in c.machines.iter_mut().skip(1).take(1) {
+        m.label = evil.into();
+    }
+    for kind in [ChartKind::Summary, ChartKind::Ratios { family: None }] {
+        let svg = chart_svg(&c, &kind, 900).unwrap();
+        assert!(!svg.contains("b<x>"), "unescaped markup");
+        assert!(svg.contains("b&lt;x&gt;&amp;"), "label missing");
+        let bad = svg
+            .chars()
+            .find(|&ch| ch.is_control() && !matches!(ch, '\t' | '\n' | '\r'));
+        assert_eq!(bad, None, "XML-invalid character in the SVG");
+    }
+}

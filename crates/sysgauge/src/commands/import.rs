@@ -53,14 +53,14 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
                 new += 1;
                 eprintln!(
                     "imported run {row}: host {}, {} results ({}, from {origin})",
-                    run.host_name(),
+                    sysgauge_core::text::for_terminal(run.host_name()),
                     run.results.len(),
                     run.status.as_str()
                 );
             }
             Inserted::AlreadyPresent(row) => eprintln!(
                 "already imported: run {row} (host {}, from {origin}); skipped",
-                run.host_name()
+                sysgauge_core::text::for_terminal(run.host_name())
             ),
         }
     }

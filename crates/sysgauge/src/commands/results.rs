@@ -44,7 +44,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                 "Run {row} ({}) · {} · host {} · {} · profile {} · {}{}\n\n",
                 run.run_id,
                 run.command,
-                run.host_name(),
+                sysgauge_core::text::for_terminal(run.host_name()),
                 run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
                 run.profile,
                 run.status.as_str(),
@@ -103,7 +103,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                 "deleted run {row} ({}, {} on {}, {} results)",
                 run.run_id,
                 run.command,
-                run.host_name(),
+                sysgauge_core::text::for_terminal(run.host_name()),
                 run.results.len()
             );
             Ok(Exit::Ok)
@@ -176,17 +176,20 @@ fn list(store: &Store, json: bool) -> Result<Exit> {
         ("label", Align::Left),
         ("run id", Align::Left),
     ]);
+    // Host names and labels may come from other machines (import): no
+    // control character of theirs reaches the terminal.
+    let shown = |s: &str| sysgauge_core::text::for_terminal(s).into_owned();
     for r in runs {
         t.push(vec![
             r.id.to_string(),
             r.started_at.format("%Y-%m-%d %H:%M:%S").to_string(),
-            r.host,
-            r.command,
+            shown(&r.host),
+            shown(&r.command),
             r.profile,
             r.status.as_str().to_string(),
             r.results.to_string(),
             r.failed.to_string(),
-            r.label.unwrap_or_default(),
+            shown(&r.label.unwrap_or_default()),
             r.run_uuid.chars().take(8).collect(),
         ]);
     }
