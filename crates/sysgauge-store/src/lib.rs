@@ -247,8 +247,10 @@ impl Store {
         }
     }
 
-    /// The checks `configure` makes, without writing anything.
-    fn configure_read_only(&self) -> Result<()> {
+    /// What the file says it is: the number of schema objects, its
+    /// application id and its schema version. Read before any pragma that
+    /// writes, so "not a database" or "not ours" is a clear error first.
+    fn header(&self) -> Result<(i64, i32, i64)> {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(self.sql_err("setting the busy timeout"))?;
@@ -264,13 +266,11 @@ impl Store {
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(self.sql_err("reading the schema version"))?;
-        // An empty file (or another program's database) has no runs table
-        // to read; "not ours" says more than "no such table".
-        if tables == 0 || app_id != APPLICATION_ID || version == 0 {
-            return Err(StoreError::Foreign {
-                path: self.path.clone(),
-            });
-        }
+        Ok((tables, app_id, version))
+    }
+
+    /// A schema newer than this sysgauge knows is refused, untouched.
+    fn refuse_newer(&self, version: i64) -> Result<()> {
         let supported = migrations::MIGRATIONS.len() as i64;
         if version > supported {
             return Err(StoreError::NewerSchema {
@@ -279,6 +279,20 @@ impl Store {
                 supported,
             });
         }
+        Ok(())
+    }
+
+    /// The checks `configure` makes, without writing anything.
+    fn configure_read_only(&self) -> Result<()> {
+        let (tables, app_id, version) = self.header()?;
+        // An empty file (or another program's database) has no runs table
+        // to read; "not ours" says more than "no such table".
+        if tables == 0 || app_id != APPLICATION_ID || version == 0 {
+            return Err(StoreError::Foreign {
+                path: self.path.clone(),
+            });
+        }
+        self.refuse_newer(version)?;
         // No statement on this connection may write.
         self.conn
             .execute_batch("PRAGMA foreign_keys=ON; PRAGMA query_only=ON;")
@@ -300,37 +314,14 @@ impl Store {
     }
 
     fn configure(&mut self) -> Result<()> {
-        self.conn
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(self.sql_err("setting the busy timeout"))?;
-        // Reading the schema first turns "not a database" into a clear error
-        // before any pragma tries to write.
-        let tables: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(self.sql_err("reading the schema"))?;
-        let app_id: i32 = self
-            .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(self.sql_err("reading the application id"))?;
+        let (tables, app_id, version) = self.header()?;
         if tables > 0 && app_id != APPLICATION_ID {
             return Err(StoreError::Foreign {
                 path: self.path.clone(),
             });
         }
         // Refuse a newer schema before any pragma below rewrites the header.
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(self.sql_err("reading the schema version"))?;
-        let supported = migrations::MIGRATIONS.len() as i64;
-        if version > supported {
-            return Err(StoreError::NewerSchema {
-                path: self.path.clone(),
-                found: version,
-                supported,
-            });
-        }
+        self.refuse_newer(version)?;
         self.enable_wal()?;
         self.conn
             .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
