@@ -12,6 +12,7 @@
 use crate::format::format_value;
 use crate::table::{Align, Table, TableFormat};
 use sysgauge_compare::{Cell, Comparison, Interval, MeanCell, OVERALL};
+use sysgauge_core::record::Params;
 
 /// Output formats of `sysgauge compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,20 +211,23 @@ pub fn summary_table(c: &Comparison) -> Table {
     t
 }
 
+/// "id params metric", the params left out when there are none.
+fn case_name(bench_id: &str, params: &Params, metric: &str) -> String {
+    if params.is_empty() {
+        format!("{bench_id} {metric}")
+    } else {
+        format!("{bench_id} {params} {metric}")
+    }
+}
+
 /// Cases some machines lack.
 pub fn missing_lines(c: &Comparison) -> Vec<String> {
     c.missing
         .iter()
         .map(|m| {
             let mut s = format!(
-                "{} {}{} — on {}; missing on {}",
-                m.bench_id,
-                if m.params.is_empty() {
-                    String::new()
-                } else {
-                    format!("{} ", m.params)
-                },
-                m.metric,
+                "{} — on {}; missing on {}",
+                case_name(&m.bench_id, &m.params, &m.metric),
                 m.present_on.join(", "),
                 m.missing_on.join(", ")
             );
@@ -241,14 +245,8 @@ pub fn excluded_lines(c: &Comparison) -> Vec<String> {
         .iter()
         .map(|e| {
             format!(
-                "{} {}{} on {}: {}",
-                e.bench_id,
-                if e.params.is_empty() {
-                    String::new()
-                } else {
-                    format!("{} ", e.params)
-                },
-                e.metric,
+                "{} on {}: {}",
+                case_name(&e.bench_id, &e.params, &e.metric),
                 e.machine,
                 e.reason
             )
