@@ -170,14 +170,7 @@ fn mean_cells(m: &MeanCell) -> (String, String, String) {
 /// than the reference, and the BogoMIPS ratio.
 pub fn summary_table(c: &Comparison) -> Table {
     let reference = c.reference_index();
-    let mut t = Table::new(&[
-        ("family", Align::Left),
-        ("machine", Align::Left),
-        ("cases", Align::Right),
-        ("mean", Align::Right),
-        ("geomean", Align::Right),
-        ("95% interval", Align::Right),
-    ]);
+    let mut t = Table::columns("family, machine, >cases, >mean, >geomean, >95% interval");
     for g in c.families.iter().chain(std::iter::once(&c.overall)) {
         for (i, m) in g.cells.iter().enumerate() {
             if i == reference {
@@ -322,23 +315,7 @@ fn opt(v: Option<f64>) -> String {
 }
 
 fn csv(c: &Comparison) -> String {
-    let mut t = Table::new(&[
-        ("kind", Align::Left),
-        ("family", Align::Left),
-        ("benchmark", Align::Left),
-        ("params", Align::Left),
-        ("metric", Align::Left),
-        ("unit", Align::Left),
-        ("better", Align::Left),
-        ("machine", Align::Left),
-        ("reference", Align::Left),
-        ("value", Align::Right),
-        ("samples", Align::Right),
-        ("ratio", Align::Right),
-        ("ci_low", Align::Right),
-        ("ci_high", Align::Right),
-        ("significant", Align::Left),
-    ]);
+    let mut t = Table::columns("kind, family, benchmark, params, metric, unit, better, machine, reference, >value, >samples, >ratio, >ci_low, >ci_high, significant");
     for r in &c.rows {
         for (i, cell) in r.cells.iter().enumerate() {
             let Some(cell) = cell else { continue };
