@@ -4,11 +4,22 @@
 //! same few helpers: the rule for a test whose system component is missing
 //! (skip with a note, or fail under `SYSGAUGE_REQUIRE_ALL=1` as CI sets),
 //! and the harness that interrupts the real `sysgauge` binary with SIGINT
-//! after its first cases are done. They live here once instead. This crate
+//! after its first cases are done, child processes killed on drop, and a
+//! pair of network namespaces joined by a veth link. They live here once
+//! instead. This crate
 //! is a dev-dependency only (`publish = false`); nothing that ships
 //! depends on it.
 
 #![forbid(unsafe_code)]
+
+mod child;
+pub mod netns;
+mod system;
+
+pub use child::{reference_2ping_listener, ChildGuard};
+pub use system::{
+    free_udp_port, is_root, on_path, processes_mentioning, require_openssh, run_checked, Process,
+};
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -42,7 +53,7 @@ pub fn require(what: &str, available: bool, hint: &str) -> bool {
     false
 }
 
-/// What an interrupted run left: see [`interrupt_after`].
+/// What an interrupted run left: see [`Interrupt::run`].
 #[derive(Debug)]
 pub struct Interrupted {
     /// Whether the awaited progress line was seen before the timeout.
@@ -55,34 +66,67 @@ pub struct Interrupted {
     pub stopped_after: Duration,
 }
 
-/// Runs `cmd` (the real `sysgauge` binary with its arguments), waits up to
-/// `wait` for a stderr line starting with `marker` (e.g. `"[1/"`: the first
-/// case is done), calls `before_signal` with the running child and whether
-/// the marker was seen, sends SIGINT, and waits up to `stop_within` for the
-/// exit (killing the process and panicking if it does not stop).
-///
-/// stdout is discarded and stderr is collected; the caller asserts on the
-/// result (typically `started`, exit code 130 and what was kept).
-pub fn interrupt_after(
-    cmd: &mut Command,
-    marker: &str,
+/// How a test stops the real `sysgauge` binary part-way: which signal, once
+/// which progress line has appeared, and how long each wait may take.
+#[derive(Debug, Clone)]
+pub struct Interrupt {
+    signal: i32,
+    marker: String,
     wait: Duration,
     stop_within: Duration,
-    before_signal: impl FnOnce(&Child, bool),
-) -> Interrupted {
-    signal_after(
-        cmd,
-        rustix::process::Signal::INT.as_raw(),
-        marker,
-        wait,
-        stop_within,
-        before_signal,
-    )
 }
 
-/// [`interrupt_after`] with another signal than SIGINT (SIGTERM, SIGHUP,
-/// SIGKILL).
-pub fn signal_after(
+impl Interrupt {
+    /// SIGINT once a stderr line starts with `marker` (e.g. `"[1/"`: the
+    /// first case is done), waiting up to 120 s for that line and 60 s for
+    /// the exit after the signal.
+    pub fn after(marker: &str) -> Interrupt {
+        Interrupt {
+            signal: rustix::process::Signal::INT.as_raw(),
+            marker: marker.to_string(),
+            wait: Duration::from_secs(120),
+            stop_within: Duration::from_secs(60),
+        }
+    }
+
+    /// Another signal than SIGINT (SIGTERM, SIGHUP, SIGKILL).
+    pub fn with_signal(mut self, signal: i32) -> Interrupt {
+        self.signal = signal;
+        self
+    }
+
+    /// How long to wait for the marker line.
+    pub fn waiting_up_to(mut self, wait: Duration) -> Interrupt {
+        self.wait = wait;
+        self
+    }
+
+    /// How long the process may take to exit after the signal.
+    pub fn exiting_within(mut self, stop_within: Duration) -> Interrupt {
+        self.stop_within = stop_within;
+        self
+    }
+
+    /// Runs `cmd` (the real `sysgauge` binary with its arguments), waits for
+    /// the marker line, calls `before_signal` with the running child and
+    /// whether the marker was seen, sends the signal, and waits for the exit
+    /// (killing the process and panicking if it does not stop in time).
+    ///
+    /// stdout is discarded and stderr is collected; the caller asserts on
+    /// the result (typically `started`, the exit code and what was kept).
+    pub fn run(&self, cmd: &mut Command, before_signal: impl FnOnce(&Child, bool)) -> Interrupted {
+        signal_after(
+            cmd,
+            self.signal,
+            &self.marker,
+            self.wait,
+            self.stop_within,
+            before_signal,
+        )
+    }
+}
+
+fn signal_after(
     cmd: &mut Command,
     signal: i32,
     marker: &str,

@@ -12,13 +12,13 @@
 mod common;
 
 use common::{
-    have_requirements, parse_reference_summary, reference_peertime_lines, ChildGuard,
-    RunningListener,
+    have_requirements, parse_reference_summary, reference_peertime_lines, RunningListener,
 };
 use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use sysgauge_testkit::{free_udp_port, reference_2ping_listener, ChildGuard};
 use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport, Target};
 use sysgauge_twoping::listener::ListenerConfig;
@@ -33,16 +33,8 @@ fn have_2ping(test: &str) -> bool {
 
 /// Starts `2ping --listen` on `ip`, on a free port, with `extra` options.
 fn reference_listener(ip: &str, extra: &[&str]) -> (ChildGuard, SocketAddr) {
-    let port = common::free_udp_port(ip);
-    let mut cmd = Command::new("2ping");
-    cmd.args(["--listen", "-I", ip, "--port", &port.to_string()])
-        .args(extra);
-    let mut child = ChildGuard::spawn(&mut cmd);
-    assert!(
-        child.wait_for_line("2PING listener", READY),
-        "reference listener did not start: {}",
-        child.output()
-    );
+    let port = free_udp_port(ip);
+    let child = reference_2ping_listener(ip, port, extra, READY);
     let addr = SocketAddr::new(ip.parse().expect("ip"), port);
     (child, addr)
 }

@@ -221,7 +221,7 @@ fn cancellation_returns_the_summary_so_far() {
 #[test]
 fn no_listener_means_errors_and_undetermined_losses() {
     // A port nobody listens on: ICMP port unreachable comes back as errors.
-    let port = common::free_udp_port("127.0.0.1");
+    let port = sysgauge_testkit::free_udp_port("127.0.0.1");
     let (report, events) = run(
         ClientConfig {
             linger: Duration::from_millis(200),

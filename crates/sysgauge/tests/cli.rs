@@ -47,13 +47,7 @@ fn run_json_is_strict_and_stored() {
     );
 
     // The same run is in the database, identical to the JSON.
-    let show = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .args(["export", "1", "--format", "json"])
-        .succeeds();
-    let stored: RunRecord = serde_json::from_slice(&show.stdout).unwrap();
+    let stored = sb.stored_run(1);
     assert_eq!(stored.run_id, run.run_id);
     assert_eq!(stored.results.len(), 2);
     assert_eq!(
@@ -65,11 +59,7 @@ fn run_json_is_strict_and_stored() {
 #[test]
 fn json_to_stdout_keeps_stdout_clean() {
     let sb = Sandbox::new();
-    let out = sb
-        .tiny_run()
-        .args(["--only", "hash.blake3", "--json", "-", "--no-store"])
-        .succeeds();
-    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
+    let (run, out) = sb.tiny_unstored_run("hash.blake3");
     assert_eq!(run.results.len(), 1);
     assert!(stderr_of(&out).contains("hash.blake3"));
     assert!(!sb.db().exists());
@@ -276,14 +266,7 @@ fn bad_input_is_refused_cleanly() {
         for (k, v) in &env {
             c.env(k, v);
         }
-        let out = c.output().unwrap();
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(expect),
-            "{args:?}: expected '{expect}' in: {err}"
-        );
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        let out = c.usage_error(expect);
         assert!(stdout_of(&out).is_empty(), "{args:?}");
     }
 }

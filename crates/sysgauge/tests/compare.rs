@@ -21,13 +21,7 @@ fn openssl_fixture(name: &str) -> PathBuf {
 }
 
 fn import(sb: &Sandbox, files: &[PathBuf]) -> std::process::Output {
-    sb.cmd()
-        .arg("import")
-        .arg("--db")
-        .arg(sb.db())
-        .args(files)
-        .output()
-        .unwrap()
+    sb.on_db("import").args(files).output().unwrap()
 }
 
 fn runs_in_db(sb: &Sandbox) -> usize {
@@ -35,9 +29,7 @@ fn runs_in_db(sb: &Sandbox) -> usize {
         return 0;
     }
     let out = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
+        .on_db("results")
         .args(["list", "--json"])
         .output()
         .unwrap();
@@ -58,9 +50,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
     assert_eq!(runs_in_db(&sb), 3);
 
     let table = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args(["hosta", "hostb", "--reference", "hostx"])
         .succeeds();
     let text = stdout_of(&table);
@@ -76,9 +66,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
     assert!(text.contains("BogoMIPS"), "{text}");
 
     let json = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args(["--reference", "hostx", "--format", "json"])
         .succeeds();
     // Strict: every struct in Comparison denies unknown fields.
@@ -114,9 +102,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
 
     for (format, marker) in [("md", "| hash.sha256 |"), ("csv", "case,hash,hash.sha256,")] {
         let out = sb
-            .cmd()
-            .args(["compare", "--db"])
-            .arg(sb.db())
+            .on_db("compare")
             .args(["--reference", "hostx", "--format", format])
             .succeeds();
         assert!(
@@ -162,9 +148,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
     let before = runs_in_db(&sb);
     let truncated_json = sb.path().join("truncated.json");
     let export = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
+        .on_db("results")
         .args(["export", "1", "--format", "json"])
         .output()
         .unwrap();
@@ -233,9 +217,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
     }
     // Unknown reference host.
     let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args(["--reference", "nosuchhost"])
         .exits_with(2);
     let err = stderr_of(&out);
@@ -251,12 +233,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         .exits_with(2);
     assert!(stderr_of(&out).contains("bad-zero.csv:3:"));
     // An unknown family.
-    let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
-        .args(["--family", "disk"])
-        .exits_with(2);
+    let out = sb.on_db("compare").args(["--family", "disk"]).exits_with(2);
     assert!(stderr_of(&out).contains("no results for family 'disk'"));
 }
 
@@ -266,16 +243,12 @@ fn openssl_output_compares_with_a_sysgauge_run() {
     sb.tiny_run()
         .args(["--only", "hash.sha256,hash.md5"])
         .succeeds();
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
+    sb.on_db("import")
         .args(["--host", "openssl-here"])
         .arg(openssl_fixture("3.0-sha256-md5-8k.txt"))
         .succeeds();
     let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args(["--reference", "openssl-here", "--format", "json"])
         .succeeds();
     let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
@@ -516,9 +489,7 @@ fn a_host_stands_for_its_latest_run() {
         sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
     }
     let list = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
+        .on_db("results")
         .args(["list", "--json"])
         .output()
         .unwrap();
@@ -529,9 +500,7 @@ fn a_host_stands_for_its_latest_run() {
         .to_string();
     let latest = v[0]["run_id"].as_str().unwrap_or("").to_string();
     let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args([host.as_str(), "1", "--format", "json"])
         .succeeds();
     let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
@@ -544,12 +513,7 @@ fn a_host_stands_for_its_latest_run() {
     assert_eq!(c.machines[1].label, format!("{host} (run 1)"));
     assert_eq!(c.reference, c.machines[0].label);
     // The same run named twice is one machine: too few to compare.
-    let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
-        .args([host.as_str(), "2"])
-        .exits_with(2);
+    let out = sb.on_db("compare").args([host.as_str(), "2"]).exits_with(2);
     assert!(stderr_of(&out).contains("at least two machines"));
 }
 
@@ -572,13 +536,7 @@ fn foreign_host_names_reach_no_terminal_or_svg_raw() {
     let err = stderr_of(&out);
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
     assert!(err.contains("ev\\u{1b}]0;pwned\\u{7}<b>il"), "{err}");
-    let out = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .arg("list")
-        .output()
-        .unwrap();
+    let out = sb.on_db("results").arg("list").output().unwrap();
     let list = stdout_of(&out);
     assert!(list.contains("ev\\u{1b}]0;pwned"), "{list}");
     assert!(
@@ -586,15 +544,12 @@ fn foreign_host_names_reach_no_terminal_or_svg_raw() {
         "{list:?}"
     );
     let svg = sb.path().join("evil.svg");
-    let out = sb
-        .cmd()
+    sb.cmd()
         .arg("chart")
         .arg(&csv)
         .args(["--reference", "hostx", "--svg"])
         .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(!text.contains("<b>"), "raw markup in the SVG");
     assert!(text.contains("&lt;b&gt;il"), "the label is missing");

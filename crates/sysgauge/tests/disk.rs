@@ -17,6 +17,7 @@ use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use sysgauge_core::{ResultRecord, RunRecord, Status};
+use sysgauge_testkit::Interrupt;
 
 /// True when raw-device tests can run: root, and the programs exist.
 fn can_use_loop_devices(programs: &[&str]) -> bool {
@@ -242,16 +243,10 @@ fn bad_arguments_exit_2() {
         (&["--only", "hash.nope"], "--only"),
     ];
     for (args, needle) in cases {
-        let out = sb
-            .cmd()
+        sb.cmd()
             .args(["disk", "--no-store", "--profile", "tiny"])
             .args(*args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
-        let err = stderr_of(&out);
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{err}");
+            .usage_error(needle);
     }
 }
 
@@ -449,17 +444,12 @@ fn ctrl_c_stops_and_leaves_nothing_behind() {
     use std::time::Duration;
     let sb = Sandbox::new();
     let target = sb.scratch();
-    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
-    let run = sysgauge_testkit::interrupt_after(
-        Command::new(bin)
+    let run = Interrupt::after("[1/").run(
+        sb.std_cmd()
             .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
             .arg(sb.db())
             .arg("--path")
-            .arg(&target)
-            .env("HOME", sb.path()),
-        "[1/",
-        Duration::from_secs(120),
-        Duration::from_secs(60),
+            .arg(&target),
         // Let the second case get under way, then interrupt it.
         |_, _| std::thread::sleep(Duration::from_millis(300)),
     );
@@ -470,13 +460,7 @@ fn ctrl_c_stops_and_leaves_nothing_behind() {
         .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "left behind: {left:?}");
-    let out = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .arg("list")
-        .output()
-        .unwrap();
+    let out = sb.on_db("results").arg("list").output().unwrap();
     assert!(
         stdout_of(&out).contains("interrupted"),
         "{}",
