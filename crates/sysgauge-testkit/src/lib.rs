@@ -18,7 +18,8 @@ mod system;
 
 pub use child::{reference_2ping_listener, ChildGuard};
 pub use system::{
-    free_udp_port, is_root, on_path, processes_mentioning, require_openssh, run_checked, Process,
+    free_udp_port, is_root, on_path, output_of_success, processes_mentioning, require_openssh,
+    run_checked, Process,
 };
 
 use std::io::{BufRead, BufReader, Write};
@@ -53,6 +54,38 @@ pub fn require(what: &str, available: bool, hint: &str) -> bool {
     false
 }
 
+/// [`require`] for a component found as a value (a program's path, a
+/// directory): returns it, or None when it is missing and the test is
+/// skipped.
+#[track_caller]
+pub fn require_some<T>(what: &str, found: Option<T>, hint: &str) -> Option<T> {
+    require(what, found.is_some(), hint);
+    found
+}
+
+/// Two tests of one scenario, on 127.0.0.1 and on ::1, each of which runs
+/// only when `needs(its name)` (a function applying [`require`]) says the
+/// components it needs are there:
+/// `loopback_tests!(needs => scenario: name_ipv4, name_ipv6);`
+#[macro_export]
+macro_rules! loopback_tests {
+    ($needs:path => $scenario:path: $v4:ident, $v6:ident) => {
+        #[test]
+        fn $v4() {
+            if $needs(stringify!($v4)) {
+                $scenario("127.0.0.1");
+            }
+        }
+
+        #[test]
+        fn $v6() {
+            if $needs(stringify!($v6)) {
+                $scenario("::1");
+            }
+        }
+    };
+}
+
 /// What an interrupted run left: see [`Interrupt::run`].
 #[derive(Debug)]
 pub struct Interrupted {
@@ -64,6 +97,21 @@ pub struct Interrupted {
     pub log: String,
     /// Time from SIGINT to exit.
     pub stopped_after: Duration,
+}
+
+impl Interrupted {
+    /// Asserts that the awaited progress line came before the signal and
+    /// that the process then exited with `code` (130 after SIGINT, 143
+    /// after SIGTERM, 129 after SIGHUP).
+    #[track_caller]
+    pub fn assert_started_then_exited(&self, code: i32) {
+        assert!(
+            self.started,
+            "the awaited progress line did not come in time:\n{}",
+            self.log
+        );
+        assert_eq!(self.status.code(), Some(code), "{}", self.log);
+    }
 }
 
 /// How a test stops the real `sysgauge` binary part-way: which signal, once

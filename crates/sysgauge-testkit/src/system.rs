@@ -2,7 +2,7 @@
 //! PATH, root, a free port, and system commands (`ip`, `losetup`) that must
 //! succeed for the set-up to mean anything.
 
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// True if `program` is an executable file in a directory on PATH.
 pub fn on_path(program: &str) -> bool {
@@ -25,18 +25,23 @@ pub fn free_udp_port(ip: &str) -> u16 {
         .port()
 }
 
-/// Runs a set-up command (`args[0]` with the rest as arguments) and panics
-/// with its stderr unless it succeeds.
-pub fn run_checked(args: &[&str]) {
-    let out = Command::new(args[0])
-        .args(&args[1..])
+/// Runs a set-up command to the end and returns its output; panics with
+/// its stderr unless it succeeds.
+pub fn output_of_success(cmd: &mut Command) -> Output {
+    let out = cmd
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {args:?}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
-        "{args:?} failed: {}",
+        "{cmd:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+/// [`output_of_success`] for `args[0]` with the rest as its arguments.
+pub fn run_checked(args: &[&str]) {
+    output_of_success(Command::new(args[0]).args(&args[1..]));
 }
 
 /// A live process, as /proc shows it.

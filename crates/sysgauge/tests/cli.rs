@@ -292,35 +292,26 @@ fn newer_or_foreign_database_is_refused_untouched() {
         )
         .unwrap();
     }
-    let before = std::fs::read(&db).unwrap_or_default();
-    let out = sb.tiny_run().exits_with(2);
-    assert!(
-        stderr_of(&out).contains("newer sysgauge"),
-        "{}",
-        stderr_of(&out)
-    );
-    assert!(
-        std::fs::read(&db).unwrap_or_default() == before,
-        "the database file was modified"
-    );
+    refused_untouched(&mut sb.tiny_run(), &db, "newer sysgauge");
 
     let other = sb.path().join("other.db");
     std::fs::write(&other, "not a database, just text\n".repeat(200)).unwrap();
-    let before = std::fs::read(&other).unwrap_or_default();
-    let out = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(&other)
-        .arg("list")
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("is not a sysgauge results database"),
-        "{}",
-        stderr_of(&out)
+    refused_untouched(
+        sb.cmd().args(["results", "--db"]).arg(&other).arg("list"),
+        &other,
+        "is not a sysgauge results database",
     );
+}
+
+/// Runs `cmd`, which must refuse `file` as a usage error saying `why`, and
+/// leave the file byte for byte as it was.
+fn refused_untouched(cmd: &mut assert_cmd::Command, file: &std::path::Path, why: &str) {
+    let before = std::fs::read(file).unwrap_or_default();
+    cmd.usage_error(why);
     assert!(
-        std::fs::read(&other).unwrap_or_default() == before,
-        "the foreign file was modified"
+        std::fs::read(file).unwrap_or_default() == before,
+        "{} was modified",
+        file.display()
     );
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{stderr_of, stdout_of, Outcome, Sandbox};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use sysgauge_compare::{Comparison, COMPARE_SCHEMA_VERSION};
 
 fn csv_fixture(name: &str) -> PathBuf {
@@ -28,13 +28,7 @@ fn runs_in_db(sb: &Sandbox) -> usize {
     if !sb.db().exists() {
         return 0;
     }
-    let out = sb
-        .on_db("results")
-        .args(["list", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v.as_array().map(|a| a.len()).unwrap_or(0)
+    sb.listed_runs().as_array().map(|a| a.len()).unwrap_or(0)
 }
 
 #[test]
@@ -292,15 +286,13 @@ fn html_report_renders_in_headless_chromium() {
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(!text.contains("<script") && !text.contains("<link"));
 
-    let browser = chromium();
-    if !sysgauge_testkit::require(
+    let Some(browser) = sysgauge_testkit::require_some(
         "chromium is not installed (the browser part of the report test)",
-        browser.is_some(),
+        chromium(),
         "apt-get install chromium",
-    ) {
+    ) else {
         return;
-    }
-    let Some(browser) = browser else { return };
+    };
     let profile = sb.path().join("chromium-profile");
     let url = format!("file://{}", html.display());
     let headless = |extra: &[&str]| {
@@ -398,37 +390,31 @@ fn run_bounded(mut cmd: std::process::Command, limit: std::time::Duration) -> st
     }
 }
 
+/// `sysgauge chart CSV OPTIONS FILE`: the chart `options` ask for, of the
+/// results in `csv`, written to `file`.
+fn chart(sb: &Sandbox, csv: &Path, options: &[&str], file: &Path) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.arg("chart").arg(csv).args(options).arg(file);
+    c
+}
+
 #[test]
 fn charts_as_png_and_svg() {
     let sb = Sandbox::new();
     let csv = csv_fixture("three-hosts.csv");
     let png = sb.path().join("summary.png");
-    sb.cmd()
-        .arg("chart")
-        .arg(&csv)
-        .args(["--reference", "hostx", "--png"])
-        .arg(&png)
-        .succeeds();
+    chart(&sb, &csv, &["--reference", "hostx", "--png"], &png).succeeds();
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let svg = sb.path().join("ratios.svg");
-    sb.cmd()
-        .arg("chart")
-        .arg(&csv)
-        .args(["--kind", "ratios", "--family", "other", "--svg"])
-        .arg(&svg)
-        .succeeds();
+    let ratios = ["--kind", "ratios", "--family", "other", "--svg"];
+    chart(&sb, &csv, &ratios, &svg).succeeds();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("dd-zero"));
     // No block-size data in this CSV: a clear error, no file.
     let none = sb.path().join("none.svg");
-    let out = sb
-        .cmd()
-        .arg("chart")
-        .arg(&csv)
-        .args(["--kind", "block-size", "--family", "other", "--svg"])
-        .arg(&none)
-        .exits_with(2);
+    let block_size = ["--kind", "block-size", "--family", "other", "--svg"];
+    let out = chart(&sb, &csv, &block_size, &none).exits_with(2);
     assert!(stderr_of(&out).contains("block_size"));
     assert!(!none.exists());
 }
@@ -488,12 +474,7 @@ fn a_host_stands_for_its_latest_run() {
     for _ in 0..2 {
         sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
     }
-    let list = sb
-        .on_db("results")
-        .args(["list", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let v = sb.listed_runs();
     let host = v[0]["host"]
         .as_str()
         .unwrap_or_else(|| panic!("{v}"))
@@ -544,12 +525,7 @@ fn foreign_host_names_reach_no_terminal_or_svg_raw() {
         "{list:?}"
     );
     let svg = sb.path().join("evil.svg");
-    sb.cmd()
-        .arg("chart")
-        .arg(&csv)
-        .args(["--reference", "hostx", "--svg"])
-        .arg(&svg)
-        .succeeds();
+    chart(&sb, &csv, &["--reference", "hostx", "--svg"], &svg).succeeds();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(!text.contains("<b>"), "raw markup in the SVG");
     assert!(text.contains("&lt;b&gt;il"), "the label is missing");

@@ -30,13 +30,12 @@ fn sigint_leaves_intact_database_and_no_scratch() {
                 .collect();
         },
     );
-    let (started, status, log) = (run.started, run.status, run.log);
-    assert!(started, "no case finished before the timeout:\n{log}");
+    run.assert_started_then_exited(130);
+    let log = run.log;
     assert!(
         !had_files.is_empty(),
         "the scratch directory held no file when the run was interrupted:\n{log}"
     );
-    assert_eq!(status.code(), Some(130), "stderr:\n{log}");
     assert!(log.contains("interrupted"), "{log}");
 
     let conn = rusqlite::Connection::open(&db).unwrap();

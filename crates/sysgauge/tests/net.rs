@@ -23,11 +23,11 @@ use sysgauge_testkit::{free_udp_port, on_path, reference_2ping_listener, ChildGu
 
 const READY: Duration = Duration::from_secs(20);
 
-fn have(test: &str, program: &str) -> bool {
+fn have_2ping(test: &str) -> bool {
     sysgauge_testkit::require(
-        &format!("{test}: needs program `{program}`"),
-        on_path(program),
-        &format!("apt-get install -y {program}"),
+        &format!("{test}: needs program `2ping`"),
+        on_path("2ping"),
+        "apt-get install -y 2ping",
     )
 }
 
@@ -54,6 +54,18 @@ fn our_listener(sb: &Sandbox, ip: &str, port: u16, extra: &[&str]) -> ChildGuard
 /// The reference `2ping --listen` on `ip` (ready when it said so).
 fn reference_listener(ip: &str, port: u16, extra: &[&str]) -> ChildGuard {
     reference_2ping_listener(ip, port, extra, READY)
+}
+
+/// Ctrl-C to `sysgauge listen`: it must exit 0 within 20 s.
+fn stop_with_ctrl_c(listener: &mut ChildGuard) {
+    listener.interrupt();
+    let status = listener.wait_exit(Duration::from_secs(20));
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "{}",
+        listener.output()
+    );
 }
 
 /// `sysgauge net` with the tiny profile against the net service at `peer`,
@@ -144,9 +156,7 @@ fn net_against_listen_serve() {
     }
     // The loopback note is only for loopback runs.
     assert!(!stderr_of(&out).contains("net-loopback"));
-    l.interrupt();
-    let status = l.wait_exit(Duration::from_secs(20));
-    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", l.output());
+    stop_with_ctrl_c(&mut l);
 }
 
 /// The net service on a wildcard (non-loopback) bind: refused without a
@@ -239,9 +249,7 @@ fn keyed_service_on_a_wildcard_bind() {
     let run = strict_record(&out.stdout);
     assert_eq!(run.results.len(), 4);
     assert!(run.results.iter().all(|r| r.is_ok()), "{run:?}");
-    l.interrupt();
-    let status = l.wait_exit(Duration::from_secs(20));
-    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", l.output());
+    stop_with_ctrl_c(&mut l);
 }
 
 #[test]
@@ -336,19 +344,11 @@ fn ping_reference(ip: &str) {
     assert_eq!(loss.details.get_str("stopped_by"), Some("count"));
 }
 
-#[test]
-fn ping_against_reference_listener_ipv4() {
-    if have("ping_against_reference_listener_ipv4", "2ping") {
-        ping_reference("127.0.0.1");
-    }
-}
-
-#[test]
-fn ping_against_reference_listener_ipv6() {
-    if have("ping_against_reference_listener_ipv6", "2ping") {
-        ping_reference("::1");
-    }
-}
+sysgauge_testkit::loopback_tests!(
+    have_2ping => ping_reference:
+    ping_against_reference_listener_ipv4,
+    ping_against_reference_listener_ipv6
+);
 
 fn reference_against_listen(ip: &str) {
     let sb = Sandbox::new();
@@ -368,10 +368,8 @@ fn reference_against_listen(ip: &str) {
         "{}",
         l.output()
     );
-    l.interrupt();
-    let status = l.wait_exit(Duration::from_secs(20));
+    stop_with_ctrl_c(&mut l);
     let out = l.output();
-    assert_eq!(status.and_then(|s| s.code()), Some(0), "{out}");
     assert_eq!(out.matches("peertime=").count(), 3, "{out}");
     assert!(
         out.contains("3 pings transmitted, 3 received, 0% ping loss"),
@@ -380,23 +378,24 @@ fn reference_against_listen(ip: &str) {
     assert!(out.contains("0 dropped"), "{out}");
 }
 
-#[test]
-fn reference_client_against_listen_ipv4() {
-    if have("reference_client_against_listen_ipv4", "2ping") {
-        reference_against_listen("127.0.0.1");
-    }
-}
+sysgauge_testkit::loopback_tests!(
+    have_2ping => reference_against_listen:
+    reference_client_against_listen_ipv4,
+    reference_client_against_listen_ipv6
+);
 
-#[test]
-fn reference_client_against_listen_ipv6() {
-    if have("reference_client_against_listen_ipv6", "2ping") {
-        reference_against_listen("::1");
-    }
+/// `sysgauge ping` sending two pings 0.2 s apart to `port`, stored nowhere.
+fn two_pings(sb: &Sandbox, port: u16) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.args(["ping", "-c", "2", "-i", "0.2", "--no-store"])
+        .args(["--port", &port.to_string()])
+        .timeout(Duration::from_secs(60));
+    c
 }
 
 #[test]
 fn hmac_both_ways_and_a_wrong_key() {
-    if !have("hmac_both_ways_and_a_wrong_key", "2ping") {
+    if !have_2ping("hmac_both_ways_and_a_wrong_key") {
         return;
     }
     let sb = Sandbox::new();
@@ -404,40 +403,13 @@ fn hmac_both_ways_and_a_wrong_key() {
     let auth = ["--auth", "s3cret", "--auth-digest", "hmac-sha256"];
     {
         let _l = reference_listener("127.0.0.1", port, &auth);
-        let out = sb
-            .cmd()
-            .args([
-                "ping",
-                "-c",
-                "2",
-                "-i",
-                "0.2",
-                "--no-store",
-                "--port",
-                &port.to_string(),
-            ])
-            .args(auth)
-            .arg("127.0.0.1")
-            .timeout(Duration::from_secs(60))
-            .succeeds();
+        let out = two_pings(&sb, port).args(auth).arg("127.0.0.1").succeeds();
         assert!(stdout_of(&out).contains("2 pings transmitted, 2 received"));
         // The key may come from the environment, out of `ps`.
-        let wrong = sb
-            .cmd()
-            .args([
-                "ping",
-                "-c",
-                "2",
-                "-i",
-                "0.2",
-                "--linger",
-                "0",
-                "--no-store",
-            ])
-            .args(["--port", &port.to_string(), "--auth-digest", "hmac-sha256"])
+        let wrong = two_pings(&sb, port)
+            .args(["--linger", "0", "--auth-digest", "hmac-sha256"])
             .env("SYSGAUGE_2PING_KEY", "wrong")
             .arg("127.0.0.1")
-            .timeout(Duration::from_secs(60))
             .output()
             .unwrap();
         assert_eq!(wrong.status.code(), Some(1), "{}", stdout_of(&wrong));

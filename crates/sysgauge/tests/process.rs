@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use common::{completed_record, stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_bench::startup::report::StartupExport;
-use sysgauge_core::{RunRecord, RunStatus, Status};
+use sysgauge_core::{RunRecord, Status};
 use sysgauge_host::procs::ProcsReport;
 use sysgauge_testkit::Interrupt;
 
@@ -23,21 +23,13 @@ fn spawn_tiny_stores_a_run_and_prints_tables() {
     let sb = Sandbox::new();
     let json = sb.path().join("spawn.json");
     let out = sb
-        .cmd()
-        .args(["spawn", "--profile", "tiny", "--repetitions", "3"])
+        .tiny("spawn")
         .args(["--method", "posix-spawn,fork-exec,fork-exit"])
         .args(["--parent-size", "0,8MiB", "--target", "true"])
-        .arg("--db")
-        .arg(sb.db())
-        .arg("--scratch-dir")
-        .arg(sb.scratch())
         .arg("--json")
         .arg(&json)
         .succeeds();
-    let text = std::fs::read_to_string(&json).unwrap();
-    let run: RunRecord = serde_json::from_str(&text).unwrap();
-    assert_eq!(run.command, "spawn");
-    assert_eq!(run.status, RunStatus::Complete);
+    let run = completed_record(&json, "spawn");
     assert_eq!(run.results.len(), 6, "3 methods × 2 sizes");
     for r in &run.results {
         assert_eq!(r.status, Status::Ok, "{}: {:?}", r.bench_id, r.status);
@@ -318,9 +310,7 @@ fn spawn_sigint_cleans_up() {
             .arg(&scratch),
         |_, _| {},
     );
-    let (started, status, log) = (run.started, run.status, run.log);
-    assert!(started, "no case finished:\n{log}");
-    assert_eq!(status.code(), Some(130), "{log}");
+    run.assert_started_then_exited(130);
     let left: Vec<_> = std::fs::read_dir(&scratch)
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();

@@ -288,17 +288,8 @@ fn sighup_mid_run_stops_like_ctrl_c_with_129() {
 fn sigterm_mid_disk_run_leaves_nothing_behind() {
     let sb = Sandbox::new();
     let target = sb.scratch();
-    let run = Interrupt::after("[1/").with_signal(libc::SIGTERM).run(
-        sb.std_cmd()
-            .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
-            .arg(sb.db())
-            .arg("--path")
-            .arg(&target),
-        // Let the second case get under way, then stop it.
-        |_, _| std::thread::sleep(Duration::from_millis(300)),
-    );
-    assert!(run.started, "no case finished in time:\n{}", run.log);
-    assert_eq!(run.status.code(), Some(143), "{}", run.log);
+    let run = sb.stopped_disk_run(Interrupt::after("[1/").with_signal(libc::SIGTERM), &target);
+    run.assert_started_then_exited(143);
     assert!(names(&target).is_empty(), "left: {:?}", names(&target));
     assert_eq!(run_status(&sb.db()), vec!["interrupted".to_string()]);
 }

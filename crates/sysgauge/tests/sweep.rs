@@ -7,10 +7,10 @@
 
 mod common;
 
-use common::{read_record, stdout_of, Outcome, Sandbox};
+use common::{completed_record, read_record, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use sysgauge_core::{RunRecord, RunStatus, Status};
+use sysgauge_core::{RunRecord, Status};
 use sysgauge_testkit::{processes_mentioning, Interrupt};
 
 fn require(program: &str) -> bool {
@@ -62,9 +62,7 @@ fn tiny_sweep_stores_points_and_writes_csv() {
         .arg("--json")
         .arg(&json)
         .succeeds();
-    let run = read_record(&json);
-    assert_eq!(run.command, "sweep");
-    assert_eq!(run.status, RunStatus::Complete);
+    let run = completed_record(&json, "sweep");
     // dd first (the baseline), then sha256sum; K = 1, 4; N = 4, 8.
     let points: Vec<(String, u64, u64)> = run
         .results
@@ -308,14 +306,13 @@ fn ram_backed_dir_gets_a_finding_and_is_left_clean() {
     let shm = Path::new("/dev/shm");
     let on_tmpfs = sysgauge_host::fs_info(shm).is_some_and(|f| f.ram_backed);
     let dir = on_tmpfs.then(|| tempfile::tempdir_in(shm).ok()).flatten();
-    if !sysgauge_testkit::require(
+    let Some(dir) = sysgauge_testkit::require_some(
         "this test needs a writable tmpfs at /dev/shm",
-        dir.is_some(),
+        dir,
         "mount a tmpfs at /dev/shm",
-    ) {
+    ) else {
         return;
-    }
-    let Some(dir) = dir else { return };
+    };
     let sb = Sandbox::new();
     let out = sb
         .cmd()

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use sysgauge_testkit::{is_root, on_path};
+use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport, Target};
 use sysgauge_twoping::listener::{Listener, ListenerConfig, ListenerCounters, ListenerEvent};
 
 /// True if every program in `tools` is on PATH (and we are root when
@@ -31,6 +32,25 @@ pub fn have_requirements(test: &str, tools: &[&str], need_root: bool) -> bool {
         missing.is_empty(),
         "install it, e.g. apt-get install -y 2ping nftables iproute2",
     )
+}
+
+/// A listener's configuration: the defaults, on `ip` with a free port.
+pub fn listener_on(ip: &str) -> ListenerConfig {
+    ListenerConfig {
+        addresses: vec![SocketAddr::new(ip.parse().expect("ip"), 0)],
+        ..ListenerConfig::default()
+    }
+}
+
+/// Runs a client with `config` to the end against `targets`; its report
+/// and every event it reported.
+pub fn run_client(config: ClientConfig, targets: Vec<Target>) -> (ClientReport, Vec<ClientEvent>) {
+    let mut client = Client::new(config, targets).expect("client");
+    let mut events = Vec::new();
+    let report = client
+        .run(&AtomicBool::new(false), &mut |e| events.push(e.clone()))
+        .expect("run");
+    (report, events)
 }
 
 /// A listener serving in a background thread.

@@ -62,6 +62,24 @@ impl Sandbox {
         c
     }
 
+    /// A standard-profile `disk` run on a 64 MiB file in `target`, stopped
+    /// by `interrupt` once its second case is under way.
+    pub fn stopped_disk_run(
+        &self,
+        interrupt: sysgauge_testkit::Interrupt,
+        target: &Path,
+    ) -> sysgauge_testkit::Interrupted {
+        interrupt.run(
+            self.std_cmd()
+                .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
+                .arg(self.db())
+                .arg("--path")
+                .arg(target),
+            // Let the second case get under way, then stop it.
+            |_, _| std::thread::sleep(std::time::Duration::from_millis(300)),
+        )
+    }
+
     /// `sysgauge COMMAND --db DB` on the sandbox database: every command
     /// that reads or writes results.
     pub fn on_db(&self, command: &str) -> Command {
@@ -90,19 +108,42 @@ impl Sandbox {
         (strict_record(&out.stdout), out)
     }
 
-    /// `run` with the tiny profile on the sandbox database.
-    pub fn tiny_run(&self) -> Command {
-        let mut c = self.cmd();
-        c.arg("run")
-            .arg("--profile")
-            .arg("tiny")
-            .arg("--repetitions")
-            .arg("3")
-            .arg("--db")
-            .arg(self.db())
+    /// A measuring command (`run`, `mem`, `cpu`...) with the tiny profile
+    /// and three repetitions, on the sandbox database and scratch directory.
+    pub fn tiny(&self, command: &str) -> Command {
+        let mut c = self.on_db(command);
+        c.args(["--profile", "tiny", "--repetitions", "3"])
             .arg("--scratch-dir")
             .arg(self.scratch());
         c
+    }
+
+    /// `run` with the tiny profile on the sandbox database.
+    pub fn tiny_run(&self) -> Command {
+        self.tiny("run")
+    }
+
+    /// `results list --json` of the sandbox database, parsed.
+    pub fn listed_runs(&self) -> serde_json::Value {
+        let out = self
+            .on_db("results")
+            .args(["list", "--json"])
+            .output()
+            .unwrap_or_else(|e| panic!("spawn: {e}"));
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    /// A tiny `run --only ONLY`, stored, and its record as `--json FILE`
+    /// wrote it.
+    pub fn tiny_run_record(&self, only: &str) -> RunRecord {
+        let json = self.path().join("run.json");
+        self.tiny_run()
+            .args(["--only", only])
+            .arg("--json")
+            .arg(&json)
+            .succeeds();
+        read_record(&json)
     }
 }
 
@@ -115,6 +156,14 @@ pub fn strict_record(bytes: &[u8]) -> RunRecord {
 /// A run record from a JSON file written with `--json FILE`.
 pub fn read_record(path: &Path) -> RunRecord {
     strict_record(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+}
+
+/// The record `--json FILE` wrote for a `command` run that completed.
+pub fn completed_record(path: &Path, command: &str) -> RunRecord {
+    let run = read_record(path);
+    assert_eq!(run.command, command);
+    assert_eq!(run.status, sysgauge_core::RunStatus::Complete);
+    run
 }
 
 pub fn stdout_of(out: &std::process::Output) -> String {
