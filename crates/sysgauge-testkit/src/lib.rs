@@ -1,13 +1,14 @@
 //! Helpers shared by sysgauge's tests, and only by its tests.
 //!
 //! The test suites of several crates used to carry their own copies of the
-//! same few helpers: the rule for a test whose system component is missing
-//! (skip with a note, or fail under `SYSGAUGE_REQUIRE_ALL=1` as CI sets),
-//! and the harness that interrupts the real `sysgauge` binary with SIGINT
-//! after its first cases are done, child processes killed on drop, and a
-//! pair of network namespaces joined by a veth link. They live here once
-//! instead. This crate
-//! is a dev-dependency only (`publish = false`); nothing that ships
+//! same helpers; they live here once instead: the rule for a test whose
+//! system component is missing (skip with a note, or fail under
+//! `SYSGAUGE_REQUIRE_ALL=1` as CI sets), the harness that stops the real
+//! `sysgauge` binary with a signal after its first cases are done, child
+//! processes killed on drop (a server, the reference `2ping`), what a test
+//! asks of the machine (programs, root, free ports, OpenSSH, processes by
+//! command line), and two network namespaces joined by a veth link. This
+//! crate is a dev-dependency only (`publish = false`); nothing that ships
 //! depends on it.
 
 #![forbid(unsafe_code)]
