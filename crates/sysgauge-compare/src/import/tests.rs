@@ -451,3 +451,19 @@ fn sniffing_the_human_openssl_table() {
         assert_eq!(sniff(opening), Some(Format::OpensslSpeed), "{opening}");
     }
 }
+
+#[test]
+fn sniffing_mbw() {
+    assert_eq!(
+        sniff("Long uses 8 bytes. Allocating 2*1 elements = 16 bytes of memory.\n"),
+        Some(Format::Mbw)
+    );
+    assert_eq!(
+        sniff("AVG\tMethod: MEMCPY\tElapsed: 0.1\tMiB: 8.0\tCopy: 80.0 MiB/s\n"),
+        Some(Format::Mbw)
+    );
+    assert_eq!(
+        sniff("0\tMethod: DUMB\tElapsed: 0.1\tMiB: 8.0\tCopy: 80.0 MiB/s\n"),
+        Some(Format::Mbw)
+    );
+}
