@@ -2,9 +2,9 @@
 //! intervals, and properties.
 
 use super::*;
-use crate::testutil::{result, run_with};
+use crate::testutil::{result, run_with, throughput};
 use proptest::prelude::*;
-use sysgauge_core::{Better, ResultRecord, Unit};
+use sysgauge_core::{Better, Unit};
 
 fn m(label: &str, run: RunRecord) -> Machine {
     Machine {
@@ -15,18 +15,6 @@ fn m(label: &str, run: RunRecord) -> Machine {
 
 /// `beta.sha256` throughput in MB/s at 8 KiB on one thread with these
 /// samples: the case most of these tests vary.
-fn sha256_mbps(samples: &[f64]) -> ResultRecord {
-    result(
-        "beta.sha256",
-        8192,
-        1,
-        "throughput",
-        Unit::MBps,
-        Better::Higher,
-        samples,
-    )
-}
-
 /// Each machine's ratio in `row` (None where it has no cell or no ratio).
 fn ratios(row: &CaseRow) -> Vec<Option<f64>> {
     row.cells
@@ -46,7 +34,7 @@ fn three_hosts() -> Vec<Machine> {
             name,
             bogo,
             vec![
-                sha256_mbps(&[tput]),
+                throughput("beta.sha256", &[tput]),
                 result(
                     "gamma.latency",
                     0,
@@ -238,7 +226,7 @@ fn units_are_converted_or_excluded() {
 #[test]
 fn non_positive_values_have_no_ratio() {
     let mut ms = three_hosts();
-    ms[1].run.results[0] = sha256_mbps(&[0.0]);
+    ms[1].run.results[0] = throughput("beta.sha256", &[0.0]);
     let c = compare(&ms, 0, &[]).unwrap();
     let cell = c.rows[0].cells[1]
         .as_ref()
@@ -260,9 +248,18 @@ fn intervals_from_raw_samples() {
     let slow = [100.0, 100.5, 99.5, 100.2, 99.8];
     let same = [100.1, 100.4, 99.6, 100.0, 99.9];
     let ms = vec![
-        m("ref", run_with("ref", None, vec![sha256_mbps(&slow)])),
-        m("fast", run_with("fast", None, vec![sha256_mbps(&fast)])),
-        m("same", run_with("same", None, vec![sha256_mbps(&same)])),
+        m(
+            "ref",
+            run_with("ref", None, vec![throughput("beta.sha256", &slow)]),
+        ),
+        m(
+            "fast",
+            run_with("fast", None, vec![throughput("beta.sha256", &fast)]),
+        ),
+        m(
+            "same",
+            run_with("same", None, vec![throughput("beta.sha256", &same)]),
+        ),
     ];
     let c = compare(&ms, 0, &[]).unwrap();
     let f = c.rows[0].cells[1]
