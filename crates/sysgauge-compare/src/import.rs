@@ -14,7 +14,7 @@
 
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use sysgauge_core::host::{CpuInfo, HostInfo};
+use sysgauge_core::host::{CpuInfo, HostInfo, OsInfo};
 use sysgauge_core::record::{
     family_of, BuildInfo, Metric, ParamValue, Params, Profile, ResultRecord, RunRecord, RunStatus,
     Status, SCHEMA_VERSION,
@@ -28,6 +28,21 @@ const IMPORT_NAMESPACE: Uuid = Uuid::from_u128(0x6eef45ed_fb9c_4397_ac22_44dbc92
 
 /// The benchmark name of CSV rows that carry host facts instead of results.
 pub const HOST_FACTS_BENCHMARK: &str = "host";
+
+/// Optional columns of host facts, given on any row of a host (write-ups
+/// tabulate each machine's CPU, clock and OS beside its numbers): the
+/// BogoMIPS contrast and the differing-facts table of a comparison read
+/// them.
+pub const HOST_FACT_COLUMNS: [&str; 8] = [
+    "bogomips",
+    "cpu_model",
+    "cores",
+    "threads",
+    "mhz",
+    "arch",
+    "os",
+    "kernel",
+];
 
 /// Host facts a CSV may give in `host` rows.
 pub const HOST_FACT_METRICS: [&str; 4] = ["bogomips", "cores", "threads", "nominal_mhz"];
@@ -217,6 +232,10 @@ pub fn parse_params(text: &str) -> Result<Params, String> {
 #[derive(Default)]
 struct CsvHost {
     facts: CpuInfo,
+    os: OsInfo,
+    /// Fact columns already given for this host, with the line: a later
+    /// row may repeat a fact but not contradict it.
+    fact_columns: BTreeMap<String, (String, usize)>,
     /// (benchmark, params) in order, each with its metrics in order.
     cases: Vec<(String, Params, Vec<CsvMetric>)>,
     /// Index into `cases` by (benchmark, canonical params), and into each
@@ -242,9 +261,10 @@ struct CsvMetric {
 /// `benchmark`, `metric`, `value`, `unit`, and optionally `better`
 /// (`higher`/`lower`; default: lower for time units, higher otherwise) and
 /// `params` (`k=v` pairs). Rows with the same host, benchmark and params are
-/// one case; the same metric repeated gives several samples. Rows whose
-/// benchmark is `host` give facts (`bogomips`, `cores`, `threads`,
-/// `nominal_mhz`). Lines starting with `#` are comments.
+/// one case; the same metric repeated gives several samples. Host facts
+/// come in the optional `HOST_FACT_COLUMNS`, or as rows whose benchmark is
+/// `host` (`bogomips`, `cores`, `threads`, `nominal_mhz`). Lines starting
+/// with `#` are comments.
 pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, ImportError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
@@ -265,11 +285,12 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
     let mut col: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, h) in headers.iter().enumerate() {
         let h = h.trim().to_ascii_lowercase();
-        let Some(k) = KNOWN.iter().find(|k| **k == h) else {
+        let Some(k) = KNOWN.iter().chain(&HOST_FACT_COLUMNS).find(|k| **k == h) else {
             return Err(ctx.err(
                 Some(1),
                 format!(
-                    "unknown column '{h}' (the columns are host,benchmark,metric,value,unit[,better][,params])"
+                    "unknown column '{h}' (the columns are host,benchmark,metric,value,unit[,better][,params], and host facts {})",
+                    HOST_FACT_COLUMNS.join(",")
                 ),
             ));
         };
@@ -335,6 +356,13 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
             hosts.len() - 1
         });
         let entry = &mut hosts[idx].1;
+        for column in HOST_FACT_COLUMNS {
+            let v = get(column);
+            if !v.is_empty() {
+                set_fact_column(entry, column, &v, line.unwrap_or(0))
+                    .map_err(|m| ctx.err(line, format!("host {host}: {m}")))?;
+            }
+        }
         if benchmark.eq_ignore_ascii_case(HOST_FACTS_BENCHMARK) {
             set_host_fact(&mut entry.facts, metric, value).map_err(|m| ctx.err(line, m))?;
             entry.identity.push_str(&format!("host|{metric}|{value}\n"));
@@ -436,14 +464,63 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
                 }
             })
             .collect();
+        let mut identity = h.identity;
+        for (column, (v, _)) in &h.fact_columns {
+            identity.push_str(&format!("fact|{column}|{v}\n"));
+        }
         let host = HostInfo {
             hostname: Some(name),
             cpu: h.facts,
+            os: h.os,
             ..HostInfo::default()
         };
-        runs.push(synthetic_run(ctx, "csv", host, results, &h.identity));
+        runs.push(synthetic_run(ctx, "csv", host, results, &identity));
     }
     Ok(runs)
+}
+
+/// One host-fact column's value for a host: parsed into its place, and
+/// checked against what an earlier row said.
+fn set_fact_column(
+    host: &mut CsvHost,
+    column: &str,
+    value: &str,
+    line: usize,
+) -> Result<(), String> {
+    if let Some((earlier, at)) = host.fact_columns.get(column) {
+        if earlier != value {
+            return Err(format!(
+                "{column} is '{value}' here but '{earlier}' on line {at}; a host has one value per fact"
+            ));
+        }
+        return Ok(());
+    }
+    let positive = |v: &str| -> Result<f64, String> {
+        v.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .ok_or_else(|| format!("{column} '{v}' is not a positive number"))
+    };
+    let count = |v: &str| -> Result<u32, String> {
+        v.parse::<u32>()
+            .ok()
+            .filter(|&x| x > 0)
+            .ok_or_else(|| format!("{column} '{v}' is not a whole number above 0"))
+    };
+    match column {
+        "bogomips" => host.facts.bogomips = Some(positive(value)?),
+        "cpu_model" => host.facts.model = Some(value.to_string()),
+        "cores" => host.facts.cores = Some(count(value)?),
+        "threads" => host.facts.threads = Some(count(value)?),
+        "mhz" => host.facts.nominal_mhz = Some(positive(value)?),
+        "arch" => host.facts.architecture = Some(value.to_string()),
+        "os" => host.os.distribution = Some(value.to_string()),
+        "kernel" => host.os.kernel_release = Some(value.to_string()),
+        _ => return Err(format!("'{column}' is not a host-fact column")),
+    }
+    host.fact_columns
+        .insert(column.to_string(), (value.to_string(), line));
+    Ok(())
 }
 
 fn set_host_fact(cpu: &mut CpuInfo, metric: &str, value: f64) -> Result<(), String> {

@@ -480,3 +480,74 @@ fn sniffing_bonnie() {
     );
     assert_eq!(sniff(fixture!("three-hosts.csv")), Some(Format::Csv));
 }
+
+#[test]
+fn host_fact_columns_reach_the_comparison() {
+    let text = "\
+host,benchmark,metric,value,unit,bogomips,cpu_model,cores,mhz,arch,os,kernel
+pi3,hash.sha256,throughput,20,MB/s,38.40,Cortex-A53,4,1200,aarch64,Raspbian 9,4.14.98
+pi3,hash.md5,throughput,40,MB/s,38.40,,,,,,
+laptop,hash.sha256,throughput,400,MB/s,5200,Core i5-8250U,4,1600,x86_64,Debian 10,4.19.0
+laptop,hash.md5,throughput,600,MB/s,,,,,,,
+";
+    let runs = csv(text, "facts.csv");
+    let pi = &runs[0].host;
+    assert_eq!(pi.cpu.bogomips, Some(38.4));
+    assert_eq!(pi.cpu.model.as_deref(), Some("Cortex-A53"));
+    assert_eq!(pi.cpu.cores, Some(4));
+    assert_eq!(pi.cpu.nominal_mhz, Some(1200.0));
+    assert_eq!(pi.cpu.architecture.as_deref(), Some("aarch64"));
+    assert_eq!(pi.os.distribution.as_deref(), Some("Raspbian 9"));
+    assert_eq!(pi.os.kernel_release.as_deref(), Some("4.14.98"));
+    let machines: Vec<Machine> = runs
+        .into_iter()
+        .map(|run| Machine {
+            label: run.host_name().to_string(),
+            run,
+        })
+        .collect();
+    let c = compare(&machines, 1, &[]).unwrap();
+    let ratio = c.bogomips_ratio[0].unwrap();
+    assert!((ratio - 38.4 / 5200.0).abs() < 1e-12, "{ratio}");
+    assert!(
+        c.differing_facts
+            .iter()
+            .any(|f| f.values.iter().any(|v| v.contains("Cortex-A53"))),
+        "{:?}",
+        c.differing_facts
+    );
+    // The facts are part of the data: other facts, another run id.
+    let other = csv(&text.replace("38.40", "38.50"), "facts.csv");
+    assert_ne!(other[0].run_id, machines[0].run.run_id);
+}
+
+#[test]
+fn host_fact_columns_are_checked() {
+    let contradiction = csv_err(
+        "host,benchmark,metric,value,unit,cores\nh,a.b,m,1,s,4\nh,a.c,m,1,s,8\n",
+        "c.csv",
+    );
+    assert_eq!(contradiction.line, Some(3));
+    assert!(
+        contradiction
+            .message
+            .contains("cores is '8' here but '4' on line 2"),
+        "{contradiction}"
+    );
+    let bad = csv_err(
+        "host,benchmark,metric,value,unit,mhz\nh,a.b,m,1,s,fast\n",
+        "m.csv",
+    );
+    assert!(
+        bad.message.contains("mhz 'fast' is not a positive number"),
+        "{bad}"
+    );
+    let unknown = csv_err(
+        "host,benchmark,metric,value,unit,ram\nh,a.b,m,1,s,4\n",
+        "u.csv",
+    );
+    assert!(
+        unknown.message.contains("host facts bogomips,cpu_model"),
+        "{unknown}"
+    );
+}
