@@ -26,7 +26,10 @@ pub mod symmetric;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
 pub use sysgauge_kernels::{aes, blowfish, camellia, cast5, chacha_poly, rc4};
 
-use crate::util::{fill_pattern, mb_per_s, metric};
+use crate::util::{
+    block_size_param, fill_pattern, lock_lane, mb_per_s, measure_rate_on_threads, metric,
+    threads_param,
+};
 use pubkey::{KexAlg, PubkeyError, SignAlg};
 use std::sync::{Arc, Mutex};
 use symmetric::Cipher;
@@ -113,14 +116,6 @@ fn plan_cases(id: &str, options: &CryptoOptions, plan: &Plan, symmetric: bool) -
     v
 }
 
-fn threads_of(params: &Params) -> usize {
-    params
-        .get_u64("threads")
-        .and_then(|t| usize::try_from(t).ok())
-        .unwrap_or(1)
-        .max(1)
-}
-
 /// A symmetric algorithm (cipher, AEAD or HMAC) at one block size.
 pub struct SymmetricBenchmark {
     cipher: Cipher,
@@ -162,11 +157,7 @@ impl Benchmark for SymmetricBenchmark {
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let cipher = self.cipher;
-        let block = params
-            .get_u64("block_size")
-            .filter(|&b| b > 0)
-            .ok_or_else(|| BenchError::failed("missing block_size"))?;
-        let block = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+        let block = block_size_param(params)?;
         if block % cipher.granule() != 0 {
             return Err(BenchError::skip(
                 format!(
@@ -180,7 +171,7 @@ impl Benchmark for SymmetricBenchmark {
         cipher
             .self_test(block)
             .map_err(|e| BenchError::failed(e.to_string()))?;
-        let threads = threads_of(params);
+        let threads = threads_param(params);
         let mut key = vec![0u8; cipher.key_len()];
         fill_pattern(&mut key, 0x6b65);
         let mut iv = vec![0u8; cipher.iv_len()];
@@ -202,9 +193,7 @@ impl Benchmark for SymmetricBenchmark {
             }
         }
         let run_blocks = |t: usize, n: u64| -> Result<f64, BenchError> {
-            let mut lane = lanes[t]
-                .lock()
-                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let mut lane = lock_lane(&lanes[t])?;
             let (stream, buf) = &mut *lane;
             for _ in 0..n {
                 stream
@@ -214,11 +203,7 @@ impl Benchmark for SymmetricBenchmark {
             }
             Ok(n as f64 * block as f64)
         };
-        let samples = if threads == 1 {
-            ctx.measure_rate(|n| run_blocks(0, n))?
-        } else {
-            ctx.measure_rate_parallel(threads, run_blocks)?
-        };
+        let samples = measure_rate_on_threads(ctx, threads, run_blocks)?;
         Ok(vec![metric(
             "throughput",
             Unit::MBps,
@@ -271,7 +256,7 @@ impl Benchmark for SignBenchmark {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let threads = threads_of(params);
+        let threads = threads_param(params);
         let mut signers = Vec::with_capacity(threads);
         for _ in 0..threads {
             let mut s = self.alg.signer().map_err(pk_error)?;
@@ -280,9 +265,7 @@ impl Benchmark for SignBenchmark {
         }
         ctx.note_detail("implementation", "aws-lc");
         let sign = |t: usize, n: u64| -> Result<f64, BenchError> {
-            let mut s = signers[t]
-                .lock()
-                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let mut s = lock_lane(&signers[t])?;
             for _ in 0..n {
                 s.sign(std::hint::black_box(pubkey::MESSAGE))
                     .map_err(|e| BenchError::failed(e.to_string()))?;
@@ -291,9 +274,7 @@ impl Benchmark for SignBenchmark {
             Ok(n as f64)
         };
         let verify = |t: usize, n: u64| -> Result<f64, BenchError> {
-            let s = signers[t]
-                .lock()
-                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let s = lock_lane(&signers[t])?;
             let sig = s.signature().to_vec();
             for _ in 0..n {
                 s.verify(std::hint::black_box(pubkey::MESSAGE), &sig)
@@ -306,13 +287,8 @@ impl Benchmark for SignBenchmark {
         let both =
             self.options.full_table || matches!(ctx.profile(), Profile::Standard | Profile::Full);
         let share = if both { 0.5 } else { 1.0 };
-        let sign_samples = ctx.with_budget_share(share, |ctx| {
-            if threads == 1 {
-                ctx.measure_rate(|n| sign(0, n))
-            } else {
-                ctx.measure_rate_parallel(threads, sign)
-            }
-        })?;
+        let sign_samples =
+            ctx.with_budget_share(share, |ctx| measure_rate_on_threads(ctx, threads, sign))?;
         let mut metrics = vec![metric(
             "sign",
             Unit::OpsPerSec,
@@ -320,13 +296,8 @@ impl Benchmark for SignBenchmark {
             sign_samples,
         )?];
         if both {
-            let verify_samples = ctx.with_budget_share(share, |ctx| {
-                if threads == 1 {
-                    ctx.measure_rate(|n| verify(0, n))
-                } else {
-                    ctx.measure_rate_parallel(threads, verify)
-                }
-            })?;
+            let verify_samples =
+                ctx.with_budget_share(share, |ctx| measure_rate_on_threads(ctx, threads, verify))?;
             metrics.push(metric(
                 "verify",
                 Unit::OpsPerSec,
@@ -368,27 +339,21 @@ impl Benchmark for KexBenchmark {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let threads = threads_of(params);
+        let threads = threads_param(params);
         let mut lanes = Vec::with_capacity(threads);
         for _ in 0..threads {
             lanes.push(Mutex::new(self.alg.exchange().map_err(pk_error)?));
         }
         ctx.note_detail("implementation", "aws-lc");
         let op = |t: usize, n: u64| -> Result<f64, BenchError> {
-            let mut x = lanes[t]
-                .lock()
-                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let mut x = lock_lane(&lanes[t])?;
             for _ in 0..n {
                 x.agree().map_err(|e| BenchError::failed(e.to_string()))?;
                 std::hint::black_box(x.secret());
             }
             Ok(n as f64)
         };
-        let samples = if threads == 1 {
-            ctx.measure_rate(|n| op(0, n))?
-        } else {
-            ctx.measure_rate_parallel(threads, op)?
-        };
+        let samples = measure_rate_on_threads(ctx, threads, op)?;
         Ok(vec![metric(
             "ops",
             Unit::OpsPerSec,

@@ -16,7 +16,7 @@
 //! otherwise mix into the numbers from pass to pass.
 
 use super::io::{self, AlignedBuf};
-use super::passes::{run_passes, OpTimer, Samples};
+use super::passes::{run_passes, Limit, OpTimer, Samples};
 use super::target::{self, lock, SharedTarget, Target};
 use super::traps::{self, StatsWatch};
 use super::{DiskOptions, Kind};
@@ -138,7 +138,7 @@ fn note_mode(ctx: &mut RunCtx, t: &Target, fallback: &Option<String>) {
 }
 
 /// The block-size trap for a test that writes.
-fn check_block_size(ctx: &mut RunCtx, t: &Target, block: u64) {
+pub fn check_block_size(ctx: &mut RunCtx, t: &Target, block: u64) {
     if let Some(d) = &t.device {
         if let Some(f) =
             traps::block_size_finding(block, &d.name, d.logical_block_size, d.physical_block_size)
@@ -148,9 +148,60 @@ fn check_block_size(ctx: &mut RunCtx, t: &Target, block: u64) {
     }
 }
 
-fn io_err<'a>(what: &str, path: &'a Path) -> impl Fn(std::io::Error) -> BenchError + 'a {
+pub fn io_err<'a>(what: &str, path: &'a Path) -> impl Fn(std::io::Error) -> BenchError + 'a {
     let what = what.to_string();
     move |e| BenchError::failed(io::describe_io_error(&what, path, &e))
+}
+
+/// The data file opened for a block case (`open_block_file`) with its I/O
+/// mode and fallback traps noted, and for a case that writes, the
+/// block-size trap. Returns the file and whether it is opened direct.
+pub fn open_noted(
+    ctx: &mut RunCtx,
+    t: &Target,
+    path: &Path,
+    block: u64,
+    probe: Probe,
+    writes: bool,
+) -> Result<(File, bool), BenchError> {
+    let (file, fallback) = open_block_file(path, block, t, probe)?;
+    note_mode(ctx, t, &fallback);
+    if writes {
+        check_block_size(ctx, t, block);
+    }
+    Ok((file, fallback.is_none()))
+}
+
+/// A block as a buffer length.
+pub fn block_len(block: u64) -> Result<usize, BenchError> {
+    usize::try_from(block).map_err(|_| BenchError::failed("block too large"))
+}
+
+/// Start a timed pass over a block file: a buffered file's cache is
+/// dropped first, outside the timing, so the pass reaches the device.
+fn start_pass(
+    ctx: &RunCtx,
+    limit: Limit,
+    file: &File,
+    direct: bool,
+    path: &Path,
+) -> Result<OpTimer, BenchError> {
+    if !direct {
+        io::drop_cache(file).map_err(io_err("cannot drop the cache of", path))?;
+    }
+    let mut timer = OpTimer::new(ctx, limit);
+    timer.start();
+    Ok(timer)
+}
+
+/// The block after `pos`, back to the start where a whole one would not
+/// fit before `size`.
+fn next_block(pos: u64, block: u64, size: u64) -> u64 {
+    if pos + 2 * block > size {
+        0
+    } else {
+        pos + block
+    }
 }
 
 fn block_metrics(s: &Samples) -> Result<Vec<Metric>, BenchError> {
@@ -168,33 +219,23 @@ pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
     // allocate or convert extents, which would skew the calibration pass.
     g.ensure_written(ctx, size)?;
     let path = g.data_file()?.path.clone();
-    let (file, fallback) = open_block_file(&path, block, &g, Probe::Write)?;
-    let direct = fallback.is_none();
-    note_mode(ctx, &g, &fallback);
-    check_block_size(ctx, &g, block);
+    let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Write, true)?;
     traps::settle_writeback(ctx, id);
-    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let len = block_len(block)?;
     let target = o.repetition_target(ctx);
     let watch = StatsWatch::start(g.stats_name.as_deref());
     let t: &Target = &g;
     let mut pos = 0u64;
     let mut written = 0u64;
     let samples = run_passes(ctx, target, size / block, |ctx, limit| {
-        if !direct {
-            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
-        }
-        let mut timer = OpTimer::new(ctx, limit);
-        timer.start();
+        let mut timer = start_pass(ctx, limit, &file, direct, &path)?;
         while timer.more()? {
             let buf = t.pattern.at(pos, len);
             timer
                 .time(|| file.write_all_at(buf, pos))
                 .map_err(io_err("cannot write", &path))?;
-            pos += block;
             written += block;
-            if pos + block > size {
-                pos = 0;
-            }
+            pos = next_block(pos, block, size);
         }
         file.sync_data().map_err(io_err("cannot sync", &path))?;
         Ok(timer.finish(block as f64))
@@ -235,11 +276,9 @@ pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Met
         let d = g.data_file()?;
         (d.path.clone(), d.intact)
     };
-    let (file, fallback) = open_block_file(&path, block, &g, Probe::Read)?;
-    let direct = fallback.is_none();
-    note_mode(ctx, &g, &fallback);
+    let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Read, false)?;
     traps::settle_writeback(ctx, id);
-    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let len = block_len(block)?;
     let mut buf =
         AlignedBuf::new(len).ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
     let target = o.repetition_target(ctx);
@@ -249,11 +288,7 @@ pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Met
     let mut read = 0u64;
     let mut verify = intact;
     let samples = run_passes(ctx, target, size / block, |ctx, limit| {
-        if !direct {
-            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
-        }
-        let mut timer = OpTimer::new(ctx, limit);
-        timer.start();
+        let mut timer = start_pass(ctx, limit, &file, direct, &path)?;
         while timer.more()? {
             timer
                 .time(|| file.read_exact_at(&mut buf, pos))
@@ -269,11 +304,8 @@ pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Met
                 }
                 verify = false;
             }
-            pos += block;
             read += block;
-            if pos + block > size {
-                pos = 0;
-            }
+            pos = next_block(pos, block, size);
         }
         Ok(timer.finish(block as f64))
     })?;
@@ -302,22 +334,15 @@ pub fn rewrite(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metr
         d.intact = false;
         d.path.clone()
     };
-    let (file, fallback) = open_block_file(&path, block, &g, Probe::Read)?;
-    let direct = fallback.is_none();
-    note_mode(ctx, &g, &fallback);
-    check_block_size(ctx, &g, block);
+    let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Read, true)?;
     traps::settle_writeback(ctx, id);
-    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let len = block_len(block)?;
     let mut buf =
         AlignedBuf::new(len).ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
     let target = o.repetition_target(ctx);
     let mut pos = 0u64;
     let samples = run_passes(ctx, target, size / block, |ctx, limit| {
-        if !direct {
-            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
-        }
-        let mut timer = OpTimer::new(ctx, limit);
-        timer.start();
+        let mut timer = start_pass(ctx, limit, &file, direct, &path)?;
         while timer.more()? {
             timer
                 .time(|| {
@@ -330,10 +355,7 @@ pub fn rewrite(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metr
                     file.write_all_at(&buf, pos)
                 })
                 .map_err(io_err("cannot rewrite", &path))?;
-            pos += block;
-            if pos + block > size {
-                pos = 0;
-            }
+            pos = next_block(pos, block, size);
         }
         file.sync_data().map_err(io_err("cannot sync", &path))?;
         Ok(timer.finish(block as f64))

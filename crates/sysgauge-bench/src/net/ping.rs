@@ -99,7 +99,15 @@ fn ping_all(setup: &PingSetup) -> Result<PingOutcome, String> {
     Ok(PingOutcome { report, rtts })
 }
 
-fn host_index(params: &Params, setup: &PingSetup) -> Result<usize, BenchError> {
+/// The ping set-up and the index, in its hosts, of the case's host.
+fn case_host<'a>(
+    options: &'a NetOptions,
+    params: &Params,
+) -> Result<(&'a PingSetup, usize), BenchError> {
+    let setup = options
+        .ping
+        .as_ref()
+        .ok_or_else(|| BenchError::failed("no host to ping (use `sysgauge ping HOST`)"))?;
     let host = params
         .get_str("host")
         .ok_or_else(|| BenchError::failed("missing host"))?;
@@ -107,6 +115,7 @@ fn host_index(params: &Params, setup: &PingSetup) -> Result<usize, BenchError> {
         .hosts
         .iter()
         .position(|h| h == host)
+        .map(|i| (setup, i))
         .ok_or_else(|| BenchError::failed(format!("{host} is not among the pinged hosts")))
 }
 
@@ -125,13 +134,6 @@ fn ping_cases(options: &NetOptions) -> Vec<Params> {
         .collect()
 }
 
-fn setup_of(options: &NetOptions) -> Result<&PingSetup, BenchError> {
-    options
-        .ping
-        .as_ref()
-        .ok_or_else(|| BenchError::failed("no host to ping (use `sysgauge ping HOST`)"))
-}
-
 pub struct PingRttBenchmark {
     options: Arc<NetOptions>,
 }
@@ -148,12 +150,11 @@ impl Benchmark for PingRttBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "2ping round-trip time to a host, every reply a sample (sysgauge ping)".into(),
-            unit: Unit::Milliseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new(
+            "2ping round-trip time to a host, every reply a sample (sysgauge ping)",
+            Unit::Milliseconds,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
@@ -161,8 +162,7 @@ impl Benchmark for PingRttBenchmark {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let setup = setup_of(&self.options)?;
-        let i = host_index(params, setup)?;
+        let (setup, i) = case_host(&self.options, params)?;
         let out = outcome(ctx, setup)?;
         let h = out
             .report
@@ -210,13 +210,11 @@ impl Benchmark for PingLossBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "2ping loss to a host, split into outbound, inbound and undetermined (sysgauge ping)"
-                .into(),
-            unit: Unit::Percent,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new(
+            "2ping loss to a host, split into outbound, inbound and undetermined (sysgauge ping)",
+            Unit::Percent,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
@@ -224,8 +222,7 @@ impl Benchmark for PingLossBenchmark {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let setup = setup_of(&self.options)?;
-        let i = host_index(params, setup)?;
+        let (setup, i) = case_host(&self.options, params)?;
         let stopped = setup.stop.is_cancelled();
         let count_limit = setup.config.count;
         let out = outcome(ctx, setup)?;
