@@ -3,7 +3,7 @@
 //! barriers the hand-tuned loops use live in `sysgauge_kernels::opaque`.)
 
 use std::sync::{Mutex, MutexGuard};
-use sysgauge_core::{BenchError, Better, Metric, Params, RunCtx, Unit};
+use sysgauge_core::{BenchError, Better, Metric, Params, Profile, RunCtx, Unit};
 
 /// A metric from samples, or a failed case if the samples are unusable
 /// (empty or not finite: the measurement itself went wrong).
@@ -26,6 +26,17 @@ pub fn throughput_mbps(samples: Vec<f64>) -> Result<Vec<Metric>, BenchError> {
         Better::Higher,
         samples,
     )?])
+}
+
+/// A profile's entry in a table of four, in the order tiny, quick,
+/// standard, full (the order of `register_family!`'s budgets).
+pub fn by_profile<T: Copy>(profile: Profile, table: [T; 4]) -> T {
+    match profile {
+        Profile::Tiny => table[0],
+        Profile::Quick => table[1],
+        Profile::Standard => table[2],
+        Profile::Full => table[3],
+    }
 }
 
 /// Bytes per second → decimal megabytes per second.

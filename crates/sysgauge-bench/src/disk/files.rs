@@ -16,6 +16,7 @@ use super::seq::begin;
 use super::target::lock;
 use super::traps;
 use super::{DiskOptions, Kind};
+use crate::util::by_profile;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,12 +41,7 @@ pub enum Order {
 
 /// Most files one pass may touch.
 pub fn max_files(profile: Profile) -> u64 {
-    match profile {
-        Profile::Tiny => 2_000,
-        Profile::Quick => 100_000,
-        Profile::Standard => 400_000,
-        Profile::Full => 1_000_000,
-    }
+    by_profile(profile, [2_000, 100_000, 400_000, 1_000_000])
 }
 
 /// Files kept for the stat test (stat passes cycle over them).

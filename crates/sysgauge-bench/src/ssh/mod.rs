@@ -38,13 +38,13 @@ pub mod session;
 
 use crate::util::{metric, throughput_mbps};
 use algorithms::{is_aead, Combo, Kind, MatrixPlan, IMPLICIT_MAC};
-use client::{Input, LogLevel, Request, Restrict, SshError, REMOTE_COUNT, REMOTE_DISCARD};
+use client::{Input, LogLevel, Outcome, Request, Restrict, SshError, REMOTE_COUNT, REMOTE_DISCARD};
 use session::{ClientSettings, OpenError, Session, Target};
 use std::sync::Arc;
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::{
-    BenchError, Benchmark, Better, Description, Metric, Params, Phase, Plan, Profile, Requirement,
-    Rule, RunCtx, Unit,
+    BenchError, Benchmark, Better, CancelToken, Clock, Description, Metric, Params, Phase, Plan,
+    Profile, Requirement, Rule, RunCtx, Unit,
 };
 
 pub const TRANSFER_ID: &str = "ssh.transfer";
@@ -261,6 +261,59 @@ fn note_session(ctx: &mut RunCtx, session: &Session) {
     ctx.note_detail("client_version", session.client.version.as_str());
 }
 
+/// The connections of one case: its session (checked against the
+/// combination and noted in the record), the combination's restriction, and
+/// the run's clock and cancellation.
+struct CaseConnections {
+    session: Arc<Session>,
+    restrict: Restrict,
+    cancel: CancelToken,
+    clock: Arc<dyn Clock>,
+}
+
+impl CaseConnections {
+    fn open(
+        options: &Arc<SshOptions>,
+        ctx: &mut RunCtx,
+        combo: &Combo,
+    ) -> Result<CaseConnections, BenchError> {
+        let session = session_for(options, ctx)?;
+        check_client(&session, combo)?;
+        note_session(ctx, &session);
+        Ok(CaseConnections {
+            restrict: restrict_of(combo),
+            cancel: ctx.cancel_token().clone(),
+            clock: ctx.clock().clone(),
+            session,
+        })
+    }
+
+    /// One connection running `remote_command`, fed `input` (a `Zeros`
+    /// input is sent from `zeros`), within the session's time limits.
+    fn run(
+        &self,
+        log_level: LogLevel,
+        remote_command: &str,
+        input: Input,
+        zeros: &[u8],
+    ) -> Result<Outcome, BenchError> {
+        let settings = &self.session.settings;
+        let request = Request {
+            restrict: &self.restrict,
+            log_level,
+            remote_command,
+            input,
+            connect_deadline: settings.connect_deadline(),
+            stall_timeout: settings.stall_timeout(),
+        };
+        let now = || self.clock.now();
+        self.session
+            .command()
+            .run(&request, zeros, &now, &self.cancel)
+            .map_err(|e| case_error(&self.session, e))
+    }
+}
+
 fn requirements_for(target: &Target) -> Vec<Requirement> {
     let mut v = vec![Requirement::program("ssh", "openssh-client")];
     if *target == Target::Local {
@@ -314,37 +367,19 @@ impl Benchmark for TransferBenchmark {
             .get_u64("size")
             .filter(|&s| s > 0)
             .ok_or_else(|| BenchError::failed("missing param 'size'"))?;
-        let session = session_for(&self.options, ctx)?;
-        check_client(&session, &combo)?;
-        note_session(ctx, &session);
+        let connections = CaseConnections::open(&self.options, ctx, &combo)?;
         // Allocated and touched before anything is timed.
         let mut zeros = vec![1u8; ZERO_BUFFER];
         zeros.iter_mut().for_each(|b| *b = 0);
         let zeros = std::hint::black_box(zeros);
-        let restrict = restrict_of(&combo);
-        let cancel = ctx.cancel_token().clone();
-        let clock = ctx.clock().clone();
-        let now = move || clock.now();
-        let settings = &session.settings;
-        let request = |log_level, remote_command, bytes| Request {
-            restrict: &restrict,
-            log_level,
-            remote_command,
-            input: Input::Zeros(bytes),
-            connect_deadline: settings.connect_deadline(),
-            stall_timeout: settings.stall_timeout(),
-        };
-        let run = |req: &Request<'_>| {
-            session
-                .command()
-                .run(req, &zeros, &now, &cancel)
-                .map_err(|e| case_error(&session, e))
+        let run = |log_level, remote_command, bytes| {
+            connections.run(log_level, remote_command, Input::Zeros(bytes), &zeros)
         };
         // The verifying transfer is small and counts as the first warm-up:
         // every transfer is a fresh connection, so what a warm-up warms is
         // the programs' pages, not the connection.
         let verify_bytes = size.min(VERIFY_BYTES);
-        let v = run(&request(LogLevel::Debug1, REMOTE_COUNT, verify_bytes))?;
+        let v = run(LogLevel::Debug1, REMOTE_COUNT, verify_bytes)?;
         check_negotiated(ctx, &combo, &v.stderr)?;
         let counted = v.after_marker();
         if counted.parse::<u64>().ok() != Some(verify_bytes) {
@@ -356,7 +391,7 @@ impl Benchmark for TransferBenchmark {
         let mut mbps = Vec::new();
         let mut setup = Vec::new();
         fixed_runs(ctx, |phase| {
-            let o = run(&request(LogLevel::Info, REMOTE_DISCARD, size))?;
+            let o = run(LogLevel::Info, REMOTE_DISCARD, size)?;
             if phase == Phase::Warmup {
                 return Ok(0.0);
             }
@@ -427,34 +462,14 @@ impl Benchmark for HandshakeBenchmark {
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let combo = combo_of(params)?;
-        let session = session_for(&self.options, ctx)?;
-        check_client(&session, &combo)?;
-        note_session(ctx, &session);
-        let restrict = restrict_of(&combo);
-        let cancel = ctx.cancel_token().clone();
-        let clock = ctx.clock().clone();
-        let now = move || clock.now();
-        let settings = &session.settings;
-        let request = |log_level| Request {
-            restrict: &restrict,
-            log_level,
-            remote_command: "true",
-            input: Input::Null,
-            connect_deadline: settings.connect_deadline(),
-            stall_timeout: settings.stall_timeout(),
-        };
-        let run = |req: &Request<'_>| {
-            session
-                .command()
-                .run(req, &[], &now, &cancel)
-                .map_err(|e| case_error(&session, e))
-        };
-        let v = run(&request(LogLevel::Debug1))?;
+        let connections = CaseConnections::open(&self.options, ctx, &combo)?;
+        let run = |log_level| connections.run(log_level, "true", Input::Null, &[]);
+        let v = run(LogLevel::Debug1)?;
         check_negotiated(ctx, &combo, &v.stderr)?;
         let mut total = Vec::new();
         let mut auth = Vec::new();
         fixed_runs(ctx, |phase| {
-            let o = run(&request(LogLevel::Verbose))?;
+            let o = run(LogLevel::Verbose)?;
             if phase == Phase::Warmup {
                 return Ok(0.0);
             }
