@@ -116,25 +116,68 @@ fn plan_cases(id: &str, options: &CryptoOptions, plan: &Plan, symmetric: bool) -
     v
 }
 
-/// A symmetric algorithm (cipher, AEAD or HMAC) at one block size.
-pub struct SymmetricBenchmark {
-    cipher: Cipher,
+/// What the crypto family times: a symmetric algorithm (cipher, AEAD or
+/// HMAC) at one block size, a signature algorithm or a key agreement. One
+/// benchmark type, `AlgorithmBenchmark`, serves the three.
+pub trait CryptoAlgorithm: Copy + Send + Sync + 'static {
+    /// Whether the cases also run over block sizes.
+    const BLOCKS: bool;
+    fn bench_id(self) -> &'static str;
+    fn description(self) -> Description;
+    fn measure(
+        self,
+        ctx: &mut RunCtx,
+        params: &Params,
+        options: &CryptoOptions,
+    ) -> Result<Vec<Metric>, BenchError>;
+}
+
+/// One crypto algorithm as a benchmark.
+pub struct AlgorithmBenchmark<A> {
+    alg: A,
     options: Arc<CryptoOptions>,
 }
 
-impl SymmetricBenchmark {
-    pub fn new(cipher: Cipher, options: Arc<CryptoOptions>) -> Self {
-        SymmetricBenchmark { cipher, options }
+/// A symmetric algorithm (cipher, AEAD or HMAC): MB/s per block size.
+pub type SymmetricBenchmark = AlgorithmBenchmark<Cipher>;
+/// A signature algorithm: signatures and verifications per second.
+pub type SignBenchmark = AlgorithmBenchmark<SignAlg>;
+/// A key agreement: shared secrets derived per second.
+pub type KexBenchmark = AlgorithmBenchmark<KexAlg>;
+
+impl<A: CryptoAlgorithm> AlgorithmBenchmark<A> {
+    pub fn new(alg: A, options: Arc<CryptoOptions>) -> Self {
+        AlgorithmBenchmark { alg, options }
     }
 }
 
-impl Benchmark for SymmetricBenchmark {
+impl<A: CryptoAlgorithm> Benchmark for AlgorithmBenchmark<A> {
     fn id(&self) -> &str {
-        self.cipher.id()
+        self.alg.bench_id()
     }
 
     fn describe(&self) -> Description {
-        let what = match self.cipher {
+        self.alg.description()
+    }
+
+    fn cases(&self, plan: &Plan) -> Vec<Params> {
+        plan_cases(self.alg.bench_id(), &self.options, plan, A::BLOCKS)
+    }
+
+    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        self.alg.measure(ctx, params, &self.options)
+    }
+}
+
+impl CryptoAlgorithm for Cipher {
+    const BLOCKS: bool = true;
+
+    fn bench_id(self) -> &'static str {
+        self.id()
+    }
+
+    fn description(self) -> Description {
+        let what = match self {
             Cipher::HmacSha256 => "authentication",
             Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305 => {
                 "sealing (a fresh nonce and tag per block)"
@@ -144,19 +187,20 @@ impl Benchmark for SymmetricBenchmark {
         Description::new(
             format!(
                 "{} {what} throughput per block size (openssl speed -evp style)",
-                self.cipher.name()
+                self.name()
             ),
             Unit::MBps,
             Better::Higher,
         )
     }
 
-    fn cases(&self, plan: &Plan) -> Vec<Params> {
-        plan_cases(self.cipher.id(), &self.options, plan, true)
-    }
-
-    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let cipher = self.cipher;
+    fn measure(
+        self,
+        ctx: &mut RunCtx,
+        params: &Params,
+        _options: &CryptoOptions,
+    ) -> Result<Vec<Metric>, BenchError> {
+        let cipher = self;
         let block = block_size_param(params)?;
         if block % cipher.granule() != 0 {
             return Err(BenchError::skip(
@@ -213,18 +257,6 @@ impl Benchmark for SymmetricBenchmark {
     }
 }
 
-/// A signature algorithm: signatures and verifications per second.
-pub struct SignBenchmark {
-    alg: SignAlg,
-    options: Arc<CryptoOptions>,
-}
-
-impl SignBenchmark {
-    pub fn new(alg: SignAlg, options: Arc<CryptoOptions>) -> Self {
-        SignBenchmark { alg, options }
-    }
-}
-
 fn pk_error(e: PubkeyError) -> BenchError {
     match e {
         PubkeyError::Unsupported { alg, reason } => BenchError::skip(
@@ -235,31 +267,31 @@ fn pk_error(e: PubkeyError) -> BenchError {
     }
 }
 
-impl Benchmark for SignBenchmark {
-    fn id(&self) -> &str {
-        self.alg.id()
+impl CryptoAlgorithm for SignAlg {
+    const BLOCKS: bool = false;
+
+    fn bench_id(self) -> &'static str {
+        self.id()
     }
 
-    fn describe(&self) -> Description {
+    fn description(self) -> Description {
         Description::new(
-            format!(
-                "{} signatures and verifications per second",
-                self.alg.name()
-            ),
+            format!("{} signatures and verifications per second", self.name()),
             Unit::OpsPerSec,
             Better::Higher,
         )
     }
 
-    fn cases(&self, plan: &Plan) -> Vec<Params> {
-        plan_cases(self.alg.id(), &self.options, plan, false)
-    }
-
-    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+    fn measure(
+        self,
+        ctx: &mut RunCtx,
+        params: &Params,
+        options: &CryptoOptions,
+    ) -> Result<Vec<Metric>, BenchError> {
         let threads = threads_param(params);
         let mut signers = Vec::with_capacity(threads);
         for _ in 0..threads {
-            let mut s = self.alg.signer().map_err(pk_error)?;
+            let mut s = self.signer().map_err(pk_error)?;
             s.self_test().map_err(pk_error)?;
             signers.push(Mutex::new(s));
         }
@@ -284,8 +316,7 @@ impl Benchmark for SignBenchmark {
         };
         // Inside `run` only signing is timed (its slice is short); the full
         // table times both, each in half of the case's time.
-        let both =
-            self.options.full_table || matches!(ctx.profile(), Profile::Standard | Profile::Full);
+        let both = options.full_table || matches!(ctx.profile(), Profile::Standard | Profile::Full);
         let share = if both { 0.5 } else { 1.0 };
         let sign_samples =
             ctx.with_budget_share(share, |ctx| measure_rate_on_threads(ctx, threads, sign))?;
@@ -309,40 +340,31 @@ impl Benchmark for SignBenchmark {
     }
 }
 
-/// A key agreement: shared secrets derived per second.
-pub struct KexBenchmark {
-    alg: KexAlg,
-    options: Arc<CryptoOptions>,
-}
+impl CryptoAlgorithm for KexAlg {
+    const BLOCKS: bool = false;
 
-impl KexBenchmark {
-    pub fn new(alg: KexAlg, options: Arc<CryptoOptions>) -> Self {
-        KexBenchmark { alg, options }
-    }
-}
-
-impl Benchmark for KexBenchmark {
-    fn id(&self) -> &str {
-        self.alg.id()
+    fn bench_id(self) -> &'static str {
+        self.id()
     }
 
-    fn describe(&self) -> Description {
+    fn description(self) -> Description {
         Description::new(
-            format!("{} key agreements per second", self.alg.name()),
+            format!("{} key agreements per second", self.name()),
             Unit::OpsPerSec,
             Better::Higher,
         )
     }
 
-    fn cases(&self, plan: &Plan) -> Vec<Params> {
-        plan_cases(self.alg.id(), &self.options, plan, false)
-    }
-
-    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+    fn measure(
+        self,
+        ctx: &mut RunCtx,
+        params: &Params,
+        _options: &CryptoOptions,
+    ) -> Result<Vec<Metric>, BenchError> {
         let threads = threads_param(params);
         let mut lanes = Vec::with_capacity(threads);
         for _ in 0..threads {
-            lanes.push(Mutex::new(self.alg.exchange().map_err(pk_error)?));
+            lanes.push(Mutex::new(self.exchange().map_err(pk_error)?));
         }
         ctx.note_detail("implementation", "aws-lc");
         let op = |t: usize, n: u64| -> Result<f64, BenchError> {

@@ -91,7 +91,13 @@ pub fn benchmarks(options: &Arc<NetOptions>) -> Vec<Box<dyn Benchmark>> {
         Box::new(tcp::TcpConnectBenchmark::new(options.clone())),
         Box::new(udp::UdpPpsBenchmark::new(options.clone())),
         Box::new(udp::UdpRttBenchmark::new(options.clone())),
-        Box::new(ping::PingRttBenchmark::new(options.clone())),
-        Box::new(ping::PingLossBenchmark::new(options.clone())),
+        Box::new(ping::PingBenchmark::new(
+            ping::PingMeasure::Rtt,
+            options.clone(),
+        )),
+        Box::new(ping::PingBenchmark::new(
+            ping::PingMeasure::Loss,
+            options.clone(),
+        )),
     ]
 }

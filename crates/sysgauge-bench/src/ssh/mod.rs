@@ -76,6 +76,13 @@ pub struct SshOptions {
     pub session: Option<Arc<Session>>,
 }
 
+impl SshOptions {
+    /// The combinations to measure: the planned ones, or the profile's slice.
+    fn matrix(&self, profile: Profile) -> MatrixPlan {
+        self.plan.clone().unwrap_or_else(|| slice(profile))
+    }
+}
+
 /// Bytes per transfer for a profile. A fresh ssh connection needs its
 /// first tens of MB to reach full speed (docs/performance.md), which every
 /// real copy pays too; the default keeps that start-up a small share of a
@@ -345,11 +352,7 @@ impl Benchmark for TransferBenchmark {
             .options
             .size
             .unwrap_or_else(|| default_size(plan.profile));
-        let matrix = self
-            .options
-            .plan
-            .clone()
-            .unwrap_or_else(|| slice(plan.profile));
+        let matrix = self.options.matrix(plan.profile);
         matrix
             .transfers
             .iter()
@@ -448,11 +451,7 @@ impl Benchmark for HandshakeBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        let matrix = self
-            .options
-            .plan
-            .clone()
-            .unwrap_or_else(|| slice(plan.profile));
+        let matrix = self.options.matrix(plan.profile);
         matrix
             .handshakes
             .iter()
