@@ -111,30 +111,21 @@ const fn frac_root(p: u64, k: u32) -> u64 {
     int_root(n, k) as u64
 }
 
-const fn round_constants() -> [u64; 80] {
-    let p = primes::<80>();
-    let mut k = [0u64; 80];
+/// The first 64 bits of the fractional parts of the `k`-th roots of the
+/// first `N` primes.
+const fn frac_roots<const N: usize>(k: u32) -> [u64; N] {
+    let p = primes::<N>();
+    let mut out = [0u64; N];
     let mut i = 0;
-    while i < 80 {
-        k[i] = frac_root(p[i], 3);
+    while i < N {
+        out[i] = frac_root(p[i], k);
         i += 1;
     }
-    k
+    out
 }
 
-const fn initial_state() -> [u64; 8] {
-    let p = primes::<8>();
-    let mut h = [0u64; 8];
-    let mut i = 0;
-    while i < 8 {
-        h[i] = frac_root(p[i], 2);
-        i += 1;
-    }
-    h
-}
-
-const K: [u64; 80] = round_constants();
-const INIT: [u64; 8] = initial_state();
+const K: [u64; 80] = frac_roots::<80>(3);
+const INIT: [u64; 8] = frac_roots::<8>(2);
 
 /// Which kernel this CPU runs: 0 = portable, 1 = AVX2 + BMI2, 2 = the same
 /// with the schedule's rotates and three-way XORs in single AVX-512VL
