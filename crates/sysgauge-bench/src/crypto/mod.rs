@@ -122,14 +122,28 @@ fn plan_cases(id: &str, options: &CryptoOptions, plan: &Plan, symmetric: bool) -
 pub trait CryptoAlgorithm: Copy + Send + Sync + 'static {
     /// Whether the cases also run over block sizes.
     const BLOCKS: bool;
+    /// The unit of the headline (higher is better for every one).
+    const UNIT: Unit;
     fn bench_id(self) -> &'static str;
-    fn description(self) -> Description;
+    /// What is timed, for the benchmark's description.
+    fn summary(self) -> String;
+    /// One case on `threads` threads, each with its own instance.
     fn measure(
         self,
         ctx: &mut RunCtx,
         params: &Params,
+        threads: usize,
         options: &CryptoOptions,
     ) -> Result<Vec<Metric>, BenchError>;
+}
+
+/// One instance of the work per thread, each behind its own lock, made
+/// (and touched) before anything is timed.
+fn per_thread<T>(
+    threads: usize,
+    mut make: impl FnMut(usize) -> Result<T, BenchError>,
+) -> Result<Vec<Mutex<T>>, BenchError> {
+    (0..threads).map(|t| make(t).map(Mutex::new)).collect()
 }
 
 /// One crypto algorithm as a benchmark.
@@ -157,7 +171,7 @@ impl<A: CryptoAlgorithm> Benchmark for AlgorithmBenchmark<A> {
     }
 
     fn describe(&self) -> Description {
-        self.alg.description()
+        Description::new(self.alg.summary(), A::UNIT, Better::Higher)
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -165,18 +179,20 @@ impl<A: CryptoAlgorithm> Benchmark for AlgorithmBenchmark<A> {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        self.alg.measure(ctx, params, &self.options)
+        self.alg
+            .measure(ctx, params, threads_param(params), &self.options)
     }
 }
 
 impl CryptoAlgorithm for Cipher {
     const BLOCKS: bool = true;
+    const UNIT: Unit = Unit::MBps;
 
     fn bench_id(self) -> &'static str {
         self.id()
     }
 
-    fn description(self) -> Description {
+    fn summary(self) -> String {
         let what = match self {
             Cipher::HmacSha256 => "authentication",
             Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305 => {
@@ -184,13 +200,9 @@ impl CryptoAlgorithm for Cipher {
             }
             _ => "encryption",
         };
-        Description::new(
-            format!(
-                "{} {what} throughput per block size (openssl speed -evp style)",
-                self.name()
-            ),
-            Unit::MBps,
-            Better::Higher,
+        format!(
+            "{} {what} throughput per block size (openssl speed -evp style)",
+            self.name()
         )
     }
 
@@ -198,6 +210,7 @@ impl CryptoAlgorithm for Cipher {
         self,
         ctx: &mut RunCtx,
         params: &Params,
+        threads: usize,
         _options: &CryptoOptions,
     ) -> Result<Vec<Metric>, BenchError> {
         let cipher = self;
@@ -215,22 +228,20 @@ impl CryptoAlgorithm for Cipher {
         cipher
             .self_test(block)
             .map_err(|e| BenchError::failed(e.to_string()))?;
-        let threads = threads_param(params);
         let mut key = vec![0u8; cipher.key_len()];
         fill_pattern(&mut key, 0x6b65);
         let mut iv = vec![0u8; cipher.iv_len()];
         fill_pattern(&mut iv, 0x6976);
         // One keyed stream and one buffer per thread, set up and touched
         // before timing.
-        let mut lanes = Vec::with_capacity(threads);
-        for t in 0..threads {
+        let lanes = per_thread(threads, |t| {
             let stream = cipher
                 .start(&key, &iv, block)
                 .map_err(|e| BenchError::failed(e.to_string()))?;
             let mut buf = vec![0u8; block];
             fill_pattern(&mut buf, 0x5eed + t as u64);
-            lanes.push(Mutex::new((stream, buf)));
-        }
+            Ok((stream, buf))
+        })?;
         if let Some(first) = lanes.first() {
             if let Ok(l) = first.lock() {
                 ctx.note_detail("implementation", l.0.implementation());
@@ -269,32 +280,28 @@ fn pk_error(e: PubkeyError) -> BenchError {
 
 impl CryptoAlgorithm for SignAlg {
     const BLOCKS: bool = false;
+    const UNIT: Unit = Unit::OpsPerSec;
 
     fn bench_id(self) -> &'static str {
         self.id()
     }
 
-    fn description(self) -> Description {
-        Description::new(
-            format!("{} signatures and verifications per second", self.name()),
-            Unit::OpsPerSec,
-            Better::Higher,
-        )
+    fn summary(self) -> String {
+        format!("{} signatures and verifications per second", self.name())
     }
 
     fn measure(
         self,
         ctx: &mut RunCtx,
-        params: &Params,
+        _params: &Params,
+        threads: usize,
         options: &CryptoOptions,
     ) -> Result<Vec<Metric>, BenchError> {
-        let threads = threads_param(params);
-        let mut signers = Vec::with_capacity(threads);
-        for _ in 0..threads {
+        let signers = per_thread(threads, |_| {
             let mut s = self.signer().map_err(pk_error)?;
             s.self_test().map_err(pk_error)?;
-            signers.push(Mutex::new(s));
-        }
+            Ok(s)
+        })?;
         ctx.note_detail("implementation", "aws-lc");
         let sign = |t: usize, n: u64| -> Result<f64, BenchError> {
             let mut s = lock_lane(&signers[t])?;
@@ -342,30 +349,24 @@ impl CryptoAlgorithm for SignAlg {
 
 impl CryptoAlgorithm for KexAlg {
     const BLOCKS: bool = false;
+    const UNIT: Unit = Unit::OpsPerSec;
 
     fn bench_id(self) -> &'static str {
         self.id()
     }
 
-    fn description(self) -> Description {
-        Description::new(
-            format!("{} key agreements per second", self.name()),
-            Unit::OpsPerSec,
-            Better::Higher,
-        )
+    fn summary(self) -> String {
+        format!("{} key agreements per second", self.name())
     }
 
     fn measure(
         self,
         ctx: &mut RunCtx,
-        params: &Params,
+        _params: &Params,
+        threads: usize,
         _options: &CryptoOptions,
     ) -> Result<Vec<Metric>, BenchError> {
-        let threads = threads_param(params);
-        let mut lanes = Vec::with_capacity(threads);
-        for _ in 0..threads {
-            lanes.push(Mutex::new(self.exchange().map_err(pk_error)?));
-        }
+        let lanes = per_thread(threads, |_| self.exchange().map_err(pk_error))?;
         ctx.note_detail("implementation", "aws-lc");
         let op = |t: usize, n: u64| -> Result<f64, BenchError> {
             let mut x = lock_lane(&lanes[t])?;

@@ -11,7 +11,7 @@
 //! land in the next.
 
 use super::io;
-use super::passes::{run_passes, Limit, OpTimer, Samples};
+use super::passes::{run_passes, Limit, OpTimer, PassResult, Samples};
 use super::seq::begin;
 use super::target::lock;
 use super::traps;
@@ -105,6 +105,34 @@ impl Tree {
         Ok(())
     }
 
+    /// One timed pass: `op` on the files `idx` in order while the limit
+    /// allows, then the sync that puts the metadata on stable storage
+    /// (timed too). Returns the outcome, the pass and how many files `op`
+    /// reached, so the caller cleans up before passing an error on.
+    fn timed_pass(
+        &self,
+        ctx: &RunCtx,
+        limit: Limit,
+        idx: &[usize],
+        what: &str,
+        op: impl Fn(usize) -> std::io::Result<()>,
+    ) -> (Result<(), BenchError>, PassResult, usize) {
+        let mut timer = OpTimer::new(ctx, limit);
+        let mut done = 0usize;
+        timer.start();
+        let r = (|| {
+            while timer.more()? && done < idx.len() {
+                let i = idx[done];
+                timer
+                    .time(|| op(i))
+                    .map_err(|e| io_fail(what, self.path(i), &e))?;
+                done += 1;
+            }
+            self.sync()
+        })();
+        (r, timer.finish(1.0), done)
+    }
+
     /// Remove files by index, ignoring ones already gone.
     fn remove_all(&self, idx: &[usize]) -> Result<(), BenchError> {
         for &i in idx {
@@ -196,36 +224,18 @@ impl FileCase<'_> {
     }
 
     fn create_passes(&self, ctx: &mut RunCtx) -> Result<Samples, BenchError> {
-        let FileCase {
-            tree,
-            order,
-            max,
-            target,
-            ..
-        } = *self;
+        let (tree, order, max) = (self.tree, self.order, self.max);
         self.settle(ctx)?;
         let full = ordered(max, order, 0xc4ea7e);
-        run_passes(ctx, target, max as u64, |ctx, limit| {
+        run_passes(ctx, self.target, max as u64, |ctx, limit| {
             let idx = match limit {
                 Limit::Calibrate { .. } => full.clone(),
                 Limit::Ops(n) => {
                     ordered(usize::try_from(n).unwrap_or(max).min(max), order, 0xc4ea7e)
                 }
             };
-            let mut timer = OpTimer::new(ctx, limit);
-            let mut made = 0usize;
-            timer.start();
-            let r = (|| {
-                while timer.more()? && made < idx.len() {
-                    let i = idx[made];
-                    timer
-                        .time(|| tree.create(i))
-                        .map_err(|e| io_fail("cannot create", tree.path(i), &e))?;
-                    made += 1;
-                }
-                tree.sync()
-            })();
-            let pass = timer.finish(1.0);
+            let (r, pass, made) =
+                tree.timed_pass(ctx, limit, &idx, "cannot create", |i| tree.create(i));
             tree.remove_all(&idx[..made])?;
             tree.sync()?;
             r.map(|()| pass)
@@ -233,19 +243,14 @@ impl FileCase<'_> {
     }
 
     fn stat_passes(&self, ctx: &mut RunCtx) -> Result<Samples, BenchError> {
-        let FileCase {
-            tree,
-            order,
-            target,
-            ..
-        } = *self;
+        let tree = self.tree;
         let n = usize::try_from(stat_set(ctx.profile())).unwrap_or(1024);
-        let idx = ordered(n, order, 0x57a7);
+        let idx = ordered(n, self.order, 0x57a7);
         tree.create_all(ctx, &idx)?;
         self.settle(ctx)?;
         ctx.note_detail("files_in_tree", n as u64);
         let max_ops = max_files(ctx.profile()).saturating_mul(10);
-        let r = run_passes(ctx, target, max_ops, |ctx, limit| {
+        let r = run_passes(ctx, self.target, max_ops, |ctx, limit| {
             let mut timer = OpTimer::new(ctx, limit);
             let mut k = 0usize;
             timer.start();
@@ -264,16 +269,10 @@ impl FileCase<'_> {
     }
 
     fn delete_passes(&self, ctx: &mut RunCtx) -> Result<Samples, BenchError> {
-        let FileCase {
-            tree,
-            order,
-            max,
-            target,
-            ..
-        } = *self;
+        let (tree, order, max) = (self.tree, self.order, self.max);
         self.settle(ctx)?;
         let clock = ctx.clock().clone();
-        run_passes(ctx, target, max as u64, |ctx, limit| {
+        run_passes(ctx, self.target, max as u64, |ctx, limit| {
             // Untimed: make the files this pass deletes. The calibration pass
             // makes as many as it can in twice the target (creation is rarely
             // much faster than deletion), bounded by `max`.
@@ -297,20 +296,9 @@ impl FileCase<'_> {
             let idx = ordered(n, order, 0xde1e7e);
             tree.create_all(ctx, &idx)?;
             tree.sync()?;
-            let mut timer = OpTimer::new(ctx, limit);
-            let mut gone = 0usize;
-            timer.start();
-            let r = (|| {
-                while timer.more()? && gone < idx.len() {
-                    let i = idx[gone];
-                    timer
-                        .time(|| std::fs::remove_file(tree.path(i)))
-                        .map_err(|e| io_fail("cannot remove", tree.path(i), &e))?;
-                    gone += 1;
-                }
-                tree.sync()
-            })();
-            let pass = timer.finish(1.0);
+            let (r, pass, gone) = tree.timed_pass(ctx, limit, &idx, "cannot remove", |i| {
+                std::fs::remove_file(tree.path(i))
+            });
             tree.remove_all(&idx[gone..])?;
             tree.sync()?;
             r.map(|()| pass)

@@ -31,15 +31,14 @@ pub fn random_seek(
     let id = Kind::RandomSeek.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let size = g.size;
-    g.ensure_written(ctx, size)?;
     let path = {
-        let d = g.data_file()?;
+        let d = g.written_data_file(ctx)?;
         if write_percent > 0 {
             d.intact = false;
         }
         d.path.clone()
     };
+    let size = g.size;
     let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Read, write_percent > 0)?;
     drop(g);
     traps::settle_writeback(ctx, id);

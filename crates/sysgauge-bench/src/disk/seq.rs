@@ -213,12 +213,11 @@ pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
     let id = Kind::SeqWrite.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let size = g.size;
     // Written once before (untimed), so every pass overwrites allocated
     // blocks: the first writes into a fresh or preallocated file also
     // allocate or convert extents, which would skew the calibration pass.
-    g.ensure_written(ctx, size)?;
-    let path = g.data_file()?.path.clone();
+    let path = g.written_data_file(ctx)?.path.clone();
+    let size = g.size;
     let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Write, true)?;
     traps::settle_writeback(ctx, id);
     let len = block_len(block)?;
@@ -270,12 +269,11 @@ pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Met
     let id = Kind::SeqRead.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let size = g.size;
-    g.ensure_written(ctx, size)?;
     let (path, intact) = {
-        let d = g.data_file()?;
+        let d = g.written_data_file(ctx)?;
         (d.path.clone(), d.intact)
     };
+    let size = g.size;
     let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Read, false)?;
     traps::settle_writeback(ctx, id);
     let len = block_len(block)?;
@@ -326,14 +324,13 @@ pub fn rewrite(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metr
     let id = Kind::Rewrite.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let size = g.size;
-    g.ensure_written(ctx, size)?;
     let path = {
-        let d = g.data_file()?;
+        let d = g.written_data_file(ctx)?;
         // The changed blocks no longer hold the pattern.
         d.intact = false;
         d.path.clone()
     };
+    let size = g.size;
     let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Read, true)?;
     traps::settle_writeback(ctx, id);
     let len = block_len(block)?;

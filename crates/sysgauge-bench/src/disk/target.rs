@@ -290,6 +290,13 @@ impl Target {
         }
         Ok(())
     }
+
+    /// The data file, written in full first (untimed): what the block and
+    /// seek cases read and overwrite.
+    pub fn written_data_file(&mut self, ctx: &RunCtx) -> Result<&mut DataFile, BenchError> {
+        self.ensure_written(ctx, self.size)?;
+        self.data_file()
+    }
 }
 
 fn note_device(ctx: &mut RunCtx, d: &BlockDevice) {
