@@ -1,5 +1,6 @@
-//! Reading `openssl speed -mr` output (its machine-readable mode) and turning
-//! it into sysgauge result records.
+//! Reading `openssl speed -mr` output (its machine-readable mode), and
+//! through `table` the human-readable table, and turning either into
+//! sysgauge result records.
 //!
 //! Used by `sysgauge import` (an existing OpenSSL table compared with sysgauge
 //! runs) and by `sysgauge crypto --vs-openssl` (openssl run side by side with
@@ -27,6 +28,9 @@
 //! OpenSSL 1.1.0 and older wrote seconds per operation in `+F2`…`+F4` and in
 //! the first field of `+F5`; such a file is recognised by its `+F5` records
 //! (first field smaller than the second) and converted.
+
+mod table;
+pub use table::parse_table;
 
 use crate::util::mb_per_s;
 use chrono::{DateTime, Utc};
@@ -181,6 +185,21 @@ fn curve_name(index: u32, bits: u32) -> String {
     match (by_bits.next(), by_bits.next()) {
         (Some(cv), None) => cv.name.to_string(),
         _ => format!("curve{index}-{bits}"),
+    }
+}
+
+/// Parse `openssl speed` output of either kind: `-mr` records when the
+/// text holds any (a `+H`, `+F…` or `Got: +…` line), else the human
+/// table.
+pub fn parse(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
+    let machine_readable = text
+        .lines()
+        .map(str::trim)
+        .any(|l| l.starts_with("+H:") || l.starts_with("+F") || l.starts_with("Got: +"));
+    if machine_readable {
+        parse_mr(text)
+    } else {
+        parse_table(text)
     }
 }
 

@@ -666,9 +666,25 @@ impl Format {
     }
 }
 
-/// Guess the format: JSON starts with `{` or `[`; openssl output with a `+`
-/// record, `Forked child`, `OpenSSL` or `version:`; a CSV with a header of
-/// three or more comma-separated names.
+/// How `openssl speed` output can begin: a `-mr` record or `-multi`
+/// child; the version lines; the human table's preamble, progress lines
+/// (stderr captured too) and headers, for a table pasted from its middle.
+const OPENSSL_OPENINGS: &[&str] = &[
+    "+",
+    "Forked child",
+    "OpenSSL ",
+    "version:",
+    "To get the most accurate results",
+    "You have chosen to measure elapsed time",
+    "Doing ",
+    "CPUINFO:",
+    "The 'numbers' are in 1000s of bytes",
+    "type ",
+];
+
+/// Guess the format: JSON starts with `{` or `[`; openssl output (`-mr` or
+/// the human table) with one of `OPENSSL_OPENINGS` or a table header; a CSV
+/// with a header of three or more comma-separated names.
 pub fn sniff(text: &str) -> Option<Format> {
     let first = text
         .lines()
@@ -677,10 +693,9 @@ pub fn sniff(text: &str) -> Option<Format> {
     let first = first.trim_start_matches('\u{feff}');
     if first.starts_with('{') || first.starts_with('[') {
         Some(Format::Json)
-    } else if first.starts_with('+')
-        || first.starts_with("Forked child")
-        || first.starts_with("OpenSSL ")
-        || first.starts_with("version:")
+    } else if OPENSSL_OPENINGS.iter().any(|p| first.starts_with(p))
+        || first.contains("sign/s")
+        || first.ends_with("op/s")
     {
         Some(Format::OpensslSpeed)
     } else if first.split(',').count() >= 3 {

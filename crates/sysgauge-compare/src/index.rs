@@ -102,7 +102,7 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{result, run_with};
+    use crate::testutil::{result, run_with, throughput};
     use sysgauge_core::Better;
 
     #[test]
@@ -111,24 +111,8 @@ mod tests {
             "ref",
             None,
             vec![
-                result(
-                    "beta.sha256",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &[100.0, 101.0],
-                ),
-                result(
-                    "beta.md5",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &[50.0],
-                ),
+                throughput("beta.sha256", &[100.0, 101.0]),
+                throughput("beta.md5", &[50.0]),
             ],
         );
         let ix = index_against(&r, &r);
@@ -152,15 +136,7 @@ mod tests {
                     Better::Higher,
                     &[900.0],
                 ),
-                result(
-                    "beta.md5",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &[50.0],
-                ),
+                throughput("beta.md5", &[50.0]),
             ],
         );
         let ix = index_against(&r, &r);
@@ -183,15 +159,7 @@ mod tests {
                     Better::Lower,
                     &[0.0, 0.0],
                 ),
-                result(
-                    "beta.md5",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &[50.0],
-                ),
+                throughput("beta.md5", &[50.0]),
             ],
         );
         let ix = index_against(&r, &r);
@@ -206,24 +174,8 @@ mod tests {
             "ref",
             None,
             vec![
-                result(
-                    "beta.sha256",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &[100.0],
-                ),
-                result(
-                    "beta.md5",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &[100.0],
-                ),
+                throughput("beta.sha256", &[100.0]),
+                throughput("beta.md5", &[100.0]),
                 result(
                     "gamma.latency",
                     0,
@@ -240,15 +192,7 @@ mod tests {
             None,
             vec![
                 // 2x and 0.5x → geomean 1 → 1000; latency 50 ns vs 100 → 2x.
-                result(
-                    "beta.sha256",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &[200.0],
-                ),
+                throughput("beta.sha256", &[200.0]),
                 result(
                     "beta.md5",
                     8192,
@@ -296,19 +240,7 @@ mod tests {
 
     #[test]
     fn changed_workload_is_not_indexed() {
-        let reference = run_with(
-            "ref",
-            None,
-            vec![result(
-                "beta.sha256",
-                8192,
-                1,
-                "throughput",
-                Unit::MBps,
-                Better::Higher,
-                &[100.0],
-            )],
-        );
+        let reference = run_with("ref", None, vec![throughput("beta.sha256", &[100.0])]);
         let mut run = reference.clone();
         run.results[0].workload_version = 2;
         let ix = index_against(&run, &reference);

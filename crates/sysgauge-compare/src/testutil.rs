@@ -28,6 +28,19 @@ pub fn result(
     }
 }
 
+/// A single-threaded MB/s throughput case on 8 KiB blocks.
+pub fn throughput(id: &str, samples: &[f64]) -> ResultRecord {
+    result(
+        id,
+        8192,
+        1,
+        "throughput",
+        Unit::MBps,
+        Better::Higher,
+        samples,
+    )
+}
+
 pub fn run_with(host: &str, bogomips: Option<f64>, results: Vec<ResultRecord>) -> RunRecord {
     RunRecord {
         status: RunStatus::Complete,

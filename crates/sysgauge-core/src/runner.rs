@@ -316,6 +316,16 @@ mod tests {
         calls: AtomicUsize,
     }
 
+    impl Fixed {
+        fn new(id: &'static str, samples: Vec<f64>) -> Fixed {
+            Fixed {
+                id,
+                samples,
+                calls: AtomicUsize::new(0),
+            }
+        }
+    }
+
     impl Benchmark for Fixed {
         fn id(&self) -> &str {
             self.id
@@ -416,26 +426,10 @@ mod tests {
 
     #[test]
     fn statuses_noise_and_events() {
-        let steady = Fixed {
-            id: "t.steady",
-            samples: vec![100.0, 101.0, 99.0],
-            calls: AtomicUsize::new(0),
-        };
-        let noisy = Fixed {
-            id: "t.noisy",
-            samples: vec![100.0, 150.0, 60.0],
-            calls: AtomicUsize::new(0),
-        };
-        let failing = Fixed {
-            id: "t.fail",
-            samples: vec![1.0],
-            calls: AtomicUsize::new(0),
-        };
-        let panicking = Fixed {
-            id: "t.panic",
-            samples: vec![1.0],
-            calls: AtomicUsize::new(0),
-        };
+        let steady = Fixed::new("t.steady", vec![100.0, 101.0, 99.0]);
+        let noisy = Fixed::new("t.noisy", vec![100.0, 150.0, 60.0]);
+        let failing = Fixed::new("t.fail", vec![1.0]);
+        let panicking = Fixed::new("t.panic", vec![1.0]);
         let missing = NeedsMissing;
         let benches: Vec<&dyn Benchmark> = vec![&steady, &noisy, &failing, &panicking, &missing];
         let clock = Arc::new(FakeClock::new(Duration::from_micros(1)));
@@ -568,11 +562,7 @@ mod tests {
 
     #[test]
     fn sink_error_stops_run() {
-        let b = Fixed {
-            id: "t.steady",
-            samples: vec![1.0],
-            calls: AtomicUsize::new(0),
-        };
+        let b = Fixed::new("t.steady", vec![1.0]);
         let runner = Runner::new(
             vec![&b],
             config(),
@@ -586,21 +576,9 @@ mod tests {
 
     #[test]
     fn a_family_seen_again_later_is_a_separate_session() {
-        let a1 = Fixed {
-            id: "a.first",
-            samples: vec![1.0],
-            calls: AtomicUsize::new(0),
-        };
-        let b = Fixed {
-            id: "b.middle",
-            samples: vec![1.0],
-            calls: AtomicUsize::new(0),
-        };
-        let a2 = Fixed {
-            id: "a.again",
-            samples: vec![1.0],
-            calls: AtomicUsize::new(0),
-        };
+        let a1 = Fixed::new("a.first", vec![1.0]);
+        let b = Fixed::new("b.middle", vec![1.0]);
+        let a2 = Fixed::new("a.again", vec![1.0]);
         let runner = Runner::new(
             vec![&a1, &b, &a2],
             config(),

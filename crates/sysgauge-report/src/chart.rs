@@ -112,6 +112,29 @@ struct Bar {
     significant: Option<bool>,
 }
 
+/// One bar per machine but the reference, for the machines `ratio` gives a
+/// ratio (with its interval and significance) for.
+fn bars_of<T>(
+    cells: &[T],
+    reference: usize,
+    ratio: impl Fn(&T) -> Option<(f64, Option<Interval>, Option<bool>)>,
+) -> Vec<Bar> {
+    cells
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != reference)
+        .filter_map(|(machine, cell)| {
+            let (ratio, ci, significant) = ratio(cell)?;
+            Some(Bar {
+                machine,
+                ratio,
+                ci,
+                significant,
+            })
+        })
+        .collect()
+}
+
 struct Group {
     label: String,
     bars: Vec<Bar>,
@@ -170,20 +193,9 @@ fn plan(c: &Comparison, kind: &ChartKind) -> Result<Plan, ChartError> {
                     } else {
                         g.family.clone()
                     },
-                    bars: g
-                        .cells
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| *i != reference)
-                        .filter_map(|(i, m)| {
-                            Some(Bar {
-                                machine: i,
-                                ratio: m.geomean?,
-                                ci: m.geomean_ci,
-                                significant: m.significant,
-                            })
-                        })
-                        .collect(),
+                    bars: bars_of(&g.cells, reference, |m| {
+                        Some((m.geomean?, m.geomean_ci, m.significant))
+                    }),
                 })
                 .filter(|g| !g.bars.is_empty())
                 .collect();
@@ -208,21 +220,10 @@ fn plan(c: &Comparison, kind: &ChartKind) -> Result<Plan, ChartError> {
                 .filter(|r| family.as_ref().is_none_or(|f| r.family == *f))
                 .map(|r| Group {
                     label: case_label(r),
-                    bars: r
-                        .cells
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| *i != reference)
-                        .filter_map(|(i, cell)| {
-                            let cell = cell.as_ref()?;
-                            Some(Bar {
-                                machine: i,
-                                ratio: cell.ratio?,
-                                ci: cell.ci,
-                                significant: cell.significant,
-                            })
-                        })
-                        .collect(),
+                    bars: bars_of(&r.cells, reference, |cell| {
+                        let cell = cell.as_ref()?;
+                        Some((cell.ratio?, cell.ci, cell.significant))
+                    }),
                 })
                 .filter(|g| !g.bars.is_empty())
                 .collect();

@@ -12,6 +12,7 @@
 use crate::format::format_value;
 use crate::table::{Align, Table, TableFormat};
 use sysgauge_compare::{Cell, Comparison, Interval, MeanCell, OVERALL};
+use sysgauge_core::record::Params;
 
 /// Output formats of `sysgauge compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,14 +170,7 @@ fn mean_cells(m: &MeanCell) -> (String, String, String) {
 /// than the reference, and the BogoMIPS ratio.
 pub fn summary_table(c: &Comparison) -> Table {
     let reference = c.reference_index();
-    let mut t = Table::new(&[
-        ("family", Align::Left),
-        ("machine", Align::Left),
-        ("cases", Align::Right),
-        ("mean", Align::Right),
-        ("geomean", Align::Right),
-        ("95% interval", Align::Right),
-    ]);
+    let mut t = Table::columns("family, machine, >cases, >mean, >geomean, >95% interval");
     for g in c.families.iter().chain(std::iter::once(&c.overall)) {
         for (i, m) in g.cells.iter().enumerate() {
             if i == reference {
@@ -210,20 +204,23 @@ pub fn summary_table(c: &Comparison) -> Table {
     t
 }
 
+/// "id params metric", the params left out when there are none.
+fn case_name(bench_id: &str, params: &Params, metric: &str) -> String {
+    if params.is_empty() {
+        format!("{bench_id} {metric}")
+    } else {
+        format!("{bench_id} {params} {metric}")
+    }
+}
+
 /// Cases some machines lack.
 pub fn missing_lines(c: &Comparison) -> Vec<String> {
     c.missing
         .iter()
         .map(|m| {
             let mut s = format!(
-                "{} {}{} — on {}; missing on {}",
-                m.bench_id,
-                if m.params.is_empty() {
-                    String::new()
-                } else {
-                    format!("{} ", m.params)
-                },
-                m.metric,
+                "{} — on {}; missing on {}",
+                case_name(&m.bench_id, &m.params, &m.metric),
                 m.present_on.join(", "),
                 m.missing_on.join(", ")
             );
@@ -241,14 +238,8 @@ pub fn excluded_lines(c: &Comparison) -> Vec<String> {
         .iter()
         .map(|e| {
             format!(
-                "{} {}{} on {}: {}",
-                e.bench_id,
-                if e.params.is_empty() {
-                    String::new()
-                } else {
-                    format!("{} ", e.params)
-                },
-                e.metric,
+                "{} on {}: {}",
+                case_name(&e.bench_id, &e.params, &e.metric),
                 e.machine,
                 e.reason
             )
@@ -324,23 +315,7 @@ fn opt(v: Option<f64>) -> String {
 }
 
 fn csv(c: &Comparison) -> String {
-    let mut t = Table::new(&[
-        ("kind", Align::Left),
-        ("family", Align::Left),
-        ("benchmark", Align::Left),
-        ("params", Align::Left),
-        ("metric", Align::Left),
-        ("unit", Align::Left),
-        ("better", Align::Left),
-        ("machine", Align::Left),
-        ("reference", Align::Left),
-        ("value", Align::Right),
-        ("samples", Align::Right),
-        ("ratio", Align::Right),
-        ("ci_low", Align::Right),
-        ("ci_high", Align::Right),
-        ("significant", Align::Left),
-    ]);
+    let mut t = Table::columns("kind, family, benchmark, params, metric, unit, better, machine, reference, >value, >samples, >ratio, >ci_low, >ci_high, significant");
     for r in &c.rows {
         for (i, cell) in r.cells.iter().enumerate() {
             let Some(cell) = cell else { continue };

@@ -1,7 +1,7 @@
 //! The index lines that end a run summary: per family and overall, the run
 //! against the embedded reference machine (1000 = as fast as it).
 
-use crate::table::{Align, Table, TableFormat};
+use crate::table::{Table, TableFormat};
 use sysgauge_compare::{IndexLine, IndexReport};
 
 fn cases_note(l: &IndexLine) -> String {
@@ -15,11 +15,7 @@ fn cases_note(l: &IndexLine) -> String {
 /// "Index against the reference machine …" and one line per family plus
 /// overall.
 pub fn index_text(report: &IndexReport, baseline_version: u32, machine: &str) -> String {
-    let mut t = Table::new(&[
-        ("family", Align::Left),
-        ("index", Align::Right),
-        ("based on", Align::Left),
-    ]);
+    let mut t = Table::columns("family, >index, based on");
     let row = |l: &IndexLine| {
         vec![
             l.family.clone(),

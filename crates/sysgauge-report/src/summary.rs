@@ -2,20 +2,12 @@
 //! findings with their remedies, and whole-run exports (JSON, CSV, Markdown).
 
 use crate::format::format_value;
-use crate::table::{Align, Table, TableFormat};
+use crate::table::{Table, TableFormat};
 use sysgauge_core::record::{Finding, ResultRecord, RunRecord, Severity, Status};
 
 /// One line per benchmark case.
 pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
-    let mut t = Table::new(&[
-        ("benchmark", Align::Left),
-        ("params", Align::Left),
-        ("value", Align::Right),
-        ("unit", Align::Left),
-        ("spread", Align::Right),
-        ("n", Align::Right),
-        ("note", Align::Left),
-    ]);
+    let mut t = Table::columns("benchmark, params, >value, unit, >spread, >n, note");
     for r in &run.results {
         let params = r.params.to_string();
         match (&r.status, r.primary()) {
@@ -185,24 +177,7 @@ pub fn export_run(run: &RunRecord, format: ExportFormat) -> String {
 
 /// One row per metric with its full summary, for spreadsheets.
 fn metrics_table(run: &RunRecord) -> Table {
-    let mut t = Table::new(&[
-        ("run_id", Align::Left),
-        ("host", Align::Left),
-        ("benchmark", Align::Left),
-        ("params", Align::Left),
-        ("status", Align::Left),
-        ("metric", Align::Left),
-        ("unit", Align::Left),
-        ("better", Align::Left),
-        ("median", Align::Right),
-        ("mean", Align::Right),
-        ("min", Align::Right),
-        ("max", Align::Right),
-        ("stddev", Align::Right),
-        ("cov", Align::Right),
-        ("mad", Align::Right),
-        ("n", Align::Right),
-    ]);
+    let mut t = Table::columns("run_id, host, benchmark, params, status, metric, unit, better, >median, >mean, >min, >max, >stddev, >cov, >mad, >n");
     for r in &run.results {
         let case = || {
             vec![

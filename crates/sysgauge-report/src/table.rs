@@ -37,6 +37,21 @@ impl Table {
         }
     }
 
+    /// A table whose columns are written as one spec: the headers separated
+    /// by commas, each left-aligned unless it starts with `>` (numbers), so
+    /// a report's layout reads as one line: `"family, machine, >cases"`.
+    pub fn columns(spec: &str) -> Table {
+        let headers: Vec<(&str, Align)> = spec
+            .split(',')
+            .map(str::trim)
+            .map(|h| match h.strip_prefix('>') {
+                Some(right) => (right.trim_start(), Align::Right),
+                None => (h, Align::Left),
+            })
+            .collect();
+        Table::new(&headers)
+    }
+
     /// Append a row; missing cells are blank, extra cells are dropped.
     pub fn push(&mut self, row: Vec<String>) {
         let mut row = row;
@@ -177,10 +192,17 @@ mod tests {
     use super::*;
 
     fn t() -> Table {
-        let mut t = Table::new(&[("name", Align::Left), ("value", Align::Right)]);
+        let mut t = Table::columns("name, >value");
         t.push(vec!["a|b".into(), "1".into()]);
         t.push(vec!["long name, with comma".into(), "22.5".into()]);
         t
+    }
+
+    #[test]
+    fn column_spec_names_and_aligns() {
+        let t = Table::columns(" benchmark,>MB/s , > 95% interval");
+        assert_eq!(t.headers, ["benchmark", "MB/s", "95% interval"]);
+        assert_eq!(t.aligns, [Align::Left, Align::Right, Align::Right]);
     }
 
     #[test]

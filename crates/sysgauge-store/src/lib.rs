@@ -306,11 +306,7 @@ impl Store {
         let path = self.path.clone();
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|source| StoreError::Sqlite {
-                path,
-                context: context.to_string(),
-                source,
-            })
+            .map_err(tx_err(&path, context))
     }
 
     fn configure(&mut self) -> Result<()> {
@@ -373,14 +369,7 @@ impl Store {
         let supported = migrations::MIGRATIONS.len() as i64;
         loop {
             let path = self.path.clone();
-            let err = |context: String| {
-                let path = path.clone();
-                move |source| StoreError::Sqlite {
-                    path,
-                    context,
-                    source,
-                }
-            };
+            let err = |context: String| tx_err(&path, &context);
             let tx = self.write_tx("starting a migration")?;
             let version: i64 = tx
                 .query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -420,15 +409,7 @@ impl Store {
         let boot = liveness::boot_id();
         let own = liveness::own_pid();
         let path = self.path.clone();
-        let err = |context: &str| {
-            let path = path.clone();
-            let context = context.to_string();
-            move |source| StoreError::Sqlite {
-                path,
-                context,
-                source,
-            }
-        };
+        let err = |context: &str| tx_err(&path, context);
         let tx = self.write_tx("starting a transaction")?;
         let candidates: Vec<(i64, i64, Option<String>)> = {
             let mut stmt = tx
@@ -480,31 +461,15 @@ impl Store {
                 )?;
                 Ok(id)
             })
-            .map_err(|source| StoreError::Sqlite {
-                path: path.clone(),
-                context: "recording the run".into(),
-                source,
-            })?;
-        tx.commit().map_err(|source| StoreError::Sqlite {
-            path,
-            context: "committing the run".into(),
-            source,
-        })?;
+            .map_err(tx_err(&path, "recording the run"))?;
+        tx.commit().map_err(tx_err(&path, "committing the run"))?;
         Ok(id)
     }
 
     /// Append one finished result to run `run_row` in its own transaction.
     pub fn add_result(&mut self, run_row: i64, seq: usize, result: &ResultRecord) -> Result<()> {
         let path = self.path.clone();
-        let err = |context: &str| {
-            let path = path.clone();
-            let context = context.to_string();
-            move |source| StoreError::Sqlite {
-                path,
-                context,
-                source,
-            }
-        };
+        let err = |context: &str| tx_err(&path, context);
         let tx = self.write_tx("starting a transaction")?;
         insert_result(&tx, run_row, seq, result).map_err(err("storing a result"))?;
         tx.commit().map_err(err("committing a result"))?;
@@ -528,16 +493,9 @@ impl Store {
                     run_row
                 ],
             )
-            .map_err(|source| StoreError::Sqlite {
-                path: path.clone(),
-                context: "finishing the run".into(),
-                source,
-            })?;
-        tx.commit().map_err(|source| StoreError::Sqlite {
-            path,
-            context: "committing the run's end".into(),
-            source,
-        })?;
+            .map_err(tx_err(&path, "finishing the run"))?;
+        tx.commit()
+            .map_err(tx_err(&path, "committing the run's end"))?;
         Ok(())
     }
 
@@ -545,69 +503,21 @@ impl Store {
     /// (import). A run whose id is already present is left alone.
     pub fn insert_run(&mut self, run: &RunRecord, source: &str) -> Result<Inserted> {
         let path = self.path.clone();
-        let err = |context: &str| {
-            let path = path.clone();
-            let context = context.to_string();
-            move |source| StoreError::Sqlite {
-                path,
-                context,
-                source,
-            }
-        };
+        let err = |context: &str| tx_err(&path, context);
         let tx = self.write_tx("starting a transaction")?;
-        // Looked up under the write lock: a concurrent import of the same
-        // file cannot slip in between.
-        let existing: Option<i64> = tx
-            .query_row(
-                "SELECT id FROM runs WHERE run_uuid = ?1",
-                params![run.run_id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(err("looking up a run"))?;
-        if let Some(id) = existing {
-            return Ok(Inserted::AlreadyPresent(id));
-        }
-        let id = insert_run_row(&tx, run, source).map_err(err("importing the run"))?;
-        for (i, r) in run.results.iter().enumerate() {
-            insert_result(&tx, id, i, r).map_err(err("importing a result"))?;
-        }
+        let inserted = import_run(&tx, run, source, &path)?;
         tx.commit().map_err(err("committing the import"))?;
-        Ok(Inserted::New(id))
+        Ok(inserted)
     }
 
     /// Insert several runs atomically: either all new ones are stored or none.
     pub fn insert_runs(&mut self, runs: &[RunRecord], source: &str) -> Result<Vec<Inserted>> {
         let path = self.path.clone();
-        let err = |context: &str| {
-            let path = path.clone();
-            let context = context.to_string();
-            move |source| StoreError::Sqlite {
-                path,
-                context,
-                source,
-            }
-        };
+        let err = |context: &str| tx_err(&path, context);
         let tx = self.write_tx("starting a transaction")?;
         let mut out = Vec::with_capacity(runs.len());
         for run in runs {
-            let existing: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM runs WHERE run_uuid = ?1",
-                    params![run.run_id],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(err("looking up a run"))?;
-            if let Some(id) = existing {
-                out.push(Inserted::AlreadyPresent(id));
-                continue;
-            }
-            let id = insert_run_row(&tx, run, source).map_err(err("importing a run"))?;
-            for (i, r) in run.results.iter().enumerate() {
-                insert_result(&tx, id, i, r).map_err(err("importing a result"))?;
-            }
-            out.push(Inserted::New(id));
+            out.push(import_run(&tx, run, source, &path)?);
         }
         tx.commit().map_err(err("committing the import"))?;
         Ok(out)
@@ -627,20 +537,20 @@ impl Store {
             .map_err(self.sql_err("listing runs"))?;
         let rows = stmt
             .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, Option<String>>(8)?,
-                    r.get::<_, String>(9)?,
-                    r.get::<_, i64>(10)?,
-                    r.get::<_, i64>(11)?,
-                ))
+                <(
+                    i64,
+                    String,
+                    String,
+                    Option<String>,
+                    String,
+                    String,
+                    String,
+                    String,
+                    Option<String>,
+                    String,
+                    i64,
+                    i64,
+                )>::try_from(r)
             })
             .map_err(self.sql_err("listing runs"))?;
         let mut out = Vec::new();
@@ -854,18 +764,18 @@ impl Store {
             .map_err(self.sql_err("loading results"))?;
         let rows = stmt
             .query_map(params![run_row], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, f64>(7)?,
-                    r.get::<_, String>(8)?,
-                    r.get::<_, String>(9)?,
-                ))
+                <(
+                    i64,
+                    String,
+                    String,
+                    i64,
+                    String,
+                    String,
+                    String,
+                    f64,
+                    String,
+                    String,
+                )>::try_from(r)
             })
             .map_err(self.sql_err("loading results"))?;
         let mut out = Vec::new();
@@ -900,12 +810,7 @@ impl Store {
             .map_err(self.sql_err("loading metrics"))?;
         let rows = stmt
             .query_map(params![result_row], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                ))
+                <(String, String, String, String)>::try_from(r)
             })
             .map_err(self.sql_err("loading metrics"))?;
         let mut out = Vec::new();
@@ -928,15 +833,7 @@ impl Store {
     /// Delete a run and everything it holds. Returns false if it did not exist.
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {
         let path = self.path.clone();
-        let err = |context: &str| {
-            let path = path.clone();
-            let context = context.to_string();
-            move |source| StoreError::Sqlite {
-                path,
-                context,
-                source,
-            }
-        };
+        let err = |context: &str| tx_err(&path, context);
         let tx = self.write_tx("starting a transaction")?;
         let n = tx
             .execute("DELETE FROM runs WHERE id = ?1", params![id])
@@ -970,6 +867,45 @@ fn to_json<T: serde::Serialize>(v: &T) -> String {
     // Serialising our own plain data structs cannot fail (no maps with
     // non-string keys, no NaN: metrics refuse non-finite samples).
     serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
+}
+
+/// A `map_err` adapter naming the database and the step; for code that
+/// holds a transaction, which borrows the store and so rules out `sql_err`.
+fn tx_err(path: &Path, context: &str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    let path = path.to_path_buf();
+    let context = context.to_string();
+    move |source| StoreError::Sqlite {
+        path,
+        context,
+        source,
+    }
+}
+
+/// Store one imported run with its results inside `tx`, unless a run with
+/// its id is already there. Looked up under the write lock: a concurrent
+/// import of the same file cannot slip in between.
+fn import_run(
+    tx: &Transaction<'_>,
+    run: &RunRecord,
+    source: &str,
+    path: &Path,
+) -> Result<Inserted> {
+    let existing: Option<i64> = tx
+        .query_row(
+            "SELECT id FROM runs WHERE run_uuid = ?1",
+            params![run.run_id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(tx_err(path, "looking up a run"))?;
+    if let Some(id) = existing {
+        return Ok(Inserted::AlreadyPresent(id));
+    }
+    let id = insert_run_row(tx, run, source).map_err(tx_err(path, "importing a run"))?;
+    for (i, r) in run.results.iter().enumerate() {
+        insert_result(tx, id, i, r).map_err(tx_err(path, "importing a result"))?;
+    }
+    Ok(Inserted::New(id))
 }
 
 fn insert_run_row(tx: &Transaction<'_>, run: &RunRecord, source: &str) -> rusqlite::Result<i64> {

@@ -210,20 +210,31 @@ fn feed<M: Mac>(mac: &mut M, packet: &[u8], digest_range: &Range<usize>) {
     mac.update(&packet[digest_range.end..]);
 }
 
-fn compute_with<D>(key: &[u8], packet: &[u8], digest_range: &Range<usize>, out: &mut [u8]) -> bool
+/// An HMAC over `packet` with its checksum and digest fields zeroed, or
+/// `None` when the digest field overlaps the header or the key is refused.
+fn keyed_mac<D>(key: &[u8], packet: &[u8], digest_range: &Range<usize>) -> Option<Hmac<D>>
 where
     D: hmac::EagerHash,
     Hmac<D>: KeyInit + Mac,
 {
     if digest_range.start < checksum::FIELD.end {
-        return false;
+        return None;
     }
     // HMAC accepts keys of any length, so this never fails in practice; a
     // failure still yields "not signed" rather than a panic.
-    let Ok(mut mac) = <Hmac<D> as KeyInit>::new_from_slice(key) else {
+    let mut mac = <Hmac<D> as KeyInit>::new_from_slice(key).ok()?;
+    feed(&mut mac, packet, digest_range);
+    Some(mac)
+}
+
+fn compute_with<D>(key: &[u8], packet: &[u8], digest_range: &Range<usize>, out: &mut [u8]) -> bool
+where
+    D: hmac::EagerHash,
+    Hmac<D>: KeyInit + Mac,
+{
+    let Some(mac) = keyed_mac::<D>(key, packet, digest_range) else {
         return false;
     };
-    feed(&mut mac, packet, digest_range);
     let tag = mac.finalize().into_bytes();
     if tag.len() != out.len() {
         return false;
@@ -237,14 +248,7 @@ where
     D: hmac::EagerHash,
     Hmac<D>: KeyInit + Mac,
 {
-    if digest_range.start < checksum::FIELD.end {
-        return false;
-    }
-    let Ok(mut mac) = <Hmac<D> as KeyInit>::new_from_slice(key) else {
-        return false;
-    };
-    feed(&mut mac, packet, digest_range);
-    mac.verify_slice(expected).is_ok()
+    keyed_mac::<D>(key, packet, digest_range).is_some_and(|mac| mac.verify_slice(expected).is_ok())
 }
 
 #[cfg(test)]

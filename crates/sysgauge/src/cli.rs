@@ -79,7 +79,7 @@ pub enum Command {
     Ssh(SshArgs),
     /// The reference baseline compiled in: show it, or make a new one from a stored run.
     Baseline(BaselineArgs),
-    /// Import results from other machines: sysgauge JSON, CSV, `openssl speed -mr` output.
+    /// Import results from other machines: sysgauge JSON, CSV, `openssl speed` output (table or -mr).
     Import(ImportArgs),
     /// Compare machines: ratios to a reference, means per family, confidence intervals.
     Compare(CompareArgs),
@@ -97,7 +97,7 @@ pub enum ImportFormatArg {
     Json,
     /// host,benchmark,metric,value,unit[,better][,params]
     Csv,
-    /// The standard output of `openssl speed -mr`.
+    /// The output of `openssl speed`: its table (any version) or its -mr records.
     Openssl,
 }
 
@@ -128,7 +128,7 @@ pub struct SelectArgs {
 #[derive(Debug, Clone, Args)]
 pub struct MachineArgs {
     /// Machines to compare: stored runs (number or run-id prefix), host names
-    /// (their latest run), or files (JSON, CSV, openssl speed -mr output).
+    /// (their latest run), or files (JSON, CSV, openssl speed output).
     /// Default: every host in the database.
     #[arg(value_name = "RUN|HOST|FILE")]
     pub machines: Vec<String>,
@@ -144,7 +144,7 @@ pub struct MachineArgs {
     #[command(flatten)]
     pub db: DbArg,
 
-    /// Host name for files of `openssl speed -mr` output (default: the file's name).
+    /// Host name for files of `openssl speed` output (default: the file's name).
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
 }
@@ -162,7 +162,7 @@ pub struct ImportArgs {
     #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
     pub format: ImportFormatArg,
 
-    /// Host name for `openssl speed -mr` output (default: the file's name without extension).
+    /// Host name for `openssl speed` output (default: the file's name without extension).
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
 }

@@ -92,8 +92,7 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
         Format::Json => parse_json(&text, &ctx)?,
         Format::Csv => parse_csv(&text, &ctx)?,
         Format::OpensslSpeed => {
-            let report =
-                openssl_speed::parse_mr(&text).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+            let report = openssl_speed::parse(&text).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
             for u in &report.unsupported {
                 eprintln!(
                     "sysgauge: warning: {name}:{}: record not understood (newer openssl?), left out: {}",

@@ -428,3 +428,20 @@ fn csv_grouping_of_twenty_thousand_cases() {
     assert_eq!(first.params.canonical(), "n=0");
     assert_eq!(first.metrics[0].samples, vec![1.0, 7.0]);
 }
+
+#[test]
+fn sniffing_the_human_openssl_table() {
+    for opening in [
+        "To get the most accurate results, try to run this\n",
+        "Doing md5 for 3s on 16 size blocks: 100 md5's in 3.00s\n",
+        "OpenSSL 1.0.1f 6 Jan 2014\nbuilt on: today\n",
+        "version: 3.0.2\n",
+        "CPUINFO: OPENSSL_ia32cap=0x0:0x0\n",
+        "The 'numbers' are in 1000s of bytes per second processed.\n",
+        "type             16 bytes     64 bytes\nmd5 1.00k 2.00k\n",
+        "                  sign    verify    sign/s verify/s\n",
+        "                              op      op/s\n",
+    ] {
+        assert_eq!(sniff(opening), Some(Format::OpensslSpeed), "{opening}");
+    }
+}

@@ -5,7 +5,7 @@ use crate::config::check_writable_dir;
 use crate::exit::Exit;
 use crate::output;
 use anyhow::Result;
-use sysgauge_report::{Align, Table, TableFormat};
+use sysgauge_report::{Table, TableFormat};
 
 pub fn run(args: HostArgs) -> Result<Exit> {
     let scratch = match &args.scratch_dir {
@@ -20,7 +20,7 @@ pub fn run(args: HostArgs) -> Result<Exit> {
         output::stdout(&(serde_json::to_string_pretty(&host)? + "\n"))?;
         return Ok(Exit::Ok);
     }
-    let mut t = Table::new(&[("fact", Align::Left), ("value", Align::Left)]);
+    let mut t = Table::columns("fact, value");
     for (k, v) in sysgauge_host::facts_table(&host) {
         t.push(vec![k, v]);
     }

@@ -8,7 +8,7 @@ use anyhow::Result;
 use serde::Serialize;
 use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::family_of;
-use sysgauge_report::{Align, Table, TableFormat};
+use sysgauge_report::{Table, TableFormat};
 
 #[derive(Serialize)]
 struct Entry {
@@ -44,12 +44,7 @@ pub fn run(args: ListArgs) -> Result<Exit> {
         output::stdout(&(serde_json::to_string_pretty(&entries)? + "\n"))?;
         return Ok(Exit::Ok);
     }
-    let mut t = Table::new(&[
-        ("id", Align::Left),
-        ("unit", Align::Left),
-        ("better", Align::Left),
-        ("description", Align::Left),
-    ]);
+    let mut t = Table::columns("id, unit, better, description");
     let mut opt_in: Vec<String> = Vec::new();
     for e in entries {
         if !e.in_default_run && !opt_in.contains(&e.family) {

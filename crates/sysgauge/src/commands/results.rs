@@ -6,9 +6,7 @@ use crate::exit::Exit;
 use crate::output;
 use anyhow::{Context, Result};
 use serde::Serialize;
-use sysgauge_report::{
-    export_run, findings_text, summary_table, Align, ExportFormat, Table, TableFormat,
-};
+use sysgauge_report::{export_run, findings_text, summary_table, ExportFormat, Table, TableFormat};
 use sysgauge_store::Store;
 
 #[derive(Serialize)]
@@ -164,18 +162,9 @@ fn list(store: &Store, json: bool) -> Result<Exit> {
         );
         return Ok(Exit::Ok);
     }
-    let mut t = Table::new(&[
-        ("id", Align::Right),
-        ("started (UTC)", Align::Left),
-        ("host", Align::Left),
-        ("command", Align::Left),
-        ("profile", Align::Left),
-        ("status", Align::Left),
-        ("results", Align::Right),
-        ("failed", Align::Right),
-        ("label", Align::Left),
-        ("run id", Align::Left),
-    ]);
+    let mut t = Table::columns(
+        ">id, started (UTC), host, command, profile, status, >results, >failed, label, run id",
+    );
     // Host names and labels may come from other machines (import): no
     // control character of theirs reaches the terminal.
     let shown = |s: &str| sysgauge_core::text::for_terminal(s).into_owned();

@@ -131,6 +131,23 @@ fn minutes(secs: f64) -> String {
     }
 }
 
+/// The value of a step before measuring, `None` when Ctrl-C cut it short
+/// (said on stderr), or an error naming the step, with the server's log.
+fn step<T>(
+    outcome: std::result::Result<T, SshError>,
+    session: &Session,
+    what: impl FnOnce() -> String,
+) -> Result<Option<T>> {
+    match outcome {
+        Ok(v) => Ok(Some(v)),
+        Err(SshError::Cancelled) => {
+            eprintln!("sysgauge: interrupted");
+            Ok(None)
+        }
+        Err(e) => bail!("{}: {}", what(), session.with_server_log(e)),
+    }
+}
+
 fn note(text: &str) {
     eprintln!(
         "{}",
@@ -231,17 +248,11 @@ pub fn run(args: SshArgs) -> Result<Exit> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        let d = match discovered {
-            Ok(d) => d,
-            Err(SshError::Cancelled) => {
-                eprintln!("sysgauge: interrupted");
-                return Ok(Exit::Interrupted);
-            }
-            Err(e) => bail!(
-                "probing {}: {}",
-                session.label(),
-                session.with_server_log(e)
-            ),
+        let Some(d) = step(discovered, &session, || {
+            format!("probing {}", session.label())
+        })?
+        else {
+            return Ok(Exit::Interrupted);
         };
         let mut summary = Vec::new();
         let mut rejected = Vec::new();
@@ -281,17 +292,13 @@ pub fn run(args: SshArgs) -> Result<Exit> {
                 fixed.cipher, fixed.mac, fixed.kex
             ));
         }
-        let rate = match calibrate(&session, &fixed, p.size, &cancel) {
-            Ok(r) => r,
-            Err(SshError::Cancelled) => {
-                eprintln!("sysgauge: interrupted");
-                return Ok(Exit::Interrupted);
-            }
-            Err(e) => bail!(
-                "a first transfer to {} failed: {}",
-                session.label(),
-                session.with_server_log(e)
-            ),
+        let Some(rate) = step(
+            calibrate(&session, &fixed, p.size, &cancel),
+            &session,
+            || format!("a first transfer to {} failed", session.label()),
+        )?
+        else {
+            return Ok(Exit::Interrupted);
         };
         let est = estimate_seconds(
             &matrix_plan,
