@@ -24,7 +24,7 @@ use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_core::size::{size_label, Bytes};
 use sysgauge_report::chart::{draw_err, encode_png, ensure_font, ChartError, FONT};
 use sysgauge_report::format::format_value;
-use sysgauge_report::table::{Align, Table, TableFormat};
+use sysgauge_report::table::{Table, TableFormat};
 
 const MIB: f64 = 1_048_576.0;
 
@@ -50,14 +50,7 @@ pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
     if results.is_empty() {
         return String::new();
     }
-    let mut t = Table::new(&[
-        ("#", Align::Left),
-        ("method", Align::Left),
-        ("elapsed s", Align::Right),
-        ("MiB", Align::Right),
-        ("copy MiB/s", Align::Right),
-        ("copy MB/s", Align::Right),
-    ]);
+    let mut t = Table::columns("#, method, >elapsed s, >MiB, >copy MiB/s, >copy MB/s");
     for r in results {
         let (Some(m), Some(size)) = (r.primary(), r.params.get_u64("size")) else {
             continue;
@@ -118,16 +111,7 @@ pub fn stream_table(run: &RunRecord, format: TableFormat) -> String {
     if results.is_empty() {
         return String::new();
     }
-    let mut t = Table::new(&[
-        ("function", Align::Left),
-        ("threads", Align::Right),
-        ("array", Align::Right),
-        ("best GB/s", Align::Right),
-        ("median GB/s", Align::Right),
-        ("avg time s", Align::Right),
-        ("min time s", Align::Right),
-        ("max time s", Align::Right),
-    ]);
+    let mut t = Table::columns("function, >threads, >array, >best GB/s, >median GB/s, >avg time s, >min time s, >max time s");
     for r in results {
         let (Some(m), Some(size)) = (r.primary(), r.params.get_u64("size")) else {
             continue;
@@ -184,12 +168,7 @@ pub fn latency_table(run: &RunRecord, format: TableFormat) -> String {
         return String::new();
     }
     results.sort_by_key(|r| r.params.get_u64("working_set").unwrap_or(0));
-    let mut t = Table::new(&[
-        ("working set", Align::Right),
-        ("fits in", Align::Left),
-        ("ns/access", Align::Right),
-        ("vs previous", Align::Right),
-    ]);
+    let mut t = Table::columns(">working set, fits in, >ns/access, >vs previous");
     let mut prev: Option<f64> = None;
     let mut prev_level: Option<String> = None;
     for r in results {
