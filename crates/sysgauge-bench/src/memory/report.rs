@@ -44,6 +44,13 @@ fn heading(format: TableFormat, title: &str) -> String {
     }
 }
 
+/// `t` rendered under its title.
+fn titled(format: TableFormat, title: &str, t: &Table) -> String {
+    let mut out = heading(format, title);
+    out.push_str(&t.render(format));
+    out
+}
+
 /// The copy methods in mbw's layout; empty when the run has none.
 pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
     let results = ok_results(run, &[MEMCPY, "mem.loop-copy", "mem.block-copy"]);
@@ -91,12 +98,7 @@ pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
         }
         t.push(row("MEDIAN".into(), m.value()));
     }
-    let mut out = heading(
-        format,
-        "Copy bandwidth, mbw style (each byte copied counted once; one row per repetition, elapsed = one copy)",
-    );
-    out.push_str(&t.render(format));
-    out
+    titled(format, "Copy bandwidth, mbw style (each byte copied counted once; one row per repetition, elapsed = one copy)", &t)
 }
 
 /// The STREAM kernels in STREAM's layout; empty when the run has none.
@@ -153,12 +155,11 @@ pub fn stream_table(run: &RunRecord, format: TableFormat) -> String {
             format!("{max:.6}"),
         ]);
     }
-    let mut out = heading(
+    titled(
         format,
         "STREAM (copy and scale count 2 arrays per pass, add and triad 3; time = one pass)",
-    );
-    out.push_str(&t.render(format));
-    out
+        &t,
+    )
 }
 
 /// Latency by working set; empty when the run has none.
@@ -192,11 +193,11 @@ pub fn latency_table(run: &RunRecord, format: TableFormat) -> String {
         prev = Some(ns);
         prev_level = Some(level);
     }
-    let mut out = heading(
+    let mut out = titled(
         format,
         "Latency by working set (dependent loads, random single cycle; `<` marks a new level)",
+        &t,
     );
-    out.push_str(&t.render(format));
     let caches: Vec<String> = run
         .host
         .cpu
