@@ -105,28 +105,24 @@ impl Benchmark for TcpThroughputBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary:
-                "TCP bulk throughput, 256 KiB writes, one or several streams (MB/s and Mbit/s)"
-                    .into(),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new(
+            "TCP bulk throughput, 256 KiB writes, one or several streams (MB/s and Mbit/s)",
+            Unit::MBps,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        stream_counts(plan.profile, plan.threads, self.options.streams)
-            .into_iter()
-            .map(|s| {
-                Params::new()
-                    .with("target", target_param(&self.options))
-                    .with("streams", s)
-            })
-            .collect()
+        self.options.service_cases(|| {
+            stream_counts(plan.profile, plan.threads, self.options.streams)
+                .into_iter()
+                .map(|s| {
+                    Params::new()
+                        .with("target", target_param(&self.options))
+                        .with("streams", s)
+                })
+                .collect()
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
@@ -214,19 +210,16 @@ impl Benchmark for TcpConnectBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "TCP connections per second: connect, 16-byte request and reply, close".into(),
-            unit: Unit::OpsPerSec,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new(
+            "TCP connections per second: connect, 16-byte request and reply, close",
+            Unit::OpsPerSec,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        vec![Params::new().with("target", target_param(&self.options))]
+        self.options
+            .service_cases(|| vec![Params::new().with("target", target_param(&self.options))])
     }
 
     fn run(&self, ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {

@@ -228,29 +228,26 @@ impl Benchmark for UdpPpsBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "UDP small-packet rate, both directions counted, 1, 2, 4 … senders until it saturates"
-                .into(),
-            unit: Unit::PacketsPerSec,
-            better: Better::Higher,
-            workload_version: 1,
-        }
+        Description::new(
+            "UDP small-packet rate, both directions counted, 1, 2, 4 … senders until it saturates",
+            Unit::PacketsPerSec,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        let size = self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE);
-        sender_ladder(plan.profile, plan.threads)
-            .into_iter()
-            .map(|s| {
-                Params::new()
-                    .with("target", target_param(&self.options))
-                    .with("senders", s)
-                    .with("size", size)
-            })
-            .collect()
+        self.options.service_cases(|| {
+            let size = self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE);
+            sender_ladder(plan.profile, plan.threads)
+                .into_iter()
+                .map(|s| {
+                    Params::new()
+                        .with("target", target_param(&self.options))
+                        .with("senders", s)
+                        .with("size", size)
+                })
+                .collect()
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
@@ -338,22 +335,19 @@ impl Benchmark for UdpRttBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "UDP round-trip latency, one datagram at a time (median and 99th percentile)"
-                .into(),
-            unit: Unit::Microseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
+        Description::new(
+            "UDP round-trip latency, one datagram at a time (median and 99th percentile)",
+            Unit::Microseconds,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        vec![Params::new()
-            .with("target", target_param(&self.options))
-            .with("size", self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE))]
+        self.options.service_cases(|| {
+            vec![Params::new()
+                .with("target", target_param(&self.options))
+                .with("size", self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE))]
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
