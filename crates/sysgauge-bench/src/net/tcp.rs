@@ -105,11 +105,14 @@ impl Benchmark for TcpThroughputBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description::new(
-            "TCP bulk throughput, 256 KiB writes, one or several streams (MB/s and Mbit/s)",
-            Unit::MBps,
-            Better::Higher,
-        )
+        Description {
+            summary:
+                "TCP bulk throughput, 256 KiB writes, one or several streams (MB/s and Mbit/s)"
+                    .into(),
+            unit: Unit::MBps,
+            better: Better::Higher,
+            workload_version: 1,
+        }
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -210,11 +213,12 @@ impl Benchmark for TcpConnectBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description::new(
-            "TCP connections per second: connect, 16-byte request and reply, close",
-            Unit::OpsPerSec,
-            Better::Higher,
-        )
+        Description {
+            summary: "TCP connections per second: connect, 16-byte request and reply, close".into(),
+            unit: Unit::OpsPerSec,
+            better: Better::Higher,
+            workload_version: 1,
+        }
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
