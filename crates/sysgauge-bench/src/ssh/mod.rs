@@ -373,9 +373,10 @@ impl Benchmark for SshBenchmark {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        let combo = combo_of(params)?;
         match self.measure {
-            SshMeasure::Transfer => transfer(&self.options, ctx, params),
-            SshMeasure::Handshake => handshake(&self.options, ctx, params),
+            SshMeasure::Transfer => transfer(&self.options, ctx, params, &combo),
+            SshMeasure::Handshake => handshake(&self.options, ctx, &combo),
         }
     }
 }
@@ -401,13 +402,13 @@ fn transfer(
     options: &Arc<SshOptions>,
     ctx: &mut RunCtx,
     params: &Params,
+    combo: &Combo,
 ) -> Result<Vec<Metric>, BenchError> {
-    let combo = combo_of(params)?;
     let size = params
         .get_u64("size")
         .filter(|&s| s > 0)
         .ok_or_else(|| BenchError::failed("missing param 'size'"))?;
-    let connections = CaseConnections::open(options, ctx, &combo)?;
+    let connections = CaseConnections::open(options, ctx, combo)?;
     // Allocated and touched before anything is timed.
     let mut zeros = vec![1u8; ZERO_BUFFER];
     zeros.iter_mut().for_each(|b| *b = 0);
@@ -420,7 +421,7 @@ fn transfer(
     // the programs' pages, not the connection.
     let verify_bytes = size.min(VERIFY_BYTES);
     let v = run(LogLevel::Debug1, REMOTE_COUNT, verify_bytes)?;
-    check_negotiated(ctx, &combo, &v.stderr)?;
+    check_negotiated(ctx, combo, &v.stderr)?;
     let counted = v.after_marker();
     if counted.parse::<u64>().ok() != Some(verify_bytes) {
         return Err(BenchError::failed(format!(
@@ -483,13 +484,12 @@ fn handshake_cases(options: &SshOptions, plan: &Plan) -> Vec<Params> {
 fn handshake(
     options: &Arc<SshOptions>,
     ctx: &mut RunCtx,
-    params: &Params,
+    combo: &Combo,
 ) -> Result<Vec<Metric>, BenchError> {
-    let combo = combo_of(params)?;
-    let connections = CaseConnections::open(options, ctx, &combo)?;
+    let connections = CaseConnections::open(options, ctx, combo)?;
     let run = |log_level| connections.run(log_level, "true", Input::Null, &[]);
     let v = run(LogLevel::Debug1)?;
-    check_negotiated(ctx, &combo, &v.stderr)?;
+    check_negotiated(ctx, combo, &v.stderr)?;
     let mut total = Vec::new();
     let mut auth = Vec::new();
     fixed_runs(ctx, |phase| {
