@@ -61,53 +61,54 @@ mod x86 {
         }
     }
 
+    /// The loop every SIMD copy here shares: whole steps of four registers
+    /// of type `$reg` (`$width` bytes each), read with the unaligned load
+    /// `$load` and written with `$store`. Evaluates to the bytes copied;
+    /// the caller copies the tail. A macro rather than a function taking
+    /// the intrinsics, so each loop calls its store instruction directly.
+    ///
+    /// The expansion's accesses are in bounds (i + 4 * width <= n <= both
+    /// lengths); the caller's `unsafe` states that the instruction set is
+    /// there and that the destination suits `$store`.
+    macro_rules! copy_steps {
+        ($d:expr, $s:expr, $reg:ty, $width:expr, $load:ident, $store:ident) => {{
+            const STEP: usize = 4 * $width;
+            let n = $d.len().min($s.len()) / STEP * STEP;
+            let (dp, sp) = ($d.as_mut_ptr(), $s.as_ptr());
+            let mut i = 0;
+            while i < n {
+                let a = $load(sp.add(i) as *const $reg);
+                let b = $load(sp.add(i + $width) as *const $reg);
+                let c = $load(sp.add(i + 2 * $width) as *const $reg);
+                let e = $load(sp.add(i + 3 * $width) as *const $reg);
+                $store(dp.add(i) as *mut $reg, a);
+                $store(dp.add(i + $width) as *mut $reg, b);
+                $store(dp.add(i + 2 * $width) as *mut $reg, c);
+                $store(dp.add(i + 3 * $width) as *mut $reg, e);
+                i += STEP;
+            }
+            n
+        }};
+    }
+
     /// 64 bytes per step with 16-byte ordinary loads and stores.
     pub fn sse2(d: &mut [u8], s: &[u8]) {
-        let n = d.len().min(s.len()) / 64 * 64;
-        let (dp, sp) = (d.as_mut_ptr(), s.as_ptr());
-        let mut i = 0;
-        while i < n {
-            // SAFETY: i + 64 <= n <= both lengths; unaligned loads and
-            // stores; SSE2 is part of x86-64.
-            unsafe {
-                let a = _mm_loadu_si128(sp.add(i) as *const __m128i);
-                let b = _mm_loadu_si128(sp.add(i + 16) as *const __m128i);
-                let c = _mm_loadu_si128(sp.add(i + 32) as *const __m128i);
-                let e = _mm_loadu_si128(sp.add(i + 48) as *const __m128i);
-                _mm_storeu_si128(dp.add(i) as *mut __m128i, a);
-                _mm_storeu_si128(dp.add(i + 16) as *mut __m128i, b);
-                _mm_storeu_si128(dp.add(i + 32) as *mut __m128i, c);
-                _mm_storeu_si128(dp.add(i + 48) as *mut __m128i, e);
-            }
-            i += 64;
-        }
+        // SAFETY: accesses in bounds (see `copy_steps`); unaligned loads and
+        // stores; SSE2 is part of x86-64.
+        let n = unsafe { copy_steps!(d, s, __m128i, 16, _mm_loadu_si128, _mm_storeu_si128) };
         d[n..].copy_from_slice(&s[n..]);
     }
 
     /// 64 bytes per step with non-temporal (streaming) stores, which write
     /// around the caches and skip the read-for-ownership of the target.
     pub fn sse2_nt(d: &mut [u8], s: &[u8]) {
-        let n = d.len().min(s.len()) / 64 * 64;
-        let (dp, sp) = (d.as_mut_ptr(), s.as_ptr());
-        if !(dp as usize).is_multiple_of(16) {
+        if !(d.as_ptr() as usize).is_multiple_of(16) {
             return sse2(d, s);
         }
-        let mut i = 0;
-        while i < n {
-            // SAFETY: as in `sse2`; the destination is 16-byte aligned
-            // (checked above), as streaming stores require.
-            unsafe {
-                let a = _mm_loadu_si128(sp.add(i) as *const __m128i);
-                let b = _mm_loadu_si128(sp.add(i + 16) as *const __m128i);
-                let c = _mm_loadu_si128(sp.add(i + 32) as *const __m128i);
-                let e = _mm_loadu_si128(sp.add(i + 48) as *const __m128i);
-                _mm_stream_si128(dp.add(i) as *mut __m128i, a);
-                _mm_stream_si128(dp.add(i + 16) as *mut __m128i, b);
-                _mm_stream_si128(dp.add(i + 32) as *mut __m128i, c);
-                _mm_stream_si128(dp.add(i + 48) as *mut __m128i, e);
-            }
-            i += 64;
-        }
+        // SAFETY: as in `sse2`; the destination is 16-byte aligned (checked
+        // above) and steps are multiples of 16 bytes, as streaming stores
+        // require.
+        let n = unsafe { copy_steps!(d, s, __m128i, 16, _mm_loadu_si128, _mm_stream_si128) };
         // SAFETY: sfence has no preconditions; it orders the streaming
         // stores before anything that follows.
         unsafe { _mm_sfence() };
@@ -118,24 +119,9 @@ mod x86 {
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     unsafe fn avx2_inner(d: &mut [u8], s: &[u8]) {
-        let n = d.len().min(s.len()) / 128 * 128;
-        let (dp, sp) = (d.as_mut_ptr(), s.as_ptr());
-        let mut i = 0;
-        while i < n {
-            // SAFETY: i + 128 <= n <= both lengths; unaligned accesses; AVX2
-            // is enabled for this function and checked before it is called.
-            unsafe {
-                let a = _mm256_loadu_si256(sp.add(i) as *const __m256i);
-                let b = _mm256_loadu_si256(sp.add(i + 32) as *const __m256i);
-                let c = _mm256_loadu_si256(sp.add(i + 64) as *const __m256i);
-                let e = _mm256_loadu_si256(sp.add(i + 96) as *const __m256i);
-                _mm256_storeu_si256(dp.add(i) as *mut __m256i, a);
-                _mm256_storeu_si256(dp.add(i + 32) as *mut __m256i, b);
-                _mm256_storeu_si256(dp.add(i + 64) as *mut __m256i, c);
-                _mm256_storeu_si256(dp.add(i + 96) as *mut __m256i, e);
-            }
-            i += 128;
-        }
+        // SAFETY: accesses in bounds (see `copy_steps`); unaligned accesses;
+        // AVX2 is enabled for this function and checked before it is called.
+        let n = unsafe { copy_steps!(d, s, __m256i, 32, _mm256_loadu_si256, _mm256_storeu_si256) };
         d[n..].copy_from_slice(&s[n..]);
     }
 

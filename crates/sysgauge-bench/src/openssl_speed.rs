@@ -635,17 +635,6 @@ pub fn bench_id_for(openssl_algorithm: &str) -> String {
     }
 }
 
-/// The workload version sysgauge's own benchmark of that id has today, so an
-/// imported number compares with current sysgauge numbers; 1 for ids
-/// sysgauge does not measure.
-fn workload_version_of(bench_id: &str) -> u32 {
-    crate::registry::benchmarks(&crate::registry::Options::default())
-        .iter()
-        .find(|b| b.id() == bench_id)
-        .map(|b| b.describe().workload_version)
-        .unwrap_or(1)
-}
-
 /// Result records for a report, timestamped now. See `to_results_at`.
 pub fn to_results(report: &SpeedReport) -> Vec<ResultRecord> {
     to_results_at(report, Utc::now())
@@ -665,7 +654,7 @@ pub fn to_results_at(report: &SpeedReport, at: DateTime<Utc>) -> Vec<ResultRecor
         if let Some((_, v)) = wv_cache.iter().find(|(k, _)| k == id) {
             return *v;
         }
-        let v = workload_version_of(id);
+        let v = crate::registry::workload_version_of(id);
         wv_cache.push((id.to_string(), v));
         v
     };
@@ -812,7 +801,10 @@ mod tests {
         assert_eq!(res[0].details.get_str("source"), Some("openssl speed"));
         assert_eq!(res[1].bench_id, "hash.sha256");
         // The hash family's own workload version, so imports compare.
-        assert_eq!(res[1].workload_version, workload_version_of("hash.sha256"));
+        assert_eq!(
+            res[1].workload_version,
+            crate::registry::workload_version_of("hash.sha256")
+        );
     }
 
     #[test]

@@ -196,6 +196,17 @@ pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
         .collect()
 }
 
+/// The workload version sysgauge's own benchmark `id` has today, so an
+/// imported number (openssl, mbw) compares with current sysgauge numbers;
+/// 1 for ids sysgauge does not measure.
+pub fn workload_version_of(id: &str) -> u32 {
+    benchmarks(&Options::default())
+        .iter()
+        .find(|b| b.id() == id)
+        .map(|b| b.describe().workload_version)
+        .unwrap_or(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

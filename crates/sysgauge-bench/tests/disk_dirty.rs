@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_bench::disk::{DiskBenchmark, DiskOptions, Kind};
-use sysgauge_core::{Benchmark, CancelToken, CtxSettings, MonotonicClock, Params, Profile, RunCtx};
+use sysgauge_core::{Benchmark, CtxSettings, Params, Profile, RunCtx};
 
 #[test]
 fn dirty_pages_are_flushed_and_the_wait_reported() {
@@ -25,15 +25,11 @@ fn dirty_pages_are_flushed_and_the_wait_reported() {
     // them and the test's look; try a few times.
     let mut last = Vec::new();
     for attempt in 0..5 {
-        let mut ctx = RunCtx::new(
-            CtxSettings {
-                repetitions: 1,
-                threads: 1,
-                ..CtxSettings::for_tests(Profile::Tiny, dir.path().to_path_buf())
-            },
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        );
+        let mut ctx = RunCtx::for_tests(CtxSettings {
+            repetitions: 1,
+            threads: 1,
+            ..CtxSettings::for_tests(Profile::Tiny, dir.path().to_path_buf())
+        });
         ctx.begin_case(Duration::from_millis(50));
         let junk = dir.path().join(format!("dirty-{attempt}"));
         let chunk = vec![0x5au8; 8 << 20];

@@ -14,52 +14,18 @@ use sysgauge_bench::ssh::client::SshError;
 use sysgauge_bench::ssh::server::{LocalServer, ServerOptions, SSHD};
 use sysgauge_bench::ssh::session::{ClientSettings, Session, Target};
 use sysgauge_bench::ssh::{benchmarks, SshOptions};
-use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock, Plan, Profile, RunCtx};
+use sysgauge_core::{CancelToken, CtxSettings, Plan, Profile, RunCtx};
+use sysgauge_testkit::{processes_mentioning, require_openssh};
 
 fn have_openssh() -> bool {
-    let ok = Path::new(SSHD).is_file()
-        && sysgauge_core::bench::find_program("ssh").is_some()
-        && sysgauge_core::bench::find_program("ssh-keygen").is_some();
-    sysgauge_testkit::require(
-        "ssh tests need ssh, ssh-keygen and /usr/sbin/sshd",
-        ok,
-        "apt-get install -y openssh-client openssh-server",
-    )
-}
-
-/// Processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for e in dir.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(needle) {
-                found.push(format!("{pid}: {cmd}"));
-            }
-        }
-    }
-    found
+    require_openssh(Path::new(SSHD))
 }
 
 fn ctx(base: &Path) -> RunCtx {
-    RunCtx::new(
-        CtxSettings {
-            threads: 1,
-            ..CtxSettings::for_tests(Profile::Tiny, base.to_path_buf())
-        },
-        Arc::new(MonotonicClock::new()),
-        CancelToken::new(),
-    )
+    RunCtx::for_tests(CtxSettings {
+        threads: 1,
+        ..CtxSettings::for_tests(Profile::Tiny, base.to_path_buf())
+    })
 }
 
 #[test]

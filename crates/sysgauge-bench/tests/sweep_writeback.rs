@@ -12,7 +12,7 @@ use std::time::Duration;
 use sysgauge_bench::sweep::corpus::{Corpus, DataSpec};
 use sysgauge_bench::sweep::input::{drain_threshold, settle, write_copies};
 use sysgauge_bench::sweep::{self, Mode, SweepOptions};
-use sysgauge_core::{CancelToken, CtxSettings, MonotonicClock, Params, Profile, RunCtx};
+use sysgauge_core::{CancelToken, CtxSettings, Params, Profile, RunCtx};
 
 /// One test at a time: the settle step's sync(2) would flush the other
 /// test's freshly written file before it could be seen dirty.
@@ -120,15 +120,11 @@ fn first_timed_run_after_the_settle_is_not_the_slow_first_run() {
         .unwrap_or_else(|| panic!("sweep.sha256sum"));
     // No warm-up: the first timed run is the first run after the input
     // file was made (the program's output is verified after timing).
-    let mut ctx = RunCtx::new(
-        CtxSettings {
-            repetitions: 5,
-            warmup: 0,
-            ..CtxSettings::for_tests(Profile::Quick, base.path().to_path_buf())
-        },
-        Arc::new(MonotonicClock::new()),
-        CancelToken::new(),
-    );
+    let mut ctx = RunCtx::for_tests(CtxSettings {
+        repetitions: 5,
+        warmup: 0,
+        ..CtxSettings::for_tests(Profile::Quick, base.path().to_path_buf())
+    });
     ctx.begin_case(Duration::from_secs(60));
     let params = Params::new()
         .with("copies", COPIES)

@@ -654,6 +654,8 @@ pub enum Format {
     Json,
     Csv,
     OpensslSpeed,
+    /// mbw's result lines.
+    Mbw,
 }
 
 impl Format {
@@ -662,6 +664,7 @@ impl Format {
             Format::Json => "json",
             Format::Csv => "csv",
             Format::OpensslSpeed => "openssl",
+            Format::Mbw => "mbw",
         }
     }
 }
@@ -682,9 +685,11 @@ const OPENSSL_OPENINGS: &[&str] = &[
     "type ",
 ];
 
-/// Guess the format: JSON starts with `{` or `[`; openssl output (`-mr` or
-/// the human table) with one of `OPENSSL_OPENINGS` or a table header; a CSV
-/// with a header of three or more comma-separated names.
+/// Guess the format: JSON starts with `{` or `[`; mbw output with its
+/// preamble (`Long uses 8 bytes.`) or a result line (`AVG  Method: …`);
+/// openssl output (`-mr` or the human table) with one of
+/// `OPENSSL_OPENINGS` or a table header; a CSV with a header of three or
+/// more comma-separated names.
 pub fn sniff(text: &str) -> Option<Format> {
     let first = text
         .lines()
@@ -693,6 +698,9 @@ pub fn sniff(text: &str) -> Option<Format> {
     let first = first.trim_start_matches('\u{feff}');
     if first.starts_with('{') || first.starts_with('[') {
         Some(Format::Json)
+    } else if first.starts_with("Long uses ") || first.split_whitespace().nth(1) == Some("Method:")
+    {
+        Some(Format::Mbw)
     } else if OPENSSL_OPENINGS.iter().any(|p| first.starts_with(p))
         || first.contains("sign/s")
         || first.ends_with("op/s")

@@ -1,14 +1,27 @@
 //! Helpers shared by sysgauge's tests, and only by its tests.
 //!
 //! The test suites of several crates used to carry their own copies of the
-//! same few helpers: the rule for a test whose system component is missing
-//! (skip with a note, or fail under `SYSGAUGE_REQUIRE_ALL=1` as CI sets),
-//! and the harness that interrupts the real `sysgauge` binary with SIGINT
-//! after its first cases are done. They live here once instead. This crate
-//! is a dev-dependency only (`publish = false`); nothing that ships
+//! same helpers; they live here once instead: the rule for a test whose
+//! system component is missing (skip with a note, or fail under
+//! `SYSGAUGE_REQUIRE_ALL=1` as CI sets), the harness that stops the real
+//! `sysgauge` binary with a signal after its first cases are done, child
+//! processes killed on drop (a server, the reference `2ping`), what a test
+//! asks of the machine (programs, root, free ports, OpenSSH, processes by
+//! command line), and two network namespaces joined by a veth link. This
+//! crate is a dev-dependency only (`publish = false`); nothing that ships
 //! depends on it.
 
 #![forbid(unsafe_code)]
+
+mod child;
+pub mod netns;
+mod system;
+
+pub use child::{reference_2ping_listener, ChildGuard};
+pub use system::{
+    free_udp_port, is_root, on_path, output_of_success, processes_mentioning, require_openssh,
+    run_checked, Process,
+};
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -42,7 +55,39 @@ pub fn require(what: &str, available: bool, hint: &str) -> bool {
     false
 }
 
-/// What an interrupted run left: see [`interrupt_after`].
+/// [`require`] for a component found as a value (a program's path, a
+/// directory): returns it, or None when it is missing and the test is
+/// skipped.
+#[track_caller]
+pub fn require_some<T>(what: &str, found: Option<T>, hint: &str) -> Option<T> {
+    require(what, found.is_some(), hint);
+    found
+}
+
+/// Two tests of one scenario, on 127.0.0.1 and on ::1, each of which runs
+/// only when `needs(its name)` (a function applying [`require`]) says the
+/// components it needs are there:
+/// `loopback_tests!(needs => scenario: name_ipv4, name_ipv6);`
+#[macro_export]
+macro_rules! loopback_tests {
+    ($needs:path => $scenario:path: $v4:ident, $v6:ident) => {
+        #[test]
+        fn $v4() {
+            if $needs(stringify!($v4)) {
+                $scenario("127.0.0.1");
+            }
+        }
+
+        #[test]
+        fn $v6() {
+            if $needs(stringify!($v6)) {
+                $scenario("::1");
+            }
+        }
+    };
+}
+
+/// What an interrupted run left: see [`Interrupt::run`].
 #[derive(Debug)]
 pub struct Interrupted {
     /// Whether the awaited progress line was seen before the timeout.
@@ -55,34 +100,82 @@ pub struct Interrupted {
     pub stopped_after: Duration,
 }
 
-/// Runs `cmd` (the real `sysgauge` binary with its arguments), waits up to
-/// `wait` for a stderr line starting with `marker` (e.g. `"[1/"`: the first
-/// case is done), calls `before_signal` with the running child and whether
-/// the marker was seen, sends SIGINT, and waits up to `stop_within` for the
-/// exit (killing the process and panicking if it does not stop).
-///
-/// stdout is discarded and stderr is collected; the caller asserts on the
-/// result (typically `started`, exit code 130 and what was kept).
-pub fn interrupt_after(
-    cmd: &mut Command,
-    marker: &str,
-    wait: Duration,
-    stop_within: Duration,
-    before_signal: impl FnOnce(&Child, bool),
-) -> Interrupted {
-    signal_after(
-        cmd,
-        rustix::process::Signal::INT.as_raw(),
-        marker,
-        wait,
-        stop_within,
-        before_signal,
-    )
+impl Interrupted {
+    /// Asserts that the awaited progress line came before the signal and
+    /// that the process then exited with `code` (130 after SIGINT, 143
+    /// after SIGTERM, 129 after SIGHUP).
+    #[track_caller]
+    pub fn assert_started_then_exited(&self, code: i32) {
+        assert!(
+            self.started,
+            "the awaited progress line did not come in time:\n{}",
+            self.log
+        );
+        assert_eq!(self.status.code(), Some(code), "{}", self.log);
+    }
 }
 
-/// [`interrupt_after`] with another signal than SIGINT (SIGTERM, SIGHUP,
-/// SIGKILL).
-pub fn signal_after(
+/// How a test stops the real `sysgauge` binary part-way: which signal, once
+/// which progress line has appeared, and how long each wait may take.
+#[derive(Debug, Clone)]
+pub struct Interrupt {
+    signal: i32,
+    marker: String,
+    wait: Duration,
+    stop_within: Duration,
+}
+
+impl Interrupt {
+    /// SIGINT once a stderr line starts with `marker` (e.g. `"[1/"`: the
+    /// first case is done), waiting up to 120 s for that line and 60 s for
+    /// the exit after the signal.
+    pub fn after(marker: &str) -> Interrupt {
+        Interrupt {
+            signal: rustix::process::Signal::INT.as_raw(),
+            marker: marker.to_string(),
+            wait: Duration::from_secs(120),
+            stop_within: Duration::from_secs(60),
+        }
+    }
+
+    /// Another signal than SIGINT (SIGTERM, SIGHUP, SIGKILL).
+    pub fn with_signal(mut self, signal: i32) -> Interrupt {
+        self.signal = signal;
+        self
+    }
+
+    /// How long to wait for the marker line.
+    pub fn waiting_up_to(mut self, wait: Duration) -> Interrupt {
+        self.wait = wait;
+        self
+    }
+
+    /// How long the process may take to exit after the signal.
+    pub fn exiting_within(mut self, stop_within: Duration) -> Interrupt {
+        self.stop_within = stop_within;
+        self
+    }
+
+    /// Runs `cmd` (the real `sysgauge` binary with its arguments), waits for
+    /// the marker line, calls `before_signal` with the running child and
+    /// whether the marker was seen, sends the signal, and waits for the exit
+    /// (killing the process and panicking if it does not stop in time).
+    ///
+    /// stdout is discarded and stderr is collected; the caller asserts on
+    /// the result (typically `started`, the exit code and what was kept).
+    pub fn run(&self, cmd: &mut Command, before_signal: impl FnOnce(&Child, bool)) -> Interrupted {
+        signal_after(
+            cmd,
+            self.signal,
+            &self.marker,
+            self.wait,
+            self.stop_within,
+            before_signal,
+        )
+    }
+}
+
+fn signal_after(
     cmd: &mut Command,
     signal: i32,
     marker: &str,

@@ -12,15 +12,14 @@
 mod common;
 
 use common::{
-    have_requirements, parse_reference_summary, reference_peertime_lines, ChildGuard,
-    RunningListener,
+    have_requirements, parse_reference_summary, reference_peertime_lines, RunningListener,
 };
 use std::net::SocketAddr;
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use sysgauge_testkit::{free_udp_port, reference_2ping_listener, ChildGuard};
 use sysgauge_twoping::auth::{Auth, Digest};
-use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport, Target};
+use sysgauge_twoping::client::{ClientConfig, ClientEvent, ClientReport, Target};
 use sysgauge_twoping::listener::ListenerConfig;
 use sysgauge_twoping::LossDirection;
 
@@ -33,27 +32,14 @@ fn have_2ping(test: &str) -> bool {
 
 /// Starts `2ping --listen` on `ip`, on a free port, with `extra` options.
 fn reference_listener(ip: &str, extra: &[&str]) -> (ChildGuard, SocketAddr) {
-    let port = common::free_udp_port(ip);
-    let mut cmd = Command::new("2ping");
-    cmd.args(["--listen", "-I", ip, "--port", &port.to_string()])
-        .args(extra);
-    let mut child = ChildGuard::spawn(&mut cmd);
-    assert!(
-        child.wait_for_line("2PING listener", READY),
-        "reference listener did not start: {}",
-        child.output()
-    );
+    let port = free_udp_port(ip);
+    let child = reference_2ping_listener(ip, port, extra, READY);
     let addr = SocketAddr::new(ip.parse().expect("ip"), port);
     (child, addr)
 }
 
 fn run_client(config: ClientConfig, addr: SocketAddr) -> (ClientReport, Vec<ClientEvent>) {
-    let mut client = Client::new(config, vec![Target::new("ref", addr)]).expect("client");
-    let mut events = Vec::new();
-    let report = client
-        .run(&AtomicBool::new(false), &mut |e| events.push(e.clone()))
-        .expect("run");
-    (report, events)
+    common::run_client(config, vec![Target::new("ref", addr)])
 }
 
 fn our_client_against_reference(ip: &str) {
@@ -89,19 +75,11 @@ fn our_client_against_reference(ip: &str) {
     );
 }
 
-#[test]
-fn our_client_against_reference_listener_ipv4() {
-    if have_2ping("our_client_against_reference_listener_ipv4") {
-        our_client_against_reference("127.0.0.1");
-    }
-}
-
-#[test]
-fn our_client_against_reference_listener_ipv6() {
-    if have_2ping("our_client_against_reference_listener_ipv6") {
-        our_client_against_reference("::1");
-    }
-}
+sysgauge_testkit::loopback_tests!(
+    have_2ping => our_client_against_reference:
+    our_client_against_reference_listener_ipv4,
+    our_client_against_reference_listener_ipv6
+);
 
 fn reference_client(ip: &str, port: u16, extra: &[&str], count: u32) -> String {
     let mut cmd = Command::new("2ping");
@@ -126,10 +104,7 @@ fn reference_client(ip: &str, port: u16, extra: &[&str], count: u32) -> String {
 }
 
 fn reference_client_against_ours(ip: &str) {
-    let l = RunningListener::start(ListenerConfig {
-        addresses: vec![SocketAddr::new(ip.parse().expect("ip"), 0)],
-        ..ListenerConfig::default()
-    });
+    let l = RunningListener::start(common::listener_on(ip));
     let out = reference_client(ip, l.addr().port(), &[], 5);
     let s = parse_reference_summary(&out).unwrap_or_else(|| panic!("no summary in: {out}"));
     assert_eq!(
@@ -147,19 +122,11 @@ fn reference_client_against_ours(ip: &str) {
     assert_eq!(listener.counters().snapshot().dropped(), 0);
 }
 
-#[test]
-fn reference_client_against_our_listener_ipv4() {
-    if have_2ping("reference_client_against_our_listener_ipv4") {
-        reference_client_against_ours("127.0.0.1");
-    }
-}
-
-#[test]
-fn reference_client_against_our_listener_ipv6() {
-    if have_2ping("reference_client_against_our_listener_ipv6") {
-        reference_client_against_ours("::1");
-    }
-}
+sysgauge_testkit::loopback_tests!(
+    have_2ping => reference_client_against_ours:
+    reference_client_against_our_listener_ipv4,
+    reference_client_against_our_listener_ipv6
+);
 
 #[test]
 fn hmac_interop_every_digest_both_ways() {

@@ -5,20 +5,13 @@
 
 mod common;
 
-use common::RunningListener;
+use common::{listener_on, run_client, RunningListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use sysgauge_twoping::auth::{Auth, Digest};
-use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport, Target};
+use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, Target};
 use sysgauge_twoping::listener::ListenerConfig;
-
-fn listener_on(ip: &str) -> ListenerConfig {
-    ListenerConfig {
-        addresses: vec![std::net::SocketAddr::new(ip.parse().expect("ip"), 0)],
-        ..ListenerConfig::default()
-    }
-}
 
 fn quick(count: u64) -> ClientConfig {
     ClientConfig {
@@ -28,18 +21,9 @@ fn quick(count: u64) -> ClientConfig {
     }
 }
 
-fn run(config: ClientConfig, targets: Vec<Target>) -> (ClientReport, Vec<ClientEvent>) {
-    let mut client = Client::new(config, targets).expect("client");
-    let mut events = Vec::new();
-    let report = client
-        .run(&AtomicBool::new(false), &mut |e| events.push(e.clone()))
-        .expect("run");
-    (report, events)
-}
-
 fn ping_ok(ip: &str) {
     let l = RunningListener::start(listener_on(ip));
-    let (report, events) = run(quick(5), vec![Target::new(ip, l.addr())]);
+    let (report, events) = run_client(quick(5), vec![Target::new(ip, l.addr())]);
     let h = &report.hosts[0];
     assert_eq!(h.counts.transmitted, 5, "{h:?}");
     assert_eq!(h.counts.received, 5, "{h:?}");
@@ -100,7 +84,7 @@ fn several_hosts_in_parallel() {
     let a = RunningListener::start(listener_on("127.0.0.1"));
     let b = RunningListener::start(listener_on("::1"));
     let started = Instant::now();
-    let (report, _) = run(
+    let (report, _) = run_client(
         quick(8),
         vec![Target::new("a", a.addr()), Target::new("b", b.addr())],
     );
@@ -123,7 +107,7 @@ fn hmac_every_digest_and_wrong_key() {
             auth: Some(auth.clone()),
             ..listener_on("127.0.0.1")
         });
-        let (report, _) = run(
+        let (report, _) = run_client(
             ClientConfig {
                 auth: Some(auth),
                 ..quick(3)
@@ -138,7 +122,7 @@ fn hmac_every_digest_and_wrong_key() {
         auth: Some(Auth::new(Digest::HmacSha256, "right")),
         ..listener_on("127.0.0.1")
     });
-    let (report, _) = run(
+    let (report, _) = run_client(
         ClientConfig {
             auth: Some(Auth::new(Digest::HmacSha256, "wrong")),
             linger: Duration::from_millis(200),
@@ -156,7 +140,7 @@ fn hmac_every_digest_and_wrong_key() {
 fn flood_sends_as_fast_as_replies_come() {
     let l = RunningListener::start(listener_on("127.0.0.1"));
     let started = Instant::now();
-    let (report, _) = run(
+    let (report, _) = run_client(
         ClientConfig {
             count: Some(2000),
             flood: true,
@@ -179,7 +163,7 @@ fn flood_sends_as_fast_as_replies_come() {
 fn deadline_bounds_the_run() {
     let l = RunningListener::start(listener_on("127.0.0.1"));
     let started = Instant::now();
-    let (report, _) = run(
+    let (report, _) = run_client(
         ClientConfig {
             count: None,
             deadline: Some(Duration::from_millis(300)),
@@ -221,8 +205,8 @@ fn cancellation_returns_the_summary_so_far() {
 #[test]
 fn no_listener_means_errors_and_undetermined_losses() {
     // A port nobody listens on: ICMP port unreachable comes back as errors.
-    let port = common::free_udp_port("127.0.0.1");
-    let (report, events) = run(
+    let port = sysgauge_testkit::free_udp_port("127.0.0.1");
+    let (report, events) = run_client(
         ClientConfig {
             linger: Duration::from_millis(200),
             ..quick(3)
@@ -280,7 +264,7 @@ fn listener_reports_loss_of_its_second_legs() {
 #[test]
 fn source_address_is_used() {
     let l = RunningListener::start(listener_on("127.0.0.1"));
-    let (report, _) = run(
+    let (report, _) = run_client(
         ClientConfig {
             source: Some("127.0.0.2".parse().expect("ip")),
             ..quick(2)
@@ -297,7 +281,7 @@ fn source_address_is_used() {
 fn adaptive_mode_paces_by_rtt() {
     let l = RunningListener::start(listener_on("::1"));
     let started = Instant::now();
-    let (report, _) = run(
+    let (report, _) = run_client(
         ClientConfig {
             count: Some(50),
             adaptive: true,

@@ -99,6 +99,8 @@ pub enum ImportFormatArg {
     Csv,
     /// The output of `openssl speed`: its table (any version) or its -mr records.
     Openssl,
+    /// mbw's output: its result lines (`AVG  Method: MEMCPY …`), with or without the others.
+    Mbw,
 }
 
 /// The results database, the one option every command that reads or
@@ -162,7 +164,7 @@ pub struct ImportArgs {
     #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
     pub format: ImportFormatArg,
 
-    /// Host name for `openssl speed` output (default: the file's name without extension).
+    /// Host name for `openssl speed` or mbw output (default: the file's name without extension).
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
 }

@@ -10,6 +10,7 @@
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
+use sysgauge_bench::memory::mbw;
 use sysgauge_bench::openssl_speed;
 use sysgauge_bench::registry::{benchmarks, Options};
 use sysgauge_compare::import::{
@@ -49,7 +50,7 @@ pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>> {
 pub struct FileOptions {
     /// Force a format instead of telling it from the content.
     pub format: Option<Format>,
-    /// Host name for `openssl speed` output (default: the file's stem).
+    /// Host name for `openssl speed` or mbw output (default: the file's stem).
     pub host: Option<String>,
 }
 
@@ -59,17 +60,17 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
     let text = String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV or openssl speed -mr output)"))?;
+        .map_err(|_| anyhow::anyhow!("{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, openssl speed or mbw output)"))?;
     let format = match opts.format.or_else(|| sniff(&text)) {
         Some(f) => f,
         None if text.trim().is_empty() => bail!("{name}: the file is empty"),
         None => bail!(
-            "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, or `openssl speed -mr` output); pass --format"
+            "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, `openssl speed` or mbw output); pass --format"
         ),
     };
-    if opts.host.is_some() && format != Format::OpensslSpeed {
+    if opts.host.is_some() && matches!(format, Format::Json | Format::Csv) {
         bail!(
-            "{name}: --host names the machine of `openssl speed` output; this file is {} and names its own hosts",
+            "{name}: --host names the machine of `openssl speed` or mbw output; this file is {} and names its own hosts",
             format.name()
         );
     }
@@ -99,30 +100,47 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
                     u.line, u.text
                 );
             }
-            let host_name = match &opts.host {
-                Some(h) => h.clone(),
-                None => path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().to_string())
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| "openssl".to_string()),
-            };
             let results = openssl_speed::to_results_at(&report, at);
-            if results.is_empty() {
-                bail!("{name}: no positive result in the file");
-            }
-            let host = HostInfo {
-                hostname: Some(host_name),
-                ..HostInfo::default()
-            };
-            let mut run = synthetic_run(&ctx, "openssl", host, results, &text);
+            let mut run = one_host_run(&ctx, format, path, opts, results, &text)?;
             if let Some(v) = &report.version {
                 run.tags.insert("openssl_version".to_string(), v.clone());
             }
             vec![run]
         }
+        Format::Mbw => {
+            let results = mbw::parse_mbw(&text, at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+            vec![one_host_run(&ctx, format, path, opts, results, &text)?]
+        }
     };
     Ok(runs)
+}
+
+/// The run of a tool's output that names no machine (openssl, mbw): the
+/// host is `--host`, else the file's name without extension.
+fn one_host_run(
+    ctx: &ImportContext<'_>,
+    format: Format,
+    path: &Path,
+    opts: &FileOptions,
+    results: Vec<sysgauge_core::record::ResultRecord>,
+    text: &str,
+) -> Result<RunRecord> {
+    if results.is_empty() {
+        bail!("{}: no positive result in the file", ctx.source_name);
+    }
+    let host_name = match &opts.host {
+        Some(h) => h.clone(),
+        None => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| format.name().to_string()),
+    };
+    let host = HostInfo {
+        hostname: Some(host_name),
+        ..HostInfo::default()
+    };
+    Ok(synthetic_run(ctx, format.name(), host, results, text))
 }
 
 /// Where a machine came from, for telling apart two machines with the same

@@ -47,13 +47,7 @@ fn run_json_is_strict_and_stored() {
     );
 
     // The same run is in the database, identical to the JSON.
-    let show = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .args(["export", "1", "--format", "json"])
-        .succeeds();
-    let stored: RunRecord = serde_json::from_slice(&show.stdout).unwrap();
+    let stored = sb.stored_run(1);
     assert_eq!(stored.run_id, run.run_id);
     assert_eq!(stored.results.len(), 2);
     assert_eq!(
@@ -65,11 +59,7 @@ fn run_json_is_strict_and_stored() {
 #[test]
 fn json_to_stdout_keeps_stdout_clean() {
     let sb = Sandbox::new();
-    let out = sb
-        .tiny_run()
-        .args(["--only", "hash.blake3", "--json", "-", "--no-store"])
-        .succeeds();
-    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
+    let (run, out) = sb.tiny_unstored_run("hash.blake3");
     assert_eq!(run.results.len(), 1);
     assert!(stderr_of(&out).contains("hash.blake3"));
     assert!(!sb.db().exists());
@@ -276,14 +266,7 @@ fn bad_input_is_refused_cleanly() {
         for (k, v) in &env {
             c.env(k, v);
         }
-        let out = c.output().unwrap();
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(expect),
-            "{args:?}: expected '{expect}' in: {err}"
-        );
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        let out = c.usage_error(expect);
         assert!(stdout_of(&out).is_empty(), "{args:?}");
     }
 }
@@ -309,35 +292,26 @@ fn newer_or_foreign_database_is_refused_untouched() {
         )
         .unwrap();
     }
-    let before = std::fs::read(&db).unwrap_or_default();
-    let out = sb.tiny_run().exits_with(2);
-    assert!(
-        stderr_of(&out).contains("newer sysgauge"),
-        "{}",
-        stderr_of(&out)
-    );
-    assert!(
-        std::fs::read(&db).unwrap_or_default() == before,
-        "the database file was modified"
-    );
+    refused_untouched(&mut sb.tiny_run(), &db, "newer sysgauge");
 
     let other = sb.path().join("other.db");
     std::fs::write(&other, "not a database, just text\n".repeat(200)).unwrap();
-    let before = std::fs::read(&other).unwrap_or_default();
-    let out = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(&other)
-        .arg("list")
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("is not a sysgauge results database"),
-        "{}",
-        stderr_of(&out)
+    refused_untouched(
+        sb.cmd().args(["results", "--db"]).arg(&other).arg("list"),
+        &other,
+        "is not a sysgauge results database",
     );
+}
+
+/// Runs `cmd`, which must refuse `file` as a usage error saying `why`, and
+/// leave the file byte for byte as it was.
+fn refused_untouched(cmd: &mut assert_cmd::Command, file: &std::path::Path, why: &str) {
+    let before = std::fs::read(file).unwrap_or_default();
+    cmd.usage_error(why);
     assert!(
-        std::fs::read(&other).unwrap_or_default() == before,
-        "the foreign file was modified"
+        std::fs::read(file).unwrap_or_default() == before,
+        "{} was modified",
+        file.display()
     );
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{stderr_of, stdout_of, Outcome, Sandbox};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use sysgauge_compare::{Comparison, COMPARE_SCHEMA_VERSION};
 
 fn csv_fixture(name: &str) -> PathBuf {
@@ -21,28 +21,14 @@ fn openssl_fixture(name: &str) -> PathBuf {
 }
 
 fn import(sb: &Sandbox, files: &[PathBuf]) -> std::process::Output {
-    sb.cmd()
-        .arg("import")
-        .arg("--db")
-        .arg(sb.db())
-        .args(files)
-        .output()
-        .unwrap()
+    sb.on_db("import").args(files).output().unwrap()
 }
 
 fn runs_in_db(sb: &Sandbox) -> usize {
     if !sb.db().exists() {
         return 0;
     }
-    let out = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .args(["list", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v.as_array().map(|a| a.len()).unwrap_or(0)
+    sb.listed_runs().as_array().map(|a| a.len()).unwrap_or(0)
 }
 
 #[test]
@@ -58,9 +44,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
     assert_eq!(runs_in_db(&sb), 3);
 
     let table = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args(["hosta", "hostb", "--reference", "hostx"])
         .succeeds();
     let text = stdout_of(&table);
@@ -76,9 +60,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
     assert!(text.contains("BogoMIPS"), "{text}");
 
     let json = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args(["--reference", "hostx", "--format", "json"])
         .succeeds();
     // Strict: every struct in Comparison denies unknown fields.
@@ -114,9 +96,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
 
     for (format, marker) in [("md", "| hash.sha256 |"), ("csv", "case,hash,hash.sha256,")] {
         let out = sb
-            .cmd()
-            .args(["compare", "--db"])
-            .arg(sb.db())
+            .on_db("compare")
             .args(["--reference", "hostx", "--format", format])
             .succeeds();
         assert!(
@@ -162,9 +142,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
     let before = runs_in_db(&sb);
     let truncated_json = sb.path().join("truncated.json");
     let export = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
+        .on_db("results")
         .args(["export", "1", "--format", "json"])
         .output()
         .unwrap();
@@ -229,9 +207,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
     }
     // Unknown reference host.
     let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args(["--reference", "nosuchhost"])
         .exits_with(2);
     let err = stderr_of(&out);
@@ -247,12 +223,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         .exits_with(2);
     assert!(stderr_of(&out).contains("bad-zero.csv:3:"));
     // An unknown family.
-    let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
-        .args(["--family", "disk"])
-        .exits_with(2);
+    let out = sb.on_db("compare").args(["--family", "disk"]).exits_with(2);
     assert!(stderr_of(&out).contains("no results for family 'disk'"));
 }
 
@@ -262,16 +233,12 @@ fn openssl_output_compares_with_a_sysgauge_run() {
     sb.tiny_run()
         .args(["--only", "hash.sha256,hash.md5"])
         .succeeds();
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
+    sb.on_db("import")
         .args(["--host", "openssl-here"])
         .arg(openssl_fixture("3.0-sha256-md5-8k.txt"))
         .succeeds();
     let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args(["--reference", "openssl-here", "--format", "json"])
         .succeeds();
     let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
@@ -370,15 +337,13 @@ fn html_report_renders_in_headless_chromium() {
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(!text.contains("<script") && !text.contains("<link"));
 
-    let browser = chromium();
-    if !sysgauge_testkit::require(
+    let Some(browser) = sysgauge_testkit::require_some(
         "chromium is not installed (the browser part of the report test)",
-        browser.is_some(),
+        chromium(),
         "apt-get install chromium",
-    ) {
+    ) else {
         return;
-    }
-    let Some(browser) = browser else { return };
+    };
     let profile = sb.path().join("chromium-profile");
     let url = format!("file://{}", html.display());
     let headless = |extra: &[&str]| {
@@ -476,37 +441,31 @@ fn run_bounded(mut cmd: std::process::Command, limit: std::time::Duration) -> st
     }
 }
 
+/// `sysgauge chart CSV OPTIONS FILE`: the chart `options` ask for, of the
+/// results in `csv`, written to `file`.
+fn chart(sb: &Sandbox, csv: &Path, options: &[&str], file: &Path) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.arg("chart").arg(csv).args(options).arg(file);
+    c
+}
+
 #[test]
 fn charts_as_png_and_svg() {
     let sb = Sandbox::new();
     let csv = csv_fixture("three-hosts.csv");
     let png = sb.path().join("summary.png");
-    sb.cmd()
-        .arg("chart")
-        .arg(&csv)
-        .args(["--reference", "hostx", "--png"])
-        .arg(&png)
-        .succeeds();
+    chart(&sb, &csv, &["--reference", "hostx", "--png"], &png).succeeds();
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let svg = sb.path().join("ratios.svg");
-    sb.cmd()
-        .arg("chart")
-        .arg(&csv)
-        .args(["--kind", "ratios", "--family", "other", "--svg"])
-        .arg(&svg)
-        .succeeds();
+    let ratios = ["--kind", "ratios", "--family", "other", "--svg"];
+    chart(&sb, &csv, &ratios, &svg).succeeds();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("dd-zero"));
     // No block-size data in this CSV: a clear error, no file.
     let none = sb.path().join("none.svg");
-    let out = sb
-        .cmd()
-        .arg("chart")
-        .arg(&csv)
-        .args(["--kind", "block-size", "--family", "other", "--svg"])
-        .arg(&none)
-        .exits_with(2);
+    let block_size = ["--kind", "block-size", "--family", "other", "--svg"];
+    let out = chart(&sb, &csv, &block_size, &none).exits_with(2);
     assert!(stderr_of(&out).contains("block_size"));
     assert!(!none.exists());
 }
@@ -566,23 +525,14 @@ fn a_host_stands_for_its_latest_run() {
     for _ in 0..2 {
         sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
     }
-    let list = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .args(["list", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let v = sb.listed_runs();
     let host = v[0]["host"]
         .as_str()
         .unwrap_or_else(|| panic!("{v}"))
         .to_string();
     let latest = v[0]["run_id"].as_str().unwrap_or("").to_string();
     let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
+        .on_db("compare")
         .args([host.as_str(), "1", "--format", "json"])
         .succeeds();
     let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
@@ -595,12 +545,7 @@ fn a_host_stands_for_its_latest_run() {
     assert_eq!(c.machines[1].label, format!("{host} (run 1)"));
     assert_eq!(c.reference, c.machines[0].label);
     // The same run named twice is one machine: too few to compare.
-    let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
-        .args([host.as_str(), "2"])
-        .exits_with(2);
+    let out = sb.on_db("compare").args([host.as_str(), "2"]).exits_with(2);
     assert!(stderr_of(&out).contains("at least two machines"));
 }
 
@@ -623,13 +568,7 @@ fn foreign_host_names_reach_no_terminal_or_svg_raw() {
     let err = stderr_of(&out);
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
     assert!(err.contains("ev\\u{1b}]0;pwned\\u{7}<b>il"), "{err}");
-    let out = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .arg("list")
-        .output()
-        .unwrap();
+    let out = sb.on_db("results").arg("list").output().unwrap();
     let list = stdout_of(&out);
     assert!(list.contains("ev\\u{1b}]0;pwned"), "{list}");
     assert!(
@@ -637,15 +576,7 @@ fn foreign_host_names_reach_no_terminal_or_svg_raw() {
         "{list:?}"
     );
     let svg = sb.path().join("evil.svg");
-    let out = sb
-        .cmd()
-        .arg("chart")
-        .arg(&csv)
-        .args(["--reference", "hostx", "--svg"])
-        .arg(&svg)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    chart(&sb, &csv, &["--reference", "hostx", "--svg"], &svg).succeeds();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(!text.contains("<b>"), "raw markup in the SVG");
     assert!(text.contains("&lt;b&gt;il"), "the label is missing");

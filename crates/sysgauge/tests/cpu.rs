@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
-use sysgauge_core::{RunRecord, RunStatus, Status, Unit};
+use common::{completed_record, read_record, stdout_of, Outcome, Sandbox};
+use sysgauge_core::{Status, Unit};
 
 const KERNELS: [&str; 10] = [
     "cpu.numeric-sort",
@@ -20,28 +20,12 @@ const KERNELS: [&str; 10] = [
     "cpu.lu-decomposition",
 ];
 
-fn cpu_cmd(sb: &Sandbox) -> assert_cmd::Command {
-    let mut c = sb.cmd();
-    c.args(["cpu", "--profile", "tiny", "--repetitions", "3", "--db"])
-        .arg(sb.db())
-        .arg("--scratch-dir")
-        .arg(sb.scratch());
-    c
-}
-
-fn record(path: &std::path::Path) -> RunRecord {
-    let text = std::fs::read_to_string(path).unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
-}
-
 #[test]
 fn every_kernel_and_the_indexes() {
     let sb = Sandbox::new();
     let json = sb.path().join("cpu.json");
-    let out = cpu_cmd(&sb).arg("--json").arg(&json).succeeds();
-    let run = record(&json);
-    assert_eq!(run.command, "cpu");
-    assert_eq!(run.status, RunStatus::Complete);
+    let out = sb.tiny("cpu").arg("--json").arg(&json).succeeds();
+    let run = completed_record(&json, "cpu");
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     let mut expected: Vec<&str> = KERNELS.to_vec();
     expected.extend(["cpu.index-integer", "cpu.index-float", "cpu.index-memory"]);
@@ -71,7 +55,8 @@ fn every_kernel_and_the_indexes() {
 fn thread_counts_give_scaling_efficiency() {
     let sb = Sandbox::new();
     let json = sb.path().join("cpu.json");
-    let out = cpu_cmd(&sb)
+    let out = sb
+        .tiny("cpu")
         .args([
             "--threads",
             "2,1",
@@ -82,7 +67,7 @@ fn thread_counts_give_scaling_efficiency() {
         .arg("--json")
         .arg(&json)
         .succeeds();
-    let run = record(&json);
+    let run = read_record(&json);
     let cases: Vec<(String, Option<u64>)> = run
         .results
         .iter()
@@ -117,13 +102,7 @@ fn thread_counts_give_scaling_efficiency() {
 #[test]
 fn run_and_cpu_use_the_same_ids() {
     let sb = Sandbox::new();
-    let json = sb.path().join("run.json");
-    sb.tiny_run()
-        .args(["--only", "cpu.idea,cpu.fourier"])
-        .arg("--json")
-        .arg(&json)
-        .succeeds();
-    let run = record(&json);
+    let run = sb.tiny_run_record("cpu.idea,cpu.fourier");
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, vec!["cpu.fourier", "cpu.idea"]);
     assert!(run
@@ -144,11 +123,7 @@ fn bad_cpu_arguments_exit_2() {
         ),
         (vec!["--threads", "2", "--ladder"], "cannot be used with"),
     ] {
-        let out = cpu_cmd(&sb).args(&args).output().unwrap();
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{err}");
+        sb.tiny("cpu").args(&args).usage_error(needle);
     }
     assert!(!sb.db().exists(), "nothing may be written on bad input");
 }

@@ -4,24 +4,23 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
-use sysgauge_core::{RunRecord, Status};
+use common::{read_record, stderr_of, stdout_of, Outcome, Sandbox};
+use sysgauge_core::Status;
+
+/// `sysgauge crypto` with the tiny profile, one repetition, at these block
+/// sizes.
+fn crypto_once(sb: &Sandbox, block_sizes: &str) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.args(["crypto", "--profile", "tiny", "--repetitions", "1"])
+        .args(["--block-sizes", block_sizes]);
+    c
+}
 
 #[test]
 fn crypto_table_and_records() {
     let sb = Sandbox::new();
     let json = sb.path().join("crypto.json");
-    let out = sb
-        .cmd()
-        .args([
-            "crypto",
-            "--profile",
-            "tiny",
-            "--repetitions",
-            "1",
-            "--block-sizes",
-            "16,8KiB",
-        ])
+    let out = crypto_once(&sb, "16,8KiB")
         .arg("--db")
         .arg(sb.db())
         .arg("--json")
@@ -40,8 +39,7 @@ fn crypto_table_and_records() {
         table.contains("sign/s") && table.contains("op/s"),
         "{table}"
     );
-    let run: RunRecord =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default()).unwrap();
+    let run = read_record(&json);
     assert_eq!(run.command, "crypto");
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     for id in [
@@ -86,8 +84,7 @@ fn crypto_bad_input_is_a_usage_error() {
         vec!["crypto", "--threads", "0"],
         vec!["clock", "--cpus", "banana"],
     ] {
-        let out = sb.cmd().args(&args).arg("--no-store").output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
+        let out = sb.cmd().args(&args).arg("--no-store").usage_error(args[1]);
         let err = stderr_of(&out);
         // Checked by sysgauge or by the command line's value parser: either
         // way one line that names the option.
@@ -111,19 +108,8 @@ fn crypto_versus_openssl() {
     }
     let sb = Sandbox::new();
     // A small case: a digest, a cipher and a signature at one size.
-    let out = sb
-        .cmd()
-        .args([
-            "crypto",
-            "--profile",
-            "tiny",
-            "--repetitions",
-            "1",
-            "--block-sizes",
-            "16",
-            "--vs-openssl",
-            "--no-store",
-        ])
+    let out = crypto_once(&sb, "16")
+        .args(["--vs-openssl", "--no-store"])
         .args(["--only", "md5,aes-128-cbc,rsa-2048"])
         .succeeds();
     let text = stdout_of(&out);
@@ -160,14 +146,7 @@ fn clock_command_and_run_phases() {
         "{text}"
     );
 
-    let json = sb.path().join("run.json");
-    sb.tiny_run()
-        .args(["--only", "clock,hash.md5"])
-        .arg("--json")
-        .arg(&json)
-        .succeeds();
-    let run: RunRecord =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default()).unwrap();
+    let run = sb.tiny_run_record("clock,hash.md5");
     let phases: Vec<(&str, Option<&str>)> = run
         .results
         .iter()

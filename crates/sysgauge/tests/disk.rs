@@ -17,11 +17,14 @@ use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use sysgauge_core::{ResultRecord, RunRecord, Status};
+use sysgauge_testkit::{output_of_success, Interrupt};
 
-/// True when raw-device tests can run: root, and the programs exist.
-fn can_use_loop_devices(programs: &[&str]) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+/// The turn of a raw-device test (they share the loop devices, one at a
+/// time), when it can run: root, the programs exist, and loop devices do.
+/// None when it cannot (after the skip-or-fail rule).
+fn loop_device_turn(programs: &[&str]) -> Option<std::sync::MutexGuard<'static, ()>> {
+    let turn = serial();
+    let root = sysgauge_testkit::is_root();
     let missing: Vec<&str> = programs
         .iter()
         .copied()
@@ -36,18 +39,7 @@ fn can_use_loop_devices(programs: &[&str]) -> bool {
         root && missing.is_empty() && loop_ok,
         "run as root with util-linux and loop devices",
     )
-}
-
-fn run(cmd: &mut Command) -> std::process::Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    .then_some(turn)
 }
 
 /// A loop device over a file, detached on drop.
@@ -65,7 +57,7 @@ impl LoopDev {
         if partscan {
             c.arg("--partscan");
         }
-        let out = run(c.arg(file));
+        let out = output_of_success(c.arg(file));
         let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         assert!(dev.to_string_lossy().starts_with("/dev/loop"), "{dev:?}");
         LoopDev { dev }
@@ -242,25 +234,18 @@ fn bad_arguments_exit_2() {
         (&["--only", "hash.nope"], "--only"),
     ];
     for (args, needle) in cases {
-        let out = sb
-            .cmd()
+        sb.cmd()
             .args(["disk", "--no-store", "--profile", "tiny"])
             .args(*args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
-        let err = stderr_of(&out);
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{err}");
+            .usage_error(needle);
     }
 }
 
 #[test]
 fn raw_mode_explains_and_writes_nothing_without_destroy_data() {
-    let _serial = serial();
-    if !can_use_loop_devices(&["losetup"]) {
+    let Some(_turn) = loop_device_turn(&["losetup"]) else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let img = blank_image(sb.path(), "blank.img", 16 << 20);
     let lo = LoopDev::attach(&img, None, false);
@@ -276,10 +261,9 @@ fn raw_mode_explains_and_writes_nothing_without_destroy_data() {
 
 #[test]
 fn raw_mode_shows_read_modify_write_on_4k_sectors() {
-    let _serial = serial();
-    if !can_use_loop_devices(&["losetup"]) {
+    let Some(_turn) = loop_device_turn(&["losetup"]) else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let img = blank_image(sb.path(), "4k.img", 32 << 20);
     let lo = LoopDev::attach(&img, Some(4096), false);
@@ -318,13 +302,12 @@ fn raw_mode_shows_read_modify_write_on_4k_sectors() {
 
 #[test]
 fn raw_mode_refuses_signatures_unless_forced() {
-    let _serial = serial();
-    if !can_use_loop_devices(&["losetup", "mkswap"]) {
+    let Some(_turn) = loop_device_turn(&["losetup", "mkswap"]) else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let img = blank_image(sb.path(), "swap.img", 16 << 20);
-    run(Command::new("mkswap").arg("-q").arg(&img));
+    output_of_success(Command::new("mkswap").arg("-q").arg(&img));
     let lo = LoopDev::attach(&img, None, false);
     let out = raw_cmd(&sb, lo.path()).arg("--destroy-data").exits_with(2);
     let err = stderr_of(&out);
@@ -347,13 +330,12 @@ fn raw_mode_refuses_signatures_unless_forced() {
 /// overrides one known signature, never this; the message says why.
 #[test]
 fn raw_mode_refuses_an_ambivalent_device_even_when_forced() {
-    let _serial = serial();
-    if !can_use_loop_devices(&["losetup", "mkfs.ext4", "blkid"]) {
+    let Some(_turn) = loop_device_turn(&["losetup", "mkfs.ext4", "blkid"]) else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let img = blank_image(sb.path(), "two.img", 16 << 20);
-    run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&img));
+    output_of_success(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&img));
     {
         use std::os::unix::fs::FileExt;
         let f = std::fs::OpenOptions::new().write(true).open(&img).unwrap();
@@ -392,8 +374,7 @@ fn raw_mode_refuses_an_ambivalent_device_even_when_forced() {
 
 #[test]
 fn raw_mode_refuses_mounted_devices_and_swap() {
-    let _serial = serial();
-    if !can_use_loop_devices(&[
+    let Some(_turn) = loop_device_turn(&[
         "losetup",
         "mkfs.ext4",
         "mount",
@@ -401,9 +382,9 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
         "swapon",
         "swapoff",
         "mkswap",
-    ]) {
+    ]) else {
         return;
-    }
+    };
     let sb = Sandbox::new();
 
     // A mounted ext4 (partitions, LVM and md holders are covered by a
@@ -411,10 +392,10 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     // tables nor device-mapper).
     let img = blank_image(sb.path(), "ext4.img", 32 << 20);
     let dev = LoopDev::attach(&img, None, false);
-    run(Command::new("mkfs.ext4").args(["-q", "-F", dev.path()]));
+    output_of_success(Command::new("mkfs.ext4").args(["-q", "-F", dev.path()]));
     let mnt = sb.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
-    run(Command::new("mount").arg(dev.path()).arg(&mnt));
+    output_of_success(Command::new("mount").arg(dev.path()).arg(&mnt));
     let unmount = Undo(vec!["umount".into(), mnt.to_string_lossy().into_owned()]);
     let out = raw_cmd(&sb, dev.path())
         .args(["--destroy-data", "--force"])
@@ -430,8 +411,8 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     // A device in use as swap.
     let simg = blank_image(sb.path(), "swapon.img", 16 << 20);
     let sdev = LoopDev::attach(&simg, None, false);
-    run(Command::new("mkswap").args(["-q", sdev.path()]));
-    run(Command::new("swapon").args(["-p", "0", sdev.path()]));
+    output_of_success(Command::new("mkswap").args(["-q", sdev.path()]));
+    output_of_success(Command::new("swapon").args(["-p", "0", sdev.path()]));
     let swapoff = Undo(vec!["swapoff".into(), sdev.path().to_string()]);
     let out = raw_cmd(&sb, sdev.path())
         .args(["--destroy-data", "--force"])
@@ -446,37 +427,15 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
 
 #[test]
 fn ctrl_c_stops_and_leaves_nothing_behind() {
-    use std::time::Duration;
     let sb = Sandbox::new();
     let target = sb.scratch();
-    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
-    let run = sysgauge_testkit::interrupt_after(
-        Command::new(bin)
-            .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
-            .arg(sb.db())
-            .arg("--path")
-            .arg(&target)
-            .env("HOME", sb.path()),
-        "[1/",
-        Duration::from_secs(120),
-        Duration::from_secs(60),
-        // Let the second case get under way, then interrupt it.
-        |_, _| std::thread::sleep(Duration::from_millis(300)),
-    );
-    let (started, status, log) = (run.started, run.status, run.log);
-    assert!(started, "no case finished in time:\n{log}");
-    assert_eq!(status.code(), Some(130), "{log}");
+    let run = sb.stopped_disk_run(Interrupt::after("[1/"), &target);
+    run.assert_started_then_exited(130);
     let left: Vec<_> = std::fs::read_dir(&target)
         .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "left behind: {left:?}");
-    let out = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .arg("list")
-        .output()
-        .unwrap();
+    let out = sb.on_db("results").arg("list").output().unwrap();
     assert!(
         stdout_of(&out).contains("interrupted"),
         "{}",

@@ -8,27 +8,21 @@
 mod common;
 
 use common::Sandbox;
-use std::process::Command;
-use std::time::Duration;
+use sysgauge_testkit::Interrupt;
 
 #[test]
 fn sigint_leaves_intact_database_and_no_scratch() {
     let sb = Sandbox::new();
     let scratch = sb.scratch();
     let db = sb.db();
-    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
     let mut had_files = Vec::new();
     // Wait (bounded) until two cases have finished, then interrupt.
-    let run = sysgauge_testkit::interrupt_after(
-        Command::new(bin)
+    let run = Interrupt::after("[2/").run(
+        sb.std_cmd()
             .args(["run", "--only", "sweep", "--profile", "quick", "--db"])
             .arg(&db)
             .arg("--scratch-dir")
-            .arg(&scratch)
-            .env("HOME", sb.path()),
-        "[2/",
-        Duration::from_secs(120),
-        Duration::from_secs(60),
+            .arg(&scratch),
         |_, _| {
             had_files = files_under(&scratch)
                 .into_iter()
@@ -36,13 +30,12 @@ fn sigint_leaves_intact_database_and_no_scratch() {
                 .collect();
         },
     );
-    let (started, status, log) = (run.started, run.status, run.log);
-    assert!(started, "no case finished before the timeout:\n{log}");
+    run.assert_started_then_exited(130);
+    let log = run.log;
     assert!(
         !had_files.is_empty(),
         "the scratch directory held no file when the run was interrupted:\n{log}"
     );
-    assert_eq!(status.code(), Some(130), "stderr:\n{log}");
     assert!(log.contains("interrupted"), "{log}");
 
     let conn = rusqlite::Connection::open(&db).unwrap();

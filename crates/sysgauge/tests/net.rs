@@ -12,35 +12,23 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Sandbox};
-use std::io::{BufRead, BufReader};
+use common::{read_record, stderr_of, stdout_of, strict_record, Outcome, Sandbox};
 use std::net::{TcpListener, UdpSocket};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 use sysgauge_bench::net::proto::put_udp_header;
 use sysgauge_bench::net::ServiceKey;
-use sysgauge_core::{RunRecord, Status};
+use sysgauge_core::Status;
+use sysgauge_testkit::{free_udp_port, on_path, reference_2ping_listener, ChildGuard};
 
 const READY: Duration = Duration::from_secs(20);
 
-fn have(test: &str, program: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-        .unwrap_or(false);
+fn have_2ping(test: &str) -> bool {
     sysgauge_testkit::require(
-        &format!("{test}: needs program `{program}`"),
-        found,
-        &format!("apt-get install -y {program}"),
+        &format!("{test}: needs program `2ping`"),
+        on_path("2ping"),
+        "apt-get install -y 2ping",
     )
-}
-
-/// A UDP port that was free a moment ago.
-fn free_udp_port(ip: &str) -> u16 {
-    UdpSocket::bind((ip, 0))
-        .and_then(|s| s.local_addr())
-        .unwrap()
-        .port()
 }
 
 /// A port free for both TCP and UDP a moment ago.
@@ -55,140 +43,40 @@ fn free_tcp_udp_port() -> u16 {
     panic!("no free TCP+UDP port");
 }
 
-/// A child process, killed and reaped on drop, its output lines collected.
-struct ChildGuard {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl ChildGuard {
-    fn spawn(cmd: &mut Command) -> ChildGuard {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn: {e}"));
-        let (tx, rx) = mpsc::channel();
-        let out = child.stdout.take().unwrap_or_else(|| panic!("stdout"));
-        let err = child.stderr.take().unwrap_or_else(|| panic!("stderr"));
-        let tx2 = tx.clone();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        std::thread::spawn(move || {
-            for l in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx2.send(format!("stderr: {l}")).is_err() {
-                    break;
-                }
-            }
-        });
-        ChildGuard {
-            child,
-            lines: rx,
-            seen: Vec::new(),
-        }
-    }
-
-    fn wait_for_line(&mut self, needle: &str, timeout: Duration) -> bool {
-        let end = Instant::now() + timeout;
-        while let Some(left) = end.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(l) => {
-                    let hit = l.contains(needle);
-                    self.seen.push(l);
-                    if hit {
-                        return true;
-                    }
-                }
-                Err(_) => return false,
-            }
-        }
-        false
-    }
-
-    fn interrupt(&self) {
-        // SAFETY: kill with a valid pid and signal number has no memory effects.
-        unsafe {
-            libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
-        }
-    }
-
-    fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let end = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(300)) {
-                    self.seen.push(l);
-                }
-                return Some(status);
-            }
-            if Instant::now() >= end {
-                return None;
-            }
-            while let Ok(l) = self.lines.try_recv() {
-                self.seen.push(l);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn output(&self) -> String {
-        self.seen.join("\n")
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn bin() -> Command {
-    Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
-}
-
 /// `sysgauge listen` on `ip` (ready when it said so).
 fn our_listener(sb: &Sandbox, ip: &str, port: u16, extra: &[&str]) -> ChildGuard {
-    let mut cmd = bin();
-    cmd.env("HOME", sb.path())
-        .args(["listen", "-I", ip, "--port", &port.to_string(), "-w", "120"])
+    let mut cmd = sb.std_cmd();
+    cmd.args(["listen", "-I", ip, "--port", &port.to_string(), "-w", "120"])
         .args(extra);
-    let mut child = ChildGuard::spawn(&mut cmd);
-    assert!(
-        child.wait_for_line("2PING listener", READY),
-        "sysgauge listen did not start: {}",
-        child.output()
-    );
-    child
+    ChildGuard::spawn_ready(&mut cmd, "2PING listener", READY)
 }
 
 /// The reference `2ping --listen` on `ip` (ready when it said so).
 fn reference_listener(ip: &str, port: u16, extra: &[&str]) -> ChildGuard {
-    let mut cmd = Command::new("2ping");
-    cmd.args(["--listen", "-I", ip, "--port", &port.to_string()])
-        .args(extra);
-    let mut child = ChildGuard::spawn(&mut cmd);
-    assert!(
-        child.wait_for_line("2PING listener", READY),
-        "2ping --listen did not start: {}",
-        child.output()
+    reference_2ping_listener(ip, port, extra, READY)
+}
+
+/// Ctrl-C to `sysgauge listen`: it must exit 0 within 20 s.
+fn stop_with_ctrl_c(listener: &mut ChildGuard) {
+    listener.interrupt();
+    let status = listener.wait_exit(Duration::from_secs(20));
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "{}",
+        listener.output()
     );
-    child
 }
 
-fn strict_record(bytes: &[u8]) -> RunRecord {
-    serde_json::from_slice(bytes)
-        .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(bytes)))
-}
-
-fn read_record(path: &std::path::Path) -> RunRecord {
-    strict_record(&std::fs::read(path).unwrap())
+/// `sysgauge net` with the tiny profile against the net service at `peer`,
+/// its record on stdout and stored nowhere.
+fn tiny_net_against(sb: &Sandbox, peer: &str) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.args(["net", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--no-store", "--peer", peer, "--json", "-"])
+        .args(["--udp-size", "100"])
+        .timeout(Duration::from_secs(120));
+    c
 }
 
 #[test]
@@ -202,9 +90,7 @@ fn net_tiny_loopback_end_to_end() {
         .arg("--json")
         .arg(&json)
         .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     let run = read_record(&json);
     assert_eq!(run.command, "net");
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
@@ -234,14 +120,7 @@ fn net_tiny_loopback_end_to_end() {
 #[test]
 fn run_includes_the_loopback_net_slice() {
     let sb = Sandbox::new();
-    let out = sb
-        .tiny_run()
-        .args(["--only", "net", "--json", "-", "--no-store"])
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let run = strict_record(&out.stdout);
+    let (run, _) = sb.tiny_unstored_run("net");
     assert_eq!(run.results.len(), 4);
     assert!(run.results.iter().all(|r| r.family == "net" && r.is_ok()));
 }
@@ -252,8 +131,8 @@ fn net_against_listen_serve() {
     let port = free_udp_port("127.0.0.1");
     let serve_port = free_tcp_udp_port();
     let mut l = {
-        let mut cmd = bin();
-        cmd.env("HOME", sb.path()).args([
+        let mut cmd = sb.std_cmd();
+        cmd.args([
             "listen",
             "-I",
             "127.0.0.1",
@@ -265,29 +144,10 @@ fn net_against_listen_serve() {
             "-w",
             "120",
         ]);
-        ChildGuard::spawn(&mut cmd)
+        ChildGuard::spawn_ready(&mut cmd, "net service on 127.0.0.1", READY)
     };
-    assert!(
-        l.wait_for_line("net service on 127.0.0.1", READY),
-        "{}",
-        l.output()
-    );
     let peer = format!("127.0.0.1:{serve_port}");
-    let out = sb
-        .cmd()
-        .args([
-            "net",
-            "--profile",
-            "tiny",
-            "--repetitions",
-            "3",
-            "--no-store",
-        ])
-        .args(["--peer", &peer, "--json", "-", "--udp-size", "100"])
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = tiny_net_against(&sb, &peer).succeeds();
     let run = strict_record(&out.stdout);
     assert_eq!(run.results.len(), 4);
     for r in &run.results {
@@ -296,9 +156,7 @@ fn net_against_listen_serve() {
     }
     // The loopback note is only for loopback runs.
     assert!(!stderr_of(&out).contains("net-loopback"));
-    l.interrupt();
-    let status = l.wait_exit(Duration::from_secs(20));
-    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", l.output());
+    stop_with_ctrl_c(&mut l);
 }
 
 /// The net service on a wildcard (non-loopback) bind: refused without a
@@ -339,17 +197,11 @@ fn keyed_service_on_a_wildcard_bind() {
 
     let key = "a shared key for the test";
     let mut l = {
-        let mut cmd = bin();
-        cmd.env("HOME", sb.path())
-            .env("SYSGAUGE_NET_KEY", key)
+        let mut cmd = sb.std_cmd();
+        cmd.env("SYSGAUGE_NET_KEY", key)
             .args(listen_args(serve_port));
-        ChildGuard::spawn(&mut cmd)
+        ChildGuard::spawn_ready(&mut cmd, "net service on 0.0.0.0", READY)
     };
-    assert!(
-        l.wait_for_line("net service on 0.0.0.0", READY),
-        "{}",
-        l.output()
-    );
     // Forged datagrams: our header with no tag, and with another key's tag.
     let u = UdpSocket::bind("127.0.0.1:0").unwrap();
     u.connect(("127.0.0.1", serve_port)).unwrap();
@@ -374,23 +226,12 @@ fn keyed_service_on_a_wildcard_bind() {
 
     let peer = format!("127.0.0.1:{serve_port}");
     let net = |key: Option<&str>| {
-        let mut c = sb.cmd();
+        let mut c = tiny_net_against(&sb, &peer);
         c.env_remove("SYSGAUGE_NET_KEY");
         if let Some(k) = key {
             c.env("SYSGAUGE_NET_KEY", k);
         }
-        c.args([
-            "net",
-            "--profile",
-            "tiny",
-            "--repetitions",
-            "3",
-            "--no-store",
-        ])
-        .args(["--peer", &peer, "--json", "-", "--udp-size", "100"])
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap()
+        c.output().unwrap()
     };
     let out = net(None);
     let run = strict_record(&out.stdout);
@@ -408,9 +249,7 @@ fn keyed_service_on_a_wildcard_bind() {
     let run = strict_record(&out.stdout);
     assert_eq!(run.results.len(), 4);
     assert!(run.results.iter().all(|r| r.is_ok()), "{run:?}");
-    l.interrupt();
-    let status = l.wait_exit(Duration::from_secs(20));
-    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", l.output());
+    stop_with_ctrl_c(&mut l);
 }
 
 #[test]
@@ -428,6 +267,19 @@ fn net_to_a_missing_peer_fails_clearly() {
     let text = stdout_of(&out);
     assert!(text.contains("cannot connect"), "{text}");
     assert!(text.contains("sysgauge listen --serve"), "{text}");
+}
+
+/// The 2ping statistics block (ours and the reference's are the same) of
+/// three pings that all came back.
+fn assert_three_pings_without_loss(text: &str) {
+    assert!(
+        text.contains("3 pings transmitted, 3 received, 0% ping loss"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"),
+        "{text}"
+    );
 }
 
 fn ping_reference(ip: &str) {
@@ -470,14 +322,7 @@ fn ping_reference(ip: &str) {
         text.contains(&format!("--- {ip} ({ip}) 2ping statistics ---")),
         "{text}"
     );
-    assert!(
-        text.contains("3 pings transmitted, 3 received, 0% ping loss"),
-        "{text}"
-    );
-    assert!(
-        text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"),
-        "{text}"
-    );
+    assert_three_pings_without_loss(&text);
     assert!(text.contains("rtt min/avg/ewma/max/mdev = "), "{text}");
     let run = read_record(&json);
     assert_eq!(run.command, "ping");
@@ -499,19 +344,11 @@ fn ping_reference(ip: &str) {
     assert_eq!(loss.details.get_str("stopped_by"), Some("count"));
 }
 
-#[test]
-fn ping_against_reference_listener_ipv4() {
-    if have("ping_against_reference_listener_ipv4", "2ping") {
-        ping_reference("127.0.0.1");
-    }
-}
-
-#[test]
-fn ping_against_reference_listener_ipv6() {
-    if have("ping_against_reference_listener_ipv6", "2ping") {
-        ping_reference("::1");
-    }
-}
+sysgauge_testkit::loopback_tests!(
+    have_2ping => ping_reference:
+    ping_against_reference_listener_ipv4,
+    ping_against_reference_listener_ipv6
+);
 
 fn reference_against_listen(ip: &str) {
     let sb = Sandbox::new();
@@ -523,14 +360,7 @@ fn reference_against_listen(ip: &str) {
     let status = client.wait_exit(Duration::from_secs(60));
     let text = client.output();
     assert_eq!(status.and_then(|s| s.code()), Some(0), "{text}");
-    assert!(
-        text.contains("3 pings transmitted, 3 received, 0% ping loss"),
-        "{text}"
-    );
-    assert!(
-        text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"),
-        "{text}"
-    );
+    assert_three_pings_without_loss(&text);
     // Our listener printed the reference's 3rd legs with its RTT, and its
     // statistics on Ctrl-C.
     assert!(
@@ -538,10 +368,8 @@ fn reference_against_listen(ip: &str) {
         "{}",
         l.output()
     );
-    l.interrupt();
-    let status = l.wait_exit(Duration::from_secs(20));
+    stop_with_ctrl_c(&mut l);
     let out = l.output();
-    assert_eq!(status.and_then(|s| s.code()), Some(0), "{out}");
     assert_eq!(out.matches("peertime=").count(), 3, "{out}");
     assert!(
         out.contains("3 pings transmitted, 3 received, 0% ping loss"),
@@ -550,23 +378,24 @@ fn reference_against_listen(ip: &str) {
     assert!(out.contains("0 dropped"), "{out}");
 }
 
-#[test]
-fn reference_client_against_listen_ipv4() {
-    if have("reference_client_against_listen_ipv4", "2ping") {
-        reference_against_listen("127.0.0.1");
-    }
-}
+sysgauge_testkit::loopback_tests!(
+    have_2ping => reference_against_listen:
+    reference_client_against_listen_ipv4,
+    reference_client_against_listen_ipv6
+);
 
-#[test]
-fn reference_client_against_listen_ipv6() {
-    if have("reference_client_against_listen_ipv6", "2ping") {
-        reference_against_listen("::1");
-    }
+/// `sysgauge ping` sending two pings 0.2 s apart to `port`, stored nowhere.
+fn two_pings(sb: &Sandbox, port: u16) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.args(["ping", "-c", "2", "-i", "0.2", "--no-store"])
+        .args(["--port", &port.to_string()])
+        .timeout(Duration::from_secs(60));
+    c
 }
 
 #[test]
 fn hmac_both_ways_and_a_wrong_key() {
-    if !have("hmac_both_ways_and_a_wrong_key", "2ping") {
+    if !have_2ping("hmac_both_ways_and_a_wrong_key") {
         return;
     }
     let sb = Sandbox::new();
@@ -574,42 +403,13 @@ fn hmac_both_ways_and_a_wrong_key() {
     let auth = ["--auth", "s3cret", "--auth-digest", "hmac-sha256"];
     {
         let _l = reference_listener("127.0.0.1", port, &auth);
-        let out = sb
-            .cmd()
-            .args([
-                "ping",
-                "-c",
-                "2",
-                "-i",
-                "0.2",
-                "--no-store",
-                "--port",
-                &port.to_string(),
-            ])
-            .args(auth)
-            .arg("127.0.0.1")
-            .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr_of(&out));
+        let out = two_pings(&sb, port).args(auth).arg("127.0.0.1").succeeds();
         assert!(stdout_of(&out).contains("2 pings transmitted, 2 received"));
         // The key may come from the environment, out of `ps`.
-        let wrong = sb
-            .cmd()
-            .args([
-                "ping",
-                "-c",
-                "2",
-                "-i",
-                "0.2",
-                "--linger",
-                "0",
-                "--no-store",
-            ])
-            .args(["--port", &port.to_string(), "--auth-digest", "hmac-sha256"])
+        let wrong = two_pings(&sb, port)
+            .args(["--linger", "0", "--auth-digest", "hmac-sha256"])
             .env("SYSGAUGE_2PING_KEY", "wrong")
             .arg("127.0.0.1")
-            .timeout(Duration::from_secs(60))
             .output()
             .unwrap();
         assert_eq!(wrong.status.code(), Some(1), "{}", stdout_of(&wrong));
@@ -636,8 +436,8 @@ fn hmac_both_ways_and_a_wrong_key() {
 fn several_hosts_flood_and_json_on_stdout() {
     let sb = Sandbox::new();
     let port = free_udp_port("127.0.0.1");
-    let mut cmd = bin();
-    cmd.env("HOME", sb.path()).args([
+    let mut cmd = sb.std_cmd();
+    cmd.args([
         "listen",
         "-I",
         "127.0.0.1",
@@ -649,20 +449,13 @@ fn several_hosts_flood_and_json_on_stdout() {
         "-w",
         "120",
     ]);
-    let mut l = ChildGuard::spawn(&mut cmd);
-    assert!(
-        l.wait_for_line("2PING listener ([::1]", READY),
-        "{}",
-        l.output()
-    );
+    let _l = ChildGuard::spawn_ready(&mut cmd, "2PING listener ([::1]", READY);
     let out = sb
         .cmd()
         .args(["ping", "-f", "-c", "500", "--no-store", "--json", "-"])
         .args(["--port", &port.to_string(), "127.0.0.1", "::1"])
         .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+        .succeeds();
     // stdout carries only the record; the human text went to stderr.
     let run = strict_record(&out.stdout);
     let human = stderr_of(&out);
@@ -692,9 +485,8 @@ fn ctrl_c_prints_and_stores_the_statistics_so_far() {
     let sb = Sandbox::new();
     let port = free_udp_port("127.0.0.1");
     let _l = our_listener(&sb, "127.0.0.1", port, &["-q"]);
-    let mut cmd = bin();
-    cmd.env("HOME", sb.path())
-        .args(["ping", "-i", "0.05", "--port", &port.to_string(), "--db"])
+    let mut cmd = sb.std_cmd();
+    cmd.args(["ping", "-i", "0.05", "--port", &port.to_string(), "--db"])
         .arg(sb.db())
         .arg("127.0.0.1");
     let mut ping = ChildGuard::spawn(&mut cmd);
@@ -709,14 +501,7 @@ fn ctrl_c_prints_and_stores_the_statistics_so_far() {
     assert_eq!(status.and_then(|s| s.code()), Some(0), "{out}");
     assert!(out.contains("2ping statistics"), "{out}");
     assert!(out.contains("Stored as run 1"), "{out}");
-    let export = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .args(["export", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    let run = strict_record(&export.stdout);
+    let run = sb.stored_run(1);
     let loss = run
         .results
         .iter()
@@ -726,128 +511,82 @@ fn ctrl_c_prints_and_stores_the_statistics_so_far() {
     assert!(loss.details.get_u64("received").unwrap_or(0) >= 5);
 }
 
-fn usage_error(sb: &Sandbox, args: &[&str], needle: &str) {
-    let out = sb
-        .cmd()
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: wanted {needle:?} in: {err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-}
-
-#[test]
-fn bad_input_is_a_usage_error() {
-    let sb = Sandbox::new();
-    fn ping<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-        let mut v = vec!["ping", "--no-store", "-c", "1"];
-        v.extend_from_slice(extra);
-        v
-    }
-    usage_error(
-        &sb,
-        &ping(&["no-such-host.invalid"]),
+/// Arguments after `ping --no-store -c 1` that are refused before anything
+/// runs, and what the error must say.
+const BAD_PING_ARGUMENTS: &[(&[&str], &str)] = &[
+    (
+        &["no-such-host.invalid"],
         "cannot resolve \"no-such-host.invalid\"",
-    );
-    usage_error(
-        &sb,
-        &ping(&["--min-packet-size", "600", "127.0.0.1"]),
+    ),
+    (
+        &["--min-packet-size", "600", "127.0.0.1"],
         "--min-packet-size 600 is above --max-packet-size 512",
-    );
-    usage_error(
-        &sb,
-        &ping(&["--max-packet-size", "10", "127.0.0.1"]),
+    ),
+    (
+        &["--max-packet-size", "10", "127.0.0.1"],
         "--max-packet-size 10 must be within",
-    );
-    usage_error(
-        &sb,
-        &ping(&[
+    ),
+    (
+        &[
             "--min-packet-size",
             "20",
             "--max-packet-size",
             "40",
             "127.0.0.1",
-        ]),
+        ],
         "too small for pinging",
-    );
-    usage_error(
-        &sb,
-        &ping(&["--min-packet-size", "lots", "127.0.0.1"]),
+    ),
+    (
+        &["--min-packet-size", "lots", "127.0.0.1"],
         "invalid value 'lots' for '--min-packet-size",
-    );
-    usage_error(
-        &sb,
-        &ping(&["--auth-digest", "hmac-crc32", "127.0.0.1"]),
+    ),
+    (
+        &["--auth-digest", "hmac-crc32", "127.0.0.1"],
         "unknown auth digest",
-    );
-    usage_error(
-        &sb,
-        &ping(&["--auth", "", "127.0.0.1"]),
-        "--auth KEY is empty",
-    );
-    usage_error(
-        &sb,
+    ),
+    (&["--auth", "", "127.0.0.1"], "--auth KEY is empty"),
+    (
+        &["-i", "0", "127.0.0.1"],
+        "--interval 0 is not a valid time",
+    ),
+    (
+        &["-w", "0", "127.0.0.1"],
+        "--deadline 0 is not a valid time",
+    ),
+    (&["-4", "-6", "127.0.0.1"], "cannot be used with"),
+    (&["-6", "127.0.0.1"], "has no V6 address"),
+    (&["127.0.0.1", "127.0.0.1"], "given twice"),
+    (&["-I", "::1", "127.0.0.1"], "different address families"),
+    (&["-I", "192.0.2.77", "127.0.0.1"], "cannot bind"),
+];
+
+/// Whole command lines that are refused before anything runs, and what the
+/// error must say.
+const BAD_COMMAND_LINES: &[(&[&str], &str)] = &[
+    (
         &["ping", "--no-store", "-c", "0", "127.0.0.1"],
         "--count must be at least 1",
-    );
-    usage_error(
-        &sb,
-        &ping(&["-i", "0", "127.0.0.1"]),
-        "--interval 0 is not a valid time",
-    );
-    usage_error(
-        &sb,
-        &ping(&["-w", "0", "127.0.0.1"]),
-        "--deadline 0 is not a valid time",
-    );
-    usage_error(
-        &sb,
-        &ping(&["-4", "-6", "127.0.0.1"]),
-        "cannot be used with",
-    );
-    usage_error(&sb, &ping(&["-6", "127.0.0.1"]), "has no V6 address");
-    usage_error(&sb, &ping(&["127.0.0.1", "127.0.0.1"]), "given twice");
-    usage_error(
-        &sb,
-        &ping(&["-I", "::1", "127.0.0.1"]),
-        "different address families",
-    );
-    usage_error(
-        &sb,
-        &ping(&["-I", "192.0.2.77", "127.0.0.1"]),
-        "cannot bind",
-    );
-    usage_error(
-        &sb,
+    ),
+    (
         &["ping", "--json", "127.0.0.1", "127.0.0.2"],
         "--json takes -",
-    );
-    usage_error(&sb, &["ping"], "HOST");
-    usage_error(
-        &sb,
+    ),
+    (&["ping"], "HOST"),
+    (
         &["net", "--no-store", "--peer", "no-such-host.invalid"],
         "cannot resolve",
-    );
-    usage_error(
-        &sb,
+    ),
+    (
         &["net", "--no-store", "--peer", "127.0.0.1:http"],
         "is not a port number",
-    );
-    usage_error(
-        &sb,
+    ),
+    (
         &["net", "--no-store", "--udp-size", "8"],
         "must be within 32..=65507",
-    );
-    usage_error(&sb, &["net", "--no-store", "--streams", "0"], "--streams 0");
-    usage_error(&sb, &["listen", "--serve-bind", "127.0.0.1"], "--serve");
-    usage_error(
-        &sb,
+    ),
+    (&["net", "--no-store", "--streams", "0"], "--streams 0"),
+    (&["listen", "--serve-bind", "127.0.0.1"], "--serve"),
+    (
         &[
             "net",
             "--no-store",
@@ -857,14 +596,12 @@ fn bad_input_is_a_usage_error() {
             "",
         ],
         "is empty",
-    );
-    usage_error(
-        &sb,
+    ),
+    (
         &["listen", "-I", "no-such-host.invalid"],
         "not an address to listen on",
-    );
-    usage_error(
-        &sb,
+    ),
+    (
         &[
             "listen",
             "-I",
@@ -874,12 +611,29 @@ fn bad_input_is_a_usage_error() {
             "15998",
         ],
         "is the 2ping port",
-    );
-    usage_error(
-        &sb,
+    ),
+    (
         &["listen", "-I", "192.0.2.77", "--port", "0"],
         "cannot bind",
-    );
+    ),
+];
+
+#[test]
+fn bad_input_is_a_usage_error() {
+    let sb = Sandbox::new();
+    for (extra, expect) in BAD_PING_ARGUMENTS {
+        sb.cmd()
+            .args(["ping", "--no-store", "-c", "1"])
+            .args(*extra)
+            .timeout(Duration::from_secs(60))
+            .usage_error(expect);
+    }
+    for (args, expect) in BAD_COMMAND_LINES {
+        sb.cmd()
+            .args(*args)
+            .timeout(Duration::from_secs(60))
+            .usage_error(expect);
+    }
     // Nothing was stored by any of them.
     assert!(!sb.db().exists());
 }

@@ -26,14 +26,13 @@
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 use socket2::{Domain, Protocol, Socket, Type};
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::net::{Ipv4Addr, SocketAddrV4};
-use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use sysgauge_testkit::netns::{in_netns, VethPair};
+use sysgauge_testkit::{is_root, on_path, run_checked};
 
 /// Datagrams in the flood, each from its own source address.
 const FLOOD: u32 = 1_000_000;
@@ -49,127 +48,30 @@ const PING_INTERVAL: f64 = 0.05;
 /// flood (docs/reliability.md).
 const CPU_US_PER_DATAGRAM: f64 = 10.0;
 
-fn have_program(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-        .unwrap_or(false)
-}
-
 fn requirements() -> bool {
-    let root = is_root();
     sysgauge_testkit::require(
         "spoofed flood netns test: needs root, `ip` and `2ping`",
-        root && have_program("ip") && have_program("2ping"),
+        is_root() && on_path("ip") && on_path("2ping"),
         "run as root with iproute2 and 2ping installed (apt-get install -y iproute2 2ping)",
     )
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn sh(args: &[&str]) {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {args:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Namespaces `a` and `b` joined by a veth pair; deleted on drop (which
-/// deletes the veth pair with them).
-struct Netns {
-    a: String,
-    b: String,
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
-    }
-}
-
-const ADDR_A: &str = "10.215.0.1";
-const ADDR_B: &str = "10.215.0.2";
-
-impl Netns {
-    fn new() -> Netns {
-        let pid = std::process::id();
-        let ns = Netns {
-            a: format!("sgfl-{pid}-a"),
-            b: format!("sgfl-{pid}-b"),
-        };
-        // From here on, Drop cleans up whatever was created.
-        sh(&["ip", "netns", "add", &ns.a]);
-        sh(&["ip", "netns", "add", &ns.b]);
-        let (if_a, if_b) = (
-            format!("sgf{}a", pid % 1_000_000),
-            format!("sgf{}b", pid % 1_000_000),
-        );
-        let (mac_a, mac_b) = ("02:00:00:00:01:0a", "02:00:00:00:01:0b");
-        sh(&[
-            "ip", "link", "add", &if_a, "address", mac_a, "netns", &ns.a, "type", "veth", "peer",
-            "name", &if_b, "address", mac_b, "netns", &ns.b,
-        ]);
-        for (n, ifname, addr, peer, peer_mac) in [
-            (&ns.a, &if_a, ADDR_A, ADDR_B, mac_b),
-            (&ns.b, &if_b, ADDR_B, ADDR_A, mac_a),
-        ] {
-            let cidr = format!("{addr}/24");
-            sh(&["ip", "-n", n, "addr", "add", &cidr, "dev", ifname]);
-            sh(&["ip", "-n", n, "link", "set", ifname, "up"]);
-            sh(&["ip", "-n", n, "link", "set", "lo", "up"]);
-            // Permanent neighbours: no ARP in the picture.
-            sh(&[
-                "ip",
-                "-n",
-                n,
-                "neigh",
-                "replace",
-                peer,
-                "lladdr",
-                peer_mac,
-                "dev",
-                ifname,
-                "nud",
-                "permanent",
-            ]);
-        }
-        // Replies to the spoofed sources go back over the link, like
-        // replies to real victims would.
-        sh(&[
-            "ip",
-            "-n",
-            &ns.b,
-            "route",
-            "add",
-            "100.64.0.0/10",
-            "via",
-            ADDR_A,
-        ]);
-        ns
-    }
-}
-
-/// Runs `f` in a new thread that has entered network namespace `ns`;
-/// processes spawned there start in that namespace.
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-    let path = format!("/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
-        // SAFETY: a valid namespace fd; CLONE_NEWNET switches only this
-        // thread's network namespace, which a multi-threaded process may do.
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns {path}: {}", std::io::Error::last_os_error());
-        f()
-    })
+/// Namespaces `a` (client and flood) and `b` (listener) joined by a veth
+/// pair, with replies to the spoofed sources routed back over the link from
+/// `b`, like replies to real victims would be.
+fn flood_link() -> VethPair {
+    let pair = VethPair::new("fl", 215);
+    run_checked(&[
+        "ip",
+        "-n",
+        &pair.b,
+        "route",
+        "add",
+        "100.64.0.0/10",
+        "via",
+        &pair.v4_a,
+    ]);
+    pair
 }
 
 /// Kills and reaps the child on drop.
@@ -273,11 +175,12 @@ fn spoofed_flood_neither_starves_a_real_client_nor_burns_the_listener() {
     if !requirements() {
         return;
     }
-    let ns = Netns::new();
+    let ns = flood_link();
+    let addr_b = ns.v4_b.clone();
     let bin = assert_cmd::cargo::cargo_bin("sysgauge");
     let mut listen = Command::new(&bin);
     listen
-        .args(["listen", "-4", "-I", ADDR_B, "-q", "--deadline", "300"])
+        .args(["listen", "-4", "-I", &addr_b, "-q", "--deadline", "300"])
         .env("HOME", std::env::temp_dir())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -308,7 +211,7 @@ fn spoofed_flood_neither_starves_a_real_client_nor_burns_the_listener() {
         &count.to_string(),
         "-i",
         &PING_INTERVAL.to_string(),
-        ADDR_B,
+        &addr_b,
     ])
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
@@ -317,7 +220,7 @@ fn spoofed_flood_neither_starves_a_real_client_nor_burns_the_listener() {
     std::thread::sleep(Duration::from_secs(1));
 
     let cpu_before = cpu_seconds(pid);
-    let dst: Ipv4Addr = ADDR_B.parse().unwrap();
+    let dst: Ipv4Addr = addr_b.parse().unwrap();
     let sent = in_netns(&ns.a, move || flood(dst)).join().unwrap();
     // Let the listener drain its socket.
     std::thread::sleep(Duration::from_millis(500));

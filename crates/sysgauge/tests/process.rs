@@ -4,10 +4,11 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use common::{completed_record, stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_bench::startup::report::StartupExport;
-use sysgauge_core::{RunRecord, RunStatus, Status};
+use sysgauge_core::{RunRecord, Status};
 use sysgauge_host::procs::ProcsReport;
+use sysgauge_testkit::Interrupt;
 
 fn require(program: &str, package: &str) -> bool {
     sysgauge_testkit::require(
@@ -22,21 +23,13 @@ fn spawn_tiny_stores_a_run_and_prints_tables() {
     let sb = Sandbox::new();
     let json = sb.path().join("spawn.json");
     let out = sb
-        .cmd()
-        .args(["spawn", "--profile", "tiny", "--repetitions", "3"])
+        .tiny("spawn")
         .args(["--method", "posix-spawn,fork-exec,fork-exit"])
         .args(["--parent-size", "0,8MiB", "--target", "true"])
-        .arg("--db")
-        .arg(sb.db())
-        .arg("--scratch-dir")
-        .arg(sb.scratch())
         .arg("--json")
         .arg(&json)
         .succeeds();
-    let text = std::fs::read_to_string(&json).unwrap();
-    let run: RunRecord = serde_json::from_str(&text).unwrap();
-    assert_eq!(run.command, "spawn");
-    assert_eq!(run.status, RunStatus::Complete);
+    let run = completed_record(&json, "spawn");
     assert_eq!(run.results.len(), 6, "3 methods × 2 sizes");
     for r in &run.results {
         assert_eq!(r.status, Status::Ok, "{}: {:?}", r.bench_id, r.status);
@@ -66,11 +59,7 @@ fn spawn_tiny_stores_a_run_and_prints_tables() {
 #[test]
 fn run_includes_the_spawn_slice() {
     let sb = Sandbox::new();
-    let out = sb
-        .tiny_run()
-        .args(["--only", "spawn", "--json", "-", "--no-store"])
-        .succeeds();
-    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
+    let (run, _) = sb.tiny_unstored_run("spawn");
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["spawn.fork-exec", "spawn.posix-spawn"]);
     assert!(run.results.iter().all(|r| r.is_ok()), "{:?}", run.results);
@@ -89,18 +78,10 @@ fn spawn_rejects_bad_options() {
         (vec!["--parent-size=-1"], "negative"),
         (vec!["--spawners", "0"], "invalid value '0' for '--spawners"),
     ] {
-        let out = sb
-            .cmd()
+        sb.cmd()
             .args(["spawn", "--no-store"])
             .args(&args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            stderr_of(&out).contains(msg),
-            "{args:?}: {}",
-            stderr_of(&out)
-        );
+            .usage_error(msg);
     }
 }
 
@@ -137,14 +118,7 @@ fn startup_compares_with_baseline_and_exports() {
     assert!(stdout.contains("against \"true\""), "{stdout}");
 
     // The run is stored with the usual records.
-    let show = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .args(["export", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    let stored: RunRecord = serde_json::from_slice(&show.stdout).unwrap();
+    let stored = sb.stored_run(1);
     assert_eq!(stored.command, "startup");
     assert_eq!(stored.run_id, e.run_id);
     assert_eq!(stored.results[1].bench_id, "startup.command");
@@ -251,19 +225,11 @@ fn startup_rejects_bad_command_lines() {
             "cannot both write to standard output",
         ),
     ] {
-        let out = sb
-            .cmd()
+        sb.cmd()
             .arg("startup")
             .args(&args)
             .arg("--no-store")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
-        assert!(
-            stderr_of(&out).contains(msg),
-            "{args:?}: {}",
-            stderr_of(&out)
-        );
+            .usage_error(msg);
     }
 }
 
@@ -329,12 +295,10 @@ fn procs_handles_odd_names_from_a_saved_proc() {
 /// seconds, the scratch directory (with the helper) removed, no child left.
 #[test]
 fn spawn_sigint_cleans_up() {
-    use std::time::Duration;
     let sb = Sandbox::new();
     let scratch = sb.scratch();
-    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
-    let run = sysgauge_testkit::interrupt_after(
-        std::process::Command::new(bin)
+    let run = Interrupt::after("[1/").run(
+        sb.std_cmd()
             .args(["spawn", "--profile", "standard", "--no-store"])
             .args([
                 "--method",
@@ -343,16 +307,10 @@ fn spawn_sigint_cleans_up() {
                 "0,64MiB",
             ])
             .arg("--scratch-dir")
-            .arg(&scratch)
-            .env("HOME", sb.path()),
-        "[1/",
-        Duration::from_secs(120),
-        Duration::from_secs(60),
+            .arg(&scratch),
         |_, _| {},
     );
-    let (started, status, log) = (run.started, run.status, run.log);
-    assert!(started, "no case finished:\n{log}");
-    assert_eq!(status.code(), Some(130), "{log}");
+    run.assert_started_then_exited(130);
     let left: Vec<_> = std::fs::read_dir(&scratch)
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();

@@ -12,6 +12,7 @@ use common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+use sysgauge_testkit::Interrupt;
 
 /// Names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {
@@ -64,11 +65,8 @@ fn assert_refused(sb: &Sandbox, db: &Path, json: &Path) {
             .cmd()
             .args(&args)
             .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap();
+            .usage_error(&shown);
         let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(&shown), "{args:?}: {err}");
         assert!(err.contains("refusing"), "{args:?}: {err}");
     }
 }
@@ -203,19 +201,12 @@ fn read_only_commands_never_create_a_database() {
         vec!["baseline", "make", "1", "--machine", "x"],
     ] {
         let mut c = sb.cmd();
-        let out = if args[0] == "results" {
-            c.arg("results")
-                .arg("--db")
-                .arg(&missing)
-                .args(&args[1..])
-                .output()
+        if args[0] == "results" {
+            c.arg("results").arg("--db").arg(&missing).args(&args[1..]);
         } else {
-            c.args(&args).arg("--db").arg(&missing).output()
+            c.args(&args).arg("--db").arg(&missing);
         }
-        .unwrap();
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains("no results database"), "{args:?}: {err}");
+        c.usage_error("no results database");
     }
     // The default database missing: "no runs stored yet", exit 0.
     let out = sb.cmd().args(["results", "list"]).succeeds();
@@ -259,17 +250,11 @@ fn signal_sweep_run(signal: libc::c_int) -> (Option<i32>, String, Vec<String>) {
     let tmp = sb.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let mut pid = 0;
-    let run = sysgauge_testkit::signal_after(
-        Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
+    let run = Interrupt::after("[1/").with_signal(signal).run(
+        sb.std_cmd()
             .args(["run", "--only", "sweep", "--profile", "quick", "--db"])
             .arg(sb.db())
-            .env("HOME", sb.path())
-            .env("XDG_DATA_HOME", sb.path().join("xdg"))
             .env("TMPDIR", &tmp),
-        signal,
-        "[1/",
-        Duration::from_secs(120),
-        Duration::from_secs(60),
         |child, _| pid = child.id(),
     );
     assert!(run.started, "no case finished in time:\n{}", run.log);
@@ -303,23 +288,8 @@ fn sighup_mid_run_stops_like_ctrl_c_with_129() {
 fn sigterm_mid_disk_run_leaves_nothing_behind() {
     let sb = Sandbox::new();
     let target = sb.scratch();
-    let run = sysgauge_testkit::signal_after(
-        Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
-            .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
-            .arg(sb.db())
-            .arg("--path")
-            .arg(&target)
-            .env("HOME", sb.path())
-            .env("XDG_DATA_HOME", sb.path().join("xdg")),
-        libc::SIGTERM,
-        "[1/",
-        Duration::from_secs(120),
-        Duration::from_secs(60),
-        // Let the second case get under way, then stop it.
-        |_, _| std::thread::sleep(Duration::from_millis(300)),
-    );
-    assert!(run.started, "no case finished in time:\n{}", run.log);
-    assert_eq!(run.status.code(), Some(143), "{}", run.log);
+    let run = sb.stopped_disk_run(Interrupt::after("[1/").with_signal(libc::SIGTERM), &target);
+    run.assert_started_then_exited(143);
     assert!(names(&target).is_empty(), "left: {:?}", names(&target));
     assert_eq!(run_status(&sb.db()), vec!["interrupted".to_string()]);
 }
@@ -332,22 +302,19 @@ fn after_sigkill_the_next_writer_cleans_up() {
     std::fs::create_dir(&tmp).unwrap();
     let mut pid = 0;
     let mut had = Vec::new();
-    let run = sysgauge_testkit::signal_after(
-        Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
-            .args(["run", "--only", "sweep", "--profile", "quick", "--db"])
-            .arg(sb.db())
-            .env("HOME", sb.path())
-            .env("XDG_DATA_HOME", sb.path().join("xdg"))
-            .env("TMPDIR", &tmp),
-        libc::SIGKILL,
-        "[1/",
-        Duration::from_secs(120),
-        Duration::from_secs(30),
-        |child, _| {
-            pid = child.id();
-            had = scratch_of(&tmp, pid);
-        },
-    );
+    let run = Interrupt::after("[1/")
+        .with_signal(libc::SIGKILL)
+        .exiting_within(Duration::from_secs(30))
+        .run(
+            sb.std_cmd()
+                .args(["run", "--only", "sweep", "--profile", "quick", "--db"])
+                .arg(sb.db())
+                .env("TMPDIR", &tmp),
+            |child, _| {
+                pid = child.id();
+                had = scratch_of(&tmp, pid);
+            },
+        );
     assert!(run.started, "no case finished in time:\n{}", run.log);
     assert!(!had.is_empty(), "the run had no scratch directory to leave");
     assert_eq!(scratch_of(&tmp, pid), had, "SIGKILL cannot clean up");
@@ -357,14 +324,7 @@ fn after_sigkill_the_next_writer_cleans_up() {
     let shm = Path::new("/dev/shm").join(format!("sysgauge-{pid}-99"));
     let have_shm = Path::new("/dev/shm").is_dir() && std::fs::create_dir(&shm).is_ok();
     // Reading changes nothing.
-    let out = sb
-        .cmd()
-        .arg("results")
-        .arg("--db")
-        .arg(sb.db())
-        .arg("list")
-        .output()
-        .unwrap();
+    let out = sb.on_db("results").arg("list").output().unwrap();
     assert!(stdout_of(&out).contains("running"), "{}", stdout_of(&out));
     assert_eq!(scratch_of(&tmp, pid), had);
     // The next writer (an import) marks the run and removes its directory.
@@ -391,13 +351,11 @@ fn after_sigkill_the_next_writer_cleans_up() {
 
 /// 10 imports and 10 measuring runs at once into one database.
 fn twenty_writers(sb: &Sandbox, db: &Path, first_id: usize, record: &Path) {
-    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
     let mut children = Vec::new();
     for i in 0..10 {
         let f = with_run_id(record, sb.path(), first_id + i);
-        let child = Command::new(&bin)
-            .env("HOME", sb.path())
-            .env("XDG_DATA_HOME", sb.path().join("xdg"))
+        let child = sb
+            .std_cmd()
             .arg("import")
             .arg("--db")
             .arg(db)
@@ -407,9 +365,8 @@ fn twenty_writers(sb: &Sandbox, db: &Path, first_id: usize, record: &Path) {
             .spawn()
             .unwrap();
         children.push(("import", child));
-        let child = Command::new(&bin)
-            .env("HOME", sb.path())
-            .env("XDG_DATA_HOME", sb.path().join("xdg"))
+        let child = sb
+            .std_cmd()
             .args(["run", "--profile", "tiny", "--repetitions", "1"])
             .args(["--only", "hash.md5", "--db"])
             .arg(db)
@@ -450,12 +407,7 @@ fn twenty_concurrent_writers_new_and_existing_database() {
 fn a_failing_store_marks_the_run_failed_and_still_writes_json() {
     let sb = Sandbox::new();
     let record = record_json(&sb, "one.json");
-    sb.cmd()
-        .arg("import")
-        .arg("--db")
-        .arg(sb.db())
-        .arg(&record)
-        .succeeds();
+    sb.on_db("import").arg(&record).succeeds();
     // A real SQLite failure on every stored result (as a full disk would
     // give), raised by the database itself.
     rusqlite::Connection::open(sb.db())
@@ -503,14 +455,7 @@ fn a_host_stands_for_its_latest_complete_run() {
     // The newest run was cut short: the host means run 1 now.
     conn.execute("UPDATE runs SET status = 'interrupted' WHERE id = 2", [])
         .unwrap();
-    let compare = |args: &[&str]| {
-        sb.cmd()
-            .args(["compare", "--db"])
-            .arg(sb.db())
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let compare = |args: &[&str]| sb.on_db("compare").args(args).output().unwrap();
     let out = compare(&[host.as_str(), "2", "--format", "json"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

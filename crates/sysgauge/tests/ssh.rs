@@ -14,45 +14,16 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use common::{read_record, stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 use sysgauge_bench::ssh::algorithms::ClientAlgorithms;
 use sysgauge_bench::ssh::server::{LocalServer, ServerOptions, SSHD};
-use sysgauge_core::{CancelToken, RunRecord, Status};
+use sysgauge_core::{CancelToken, Status};
+use sysgauge_testkit::{processes_mentioning, require_openssh, Interrupt};
 
 fn have_openssh() -> bool {
-    let ok = Path::new(SSHD).is_file()
-        && sysgauge_core::bench::find_program("ssh").is_some()
-        && sysgauge_core::bench::find_program("ssh-keygen").is_some();
-    sysgauge_testkit::require(
-        "ssh tests need ssh, ssh-keygen and /usr/sbin/sshd",
-        ok,
-        "apt-get install -y openssh-client openssh-server",
-    )
-}
-
-/// Processes whose command line mentions `needle` (our scratch directory
-/// appears in the private sshd's `-f` and `-E` arguments).
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(needle) {
-                found.push(format!("{pid}: {cmd}"));
-            }
-        }
-    }
-    found
+    require_openssh(Path::new(SSHD))
 }
 
 fn assert_clean(scratch: &Path) {
@@ -99,7 +70,7 @@ fn local_run_is_stored_reported_and_cleaned_up() {
     assert!(out.status.success(), "{stderr}\n{stdout}");
     assert!(stderr.contains("probing which of"), "{stderr}");
     assert!(stderr.contains("factorial matrix:"), "{stderr}");
-    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let run = read_record(&json);
     assert_eq!(run.command, "ssh");
     let transfers: Vec<_> = run
         .results
@@ -200,7 +171,7 @@ fn full_matrix_measures_every_working_combination() {
         stderr.contains("full matrix: 6 transfer and 6 handshake cases"),
         "{stderr}"
     );
-    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let run = read_record(&json);
     let mut combos: Vec<String> = run
         .results
         .iter()
@@ -261,7 +232,7 @@ fn run_skips_ssh_unless_named_and_list_shows_it() {
         .args(["--only", "ssh", "--json"])
         .arg(&json)
         .succeeds();
-    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let run = read_record(&json);
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["ssh.transfer", "ssh.handshake"]);
     assert!(run.results.iter().all(|r| r.is_ok()), "{:?}", run.results);
@@ -306,10 +277,7 @@ fn bad_names_and_options_exit_2() {
     ];
     for (args, want) in cases {
         let t0 = Instant::now();
-        let out = ssh_cmd(&sb).args(&args).output().unwrap();
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: expected {want:?} in {err}");
+        ssh_cmd(&sb).args(&args).usage_error(want);
         assert!(t0.elapsed() < Duration::from_secs(20), "{args:?} was slow");
     }
     assert_clean(&sb.scratch());
@@ -327,18 +295,14 @@ fn closed_port_fails_fast_with_exit_2() {
         .map(|a| a.port())
         .unwrap();
     let t0 = Instant::now();
-    let out = ssh_cmd(&sb)
+    ssh_cmd(&sb)
         .args([
             "--host",
             &format!("127.0.0.1:{port}"),
             "--connect-timeout",
             "3",
         ])
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("connection refused"), "{err}");
+        .usage_error("connection refused");
     assert!(t0.elapsed() < Duration::from_secs(20));
 }
 
@@ -374,23 +338,16 @@ fn unanswered_connection_times_out_with_exit_2() {
         .collect();
     std::thread::sleep(Duration::from_millis(300));
     let t0 = Instant::now();
-    let out = ssh_cmd(&sb)
+    ssh_cmd(&sb)
         .args([
             "--host",
             &format!("127.0.0.1:{port}"),
             "--connect-timeout",
             "2",
         ])
-        .output()
-        .unwrap();
+        .usage_error("no answer within the connect timeout");
     let took = t0.elapsed();
     drop(fillers);
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("no answer within the connect timeout"),
-        "{err}"
-    );
     assert!(
         took >= Duration::from_secs(2) && took < Duration::from_secs(30),
         "{took:?}"
@@ -463,14 +420,8 @@ fn host_key_mismatch_is_refused_with_exit_2() {
             "--ssh-config",
         ])
         .arg(a.config(&kh))
-        .output()
-        .unwrap();
+        .usage_error("does not match the one in known_hosts");
     let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("does not match the one in known_hosts"),
-        "{err}"
-    );
     assert!(err.contains("wrong_known_hosts"), "{err}");
     // Refused before anything was measured: no database was even opened.
     assert!(!sb.db().exists());
@@ -493,7 +444,7 @@ fn host_key_mismatch_is_refused_with_exit_2() {
         .arg("--json")
         .arg(&json)
         .succeeds();
-    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let run = read_record(&json);
     assert!(run
         .results
         .iter()
@@ -516,14 +467,8 @@ fn server_that_accepts_nothing_offered_is_an_error() {
         .args(["--cipher", "aes128-ctr,chacha20-poly1305@openssh.com"])
         .arg("--ssh-config")
         .arg(s.config(s.server.known_hosts()))
-        .output()
-        .unwrap();
+        .usage_error("accepts none of the ciphers given with --cipher (aes128-ctr, chacha20-poly1305@openssh.com)");
     let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("accepts none of the ciphers given with --cipher (aes128-ctr, chacha20-poly1305@openssh.com)"),
-        "{err}"
-    );
     assert!(err.contains("it offers: aes256-ctr"), "{err}");
     assert!(t0.elapsed() < Duration::from_secs(120));
     assert_clean(&sb.scratch());
@@ -536,29 +481,25 @@ fn ctrl_c_stops_the_server_and_removes_its_keys() {
     }
     let sb = Sandbox::new();
     let scratch = sb.scratch();
-    let bin = assert_cmd::cargo::cargo_bin("sysgauge");
     let mut running = Vec::new();
-    let run = sysgauge_testkit::interrupt_after(
-        Command::new(bin)
-            .args(["ssh", "--profile", "tiny", "--runs", "5", "--size", "20M"])
-            .args(["--kex", "curve25519-sha256", "--mac", "hmac-sha2-256"])
-            .arg("--db")
-            .arg(sb.db())
-            .arg("--scratch-dir")
-            .arg(&scratch)
-            .env("HOME", sb.path()),
-        "[1/",
-        Duration::from_secs(180),
-        Duration::from_secs(60),
-        // While it runs, the private sshd and its keys exist.
-        |_, _| running = processes_mentioning(&scratch.display().to_string()),
-    );
-    let (started, status, log) = (run.started, run.status, run.log);
-    assert!(started, "no case finished in time:\n{log}");
+    let run = Interrupt::after("[1/")
+        .waiting_up_to(Duration::from_secs(180))
+        .run(
+            sb.std_cmd()
+                .args(["ssh", "--profile", "tiny", "--runs", "5", "--size", "20M"])
+                .args(["--kex", "curve25519-sha256", "--mac", "hmac-sha2-256"])
+                .arg("--db")
+                .arg(sb.db())
+                .arg("--scratch-dir")
+                .arg(&scratch),
+            // While it runs, the private sshd and its keys exist.
+            |_, _| running = processes_mentioning(&scratch.display().to_string()),
+        );
+    run.assert_started_then_exited(130);
     assert!(
         !running.is_empty(),
-        "no private sshd seen while running:\n{log}"
+        "no private sshd seen while running:\n{}",
+        run.log
     );
-    assert_eq!(status.code(), Some(130), "{log}");
     assert_clean(&scratch);
 }

@@ -7,11 +7,11 @@
 
 mod common;
 
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use common::{completed_record, read_record, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
-use sysgauge_core::{RunRecord, RunStatus, Status};
+use sysgauge_core::{RunRecord, Status};
+use sysgauge_testkit::{processes_mentioning, Interrupt};
 
 fn require(program: &str) -> bool {
     sysgauge_testkit::require(
@@ -62,9 +62,7 @@ fn tiny_sweep_stores_points_and_writes_csv() {
         .arg("--json")
         .arg(&json)
         .succeeds();
-    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(run.command, "sweep");
-    assert_eq!(run.status, RunStatus::Complete);
+    let run = completed_record(&json, "sweep");
     // dd first (the baseline), then sha256sum; K = 1, 4; N = 4, 8.
     let points: Vec<(String, u64, u64)> = run
         .results
@@ -139,12 +137,7 @@ fn tiny_sweep_stores_points_and_writes_csv() {
     assert!(files_under(&sb.scratch()).is_empty());
 
     // Stored like any run.
-    let show = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .args(["show", "1"])
-        .succeeds();
+    let show = sb.on_db("results").args(["show", "1"]).succeeds();
     assert!(stdout_of(&show).contains("sweep.sha256sum"));
 }
 
@@ -172,21 +165,12 @@ fn sweep_refuses_bad_input_before_running() {
         ),
     ];
     for (args, expect) in cases {
-        let out = sb
-            .cmd()
+        sb.cmd()
             .arg("sweep")
             .args(&args)
             .arg("--db")
             .arg(sb.db())
-            .output()
-            .unwrap();
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(expect),
-            "{args:?}: expected '{expect}' in {err}"
-        );
-        assert!(!err.contains("panicked"), "{err}");
+            .usage_error(expect);
         assert!(!sb.db().exists(), "{args:?} touched the database");
     }
 }
@@ -221,7 +205,7 @@ fn missing_program_is_skipped_naming_its_package() {
         .arg("--json")
         .arg(&json)
         .succeeds();
-    let run: RunRecord = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let run = read_record(&json);
     assert_eq!(run.results.len(), 2);
     assert_eq!(run.results[0].bench_id, "sweep.dd");
     assert_eq!(run.results[0].status, Status::Ok);
@@ -238,23 +222,6 @@ fn missing_program_is_skipped_naming_its_package() {
     assert!(stdout_of(&out).contains("apt-get install coreutils"));
 }
 
-/// Pids of live processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/proc") {
-        for e in rd.filter_map(Result::ok) {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            if String::from_utf8_lossy(&cmdline).contains(needle) {
-                pids.push(pid);
-            }
-        }
-    }
-    pids
-}
-
 #[test]
 fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
     if !require("sha256sum") || !require("tail") {
@@ -269,34 +236,32 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
     let scratch_name = scratch.to_string_lossy().to_string();
     let mut tails = Vec::new();
     let mut before = Vec::new();
-    let run = sysgauge_testkit::interrupt_after(
-        Command::new(assert_cmd::cargo::cargo_bin("sysgauge"))
-            .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
-            .args(["--program", "sha256sum", "--program", "tail -f"])
-            .args(["--copies", "1,4", "--iterations", "4", "--db"])
-            .arg(&db)
-            .arg("--scratch-dir")
-            .arg(&scratch)
-            .arg("--csv")
-            .arg(&csv)
-            .env("HOME", sb.path())
-            .env_remove("SYSGAUGE_DB"),
-        "[2/",
-        Duration::from_secs(120),
-        Duration::from_secs(30),
-        |child, started| {
-            // The custom point is running: its input file exists and tail runs.
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while started && tails.is_empty() && Instant::now() < deadline {
-                tails = processes_mentioning(&scratch_name)
-                    .into_iter()
-                    .filter(|&p| p != child.id() as i32)
-                    .collect();
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            before = files_under(&scratch);
-        },
-    );
+    let run = Interrupt::after("[2/")
+        .exiting_within(Duration::from_secs(30))
+        .run(
+            sb.std_cmd()
+                .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+                .args(["--program", "sha256sum", "--program", "tail -f"])
+                .args(["--copies", "1,4", "--iterations", "4", "--db"])
+                .arg(&db)
+                .arg("--scratch-dir")
+                .arg(&scratch)
+                .arg("--csv")
+                .arg(&csv),
+            |child, started| {
+                // The custom point is running: its input file exists and tail runs.
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while started && tails.is_empty() && Instant::now() < deadline {
+                    tails = processes_mentioning(&scratch_name)
+                        .into_iter()
+                        .map(|p| p.pid)
+                        .filter(|&p| p != child.id() as i32)
+                        .collect();
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                before = files_under(&scratch);
+            },
+        );
     let (started, status, log) = (run.started, run.status, run.log);
     let stopped_after = run.stopped_after;
     assert!(started, "no point finished in time:\n{log}");
@@ -341,14 +306,13 @@ fn ram_backed_dir_gets_a_finding_and_is_left_clean() {
     let shm = Path::new("/dev/shm");
     let on_tmpfs = sysgauge_host::fs_info(shm).is_some_and(|f| f.ram_backed);
     let dir = on_tmpfs.then(|| tempfile::tempdir_in(shm).ok()).flatten();
-    if !sysgauge_testkit::require(
+    let Some(dir) = sysgauge_testkit::require_some(
         "this test needs a writable tmpfs at /dev/shm",
-        dir.is_some(),
+        dir,
         "mount a tmpfs at /dev/shm",
-    ) {
+    ) else {
         return;
-    }
-    let Some(dir) = dir else { return };
+    };
     let sb = Sandbox::new();
     let out = sb
         .cmd()

@@ -47,6 +47,11 @@ fn run_case(
     (m, c.take_case_output())
 }
 
+/// The parameters of a block test case: its block size in bytes.
+fn block_size(bytes: u64) -> Params {
+    Params::new().with("block_size", bytes)
+}
+
 #[test]
 fn every_test_runs_and_reports_latency() {
     let dir = tempfile::tempdir().unwrap();
@@ -95,12 +100,7 @@ fn direct_io_is_used_where_the_file_system_has_it() {
     let direct_ok = io::open_rw(&probe, true).is_ok();
     let o = options(dir.path(), 4 << 20);
     let mut c = ctx_in(dir.path(), 3);
-    let (_, out) = run_case(
-        &mut c,
-        &o,
-        Kind::SeqRead,
-        &Params::new().with("block_size", 1u64 << 20),
-    );
+    let (_, out) = run_case(&mut c, &o, Kind::SeqRead, &block_size(1 << 20));
     assert_eq!(out.params.get_bool("direct"), Some(direct_ok));
     assert_eq!(out.details.get_bool("verified"), Some(true));
     assert_eq!(out.params.get_u64("size"), Some(4 << 20));
@@ -114,7 +114,7 @@ fn unaligned_block_size_falls_back_to_buffered_and_says_so() {
     let o = options(dir.path(), 2 << 20);
     let mut c = ctx_in(dir.path(), 3);
     for kind in [Kind::SeqWrite, Kind::SeqRead] {
-        let (m, out) = run_case(&mut c, &o, kind, &Params::new().with("block_size", 1000u64));
+        let (m, out) = run_case(&mut c, &o, kind, &block_size(1000));
         assert!(m[0].value() > 0.0);
         assert_eq!(out.params.get_bool("direct"), Some(false));
         let codes = codes(&out.findings);
@@ -138,12 +138,7 @@ fn tmpfs_target_is_reported_as_ram_backed() {
     }
     let o = options(shm, 2 << 20);
     let mut c = ctx_in(shm, 3);
-    let (_, out) = run_case(
-        &mut c,
-        &o,
-        Kind::SeqWrite,
-        &Params::new().with("block_size", 64u64 << 10),
-    );
+    let (_, out) = run_case(&mut c, &o, Kind::SeqWrite, &block_size(64 << 10));
     let f = out
         .findings
         .iter()
@@ -171,12 +166,7 @@ fn block_size_below_the_physical_block_is_reported() {
     }
     let o = options(dir.path(), 1 << 20);
     let mut c = ctx_in(dir.path(), 1);
-    let (_, out) = run_case(
-        &mut c,
-        &o,
-        Kind::SeqWrite,
-        &Params::new().with("block_size", 512u64),
-    );
+    let (_, out) = run_case(&mut c, &o, Kind::SeqWrite, &block_size(512));
     assert!(
         codes(&out.findings).contains(&traps::BLOCK_BELOW_DEVICE.to_string()),
         "{:?}",
@@ -222,10 +212,7 @@ fn cases_follow_mode() {
         ..DiskOptions::default()
     };
     let b = DiskBenchmark::new(Kind::SeqWrite, Arc::new(custom));
-    assert_eq!(
-        b.cases(&plan),
-        vec![Params::new().with("block_size", 8192u64)]
-    );
+    assert_eq!(b.cases(&plan), vec![block_size(8192)]);
 }
 
 #[test]
@@ -241,7 +228,7 @@ fn raw_write_refuses_without_destroy_data() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = ctx_in(dir.path(), 1);
     let b = DiskBenchmark::new(Kind::RawWrite, o);
-    let r = b.run(&mut c, &Params::new().with("block_size", 4096u64));
+    let r = b.run(&mut c, &block_size(4096));
     assert!(
         matches!(&r, Err(BenchError::Failed(m)) if m.contains("--destroy-data")),
         "{r:?}"

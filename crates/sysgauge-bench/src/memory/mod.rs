@@ -29,6 +29,7 @@
 pub mod buffer;
 pub mod copy;
 pub mod latency;
+pub mod mbw;
 pub mod report;
 pub mod stream;
 pub mod tmpfs;

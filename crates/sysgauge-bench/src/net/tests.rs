@@ -12,18 +12,12 @@ use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Duration;
-use sysgauge_core::{
-    BenchError, CancelToken, CtxSettings, MonotonicClock, Params, Plan, Profile, RunCtx, Unit,
-};
+use sysgauge_core::{BenchError, CancelToken, CtxSettings, Params, Plan, Profile, RunCtx, Unit};
 use sysgauge_twoping::client::{Client, ClientConfig, Target};
 use sysgauge_twoping::listener::{Listener, ListenerConfig};
 
 fn ctx(profile: Profile) -> RunCtx {
-    RunCtx::new(
-        CtxSettings::for_tests(profile, std::env::temp_dir()),
-        Arc::new(MonotonicClock::new()),
-        CancelToken::new(),
-    )
+    RunCtx::for_tests(CtxSettings::for_tests(profile, std::env::temp_dir()))
 }
 
 fn run_all(
@@ -304,6 +298,18 @@ fn non_loopback_bind_needs_a_key() {
     assert!(NetService::start(keyed).is_ok());
 }
 
+/// The status the service at `addr` answers a new connection's request
+/// for a 10-byte sink with.
+fn sink_request_status(addr: SocketAddr) -> Result<ReplyStatus, proto::ReplyError> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&Hello::new(Mode::Sink, 10).encode(None))
+        .unwrap();
+    let mut b = [0u8; MSG_LEN];
+    s.read_exact(&mut b).unwrap();
+    Reply::decode(&b).map(|r| r.status)
+}
+
 #[test]
 fn connections_are_limited_per_source() {
     let service = NetService::start(ServiceConfig {
@@ -320,13 +326,7 @@ fn connections_are_limited_per_source() {
         held.push(s);
     }
     std::thread::sleep(Duration::from_millis(300));
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(&Hello::new(Mode::Sink, 10).encode(None))
-        .unwrap();
-    let mut b = [0u8; MSG_LEN];
-    s.read_exact(&mut b).unwrap();
-    assert_eq!(Reply::decode(&b).map(|r| r.status), Ok(ReplyStatus::Busy));
+    assert_eq!(sink_request_status(addr), Ok(ReplyStatus::Busy));
     assert_eq!(counter(&service.counters().refused_per_source), 1);
     // Quick requests are answered inline and not limited by the share.
     assert_eq!(endpoint::info(addr, "loopback", None), Ok(addr.port()));
@@ -378,13 +378,7 @@ fn busy_service_says_so() {
     hold.write_all(&Hello::new(Mode::Sink, 1 << 30).encode(None))
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(&Hello::new(Mode::Sink, 10).encode(None))
-        .unwrap();
-    let mut b = [0u8; MSG_LEN];
-    s.read_exact(&mut b).unwrap();
-    assert_eq!(Reply::decode(&b).map(|r| r.status), Ok(ReplyStatus::Busy));
+    assert_eq!(sink_request_status(addr), Ok(ReplyStatus::Busy));
     drop(hold);
 }
 

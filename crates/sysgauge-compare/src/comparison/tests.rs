@@ -2,7 +2,7 @@
 //! intervals, and properties.
 
 use super::*;
-use crate::testutil::{result, run_with};
+use crate::testutil::{result, run_with, throughput};
 use proptest::prelude::*;
 use sysgauge_core::{Better, Unit};
 
@@ -11,6 +11,16 @@ fn m(label: &str, run: RunRecord) -> Machine {
         label: label.to_string(),
         run,
     }
+}
+
+/// `beta.sha256` throughput in MB/s at 8 KiB on one thread with these
+/// samples: the case most of these tests vary.
+/// Each machine's ratio in `row` (None where it has no cell or no ratio).
+fn ratios(row: &CaseRow) -> Vec<Option<f64>> {
+    row.cells
+        .iter()
+        .map(|x| x.as_ref().and_then(|c| c.ratio))
+        .collect()
 }
 
 fn close(a: Option<f64>, b: f64) -> bool {
@@ -24,15 +34,7 @@ fn three_hosts() -> Vec<Machine> {
             name,
             bogo,
             vec![
-                result(
-                    "beta.sha256",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &[tput],
-                ),
+                throughput("beta.sha256", &[tput]),
                 result(
                     "gamma.latency",
                     0,
@@ -60,20 +62,10 @@ fn hand_checkable_ratios_and_means() {
     assert_eq!(c.rows.len(), 2);
     let sha = &c.rows[0];
     assert_eq!(sha.bench_id, "beta.sha256");
-    let ratios: Vec<Option<f64>> = sha
-        .cells
-        .iter()
-        .map(|x| x.as_ref().and_then(|c| c.ratio))
-        .collect();
-    assert_eq!(ratios, vec![Some(1.0), Some(0.625), Some(2.5)]);
+    assert_eq!(ratios(sha), vec![Some(1.0), Some(0.625), Some(2.5)]);
     let lat = &c.rows[1];
     assert_eq!(lat.better, Better::Lower);
-    let ratios: Vec<Option<f64>> = lat
-        .cells
-        .iter()
-        .map(|x| x.as_ref().and_then(|c| c.ratio))
-        .collect();
-    assert_eq!(ratios, vec![Some(1.0), Some(0.5), Some(2.0)]);
+    assert_eq!(ratios(lat), vec![Some(1.0), Some(0.5), Some(2.0)]);
     // Per family: one case each.
     assert_eq!(c.families.len(), 2);
     assert!(close(c.families[0].cells[1].geomean, 0.625));
@@ -234,15 +226,7 @@ fn units_are_converted_or_excluded() {
 #[test]
 fn non_positive_values_have_no_ratio() {
     let mut ms = three_hosts();
-    ms[1].run.results[0] = result(
-        "beta.sha256",
-        8192,
-        1,
-        "throughput",
-        Unit::MBps,
-        Better::Higher,
-        &[0.0],
-    );
+    ms[1].run.results[0] = throughput("beta.sha256", &[0.0]);
     let c = compare(&ms, 0, &[]).unwrap();
     let cell = c.rows[0].cells[1]
         .as_ref()
@@ -266,51 +250,15 @@ fn intervals_from_raw_samples() {
     let ms = vec![
         m(
             "ref",
-            run_with(
-                "ref",
-                None,
-                vec![result(
-                    "beta.sha256",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &slow,
-                )],
-            ),
+            run_with("ref", None, vec![throughput("beta.sha256", &slow)]),
         ),
         m(
             "fast",
-            run_with(
-                "fast",
-                None,
-                vec![result(
-                    "beta.sha256",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &fast,
-                )],
-            ),
+            run_with("fast", None, vec![throughput("beta.sha256", &fast)]),
         ),
         m(
             "same",
-            run_with(
-                "same",
-                None,
-                vec![result(
-                    "beta.sha256",
-                    8192,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &same,
-                )],
-            ),
+            run_with("same", None, vec![throughput("beta.sha256", &same)]),
         ),
     ];
     let c = compare(&ms, 0, &[]).unwrap();

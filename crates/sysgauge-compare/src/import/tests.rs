@@ -156,40 +156,46 @@ fn bad_csv_names_file_and_line() {
         e.to_string(),
         "bad-non-numeric.csv:3: value 'fast' is not a number"
     );
-    let e = csv_err(fixture!("bad-zero.csv"), "z.csv");
-    assert_eq!(e.line, Some(3));
-    assert!(e.message.contains("positive"), "{e}");
-    let e = csv_err(fixture!("bad-negative.csv"), "n.csv");
-    assert_eq!(e.line, Some(2));
-    assert!(e.message.contains("positive"), "{e}");
-    let e = csv_err(fixture!("bad-truncated.csv"), "t.csv");
-    assert_eq!(e.line, Some(3));
-    assert!(e.message.contains("fields"), "{e}");
-    let e = csv_err(fixture!("bad-header.csv"), "h.csv");
-    assert_eq!(e.line, Some(1));
-    assert!(e.message.contains("unknown column 'machine'"), "{e}");
-    let e = csv_err(fixture!("bad-unit-conflict.csv"), "u.csv");
-    assert_eq!(e.line, Some(3));
-    assert!(e.message.contains("line 2"), "{e}");
-    let e = csv_err(fixture!("bad-params.csv"), "p.csv");
-    assert_eq!(e.line, Some(2));
-    assert!(e.message.contains("KEY=VALUE"), "{e}");
-    let e = csv_err(fixture!("bad-header-only.csv"), "e.csv");
-    assert!(e.message.contains("no data rows"), "{e}");
-    let e = csv_err(
-        "host,benchmark,metric,value,unit\na,host,speed,3,x\n",
-        "f.csv",
-    );
-    assert!(e.message.contains("not a host fact"), "{e}");
-    let e = csv_err("host,benchmark,metric,value,unit\na,x.y,m,1,\n", "f.csv");
-    assert!(e.message.contains("unit is empty"), "{e}");
-    let e = csv_err("host,benchmark,metric,value\n", "f.csv");
-    assert!(e.message.contains("no 'unit' column"), "{e}");
-    let e = csv_err(
-        "host,benchmark,metric,value,unit,better\na,x.y,m,1,s,sideways\n",
-        "f.csv",
-    );
-    assert!(e.message.contains("sideways"), "{e}");
+    // Each refused file, the line its error names and what it says.
+    let at_a_line = [
+        (fixture!("bad-zero.csv"), "z.csv", 3, "positive"),
+        (fixture!("bad-negative.csv"), "n.csv", 2, "positive"),
+        (fixture!("bad-truncated.csv"), "t.csv", 3, "fields"),
+        (
+            fixture!("bad-header.csv"),
+            "h.csv",
+            1,
+            "unknown column 'machine'",
+        ),
+        (fixture!("bad-unit-conflict.csv"), "u.csv", 3, "line 2"),
+        (fixture!("bad-params.csv"), "p.csv", 2, "KEY=VALUE"),
+    ];
+    for (text, name, line, says) in at_a_line {
+        let e = csv_err(text, name);
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+    // Refused as a whole: what the error says.
+    let whole_file: [(&str, &str); 5] = [
+        (fixture!("bad-header-only.csv"), "no data rows"),
+        (
+            "host,benchmark,metric,value,unit\na,host,speed,3,x\n",
+            "not a host fact",
+        ),
+        (
+            "host,benchmark,metric,value,unit\na,x.y,m,1,\n",
+            "unit is empty",
+        ),
+        ("host,benchmark,metric,value\n", "no 'unit' column"),
+        (
+            "host,benchmark,metric,value,unit,better\na,x.y,m,1,s,sideways\n",
+            "sideways",
+        ),
+    ];
+    for (text, says) in whole_file {
+        let e = csv_err(text, "f.csv");
+        assert!(e.message.contains(says), "{e}");
+    }
 }
 
 #[test]
@@ -444,4 +450,20 @@ fn sniffing_the_human_openssl_table() {
     ] {
         assert_eq!(sniff(opening), Some(Format::OpensslSpeed), "{opening}");
     }
+}
+
+#[test]
+fn sniffing_mbw() {
+    assert_eq!(
+        sniff("Long uses 8 bytes. Allocating 2*1 elements = 16 bytes of memory.\n"),
+        Some(Format::Mbw)
+    );
+    assert_eq!(
+        sniff("AVG\tMethod: MEMCPY\tElapsed: 0.1\tMiB: 8.0\tCopy: 80.0 MiB/s\n"),
+        Some(Format::Mbw)
+    );
+    assert_eq!(
+        sniff("0\tMethod: DUMB\tElapsed: 0.1\tMiB: 8.0\tCopy: 80.0 MiB/s\n"),
+        Some(Format::Mbw)
+    );
 }

@@ -3,6 +3,14 @@
 use super::*;
 use crate::testutil::comparison;
 
+/// The message of the `NoData` error a chart of `kind` must give.
+fn no_data_message(c: &Comparison, kind: &ChartKind) -> String {
+    match chart_svg(c, kind, 900) {
+        Err(ChartError::NoData(m)) => m,
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn summary_svg_has_bars_labels_and_legend() {
     let c = comparison();
@@ -42,26 +50,14 @@ fn ratios_and_block_size_charts() {
     let bs = chart_svg(&c, &ChartKind::BlockSize { family: None }, 1000).unwrap();
     assert!(bs.contains("beta.sha256 threads=1 throughput"), "{bs}");
     assert!(bs.contains("block size") && bs.contains("10k") && bs.contains("<polyline"));
-    match chart_svg(
-        &c,
-        &ChartKind::BlockSize {
-            family: Some("gamma".into()),
-        },
-        900,
-    ) {
-        Err(ChartError::NoData(m)) => assert!(m.contains("block_size")),
-        other => panic!("{other:?}"),
-    }
-    match chart_svg(
-        &c,
-        &ChartKind::Ratios {
-            family: Some("disk".into()),
-        },
-        900,
-    ) {
-        Err(ChartError::NoData(m)) => assert!(m.contains("disk")),
-        other => panic!("{other:?}"),
-    }
+    let gamma = ChartKind::BlockSize {
+        family: Some("gamma".into()),
+    };
+    assert!(no_data_message(&c, &gamma).contains("block_size"));
+    let disk = ChartKind::Ratios {
+        family: Some("disk".into()),
+    };
+    assert!(no_data_message(&c, &disk).contains("disk"));
 }
 
 #[test]

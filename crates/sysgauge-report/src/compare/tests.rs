@@ -3,14 +3,24 @@
 use super::*;
 use crate::testutil::comparison;
 
+/// Whether a line of `text` starts with `start` and contains `part`.
+fn has_line(text: &str, start: &str, part: &str) -> bool {
+    text.lines()
+        .any(|l| l.starts_with(start) && l.contains(part))
+}
+
 #[test]
 fn ratio_formatting() {
-    assert_eq!(format_ratio(0.625), "0.625");
-    assert_eq!(format_ratio(2.5), "2.50");
-    assert_eq!(format_ratio(12.34), "12.3");
-    assert_eq!(format_ratio(150.0), "150");
-    assert_eq!(format_ratio(0.0207692), "0.0208");
-    assert_eq!(format_ratio(f64::NAN), "-");
+    for (ratio, shown) in [
+        (0.625, "0.625"),
+        (2.5, "2.50"),
+        (12.34, "12.3"),
+        (150.0, "150"),
+        (0.0207692, "0.0208"),
+        (f64::NAN, "-"),
+    ] {
+        assert_eq!(format_ratio(ratio), shown, "{ratio}");
+    }
     let iv = Interval {
         low: 0.98,
         high: 1.03,
@@ -39,12 +49,8 @@ fn text_table_has_every_part() {
         "intervals shown: {sha}"
     );
     assert!(t.contains("Means of ratios to hostx"));
-    assert!(t
-        .lines()
-        .any(|l| l.starts_with("all") && l.contains("hostb")));
-    assert!(t
-        .lines()
-        .any(|l| l.starts_with("BogoMIPS") && l.contains("0.0208")));
+    assert!(has_line(&t, "all", "hostb"), "{t}");
+    assert!(has_line(&t, "BogoMIPS", "0.0208"), "{t}");
     assert!(t.contains(
         "Cases not on every machine:\n  gamma.copy bandwidth — on hostx, hosta; missing on hostb"
     ));
@@ -64,12 +70,8 @@ fn markdown_csv_json() {
         |l| l.starts_with("case,beta,beta.sha256,block_size=16,threads=1")
             || l.starts_with("case,beta,beta.sha256,\"block_size=16,threads=1\"")
     ));
-    assert!(csv
-        .lines()
-        .any(|l| l.starts_with("geomean,all,") && l.contains(",hostb,")));
-    assert!(csv
-        .lines()
-        .any(|l| l.starts_with("bogomips_ratio,") && l.contains(",hosta,")));
+    assert!(has_line(&csv, "geomean,all,", ",hostb,"), "{csv}");
+    assert!(has_line(&csv, "bogomips_ratio,", ",hosta,"), "{csv}");
     let json = render_comparison(&c, CompareFormat::Json);
     let back: Comparison = serde_json::from_str(&json).unwrap();
     assert_eq!(back, c);

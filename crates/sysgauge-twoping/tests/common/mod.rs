@@ -1,18 +1,18 @@
 //! Shared test helpers: a listener running in a thread (stopped and joined
-//! on drop), child processes killed on drop, and the rule for tests that
-//! need system tools: without them a test skips with a note, unless
-//! `SYSGAUGE_REQUIRE_ALL=1` (as CI sets), where it fails.
+//! on drop), the reference client's summary parsed, and the rule for tests
+//! that need system tools: without them a test skips with a note, unless
+//! `SYSGAUGE_REQUIRE_ALL=1` (as CI sets), where it fails. Child processes
+//! killed on drop are `sysgauge_testkit::ChildGuard`, shared with the
+//! binary's tests.
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use sysgauge_testkit::{is_root, on_path};
+use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport, Target};
 use sysgauge_twoping::listener::{Listener, ListenerConfig, ListenerCounters, ListenerEvent};
 
 /// True if every program in `tools` is on PATH (and we are root when
@@ -24,8 +24,7 @@ pub fn have_requirements(test: &str, tools: &[&str], need_root: bool) -> bool {
         .filter(|t| !on_path(t))
         .map(|t| format!("program `{t}`"))
         .collect();
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if need_root && unsafe { libc::geteuid() } != 0 {
+    if need_root && !is_root() {
         missing.push("root".to_string());
     }
     sysgauge_testkit::require(
@@ -35,10 +34,23 @@ pub fn have_requirements(test: &str, tools: &[&str], need_root: bool) -> bool {
     )
 }
 
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-        .unwrap_or(false)
+/// A listener's configuration: the defaults, on `ip` with a free port.
+pub fn listener_on(ip: &str) -> ListenerConfig {
+    ListenerConfig {
+        addresses: vec![SocketAddr::new(ip.parse().expect("ip"), 0)],
+        ..ListenerConfig::default()
+    }
+}
+
+/// Runs a client with `config` to the end against `targets`; its report
+/// and every event it reported.
+pub fn run_client(config: ClientConfig, targets: Vec<Target>) -> (ClientReport, Vec<ClientEvent>) {
+    let mut client = Client::new(config, targets).expect("client");
+    let mut events = Vec::new();
+    let report = client
+        .run(&AtomicBool::new(false), &mut |e| events.push(e.clone()))
+        .expect("run");
+    (report, events)
 }
 
 /// A listener serving in a background thread.
@@ -105,103 +117,6 @@ impl Drop for RunningListener {
             let _ = h.join();
         }
     }
-}
-
-/// A child process, killed and reaped on drop, with its stdout lines
-/// collected by a reader thread.
-pub struct ChildGuard {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    pub seen: Vec<String>,
-}
-
-impl ChildGuard {
-    pub fn spawn(cmd: &mut Command) -> ChildGuard {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn child");
-        let (tx, rx) = mpsc::channel();
-        let out = child.stdout.take().expect("piped stdout");
-        let err = child.stderr.take().expect("piped stderr");
-        let tx2 = tx.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx2.send(format!("stderr: {line}")).is_err() {
-                    break;
-                }
-            }
-        });
-        ChildGuard {
-            child,
-            lines: rx,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Waits up to `timeout` for a line containing `needle`.
-    pub fn wait_for_line(&mut self, needle: &str, timeout: Duration) -> bool {
-        let end = Instant::now() + timeout;
-        while let Some(left) = end.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    let hit = line.contains(needle);
-                    self.seen.push(line);
-                    if hit {
-                        return true;
-                    }
-                }
-                Err(_) => return false,
-            }
-        }
-        false
-    }
-
-    /// Waits up to `timeout` for the process to exit; collects all output.
-    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let end = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                // Let the reader threads finish the pipes.
-                while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
-                    self.seen.push(line);
-                }
-                return Some(status);
-            }
-            if Instant::now() >= end {
-                return None;
-            }
-            while let Ok(line) = self.lines.try_recv() {
-                self.seen.push(line);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    pub fn output(&self) -> String {
-        self.seen.join("\n")
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A UDP port that was free a moment ago (for programs that need a number).
-pub fn free_udp_port(ip: &str) -> u16 {
-    let s = std::net::UdpSocket::bind((ip, 0)).expect("bind ephemeral");
-    s.local_addr().expect("local addr").port()
 }
 
 /// The statistics block the reference `2ping` client prints.

@@ -21,10 +21,13 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
         ImportFormatArg::Json => Some(Format::Json),
         ImportFormatArg::Csv => Some(Format::Csv),
         ImportFormatArg::Openssl => Some(Format::OpensslSpeed),
+        ImportFormatArg::Mbw => Some(Format::Mbw),
     };
     if let Some(h) = &args.host {
         if h.trim().is_empty() {
-            bail!("--host is empty; give the name of the machine the openssl output came from");
+            bail!(
+                "--host is empty; give the name of the machine the openssl or mbw output came from"
+            );
         }
     }
     let opts = FileOptions {

@@ -5,6 +5,7 @@
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
+use sysgauge_core::RunRecord;
 
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -49,20 +50,120 @@ impl Sandbox {
         c
     }
 
-    /// `run` with the tiny profile on the sandbox database.
-    pub fn tiny_run(&self) -> Command {
+    /// The binary as a plain `std::process::Command` (for tests that
+    /// signal or watch the running process), with the same sandboxed
+    /// environment as [`Sandbox::cmd`].
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysgauge"));
+        c.env("HOME", self.dir.path())
+            .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
+            .env_remove("SYSGAUGE_DB")
+            .current_dir(self.dir.path());
+        c
+    }
+
+    /// A standard-profile `disk` run on a 64 MiB file in `target`, stopped
+    /// by `interrupt` once its second case is under way.
+    pub fn stopped_disk_run(
+        &self,
+        interrupt: sysgauge_testkit::Interrupt,
+        target: &Path,
+    ) -> sysgauge_testkit::Interrupted {
+        interrupt.run(
+            self.std_cmd()
+                .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
+                .arg(self.db())
+                .arg("--path")
+                .arg(target),
+            // Let the second case get under way, then stop it.
+            |_, _| std::thread::sleep(std::time::Duration::from_millis(300)),
+        )
+    }
+
+    /// `sysgauge COMMAND --db DB` on the sandbox database: every command
+    /// that reads or writes results.
+    pub fn on_db(&self, command: &str) -> Command {
         let mut c = self.cmd();
-        c.arg("run")
-            .arg("--profile")
-            .arg("tiny")
-            .arg("--repetitions")
-            .arg("3")
-            .arg("--db")
-            .arg(self.db())
+        c.arg(command).arg("--db").arg(self.db());
+        c
+    }
+
+    /// Run `number` read back from the sandbox database (`results export
+    /// N --format json`), deserialised strictly.
+    pub fn stored_run(&self, number: u32) -> RunRecord {
+        let out = self
+            .on_db("results")
+            .args(["export", &number.to_string(), "--format", "json"])
+            .succeeds();
+        strict_record(&out.stdout)
+    }
+
+    /// The record of a tiny `run --only ONLY` printed to stdout (`--json -`)
+    /// and stored nowhere (`--no-store`), with the whole output.
+    pub fn tiny_unstored_run(&self, only: &str) -> (RunRecord, std::process::Output) {
+        let out = self
+            .tiny_run()
+            .args(["--only", only, "--json", "-", "--no-store"])
+            .succeeds();
+        (strict_record(&out.stdout), out)
+    }
+
+    /// A measuring command (`run`, `mem`, `cpu`...) with the tiny profile
+    /// and three repetitions, on the sandbox database and scratch directory.
+    pub fn tiny(&self, command: &str) -> Command {
+        let mut c = self.on_db(command);
+        c.args(["--profile", "tiny", "--repetitions", "3"])
             .arg("--scratch-dir")
             .arg(self.scratch());
         c
     }
+
+    /// `run` with the tiny profile on the sandbox database.
+    pub fn tiny_run(&self) -> Command {
+        self.tiny("run")
+    }
+
+    /// `results list --json` of the sandbox database, parsed.
+    pub fn listed_runs(&self) -> serde_json::Value {
+        let out = self
+            .on_db("results")
+            .args(["list", "--json"])
+            .output()
+            .unwrap_or_else(|e| panic!("spawn: {e}"));
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    /// A tiny `run --only ONLY`, stored, and its record as `--json FILE`
+    /// wrote it.
+    pub fn tiny_run_record(&self, only: &str) -> RunRecord {
+        let json = self.path().join("run.json");
+        self.tiny_run()
+            .args(["--only", only])
+            .arg("--json")
+            .arg(&json)
+            .succeeds();
+        read_record(&json)
+    }
+}
+
+/// A run record from JSON bytes; every struct in it denies unknown fields.
+pub fn strict_record(bytes: &[u8]) -> RunRecord {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(bytes)))
+}
+
+/// A run record from a JSON file written with `--json FILE`.
+pub fn read_record(path: &Path) -> RunRecord {
+    strict_record(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+}
+
+/// The record `--json FILE` wrote for a `command` run that completed.
+pub fn completed_record(path: &Path, command: &str) -> RunRecord {
+    let run = read_record(path);
+    assert_eq!(run.command, command);
+    assert_eq!(run.status, sysgauge_core::RunStatus::Complete);
+    run
 }
 
 pub fn stdout_of(out: &std::process::Output) -> String {
@@ -80,6 +181,9 @@ pub trait Outcome {
     fn succeeds(&mut self) -> std::process::Output;
     /// Runs to the end and asserts the given exit code.
     fn exits_with(&mut self, code: i32) -> std::process::Output;
+    /// Runs to the end and asserts a usage error: exit code 2, `expect` in
+    /// stderr, and no panic. Failures name the command line.
+    fn usage_error(&mut self, expect: &str) -> std::process::Output;
 }
 
 fn succeeded(out: std::io::Result<std::process::Output>) -> std::process::Output {
@@ -94,6 +198,22 @@ fn exited_with(out: std::io::Result<std::process::Output>, code: i32) -> std::pr
     out
 }
 
+fn was_usage_error(
+    out: std::io::Result<std::process::Output>,
+    what: &str,
+    expect: &str,
+) -> std::process::Output {
+    let out = out.unwrap_or_else(|e| panic!("spawn: {e}"));
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert!(
+        err.contains(expect),
+        "{what}: expected {expect:?} in: {err}"
+    );
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    out
+}
+
 /// The binary under test (assert_cmd) and the system tools some tests set up
 /// with (std) end the same way.
 macro_rules! impl_outcome {
@@ -105,6 +225,11 @@ macro_rules! impl_outcome {
 
             fn exits_with(&mut self, code: i32) -> std::process::Output {
                 exited_with(self.output(), code)
+            }
+
+            fn usage_error(&mut self, expect: &str) -> std::process::Output {
+                let what = format!("{self:?}");
+                was_usage_error(self.output(), &what, expect)
             }
         }
     )*};

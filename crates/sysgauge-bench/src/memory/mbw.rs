@@ -1,0 +1,277 @@
+//! Reading the output of mbw, the memory bandwidth tool this family's copy
+//! tests follow, for `sysgauge import`: the write-ups paste its result
+//! lines, often only the `AVG` ones.
+//!
+//! mbw 1.2 prints, per test and run, a tab-separated line
+//! `N  Method: MEMCPY  Elapsed: 0.00211  MiB: 16.00000  Copy: 7597.341 MiB/s`
+//! and after a test's runs the same with `AVG` for N (the array size over
+//! the mean time, not the mean of the rates). Without `-q`, a preamble says
+//! the element size and `Using 262144 bytes as blocks for memcpy block copy
+//! test.`
+//!
+//! What the cases mean: mbw's `MEMCPY` copies one array into another with
+//! the C library's `memcpy` and counts each byte once, exactly as
+//! `mem.memcpy` does, so it becomes a `mem.memcpy` case (params `size`,
+//! `huge_pages` false: mbw allocates with plain `malloc`) that compares
+//! with `sysgauge mem --size SIZE --no-huge-pages`. `DUMB` is whatever
+//! mbw's compiler made of `b[i] = a[i]` (often a `memcpy` again), and
+//! `MCBLOCK` copies the same source block each time; neither is
+//! `mem.loop-copy` or `mem.block-copy`, so they keep mbw's names
+//! (`mbw.dumb`, `mbw.mcblock`) and compare only with other mbw imports.
+//! The per-run lines are the samples; with only `AVG` lines, the average
+//! is the one sample.
+
+use super::MEMCPY;
+use crate::util::metric;
+use chrono::{DateTime, Utc};
+use sysgauge_core::record::{family_of, Params, ResultRecord, Status};
+use sysgauge_core::{Better, Unit};
+
+/// Why a text is not usable mbw output: the 1-based line and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct MbwError {
+    pub line: usize,
+    pub message: String,
+}
+
+fn err(line: usize, message: impl Into<String>) -> MbwError {
+    MbwError {
+        line,
+        message: message.into(),
+    }
+}
+
+/// One mbw result line.
+struct Line<'a> {
+    average: bool,
+    method: &'a str,
+    mib: f64,
+    rate_mib_s: f64,
+}
+
+/// `0  Method: MEMCPY  Elapsed: …  MiB: 16.00000  Copy: 7597.341 MiB/s`,
+/// or `None` for a line that is not a result line.
+fn result_line(text: &str, n: usize) -> Result<Option<Line<'_>>, MbwError> {
+    let t: Vec<&str> = text.split_whitespace().collect();
+    let ["Method:", method] = t.get(1..3).unwrap_or_default() else {
+        return Ok(None);
+    };
+    let [run, _, _, "Elapsed:", _, "MiB:", mib, "Copy:", rate, "MiB/s"] = t.as_slice() else {
+        return Err(err(
+            n,
+            "a result line must read 'N Method: NAME Elapsed: S MiB: M Copy: R MiB/s'",
+        ));
+    };
+    let average = *run == "AVG";
+    if !average && run.parse::<u32>().is_err() {
+        return Err(err(n, format!("'{run}' is neither a run number nor AVG")));
+    }
+    let positive = |v: &str, what: &str| -> Result<f64, MbwError> {
+        v.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .ok_or_else(|| err(n, format!("{what} '{v}' is not a positive number")))
+    };
+    Ok(Some(Line {
+        average,
+        method,
+        mib: positive(mib, "the array size")?,
+        rate_mib_s: positive(rate, "the copy rate")?,
+    }))
+}
+
+/// One test at one array size, in file order.
+struct Case {
+    method: String,
+    mib: f64,
+    runs: Vec<f64>,
+    average: Option<f64>,
+}
+
+/// mbw output as result records stamped `at`: one per test and array size.
+pub fn parse_mbw(text: &str, at: DateTime<Utc>) -> Result<Vec<ResultRecord>, MbwError> {
+    let mut block_size: Option<u64> = None;
+    let mut cases: Vec<Case> = Vec::new();
+    let mut last = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        last = n;
+        let line = raw.trim();
+        if let Some(rest) = line.strip_prefix("Using ") {
+            if let Some(bytes) = rest.strip_suffix(" bytes as blocks for memcpy block copy test.") {
+                block_size = Some(
+                    bytes
+                        .trim()
+                        .parse()
+                        .map_err(|_| err(n, format!("'{bytes}' is not a block size in bytes")))?,
+                );
+            }
+            continue;
+        }
+        let Some(l) = result_line(line, n)? else {
+            continue;
+        };
+        let same = |c: &Case| c.method == l.method && c.mib == l.mib;
+        let case = match cases.iter().position(same) {
+            Some(k) => &mut cases[k],
+            None => {
+                cases.push(Case {
+                    method: l.method.to_string(),
+                    mib: l.mib,
+                    runs: Vec::new(),
+                    average: None,
+                });
+                cases.last_mut().ok_or_else(|| err(n, "no case"))?
+            }
+        };
+        if l.average {
+            case.average = Some(l.rate_mib_s);
+        } else {
+            case.runs.push(l.rate_mib_s);
+        }
+    }
+    if cases.is_empty() {
+        return Err(err(
+            last.max(1),
+            "no mbw result line ('AVG  Method: MEMCPY  Elapsed: …  MiB: …  Copy: … MiB/s')",
+        ));
+    }
+    cases
+        .into_iter()
+        .map(|c| record(c, block_size, at, last))
+        .collect()
+}
+
+fn record(
+    c: Case,
+    block_size: Option<u64>,
+    at: DateTime<Utc>,
+    last: usize,
+) -> Result<ResultRecord, MbwError> {
+    let bytes = c.mib * 1_048_576.0;
+    if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
+        return Err(err(
+            last,
+            format!("{} MiB is not a whole number of bytes", c.mib),
+        ));
+    }
+    let size = bytes as u64;
+    let method = c.method.to_ascii_lowercase();
+    let (id, mut params) = match method.as_str() {
+        "memcpy" => (MEMCPY.to_string(), Params::new().with("huge_pages", false)),
+        _ => (format!("mbw.{}", sanitise(&method)), Params::new()),
+    };
+    params.insert("size", size);
+    if method == "mcblock" {
+        if let Some(b) = block_size {
+            params.insert("block_size", b);
+        }
+    }
+    let samples = if c.runs.is_empty() {
+        c.average.into_iter().collect()
+    } else {
+        c.runs
+    };
+    // MiB/s to the MB/s mem's copy cases report.
+    let mbps: Vec<f64> = samples.iter().map(|r| r * 1.048_576).collect();
+    let m = metric("copy", Unit::MBps, Better::Higher, mbps)
+        .map_err(|e| err(last, format!("{}: {e}", c.method)))?;
+    let workload_version = crate::registry::workload_version_of(&id);
+    Ok(ResultRecord {
+        family: family_of(&id).to_string(),
+        bench_id: id,
+        workload_version,
+        params,
+        details: Params::new().with("source", "mbw"),
+        status: Status::Ok,
+        started_at: at,
+        duration_seconds: 0.0,
+        metrics: vec![m],
+        findings: Vec::new(),
+    })
+}
+
+/// A method name as an id part: lower-case letters, digits and `-`.
+fn sanitise(method: &str) -> String {
+    let s: String = method
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    if s.is_empty() {
+        "unknown".to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! fixture {
+        ($name:literal) => {
+            include_str!(concat!("../../tests/fixtures/mbw/", $name))
+        };
+    }
+
+    fn ids(records: &[ResultRecord]) -> Vec<&str> {
+        records.iter().map(|r| r.bench_id.as_str()).collect()
+    }
+
+    #[test]
+    fn full_output_gives_every_run_as_a_sample() {
+        let r = parse_mbw(fixture!("1.2.2-n3-16MiB.txt"), Utc::now()).unwrap();
+        assert_eq!(ids(&r), ["mem.memcpy", "mbw.dumb", "mbw.mcblock"]);
+        let memcpy = &r[0];
+        assert_eq!(memcpy.params.get_u64("size"), Some(16 << 20));
+        assert_eq!(memcpy.params.get_bool("huge_pages"), Some(false));
+        assert_eq!(memcpy.metrics[0].samples.len(), 3);
+        assert!((memcpy.metrics[0].samples[2] - 7597.341 * 1.048_576).abs() < 1e-6);
+        assert_eq!(r[2].params.get_u64("block_size"), Some(262_144));
+        assert_eq!(memcpy.details.get_str("source"), Some("mbw"));
+    }
+
+    #[test]
+    fn average_lines_alone_are_one_sample() {
+        let text: String = fixture!("1.2.2-n3-16MiB.txt")
+            .lines()
+            .filter(|l| l.starts_with("AVG"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let r = parse_mbw(&text, Utc::now()).unwrap();
+        assert_eq!(ids(&r), ["mem.memcpy", "mbw.dumb", "mbw.mcblock"]);
+        assert_eq!(r[0].metrics[0].samples, [2406.860 * 1.048_576]);
+        // Without the preamble the block size is not known, so not claimed.
+        assert_eq!(r[2].params.get_u64("block_size"), None);
+    }
+
+    #[test]
+    fn quiet_output_without_averages() {
+        let r = parse_mbw(fixture!("1.2.2-q-a-n2-8MiB.txt"), Utc::now()).unwrap();
+        assert_eq!(r.len(), 3);
+        assert!(r.iter().all(|x| x.metrics[0].samples.len() == 2));
+        assert_eq!(r[0].params.get_u64("size"), Some(8 << 20));
+    }
+
+    #[test]
+    fn bad_lines_are_named() {
+        let short = parse_mbw("AVG\tMethod: MEMCPY\tElapsed: 0.1\n", Utc::now()).unwrap_err();
+        assert_eq!(short.line, 1);
+        let zero = parse_mbw(
+            "x\n0\tMethod: MEMCPY\tElapsed: 0.1\tMiB: 8.0\tCopy: 0.000 MiB/s\n",
+            Utc::now(),
+        )
+        .unwrap_err();
+        assert_eq!(zero.line, 2);
+        assert!(zero.message.contains("copy rate"), "{zero}");
+        let none = parse_mbw("hello\n", Utc::now()).unwrap_err();
+        assert!(none.message.contains("no mbw result line"), "{none}");
+        let odd = parse_mbw(
+            "0\tMethod: MEMCPY\tElapsed: 0.1\tMiB: 0.1\tCopy: 5.0 MiB/s\n",
+            Utc::now(),
+        )
+        .unwrap_err();
+        assert!(odd.message.contains("whole number of bytes"), "{odd}");
+    }
+}

@@ -1,0 +1,160 @@
+//! Two network namespaces joined by a veth pair: a real (virtual) link for
+//! tests that must not run over loopback (packet loss in one direction, a
+//! spoofed-source flood). Needs root and `ip` (iproute2).
+//!
+//! Each link gets fixed MAC addresses and permanent neighbour entries, so
+//! ARP and neighbour discovery are out of the picture: a first solicitation
+//! lost while the link comes up is only retried after a second, which would
+//! hold back every early packet of a one-second test. The IPv6 link-local
+//! addresses are added with `nodad` for the same reason. Names are unique
+//! per process and pair, and the namespaces (with the veth) are deleted on
+//! drop, on every exit path.
+
+use crate::system::run_checked;
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+const MAC_A: &str = "02:00:00:00:00:0a";
+const MAC_B: &str = "02:00:00:00:00:0b";
+/// The link-local addresses of the two ends (without their zone).
+pub const LINK_LOCAL_A: &str = "fe80::a";
+pub const LINK_LOCAL_B: &str = "fe80::b";
+
+/// Namespaces `a` and `b` joined by a veth pair (`if_a` in `a`, `if_b` in
+/// `b`), both ends up with carrier, IPv4 `v4_a`/`v4_b` in a /24 and the
+/// link-local addresses [`LINK_LOCAL_A`]/[`LINK_LOCAL_B`]; deleted on drop.
+#[derive(Debug)]
+pub struct VethPair {
+    pub a: String,
+    pub b: String,
+    pub if_a: String,
+    pub if_b: String,
+    pub v4_a: String,
+    pub v4_b: String,
+}
+
+impl VethPair {
+    /// A new pair whose names carry `tag` (two letters naming the test
+    /// suite, so leftovers can be traced) and whose IPv4 addresses are in
+    /// `10.<net>.<n>.0/24`, `n` counting the pairs of this process.
+    pub fn new(tag: &str, net: u8) -> VethPair {
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let pid = std::process::id();
+        let pair = VethPair {
+            a: format!("sg{tag}-{pid}-{n}-a"),
+            b: format!("sg{tag}-{pid}-{n}-b"),
+            // Interface names are limited to 15 bytes.
+            if_a: format!("sg{tag}{}{n}a", pid % 100_000),
+            if_b: format!("sg{tag}{}{n}b", pid % 100_000),
+            v4_a: format!("10.{net}.{}.1", n % 250),
+            v4_b: format!("10.{net}.{}.2", n % 250),
+        };
+        // From here on, Drop cleans up whatever was created.
+        run_checked(&["ip", "netns", "add", &pair.a]);
+        run_checked(&["ip", "netns", "add", &pair.b]);
+        run_checked(&[
+            "ip", "link", "add", &pair.if_a, "address", MAC_A, "netns", &pair.a, "type", "veth",
+            "peer", "name", &pair.if_b, "address", MAC_B, "netns", &pair.b,
+        ]);
+        let ends = [
+            (
+                &pair.a,
+                &pair.if_a,
+                &pair.v4_a,
+                LINK_LOCAL_A,
+                &pair.v4_b,
+                LINK_LOCAL_B,
+                MAC_B,
+            ),
+            (
+                &pair.b,
+                &pair.if_b,
+                &pair.v4_b,
+                LINK_LOCAL_B,
+                &pair.v4_a,
+                LINK_LOCAL_A,
+                MAC_A,
+            ),
+        ];
+        for (ns, ifname, v4, ll, peer_v4, peer_ll, peer_mac) in ends {
+            let v4 = format!("{v4}/24");
+            run_checked(&["ip", "-n", ns, "addr", "add", &v4, "dev", ifname]);
+            let ll = format!("{ll}/64");
+            run_checked(&[
+                "ip", "-n", ns, "-6", "addr", "add", &ll, "dev", ifname, "nodad",
+            ]);
+            run_checked(&["ip", "-n", ns, "link", "set", ifname, "up"]);
+            run_checked(&["ip", "-n", ns, "link", "set", "lo", "up"]);
+            for peer in [peer_v4.as_str(), peer_ll] {
+                run_checked(&[
+                    "ip",
+                    "-n",
+                    ns,
+                    "neigh",
+                    "replace",
+                    peer,
+                    "lladdr",
+                    peer_mac,
+                    "dev",
+                    ifname,
+                    "nud",
+                    "permanent",
+                ]);
+            }
+        }
+        wait_lower_up(&pair.a, &pair.if_a);
+        wait_lower_up(&pair.b, &pair.if_b);
+        pair
+    }
+}
+
+impl Drop for VethPair {
+    fn drop(&mut self) {
+        // Deleting a namespace deletes its end of the veth, and the pair.
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+/// Waits (at most 5 s) until the link reports carrier.
+fn wait_lower_up(ns: &str, ifname: &str) {
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        let out = Command::new("ip")
+            .args(["-n", ns, "-o", "link", "show", "dev", ifname])
+            .output()
+            .unwrap_or_else(|e| panic!("ip link show: {e}"));
+        if String::from_utf8_lossy(&out.stdout).contains("LOWER_UP") {
+            return;
+        }
+        assert!(Instant::now() < end, "{ifname} in {ns} did not come up");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs `f` in a new thread that has entered network namespace `ns`;
+/// sockets it opens and processes it spawns live in that namespace.
+pub fn in_netns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> JoinHandle<T> {
+    let path = format!("/run/netns/{ns}");
+    std::thread::spawn(move || {
+        let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
+        // Only this thread's network namespace changes, which a
+        // multi-threaded process may do.
+        rustix::thread::move_into_link_name_space(
+            file.as_fd(),
+            Some(rustix::thread::LinkNameSpaceType::Network),
+        )
+        .unwrap_or_else(|e| panic!("setns {path}: {e}"));
+        f()
+    })
+}

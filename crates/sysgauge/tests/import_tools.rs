@@ -1,0 +1,132 @@
+//! `import` of other tools' outputs (mbw), through the real binary: the
+//! captured fixtures, and a fresh run of the real program compared with
+//! this machine's sysgauge run of the same workload.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
+
+mod common;
+
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use std::path::PathBuf;
+use sysgauge_compare::Comparison;
+
+fn mbw_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-bench/tests/fixtures/mbw")
+        .join(name)
+}
+
+fn compare_json(sb: &Sandbox, reference: &str) -> Comparison {
+    let out = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args(["--reference", reference, "--format", "json"])
+        .succeeds();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn captured_mbw_output_imports_with_its_own_and_mem_ids() {
+    let sb = Sandbox::new();
+    sb.cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .arg(mbw_fixture("1.2.2-n3-16MiB.txt"))
+        .succeeds();
+    let out = sb
+        .cmd()
+        .args(["results", "show", "--db"])
+        .arg(sb.db())
+        .arg("1")
+        .succeeds();
+    let text = stdout_of(&out);
+    for id in ["mem.memcpy", "mbw.dumb", "mbw.mcblock"] {
+        assert!(text.contains(id), "{id} missing:\n{text}");
+    }
+    assert!(text.contains("host 1.2.2-n3-16MiB"), "{text}");
+    // A second import of the same file is recognised, not duplicated.
+    let again = sb
+        .cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .arg(mbw_fixture("1.2.2-n3-16MiB.txt"))
+        .succeeds();
+    let said = format!("{}{}", stdout_of(&again), stderr_of(&again));
+    assert!(said.contains("0 new run(s), 1 already present"), "{said}");
+}
+
+#[test]
+fn a_bad_mbw_line_is_refused_with_its_line() {
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("broken.txt");
+    std::fs::write(
+        &file,
+        "Long uses 8 bytes. Allocating 2*1048576 elements = 16777216 bytes of memory.\n\
+         AVG\tMethod: MEMCPY\tElapsed: 0.1\tMiB: 8.0\tCopy: fast MiB/s\n",
+    )
+    .unwrap();
+    let out = sb
+        .cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .arg(&file)
+        .exits_with(2);
+    assert!(
+        stderr_of(&out).contains("broken.txt:line 2:"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!sb.db().exists());
+}
+
+#[test]
+fn a_real_mbw_run_compares_with_sysgauge_mem_memcpy() {
+    let Some(mbw) = sysgauge_core::bench::find_program("mbw") else {
+        sysgauge_testkit::require("mbw is not installed", false, "apt-get install mbw");
+        return;
+    };
+    let sb = Sandbox::new();
+    let out = std::process::Command::new(mbw)
+        .args(["-n", "3", "-t0", "8"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = sb.dir.path().join("mbw-here.txt");
+    std::fs::write(&file, &out.stdout).unwrap();
+    sb.cmd()
+        .args(["mem", "--profile", "tiny", "--repetitions", "3"])
+        .args([
+            "--size",
+            "8MiB",
+            "--no-huge-pages",
+            "--only",
+            "memcpy",
+            "--db",
+        ])
+        .arg(sb.db())
+        .arg("--scratch-dir")
+        .arg(sb.scratch())
+        .succeeds();
+    sb.cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .arg(&file)
+        .succeeds();
+    let c = compare_json(&sb, "mbw-here");
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.bench_id == "mem.memcpy")
+        .unwrap_or_else(|| panic!("no mem.memcpy row: {c:?}"));
+    assert_eq!(row.params.get_u64("size"), Some(8 << 20));
+    assert!(
+        row.cells
+            .iter()
+            .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
+        "{row:?}"
+    );
+}
