@@ -656,6 +656,8 @@ pub enum Format {
     OpensslSpeed,
     /// mbw's result lines.
     Mbw,
+    /// Bonnie++'s table or CSV lines.
+    Bonnie,
 }
 
 impl Format {
@@ -665,6 +667,7 @@ impl Format {
             Format::Csv => "csv",
             Format::OpensslSpeed => "openssl",
             Format::Mbw => "mbw",
+            Format::Bonnie => "bonnie",
         }
     }
 }
@@ -687,6 +690,8 @@ const OPENSSL_OPENINGS: &[&str] = &[
 
 /// Guess the format: JSON starts with `{` or `[`; mbw output with its
 /// preamble (`Long uses 8 bytes.`) or a result line (`AVG  Method: …`);
+/// Bonnie++'s table (`Version 2.00a  ------Sequential Output------`) or
+/// CSV line (27 fields or more);
 /// openssl output (`-mr` or the human table) with one of
 /// `OPENSSL_OPENINGS` or a table header; a CSV with a header of three or
 /// more comma-separated names.
@@ -701,6 +706,13 @@ pub fn sniff(text: &str) -> Option<Format> {
     } else if first.starts_with("Long uses ") || first.split_whitespace().nth(1) == Some("Method:")
     {
         Some(Format::Mbw)
+    } else if (first.starts_with("Version ") && first.contains("Sequential"))
+        || first.contains("-Per Chr-")
+        || first.split(',').count() >= 27
+    {
+        // Bonnie++'s table, or its CSV line: far more fields than a
+        // sysgauge CSV header names.
+        Some(Format::Bonnie)
     } else if OPENSSL_OPENINGS.iter().any(|p| first.starts_with(p))
         || first.contains("sign/s")
         || first.ends_with("op/s")

@@ -101,6 +101,8 @@ pub enum ImportFormatArg {
     Openssl,
     /// mbw's output: its result lines (`AVG  Method: MEMCPY …`), with or without the others.
     Mbw,
+    /// Bonnie++'s output: its text table (1.03 to 2.00) or CSV lines.
+    Bonnie,
 }
 
 /// The results database, the one option every command that reads or
@@ -164,7 +166,7 @@ pub struct ImportArgs {
     #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
     pub format: ImportFormatArg,
 
-    /// Host name for `openssl speed` or mbw output (default: the file's name without extension).
+    /// Host name for `openssl speed` or mbw output (default: the file's name without extension), or instead of the one Bonnie++ printed.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
 }

@@ -10,6 +10,7 @@
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
+use sysgauge_bench::disk::bonnie;
 use sysgauge_bench::memory::mbw;
 use sysgauge_bench::openssl_speed;
 use sysgauge_bench::registry::{benchmarks, Options};
@@ -60,12 +61,12 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
     let text = String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, openssl speed or mbw output)"))?;
+        .map_err(|_| anyhow::anyhow!("{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, openssl speed, mbw or Bonnie++ output)"))?;
     let format = match opts.format.or_else(|| sniff(&text)) {
         Some(f) => f,
         None if text.trim().is_empty() => bail!("{name}: the file is empty"),
         None => bail!(
-            "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, `openssl speed` or mbw output); pass --format"
+            "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, `openssl speed`, mbw or Bonnie++ output); pass --format"
         ),
     };
     if opts.host.is_some() && matches!(format, Format::Json | Format::Csv) {
@@ -110,6 +111,33 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
         Format::Mbw => {
             let results = mbw::parse_mbw(&text, at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
             vec![one_host_run(&ctx, format, path, opts, results, &text)?]
+        }
+        Format::Bonnie => {
+            let report =
+                bonnie::parse_bonnie(&text, at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+            for w in &report.warnings {
+                eprintln!("sysgauge: warning: {name}: {w}");
+            }
+            let mut runs = Vec::new();
+            for m in report
+                .machines
+                .into_iter()
+                .filter(|m| !m.results.is_empty())
+            {
+                let host = HostInfo {
+                    hostname: Some(opts.host.clone().unwrap_or(m.host)),
+                    ..HostInfo::default()
+                };
+                let mut run = synthetic_run(&ctx, format.name(), host, m.results, &text);
+                if let Some(v) = &report.version {
+                    run.tags.insert("bonnie_version".to_string(), v.clone());
+                }
+                runs.push(run);
+            }
+            if runs.is_empty() {
+                bail!("{name}: no Bonnie++ test with a timed result (all too fast or skipped)");
+            }
+            runs
         }
     };
     Ok(runs)

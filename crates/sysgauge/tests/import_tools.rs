@@ -1,6 +1,7 @@
-//! `import` of other tools' outputs (mbw), through the real binary: the
-//! captured fixtures, and a fresh run of the real program compared with
-//! this machine's sysgauge run of the same workload.
+//! `import` of other tools' outputs (mbw, Bonnie++), through the real
+//! binary: the captured fixtures, and fresh runs of the real programs
+//! compared with this machine's sysgauge run of the same workload or with
+//! each other.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod common;
@@ -12,6 +13,12 @@ use sysgauge_compare::Comparison;
 fn mbw_fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../sysgauge-bench/tests/fixtures/mbw")
+        .join(name)
+}
+
+fn bonnie_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-bench/tests/fixtures/bonnie")
         .join(name)
 }
 
@@ -129,4 +136,91 @@ fn a_real_mbw_run_compares_with_sysgauge_mem_memcpy() {
             .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
         "{row:?}"
     );
+}
+
+#[test]
+fn captured_bonnie_output_imports_under_its_own_names() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .arg(bonnie_fixture("2.00a-1G-n4.txt"))
+        .succeeds();
+    // The cases Bonnie++ could not time are named, not stored as zeros.
+    assert!(
+        stderr_of(&out).contains("bonnie.seq-input-block was too fast"),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = sb
+        .cmd()
+        .args(["results", "show", "--db"])
+        .arg(sb.db())
+        .arg("1")
+        .succeeds();
+    let text = stdout_of(&out);
+    assert!(text.contains("host testhost2"), "{text}");
+    for id in [
+        "bonnie.seq-output-char",
+        "bonnie.seq-output-block",
+        "bonnie.seq-create",
+    ] {
+        assert!(text.contains(id), "{id} missing:\n{text}");
+    }
+}
+
+#[test]
+fn two_real_bonnie_runs_compare() {
+    let Some(bonnie) = sysgauge_core::bench::find_program("bonnie++") else {
+        sysgauge_testkit::require(
+            "bonnie++ is not installed",
+            false,
+            "apt-get install bonnie++",
+        );
+        return;
+    };
+    let sb = Sandbox::new();
+    let mut files = Vec::new();
+    for host in ["bonnie-a", "bonnie-b"] {
+        let dir = sb.scratch().join(host);
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = std::process::Command::new(&bonnie)
+            .arg("-d")
+            .arg(&dir)
+            .args([
+                "-s", "128M", "-r", "64", "-n", "1", "-u", "root", "-m", host,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let file = sb.dir.path().join(format!("{host}.txt"));
+        std::fs::write(&file, &out.stdout).unwrap();
+        files.push(file);
+    }
+    sb.cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .args(&files)
+        .succeeds();
+    let c = compare_json(&sb, "bonnie-a");
+    let both: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| r.cells.iter().all(Option::is_some))
+        .collect();
+    assert!(!both.is_empty(), "no case on both: {c:?}");
+    for r in both {
+        assert!(r.bench_id.starts_with("bonnie."), "{}", r.bench_id);
+        assert!(
+            r.cells
+                .iter()
+                .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
+            "{r:?}"
+        );
+    }
 }

@@ -17,6 +17,7 @@
 //! (sequential 1 MiB write and read, 4 KiB random reads, file creation);
 //! `sysgauge disk` runs every test.
 
+pub mod bonnie;
 pub mod files;
 pub mod io;
 pub mod passes;

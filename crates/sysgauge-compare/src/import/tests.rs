@@ -467,3 +467,16 @@ fn sniffing_mbw() {
         Some(Format::Mbw)
     );
 }
+
+#[test]
+fn sniffing_bonnie() {
+    assert_eq!(
+        sniff("Version 2.00a       ------Sequential Output------ --Sequential Input- --Random-\n"),
+        Some(Format::Bonnie)
+    );
+    assert_eq!(
+        sniff("1.98,2.00a,h,1,1,1G,,8192,5,982,98,800147,67,1143272,69,1656,99,+++++,+++,+++++,+++,4,,,,,2923,97\n"),
+        Some(Format::Bonnie)
+    );
+    assert_eq!(sniff(fixture!("three-hosts.csv")), Some(Format::Csv));
+}

@@ -22,6 +22,7 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
         ImportFormatArg::Csv => Some(Format::Csv),
         ImportFormatArg::Openssl => Some(Format::OpensslSpeed),
         ImportFormatArg::Mbw => Some(Format::Mbw),
+        ImportFormatArg::Bonnie => Some(Format::Bonnie),
     };
     if let Some(h) = &args.host {
         if h.trim().is_empty() {
