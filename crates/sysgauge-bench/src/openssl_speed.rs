@@ -111,15 +111,47 @@ fn err(line: usize, message: impl Into<String>) -> OpensslSpeedError {
     }
 }
 
-/// A curve in openssl's table: command-line suffix and the bit count
-/// `speed` prints for it.
+/// A curve in openssl's table: command-line suffix, the bit count
+/// `speed` prints for it, and whether it is a binary curve (left out of a
+/// `no-ec2m` build's table).
+#[derive(Clone, Copy)]
 struct Curve {
     name: &'static str,
     bits: u32,
+    binary: bool,
 }
 
 const fn c(name: &'static str, bits: u32) -> Curve {
-    Curve { name, bits }
+    Curve {
+        name,
+        bits,
+        binary: false,
+    }
+}
+
+/// A binary curve (sect…, the `k` and `b` curves).
+const fn b(name: &'static str, bits: u32) -> Curve {
+    Curve {
+        name,
+        bits,
+        binary: true,
+    }
+}
+
+/// `all` without its binary curves, in the same order; `N` must be their
+/// number (checked when the constant is built).
+const fn without_binary<const N: usize>(all: &[Curve]) -> [Curve; N] {
+    let mut out = [c("", 0); N];
+    let (mut i, mut n) = (0, 0);
+    while i < all.len() {
+        if !all[i].binary {
+            out[n] = all[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "N is not the number of non-binary curves");
+    out
 }
 
 /// openssl's ECDSA/ECDH curve table with binary curves (OpenSSL ≥ 1.1.1
@@ -131,16 +163,16 @@ const CURVES_EC2M: &[Curve] = &[
     c("p256", 256),
     c("p384", 384),
     c("p521", 521),
-    c("k163", 163),
-    c("k233", 233),
-    c("k283", 283),
-    c("k409", 409),
-    c("k571", 571),
-    c("b163", 163),
-    c("b233", 233),
-    c("b283", 283),
-    c("b409", 409),
-    c("b571", 571),
+    b("k163", 163),
+    b("k233", 233),
+    b("k283", 283),
+    b("k409", 409),
+    b("k571", 571),
+    b("b163", 163),
+    b("b233", 233),
+    b("b283", 283),
+    b("b409", 409),
+    b("b571", 571),
     c("brp256r1", 256),
     c("brp256t1", 256),
     c("brp384r1", 384),
@@ -153,22 +185,7 @@ const CURVES_EC2M: &[Curve] = &[
 
 /// The same table in a build without binary curves (`no-ec2m`, as some
 /// distributions ship), where the indexes after P-521 shift down by ten.
-const CURVES_NO_EC2M: &[Curve] = &[
-    c("p160", 160),
-    c("p192", 192),
-    c("p224", 224),
-    c("p256", 256),
-    c("p384", 384),
-    c("p521", 521),
-    c("brp256r1", 256),
-    c("brp256t1", 256),
-    c("brp384r1", 384),
-    c("brp384t1", 384),
-    c("brp512r1", 512),
-    c("brp512t1", 512),
-    c("x25519", 253),
-    c("x448", 448),
-];
+const CURVES_NO_EC2M: &[Curve] = &without_binary::<14>(CURVES_EC2M);
 
 /// The curve at `index` with `bits`. The two tables never disagree on an
 /// index whose bit count matches (checked by a test), so index and bits

@@ -15,6 +15,7 @@ use crate::spawn;
 use crate::ssh;
 use crate::startup;
 use crate::sweep;
+use crate::util::by_profile;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,13 +39,7 @@ pub struct FamilyInfo {
 
 impl FamilyInfo {
     pub fn budget(&self, profile: Profile) -> Duration {
-        let s = match profile {
-            Profile::Tiny => self.budget_seconds[0],
-            Profile::Quick => self.budget_seconds[1],
-            Profile::Standard => self.budget_seconds[2],
-            Profile::Full => self.budget_seconds[3],
-        };
-        Duration::from_secs_f64(s)
+        Duration::from_secs_f64(by_profile(profile, self.budget_seconds))
     }
 }
 

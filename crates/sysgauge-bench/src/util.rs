@@ -2,7 +2,8 @@
 //! turning byte rates into decimal MB/s, test patterns. (The optimisation
 //! barriers the hand-tuned loops use live in `sysgauge_kernels::opaque`.)
 
-use sysgauge_core::{BenchError, Better, Metric, Unit};
+use std::sync::{Mutex, MutexGuard};
+use sysgauge_core::{BenchError, Better, Metric, Params, Profile, RunCtx, Unit};
 
 /// A metric from samples, or a failed case if the samples are unusable
 /// (empty or not finite: the measurement itself went wrong).
@@ -27,12 +28,67 @@ pub fn throughput_mbps(samples: Vec<f64>) -> Result<Vec<Metric>, BenchError> {
     )?])
 }
 
+/// A profile's entry in a table of four, in the order tiny, quick,
+/// standard, full (the order of `register_family!`'s budgets).
+pub fn by_profile<T: Copy>(profile: Profile, table: [T; 4]) -> T {
+    match profile {
+        Profile::Tiny => table[0],
+        Profile::Quick => table[1],
+        Profile::Standard => table[2],
+        Profile::Full => table[3],
+    }
+}
+
 /// Bytes per second → decimal megabytes per second.
 pub fn mb_per_s(bytes_per_second: f64) -> f64 {
     bytes_per_second / 1e6
 }
 
 pub use sysgauge_kernels::bytes::{fill_pattern, hex};
+
+/// The case's `threads` parameter; a case without one runs on one thread.
+pub fn threads_param(params: &Params) -> usize {
+    params
+        .get_u64("threads")
+        .and_then(|t| usize::try_from(t).ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// The case's `block_size` parameter as a buffer length (hash and crypto
+/// cases, one digest or cipher call per block).
+pub fn block_size_param(params: &Params) -> Result<usize, BenchError> {
+    let block = params
+        .get_u64("block_size")
+        .filter(|&b| b > 0)
+        .ok_or_else(|| BenchError::failed("missing block_size"))?;
+    usize::try_from(block).map_err(|_| BenchError::failed("block too large"))
+}
+
+/// Measure the rate of `op(thread, n)` on `threads` threads, each with its
+/// own instance of the work. One thread is measured in place, without the
+/// team's barriers, so the single-thread number carries no thread start-up.
+pub fn measure_rate_on_threads<F>(
+    ctx: &mut RunCtx,
+    threads: usize,
+    op: F,
+) -> Result<Vec<f64>, BenchError>
+where
+    F: Fn(usize, u64) -> Result<f64, BenchError> + Sync,
+{
+    if threads == 1 {
+        ctx.measure_rate(|n| op(0, n))
+    } else {
+        ctx.measure_rate_parallel(threads, op)
+    }
+}
+
+/// A worker's own state, locked for one timed call; the lock can only be
+/// poisoned by a worker that panicked.
+pub fn lock_lane<T>(lane: &Mutex<T>) -> Result<MutexGuard<'_, T>, BenchError> {
+    lane.lock()
+        .map_err(|_| BenchError::failed("a worker thread panicked"))
+}
 
 /// A tiny-profile context with `threads` threads and the system temporary
 /// directory as scratch, for the families' unit tests.

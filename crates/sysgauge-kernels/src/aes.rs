@@ -412,96 +412,89 @@ mod x86 {
         usize::try_from(room).map_or(n, |r| r.min(n))
     }
 
-    /// Four blocks per instruction in AVX-512 registers, 16 blocks per step.
-    #[target_feature(enable = "aes,sse2,ssse3,avx2,avx512f,avx512bw,vaes")]
-    pub unsafe fn ctr_vaes512(ks: &KeySchedule, counter: u128, buf: &mut [u8]) {
-        let n = buf.len() / 16;
-        let fast = blocks_before_wrap(counter, n) / 16 * 16;
-        // SAFETY (whole block): pointers stay below block `fast` <= n.
-        unsafe {
-            let r = ks.rounds;
-            let mut k = [_mm512_setzero_si512(); 15];
-            for (dst, src) in k.iter_mut().zip(ks.round_keys.iter()) {
-                *dst = _mm512_broadcast_i32x4(_mm_loadu_si128(src.as_ptr().cast()));
-            }
-            let rev = _mm512_broadcast_i32x4(_mm_loadu_si128(REVERSE.as_ptr().cast()));
-            let lo = |d: u64| (counter as u64).wrapping_add(d) as i64;
-            let hi = (counter >> 64) as u64 as i64;
-            // Counters as [low, high] little-endian pairs, blocks 0..3.
-            let mut c = _mm512_set_epi64(hi, lo(3), hi, lo(2), hi, lo(1), hi, lo(0));
-            let four = _mm512_set_epi64(0, 4, 0, 4, 0, 4, 0, 4);
-            let p = buf.as_mut_ptr().cast::<__m512i>();
-            let mut i = 0usize;
-            while i < fast {
-                let mut b = [_mm512_setzero_si512(); 4];
-                for blk in b.iter_mut() {
-                    *blk = _mm512_xor_si512(_mm512_shuffle_epi8(c, rev), k[0]);
-                    c = _mm512_add_epi64(c, four);
-                }
-                for key in &k[1..r] {
-                    for blk in b.iter_mut() {
-                        *blk = _mm512_aesenc_epi128(*blk, *key);
+    /// A VAES counter-mode kernel at one vector width: `$lanes` blocks per
+    /// register, four registers per step, the counters laid out by
+    /// `$counters` (from the low and high halves `$lo(d)` and `$hi`); the
+    /// blocks before the low 64 bits of the counter wrap, then `ctr_aesni`
+    /// for the rest. The width's intrinsics are named by the caller, so each
+    /// expansion is the straight-line code of its width.
+    macro_rules! vaes_ctr {
+        (
+            $(#[$doc:meta])*
+            $name:ident, $features:literal, $vector:ty, $lanes:literal,
+            setzero: $setzero:ident, broadcast: $broadcast:ident, xor: $xor:ident,
+            shuffle: $shuffle:ident, add: $add:ident, enc: $enc:ident, enclast: $enclast:ident,
+            load: $load:ident, store: $store:ident,
+            counters: |$lo:ident, $hi:ident| $counters:expr, step: $step:expr
+        ) => {
+            $(#[$doc])*
+            #[target_feature(enable = $features)]
+            pub unsafe fn $name(ks: &KeySchedule, counter: u128, buf: &mut [u8]) {
+                let n = buf.len() / 16;
+                let fast = blocks_before_wrap(counter, n) / (4 * $lanes) * (4 * $lanes);
+                // SAFETY (whole block): pointers stay below block `fast` <= n.
+                unsafe {
+                    let r = ks.rounds;
+                    let mut k = [$setzero(); 15];
+                    for (dst, src) in k.iter_mut().zip(ks.round_keys.iter()) {
+                        *dst = $broadcast(_mm_loadu_si128(src.as_ptr().cast()));
+                    }
+                    let rev = $broadcast(_mm_loadu_si128(REVERSE.as_ptr().cast()));
+                    let $lo = |d: u64| (counter as u64).wrapping_add(d) as i64;
+                    let $hi = (counter >> 64) as u64 as i64;
+                    // Counters as [low, high] little-endian pairs, blocks
+                    // 0..$lanes.
+                    let mut c = $counters;
+                    let step = $step;
+                    let p = buf.as_mut_ptr().cast::<$vector>();
+                    let mut i = 0usize;
+                    while i < fast {
+                        let mut b = [$setzero(); 4];
+                        for blk in b.iter_mut() {
+                            *blk = $xor($shuffle(c, rev), k[0]);
+                            c = $add(c, step);
+                        }
+                        for key in &k[1..r] {
+                            for blk in b.iter_mut() {
+                                *blk = $enc(*blk, *key);
+                            }
+                        }
+                        for (j, blk) in b.iter().enumerate() {
+                            let q = p.add(i / $lanes + j);
+                            let ks_block = $enclast(*blk, k[r]);
+                            $store(q, $xor($load(q), ks_block));
+                        }
+                        i += 4 * $lanes;
                     }
                 }
-                for (j, blk) in b.iter().enumerate() {
-                    let q = p.add(i / 4 + j);
-                    let ks_block = _mm512_aesenclast_epi128(*blk, k[r]);
-                    _mm512_storeu_si512(q, _mm512_xor_si512(_mm512_loadu_si512(q), ks_block));
+                let rest = &mut buf[fast * 16..];
+                if !rest.is_empty() {
+                    // SAFETY: this CPU has AES-NI (a superset of what it needs).
+                    unsafe { ctr_aesni(ks, counter.wrapping_add(fast as u128), rest) };
                 }
-                i += 16;
             }
-        }
-        let rest = &mut buf[fast * 16..];
-        if !rest.is_empty() {
-            // SAFETY: this CPU has AES-NI (a superset of what it needs).
-            unsafe { ctr_aesni(ks, counter.wrapping_add(fast as u128), rest) };
-        }
+        };
     }
 
-    /// Two blocks per instruction in AVX2 registers, 8 blocks per step.
-    #[target_feature(enable = "aes,sse2,ssse3,avx2,vaes")]
-    pub unsafe fn ctr_vaes256(ks: &KeySchedule, counter: u128, buf: &mut [u8]) {
-        let n = buf.len() / 16;
-        let fast = blocks_before_wrap(counter, n) / 8 * 8;
-        // SAFETY (whole block): pointers stay below block `fast` <= n.
-        unsafe {
-            let r = ks.rounds;
-            let mut k = [_mm256_setzero_si256(); 15];
-            for (dst, src) in k.iter_mut().zip(ks.round_keys.iter()) {
-                *dst = _mm256_broadcastsi128_si256(_mm_loadu_si128(src.as_ptr().cast()));
-            }
-            let rev = _mm256_broadcastsi128_si256(_mm_loadu_si128(REVERSE.as_ptr().cast()));
-            let lo = |d: u64| (counter as u64).wrapping_add(d) as i64;
-            let hi = (counter >> 64) as u64 as i64;
-            let mut c = _mm256_set_epi64x(hi, lo(1), hi, lo(0));
-            let two = _mm256_set_epi64x(0, 2, 0, 2);
-            let p = buf.as_mut_ptr().cast::<__m256i>();
-            let mut i = 0usize;
-            while i < fast {
-                let mut b = [_mm256_setzero_si256(); 4];
-                for blk in b.iter_mut() {
-                    *blk = _mm256_xor_si256(_mm256_shuffle_epi8(c, rev), k[0]);
-                    c = _mm256_add_epi64(c, two);
-                }
-                for key in &k[1..r] {
-                    for blk in b.iter_mut() {
-                        *blk = _mm256_aesenc_epi128(*blk, *key);
-                    }
-                }
-                for (j, blk) in b.iter().enumerate() {
-                    let q = p.add(i / 2 + j);
-                    let ks_block = _mm256_aesenclast_epi128(*blk, k[r]);
-                    _mm256_storeu_si256(q, _mm256_xor_si256(_mm256_loadu_si256(q), ks_block));
-                }
-                i += 8;
-            }
-        }
-        let rest = &mut buf[fast * 16..];
-        if !rest.is_empty() {
-            // SAFETY: this CPU has AES-NI.
-            unsafe { ctr_aesni(ks, counter.wrapping_add(fast as u128), rest) };
-        }
-    }
+    vaes_ctr!(
+        /// Four blocks per instruction in AVX-512 registers, 16 blocks per step.
+        ctr_vaes512, "aes,sse2,ssse3,avx2,avx512f,avx512bw,vaes", __m512i, 4,
+        setzero: _mm512_setzero_si512, broadcast: _mm512_broadcast_i32x4, xor: _mm512_xor_si512,
+        shuffle: _mm512_shuffle_epi8, add: _mm512_add_epi64, enc: _mm512_aesenc_epi128,
+        enclast: _mm512_aesenclast_epi128, load: _mm512_loadu_si512, store: _mm512_storeu_si512,
+        counters: |lo, hi| _mm512_set_epi64(hi, lo(3), hi, lo(2), hi, lo(1), hi, lo(0)),
+        step: _mm512_set_epi64(0, 4, 0, 4, 0, 4, 0, 4)
+    );
+
+    vaes_ctr!(
+        /// Two blocks per instruction in AVX2 registers, 8 blocks per step.
+        ctr_vaes256, "aes,sse2,ssse3,avx2,vaes", __m256i, 2,
+        setzero: _mm256_setzero_si256, broadcast: _mm256_broadcastsi128_si256, xor: _mm256_xor_si256,
+        shuffle: _mm256_shuffle_epi8, add: _mm256_add_epi64, enc: _mm256_aesenc_epi128,
+        enclast: _mm256_aesenclast_epi128, load: _mm256_loadu_si256, store: _mm256_storeu_si256,
+        counters: |lo, hi| _mm256_set_epi64x(hi, lo(1), hi, lo(0)),
+        step: _mm256_set_epi64x(0, 2, 0, 2)
+    );
 }
 
 #[cfg(test)]

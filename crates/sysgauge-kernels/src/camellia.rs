@@ -256,28 +256,25 @@ impl CamelliaCbc {
             let p1 = be64(&block[..8]);
             let p2 = be64(&block[8..]);
             (a, b) = (b ^ (p1 ^ in_a), a ^ (p2 ^ in_b));
-            b = round(b, a);
-            a = round(a ^ dk[1], b);
-            b = round(b ^ dk[2], a);
-            a = round(a ^ dk[3], b);
-            b = round(b ^ dk[4], a);
-            a = round(a ^ dk[5], b);
+            // Rounds i+1 .. i+6 of the spec; the first takes its subkey
+            // already folded into `b`.
+            macro_rules! six_rounds {
+                ($i:literal) => {
+                    b = round(b, a);
+                    a = round(a ^ dk[$i + 1], b);
+                    b = round(b ^ dk[$i + 2], a);
+                    a = round(a ^ dk[$i + 3], b);
+                    b = round(b ^ dk[$i + 4], a);
+                    a = round(a ^ dk[$i + 5], b);
+                };
+            }
+            six_rounds!(0);
             a = fl(a, ke[0]) ^ k[6];
             b = fl_inv(b ^ k[5], ke[1]) ^ k[7];
-            b = round(b, a);
-            a = round(a ^ dk[7], b);
-            b = round(b ^ dk[8], a);
-            a = round(a ^ dk[9], b);
-            b = round(b ^ dk[10], a);
-            a = round(a ^ dk[11], b);
+            six_rounds!(6);
             a = fl(a, ke[2]) ^ k[12];
             b = fl_inv(b ^ k[11], ke[3]) ^ k[13];
-            b = round(b, a);
-            a = round(a ^ dk[13], b);
-            b = round(b ^ dk[14], a);
-            a = round(a ^ dk[15], b);
-            b = round(b ^ dk[16], a);
-            a = round(a ^ dk[17], b);
+            six_rounds!(12);
             block[..8].copy_from_slice(&(b ^ out_fix).to_be_bytes());
             block[8..].copy_from_slice(&a.to_be_bytes());
         }

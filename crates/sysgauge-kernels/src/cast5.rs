@@ -148,6 +148,74 @@ fn f(r: usize, d: u32, km: u32, kr: u32) -> u32 {
     }
 }
 
+/// A line of RFC 2144 2.4 that makes one word of z from x (or of x from
+/// z), e.g. "z0z1z2z3 = x0x1x2x3 ^ S5[xD] ^ S6[xF] ^ S7[xC] ^ S8[xE] ^
+/// S7[x8]": the offset of the word of the other array it starts from, the
+/// bytes S5..S8 take (in the first line from the other array, in the later
+/// ones from the bytes the lines before wrote) and the byte of the other
+/// array the fifth lookup takes (in S7, S8, S5, S6 for the four lines).
+type KeyLine = (usize, [usize; 4], usize);
+
+/// "z0z1z2z3 = x0x1x2x3 ^ …" … "zCzDzEzF = x4x5x6x7 ^ …".
+const Z_FROM_X: [KeyLine; 4] = [
+    (0x0, [0xd, 0xf, 0xc, 0xe], 0x8),
+    (0x8, [0x0, 0x2, 0x1, 0x3], 0xa),
+    (0xc, [0x7, 0x6, 0x5, 0x4], 0x9),
+    (0x4, [0xa, 0x9, 0xb, 0x8], 0xb),
+];
+
+/// "x0x1x2x3 = z8z9zAzB ^ …" … "xCxDxExF = zCzDzEzF ^ …".
+const X_FROM_Z: [KeyLine; 4] = [
+    (0x8, [0x5, 0x7, 0x4, 0x6], 0x0),
+    (0x0, [0x0, 0x2, 0x1, 0x3], 0x2),
+    (0x4, [0x7, 0x6, 0x5, 0x4], 0x1),
+    (0xc, [0xa, 0x9, 0xb, 0x8], 0x3),
+];
+
+/// K1..K16 of RFC 2144 2.4, e.g. "K1 = S5[z8] ^ S6[z9] ^ S7[z7] ^ S8[z6] ^
+/// S5[z2]": the bytes S5..S8 take and the byte the fifth lookup takes (in
+/// S5, S6, S7, S8 for the four subkeys of a group), all from the array the
+/// lines before the group wrote (z for K1..K4 and K9..K12, x for the others).
+const SUBKEY_LOOKUPS: [([usize; 4], usize); 16] = [
+    ([0x8, 0x9, 0x7, 0x6], 0x2),
+    ([0xa, 0xb, 0x5, 0x4], 0x6),
+    ([0xc, 0xd, 0x3, 0x2], 0x9),
+    ([0xe, 0xf, 0x1, 0x0], 0xc),
+    ([0x3, 0x2, 0xc, 0xd], 0x8),
+    ([0x1, 0x0, 0xe, 0xf], 0xd),
+    ([0x7, 0x6, 0x8, 0x9], 0x3),
+    ([0x5, 0x4, 0xa, 0xb], 0x7),
+    ([0x3, 0x2, 0xc, 0xd], 0x9),
+    ([0x1, 0x0, 0xe, 0xf], 0xc),
+    ([0x7, 0x6, 0x8, 0x9], 0x2),
+    ([0x5, 0x4, 0xa, 0xb], 0x6),
+    ([0x8, 0x9, 0x7, 0x6], 0x3),
+    ([0xa, 0xb, 0x5, 0x4], 0x7),
+    ([0xc, 0xd, 0x3, 0x2], 0x8),
+    ([0xe, 0xf, 0x1, 0x0], 0xd),
+];
+
+/// S5[a] ^ S6[b] ^ S7[c] ^ S8[d] for the bytes of `from` at `at`.
+fn s5_to_s8(from: &[u8; 16], at: [usize; 4]) -> u32 {
+    (0..4).fold(0, |w, i| w ^ S[4 + i][from[at[i]] as usize])
+}
+
+/// Four words of `to` from `from` by the key schedule's `lines`; each line
+/// after the first looks up the bytes the lines before it wrote.
+fn derive(from: &[u8; 16], to: &mut [u8; 16], lines: &[KeyLine; 4]) {
+    // The fifth S-box of the four lines: S7, S8, S5, S6.
+    const FIFTH: [usize; 4] = [6, 7, 4, 5];
+    for (j, &(word, bytes, fifth)) in lines.iter().enumerate() {
+        let looked_up = if j == 0 {
+            s5_to_s8(from, bytes)
+        } else {
+            s5_to_s8(to, bytes)
+        };
+        let w = be32(&from[word..word + 4]) ^ looked_up ^ S[FIFTH[j]][from[fifth] as usize];
+        to[4 * j..4 * j + 4].copy_from_slice(&w.to_be_bytes());
+    }
+}
+
 /// CAST-128 subkeys (128-bit key: sixteen rounds) and the CBC chaining value.
 #[derive(Clone)]
 pub struct Cast5Cbc {
@@ -165,113 +233,25 @@ impl Cast5Cbc {
         if iv.len() != 8 {
             return None;
         }
-        let s = |k: usize, v: u8| S[k][v as usize];
-        let (s5, s6, s7, s8) = (4, 5, 6, 7);
         let mut z = [0u8; 16];
         let mut k = [0u32; 32];
-        let word = |a: &[u8; 16], at: usize| be32(&a[at..at + 4]);
-        let put =
-            |a: &mut [u8; 16], at: usize, w: u32| a[at..at + 4].copy_from_slice(&w.to_be_bytes());
-        // "z0z1z2z3 = x0x1x2x3 ^ S5[xD] ^ ...": each line uses the bytes the
-        // lines before it wrote.
-        let z_from_x = |x: &[u8; 16], z: &mut [u8; 16]| {
-            let w = word(x, 0x0)
-                ^ s(s5, x[0xd])
-                ^ s(s6, x[0xf])
-                ^ s(s7, x[0xc])
-                ^ s(s8, x[0xe])
-                ^ s(s7, x[0x8]);
-            put(z, 0x0, w);
-            let w = word(x, 0x8)
-                ^ s(s5, z[0x0])
-                ^ s(s6, z[0x2])
-                ^ s(s7, z[0x1])
-                ^ s(s8, z[0x3])
-                ^ s(s8, x[0xa]);
-            put(z, 0x4, w);
-            let w = word(x, 0xc)
-                ^ s(s5, z[0x7])
-                ^ s(s6, z[0x6])
-                ^ s(s7, z[0x5])
-                ^ s(s8, z[0x4])
-                ^ s(s5, x[0x9]);
-            put(z, 0x8, w);
-            let w = word(x, 0x4)
-                ^ s(s5, z[0xa])
-                ^ s(s6, z[0x9])
-                ^ s(s7, z[0xb])
-                ^ s(s8, z[0x8])
-                ^ s(s6, x[0xb]);
-            put(z, 0xc, w);
-        };
-        let x_from_z = |z: &[u8; 16], x: &mut [u8; 16]| {
-            let w = word(z, 0x8)
-                ^ s(s5, z[0x5])
-                ^ s(s6, z[0x7])
-                ^ s(s7, z[0x4])
-                ^ s(s8, z[0x6])
-                ^ s(s7, z[0x0]);
-            put(x, 0x0, w);
-            let w = word(z, 0x0)
-                ^ s(s5, x[0x0])
-                ^ s(s6, x[0x2])
-                ^ s(s7, x[0x1])
-                ^ s(s8, x[0x3])
-                ^ s(s8, z[0x2]);
-            put(x, 0x4, w);
-            let w = word(z, 0x4)
-                ^ s(s5, x[0x7])
-                ^ s(s6, x[0x6])
-                ^ s(s7, x[0x5])
-                ^ s(s8, x[0x4])
-                ^ s(s5, z[0x1]);
-            put(x, 0x8, w);
-            let w = word(z, 0xc)
-                ^ s(s5, x[0xa])
-                ^ s(s6, x[0x9])
-                ^ s(s7, x[0xb])
-                ^ s(s8, x[0x8])
-                ^ s(s6, z[0x3]);
-            put(x, 0xc, w);
-        };
-        // K1..K16 (RFC 2144 2.4), then the same steps again for K17..K32.
+        // K1..K16 (RFC 2144 2.4), then the same steps again for K17..K32:
+        // z from x, four subkeys from z, x from z, four from x, twice.
         for half in 0..2 {
-            let base = 16 * half;
-            z_from_x(&x, &mut z);
-            k[base] = s(s5, z[0x8]) ^ s(s6, z[0x9]) ^ s(s7, z[0x7]) ^ s(s8, z[0x6]) ^ s(s5, z[0x2]);
-            k[base + 1] =
-                s(s5, z[0xa]) ^ s(s6, z[0xb]) ^ s(s7, z[0x5]) ^ s(s8, z[0x4]) ^ s(s6, z[0x6]);
-            k[base + 2] =
-                s(s5, z[0xc]) ^ s(s6, z[0xd]) ^ s(s7, z[0x3]) ^ s(s8, z[0x2]) ^ s(s7, z[0x9]);
-            k[base + 3] =
-                s(s5, z[0xe]) ^ s(s6, z[0xf]) ^ s(s7, z[0x1]) ^ s(s8, z[0x0]) ^ s(s8, z[0xc]);
-            x_from_z(&z, &mut x);
-            k[base + 4] =
-                s(s5, x[0x3]) ^ s(s6, x[0x2]) ^ s(s7, x[0xc]) ^ s(s8, x[0xd]) ^ s(s5, x[0x8]);
-            k[base + 5] =
-                s(s5, x[0x1]) ^ s(s6, x[0x0]) ^ s(s7, x[0xe]) ^ s(s8, x[0xf]) ^ s(s6, x[0xd]);
-            k[base + 6] =
-                s(s5, x[0x7]) ^ s(s6, x[0x6]) ^ s(s7, x[0x8]) ^ s(s8, x[0x9]) ^ s(s7, x[0x3]);
-            k[base + 7] =
-                s(s5, x[0x5]) ^ s(s6, x[0x4]) ^ s(s7, x[0xa]) ^ s(s8, x[0xb]) ^ s(s8, x[0x7]);
-            z_from_x(&x, &mut z);
-            k[base + 8] =
-                s(s5, z[0x3]) ^ s(s6, z[0x2]) ^ s(s7, z[0xc]) ^ s(s8, z[0xd]) ^ s(s5, z[0x9]);
-            k[base + 9] =
-                s(s5, z[0x1]) ^ s(s6, z[0x0]) ^ s(s7, z[0xe]) ^ s(s8, z[0xf]) ^ s(s6, z[0xc]);
-            k[base + 10] =
-                s(s5, z[0x7]) ^ s(s6, z[0x6]) ^ s(s7, z[0x8]) ^ s(s8, z[0x9]) ^ s(s7, z[0x2]);
-            k[base + 11] =
-                s(s5, z[0x5]) ^ s(s6, z[0x4]) ^ s(s7, z[0xa]) ^ s(s8, z[0xb]) ^ s(s8, z[0x6]);
-            x_from_z(&z, &mut x);
-            k[base + 12] =
-                s(s5, x[0x8]) ^ s(s6, x[0x9]) ^ s(s7, x[0x7]) ^ s(s8, x[0x6]) ^ s(s5, x[0x3]);
-            k[base + 13] =
-                s(s5, x[0xa]) ^ s(s6, x[0xb]) ^ s(s7, x[0x5]) ^ s(s8, x[0x4]) ^ s(s6, x[0x7]);
-            k[base + 14] =
-                s(s5, x[0xc]) ^ s(s6, x[0xd]) ^ s(s7, x[0x3]) ^ s(s8, x[0x2]) ^ s(s7, x[0x8]);
-            k[base + 15] =
-                s(s5, x[0xe]) ^ s(s6, x[0xf]) ^ s(s7, x[0x1]) ^ s(s8, x[0x0]) ^ s(s8, x[0xd]);
+            for quarter in 0..4 {
+                let to = if quarter % 2 == 0 {
+                    derive(&x, &mut z, &Z_FROM_X);
+                    &z
+                } else {
+                    derive(&z, &mut x, &X_FROM_Z);
+                    &x
+                };
+                let group = &SUBKEY_LOOKUPS[4 * quarter..4 * quarter + 4];
+                for (i, &(bytes, fifth)) in group.iter().enumerate() {
+                    k[16 * half + 4 * quarter + i] =
+                        s5_to_s8(to, bytes) ^ S[4 + i][to[fifth] as usize];
+                }
+            }
         }
         let mut km = [0u32; 16];
         let mut kr = [0u32; 16];
@@ -310,21 +290,21 @@ impl Cast5Cbc {
             // type-1 round writes the half the next (type-2) round reads
             // with that round's masking key already XORed in; the plain
             // half is recovered off the chain for the round after.
-            let lk = t1(opaque(l ^ km[1]), r, km[0], kr[0]);
-            r = t2(r, lk, kr[1]);
-            l = t3(opaque(lk ^ km[1]), r, km[2], kr16[2]);
-            let rk = t1(opaque(r ^ km[4]), l, km[3], kr[3]);
-            l = t2(l, rk, kr[4]);
-            r = t3(opaque(rk ^ km[4]), l, km[5], kr16[5]);
-            let lk = t1(opaque(l ^ km[7]), r, km[6], kr[6]);
-            r = t2(r, lk, kr[7]);
-            l = t3(opaque(lk ^ km[7]), r, km[8], kr16[8]);
-            let rk = t1(opaque(r ^ km[10]), l, km[9], kr[9]);
-            l = t2(l, rk, kr[10]);
-            r = t3(opaque(rk ^ km[10]), l, km[11], kr16[11]);
-            let lk = t1(opaque(l ^ km[13]), r, km[12], kr[12]);
-            r = t2(r, lk, kr[13]);
-            l = t3(opaque(lk ^ km[13]), r, km[14], kr16[14]);
+            //
+            // Rounds i, i+1, i+2 (types 1, 2, 3) on the halves `a` and `b`:
+            // the type-1 round writes `a` with Km[i+1] XORed in (`ak`).
+            macro_rules! three_rounds {
+                ($a:ident, $b:ident, $i:literal) => {
+                    let ak = t1(opaque($a ^ km[$i + 1]), $b, km[$i], kr[$i]);
+                    $b = t2($b, ak, kr[$i + 1]);
+                    $a = t3(opaque(ak ^ km[$i + 1]), $b, km[$i + 2], kr16[$i + 2]);
+                };
+            }
+            three_rounds!(l, r, 0);
+            three_rounds!(r, l, 3);
+            three_rounds!(l, r, 6);
+            three_rounds!(r, l, 9);
+            three_rounds!(l, r, 12);
             r = t1(r, l, km[15], kr[15]);
             // After an even number of rounds `l` is L16 and `r` is R16; the
             // ciphertext is (R16, L16).

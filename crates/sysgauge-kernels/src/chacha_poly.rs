@@ -359,6 +359,40 @@ mod x86 {
     /// (see `load_group`).
     const ORDER: [usize; 8] = [0, 4, 1, 5, 2, 6, 3, 7];
 
+    /// One quarter round on word vectors `$a`, `$b`, `$c`, `$d` of `$x`, with
+    /// the vector width's add, xor and rotate-left.
+    macro_rules! quarter_round {
+        ($x:ident, $add:ident, $xor:ident, $rol:ident; $a:literal, $b:literal, $c:literal, $d:literal) => {
+            $x[$a] = $add($x[$a], $x[$b]);
+            $x[$d] = $rol::<16>($xor($x[$d], $x[$a]));
+            $x[$c] = $add($x[$c], $x[$d]);
+            $x[$b] = $rol::<12>($xor($x[$b], $x[$c]));
+            $x[$a] = $add($x[$a], $x[$b]);
+            $x[$d] = $rol::<8>($xor($x[$d], $x[$a]));
+            $x[$c] = $add($x[$c], $x[$d]);
+            $x[$b] = $rol::<7>($xor($x[$b], $x[$c]));
+        };
+    }
+
+    /// ChaCha's twenty rounds (ten double rounds) on the word vectors `$x`;
+    /// `$mid` runs between the column and the diagonal rounds of the
+    /// `$k`-th double round.
+    macro_rules! twenty_rounds {
+        ($x:ident, $add:ident, $xor:ident, $rol:ident, $k:ident => $mid:expr) => {
+            for $k in 0..10 {
+                quarter_round!($x, $add, $xor, $rol; 0, 4, 8, 12);
+                quarter_round!($x, $add, $xor, $rol; 1, 5, 9, 13);
+                quarter_round!($x, $add, $xor, $rol; 2, 6, 10, 14);
+                quarter_round!($x, $add, $xor, $rol; 3, 7, 11, 15);
+                $mid;
+                quarter_round!($x, $add, $xor, $rol; 0, 5, 10, 15);
+                quarter_round!($x, $add, $xor, $rol; 1, 6, 11, 12);
+                quarter_round!($x, $add, $xor, $rol; 2, 7, 8, 13);
+                quarter_round!($x, $add, $xor, $rol; 3, 4, 9, 14);
+            }
+        };
+    }
+
     /// Run the twenty rounds over sixteen blocks (word `i` of block `b` in
     /// lane `b` of vector `i`) and add the input, calling `mid(k)` between
     /// the column and diagonal rounds of the k-th double round so that
@@ -370,29 +404,7 @@ mod x86 {
         let mut input = state.map(|w| _mm512_set1_epi32(w as i32));
         input[12] = _mm512_add_epi32(_mm512_set1_epi32(counter as i32), lanes);
         let mut x = input;
-        macro_rules! qr {
-            ($a:expr, $b:expr, $c:expr, $d:expr) => {
-                x[$a] = _mm512_add_epi32(x[$a], x[$b]);
-                x[$d] = _mm512_rol_epi32::<16>(_mm512_xor_si512(x[$d], x[$a]));
-                x[$c] = _mm512_add_epi32(x[$c], x[$d]);
-                x[$b] = _mm512_rol_epi32::<12>(_mm512_xor_si512(x[$b], x[$c]));
-                x[$a] = _mm512_add_epi32(x[$a], x[$b]);
-                x[$d] = _mm512_rol_epi32::<8>(_mm512_xor_si512(x[$d], x[$a]));
-                x[$c] = _mm512_add_epi32(x[$c], x[$d]);
-                x[$b] = _mm512_rol_epi32::<7>(_mm512_xor_si512(x[$b], x[$c]));
-            };
-        }
-        for k in 0..10 {
-            qr!(0, 4, 8, 12);
-            qr!(1, 5, 9, 13);
-            qr!(2, 6, 10, 14);
-            qr!(3, 7, 11, 15);
-            mid(k);
-            qr!(0, 5, 10, 15);
-            qr!(1, 6, 11, 12);
-            qr!(2, 7, 8, 13);
-            qr!(3, 4, 9, 14);
-        }
+        twenty_rounds!(x, _mm512_add_epi32, _mm512_xor_si512, _mm512_rol_epi32, k => mid(k));
         for (xi, ii) in x.iter_mut().zip(input) {
             *xi = _mm512_add_epi32(*xi, ii);
         }
@@ -408,28 +420,7 @@ mod x86 {
         let mut input = state.map(|w| _mm256_set1_epi32(w as i32));
         input[12] = _mm256_add_epi32(_mm256_set1_epi32(counter as i32), lanes);
         let mut x = input;
-        macro_rules! qr {
-            ($a:expr, $b:expr, $c:expr, $d:expr) => {
-                x[$a] = _mm256_add_epi32(x[$a], x[$b]);
-                x[$d] = _mm256_rol_epi32::<16>(_mm256_xor_si256(x[$d], x[$a]));
-                x[$c] = _mm256_add_epi32(x[$c], x[$d]);
-                x[$b] = _mm256_rol_epi32::<12>(_mm256_xor_si256(x[$b], x[$c]));
-                x[$a] = _mm256_add_epi32(x[$a], x[$b]);
-                x[$d] = _mm256_rol_epi32::<8>(_mm256_xor_si256(x[$d], x[$a]));
-                x[$c] = _mm256_add_epi32(x[$c], x[$d]);
-                x[$b] = _mm256_rol_epi32::<7>(_mm256_xor_si256(x[$b], x[$c]));
-            };
-        }
-        for _ in 0..10 {
-            qr!(0, 4, 8, 12);
-            qr!(1, 5, 9, 13);
-            qr!(2, 6, 10, 14);
-            qr!(3, 7, 11, 15);
-            qr!(0, 5, 10, 15);
-            qr!(1, 6, 11, 12);
-            qr!(2, 7, 8, 13);
-            qr!(3, 4, 9, 14);
-        }
+        twenty_rounds!(x, _mm256_add_epi32, _mm256_xor_si256, _mm256_rol_epi32, _k => {});
         for (xi, ii) in x.iter_mut().zip(input) {
             *xi = _mm256_add_epi32(*xi, ii);
         }

@@ -111,30 +111,21 @@ const fn frac_root(p: u64, k: u32) -> u64 {
     int_root(n, k) as u64
 }
 
-const fn round_constants() -> [u64; 80] {
-    let p = primes::<80>();
-    let mut k = [0u64; 80];
+/// The first 64 bits of the fractional parts of the `k`-th roots of the
+/// first `N` primes.
+const fn frac_roots<const N: usize>(k: u32) -> [u64; N] {
+    let p = primes::<N>();
+    let mut out = [0u64; N];
     let mut i = 0;
-    while i < 80 {
-        k[i] = frac_root(p[i], 3);
+    while i < N {
+        out[i] = frac_root(p[i], k);
         i += 1;
     }
-    k
+    out
 }
 
-const fn initial_state() -> [u64; 8] {
-    let p = primes::<8>();
-    let mut h = [0u64; 8];
-    let mut i = 0;
-    while i < 8 {
-        h[i] = frac_root(p[i], 2);
-        i += 1;
-    }
-    h
-}
-
-const K: [u64; 80] = round_constants();
-const INIT: [u64; 8] = initial_state();
+const K: [u64; 80] = frac_roots::<80>(3);
+const INIT: [u64; 8] = frac_roots::<8>(2);
 
 /// Which kernel this CPU runs: 0 = portable, 1 = AVX2 + BMI2, 2 = the same
 /// with the schedule's rotates and three-way XORs in single AVX-512VL
@@ -267,15 +258,25 @@ mod x86 {
     /// Eight rounds, the names back where they started afterwards. Round
     /// t0 + k reads W + K at `wk + base + [0, 1, 4, 5, 8, 9, 12, 13][k]`
     /// (pairs of words per lane, two lanes: see `two_blocks`). `wk` is a
-    /// raw pointer so no bounds check sits in the round.
+    /// raw pointer so no bounds check sits in the round. Given four
+    /// blocks, each runs before its pair of rounds (block A weaves the
+    /// message schedule in there).
     macro_rules! rounds8 {
         ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $wk:ident, $base:expr) => {
+            rounds8!($a, $b, $c, $d, $e, $f, $g, $h, $wk, $base, {} {} {} {});
+        };
+        ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $wk:ident, $base:expr,
+         $p0:block $p1:block $p2:block $p3:block) => {
+            $p0
             round!($a, $b, $c, $d, $e, $f, $g, $h, *$wk.add($base));
             round!($h, $a, $b, $c, $d, $e, $f, $g, *$wk.add($base + 1));
+            $p1
             round!($g, $h, $a, $b, $c, $d, $e, $f, *$wk.add($base + 4));
             round!($f, $g, $h, $a, $b, $c, $d, $e, *$wk.add($base + 5));
+            $p2
             round!($e, $f, $g, $h, $a, $b, $c, $d, *$wk.add($base + 8));
             round!($d, $e, $f, $g, $h, $a, $b, $c, *$wk.add($base + 9));
+            $p3
             round!($c, $d, $e, $f, $g, $h, $a, $b, *$wk.add($base + 12));
             round!($b, $c, $d, $e, $f, $g, $h, $a, *$wk.add($base + 13));
         };
@@ -409,30 +410,10 @@ mod x86 {
             while t0 < 64 {
                 let j = t0 / 2 + 8;
                 let base = 2 * t0;
-                sched!(j, 0);
-                round!(ra, rb, rc, rd, re, rf, rg, rh, *wkq.add(base));
-                round!(rh, ra, rb, rc, rd, re, rf, rg, *wkq.add(base + 1));
-                sched!(j + 1, 1);
-                round!(rg, rh, ra, rb, rc, rd, re, rf, *wkq.add(base + 4));
-                round!(rf, rg, rh, ra, rb, rc, rd, re, *wkq.add(base + 5));
-                sched!(j + 2, 2);
-                round!(re, rf, rg, rh, ra, rb, rc, rd, *wkq.add(base + 8));
-                round!(rd, re, rf, rg, rh, ra, rb, rc, *wkq.add(base + 9));
-                sched!(j + 3, 3);
-                round!(rc, rd, re, rf, rg, rh, ra, rb, *wkq.add(base + 12));
-                round!(rb, rc, rd, re, rf, rg, rh, ra, *wkq.add(base + 13));
-                sched!(j + 4, 4);
-                round!(ra, rb, rc, rd, re, rf, rg, rh, *wkq.add(base + 16));
-                round!(rh, ra, rb, rc, rd, re, rf, rg, *wkq.add(base + 17));
-                sched!(j + 5, 5);
-                round!(rg, rh, ra, rb, rc, rd, re, rf, *wkq.add(base + 20));
-                round!(rf, rg, rh, ra, rb, rc, rd, re, *wkq.add(base + 21));
-                sched!(j + 6, 6);
-                round!(re, rf, rg, rh, ra, rb, rc, rd, *wkq.add(base + 24));
-                round!(rd, re, rf, rg, rh, ra, rb, rc, *wkq.add(base + 25));
-                sched!(j + 7, 7);
-                round!(rc, rd, re, rf, rg, rh, ra, rb, *wkq.add(base + 28));
-                round!(rb, rc, rd, re, rf, rg, rh, ra, *wkq.add(base + 29));
+                rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, base,
+                    { sched!(j, 0); } { sched!(j + 1, 1); } { sched!(j + 2, 2); } { sched!(j + 3, 3); });
+                rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, base + 16,
+                    { sched!(j + 4, 4); } { sched!(j + 5, 5); } { sched!(j + 6, 6); } { sched!(j + 7, 7); });
                 t0 += 16;
             }
             let mut t0 = 64;
@@ -451,16 +432,12 @@ mod x86 {
             let [mut ra, mut rb, mut rc, mut rd, mut re, mut rf, mut rg, mut rh] = *state;
             // Written out: with a loop counter and a pointer live, the
             // rounds run out of registers and spill the state.
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 2);
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 18);
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 34);
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 50);
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 66);
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 82);
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 98);
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 114);
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 130);
-            rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 146);
+            macro_rules! rounds8_at {
+                ($($base:literal)*) => {
+                    $(rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, $base);)*
+                };
+            }
+            rounds8_at!(2 18 34 50 66 82 98 114 130 146);
             let sb = [ra, rb, rc, rd, re, rf, rg, rh];
             for (st, v) in state.iter_mut().zip(sb.iter()) {
                 *st = st.wrapping_add(*v);

@@ -41,56 +41,61 @@ pub fn exact() -> bool {
     cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
 }
 
-/// Run `iters` iterations of the chain; returns the chain's value (which
-/// is `iters * ADDS_PER_ITER`, so callers can check that the work was done).
+/// The architecture's pieces of the chains: the chained add and the
+/// loop's count-down and branch.
 #[cfg(target_arch = "x86_64")]
-pub fn add_chain(iters: u64) -> u64 {
-    let mut x: u64 = 0;
-    let one: u64 = std::hint::black_box(1);
-    if iters == 0 {
-        return 0;
-    }
-    // SAFETY: the assembly touches only the three named registers (no
-    // memory, no stack) and leaves the flags clobbered, which `asm!`
-    // assumes by default; `n` starts at iters >= 1 so the loop ends.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            ".rept 100",
-            "add {x}, {one}",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            one = in(reg) one,
-            n = inout(reg) iters => _,
-            options(nomem, nostack),
-        );
-    }
-    x
+macro_rules! arch_asm {
+    (add) => {
+        "add {x}, {y}"
+    };
+    (loop_tail) => {
+        "dec {n}\njnz 2b"
+    };
 }
 
 #[cfg(target_arch = "aarch64")]
+macro_rules! arch_asm {
+    (add) => {
+        "add {x}, {x}, {y}"
+    };
+    (loop_tail) => {
+        "subs {n}, {n}, #1\nb.ne 2b"
+    };
+}
+
+/// `$iters` (at least 1) loop iterations of 100 copies of `$insn`, each
+/// taking `$x` from the one before, with the operand `$y`.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+macro_rules! chain_loop {
+    ($insn:expr, $x:ident, $y:ident, $iters:expr) => {
+        // SAFETY: the assembly touches only the three named registers (no
+        // memory, no stack) and leaves the flags clobbered, which `asm!`
+        // assumes by default; the counter starts at `$iters >= 1`, so the
+        // loop ends.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                ".rept 100",
+                $insn,
+                ".endr",
+                arch_asm!(loop_tail),
+                x = inout(reg) $x,
+                y = in(reg) $y,
+                n = inout(reg) $iters => _,
+                options(nomem, nostack),
+            );
+        }
+    };
+}
+
+/// Run `iters` iterations of the chain; returns the chain's value (which
+/// is `iters * ADDS_PER_ITER`, so callers can check that the work was done).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn add_chain(iters: u64) -> u64 {
     let mut x: u64 = 0;
     let one: u64 = std::hint::black_box(1);
-    if iters == 0 {
-        return 0;
-    }
-    // SAFETY: as for x86-64: registers only, flags clobbered, loop bounded.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            ".rept 100",
-            "add {x}, {x}, {one}",
-            ".endr",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            x = inout(reg) x,
-            one = in(reg) one,
-            n = inout(reg) iters => _,
-            options(nomem, nostack),
-        );
+    if iters > 0 {
+        chain_loop!(arch_asm!(add), x, one, iters);
     }
     x
 }
@@ -117,23 +122,8 @@ pub const MUL_LATENCY: u64 = 3;
 pub fn imul_chain(iters: u64) -> u64 {
     let mut x: u64 = 3;
     let m: u64 = std::hint::black_box(1);
-    if iters == 0 {
-        return x;
-    }
-    // SAFETY: registers only, flags clobbered, loop bounded by `n`.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            ".rept 100",
-            "imul {x}, {m}",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            x = inout(reg) x,
-            m = in(reg) m,
-            n = inout(reg) iters => _,
-            options(nomem, nostack),
-        );
+    if iters > 0 {
+        chain_loop!("imul {x}, {y}", x, m, iters);
     }
     x
 }

@@ -85,6 +85,21 @@ impl FactsRoot {
         std::fs::read_to_string(self.path(rel)).ok()
     }
 
+    /// The names in directory `rel` that `keep` accepts, sorted; none when
+    /// the directory cannot be read.
+    fn sorted_names(&self, rel: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.path(rel)) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| keep(n))
+            .collect();
+        names.sort();
+        names
+    }
+
     /// The facts of `cpu`.
     pub fn cpu(&self, cpu: u32) -> CpuClockFacts {
         let base = format!("sys/devices/system/cpu/cpu{cpu}");
@@ -93,20 +108,13 @@ impl FactsRoot {
                 .and_then(|t| parse_khz(&t))
         };
         let mut throttle_counts = Vec::new();
-        if let Ok(entries) = std::fs::read_dir(self.path(&format!("{base}/thermal_throttle"))) {
-            let mut names: Vec<String> = entries
-                .filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.ends_with("_count"))
-                .collect();
-            names.sort();
-            for n in names {
-                if let Some(v) = self
-                    .read(&format!("{base}/thermal_throttle/{n}"))
-                    .and_then(|t| t.trim().parse::<u64>().ok())
-                {
-                    throttle_counts.push((n, v));
-                }
+        let throttle = format!("{base}/thermal_throttle");
+        for n in self.sorted_names(&throttle, |n| n.ends_with("_count")) {
+            if let Some(v) = self
+                .read(&format!("{throttle}/{n}"))
+                .and_then(|t| t.trim().parse::<u64>().ok())
+            {
+                throttle_counts.push((n, v));
             }
         }
         CpuClockFacts {
@@ -126,17 +134,7 @@ impl FactsRoot {
 
     /// Every thermal zone as (type, °C), sorted by zone.
     pub fn thermal_zones(&self) -> Vec<(String, f64)> {
-        let dir = self.path("sys/class/thermal");
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return Vec::new();
-        };
-        let mut zones: Vec<String> = entries
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| n.starts_with("thermal_zone"))
-            .collect();
-        zones.sort();
-        zones
+        self.sorted_names("sys/class/thermal", |n| n.starts_with("thermal_zone"))
             .iter()
             .filter_map(|z| {
                 let zone: &Path = Path::new(z);

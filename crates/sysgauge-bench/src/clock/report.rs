@@ -3,22 +3,11 @@
 //! measured share of it. Rendered from `clock.effective` records only.
 
 use sysgauge_core::record::{ResultRecord, Status};
-use sysgauge_report::table::{Align, Table, TableFormat};
+use sysgauge_report::table::{Table, TableFormat};
 
 /// The clock table of a run (empty when it has no clock results).
 pub fn clock_table(results: &[ResultRecord], format: TableFormat) -> String {
-    let mut t = Table::new(&[
-        ("cpu", Align::Right),
-        ("phase", Align::Left),
-        ("measured MHz", Align::Right),
-        ("spread", Align::Right),
-        ("cpu MHz", Align::Right),
-        ("cpufreq MHz", Align::Right),
-        ("nominal MHz", Align::Right),
-        ("of nominal", Align::Right),
-        ("nominal from", Align::Left),
-        ("governor", Align::Left),
-    ]);
+    let mut t = Table::columns(">cpu, phase, >measured MHz, >spread, >cpu MHz, >cpufreq MHz, >nominal MHz, >of nominal, nominal from, governor");
     let int = |r: &ResultRecord, k: &str| {
         r.details
             .get_int(k)

@@ -26,7 +26,10 @@ pub mod symmetric;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
 pub use sysgauge_kernels::{aes, blowfish, camellia, cast5, chacha_poly, rc4};
 
-use crate::util::{fill_pattern, mb_per_s, metric};
+use crate::util::{
+    block_size_param, fill_pattern, lock_lane, mb_per_s, measure_rate_on_threads, metric,
+    threads_param,
+};
 use pubkey::{KexAlg, PubkeyError, SignAlg};
 use std::sync::{Arc, Mutex};
 use symmetric::Cipher;
@@ -113,60 +116,105 @@ fn plan_cases(id: &str, options: &CryptoOptions, plan: &Plan, symmetric: bool) -
     v
 }
 
-fn threads_of(params: &Params) -> usize {
-    params
-        .get_u64("threads")
-        .and_then(|t| usize::try_from(t).ok())
-        .unwrap_or(1)
-        .max(1)
+/// What the crypto family times: a symmetric algorithm (cipher, AEAD or
+/// HMAC) at one block size, a signature algorithm or a key agreement. One
+/// benchmark type, `AlgorithmBenchmark`, serves the three.
+pub trait CryptoAlgorithm: Copy + Send + Sync + 'static {
+    /// Whether the cases also run over block sizes.
+    const BLOCKS: bool;
+    /// The unit of the headline (higher is better for every one).
+    const UNIT: Unit;
+    fn bench_id(self) -> &'static str;
+    /// What is timed, for the benchmark's description.
+    fn summary(self) -> String;
+    /// One case on `threads` threads, each with its own instance.
+    fn measure(
+        self,
+        ctx: &mut RunCtx,
+        params: &Params,
+        threads: usize,
+        options: &CryptoOptions,
+    ) -> Result<Vec<Metric>, BenchError>;
 }
 
-/// A symmetric algorithm (cipher, AEAD or HMAC) at one block size.
-pub struct SymmetricBenchmark {
-    cipher: Cipher,
+/// One instance of the work per thread, each behind its own lock, made
+/// (and touched) before anything is timed.
+fn per_thread<T>(
+    threads: usize,
+    mut make: impl FnMut(usize) -> Result<T, BenchError>,
+) -> Result<Vec<Mutex<T>>, BenchError> {
+    (0..threads).map(|t| make(t).map(Mutex::new)).collect()
+}
+
+/// One crypto algorithm as a benchmark.
+pub struct AlgorithmBenchmark<A> {
+    alg: A,
     options: Arc<CryptoOptions>,
 }
 
-impl SymmetricBenchmark {
-    pub fn new(cipher: Cipher, options: Arc<CryptoOptions>) -> Self {
-        SymmetricBenchmark { cipher, options }
+/// A symmetric algorithm (cipher, AEAD or HMAC): MB/s per block size.
+pub type SymmetricBenchmark = AlgorithmBenchmark<Cipher>;
+/// A signature algorithm: signatures and verifications per second.
+pub type SignBenchmark = AlgorithmBenchmark<SignAlg>;
+/// A key agreement: shared secrets derived per second.
+pub type KexBenchmark = AlgorithmBenchmark<KexAlg>;
+
+impl<A: CryptoAlgorithm> AlgorithmBenchmark<A> {
+    pub fn new(alg: A, options: Arc<CryptoOptions>) -> Self {
+        AlgorithmBenchmark { alg, options }
     }
 }
 
-impl Benchmark for SymmetricBenchmark {
+impl<A: CryptoAlgorithm> Benchmark for AlgorithmBenchmark<A> {
     fn id(&self) -> &str {
-        self.cipher.id()
+        self.alg.bench_id()
     }
 
     fn describe(&self) -> Description {
-        let what = match self.cipher {
+        Description::new(self.alg.summary(), A::UNIT, Better::Higher)
+    }
+
+    fn cases(&self, plan: &Plan) -> Vec<Params> {
+        plan_cases(self.alg.bench_id(), &self.options, plan, A::BLOCKS)
+    }
+
+    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
+        self.alg
+            .measure(ctx, params, threads_param(params), &self.options)
+    }
+}
+
+impl CryptoAlgorithm for Cipher {
+    const BLOCKS: bool = true;
+    const UNIT: Unit = Unit::MBps;
+
+    fn bench_id(self) -> &'static str {
+        self.id()
+    }
+
+    fn summary(self) -> String {
+        let what = match self {
             Cipher::HmacSha256 => "authentication",
             Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305 => {
                 "sealing (a fresh nonce and tag per block)"
             }
             _ => "encryption",
         };
-        Description::new(
-            format!(
-                "{} {what} throughput per block size (openssl speed -evp style)",
-                self.cipher.name()
-            ),
-            Unit::MBps,
-            Better::Higher,
+        format!(
+            "{} {what} throughput per block size (openssl speed -evp style)",
+            self.name()
         )
     }
 
-    fn cases(&self, plan: &Plan) -> Vec<Params> {
-        plan_cases(self.cipher.id(), &self.options, plan, true)
-    }
-
-    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let cipher = self.cipher;
-        let block = params
-            .get_u64("block_size")
-            .filter(|&b| b > 0)
-            .ok_or_else(|| BenchError::failed("missing block_size"))?;
-        let block = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    fn measure(
+        self,
+        ctx: &mut RunCtx,
+        params: &Params,
+        threads: usize,
+        _options: &CryptoOptions,
+    ) -> Result<Vec<Metric>, BenchError> {
+        let cipher = self;
+        let block = block_size_param(params)?;
         if block % cipher.granule() != 0 {
             return Err(BenchError::skip(
                 format!(
@@ -180,31 +228,27 @@ impl Benchmark for SymmetricBenchmark {
         cipher
             .self_test(block)
             .map_err(|e| BenchError::failed(e.to_string()))?;
-        let threads = threads_of(params);
         let mut key = vec![0u8; cipher.key_len()];
         fill_pattern(&mut key, 0x6b65);
         let mut iv = vec![0u8; cipher.iv_len()];
         fill_pattern(&mut iv, 0x6976);
         // One keyed stream and one buffer per thread, set up and touched
         // before timing.
-        let mut lanes = Vec::with_capacity(threads);
-        for t in 0..threads {
+        let lanes = per_thread(threads, |t| {
             let stream = cipher
                 .start(&key, &iv, block)
                 .map_err(|e| BenchError::failed(e.to_string()))?;
             let mut buf = vec![0u8; block];
             fill_pattern(&mut buf, 0x5eed + t as u64);
-            lanes.push(Mutex::new((stream, buf)));
-        }
+            Ok((stream, buf))
+        })?;
         if let Some(first) = lanes.first() {
             if let Ok(l) = first.lock() {
                 ctx.note_detail("implementation", l.0.implementation());
             }
         }
         let run_blocks = |t: usize, n: u64| -> Result<f64, BenchError> {
-            let mut lane = lanes[t]
-                .lock()
-                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let mut lane = lock_lane(&lanes[t])?;
             let (stream, buf) = &mut *lane;
             for _ in 0..n {
                 stream
@@ -214,29 +258,13 @@ impl Benchmark for SymmetricBenchmark {
             }
             Ok(n as f64 * block as f64)
         };
-        let samples = if threads == 1 {
-            ctx.measure_rate(|n| run_blocks(0, n))?
-        } else {
-            ctx.measure_rate_parallel(threads, run_blocks)?
-        };
+        let samples = measure_rate_on_threads(ctx, threads, run_blocks)?;
         Ok(vec![metric(
             "throughput",
             Unit::MBps,
             Better::Higher,
             samples.into_iter().map(mb_per_s).collect(),
         )?])
-    }
-}
-
-/// A signature algorithm: signatures and verifications per second.
-pub struct SignBenchmark {
-    alg: SignAlg,
-    options: Arc<CryptoOptions>,
-}
-
-impl SignBenchmark {
-    pub fn new(alg: SignAlg, options: Arc<CryptoOptions>) -> Self {
-        SignBenchmark { alg, options }
     }
 }
 
@@ -250,39 +278,33 @@ fn pk_error(e: PubkeyError) -> BenchError {
     }
 }
 
-impl Benchmark for SignBenchmark {
-    fn id(&self) -> &str {
-        self.alg.id()
+impl CryptoAlgorithm for SignAlg {
+    const BLOCKS: bool = false;
+    const UNIT: Unit = Unit::OpsPerSec;
+
+    fn bench_id(self) -> &'static str {
+        self.id()
     }
 
-    fn describe(&self) -> Description {
-        Description::new(
-            format!(
-                "{} signatures and verifications per second",
-                self.alg.name()
-            ),
-            Unit::OpsPerSec,
-            Better::Higher,
-        )
+    fn summary(self) -> String {
+        format!("{} signatures and verifications per second", self.name())
     }
 
-    fn cases(&self, plan: &Plan) -> Vec<Params> {
-        plan_cases(self.alg.id(), &self.options, plan, false)
-    }
-
-    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let threads = threads_of(params);
-        let mut signers = Vec::with_capacity(threads);
-        for _ in 0..threads {
-            let mut s = self.alg.signer().map_err(pk_error)?;
+    fn measure(
+        self,
+        ctx: &mut RunCtx,
+        _params: &Params,
+        threads: usize,
+        options: &CryptoOptions,
+    ) -> Result<Vec<Metric>, BenchError> {
+        let signers = per_thread(threads, |_| {
+            let mut s = self.signer().map_err(pk_error)?;
             s.self_test().map_err(pk_error)?;
-            signers.push(Mutex::new(s));
-        }
+            Ok(s)
+        })?;
         ctx.note_detail("implementation", "aws-lc");
         let sign = |t: usize, n: u64| -> Result<f64, BenchError> {
-            let mut s = signers[t]
-                .lock()
-                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let mut s = lock_lane(&signers[t])?;
             for _ in 0..n {
                 s.sign(std::hint::black_box(pubkey::MESSAGE))
                     .map_err(|e| BenchError::failed(e.to_string()))?;
@@ -291,9 +313,7 @@ impl Benchmark for SignBenchmark {
             Ok(n as f64)
         };
         let verify = |t: usize, n: u64| -> Result<f64, BenchError> {
-            let s = signers[t]
-                .lock()
-                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let s = lock_lane(&signers[t])?;
             let sig = s.signature().to_vec();
             for _ in 0..n {
                 s.verify(std::hint::black_box(pubkey::MESSAGE), &sig)
@@ -303,16 +323,10 @@ impl Benchmark for SignBenchmark {
         };
         // Inside `run` only signing is timed (its slice is short); the full
         // table times both, each in half of the case's time.
-        let both =
-            self.options.full_table || matches!(ctx.profile(), Profile::Standard | Profile::Full);
+        let both = options.full_table || matches!(ctx.profile(), Profile::Standard | Profile::Full);
         let share = if both { 0.5 } else { 1.0 };
-        let sign_samples = ctx.with_budget_share(share, |ctx| {
-            if threads == 1 {
-                ctx.measure_rate(|n| sign(0, n))
-            } else {
-                ctx.measure_rate_parallel(threads, sign)
-            }
-        })?;
+        let sign_samples =
+            ctx.with_budget_share(share, |ctx| measure_rate_on_threads(ctx, threads, sign))?;
         let mut metrics = vec![metric(
             "sign",
             Unit::OpsPerSec,
@@ -320,13 +334,8 @@ impl Benchmark for SignBenchmark {
             sign_samples,
         )?];
         if both {
-            let verify_samples = ctx.with_budget_share(share, |ctx| {
-                if threads == 1 {
-                    ctx.measure_rate(|n| verify(0, n))
-                } else {
-                    ctx.measure_rate_parallel(threads, verify)
-                }
-            })?;
+            let verify_samples =
+                ctx.with_budget_share(share, |ctx| measure_rate_on_threads(ctx, threads, verify))?;
             metrics.push(metric(
                 "verify",
                 Unit::OpsPerSec,
@@ -338,57 +347,36 @@ impl Benchmark for SignBenchmark {
     }
 }
 
-/// A key agreement: shared secrets derived per second.
-pub struct KexBenchmark {
-    alg: KexAlg,
-    options: Arc<CryptoOptions>,
-}
+impl CryptoAlgorithm for KexAlg {
+    const BLOCKS: bool = false;
+    const UNIT: Unit = Unit::OpsPerSec;
 
-impl KexBenchmark {
-    pub fn new(alg: KexAlg, options: Arc<CryptoOptions>) -> Self {
-        KexBenchmark { alg, options }
-    }
-}
-
-impl Benchmark for KexBenchmark {
-    fn id(&self) -> &str {
-        self.alg.id()
+    fn bench_id(self) -> &'static str {
+        self.id()
     }
 
-    fn describe(&self) -> Description {
-        Description::new(
-            format!("{} key agreements per second", self.alg.name()),
-            Unit::OpsPerSec,
-            Better::Higher,
-        )
+    fn summary(self) -> String {
+        format!("{} key agreements per second", self.name())
     }
 
-    fn cases(&self, plan: &Plan) -> Vec<Params> {
-        plan_cases(self.alg.id(), &self.options, plan, false)
-    }
-
-    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let threads = threads_of(params);
-        let mut lanes = Vec::with_capacity(threads);
-        for _ in 0..threads {
-            lanes.push(Mutex::new(self.alg.exchange().map_err(pk_error)?));
-        }
+    fn measure(
+        self,
+        ctx: &mut RunCtx,
+        _params: &Params,
+        threads: usize,
+        _options: &CryptoOptions,
+    ) -> Result<Vec<Metric>, BenchError> {
+        let lanes = per_thread(threads, |_| self.exchange().map_err(pk_error))?;
         ctx.note_detail("implementation", "aws-lc");
         let op = |t: usize, n: u64| -> Result<f64, BenchError> {
-            let mut x = lanes[t]
-                .lock()
-                .map_err(|_| BenchError::failed("a worker thread panicked"))?;
+            let mut x = lock_lane(&lanes[t])?;
             for _ in 0..n {
                 x.agree().map_err(|e| BenchError::failed(e.to_string()))?;
                 std::hint::black_box(x.secret());
             }
             Ok(n as f64)
         };
-        let samples = if threads == 1 {
-            ctx.measure_rate(|n| op(0, n))?
-        } else {
-            ctx.measure_rate_parallel(threads, op)?
-        };
+        let samples = measure_rate_on_threads(ctx, threads, op)?;
         Ok(vec![metric(
             "ops",
             Unit::OpsPerSec,

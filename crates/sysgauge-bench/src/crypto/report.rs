@@ -140,13 +140,7 @@ pub fn speed_table(results: &[ResultRecord], format: TableFormat) -> String {
                     || r.bench_id.ends_with("ed25519"))
         });
         if !sign_ids.is_empty() {
-            let mut t = Table::new(&[
-                ("", Align::Left),
-                ("sign", Align::Right),
-                ("verify", Align::Right),
-                ("sign/s", Align::Right),
-                ("verify/s", Align::Right),
-            ]);
+            let mut t = Table::columns(", >sign, >verify, >sign/s, >verify/s");
             for id in &sign_ids {
                 let r = here.iter().find(|r| &r.bench_id == id);
                 let sign = r.and_then(|r| metric_value(r, "sign"));
@@ -171,11 +165,7 @@ pub fn speed_table(results: &[ResultRecord], format: TableFormat) -> String {
                     || r.bench_id.ends_with("x25519"))
         });
         if !kex_ids.is_empty() {
-            let mut t = Table::new(&[
-                ("", Align::Left),
-                ("op", Align::Right),
-                ("op/s", Align::Right),
-            ]);
+            let mut t = Table::columns(", >op, >op/s");
             for id in &kex_ids {
                 let v = here
                     .iter()
@@ -316,15 +306,7 @@ fn metric_of(what: &str) -> &str {
 
 /// The side-by-side table: algorithm, case, sysgauge, OpenSSL, ratio.
 pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
-    let mut t = Table::new(&[
-        ("algorithm", Align::Left),
-        ("case", Align::Left),
-        ("threads", Align::Right),
-        ("sysgauge", Align::Right),
-        ("openssl", Align::Right),
-        ("unit", Align::Left),
-        ("ratio", Align::Right),
-    ]);
+    let mut t = Table::columns("algorithm, case, >threads, >sysgauge, >openssl, unit, >ratio");
     let num = |v: Option<f64>| v.map_or("-".to_string(), sysgauge_report::format::format_value);
     for r in rows {
         t.push(vec![

@@ -253,7 +253,11 @@ impl Cipher {
         Ok(match self {
             Cipher::Aes128Cbc | Cipher::Aes192Cbc | Cipher::Aes256Cbc => {
                 match CbcEncryptor::new(key, iv) {
-                    Some(e) => Box::new(AesCbcStream { cipher: self, e }),
+                    Some(e) => Box::new(CbcKernel {
+                        cipher: self,
+                        kernel: e,
+                        implementation: "sysgauge aes-ni",
+                    }),
                     None => aws(aws_aes(key.len()), false)?,
                 }
             }
@@ -475,27 +479,6 @@ fn cbc_decrypt<C: BlockCipherDecrypt + KeyInit>(
     Ok(())
 }
 
-struct AesCbcStream {
-    cipher: Cipher,
-    e: CbcEncryptor,
-}
-
-impl Stream for AesCbcStream {
-    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
-        if self.e.encrypt(buf) {
-            Ok(())
-        } else {
-            Err(CipherError::Process {
-                cipher: self.cipher.name(),
-                what: "the buffer is not a whole number of 16-byte blocks",
-            })
-        }
-    }
-    fn implementation(&self) -> &'static str {
-        "sysgauge aes-ni"
-    }
-}
-
 struct AesCtrStream {
     e: CtrEncryptor,
 }
@@ -586,16 +569,35 @@ impl Stream for AeadStream {
     }
 }
 
-/// A CBC encryptor written for sysgauge (Blowfish, CAST5, Camellia): encrypts
-/// the buffer in place, continuing the chain; `false` when the buffer is not
-/// a whole number of blocks.
+/// A CBC encryptor written for sysgauge (AES, Blowfish, CAST5, Camellia):
+/// encrypts the buffer in place, continuing the chain; `false` when the
+/// buffer is not a whole number of blocks.
 pub(crate) trait CbcEncrypt: Send {
     fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool;
+
+    /// What is wrong with a buffer `encrypt_cbc` refused.
+    fn not_whole_blocks(&self) -> &'static str {
+        "the buffer is not a whole number of cipher blocks"
+    }
+}
+
+impl CbcEncrypt for CbcEncryptor {
+    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
+        self.encrypt(buf)
+    }
+
+    fn not_whole_blocks(&self) -> &'static str {
+        "the buffer is not a whole number of 16-byte blocks"
+    }
 }
 
 impl<K: CbcEncrypt + ?Sized> CbcEncrypt for Box<K> {
     fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
         (**self).encrypt_cbc(buf)
+    }
+
+    fn not_whole_blocks(&self) -> &'static str {
+        (**self).not_whole_blocks()
     }
 }
 
@@ -613,7 +615,7 @@ impl<K: CbcEncrypt> Stream for CbcKernel<K> {
         } else {
             Err(CipherError::Process {
                 cipher: self.cipher.name(),
-                what: "the buffer is not a whole number of cipher blocks",
+                what: self.kernel.not_whole_blocks(),
             })
         }
     }
@@ -727,23 +729,22 @@ fn known_answer(c: Cipher) -> Vector {
 
 // The hand-written kernels (sysgauge-kernels) as this family's streams.
 
-impl CbcEncrypt for super::blowfish::BlowfishCbc {
-    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
-        super::blowfish::BlowfishCbc::encrypt_cbc(self, buf)
-    }
+/// The kernels' own `encrypt_cbc` as [`CbcEncrypt`].
+macro_rules! cbc_encrypt_of_kernel {
+    ($($kernel:ty),*) => {$(
+        impl CbcEncrypt for $kernel {
+            fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
+                <$kernel>::encrypt_cbc(self, buf)
+            }
+        }
+    )*};
 }
 
-impl CbcEncrypt for super::cast5::Cast5Cbc {
-    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
-        super::cast5::Cast5Cbc::encrypt_cbc(self, buf)
-    }
-}
-
-impl CbcEncrypt for super::camellia::CamelliaCbc {
-    fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
-        super::camellia::CamelliaCbc::encrypt_cbc(self, buf)
-    }
-}
+cbc_encrypt_of_kernel!(
+    super::blowfish::BlowfishCbc,
+    super::cast5::Cast5Cbc,
+    super::camellia::CamelliaCbc
+);
 
 /// The crypto family's stream: every buffer is sealed as one message, with
 /// a 4-byte fixed nonce prefix and a 64-bit big-endian message counter (as

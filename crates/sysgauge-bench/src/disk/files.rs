@@ -11,13 +11,15 @@
 //! land in the next.
 
 use super::io;
-use super::passes::{run_passes, Limit, OpTimer};
+use super::passes::{run_passes, Limit, OpTimer, PassResult, Samples};
 use super::seq::begin;
 use super::target::lock;
 use super::traps;
 use super::{DiskOptions, Kind};
+use crate::util::by_profile;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use sysgauge_core::{BenchError, Metric, Profile, RunCtx, Unit};
 use sysgauge_stats::SplitMix64;
 
@@ -39,12 +41,7 @@ pub enum Order {
 
 /// Most files one pass may touch.
 pub fn max_files(profile: Profile) -> u64 {
-    match profile {
-        Profile::Tiny => 2_000,
-        Profile::Quick => 100_000,
-        Profile::Standard => 400_000,
-        Profile::Full => 1_000_000,
-    }
+    by_profile(profile, [2_000, 100_000, 400_000, 1_000_000])
 }
 
 /// Files kept for the stat test (stat passes cycle over them).
@@ -65,9 +62,7 @@ impl Tree {
         for d in 0..DIRS {
             let p = root.join(format!("d{d:02}"));
             if !p.is_dir() {
-                std::fs::create_dir_all(&p).map_err(|e| {
-                    BenchError::failed(io::describe_io_error("cannot create", &p, &e))
-                })?;
+                std::fs::create_dir_all(&p).map_err(|e| io_fail("cannot create", &p, &e))?;
             }
         }
         Ok(Tree {
@@ -90,15 +85,52 @@ impl Tree {
     }
 
     fn sync(&self) -> Result<(), BenchError> {
-        let f = File::open(&self.root).map_err(|e| {
-            BenchError::failed(io::describe_io_error("cannot open", &self.root, &e))
-        })?;
-        io::syncfs(&f)
-            .map_err(|e| BenchError::failed(io::describe_io_error("cannot sync", &self.root, &e)))
+        let f = File::open(&self.root).map_err(|e| io_fail("cannot open", &self.root, &e))?;
+        io::syncfs(&f).map_err(|e| io_fail("cannot sync", &self.root, &e))
     }
 
     fn create(&self, i: usize) -> std::io::Result<()> {
         File::create_new(self.path(i)).map(drop)
+    }
+
+    /// Make files by index, untimed (set-up for a stat or delete pass).
+    fn create_all(&self, ctx: &RunCtx, idx: &[usize]) -> Result<(), BenchError> {
+        for (k, &i) in idx.iter().enumerate() {
+            if k % 256 == 0 {
+                ctx.check_cancel()?;
+            }
+            self.create(i)
+                .map_err(|e| io_fail("cannot create", self.path(i), &e))?;
+        }
+        Ok(())
+    }
+
+    /// One timed pass: `op` on the files `idx` in order while the limit
+    /// allows, then the sync that puts the metadata on stable storage
+    /// (timed too). Returns the outcome, the pass and how many files `op`
+    /// reached, so the caller cleans up before passing an error on.
+    fn timed_pass(
+        &self,
+        ctx: &RunCtx,
+        limit: Limit,
+        idx: &[usize],
+        what: &str,
+        op: impl Fn(usize) -> std::io::Result<()>,
+    ) -> (Result<(), BenchError>, PassResult, usize) {
+        let mut timer = OpTimer::new(ctx, limit);
+        let mut done = 0usize;
+        timer.start();
+        let r = (|| {
+            while timer.more()? && done < idx.len() {
+                let i = idx[done];
+                timer
+                    .time(|| op(i))
+                    .map_err(|e| io_fail(what, self.path(i), &e))?;
+                done += 1;
+            }
+            self.sync()
+        })();
+        (r, timer.finish(1.0), done)
     }
 
     /// Remove files by index, ignoring ones already gone.
@@ -107,13 +139,7 @@ impl Tree {
             match std::fs::remove_file(self.path(i)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(BenchError::failed(io::describe_io_error(
-                        "cannot remove",
-                        self.path(i),
-                        &e,
-                    )))
-                }
+                Err(e) => return Err(io_fail("cannot remove", self.path(i), &e)),
             }
         }
         Ok(())
@@ -161,150 +187,123 @@ pub fn run(
     let max = usize::try_from(max_files(ctx.profile())).unwrap_or(usize::MAX);
     tree.ensure(max);
     ctx.note_detail("dirs", DIRS as u64);
-    let target = o.repetition_target(ctx);
+    let case = FileCase {
+        tree: &tree,
+        order,
+        max,
+        target: o.repetition_target(ctx),
+        id,
+    };
     let result = match op {
-        Op::Create => create_passes(ctx, &tree, order, max, target, id),
-        Op::Stat => stat_passes(ctx, &tree, order, target, id),
-        Op::Delete => delete_passes(ctx, &tree, order, max, target, id),
+        Op::Create => case.create_passes(ctx),
+        Op::Stat => case.stat_passes(ctx),
+        Op::Delete => case.delete_passes(ctx),
     };
     // Leave nothing behind, whatever happened.
     let _ = std::fs::remove_dir_all(&root);
     result?.metrics("files", Unit::OpsPerSec, 1.0)
 }
 
-fn create_passes(
-    ctx: &mut RunCtx,
-    tree: &Tree,
+/// One file case: its tree, its order, the most files a pass may touch,
+/// the repetition target and the benchmark id.
+struct FileCase<'a> {
+    tree: &'a Tree,
     order: Order,
     max: usize,
-    target: std::time::Duration,
-    id: &str,
-) -> Result<super::passes::Samples, BenchError> {
-    tree.sync()?;
-    traps::settle_writeback(ctx, id);
-    let full = ordered(max, order, 0xc4ea7e);
-    run_passes(ctx, target, max as u64, |ctx, limit| {
-        let idx = match limit {
-            Limit::Calibrate { .. } => full.clone(),
-            Limit::Ops(n) => ordered(usize::try_from(n).unwrap_or(max).min(max), order, 0xc4ea7e),
-        };
-        let mut timer = OpTimer::new(ctx, limit);
-        let mut made = 0usize;
-        timer.start();
-        let r = (|| {
-            while timer.more()? && made < idx.len() {
-                let i = idx[made];
-                timer
-                    .time(|| tree.create(i))
-                    .map_err(|e| io_fail("cannot create", tree.path(i), &e))?;
-                made += 1;
-            }
-            tree.sync()
-        })();
-        let pass = timer.finish(1.0);
-        tree.remove_all(&idx[..made])?;
-        tree.sync()?;
-        r.map(|()| pass)
-    })
+    target: Duration,
+    id: &'a str,
 }
 
-fn stat_passes(
-    ctx: &mut RunCtx,
-    tree: &Tree,
-    order: Order,
-    target: std::time::Duration,
-    id: &str,
-) -> Result<super::passes::Samples, BenchError> {
-    let n = usize::try_from(stat_set(ctx.profile())).unwrap_or(1024);
-    let idx = ordered(n, order, 0x57a7);
-    for (k, &i) in idx.iter().enumerate() {
-        if k % 256 == 0 {
-            ctx.check_cancel()?;
-        }
-        tree.create(i)
-            .map_err(|e| io_fail("cannot create", tree.path(i), &e))?;
+impl FileCase<'_> {
+    /// Untimed: the tree's metadata on stable storage and write-back
+    /// settled, so set-up does not land in the first pass.
+    fn settle(&self, ctx: &mut RunCtx) -> Result<(), BenchError> {
+        self.tree.sync()?;
+        traps::settle_writeback(ctx, self.id);
+        Ok(())
     }
-    tree.sync()?;
-    traps::settle_writeback(ctx, id);
-    ctx.note_detail("files_in_tree", n as u64);
-    let max_ops = max_files(ctx.profile()).saturating_mul(10);
-    let r = run_passes(ctx, target, max_ops, |ctx, limit| {
-        let mut timer = OpTimer::new(ctx, limit);
-        let mut k = 0usize;
-        timer.start();
-        while timer.more()? {
-            let i = idx[k % n];
-            let m = timer
-                .time(|| std::fs::symlink_metadata(tree.path(i)))
-                .map_err(|e| io_fail("cannot stat", tree.path(i), &e))?;
-            std::hint::black_box(m);
-            k += 1;
-        }
-        Ok(timer.finish(1.0))
-    });
-    tree.remove_all(&idx)?;
-    r
-}
 
-fn delete_passes(
-    ctx: &mut RunCtx,
-    tree: &Tree,
-    order: Order,
-    max: usize,
-    target: std::time::Duration,
-    id: &str,
-) -> Result<super::passes::Samples, BenchError> {
-    tree.sync()?;
-    traps::settle_writeback(ctx, id);
-    let clock = ctx.clock().clone();
-    run_passes(ctx, target, max as u64, |ctx, limit| {
-        // Untimed: make the files this pass deletes. The calibration pass
-        // makes as many as it can in twice the target (creation is rarely
-        // much faster than deletion), bounded by `max`.
-        let n = match limit {
-            Limit::Ops(n) => usize::try_from(n).unwrap_or(max).min(max),
-            Limit::Calibrate { target, .. } => {
-                let t0 = clock.now();
-                let mut made = 0usize;
-                while made < max && clock.now().saturating_sub(t0) < target * 2 {
-                    if made.is_multiple_of(256) {
-                        ctx.check_cancel()?;
-                    }
-                    tree.create(made)
-                        .map_err(|e| io_fail("cannot create", tree.path(made), &e))?;
-                    made += 1;
+    fn create_passes(&self, ctx: &mut RunCtx) -> Result<Samples, BenchError> {
+        let (tree, order, max) = (self.tree, self.order, self.max);
+        self.settle(ctx)?;
+        let full = ordered(max, order, 0xc4ea7e);
+        run_passes(ctx, self.target, max as u64, |ctx, limit| {
+            let idx = match limit {
+                Limit::Calibrate { .. } => full.clone(),
+                Limit::Ops(n) => {
+                    ordered(usize::try_from(n).unwrap_or(max).min(max), order, 0xc4ea7e)
                 }
-                tree.remove_all(&(0..made).collect::<Vec<_>>())?;
-                made.max(1)
+            };
+            let (r, pass, made) =
+                tree.timed_pass(ctx, limit, &idx, "cannot create", |i| tree.create(i));
+            tree.remove_all(&idx[..made])?;
+            tree.sync()?;
+            r.map(|()| pass)
+        })
+    }
+
+    fn stat_passes(&self, ctx: &mut RunCtx) -> Result<Samples, BenchError> {
+        let tree = self.tree;
+        let n = usize::try_from(stat_set(ctx.profile())).unwrap_or(1024);
+        let idx = ordered(n, self.order, 0x57a7);
+        tree.create_all(ctx, &idx)?;
+        self.settle(ctx)?;
+        ctx.note_detail("files_in_tree", n as u64);
+        let max_ops = max_files(ctx.profile()).saturating_mul(10);
+        let r = run_passes(ctx, self.target, max_ops, |ctx, limit| {
+            let mut timer = OpTimer::new(ctx, limit);
+            let mut k = 0usize;
+            timer.start();
+            while timer.more()? {
+                let i = idx[k % n];
+                let m = timer
+                    .time(|| std::fs::symlink_metadata(tree.path(i)))
+                    .map_err(|e| io_fail("cannot stat", tree.path(i), &e))?;
+                std::hint::black_box(m);
+                k += 1;
             }
-        };
-        let idx = ordered(n, order, 0xde1e7e);
-        for (k, &i) in idx.iter().enumerate() {
-            if k % 256 == 0 {
-                ctx.check_cancel()?;
-            }
-            tree.create(i)
-                .map_err(|e| io_fail("cannot create", tree.path(i), &e))?;
-        }
-        tree.sync()?;
-        let mut timer = OpTimer::new(ctx, limit);
-        let mut gone = 0usize;
-        timer.start();
-        let r = (|| {
-            while timer.more()? && gone < idx.len() {
-                let i = idx[gone];
-                timer
-                    .time(|| std::fs::remove_file(tree.path(i)))
-                    .map_err(|e| io_fail("cannot remove", tree.path(i), &e))?;
-                gone += 1;
-            }
-            tree.sync()
-        })();
-        let pass = timer.finish(1.0);
-        tree.remove_all(&idx[gone..])?;
-        tree.sync()?;
-        r.map(|()| pass)
-    })
+            Ok(timer.finish(1.0))
+        });
+        tree.remove_all(&idx)?;
+        r
+    }
+
+    fn delete_passes(&self, ctx: &mut RunCtx) -> Result<Samples, BenchError> {
+        let (tree, order, max) = (self.tree, self.order, self.max);
+        self.settle(ctx)?;
+        let clock = ctx.clock().clone();
+        run_passes(ctx, self.target, max as u64, |ctx, limit| {
+            // Untimed: make the files this pass deletes. The calibration pass
+            // makes as many as it can in twice the target (creation is rarely
+            // much faster than deletion), bounded by `max`.
+            let n = match limit {
+                Limit::Ops(n) => usize::try_from(n).unwrap_or(max).min(max),
+                Limit::Calibrate { target, .. } => {
+                    let t0 = clock.now();
+                    let mut made = 0usize;
+                    while made < max && clock.now().saturating_sub(t0) < target * 2 {
+                        if made.is_multiple_of(256) {
+                            ctx.check_cancel()?;
+                        }
+                        tree.create(made)
+                            .map_err(|e| io_fail("cannot create", tree.path(made), &e))?;
+                        made += 1;
+                    }
+                    tree.remove_all(&(0..made).collect::<Vec<_>>())?;
+                    made.max(1)
+                }
+            };
+            let idx = ordered(n, order, 0xde1e7e);
+            tree.create_all(ctx, &idx)?;
+            tree.sync()?;
+            let (r, pass, gone) = tree.timed_pass(ctx, limit, &idx, "cannot remove", |i| {
+                std::fs::remove_file(tree.path(i))
+            });
+            tree.remove_all(&idx[gone..])?;
+            tree.sync()?;
+            r.map(|()| pass)
+        })
+    }
 }
 
 #[cfg(test)]

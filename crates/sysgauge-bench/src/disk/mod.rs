@@ -29,6 +29,7 @@ pub mod signature;
 pub mod target;
 pub mod traps;
 
+use crate::util::by_profile;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,12 +101,7 @@ impl DiskOptions {
 /// Repetition length of the full suite per profile: the suite runs about
 /// twenty cases, each warm-up plus five repetitions.
 pub fn suite_repetition_time(profile: Profile) -> Duration {
-    match profile {
-        Profile::Tiny => Duration::from_millis(4),
-        Profile::Quick => Duration::from_millis(200),
-        Profile::Standard => Duration::from_millis(1000),
-        Profile::Full => Duration::from_millis(3000),
-    }
+    Duration::from_millis(by_profile(profile, [4, 200, 1000, 3000]))
 }
 
 /// The tests of the family.

@@ -34,6 +34,7 @@ use super::passes::{run_passes, OpTimer};
 use super::signature;
 use super::traps::{self, StatsWatch};
 use super::{DiskOptions, Kind};
+use crate::util::by_profile;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -409,12 +410,7 @@ fn blkid_probe(blkid: &Path, path: &Path, probe: &mut Probe) {
 
 /// Bytes written per block size when --size is not given.
 pub fn default_size(profile: Profile) -> u64 {
-    match profile {
-        Profile::Tiny => 1 << 20,
-        Profile::Quick => 64 << 20,
-        Profile::Standard => 256 << 20,
-        Profile::Full => 1 << 30,
-    }
+    by_profile(profile, [1 << 20, 64 << 20, 256 << 20, 1 << 30])
 }
 
 /// The region written: the request or the profile's default, within the

@@ -8,7 +8,7 @@
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_report::format::format_value;
 use sysgauge_report::summary::{status_note, warning_codes};
-use sysgauge_report::table::{Align, Table, TableFormat};
+use sysgauge_report::table::{Table, TableFormat};
 
 fn detail(r: &ResultRecord, key: &str) -> Option<String> {
     r.details.get(key).map(|v| v.to_string())
@@ -102,17 +102,8 @@ fn case_label(r: &ResultRecord) -> String {
 
 /// One line per disk case: throughput and latency.
 pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
-    let mut t = Table::new(&[
-        ("test", Align::Left),
-        ("case", Align::Left),
-        ("rate", Align::Right),
-        ("unit", Align::Left),
-        ("spread", Align::Right),
-        ("lat median", Align::Right),
-        ("lat p99", Align::Right),
-        ("lat max", Align::Right),
-        ("note", Align::Left),
-    ]);
+    let mut t =
+        Table::columns("test, case, >rate, unit, >spread, >lat median, >lat p99, >lat max, note");
     for r in run.results.iter().filter(|r| r.family == "disk") {
         let test = r.bench_id.trim_start_matches("disk.").to_string();
         let case = case_label(r);

@@ -11,7 +11,7 @@
 
 use super::io::{self, AlignedBuf};
 use super::passes::{run_passes, Limit, OpTimer, PassResult};
-use super::seq::{begin, open_block_file, Probe};
+use super::seq::{begin, block_len, io_err, open_noted, Probe};
 use super::target::lock;
 use super::traps;
 use super::{DiskOptions, Kind};
@@ -31,42 +31,18 @@ pub fn random_seek(
     let id = Kind::RandomSeek.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let size = g.size;
-    g.ensure_written(ctx, size)?;
     let path = {
-        let d = g.data_file()?;
+        let d = g.written_data_file(ctx)?;
         if write_percent > 0 {
             d.intact = false;
         }
         d.path.clone()
     };
-    let (file, fallback) = open_block_file(&path, block, &g, Probe::Read)?;
-    let direct = fallback.is_none();
-    ctx.note_param("direct", direct);
-    if let Some(why) = &fallback {
-        ctx.note_detail("io_mode", "buffered+fdatasync+fadvise");
-        ctx.finding(traps::buffered_finding(why));
-        if let Some(f) = traps::small_file_finding(size, g.mem_total) {
-            ctx.finding(f);
-        }
-    } else {
-        ctx.note_detail("io_mode", "direct");
-    }
-    if write_percent > 0 {
-        if let Some(d) = &g.device {
-            if let Some(f) = traps::block_size_finding(
-                block,
-                &d.name,
-                d.logical_block_size,
-                d.physical_block_size,
-            ) {
-                ctx.finding(f);
-            }
-        }
-    }
+    let size = g.size;
+    let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Read, write_percent > 0)?;
     drop(g);
     traps::settle_writeback(ctx, id);
-    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let len = block_len(block)?;
     let workers_n = usize::try_from(workers).unwrap_or(1).max(1);
     let mut buffers = (0..workers_n)
         .map(|_| AlignedBuf::new(len))
@@ -77,9 +53,7 @@ pub fn random_seek(
     let mut pass_no = 0u64;
     let samples = run_passes(ctx, target, blocks.saturating_mul(4), |ctx, limit| {
         if !direct {
-            io::drop_cache(&file).map_err(|e| {
-                BenchError::failed(io::describe_io_error("cannot drop the cache of", &path, &e))
-            })?;
+            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
         }
         pass_no += 1;
         let per_worker = match limit {
@@ -118,13 +92,7 @@ pub fn random_seek(
                                     }
                                     Ok::<(), std::io::Error>(())
                                 })
-                                .map_err(|e| {
-                                    BenchError::failed(io::describe_io_error(
-                                        "cannot seek in",
-                                        path,
-                                        &e,
-                                    ))
-                                })?;
+                                .map_err(io_err("cannot seek in", path))?;
                         }
                         Ok::<(), BenchError>(())
                     })();
@@ -136,8 +104,7 @@ pub fn random_seek(
             }
         });
         if write_percent > 0 {
-            file.sync_data()
-                .map_err(|e| BenchError::failed(io::describe_io_error("cannot sync", &path, &e)))?;
+            file.sync_data().map_err(io_err("cannot sync", &path))?;
         }
         let end = ctx.clock().now();
         let results = results

@@ -16,14 +16,14 @@
 //! otherwise mix into the numbers from pass to pass.
 
 use super::io::{self, AlignedBuf};
-use super::passes::{run_passes, OpTimer, Samples};
+use super::passes::{run_passes, Limit, OpTimer, Samples};
 use super::target::{self, lock, SharedTarget, Target};
 use super::traps::{self, StatsWatch};
 use super::{DiskOptions, Kind};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use sysgauge_core::{BenchError, Metric, RunCtx, Unit};
 
 /// Per-character tests time runs of this many characters: the stream's
@@ -138,7 +138,7 @@ fn note_mode(ctx: &mut RunCtx, t: &Target, fallback: &Option<String>) {
 }
 
 /// The block-size trap for a test that writes.
-fn check_block_size(ctx: &mut RunCtx, t: &Target, block: u64) {
+pub fn check_block_size(ctx: &mut RunCtx, t: &Target, block: u64) {
     if let Some(d) = &t.device {
         if let Some(f) =
             traps::block_size_finding(block, &d.name, d.logical_block_size, d.physical_block_size)
@@ -148,13 +148,109 @@ fn check_block_size(ctx: &mut RunCtx, t: &Target, block: u64) {
     }
 }
 
-fn io_err<'a>(what: &str, path: &'a Path) -> impl Fn(std::io::Error) -> BenchError + 'a {
+pub fn io_err<'a>(what: &str, path: &'a Path) -> impl Fn(std::io::Error) -> BenchError + 'a {
     let what = what.to_string();
     move |e| BenchError::failed(io::describe_io_error(&what, path, &e))
 }
 
+/// The data file opened for a block case (`open_block_file`) with its I/O
+/// mode and fallback traps noted, and for a case that writes, the
+/// block-size trap. Returns the file and whether it is opened direct.
+pub fn open_noted(
+    ctx: &mut RunCtx,
+    t: &Target,
+    path: &Path,
+    block: u64,
+    probe: Probe,
+    writes: bool,
+) -> Result<(File, bool), BenchError> {
+    let (file, fallback) = open_block_file(path, block, t, probe)?;
+    note_mode(ctx, t, &fallback);
+    if writes {
+        check_block_size(ctx, t, block);
+    }
+    Ok((file, fallback.is_none()))
+}
+
+/// A block as a buffer length.
+pub fn block_len(block: u64) -> Result<usize, BenchError> {
+    usize::try_from(block).map_err(|_| BenchError::failed("block too large"))
+}
+
+/// Start a timed pass over a block file: a buffered file's cache is
+/// dropped first, outside the timing, so the pass reaches the device.
+fn start_pass(
+    ctx: &RunCtx,
+    limit: Limit,
+    file: &File,
+    direct: bool,
+    path: &Path,
+) -> Result<OpTimer, BenchError> {
+    if !direct {
+        io::drop_cache(file).map_err(io_err("cannot drop the cache of", path))?;
+    }
+    let mut timer = OpTimer::new(ctx, limit);
+    timer.start();
+    Ok(timer)
+}
+
+/// The block after `pos`, back to the start where a whole one would not
+/// fit before `size`.
+fn next_block(pos: u64, block: u64, size: u64) -> u64 {
+    if pos + 2 * block > size {
+        0
+    } else {
+        pos + block
+    }
+}
+
 fn block_metrics(s: &Samples) -> Result<Vec<Metric>, BenchError> {
     s.metrics("throughput", Unit::MBps, 1e-6)
+}
+
+/// A block case's data file, opened and noted.
+struct BlockFile {
+    path: PathBuf,
+    /// Whether the file held the pattern when the case started.
+    intact: bool,
+    size: u64,
+    file: File,
+    direct: bool,
+    /// The block as a buffer length.
+    len: usize,
+}
+
+/// The data file of a block case on the locked target: written in full
+/// (untimed), marked as no longer holding the pattern if the case
+/// `changes` it, opened for `probe` with its I/O mode and traps noted (the
+/// block-size trap for a case that writes), and write-back settled.
+fn block_case(
+    ctx: &mut RunCtx,
+    t: &mut Target,
+    id: &str,
+    block: u64,
+    probe: Probe,
+    changes: bool,
+) -> Result<BlockFile, BenchError> {
+    let (path, intact) = {
+        let d = t.written_data_file(ctx)?;
+        let intact = d.intact;
+        if changes {
+            d.intact = false;
+        }
+        (d.path.clone(), intact)
+    };
+    let writes = probe == Probe::Write || changes;
+    let (file, direct) = open_noted(ctx, t, &path, block, probe, writes)?;
+    traps::settle_writeback(ctx, id);
+    Ok(BlockFile {
+        path,
+        intact,
+        size: t.size,
+        file,
+        direct,
+        len: block_len(block)?,
+    })
 }
 
 /// `disk.seq-write`.
@@ -162,51 +258,36 @@ pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
     let id = Kind::SeqWrite.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let size = g.size;
     // Written once before (untimed), so every pass overwrites allocated
     // blocks: the first writes into a fresh or preallocated file also
     // allocate or convert extents, which would skew the calibration pass.
-    g.ensure_written(ctx, size)?;
-    let path = g.data_file()?.path.clone();
-    let (file, fallback) = open_block_file(&path, block, &g, Probe::Write)?;
-    let direct = fallback.is_none();
-    note_mode(ctx, &g, &fallback);
-    check_block_size(ctx, &g, block);
-    traps::settle_writeback(ctx, id);
-    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
+    let f = block_case(ctx, &mut g, id, block, Probe::Write, false)?;
     let target = o.repetition_target(ctx);
     let watch = StatsWatch::start(g.stats_name.as_deref());
     let t: &Target = &g;
     let mut pos = 0u64;
     let mut written = 0u64;
-    let samples = run_passes(ctx, target, size / block, |ctx, limit| {
-        if !direct {
-            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
-        }
-        let mut timer = OpTimer::new(ctx, limit);
-        timer.start();
+    let samples = run_passes(ctx, target, f.size / block, |ctx, limit| {
+        let mut timer = start_pass(ctx, limit, &f.file, f.direct, &f.path)?;
         while timer.more()? {
-            let buf = t.pattern.at(pos, len);
+            let buf = t.pattern.at(pos, f.len);
             timer
-                .time(|| file.write_all_at(buf, pos))
-                .map_err(io_err("cannot write", &path))?;
-            pos += block;
+                .time(|| f.file.write_all_at(buf, pos))
+                .map_err(io_err("cannot write", &f.path))?;
             written += block;
-            if pos + block > size {
-                pos = 0;
-            }
+            pos = next_block(pos, block, f.size);
         }
-        file.sync_data().map_err(io_err("cannot sync", &path))?;
+        f.file.sync_data().map_err(io_err("cannot sync", &f.path))?;
         Ok(timer.finish(block as f64))
     })?;
     let delta = watch.finish();
-    if !direct {
-        let _ = io::drop_cache(&file);
+    if !f.direct {
+        let _ = io::drop_cache(&f.file);
     }
     drop(g);
     let mut g = lock(&shared)?;
     if let Some(d) = g.data.as_mut() {
-        d.valid = d.valid.max(written.min(size) / block * block);
+        d.valid = d.valid.max(written.min(f.size) / block * block);
     }
     if let Some(delta) = delta {
         ctx.note_detail("device_reads", delta.reads_completed);
@@ -214,7 +295,7 @@ pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
         if let Some(f) = traps::rmw_finding(id, &delta, written, false) {
             ctx.finding(f);
         }
-        if direct {
+        if f.direct {
             if let Some(f) = traps::shared_finding(id, &delta.name, delta.bytes_written(), written)
             {
                 ctx.finding(f);
@@ -229,63 +310,46 @@ pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Met
     let id = Kind::SeqRead.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let size = g.size;
-    g.ensure_written(ctx, size)?;
-    let (path, intact) = {
-        let d = g.data_file()?;
-        (d.path.clone(), d.intact)
-    };
-    let (file, fallback) = open_block_file(&path, block, &g, Probe::Read)?;
-    let direct = fallback.is_none();
-    note_mode(ctx, &g, &fallback);
-    traps::settle_writeback(ctx, id);
-    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
-    let mut buf =
-        AlignedBuf::new(len).ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
+    let f = block_case(ctx, &mut g, id, block, Probe::Read, false)?;
+    let mut buf = AlignedBuf::new(f.len)
+        .ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
     let target = o.repetition_target(ctx);
     let watch = StatsWatch::start(g.stats_name.as_deref());
     let t: &Target = &g;
     let mut pos = 0u64;
     let mut read = 0u64;
-    let mut verify = intact;
-    let samples = run_passes(ctx, target, size / block, |ctx, limit| {
-        if !direct {
-            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
-        }
-        let mut timer = OpTimer::new(ctx, limit);
-        timer.start();
+    let mut verify = f.intact;
+    let samples = run_passes(ctx, target, f.size / block, |ctx, limit| {
+        let mut timer = start_pass(ctx, limit, &f.file, f.direct, &f.path)?;
         while timer.more()? {
             timer
-                .time(|| file.read_exact_at(&mut buf, pos))
-                .map_err(io_err("cannot read", &path))?;
+                .time(|| f.file.read_exact_at(&mut buf, pos))
+                .map_err(io_err("cannot read", &f.path))?;
             if verify {
                 // Once, between timed operations: the data read back is
                 // what was written.
-                if buf[..] != *t.pattern.at(pos, len) {
+                if buf[..] != *t.pattern.at(pos, f.len) {
                     return Err(BenchError::failed(format!(
                         "data read back from {} at offset {pos} differs from what was written",
-                        path.display()
+                        f.path.display()
                     )));
                 }
                 verify = false;
             }
-            pos += block;
             read += block;
-            if pos + block > size {
-                pos = 0;
-            }
+            pos = next_block(pos, block, f.size);
         }
         Ok(timer.finish(block as f64))
     })?;
     if let Some(delta) = watch.finish() {
         ctx.note_detail("device_bytes_read", delta.bytes_read());
-        if direct {
+        if f.direct {
             if let Some(f) = traps::shared_finding(id, &delta.name, delta.bytes_read(), read) {
                 ctx.finding(f);
             }
         }
     }
-    ctx.note_detail("verified", intact);
+    ctx.note_detail("verified", f.intact);
     block_metrics(&samples)
 }
 
@@ -294,52 +358,33 @@ pub fn rewrite(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metr
     let id = Kind::Rewrite.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let size = g.size;
-    g.ensure_written(ctx, size)?;
-    let path = {
-        let d = g.data_file()?;
-        // The changed blocks no longer hold the pattern.
-        d.intact = false;
-        d.path.clone()
-    };
-    let (file, fallback) = open_block_file(&path, block, &g, Probe::Read)?;
-    let direct = fallback.is_none();
-    note_mode(ctx, &g, &fallback);
-    check_block_size(ctx, &g, block);
-    traps::settle_writeback(ctx, id);
-    let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
-    let mut buf =
-        AlignedBuf::new(len).ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
+    // The changed blocks no longer hold the pattern.
+    let f = block_case(ctx, &mut g, id, block, Probe::Read, true)?;
+    let mut buf = AlignedBuf::new(f.len)
+        .ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
     let target = o.repetition_target(ctx);
     let mut pos = 0u64;
-    let samples = run_passes(ctx, target, size / block, |ctx, limit| {
-        if !direct {
-            io::drop_cache(&file).map_err(io_err("cannot drop the cache of", &path))?;
-        }
-        let mut timer = OpTimer::new(ctx, limit);
-        timer.start();
+    let samples = run_passes(ctx, target, f.size / block, |ctx, limit| {
+        let mut timer = start_pass(ctx, limit, &f.file, f.direct, &f.path)?;
         while timer.more()? {
             timer
                 .time(|| {
-                    file.read_exact_at(&mut buf, pos)?;
+                    f.file.read_exact_at(&mut buf, pos)?;
                     // Change one byte in every 4 KiB page, so every page
                     // written back really differs.
-                    for i in (0..len).step_by(4096) {
+                    for i in (0..f.len).step_by(4096) {
                         buf[i] ^= 0x5a;
                     }
-                    file.write_all_at(&buf, pos)
+                    f.file.write_all_at(&buf, pos)
                 })
-                .map_err(io_err("cannot rewrite", &path))?;
-            pos += block;
-            if pos + block > size {
-                pos = 0;
-            }
+                .map_err(io_err("cannot rewrite", &f.path))?;
+            pos = next_block(pos, block, f.size);
         }
-        file.sync_data().map_err(io_err("cannot sync", &path))?;
+        f.file.sync_data().map_err(io_err("cannot sync", &f.path))?;
         Ok(timer.finish(block as f64))
     })?;
-    if !direct {
-        let _ = io::drop_cache(&file);
+    if !f.direct {
+        let _ = io::drop_cache(&f.file);
     }
     block_metrics(&samples)
 }

@@ -9,6 +9,7 @@
 
 use super::io::{self, Pattern};
 use super::DiskOptions;
+use crate::util::by_profile;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -19,12 +20,7 @@ use sysgauge_core::{BenchError, Profile, RunCtx};
 
 /// Default test file size per profile ("quick: a few hundred MiB").
 pub fn default_size(profile: Profile) -> u64 {
-    match profile {
-        Profile::Tiny => 4 << 20,
-        Profile::Quick => 256 << 20,
-        Profile::Standard => 1 << 30,
-        Profile::Full => 4 << 30,
-    }
+    by_profile(profile, [4 << 20, 256 << 20, 1 << 30, 4 << 30])
 }
 
 /// Smallest test file a default size may shrink to when space is short.
@@ -293,6 +289,13 @@ impl Target {
             d.valid = len;
         }
         Ok(())
+    }
+
+    /// The data file, written in full first (untimed): what the block and
+    /// seek cases read and overwrite.
+    pub fn written_data_file(&mut self, ctx: &RunCtx) -> Result<&mut DataFile, BenchError> {
+        self.ensure_written(ctx, self.size)?;
+        self.data_file()
     }
 }
 

@@ -16,6 +16,7 @@
 //! The decision functions are pure so unit tests can drive them with
 //! numbers; the live probes (meminfo, diskstats) are thin wrappers.
 
+use crate::util::by_profile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,12 +41,7 @@ const REPORT_DIRTY_BYTES: u64 = 32 << 20;
 /// whose other programs keep writing cannot stall a quick run; the finding
 /// then says the test competed with write-behind.
 pub fn max_writeback_wait(profile: Profile) -> Duration {
-    match profile {
-        Profile::Tiny => Duration::from_secs(2),
-        Profile::Quick => Duration::from_secs(5),
-        Profile::Standard => Duration::from_secs(20),
-        Profile::Full => Duration::from_secs(60),
-    }
+    Duration::from_secs(by_profile(profile, [2, 5, 20, 60]))
 }
 
 /// Flush the kernel's dirty pages and wait (bounded) until they are

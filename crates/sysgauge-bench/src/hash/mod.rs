@@ -16,7 +16,10 @@ pub mod digest;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
 pub use sysgauge_kernels::{md5, sha512};
 
-use crate::util::{fill_pattern, mb_per_s, throughput_mbps};
+use crate::util::{
+    block_size_param, fill_pattern, mb_per_s, measure_rate_on_threads, threads_param,
+    throughput_mbps,
+};
 pub use digest::Algorithm;
 use std::sync::Arc;
 use sysgauge_core::{
@@ -117,16 +120,8 @@ impl Benchmark for HashBenchmark {
         let algorithm = self.algorithm;
         algorithm.self_test().map_err(BenchError::failed)?;
         ctx.note_detail("implementation", algorithm.implementation());
-        let block = params
-            .get_u64("block_size")
-            .filter(|&b| b > 0)
-            .ok_or_else(|| BenchError::failed("missing block_size"))?;
-        let block = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
-        let threads = params
-            .get_u64("threads")
-            .and_then(|t| usize::try_from(t).ok())
-            .unwrap_or(1)
-            .max(1);
+        let block = block_size_param(params)?;
+        let threads = threads_param(params);
         // Buffers are allocated and touched before timing; each thread has
         // its own so no cache line is shared.
         let buffers: Vec<Vec<u8>> = (0..threads)
@@ -145,11 +140,7 @@ impl Benchmark for HashBenchmark {
             }
             Ok((n as f64) * block as f64)
         };
-        let samples = if threads == 1 {
-            ctx.measure_rate(|n| run_blocks(0, n))?
-        } else {
-            ctx.measure_rate_parallel(threads, run_blocks)?
-        };
+        let samples = measure_rate_on_threads(ctx, threads, run_blocks)?;
         let mbps: Vec<f64> = samples.into_iter().map(mb_per_s).collect();
         throughput_mbps(mbps)
     }

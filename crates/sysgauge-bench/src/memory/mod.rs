@@ -40,6 +40,7 @@ pub const LATENCY: &str = "mem.latency";
 pub const MEMCPY: &str = "mem.memcpy";
 
 use crate::memory::buffer::MappedBuf;
+use crate::util::by_profile;
 
 // A loop of small copies indexed through `opaque` cannot be fused into one
 // `memcpy` call (the loop idiom LLVM otherwise recognises) while the copies
@@ -114,12 +115,7 @@ pub const FULL_BUDGET_SECONDS: [f64; 4] = [0.3, 30.0, 150.0, 600.0];
 
 /// The time slice of `sysgauge mem` for a profile.
 pub fn full_budget(profile: Profile) -> Duration {
-    Duration::from_secs_f64(match profile {
-        Profile::Tiny => FULL_BUDGET_SECONDS[0],
-        Profile::Quick => FULL_BUDGET_SECONDS[1],
-        Profile::Standard => FULL_BUDGET_SECONDS[2],
-        Profile::Full => FULL_BUDGET_SECONDS[3],
-    })
+    Duration::from_secs_f64(by_profile(profile, FULL_BUDGET_SECONDS))
 }
 
 /// The last-level cache: the highest level of data or unified cache.
@@ -181,12 +177,7 @@ fn prev_power_of_two(n: u64) -> u64 {
 /// The largest array each profile uses by default, so a case fits its time
 /// slice even on a machine with a huge last-level cache.
 pub fn profile_size_cap(profile: Profile) -> u64 {
-    match profile {
-        Profile::Tiny => 1 << 20,
-        Profile::Quick => 256 << 20,
-        Profile::Standard => 1 << 30,
-        Profile::Full => 4 << 30,
-    }
+    by_profile(profile, [1 << 20, 256 << 20, 1 << 30, 4 << 30])
 }
 
 /// Default bytes per array: 4 × the last-level cache (all instances),
@@ -207,22 +198,12 @@ pub fn default_array_size(profile: Profile, llc: Option<Llc>, available: Option<
 
 /// The latency sweep's largest working set per profile.
 pub fn profile_working_set_cap(profile: Profile) -> u64 {
-    match profile {
-        Profile::Tiny => 256 << 10,
-        Profile::Quick => 1 << 30,
-        Profile::Standard => 2 << 30,
-        Profile::Full => 4 << 30,
-    }
+    by_profile(profile, [256 << 10, 1 << 30, 2 << 30, 4 << 30])
 }
 
 /// The latency working set of `sysgauge run`'s slice per profile.
 pub fn slice_working_set_cap(profile: Profile) -> u64 {
-    match profile {
-        Profile::Tiny => 1 << 20,
-        Profile::Quick => 256 << 20,
-        Profile::Standard => 1 << 30,
-        Profile::Full => 2 << 30,
-    }
+    by_profile(profile, [1 << 20, 256 << 20, 1 << 30, 2 << 30])
 }
 
 /// Working sets of the latency sweep: 4 KiB doubling up to 4 × one

@@ -24,7 +24,7 @@ use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_core::size::{size_label, Bytes};
 use sysgauge_report::chart::{draw_err, encode_png, ensure_font, ChartError, FONT};
 use sysgauge_report::format::format_value;
-use sysgauge_report::table::{Align, Table, TableFormat};
+use sysgauge_report::table::{Table, TableFormat};
 
 const MIB: f64 = 1_048_576.0;
 
@@ -44,20 +44,20 @@ fn heading(format: TableFormat, title: &str) -> String {
     }
 }
 
+/// `t` rendered under its title.
+fn titled(format: TableFormat, title: &str, t: &Table) -> String {
+    let mut out = heading(format, title);
+    out.push_str(&t.render(format));
+    out
+}
+
 /// The copy methods in mbw's layout; empty when the run has none.
 pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
     let results = ok_results(run, &[MEMCPY, "mem.loop-copy", "mem.block-copy"]);
     if results.is_empty() {
         return String::new();
     }
-    let mut t = Table::new(&[
-        ("#", Align::Left),
-        ("method", Align::Left),
-        ("elapsed s", Align::Right),
-        ("MiB", Align::Right),
-        ("copy MiB/s", Align::Right),
-        ("copy MB/s", Align::Right),
-    ]);
+    let mut t = Table::columns("#, method, >elapsed s, >MiB, >copy MiB/s, >copy MB/s");
     for r in results {
         let (Some(m), Some(size)) = (r.primary(), r.params.get_u64("size")) else {
             continue;
@@ -98,12 +98,7 @@ pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
         }
         t.push(row("MEDIAN".into(), m.value()));
     }
-    let mut out = heading(
-        format,
-        "Copy bandwidth, mbw style (each byte copied counted once; one row per repetition, elapsed = one copy)",
-    );
-    out.push_str(&t.render(format));
-    out
+    titled(format, "Copy bandwidth, mbw style (each byte copied counted once; one row per repetition, elapsed = one copy)", &t)
 }
 
 /// The STREAM kernels in STREAM's layout; empty when the run has none.
@@ -118,16 +113,7 @@ pub fn stream_table(run: &RunRecord, format: TableFormat) -> String {
     if results.is_empty() {
         return String::new();
     }
-    let mut t = Table::new(&[
-        ("function", Align::Left),
-        ("threads", Align::Right),
-        ("array", Align::Right),
-        ("best GB/s", Align::Right),
-        ("median GB/s", Align::Right),
-        ("avg time s", Align::Right),
-        ("min time s", Align::Right),
-        ("max time s", Align::Right),
-    ]);
+    let mut t = Table::columns("function, >threads, >array, >best GB/s, >median GB/s, >avg time s, >min time s, >max time s");
     for r in results {
         let (Some(m), Some(size)) = (r.primary(), r.params.get_u64("size")) else {
             continue;
@@ -169,12 +155,11 @@ pub fn stream_table(run: &RunRecord, format: TableFormat) -> String {
             format!("{max:.6}"),
         ]);
     }
-    let mut out = heading(
+    titled(
         format,
         "STREAM (copy and scale count 2 arrays per pass, add and triad 3; time = one pass)",
-    );
-    out.push_str(&t.render(format));
-    out
+        &t,
+    )
 }
 
 /// Latency by working set; empty when the run has none.
@@ -184,12 +169,7 @@ pub fn latency_table(run: &RunRecord, format: TableFormat) -> String {
         return String::new();
     }
     results.sort_by_key(|r| r.params.get_u64("working_set").unwrap_or(0));
-    let mut t = Table::new(&[
-        ("working set", Align::Right),
-        ("fits in", Align::Left),
-        ("ns/access", Align::Right),
-        ("vs previous", Align::Right),
-    ]);
+    let mut t = Table::columns(">working set, fits in, >ns/access, >vs previous");
     let mut prev: Option<f64> = None;
     let mut prev_level: Option<String> = None;
     for r in results {
@@ -213,11 +193,11 @@ pub fn latency_table(run: &RunRecord, format: TableFormat) -> String {
         prev = Some(ns);
         prev_level = Some(level);
     }
-    let mut out = heading(
+    let mut out = titled(
         format,
         "Latency by working set (dependent loads, random single cycle; `<` marks a new level)",
+        &t,
     );
-    out.push_str(&t.render(format));
     let caches: Vec<String> = run
         .host
         .cpu

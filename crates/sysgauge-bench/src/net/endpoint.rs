@@ -202,13 +202,7 @@ pub fn info(addr: SocketAddr, name: &str, key: Option<&ServiceKey>) -> Result<u1
 
 /// Sends one datagram to the reflector and waits for it to come back.
 fn udp_probe(addr: SocketAddr, key: Option<&ServiceKey>) -> io::Result<()> {
-    let local: SocketAddr = if addr.is_ipv4() {
-        SocketAddr::from(([0, 0, 0, 0], 0))
-    } else {
-        SocketAddr::from(([0u16; 8], 0))
-    };
-    let s = UdpSocket::bind(local)?;
-    s.connect(addr)?;
+    let s = connected_udp(addr)?;
     s.set_read_timeout(Some(Duration::from_millis(200)))?;
     let mut out = [0u8; 64];
     let mut inb = [0u8; 128];
@@ -235,8 +229,8 @@ fn udp_probe(addr: SocketAddr, key: Option<&ServiceKey>) -> io::Result<()> {
     ))
 }
 
-/// A UDP socket connected to `addr`, with a read timeout.
-pub fn udp_socket(addr: SocketAddr, timeout: Duration) -> io::Result<UdpSocket> {
+/// A UDP socket on an ephemeral port of `addr`'s family, connected to it.
+fn connected_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
     let local: SocketAddr = if addr.is_ipv4() {
         SocketAddr::from(([0, 0, 0, 0], 0))
     } else {
@@ -244,6 +238,12 @@ pub fn udp_socket(addr: SocketAddr, timeout: Duration) -> io::Result<UdpSocket> 
     };
     let s = UdpSocket::bind(local)?;
     s.connect(addr)?;
+    Ok(s)
+}
+
+/// A UDP socket connected to `addr`, with a read timeout.
+pub fn udp_socket(addr: SocketAddr, timeout: Duration) -> io::Result<UdpSocket> {
+    let s = connected_udp(addr)?;
     s.set_read_timeout(Some(timeout))?;
     s.set_write_timeout(Some(IO_TIMEOUT))?;
     Ok(s)

@@ -28,7 +28,7 @@ pub mod udp;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use sysgauge_core::{Benchmark, Finding, Severity};
+use sysgauge_core::{Benchmark, Finding, Params, Severity};
 
 pub use ping::{PingObserver, PingSetup};
 pub use proto::ServiceKey;
@@ -58,6 +58,18 @@ pub struct NetOptions {
     pub ping: Option<PingSetup>,
     /// The peer's shared key (`--peer-key` or SYSGAUGE_NET_KEY).
     pub key: Option<proto::ServiceKey>,
+}
+
+impl NetOptions {
+    /// The cases of a TCP or UDP benchmark: none in a `sysgauge ping` run,
+    /// which measures only its pings.
+    pub fn service_cases(&self, cases: impl FnOnce() -> Vec<Params>) -> Vec<Params> {
+        if self.ping.is_some() {
+            Vec::new()
+        } else {
+            cases()
+        }
+    }
 }
 
 /// The `target` param of the TCP and UDP cases.
@@ -91,7 +103,13 @@ pub fn benchmarks(options: &Arc<NetOptions>) -> Vec<Box<dyn Benchmark>> {
         Box::new(tcp::TcpConnectBenchmark::new(options.clone())),
         Box::new(udp::UdpPpsBenchmark::new(options.clone())),
         Box::new(udp::UdpRttBenchmark::new(options.clone())),
-        Box::new(ping::PingRttBenchmark::new(options.clone())),
-        Box::new(ping::PingLossBenchmark::new(options.clone())),
+        Box::new(ping::PingBenchmark::new(
+            ping::PingMeasure::Rtt,
+            options.clone(),
+        )),
+        Box::new(ping::PingBenchmark::new(
+            ping::PingMeasure::Loss,
+            options.clone(),
+        )),
     ]
 }

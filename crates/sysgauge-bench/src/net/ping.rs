@@ -99,7 +99,15 @@ fn ping_all(setup: &PingSetup) -> Result<PingOutcome, String> {
     Ok(PingOutcome { report, rtts })
 }
 
-fn host_index(params: &Params, setup: &PingSetup) -> Result<usize, BenchError> {
+/// The ping set-up and the index, in its hosts, of the case's host.
+fn case_host<'a>(
+    options: &'a NetOptions,
+    params: &Params,
+) -> Result<(&'a PingSetup, usize), BenchError> {
+    let setup = options
+        .ping
+        .as_ref()
+        .ok_or_else(|| BenchError::failed("no host to ping (use `sysgauge ping HOST`)"))?;
     let host = params
         .get_str("host")
         .ok_or_else(|| BenchError::failed("missing host"))?;
@@ -107,6 +115,7 @@ fn host_index(params: &Params, setup: &PingSetup) -> Result<usize, BenchError> {
         .hosts
         .iter()
         .position(|h| h == host)
+        .map(|i| (setup, i))
         .ok_or_else(|| BenchError::failed(format!("{host} is not among the pinged hosts")))
 }
 
@@ -125,78 +134,25 @@ fn ping_cases(options: &NetOptions) -> Vec<Params> {
         .collect()
 }
 
-fn setup_of(options: &NetOptions) -> Result<&PingSetup, BenchError> {
-    options
-        .ping
-        .as_ref()
-        .ok_or_else(|| BenchError::failed("no host to ping (use `sysgauge ping HOST`)"))
+/// What a ping case reports of the one 2ping run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PingMeasure {
+    /// `net.ping-rtt`: every reply's round-trip time a sample.
+    Rtt,
+    /// `net.ping-loss`: loss, split into outbound, inbound and undetermined.
+    Loss,
 }
 
-pub struct PingRttBenchmark {
+/// `net.ping-rtt` and `net.ping-loss`: a case per host, both read from
+/// the same 2ping run.
+pub struct PingBenchmark {
+    measure: PingMeasure,
     options: Arc<NetOptions>,
 }
 
-impl PingRttBenchmark {
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        PingRttBenchmark { options }
-    }
-}
-
-impl Benchmark for PingRttBenchmark {
-    fn id(&self) -> &str {
-        "net.ping-rtt"
-    }
-
-    fn describe(&self) -> Description {
-        Description {
-            summary: "2ping round-trip time to a host, every reply a sample (sysgauge ping)".into(),
-            unit: Unit::Milliseconds,
-            better: Better::Lower,
-            workload_version: 1,
-        }
-    }
-
-    fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        ping_cases(&self.options)
-    }
-
-    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let setup = setup_of(&self.options)?;
-        let i = host_index(params, setup)?;
-        let out = outcome(ctx, setup)?;
-        let h = out
-            .report
-            .hosts
-            .get(i)
-            .ok_or_else(|| BenchError::failed("host missing from the report"))?;
-        let samples = out.rtts.get(i).cloned().unwrap_or_default();
-        let name = h.target.name.clone();
-        let addr = h.target.addr.to_string();
-        let port = h.target.addr.port();
-        let replies = samples.len() as u64;
-        ctx.note_detail("address", addr.as_str());
-        ctx.note_detail("replies", replies);
-        if samples.is_empty() {
-            return Err(BenchError::failed(format!(
-                "no reply from {name} ({addr}): is a 2ping listener running there, and does its firewall let UDP port {port} through?"
-            )));
-        }
-        Ok(vec![metric(
-            "rtt",
-            Unit::Milliseconds,
-            Better::Lower,
-            samples,
-        )?])
-    }
-}
-
-pub struct PingLossBenchmark {
-    options: Arc<NetOptions>,
-}
-
-impl PingLossBenchmark {
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        PingLossBenchmark { options }
+impl PingBenchmark {
+    pub fn new(measure: PingMeasure, options: Arc<NetOptions>) -> Self {
+        PingBenchmark { measure, options }
     }
 }
 
@@ -204,18 +160,26 @@ fn count(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-impl Benchmark for PingLossBenchmark {
+impl Benchmark for PingBenchmark {
     fn id(&self) -> &str {
-        "net.ping-loss"
+        match self.measure {
+            PingMeasure::Rtt => "net.ping-rtt",
+            PingMeasure::Loss => "net.ping-loss",
+        }
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "2ping loss to a host, split into outbound, inbound and undetermined (sysgauge ping)"
-                .into(),
-            unit: Unit::Percent,
-            better: Better::Lower,
-            workload_version: 1,
+        match self.measure {
+            PingMeasure::Rtt => Description::new(
+                "2ping round-trip time to a host, every reply a sample (sysgauge ping)",
+                Unit::Milliseconds,
+                Better::Lower,
+            ),
+            PingMeasure::Loss => Description::new(
+                "2ping loss to a host, split into outbound, inbound and undetermined (sysgauge ping)",
+                Unit::Percent,
+                Better::Lower,
+            ),
         }
     }
 
@@ -224,64 +188,100 @@ impl Benchmark for PingLossBenchmark {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let setup = setup_of(&self.options)?;
-        let i = host_index(params, setup)?;
-        let stopped = setup.stop.is_cancelled();
-        let count_limit = setup.config.count;
-        let out = outcome(ctx, setup)?;
-        let elapsed = out.report.elapsed;
-        let h = out
-            .report
-            .hosts
-            .get(i)
-            .cloned()
-            .ok_or_else(|| BenchError::failed("host missing from the report"))?;
-        let c = h.counts;
-        ctx.note_detail("address", h.target.addr.to_string());
-        ctx.note_detail("transmitted", count(c.transmitted));
-        ctx.note_detail("received", count(c.received));
-        ctx.note_detail("lost_outbound", count(c.lost_outbound));
-        ctx.note_detail("lost_inbound", count(c.lost_inbound));
-        ctx.note_detail("undetermined", count(c.undetermined()));
-        ctx.note_detail("packets_transmitted", count(h.packets_transmitted));
-        ctx.note_detail("packets_received", count(h.packets_received));
-        ctx.note_detail("probes", count(h.probes));
-        ctx.note_detail("errors", count(h.errors));
-        ctx.note_detail("invalid", count(h.invalid));
-        ctx.note_detail(
-            "elapsed_ms",
-            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX),
-        );
-        let stopped_by = if stopped {
-            "interrupted"
-        } else if count_limit.is_some_and(|n| c.transmitted >= n) {
-            "count"
-        } else {
-            "deadline"
-        };
-        ctx.note_detail("stopped_by", stopped_by);
-        if c.transmitted == 0 {
-            return Err(BenchError::failed(format!(
-                "no ping was sent to {}",
-                h.target.name
-            )));
+        let (setup, i) = case_host(&self.options, params)?;
+        match self.measure {
+            PingMeasure::Rtt => rtt_metrics(ctx, setup, i),
+            PingMeasure::Loss => loss_metrics(ctx, setup, i),
         }
-        let pct = |n: u64| vec![c.percent(n)];
-        Ok(vec![
-            metric("loss", Unit::Percent, Better::Lower, pct(c.lost()))?,
-            metric(
-                "outbound",
-                Unit::Percent,
-                Better::Lower,
-                pct(c.lost_outbound),
-            )?,
-            metric("inbound", Unit::Percent, Better::Lower, pct(c.lost_inbound))?,
-            metric(
-                "undetermined",
-                Unit::Percent,
-                Better::Lower,
-                pct(c.undetermined()),
-            )?,
-        ])
     }
+}
+
+/// The round-trip times of host `i`, the reply count and its address noted.
+fn rtt_metrics(ctx: &mut RunCtx, setup: &PingSetup, i: usize) -> Result<Vec<Metric>, BenchError> {
+    let out = outcome(ctx, setup)?;
+    let h = out
+        .report
+        .hosts
+        .get(i)
+        .ok_or_else(|| BenchError::failed("host missing from the report"))?;
+    let samples = out.rtts.get(i).cloned().unwrap_or_default();
+    let name = h.target.name.clone();
+    let addr = h.target.addr.to_string();
+    let port = h.target.addr.port();
+    let replies = samples.len() as u64;
+    ctx.note_detail("address", addr.as_str());
+    ctx.note_detail("replies", replies);
+    if samples.is_empty() {
+        return Err(BenchError::failed(format!(
+            "no reply from {name} ({addr}): is a 2ping listener running there, and does its firewall let UDP port {port} through?"
+        )));
+    }
+    Ok(vec![metric(
+        "rtt",
+        Unit::Milliseconds,
+        Better::Lower,
+        samples,
+    )?])
+}
+
+/// The loss to host `i`, with the counts behind it and what stopped the
+/// run noted.
+fn loss_metrics(ctx: &mut RunCtx, setup: &PingSetup, i: usize) -> Result<Vec<Metric>, BenchError> {
+    let stopped = setup.stop.is_cancelled();
+    let count_limit = setup.config.count;
+    let out = outcome(ctx, setup)?;
+    let elapsed = out.report.elapsed;
+    let h = out
+        .report
+        .hosts
+        .get(i)
+        .cloned()
+        .ok_or_else(|| BenchError::failed("host missing from the report"))?;
+    let c = h.counts;
+    ctx.note_detail("address", h.target.addr.to_string());
+    ctx.note_detail("transmitted", count(c.transmitted));
+    ctx.note_detail("received", count(c.received));
+    ctx.note_detail("lost_outbound", count(c.lost_outbound));
+    ctx.note_detail("lost_inbound", count(c.lost_inbound));
+    ctx.note_detail("undetermined", count(c.undetermined()));
+    ctx.note_detail("packets_transmitted", count(h.packets_transmitted));
+    ctx.note_detail("packets_received", count(h.packets_received));
+    ctx.note_detail("probes", count(h.probes));
+    ctx.note_detail("errors", count(h.errors));
+    ctx.note_detail("invalid", count(h.invalid));
+    ctx.note_detail(
+        "elapsed_ms",
+        i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX),
+    );
+    let stopped_by = if stopped {
+        "interrupted"
+    } else if count_limit.is_some_and(|n| c.transmitted >= n) {
+        "count"
+    } else {
+        "deadline"
+    };
+    ctx.note_detail("stopped_by", stopped_by);
+    if c.transmitted == 0 {
+        return Err(BenchError::failed(format!(
+            "no ping was sent to {}",
+            h.target.name
+        )));
+    }
+    let pct = |n: u64| vec![c.percent(n)];
+    Ok(vec![
+        metric("loss", Unit::Percent, Better::Lower, pct(c.lost()))?,
+        metric(
+            "outbound",
+            Unit::Percent,
+            Better::Lower,
+            pct(c.lost_outbound),
+        )?,
+        metric("inbound", Unit::Percent, Better::Lower, pct(c.lost_inbound))?,
+        metric(
+            "undetermined",
+            Unit::Percent,
+            Better::Lower,
+            pct(c.undetermined()),
+        )?,
+    ])
 }

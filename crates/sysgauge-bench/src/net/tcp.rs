@@ -116,17 +116,16 @@ impl Benchmark for TcpThroughputBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        stream_counts(plan.profile, plan.threads, self.options.streams)
-            .into_iter()
-            .map(|s| {
-                Params::new()
-                    .with("target", target_param(&self.options))
-                    .with("streams", s)
-            })
-            .collect()
+        self.options.service_cases(|| {
+            stream_counts(plan.profile, plan.threads, self.options.streams)
+                .into_iter()
+                .map(|s| {
+                    Params::new()
+                        .with("target", target_param(&self.options))
+                        .with("streams", s)
+                })
+                .collect()
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
@@ -223,10 +222,8 @@ impl Benchmark for TcpConnectBenchmark {
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        vec![Params::new().with("target", target_param(&self.options))]
+        self.options
+            .service_cases(|| vec![Params::new().with("target", target_param(&self.options))])
     }
 
     fn run(&self, ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {

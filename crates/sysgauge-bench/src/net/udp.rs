@@ -238,19 +238,18 @@ impl Benchmark for UdpPpsBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        let size = self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE);
-        sender_ladder(plan.profile, plan.threads)
-            .into_iter()
-            .map(|s| {
-                Params::new()
-                    .with("target", target_param(&self.options))
-                    .with("senders", s)
-                    .with("size", size)
-            })
-            .collect()
+        self.options.service_cases(|| {
+            let size = self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE);
+            sender_ladder(plan.profile, plan.threads)
+                .into_iter()
+                .map(|s| {
+                    Params::new()
+                        .with("target", target_param(&self.options))
+                        .with("senders", s)
+                        .with("size", size)
+                })
+                .collect()
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
@@ -348,12 +347,11 @@ impl Benchmark for UdpRttBenchmark {
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        vec![Params::new()
-            .with("target", target_param(&self.options))
-            .with("size", self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE))]
+        self.options.service_cases(|| {
+            vec![Params::new()
+                .with("target", target_param(&self.options))
+                .with("size", self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE))]
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {

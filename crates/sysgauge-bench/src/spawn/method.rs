@@ -556,7 +556,7 @@ extern "C" fn clone_child(arg: *mut libc::c_void) -> libc::c_int {
 }
 
 /// vfork() + execve() in one block of assembly; returns the child's pid or a
-/// negative errno.
+/// negative errno (`-ENOSYS` on an architecture without the block).
 ///
 /// Why assembly: a vfork child runs on the parent's stack until it execs, so
 /// "returns twice" is more than a curiosity: if the child returned from a
@@ -569,88 +569,85 @@ extern "C" fn clone_child(arg: *mut libc::c_void) -> libc::c_int {
 /// leaves it once, as from any other block. `exit_group` in the child ends
 /// only the child, which is its own thread group.
 ///
+/// aarch64 has no vfork system call; like glibc, it uses clone with
+/// CLONE_VM | CLONE_VFORK | SIGCHLD and the parent's stack pointer (0).
+///
 /// # Safety
 /// `path` must be a NUL-terminated string and `argv`/`envp` NULL-terminated
 /// arrays of NUL-terminated strings, valid until this returns.
-#[cfg(target_arch = "x86_64")]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(unused_variables)
+)]
 unsafe fn raw_vfork_exec(
     path: *const libc::c_char,
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
 ) -> isize {
-    let ret: isize;
-    // SAFETY: see the function's doc; the syscall instruction clobbers only
-    // rax, rcx and r11, all declared; rdi/rsi/rdx survive the vfork so the
-    // child finds execve's arguments in place.
-    unsafe {
-        std::arch::asm!(
-            "syscall",              // vfork (rax = 58)
-            "test rax, rax",
-            "jnz 2f",               // parent (pid > 0) or error (< 0)
-            "mov eax, 59",          // child: execve(rdi, rsi, rdx)
-            "syscall",
-            "mov edi, 127",         // exec failed
-            "mov eax, 231",         // exit_group
-            "syscall",
-            "ud2",
-            "2:",
-            inlateout("rax") libc::SYS_vfork as isize => ret,
-            in("rdi") path,
-            in("rsi") argv,
-            in("rdx") envp,
-            out("rcx") _,
-            out("r11") _,
-            options(nostack),
-        );
+    #[cfg(target_arch = "x86_64")]
+    {
+        let ret: isize;
+        // SAFETY: see the function's doc; the syscall instruction clobbers
+        // only rax, rcx and r11, all declared; rdi/rsi/rdx survive the vfork
+        // so the child finds execve's arguments in place.
+        unsafe {
+            std::arch::asm!(
+                "syscall",              // vfork (rax = 58)
+                "test rax, rax",
+                "jnz 2f",               // parent (pid > 0) or error (< 0)
+                "mov eax, 59",          // child: execve(rdi, rsi, rdx)
+                "syscall",
+                "mov edi, 127",         // exec failed
+                "mov eax, 231",         // exit_group
+                "syscall",
+                "ud2",
+                "2:",
+                inlateout("rax") libc::SYS_vfork as isize => ret,
+                in("rdi") path,
+                in("rsi") argv,
+                in("rdx") envp,
+                out("rcx") _,
+                out("r11") _,
+                options(nostack),
+            );
+        }
+        ret
     }
-    ret
-}
-
-/// aarch64 has no vfork system call; like glibc, use clone with
-/// CLONE_VM | CLONE_VFORK | SIGCHLD and the parent's stack pointer (0).
-#[cfg(target_arch = "aarch64")]
-unsafe fn raw_vfork_exec(
-    path: *const libc::c_char,
-    argv: *const *const libc::c_char,
-    envp: *const *const libc::c_char,
-) -> isize {
-    let ret: isize;
-    let flags = (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as isize;
-    // SAFETY: see the x86_64 version; `svc #0` returns in x0 and preserves
-    // the other registers, so the child finds execve's arguments in x9-x11.
-    unsafe {
-        std::arch::asm!(
-            "svc #0",               // clone(flags, 0, 0, 0, 0) (x8 = 220)
-            "cbnz x0, 2f",          // parent (pid > 0) or error (< 0)
-            "mov x0, x9",           // child: execve(path, argv, envp)
-            "mov x1, x10",
-            "mov x2, x11",
-            "mov x8, #221",
-            "svc #0",
-            "mov x0, #127",         // exec failed
-            "mov x8, #94",          // exit_group
-            "svc #0",
-            "2:",
-            inlateout("x0") flags => ret,
-            inlateout("x1") 0usize => _,
-            inlateout("x2") 0usize => _,
-            inlateout("x3") 0usize => _,
-            inlateout("x4") 0usize => _,
-            inlateout("x8") libc::SYS_clone as usize => _,
-            in("x9") path,
-            in("x10") argv,
-            in("x11") envp,
-            options(nostack),
-        );
+    #[cfg(target_arch = "aarch64")]
+    {
+        let ret: isize;
+        let flags = (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as isize;
+        // SAFETY: as for x86_64; `svc #0` returns in x0 and preserves the
+        // other registers, so the child finds execve's arguments in x9-x11.
+        unsafe {
+            std::arch::asm!(
+                "svc #0",               // clone(flags, 0, 0, 0, 0) (x8 = 220)
+                "cbnz x0, 2f",          // parent (pid > 0) or error (< 0)
+                "mov x0, x9",           // child: execve(path, argv, envp)
+                "mov x1, x10",
+                "mov x2, x11",
+                "mov x8, #221",
+                "svc #0",
+                "mov x0, #127",         // exec failed
+                "mov x8, #94",          // exit_group
+                "svc #0",
+                "2:",
+                inlateout("x0") flags => ret,
+                inlateout("x1") 0usize => _,
+                inlateout("x2") 0usize => _,
+                inlateout("x3") 0usize => _,
+                inlateout("x4") 0usize => _,
+                inlateout("x8") libc::SYS_clone as usize => _,
+                in("x9") path,
+                in("x10") argv,
+                in("x11") envp,
+                options(nostack),
+            );
+        }
+        ret
     }
-    ret
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-unsafe fn raw_vfork_exec(
-    _path: *const libc::c_char,
-    _argv: *const *const libc::c_char,
-    _envp: *const *const libc::c_char,
-) -> isize {
-    -(libc::ENOSYS as isize)
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        -(libc::ENOSYS as isize)
+    }
 }

@@ -74,15 +74,9 @@ pub fn methods_table(run: &RunRecord) -> Table {
         .map(|r| r.parent_mib)
         .min()
         .unwrap_or(0);
-    let mut t = Table::new(&[
-        ("method", Align::Left),
-        ("target", Align::Left),
-        ("µs/spawn", Align::Right),
-        ("spread", Align::Right),
-        ("spawns/s", Align::Right),
-        ("parent CPU µs", Align::Right),
-        ("children CPU µs", Align::Right),
-    ]);
+    let mut t = Table::columns(
+        "method, target, >µs/spawn, >spread, >spawns/s, >parent CPU µs, >children CPU µs",
+    );
     for r in all
         .iter()
         .filter(|r| r.spawners == 1 && r.parent_mib == base)

@@ -596,30 +596,24 @@ impl SshCommand {
             let writing = out.ready.is_some() && feeder.stdin.is_some();
             let mut fds: Vec<libc::pollfd> = Vec::with_capacity(3);
             let mut roles: Vec<u8> = Vec::with_capacity(3);
-            if out_open {
+            // Poll `fd` for `events`; `role` tells its events apart after.
+            let mut watch = |fd, events, role| {
                 fds.push(libc::pollfd {
-                    fd: stdout.as_raw_fd(),
-                    events: libc::POLLIN,
+                    fd,
+                    events,
                     revents: 0,
                 });
-                roles.push(b'o');
+                roles.push(role);
+            };
+            if out_open {
+                watch(stdout.as_raw_fd(), libc::POLLIN, b'o');
             }
             if err_open {
-                fds.push(libc::pollfd {
-                    fd: stderr.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                });
-                roles.push(b'e');
+                watch(stderr.as_raw_fd(), libc::POLLIN, b'e');
             }
             if writing {
                 if let Some(s) = &feeder.stdin {
-                    fds.push(libc::pollfd {
-                        fd: s.as_raw_fd(),
-                        events: libc::POLLOUT,
-                        revents: 0,
-                    });
-                    roles.push(b'i');
+                    watch(s.as_raw_fd(), libc::POLLOUT, b'i');
                 }
             }
             let timeout_ms = TICK.as_millis() as libc::c_int;

@@ -38,13 +38,13 @@ pub mod session;
 
 use crate::util::{metric, throughput_mbps};
 use algorithms::{is_aead, Combo, Kind, MatrixPlan, IMPLICIT_MAC};
-use client::{Input, LogLevel, Request, Restrict, SshError, REMOTE_COUNT, REMOTE_DISCARD};
+use client::{Input, LogLevel, Outcome, Request, Restrict, SshError, REMOTE_COUNT, REMOTE_DISCARD};
 use session::{ClientSettings, OpenError, Session, Target};
 use std::sync::Arc;
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::{
-    BenchError, Benchmark, Better, Description, Metric, Params, Phase, Plan, Profile, Requirement,
-    Rule, RunCtx, Unit,
+    BenchError, Benchmark, Better, CancelToken, Clock, Description, Metric, Params, Phase, Plan,
+    Profile, Requirement, Rule, RunCtx, Unit,
 };
 
 pub const TRANSFER_ID: &str = "ssh.transfer";
@@ -74,6 +74,13 @@ pub struct SshOptions {
     pub plan: Option<MatrixPlan>,
     /// A session opened (and probed) before the run by `sysgauge ssh`.
     pub session: Option<Arc<Session>>,
+}
+
+impl SshOptions {
+    /// The combinations to measure: the planned ones, or the profile's slice.
+    fn matrix(&self, profile: Profile) -> MatrixPlan {
+        self.plan.clone().unwrap_or_else(|| slice(profile))
+    }
 }
 
 /// Bytes per transfer for a profile. A fresh ssh connection needs its
@@ -261,6 +268,59 @@ fn note_session(ctx: &mut RunCtx, session: &Session) {
     ctx.note_detail("client_version", session.client.version.as_str());
 }
 
+/// The connections of one case: its session (checked against the
+/// combination and noted in the record), the combination's restriction, and
+/// the run's clock and cancellation.
+struct CaseConnections {
+    session: Arc<Session>,
+    restrict: Restrict,
+    cancel: CancelToken,
+    clock: Arc<dyn Clock>,
+}
+
+impl CaseConnections {
+    fn open(
+        options: &Arc<SshOptions>,
+        ctx: &mut RunCtx,
+        combo: &Combo,
+    ) -> Result<CaseConnections, BenchError> {
+        let session = session_for(options, ctx)?;
+        check_client(&session, combo)?;
+        note_session(ctx, &session);
+        Ok(CaseConnections {
+            restrict: restrict_of(combo),
+            cancel: ctx.cancel_token().clone(),
+            clock: ctx.clock().clone(),
+            session,
+        })
+    }
+
+    /// One connection running `remote_command`, fed `input` (a `Zeros`
+    /// input is sent from `zeros`), within the session's time limits.
+    fn run(
+        &self,
+        log_level: LogLevel,
+        remote_command: &str,
+        input: Input,
+        zeros: &[u8],
+    ) -> Result<Outcome, BenchError> {
+        let settings = &self.session.settings;
+        let request = Request {
+            restrict: &self.restrict,
+            log_level,
+            remote_command,
+            input,
+            connect_deadline: settings.connect_deadline(),
+            stall_timeout: settings.stall_timeout(),
+        };
+        let now = || self.clock.now();
+        self.session
+            .command()
+            .run(&request, zeros, &now, &self.cancel)
+            .map_err(|e| case_error(&self.session, e))
+    }
+}
+
 fn requirements_for(target: &Target) -> Vec<Requirement> {
     let mut v = vec![Requirement::program("ssh", "openssh-client")];
     if *target == Target::Local {
@@ -270,17 +330,35 @@ fn requirements_for(target: &Target) -> Vec<Requirement> {
     v
 }
 
-pub struct TransferBenchmark {
+/// What an ssh case measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SshMeasure {
+    /// `ssh.transfer`: throughput of a transfer per cipher/MAC/kex.
+    Transfer,
+    /// `ssh.handshake`: the time of `ssh HOST true` per kex.
+    Handshake,
+}
+
+/// The two ssh benchmarks: the same session and requirements, their own
+/// combinations and measurement.
+pub struct SshBenchmark {
+    measure: SshMeasure,
     options: Arc<SshOptions>,
 }
 
-impl Benchmark for TransferBenchmark {
+impl Benchmark for SshBenchmark {
     fn id(&self) -> &str {
-        TRANSFER_ID
+        match self.measure {
+            SshMeasure::Transfer => TRANSFER_ID,
+            SshMeasure::Handshake => HANDSHAKE_ID,
+        }
     }
 
     fn describe(&self) -> Description {
-        Description::new("throughput of zeros pushed through ssh into `cat > /dev/null` on the far side, per cipher/MAC/kex (handshake excluded)", Unit::MBps, Better::Higher)
+        match self.measure {
+            SshMeasure::Transfer => Description::new("throughput of zeros pushed through ssh into `cat > /dev/null` on the far side, per cipher/MAC/kex (handshake excluded)", Unit::MBps, Better::Higher),
+            SshMeasure::Handshake => Description::new("time of `ssh HOST true`: connect, key exchange, authentication, remote command; per kex (and cipher/MAC)", Unit::Milliseconds, Better::Lower),
+        }
     }
 
     fn requirements(&self) -> Vec<Requirement> {
@@ -288,98 +366,95 @@ impl Benchmark for TransferBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        let size = self
-            .options
-            .size
-            .unwrap_or_else(|| default_size(plan.profile));
-        let matrix = self
-            .options
-            .plan
-            .clone()
-            .unwrap_or_else(|| slice(plan.profile));
-        matrix
-            .transfers
-            .iter()
-            .map(|c| {
-                combo_params(c)
-                    .with("size", size)
-                    .with("mode", self.options.target.mode())
-            })
-            .collect()
+        match self.measure {
+            SshMeasure::Transfer => transfer_cases(&self.options, plan),
+            SshMeasure::Handshake => handshake_cases(&self.options, plan),
+        }
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let combo = combo_of(params)?;
-        let size = params
-            .get_u64("size")
-            .filter(|&s| s > 0)
-            .ok_or_else(|| BenchError::failed("missing param 'size'"))?;
-        let session = session_for(&self.options, ctx)?;
-        check_client(&session, &combo)?;
-        note_session(ctx, &session);
-        // Allocated and touched before anything is timed.
-        let mut zeros = vec![1u8; ZERO_BUFFER];
-        zeros.iter_mut().for_each(|b| *b = 0);
-        let zeros = std::hint::black_box(zeros);
-        let restrict = restrict_of(&combo);
-        let cancel = ctx.cancel_token().clone();
-        let clock = ctx.clock().clone();
-        let now = move || clock.now();
-        let settings = &session.settings;
-        let request = |log_level, remote_command, bytes| Request {
-            restrict: &restrict,
-            log_level,
-            remote_command,
-            input: Input::Zeros(bytes),
-            connect_deadline: settings.connect_deadline(),
-            stall_timeout: settings.stall_timeout(),
-        };
-        let run = |req: &Request<'_>| {
-            session
-                .command()
-                .run(req, &zeros, &now, &cancel)
-                .map_err(|e| case_error(&session, e))
-        };
-        // The verifying transfer is small and counts as the first warm-up:
-        // every transfer is a fresh connection, so what a warm-up warms is
-        // the programs' pages, not the connection.
-        let verify_bytes = size.min(VERIFY_BYTES);
-        let v = run(&request(LogLevel::Debug1, REMOTE_COUNT, verify_bytes))?;
-        check_negotiated(ctx, &combo, &v.stderr)?;
-        let counted = v.after_marker();
-        if counted.parse::<u64>().ok() != Some(verify_bytes) {
-            return Err(BenchError::failed(format!(
-                "sent {verify_bytes} bytes but the far side counted '{counted}'"
-            )));
+        match self.measure {
+            SshMeasure::Transfer => transfer(&self.options, ctx, params, &combo),
+            SshMeasure::Handshake => handshake(&self.options, ctx, &combo),
         }
-        ctx.note_detail("verified_bytes", verify_bytes);
-        let mut mbps = Vec::new();
-        let mut setup = Vec::new();
-        fixed_runs(ctx, |phase| {
-            let o = run(&request(LogLevel::Info, REMOTE_DISCARD, size))?;
-            if phase == Phase::Warmup {
-                return Ok(0.0);
-            }
-            let (Some(start), Some(ready)) = (o.data_start, o.ready) else {
-                return Err(BenchError::failed("the transfer has no start time"));
-            };
-            let secs = o.ended.saturating_sub(start).as_secs_f64();
-            if secs <= 0.0 {
-                return Err(BenchError::failed(
-                    "a transfer took no measurable time; the clock is too coarse",
-                ));
-            }
-            mbps.push(size as f64 / secs / 1e6);
-            setup.push(ready.saturating_sub(o.spawned).as_secs_f64() * 1e3);
-            Ok(size as f64 / secs / 1e6)
-        })?;
-        // The set-up time is a detail, not a metric: it is the handshake
-        // plus the remote shell, which `ssh.handshake` measures properly.
-        if let Some(s) = sysgauge_stats::Summary::from_samples(&setup) {
-            ctx.note_detail("setup_ms", s.median.round() as i64);
-        }
-        throughput_mbps(mbps)
     }
+}
+
+/// `ssh.transfer`'s cases: the planned transfer combinations at one size.
+fn transfer_cases(options: &SshOptions, plan: &Plan) -> Vec<Params> {
+    let size = options.size.unwrap_or_else(|| default_size(plan.profile));
+    let matrix = options.matrix(plan.profile);
+    matrix
+        .transfers
+        .iter()
+        .map(|c| {
+            combo_params(c)
+                .with("size", size)
+                .with("mode", options.target.mode())
+        })
+        .collect()
+}
+
+/// One transfer case: a small verifying transfer (counted on the far
+/// side), then the timed ones.
+fn transfer(
+    options: &Arc<SshOptions>,
+    ctx: &mut RunCtx,
+    params: &Params,
+    combo: &Combo,
+) -> Result<Vec<Metric>, BenchError> {
+    let size = params
+        .get_u64("size")
+        .filter(|&s| s > 0)
+        .ok_or_else(|| BenchError::failed("missing param 'size'"))?;
+    let connections = CaseConnections::open(options, ctx, combo)?;
+    // Allocated and touched before anything is timed.
+    let mut zeros = vec![1u8; ZERO_BUFFER];
+    zeros.iter_mut().for_each(|b| *b = 0);
+    let zeros = std::hint::black_box(zeros);
+    let run = |log_level, remote_command, bytes| {
+        connections.run(log_level, remote_command, Input::Zeros(bytes), &zeros)
+    };
+    // The verifying transfer is small and counts as the first warm-up:
+    // every transfer is a fresh connection, so what a warm-up warms is
+    // the programs' pages, not the connection.
+    let verify_bytes = size.min(VERIFY_BYTES);
+    let v = run(LogLevel::Debug1, REMOTE_COUNT, verify_bytes)?;
+    check_negotiated(ctx, combo, &v.stderr)?;
+    let counted = v.after_marker();
+    if counted.parse::<u64>().ok() != Some(verify_bytes) {
+        return Err(BenchError::failed(format!(
+            "sent {verify_bytes} bytes but the far side counted '{counted}'"
+        )));
+    }
+    ctx.note_detail("verified_bytes", verify_bytes);
+    let mut mbps = Vec::new();
+    let mut setup = Vec::new();
+    fixed_runs(ctx, |phase| {
+        let o = run(LogLevel::Info, REMOTE_DISCARD, size)?;
+        if phase == Phase::Warmup {
+            return Ok(0.0);
+        }
+        let (Some(start), Some(ready)) = (o.data_start, o.ready) else {
+            return Err(BenchError::failed("the transfer has no start time"));
+        };
+        let secs = o.ended.saturating_sub(start).as_secs_f64();
+        if secs <= 0.0 {
+            return Err(BenchError::failed(
+                "a transfer took no measurable time; the clock is too coarse",
+            ));
+        }
+        mbps.push(size as f64 / secs / 1e6);
+        setup.push(ready.saturating_sub(o.spawned).as_secs_f64() * 1e3);
+        Ok(size as f64 / secs / 1e6)
+    })?;
+    // The set-up time is a detail, not a metric: it is the handshake
+    // plus the remote shell, which `ssh.handshake` measures properly.
+    if let Some(s) = sysgauge_stats::Summary::from_samples(&setup) {
+        ctx.note_detail("setup_ms", s.median.round() as i64);
+    }
+    throughput_mbps(mbps)
 }
 
 /// The warm-ups left after the verifying connection (which is the first)
@@ -395,106 +470,69 @@ where
     ctx.sampler().run(warmup, &rule, op).map(|_| ())
 }
 
-pub struct HandshakeBenchmark {
-    options: Arc<SshOptions>,
+/// `ssh.handshake`'s cases: the planned handshake combinations.
+fn handshake_cases(options: &SshOptions, plan: &Plan) -> Vec<Params> {
+    let matrix = options.matrix(plan.profile);
+    matrix
+        .handshakes
+        .iter()
+        .map(|c| combo_params(c).with("mode", options.target.mode()))
+        .collect()
 }
 
-impl Benchmark for HandshakeBenchmark {
-    fn id(&self) -> &str {
-        HANDSHAKE_ID
-    }
-
-    fn describe(&self) -> Description {
-        Description::new("time of `ssh HOST true`: connect, key exchange, authentication, remote command; per kex (and cipher/MAC)", Unit::Milliseconds, Better::Lower)
-    }
-
-    fn requirements(&self) -> Vec<Requirement> {
-        requirements_for(&self.options.target)
-    }
-
-    fn cases(&self, plan: &Plan) -> Vec<Params> {
-        let matrix = self
-            .options
-            .plan
-            .clone()
-            .unwrap_or_else(|| slice(plan.profile));
-        matrix
-            .handshakes
-            .iter()
-            .map(|c| combo_params(c).with("mode", self.options.target.mode()))
-            .collect()
-    }
-
-    fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let combo = combo_of(params)?;
-        let session = session_for(&self.options, ctx)?;
-        check_client(&session, &combo)?;
-        note_session(ctx, &session);
-        let restrict = restrict_of(&combo);
-        let cancel = ctx.cancel_token().clone();
-        let clock = ctx.clock().clone();
-        let now = move || clock.now();
-        let settings = &session.settings;
-        let request = |log_level| Request {
-            restrict: &restrict,
-            log_level,
-            remote_command: "true",
-            input: Input::Null,
-            connect_deadline: settings.connect_deadline(),
-            stall_timeout: settings.stall_timeout(),
-        };
-        let run = |req: &Request<'_>| {
-            session
-                .command()
-                .run(req, &[], &now, &cancel)
-                .map_err(|e| case_error(&session, e))
-        };
-        let v = run(&request(LogLevel::Debug1))?;
-        check_negotiated(ctx, &combo, &v.stderr)?;
-        let mut total = Vec::new();
-        let mut auth = Vec::new();
-        fixed_runs(ctx, |phase| {
-            let o = run(&request(LogLevel::Verbose))?;
-            if phase == Phase::Warmup {
-                return Ok(0.0);
-            }
-            let ms = o.ended.saturating_sub(o.spawned).as_secs_f64() * 1e3;
-            total.push(ms);
-            if let Some(a) = o.authenticated {
-                auth.push(a.saturating_sub(o.spawned).as_secs_f64() * 1e3);
-            }
-            Ok(ms)
-        })?;
-        let mut metrics = vec![metric(
-            "handshake",
-            Unit::Milliseconds,
-            Better::Lower,
-            total.clone(),
-        )?];
-        // "Authenticated to" is a VERBOSE line since OpenSSH 7.x; without it
-        // (older clients) only the total is reported.
-        if auth.len() == total.len() {
-            let shell: Vec<f64> = total.iter().zip(&auth).map(|(t, a)| t - a).collect();
-            let shell_ms = sysgauge_stats::Summary::from_samples(&shell)
-                .map(|s| s.median)
-                .unwrap_or(0.0);
-            ctx.note_detail("remote_command_ms", shell_ms.round() as i64);
-            if shell_ms > SLOW_SHELL_MS {
-                ctx.finding(
-                    Finding::new(
-                        SLOW_SHELL,
-                        Severity::Info,
-                        format!(
-                            "running `true` on the far side takes over {SLOW_SHELL_MS:.0} ms after authentication: the login shell's start-up files (e.g. ~/.bashrc, which bash reads for ssh commands) run for every ssh command; the `handshake` times include them, the `auth` times do not"
-                        ),
-                    )
-                    .with_remedy("compare key exchanges by the `auth` metric, or trim the remote shell's start-up files"),
-                );
-            }
-            metrics.push(metric("auth", Unit::Milliseconds, Better::Lower, auth)?);
+/// One handshake case: a verifying connection, then the timed ones.
+fn handshake(
+    options: &Arc<SshOptions>,
+    ctx: &mut RunCtx,
+    combo: &Combo,
+) -> Result<Vec<Metric>, BenchError> {
+    let connections = CaseConnections::open(options, ctx, combo)?;
+    let run = |log_level| connections.run(log_level, "true", Input::Null, &[]);
+    let v = run(LogLevel::Debug1)?;
+    check_negotiated(ctx, combo, &v.stderr)?;
+    let mut total = Vec::new();
+    let mut auth = Vec::new();
+    fixed_runs(ctx, |phase| {
+        let o = run(LogLevel::Verbose)?;
+        if phase == Phase::Warmup {
+            return Ok(0.0);
         }
-        Ok(metrics)
+        let ms = o.ended.saturating_sub(o.spawned).as_secs_f64() * 1e3;
+        total.push(ms);
+        if let Some(a) = o.authenticated {
+            auth.push(a.saturating_sub(o.spawned).as_secs_f64() * 1e3);
+        }
+        Ok(ms)
+    })?;
+    let mut metrics = vec![metric(
+        "handshake",
+        Unit::Milliseconds,
+        Better::Lower,
+        total.clone(),
+    )?];
+    // "Authenticated to" is a VERBOSE line since OpenSSH 7.x; without it
+    // (older clients) only the total is reported.
+    if auth.len() == total.len() {
+        let shell: Vec<f64> = total.iter().zip(&auth).map(|(t, a)| t - a).collect();
+        let shell_ms = sysgauge_stats::Summary::from_samples(&shell)
+            .map(|s| s.median)
+            .unwrap_or(0.0);
+        ctx.note_detail("remote_command_ms", shell_ms.round() as i64);
+        if shell_ms > SLOW_SHELL_MS {
+            ctx.finding(
+                Finding::new(
+                    SLOW_SHELL,
+                    Severity::Info,
+                    format!(
+                        "running `true` on the far side takes over {SLOW_SHELL_MS:.0} ms after authentication: the login shell's start-up files (e.g. ~/.bashrc, which bash reads for ssh commands) run for every ssh command; the `handshake` times include them, the `auth` times do not"
+                    ),
+                )
+                .with_remedy("compare key exchanges by the `auth` metric, or trim the remote shell's start-up files"),
+            );
+        }
+        metrics.push(metric("auth", Unit::Milliseconds, Better::Lower, auth)?);
     }
+    Ok(metrics)
 }
 
 // Real ssh connections through a private sshd: minutes for the
@@ -510,10 +548,12 @@ crate::registry::register_family! {
 /// The ssh benchmarks.
 pub fn benchmarks(options: &Arc<SshOptions>) -> Vec<Box<dyn Benchmark>> {
     vec![
-        Box::new(TransferBenchmark {
+        Box::new(SshBenchmark {
+            measure: SshMeasure::Transfer,
             options: options.clone(),
         }),
-        Box::new(HandshakeBenchmark {
+        Box::new(SshBenchmark {
+            measure: SshMeasure::Handshake,
             options: options.clone(),
         }),
     ]

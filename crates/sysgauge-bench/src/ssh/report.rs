@@ -323,16 +323,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
                 .map(|h| format_value(h.ms))
                 .unwrap_or_default()
         };
-        let mut t = Table::new(&[
-            ("#", Align::Right),
-            ("cipher", Align::Left),
-            ("MAC", Align::Left),
-            ("kex", Align::Left),
-            ("MB/s", Align::Right),
-            ("spread", Align::Right),
-            ("handshake ms", Align::Right),
-            ("note", Align::Left),
-        ]);
+        let mut t = Table::columns(">#, cipher, MAC, kex, >MB/s, >spread, >handshake ms, note");
         for (i, r) in top.iter().take(shown).enumerate() {
             t.push(vec![
                 (i + 1).to_string(),
@@ -351,12 +342,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
         out.push_str(&t.render(format));
 
         out.push_str("\nBy cipher (mean MB/s over the MAC and kex every cipher of its kind was measured with)\n");
-        let mut t = Table::new(&[
-            ("cipher", Align::Left),
-            ("MB/s", Align::Right),
-            ("n", Align::Right),
-            ("note", Align::Left),
-        ]);
+        let mut t = Table::columns("cipher, >MB/s, >n, note");
         for (c, v, n) in per_cipher(&tr) {
             let note = weak_cell(Kind::Cipher, &c);
             t.push(vec![c, format_value(v), n.to_string(), note]);
@@ -366,12 +352,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
         let macs = per_mac(&tr);
         if !macs.is_empty() {
             out.push_str("\nBy MAC (mean MB/s over the cipher and kex every MAC was measured with; AEAD ciphers use none)\n");
-            let mut t = Table::new(&[
-                ("MAC", Align::Left),
-                ("MB/s", Align::Right),
-                ("n", Align::Right),
-                ("note", Align::Left),
-            ]);
+            let mut t = Table::columns("MAC, >MB/s, >n, note");
             for (m, v, n) in macs {
                 let note = weak_cell(Kind::Mac, &m);
                 t.push(vec![m, format_value(v), n.to_string(), note]);
@@ -443,13 +424,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
         .collect();
     if !not_ok.is_empty() {
         out.push_str("\nNot measured\n");
-        let mut t = Table::new(&[
-            ("benchmark", Align::Left),
-            ("cipher", Align::Left),
-            ("MAC", Align::Left),
-            ("kex", Align::Left),
-            ("why", Align::Left),
-        ]);
+        let mut t = Table::columns("benchmark, cipher, MAC, kex, why");
         for r in not_ok {
             let why = match &r.status {
                 Status::Skipped { reason, hint } => match hint {

@@ -238,34 +238,39 @@ pub fn ssh_program() -> Result<PathBuf, OpenError> {
     })
 }
 
+/// `-o OPTION` for each of `options`.
+fn push_options<O: Into<OsString>>(args: &mut Vec<OsString>, options: impl IntoIterator<Item = O>) {
+    for o in options {
+        args.push("-o".into());
+        args.push(o.into());
+    }
+}
+
 fn common_args(settings: &ClientSettings) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
-    for o in &settings.options {
-        a.push("-o".into());
-        a.push(o.into());
-    }
+    push_options(&mut a, &settings.options);
     let secs = settings.connect_timeout.as_secs().max(1);
-    for o in [
-        "BatchMode=yes".to_string(),
-        format!("ConnectTimeout={secs}"),
-        "ConnectionAttempts=1".into(),
-        "ServerAliveInterval=5".into(),
-        "ServerAliveCountMax=3".into(),
-        // Compressed zeros would measure zlib, not the cipher.
-        "Compression=no".into(),
-        // A multiplexed connection would skip the handshake being timed.
-        "ControlMaster=no".into(),
-        "ControlPath=none".into(),
-        "ClearAllForwardings=yes".into(),
-        "ForwardAgent=no".into(),
-        "ForwardX11=no".into(),
-        "PermitLocalCommand=no".into(),
-        "UpdateHostKeys=no".into(),
-        "RequestTTY=no".into(),
-    ] {
-        a.push("-o".into());
-        a.push(o.into());
-    }
+    push_options(
+        &mut a,
+        [
+            "BatchMode=yes".to_string(),
+            format!("ConnectTimeout={secs}"),
+            "ConnectionAttempts=1".into(),
+            "ServerAliveInterval=5".into(),
+            "ServerAliveCountMax=3".into(),
+            // Compressed zeros would measure zlib, not the cipher.
+            "Compression=no".into(),
+            // A multiplexed connection would skip the handshake being timed.
+            "ControlMaster=no".into(),
+            "ControlPath=none".into(),
+            "ClearAllForwardings=yes".into(),
+            "ForwardAgent=no".into(),
+            "ForwardX11=no".into(),
+            "PermitLocalCommand=no".into(),
+            "UpdateHostKeys=no".into(),
+            "RequestTTY=no".into(),
+        ],
+    );
     // No escape character: the data is binary.
     a.push("-e".into());
     a.push("none".into());
@@ -312,18 +317,18 @@ impl Session {
                     })?;
                 args.push("-F".into());
                 args.push("/dev/null".into());
-                for o in [
-                    "StrictHostKeyChecking=yes".to_string(),
-                    format!("UserKnownHostsFile={}", server.known_hosts().display()),
-                    "GlobalKnownHostsFile=/dev/null".into(),
-                    "CheckHostIP=no".into(),
-                    "IdentitiesOnly=yes".into(),
-                    "IdentityAgent=none".into(),
-                    "PreferredAuthentications=publickey".into(),
-                ] {
-                    args.push("-o".into());
-                    args.push(o.into());
-                }
+                push_options(
+                    &mut args,
+                    [
+                        "StrictHostKeyChecking=yes".to_string(),
+                        format!("UserKnownHostsFile={}", server.known_hosts().display()),
+                        "GlobalKnownHostsFile=/dev/null".into(),
+                        "CheckHostIP=no".into(),
+                        "IdentitiesOnly=yes".into(),
+                        "IdentityAgent=none".into(),
+                        "PreferredAuthentications=publickey".into(),
+                    ],
+                );
                 args.push("-i".into());
                 args.push(server.client_key().as_os_str().to_os_string());
                 args.push("-p".into());

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_report::format::format_value;
-use sysgauge_report::table::{Align, Table, TableFormat};
+use sysgauge_report::table::{Table, TableFormat};
 use sysgauge_stats::{mad_outliers, ratio_ci};
 
 /// Version of the `--export-json` document.
@@ -157,20 +157,7 @@ fn percent(ratio: f64) -> String {
 /// One row per command.
 pub fn startup_table(run: &RunRecord) -> Table {
     let cmds = commands(run);
-    let mut t = Table::new(&[
-        ("command", Align::Left),
-        ("mean ms", Align::Right),
-        ("± σ", Align::Right),
-        ("median", Align::Right),
-        ("min", Align::Right),
-        ("max", Align::Right),
-        ("user", Align::Right),
-        ("system", Align::Right),
-        ("runs", Align::Right),
-        ("outliers", Align::Right),
-        ("libs", Align::Right),
-        ("vs baseline (95 % CI)", Align::Left),
-    ]);
+    let mut t = Table::columns("command, >mean ms, >± σ, >median, >min, >max, >user, >system, >runs, >outliers, >libs, vs baseline (95 % CI)");
     for (i, c) in cmds.iter().enumerate() {
         let label = if c.shell {
             format!("sh -c {}", c.command)

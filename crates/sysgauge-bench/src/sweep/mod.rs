@@ -31,7 +31,7 @@ pub mod input;
 pub mod program;
 pub mod report;
 
-use crate::util::metric;
+use crate::util::{by_profile, metric};
 use corpus::{Corpus, DataSpec, DICTIONARIES};
 use exec::{with_launcher, Invocation, Launcher, Output};
 use input::InputFile;
@@ -222,12 +222,7 @@ pub fn grid(
 
 /// Longest wait for the kernel's dirty pages after making an input file.
 fn max_settle(profile: Profile) -> Duration {
-    Duration::from_secs(match profile {
-        Profile::Tiny => 1,
-        Profile::Quick => 5,
-        Profile::Standard => 15,
-        Profile::Full => 30,
-    })
+    Duration::from_secs(by_profile(profile, [1, 5, 15, 30]))
 }
 
 /// One program of the sweep as a benchmark.

@@ -7,7 +7,7 @@
 
 use sysgauge_core::record::{ResultRecord, RunRecord};
 use sysgauge_report::format::format_value;
-use sysgauge_report::table::{Align, Table, TableFormat};
+use sysgauge_report::table::{Table, TableFormat};
 
 /// One measured point of a sweep, taken from its result record.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,21 +98,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// The points as a table for people (text or Markdown).
 pub fn sweep_table(points: &[SweepPoint], format: TableFormat) -> String {
-    let mut t = Table::new(&[
-        ("program", Align::Left),
-        ("copies", Align::Right),
-        ("iterations", Align::Right),
-        ("runs", Align::Right),
-        ("MB", Align::Right),
-        ("wall s", Align::Right),
-        ("user s", Align::Right),
-        ("sys s", Align::Right),
-        ("MB/s wall", Align::Right),
-        ("MB/s user", Align::Right),
-        ("MB/s sys", Align::Right),
-        ("hash-only MB/s (est.)", Align::Right),
-        ("spread", Align::Right),
-    ]);
+    let mut t = Table::columns("program, >copies, >iterations, >runs, >MB, >wall s, >user s, >sys s, >MB/s wall, >MB/s user, >MB/s sys, >hash-only MB/s (est.), >spread");
     for p in points {
         t.push(vec![
             p.program.clone(),
@@ -137,25 +123,7 @@ pub fn sweep_table(points: &[SweepPoint], format: TableFormat) -> String {
 /// and plotting. Empty cells where a rate has no meaning (no CPU time of
 /// that kind was used, or no dd baseline was measured).
 pub fn sweep_csv(points: &[SweepPoint]) -> String {
-    let mut t = Table::new(&[
-        ("host", Align::Left),
-        ("program", Align::Left),
-        ("data", Align::Left),
-        ("output", Align::Left),
-        ("copies", Align::Right),
-        ("iterations", Align::Right),
-        ("runs", Align::Right),
-        ("bytes", Align::Right),
-        ("wall_s", Align::Right),
-        ("user_s", Align::Right),
-        ("sys_s", Align::Right),
-        ("mb_s_wall", Align::Right),
-        ("mb_s_user", Align::Right),
-        ("mb_s_sys", Align::Right),
-        ("hash_only_mb_s_estimate", Align::Right),
-        ("repetitions", Align::Right),
-        ("cov_percent", Align::Right),
-    ]);
+    let mut t = Table::columns("host, program, data, output, >copies, >iterations, >runs, >bytes, >wall_s, >user_s, >sys_s, >mb_s_wall, >mb_s_user, >mb_s_sys, >hash_only_mb_s_estimate, >repetitions, >cov_percent");
     let f = |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_default();
     for p in points {
         t.push(vec![

@@ -178,34 +178,26 @@ impl SoftFloat {
     }
 }
 
-impl std::ops::Add for SoftFloat {
-    type Output = SoftFloat;
-    fn add(self, other: SoftFloat) -> SoftFloat {
-        self.plus(other)
-    }
+/// The arithmetic operators as the named operations.
+macro_rules! soft_float_op {
+    ($($(#[$doc:meta])* $op:ident :: $f:ident => $named:ident),*) => {$(
+        impl std::ops::$op for SoftFloat {
+            type Output = SoftFloat;
+            $(#[$doc])*
+            fn $f(self, other: SoftFloat) -> SoftFloat {
+                self.$named(other)
+            }
+        }
+    )*};
 }
 
-impl std::ops::Sub for SoftFloat {
-    type Output = SoftFloat;
-    fn sub(self, other: SoftFloat) -> SoftFloat {
-        self.minus(other)
-    }
-}
-
-impl std::ops::Mul for SoftFloat {
-    type Output = SoftFloat;
-    fn mul(self, other: SoftFloat) -> SoftFloat {
-        self.times(other)
-    }
-}
-
-impl std::ops::Div for SoftFloat {
-    type Output = SoftFloat;
+soft_float_op!(
+    Add::add => plus,
+    Sub::sub => minus,
+    Mul::mul => times,
     /// Division by zero gives zero (the workload never divides by zero).
-    fn div(self, other: SoftFloat) -> SoftFloat {
-        self.quotient(other)
-    }
-}
+    Div::div => quotient
+);
 
 /// `a` if `first`, else `b`, by masks rather than a branch (the order of
 /// two random operands is unpredictable).
