@@ -34,7 +34,7 @@ pub use table::parse_table;
 
 use crate::util::mb_per_s;
 use chrono::{DateTime, Utc};
-use sysgauge_core::record::{family_of, Metric, Params, ResultRecord, Status};
+use sysgauge_core::record::{Metric, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
 use thiserror::Error;
 
@@ -53,6 +53,20 @@ pub struct SpeedReport {
     /// Records this parser does not understand (from a newer openssl), kept
     /// so the caller can say what was left out.
     pub unsupported: Vec<UnsupportedLine>,
+}
+
+impl SpeedReport {
+    /// Nothing read yet: one process, no rows.
+    fn empty() -> SpeedReport {
+        SpeedReport {
+            version: None,
+            processes: 1,
+            symmetric: Vec::new(),
+            sign_verify: Vec::new(),
+            key_exchange: Vec::new(),
+            unsupported: Vec::new(),
+        }
+    }
 }
 
 /// A digest, MAC or cipher: bytes per second at each block size.
@@ -222,14 +236,7 @@ pub fn parse(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
 
 /// Parse `openssl speed -mr` output.
 pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
-    let mut report = SpeedReport {
-        version: None,
-        processes: 1,
-        symmetric: Vec::new(),
-        sign_verify: Vec::new(),
-        key_exchange: Vec::new(),
-        unsupported: Vec::new(),
-    };
+    let mut report = SpeedReport::empty();
     let mut sizes: Option<Vec<u64>> = None;
     let mut children = 0u32;
     let mut child_sizes: Option<Vec<u64>> = None;
@@ -672,16 +679,10 @@ pub fn to_results_at(report: &SpeedReport, at: DateTime<Utc>) -> Vec<ResultRecor
     };
     let record =
         |id: String, wv: u32, params: Params, details: Params, metrics: Vec<Metric>| ResultRecord {
-            family: family_of(&id).to_string(),
-            bench_id: id,
             workload_version: wv,
-            params,
             details,
-            status: Status::Ok,
             started_at: at,
-            duration_seconds: 0.0,
-            metrics,
-            findings: Vec::new(),
+            ..ResultRecord::new(&id, params, Status::Ok, metrics)
         };
     let positive = |v: f64| (v.is_finite() && v > 0.0).then_some(v);
     let mut out = Vec::new();
@@ -751,6 +752,15 @@ pub fn to_results_at(report: &SpeedReport, at: DateTime<Utc>) -> Vec<ResultRecor
         ));
     }
     out
+}
+
+/// Each signature row's algorithm and bits, for the parsers' tests.
+#[cfg(test)]
+fn signers(r: &SpeedReport) -> Vec<(&str, Option<u32>)> {
+    r.sign_verify
+        .iter()
+        .map(|s| (s.algorithm.as_str(), s.bits))
+        .collect()
 }
 
 #[cfg(test)]
@@ -827,13 +837,8 @@ mod tests {
     #[test]
     fn public_key_records() {
         let r = parse(fixture!("3.0-rsa2048-ecdsap256-x25519-ed25519.txt"));
-        let sv: Vec<(&str, Option<u32>)> = r
-            .sign_verify
-            .iter()
-            .map(|s| (s.algorithm.as_str(), s.bits))
-            .collect();
         assert_eq!(
-            sv,
+            signers(&r),
             [
                 ("rsa2048", Some(2048)),
                 ("ecdsap256", Some(256)),

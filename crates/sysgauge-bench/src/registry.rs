@@ -96,6 +96,11 @@ impl<O: Any + Send + Sync + Default> Family for FamilyDef<O> {
     }
 
     fn report(&self, run: &RunRecord, format: TableFormat) -> String {
+        // A run without this family's cases (an import of another tool's
+        // output, a `--only` run) gets none of its tables, not empty ones.
+        if !run.results.iter().any(|r| r.family == self.info.name) {
+            return String::new();
+        }
         self.report.map(|r| r(run, format)).unwrap_or_default()
     }
 

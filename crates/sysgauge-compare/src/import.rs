@@ -453,14 +453,9 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
                 ResultRecord {
                     family: family_for(&benchmark),
                     workload_version: (ctx.workload_version)(&benchmark).unwrap_or(1),
-                    bench_id: benchmark,
-                    params,
                     details: Params::new().with("source", "csv"),
-                    status: Status::Ok,
                     started_at: ctx.at,
-                    duration_seconds: 0.0,
-                    metrics,
-                    findings: Vec::new(),
+                    ..ResultRecord::new(&benchmark, params, Status::Ok, metrics)
                 }
             })
             .collect();
@@ -735,6 +730,8 @@ pub enum Format {
     Mbw,
     /// Bonnie++'s table or CSV lines.
     Bonnie,
+    /// nbench (BYTEmark) output.
+    Nbench,
 }
 
 impl Format {
@@ -745,6 +742,7 @@ impl Format {
             Format::OpensslSpeed => "openssl",
             Format::Mbw => "mbw",
             Format::Bonnie => "bonnie",
+            Format::Nbench => "nbench",
         }
     }
 }
@@ -768,7 +766,8 @@ const OPENSSL_OPENINGS: &[&str] = &[
 /// Guess the format: JSON starts with `{` or `[`; mbw output with its
 /// preamble (`Long uses 8 bytes.`) or a result line (`AVG  Method: …`);
 /// Bonnie++'s table (`Version 2.00a  ------Sequential Output------`) or
-/// CSV line (27 fields or more);
+/// CSV line (27 fields or more); nbench with its banner (`BYTEmark`), its
+/// table header or its first row;
 /// openssl output (`-mr` or the human table) with one of
 /// `OPENSSL_OPENINGS` or a table header; a CSV with a header of three or
 /// more comma-separated names.
@@ -783,6 +782,11 @@ pub fn sniff(text: &str) -> Option<Format> {
     } else if first.starts_with("Long uses ") || first.split_whitespace().nth(1) == Some("Method:")
     {
         Some(Format::Mbw)
+    } else if first.contains("BYTEmark")
+        || (first.starts_with("TEST ") && first.contains("Iterations/sec"))
+        || first.starts_with("NUMERIC SORT")
+    {
+        Some(Format::Nbench)
     } else if (first.starts_with("Version ") && first.contains("Sequential"))
         || first.contains("-Per Chr-")
         || first.split(',').count() >= 27

@@ -102,7 +102,7 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{result, run_with, throughput};
+    use crate::testutil::{result, run_with, throughput, throughput_at};
     use sysgauge_core::Better;
 
     #[test]
@@ -202,15 +202,7 @@ mod tests {
                     Better::Higher,
                     &[50_000.0],
                 ),
-                result(
-                    "beta.md5",
-                    16,
-                    1,
-                    "throughput",
-                    Unit::MBps,
-                    Better::Higher,
-                    &[1.0],
-                ),
+                throughput_at("beta.md5", 16, &[1.0]),
                 result(
                     "gamma.latency",
                     0,

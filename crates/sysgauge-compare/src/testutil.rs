@@ -30,9 +30,14 @@ pub fn result(
 
 /// A single-threaded MB/s throughput case on 8 KiB blocks.
 pub fn throughput(id: &str, samples: &[f64]) -> ResultRecord {
+    throughput_at(id, 8192, samples)
+}
+
+/// A single-threaded MB/s throughput case on `block_size`-byte blocks.
+pub fn throughput_at(id: &str, block_size: u64, samples: &[f64]) -> ResultRecord {
     result(
         id,
-        8192,
+        block_size,
         1,
         "throughput",
         Unit::MBps,

@@ -103,6 +103,8 @@ pub enum ImportFormatArg {
     Mbw,
     /// Bonnie++'s output: its text table (1.03 to 2.00) or CSV lines.
     Bonnie,
+    /// nbench (BYTEmark 2, Linux/Unix port) output.
+    Nbench,
 }
 
 /// The results database, the one option every command that reads or
@@ -166,7 +168,7 @@ pub struct ImportArgs {
     #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
     pub format: ImportFormatArg,
 
-    /// Host name for `openssl speed` or mbw output (default: the file's name without extension), or instead of the one Bonnie++ printed.
+    /// Host name for `openssl speed`, mbw or nbench output (default: the file's name without extension), or instead of the one Bonnie++ printed.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
 }

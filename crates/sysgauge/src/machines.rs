@@ -10,6 +10,7 @@
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
+use sysgauge_bench::cpu::nbench;
 use sysgauge_bench::disk::bonnie;
 use sysgauge_bench::memory::mbw;
 use sysgauge_bench::openssl_speed;
@@ -61,12 +62,12 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
     let text = String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, openssl speed, mbw or Bonnie++ output)"))?;
+        .map_err(|_| anyhow::anyhow!("{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, openssl speed, mbw, Bonnie++ or nbench output)"))?;
     let format = match opts.format.or_else(|| sniff(&text)) {
         Some(f) => f,
         None if text.trim().is_empty() => bail!("{name}: the file is empty"),
         None => bail!(
-            "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, `openssl speed`, mbw or Bonnie++ output); pass --format"
+            "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, `openssl speed`, mbw, Bonnie++ or nbench output); pass --format"
         ),
     };
     if opts.host.is_some() && matches!(format, Format::Json | Format::Csv) {
@@ -111,6 +112,19 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
         Format::Mbw => {
             let results = mbw::parse_mbw(&text, at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
             vec![one_host_run(&ctx, format, path, opts, results, &text)?]
+        }
+        Format::Nbench => {
+            let report =
+                nbench::parse_nbench(&text, at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+            let mut run = one_host_run(&ctx, format, path, opts, report.results, &text)?;
+            // The machine nbench's Linux data names.
+            run.host.cpu.model = report.cpu;
+            run.host.os.kernel_release = report
+                .os
+                .as_deref()
+                .and_then(|o| o.strip_prefix("Linux "))
+                .map(str::to_string);
+            vec![run]
         }
         Format::Bonnie => {
             let report =

@@ -22,6 +22,17 @@ fn bonnie_fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// `results show` of the database's first run.
+fn first_run_shown(sb: &Sandbox) -> String {
+    let out = sb
+        .cmd()
+        .args(["results", "show", "--db"])
+        .arg(sb.db())
+        .arg("1")
+        .succeeds();
+    stdout_of(&out)
+}
+
 fn compare_json(sb: &Sandbox, reference: &str) -> Comparison {
     let out = sb
         .cmd()
@@ -40,13 +51,7 @@ fn captured_mbw_output_imports_with_its_own_and_mem_ids() {
         .arg(sb.db())
         .arg(mbw_fixture("1.2.2-n3-16MiB.txt"))
         .succeeds();
-    let out = sb
-        .cmd()
-        .args(["results", "show", "--db"])
-        .arg(sb.db())
-        .arg("1")
-        .succeeds();
-    let text = stdout_of(&out);
+    let text = first_run_shown(&sb);
     for id in ["mem.memcpy", "mbw.dumb", "mbw.mcblock"] {
         assert!(text.contains(id), "{id} missing:\n{text}");
     }
@@ -153,13 +158,7 @@ fn captured_bonnie_output_imports_under_its_own_names() {
         "{}",
         stderr_of(&out)
     );
-    let out = sb
-        .cmd()
-        .args(["results", "show", "--db"])
-        .arg(sb.db())
-        .arg("1")
-        .succeeds();
-    let text = stdout_of(&out);
+    let text = first_run_shown(&sb);
     assert!(text.contains("host testhost2"), "{text}");
     for id in [
         "bonnie.seq-output-char",
@@ -224,4 +223,52 @@ fn two_real_bonnie_runs_compare() {
             "{r:?}"
         );
     }
+}
+
+#[test]
+fn nbench_output_imports_and_compares_machine_against_machine() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-bench/tests/fixtures/nbench/linux-port-x86_64.txt");
+    let sb = Sandbox::new();
+    for host in ["board-a", "board-b"] {
+        sb.cmd()
+            .args(["import", "--db"])
+            .arg(sb.db())
+            .args(["--host", host])
+            .arg(&file)
+            .succeeds();
+    }
+    let text = first_run_shown(&sb);
+    for id in [
+        "nbench.numeric-sort",
+        "nbench.lu-decomposition",
+        "nbench.index-integer",
+    ] {
+        assert!(text.contains(id), "{id} missing:\n{text}");
+    }
+    let c = compare_json(&sb, "board-a");
+    assert_eq!(c.rows.len(), 15, "{c:?}");
+    for r in &c.rows {
+        assert_eq!(
+            r.cells[1].as_ref().and_then(|c| c.ratio),
+            Some(1.0),
+            "{r:?}"
+        );
+    }
+    // The CPU and kernel named in nbench's Linux data are the machine's.
+    let out = sb
+        .cmd()
+        .args(["results", "export", "--format", "json", "--db"])
+        .arg(sb.db())
+        .arg("1")
+        .succeeds();
+    let run: sysgauge_core::record::RunRecord = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        run.host.cpu.model.as_deref(),
+        Some("Dual AuthenticAMD AMD EPYC 2445MHz")
+    );
+    assert_eq!(
+        run.host.os.kernel_release.as_deref(),
+        Some("6.18.44-fc-v657")
+    );
 }

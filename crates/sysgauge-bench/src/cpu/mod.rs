@@ -19,6 +19,7 @@
 
 pub mod index;
 pub mod kernels;
+pub mod nbench;
 pub mod report;
 pub mod timing;
 
@@ -347,8 +348,10 @@ mod tests {
         assert_eq!(m.len(), 2);
         assert_eq!(m[1].name, "scaling_efficiency");
         assert_eq!(m[1].unit, Unit::Percent);
+        // Only its presence and sign: its size is a timing, and on a loaded
+        // machine the single-thread pass can be slowed far more than this.
         assert!(
-            m[1].value() > 0.0 && m[1].value() < 250.0,
+            m[1].value().is_finite() && m[1].value() > 0.0,
             "{}",
             m[1].value()
         );

@@ -32,7 +32,7 @@
 use crate::util::metric;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
-use sysgauge_core::record::{family_of, Metric, Params, ResultRecord, Status};
+use sysgauge_core::record::{Metric, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
 
 /// Why a text is not usable Bonnie++ output.
@@ -523,16 +523,9 @@ fn collect(groups: Vec<Group>, version: Option<String>, at: DateTime<Utc>) -> Bo
             details.insert("bonnie_version", v.as_str());
         }
         let record = ResultRecord {
-            family: family_of(id).to_string(),
-            bench_id: id.to_string(),
-            workload_version: 1,
-            params,
             details,
-            status: Status::Ok,
             started_at: at,
-            duration_seconds: 0.0,
-            metrics,
-            findings: Vec::new(),
+            ..ResultRecord::new(id, params, Status::Ok, metrics)
         };
         match machines.iter_mut().find(|m| m.host == host) {
             Some(m) => m.results.push(record),

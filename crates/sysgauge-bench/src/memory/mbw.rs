@@ -24,7 +24,7 @@
 use super::MEMCPY;
 use crate::util::metric;
 use chrono::{DateTime, Utc};
-use sysgauge_core::record::{family_of, Params, ResultRecord, Status};
+use sysgauge_core::record::{Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
 
 /// Why a text is not usable mbw output: the 1-based line and what is wrong.
@@ -179,16 +179,10 @@ fn record(
         .map_err(|e| err(last, format!("{}: {e}", c.method)))?;
     let workload_version = crate::registry::workload_version_of(&id);
     Ok(ResultRecord {
-        family: family_of(&id).to_string(),
-        bench_id: id,
         workload_version,
-        params,
         details: Params::new().with("source", "mbw"),
-        status: Status::Ok,
         started_at: at,
-        duration_seconds: 0.0,
-        metrics: vec![m],
-        findings: Vec::new(),
+        ..ResultRecord::new(&id, params, Status::Ok, vec![m])
     })
 }
 

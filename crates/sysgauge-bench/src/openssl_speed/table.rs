@@ -42,14 +42,7 @@ enum Section {
 
 /// Parse the human-readable output of `openssl speed`.
 pub fn parse_table(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
-    let mut report = SpeedReport {
-        version: None,
-        processes: 1,
-        symmetric: Vec::new(),
-        sign_verify: Vec::new(),
-        key_exchange: Vec::new(),
-        unsupported: Vec::new(),
-    };
+    let mut report = SpeedReport::empty();
     let mut section = Section::Preamble;
     let mut last_line = 0;
     for (i, raw) in text.lines().enumerate() {
@@ -319,7 +312,7 @@ fn exchange_row(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{bench_id_for, parse, to_results};
+    use super::super::{bench_id_for, parse, signers, to_results};
     use super::*;
 
     macro_rules! fixture {
@@ -359,13 +352,8 @@ mod tests {
         assert!(close(md5.bytes_per_second[5], 628_121_600.0));
         // A name longer than openssl's 13-character column still reads.
         assert!(close(r.symmetric[9].bytes_per_second[0], 131_007_170.0));
-        let sign: Vec<(&str, Option<u32>)> = r
-            .sign_verify
-            .iter()
-            .map(|s| (s.algorithm.as_str(), s.bits))
-            .collect();
         assert_eq!(
-            sign,
+            signers(&r),
             [
                 ("rsa1024", Some(1024)),
                 ("rsa2048", Some(2048)),

@@ -2,7 +2,7 @@
 //! intervals, and properties.
 
 use super::*;
-use crate::testutil::{result, run_with, throughput};
+use crate::testutil::{result, run_with, throughput, throughput_at};
 use proptest::prelude::*;
 use sysgauge_core::{Better, Unit};
 
@@ -124,24 +124,14 @@ fn errors() {
 #[test]
 fn missing_cases_are_listed() {
     let mut ms = three_hosts();
-    ms[0].run.results.push(result(
-        "beta.md5",
-        16,
-        1,
-        "throughput",
-        Unit::MBps,
-        Better::Higher,
-        &[1.0],
-    ));
-    ms[1].run.results.push(result(
-        "beta.md5",
-        16,
-        1,
-        "throughput",
-        Unit::MBps,
-        Better::Higher,
-        &[2.0],
-    ));
+    ms[0]
+        .run
+        .results
+        .push(throughput_at("beta.md5", 16, &[1.0]));
+    ms[1]
+        .run
+        .results
+        .push(throughput_at("beta.md5", 16, &[2.0]));
     ms[2].run.results.push(result(
         "alpha.sort",
         0,

@@ -551,3 +551,14 @@ fn host_fact_columns_are_checked() {
         "{unknown}"
     );
 }
+
+#[test]
+fn sniffing_nbench() {
+    for opening in [
+        "BYTEmark* Native Mode Benchmark ver. 2 (10/95)\n",
+        "TEST                : Iterations/sec.  : Old Index   : New Index\n",
+        "NUMERIC SORT        :          1000.5  :      25.66  :       8.43\n",
+    ] {
+        assert_eq!(sniff(opening), Some(Format::Nbench), "{opening}");
+    }
+}

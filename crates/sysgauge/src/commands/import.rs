@@ -23,6 +23,7 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
         ImportFormatArg::Openssl => Some(Format::OpensslSpeed),
         ImportFormatArg::Mbw => Some(Format::Mbw),
         ImportFormatArg::Bonnie => Some(Format::Bonnie),
+        ImportFormatArg::Nbench => Some(Format::Nbench),
     };
     if let Some(h) = &args.host {
         if h.trim().is_empty() {
