@@ -143,7 +143,8 @@ pub struct MachineArgs {
     #[arg(long, value_name = "RUN|HOST")]
     pub reference: Option<String>,
 
-    /// Only these families (comma-separated).
+    /// Only these families (comma-separated): sysgauge's, or an imported
+    /// tool's (`openssl`, `mbw`, `bonnie`, `nbench`, a CSV's own).
     #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
     pub family: Vec<String>,
 
