@@ -25,9 +25,10 @@
 //! tests/fixtures/ssh): unreachable, host key mismatch, authentication,
 //! no algorithm in common ("Their offer: …"), unknown algorithm.
 
+use rustix::process::{kill_process_group, Pid, Signal};
 use std::ffi::OsString;
 use std::io::{ErrorKind, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -387,17 +388,9 @@ pub struct SshCommand {
     pub target: String,
 }
 
-fn set_nonblocking(fd: &impl AsRawFd) -> std::io::Result<()> {
-    let fd = fd.as_raw_fd();
-    // SAFETY: fcntl on a file descriptor we own, with valid flag arguments.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: as above.
-    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+fn set_nonblocking(fd: &impl AsFd) -> std::io::Result<()> {
+    let flags = rustix::fs::fcntl_getfl(fd)?;
+    rustix::fs::fcntl_setfl(fd, flags | rustix::fs::OFlags::NONBLOCK)?;
     Ok(())
 }
 
@@ -449,11 +442,10 @@ impl ChildGuard {
     }
 
     /// Send `sig` to the child's whole process group (its session).
-    pub fn signal_group(&self, sig: libc::c_int) {
-        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
-            // SAFETY: kill with a negative pid signals the process group the
-            // child leads (it called setsid); no memory is involved.
-            unsafe { libc::kill(-pid, sig) };
+    pub fn signal_group(&self, sig: Signal) {
+        // The child leads its own process group (it called setsid).
+        if let Some(pid) = i32::try_from(self.child.id()).ok().and_then(Pid::from_raw) {
+            let _ = kill_process_group(pid, sig);
         }
     }
 
@@ -474,7 +466,7 @@ impl ChildGuard {
                 return Ok(s);
             }
             if start.elapsed() >= limit {
-                self.signal_group(libc::SIGKILL);
+                self.signal_group(Signal::KILL);
                 let s = self.child.wait()?;
                 self.reaped = true;
                 return Ok(s);
@@ -487,7 +479,7 @@ impl ChildGuard {
 impl Drop for ChildGuard {
     fn drop(&mut self) {
         if !self.reaped {
-            self.signal_group(libc::SIGKILL);
+            self.signal_group(Signal::KILL);
             let _ = self.child.kill();
             let _ = self.child.wait();
         }

@@ -39,6 +39,7 @@
 
 use super::algorithms::ClientAlgorithms;
 use super::client::ChildGuard;
+use rustix::process::{kill_process, Pid, Signal};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -84,8 +85,7 @@ fn check_private(dir: &Path) -> Result<(), ServerError> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(dir)
         .map_err(|e| setup(format!("cannot inspect {}", dir.display()), e))?;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = rustix::process::geteuid().as_raw();
     if !m.is_dir() || m.uid() != uid || m.mode() & 0o077 != 0 {
         return Err(setup(
             format!("refusing to run the private sshd from {}", dir.display()),
@@ -508,9 +508,8 @@ impl LocalServer {
         };
         let pid = child.id();
         let descendants = descendants_of(pid);
-        if let Ok(p) = libc::pid_t::try_from(pid) {
-            // SAFETY: signalling our own child by pid; no memory involved.
-            unsafe { libc::kill(p, libc::SIGTERM) };
+        if let Some(p) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+            let _ = kill_process(p, Signal::TERM);
         }
         let _ = child.wait_bounded(STOP_TIMEOUT);
         drop(child);
@@ -562,10 +561,10 @@ fn kill_all(procs: &[(i32, u64)]) {
             .collect()
     };
     let mut left = alive(procs);
-    for sig in [libc::SIGTERM, libc::SIGKILL] {
-        for (p, _) in &left {
-            // SAFETY: signalling a process we checked is the one we found.
-            unsafe { libc::kill(*p, sig) };
+    for sig in [Signal::TERM, Signal::KILL] {
+        // Each is a process we checked is the one we found.
+        for p in left.iter().filter_map(|(p, _)| Pid::from_raw(*p)) {
+            let _ = kill_process(p, sig);
         }
         let start = Instant::now();
         while !left.is_empty() && start.elapsed() < Duration::from_secs(2) {

@@ -14,6 +14,7 @@
 //! times a second, which costs nothing measurable; the waiting thread wakes
 //! the moment the child exits, so the timing is not quantised by polling.
 
+use rustix::process::{kill_process, waitpid, Pid, Signal, WaitOptions};
 use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -123,11 +124,11 @@ pub fn with_launcher<R>(cancel: &CancelToken, f: impl FnOnce(&Launcher<'_>) -> R
                     continue;
                 }
                 if let Ok(guard) = watched.lock() {
-                    if let Some(pid) = *guard {
-                        // SAFETY: `pid` is our unreaped child (the waiter
-                        // clears it under this lock before reaping), so it
-                        // names no other process.
-                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                    // `pid` is our unreaped child (the waiter clears it
+                    // under this lock before reaping), so it names no other
+                    // process.
+                    if let Some(pid) = guard.and_then(Pid::from_raw) {
+                        let _ = kill_process(pid, Signal::KILL);
                     }
                 }
             }
@@ -248,15 +249,12 @@ impl Drop for Reaper<'_> {
         if let Ok(mut g) = self.current.lock() {
             *g = None;
         }
-        // SAFETY: the child is ours and not yet reaped, so `pid` still
-        // names it; waitpid with a null status pointer is allowed.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-            while libc::waitpid(self.pid, std::ptr::null_mut(), 0) < 0
-                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-            {
-            }
-        }
+        // The child is ours and not yet reaped, so `pid` still names it.
+        let Some(pid) = Pid::from_raw(self.pid) else {
+            return;
+        };
+        let _ = kill_process(pid, Signal::KILL);
+        while let Err(rustix::io::Errno::INTR) = waitpid(Some(pid), WaitOptions::empty()) {}
     }
 }
 
