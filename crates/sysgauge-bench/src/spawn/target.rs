@@ -147,27 +147,15 @@ pub fn count_runs(
     count: u32,
 ) -> Result<u64, BenchError> {
     if method == Method::ForkExit {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(BenchError::io(
-                "cannot create a pipe",
-                std::io::Error::last_os_error(),
-            ));
-        }
-        // SAFETY: both fds were just created by pipe2 and are owned here
-        // (closed exactly once, by these File values).
-        let (mut reader, writer) = unsafe {
-            use std::os::fd::FromRawFd;
-            (
-                std::fs::File::from_raw_fd(fds[0]),
-                std::fs::File::from_raw_fd(fds[1]),
-            )
-        };
+        // Both ends close-on-exec; the plan hands the writing end to the
+        // child explicitly.
+        let (mut reader, writer) =
+            std::io::pipe().map_err(|e| BenchError::io("cannot create a pipe", e))?;
         let result = (|| {
+            use std::os::fd::AsRawFd;
             let mut plan = ExecPlan::new(program, &[])
                 .map_err(BenchError::failed)?
-                .with_marker_fd(fds[1]);
+                .with_marker_fd(writer.as_raw_fd());
             for _ in 0..count {
                 plan.spawn(method)
                     .map_err(|e| BenchError::failed(format!("{}: {e}", method.name())))?;

@@ -20,7 +20,7 @@
 use super::Prepared;
 use std::ffi::CString;
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 
 /// How the libraries were counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,18 +231,8 @@ fn maps_at_exit(cmd: &Prepared) -> Result<Vec<String>, String> {
 }
 
 fn loader_trace(cmd: &Prepared) -> Result<Vec<String>, String> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: both fds were just created and are owned by these Files.
-    let (mut reader, writer) = unsafe {
-        (
-            std::fs::File::from_raw_fd(fds[0]),
-            std::fs::File::from_raw_fd(fds[1]),
-        )
-    };
+    // Both ends close-on-exec; the child gets the writing end by dup2.
+    let (mut reader, writer) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
     let null_in = devnull(false)?;
     let null_out = devnull(true)?;
     let mut env: Vec<CString> = cmd.env.clone();
