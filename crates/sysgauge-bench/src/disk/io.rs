@@ -70,9 +70,9 @@ impl AlignedBuf {
         // SAFETY: [ptr, ptr+size) is our fresh, page-aligned allocation;
         // madvise only changes how the kernel backs it. Failure (THP off)
         // leaves ordinary pages, which is fine.
-        unsafe {
-            libc::madvise(ptr.as_ptr().cast(), size, libc::MADV_HUGEPAGE);
-        }
+        let _ = unsafe {
+            rustix::mm::madvise(ptr.as_ptr().cast(), size, rustix::mm::Advice::LinuxHugepage)
+        };
         // SAFETY: ptr is valid for size bytes; zeroing initialises them
         // (and faults the pages in, after the advice).
         unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, size) };

@@ -9,6 +9,7 @@
 //! machines. Every page is written (not just read: a read maps the shared
 //! zero page) before any timing.
 
+use rustix::mm;
 use sysgauge_core::BenchError;
 
 /// Memory kept free beside the ballast, so the sweep never pushes the
@@ -18,7 +19,7 @@ pub const HEADROOM_MIB: u64 = 256;
 /// Touched anonymous memory of a given size, unmapped on drop.
 #[derive(Debug)]
 pub struct Ballast {
-    ptr: *mut libc::c_void,
+    ptr: *mut std::ffi::c_void,
     len: usize,
     mib: u64,
 }
@@ -57,28 +58,24 @@ impl Ballast {
         // SAFETY: an anonymous private mapping at an address the kernel
         // chooses; no existing memory is affected.
         let ptr = unsafe {
-            libc::mmap(
+            mm::mmap_anonymous(
                 std::ptr::null_mut(),
                 len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
+                mm::ProtFlags::READ | mm::ProtFlags::WRITE,
+                mm::MapFlags::PRIVATE,
             )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(BenchError::skip(
-                format!("cannot map {mib} MiB: {}", std::io::Error::last_os_error()),
-                "free memory, or choose smaller sizes with --parent-size",
-            ));
         }
+        .map_err(|e| {
+            BenchError::skip(
+                format!("cannot map {mib} MiB: {e}"),
+                "free memory, or choose smaller sizes with --parent-size",
+            )
+        })?;
         let ballast = Ballast { ptr, len, mib };
         // SAFETY: [ptr, ptr+len) is the mapping just created. MADV_NOHUGEPAGE
         // only changes how it is backed; failure (a kernel without THP) is
         // harmless and ignored.
-        unsafe {
-            libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE);
-        }
+        let _ = unsafe { mm::madvise(ptr, len, mm::Advice::LinuxNoHugepage) };
         let page = Some(rustix::param::page_size())
             .filter(|&p| p > 0)
             .unwrap_or(4096);
@@ -101,9 +98,7 @@ impl Ballast {
 impl Drop for Ballast {
     fn drop(&mut self) {
         // SAFETY: unmapping exactly the mapping this value owns, once.
-        unsafe {
-            libc::munmap(self.ptr, self.len);
-        }
+        let _ = unsafe { mm::munmap(self.ptr, self.len) };
     }
 }
 
