@@ -1,25 +1,14 @@
-//! Fuzz target: `sysgauge import` of a JSON run record (or an array of them). Any text either imports
-//! or is an error; the sniffer never panics either.
+//! Fuzz target: `sysgauge import` of a JSON run record (or an array of
+//! them). Any text either imports or is an error; the sniffer never panics
+//! either.
 
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use sysgauge_compare::{parse_json, sniff, ImportContext};
+#[path = "import_common.rs"]
+mod import_common;
 
-fn known(id: &str) -> Option<u32> {
-    (id == "hash.sha256").then_some(3)
-}
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    let _ = sniff(text);
-    let ctx = ImportContext {
-        source_name: "fuzz.json",
-        at: chrono::Utc::now(),
-        tool_version: "0.1.0",
-        workload_version: &known,
-    };
-    let _ = parse_json(text, &ctx);
+    import_common::feed(data, "fuzz.json", sysgauge_compare::parse_json);
 });
