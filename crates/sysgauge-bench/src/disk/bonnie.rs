@@ -213,11 +213,12 @@ fn size_bytes(s: &str, n: usize) -> Result<(u64, Option<u64>), BonnieError> {
 /// directories) → params.
 fn file_params(spec: &str, n: usize) -> Result<Params, BonnieError> {
     let mut parts = spec.split([':', '/']);
-    let count: u64 = parts
+    let files: u64 = parts
         .next()
-        .and_then(|c| c.trim().parse().ok())
+        .and_then(|c| c.trim().parse::<u64>().ok())
+        .and_then(|c| c.checked_mul(1024))
         .ok_or_else(|| err(n, format!("'{spec}' is not a Bonnie++ file count")))?;
-    let mut p = Params::new().with("files", count * 1024);
+    let mut p = Params::new().with("files", files);
     for (name, v) in ["max_size", "min_size", "dirs"].into_iter().zip(parts) {
         if !v.trim().is_empty() {
             let v: u64 = v
@@ -677,6 +678,13 @@ oldbox           2G           42000  12 21000   5           52000   5 160.5   0
         let bad = "oldbox,2G,fast,90,40000,11,20000,4,600,95,50000,4,150.5,0,16,3000,12,+++++,+++,+++++,+++,3100,11,+++++,+++,9000,28\n";
         let e = parse_bonnie(bad, Utc::now()).unwrap_err();
         assert!(e.message.contains("'fast'"), "{e}");
+        // Found by fuzzing: a file count whose ×1024 overflows.
+        let files = parse_bonnie(
+            "                    -Create--\n              files  /sec %CP\n 20000000000000000000  100  10\n",
+            Utc::now(),
+        )
+        .unwrap_err();
+        assert!(files.message.contains("file count"), "{files}");
         let size = "oldbox,0G,500,90,40000,11,20000,4,600,95,50000,4,150.5,0,16,3000,12,+++++,+++,+++++,+++,3100,11,+++++,+++,9000,28\n";
         assert!(parse_bonnie(size, Utc::now())
             .unwrap_err()
