@@ -156,13 +156,17 @@ fn parse_hex_or_dec(value: &str) -> Option<u32> {
 }
 
 /// Parses a kernel CPU list (`0-3,8-11`, `0`, empty) into sorted, distinct
-/// CPU numbers. `None` when malformed or absurdly large.
+/// CPU numbers. `None` when malformed or when it names more than
+/// `MAX_CPU_LIST_LEN` CPUs (repeats count).
 pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
     let text = text.trim();
     let mut cpus = BTreeSet::new();
     if text.is_empty() {
         return Some(Vec::new());
     }
+    // Counts every CPU named, repeats included: bounding only the distinct
+    // ones let "0-30000," repeated over 4 KB cost 15 million set inserts.
+    let mut named = 0usize;
     for part in text.split(',') {
         let part = part.trim();
         let (lo, hi) = match part.split_once('-') {
@@ -179,7 +183,8 @@ pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
             return None;
         }
         let span = usize::try_from(hi - lo).ok()?;
-        if span >= MAX_CPU_LIST_LEN || cpus.len() + span >= MAX_CPU_LIST_LEN {
+        named = named.saturating_add(span).saturating_add(1);
+        if named > MAX_CPU_LIST_LEN {
             return None;
         }
         cpus.extend(lo..=hi);
@@ -786,6 +791,20 @@ mod tests {
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("a"), None);
         assert_eq!(parse_cpu_list("0-4294967295"), None);
+        assert_eq!(parse_cpu_list("0-65535").map(|v| v.len()), Some(65_536));
+        assert_eq!(parse_cpu_list("0-65536"), None);
+    }
+
+    #[test]
+    fn cpu_list_overlapping_ranges_count_against_the_bound() {
+        // From profiling the host_proc_sys fuzz target: the old bound counted
+        // distinct CPUs only, so each repeat re-inserted 30,001 of them.
+        assert_eq!(
+            parse_cpu_list("0-30000,0-30000").map(|v| v.len()),
+            Some(30_001)
+        );
+        assert_eq!(parse_cpu_list(&"0-30000,".repeat(511)), None);
+        assert_eq!(parse_cpu_list("0-30000,0-30000,0-30000"), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! Names are OpenSSH's own, verbatim (`aes128-gcm@openssh.com`); they are
 //! compared exactly, as ssh does.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -69,10 +70,12 @@ pub fn is_aead(cipher: &str) -> bool {
 
 /// The lines of an `ssh -Q` answer (one name per line).
 pub fn parse_query(text: &str) -> Vec<String> {
+    // A set for the repeats: scanning `v` for each line was quadratic.
+    let mut seen: HashSet<&str> = HashSet::new();
     let mut v: Vec<String> = Vec::new();
     for line in text.lines() {
         let name = line.trim();
-        if !name.is_empty() && !name.contains(char::is_whitespace) && !v.iter().any(|x| x == name) {
+        if !name.is_empty() && !name.contains(char::is_whitespace) && seen.insert(name) {
             v.push(name.to_string());
         }
     }
@@ -368,6 +371,15 @@ mod tests {
         assert_eq!(parse_query(MACS_9_2).len(), 16);
         assert_eq!(parse_query(KEX_9_2).len(), 14);
         assert_eq!(parse_query("a\n\n a \nb c\nb\n"), ["a", "b"]);
+    }
+
+    #[test]
+    fn query_keeps_first_occurrences_in_order() {
+        let names: Vec<String> = (0..2000).map(|i| format!("n{}", i % 1500)).collect();
+        let parsed = parse_query(&names.join("\n"));
+        assert_eq!(parsed.len(), 1500);
+        assert_eq!(parsed[..3], ["n0", "n1", "n2"]);
+        assert_eq!(parsed[1499], "n1499");
     }
 
     #[test]
