@@ -32,11 +32,10 @@
 mod table;
 pub use table::parse_table;
 
-use crate::util::mb_per_s;
+use crate::util::{line_error as err, mb_per_s, LineError};
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Metric, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
-use thiserror::Error;
 
 /// What one `openssl speed -mr` output holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,22 +107,8 @@ pub struct UnsupportedLine {
     pub text: String,
 }
 
-/// Why a text is not usable `openssl speed -mr` output.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("line {line}: {message}")]
-pub struct OpensslSpeedError {
-    /// 1-based line number of the offending line (the last line for
-    /// problems found at the end, such as missing results).
-    pub line: usize,
-    pub message: String,
-}
-
-fn err(line: usize, message: impl Into<String>) -> OpensslSpeedError {
-    OpensslSpeedError {
-        line,
-        message: message.into(),
-    }
-}
+/// Why a text is not usable `openssl speed` output.
+pub type OpensslSpeedError = LineError;
 
 /// A curve in openssl's table: command-line suffix, the bit count
 /// `speed` prints for it, and whether it is a binary curve (left out of a

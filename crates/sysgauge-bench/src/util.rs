@@ -5,6 +5,23 @@
 use std::sync::{Mutex, MutexGuard};
 use sysgauge_core::{BenchError, Better, Metric, Params, Profile, RunCtx, Unit};
 
+/// Why a text is not usable output of another tool (openssl, mbw,
+/// Bonnie++, nbench): the 1-based line (the last one for what is missing
+/// at the end), and what is wrong there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct LineError {
+    pub line: usize,
+    pub message: String,
+}
+
+pub fn line_error(line: usize, message: impl Into<String>) -> LineError {
+    LineError {
+        line,
+        message: message.into(),
+    }
+}
+
 /// A metric from samples, or a failed case if the samples are unusable
 /// (empty or not finite: the measurement itself went wrong).
 pub fn metric(

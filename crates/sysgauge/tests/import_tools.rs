@@ -33,6 +33,12 @@ fn first_run_shown(sb: &Sandbox) -> String {
     stdout_of(&out)
 }
 
+fn every_cell_has_a_ratio(row: &sysgauge_compare::CaseRow) -> bool {
+    row.cells
+        .iter()
+        .all(|x| x.as_ref().and_then(|c| c.ratio).is_some())
+}
+
 fn compare_json(sb: &Sandbox, reference: &str) -> Comparison {
     let out = sb
         .cmd()
@@ -135,12 +141,7 @@ fn a_real_mbw_run_compares_with_sysgauge_mem_memcpy() {
         .find(|r| r.bench_id == "mem.memcpy")
         .unwrap_or_else(|| panic!("no mem.memcpy row: {c:?}"));
     assert_eq!(row.params.get_u64("size"), Some(8 << 20));
-    assert!(
-        row.cells
-            .iter()
-            .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
-        "{row:?}"
-    );
+    assert!(every_cell_has_a_ratio(row), "{row:?}");
 }
 
 #[test]
@@ -216,12 +217,7 @@ fn two_real_bonnie_runs_compare() {
     assert!(!both.is_empty(), "no case on both: {c:?}");
     for r in both {
         assert!(r.bench_id.starts_with("bonnie."), "{}", r.bench_id);
-        assert!(
-            r.cells
-                .iter()
-                .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
-            "{r:?}"
-        );
+        assert!(every_cell_has_a_ratio(r), "{r:?}");
     }
 }
 

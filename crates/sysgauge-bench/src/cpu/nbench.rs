@@ -19,25 +19,12 @@
 //! (Pentium 90 = 1); like `cpu.index-*` they are not counted again in an
 //! index over cases.
 
-use crate::util::metric;
+use crate::util::{line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
 
-/// Why a text is not usable nbench output.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {message}")]
-pub struct NbenchError {
-    pub line: usize,
-    pub message: String,
-}
-
-fn err(line: usize, message: impl Into<String>) -> NbenchError {
-    NbenchError {
-        line,
-        message: message.into(),
-    }
-}
+pub type NbenchError = LineError;
 
 /// nbench's test names, in its order.
 const TESTS: [&str; 10] = [

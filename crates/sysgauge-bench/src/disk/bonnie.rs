@@ -29,26 +29,13 @@
 //! I/O cells, `files,max,min,dirs,file_chunk,` the file cells and twelve
 //! latencies.
 
-use crate::util::metric;
+use crate::util::{line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 use sysgauge_core::record::{Metric, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
 
-/// Why a text is not usable Bonnie++ output.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {message}")]
-pub struct BonnieError {
-    pub line: usize,
-    pub message: String,
-}
-
-fn err(line: usize, message: impl Into<String>) -> BonnieError {
-    BonnieError {
-        line,
-        message: message.into(),
-    }
-}
+pub type BonnieError = LineError;
 
 /// The I/O tests, in Bonnie++'s column order.
 const IO_TESTS: [&str; 6] = [

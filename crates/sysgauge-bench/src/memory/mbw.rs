@@ -22,25 +22,12 @@
 //! is the one sample.
 
 use super::MEMCPY;
-use crate::util::metric;
+use crate::util::{line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
 
-/// Why a text is not usable mbw output: the 1-based line and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {message}")]
-pub struct MbwError {
-    pub line: usize,
-    pub message: String,
-}
-
-fn err(line: usize, message: impl Into<String>) -> MbwError {
-    MbwError {
-        line,
-        message: message.into(),
-    }
-}
+pub type MbwError = LineError;
 
 /// One mbw result line.
 struct Line<'a> {
