@@ -53,6 +53,7 @@ esac
 max_len_of() {
   case $1 in
     host_proc_sys | ssh_output) echo 1024 ;;
+    import_tools) echo 2048 ;;
     *) echo 0 ;;
   esac
 }
