@@ -63,13 +63,27 @@ pub fn mb_per_s(bytes_per_second: f64) -> f64 {
 
 pub use sysgauge_kernels::bytes::{fill_pattern, hex};
 
-/// The case's `threads` parameter; a case without one runs on one thread.
-pub fn threads_param(params: &Params) -> usize {
-    params
-        .get_u64("threads")
-        .and_then(|t| usize::try_from(t).ok())
-        .unwrap_or(1)
-        .max(1)
+/// The case's `threads` parameter, `all` being the run's `cpus`; a case
+/// without one runs on one thread.
+pub fn threads_param(params: &Params, cpus: usize) -> usize {
+    params.get_count("threads", cpus).unwrap_or(1).max(1)
+}
+
+/// A planned count (`threads`, `spawners`): a number the user chose, or
+/// every CPU of the machine, which the case's identity names as `all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Count {
+    N(usize),
+    AllCpus,
+}
+
+impl From<Count> for sysgauge_core::ParamValue {
+    fn from(c: Count) -> Self {
+        match c {
+            Count::N(n) => n.into(),
+            Count::AllCpus => sysgauge_core::ALL_CPUS.into(),
+        }
+    }
 }
 
 /// The case's `block_size` parameter as a buffer length (hash and crypto

@@ -196,6 +196,11 @@ impl RunCtx {
         self.details.insert(key, value);
     }
 
+    /// Whether this case has noted the detail `key` already.
+    pub fn has_detail(&self, key: &str) -> bool {
+        self.details.get(key).is_some()
+    }
+
     /// The scratch directory of this family's session, created on first use
     /// and removed when the session ends (or on Ctrl-C).
     pub fn scratch_dir(&mut self) -> Result<PathBuf, BenchError> {

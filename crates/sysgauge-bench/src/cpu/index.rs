@@ -18,7 +18,7 @@
 use super::kernels::{Group, KernelId, WORKLOAD_VERSION};
 use super::{CpuOptions, SingleThreadRates, SINGLE_RATES};
 use crate::baseline::Baseline;
-use crate::util::metric;
+use crate::util::{metric, Count};
 use std::sync::Arc;
 use sysgauge_core::record::{RunRecord, Status};
 use sysgauge_core::{
@@ -127,7 +127,7 @@ impl Benchmark for IndexBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.thread_counts(plan).contains(&1) {
+        if self.options.thread_counts(plan).contains(&Count::N(1)) {
             vec![Params::new().with("threads", 1u64)]
         } else {
             Vec::new()

@@ -29,7 +29,7 @@ use super::{
     cache_findings, ensure_memory, huge_page_findings, huge_param, opaque, resolve_size, with_pool,
     MemOptions, Pool, Scope,
 };
-use crate::util::metric;
+use crate::util::{metric, Count};
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use sysgauge_core::{
@@ -374,34 +374,28 @@ impl Benchmark for StreamBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        let all = plan.threads.max(1);
-        let threads: Vec<usize> = match (self.options.scope, &self.options.threads) {
+        let threads: Vec<Count> = match (self.options.scope, &self.options.threads) {
             (Scope::Slice, _) if self.kernel != Kernel::Triad => return Vec::new(),
-            (Scope::Slice, _) => vec![all],
-            (Scope::Full, Some(t)) => t.iter().map(|&t| t.max(1)).collect(),
-            (Scope::Full, None) if all > 1 => vec![1, all],
-            (Scope::Full, None) => vec![1],
+            (Scope::Slice, _) => vec![Count::AllCpus],
+            (Scope::Full, Some(t)) => t.iter().map(|&t| Count::N(t.max(1))).collect(),
+            (Scope::Full, None) => vec![Count::N(1), Count::AllCpus],
         };
         threads
             .into_iter()
             .map(|t| {
-                let mut p = Params::new()
+                Params::new()
                     .with("threads", t)
-                    .with("huge_pages", self.options.huge_pages);
-                if let Some(size) = self.options.size {
-                    p.insert("size", size);
-                }
-                p
+                    .with("huge_pages", self.options.huge_pages)
+                    .with("size", self.options.array_size(plan.profile))
             })
             .collect()
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let size = resolve_size(ctx, params)?;
+        let size = resolve_size(ctx, params, &self.options)?;
         let size_us = usize::try_from(size).map_err(|_| BenchError::failed("size too large"))?;
         let threads = params
-            .get_u64("threads")
-            .and_then(|t| usize::try_from(t).ok())
+            .get_count("threads", ctx.threads())
             .filter(|&t| t > 0)
             .ok_or_else(|| BenchError::failed("missing threads"))?;
         if threads > size_us / 64 {
