@@ -177,6 +177,9 @@ fn a_machine_short_of_memory_runs_smaller_arrays_as_other_cases() {
     assert_eq!((mem.index, mem.unmatched), (None, 2), "{ix:?}");
     assert_eq!(ix.overall.unmatched, mem.unmatched, "{ix:?}");
     // At the quick profile it fits and compares.
-    let ix = index_against(&run_of(&small, Profile::Quick), &run_of(&server(), Profile::Quick));
+    let ix = index_against(
+        &run_of(&small, Profile::Quick),
+        &run_of(&server(), Profile::Quick),
+    );
     assert_eq!(ix.overall.unmatched, 0, "{ix:?}");
 }

@@ -33,8 +33,8 @@ pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use ctx::{CaseOutput, CtxSettings, RunCtx};
 pub use host::HostInfo;
 pub use record::{
-    family_of, is_valid_bench_id, ALL_CPUS, BuildInfo, Finding, Metric, ParamValue, Params, Profile,
-    ResultRecord, RunRecord, RunStatus, Severity, Status, SCHEMA_VERSION,
+    family_of, is_valid_bench_id, BuildInfo, Finding, Metric, ParamValue, Params, Profile,
+    ResultRecord, RunRecord, RunStatus, Severity, Status, ALL_CPUS, SCHEMA_VERSION, UNTRUSTED,
 };
 pub use runner::{Runner, RunnerConfig, Sink, SinkError, Sinks};
 pub use sampler::{Calibration, Phase, Rule, Sampled, Sampler, Stop};

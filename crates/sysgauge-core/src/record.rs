@@ -197,6 +197,12 @@ impl ResultRecord {
     pub fn is_ok(&self) -> bool {
         matches!(self.status, Status::Ok)
     }
+    /// Why this result cannot be trusted as a measure of the machine (a
+    /// write cache absorbed the writes, …): such a case is marked in
+    /// comparisons and left out of every index, with this reason shown.
+    pub fn untrusted(&self) -> Option<&str> {
+        self.details.get_str(UNTRUSTED)
+    }
     /// A count parameter (`threads`, `spawners`) as the case ran it: the
     /// number, or for [`ALL_CPUS`] the count the runner kept in the details.
     pub fn count_param(&self, key: &str) -> Option<u64> {
@@ -207,6 +213,9 @@ impl ResultRecord {
         }
     }
 }
+
+/// The detail that marks a result as untrustworthy, with the reason.
+pub const UNTRUSTED: &str = "untrusted";
 
 /// The value of a count parameter (`threads`, `spawners`) that means every
 /// logical CPU the run may use. A case's identity names the workload ("all

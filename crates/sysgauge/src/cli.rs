@@ -962,13 +962,13 @@ pub enum BaselineAction {
         #[arg(long)]
         json: bool,
     },
-    /// Write a baseline file from a stored standard-profile run (see docs/baseline.md).
+    /// Write a baseline file from stored runs of the quick and standard profiles (see docs/baseline.md).
     Make {
         #[command(flatten)]
         db: DbArg,
-        /// The reference run: run number, run-id prefix, or host name (its latest run).
-        #[arg(value_name = "RUN|HOST")]
-        run: String,
+        /// The reference runs, one per profile (quick, standard): run number or run-id prefix.
+        #[arg(value_name = "RUN", required = true, num_args = 1..)]
+        runs: Vec<String>,
         /// Description of the reference machine (CPU, cores, memory, VM or bare metal).
         #[arg(long, value_name = "TEXT")]
         machine: String,
@@ -978,7 +978,7 @@ pub enum BaselineAction {
         /// Write to FILE (e.g. crates/sysgauge-bench/baseline/reference.json) instead of stdout.
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
-        /// Accept a run that is not a complete, standard-profile, release-build run.
+        /// Accept runs that are not complete, release-build runs of the quick and standard profiles.
         #[arg(long)]
         force: bool,
     },

@@ -49,7 +49,7 @@ impl Reference {
     /// The reference machine's median single-thread rate of `kernel`, if
     /// recorded with today's workload version.
     pub fn rate(&self, kernel: KernelId) -> Option<f64> {
-        rate_in(&self.0.run, kernel)
+        self.0.runs.iter().find_map(|run| rate_in(run, kernel))
     }
 }
 
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn rates_only_from_single_thread_current_workload() {
         let r = embedded_reference().unwrap();
-        let mut run = r.0.run.clone();
+        let mut run = r.0.reference(sysgauge_core::Profile::Standard);
         for res in &mut run.results {
             if res.bench_id == KernelId::ALL[0].id() {
                 res.workload_version = WORKLOAD_VERSION + 1;

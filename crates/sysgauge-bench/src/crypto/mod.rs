@@ -175,8 +175,12 @@ impl<A: CryptoAlgorithm> Benchmark for AlgorithmBenchmark<A> {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        self.alg
-            .measure(ctx, params, threads_param(params, ctx.threads()), &self.options)
+        self.alg.measure(
+            ctx,
+            params,
+            threads_param(params, ctx.threads()),
+            &self.options,
+        )
     }
 }
 

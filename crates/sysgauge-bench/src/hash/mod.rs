@@ -17,8 +17,8 @@ pub mod digest;
 pub use sysgauge_kernels::{md5, sha512};
 
 use crate::util::{
-    block_size_param, fill_pattern, Count, mb_per_s, measure_rate_on_threads, threads_param,
-    throughput_mbps,
+    block_size_param, fill_pattern, mb_per_s, measure_rate_on_threads, threads_param,
+    throughput_mbps, Count,
 };
 pub use digest::Algorithm;
 use std::sync::Arc;

@@ -397,9 +397,9 @@ mod tests {
             assert_eq!(m[0].unit, Unit::MBps);
             assert_eq!(m[0].samples.len(), 3);
             assert!(m[0].value() > 0.0);
-            let out = c.take_case_output();
-            // Tiny profile: 1 MiB arrays, recorded as the case's size.
-            assert_eq!(out.params.get_u64("size"), Some(1 << 20));
+            c.take_case_output();
+            // Tiny profile: 1 MiB arrays, planned as the case's size.
+            assert_eq!(params[0].get_u64("size"), Some(1 << 20));
         }
         c.end_session();
     }

@@ -452,7 +452,11 @@ pub const MEMORY_LIMITED: &str = "memory-limited";
 /// unless `--size` was given), lowered to fit available memory when it was
 /// not the user's choice, in which case the case's params say so and a
 /// finding explains why it compares only with runs at that size.
-fn resolve_size(ctx: &mut RunCtx, params: &Params, options: &MemOptions) -> Result<u64, BenchError> {
+fn resolve_size(
+    ctx: &mut RunCtx,
+    params: &Params,
+    options: &MemOptions,
+) -> Result<u64, BenchError> {
     let planned = params
         .get_u64("size")
         .unwrap_or_else(|| canonical_array_size(ctx.profile()));
@@ -707,7 +711,10 @@ mod tests {
         assert_eq!(standard.last(), Some(&(1 << 30)));
         assert!(standard.contains(&(6 << 10)) && standard.contains(&(48 << 10)));
         assert!(standard.windows(2).all(|w| w[1] > w[0]));
-        assert_eq!(latency_working_sets(Profile::Tiny).last(), Some(&(256 << 10)));
+        assert_eq!(
+            latency_working_sets(Profile::Tiny).last(),
+            Some(&(256 << 10))
+        );
         assert_eq!(slice_working_set(Profile::Quick), 128 << 20);
         assert_eq!(slice_working_set(Profile::Tiny), 1 << 20);
     }

@@ -300,8 +300,7 @@ impl Benchmark for UdpPpsBenchmark {
         ctx.note_detail("lost", totals.lost.load(Ordering::Relaxed));
         ctx.note_detail("late", totals.late.load(Ordering::Relaxed));
         let m = metric("rate", Unit::PacketsPerSec, Better::Higher, samples)?;
-        let last_step =
-            sender_ladder(ctx.profile()).last().copied() == Some(senders);
+        let last_step = sender_ladder(ctx.profile()).last().copied() == Some(senders);
         let ladder: &mut Ladder = ctx.fixture(&ladder_key, |_| Ok(Ladder::default()))?;
         let finding = ladder.record(senders, m.value(), last_step);
         if let Some((at, _)) = ladder.saturated_at {
