@@ -500,7 +500,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
     let refused = make(&[]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(
-        stderr_of(&refused).contains("standard-profile"),
+        stderr_of(&refused).contains("quick, standard profiles"),
         "{}",
         stderr_of(&refused)
     );

@@ -375,6 +375,17 @@ impl Benchmark for ClockBenchmark {
         }
         if one.is_none() {
             ctx.note_detail("per_cpu_mhz", per_cpu.join(", "));
+            if self.phase == Phase::End {
+                let start = self.options.start_mhz.lock().ok().map(|m| {
+                    m.iter()
+                        .map(|(cpu, mhz)| format!("{cpu}: {mhz:.0}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                });
+                if let Some(start) = start.filter(|s| !s.is_empty()) {
+                    ctx.note_detail("start_per_cpu_mhz", start);
+                }
+            }
             if !unusable.is_empty() {
                 ctx.note_detail("unmeasured", unusable.join("; "));
             }
