@@ -64,6 +64,8 @@ pub struct CaseData {
     pub value: f64,
     /// Why the result is not a measure of the machine, if it is not.
     pub untrusted: Option<String>,
+    /// What disturbed the machine while the case ran, if anything did.
+    pub disturbed: Option<String>,
 }
 
 /// The cases of a run in the run's order: every metric of every result
@@ -100,6 +102,7 @@ impl CaseSet {
                     samples: m.samples.clone(),
                     value: m.value(),
                     untrusted: r.untrusted().map(str::to_string),
+                    disturbed: r.disturbed().map(str::to_string),
                 };
                 if set.data.insert(key.clone(), data).is_none() {
                     set.order.push(key);

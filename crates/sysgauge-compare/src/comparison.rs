@@ -106,6 +106,10 @@ pub struct Cell {
     /// False when the interval contains 1 (no significant difference);
     /// null without an interval.
     pub significant: Option<bool>,
+    /// Something disturbed the machine while the case ran (the result's
+    /// `disturbed` detail says what).
+    #[serde(default)]
+    pub disturbed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -239,6 +243,25 @@ struct Prepared {
     better: Better,
     /// Per machine: converted samples and value.
     values: Vec<Option<(Vec<f64>, f64)>>,
+    /// Per machine: whether the case was disturbed there.
+    disturbed: Vec<bool>,
+}
+
+/// Mark every disturbed result of `run` as not a measure of its machine,
+/// so comparisons exclude it and indexes leave it out, each with the
+/// reason (`--exclude-disturbed`). Returns how many it marked.
+pub fn leave_out_disturbed(run: &mut RunRecord) -> usize {
+    let mut n = 0;
+    for r in &mut run.results {
+        if let Some(why) = r.disturbed().map(str::to_string) {
+            if r.untrusted().is_none() {
+                r.details
+                    .insert(sysgauge_core::UNTRUSTED, format!("disturbed: {why}"));
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 /// Compare `machines` against `machines[reference]`, optionally only the
@@ -434,6 +457,7 @@ fn prepare(
     };
     let base = sets[anchor].get(key)?;
     let mut values: Vec<Option<(Vec<f64>, f64)>> = vec![None; sets.len()];
+    let mut disturbed = vec![false; sets.len()];
     let mut usable = 0;
     for &i in present {
         let Some(d) = sets[i].get(key) else { continue };
@@ -475,12 +499,14 @@ fn prepare(
         };
         let samples: Vec<f64> = d.samples.iter().map(|s| s * f).collect();
         values[i] = Some((samples, d.value * f));
+        disturbed[i] = d.disturbed.is_some();
         usable += 1;
     }
     (usable >= 2).then_some(Prepared {
         unit: base.unit.clone(),
         better: base.better,
         values,
+        disturbed,
     })
 }
 
@@ -509,6 +535,7 @@ fn build_row(
                 ratio: None,
                 ci: None,
                 significant: None,
+                disturbed: p.disturbed[i],
             };
             if let Some((ref_samples, ref_value)) = &reference_value {
                 cell.ratio = adjusted_ratio(*value, *ref_value, p.better);

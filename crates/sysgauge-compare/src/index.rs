@@ -35,6 +35,10 @@ pub struct IndexLine {
     /// result is not a measure of its machine: `case: reason`.
     #[serde(default)]
     pub left_out: Vec<String>,
+    /// Of the cases counted, those measured while either machine was
+    /// disturbed (other processes, steal, throttling, waits).
+    #[serde(default)]
+    pub disturbed: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,6 +57,7 @@ struct Tally {
     pairs: Vec<(Vec<f64>, Vec<f64>)>,
     unmatched: usize,
     left_out: Vec<String>,
+    disturbed: usize,
 }
 
 impl Tally {
@@ -72,6 +77,7 @@ impl Tally {
             cases: self.ratios.len(),
             unmatched: self.unmatched,
             left_out: self.left_out.clone(),
+            disturbed: self.disturbed,
             family,
         }
     }
@@ -81,6 +87,7 @@ impl Tally {
         self.pairs.extend_from_slice(&other.pairs);
         self.unmatched += other.unmatched;
         self.left_out.extend_from_slice(&other.left_out);
+        self.disturbed += other.disturbed;
     }
 }
 
@@ -139,6 +146,9 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
                 if let Some(why) = a.untrusted.as_ref().or(b.untrusted.as_ref()) {
                     t.left_out.push(format!("{}: {why}", key.label()));
                     continue;
+                }
+                if a.disturbed.is_some() || b.disturbed.is_some() {
+                    t.disturbed += 1;
                 }
                 let (ua, ub) = (usable(a, f), usable(b, 1.0));
                 let (x, y) = oriented(&ua, &ub, a.better);

@@ -30,8 +30,9 @@ pub mod testutil;
 
 pub use case::{adjusted_ratio, conversion_factor, CaseData, CaseKey, CaseSet};
 pub use comparison::{
-    compare, CaseRow, Cell, CompareError, Comparison, Excluded, FactRow, GroupSummary, Interval,
-    Machine, MachineInfo, MeanCell, MissingCase, COMPARE_SCHEMA_VERSION, OVERALL,
+    compare, leave_out_disturbed, CaseRow, Cell, CompareError, Comparison, Excluded, FactRow,
+    GroupSummary, Interval, Machine, MachineInfo, MeanCell, MissingCase, COMPARE_SCHEMA_VERSION,
+    OVERALL,
 };
 pub use facts::{differing_facts, host_facts};
 pub use import::{parse_csv, parse_json, sniff, synthetic_run, Format, ImportContext, ImportError};

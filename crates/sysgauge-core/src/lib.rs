@@ -18,6 +18,7 @@ pub mod cancel;
 pub mod clock;
 pub mod ctx;
 pub mod host;
+pub mod monitor;
 pub mod record;
 pub mod runner;
 pub mod sampler;
@@ -32,6 +33,7 @@ pub use cancel::CancelToken;
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use ctx::{CaseOutput, CtxSettings, RunCtx};
 pub use host::HostInfo;
+pub use monitor::{CaseMonitor, CaseWatch, Observed, DISTURBED};
 pub use record::{
     family_of, is_valid_bench_id, BuildInfo, Finding, Metric, ParamValue, Params, Profile,
     ResultRecord, RunRecord, RunStatus, Severity, Status, ALL_CPUS, SCHEMA_VERSION, UNTRUSTED,

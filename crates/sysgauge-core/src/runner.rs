@@ -10,6 +10,7 @@ use crate::bench::{BenchError, Benchmark, Plan, Requirement};
 use crate::cancel::CancelToken;
 use crate::clock::Clock;
 use crate::ctx::{CtxSettings, RunCtx};
+use crate::monitor::{CaseMonitor, DISTURBED};
 use crate::record::{
     family_of, Finding, ParamValue, Params, ResultRecord, RunRecord, RunStatus, Severity, Status,
     ALL_CPUS,
@@ -90,6 +91,7 @@ pub struct Runner<'a> {
     config: RunnerConfig,
     clock: Arc<dyn Clock>,
     cancel: CancelToken,
+    monitor: Option<Arc<dyn CaseMonitor>>,
 }
 
 /// One planned case.
@@ -110,7 +112,14 @@ impl<'a> Runner<'a> {
             config,
             clock,
             cancel,
+            monitor: None,
         }
+    }
+
+    /// Watch every case with `monitor` (what the rest of the machine did).
+    pub fn with_monitor(mut self, monitor: Arc<dyn CaseMonitor>) -> Runner<'a> {
+        self.monitor = Some(monitor);
+        self
     }
 
     /// Number of cases the run will attempt.
@@ -180,10 +189,12 @@ impl<'a> Runner<'a> {
                     .or_insert_with(|| check_requirements(&case.bench.requirements()))
                     .clone();
                 ctx.begin_case(case_budget);
+                let watch = self.monitor.as_ref().map(|m| m.watch(family));
                 let outcome = match req {
                     Err((reason, hint)) => Err(BenchError::Skip { reason, hint }),
                     Ok(()) => run_guarded(case.bench, &mut ctx, &case.params),
                 };
+                let seen = watch.map(|w| w.finish(&case_label(&id, &case.params)));
                 let output = ctx.take_case_output();
                 let mut findings = output.findings;
                 let mut params = case.params.clone();
@@ -220,6 +231,13 @@ impl<'a> Runner<'a> {
                     }
                 }
                 let mut details = output.details;
+                if let (Some(seen), Status::Ok) = (seen, &status) {
+                    details.extend(&seen.details);
+                    findings.extend(seen.findings);
+                    if !seen.disturbed.is_empty() {
+                        details.insert(DISTURBED, seen.disturbed.join("; "));
+                    }
+                }
                 for (key, value) in &case.params.0 {
                     if matches!(value, ParamValue::Text(t) if t == ALL_CPUS) {
                         details.insert(key, ctx.threads());
@@ -286,12 +304,17 @@ fn run_guarded(
     }
 }
 
-fn noisy_finding(id: &str, params: &Params, m: &crate::record::Metric, threshold: f64) -> Finding {
-    let case = if params.is_empty() {
+/// `id (params)`, or the id alone: how findings name a case.
+fn case_label(id: &str, params: &Params) -> String {
+    if params.is_empty() {
         id.to_string()
     } else {
         format!("{id} ({params})")
-    };
+    }
+}
+
+fn noisy_finding(id: &str, params: &Params, m: &crate::record::Metric, threshold: f64) -> Finding {
+    let case = case_label(id, params);
     Finding::new(
         NOISY,
         Severity::Warning,

@@ -36,6 +36,7 @@ mod os;
 pub mod procs;
 mod sysroot;
 mod table;
+pub mod telemetry;
 mod virt;
 mod writeback;
 

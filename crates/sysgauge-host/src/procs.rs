@@ -34,6 +34,11 @@ pub struct ProcStat {
     pub utime: u64,
     /// See `utime`.
     pub stime: u64,
+    /// Ticks of waited-for children, user and kernel mode (a process's own
+    /// total is all four).
+    pub cutime: u64,
+    /// See `cutime`.
+    pub cstime: u64,
     /// Number of threads.
     pub threads: i64,
     /// Start time after boot, in clock ticks (identifies the process
@@ -104,6 +109,9 @@ pub fn parse_stat(text: &str) -> Result<ProcStat, StatError> {
         ppid: i32::try_from(int(4)?).unwrap_or(-1),
         utime: num(14)?,
         stime: num(15)?,
+        // Signed in proc(5), never negative in practice.
+        cutime: u64::try_from(int(16)?).unwrap_or(0),
+        cstime: u64::try_from(int(17)?).unwrap_or(0),
         threads: int(20)?,
         starttime: num(22)?,
     })
@@ -430,6 +438,8 @@ mod tests {
             ppid: 1,
             utime: u,
             stime: s,
+            cutime: 0,
+            cstime: 0,
             threads: 1,
             starttime: start,
         }

@@ -66,7 +66,13 @@ pub fn ratio_cell(ratio: Option<f64>, ci: Option<&Interval>, significant: Option
 
 fn cell_ratio(c: &Option<Cell>) -> String {
     match c {
-        Some(c) => ratio_cell(c.ratio, c.ci.as_ref(), c.significant),
+        Some(c) => {
+            let mut s = ratio_cell(c.ratio, c.ci.as_ref(), c.significant);
+            if c.disturbed {
+                s.push_str(" !");
+            }
+            s
+        }
         None => "-".to_string(),
     }
 }
@@ -286,6 +292,15 @@ fn text(c: &Comparison, tf: TableFormat) -> String {
         out.push_str("No case is present on two machines.\n");
     } else {
         out.push_str(&cases_table(c, c.rows.iter()).render(tf));
+        if c.rows
+            .iter()
+            .flat_map(|r| r.cells.iter().flatten())
+            .any(|c| c.disturbed)
+        {
+            out.push_str(
+                "! = the machine was disturbed while the case ran (other processes, steal, throttling, waits: see the run's findings); --exclude-disturbed leaves such numbers out\n",
+            );
+        }
     }
     out.push('\n');
     out.push_str(&heading(&format!(

@@ -13,6 +13,9 @@ fn cases_note(l: &IndexLine) -> String {
     if !l.left_out.is_empty() {
         note.push_str(&format!("; {} left out (below)", l.left_out.len()));
     }
+    if l.disturbed > 0 {
+        note.push_str(&format!("; {} disturbed", l.disturbed));
+    }
     note
 }
 
@@ -70,6 +73,7 @@ mod tests {
             cases,
             unmatched,
             left_out: Vec::new(),
+            disturbed: 0,
         };
         let mut disk = line("disk", Some(900.0), 3, 0);
         disk.left_out = vec!["disk.seq-write throughput: a write cache".into()];

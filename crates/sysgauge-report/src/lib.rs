@@ -27,6 +27,7 @@ pub use format::{format_value, format_with_unit};
 pub use html::render_html;
 pub use index::index_text;
 pub use summary::{
-    export_run, findings_text, status_note, summary_table, warning_codes, ExportFormat,
+    export_run, findings_text, status_note, summary_table, telemetry_table, warning_codes,
+    ExportFormat,
 };
 pub use table::{Align, Table, TableFormat};

@@ -28,6 +28,49 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
     t.render(format)
 }
 
+/// What the machine did during each case (the telemetry in the details):
+/// this process's CPU in percent of one CPU, other processes' CPUs, shares
+/// of all CPUs' time stolen and waiting for I/O, pressure stalls, the
+/// lowest clock and the highest temperature; empty when no case has any.
+pub fn telemetry_table(run: &RunRecord, format: TableFormat) -> String {
+    let mut t = Table::columns(
+        "benchmark, params, >%CP, >other CPUs, >steal %, >iowait %, >stall ms cpu/mem/io, >MHz min, >°C max, disturbed",
+    );
+    let text = |r: &ResultRecord, k: &str| r.details.get_str(k).unwrap_or("-").to_string();
+    let int = |r: &ResultRecord, k: &str| {
+        r.details
+            .get_int(k)
+            .map_or("-".to_string(), |v| v.to_string())
+    };
+    for r in run
+        .results
+        .iter()
+        .filter(|r| r.details.get_int("cpu_percent").is_some())
+    {
+        t.push(vec![
+            r.bench_id.clone(),
+            r.params.to_string(),
+            int(r, "cpu_percent"),
+            text(r, "other_cpus"),
+            text(r, "steal_percent"),
+            text(r, "iowait_percent"),
+            format!(
+                "{}/{}/{}",
+                int(r, "psi_cpu_ms"),
+                int(r, "psi_memory_ms"),
+                int(r, "psi_io_ms")
+            ),
+            int(r, "mhz_min"),
+            int(r, "temp_max_c"),
+            r.disturbed().unwrap_or("").to_string(),
+        ]);
+    }
+    if t.is_empty() {
+        return String::new();
+    }
+    t.render(format)
+}
+
 /// The codes of a case's warnings and worse, each once (a case with several
 /// noisy metrics has several `noisy` findings), for a table's note column.
 pub fn warning_codes(r: &ResultRecord) -> String {

@@ -154,6 +154,11 @@ pub struct MachineArgs {
     /// Host name for files of `openssl speed` output (default: the file's name).
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
+
+    /// Leave out numbers measured while the machine was disturbed (other
+    /// processes, steal, throttling, waits); by default they are marked `!`.
+    #[arg(long)]
+    pub exclude_disturbed: bool,
 }
 
 #[derive(Debug, Args)]
@@ -300,6 +305,11 @@ pub struct MeasureArgs {
     /// Spread (coefficient of variation, in %) above which a case is marked noisy.
     #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
     pub noise_threshold: f64,
+
+    /// Do not record what the machine did during each case (other processes'
+    /// CPU, steal, iowait, pressure, clock, temperature) nor flag disturbed cases.
+    #[arg(long)]
+    pub no_telemetry: bool,
 }
 
 #[derive(Debug, Args)]
@@ -309,6 +319,11 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub select: SelectArgs,
+
+    /// Leave cases measured while the machine was disturbed (other
+    /// processes, steal, throttling, waits) out of the closing index.
+    #[arg(long)]
+    pub exclude_disturbed: bool,
 }
 
 #[derive(Debug, Args)]
@@ -316,12 +331,12 @@ pub struct CpuArgs {
     #[command(flatten)]
     pub measure: MeasureArgs,
 
-    /// Thread counts to run, e.g. `1,2,8` (default: 1 and all CPUs; the
-    /// standard and full profiles run the ladder 1, 2, 4 … N).
+    /// Thread counts to run, e.g. `1,2,8` (default: 1 and all CPUs, as
+    /// `threads=all`, so machines with any CPU count compare).
     #[arg(long, value_name = "N[,...]|all", value_delimiter = ',')]
     pub threads: Vec<ThreadCount>,
 
-    /// Run the thread ladder 1, 2, 4 … N (N = logical CPUs) whatever the profile.
+    /// Run the thread ladder 1, 2, 4 … below the CPU count, then all CPUs.
     #[arg(long, conflicts_with = "threads")]
     pub ladder: bool,
 

@@ -35,6 +35,8 @@ pub struct MeasureConfig {
     pub family_budgets: BTreeMap<String, std::time::Duration>,
     /// No per-case progress lines (commands with their own live output).
     pub quiet_progress: bool,
+    /// Watch every case with the host's telemetry.
+    pub telemetry: bool,
 }
 
 impl MeasureConfig {
@@ -89,6 +91,7 @@ impl MeasureConfig {
             noise_threshold: a.noise_threshold / 100.0,
             family_budgets: BTreeMap::new(),
             quiet_progress: false,
+            telemetry: !a.no_telemetry,
         })
     }
 }

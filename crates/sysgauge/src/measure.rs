@@ -174,12 +174,15 @@ pub fn execute_with(
         default_budget: std::time::Duration::from_secs(5),
     };
     let refs: Vec<&dyn Benchmark> = benches.iter().map(|b| b.as_ref()).collect();
-    let runner = Runner::new(
+    let mut runner = Runner::new(
         refs,
         runner_cfg,
         Arc::new(MonotonicClock::new()),
         cancel.clone(),
     );
+    if cfg.telemetry {
+        runner = runner.with_monitor(Arc::new(sysgauge_host::telemetry::Telemetry::live()));
+    }
     if runner.planned_cases() == 0 {
         anyhow::bail!(
             "nothing to run: the chosen benchmarks plan no case with the {} profile \

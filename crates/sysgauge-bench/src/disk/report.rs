@@ -100,10 +100,12 @@ fn case_label(r: &ResultRecord) -> String {
     parts.join(" ")
 }
 
-/// One line per disk case: throughput and latency.
+/// One line per disk case: throughput, latency, and the CPU sysgauge used
+/// meanwhile in percent of one CPU (Bonnie++'s %CP; from the telemetry).
 pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
-    let mut t =
-        Table::columns("test, case, >rate, unit, >spread, >lat median, >lat p99, >lat max, note");
+    let mut t = Table::columns(
+        "test, case, >rate, unit, >spread, >lat median, >lat p99, >lat max, >%CP, note",
+    );
     for r in run.results.iter().filter(|r| r.family == "disk") {
         let test = r.bench_id.trim_start_matches("disk.").to_string();
         let case = case_label(r);
@@ -125,6 +127,9 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
                     lat("latency_median"),
                     lat("latency_p99"),
                     lat("latency_max"),
+                    r.details
+                        .get_int("cpu_percent")
+                        .map_or("-".into(), |v| v.to_string()),
                     warning_codes(r),
                 ]);
             }

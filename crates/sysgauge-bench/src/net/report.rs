@@ -194,6 +194,18 @@ fn metric_value(r: &ResultRecord, name: &str) -> Option<f64> {
     r.metrics.iter().find(|m| m.name == name).map(|m| m.value())
 }
 
+/// The CPU this process used per unit moved, from the telemetry's
+/// `cpu_percent` (both ends on loopback): `, CPU 0.42 s/GB`.
+fn cpu_per(r: &ResultRecord, rate: f64, units_per_rate: f64, unit: &str) -> String {
+    match r.details.get_int("cpu_percent") {
+        Some(p) if rate > 0.0 => format!(
+            ", CPU {} s {unit}",
+            format_value(p as f64 / 100.0 * units_per_rate / rate)
+        ),
+        _ => String::new(),
+    }
+}
+
 fn status_note(r: &ResultRecord) -> Option<String> {
     match &r.status {
         Status::Ok => None,
@@ -223,9 +235,10 @@ pub fn net_summary(run: &RunRecord) -> String {
                 metric_value(r, "bitrate"),
             ) {
                 (None, Some(mb), Some(mbit)) => format!(
-                    "{} MB/s = {} Gbit/s",
+                    "{} MB/s = {} Gbit/s{}",
                     format_value(mb),
-                    format_value(mbit / 1000.0)
+                    format_value(mbit / 1000.0),
+                    cpu_per(r, mb, 1000.0, "per GB")
                 ),
                 (Some(n), _, _) => n,
                 _ => "no metric".into(),
@@ -252,7 +265,11 @@ pub fn net_summary(run: &RunRecord) -> String {
             let s = r.params.get_u64("senders").unwrap_or(1);
             let label = format!("{s} {}", plural(s, "sender", "senders"));
             let line = match (status_note(r), metric_value(r, "rate")) {
-                (None, Some(v)) => format!("{} pkt/s", format_value(v)),
+                (None, Some(v)) => format!(
+                    "{} pkt/s{}",
+                    format_value(v),
+                    cpu_per(r, v, 1e6, "per million packets")
+                ),
                 (Some(n), _) => n,
                 _ => "no metric".into(),
             };

@@ -10,7 +10,7 @@ use crate::machines::{
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
-use sysgauge_compare::{compare, Comparison, Machine};
+use sysgauge_compare::{compare, leave_out_disturbed, Comparison, Machine};
 use sysgauge_report::{render_comparison, CompareFormat};
 use sysgauge_store::Store;
 
@@ -73,7 +73,12 @@ pub fn build_with_runs(args: &MachineArgs) -> Result<(Comparison, Vec<sysgauge_c
             }
         }
     };
-    let machines: Vec<Machine> = label_machines(loaded);
+    let mut machines: Vec<Machine> = label_machines(loaded);
+    if args.exclude_disturbed {
+        for m in &mut machines {
+            leave_out_disturbed(&mut m.run);
+        }
+    }
     let reference = reference_run_id
         .and_then(|id| machines.iter().position(|m| m.run.run_id == id))
         .unwrap_or(0);

@@ -6,7 +6,9 @@ use crate::exit::Exit;
 use crate::output;
 use anyhow::{Context, Result};
 use serde::Serialize;
-use sysgauge_report::{export_run, findings_text, summary_table, ExportFormat, Table, TableFormat};
+use sysgauge_report::{
+    export_run, findings_text, summary_table, telemetry_table, ExportFormat, Table, TableFormat,
+};
 use sysgauge_store::Store;
 
 #[derive(Serialize)]
@@ -59,6 +61,11 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                     text.push('\n');
                     text.push_str(&tables);
                 }
+            }
+            let telemetry = telemetry_table(&run, TableFormat::Text);
+            if !telemetry.is_empty() {
+                text.push_str("\nWhat the machine did during each case:\n");
+                text.push_str(&telemetry);
             }
             let f = findings_text(&run);
             if !f.is_empty() {

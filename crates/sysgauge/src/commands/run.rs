@@ -35,7 +35,11 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     text.push_str(&measure::findings_section(&outcome.record));
     if outcome.record.results.iter().any(|r| r.is_ok()) {
         text.push('\n');
-        text.push_str(&measure::baseline_index_text(&outcome.record));
+        let mut record = outcome.record.clone();
+        if args.exclude_disturbed {
+            sysgauge_compare::leave_out_disturbed(&mut record);
+        }
+        text.push_str(&measure::baseline_index_text(&record));
     }
     text.push_str(&measure::closing_lines(&outcome, outcome.exit));
     measure::print_human(&cfg, &text)?;

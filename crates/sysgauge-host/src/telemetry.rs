@@ -1,0 +1,782 @@
+//! Telemetry: what the machine did while each case ran, read from /proc and
+//! /sys only, and judged.
+//!
+//! At the start and end of a case a full snapshot is taken: the machine's
+//! CPU times (/proc/stat), this process's own CPU time with its waited-for
+//! children (/proc/self/stat), every other process's CPU time
+//! (/proc/PID/stat; kernel threads and this process's descendants left
+//! out), pressure stall totals (/proc/pressure), the thermal throttle
+//! counters. In between, a sampler thread wakes every [`PERIOD`] and reads
+//! only the cheap, moving values (the cpufreq clocks, the thermal zones and
+//! the machine's CPU times) for the minimum clock, the maximum temperature
+//! and a compact time series of cases that last [`SERIES_MIN`] or more.
+//!
+//! The summary goes into the result's details; the thresholds below decide
+//! the findings and the `disturbed` mark (docs/comparing.md lists them).
+
+use crate::procs::{self, ProcStat};
+use crate::sysroot::SysRoot;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use sysgauge_core::{CaseMonitor, CaseWatch, Finding, Observed, Params, Severity};
+
+/// How often the sampler thread wakes.
+pub const PERIOD: Duration = Duration::from_millis(250);
+/// Cases at least this long keep a time series in their details.
+pub const SERIES_MIN: Duration = Duration::from_secs(2);
+/// At most this many samples per case (an hour at [`PERIOD`]); the sampler
+/// stops sampling, not the case, when a case runs longer.
+const MAX_SAMPLES: usize = 14_400;
+
+/// Other processes using at least this many CPUs on average disturb a case.
+pub const OTHER_CPUS_LIMIT: f64 = 0.2;
+/// Stolen time at or above this share of all CPUs' time disturbs a case.
+pub const STEAL_LIMIT_PERCENT: f64 = 2.0;
+/// A clock this far below the run's first reading means throttling.
+pub const CLOCK_DROP_FRACTION: f64 = 0.9;
+/// iowait or memory stalls at or above this share disturb a CPU case.
+pub const CPU_CASE_WAIT_LIMIT_PERCENT: f64 = 5.0;
+/// Families whose cases should neither wait for I/O nor for memory.
+const CPU_FAMILIES: [&str; 4] = ["cpu", "hash", "crypto", "clock"];
+
+/// Finding: other processes used the CPUs.
+pub const OTHER_PROCESSES: &str = "other-processes";
+/// Finding: the hypervisor stole CPU time.
+pub const STEAL: &str = "steal";
+/// Finding: the CPU throttled, or its clock fell below the run's start.
+pub const THROTTLED: &str = "throttled";
+/// Finding: a CPU case waited for I/O or memory.
+pub const WAITED: &str = "waited";
+
+/// The machine's CPU times from the `cpu` line of /proc/stat, in ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// User mode.
+    pub user: u64,
+    /// User mode at low priority.
+    pub nice: u64,
+    /// Kernel mode.
+    pub system: u64,
+    /// Idle.
+    pub idle: u64,
+    /// Idle with I/O outstanding.
+    pub iowait: u64,
+    /// Hardware interrupts.
+    pub irq: u64,
+    /// Software interrupts.
+    pub softirq: u64,
+    /// Taken by the hypervisor for other guests.
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+    fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        CpuTimes {
+            user: d(self.user, earlier.user),
+            nice: d(self.nice, earlier.nice),
+            system: d(self.system, earlier.system),
+            idle: d(self.idle, earlier.idle),
+            iowait: d(self.iowait, earlier.iowait),
+            irq: d(self.irq, earlier.irq),
+            softirq: d(self.softirq, earlier.softirq),
+            steal: d(self.steal, earlier.steal),
+        }
+    }
+}
+
+/// The aggregate `cpu` line of /proc/stat; fields a kernel lacks are 0.
+pub fn parse_cpu_times(stat: &str) -> Option<CpuTimes> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_ascii_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<Vec<u64>>>()?;
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    (v.len() >= 4).then(|| CpuTimes {
+        user: at(0),
+        nice: at(1),
+        system: at(2),
+        idle: at(3),
+        iowait: at(4),
+        irq: at(5),
+        softirq: at(6),
+        steal: at(7),
+    })
+}
+
+/// The `some … total=N` of a /proc/pressure file: microseconds in which at
+/// least one task stalled.
+pub fn parse_psi_some_total(text: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with("some "))?
+        .split_ascii_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()
+}
+
+/// The moving values the sampler thread reads.
+#[derive(Debug, Clone, Copy, Default)]
+struct Light {
+    cpu: Option<CpuTimes>,
+    /// Mean cpufreq clock over the CPUs, MHz.
+    mhz: Option<f64>,
+    /// Lowest cpufreq clock of any CPU, MHz.
+    mhz_low: Option<f64>,
+    /// Hottest thermal zone, °C.
+    temp_c: Option<f64>,
+}
+
+fn numbered_dirs(root: &SysRoot, rel: &str, prefix: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(root.sys.join(rel)) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = dir
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| {
+            n.strip_prefix(prefix)
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Where the per-CPU and thermal files are, found once per run.
+#[derive(Debug, Clone, Default)]
+struct Paths {
+    cpufreq: Vec<String>,
+    throttle: Vec<String>,
+    zones: Vec<String>,
+}
+
+impl Paths {
+    fn find(root: &SysRoot) -> Paths {
+        let cpus = numbered_dirs(root, "devices/system/cpu", "cpu");
+        let exists = |rel: &String| root.sys.join(rel).exists();
+        Paths {
+            cpufreq: cpus
+                .iter()
+                .map(|c| format!("devices/system/cpu/{c}/cpufreq/scaling_cur_freq"))
+                .filter(exists)
+                .collect(),
+            throttle: cpus
+                .iter()
+                .flat_map(|c| {
+                    ["core", "package"].map(|k| {
+                        format!("devices/system/cpu/{c}/thermal_throttle/{k}_throttle_count")
+                    })
+                })
+                .filter(exists)
+                .collect(),
+            zones: numbered_dirs(root, "class/thermal", "thermal_zone")
+                .into_iter()
+                .map(|z| format!("class/thermal/{z}/temp"))
+                .collect(),
+        }
+    }
+}
+
+fn read_num(root: &SysRoot, rel: &str) -> Option<f64> {
+    root.read_sys(rel)?.trim().parse::<f64>().ok()
+}
+
+fn light(root: &SysRoot, paths: &Paths) -> Light {
+    let khz: Vec<f64> = paths
+        .cpufreq
+        .iter()
+        .filter_map(|p| read_num(root, p))
+        .filter(|v| *v > 0.0)
+        .collect();
+    let temp = paths
+        .zones
+        .iter()
+        .filter_map(|p| read_num(root, p))
+        // Millidegrees; a zone reporting nonsense (negative, > 200 °C) is skipped.
+        .map(|m| m / 1000.0)
+        .filter(|c| (-40.0..200.0).contains(c))
+        .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c))));
+    Light {
+        cpu: root.read_proc("stat").and_then(|t| parse_cpu_times(&t)),
+        mhz: (!khz.is_empty()).then(|| khz.iter().sum::<f64>() / khz.len() as f64 / 1000.0),
+        mhz_low: khz.iter().copied().reduce(f64::min).map(|k| k / 1000.0),
+        temp_c: temp,
+    }
+}
+
+/// Everything read at the start and end of a case.
+#[derive(Debug, Clone)]
+struct Full {
+    at: Instant,
+    light: Light,
+    /// This process and its waited-for children, ticks.
+    own: Option<u64>,
+    /// Other processes: ticks per (pid, start time).
+    others: BTreeMap<(i32, u64), u64>,
+    psi: [Option<u64>; 3],
+    throttle: Option<u64>,
+}
+
+/// Pids of kernel threads (children of kthreadd, pid 2) and of this
+/// process with its descendants: what "other processes" leaves out.
+fn not_others(all: &[ProcStat], me: i32) -> BTreeSet<i32> {
+    let mut out: BTreeSet<i32> = [2, me].into_iter().collect();
+    // Parents come before children in pid order only by chance: repeat
+    // until nothing is added (bounded by the process count).
+    for _ in 0..all.len() {
+        let before = out.len();
+        for p in all {
+            if out.contains(&p.ppid) {
+                out.insert(p.pid);
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    out
+}
+
+fn full(root: &SysRoot, paths: &Paths) -> Full {
+    let at = Instant::now();
+    let light = light(root, paths);
+    let me = std::process::id() as i32;
+    let own = root
+        .read_proc("self/stat")
+        .and_then(|t| procs::parse_stat(&t).ok())
+        .map(|p| p.utime + p.stime + p.cutime + p.cstime);
+    let others = procs::snapshot(&root.proc)
+        .map(|s| {
+            let skip = not_others(&s.procs, me);
+            s.procs
+                .iter()
+                .filter(|p| !skip.contains(&p.pid))
+                .map(|p| ((p.pid, p.starttime), p.utime + p.stime))
+                .collect()
+        })
+        .unwrap_or_default();
+    let psi = ["cpu", "memory", "io"].map(|k| {
+        root.read_proc(&format!("pressure/{k}"))
+            .and_then(|t| parse_psi_some_total(&t))
+    });
+    let throttle = (!paths.throttle.is_empty()).then(|| {
+        paths
+            .throttle
+            .iter()
+            .filter_map(|p| read_num(root, p))
+            .map(|v| v as u64)
+            .sum()
+    });
+    Full {
+        at,
+        light,
+        own,
+        others,
+        psi,
+        throttle,
+    }
+}
+
+/// Telemetry for a run: one per `sysgauge` process run.
+pub struct Telemetry {
+    root: SysRoot,
+    paths: Paths,
+    ticks: f64,
+    /// The mean clock at the first case of the run, the throttle reference.
+    run_start_mhz: Mutex<Option<f64>>,
+}
+
+impl Telemetry {
+    /// Telemetry of the running machine.
+    pub fn live() -> Telemetry {
+        Telemetry::at(SysRoot::live())
+    }
+
+    /// Telemetry read through `root` (a fixture tree in tests).
+    pub fn at(root: SysRoot) -> Telemetry {
+        let paths = Paths::find(&root);
+        Telemetry {
+            root,
+            paths,
+            ticks: procs::clock_ticks(),
+            run_start_mhz: Mutex::new(None),
+        }
+    }
+}
+
+/// One sample of the series.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    secs: f64,
+    busy_cpus: Option<f64>,
+    mhz: Option<f64>,
+    temp_c: Option<f64>,
+}
+
+struct Watch {
+    family: String,
+    start: Full,
+    stop: Sender<()>,
+    sampler: Option<JoinHandle<Vec<Point>>>,
+    root: SysRoot,
+    paths: Paths,
+    ticks: f64,
+    run_start_mhz: Option<f64>,
+}
+
+impl CaseMonitor for Telemetry {
+    fn watch(&self, family: &str) -> Box<dyn CaseWatch> {
+        let start = full(&self.root, &self.paths);
+        let run_start_mhz = {
+            let mut first = self.run_start_mhz.lock().unwrap_or_else(|e| e.into_inner());
+            if first.is_none() {
+                *first = start.light.mhz;
+            }
+            *first
+        };
+        let (stop, stopped) = mpsc::channel::<()>();
+        let (root, paths, ticks) = (self.root.clone(), self.paths.clone(), self.ticks);
+        let t0 = start.at;
+        let mut prev = start.light.cpu;
+        let sampler = std::thread::Builder::new()
+            .name("sysgauge-telemetry".into())
+            .spawn(move || {
+                let mut series = Vec::new();
+                while series.len() < MAX_SAMPLES {
+                    match stopped.recv_timeout(PERIOD) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        _ => break,
+                    }
+                    let l = light(&root, &paths);
+                    let busy = match (l.cpu, prev) {
+                        (Some(now), Some(before)) => {
+                            let d = now.since(&before);
+                            let secs = PERIOD.as_secs_f64();
+                            Some((d.total() - d.idle - d.iowait) as f64 / ticks / secs)
+                        }
+                        _ => None,
+                    };
+                    prev = l.cpu;
+                    series.push(Point {
+                        secs: t0.elapsed().as_secs_f64(),
+                        busy_cpus: busy,
+                        mhz: l.mhz_low.or(l.mhz),
+                        temp_c: l.temp_c,
+                    });
+                }
+                series
+            })
+            .ok();
+        Box::new(Watch {
+            family: family.to_string(),
+            start,
+            stop,
+            sampler,
+            root: self.root.clone(),
+            paths: self.paths.clone(),
+            ticks: self.ticks,
+            run_start_mhz,
+        })
+    }
+}
+
+/// What a case saw, in the units the details and findings use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Wall time of the case.
+    pub seconds: f64,
+    /// This process (and waited-for children), in percent of one CPU (as
+    /// Bonnie++'s %CP).
+    pub own_cpu_percent: Option<f64>,
+    /// Other processes, in CPUs (1.0 = one CPU busy all the time).
+    pub other_cpus: Option<f64>,
+    /// Shares of all CPUs' time, percent: busy (not idle, not iowait).
+    pub busy_percent: Option<f64>,
+    /// Idle with I/O outstanding.
+    pub iowait_percent: Option<f64>,
+    /// Stolen by the hypervisor.
+    pub steal_percent: Option<f64>,
+    /// Hardware and software interrupts.
+    pub irq_percent: Option<f64>,
+    /// Stall time with at least one task waiting, ms: cpu, memory, io.
+    pub psi_ms: [Option<u64>; 3],
+    /// Share of the case's wall time the memory stall covered, percent.
+    pub memory_stall_percent: Option<f64>,
+    /// Mean cpufreq clock when the case started, MHz.
+    pub mhz_start: Option<f64>,
+    /// Lowest cpufreq clock of any CPU during the case, MHz.
+    pub mhz_min: Option<f64>,
+    /// Hottest thermal zone during the case, °C.
+    pub temp_max_c: Option<f64>,
+    /// Thermal throttle events during the case (all CPUs).
+    pub throttle_events: Option<u64>,
+}
+
+fn summarize(start: &Full, end: &Full, points: &[Point], ticks: f64) -> Summary {
+    let seconds = end.at.duration_since(start.at).as_secs_f64().max(1e-9);
+    let cpu = match (start.light.cpu, end.light.cpu) {
+        (Some(a), Some(b)) => Some(b.since(&a)),
+        _ => None,
+    };
+    let share = |f: fn(&CpuTimes) -> u64| {
+        cpu.filter(|c| c.total() > 0)
+            .map(|c| 100.0 * f(&c) as f64 / c.total() as f64)
+    };
+    let other_ticks: u64 = end
+        .others
+        .iter()
+        .map(|(k, now)| now.saturating_sub(start.others.get(k).copied().unwrap_or(0)))
+        .sum();
+    let psi_ms = std::array::from_fn(|i| match (start.psi[i], end.psi[i]) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a) / 1000),
+        _ => None,
+    });
+    let mhz_min = points
+        .iter()
+        .filter_map(|p| p.mhz)
+        .chain(end.light.mhz_low)
+        .chain(start.light.mhz_low)
+        .reduce(f64::min);
+    let temp_max_c = points
+        .iter()
+        .filter_map(|p| p.temp_c)
+        .chain(end.light.temp_c)
+        .chain(start.light.temp_c)
+        .reduce(f64::max);
+    Summary {
+        seconds,
+        own_cpu_percent: match (start.own, end.own) {
+            (Some(a), Some(b)) => Some(100.0 * b.saturating_sub(a) as f64 / ticks / seconds),
+            _ => None,
+        },
+        other_cpus: (!end.others.is_empty()).then(|| other_ticks as f64 / ticks / seconds),
+        busy_percent: share(|c| c.total() - c.idle - c.iowait),
+        iowait_percent: share(|c| c.iowait),
+        steal_percent: share(|c| c.steal),
+        irq_percent: share(|c| c.irq + c.softirq),
+        memory_stall_percent: psi_ms[1].map(|ms: u64| 100.0 * ms as f64 / 1000.0 / seconds),
+        psi_ms,
+        mhz_start: start.light.mhz,
+        mhz_min,
+        temp_max_c,
+        throttle_events: match (start.throttle, end.throttle) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        },
+    }
+}
+
+impl Summary {
+    /// The details a result stores.
+    pub fn details(&self) -> Params {
+        let mut d = Params::new();
+        let fixed = |v: f64, places: usize| format!("{v:.places$}");
+        if let Some(v) = self.own_cpu_percent {
+            d.insert("cpu_percent", v.round() as i64);
+        }
+        if let Some(v) = self.other_cpus {
+            d.insert("other_cpus", fixed(v, 2));
+        }
+        for (key, v) in [
+            ("busy_percent", self.busy_percent),
+            ("iowait_percent", self.iowait_percent),
+            ("steal_percent", self.steal_percent),
+            ("irq_percent", self.irq_percent),
+        ] {
+            if let Some(v) = v {
+                d.insert(key, fixed(v, 1));
+            }
+        }
+        for (key, v) in ["psi_cpu_ms", "psi_memory_ms", "psi_io_ms"]
+            .iter()
+            .zip(self.psi_ms)
+        {
+            if let Some(v) = v {
+                d.insert(key, v);
+            }
+        }
+        if let Some(v) = self.mhz_min {
+            d.insert("mhz_min", v.round() as i64);
+        }
+        if let Some(v) = self.temp_max_c {
+            d.insert("temp_max_c", v.round() as i64);
+        }
+        if let Some(v) = self.throttle_events {
+            d.insert("throttle_events", v);
+        }
+        d
+    }
+
+    /// Findings and the reasons the case is disturbed, for a case of
+    /// `family` called `case`; `run_start_mhz` is the clock at the run's
+    /// first case.
+    pub fn judge(
+        &self,
+        family: &str,
+        case: &str,
+        run_start_mhz: Option<f64>,
+    ) -> (Vec<Finding>, Vec<String>) {
+        let mut findings = Vec::new();
+        let mut why = Vec::new();
+        let mut flag = |code: &str, reason: String, remedy: &str| {
+            findings.push(
+                Finding::new(code, Severity::Warning, format!("{case}: {reason}"))
+                    .with_remedy(remedy),
+            );
+            why.push(reason);
+        };
+        if let Some(o) = self.other_cpus.filter(|o| *o >= OTHER_CPUS_LIMIT) {
+            flag(
+                OTHER_PROCESSES,
+                format!("other processes used {o:.2} CPUs on average while it ran"),
+                "stop other work (`sysgauge procs` shows what runs) and measure again",
+            );
+        }
+        if let Some(s) = self.steal_percent.filter(|s| *s >= STEAL_LIMIT_PERCENT) {
+            flag(
+                STEAL,
+                format!("the hypervisor stole {s:.1} % of the CPU time while it ran"),
+                "another guest on the host competes for the CPUs: measure at another time, or on dedicated vCPUs",
+            );
+        }
+        if let Some(n) = self.throttle_events.filter(|n| *n > 0) {
+            flag(
+                THROTTLED,
+                format!("the CPUs throttled {n} times (thermal throttle counters) while it ran"),
+                "improve cooling, or let the machine cool down between runs",
+            );
+        } else if let (Some(low), Some(start)) = (self.mhz_min, run_start_mhz) {
+            if low < CLOCK_DROP_FRACTION * start {
+                flag(
+                    THROTTLED,
+                    format!(
+                        "the CPU clock fell to {low:.0} MHz, {:.0} % of the {start:.0} MHz at the start of the run",
+                        100.0 * low / start
+                    ),
+                    "thermal or power limits, or a governor stepping down: improve cooling, or set the performance governor",
+                );
+            }
+        }
+        if CPU_FAMILIES.contains(&family) {
+            if let Some(w) = self
+                .iowait_percent
+                .filter(|w| *w >= CPU_CASE_WAIT_LIMIT_PERCENT)
+            {
+                flag(
+                    WAITED,
+                    format!("the CPUs waited for I/O {w:.1} % of the time during a CPU case"),
+                    "something else is reading or writing: stop it and measure again",
+                );
+            }
+            if let Some(m) = self
+                .memory_stall_percent
+                .filter(|m| *m >= CPU_CASE_WAIT_LIMIT_PERCENT)
+            {
+                flag(
+                    WAITED,
+                    format!("tasks stalled on memory {m:.1} % of the time during a CPU case"),
+                    "the machine is short of memory (swapping or reclaiming): free memory and measure again",
+                );
+            }
+        }
+        (findings, why)
+    }
+}
+
+/// The series as `s:busy CPUs/MHz/°C` points, `-` where unknown.
+fn series_text(points: &[Point]) -> String {
+    let opt =
+        |v: Option<f64>, places: usize| v.map_or("-".to_string(), |v| format!("{v:.places$}"));
+    points
+        .iter()
+        .map(|p| {
+            format!(
+                "{:.2}:{}/{}/{}",
+                p.secs,
+                opt(p.busy_cpus, 2),
+                opt(p.mhz, 0),
+                opt(p.temp_c, 0)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl CaseWatch for Watch {
+    fn finish(mut self: Box<Self>, case: &str) -> Observed {
+        let _ = self.stop.send(());
+        let points = self
+            .sampler
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        let end = full(&self.root, &self.paths);
+        let s = summarize(&self.start, &end, &points, self.ticks);
+        let mut details = s.details();
+        if s.seconds >= SERIES_MIN.as_secs_f64() && !points.is_empty() {
+            details.insert("telemetry_series", series_text(&points));
+        }
+        let (findings, disturbed) = s.judge(&self.family, case, self.run_start_mhz);
+        Observed {
+            details,
+            findings,
+            disturbed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parses_proc_stat_and_psi() {
+        let t = parse_cpu_times("cpu  10 1 5 100 7 2 3 4 0 0\ncpu0 1 2 3 4\n").unwrap();
+        assert_eq!(
+            (t.user, t.nice, t.system, t.idle, t.iowait, t.irq, t.softirq, t.steal),
+            (10, 1, 5, 100, 7, 2, 3, 4)
+        );
+        assert_eq!(t.total(), 132);
+        // An old kernel's four fields.
+        assert_eq!(parse_cpu_times("cpu 1 2 3 4\n").map(|t| t.steal), Some(0));
+        assert_eq!(parse_cpu_times("cpu 1 x 3 4\n"), None);
+        assert_eq!(parse_cpu_times("intr 5\n"), None);
+        let psi = "some avg10=0.00 avg60=0.00 avg300=0.00 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=99\n";
+        assert_eq!(parse_psi_some_total(psi), Some(123_456));
+        assert_eq!(parse_psi_some_total("full total=1\n"), None);
+    }
+
+    fn summary() -> Summary {
+        Summary {
+            seconds: 4.0,
+            own_cpu_percent: Some(99.0),
+            other_cpus: Some(0.05),
+            busy_percent: Some(52.0),
+            iowait_percent: Some(0.0),
+            steal_percent: Some(0.1),
+            irq_percent: Some(0.5),
+            psi_ms: [Some(3), Some(0), Some(0)],
+            memory_stall_percent: Some(0.0),
+            mhz_start: Some(3000.0),
+            mhz_min: Some(2990.0),
+            temp_max_c: Some(55.0),
+            throttle_events: Some(0),
+        }
+    }
+
+    #[test]
+    fn a_quiet_case_is_not_disturbed() {
+        let (f, why) = summary().judge("hash", "hash.sha256", Some(3000.0));
+        assert!(f.is_empty() && why.is_empty(), "{f:?}");
+        let d = summary().details();
+        assert_eq!(d.get_int("cpu_percent"), Some(99));
+        assert_eq!(d.get_str("other_cpus"), Some("0.05"));
+        assert_eq!(d.get_int("psi_cpu_ms"), Some(3));
+        assert_eq!(d.get_int("mhz_min"), Some(2990));
+    }
+
+    #[test]
+    fn each_threshold_gives_its_finding() {
+        let judge = |s: Summary, family: &str| {
+            let (f, why) = s.judge(family, "x.y", Some(3000.0));
+            assert_eq!(f.len(), why.len());
+            f.into_iter().map(|f| f.code).collect::<Vec<_>>()
+        };
+        let busy = Summary {
+            other_cpus: Some(0.97),
+            ..summary()
+        };
+        assert_eq!(judge(busy.clone(), "hash"), vec![OTHER_PROCESSES]);
+        let (f, why) = busy.judge("hash", "hash.sha256", None);
+        assert!(f[0]
+            .message
+            .starts_with("hash.sha256: other processes used 0.97 CPUs"));
+        assert!(why[0].contains("0.97 CPUs"));
+        let stolen = Summary {
+            steal_percent: Some(6.0),
+            ..summary()
+        };
+        assert_eq!(judge(stolen, "disk"), vec![STEAL]);
+        let slow = Summary {
+            mhz_min: Some(2000.0),
+            ..summary()
+        };
+        assert_eq!(judge(slow, "cpu"), vec![THROTTLED]);
+        let hot = Summary {
+            throttle_events: Some(3),
+            ..summary()
+        };
+        assert_eq!(judge(hot, "cpu"), vec![THROTTLED]);
+        let waiting = Summary {
+            iowait_percent: Some(12.0),
+            memory_stall_percent: Some(9.0),
+            ..summary()
+        };
+        assert_eq!(judge(waiting.clone(), "cpu"), vec![WAITED, WAITED]);
+        // A disk case waits for I/O by design.
+        assert!(judge(waiting, "disk").is_empty());
+    }
+
+    #[test]
+    fn descendants_and_kernel_threads_are_not_others() {
+        let p = |pid: i32, ppid: i32| ProcStat {
+            pid,
+            comm: "x".into(),
+            state: 'S',
+            ppid,
+            utime: 0,
+            stime: 0,
+            cutime: 0,
+            cstime: 0,
+            threads: 1,
+            starttime: 0,
+        };
+        // 100 is us; 300 is our grandchild listed before its parent 200;
+        // 50 is a kernel thread; 400 is someone else.
+        let all = [p(300, 200), p(50, 2), p(200, 100), p(100, 1), p(400, 1)];
+        let skip = not_others(&all, 100);
+        assert!(skip.contains(&200) && skip.contains(&300) && skip.contains(&50));
+        assert!(!skip.contains(&400) && !skip.contains(&1));
+    }
+
+    #[test]
+    fn a_live_watch_reports_this_process() {
+        let t = Telemetry::live();
+        let w = t.watch("cpu");
+        // Spin on this thread for a while: our own CPU, not another's.
+        let started = Instant::now();
+        let mut x = 0u64;
+        while started.elapsed() < Duration::from_millis(300) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let seen = w.finish("cpu.test");
+        let own = seen.details.get_int("cpu_percent").unwrap_or(0);
+        // Other tests of this process may run beside it: at least our half.
+        assert!(own >= 50, "{:?}", seen.details);
+        assert!(seen.details.get_str("busy_percent").is_some());
+    }
+
+    proptest! {
+        #[test]
+        fn parsers_never_panic(text in "\\PC{0,200}") {
+            let _ = parse_cpu_times(&text);
+            let _ = parse_psi_some_total(&text);
+        }
+    }
+}
