@@ -175,17 +175,28 @@ impl LineFigure {
 
     /// The x range panel `panel` is drawn on, in the axis's own units: the
     /// values for a linear or base-10 axis, their base-2 logarithms for a
-    /// base-2 axis (whose ticks are then the whole numbers).
+    /// base-2 axis (whose ticks are then the whole numbers). When lines
+    /// carry tags, an eighth more on the right leaves room for them.
     pub fn x_range(&self, panel: usize) -> (f64, f64) {
         let Some((lo, hi)) = span(self.points_of(panel).into_iter().map(|p| p.0)) else {
             return (0.0, 1.0);
         };
-        match self.x.scale {
+        let (a, b) = match self.x.scale {
             XScale::Linear if hi > lo => (lo, hi),
             XScale::Linear => (lo * 0.5, hi * 1.5),
             XScale::Log10 if hi > lo => (lo / 1.5, hi * 1.5),
             XScale::Log10 => (hi / 4.0, hi * 4.0),
             XScale::Log2 => (lo.log2().floor() - 0.5, hi.log2().ceil() + 0.5),
+        };
+        let tagged = self
+            .panels
+            .iter()
+            .flat_map(|p| &p.series)
+            .any(|s| s.tag.is_some());
+        match (tagged, self.x.scale) {
+            (false, _) => (a, b),
+            (true, XScale::Log10) => (a, b * (b / a).powf(0.125)),
+            (true, _) => (a, b + (b - a) / 8.0),
         }
     }
 
