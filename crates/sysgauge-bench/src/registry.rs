@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile, RunRecord};
+use sysgauge_report::chart::lines::LabelledRun;
 use sysgauge_report::{ChartError, LineFigure, TableFormat};
 
 /// A family of benchmarks and its time slice per profile.
@@ -96,7 +97,7 @@ pub struct FamilyChart {
     /// The figure of these machines, as (label, run) in the comparison's
     /// order (the position picks the colour); `ChartError::NoData` saying
     /// what to run when none of them has the data.
-    pub figure: fn(&[(&str, &RunRecord)]) -> Result<LineFigure, ChartError>,
+    pub figure: fn(&[LabelledRun]) -> Result<LineFigure, ChartError>,
 }
 
 impl std::fmt::Debug for FamilyChart {

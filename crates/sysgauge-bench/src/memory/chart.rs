@@ -16,7 +16,7 @@ use crate::registry::FamilyChart;
 use sysgauge_core::record::{ResultRecord, RunRecord};
 use sysgauge_core::size::Bytes;
 use sysgauge_report::chart::lines::{
-    LineFigure, LinePanel, Mark, Marker, Series, TickFormat, XAxis, XScale,
+    LabelledRun, LineFigure, LinePanel, Mark, Marker, Series, TickFormat, XAxis, XScale,
 };
 use sysgauge_report::ChartError;
 
@@ -37,23 +37,32 @@ fn working_set(r: &ResultRecord) -> Option<u64> {
         .or_else(|| r.details.get_u64("working_set"))
 }
 
-/// A run's latency points: (huge pages asked for, working set in bytes,
-/// median ns), in working-set order.
-fn latency_points(run: &RunRecord) -> Vec<(Option<bool>, f64, f64)> {
-    let mut v: Vec<(Option<bool>, f64, f64)> = run
+/// One latency result.
+struct Point {
+    /// Whether huge pages were asked for.
+    huge: Option<bool>,
+    /// Working set in bytes.
+    bytes: f64,
+    /// Median ns per access.
+    ns: f64,
+}
+
+/// A run's latency points, in working-set order.
+fn latency_points(run: &RunRecord) -> Vec<Point> {
+    let mut v: Vec<Point> = run
         .results
         .iter()
         .filter(|r| r.bench_id == LATENCY && r.is_ok())
         .filter_map(|r| {
-            Some((
-                r.params.get_bool("huge_pages"),
-                working_set(r)? as f64,
-                r.primary()?.value(),
-            ))
+            Some(Point {
+                huge: r.params.get_bool("huge_pages"),
+                bytes: working_set(r)? as f64,
+                ns: r.primary()?.value(),
+            })
         })
-        .filter(|&(_, ws, ns)| ws > 0.0 && ns > 0.0 && ns.is_finite())
+        .filter(|p| p.bytes > 0.0 && p.ns > 0.0 && p.ns.is_finite())
         .collect();
-    v.sort_by(|a, b| a.1.total_cmp(&b.1));
+    v.sort_by(|a, b| a.bytes.total_cmp(&b.bytes));
     v
 }
 
@@ -79,8 +88,8 @@ fn cache_marks(run: &RunRecord) -> Vec<(f64, String)> {
 
 /// The figure of these machines' latency points; `NoData` when none has
 /// one.
-pub fn latency_figure(machines: &[(&str, &RunRecord)]) -> Result<LineFigure, ChartError> {
-    let per_machine: Vec<(usize, Vec<(Option<bool>, f64, f64)>)> = machines
+pub fn latency_figure(machines: &[LabelledRun]) -> Result<LineFigure, ChartError> {
+    let per_machine: Vec<(usize, Vec<Point>)> = machines
         .iter()
         .enumerate()
         .map(|(m, (_, run))| (m, latency_points(run)))
@@ -93,13 +102,12 @@ pub fn latency_figure(machines: &[(&str, &RunRecord)]) -> Result<LineFigure, Cha
     }
     let huge: Vec<Option<bool>> = per_machine
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|q| q.0))
+        .flat_map(|(_, p)| p.iter().map(|q| q.huge))
         .collect();
     let huge_varies = huge.iter().any(|h| *h != huge[0]);
     let mut series: Vec<Series> = Vec::new();
     for (m, points) in &per_machine {
-        let mut kinds: Vec<Option<bool>> = points.iter().map(|p| p.0).collect();
-        kinds.dedup();
+        let mut kinds: Vec<Option<bool>> = points.iter().map(|p| p.huge).collect();
         kinds.sort();
         kinds.dedup();
         for kind in kinds {
@@ -116,8 +124,8 @@ pub fn latency_figure(machines: &[(&str, &RunRecord)]) -> Result<LineFigure, Cha
                 }),
                 points: points
                     .iter()
-                    .filter(|p| p.0 == kind)
-                    .map(|p| (p.1, p.2))
+                    .filter(|p| p.huge == kind)
+                    .map(|p| (p.bytes, p.ns))
                     .collect(),
             });
         }

@@ -13,9 +13,8 @@
 
 use super::report::{sweep_points, SweepPoint};
 use crate::registry::FamilyChart;
-use sysgauge_core::RunRecord;
 use sysgauge_report::chart::lines::{
-    LineFigure, LinePanel, Marker, Series, TickFormat, XAxis, XScale,
+    LabelledRun, LineFigure, LinePanel, Marker, Series, TickFormat, XAxis, XScale,
 };
 use sysgauge_report::ChartError;
 
@@ -30,7 +29,7 @@ pub const CHART: FamilyChart = FamilyChart {
 };
 
 /// The figure of these machines' sweep points; `NoData` when none has one.
-pub fn sweep_figure(machines: &[(&str, &RunRecord)]) -> Result<LineFigure, ChartError> {
+pub fn sweep_figure(machines: &[LabelledRun]) -> Result<LineFigure, ChartError> {
     let points: Vec<(usize, SweepPoint)> = machines
         .iter()
         .enumerate()
@@ -159,7 +158,7 @@ pub fn sweep_figure(machines: &[(&str, &RunRecord)]) -> Result<LineFigure, Chart
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_core::record::{Metric, Params, ResultRecord, Status};
+    use sysgauge_core::record::{Metric, Params, ResultRecord, RunRecord, Status};
     use sysgauge_core::{Better, Unit};
     use sysgauge_report::chart::lines::{svg_lines_of, svg_texts};
     use sysgauge_report::{figure_png, figure_svg};

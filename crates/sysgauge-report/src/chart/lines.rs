@@ -18,9 +18,15 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::FontStyle;
+use sysgauge_core::record::RunRecord;
 use sysgauge_core::size::Bytes;
 
 use super::ChartError;
+
+/// A machine as a family's figure takes it: its label in the comparison
+/// and its run. Figures take a list of them in the comparison's order, and
+/// a machine's position picks its colour.
+pub type LabelledRun<'a> = (&'a str, &'a RunRecord);
 
 /// A figure: a title, a legend of machines, one or more panels.
 #[derive(Debug, Clone, PartialEq)]
