@@ -163,25 +163,11 @@ mod tests {
     use sysgauge_report::chart::lines::{svg_lines_of, svg_texts};
     use sysgauge_report::{figure_png, figure_svg};
 
+    /// `program`'s result at K = `copies`, N = `n`: `mbps` MB/s by wall time
+    /// (powers of two here, so that N MB / (N / mbps) s is `mbps` exactly).
     fn result(program: &str, copies: u64, n: u64, mbps: f64) -> ResultRecord {
-        let wall = n as f64 / mbps;
-        ResultRecord {
-            family: "sweep".into(),
-            ..ResultRecord::new(
-                &format!("sweep.{program}"),
-                Params::new()
-                    .with("copies", copies)
-                    .with("iterations", n)
-                    .with("data", "words"),
-                Status::Ok,
-                vec![
-                    Metric::new("throughput", Unit::MBps, Better::Higher, vec![mbps])
-                        .unwrap_or_else(|| panic!("metric")),
-                    Metric::new("wall_time", Unit::Seconds, Better::Lower, vec![wall])
-                        .unwrap_or_else(|| panic!("metric")),
-                ],
-            )
-        }
+        let id = format!("sweep.{program}");
+        super::super::report::tests::result(&id, copies, n, &[n as f64 / mbps], &[])
     }
 
     fn run(host: &str, results: Vec<ResultRecord>) -> RunRecord {
@@ -196,18 +182,18 @@ mod tests {
     fn machines() -> Vec<RunRecord> {
         let mut a = Vec::new();
         for (n, one, many) in [
-            (64, 200.0, 320.0),
-            (128, 210.0, 330.0),
-            (1024, 215.0, 335.0),
+            (64, 128.0, 256.0),
+            (128, 256.0, 512.0),
+            (1024, 256.0, 512.0),
         ] {
-            a.push(result("dd", 1, n, one * 3.0));
-            a.push(result("dd", 64, n, many * 3.0));
+            a.push(result("dd", 1, n, one * 4.0));
+            a.push(result("dd", 64, n, many * 4.0));
             a.push(result("sha256sum", 1, n, one));
             a.push(result("sha256sum", 64, n, many));
         }
         let b = vec![
-            result("sha256sum", 512, 128, 150.0),
-            result("sha256sum", 512, 64, 140.0),
+            result("sha256sum", 512, 128, 128.0),
+            result("sha256sum", 512, 64, 64.0),
         ];
         let mut c = run("C", Vec::new());
         c.results.push(ResultRecord::new(
@@ -260,20 +246,17 @@ mod tests {
         // x is N, y the wall-time MB/s, in N order.
         assert_eq!(
             f.panels[1].series[0].points,
-            [(64.0, 200.0), (128.0, 210.0), (1024.0, 215.0)]
+            [(64.0, 128.0), (128.0, 256.0), (1024.0, 256.0)]
         );
-        assert_eq!(
-            f.panels[1].series[2].points,
-            [(64.0, 140.0), (128.0, 150.0)]
-        );
-        assert_eq!(f.panels[0].series[1].points[2], (1024.0, 1005.0));
+        assert_eq!(f.panels[1].series[2].points, [(64.0, 64.0), (128.0, 128.0)]);
+        assert_eq!(f.panels[0].series[1].points[2], (1024.0, 2048.0));
         // N from 64 to 1024: a base-2 axis, ticks at 64 … 1024, and an
         // eighth more on the right for the tags.
         assert_eq!(f.x.scale, XScale::Log2);
         assert_eq!(f.x_range(1), (5.5, 10.5 + 5.0 / 8.0));
         // One y scale for both programs: dd's largest value sets it.
         assert!(f.shared);
-        assert_eq!(f.y_range(0), (0.0, 1005.0 * 1.1));
+        assert_eq!(f.y_range(0), (0.0, 2048.0 * 1.1));
         assert_eq!(f.y_range(1), f.y_range(0));
         assert_eq!(
             f.key,
