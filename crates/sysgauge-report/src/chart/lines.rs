@@ -334,6 +334,7 @@ impl LineFigure {
                 y_hi - t * (y_hi - y_lo)
             }
         };
+        let tag_at = tag_places(panel, |x| self.to_x(x), y_lo, y_hi);
         macro_rules! finish {
             ($chart:expr) => {{
                 let mut chart = $chart;
@@ -371,7 +372,7 @@ impl LineFigure {
                         ))
                         .map_err(draw_err)?;
                 }
-                for s in &panel.series {
+                for (i, s) in panel.series.iter().enumerate() {
                     let color = machine_color(s.machine);
                     let pts: Vec<(f64, f64)> =
                         s.points.iter().map(|&(x, y)| (self.to_x(x), y)).collect();
@@ -390,13 +391,13 @@ impl LineFigure {
                     chart
                         .draw_series(pts.iter().map(|p| Circle::new(*p, 4, marker)))
                         .map_err(draw_err)?;
-                    if let (Some(tag), Some(last)) = (&s.tag, pts.last()) {
+                    if let (Some(tag), Some(at)) = (&s.tag, tag_at[i]) {
                         let style = TextStyle::from((FONT, 12).into_font())
                             .color(&color)
                             .pos(Pos::new(HPos::Left, VPos::Bottom));
                         chart
                             .draw_series(std::iter::once(
-                                EmptyElement::at(*last) + Text::new(tag.clone(), (6, -4), style),
+                                EmptyElement::at(at) + Text::new(tag.clone(), (6, -4), style),
                             ))
                             .map_err(draw_err)?;
                     }
@@ -420,6 +421,59 @@ impl LineFigure {
         }
         Ok(())
     }
+}
+
+/// Where each series' tag goes (in axis units; `None` without a tag):
+/// beside its last point, except that tags ending at the same x closer
+/// than a sixteenth of the plot's height are pushed apart upwards, so that
+/// `×4` and `×8` at the end of two close lines both stay readable.
+fn tag_places(
+    panel: &LinePanel,
+    to_x: impl Fn(f64) -> f64,
+    y_lo: f64,
+    y_hi: f64,
+) -> Vec<Option<(f64, f64)>> {
+    const GAP: f64 = 1.0 / 16.0;
+    let log = panel.log_y;
+    let frac = |y: f64| {
+        if log {
+            (y.ln() - y_lo.ln()) / (y_hi.ln() - y_lo.ln())
+        } else {
+            (y - y_lo) / (y_hi - y_lo)
+        }
+    };
+    let unfrac = |f: f64| {
+        if log {
+            (y_lo.ln() + f * (y_hi.ln() - y_lo.ln())).exp()
+        } else {
+            y_lo + f * (y_hi - y_lo)
+        }
+    };
+    let mut at: Vec<Option<(f64, f64)>> = panel
+        .series
+        .iter()
+        .map(|s| {
+            let last = s.points.last()?;
+            s.tag.as_ref()?;
+            Some((to_x(last.0), frac(last.1)))
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..at.len()).filter(|&i| at[i].is_some()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (at[a].unwrap_or_default(), at[b].unwrap_or_default());
+        a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
+    });
+    for w in 1..order.len() {
+        let (Some(prev), Some(cur)) = (at[order[w - 1]], at[order[w]]) else {
+            continue;
+        };
+        if prev.0 == cur.0 && cur.1 - prev.1 < GAP {
+            at[order[w]] = Some((cur.0, prev.1 + GAP));
+        }
+    }
+    at.into_iter()
+        .map(|p| p.map(|(x, f)| (x, unfrac(f))))
+        .collect()
 }
 
 /// A value axis label; on a log axis only 1, 2 and 5 times a power of ten
@@ -577,6 +631,38 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "nothing to draw: no program 'three' in these runs (there are: one, two)"
+        );
+    }
+
+    #[test]
+    fn close_tags_are_pushed_apart() {
+        let tagged = |machine: usize, tag: &str, y: f64| Series {
+            tag: Some(tag.into()),
+            ..series(machine, &[(8.0, y / 2.0), (128.0, y)])
+        };
+        let panel = LinePanel {
+            title: String::new(),
+            y_label: String::new(),
+            log_y: false,
+            series: vec![
+                tagged(0, "×8", 200.0),
+                tagged(0, "×4", 190.0),
+                series(1, &[(8.0, 5.0), (128.0, 195.0)]),
+                tagged(0, "×1", 80.0),
+            ],
+            marks: Vec::new(),
+        };
+        // On 0..1600, ×4 at 190 stays; ×8 at 200 is within 100 of it and
+        // goes to 290; ×1 is far from both; the untagged line has none.
+        let at = tag_places(&panel, |x| x, 0.0, 1600.0);
+        assert_eq!(
+            at,
+            [
+                Some((128.0, 290.0)),
+                Some((128.0, 190.0)),
+                None,
+                Some((128.0, 80.0))
+            ]
         );
     }
 
