@@ -820,6 +820,15 @@ fn report_across_measured_and_imported_machines_renders_in_chromium() {
             "no link to {id}"
         );
     }
+    // A report of one family has that family's figures only.
+    let crypto = sb.path().join("crypto.html");
+    sb.on_db("report")
+        .arg(&crypto)
+        .args(["fastbox", "slowbox", "pasted-table", "--family", "crypto"])
+        .succeeds();
+    let only = std::fs::read_to_string(&crypto).unwrap();
+    assert!(only.contains("data-chart=\"block-size-crypto\""));
+    assert!(!only.contains("chart-sweep") && !only.contains("chart-latency"));
 
     let Some(browser) = Browser::find(&sb) else {
         return;

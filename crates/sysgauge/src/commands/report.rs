@@ -24,7 +24,7 @@ pub fn run(args: ReportArgs) -> Result<Exit> {
         chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
         env!("CARGO_PKG_VERSION")
     );
-    let figures = family_figures(&c, &refs)?;
+    let figures = family_figures(&c, &refs, &args.machines.family)?;
     let html = sysgauge_report::render_html(&c, &refs, &figures, &generated, 1000)?;
     crate::output::bytes_to_file(out, html.as_bytes())
         .with_context(|| format!("writing the report to {}", out.display()))?;
@@ -40,11 +40,13 @@ pub fn run(args: ReportArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Every family figure some machine has the data for, with the machines
-/// labelled as the comparison labels them.
+/// Every family figure some machine has the data for (of the `families`
+/// named, when some are), with the machines labelled as the comparison
+/// labels them.
 fn family_figures(
     c: &sysgauge_compare::Comparison,
     runs: &[&RunRecord],
+    families: &[String],
 ) -> Result<Vec<ReportFigure>> {
     let labelled: Vec<(&str, &RunRecord)> = c
         .machines
@@ -53,7 +55,12 @@ fn family_figures(
         .zip(runs.iter().copied())
         .collect();
     let mut out = Vec::new();
-    for chart in registry::charts() {
+    let named = |name: &str| families.is_empty() || families.iter().any(|n| n == name);
+    for chart in registry::FAMILIES
+        .iter()
+        .filter(|f| named(f.info().name))
+        .flat_map(|f| f.charts())
+    {
         match (chart.figure)(&labelled) {
             Ok(figure) => out.push(ReportFigure {
                 name: chart.name.to_string(),
