@@ -215,8 +215,12 @@ pub enum ChartKindArg {
     Summary,
     /// Ratio of every case to the reference.
     Ratios,
-    /// Values by block size, one panel per benchmark (cases with a block_size).
+    /// Values by block size, one panel per benchmark (cases with a block_size), one line per machine.
     BlockSize,
+    /// The sweep: MB/s against effective iterations N, one chart per program on one scale, one line per machine (`sysgauge sweep` results).
+    Sweep,
+    /// Memory latency by working set, one line per machine, each machine's caches marked (`mem.latency` results).
+    Latency,
 }
 
 #[derive(Debug, Args)]
@@ -244,6 +248,10 @@ pub struct ChartArgs {
     /// Width in pixels (400 to 4000).
     #[arg(long, value_name = "PX", default_value_t = 1000)]
     pub width: u32,
+
+    /// With --kind sweep: only these programs' charts (`dd`, `sha256sum`, a custom command as the sweep names it), comma-separated.
+    #[arg(long, value_name = "NAME[,...]", value_delimiter = ',')]
+    pub program: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
