@@ -18,6 +18,7 @@
 //! `sysgauge disk` runs every test.
 
 pub mod bonnie;
+pub mod fio;
 pub mod files;
 pub mod io;
 pub mod passes;
