@@ -254,12 +254,18 @@ mod tests {
             .labelled("seqread");
         let read = job.require("read").unwrap();
         let e = read.require("iops").unwrap().number().unwrap_err();
-        assert_eq!(e.to_string(), "jobs[0] (seqread).read.iops: \"x\" is not a number");
+        assert_eq!(
+            e.to_string(),
+            "jobs[0] (seqread).read.iops: \"x\" is not a number"
+        );
         let m = read.require("bw").unwrap_err();
         assert_eq!(m.to_string(), "jobs[0] (seqread).read.bw: missing");
         let top = root.require("results").unwrap_err();
         assert_eq!(top.to_string(), "results: missing");
         let not_object = read.require("iops").unwrap().require("x").unwrap_err();
-        assert!(not_object.to_string().contains("is not an object"), "{not_object}");
+        assert!(
+            not_object.to_string().contains("is not an object"),
+            "{not_object}"
+        );
     }
 }

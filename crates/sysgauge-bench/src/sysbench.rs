@@ -96,12 +96,11 @@ pub fn parse_sysbench(text: &str, at: DateTime<Utc>) -> Result<SysbenchReport, S
             continue;
         }
         let words: Vec<&str> = line.split_whitespace().collect();
-        let command = words
-            .iter()
-            .position(|w| *w == "sysbench")
-            .filter(|&k| words[k + 1..].iter().any(|w| w.starts_with("--")) || words.last() == Some(&"run"));
-        let banner = words.first() == Some(&"sysbench")
-            && words.get(2).is_some_and(|w| w.starts_with('('));
+        let command = words.iter().position(|w| *w == "sysbench").filter(|&k| {
+            words[k + 1..].iter().any(|w| w.starts_with("--")) || words.last() == Some(&"run")
+        });
+        let banner =
+            words.first() == Some(&"sysbench") && words.get(2).is_some_and(|w| w.starts_with('('));
         if command.is_some() || banner {
             // A new run, unless this one has only its command line so far.
             if run.started || (command.is_some() && run.access_mode.is_some()) {
@@ -132,7 +131,10 @@ pub fn parse_sysbench(text: &str, at: DateTime<Utc>) -> Result<SysbenchReport, S
         let Some((label, value)) = line.split_once(':') else {
             // `2048.00 MiB transferred (18233.80 MiB/sec)`
             if let Some(rest) = line.split_once(" MiB transferred (").map(|x| x.1) {
-                let rate = rest.trim_end_matches(')').trim_end_matches("MiB/sec").trim();
+                let rate = rest
+                    .trim_end_matches(')')
+                    .trim_end_matches("MiB/sec")
+                    .trim();
                 run.mib_per_s = Some(positive(rate, n, "the MiB/sec")?);
                 run.test = Some(Test::Memory);
             }
@@ -177,7 +179,11 @@ pub fn parse_sysbench(text: &str, at: DateTime<Utc>) -> Result<SysbenchReport, S
                 // `2048 (18233.80 per second)`
                 let per_s = value
                     .split_once('(')
-                    .map(|x| x.1.trim_end_matches(')').trim_end_matches("per second").trim())
+                    .map(|x| {
+                        x.1.trim_end_matches(')')
+                            .trim_end_matches("per second")
+                            .trim()
+                    })
                     .ok_or_else(|| err(n, format!("'{value}' has no '(N per second)'")))?;
                 run.ops_per_s = Some(positive(per_s, n, "operations per second")?);
                 run.test = Some(Test::Memory);
@@ -402,7 +408,10 @@ mod tests {
         assert_eq!(value(m, "throughput"), 18233.80 * 1.048_576);
         assert_eq!(value(m, "operations"), 18233.80);
         assert_eq!(value(m, "latency_avg"), 0.05);
-        assert_eq!(m.details.get_str("access_mode_from"), Some("sysbench's default"));
+        assert_eq!(
+            m.details.get_str("access_mode_from"),
+            Some("sysbench's default")
+        );
         let rnd = parse_sysbench(
             fixture!("1.0.20-memory-rnd-read-t2-with-command.txt"),
             Utc::now(),
@@ -459,7 +468,10 @@ mod tests {
         let e = parse_sysbench(&cpu.replace("3510.80", "0.00"), Utc::now()).unwrap_err();
         assert!(e.message.contains("measured nothing"), "{e}");
         let none = parse_sysbench("hello\n", Utc::now()).unwrap_err();
-        assert!(none.message.contains("no sysbench cpu or memory result"), "{none}");
+        assert!(
+            none.message.contains("no sysbench cpu or memory result"),
+            "{none}"
+        );
         let fileio = "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\nNumber of threads: 1\nExtra file open flags: (none)\nFile operations:\n    reads/s:                      1.0\n";
         let e = parse_sysbench(fileio, Utc::now()).unwrap_err();
         assert_eq!(e.line, 1);

@@ -16,9 +16,9 @@ use sysgauge_bench::disk::{bonnie, fio};
 use sysgauge_bench::foreign_json::JsonDocError;
 use sysgauge_bench::memory::mbw;
 use sysgauge_bench::openssl_speed;
+use sysgauge_bench::registry::{benchmarks, Options};
 use sysgauge_bench::startup::hyperfine;
 use sysgauge_bench::sysbench;
-use sysgauge_bench::registry::{benchmarks, Options};
 use sysgauge_compare::import::{
     parse_csv, parse_json, sniff, synthetic_run, Format, ImportContext,
 };
@@ -135,7 +135,14 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
             for w in &report.warnings {
                 eprintln!("sysgauge: warning: {name}: {w}");
             }
-            vec![one_host_run(&ctx, format, path, opts, report.results, &text)?]
+            vec![one_host_run(
+                &ctx,
+                format,
+                path,
+                opts,
+                report.results,
+                &text,
+            )?]
         }
         Format::Sysbench => {
             let report =

@@ -336,11 +336,18 @@ fn captured_hyperfine_export_imports_with_every_run_as_a_sample() {
     let sb = Sandbox::new();
     let run = import_one(&sb, &tool_fixture("hyperfine/1.15-scan.json"));
     assert_eq!(run.host_name(), "1.15-scan");
-    assert_eq!(run.tags.get("format").map(String::as_str), Some("hyperfine"));
+    assert_eq!(
+        run.tags.get("format").map(String::as_str),
+        Some("hyperfine")
+    );
     let n2 = result(&run, "hyperfine.sleep-0-0-n", "n=2");
     assert_eq!(
         samples(n2, "wall"),
-        [0.019762561100000003, 0.023070731100000002, 0.024336312100000004]
+        [
+            0.019762561100000003,
+            0.023070731100000002,
+            0.024336312100000004
+        ]
     );
     assert_eq!(samples(n2, "user"), [0.0019252133333333336]);
     assert_eq!(samples(n2, "system"), [0.0]);
@@ -422,7 +429,10 @@ fn captured_fio_output_imports_as_disk_and_fio_cases() {
     let sb = Sandbox::new();
     let run = import_one(&sb, &tool_fixture("fio/3.33-seq-64k-write-read.json"));
     assert_eq!(run.host_name(), "3.33-seq-64k-write-read");
-    assert_eq!(run.tags.get("fio_version").map(String::as_str), Some("fio-3.33"));
+    assert_eq!(
+        run.tags.get("fio_version").map(String::as_str),
+        Some("fio-3.33")
+    );
     let read = result(
         &run,
         "disk.seq-read",
@@ -457,15 +467,25 @@ fn fio_client_mode_gives_one_machine_per_server() {
         .arg(sb.db())
         .arg(tool_fixture("fio/3.33-two-clients.json"))
         .succeeds();
-    assert!(stderr_of(&out).contains("2 new run(s)"), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("2 new run(s)"),
+        "{}",
+        stderr_of(&out)
+    );
     let c = compare_json(&sb, "127.0.0.1:8767");
-    assert_eq!(c.rows.iter().filter(|r| r.bench_id == "fio.read").count(), 8);
+    assert_eq!(
+        c.rows.iter().filter(|r| r.bench_id == "fio.read").count(),
+        8
+    );
     for r in &c.rows {
         assert!(every_cell_has_a_ratio(r), "{r:?}");
     }
     // Both servers read 4 MiB in the same 6 ms.
     let throughput = c.rows.iter().find(|r| r.metric == "throughput").unwrap();
-    assert_eq!(throughput.cells[1].as_ref().and_then(|x| x.ratio), Some(1.0));
+    assert_eq!(
+        throughput.cells[1].as_ref().and_then(|x| x.ratio),
+        Some(1.0)
+    );
     // --host cannot name two machines.
     let sb = Sandbox::new();
     let out = sb
@@ -474,7 +494,11 @@ fn fio_client_mode_gives_one_machine_per_server() {
         .arg(sb.db())
         .arg(tool_fixture("fio/3.33-two-clients.json"))
         .exits_with(2);
-    assert!(stderr_of(&out).contains("2 client hosts"), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("2 client hosts"),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 /// A real fio job of this family's method (sequential 64 KiB O_DIRECT
@@ -511,7 +535,14 @@ fn a_real_fio_run_compares_with_sysgauge_disk_seq_read() {
     std::fs::write(&file, &out.stdout).unwrap();
     sb.cmd()
         .args(["disk", "--profile", "tiny", "--repetitions", "3"])
-        .args(["--size", "16MiB", "--block-size", "64KiB", "--only", "seq-read"])
+        .args([
+            "--size",
+            "16MiB",
+            "--block-size",
+            "64KiB",
+            "--only",
+            "seq-read",
+        ])
         .arg("--path")
         .arg(&dir)
         .arg("--db")
@@ -536,7 +567,10 @@ fn a_real_fio_run_compares_with_sysgauge_disk_seq_read() {
 fn captured_sysbench_output_imports_with_its_params() {
     let sb = Sandbox::new();
     let run = import_one(&sb, &tool_fixture("sysbench/1.0.20-cpu-t2-prime20000.txt"));
-    assert_eq!(run.tags.get("sysbench_version").map(String::as_str), Some("1.0.20"));
+    assert_eq!(
+        run.tags.get("sysbench_version").map(String::as_str),
+        Some("1.0.20")
+    );
     let cpu = result(&run, "sysbench.cpu", "cpu_max_prime=20000,threads=2");
     assert_eq!(samples(cpu, "events"), [2687.33]);
     assert_eq!(samples(cpu, "latency_p95"), [0.83]);
@@ -631,22 +665,27 @@ fn broken_hyperfine_fio_and_sysbench_files_are_refused_with_the_place() {
     );
     let said = refused(&sb, &bad);
     assert!(
-        said.contains("bad-fio.json: jobs[1] (seqread).read.iops: -1 is not a number of zero or more"),
+        said.contains(
+            "bad-fio.json: jobs[1] (seqread).read.iops: -1 is not a number of zero or more"
+        ),
         "{said}"
     );
 
     let sysbench = read("sysbench/1.0.20-cpu.txt");
-    let cut: String = sysbench.lines().take(14).map(|l| format!("{l}\n")).collect();
+    let cut: String = sysbench
+        .lines()
+        .take(14)
+        .map(|l| format!("{l}\n"))
+        .collect();
     let cut = write("cut-sysbench.txt", cut);
     let said = refused(&sb, &cut);
     assert!(
-        said.contains("cut-sysbench.txt:line 14: the cpu run from line 1 has no 'events per second:' line"),
+        said.contains(
+            "cut-sysbench.txt:line 14: the cpu run from line 1 has no 'events per second:' line"
+        ),
         "{said}"
     );
-    let bad = write(
-        "bad-sysbench.txt",
-        sysbench.replace("3510.80", "lots"),
-    );
+    let bad = write("bad-sysbench.txt", sysbench.replace("3510.80", "lots"));
     let said = refused(&sb, &bad);
     assert!(said.contains("bad-sysbench.txt:line 15:"), "{said}");
 }

@@ -255,9 +255,7 @@ pub fn parse_fio(text: &str, at: DateTime<Utc>) -> Result<FioReport, JsonDocErro
         let job = j.clone().labelled(name);
         let error = job.get("error").and_then(|e| e.value.as_i64()).unwrap_or(0);
         if error != 0 {
-            warnings.push(format!(
-                "job '{name}' failed (fio error {error}); left out"
-            ));
+            warnings.push(format!("job '{name}' failed (fio error {error}); left out"));
             continue;
         }
         let options = Options {
@@ -274,7 +272,12 @@ pub fn parse_fio(text: &str, at: DateTime<Utc>) -> Result<FioReport, JsonDocErro
             }
             continue;
         }
-        cases.extend(job_cases(&job, &options, key.2.clone(), version.as_deref())?);
+        cases.extend(job_cases(
+            &job,
+            &options,
+            key.2.clone(),
+            version.as_deref(),
+        )?);
     }
     if !saw_job {
         return Err(JsonDocError::Field {
@@ -355,7 +358,12 @@ fn job_cases(
     let name = job.require("jobname")?.text()?;
     let rw = match o.get(&["rw", "readwrite"])? {
         Some((t, at)) => {
-            let pattern = t.split(':').next().unwrap_or("").trim().to_ascii_lowercase();
+            let pattern = t
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             if pattern.is_empty() || !pattern.chars().all(|c| c.is_ascii_lowercase()) {
                 return Err(at.error(format!("'{t}' is not an fio rw pattern")));
             }
@@ -505,7 +513,15 @@ fn direction_metrics(section: &At<'_>) -> Result<Vec<Metric>, JsonDocError> {
     let iops = section.require("iops")?.number()?;
     let mut out = Vec::new();
     if bytes_per_s > 0.0 {
-        out.extend(metric("throughput", Unit::MBps, Better::Higher, vec![bytes_per_s / 1e6]).ok());
+        out.extend(
+            metric(
+                "throughput",
+                Unit::MBps,
+                Better::Higher,
+                vec![bytes_per_s / 1e6],
+            )
+            .ok(),
+        );
     }
     if iops > 0.0 {
         out.extend(metric("iops", Unit::OpsPerSec, Better::Higher, vec![iops]).ok());
@@ -587,7 +603,9 @@ mod tests {
         assert_eq!(value(write, "latency_median"), 129.536);
         assert_eq!(value(write, "latency_p99"), 284.672);
         assert_eq!(value(write, "latency_max"), 4623.675);
-        assert!(write.metrics[2..].iter().all(|m| m.unit == Unit::Microseconds));
+        assert!(write.metrics[2..]
+            .iter()
+            .all(|m| m.unit == Unit::Microseconds));
         assert_eq!(write.details.get_str("fio_job"), Some("seqwrite"));
         assert_eq!(write.details.get_str("ioengine"), Some("psync"));
         let read = case(m, "disk.seq-read");
@@ -719,13 +737,19 @@ mod tests {
         let big = full.replace("128k", "1m");
         assert_eq!(id(&big, "write"), "fio.write");
         assert_eq!(
-            id(&format!(r#"{big},"iomem":"mmaphuge:/hugepages/f""#), "write"),
+            id(
+                &format!(r#"{big},"iomem":"mmaphuge:/hugepages/f""#),
+                "write"
+            ),
             "disk.seq-write"
         );
         let read = r#""rw":"read","bs":"64k","size":"64m","direct":"1","ioengine":"sync""#;
         assert_eq!(id(read, "read"), "disk.seq-read");
         assert_eq!(id(&read.replace("\"1\"", "\"0\""), "read"), "fio.read");
-        assert_eq!(id(r#""rw":"read","bs":"1m","direct":"1""#, "read"), "fio.read");
+        assert_eq!(
+            id(r#""rw":"read","bs":"1m","direct":"1""#, "read"),
+            "fio.read"
+        );
         // Old fio: bw in KiB/s, clat in µs.
         let old = r#"{"fio version":"fio-2.2.10","jobs":[{"jobname":"j","error":0,
             "job options":{"rw":"randread"},
@@ -747,7 +771,11 @@ mod tests {
             {"jobname":"bad","groupid":2,"error":5,"read":{"io_bytes":1,"bw_bytes":5,"iops":1}}]}"#;
         let r = parse_fio(clones, Utc::now()).unwrap();
         assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
-        assert!(r.warnings[0].contains("--group_reporting"), "{:?}", r.warnings);
+        assert!(
+            r.warnings[0].contains("--group_reporting"),
+            "{:?}",
+            r.warnings
+        );
         assert!(r.warnings[1].contains("fio error 5"), "{:?}", r.warnings);
         // Two identical jobs are two samples of one case.
         let m = &r.machines[0];
@@ -769,8 +797,11 @@ mod tests {
             e.to_string(),
             "jobs[0] (seqwrite).write.bw_bytes: \"fast\" is not a number"
         );
-        let e = parse_fio(&text.replacen("\"bs\" : \"1m\"", "\"bs\" : \"huge\"", 1), Utc::now())
-            .unwrap_err();
+        let e = parse_fio(
+            &text.replacen("\"bs\" : \"1m\"", "\"bs\" : \"huge\"", 1),
+            Utc::now(),
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "jobs[0] (seqwrite).job options.bs: 'huge' is not a block size"

@@ -18,8 +18,8 @@
 //! `sysgauge disk` runs every test.
 
 pub mod bonnie;
-pub mod fio;
 pub mod files;
+pub mod fio;
 pub mod io;
 pub mod passes;
 pub mod raw;

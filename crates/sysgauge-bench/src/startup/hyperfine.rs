@@ -334,7 +334,12 @@ mod tests {
         let small = case(&r, "hyperfine.head-kib-kib", "kib=64");
         assert_eq!(
             small.metrics[0].samples,
-            [0.001714968, 0.0017275220000000002, 0.004262350000000001, 0.003664595]
+            [
+                0.001714968,
+                0.0017275220000000002,
+                0.004262350000000001,
+                0.003664595
+            ]
         );
         let big = case(&r, "hyperfine.head-kib-kib", "kib=1024");
         assert_eq!(big.details.get_str("command"), Some("head 1024 KiB"));
@@ -359,7 +364,11 @@ mod tests {
         assert_eq!(unique_slug("a b", &mut taken), "a-b");
         assert_eq!(unique_slug("a_b", &mut taken), "a-b-2");
         assert_eq!(unique_slug("a b", &mut taken), "a-b");
-        for id in ["hyperfine.a-b-2", "hyperfine.command", "hyperfine.sleep-0-0-n"] {
+        for id in [
+            "hyperfine.a-b-2",
+            "hyperfine.command",
+            "hyperfine.sleep-0-0-n",
+        ] {
             assert!(is_valid_bench_id(id), "{id}");
         }
     }
@@ -373,8 +382,8 @@ mod tests {
         assert_eq!(r.results.len(), 1);
         assert_eq!(r.results[0].metrics[0].samples, [0.001, 0.003, 0.004]);
         // Without its times, the mean is the one sample.
-        let old = parse_hyperfine(r#"{"results":[{"command":"x","mean":0.5}]}"#, Utc::now())
-            .unwrap();
+        let old =
+            parse_hyperfine(r#"{"results":[{"command":"x","mean":0.5}]}"#, Utc::now()).unwrap();
         assert_eq!(old.results[0].metrics[0].samples, [0.5]);
     }
 
@@ -393,11 +402,8 @@ mod tests {
             e.to_string(),
             "results[0] (sleep 0.01).times[2]: \"fast\" is not a number"
         );
-        let e = parse_hyperfine(
-            &fixture.replacen("0.01802354666", "-0.5", 1),
-            Utc::now(),
-        )
-        .unwrap_err();
+        let e =
+            parse_hyperfine(&fixture.replacen("0.01802354666", "-0.5", 1), Utc::now()).unwrap_err();
         assert!(e.to_string().contains("times[3]: -0.5"), "{e}");
         let e = parse_hyperfine(r#"{"runs":[]}"#, Utc::now()).unwrap_err();
         assert_eq!(e.to_string(), "results: missing");

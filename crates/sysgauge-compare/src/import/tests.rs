@@ -597,7 +597,9 @@ fn sniffing_hyperfine_fio_sysbench() {
     }
     // sysgauge's own record stays JSON, even holding the other names.
     assert_eq!(
-        sniff(r#"{"schema_version": 1, "results": [], "command": "run", "tags": {"fio version": "x"}}"#),
+        sniff(
+            r#"{"schema_version": 1, "results": [], "command": "run", "tags": {"fio version": "x"}}"#
+        ),
         Some(Format::Json)
     );
     assert_eq!(sniff("note: something else\n"), None);
