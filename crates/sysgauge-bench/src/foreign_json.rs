@@ -14,6 +14,7 @@
 //! first JSON object that starts a line, read up to its end.
 
 use serde_json::Value;
+use sysgauge_compare::import::MAX_IMPORT_VALUE;
 
 /// Why a JSON document of another tool cannot be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -199,9 +200,13 @@ impl<'a> At<'a> {
             .ok_or_else(|| self.error(format!("{} is not a string", short(self.value))))
     }
 
-    /// This value as a finite number that is not negative.
+    /// This value as a finite number that is not negative and not beyond
+    /// what an import may hold (`MAX_IMPORT_VALUE`).
     pub fn number(&self) -> Result<f64, JsonDocError> {
         match self.value.as_f64() {
+            Some(v) if v > MAX_IMPORT_VALUE => Err(self.error(format!(
+                "{v:e} is beyond what sysgauge accepts ({MAX_IMPORT_VALUE:e})"
+            ))),
             Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
             Some(v) => Err(self.error(format!("{v} is not a number of zero or more"))),
             None => Err(self.error(format!("{} is not a number", short(self.value)))),
@@ -262,6 +267,9 @@ mod tests {
         assert_eq!(m.to_string(), "jobs[0] (seqread).read.bw: missing");
         let top = root.require("results").unwrap_err();
         assert_eq!(top.to_string(), "results: missing");
+        let huge: Value = serde_json::from_str(r#"{"t":1e300}"#).unwrap();
+        let e = At::root(&huge).require("t").unwrap().number().unwrap_err();
+        assert!(e.to_string().starts_with("t: 1e300 is beyond"), "{e}");
         let not_object = read.require("iops").unwrap().require("x").unwrap_err();
         assert!(
             not_object.to_string().contains("is not an object"),

@@ -31,6 +31,7 @@
 
 use crate::util::{add_run, line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
+use sysgauge_compare::import::MAX_IMPORT_VALUE;
 use sysgauge_core::record::{Metric, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
 
@@ -257,15 +258,9 @@ fn case(r: &Run, last: usize) -> Result<Option<Case>, SysbenchError> {
     }
     let (id, params, mut metrics) = match test {
         Test::Cpu => {
-            let Some(eps) = r.events_per_s else {
-                return Err(err(
-                    last,
-                    format!(
-                        "the cpu run from line {} has no 'events per second:' line (cut short?)",
-                        r.start
-                    ),
-                ));
-            };
+            let eps = r
+                .events_per_s
+                .ok_or_else(|| cut_short(r, last, "cpu", "'events per second:'"))?;
             let params = Params::new()
                 .with("cpu_max_prime", r.max_prime.unwrap_or(10_000))
                 .with("threads", threads);
@@ -274,15 +269,9 @@ fn case(r: &Run, last: usize) -> Result<Option<Case>, SysbenchError> {
             (CPU, params, vec![m])
         }
         Test::Memory => {
-            let Some(mib) = r.mib_per_s else {
-                return Err(err(
-                    last,
-                    format!(
-                        "the memory run from line {} has no 'MiB transferred (… MiB/sec)' line (cut short?)",
-                        r.start
-                    ),
-                ));
-            };
+            let mib = r
+                .mib_per_s
+                .ok_or_else(|| cut_short(r, last, "memory", "'MiB transferred (… MiB/sec)'"))?;
             details.insert(
                 "access_mode_from",
                 if r.access_mode.is_some() {
@@ -319,11 +308,22 @@ fn case(r: &Run, last: usize) -> Result<Option<Case>, SysbenchError> {
     Ok(Some((id, params, details, metrics)))
 }
 
+/// A run whose result line is missing, reported at the text's last line.
+fn cut_short(r: &Run, last: usize, test: &str, line: &str) -> SysbenchError {
+    err(
+        last,
+        format!(
+            "the {test} run from line {} has no {line} line (cut short?)",
+            r.start
+        ),
+    )
+}
+
 fn number(s: &str, n: usize, what: &str) -> Result<f64, SysbenchError> {
     s.parse::<f64>()
         .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| err(n, format!("{what} '{s}' is not a number")))
+        .filter(|v| v.is_finite() && *v >= 0.0 && *v <= MAX_IMPORT_VALUE)
+        .ok_or_else(|| err(n, format!("{what} '{s}' is not a number sysgauge can hold")))
 }
 
 fn positive(s: &str, n: usize, what: &str) -> Result<f64, SysbenchError> {
@@ -360,19 +360,12 @@ fn size(s: &str, n: usize, what: &str) -> Result<u64, SysbenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::metric_value as value;
 
     macro_rules! fixture {
         ($name:literal) => {
             include_str!(concat!("../tests/fixtures/sysbench/", $name))
         };
-    }
-
-    fn value(r: &ResultRecord, name: &str) -> f64 {
-        r.metrics
-            .iter()
-            .find(|m| m.name == name)
-            .map(|m| m.value())
-            .unwrap_or_else(|| panic!("no {name} in {r:?}"))
     }
 
     #[test]
@@ -465,6 +458,8 @@ mod tests {
         let mem = fixture!("1.0.20-memory-1M-2G-write.txt");
         let e = parse_sysbench(&mem.replace("1024KiB", "1024 apples"), Utc::now()).unwrap_err();
         assert_eq!(e.line, 9);
+        let e = parse_sysbench(&cpu.replace("3510.80", "1e300"), Utc::now()).unwrap_err();
+        assert!(e.message.contains("'1e300'"), "{e}");
         let e = parse_sysbench(&cpu.replace("3510.80", "0.00"), Utc::now()).unwrap_err();
         assert!(e.message.contains("measured nothing"), "{e}");
         let none = parse_sysbench("hello\n", Utc::now()).unwrap_err();

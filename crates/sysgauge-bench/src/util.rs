@@ -127,6 +127,17 @@ pub fn lock_lane<T>(lane: &Mutex<T>) -> Result<MutexGuard<'_, T>, BenchError> {
         .map_err(|_| BenchError::failed("a worker thread panicked"))
 }
 
+/// The headline value of metric `name` of a case, for the unit tests of
+/// the parsers of other tools' outputs.
+#[cfg(test)]
+pub(crate) fn metric_value(r: &ResultRecord, name: &str) -> f64 {
+    r.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .map(|m| m.value())
+        .unwrap_or_else(|| panic!("no {name} in {r:?}"))
+}
+
 /// A tiny-profile context with `threads` threads and the system temporary
 /// directory as scratch, for the families' unit tests.
 #[cfg(test)]

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{stderr_of, stdout_of, Outcome, Sandbox};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use sysgauge_compare::Comparison;
 
 fn mbw_fixture(name: &str) -> PathBuf {
@@ -47,6 +47,41 @@ fn every_cell_has_a_ratio(row: &sysgauge_compare::CaseRow) -> bool {
         .all(|x| x.as_ref().and_then(|c| c.ratio).is_some())
 }
 
+/// The row of `id` and `metric`, which every machine has with a ratio.
+fn row_with_ratios<'a>(c: &'a Comparison, id: &str, metric: &str) -> &'a sysgauge_compare::CaseRow {
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.bench_id == id && r.metric == metric)
+        .unwrap_or_else(|| panic!("no {id} {metric} row: {c:?}"));
+    assert!(every_cell_has_a_ratio(row), "{row:?}");
+    row
+}
+
+/// `import FILE…` into the sandbox's database, format told from the
+/// content.
+fn import(sb: &Sandbox, files: &[&Path]) -> std::process::Output {
+    sb.cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .args(files)
+        .succeeds()
+}
+
+/// Run a real program, which must succeed; its standard output saved as
+/// `name` in the sandbox, for import.
+fn real_output(sb: &Sandbox, mut program: std::process::Command, name: &str) -> PathBuf {
+    let out = program.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = sb.dir.path().join(name);
+    std::fs::write(&file, &out.stdout).unwrap();
+    file
+}
+
 fn compare_json(sb: &Sandbox, reference: &str) -> Comparison {
     let out = sb
         .cmd()
@@ -60,23 +95,14 @@ fn compare_json(sb: &Sandbox, reference: &str) -> Comparison {
 #[test]
 fn captured_mbw_output_imports_with_its_own_and_mem_ids() {
     let sb = Sandbox::new();
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(mbw_fixture("1.2.2-n3-16MiB.txt"))
-        .succeeds();
+    import(&sb, &[&mbw_fixture("1.2.2-n3-16MiB.txt")]);
     let text = first_run_shown(&sb);
     for id in ["mem.memcpy", "mbw.dumb", "mbw.mcblock"] {
         assert!(text.contains(id), "{id} missing:\n{text}");
     }
     assert!(text.contains("host 1.2.2-n3-16MiB"), "{text}");
     // A second import of the same file is recognised, not duplicated.
-    let again = sb
-        .cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(mbw_fixture("1.2.2-n3-16MiB.txt"))
-        .succeeds();
+    let again = import(&sb, &[&mbw_fixture("1.2.2-n3-16MiB.txt")]);
     let said = format!("{}{}", stdout_of(&again), stderr_of(&again));
     assert!(said.contains("0 new run(s), 1 already present"), "{said}");
 }
@@ -112,17 +138,9 @@ fn a_real_mbw_run_compares_with_sysgauge_mem_memcpy() {
         return;
     };
     let sb = Sandbox::new();
-    let out = std::process::Command::new(mbw)
-        .args(["-n", "3", "-t0", "8"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let file = sb.dir.path().join("mbw-here.txt");
-    std::fs::write(&file, &out.stdout).unwrap();
+    let mut program = std::process::Command::new(mbw);
+    program.args(["-n", "3", "-t0", "8"]);
+    let file = real_output(&sb, program, "mbw-here.txt");
     sb.cmd()
         .args(["mem", "--profile", "tiny", "--repetitions", "3"])
         .args([
@@ -137,30 +155,16 @@ fn a_real_mbw_run_compares_with_sysgauge_mem_memcpy() {
         .arg("--scratch-dir")
         .arg(sb.scratch())
         .succeeds();
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(&file)
-        .succeeds();
+    import(&sb, &[&file]);
     let c = compare_json(&sb, "mbw-here");
-    let row = c
-        .rows
-        .iter()
-        .find(|r| r.bench_id == "mem.memcpy")
-        .unwrap_or_else(|| panic!("no mem.memcpy row: {c:?}"));
+    let row = row_with_ratios(&c, "mem.memcpy", "copy");
     assert_eq!(row.params.get_u64("size"), Some(8 << 20));
-    assert!(every_cell_has_a_ratio(row), "{row:?}");
 }
 
 #[test]
 fn captured_bonnie_output_imports_under_its_own_names() {
     let sb = Sandbox::new();
-    let out = sb
-        .cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(bonnie_fixture("2.00a-1G-n4.txt"))
-        .succeeds();
+    let out = import(&sb, &[&bonnie_fixture("2.00a-1G-n4.txt")]);
     // The cases Bonnie++ could not time are named, not stored as zeros.
     assert!(
         stderr_of(&out).contains("bonnie.seq-input-block was too fast"),
@@ -201,21 +205,10 @@ fn two_real_bonnie_runs_compare() {
             // Bonnie++ refuses to run as root unless told which user to be.
             cmd.args(["-u", "root"]);
         }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let file = sb.dir.path().join(format!("{host}.txt"));
-        std::fs::write(&file, &out.stdout).unwrap();
-        files.push(file);
+        files.push(real_output(&sb, cmd, &format!("{host}.txt")));
     }
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .args(&files)
-        .succeeds();
+    let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    import(&sb, &files);
     let c = compare_json(&sb, "bonnie-a");
     let both: Vec<_> = c
         .rows
@@ -260,13 +253,7 @@ fn nbench_output_imports_and_compares_machine_against_machine() {
         );
     }
     // The CPU and kernel named in nbench's Linux data are the machine's.
-    let out = sb
-        .cmd()
-        .args(["results", "export", "--format", "json", "--db"])
-        .arg(sb.db())
-        .arg("1")
-        .succeeds();
-    let run: sysgauge_core::record::RunRecord = serde_json::from_slice(&out.stdout).unwrap();
+    let run = exported_run(&sb, "1");
     assert_eq!(
         run.host.cpu.model.as_deref(),
         Some("Dual AuthenticAMD AMD EPYC 2445MHz")
@@ -310,17 +297,13 @@ fn samples(r: &sysgauge_core::record::ResultRecord, metric: &str) -> Vec<f64> {
 
 /// `import FILE` (format told from the content) into a fresh database;
 /// the stored run.
-fn import_one(sb: &Sandbox, file: &std::path::Path) -> sysgauge_core::record::RunRecord {
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(file)
-        .succeeds();
+fn import_one(sb: &Sandbox, file: &Path) -> sysgauge_core::record::RunRecord {
+    import(sb, &[file]);
     exported_run(sb, "1")
 }
 
 /// `import FILE` refused: exit 2, nothing stored, the message.
-fn refused(sb: &Sandbox, file: &std::path::Path) -> String {
+fn refused(sb: &Sandbox, file: &Path) -> String {
     let out = sb
         .cmd()
         .args(["import", "--db"])
@@ -398,30 +381,18 @@ fn a_real_hyperfine_run_compares_with_the_captured_export() {
     };
     let sb = Sandbox::new();
     let file = sb.dir.path().join("hyperfine-here.json");
-    let out = std::process::Command::new(hyperfine)
+    let mut program = std::process::Command::new(hyperfine);
+    program
         .args(["--runs", "3", "--style", "none", "--export-json"])
         .arg(&file)
-        .arg("sleep 0.01")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        .arg("sleep 0.01");
+    real_output(&sb, program, "hyperfine-stdout.txt");
+    import(
+        &sb,
+        &[&file, &tool_fixture("hyperfine/1.15-two-commands.json")],
     );
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(&file)
-        .arg(tool_fixture("hyperfine/1.15-two-commands.json"))
-        .succeeds();
     let c = compare_json(&sb, "hyperfine-here");
-    let row = c
-        .rows
-        .iter()
-        .find(|r| r.bench_id == "hyperfine.sleep-0-01" && r.metric == "wall")
-        .unwrap_or_else(|| panic!("no hyperfine.sleep-0-01 row: {c:?}"));
-    assert!(every_cell_has_a_ratio(row), "{row:?}");
+    row_with_ratios(&c, "hyperfine.sleep-0-01", "wall");
 }
 
 #[test]
@@ -461,12 +432,7 @@ fn captured_fio_output_imports_as_disk_and_fio_cases() {
 #[test]
 fn fio_client_mode_gives_one_machine_per_server() {
     let sb = Sandbox::new();
-    let out = sb
-        .cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(tool_fixture("fio/3.33-two-clients.json"))
-        .succeeds();
+    let out = import(&sb, &[&tool_fixture("fio/3.33-two-clients.json")]);
     assert!(
         stderr_of(&out).contains("2 new run(s)"),
         "{}",
@@ -513,7 +479,8 @@ fn a_real_fio_run_compares_with_sysgauge_disk_seq_read() {
     let sb = Sandbox::new();
     let dir = sb.scratch().join("fio");
     std::fs::create_dir_all(&dir).unwrap();
-    let out = std::process::Command::new(fio)
+    let mut program = std::process::Command::new(fio);
+    program
         .args([
             "--output-format=json",
             "--name=seqread",
@@ -523,16 +490,8 @@ fn a_real_fio_run_compares_with_sysgauge_disk_seq_read() {
             "--direct=1",
             "--ioengine=psync",
         ])
-        .arg(format!("--directory={}", dir.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let file = sb.dir.path().join("fio-here.json");
-    std::fs::write(&file, &out.stdout).unwrap();
+        .arg(format!("--directory={}", dir.display()));
+    let file = real_output(&sb, program, "fio-here.json");
     sb.cmd()
         .args(["disk", "--profile", "tiny", "--repetitions", "3"])
         .args([
@@ -548,19 +507,10 @@ fn a_real_fio_run_compares_with_sysgauge_disk_seq_read() {
         .arg("--db")
         .arg(sb.db())
         .succeeds();
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(&file)
-        .succeeds();
+    import(&sb, &[&file]);
     let c = compare_json(&sb, "fio-here");
-    let row = c
-        .rows
-        .iter()
-        .find(|r| r.bench_id == "disk.seq-read" && r.metric == "throughput")
-        .unwrap_or_else(|| panic!("no disk.seq-read row: {c:?}"));
+    let row = row_with_ratios(&c, "disk.seq-read", "throughput");
     assert_eq!(row.params.get_u64("block_size"), Some(64 << 10));
-    assert!(every_cell_has_a_ratio(row), "{row:?}");
 }
 
 #[test]
@@ -596,31 +546,13 @@ fn a_real_sysbench_run_compares_with_the_captured_output() {
         return;
     };
     let sb = Sandbox::new();
-    let out = std::process::Command::new(sysbench)
-        .args(["cpu", "--time=1", "run"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let file = sb.dir.path().join("sysbench-here.txt");
-    std::fs::write(&file, &out.stdout).unwrap();
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(&file)
-        .arg(tool_fixture("sysbench/1.0.20-cpu.txt"))
-        .succeeds();
+    let mut program = std::process::Command::new(sysbench);
+    program.args(["cpu", "--time=1", "run"]);
+    let file = real_output(&sb, program, "sysbench-here.txt");
+    import(&sb, &[&file, &tool_fixture("sysbench/1.0.20-cpu.txt")]);
     let c = compare_json(&sb, "sysbench-here");
-    let row = c
-        .rows
-        .iter()
-        .find(|r| r.bench_id == "sysbench.cpu" && r.metric == "events")
-        .unwrap_or_else(|| panic!("no sysbench.cpu row: {c:?}"));
+    let row = row_with_ratios(&c, "sysbench.cpu", "events");
     assert_eq!(row.params.get_u64("cpu_max_prime"), Some(10_000));
-    assert!(every_cell_has_a_ratio(row), "{row:?}");
 }
 
 /// A cut-short or corrupted file of each new format is refused with its

@@ -146,7 +146,7 @@ impl<'a> Options<'a> {
     fn limits(&self, names: &[&str]) -> Result<bool, JsonDocError> {
         Ok(self
             .get(names)?
-            .is_some_and(|(t, _)| !t.is_empty() && t.trim_matches(|c| c == '0' || c == ',') != ""))
+            .is_some_and(|(t, _)| !t.trim_matches(|c| c == '0' || c == ',').is_empty()))
     }
 }
 
@@ -558,6 +558,7 @@ fn direction_metrics(section: &At<'_>) -> Result<Vec<Metric>, JsonDocError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::metric_value as value;
 
     macro_rules! fixture {
         ($name:literal) => {
@@ -570,14 +571,6 @@ mod tests {
             .iter()
             .find(|x| x.bench_id == id)
             .unwrap_or_else(|| panic!("no {id} in {m:?}"))
-    }
-
-    fn value(r: &ResultRecord, name: &str) -> f64 {
-        r.metrics
-            .iter()
-            .find(|m| m.name == name)
-            .map(|m| m.value())
-            .unwrap_or_else(|| panic!("no {name} in {r:?}"))
     }
 
     #[test]
