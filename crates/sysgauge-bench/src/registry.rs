@@ -238,6 +238,23 @@ mod tests {
         }
     }
 
+    /// The families other tools' imports keep their own ids in are never
+    /// sysgauge's: an imported number cannot pass for a sysgauge case.
+    #[test]
+    fn imported_tools_families_are_not_sysgauges() {
+        for tool in [
+            "openssl",
+            "mbw",
+            "bonnie",
+            "nbench",
+            "hyperfine",
+            "fio",
+            "sysbench",
+        ] {
+            assert!(family_info(tool).is_none(), "{tool} is a sysgauge family");
+        }
+    }
+
     #[test]
     fn every_family_has_benchmarks_and_docs() {
         let all = benchmarks(&Options::default());
