@@ -287,6 +287,23 @@ mod tests {
         }
     }
 
+    /// The families other tools' imports keep their own ids in are never
+    /// sysgauge's: an imported number cannot pass for a sysgauge case.
+    #[test]
+    fn imported_tools_families_are_not_sysgauges() {
+        for tool in [
+            "openssl",
+            "mbw",
+            "bonnie",
+            "nbench",
+            "hyperfine",
+            "fio",
+            "sysbench",
+        ] {
+            assert!(family_info(tool).is_none(), "{tool} is a sysgauge family");
+        }
+    }
+
     #[test]
     fn charts_unique_and_documented() {
         const COMPARING_DOC: &str = include_str!("../../../docs/comparing.md");

@@ -105,6 +105,12 @@ pub enum ImportFormatArg {
     Bonnie,
     /// nbench (BYTEmark 2, Linux/Unix port) output.
     Nbench,
+    /// hyperfine's --export-json file.
+    Hyperfine,
+    /// fio's --output-format=json (or json+).
+    Fio,
+    /// sysbench's cpu or memory test output (sysbench 1.0).
+    Sysbench,
 }
 
 /// The results database, the one option every command that reads or
@@ -144,7 +150,8 @@ pub struct MachineArgs {
     pub reference: Option<String>,
 
     /// Only these families (comma-separated): sysgauge's, or an imported
-    /// tool's (`openssl`, `mbw`, `bonnie`, `nbench`, a CSV's own).
+    /// tool's (`openssl`, `mbw`, `bonnie`, `nbench`, `hyperfine`, `fio`,
+    /// `sysbench`, a CSV's own).
     #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
     pub family: Vec<String>,
 
@@ -169,7 +176,7 @@ pub struct ImportArgs {
     #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
     pub format: ImportFormatArg,
 
-    /// Host name for `openssl speed`, mbw or nbench output (default: the file's name without extension), or instead of the one Bonnie++ printed.
+    /// Host name for `openssl speed`, mbw, nbench, hyperfine, sysbench or fio output (default: the file's name without extension), or instead of the one Bonnie++ or fio's client mode printed.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
 }

@@ -253,6 +253,9 @@ fn openssl_output_compares_with_a_sysgauge_run() {
     }
 }
 
+/// Tables of three openssl versions (3.0, and 1.1.1w and 1.1.0i built from
+/// their sources) each compare with this machine's crypto run: a ratio for
+/// every algorithm and block size both have.
 #[test]
 fn a_human_openssl_table_compares_with_a_sysgauge_run() {
     let sb = Sandbox::new();
@@ -263,48 +266,58 @@ fn a_human_openssl_table_compares_with_a_sysgauge_run() {
         .arg(sb.scratch())
         .args(["--only", "md5,sha256,aes-128-cbc,rsa-2048"])
         .succeeds();
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .args(["--host", "pasted-table"])
-        .arg(openssl_fixture("3.0-human-table-with-progress-lines.txt"))
-        .succeeds();
-    let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
-        .args(["--reference", "pasted-table", "--format", "json"])
-        .succeeds();
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
-    // Every case both machines have gets a ratio, at every block size.
-    let mut compared = std::collections::BTreeSet::new();
-    for r in &c.rows {
-        if r.cells.iter().all(Option::is_some) {
-            assert!(
-                r.cells
-                    .iter()
-                    .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
-                "{r:?}"
-            );
-            compared.insert(r.bench_id.as_str());
-        }
+    let tables = [
+        ("openssl-3.0", "3.0-human-table-with-progress-lines.txt"),
+        ("openssl-1.1.1w", "1.1.1w-human-table-with-progress.txt"),
+        ("openssl-1.1.0i", "1.1.0i-human-table.txt"),
+    ];
+    for (host, file) in tables {
+        sb.cmd()
+            .args(["import", "--db"])
+            .arg(sb.db())
+            .args(["--host", host])
+            .arg(openssl_fixture(file))
+            .succeeds();
     }
-    let measured: std::collections::BTreeSet<&str> = c
-        .rows
-        .iter()
-        .filter(|r| r.cells.iter().any(|x| x.is_some()))
-        .map(|r| r.bench_id.as_str())
-        .collect();
-    for id in [
-        "hash.md5",
-        "hash.sha256",
-        "crypto.aes-128-cbc",
-        "crypto.rsa-2048",
-    ] {
-        assert!(
-            compared.contains(id),
-            "{id} not compared: {compared:?} of {measured:?}"
-        );
+    for (k, (host, _)) in tables.iter().enumerate() {
+        // Run 1 is the crypto run; the tables are runs 2, 3 and 4.
+        let out = sb
+            .cmd()
+            .args(["compare", "--db"])
+            .arg(sb.db())
+            .args(["1", &(k + 2).to_string(), "--reference", host])
+            .args(["--format", "json"])
+            .succeeds();
+        let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+        let mut compared = std::collections::BTreeSet::new();
+        for r in &c.rows {
+            if r.cells.iter().all(Option::is_some) {
+                assert!(
+                    r.cells
+                        .iter()
+                        .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
+                    "{host}: {r:?}"
+                );
+                compared.insert(r.bench_id.as_str());
+            }
+        }
+        let measured: std::collections::BTreeSet<&str> = c
+            .rows
+            .iter()
+            .filter(|r| r.cells.iter().any(|x| x.is_some()))
+            .map(|r| r.bench_id.as_str())
+            .collect();
+        for id in [
+            "hash.md5",
+            "hash.sha256",
+            "crypto.aes-128-cbc",
+            "crypto.rsa-2048",
+        ] {
+            assert!(
+                compared.contains(id),
+                "{host}: {id} not compared: {compared:?} of {measured:?}"
+            );
+        }
     }
 }
 
