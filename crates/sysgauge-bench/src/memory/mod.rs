@@ -27,6 +27,7 @@
 //! set); `sysgauge mem` runs everything (`Scope::Full`).
 
 pub mod buffer;
+pub mod chart;
 pub mod copy;
 pub mod latency;
 pub mod mbw;
@@ -605,6 +606,7 @@ crate::registry::register_family! {
     name: "mem", options: MemOptions, in_default_run: true, summary_first: true,
     budget_seconds: [0.3, 5.0, 30.0, 90.0], report: Some(report::memory_report),
     summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
+    charts: &[chart::CHART],
 }
 
 /// Every benchmark of the family, in display order.
