@@ -79,6 +79,11 @@ impl ChildGuard {
         false
     }
 
+    /// The process id (the child is not reaped before drop, so it stays its).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends SIGINT (what Ctrl-C sends).
     pub fn interrupt(&self) {
         // The child has not been reaped yet (that happens in wait_exit or

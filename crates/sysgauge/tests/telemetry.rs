@@ -1,0 +1,87 @@
+//! What the machine did during a case: a CPU hog beside one case is found,
+//! and sized within 15 % of the CPU it really used; without it the same
+//! case has no finding. One test in its own binary, so no other test of
+//! this suite runs beside it and counts as "other processes".
+
+mod common;
+
+use common::{read_record, Sandbox};
+use std::process::Command;
+use std::time::Instant;
+use sysgauge_core::record::RunRecord;
+use sysgauge_testkit::ChildGuard;
+
+/// User + system ticks of a process, from /proc/PID/stat.
+fn cpu_ticks(pid: u32) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let p = sysgauge_host::procs::parse_stat(&text).unwrap_or_else(|e| panic!("{pid}: {e}"));
+    p.utime + p.stime
+}
+
+/// One single-thread cpu case of a second or more, recorded as JSON.
+fn one_case(sb: &Sandbox, name: &str) -> RunRecord {
+    let json = sb.path().join(format!("{name}.json"));
+    sb.cmd()
+        .args([
+            "cpu",
+            "--threads",
+            "1",
+            "--kernels",
+            "numeric-sort",
+            "--no-store",
+            "--repetitions",
+            "20",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    read_record(&json)
+}
+
+fn other_cpus(run: &RunRecord) -> f64 {
+    let r = &run.results[0];
+    r.details
+        .get_str("other_cpus")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no other_cpus in {:?}", r.details))
+}
+
+fn has_finding(run: &RunRecord) -> bool {
+    run.results[0]
+        .findings
+        .iter()
+        .any(|f| f.code == sysgauge_host::telemetry::OTHER_PROCESSES)
+}
+
+#[test]
+fn a_cpu_hog_beside_a_case_is_found_and_sized() {
+    let sb = Sandbox::new();
+    let quiet = one_case(&sb, "quiet");
+    assert!(
+        !has_finding(&quiet),
+        "a quiet case has no finding: {:?}",
+        quiet.results[0].findings
+    );
+    assert!(quiet.results[0].disturbed().is_none());
+
+    // A busy loop in another process (not sysgauge's child), as long as
+    // the whole sysgauge command: its CPU over that time is the share the
+    // case must report.
+    let hog = ChildGuard::spawn(Command::new("sh").args(["-c", "while :; do :; done"]));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (t0, c0) = (Instant::now(), cpu_ticks(hog.pid()));
+    let busy = one_case(&sb, "busy");
+    let (secs, used) = (t0.elapsed().as_secs_f64(), cpu_ticks(hog.pid()) - c0);
+    drop(hog);
+    let hog_cpus = used as f64 / sysgauge_host::procs::clock_ticks() / secs;
+    let seen = other_cpus(&busy);
+    assert!(hog_cpus > 0.5, "the hog ran: {hog_cpus:.2} CPUs");
+    assert!(
+        (seen - hog_cpus).abs() <= 0.15 * hog_cpus,
+        "the case saw {seen:.2} CPUs of other processes; the hog used {hog_cpus:.2}"
+    );
+    assert!(has_finding(&busy), "{:?}", busy.results[0].findings);
+    let why = busy.results[0].disturbed().unwrap_or("");
+    assert!(why.contains("other processes used"), "{why}");
+}
