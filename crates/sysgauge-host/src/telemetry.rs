@@ -354,7 +354,7 @@ impl CaseMonitor for Telemetry {
         let t0 = start.at;
         let mut prev = start.light.cpu;
         let sampler = std::thread::Builder::new()
-            .name("sysgauge-telemetry".into())
+            .name("sg-telemetry".into())
             .spawn(move || {
                 let mut series = Vec::new();
                 while series.len() < MAX_SAMPLES {
