@@ -12,3 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod inventory;
+pub mod fanout;
+pub mod remote;
+pub mod ssh;
+pub mod state;
