@@ -80,10 +80,7 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
         .and_then(|m| m.modified())
         .map(chrono::DateTime::<chrono::Utc>::from)
         .unwrap_or_else(|_| chrono::Utc::now());
-    let versions: BTreeMap<String, u32> = benchmarks(&Options::default())
-        .iter()
-        .map(|b| (b.id().to_string(), b.describe().workload_version))
-        .collect();
+    let versions = workload_versions();
     let lookup = |id: &str| versions.get(id).copied();
     let ctx = ImportContext {
         source_name: &name,
@@ -155,6 +152,29 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
         }
     };
     Ok(runs)
+}
+
+/// Each benchmark id's workload version in this sysgauge.
+fn workload_versions() -> BTreeMap<String, u32> {
+    benchmarks(&Options::default())
+        .iter()
+        .map(|b| (b.id().to_string(), b.describe().workload_version))
+        .collect()
+}
+
+/// Run records in sysgauge's JSON (what `--json` writes) received as text
+/// rather than read from a file (a fleet host's stdout); `name` names the
+/// source in errors. Checked exactly as `import` checks a file.
+pub fn parse_record_text(name: &str, text: &str) -> Result<Vec<RunRecord>> {
+    let versions = workload_versions();
+    let lookup = |id: &str| versions.get(id).copied();
+    let ctx = ImportContext {
+        source_name: name,
+        at: chrono::Utc::now(),
+        tool_version: env!("CARGO_PKG_VERSION"),
+        workload_version: &lookup,
+    };
+    Ok(parse_json(text, &ctx)?)
 }
 
 /// The run of a tool's output that names no machine (openssl, mbw): the
