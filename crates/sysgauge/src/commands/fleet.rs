@@ -90,6 +90,9 @@ fn inventory_of_hosts(hosts: &[String]) -> Result<Inventory> {
 
 struct Checked {
     hosts: Vec<Host>,
+    /// With --retry-failed: the previous run's failed hosts, of which those
+    /// not run again this time stay failed.
+    previous_failed: Vec<Host>,
     args: Vec<String>,
     settings: SshSettings,
     binaries: Binaries,
@@ -132,6 +135,7 @@ fn check(a: &FleetRunArgs, state_file: &Path) -> Result<Option<Checked>> {
         (None, None) => None,
     };
     let mut args = a.args.clone();
+    let mut previous_failed = Vec::new();
     let hosts = if a.retry_failed {
         let Some(previous) = state::load(state_file).map_err(anyhow::Error::msg)? else {
             bail!(
@@ -149,6 +153,7 @@ fn check(a: &FleetRunArgs, state_file: &Path) -> Result<Option<Checked>> {
         if args.is_empty() {
             args = previous.args.clone();
         }
+        previous_failed = previous.failed.clone();
         match given {
             // Fresh definitions from the inventory, for the failed names.
             Some(list) => list
@@ -189,6 +194,7 @@ fn check(a: &FleetRunArgs, state_file: &Path) -> Result<Option<Checked>> {
     };
     Ok(Some(Checked {
         hosts,
+        previous_failed,
         args,
         settings: SshSettings {
             program: "ssh".into(),
@@ -373,12 +379,20 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
         ]);
     }
     crate::output::stdout(&table.render(TableFormat::Text))?;
+    // A retry leaves the failed hosts it did not run (another --limit)
+    // failed; an ordinary run starts the list afresh.
+    let mut still_failed: Vec<Host> = c
+        .previous_failed
+        .into_iter()
+        .filter(|p| !hosts.iter().any(|h| h.name == p.name))
+        .collect();
+    still_failed.extend(failed.iter().cloned());
     let saved = state::save(
         &state_file,
         &FleetState {
             finished_at: chrono::Utc::now().to_rfc3339(),
             args: c.args,
-            failed: failed.clone(),
+            failed: still_failed,
         },
     );
     if let Err(e) = saved {
