@@ -11,8 +11,8 @@
 
 #![forbid(unsafe_code)]
 
-pub mod inventory;
 pub mod fanout;
+pub mod inventory;
 pub mod remote;
 pub mod ssh;
 pub mod state;

@@ -69,7 +69,10 @@ const ARCH_NAMES: &[(&str, &[&str])] = &[
     ("x86_64", &["x86_64", "amd64"]),
     ("x86", &["i386", "i486", "i586", "i686", "x86"]),
     ("aarch64", &["aarch64", "arm64", "armv8b", "aarch64_be"]),
-    ("arm", &["armv7l", "armv6l", "armv8l", "armv7", "armv6", "arm"]),
+    (
+        "arm",
+        &["armv7l", "armv6l", "armv8l", "armv7", "armv6", "arm"],
+    ),
     ("riscv64", &["riscv64"]),
     ("powerpc64", &["ppc64", "ppc64le"]),
     ("s390x", &["s390x"]),
@@ -210,8 +213,7 @@ pub fn run_host(
         let conn = Connection::open(host, n, &plan.control_dir, &plan.ssh, deadline, cancel)?;
         let uname = conn.run("uname -m", None, deadline, Some(cancel))?;
         let machine = String::from_utf8_lossy(&uname.stdout).trim().to_string();
-        if uname.code() != Some(0) || machine.is_empty() || machine.contains(char::is_whitespace)
-        {
+        if uname.code() != Some(0) || machine.is_empty() || machine.contains(char::is_whitespace) {
             return Err(Failure::new(format!(
                 "uname -m failed on the host: {}",
                 last_line(&uname.stderr)

@@ -325,10 +325,7 @@ impl Drop for Connection {
 const MAX_STDOUT: u64 = 256 * 1024 * 1024;
 const MAX_STDERR: u64 = 1024 * 1024;
 
-fn collect(
-    pipe: impl Read + Send + 'static,
-    limit: u64,
-) -> std::thread::JoinHandle<Vec<u8>> {
+fn collect(pipe: impl Read + Send + 'static, limit: u64) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut buf = Vec::new();
         let mut pipe = pipe;
@@ -342,8 +339,7 @@ fn collect(
 /// `s` quoted for a POSIX shell.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
     {
         return s.to_string();

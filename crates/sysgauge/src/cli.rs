@@ -1019,10 +1019,12 @@ pub enum FleetAction {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Everything after `--` is the sysgauge command line each host runs \
+#[command(
+    after_help = "Everything after `--` is the sysgauge command line each host runs \
 (default: `run --profile quick`); it may start with any measuring subcommand \
 (`-- crypto --profile tiny`), else `run` is implied (`-- --profile tiny --only hash`). \
-Exit status: 0 every host ran, 1 some host failed, 2 usage error, 130 interrupted.")]
+Exit status: 0 every host ran, 1 some host failed, 2 usage error, 130 interrupted."
+)]
 pub struct FleetRunArgs {
     /// Hosts to measure, as `[user@]host[:port]` (instead of --inventory).
     #[arg(value_name = "HOST")]

@@ -314,7 +314,7 @@ pub fn label_machines(loaded: Vec<(RunRecord, Origin)>) -> Vec<Machine> {
             match machine_key(run, &unique) {
                 Some(key) => format!("{host} ({key})"),
                 None => match origin {
-                Origin::Stored(row) => format!("{host} (run {row})"),
+                    Origin::Stored(row) => format!("{host} (run {row})"),
                     Origin::File(f) => format!("{host} ({f})"),
                 },
             }
@@ -355,7 +355,10 @@ mod tests {
             .enumerate()
             .map(|(i, r)| (r, Origin::Stored(i as i64 + 1)))
             .collect();
-        label_machines(loaded).into_iter().map(|m| m.label).collect()
+        label_machines(loaded)
+            .into_iter()
+            .map(|m| m.label)
+            .collect()
     }
 
     #[test]

@@ -50,7 +50,11 @@ fn keygen(path: &Path) -> String {
             .arg(path),
     );
     let public = std::fs::read_to_string(path.with_extension("pub")).unwrap();
-    public.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+    public
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// One test host: its directory (config, keys, machine-id) and its sshd.
@@ -168,7 +172,10 @@ impl Lab {
         // An Ansible INI inventory: groups, children, group vars, host vars.
         let mut inv = String::from("[lab]\n");
         for (i, name) in NAMES.iter().enumerate().take(3) {
-            inv.push_str(&format!("{name} ansible_host={} room=r{i}\n", hosts[i].address));
+            inv.push_str(&format!(
+                "{name} ansible_host={} room=r{i}\n",
+                hosts[i].address
+            ));
         }
         inv.push_str(&format!(
             "[flaky]\ndelta ansible_host={}\n[broken]\necho ansible_host={}\nfoxtrot ansible_host={}\n\
@@ -278,7 +285,8 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     );
     let fox = table_row(&table, "foxtrot");
     assert!(
-        fox.contains("riscv64") && fox.contains("no binary for riscv64; pass --binary riscv64=PATH"),
+        fox.contains("riscv64")
+            && fox.contains("no binary for riscv64; pass --binary riscv64=PATH"),
         "{fox}"
     );
     assert!(log.contains("3 of 6 host(s) ran, 3 failed"), "{log}");
@@ -338,7 +346,11 @@ fn fleet_of_namespaces_with_faults_then_retry() {
         .output()
         .unwrap();
     assert!(imp.status.success(), "{}", stderr_of(&imp));
-    assert!(stderr_of(&imp).contains("already imported"), "{}", stderr_of(&imp));
+    assert!(
+        stderr_of(&imp).contains("already imported"),
+        "{}",
+        stderr_of(&imp)
+    );
     assert_eq!(runs(&sb).len(), 3);
 
     // compare over them: the two `twin`s are told apart by alias.
@@ -374,7 +386,12 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     // Its command line was the first run's (kept in the state file).
     let stored = runs(&sb);
     assert_eq!(stored.len(), 4, "{stored:?}");
-    let delta = show(table_row(&table, "delta").split_whitespace().nth(4).unwrap());
+    let delta = show(
+        table_row(&table, "delta")
+            .split_whitespace()
+            .nth(4)
+            .unwrap(),
+    );
     assert_eq!(delta["profile"], "tiny");
     assert_eq!(delta["results"].as_array().map(Vec::len), Some(1));
 
@@ -384,7 +401,10 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     let table = stdout_of(&out);
     assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
     assert_eq!(table.lines().count(), 4, "{table}");
-    assert!(table.contains("echo") && table.contains("foxtrot"), "{table}");
+    assert!(
+        table.contains("echo") && table.contains("foxtrot"),
+        "{table}"
+    );
     assert_eq!(runs(&sb).len(), 4);
     assert_eq!(remote_dirs(), before, "temporary directories left on hosts");
 }
@@ -402,16 +422,43 @@ fn usage_errors_exit_2_before_connecting() {
             format!("{}:2: '99999' is not a port number", bad.display()),
         ),
         (
-            vec!["--inventory".into(), bad.display().to_string(), "--limit".into(), "db".into()],
+            vec![
+                "--inventory".into(),
+                bad.display().to_string(),
+                "--limit".into(),
+                "db".into(),
+            ],
             format!("{}:2:", bad.display()),
         ),
-        (vec!["h1".into(), "--forks".into(), "0".into()], "--forks must be between 1 and 256".into()),
-        (vec!["h1".into(), "--".into(), "compare".into()], "'compare' after `--` is not a measuring subcommand".into()),
-        (vec!["h1".into(), "--".into(), "--json".into(), "x".into()], "must not set --json".into()),
-        (vec!["-oProxyCommand=x".into()], "unexpected argument".into()),
+        (
+            vec!["h1".into(), "--forks".into(), "0".into()],
+            "--forks must be between 1 and 256".into(),
+        ),
+        (
+            vec!["h1".into(), "--".into(), "compare".into()],
+            "'compare' after `--` is not a measuring subcommand".into(),
+        ),
+        (
+            vec!["h1".into(), "--".into(), "--json".into(), "x".into()],
+            "must not set --json".into(),
+        ),
+        (
+            vec!["-oProxyCommand=x".into()],
+            "unexpected argument".into(),
+        ),
         (vec!["--".into(), "run".into()], "name the hosts".into()),
-        (vec!["h1".into(), "--binary".into(), "aarch64=/nonexistent".into()], "--binary aarch64: cannot read /nonexistent".into()),
-        (vec!["h1".into(), "--limit".into(), "web".into()], "--limit web: no group or host named 'web'".into()),
+        (
+            vec![
+                "h1".into(),
+                "--binary".into(),
+                "aarch64=/nonexistent".into(),
+            ],
+            "--binary aarch64: cannot read /nonexistent".into(),
+        ),
+        (
+            vec!["h1".into(), "--limit".into(), "web".into()],
+            "--limit web: no group or host named 'web'".into(),
+        ),
     ];
     for (args, want) in cases {
         let out = sb
@@ -432,5 +479,9 @@ fn usage_errors_exit_2_before_connecting() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr_of(&out).contains("no fleet run has been recorded"), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("no fleet run has been recorded"),
+        "{}",
+        stderr_of(&out)
+    );
 }

@@ -73,7 +73,9 @@ fn expand(pattern: &str) -> Result<Vec<String>, String> {
     let mut names = Vec::new();
     if let (Ok(a), Ok(b)) = (from.parse::<u32>(), to.parse::<u32>()) {
         if a > b || b - a >= 10_000 {
-            return Err(format!("'{pattern}': the range must go up, by at most 10000 hosts"));
+            return Err(format!(
+                "'{pattern}': the range must go up, by at most 10000 hosts"
+            ));
         }
         let width = if from.starts_with('0') { from.len() } else { 0 };
         for n in a..=b {
@@ -87,7 +89,11 @@ fn expand(pattern: &str) -> Result<Vec<String>, String> {
                     names.push(format!("{head}{c}{tail}"));
                 }
             }
-            _ => return Err(format!("'{pattern}': [{range}] is not a range of numbers or letters")),
+            _ => {
+                return Err(format!(
+                    "'{pattern}': [{range}] is not a range of numbers or letters"
+                ))
+            }
         }
     }
     // A second range in the tail expands too.
@@ -234,7 +240,10 @@ mod tests {
             expand("web[01:03].lan").unwrap_or_default(),
             ["web01.lan", "web02.lan", "web03.lan"]
         );
-        assert_eq!(expand("db-[a:c]").unwrap_or_default(), ["db-a", "db-b", "db-c"]);
+        assert_eq!(
+            expand("db-[a:c]").unwrap_or_default(),
+            ["db-a", "db-b", "db-c"]
+        );
         assert_eq!(
             expand("r[1:2]n[1:2]").unwrap_or_default(),
             ["r1n1", "r1n2", "r2n1", "r2n2"]

@@ -333,6 +333,9 @@ pub(crate) fn check_group(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Variables in the order they were given.
+type Vars = Vec<(String, String)>;
+
 /// Groups and their relations, shared by the INI and YAML readers: collects
 /// hosts (with their own variables), group variables and children, then
 /// resolves every host's groups and merged variables (Ansible's order: `all`,
@@ -340,9 +343,9 @@ pub(crate) fn check_group(name: &str) -> Result<(), String> {
 #[derive(Debug, Default)]
 pub(crate) struct Builder {
     /// Host name → (own variables in order, direct groups), in first-seen order.
-    hosts: Vec<(String, Vec<(String, String)>, Vec<String>)>,
+    hosts: Vec<(String, Vars, Vec<String>)>,
     /// Group → its variables in order.
-    group_vars: BTreeMap<String, Vec<(String, String)>>,
+    group_vars: BTreeMap<String, Vars>,
     /// Group → its parents.
     parents: BTreeMap<String, Vec<String>>,
     /// Groups in first-seen order.
@@ -360,7 +363,7 @@ impl Builder {
         name == "all" || self.groups.iter().any(|g| g == name)
     }
 
-    pub(crate) fn host(&mut self, name: &str, group: &str, vars: Vec<(String, String)>) {
+    pub(crate) fn host(&mut self, name: &str, group: &str, vars: Vars) {
         self.group(group);
         match self.hosts.iter_mut().find(|(n, _, _)| n == name) {
             Some((_, v, g)) => {

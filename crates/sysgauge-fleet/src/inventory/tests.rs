@@ -42,10 +42,7 @@ fn plain_list() {
     assert_eq!(nas.port, Some(2222));
     assert_eq!(nas.target(), "nas.lan:2222");
     let v6 = host(&inv, "v6");
-    assert_eq!(
-        (v6.address.as_str(), v6.port),
-        ("fe80::1%eth0", Some(22))
-    );
+    assert_eq!((v6.address.as_str(), v6.port), ("fe80::1%eth0", Some(22)));
     assert_eq!(v6.target(), "root@[fe80::1%eth0]:22");
     assert_eq!(host(&inv, "v6-bare").address, "fe80::2");
 }
@@ -55,7 +52,10 @@ fn plain_list_errors_name_the_line() {
     for (text, want) in [
         ("a\nb:99999\n", "inv:2: '99999' is not a port number"),
         ("a\nb:0\n", "inv:2: '0' is not a port number"),
-        ("a name=x\nb name=x\n", "inv:2: the name 'x' is already used on line 1"),
+        (
+            "a name=x\nb name=x\n",
+            "inv:2: the name 'x' is already used on line 1",
+        ),
         ("a\na\n", "inv:2: the name 'a' is already used on line 1"),
         ("a junk\n", "inv:1: 'junk' is not key=value"),
         ("name=x\n", "inv:1: a line starts with the host"),
@@ -133,9 +133,15 @@ fn ini_groups_children_and_vars() {
     assert_eq!(inv.limit("prod").map(|h| h.len()), Ok(3));
     assert_eq!(inv.limit("web02,ungrouped-host").map(|h| h.len()), Ok(2));
     assert_eq!(inv.limit("all").map(|h| h.len()), Ok(4));
-    let e = inv.limit("nope").err().map(|e| e.to_string()).unwrap_or_default();
+    let e = inv
+        .limit("nope")
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(
-        e.contains("--limit nope: no group or host named 'nope' (groups: ungrouped, web, db, prod)"),
+        e.contains(
+            "--limit nope: no group or host named 'nope' (groups: ungrouped, web, db, prod)"
+        ),
         "{e}"
     );
 }
@@ -143,18 +149,39 @@ fn ini_groups_children_and_vars() {
 #[test]
 fn ini_errors_name_the_line() {
     for (text, want) in [
-        ("[db]\nx\n[web\nh\n", "inv:3: '[web' is not a [section] header"),
+        (
+            "[db]\nx\n[web\nh\n",
+            "inv:3: '[web' is not a [section] header",
+        ),
         ("[web:stuff]\nh\n", "inv:1: [web:stuff]: a section is"),
         ("[web]\nh port\n", "inv:2: 'port' is not key=value"),
-        ("[web]\nh ansible_port=x\n", "inv:2: 'x' is not a port number"),
+        (
+            "[web]\nh ansible_port=x\n",
+            "inv:2: 'x' is not a port number",
+        ),
         ("[web]\nh a=\"x\n", "inv:2: unclosed \""),
-        ("[web:vars]\nnovalue\n[web]\nh\n", "inv:2: 'novalue' is not key=value"),
-        ("[a:children]\nb c\n", "inv:2: [a:children] lists one group name a line"),
-        ("[a:children]\na\n", "inv:2: group a cannot be its own child"),
+        (
+            "[web:vars]\nnovalue\n[web]\nh\n",
+            "inv:2: 'novalue' is not key=value",
+        ),
+        (
+            "[a:children]\nb c\n",
+            "inv:2: [a:children] lists one group name a line",
+        ),
+        (
+            "[a:children]\na\n",
+            "inv:2: group a cannot be its own child",
+        ),
         ("[w w]\nh\n", "inv:1: 'w w' is not a group name"),
         ("[web]\nh[5:1]\n", "inv:2: 'h[5:1]': the range must go up"),
-        ("[web]\nh ansible_host=-x\n", "inv:2: host address '-x' starts with '-'"),
-        ("[web]\nk=v\n", "inv:2: 'k=v': a host line starts with the host name"),
+        (
+            "[web]\nh ansible_host=-x\n",
+            "inv:2: host address '-x' starts with '-'",
+        ),
+        (
+            "[web]\nk=v\n",
+            "inv:2: 'k=v': a host line starts with the host name",
+        ),
         ("[web]\n", "inv: no hosts in the inventory"),
     ] {
         let e = error(text);
@@ -212,7 +239,10 @@ fn yaml_groups_children_and_vars() {
 fn yaml_errors_name_the_line_or_the_key() {
     for (text, want) in [
         ("all:\n  hosts:\n    a: [\n", "inv:"),
-        ("all:\n  hosts: [a, b]\n", "inv: all.hosts: expected a mapping"),
+        (
+            "all:\n  hosts: [a, b]\n",
+            "inv: all.hosts: expected a mapping",
+        ),
         ("all:\n  hostz:\n    a:\n", "inv: all.hostz: unknown key"),
         (
             "all:\n  hosts:\n    a:\n      ansible_port: 70000\n",
@@ -222,10 +252,19 @@ fn yaml_errors_name_the_line_or_the_key() {
             "all:\n  hosts:\n    a:\n      tags: [x]\n",
             "inv: all.hosts.a.tags: a variable must be a single value",
         ),
-        ("all:\n  hosts:\n    a: 5\n", "inv: all.hosts.a: a host maps to its variables"),
-        ("---\n- a\n- b\n", "inv: (top): expected a mapping of groups"),
+        (
+            "all:\n  hosts:\n    a: 5\n",
+            "inv: all.hosts.a: a host maps to its variables",
+        ),
+        (
+            "---\n- a\n- b\n",
+            "inv: (top): expected a mapping of groups",
+        ),
         ("all: [a, b]\n", "inv: all: a group is a mapping"),
-        ("all:\n  children:\n    all:\n", "group all cannot be its own child"),
+        (
+            "all:\n  children:\n    all:\n",
+            "group all cannot be its own child",
+        ),
         ("all:\n", "inv: no hosts in the inventory"),
     ] {
         let e = error(text);

@@ -127,8 +127,8 @@ fn read_group(
             (_, Value::Null) => {}
             ("hosts", Value::Mapping(hosts)) => {
                 for (h, hv) in hosts {
-                    let host = key_text(h)
-                        .ok_or_else(|| err(&here, "a host name must be text".into()))?;
+                    let host =
+                        key_text(h).ok_or_else(|| err(&here, "a host name must be text".into()))?;
                     let at = format!("{here}.{host}");
                     let vars = match hv {
                         Value::Null => Vec::new(),

@@ -179,7 +179,10 @@ fn check(a: &FleetRunArgs, state_file: &Path) -> Result<Option<Checked>> {
     let mut extra = Vec::new();
     for b in &a.binaries {
         if b.key.is_empty() || !b.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            bail!("--binary '{b}': '{}' is not an architecture name as `uname -m` prints it", b.key);
+            bail!(
+                "--binary '{b}': '{}' is not an architecture name as `uname -m` prints it",
+                b.key
+            );
         }
         let bin = Binary::load(Path::new(&b.value))
             .with_context(|| format!("--binary {}: cannot read {}", b.key, b.value))?;
@@ -219,7 +222,10 @@ struct Progress {
 
 impl Progress {
     fn new(hosts: &[Host]) -> Progress {
-        let names: Vec<String> = hosts.iter().map(|h| for_terminal(&h.name).into_owned()).collect();
+        let names: Vec<String> = hosts
+            .iter()
+            .map(|h| for_terminal(&h.name).into_owned())
+            .collect();
         let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
         let bars = std::io::stderr().is_terminal().then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
@@ -370,7 +376,11 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
         table.push(vec![
             for_terminal(&host.target()).into_owned(),
             for_terminal(&host.name).into_owned(),
-            if row.arch.is_empty() { "-".into() } else { row.arch.clone() },
+            if row.arch.is_empty() {
+                "-".into()
+            } else {
+                row.arch.clone()
+            },
             row.status.to_string(),
             for_terminal(&row.detail).into_owned(),
             row.duration
@@ -468,7 +478,12 @@ mod tests {
             remote_args(&s(&["crypto", "--profile", "tiny"])).unwrap_or_default(),
             s(&["crypto", "--profile", "tiny"])
         );
-        for bad in [&["--json", "x"][..], &["run", "--db=x"], &["compare"], &["--no-store"]] {
+        for bad in [
+            &["--json", "x"][..],
+            &["run", "--db=x"],
+            &["compare"],
+            &["--no-store"],
+        ] {
             assert!(remote_args(&s(bad)).is_err(), "{bad:?}");
         }
     }
