@@ -188,6 +188,14 @@ impl Lab {
 
     /// `sysgauge fleet run` (and `args`) inside the hub namespace.
     fn fleet(&self, sb: &Sandbox, args: &[&str]) -> std::process::Output {
+        let t0 = Instant::now();
+        let out = self.fleet_cmd(sb, args).output().unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(600));
+        out
+    }
+
+    /// The command of [`Lab::fleet`], not started.
+    fn fleet_cmd(&self, sb: &Sandbox, args: &[&str]) -> Command {
         let bin = assert_cmd::cargo::cargo_bin("sysgauge");
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &self.hub.hub])
@@ -198,10 +206,7 @@ impl Lab {
             .arg(self.dir.path().join("ssh_config"))
             .args(["--connect-timeout", "5", "--timeout", "300"])
             .args(args);
-        let t0 = Instant::now();
-        let out = cmd.output().unwrap();
-        assert!(t0.elapsed() < Duration::from_secs(600));
-        out
+        cmd
     }
 
     fn inventory(&self) -> String {
@@ -407,6 +412,94 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     );
     assert_eq!(runs(&sb).len(), 4);
     assert_eq!(remote_dirs(), before, "temporary directories left on hosts");
+}
+
+/// A host lost mid-run is reported failed while the others go on; Ctrl-C
+/// then stops the others, whose remote sysgauge is stopped and whose
+/// directories are removed; `--retry-failed` completes them all.
+#[test]
+fn host_lost_mid_run_then_ctrl_c_then_retry() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    for h in lab.hosts.iter_mut().take(4) {
+        h.start();
+    }
+    let sb = Sandbox::new();
+    let before = remote_dirs();
+    let inventory = lab.inventory();
+    let delta_ns = lab.hosts[3].ns.clone();
+    let mut cmd = lab.fleet_cmd(
+        &sb,
+        &[
+            "--inventory",
+            &inventory,
+            "--limit",
+            "lab,flaky",
+            "--",
+            "--profile",
+            "quick",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    let run = sysgauge_testkit::Interrupt::after("fleet: delta: running")
+        .waiting_up_to(Duration::from_secs(180))
+        .exiting_within(Duration::from_secs(90))
+        .run(&mut cmd, |_, started| {
+            if started {
+                // delta's machine goes away: its sshd and everything it
+                // started (the remote sysgauge among them) die at once.
+                Hub::kill_all_in(&delta_ns);
+                std::thread::sleep(Duration::from_secs(3));
+            }
+        });
+    run.assert_started_then_exited(130);
+    let log = &run.log;
+    assert!(
+        log.contains("fleet: delta: failed:"),
+        "delta not reported failed:\n{log}"
+    );
+    assert!(
+        log.contains("could not remove") && log.contains("sysgauge-fleet."),
+        "the directory left on the lost host is not named:\n{log}"
+    );
+    for alias in ["alpha", "bravo", "charlie"] {
+        assert!(
+            log.contains(&format!("fleet: {alias}: interrupted"))
+                || log.contains(&format!("fleet: {alias}: done")),
+            "{alias}:\n{log}"
+        );
+    }
+    // Only the lost host's directory is left (it could not be reached to
+    // remove it); remove it as its reboot would.
+    let left: Vec<String> = remote_dirs()
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}\n{log}");
+    std::fs::remove_dir_all(std::env::temp_dir().join(&left[0])).unwrap();
+    assert!(
+        sysgauge_testkit::processes_mentioning("sysgauge-fleet.").is_empty(),
+        "remote sysgauge left running"
+    );
+
+    lab.hosts[3].start();
+    let out = lab.fleet(
+        &sb,
+        &[
+            "--retry-failed",
+            "--",
+            "--profile",
+            "tiny",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(runs(&sb).len(), 4);
+    assert_eq!(remote_dirs(), before);
 }
 
 #[test]
