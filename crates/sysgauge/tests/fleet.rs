@@ -120,6 +120,9 @@ impl Lab {
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )
         .unwrap();
+        // The hosts' temporary directory: each lab its own (tests run in
+        // parallel and the hosts share the file system).
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
         let mut known_hosts = String::new();
         let mut hosts = Vec::new();
         for (i, name) in NAMES.iter().enumerate() {
@@ -144,7 +147,8 @@ impl Lab {
                      AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n\
                      PubkeyAuthentication yes\nPasswordAuthentication no\n\
                      KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nUseDNS no\n\
-                     PrintMotd no\nMaxStartups 50\nLogLevel VERBOSE\n"
+                     PrintMotd no\nMaxStartups 50\nLogLevel VERBOSE\nSetEnv TMPDIR={tmp}\n",
+                    tmp = dir.path().join("tmp").display()
                 ),
             )
             .unwrap();
@@ -212,11 +216,20 @@ impl Lab {
     fn inventory(&self) -> String {
         self.dir.path().join("inventory.ini").display().to_string()
     }
+
+    /// Temporary directories the fleet put on this lab's hosts (their
+    /// TMPDIR, which they share).
+    fn remote_dirs(&self) -> Vec<String> {
+        remote_dirs_in(&self.tmp())
+    }
+
+    fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
 }
 
-/// Temporary directories the fleet puts on hosts (all hosts share /tmp).
-fn remote_dirs() -> Vec<String> {
-    std::fs::read_dir(std::env::temp_dir())
+fn remote_dirs_in(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
         .map(|d| {
             d.flatten()
                 .map(|e| e.file_name().to_string_lossy().to_string())
@@ -256,7 +269,8 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     // delta goes down before the run.
     lab.hosts[3].stop();
     let sb = Sandbox::new();
-    let before = remote_dirs();
+    let before = lab.remote_dirs();
+    assert!(before.is_empty());
 
     let out = lab.fleet(
         &sb,
@@ -295,7 +309,11 @@ fn fleet_of_namespaces_with_faults_then_retry() {
         "{fox}"
     );
     assert!(log.contains("3 of 6 host(s) ran, 3 failed"), "{log}");
-    assert_eq!(remote_dirs(), before, "temporary directories left on hosts");
+    assert_eq!(
+        lab.remote_dirs(),
+        before,
+        "temporary directories left on hosts"
+    );
 
     // Stored: one run per healthy host, with its alias, vars and identity.
     let stored = runs(&sb);
@@ -411,7 +429,11 @@ fn fleet_of_namespaces_with_faults_then_retry() {
         "{table}"
     );
     assert_eq!(runs(&sb).len(), 4);
-    assert_eq!(remote_dirs(), before, "temporary directories left on hosts");
+    assert_eq!(
+        lab.remote_dirs(),
+        before,
+        "temporary directories left on hosts"
+    );
 }
 
 /// A host lost mid-run is reported failed while the others go on; Ctrl-C
@@ -427,7 +449,8 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
         h.start();
     }
     let sb = Sandbox::new();
-    let before = remote_dirs();
+    let before = lab.remote_dirs();
+    assert!(before.is_empty());
     let inventory = lab.inventory();
     let delta_ns = lab.hosts[3].ns.clone();
     let mut cmd = lab.fleet_cmd(
@@ -474,14 +497,15 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     }
     // Only the lost host's directory is left (it could not be reached to
     // remove it); remove it as its reboot would.
-    let left: Vec<String> = remote_dirs()
+    let left: Vec<String> = lab
+        .remote_dirs()
         .into_iter()
         .filter(|d| !before.contains(d))
         .collect();
     assert_eq!(left.len(), 1, "{left:?}\n{log}");
-    std::fs::remove_dir_all(std::env::temp_dir().join(&left[0])).unwrap();
+    std::fs::remove_dir_all(lab.tmp().join(&left[0])).unwrap();
     assert!(
-        sysgauge_testkit::processes_mentioning("sysgauge-fleet.").is_empty(),
+        sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string()).is_empty(),
         "remote sysgauge left running"
     );
 
@@ -499,7 +523,7 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert_eq!(runs(&sb).len(), 4);
-    assert_eq!(remote_dirs(), before);
+    assert_eq!(lab.remote_dirs(), before);
 }
 
 #[test]
