@@ -246,13 +246,18 @@ fn table_row<'a>(table: &'a str, alias: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no row for {alias}:\n{table}"))
 }
 
-fn runs(sb: &Sandbox) -> Vec<serde_json::Value> {
-    let out = sb
-        .cmd()
-        .args(["results", "list", "--json", "--db"])
+/// The real binary with `args` on the sandbox's database.
+fn sysgauge(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    sb.cmd()
+        .args(args)
+        .arg("--db")
         .arg(sb.db())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn runs(sb: &Sandbox) -> Vec<serde_json::Value> {
+    let out = sysgauge(sb, &["results", "list", "--json"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     serde_json::from_str(&stdout_of(&out)).unwrap()
 }
@@ -318,23 +323,12 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     // Stored: one run per healthy host, with its alias, vars and identity.
     let stored = runs(&sb);
     assert_eq!(stored.len(), 3, "{stored:?}");
-    let list = sb
-        .cmd()
-        .args(["results", "list", "--db"])
-        .arg(sb.db())
-        .output()
-        .unwrap();
-    let list = stdout_of(&list);
+    let list = stdout_of(&sysgauge(&sb, &["results", "list"]));
     for alias in ["alpha", "bravo", "charlie"] {
         assert!(list.contains(alias), "{list}");
     }
     let show = |key: &str| -> serde_json::Value {
-        let out = sb
-            .cmd()
-            .args(["results", "export", key, "--db"])
-            .arg(sb.db())
-            .output()
-            .unwrap();
+        let out = sysgauge(&sb, &["results", "export", key]);
         assert!(out.status.success(), "{}", stderr_of(&out));
         serde_json::from_str(&stdout_of(&out)).unwrap()
     };
@@ -361,13 +355,7 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     // Ingest is idempotent by run id: the same record again adds nothing.
     let again = sb.path().join("alpha.json");
     std::fs::write(&again, show(&ids[0]).to_string()).unwrap();
-    let imp = sb
-        .cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(&again)
-        .output()
-        .unwrap();
+    let imp = sysgauge(&sb, &["import", &again.display().to_string()]);
     assert!(imp.status.success(), "{}", stderr_of(&imp));
     assert!(
         stderr_of(&imp).contains("already imported"),
@@ -377,13 +365,9 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     assert_eq!(runs(&sb).len(), 3);
 
     // compare over them: the two `twin`s are told apart by alias.
-    let cmp = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
-        .args(&ids)
-        .output()
-        .unwrap();
+    let mut compare = vec!["compare"];
+    compare.extend(ids.iter().map(String::as_str));
+    let cmp = sysgauge(&sb, &compare);
     let text = stdout_of(&cmp);
     assert!(cmp.status.success(), "{}", stderr_of(&cmp));
     for label in ["twin (alpha)", "twin (bravo)", "charlie", "hash.md5"] {

@@ -121,11 +121,7 @@ pub fn parse_ini(file: &str, text: &str) -> Result<Inventory, InventoryError> {
     let mut host_lines: Vec<(String, usize)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
-        let at = |what: String| InventoryError::AtLine {
-            file: file.to_string(),
-            line: line_no,
-            what,
-        };
+        let at = InventoryError::at(file, line_no);
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;

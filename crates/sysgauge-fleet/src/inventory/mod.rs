@@ -143,6 +143,17 @@ pub enum InventoryError {
     Limit { pattern: String, what: String },
 }
 
+impl InventoryError {
+    /// The maker of errors at line `line` of `file`.
+    pub(crate) fn at(file: &str, line: usize) -> impl Fn(String) -> InventoryError + '_ {
+        move |what| InventoryError::AtLine {
+            file: file.to_string(),
+            line,
+            what,
+        }
+    }
+}
+
 /// The formats an inventory can be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

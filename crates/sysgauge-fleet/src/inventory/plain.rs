@@ -43,11 +43,7 @@ pub fn parse_plain(file: &str, text: &str) -> Result<Inventory, InventoryError> 
     let mut hosts: Vec<(usize, Host)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
-        let at = |what: String| InventoryError::AtLine {
-            file: file.to_string(),
-            line: line_no,
-            what,
-        };
+        let at = InventoryError::at(file, line_no);
         let line = raw.split('#').next().unwrap_or_default().trim();
         if line.is_empty() {
             continue;
