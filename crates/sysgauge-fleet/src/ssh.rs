@@ -17,8 +17,10 @@
 //!   (key refused, connection refused, host key mismatch), and that is the
 //!   host's failure reason.
 //! - Every command has a deadline and watches the cancellation token; the
-//!   local `ssh` is killed when either passes. (What it started on the host
-//!   is the caller's to stop: see `remote`.)
+//!   local `ssh` is killed when either passes. That does not end the
+//!   command on the host: the multiplexing client handed its stdout and
+//!   stderr to the master, which keeps serving them. Stopping what runs on
+//!   the host is the caller's (see `remote`).
 
 use crate::inventory::Host;
 use std::ffi::OsString;
@@ -273,9 +275,14 @@ impl Connection {
             }
             std::thread::sleep(Duration::from_millis(10));
         };
-        if status.is_err() {
+        if let Err(e) = status {
             let _ = child.kill();
             let _ = child.wait();
+            // The readers are not joined: a multiplexed client hands its
+            // stdout and stderr to the master, which holds them open until
+            // the remote command ends, however long that takes. They end
+            // when it does (the caller's clean-up stops it).
+            return Err(e);
         }
         let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
         let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();

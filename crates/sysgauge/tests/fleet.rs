@@ -208,8 +208,11 @@ impl Lab {
             .arg(sb.db())
             .arg("--ssh-config")
             .arg(self.dir.path().join("ssh_config"))
-            .args(["--connect-timeout", "5", "--timeout", "300"])
-            .args(args);
+            .args(["--connect-timeout", "5"]);
+        if !args.contains(&"--timeout") {
+            cmd.args(["--timeout", "300"]);
+        }
+        cmd.args(args);
         cmd
     }
 
@@ -453,7 +456,7 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     );
     let run = sysgauge_testkit::Interrupt::after("fleet: delta: running")
         .waiting_up_to(Duration::from_secs(180))
-        .exiting_within(Duration::from_secs(90))
+        .exiting_within(Duration::from_secs(40))
         .run(&mut cmd, |_, started| {
             if started {
                 // delta's machine goes away: its sshd and everything it
@@ -508,6 +511,44 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert_eq!(runs(&sb).len(), 4);
     assert_eq!(lab.remote_dirs(), before);
+}
+
+/// A host past `--timeout` is stopped, cleaned up and reported; hosts can
+/// be named on the command line.
+#[test]
+fn timeout_stops_and_cleans_up() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    lab.hosts[0].start();
+    let sb = Sandbox::new();
+    let t0 = Instant::now();
+    let address = lab.hosts[0].address.clone();
+    let out = lab.fleet(
+        &sb,
+        &[
+            &address,
+            "--timeout",
+            "4",
+            "--",
+            "--profile",
+            "standard",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{log}\n{table}");
+    assert!(table_row(&table, &address).contains("timed out"), "{table}");
+    // Stopped at the timeout, not when the remote run would have ended.
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+    assert!(
+        sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string()).is_empty(),
+        "remote sysgauge left running"
+    );
+    assert!(runs(&sb).is_empty());
 }
 
 #[test]
