@@ -1,11 +1,14 @@
-//! The embedded reference baseline: a run of the standard profile on one
-//! named machine, compiled into the binary, against which every `sysgauge
-//! run` ends with an index per family and overall (1000 = the reference
-//! machine; 1000 × the geometric mean of direction-adjusted ratios).
+//! The embedded reference baseline: runs of the quick and standard profiles
+//! on one named machine, compiled into the binary, against which every
+//! `sysgauge run` ends with an index per family and overall (1000 = the
+//! reference machine; 1000 × the geometric mean of direction-adjusted
+//! ratios). A run is indexed against the reference run of its own profile,
+//! completed with the other profile's cases it lacks, so both profiles get
+//! an index for every family they measure.
 //!
-//! The file (`baseline/reference.json`) wraps an ordinary run record with
-//! the baseline's own version, a description of the machine and how it was
-//! recorded; `sysgauge baseline make` writes it from a stored run (see
+//! The file (`baseline/reference.json`) wraps ordinary run records with the
+//! baseline's own version, a description of the machine and how it was
+//! recorded; `sysgauge baseline make` writes it from stored runs (see
 //! docs/baseline.md for the procedure). It is parsed once, on first use.
 //!
 //! Versions. The baseline's `version` is bumped at every re-recording and is
@@ -19,14 +22,17 @@
 
 use crate::registry::{benchmarks, Options};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 use sysgauge_compare::{index_against, IndexReport};
-use sysgauge_core::record::{Params, RunRecord, Status, SCHEMA_VERSION};
+use sysgauge_core::record::{Params, Profile, ResultRecord, RunRecord, Status, SCHEMA_VERSION};
 use thiserror::Error;
 
 /// Version of the baseline file's shape (not of its numbers).
-pub const BASELINE_FORMAT: u32 = 1;
+pub const BASELINE_FORMAT: u32 = 2;
+
+/// The profiles a baseline has a reference run of.
+pub const BASELINE_PROFILES: [Profile; 2] = [Profile::Quick, Profile::Standard];
 
 /// The baseline file, as compiled in.
 pub const EMBEDDED_JSON: &str = include_str!("../baseline/reference.json");
@@ -40,10 +46,46 @@ pub struct Baseline {
     pub version: u32,
     /// The reference machine, for people ("KVM guest, 2 vCPU Intel Xeon …").
     pub machine: String,
-    /// The sysgauge version and command that recorded the run.
+    /// The sysgauge version and commands that recorded the runs.
     pub recorded_with: String,
-    /// The reference run (standard profile).
-    pub run: RunRecord,
+    /// The reference runs, one per profile (quick and standard).
+    pub runs: Vec<RunRecord>,
+}
+
+impl Baseline {
+    /// The reference run of `profile`, if the baseline has one.
+    pub fn run_for(&self, profile: Profile) -> Option<&RunRecord> {
+        self.runs.iter().find(|r| r.profile == profile)
+    }
+
+    /// What a run of `profile` is indexed against: the reference run of
+    /// that profile (else the first), with the cases of the other runs it
+    /// lacks added, so a case measured in either profile has a reference.
+    pub fn reference(&self, profile: Profile) -> RunRecord {
+        let mut base = self
+            .run_for(profile)
+            .or(self.runs.first())
+            .cloned()
+            .unwrap_or_else(|| RunRecord::new("empty", "run", "none"));
+        let mut seen: BTreeSet<(String, Params)> = base
+            .results
+            .iter()
+            .map(|r| (r.bench_id.clone(), r.params.clone()))
+            .collect();
+        for other in self.runs.iter().filter(|r| r.run_id != base.run_id) {
+            for r in &other.results {
+                if seen.insert((r.bench_id.clone(), r.params.clone())) {
+                    base.results.push(r.clone());
+                }
+            }
+        }
+        base
+    }
+
+    /// Every result of every reference run.
+    pub fn results(&self) -> impl Iterator<Item = &ResultRecord> {
+        self.runs.iter().flat_map(|r| r.results.iter())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -69,20 +111,32 @@ pub fn parse(text: &str) -> Result<Baseline, BaselineError> {
             supported: BASELINE_FORMAT,
         });
     }
-    if b.run.schema_version != SCHEMA_VERSION {
-        return Err(BaselineError::Schema {
-            found: b.run.schema_version,
-            supported: SCHEMA_VERSION,
-        });
+    if b.runs.is_empty() {
+        return Err(BaselineError::Invalid("the baseline has no run".into()));
+    }
+    for (i, run) in b.runs.iter().enumerate() {
+        if run.schema_version != SCHEMA_VERSION {
+            return Err(BaselineError::Schema {
+                found: run.schema_version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if b.runs[..i].iter().any(|r| r.profile == run.profile) {
+            return Err(BaselineError::Invalid(format!(
+                "two reference runs of the {} profile",
+                run.profile
+            )));
+        }
+        if !run.results.iter().any(|r| matches!(r.status, Status::Ok)) {
+            return Err(BaselineError::Invalid(format!(
+                "the {} run has no successful result",
+                run.profile
+            )));
+        }
     }
     if b.machine.trim().is_empty() {
         return Err(BaselineError::Invalid(
             "the machine description is empty".into(),
-        ));
-    }
-    if !b.run.results.iter().any(|r| matches!(r.status, Status::Ok)) {
-        return Err(BaselineError::Invalid(
-            "the run has no successful result".into(),
         ));
     }
     Ok(b)
@@ -111,9 +165,7 @@ fn current_workload_versions() -> BTreeMap<String, u32> {
 pub fn reference_value(bench_id: &str, params: &Params, metric: &str) -> Option<f64> {
     let b = embedded().ok()?;
     let current = current_workload_versions().get(bench_id).copied();
-    b.run
-        .results
-        .iter()
+    b.results()
         .filter(|r| matches!(r.status, Status::Ok))
         .filter(|r| r.bench_id == bench_id && r.params == *params)
         .filter(|r| current.is_none_or(|v| v == r.workload_version))
@@ -126,7 +178,7 @@ pub fn reference_value(bench_id: &str, params: &Params, metric: &str) -> Option<
 /// 1000 × the geometric mean of direction-adjusted ratios over the cases
 /// both have (with equal workload versions), with the count of cases used.
 pub fn index(run: &RunRecord) -> Result<IndexReport, BaselineError> {
-    Ok(index_against(run, &embedded()?.run))
+    Ok(index_against(run, &embedded()?.reference(run.profile)))
 }
 
 /// Cases of `baseline` recorded with a workload version other than the one
@@ -134,9 +186,7 @@ pub fn index(run: &RunRecord) -> Result<IndexReport, BaselineError> {
 pub fn stale_cases(baseline: &Baseline) -> Vec<String> {
     let current = current_workload_versions();
     let mut out: Vec<String> = baseline
-        .run
-        .results
-        .iter()
+        .results()
         .filter_map(|r| {
             let now = *current.get(&r.bench_id)?;
             (now != r.workload_version).then(|| {
@@ -154,7 +204,6 @@ pub fn stale_cases(baseline: &Baseline) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_core::record::Profile;
 
     fn baseline() -> &'static Baseline {
         embedded().unwrap()
@@ -167,15 +216,14 @@ mod tests {
         assert!(b.version >= 1);
         assert!(b.machine.len() > 10, "{}", b.machine);
         assert!(b.recorded_with.contains("sysgauge"));
-        assert_eq!(
-            b.run.profile,
-            Profile::Standard,
-            "the reference is a standard-profile run"
-        );
-        assert_eq!(
-            b.run.build.profile, "release",
-            "the reference must come from a release build"
-        );
+        let profiles: Vec<Profile> = b.runs.iter().map(|r| r.profile).collect();
+        assert_eq!(profiles, BASELINE_PROFILES, "one reference run per profile");
+        for r in &b.runs {
+            assert_eq!(
+                r.build.profile, "release",
+                "the reference must come from a release build"
+            );
+        }
     }
 
     #[test]
@@ -191,45 +239,93 @@ mod tests {
     }
 
     #[test]
-    fn reference_values_and_self_index() {
-        let b = baseline();
-        let r = b
-            .run
-            .results
-            .iter()
-            .find(|r| matches!(r.status, Status::Ok))
-            .unwrap_or_else(|| panic!("no ok result"));
-        let m = &r.metrics[0];
-        assert_eq!(
-            reference_value(&r.bench_id, &r.params, &m.name),
-            Some(m.value())
-        );
-        assert_eq!(
-            reference_value(&r.bench_id, &r.params, "no-such-metric"),
-            None
-        );
-        assert_eq!(reference_value("hash.nothing", &r.params, &m.name), None);
-        let ix = index(&b.run).unwrap();
-        assert!((ix.overall.index.unwrap_or(0.0) - 1000.0).abs() < 1e-9);
-        assert_eq!(ix.overall.unmatched, 0);
-        for f in &ix.families {
-            assert!((f.index.unwrap_or(0.0) - 1000.0).abs() < 1e-9, "{f:?}");
+    fn every_family_of_a_default_run_has_a_reference() {
+        // What `sysgauge run` plans at each baseline profile, on a machine
+        // with any CPU count (the plan does not depend on it): each family
+        // must have at least one case the reference has, so the index after
+        // every run has a number for every family it measured.
+        let options = Options::default();
+        for profile in BASELINE_PROFILES {
+            let reference = baseline().reference(profile);
+            let plan = sysgauge_core::Plan {
+                profile,
+                threads: 8,
+            };
+            for family in crate::registry::families()
+                .iter()
+                .filter(|f| f.in_default_run)
+            {
+                let planned: Vec<(String, Params)> = benchmarks(&options)
+                    .iter()
+                    .filter(|b| sysgauge_core::family_of(b.id()) == family.name)
+                    .flat_map(|b| b.cases(&plan).into_iter().map(|p| (b.id().to_string(), p)))
+                    .collect();
+                if planned.is_empty() {
+                    continue;
+                }
+                assert!(
+                    planned.iter().any(|(id, p)| reference
+                        .results
+                        .iter()
+                        .any(|r| r.is_ok() && &r.bench_id == id && &r.params == p)),
+                    "{profile}: no case of {} has a reference: {planned:?}",
+                    family.name
+                );
+            }
         }
     }
 
     #[test]
-    fn an_old_workload_is_never_indexed() {
-        let mut run = baseline().run.clone();
-        for r in &mut run.results {
-            r.workload_version += 1;
+    fn reference_values_and_self_index() {
+        let b = baseline();
+        for run in &b.runs {
+            let r = run
+                .results
+                .iter()
+                .find(|r| matches!(r.status, Status::Ok))
+                .unwrap_or_else(|| panic!("no ok result"));
+            let m = &r.metrics[0];
+            assert!(reference_value(&r.bench_id, &r.params, &m.name).is_some());
+            assert_eq!(
+                reference_value(&r.bench_id, &r.params, "no-such-metric"),
+                None
+            );
+            assert_eq!(reference_value("hash.nothing", &r.params, &m.name), None);
+            let ix = index(run).unwrap();
+            assert!((ix.overall.index.unwrap_or(0.0) - 1000.0).abs() < 1e-9);
+            assert_eq!(ix.overall.unmatched, 0);
+            for f in &ix.families {
+                assert!((f.index.unwrap_or(0.0) - 1000.0).abs() < 1e-9, "{f:?}");
+            }
         }
+    }
+
+    #[test]
+    fn a_profile_borrows_the_cases_it_lacks() {
+        let b = baseline();
+        let quick = b.reference(Profile::Quick);
+        let own = b.run_for(Profile::Quick).map_or(0, |r| r.results.len());
+        assert!(quick.results.len() >= own);
+        let keys: BTreeSet<(String, Params)> = quick
+            .results
+            .iter()
+            .map(|r| (r.bench_id.clone(), r.params.clone()))
+            .collect();
+        assert_eq!(keys.len(), quick.results.len(), "no case twice");
+    }
+
+    #[test]
+    fn an_old_workload_is_never_indexed() {
+        let mut stale = baseline().clone();
+        for run in &mut stale.runs {
+            for r in &mut run.results {
+                r.workload_version += 1;
+            }
+        }
+        let run = stale.runs[0].clone();
         let ix = index(&run).unwrap();
         assert_eq!(ix.overall.index, None);
         assert_eq!(ix.overall.cases, 0);
-        let stale = Baseline {
-            run: run.clone(),
-            ..baseline().clone()
-        };
         assert!(!stale_cases(&stale).is_empty());
     }
 
@@ -243,12 +339,19 @@ mod tests {
             Err(BaselineError::Format { found: 99, .. })
         ));
         v["format"] = serde_json::json!(BASELINE_FORMAT);
-        v["run"]["schema_version"] = serde_json::json!(SCHEMA_VERSION + 1);
+        v["runs"][0]["schema_version"] = serde_json::json!(SCHEMA_VERSION + 1);
         assert!(matches!(
             parse(&v.to_string()),
             Err(BaselineError::Schema { .. })
         ));
-        v["run"]["schema_version"] = serde_json::json!(SCHEMA_VERSION);
+        v["runs"][0]["schema_version"] = serde_json::json!(SCHEMA_VERSION);
+        let mut twice = v.clone();
+        let first = twice["runs"][0].clone();
+        twice["runs"] = serde_json::json!([first.clone(), first]);
+        assert!(matches!(
+            parse(&twice.to_string()),
+            Err(BaselineError::Invalid(_))
+        ));
         v["machine"] = serde_json::json!(" ");
         assert!(matches!(
             parse(&v.to_string()),

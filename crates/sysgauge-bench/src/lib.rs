@@ -13,6 +13,7 @@ pub mod clock;
 pub mod cpu;
 pub mod crypto;
 pub mod disk;
+pub mod foreign_json;
 pub mod hash;
 pub mod memory;
 pub mod methodology;
@@ -23,6 +24,7 @@ pub mod spawn;
 pub mod ssh;
 pub mod startup;
 pub mod sweep;
+pub mod sysbench;
 pub mod util;
 
 pub use registry::{

@@ -1004,6 +1004,23 @@ mod tests {
         assert!(close(res[0].metrics[0].value(), 64.0));
     }
 
+    /// A real `-mr` output of 1.1.0i (built from its sources here): seconds
+    /// per operation in `+F2` and first in `+F5`, converted.
+    #[test]
+    fn real_1_1_0_mr_output() {
+        let r = parse(fixture!("1.1.0i-mr-md5-rsa2048-ecdhp256.txt"));
+        assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
+        assert_eq!(r.symmetric[0].algorithm, "md5");
+        assert_eq!(r.symmetric[0].bytes_per_second[0], 137_903_124.64);
+        let rsa = &r.sign_verify[0];
+        assert_eq!(rsa.algorithm, "rsa2048");
+        assert!((rsa.sign_per_second.unwrap() - 1.0 / 0.000786).abs() < 1e-6);
+        assert!((rsa.verify_per_second.unwrap() - 1.0 / 0.000024).abs() < 1e-6);
+        assert_eq!(r.key_exchange[0].algorithm, "ecdhp256");
+        // Its op/s field, not the rounded 1/0.000064.
+        assert_eq!(r.key_exchange[0].ops_per_second, 15731.081081);
+    }
+
     #[test]
     fn old_openssl_seconds_per_operation() {
         // OpenSSL 1.1.0 style: s/op in +F2, and s/op first in +F5.

@@ -21,7 +21,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile, RunRecord};
-use sysgauge_report::TableFormat;
+use sysgauge_report::chart::lines::LabelledRun;
+use sysgauge_report::{ChartError, LineFigure, TableFormat};
 
 /// A family of benchmarks and its time slice per profile.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -75,6 +76,34 @@ pub trait Family: Send + Sync {
     /// Whether its subcommand shows the generic summary table before its
     /// own tables (no, when they already show every case).
     fn summary_first(&self) -> bool;
+    /// The figures it draws across machines from their runs.
+    fn charts(&self) -> &'static [FamilyChart];
+}
+
+/// A figure a family draws from several machines' runs (one line per
+/// machine): a section of `sysgauge report` when some machine has the
+/// data, and `sysgauge chart --kind NAME`. The family's folder builds the
+/// `LineFigure` (it knows its ids); sysgauge-report draws it.
+pub struct FamilyChart {
+    /// The `--kind` value and the report section's name: `sweep`, `latency`.
+    pub name: &'static str,
+    /// The report section's heading.
+    pub heading: &'static str,
+    /// The caption under the figure in the report.
+    pub caption: &'static str,
+    /// What `--program` selects among the figure's panels (their titles),
+    /// if anything.
+    pub panels: Option<&'static str>,
+    /// The figure of these machines, as (label, run) in the comparison's
+    /// order (the position picks the colour); `ChartError::NoData` saying
+    /// what to run when none of them has the data.
+    pub figure: fn(&[LabelledRun]) -> Result<LineFigure, ChartError>,
+}
+
+impl std::fmt::Debug for FamilyChart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FamilyChart({})", self.name)
+    }
 }
 
 /// A family's registration as data: its info, the function that makes its
@@ -84,6 +113,7 @@ pub struct FamilyDef<O> {
     pub benchmarks: fn(&Arc<O>) -> Vec<Box<dyn Benchmark>>,
     pub report: Option<fn(&RunRecord, TableFormat) -> String>,
     pub summary_first: bool,
+    pub charts: &'static [FamilyChart],
 }
 
 impl<O: Any + Send + Sync + Default> Family for FamilyDef<O> {
@@ -107,16 +137,24 @@ impl<O: Any + Send + Sync + Default> Family for FamilyDef<O> {
     fn summary_first(&self) -> bool {
         self.summary_first
     }
+
+    fn charts(&self) -> &'static [FamilyChart] {
+        self.charts
+    }
 }
 
 /// Registers a family from its own folder: defines the folder's `FAMILY`
 /// (the one line it takes in `FAMILIES`) from its name, options type, time
-/// slices, summary and renderer, around the folder's `benchmarks` function.
+/// slices, summary, renderer and (optionally) its figures across machines,
+/// around the folder's `benchmarks` function.
 macro_rules! register_family {
+    (@charts) => { &[] };
+    (@charts $charts:expr) => { $charts };
     (
         name: $name:literal, options: $options:ty, in_default_run: $run:expr,
         summary_first: $summary_first:expr, budget_seconds: $budget:expr,
-        report: $report:expr, summary: $summary:literal $(,)?
+        report: $report:expr, summary: $summary:literal
+        $(, charts: $charts:expr)? $(,)?
     ) => {
         /// The family's registration (see `crate::registry::FAMILIES`).
         pub static FAMILY: $crate::registry::FamilyDef<$options> = $crate::registry::FamilyDef {
@@ -129,6 +167,7 @@ macro_rules! register_family {
             benchmarks,
             report: $report,
             summary_first: $summary_first,
+            charts: $crate::registry::register_family!(@charts $($charts)?),
         };
     };
 }
@@ -157,6 +196,16 @@ pub fn opt_in_example() -> (&'static str, String) {
         .find(|id| sysgauge_core::family_of(id) == family)
         .unwrap_or_default();
     (family, first)
+}
+
+/// Every family's figures across machines, in family order.
+pub fn charts() -> impl Iterator<Item = &'static FamilyChart> {
+    FAMILIES.iter().flat_map(|f| f.charts().iter())
+}
+
+/// The figure called `name` (`sysgauge chart --kind NAME`).
+pub fn chart(name: &str) -> Option<&'static FamilyChart> {
+    charts().find(|c| c.name == name)
 }
 
 pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
@@ -236,6 +285,38 @@ mod tests {
                 "{id} is not documented in docs/benchmarks.md"
             );
         }
+    }
+
+    /// The families other tools' imports keep their own ids in are never
+    /// sysgauge's: an imported number cannot pass for a sysgauge case.
+    #[test]
+    fn imported_tools_families_are_not_sysgauges() {
+        for tool in [
+            "openssl",
+            "mbw",
+            "bonnie",
+            "nbench",
+            "hyperfine",
+            "fio",
+            "sysbench",
+        ] {
+            assert!(family_info(tool).is_none(), "{tool} is a sysgauge family");
+        }
+    }
+
+    #[test]
+    fn charts_unique_and_documented() {
+        const COMPARING_DOC: &str = include_str!("../../../docs/comparing.md");
+        let names: Vec<&str> = charts().map(|c| c.name).collect();
+        assert_eq!(names, ["latency", "sweep"]);
+        for name in names {
+            assert!(chart(name).is_some_and(|c| c.name == name));
+            assert!(
+                COMPARING_DOC.contains(&format!("--kind {name}")),
+                "`sysgauge chart --kind {name}` is not documented in docs/comparing.md"
+            );
+        }
+        assert!(chart("nosuch").is_none());
     }
 
     #[test]

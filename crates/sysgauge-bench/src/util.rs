@@ -3,10 +3,11 @@
 //! barriers the hand-tuned loops use live in `sysgauge_kernels::opaque`.)
 
 use std::sync::{Mutex, MutexGuard};
+use sysgauge_core::record::ResultRecord;
 use sysgauge_core::{BenchError, Better, Metric, Params, Profile, RunCtx, Unit};
 
 /// Why a text is not usable output of another tool (openssl, mbw,
-/// Bonnie++, nbench): the 1-based line (the last one for what is missing
+/// Bonnie++, nbench, sysbench): the 1-based line (the last one for what is missing
 /// at the end), and what is wrong there.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}")]
@@ -19,6 +20,25 @@ pub fn line_error(line: usize, message: impl Into<String>) -> LineError {
     LineError {
         line,
         message: message.into(),
+    }
+}
+
+/// Add another run of a case (the same id and params, from the same
+/// file) to `case`: each metric's samples are appended to the one of the
+/// same name; a metric the case lacks is added.
+pub fn add_run(case: &mut ResultRecord, metrics: Vec<Metric>) {
+    for m in metrics {
+        match case.metrics.iter_mut().find(|o| o.name == m.name) {
+            Some(old) => {
+                let mut samples = std::mem::take(&mut old.samples);
+                samples.extend(m.samples);
+                // Both sample lists were usable, so their union is.
+                if let Some(merged) = Metric::new(&m.name, m.unit, m.better, samples) {
+                    *old = merged;
+                }
+            }
+            None => case.metrics.push(m),
+        }
     }
 }
 
@@ -63,13 +83,27 @@ pub fn mb_per_s(bytes_per_second: f64) -> f64 {
 
 pub use sysgauge_kernels::bytes::{fill_pattern, hex};
 
-/// The case's `threads` parameter; a case without one runs on one thread.
-pub fn threads_param(params: &Params) -> usize {
-    params
-        .get_u64("threads")
-        .and_then(|t| usize::try_from(t).ok())
-        .unwrap_or(1)
-        .max(1)
+/// The case's `threads` parameter, `all` being the run's `cpus`; a case
+/// without one runs on one thread.
+pub fn threads_param(params: &Params, cpus: usize) -> usize {
+    params.get_count("threads", cpus).unwrap_or(1).max(1)
+}
+
+/// A planned count (`threads`, `spawners`): a number the user chose, or
+/// every CPU of the machine, which the case's identity names as `all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Count {
+    N(usize),
+    AllCpus,
+}
+
+impl From<Count> for sysgauge_core::ParamValue {
+    fn from(c: Count) -> Self {
+        match c {
+            Count::N(n) => n.into(),
+            Count::AllCpus => sysgauge_core::ALL_CPUS.into(),
+        }
+    }
 }
 
 /// The case's `block_size` parameter as a buffer length (hash and crypto
@@ -105,6 +139,17 @@ where
 pub fn lock_lane<T>(lane: &Mutex<T>) -> Result<MutexGuard<'_, T>, BenchError> {
     lane.lock()
         .map_err(|_| BenchError::failed("a worker thread panicked"))
+}
+
+/// The headline value of metric `name` of a case, for the unit tests of
+/// the parsers of other tools' outputs.
+#[cfg(test)]
+pub(crate) fn metric_value(r: &ResultRecord, name: &str) -> f64 {
+    r.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .map(|m| m.value())
+        .unwrap_or_else(|| panic!("no {name} in {r:?}"))
 }
 
 /// A tiny-profile context with `threads` threads and the system temporary

@@ -62,6 +62,8 @@ pub struct CaseData {
     pub samples: Vec<f64>,
     /// The headline value (median of the samples).
     pub value: f64,
+    /// Why the result is not a measure of the machine, if it is not.
+    pub untrusted: Option<String>,
 }
 
 /// The cases of a run in the run's order: every metric of every result
@@ -97,6 +99,7 @@ impl CaseSet {
                     better: m.better,
                     samples: m.samples.clone(),
                     value: m.value(),
+                    untrusted: r.untrusted().map(str::to_string),
                 };
                 if set.data.insert(key.clone(), data).is_none() {
                     set.order.push(key);

@@ -220,14 +220,14 @@ impl Comparison {
 
 /// FNV-1a: a fixed, dependency-free hash to seed each case's bootstrap, so
 /// the same stored samples always give the same interval.
-fn seed_of(text: &str) -> u64 {
+pub(crate) fn seed_of(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
 
 /// Samples oriented so that sample-ratio a/b is the adjusted ratio.
-fn oriented<'a>(m: &'a [f64], r: &'a [f64], better: Better) -> (&'a [f64], &'a [f64]) {
+pub(crate) fn oriented<'a>(m: &'a [f64], r: &'a [f64], better: Better) -> (&'a [f64], &'a [f64]) {
     match better {
         Better::Higher => (m, r),
         Better::Lower => (r, m),
@@ -437,6 +437,16 @@ fn prepare(
     let mut usable = 0;
     for &i in present {
         let Some(d) = sets[i].get(key) else { continue };
+        if let Some(why) = &d.untrusted {
+            excluded.push(Excluded {
+                bench_id: key.bench_id.clone(),
+                params: key.params.clone(),
+                metric: key.metric.clone(),
+                machine: labels[i].clone(),
+                reason: format!("not a measure of the machine: {why}"),
+            });
+            continue;
+        }
         if d.better != base.better {
             excluded.push(Excluded {
                 bench_id: key.bench_id.clone(),

@@ -732,6 +732,12 @@ pub enum Format {
     Bonnie,
     /// nbench (BYTEmark) output.
     Nbench,
+    /// hyperfine's `--export-json` file.
+    Hyperfine,
+    /// fio's `--output-format=json` (or `json+`).
+    Fio,
+    /// sysbench's cpu or memory test output.
+    Sysbench,
 }
 
 impl Format {
@@ -743,6 +749,9 @@ impl Format {
             Format::Mbw => "mbw",
             Format::Bonnie => "bonnie",
             Format::Nbench => "nbench",
+            Format::Hyperfine => "hyperfine",
+            Format::Fio => "fio",
+            Format::Sysbench => "sysbench",
         }
     }
 }
@@ -763,11 +772,16 @@ const OPENSSL_OPENINGS: &[&str] = &[
     "type ",
 ];
 
-/// Guess the format: JSON starts with `{` or `[`; mbw output with its
+/// Guess the format: JSON starts with `{` or `[` — a sysgauge run record
+/// names its `schema_version`, fio's output its `"fio version"`,
+/// hyperfine's export has `results` with `times` or `mean`; fio's output
+/// may also follow a `note:` line; mbw output with its
 /// preamble (`Long uses 8 bytes.`) or a result line (`AVG  Method: …`);
 /// Bonnie++'s table (`Version 2.00a  ------Sequential Output------`) or
 /// CSV line (27 fields or more); nbench with its banner (`BYTEmark`), its
-/// table header or its first row;
+/// table header or its first row; sysbench with its banner (`sysbench
+/// 1.0.20 (using …)`), a pasted command line (`$ sysbench cpu run`) or
+/// `Running the test with following options:`;
 /// openssl output (`-mr` or the human table) with one of
 /// `OPENSSL_OPENINGS` or a table header; a CSV with a header of three or
 /// more comma-separated names.
@@ -777,16 +791,23 @@ pub fn sniff(text: &str) -> Option<Format> {
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'))?;
     let first = first.trim_start_matches('\u{feff}');
+    let first_words: Vec<&str> = first.split_whitespace().take(3).collect();
     if first.starts_with('{') || first.starts_with('[') {
-        Some(Format::Json)
-    } else if first.starts_with("Long uses ") || first.split_whitespace().nth(1) == Some("Method:")
-    {
+        Some(json_kind(text))
+    } else if first.starts_with("note:") && json_kind(text) == Format::Fio {
+        Some(Format::Fio)
+    } else if first.starts_with("Long uses ") || first_words.get(1) == Some(&"Method:") {
         Some(Format::Mbw)
     } else if first.contains("BYTEmark")
         || (first.starts_with("TEST ") && first.contains("Iterations/sec"))
         || first.starts_with("NUMERIC SORT")
     {
         Some(Format::Nbench)
+    } else if first_words.first() == Some(&"sysbench")
+        || first_words.get(..2) == Some(&["$", "sysbench"])
+        || first.starts_with("Running the test with following options")
+    {
+        Some(Format::Sysbench)
     } else if (first.starts_with("Version ") && first.contains("Sequential"))
         || first.contains("-Per Chr-")
         || first.split(',').count() >= 27
@@ -805,6 +826,27 @@ pub fn sniff(text: &str) -> Option<Format> {
         Some(Format::Csv)
     } else {
         None
+    }
+}
+
+/// Which tool's JSON a document is, from the names in it: sysgauge's own
+/// unless it is clearly fio's or hyperfine's (then the sysgauge parser
+/// would only say what it lacks).
+fn json_kind(text: &str) -> Format {
+    if text.contains("\"schema_version\"") {
+        Format::Json
+    } else if text.contains("\"fio version\"")
+        || text.contains("\"client_stats\"")
+        || (text.contains("\"jobs\"") && text.contains("\"jobname\""))
+    {
+        Format::Fio
+    } else if text.contains("\"results\"")
+        && (text.contains("\"times\"") || text.contains("\"mean\""))
+        && text.contains("\"command\"")
+    {
+        Format::Hyperfine
+    } else {
+        Format::Json
     }
 }
 

@@ -9,11 +9,12 @@
 //! numbers; every index line says how many cases it rests on and how many of
 //! the run's cases the reference lacks.
 
-use crate::case::{adjusted_ratio, conversion_factor, CaseSet};
+use crate::case::{adjusted_ratio, conversion_factor, CaseData, CaseSet};
+use crate::comparison::{oriented, seed_of, Interval};
 use serde::{Deserialize, Serialize};
 use sysgauge_core::record::RunRecord;
 use sysgauge_core::Unit;
-use sysgauge_stats::geomean;
+use sysgauge_stats::{geomean, geomean_ci};
 
 /// The index of one family (or of all cases).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,10 +23,18 @@ pub struct IndexLine {
     pub family: String,
     /// 1000 × geometric mean of the ratios; null when no case matched.
     pub index: Option<f64>,
+    /// 95 % interval of the index (× 1000), from the raw samples of both
+    /// runs (percentile bootstrap, every case resampled jointly).
+    #[serde(default)]
+    pub interval: Option<Interval>,
     /// Cases both runs have, with a ratio.
     pub cases: usize,
     /// The run's cases the reference does not have (or cannot be compared).
     pub unmatched: usize,
+    /// Cases both runs have but the index leaves out, because one side's
+    /// result is not a measure of its machine: `case: reason`.
+    #[serde(default)]
+    pub left_out: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,18 +45,70 @@ pub struct IndexReport {
     pub overall: IndexLine,
 }
 
+/// What one family (or all of them) collects on the way to its line.
+#[derive(Default)]
+struct Tally {
+    ratios: Vec<f64>,
+    /// Oriented samples of each ratio, for the interval.
+    pairs: Vec<(Vec<f64>, Vec<f64>)>,
+    unmatched: usize,
+    left_out: Vec<String>,
+}
+
+impl Tally {
+    fn line(&self, family: String) -> IndexLine {
+        let pairs: Vec<(&[f64], &[f64])> = self
+            .pairs
+            .iter()
+            .map(|(a, b)| (a.as_slice(), b.as_slice()))
+            .collect();
+        let interval = geomean_ci(&pairs, seed_of(&family)).map(|ci| Interval {
+            low: 1000.0 * ci.low,
+            high: 1000.0 * ci.high,
+        });
+        IndexLine {
+            index: geomean(&self.ratios).map(|g| 1000.0 * g),
+            interval,
+            cases: self.ratios.len(),
+            unmatched: self.unmatched,
+            left_out: self.left_out.clone(),
+            family,
+        }
+    }
+
+    fn extend(&mut self, other: &Tally) {
+        self.ratios.extend_from_slice(&other.ratios);
+        self.pairs.extend_from_slice(&other.pairs);
+        self.unmatched += other.unmatched;
+        self.left_out.extend_from_slice(&other.left_out);
+    }
+}
+
+/// Positive, finite samples scaled by `f`; the value alone when none are.
+fn usable(d: &CaseData, f: f64) -> Vec<f64> {
+    let s: Vec<f64> = d
+        .samples
+        .iter()
+        .map(|v| v * f)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    if s.is_empty() {
+        vec![d.value * f]
+    } else {
+        s
+    }
+}
+
 /// Index `run` against `reference`.
 pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
     let ours = CaseSet::from_run(run);
     let theirs = CaseSet::from_run(reference);
-    let mut all_ratios = Vec::new();
-    let mut all_unmatched = 0;
+    let mut all = Tally::default();
     let families = ours
         .families()
         .into_iter()
         .map(|family| {
-            let mut ratios = Vec::new();
-            let mut unmatched = 0;
+            let mut t = Tally::default();
             for key in ours.keys() {
                 let Some(a) = ours.get(key).filter(|d| d.family == family) else {
                     continue;
@@ -58,44 +119,39 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
                 if a.unit == Unit::Index {
                     continue;
                 }
+                let b = theirs.get(key);
                 // A metric that is zero on both sides (the user time of a
                 // program that only copies) has no ratio but is not missing.
-                if theirs
-                    .get(key)
-                    .is_some_and(|b| a.value == 0.0 && b.value == 0.0)
-                {
+                if b.is_some_and(|b| a.value == 0.0 && b.value == 0.0) {
                     continue;
                 }
-                let ratio = theirs.get(key).and_then(|b| {
+                let matched = b.and_then(|b| {
                     if a.better != b.better {
                         return None;
                     }
                     let f = conversion_factor(&a.unit, &b.unit)?;
-                    adjusted_ratio(a.value * f, b.value, a.better)
+                    Some((b, f, adjusted_ratio(a.value * f, b.value, a.better)?))
                 });
-                match ratio {
-                    Some(r) => ratios.push(r),
-                    None => unmatched += 1,
+                let Some((b, f, ratio)) = matched else {
+                    t.unmatched += 1;
+                    continue;
+                };
+                if let Some(why) = a.untrusted.as_ref().or(b.untrusted.as_ref()) {
+                    t.left_out.push(format!("{}: {why}", key.label()));
+                    continue;
                 }
+                let (ua, ub) = (usable(a, f), usable(b, 1.0));
+                let (x, y) = oriented(&ua, &ub, a.better);
+                t.pairs.push((x.to_vec(), y.to_vec()));
+                t.ratios.push(ratio);
             }
-            all_ratios.extend_from_slice(&ratios);
-            all_unmatched += unmatched;
-            IndexLine {
-                family,
-                index: geomean(&ratios).map(|g| 1000.0 * g),
-                cases: ratios.len(),
-                unmatched,
-            }
+            all.extend(&t);
+            t.line(family)
         })
         .collect();
     IndexReport {
         families,
-        overall: IndexLine {
-            family: crate::comparison::OVERALL.to_string(),
-            index: geomean(&all_ratios).map(|g| 1000.0 * g),
-            cases: all_ratios.len(),
-            unmatched: all_unmatched,
-        },
+        overall: all.line(crate::comparison::OVERALL.to_string()),
     }
 }
 
@@ -238,5 +294,82 @@ mod tests {
         let ix = index_against(&run, &reference);
         assert_eq!(ix.overall.index, None);
         assert_eq!((ix.overall.cases, ix.overall.unmatched), (0, 1));
+    }
+
+    #[test]
+    fn the_interval_comes_from_the_samples_of_both_runs() {
+        let reference = run_with(
+            "ref",
+            None,
+            vec![
+                throughput("beta.sha256", &[100.0, 101.0, 99.0, 100.5, 99.5]),
+                throughput("beta.md5", &[50.0, 50.5, 49.5, 50.2, 49.8]),
+            ],
+        );
+        let steady = run_with(
+            "new",
+            None,
+            vec![
+                throughput("beta.sha256", &[200.0, 201.0, 199.0, 200.5, 199.5]),
+                throughput("beta.md5", &[100.0, 101.0, 99.0, 100.4, 99.6]),
+            ],
+        );
+        let ix = index_against(&steady, &reference);
+        let (v, iv) = (ix.overall.index.unwrap(), ix.overall.interval.unwrap());
+        assert!((v - 2000.0).abs() < 1.0, "{v}");
+        assert!(
+            iv.low <= v && v <= iv.high && iv.low > 1950.0 && iv.high < 2050.0,
+            "{iv:?}"
+        );
+        // The same medians with a wide spread: a wider interval.
+        let noisy = run_with(
+            "new",
+            None,
+            vec![
+                throughput("beta.sha256", &[200.0, 260.0, 140.0, 230.0, 170.0]),
+                throughput("beta.md5", &[100.0, 130.0, 70.0, 115.0, 85.0]),
+            ],
+        );
+        let wide = index_against(&noisy, &reference).overall.interval.unwrap();
+        assert!(
+            wide.high - wide.low > 3.0 * (iv.high - iv.low),
+            "{wide:?} vs {iv:?}"
+        );
+    }
+
+    #[test]
+    fn an_untrusted_case_is_left_out_with_its_reason() {
+        let reference = run_with(
+            "ref",
+            None,
+            vec![
+                throughput("disk.seq-write", &[100.0]),
+                throughput("disk.seq-read", &[100.0]),
+            ],
+        );
+        let mut cached = throughput("disk.seq-write", &[900.0]);
+        cached.details.insert(
+            sysgauge_core::UNTRUSTED,
+            "O_DIRECT writes ran 9× faster than reads: a write cache",
+        );
+        let run = run_with(
+            "new",
+            None,
+            vec![cached, throughput("disk.seq-read", &[200.0])],
+        );
+        let ix = index_against(&run, &reference);
+        let disk = &ix.families[0];
+        assert_eq!(
+            (disk.index, disk.cases, disk.unmatched),
+            (Some(2000.0), 1, 0)
+        );
+        assert_eq!(disk.left_out.len(), 1);
+        assert!(
+            disk.left_out[0].contains("disk.seq-write") && disk.left_out[0].contains("write cache")
+        );
+        assert_eq!(ix.overall.left_out, disk.left_out);
+        // Marked on the reference side, it is left out too.
+        let ix = index_against(&reference, &run);
+        assert_eq!(ix.overall.left_out.len(), 1);
     }
 }

@@ -196,6 +196,18 @@ impl RunCtx {
         self.details.insert(key, value);
     }
 
+    /// Mark this case's result as not a measure of the machine, with the
+    /// reason (also given as a finding by the caller): comparisons mark it
+    /// and indexes leave it out.
+    pub fn mark_untrusted(&mut self, reason: impl Into<String>) {
+        self.note_detail(crate::record::UNTRUSTED, reason.into());
+    }
+
+    /// Whether this case has noted the detail `key` already.
+    pub fn has_detail(&self, key: &str) -> bool {
+        self.details.get(key).is_some()
+    }
+
     /// The scratch directory of this family's session, created on first use
     /// and removed when the session ends (or on Ctrl-C).
     pub fn scratch_dir(&mut self) -> Result<PathBuf, BenchError> {

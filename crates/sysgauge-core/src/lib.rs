@@ -34,7 +34,7 @@ pub use ctx::{CaseOutput, CtxSettings, RunCtx};
 pub use host::HostInfo;
 pub use record::{
     family_of, is_valid_bench_id, BuildInfo, Finding, Metric, ParamValue, Params, Profile,
-    ResultRecord, RunRecord, RunStatus, Severity, Status, SCHEMA_VERSION,
+    ResultRecord, RunRecord, RunStatus, Severity, Status, ALL_CPUS, SCHEMA_VERSION, UNTRUSTED,
 };
 pub use runner::{Runner, RunnerConfig, Sink, SinkError, Sinks};
 pub use sampler::{Calibration, Phase, Rule, Sampled, Sampler, Stop};

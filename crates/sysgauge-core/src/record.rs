@@ -197,7 +197,32 @@ impl ResultRecord {
     pub fn is_ok(&self) -> bool {
         matches!(self.status, Status::Ok)
     }
+    /// Why this result cannot be trusted as a measure of the machine (a
+    /// write cache absorbed the writes, …): such a case is marked in
+    /// comparisons and left out of every index, with this reason shown.
+    pub fn untrusted(&self) -> Option<&str> {
+        self.details.get_str(UNTRUSTED)
+    }
+    /// A count parameter (`threads`, `spawners`) as the case ran it: the
+    /// number, or for [`ALL_CPUS`] the count the runner kept in the details.
+    pub fn count_param(&self, key: &str) -> Option<u64> {
+        match self.params.get(key)? {
+            ParamValue::Text(t) if t == ALL_CPUS => self.details.get_u64(key),
+            ParamValue::Int(i) => u64::try_from(*i).ok(),
+            _ => None,
+        }
+    }
 }
+
+/// The detail that marks a result as untrustworthy, with the reason.
+pub const UNTRUSTED: &str = "untrusted";
+
+/// The value of a count parameter (`threads`, `spawners`) that means every
+/// logical CPU the run may use. A case's identity names the workload ("all
+/// the machine's CPUs"), never a count derived from the machine, so two
+/// machines with different CPU counts still compare on it; the count itself
+/// is kept in the result's details under the same key.
+pub const ALL_CPUS: &str = "all";
 
 /// Outcome of a case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -390,6 +415,15 @@ impl Params {
     pub fn get_str(&self, key: &str) -> Option<&str> {
         match self.0.get(key) {
             Some(ParamValue::Text(s)) => Some(s),
+            _ => None,
+        }
+    }
+    /// A count parameter (`threads`, `spawners`): its number, or `cpus` when
+    /// it says [`ALL_CPUS`].
+    pub fn get_count(&self, key: &str, cpus: usize) -> Option<usize> {
+        match self.0.get(key)? {
+            ParamValue::Text(t) if t == ALL_CPUS => Some(cpus),
+            ParamValue::Int(i) => usize::try_from(*i).ok(),
             _ => None,
         }
     }

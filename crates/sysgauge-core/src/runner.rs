@@ -11,7 +11,8 @@ use crate::cancel::CancelToken;
 use crate::clock::Clock;
 use crate::ctx::{CtxSettings, RunCtx};
 use crate::record::{
-    family_of, Finding, Params, ResultRecord, RunRecord, RunStatus, Severity, Status,
+    family_of, Finding, ParamValue, Params, ResultRecord, RunRecord, RunStatus, Severity, Status,
+    ALL_CPUS,
 };
 use chrono::Utc;
 use std::collections::BTreeMap;
@@ -218,13 +219,19 @@ impl<'a> Runner<'a> {
                         findings.push(noisy_finding(&id, &params, m, self.config.noise_threshold));
                     }
                 }
+                let mut details = output.details;
+                for (key, value) in &case.params.0 {
+                    if matches!(value, ParamValue::Text(t) if t == ALL_CPUS) {
+                        details.insert(key, ctx.threads());
+                    }
+                }
                 let desc = case.bench.describe();
                 let result = ResultRecord {
                     bench_id: id,
                     family: family.clone(),
                     workload_version: desc.workload_version,
                     params,
-                    details: output.details,
+                    details,
                     status,
                     started_at,
                     duration_seconds: self.clock.now().saturating_sub(t0).as_secs_f64(),

@@ -5,7 +5,8 @@
 //!   one bar per machine, with the 95 % interval where there is one;
 //! - `Ratios`: the ratio of every case (optionally one family's);
 //! - `BlockSize`: each machine's value by block size, one panel per
-//!   benchmark, for cases with a `block_size` parameter.
+//!   benchmark, for cases with a `block_size` parameter (a line figure,
+//!   see `lines`, like the figures families draw across machines).
 //!
 //! Ratios are drawn on a log scale with bars starting at 1 (the reference),
 //! so 0.5 and 2 are equally far from it. Text is laid out and rasterised with
@@ -21,6 +22,12 @@ use std::sync::OnceLock;
 use sysgauge_compare::{CaseRow, Comparison, Interval, OVERALL};
 use sysgauge_core::record::ParamValue;
 use thiserror::Error;
+
+pub mod lines;
+
+#[cfg(test)]
+use lines::{axis_value, block_label};
+use lines::{LineFigure, LinePanel, Marker, Series, TickFormat, XAxis, XScale, TOP};
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ChartError {
@@ -147,27 +154,13 @@ enum Plan {
         groups: Vec<Group>,
         legend: Vec<(usize, String)>,
     },
-    Panels {
-        title: String,
-        panels: Vec<Panel>,
-        legend: Vec<(usize, String)>,
-    },
-}
-
-struct Panel {
-    title: String,
-    unit: String,
-    log_y: bool,
-    /// Per machine: (block size, value) points in order.
-    series: Vec<(usize, Vec<(f64, f64)>)>,
+    Lines(LineFigure),
 }
 
 const BAR_H: u32 = 14;
 const BAR_GAP: u32 = 3;
 const GROUP_GAP: u32 = 10;
-const TOP: u32 = 62;
 const BOTTOM: u32 = 46;
-const PANEL_H: u32 = 280;
 
 fn legend_of(c: &Comparison, with_reference: bool) -> Vec<(usize, String)> {
     let r = c.reference_index();
@@ -253,7 +246,7 @@ fn plan(c: &Comparison, kind: &ChartKind) -> Result<Plan, ChartError> {
                     "no compared case has a block_size parameter".into(),
                 ));
             }
-            Ok(Plan::Panels {
+            Ok(Plan::Lines(LineFigure {
                 title: format!(
                     "Value by block size{}",
                     family
@@ -261,9 +254,16 @@ fn plan(c: &Comparison, kind: &ChartKind) -> Result<Plan, ChartError> {
                         .map(|f| format!(", {f}"))
                         .unwrap_or_default()
                 ),
-                panels,
                 legend: legend_of(c, true),
-            })
+                key: Vec::new(),
+                x: XAxis {
+                    label: "block size".into(),
+                    scale: XScale::Log10,
+                    ticks: TickFormat::Decimal,
+                },
+                shared: false,
+                panels,
+            }))
         }
     }
 }
@@ -282,9 +282,9 @@ fn case_label(r: &CaseRow) -> String {
 }
 
 /// Panels of values by block size: one per benchmark, metric and the other
-/// parameters.
-fn block_size_panels(c: &Comparison, family: Option<&str>) -> Vec<Panel> {
-    let mut panels: Vec<(String, Panel)> = Vec::new();
+/// parameters, one line per machine.
+fn block_size_panels(c: &Comparison, family: Option<&str>) -> Vec<LinePanel> {
+    let mut panels: Vec<LinePanel> = Vec::new();
     for r in &c.rows {
         if family.is_some_and(|f| r.family != f) {
             continue;
@@ -304,100 +304,118 @@ fn block_size_panels(c: &Comparison, family: Option<&str>) -> Vec<Panel> {
             },
             r.metric
         );
-        let idx = match panels.iter().position(|(k, _)| *k == title) {
+        let idx = match panels.iter().position(|p| p.title == title) {
             Some(i) => i,
             None => {
-                panels.push((
-                    title.clone(),
-                    Panel {
-                        title: title.clone(),
-                        unit: r.unit.clone(),
-                        log_y: false,
-                        series: Vec::new(),
-                    },
-                ));
+                panels.push(LinePanel {
+                    title,
+                    y_label: r.unit.clone(),
+                    log_y: false,
+                    series: Vec::new(),
+                    marks: Vec::new(),
+                });
                 panels.len() - 1
             }
         };
-        let panel = &mut panels[idx].1;
+        let panel = &mut panels[idx];
         for (m, cell) in r.cells.iter().enumerate() {
             let Some(cell) = cell else { continue };
             if !(cell.value.is_finite() && cell.value > 0.0) {
                 continue;
             }
             let point = (*bs as f64, cell.value);
-            match panel.series.iter_mut().find(|(i, _)| *i == m) {
-                Some((_, pts)) => pts.push(point),
-                None => panel.series.push((m, vec![point])),
+            match panel.series.iter_mut().find(|s| s.machine == m) {
+                Some(s) => s.points.push(point),
+                None => panel.series.push(Series {
+                    machine: m,
+                    marker: Marker::Filled,
+                    tag: None,
+                    points: vec![point],
+                }),
             }
         }
     }
     panels
         .into_iter()
-        .map(|(_, mut p)| {
-            for (_, pts) in &mut p.series {
-                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        .map(|mut p| {
+            for s in &mut p.series {
+                s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
             }
-            p.series.sort_by_key(|(m, _)| *m);
-            let (lo, hi) = value_range(&p);
-            p.log_y = hi / lo > 20.0;
+            p.series.sort_by_key(|s| s.machine);
+            let values = p.series.iter().flat_map(|s| s.points.iter().map(|q| q.1));
+            let (lo, hi) = values.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+            p.log_y = lo.is_finite() && hi / lo > 20.0;
             p
         })
         // A line needs two block sizes; a single size is already in the
         // ratio chart.
-        .filter(|p| p.series.iter().any(|(_, pts)| pts.len() >= 2))
+        .filter(|p| p.series.iter().any(|s| s.points.len() >= 2))
         .collect()
 }
 
-fn value_range(p: &Panel) -> (f64, f64) {
-    let vals = p.series.iter().flat_map(|(_, pts)| pts.iter().map(|q| q.1));
-    let (lo, hi) = vals.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    if lo.is_finite() && hi > 0.0 {
-        (lo, hi)
-    } else {
-        (1.0, 10.0)
+/// Something drawable at a width: a comparison chart or a line figure.
+trait Drawing {
+    fn size(&self, width: u32) -> (u32, u32);
+    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError>;
+}
+
+impl Drawing for Plan {
+    fn size(&self, width: u32) -> (u32, u32) {
+        match self {
+            Plan::Bars { groups, .. } => {
+                let body: u32 = groups
+                    .iter()
+                    .map(|g| g.bars.len() as u32 * (BAR_H + BAR_GAP) + GROUP_GAP)
+                    .sum();
+                (width, TOP + body + BOTTOM)
+            }
+            Plan::Lines(f) => f.size(width),
+        }
+    }
+
+    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError> {
+        match self {
+            Plan::Bars {
+                title,
+                groups,
+                legend,
+            } => {
+                root.fill(&WHITE).map_err(draw_err)?;
+                draw_bars(root, title, groups, legend)
+            }
+            Plan::Lines(f) => f.draw_on(root),
+        }
     }
 }
 
-fn size_of(plan: &Plan, width: u32) -> (u32, u32) {
-    match plan {
-        Plan::Bars { groups, .. } => {
-            let body: u32 = groups
-                .iter()
-                .map(|g| g.bars.len() as u32 * (BAR_H + BAR_GAP) + GROUP_GAP)
-                .sum();
-            (width, TOP + body + BOTTOM)
-        }
-        Plan::Panels { panels, .. } => {
-            let cols = panel_columns(width);
-            let rows = (panels.len() as u32).div_ceil(cols);
-            (width, TOP + rows * PANEL_H + 10)
-        }
+/// `d` as an SVG document, at a width within 400..4000 pixels.
+fn render_svg(d: &impl Drawing, width: u32) -> Result<String, ChartError> {
+    let size = d.size(width.clamp(400, 4000));
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        d.draw_on(&root)?;
+        root.present().map_err(draw_err)?;
     }
+    Ok(xml_safe(out))
 }
 
-fn panel_columns(width: u32) -> u32 {
-    if width >= 1300 {
-        3
-    } else if width >= 700 {
-        2
-    } else {
-        1
+/// `d` as PNG bytes, at a width within 400..4000 pixels.
+fn render_png(d: &impl Drawing, width: u32) -> Result<Vec<u8>, ChartError> {
+    let (w, h) = d.size(width.clamp(400, 4000));
+    let mut buf = vec![0u8; (w as usize) * (h as usize) * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+        d.draw_on(&root)?;
+        root.present().map_err(draw_err)?;
     }
+    encode_png(&buf, w, h)
 }
 
 /// The chart as an SVG document (`<svg …>…</svg>`).
 pub fn chart_svg(c: &Comparison, kind: &ChartKind, width: u32) -> Result<String, ChartError> {
     ensure_font()?;
-    let plan = plan(c, kind)?;
-    let size = size_of(&plan, width.clamp(400, 4000));
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
-        draw(&root, &plan)?;
-        root.present().map_err(draw_err)?;
-    }
-    Ok(xml_safe(out))
+    render_svg(&plan(c, kind)?, width)
 }
 
 /// plotters escapes markup in text but passes control characters through,
@@ -425,37 +443,16 @@ fn xml_safe(svg: String) -> String {
 /// The chart as PNG bytes.
 pub fn chart_png(c: &Comparison, kind: &ChartKind, width: u32) -> Result<Vec<u8>, ChartError> {
     ensure_font()?;
-    let plan = plan(c, kind)?;
-    let (w, h) = size_of(&plan, width.clamp(400, 4000));
-    let mut buf = vec![0u8; (w as usize) * (h as usize) * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
-        draw(&root, &plan)?;
-        root.present().map_err(draw_err)?;
-    }
-    encode_png(&buf, w, h)
+    render_png(&plan(c, kind)?, width)
 }
 
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plan: &Plan) -> Result<(), ChartError> {
-    root.fill(&WHITE).map_err(draw_err)?;
-    match plan {
-        Plan::Bars {
-            title,
-            groups,
-            legend,
-        } => draw_bars(root, title, groups, legend),
-        Plan::Panels {
-            title,
-            panels,
-            legend,
-        } => draw_panels(root, title, panels, legend),
-    }
-}
-
+/// The title, then the legend: a square in each machine's colour and its
+/// label, then what the markers mean.
 fn draw_title_and_legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     legend: &[(usize, String)],
+    key: &[(Marker, String)],
 ) -> Result<(), ChartError> {
     let title_style = TextStyle::from((FONT, 16).into_font().style(FontStyle::Bold)).color(&BLACK);
     root.draw(&Text::new(title.to_string(), (10, 8), title_style))
@@ -469,6 +466,19 @@ fn draw_title_and_legend<DB: DrawingBackend>(
         root.draw(&Text::new(label.clone(), (x + 16, 35), style.clone()))
             .map_err(draw_err)?;
         x += 16 + text_width(label, 14.0) as i32 + 20;
+    }
+    let ink = RGBColor(80, 80, 80);
+    let small = TextStyle::from((FONT, 12).into_font()).color(&ink);
+    for (marker, label) in key {
+        let shape = match marker {
+            Marker::Filled => ink.filled(),
+            Marker::Hollow => ink.stroke_width(2),
+        };
+        root.draw(&Circle::new((x + 6, 42), 4, shape))
+            .map_err(draw_err)?;
+        root.draw(&Text::new(label.clone(), (x + 14, 36), small.clone()))
+            .map_err(draw_err)?;
+        x += 14 + text_width(label, 12.0) as i32 + 16;
     }
     Ok(())
 }
@@ -498,7 +508,7 @@ fn draw_bars<DB: DrawingBackend>(
     groups: &[Group],
     legend: &[(usize, String)],
 ) -> Result<(), ChartError> {
-    draw_title_and_legend(root, title, legend)?;
+    draw_title_and_legend(root, title, legend, &[])?;
     let (w, h) = root.dim_in_pixel();
     let label_w = groups
         .iter()
@@ -628,112 +638,6 @@ fn draw_bars<DB: DrawingBackend>(
     ))
     .map_err(draw_err)?;
     Ok(())
-}
-
-fn draw_panels<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    panels: &[Panel],
-    legend: &[(usize, String)],
-) -> Result<(), ChartError> {
-    draw_title_and_legend(root, title, legend)?;
-    let (w, _) = root.dim_in_pixel();
-    let cols = panel_columns(w) as usize;
-    let rows = panels.len().div_ceil(cols);
-    let body = root.margin(TOP as i32, 10, 0, 0);
-    let areas = body.split_evenly((rows, cols));
-    for (panel, area) in panels.iter().zip(areas.iter()) {
-        let (xs_lo, xs_hi) = panel
-            .series
-            .iter()
-            .flat_map(|(_, p)| p.iter().map(|q| q.0))
-            .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
-        let (x_lo, x_hi) = if xs_lo.is_finite() && xs_hi > xs_lo {
-            (xs_lo / 1.5, xs_hi * 1.5)
-        } else {
-            (xs_hi / 4.0, xs_hi * 4.0)
-        };
-        let (y_lo, y_hi) = value_range(panel);
-        let caption = TextStyle::from((FONT, 14).into_font().style(FontStyle::Bold)).color(&BLACK);
-        let mut builder = ChartBuilder::on(area);
-        builder
-            .caption(&panel.title, caption)
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(64);
-        let x_fmt = |v: &f64| block_label(*v);
-        let log_y = panel.log_y;
-        let y_fmt = move |v: &f64| axis_value(*v, log_y);
-        let label_style = TextStyle::from((FONT, 12).into_font()).color(&BLACK);
-        macro_rules! finish {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc("block size")
-                    .y_desc(panel.unit.as_str())
-                    .x_label_formatter(&x_fmt)
-                    .y_label_formatter(&y_fmt)
-                    .label_style(label_style.clone())
-                    .axis_desc_style(label_style.clone())
-                    .light_line_style(RGBColor(238, 238, 238))
-                    .draw()
-                    .map_err(draw_err)?;
-                for (m, pts) in &panel.series {
-                    let color = machine_color(*m);
-                    chart
-                        .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-                        .map_err(draw_err)?;
-                    chart
-                        .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
-                        .map_err(draw_err)?;
-                }
-            }};
-        }
-        if panel.log_y {
-            finish!(builder
-                .build_cartesian_2d(
-                    (x_lo..x_hi).log_scale(),
-                    (y_lo / 1.5..y_hi * 1.5).log_scale()
-                )
-                .map_err(draw_err)?);
-        } else {
-            finish!(builder
-                .build_cartesian_2d((x_lo..x_hi).log_scale(), 0f64..y_hi * 1.1)
-                .map_err(draw_err)?);
-        }
-    }
-    Ok(())
-}
-
-/// A value axis label; on a log axis only 1, 2 and 5 times a power of ten
-/// are labelled (plotters puts a key point at every integer multiple, and
-/// labelling all of them makes an unreadable stack).
-fn axis_value(v: f64, log: bool) -> String {
-    if log && v > 0.0 {
-        let mantissa = v / 10f64.powf(v.log10().floor());
-        if ![1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
-            return String::new();
-        }
-    }
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format_ratio(v)
-    }
-}
-
-/// Axis labels of the log block-size axis, whose ticks are powers of ten:
-/// `100`, `1k`, `10k`, `1M` (decimal, like the ticks).
-fn block_label(v: f64) -> String {
-    let v = v.round();
-    if v >= 1e6 {
-        format!("{}M", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{}k", v / 1e3)
-    } else {
-        format!("{v}")
-    }
 }
 
 #[cfg(test)]

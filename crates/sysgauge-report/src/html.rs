@@ -4,11 +4,14 @@
 //!
 //! Sections, each with an `id` so tests and readers can find them: host
 //! facts (the facts that differ marked), the summary (geometric mean of
-//! ratios per family with its chart, and the BogoMIPS ratio), the full
-//! comparison table, one section per family (its ratio chart, its values by
-//! block size when it has them, its rows), the cases some machines lack and
-//! the numbers left out.
+//! ratios per family with its chart, and the BogoMIPS ratio), the figures
+//! families draw from the machines' own results (`ReportFigure`: the sweep,
+//! memory latency; one section each, given only when some machine has the
+//! data), the full comparison table, one section per family (its ratio
+//! chart, its values by block size when it has them, its rows), the cases
+//! some machines lack and the numbers left out.
 
+use crate::chart::lines::{figure_svg, LineFigure};
 use crate::chart::{chart_svg, machine_color, ChartError, ChartKind};
 use crate::compare::{cases_table, excluded_lines, missing_lines, preamble, summary_table};
 use crate::table::TableFormat;
@@ -80,11 +83,27 @@ fn figure(name: &str, caption: &str, svg: &str) -> String {
     )
 }
 
+/// A figure drawn from the machines' own results rather than from the
+/// comparison's rows (so a machine's points count even where no other
+/// machine has the same case): a section of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportFigure {
+    /// The section's id is `chart-NAME`; the figure's `data-chart` is NAME.
+    pub name: String,
+    /// The section's heading and its link in the navigation.
+    pub heading: String,
+    pub caption: String,
+    pub figure: LineFigure,
+}
+
 /// The whole report. `runs` are the compared machines' runs, in the
-/// comparison's machine order; `generated` says when and by what.
+/// comparison's machine order; `figures` the families' figures of them
+/// (each drawn with the same machine colours); `generated` says when and
+/// by what.
 pub fn render_html(
     c: &Comparison,
     runs: &[&RunRecord],
+    figures: &[ReportFigure],
     generated: &str,
     width: u32,
 ) -> Result<String, ChartError> {
@@ -109,7 +128,17 @@ pub fn render_html(
             esc(l)
         ));
     }
-    h.push_str("</p>\n</header>\n<nav>\n<a href=\"#facts\">Host facts</a><a href=\"#summary\">Summary</a><a href=\"#cases\">Comparison table</a>");
+    h.push_str(
+        "</p>\n</header>\n<nav>\n<a href=\"#facts\">Host facts</a><a href=\"#summary\">Summary</a>",
+    );
+    for f in figures {
+        h.push_str(&format!(
+            "<a href=\"#chart-{}\">{}</a>",
+            esc(&f.name),
+            esc(&f.heading)
+        ));
+    }
+    h.push_str("<a href=\"#cases\">Comparison table</a>");
     for g in &c.families {
         h.push_str(&format!(
             "<a href=\"#{}\">{}</a>",
@@ -160,6 +189,17 @@ pub fn render_html(
     h.push_str("<p class=\"note\">Means of the ratios per family and over all cases (all), one line per machine; the BogoMIPS lines show what BogoMIPS alone would claim.</p>\n");
     h.push_str(&table_html(&summary_table(c)));
     h.push_str("</section>\n");
+
+    // The families' figures of the machines' own results.
+    for f in figures {
+        h.push_str(&format!(
+            "<section id=\"chart-{}\" class=\"figure\">\n<h2>{}</h2>\n",
+            esc(&f.name),
+            esc(&f.heading)
+        ));
+        h.push_str(&figure(&f.name, &f.caption, &figure_svg(&f.figure, width)?));
+        h.push_str("</section>\n");
+    }
 
     // The full table.
     h.push_str("<section id=\"cases\">\n<h2>Comparison table</h2>\n");
@@ -251,7 +291,7 @@ mod tests {
         // The comparison's runs are not kept in it; facts come from runs.
         let runs = crate::testutil::runs();
         let refs: Vec<&RunRecord> = runs.iter().collect();
-        let html = render_html(&c, &refs, "generated for a test", 1000).unwrap();
+        let html = render_html(&c, &refs, &[], "generated for a test", 1000).unwrap();
         assert!(html.starts_with("<!DOCTYPE html>"));
         for id in [
             "facts",
@@ -283,6 +323,53 @@ mod tests {
             html.matches("http").count(),
             html.matches("http://www.w3.org/2000/svg").count()
         );
+    }
+
+    #[test]
+    fn a_section_per_figure_given() {
+        use crate::chart::lines::{LinePanel, Marker, Series, TickFormat, XAxis, XScale};
+        let c = comparison();
+        let runs = crate::testutil::runs();
+        let refs: Vec<&RunRecord> = runs.iter().collect();
+        let figure = ReportFigure {
+            name: "demo".into(),
+            heading: "Demo <figure>".into(),
+            caption: "Each machine's demo.".into(),
+            figure: LineFigure {
+                title: "demo".into(),
+                legend: vec![(1, "hosta".into())],
+                key: Vec::new(),
+                x: XAxis {
+                    label: "n".into(),
+                    scale: XScale::Linear,
+                    ticks: TickFormat::Count,
+                },
+                shared: true,
+                panels: vec![LinePanel {
+                    title: "p".into(),
+                    y_label: "MB/s".into(),
+                    log_y: false,
+                    series: vec![Series {
+                        machine: 1,
+                        marker: Marker::Filled,
+                        tag: None,
+                        points: vec![(1.0, 2.0), (2.0, 3.0)],
+                    }],
+                    marks: Vec::new(),
+                }],
+            },
+        };
+        let html = render_html(&c, &refs, &[figure], "test", 1000).unwrap();
+        assert!(html.contains(
+            "<section id=\"chart-demo\" class=\"figure\">\n<h2>Demo &lt;figure&gt;</h2>"
+        ));
+        assert!(html.contains("<a href=\"#chart-demo\">Demo &lt;figure&gt;</a>"));
+        assert!(html.contains("data-chart=\"demo\""));
+        assert_eq!(html.matches("<svg").count(), 5);
+        // After the summary, before the full table.
+        let at = |s: &str| html.find(s).unwrap_or(usize::MAX);
+        assert!(at("id=\"summary\"") < at("id=\"chart-demo\""));
+        assert!(at("id=\"chart-demo\"") < at("id=\"cases\""));
     }
 
     #[test]

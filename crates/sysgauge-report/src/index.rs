@@ -5,22 +5,30 @@ use crate::table::{Table, TableFormat};
 use sysgauge_compare::{IndexLine, IndexReport};
 
 fn cases_note(l: &IndexLine) -> String {
-    match (l.cases, l.unmatched) {
+    let mut note = match (l.cases, l.unmatched) {
         (0, _) => "no case in common with the reference".to_string(),
         (n, 0) => format!("{n} cases"),
         (n, u) => format!("{n} cases; {u} not in the reference"),
+    };
+    if !l.left_out.is_empty() {
+        note.push_str(&format!("; {} left out (below)", l.left_out.len()));
     }
+    note
 }
 
-/// "Index against the reference machine …" and one line per family plus
-/// overall.
+/// "Index against the reference machine …", one line per family plus
+/// overall with its 95 % interval, then the cases left out and why.
 pub fn index_text(report: &IndexReport, baseline_version: u32, machine: &str) -> String {
-    let mut t = Table::columns("family, >index, based on");
+    let mut t = Table::columns("family, >index, >95 % interval, based on");
     let row = |l: &IndexLine| {
         vec![
             l.family.clone(),
             l.index
                 .map(|v| format!("{v:.0}"))
+                .unwrap_or_else(|| "-".to_string()),
+            l.interval
+                .filter(|_| l.index.is_some())
+                .map(|i| format!("{:.0}-{:.0}", i.low, i.high))
                 .unwrap_or_else(|| "-".to_string()),
             cases_note(l),
         ]
@@ -31,52 +39,70 @@ pub fn index_text(report: &IndexReport, baseline_version: u32, machine: &str) ->
     let mut overall = row(&report.overall);
     overall[0] = "overall".to_string();
     t.push(overall);
-    format!(
+    let mut text = format!(
         "Index (1000 = the reference machine of baseline v{baseline_version}; geometric mean of ratios):\n\
          reference machine: {machine}\n{}",
         t.render(TableFormat::Text)
-    )
+    );
+    if !report.overall.left_out.is_empty() {
+        text.push_str("left out of the index (not a measure of the machine):\n");
+        for why in &report.overall.left_out {
+            text.push_str(&format!("  - {why}\n"));
+        }
+    }
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sysgauge_compare::Interval;
 
     #[test]
     fn lines() {
+        let line = |family: &str, index: Option<f64>, cases, unmatched| IndexLine {
+            family: family.into(),
+            index,
+            interval: index.map(|v| Interval {
+                low: v - 10.0,
+                high: v + 12.0,
+            }),
+            cases,
+            unmatched,
+            left_out: Vec::new(),
+        };
+        let mut disk = line("disk", Some(900.0), 3, 0);
+        disk.left_out = vec!["disk.seq-write throughput: a write cache".into()];
+        let mut overall = line("all", Some(1234.4), 12, 4);
+        overall.left_out = disk.left_out.clone();
         let r = IndexReport {
             families: vec![
-                IndexLine {
-                    family: "hash".into(),
-                    index: Some(1234.4),
-                    cases: 9,
-                    unmatched: 0,
-                },
-                IndexLine {
-                    family: "cpu".into(),
-                    index: None,
-                    cases: 0,
-                    unmatched: 4,
-                },
+                line("hash", Some(1234.4), 9, 0),
+                line("cpu", None, 0, 4),
+                disk,
             ],
-            overall: IndexLine {
-                family: "all".into(),
-                index: Some(1234.4),
-                cases: 9,
-                unmatched: 4,
-            },
+            overall,
         };
         let s = index_text(&r, 3, "box");
         assert!(s.starts_with("Index (1000 = the reference machine of baseline v3;"));
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(lines[1], "reference machine: box");
         assert!(
-            lines[4].starts_with("hash") && lines[4].contains("1234  9 cases"),
+            lines[4].starts_with("hash") && lines[4].contains("1234      1224-1246  9 cases"),
             "{s}"
         );
-        assert!(lines[5].contains("-  no case in common"), "{s}");
         assert!(
-            lines[6].starts_with("overall") && lines[6].contains("9 cases; 4 not in the reference"),
+            lines[5].contains("-              -  no case in common"),
+            "{s}"
+        );
+        assert!(lines[6].contains("3 cases; 1 left out (below)"), "{s}");
+        assert!(
+            lines[7].starts_with("overall")
+                && lines[7].contains("12 cases; 4 not in the reference"),
+            "{s}"
+        );
+        assert!(
+            s.contains("  - disk.seq-write throughput: a write cache"),
             "{s}"
         );
     }

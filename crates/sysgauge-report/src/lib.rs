@@ -21,10 +21,11 @@ pub mod table;
 #[cfg(test)]
 mod testutil;
 
+pub use chart::lines::{figure_png, figure_svg, LineFigure};
 pub use chart::{chart_png, chart_svg, ChartError, ChartKind};
 pub use compare::{format_ratio, render_comparison, CompareFormat};
 pub use format::{format_value, format_with_unit};
-pub use html::render_html;
+pub use html::{render_html, ReportFigure};
 pub use index::index_text;
 pub use summary::{
     export_run, findings_text, status_note, summary_table, warning_codes, ExportFormat,

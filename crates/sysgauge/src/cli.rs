@@ -108,6 +108,12 @@ pub enum ImportFormatArg {
     Bonnie,
     /// nbench (BYTEmark 2, Linux/Unix port) output.
     Nbench,
+    /// hyperfine's --export-json file.
+    Hyperfine,
+    /// fio's --output-format=json (or json+).
+    Fio,
+    /// sysbench's cpu or memory test output (sysbench 1.0).
+    Sysbench,
 }
 
 /// The results database, the one option every command that reads or
@@ -147,7 +153,8 @@ pub struct MachineArgs {
     pub reference: Option<String>,
 
     /// Only these families (comma-separated): sysgauge's, or an imported
-    /// tool's (`openssl`, `mbw`, `bonnie`, `nbench`, a CSV's own).
+    /// tool's (`openssl`, `mbw`, `bonnie`, `nbench`, `hyperfine`, `fio`,
+    /// `sysbench`, a CSV's own).
     #[arg(long, value_name = "FAMILY[,...]", value_delimiter = ',')]
     pub family: Vec<String>,
 
@@ -172,7 +179,7 @@ pub struct ImportArgs {
     #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
     pub format: ImportFormatArg,
 
-    /// Host name for `openssl speed`, mbw or nbench output (default: the file's name without extension), or instead of the one Bonnie++ printed.
+    /// Host name for `openssl speed`, mbw, nbench, hyperfine, sysbench or fio output (default: the file's name without extension), or instead of the one Bonnie++ or fio's client mode printed.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
 }
@@ -218,8 +225,12 @@ pub enum ChartKindArg {
     Summary,
     /// Ratio of every case to the reference.
     Ratios,
-    /// Values by block size, one panel per benchmark (cases with a block_size).
+    /// Values by block size, one panel per benchmark (cases with a block_size), one line per machine.
     BlockSize,
+    /// The sweep: MB/s against effective iterations N, one chart per program on one scale, one line per machine (`sysgauge sweep` results).
+    Sweep,
+    /// Memory latency by working set, one line per machine, each machine's caches marked (`mem.latency` results).
+    Latency,
 }
 
 #[derive(Debug, Args)]
@@ -247,6 +258,10 @@ pub struct ChartArgs {
     /// Width in pixels (400 to 4000).
     #[arg(long, value_name = "PX", default_value_t = 1000)]
     pub width: u32,
+
+    /// With --kind sweep: only these programs' charts (`dd`, `sha256sum`, a custom command as the sweep names it), comma-separated.
+    #[arg(long, value_name = "NAME[,...]", value_delimiter = ',')]
+    pub program: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -965,13 +980,13 @@ pub enum BaselineAction {
         #[arg(long)]
         json: bool,
     },
-    /// Write a baseline file from a stored standard-profile run (see docs/baseline.md).
+    /// Write a baseline file from stored runs of the quick and standard profiles (see docs/baseline.md).
     Make {
         #[command(flatten)]
         db: DbArg,
-        /// The reference run: run number, run-id prefix, or host name (its latest run).
-        #[arg(value_name = "RUN|HOST")]
-        run: String,
+        /// The reference runs, one per profile (quick, standard): run number or run-id prefix.
+        #[arg(value_name = "RUN", required = true, num_args = 1..)]
+        runs: Vec<String>,
         /// Description of the reference machine (CPU, cores, memory, VM or bare metal).
         #[arg(long, value_name = "TEXT")]
         machine: String,
@@ -981,7 +996,7 @@ pub enum BaselineAction {
         /// Write to FILE (e.g. crates/sysgauge-bench/baseline/reference.json) instead of stdout.
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
-        /// Accept a run that is not a complete, standard-profile, release-build run.
+        /// Accept runs that are not complete, release-build runs of the quick and standard profiles.
         #[arg(long)]
         force: bool,
     },

@@ -45,15 +45,22 @@ pub fn report_error(err: &anyhow::Error) -> Exit {
 /// A command line clap could not accept. A value that is not of its kind
 /// (a size, a thread list, a selector) is one line in the same form as every
 /// other error; help, version and structural mistakes (a missing argument,
-/// an unknown flag) keep clap's own text with its usage hint.
+/// an unknown flag) keep clap's own text with its usage hint. A value
+/// outside a fixed list (`--kind pie`) names the values there are.
 pub fn report_usage_error(e: clap::Error) -> Exit {
-    use clap::error::ErrorKind;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     match e.kind() {
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
             let text = e.render().to_string();
             let first = text.lines().next().unwrap_or_default();
+            let valid = match e.get(ContextKind::ValidValue) {
+                Some(ContextValue::Strings(v)) if !v.is_empty() => {
+                    format!(" (possible values: {})", v.join(", "))
+                }
+                _ => String::new(),
+            };
             eprintln!(
-                "sysgauge: error: {}",
+                "sysgauge: error: {}{valid}",
                 first.strip_prefix("error: ").unwrap_or(first)
             );
             Exit::Fatal

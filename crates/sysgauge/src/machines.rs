@@ -1,6 +1,7 @@
 //! Naming machines on the command line: a stored run (row number or run-id
 //! prefix), a host name (its latest run stands for it), or a file to read
-//! (sysgauge JSON, CSV, `openssl speed -mr` output). Used by `import`,
+//! (sysgauge JSON, CSV, another tool's output: `openssl speed`, mbw,
+//! Bonnie++, nbench, hyperfine, fio, sysbench). Used by `import`,
 //! `compare`, `report`, `chart` and `baseline make`.
 //!
 //! Files are parsed completely before anything is stored or compared, and
@@ -11,10 +12,13 @@ use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 use sysgauge_bench::cpu::nbench;
-use sysgauge_bench::disk::bonnie;
+use sysgauge_bench::disk::{bonnie, fio};
+use sysgauge_bench::foreign_json::JsonDocError;
 use sysgauge_bench::memory::mbw;
 use sysgauge_bench::openssl_speed;
 use sysgauge_bench::registry::{benchmarks, Options};
+use sysgauge_bench::startup::hyperfine;
+use sysgauge_bench::sysbench;
 use sysgauge_compare::import::{
     parse_csv, parse_json, sniff, synthetic_run, Format, ImportContext,
 };
@@ -62,12 +66,12 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
     let text = String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, openssl speed, mbw, Bonnie++ or nbench output)"))?;
+        .map_err(|_| anyhow::anyhow!("{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, or openssl speed, mbw, Bonnie++, nbench, hyperfine, fio or sysbench output)"))?;
     let format = match opts.format.or_else(|| sniff(&text)) {
         Some(f) => f,
         None if text.trim().is_empty() => bail!("{name}: the file is empty"),
         None => bail!(
-            "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, `openssl speed`, mbw, Bonnie++ or nbench output); pass --format"
+            "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, `openssl speed`, mbw, Bonnie++, nbench, hyperfine --export-json, fio JSON or sysbench output); pass --format"
         ),
     };
     if opts.host.is_some() && matches!(format, Format::Json | Format::Csv) {
@@ -123,6 +127,65 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
                 .map(str::to_string);
             vec![run]
         }
+        Format::Hyperfine => {
+            let report = hyperfine::parse_hyperfine(&text, at).map_err(|e| json_error(&name, e))?;
+            for w in &report.warnings {
+                eprintln!("sysgauge: warning: {name}: {w}");
+            }
+            vec![one_host_run(
+                &ctx,
+                format,
+                path,
+                opts,
+                report.results,
+                &text,
+            )?]
+        }
+        Format::Sysbench => {
+            let report =
+                sysbench::parse_sysbench(&text, at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+            let mut run = one_host_run(&ctx, format, path, opts, report.results, &text)?;
+            if let Some(v) = &report.version {
+                run.tags.insert("sysbench_version".to_string(), v.clone());
+            }
+            vec![run]
+        }
+        Format::Fio => {
+            let report = fio::parse_fio(&text, at).map_err(|e| json_error(&name, e))?;
+            for w in &report.warnings {
+                eprintln!("sysgauge: warning: {name}: {w}");
+            }
+            let hosts: Vec<&str> = report
+                .machines
+                .iter()
+                .filter_map(|m| m.host.as_deref())
+                .collect();
+            if opts.host.is_some() && hosts.len() > 1 {
+                bail!(
+                    "{name}: the file holds {} client hosts ({}); --host names one machine, so leave it out",
+                    hosts.len(),
+                    hosts.join(", ")
+                );
+            }
+            let mut runs = Vec::new();
+            for m in report.machines {
+                let mut run = match (&opts.host, m.host) {
+                    (None, Some(h)) => {
+                        let host = HostInfo {
+                            hostname: Some(h),
+                            ..HostInfo::default()
+                        };
+                        synthetic_run(&ctx, format.name(), host, m.results, &text)
+                    }
+                    _ => one_host_run(&ctx, format, path, opts, m.results, &text)?,
+                };
+                if let Some(v) = &report.version {
+                    run.tags.insert("fio_version".to_string(), v.clone());
+                }
+                runs.push(run);
+            }
+            runs
+        }
         Format::Bonnie => {
             let report =
                 bonnie::parse_bonnie(&text, at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
@@ -177,8 +240,18 @@ pub fn parse_record_text(name: &str, text: &str) -> Result<Vec<RunRecord>> {
     Ok(parse_json(text, &ctx)?)
 }
 
-/// The run of a tool's output that names no machine (openssl, mbw): the
-/// host is `--host`, else the file's name without extension.
+/// A JSON document's error as `FILE:line N column M: …` (syntax) or
+/// `FILE: FIELD: …`.
+fn json_error(name: &str, e: JsonDocError) -> anyhow::Error {
+    match e {
+        JsonDocError::Syntax { .. } => anyhow::anyhow!("{name}:{e}"),
+        JsonDocError::Field { .. } => anyhow::anyhow!("{name}: {e}"),
+    }
+}
+
+/// The run of a tool's output that names no machine (openssl, mbw,
+/// nbench, hyperfine, sysbench, a local fio): the host is `--host`, else
+/// the file's name without extension.
 fn one_host_run(
     ctx: &ImportContext<'_>,
     format: Format,

@@ -253,6 +253,9 @@ fn openssl_output_compares_with_a_sysgauge_run() {
     }
 }
 
+/// Tables of three openssl versions (3.0, and 1.1.1w and 1.1.0i built from
+/// their sources) each compare with this machine's crypto run: a ratio for
+/// every algorithm and block size both have.
 #[test]
 fn a_human_openssl_table_compares_with_a_sysgauge_run() {
     let sb = Sandbox::new();
@@ -263,55 +266,175 @@ fn a_human_openssl_table_compares_with_a_sysgauge_run() {
         .arg(sb.scratch())
         .args(["--only", "md5,sha256,aes-128-cbc,rsa-2048"])
         .succeeds();
-    sb.cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .args(["--host", "pasted-table"])
-        .arg(openssl_fixture("3.0-human-table-with-progress-lines.txt"))
-        .succeeds();
-    let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
-        .args(["--reference", "pasted-table", "--format", "json"])
-        .succeeds();
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
-    // Every case both machines have gets a ratio, at every block size.
-    let mut compared = std::collections::BTreeSet::new();
-    for r in &c.rows {
-        if r.cells.iter().all(Option::is_some) {
+    let tables = [
+        ("openssl-3.0", "3.0-human-table-with-progress-lines.txt"),
+        ("openssl-1.1.1w", "1.1.1w-human-table-with-progress.txt"),
+        ("openssl-1.1.0i", "1.1.0i-human-table.txt"),
+    ];
+    for (host, file) in tables {
+        sb.cmd()
+            .args(["import", "--db"])
+            .arg(sb.db())
+            .args(["--host", host])
+            .arg(openssl_fixture(file))
+            .succeeds();
+    }
+    for (k, (host, _)) in tables.iter().enumerate() {
+        // Run 1 is the crypto run; the tables are runs 2, 3 and 4.
+        let out = sb
+            .cmd()
+            .args(["compare", "--db"])
+            .arg(sb.db())
+            .args(["1", &(k + 2).to_string(), "--reference", host])
+            .args(["--format", "json"])
+            .succeeds();
+        let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+        let mut compared = std::collections::BTreeSet::new();
+        for r in &c.rows {
+            if r.cells.iter().all(Option::is_some) {
+                assert!(
+                    r.cells
+                        .iter()
+                        .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
+                    "{host}: {r:?}"
+                );
+                compared.insert(r.bench_id.as_str());
+            }
+        }
+        let measured: std::collections::BTreeSet<&str> = c
+            .rows
+            .iter()
+            .filter(|r| r.cells.iter().any(|x| x.is_some()))
+            .map(|r| r.bench_id.as_str())
+            .collect();
+        for id in [
+            "hash.md5",
+            "hash.sha256",
+            "crypto.aes-128-cbc",
+            "crypto.rsa-2048",
+        ] {
             assert!(
-                r.cells
-                    .iter()
-                    .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
-                "{r:?}"
+                compared.contains(id),
+                "{host}: {id} not compared: {compared:?} of {measured:?}"
             );
-            compared.insert(r.bench_id.as_str());
         }
     }
-    let measured: std::collections::BTreeSet<&str> = c
-        .rows
-        .iter()
-        .filter(|r| r.cells.iter().any(|x| x.is_some()))
-        .map(|r| r.bench_id.as_str())
-        .collect();
-    for id in [
-        "hash.md5",
-        "hash.sha256",
-        "crypto.aes-128-cbc",
-        "crypto.rsa-2048",
-    ] {
+}
+
+/// Headless Chromium, to load a report as a reader's browser would.
+struct Browser {
+    program: PathBuf,
+    profile: PathBuf,
+    home: PathBuf,
+}
+
+impl Browser {
+    /// Chromium, or None when it is not installed (the caller returns;
+    /// under `SYSGAUGE_REQUIRE_ALL=1` the test fails instead).
+    fn find(sb: &Sandbox) -> Option<Browser> {
+        let found = ["chromium", "chromium-browser", "google-chrome"]
+            .iter()
+            .find_map(|p| sysgauge_core::bench::find_program(p));
+        let program = sysgauge_testkit::require_some(
+            "chromium is not installed (the browser part of the report tests)",
+            found,
+            "apt-get install chromium",
+        )?;
+        Some(Browser {
+            program,
+            profile: sb.path().join("chromium-profile"),
+            home: sb.path().to_path_buf(),
+        })
+    }
+
+    /// Load `page` with `extra` options, the console logged to stderr.
+    fn load(&self, page: &Path, extra: &[&str]) -> std::process::Output {
+        let mut c = std::process::Command::new(&self.program);
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", self.profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .env("HOME", &self.home);
+        run_bounded(c, std::time::Duration::from_secs(120))
+    }
+
+    /// The DOM of `page` after it has loaded, and what it wrote to the
+    /// console. A report has no script, so every console line is a defect:
+    /// an SVG attribute the browser could not parse, a resource it tried
+    /// to fetch.
+    fn dom_and_console(&self, page: &Path) -> (String, Vec<String>) {
+        let out = self.load(page, &["--dump-dom"]);
+        assert!(out.status.success(), "chromium failed: {}", stderr_of(&out));
+        let console = stderr_of(&out)
+            .lines()
+            .filter(|l| l.contains(":CONSOLE"))
+            .map(str::to_string)
+            .collect();
+        (stdout_of(&out), console)
+    }
+
+    /// A screenshot of `page`: it really paints (not an empty or tiny
+    /// image).
+    fn screenshot(&self, page: &Path, file: &Path) {
+        let out = self.load(
+            page,
+            &[
+                &format!("--screenshot={}", file.display()),
+                "--window-size=1280,2400",
+                "--hide-scrollbars",
+            ],
+        );
         assert!(
-            compared.contains(id),
-            "{id} not compared: {compared:?} of {measured:?}"
+            out.status.success(),
+            "chromium screenshot failed: {}",
+            stderr_of(&out)
+        );
+        let png = std::fs::read(file).unwrap_or_else(|e| panic!("no screenshot: {e}"));
+        assert_eq!(&png[1..4], b"PNG");
+        assert!(
+            png.len() > 20_000,
+            "screenshot is suspiciously small ({} bytes)",
+            png.len()
+        );
+    }
+
+    /// The console check can fail: a page with an SVG attribute the
+    /// browser rejects is caught.
+    fn assert_console_is_read(&self, dir: &Path) {
+        let probe = dir.join("probe.html");
+        std::fs::write(
+            &probe,
+            "<!DOCTYPE html>\n<html><body><svg width=\"20\" height=\"20\"><rect width=\"-5\" height=\"5\"/></svg></body></html>\n",
+        )
+        .unwrap();
+        let (_, console) = self.dom_and_console(&probe);
+        assert!(
+            console
+                .iter()
+                .any(|l| l.contains("A negative value is not valid")),
+            "the browser's console is not read: {console:?}"
         );
     }
 }
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|p| sysgauge_core::bench::find_program(p))
+/// Keep the report and its screenshot where `SYSGAUGE_KEEP_REPORT` says.
+fn keep_report(html: &Path, shot: &Path, prefix: &str) {
+    if let Some(dir) = std::env::var_os("SYSGAUGE_KEEP_REPORT") {
+        let dir = PathBuf::from(dir);
+        let _ = std::fs::copy(shot, dir.join(format!("{prefix}.png")));
+        let _ = std::fs::copy(html, dir.join(format!("{prefix}.html")));
+    }
 }
 
 #[test]
@@ -336,38 +459,15 @@ fn html_report_renders_in_headless_chromium() {
         .succeeds();
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(!text.contains("<script") && !text.contains("<link"));
+    // No machine here has sweep or latency results: no such sections.
+    assert!(!text.contains("chart-sweep") && !text.contains("chart-latency"));
 
-    let Some(browser) = sysgauge_testkit::require_some(
-        "chromium is not installed (the browser part of the report test)",
-        chromium(),
-        "apt-get install chromium",
-    ) else {
+    let Some(browser) = Browser::find(&sb) else {
         return;
     };
-    let profile = sb.path().join("chromium-profile");
-    let url = format!("file://{}", html.display());
-    let headless = |extra: &[&str]| {
-        let mut c = std::process::Command::new(&browser);
-        c.args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(&url)
-        .env("HOME", sb.path());
-        run_bounded(c, std::time::Duration::from_secs(120))
-    };
     // The DOM after the page has loaded: every section and chart is there.
-    let dom = headless(&["--dump-dom"]);
-    assert!(dom.status.success(), "chromium failed: {}", stderr_of(&dom));
-    let dom = stdout_of(&dom);
+    let (dom, console) = browser.dom_and_console(&html);
+    assert_eq!(console, Vec::<String>::new(), "console messages");
     for id in [
         "facts",
         "summary",
@@ -390,29 +490,9 @@ fn html_report_renders_in_headless_chromium() {
         "charts missing from the DOM"
     );
     assert!(dom.contains("0.625") && dom.contains("hostx"));
-    // A screenshot: the page really paints (not an empty or tiny image).
     let shot = sb.path().join("report.png");
-    let out = headless(&[
-        &format!("--screenshot={}", shot.display()),
-        "--window-size=1280,2400",
-        "--hide-scrollbars",
-    ]);
-    assert!(
-        out.status.success(),
-        "chromium screenshot failed: {}",
-        stderr_of(&out)
-    );
-    let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot: {e}"));
-    assert_eq!(&png[1..4], b"PNG");
-    assert!(
-        png.len() > 20_000,
-        "screenshot is suspiciously small ({} bytes)",
-        png.len()
-    );
-    if let Some(dir) = std::env::var_os("SYSGAUGE_KEEP_REPORT") {
-        let _ = std::fs::copy(&shot, PathBuf::from(&dir).join("report.png"));
-        let _ = std::fs::copy(&html, PathBuf::from(&dir).join("report.html"));
-    }
+    browser.screenshot(&html, &shot);
+    keep_report(&html, &shot, "report");
 }
 
 /// Run a command with a time limit; the child is killed if it overruns.
@@ -470,6 +550,322 @@ fn charts_as_png_and_svg() {
     assert!(!none.exists());
 }
 
+/// Two machines' runs built here and written as one sysgauge JSON file,
+/// as `results export --format json` writes them: `fastbox` (sweep at
+/// N = 64, 128, 256; latency at five working sets; L2 2 MiB) and `slowbox`
+/// (N = 64, 128 only; latency at three; L2 1 MiB), both with dd and
+/// sha256sum at 1 and 64 copies and crypto.aes-128-cbc at openssl's block
+/// sizes.
+fn built_machines(dir: &Path, hosts: &[&str]) -> PathBuf {
+    use sysgauge_core::host::CacheInfo;
+    use sysgauge_core::record::{Metric, Params, ResultRecord, RunRecord, RunStatus, Status};
+    use sysgauge_core::{Better, Unit};
+    let metric = |name: &str, unit: Unit, better: Better, v: f64| {
+        Metric::new(name, unit, better, vec![v, v * 1.01, v * 0.99]).unwrap()
+    };
+    let machine = |host: &str| -> RunRecord {
+        let (speed, ns, l2) = match host {
+            "fastbox" => (2.0, vec![1.0, 1.5, 4.0, 20.0, 80.0], 2u64 << 20),
+            _ => (1.0, vec![2.0, 9.0, 150.0], 1 << 20),
+        };
+        let mut results = Vec::new();
+        for n in [64u64, 128, 256]
+            .into_iter()
+            .take(if speed > 1.0 { 3 } else { 2 })
+        {
+            for (program, base) in [("dd", 900.0), ("sha256sum", 300.0)] {
+                for copies in [1u64, 64] {
+                    let mbps = base
+                        * speed
+                        * if copies == 1 { 0.5 } else { 1.0 }
+                        * (1.0 + n as f64 / 1000.0);
+                    results.push(ResultRecord::new(
+                        &format!("sweep.{program}"),
+                        Params::new()
+                            .with("copies", copies)
+                            .with("iterations", n)
+                            .with("data", "words"),
+                        Status::Ok,
+                        vec![
+                            metric("throughput", Unit::MBps, Better::Higher, mbps),
+                            metric("wall_time", Unit::Seconds, Better::Lower, n as f64 / mbps),
+                        ],
+                    ));
+                }
+            }
+        }
+        for (ws, ns) in [4096u64, 64 << 10, 1 << 20, 16 << 20, 64 << 20]
+            .iter()
+            .zip(&ns)
+        {
+            results.push(ResultRecord::new(
+                "mem.latency",
+                Params::new()
+                    .with("working_set", *ws)
+                    .with("huge_pages", true),
+                Status::Ok,
+                vec![metric("latency", Unit::Nanoseconds, Better::Lower, *ns)],
+            ));
+        }
+        let version = sysgauge_bench::registry::workload_version_of("crypto.aes-128-cbc");
+        for (i, bs) in [16u64, 64, 256, 1024, 8192, 16384].iter().enumerate() {
+            results.push(ResultRecord {
+                workload_version: version,
+                ..ResultRecord::new(
+                    "crypto.aes-128-cbc",
+                    Params::new().with("block_size", *bs).with("threads", 1u64),
+                    Status::Ok,
+                    vec![metric(
+                        "throughput",
+                        Unit::MBps,
+                        Better::Higher,
+                        (400.0 + 100.0 * i as f64) * speed,
+                    )],
+                )
+            });
+        }
+        let mut run = RunRecord::new(&format!("00000000-0000-4000-8000-{host:0>12}"), "run", "0");
+        run.status = RunStatus::Complete;
+        run.finished_at = Some(run.started_at);
+        run.host.hostname = Some(host.to_string());
+        run.host.cpu.caches = [(1, "data", 48u64 << 10), (2, "unified", l2)]
+            .into_iter()
+            .map(|(level, kind, size_bytes)| CacheInfo {
+                level,
+                kind: kind.to_string(),
+                size_bytes,
+                shared_by: None,
+                instances: None,
+            })
+            .collect();
+        run.results = results;
+        run
+    };
+    let runs: Vec<RunRecord> = hosts.iter().map(|h| machine(h)).collect();
+    let file = dir.join(format!("{}.json", hosts.join("-")));
+    std::fs::write(&file, serde_json::to_string_pretty(&runs).unwrap()).unwrap();
+    file
+}
+
+#[test]
+fn sweep_and_latency_charts_across_machines() {
+    use sysgauge_report::chart::lines::{svg_lines_of, svg_texts};
+    let sb = Sandbox::new();
+    let both = built_machines(sb.path(), &["fastbox", "slowbox"]);
+    let svg_of = |options: &[&str]| -> String {
+        let file = sb.path().join("chart.svg");
+        let _ = std::fs::remove_file(&file);
+        chart(&sb, &both, options, &file).succeeds();
+        std::fs::read_to_string(&file).unwrap()
+    };
+    // The sweep: a chart per program, a line per machine and copy count.
+    let svg = svg_of(&["--kind", "sweep", "--svg"]);
+    assert_eq!(
+        svg_lines_of(&svg, 0),
+        4,
+        "fastbox: dd and sha256sum, ×1 and ×64"
+    );
+    assert_eq!(svg_lines_of(&svg, 1), 4, "slowbox: the same");
+    let texts = svg_texts(&svg);
+    // N from 64 to 256: a linear axis.
+    for t in [
+        "fastbox",
+        "slowbox",
+        "dd",
+        "sha256sum",
+        "64 copies",
+        "100",
+        "200",
+    ] {
+        assert!(texts.contains(&t), "no {t} in {texts:?}");
+    }
+    // One program.
+    let svg = svg_of(&["--kind", "sweep", "--program", "sha256sum", "--svg"]);
+    assert_eq!((svg_lines_of(&svg, 0), svg_lines_of(&svg, 1)), (2, 2));
+    assert!(!svg_texts(&svg).contains(&"dd"));
+    // Latency: one line each, the L2s differ, so each is marked.
+    let svg = svg_of(&["--kind", "latency", "--svg"]);
+    assert_eq!((svg_lines_of(&svg, 0), svg_lines_of(&svg, 1)), (1, 1));
+    let texts = svg_texts(&svg);
+    for t in ["L1d 48 KiB", "L2 2 MiB", "L2 1 MiB", "4 KiB", "64 MiB"] {
+        assert!(texts.contains(&t), "no {t} in {texts:?}");
+    }
+    // PNG, and a single machine is enough.
+    let one = built_machines(sb.path(), &["slowbox"]);
+    for (kind, file) in [("sweep", &both), ("latency", &one)] {
+        let png = sb.path().join(format!("{kind}.png"));
+        chart(
+            &sb,
+            file,
+            &["--kind", kind, "--width", "800", "--png"],
+            &png,
+        )
+        .succeeds();
+        let bytes = std::fs::read(&png).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{kind}");
+        let w = u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
+        assert_eq!(w, 800);
+        if let Some(dir) = std::env::var_os("SYSGAUGE_KEEP_REPORT") {
+            let _ = std::fs::copy(&png, PathBuf::from(dir).join(format!("{kind}.png")));
+        }
+    }
+}
+
+#[test]
+fn sweep_and_latency_chart_errors() {
+    let sb = Sandbox::new();
+    let csv = csv_fixture("three-hosts.csv");
+    let both = built_machines(sb.path(), &["fastbox", "slowbox"]);
+    let file = sb.path().join("none.png");
+    let cases: Vec<(&Path, Vec<&str>, &str)> = vec![
+        (
+            &csv,
+            vec!["--kind", "sweep"],
+            "no sweep results in these runs: run `sysgauge sweep`",
+        ),
+        (
+            &csv,
+            vec!["--kind", "latency"],
+            "no mem.latency results in these runs: run `sysgauge mem --only latency`",
+        ),
+        (
+            &both,
+            vec!["--kind", "sweep", "--program", "b2sum"],
+            "no program 'b2sum' in these runs (there are: dd, sha256sum)",
+        ),
+        (
+            &both,
+            vec!["--kind", "latency", "--program", "dd"],
+            "--program selects the charts of --kind sweep; --kind latency has one chart",
+        ),
+        (
+            &csv,
+            vec!["--kind", "ratios", "--program", "dd"],
+            "--program selects the charts of --kind sweep; --kind ratios has none",
+        ),
+        (
+            &both,
+            vec!["--kind", "sweep", "--family", "hash"],
+            "--kind sweep draws its own family's results; --family does not apply",
+        ),
+    ];
+    for (input, mut options, want) in cases {
+        options.push("--png");
+        let out = chart(&sb, input, &options, &file).exits_with(2);
+        let err = stderr_of(&out);
+        assert!(err.contains(want), "{options:?}: wanted {want:?} in {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(!file.exists(), "{options:?} wrote a file");
+    }
+    // An unknown kind is a usage error naming the kinds there are.
+    let out = chart(&sb, &both, &["--kind", "pie", "--png"], &file).exits_with(2);
+    let err = stderr_of(&out);
+    assert_eq!(
+        err.trim_end(),
+        "sysgauge: error: invalid value 'pie' for '--kind <KIND>' (possible values: summary, ratios, block-size, sweep, latency)"
+    );
+    assert!(!file.exists());
+}
+
+/// The report of a machine measured here (a real tiny sweep), two built
+/// machines imported from a JSON file and one imported `openssl speed`
+/// table: the sweep, latency and crypto block-size figures are there, one
+/// line per machine that has the data, and Chromium renders it without a
+/// console message.
+#[test]
+fn report_across_measured_and_imported_machines_renders_in_chromium() {
+    use sysgauge_report::chart::lines::svg_lines_of;
+    for program in ["sha256sum", "dd"] {
+        if !sysgauge_testkit::require(
+            &format!("{program} is not installed"),
+            sysgauge_core::bench::find_program(program).is_some(),
+            "apt-get install coreutils",
+        ) {
+            return;
+        }
+    }
+    let sb = Sandbox::new();
+    sb.tiny("sweep")
+        .args(["--program", "sha256sum,dd"])
+        .succeeds();
+    let host = sb.listed_runs()[0]["host"].as_str().unwrap().to_string();
+    import(&sb, &[built_machines(sb.path(), &["fastbox", "slowbox"])]);
+    sb.on_db("import")
+        .args(["--host", "pasted-table"])
+        .arg(openssl_fixture("3.0-human-table-with-progress-lines.txt"))
+        .succeeds();
+    let html = sb.path().join("machines.html");
+    sb.on_db("report")
+        .arg(&html)
+        .args([host.as_str(), "fastbox", "slowbox", "pasted-table"])
+        .args(["--reference", "fastbox"])
+        .succeeds();
+    let text = std::fs::read_to_string(&html).unwrap();
+    let figure = |name: &str| -> &str {
+        let at = text
+            .find(&format!("data-chart=\"{name}\""))
+            .unwrap_or_else(|| panic!("no {name} figure"));
+        let end = text[at..].find("</figure>").unwrap_or(text.len() - at);
+        &text[at..at + end]
+    };
+    // Machines 0 (measured here), 1 and 2 (built) have sweeps; the openssl
+    // table (3) has none. The tiny sweep: dd and sha256sum at K = 1 and 4.
+    let sweep = figure("sweep");
+    assert_eq!(
+        (0..4).map(|m| svg_lines_of(sweep, m)).collect::<Vec<_>>(),
+        [4, 4, 4, 0]
+    );
+    let latency = figure("latency");
+    assert_eq!(
+        (0..4).map(|m| svg_lines_of(latency, m)).collect::<Vec<_>>(),
+        [0, 1, 1, 0]
+    );
+    // aes-128-cbc by block size: the built machines and the openssl table.
+    let crypto = figure("block-size-crypto");
+    assert!(crypto.contains("crypto.aes-128-cbc threads=1 throughput"));
+    assert_eq!(
+        (0..4).map(|m| svg_lines_of(crypto, m)).collect::<Vec<_>>(),
+        [0, 1, 1, 1]
+    );
+    for id in ["chart-sweep", "chart-latency"] {
+        assert!(
+            text.contains(&format!("<a href=\"#{id}\">")),
+            "no link to {id}"
+        );
+    }
+    // A report of one family has that family's figures only.
+    let crypto = sb.path().join("crypto.html");
+    sb.on_db("report")
+        .arg(&crypto)
+        .args(["fastbox", "slowbox", "pasted-table", "--family", "crypto"])
+        .succeeds();
+    let only = std::fs::read_to_string(&crypto).unwrap();
+    assert!(only.contains("data-chart=\"block-size-crypto\""));
+    assert!(!only.contains("chart-sweep") && !only.contains("chart-latency"));
+
+    let Some(browser) = Browser::find(&sb) else {
+        return;
+    };
+    browser.assert_console_is_read(sb.path());
+    let (dom, console) = browser.dom_and_console(&html);
+    assert_eq!(console, Vec::<String>::new(), "console messages");
+    for id in [
+        "chart-sweep",
+        "chart-latency",
+        "family-crypto",
+        "family-sweep",
+    ] {
+        assert!(
+            dom.contains(&format!("id=\"{id}\"")),
+            "section {id} missing from the DOM"
+        );
+    }
+    assert!(dom.contains("data-chart=\"sweep\"") && dom.contains("fastbox"));
+    let shot = sb.path().join("machines.png");
+    browser.screenshot(&html, &shot);
+    keep_report(&html, &shot, "machines");
+}
+
 #[test]
 fn run_summary_ends_with_the_index_and_baseline_commands_work() {
     let sb = Sandbox::new();
@@ -500,7 +896,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
     let refused = make(&[]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(
-        stderr_of(&refused).contains("standard-profile"),
+        stderr_of(&refused).contains("quick, standard profiles"),
         "{}",
         stderr_of(&refused)
     );

@@ -162,8 +162,9 @@ fn clock_command_and_run_phases() {
     assert_eq!(last, Some(("clock.effective", Some("end"))), "{phases:?}");
     assert!(phases.iter().any(|p| p.0 == "hash.md5"));
     let end = run.results.last().unwrap_or_else(|| panic!("results"));
+    assert_eq!(end.params.get_str("cpus"), Some("all"));
     assert!(
-        end.details.get_int("start_mhz").is_some(),
+        end.details.get_str("start_per_cpu_mhz").is_some(),
         "{:?}",
         end.details
     );

@@ -91,7 +91,8 @@ fn run_includes_only_the_memory_slice() {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get() as u64)
         .unwrap_or(1);
-    assert_eq!(run.results[1].params.get_u64("threads"), Some(threads));
+    assert_eq!(run.results[1].params.get_str("threads"), Some("all"));
+    assert_eq!(run.results[1].count_param("threads"), Some(threads));
     assert_eq!(run.results[2].params.get_u64("working_set"), Some(1 << 20));
     assert!(run.results.iter().all(|r| r.status == Status::Ok));
 }

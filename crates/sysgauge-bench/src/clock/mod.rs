@@ -331,22 +331,85 @@ impl Benchmark for ClockBenchmark {
         Description::new("effective clock of each CPU (chain of dependent adds), against its nominal and reported clock", Unit::MHz, Better::Higher)
     }
 
+    /// One case per CPU the user named; by default one case that measures
+    /// every CPU in turn (`cpus=all`), so the case is the same on machines
+    /// with any number of CPUs.
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        let cpus = self.options.cpus.clone().unwrap_or_else(allowed_cpus);
-        cpus.into_iter()
-            .map(|c| {
-                Params::new()
-                    .with("cpu", c)
-                    .with("phase", self.phase.as_str())
-            })
-            .collect()
+        let phase = Params::new().with("phase", self.phase.as_str());
+        match &self.options.cpus {
+            Some(cpus) => cpus.iter().map(|&c| phase.clone().with("cpu", c)).collect(),
+            None => vec![phase.with("cpus", sysgauge_core::ALL_CPUS)],
+        }
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let cpu = params
-            .get_u64("cpu")
-            .and_then(|c| u32::try_from(c).ok())
-            .ok_or_else(|| BenchError::failed("missing cpu"))?;
+        let one = match params.get("cpu") {
+            None => None,
+            Some(_) => Some(
+                params
+                    .get_u64("cpu")
+                    .and_then(|c| u32::try_from(c).ok())
+                    .ok_or_else(|| BenchError::failed("the cpu parameter is not a CPU number"))?,
+            ),
+        };
+        let cpus = one.map_or_else(allowed_cpus, |c| vec![c]);
+        let share = 1.0 / cpus.len().max(1) as f64;
+        let mut pooled = Vec::new();
+        let mut per_cpu = Vec::new();
+        let mut unusable = Vec::new();
+        for &cpu in &cpus {
+            match ctx.with_budget_share(share, |ctx| self.measure_cpu(ctx, cpu, one.is_some())) {
+                Ok((median, samples)) => {
+                    per_cpu.push(format!("{cpu}: {median:.0}"));
+                    pooled.extend(samples);
+                }
+                Err(BenchError::Skip { reason, .. }) if one.is_none() => unusable.push(reason),
+                Err(e) => return Err(e),
+            }
+        }
+        if pooled.is_empty() {
+            return Err(BenchError::skip(
+                format!("no CPU could be measured: {}", unusable.join("; ")),
+                "the CPUs may be offline or outside this process's CPU set (taskset, cgroups)",
+            ));
+        }
+        if one.is_none() {
+            ctx.note_detail("per_cpu_mhz", per_cpu.join(", "));
+            if self.phase == Phase::End {
+                let start = self.options.start_mhz.lock().ok().map(|m| {
+                    m.iter()
+                        .map(|(cpu, mhz)| format!("{cpu}: {mhz:.0}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                });
+                if let Some(start) = start.filter(|s| !s.is_empty()) {
+                    ctx.note_detail("start_per_cpu_mhz", start);
+                }
+            }
+            if !unusable.is_empty() {
+                ctx.note_detail("unmeasured", unusable.join("; "));
+            }
+        }
+        ctx.note_detail("method", chain::method());
+        Ok(vec![metric(
+            "effective",
+            Unit::MHz,
+            Better::Higher,
+            pooled,
+        )?])
+    }
+}
+
+impl ClockBenchmark {
+    /// Measure one CPU: its samples and their median, with its findings
+    /// and (for one CPU, or the first of all) what the machine reports
+    /// about its clock as details.
+    fn measure_cpu(
+        &self,
+        ctx: &mut RunCtx,
+        cpu: u32,
+        only: bool,
+    ) -> Result<(f64, Vec<f64>), BenchError> {
         let host = ctx
             .fixture("clock-host", |_| Ok(sysgauge_host::collect_live(None)))?
             .clone();
@@ -384,7 +447,9 @@ impl Benchmark for ClockBenchmark {
                     .ok()
                     .and_then(|m| m.get(&cpu).copied());
                 if let Some(start) = start {
-                    ctx.note_detail("start_mhz", start.round() as i64);
+                    if only {
+                        ctx.note_detail("start_mhz", start.round() as i64);
+                    }
                     if let Some(d) = drop_finding(cpu, start, median) {
                         ctx.finding(d);
                     }
@@ -392,27 +457,29 @@ impl Benchmark for ClockBenchmark {
             }
             Phase::Single => {}
         }
-        ctx.note_detail("method", chain::method());
-        let mhz = |v: Option<f64>| v.map(|m| m.round() as i64);
-        if let Some(v) = mhz(f.reported_mhz) {
-            ctx.note_detail("reported_mhz", v);
+        // What the machine says about its clock, once per case: the CPUs of
+        // one machine share their nominal clock and governor.
+        let first = !ctx.has_detail("nominal_source");
+        if only || first {
+            let mhz = |v: Option<f64>| v.map(|m| m.round() as i64);
+            if let Some(v) = mhz(f.reported_mhz) {
+                ctx.note_detail("reported_mhz", v);
+            }
+            if let Some(v) = mhz(f.scaling_cur_mhz) {
+                ctx.note_detail("scaling_cur_mhz", v);
+            }
+            match &nominal {
+                Some(n) => {
+                    ctx.note_detail("nominal_mhz", n.mhz.round() as i64);
+                    ctx.note_detail("nominal_source", n.source);
+                }
+                None => ctx.note_detail("nominal_source", "none"),
+            }
+            if let Some(g) = f.governor.as_deref().or(host.cpu.governor.as_deref()) {
+                ctx.note_detail("governor", g);
+            }
         }
-        if let Some(v) = mhz(f.scaling_cur_mhz) {
-            ctx.note_detail("scaling_cur_mhz", v);
-        }
-        if let Some(n) = &nominal {
-            ctx.note_detail("nominal_mhz", n.mhz.round() as i64);
-            ctx.note_detail("nominal_source", n.source);
-        }
-        if let Some(g) = f.governor.as_deref().or(host.cpu.governor.as_deref()) {
-            ctx.note_detail("governor", g);
-        }
-        Ok(vec![metric(
-            "effective",
-            Unit::MHz,
-            Better::Higher,
-            samples,
-        )?])
+        Ok((median, samples))
     }
 }
 
@@ -521,8 +588,9 @@ mod tests {
             profile: Profile::Tiny,
             threads: 1,
         });
-        assert_eq!(cases.len(), cpus.len());
+        assert_eq!(cases.len(), 1, "one case measures every CPU");
         assert_eq!(cases[0].get_str("phase"), Some("start"));
+        assert_eq!(cases[0].get_str("cpus"), Some(sysgauge_core::ALL_CPUS));
         let mut c = crate::util::tiny_ctx(1);
         c.begin_case(std::time::Duration::from_millis(20));
         let m = start.run(&mut c, &cases[0]).unwrap();
@@ -530,7 +598,13 @@ mod tests {
         assert!(m[0].value() > 100.0, "{} MHz", m[0].value());
         let out = c.take_case_output();
         assert!(out.details.get_str("method").is_some());
-        assert!(opts.start_mhz.lock().map(|m| m.len()).unwrap_or(0) == 1);
+        assert_eq!(
+            out.details
+                .get_str("per_cpu_mhz")
+                .map(|s| s.split(", ").count()),
+            Some(cpus.len())
+        );
+        assert!(opts.start_mhz.lock().map(|m| m.len()).unwrap_or(0) == cpus.len());
         // Pretend the start was much faster: the end check flags a drop.
         if let Ok(mut m) = opts.start_mhz.lock() {
             let v = m.values_mut().next();
@@ -550,7 +624,6 @@ mod tests {
             "{:?}",
             out.findings
         );
-        assert!(out.details.get_int("start_mhz").is_some());
     }
 
     #[test]

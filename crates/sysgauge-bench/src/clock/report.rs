@@ -1,4 +1,5 @@
-//! The clock check as a table: one line per CPU and phase with the measured
+//! The clock check as a table: one line per phase (and per CPU when the
+//! user named CPUs) with the measured
 //! (effective) clock, what the kernel reports, the nominal clock and the
 //! measured share of it. Rendered from `clock.effective` records only.
 
@@ -14,10 +15,13 @@ pub fn clock_table(results: &[ResultRecord], format: TableFormat) -> String {
             .map_or("-".to_string(), |v| v.to_string())
     };
     for r in results.iter().filter(|r| r.bench_id == "clock.effective") {
-        let cpu = r
-            .params
-            .get_int("cpu")
-            .map_or("-".into(), |c| c.to_string());
+        // One CPU, or all of them measured in turn (their pooled samples,
+        // each CPU's own median in the details).
+        let cpu = match (r.params.get_int("cpu"), r.details.get_str("per_cpu_mhz")) {
+            (Some(c), _) => c.to_string(),
+            (None, Some(each)) => format!("all ({each})"),
+            (None, None) => "-".into(),
+        };
         let phase = r.params.get_str("phase").unwrap_or("-").to_string();
         let (measured, spread, share) = match (&r.status, r.primary()) {
             (Status::Ok, Some(m)) => {

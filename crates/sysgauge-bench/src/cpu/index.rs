@@ -18,7 +18,7 @@
 use super::kernels::{Group, KernelId, WORKLOAD_VERSION};
 use super::{CpuOptions, SingleThreadRates, SINGLE_RATES};
 use crate::baseline::Baseline;
-use crate::util::metric;
+use crate::util::{metric, Count};
 use std::sync::Arc;
 use sysgauge_core::record::{RunRecord, Status};
 use sysgauge_core::{
@@ -49,7 +49,7 @@ impl Reference {
     /// The reference machine's median single-thread rate of `kernel`, if
     /// recorded with today's workload version.
     pub fn rate(&self, kernel: KernelId) -> Option<f64> {
-        rate_in(&self.0.run, kernel)
+        self.0.runs.iter().find_map(|run| rate_in(run, kernel))
     }
 }
 
@@ -127,7 +127,7 @@ impl Benchmark for IndexBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.thread_counts(plan).contains(&1) {
+        if self.options.thread_counts(plan).contains(&Count::N(1)) {
             vec![Params::new().with("threads", 1u64)]
         } else {
             Vec::new()
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn rates_only_from_single_thread_current_workload() {
         let r = embedded_reference().unwrap();
-        let mut run = r.0.run.clone();
+        let mut run = r.0.reference(sysgauge_core::Profile::Standard);
         for res in &mut run.results {
             if res.bench_id == KernelId::ALL[0].id() {
                 res.workload_version = WORKLOAD_VERSION + 1;

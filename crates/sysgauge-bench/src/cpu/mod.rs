@@ -23,7 +23,7 @@ pub mod nbench;
 pub mod report;
 pub mod timing;
 
-use crate::util::metric;
+use crate::util::{metric, Count};
 use index::IndexBenchmark;
 use kernels::{Group, KernelId};
 use std::collections::BTreeMap;
@@ -59,14 +59,15 @@ pub struct CpuOptions {
 
 impl CpuOptions {
     /// The thread counts for a plan, ascending and without repeats, so the
-    /// single-thread case (when present) runs first.
-    pub fn thread_counts(&self, plan: &Plan) -> Vec<usize> {
-        let all = plan.threads.max(1);
+    /// single-thread case runs first. By default one thread and all CPUs
+    /// (`all`, whatever their number, so machines compare on it); the
+    /// ladder adds the powers of two below the CPU count.
+    pub fn thread_counts(&self, plan: &Plan) -> Vec<Count> {
         let mut v = match (&self.threads, self.ladder, plan.profile) {
-            (Some(t), _, _) => t.iter().map(|&t| t.max(1)).collect(),
-            (None, true, _) | (None, false, Profile::Standard | Profile::Full) => ladder(all),
-            (None, false, Profile::Tiny) => vec![1],
-            (None, false, Profile::Quick) => vec![1, all],
+            (Some(t), _, _) => t.iter().map(|&t| Count::N(t.max(1))).collect(),
+            (None, _, Profile::Tiny) if !self.ladder => vec![Count::N(1)],
+            (None, true, _) => ladder(plan.threads),
+            (None, false, _) => vec![Count::N(1), Count::AllCpus],
         };
         v.sort_unstable();
         v.dedup();
@@ -74,13 +75,13 @@ impl CpuOptions {
     }
 }
 
-/// 1, 2, 4 … below `n`, then `n`.
-pub fn ladder(n: usize) -> Vec<usize> {
-    let n = n.max(1);
-    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |&t| t.checked_mul(2))
-        .take_while(|&t| t < n)
+/// 1, 2, 4 … below `n`, then all CPUs.
+pub fn ladder(n: usize) -> Vec<Count> {
+    let mut v: Vec<Count> = std::iter::successors(Some(1usize), |&t| t.checked_mul(2))
+        .take_while(|&t| t < n || t == 1)
+        .map(Count::N)
         .collect();
-    v.push(n);
+    v.push(Count::AllCpus);
     v
 }
 
@@ -124,8 +125,7 @@ impl Benchmark for KernelBenchmark {
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let threads = params
-            .get_u64("threads")
-            .and_then(|t| usize::try_from(t).ok())
+            .get_count("threads", ctx.threads())
             .filter(|&t| t >= 1)
             .ok_or_else(|| BenchError::failed("missing or zero 'threads' parameter"))?;
         let kernel = self.kernel;
@@ -296,33 +296,42 @@ mod tests {
 
     #[test]
     fn ladders() {
-        assert_eq!(ladder(1), vec![1]);
-        assert_eq!(ladder(2), vec![1, 2]);
-        assert_eq!(ladder(6), vec![1, 2, 4, 6]);
-        assert_eq!(ladder(8), vec![1, 2, 4, 8]);
-        assert_eq!(ladder(0), vec![1]);
+        let n = Count::N;
+        let all = Count::AllCpus;
+        assert_eq!(ladder(1), vec![n(1), all]);
+        assert_eq!(ladder(2), vec![n(1), all]);
+        assert_eq!(ladder(6), vec![n(1), n(2), n(4), all]);
+        assert_eq!(ladder(8), vec![n(1), n(2), n(4), all]);
+        assert_eq!(ladder(0), vec![n(1), all]);
     }
 
     #[test]
     fn thread_counts_follow_profile_and_options() {
         let o = CpuOptions::default();
-        assert_eq!(o.thread_counts(&plan(Profile::Tiny, 8)), vec![1]);
-        assert_eq!(o.thread_counts(&plan(Profile::Quick, 8)), vec![1, 8]);
-        assert_eq!(o.thread_counts(&plan(Profile::Quick, 1)), vec![1]);
+        let n = Count::N;
+        let all = Count::AllCpus;
+        assert_eq!(o.thread_counts(&plan(Profile::Tiny, 8)), vec![n(1)]);
+        assert_eq!(o.thread_counts(&plan(Profile::Quick, 8)), vec![n(1), all]);
+        assert_eq!(o.thread_counts(&plan(Profile::Quick, 1)), vec![n(1), all]);
         assert_eq!(
             o.thread_counts(&plan(Profile::Standard, 6)),
-            vec![1, 2, 4, 6]
+            o.thread_counts(&plan(Profile::Standard, 2)),
+            "the default cases do not depend on the CPU count"
         );
         let o = CpuOptions {
             ladder: true,
             ..Default::default()
         };
-        assert_eq!(o.thread_counts(&plan(Profile::Quick, 4)), vec![1, 2, 4]);
+        assert_eq!(
+            o.thread_counts(&plan(Profile::Quick, 4)),
+            vec![n(1), n(2), all]
+        );
+        assert_eq!(o.thread_counts(&plan(Profile::Quick, 6)).len(), 4);
         let o = CpuOptions {
             threads: Some(vec![4, 1, 4, 0]),
             ladder: true,
         };
-        assert_eq!(o.thread_counts(&plan(Profile::Quick, 2)), vec![1, 4]);
+        assert_eq!(o.thread_counts(&plan(Profile::Quick, 2)), vec![n(1), n(4)]);
     }
 
     #[test]

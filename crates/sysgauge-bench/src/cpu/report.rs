@@ -11,7 +11,7 @@ use sysgauge_report::format::format_value;
 use sysgauge_report::table::{Align, Table, TableFormat};
 
 fn threads_of(r: &ResultRecord) -> Option<u64> {
-    r.params.get_u64("threads")
+    r.count_param("threads")
 }
 
 fn metric_value(r: &ResultRecord, name: &str) -> Option<f64> {

@@ -104,8 +104,7 @@ impl Sink for OpensslAlongside<'_> {
             bench_ids: vec![result.bench_id.clone()],
             block_sizes: result.params.get_u64("block_size").into_iter().collect(),
             threads: result
-                .params
-                .get_u64("threads")
+                .count_param("threads")
                 .and_then(|t| usize::try_from(t).ok())
                 .unwrap_or(1),
             seconds: self.seconds,

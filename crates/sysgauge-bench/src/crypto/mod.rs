@@ -28,7 +28,7 @@ pub use sysgauge_kernels::{aes, blowfish, camellia, cast5, chacha_poly, rc4};
 
 use crate::util::{
     block_size_param, fill_pattern, lock_lane, mb_per_s, measure_rate_on_threads, metric,
-    threads_param,
+    threads_param, Count,
 };
 use pubkey::{KexAlg, PubkeyError, SignAlg};
 use std::sync::{Arc, Mutex};
@@ -99,17 +99,13 @@ fn plan_cases(id: &str, options: &CryptoOptions, plan: &Plan, symmetric: bool) -
         }
     }
     // Longer profiles inside `run` also show the multi-threaded rate.
-    if !options.full_table
-        && options.threads.is_none()
-        && plan.profile == Profile::Full
-        && plan.threads > 1
-    {
+    if !options.full_table && options.threads.is_none() && plan.profile == Profile::Full {
         let extra = if symmetric {
             Params::new()
                 .with("block_size", HEADLINE_BLOCK)
-                .with("threads", plan.threads)
+                .with("threads", Count::AllCpus)
         } else {
-            Params::new().with("threads", plan.threads)
+            Params::new().with("threads", Count::AllCpus)
         };
         v.push(extra);
     }
@@ -179,8 +175,12 @@ impl<A: CryptoAlgorithm> Benchmark for AlgorithmBenchmark<A> {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        self.alg
-            .measure(ctx, params, threads_param(params), &self.options)
+        self.alg.measure(
+            ctx,
+            params,
+            threads_param(params, ctx.threads()),
+            &self.options,
+        )
     }
 }
 

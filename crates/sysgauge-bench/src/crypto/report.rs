@@ -38,7 +38,7 @@ pub fn display_name(bench_id: &str) -> String {
 }
 
 fn threads_of(r: &ResultRecord) -> u64 {
-    r.params.get_u64("threads").unwrap_or(1)
+    r.count_param("threads").unwrap_or(1)
 }
 
 /// Decimal MB/s of a throughput metric, whatever throughput unit it has.

@@ -533,6 +533,7 @@ fn collect(groups: Vec<Group>, version: Option<String>, at: DateTime<Utc>) -> Bo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::metric_value as value;
 
     macro_rules! fixture {
         ($name:literal) => {
@@ -546,14 +547,6 @@ mod tests {
             .find(|m| m.host == host)
             .and_then(|m| m.results.iter().find(|x| x.bench_id == id))
             .unwrap_or_else(|| panic!("no {id} for {host} in {r:?}"))
-    }
-
-    fn value(r: &ResultRecord, metric: &str) -> f64 {
-        r.metrics
-            .iter()
-            .find(|m| m.name == metric)
-            .map(|m| m.value())
-            .unwrap_or_else(|| panic!("no {metric} in {r:?}"))
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub const ALIGN: usize = 4096;
 
 /// Buffers of at least this size are placed on 2 MiB boundaries and asked
 /// to be transparent huge pages (see `AlignedBuf::new`).
-const HUGE_FROM: usize = 256 << 10;
+pub const HUGE_FROM: usize = 256 << 10;
 const HUGE: usize = 2 << 20;
 
 /// Period of the data pattern. Successive blocks differ over this span, so

@@ -19,6 +19,7 @@
 
 pub mod bonnie;
 pub mod files;
+pub mod fio;
 pub mod io;
 pub mod passes;
 pub mod raw;

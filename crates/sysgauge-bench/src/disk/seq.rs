@@ -284,6 +284,10 @@ pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
     if !f.direct {
         let _ = io::drop_cache(&f.file);
     }
+    let metrics = block_metrics(&samples)?;
+    if f.direct {
+        check_write_cache(ctx, id, &f, block, metrics[0].value())?;
+    }
     drop(g);
     let mut g = lock(&shared)?;
     if let Some(d) = g.data.as_mut() {
@@ -302,7 +306,53 @@ pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
             }
         }
     }
-    block_metrics(&samples)
+    Ok(metrics)
+}
+
+/// How much of the file the write-cache check reads back, at most, and for
+/// how long: enough blocks for a rate, little next to the timed passes.
+const READ_BACK_BYTES: u64 = 256 << 20;
+const READ_BACK_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Read part of the just-written file back with O_DIRECT (untimed for the
+/// case) and compare: writes far faster than these reads were absorbed by
+/// a cache, so the case gets a finding and is marked as not a measure of
+/// the device.
+fn check_write_cache(
+    ctx: &mut RunCtx,
+    id: &str,
+    f: &BlockFile,
+    block: u64,
+    write_mbps: f64,
+) -> Result<(), BenchError> {
+    let mut buf = AlignedBuf::new(f.len)
+        .ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
+    let blocks = (READ_BACK_BYTES.min(f.size) / block).max(1);
+    let started = std::time::Instant::now();
+    let mut read = 0u64;
+    for i in 0..blocks {
+        f.file
+            .read_exact_at(&mut buf, i * block)
+            .map_err(io_err("cannot read back", &f.path))?;
+        read += block;
+        if started.elapsed() >= READ_BACK_TIME {
+            break;
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    if secs <= 0.0 {
+        return Ok(());
+    }
+    let read_mbps = read as f64 / secs / 1e6;
+    ctx.note_detail("read_back_mbps", read_mbps.round() as i64);
+    let virt = sysgauge_host::collect_live(None).cpu.virtualization;
+    if let Some((finding, reason)) =
+        traps::write_cache_finding(id, write_mbps, read_mbps, virt.as_deref())
+    {
+        ctx.finding(finding);
+        ctx.mark_untrusted(reason);
+    }
+    Ok(())
 }
 
 /// `disk.seq-read`.

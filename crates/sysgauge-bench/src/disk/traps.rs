@@ -31,6 +31,12 @@ pub const READ_MODIFY_WRITE: &str = "read-modify-write";
 pub const FILE_SMALLER_THAN_RAM: &str = "file-smaller-than-ram";
 pub const BUFFERED_FALLBACK: &str = "buffered-io";
 pub const DISK_SHARED: &str = "disk-shared";
+pub const WRITE_CACHE: &str = "write-cache";
+
+/// Direct writes this many times faster than direct reads of the same file
+/// are not the device's speed: writes on disks and SSDs are at best about
+/// as fast as reads, so a cache acknowledged them before they were stored.
+pub const WRITE_CACHE_RATIO: f64 = 2.0;
 
 /// Dirty + Writeback below this counts as settled.
 const SETTLED_BYTES: u64 = 16 << 20;
@@ -123,6 +129,34 @@ pub fn dirty_finding(
         "let large writes finish before measuring (run `sync` and wait); stop programs that \
          keep writing (see `sysgauge procs`)",
     ))
+}
+
+/// Direct writes ran far faster than direct reads of the same file: the
+/// finding, naming the likely cache (the hypervisor's on a virtual
+/// machine, else a RAID controller's or the drive's own), and the reason
+/// that marks the case as not a measure of the device.
+pub fn write_cache_finding(
+    id: &str,
+    write_mbps: f64,
+    read_mbps: f64,
+    virtualization: Option<&str>,
+) -> Option<(Finding, String)> {
+    if !(read_mbps > 0.0 && write_mbps > WRITE_CACHE_RATIO * read_mbps) {
+        return None;
+    }
+    let cache = match virtualization {
+        Some(v) => format!("the hypervisor's ({v}) write cache"),
+        None => "a write-back cache (a RAID controller's, or the drive's own)".to_string(),
+    };
+    let reason = format!(
+        "O_DIRECT writes ran at {write_mbps:.0} MB/s, {:.1}× the {read_mbps:.0} MB/s read back from the same file: {cache} absorbed them",
+        write_mbps / read_mbps
+    );
+    let f = Finding::new(WRITE_CACHE, Severity::Warning, format!("{id}: {reason}"))
+        .with_remedy(
+            "the write figure is the cache's, not the disk's: it is left out of the index; on a VM ask for a disk without host caching (cache=none / writethrough), on a RAID controller compare with its cache disabled",
+        );
+    Some((f, reason))
 }
 
 /// The target lives in memory.
@@ -367,5 +401,22 @@ mod tests {
         assert!(small_file_finding(1, None).is_none());
         assert!(shared_finding("disk.seq-write", "vda", 300 << 20, 100 << 20).is_some());
         assert!(shared_finding("disk.seq-write", "vda", 101 << 20, 100 << 20).is_none());
+    }
+
+    #[test]
+    fn writes_far_faster_than_reads_are_a_cache() {
+        let (f, reason) = write_cache_finding("disk.seq-write", 7012.0, 1503.0, Some("kvm"))
+            .unwrap_or_else(|| panic!("4.7× is a cache"));
+        assert_eq!(f.code, WRITE_CACHE);
+        assert!(
+            reason.contains("7012 MB/s") && reason.contains("4.7×"),
+            "{reason}"
+        );
+        assert!(reason.contains("hypervisor's (kvm)"), "{reason}");
+        let (_, bare) = write_cache_finding("disk.seq-write", 900.0, 300.0, None).unwrap();
+        assert!(bare.contains("RAID controller"), "{bare}");
+        // A disk that writes a little faster than it reads is not flagged.
+        assert!(write_cache_finding("disk.seq-write", 550.0, 500.0, None).is_none());
+        assert!(write_cache_finding("disk.seq-write", 550.0, 0.0, None).is_none());
     }
 }

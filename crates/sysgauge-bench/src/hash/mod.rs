@@ -18,7 +18,7 @@ pub use sysgauge_kernels::{md5, sha512};
 
 use crate::util::{
     block_size_param, fill_pattern, mb_per_s, measure_rate_on_threads, threads_param,
-    throughput_mbps,
+    throughput_mbps, Count,
 };
 pub use digest::Algorithm;
 use std::sync::Arc;
@@ -49,29 +49,25 @@ impl HashBenchmark {
 }
 
 /// Cases for a profile: block sizes × thread counts.
-fn default_cases(profile: Profile, all: usize) -> Vec<(u64, usize)> {
+fn default_cases(profile: Profile) -> Vec<(u64, Count)> {
+    let one = Count::N(1);
+    let all = Count::AllCpus;
     let mut v = Vec::new();
     match profile {
-        Profile::Tiny => v.push((8192, 1)),
+        Profile::Tiny => v.push((8192, one)),
         Profile::Quick => {
-            v.push((8192, 1));
-            v.push((1 << 20, 1));
-            if all > 1 {
-                v.push((8192, all));
-            }
+            v.push((8192, one));
+            v.push((1 << 20, one));
+            v.push((8192, all));
         }
         Profile::Standard => {
-            v.extend(BLOCK_SIZES.iter().map(|&b| (b, 1)));
-            if all > 1 {
-                v.push((8192, all));
-                v.push((1 << 20, all));
-            }
+            v.extend(BLOCK_SIZES.iter().map(|&b| (b, one)));
+            v.push((8192, all));
+            v.push((1 << 20, all));
         }
         Profile::Full => {
-            v.extend(BLOCK_SIZES.iter().map(|&b| (b, 1)));
-            if all > 1 {
-                v.extend(BLOCK_SIZES.iter().map(|&b| (b, all)));
-            }
+            v.extend(BLOCK_SIZES.iter().map(|&b| (b, one)));
+            v.extend(BLOCK_SIZES.iter().map(|&b| (b, all)));
         }
     }
     v
@@ -94,8 +90,8 @@ impl Benchmark for HashBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        let defaults = default_cases(plan.profile, plan.threads);
-        let cases: Vec<(u64, usize)> = match (&self.options.block_sizes, &self.options.threads) {
+        let defaults = default_cases(plan.profile);
+        let cases: Vec<(u64, Count)> = match (&self.options.block_sizes, &self.options.threads) {
             (None, None) => defaults,
             (sizes, threads) => {
                 let sizes = sizes.clone().unwrap_or_else(|| {
@@ -106,7 +102,7 @@ impl Benchmark for HashBenchmark {
                 let threads = threads.clone().unwrap_or_else(|| vec![1]);
                 threads
                     .iter()
-                    .flat_map(|&t| sizes.iter().map(move |&s| (s, t.max(1))))
+                    .flat_map(|&t| sizes.iter().map(move |&s| (s, Count::N(t.max(1)))))
                     .collect()
             }
         };
@@ -121,7 +117,7 @@ impl Benchmark for HashBenchmark {
         algorithm.self_test().map_err(BenchError::failed)?;
         ctx.note_detail("implementation", algorithm.implementation());
         let block = block_size_param(params)?;
-        let threads = threads_param(params);
+        let threads = threads_param(params, ctx.threads());
         // Buffers are allocated and touched before timing; each thread has
         // its own so no cache line is shared.
         let buffers: Vec<Vec<u8>> = (0..threads)
@@ -177,12 +173,19 @@ mod tests {
             threads: 4,
         });
         assert_eq!(quick.len(), 3);
-        assert_eq!(quick[2].get_u64("threads"), Some(4));
+        assert_eq!(quick[2].get_str("threads"), Some(sysgauge_core::ALL_CPUS));
         let single = b.cases(&Plan {
             profile: Profile::Full,
             threads: 1,
         });
-        assert_eq!(single.len(), BLOCK_SIZES.len());
+        assert_eq!(
+            single,
+            b.cases(&Plan {
+                profile: Profile::Full,
+                threads: 64,
+            }),
+            "the planned cases do not depend on the CPU count"
+        );
         let custom = HashBenchmark::new(
             Algorithm::Md5,
             Arc::new(HashOptions {

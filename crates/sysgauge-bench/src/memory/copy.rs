@@ -239,14 +239,13 @@ impl Benchmark for CopyBenchmark {
         Description::new(summary.to_string(), Unit::MBps, Better::Higher)
     }
 
-    fn cases(&self, _plan: &Plan) -> Vec<Params> {
+    fn cases(&self, plan: &Plan) -> Vec<Params> {
         if self.options.scope == Scope::Slice && self.kind != CopyKind::Memcpy {
             return Vec::new();
         }
-        let mut p = Params::new().with("huge_pages", self.options.huge_pages);
-        if let Some(size) = self.options.size {
-            p.insert("size", size);
-        }
+        let mut p = Params::new()
+            .with("huge_pages", self.options.huge_pages)
+            .with("size", self.options.array_size(plan.profile));
         if self.kind == CopyKind::Block {
             p.insert(
                 "block_size",
@@ -257,7 +256,7 @@ impl Benchmark for CopyBenchmark {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let size = resolve_size(ctx, params)?;
+        let size = resolve_size(ctx, params, &self.options)?;
         let size_us = usize::try_from(size).map_err(|_| BenchError::failed("size too large"))?;
         let block = match self.kind {
             CopyKind::Block => params
@@ -398,9 +397,9 @@ mod tests {
             assert_eq!(m[0].unit, Unit::MBps);
             assert_eq!(m[0].samples.len(), 3);
             assert!(m[0].value() > 0.0);
-            let out = c.take_case_output();
-            // Tiny profile: 1 MiB arrays, recorded as the case's size.
-            assert_eq!(out.params.get_u64("size"), Some(1 << 20));
+            c.take_case_output();
+            // Tiny profile: 1 MiB arrays, planned as the case's size.
+            assert_eq!(params[0].get_u64("size"), Some(1 << 20));
         }
         c.end_session();
     }

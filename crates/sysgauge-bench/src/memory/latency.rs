@@ -212,11 +212,10 @@ impl LatencyBenchmark {
     }
 
     fn working_sets(&self, profile: Profile) -> Vec<u64> {
-        let avail = sysgauge_host::available_memory_bytes();
         match (&self.options.working_sets, self.options.scope) {
             (Some(ws), _) => ws.clone(),
-            (None, Scope::Slice) => vec![slice_working_set(profile, live_llc(), avail)],
-            (None, Scope::Full) => latency_working_sets(profile, live_llc(), avail),
+            (None, Scope::Slice) => vec![slice_working_set(profile)],
+            (None, Scope::Full) => latency_working_sets(profile),
         }
     }
 }

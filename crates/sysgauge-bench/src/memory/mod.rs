@@ -27,6 +27,7 @@
 //! set); `sysgauge mem` runs everything (`Scope::Full`).
 
 pub mod buffer;
+pub mod chart;
 pub mod copy;
 pub mod latency;
 pub mod mbw;
@@ -174,56 +175,47 @@ fn prev_power_of_two(n: u64) -> u64 {
     }
 }
 
-/// The largest array each profile uses by default, so a case fits its time
-/// slice even on a machine with a huge last-level cache.
-pub fn profile_size_cap(profile: Profile) -> u64 {
-    by_profile(profile, [1 << 20, 256 << 20, 1 << 30, 4 << 30])
+/// Bytes per array each profile uses unless `--size` says otherwise. The
+/// size identifies the case, so it is the same on every machine (never
+/// derived from the cache or memory of the one running it): any two runs of
+/// one profile compare on it. STREAM's rule, each array at least 4 × the
+/// last-level cache, is checked per case and reported as a finding; the
+/// cache size is kept in the details.
+pub fn canonical_array_size(profile: Profile) -> u64 {
+    by_profile(profile, [1 << 20, 128 << 20, 1 << 30, 4 << 30])
 }
 
-/// Default bytes per array: 4 × the last-level cache (all instances),
-/// rounded up to a power of two; at most the profile's cap; and at most a
-/// sixth of the available memory (three STREAM arrays in half of it),
-/// rounded down to a power of two. Never below 64 KiB.
-pub fn default_array_size(profile: Profile, llc: Option<Llc>, available: Option<u64>) -> u64 {
-    let cap = profile_size_cap(profile);
-    let wanted = llc
-        .map(|l| l.total_bytes.saturating_mul(4).next_power_of_two())
-        .unwrap_or(cap);
-    let mut size = wanted.min(cap);
-    if let Some(avail) = available {
-        size = size.min(prev_power_of_two(avail / 6));
+/// A planned array size that also fits `available` memory: the size
+/// itself, or the largest power of two (at least 64 KiB) whose arrays fit.
+/// A lowered size is a different case, which compares only with runs at
+/// that size; the caller reports it.
+pub fn fit_array_size(size: u64, available: Option<u64>) -> u64 {
+    match available {
+        Some(avail) if check_memory("", memory_needed(size), Some(avail)).is_err() => {
+            let share = (avail as f64 * MEMORY_SHARE_LIMIT) as u64 / 3;
+            prev_power_of_two(share).clamp(64 << 10, size)
+        }
+        _ => size,
     }
-    size.max(64 << 10)
 }
 
 /// The latency sweep's largest working set per profile.
 pub fn profile_working_set_cap(profile: Profile) -> u64 {
-    by_profile(profile, [256 << 10, 1 << 30, 2 << 30, 4 << 30])
+    by_profile(profile, [256 << 10, 256 << 20, 1 << 30, 4 << 30])
 }
 
-/// The latency working set of `sysgauge run`'s slice per profile.
-pub fn slice_working_set_cap(profile: Profile) -> u64 {
-    by_profile(profile, [1 << 20, 256 << 20, 1 << 30, 2 << 30])
+/// The one working set of `sysgauge run`'s slice per profile: beyond the
+/// last-level cache of common machines, and the same on every machine.
+pub fn slice_working_set(profile: Profile) -> u64 {
+    by_profile(profile, [1 << 20, 128 << 20, 1 << 30, 2 << 30])
 }
 
-/// Working sets of the latency sweep: 4 KiB doubling up to 4 × one
-/// last-level cache instance (rounded up to a power of two, at least
-/// 64 MiB), capped by the profile and by a quarter of available memory;
-/// `standard` and `full` add the midpoints (×1.5) for a finer curve.
-pub fn latency_working_sets(
-    profile: Profile,
-    llc: Option<Llc>,
-    available: Option<u64>,
-) -> Vec<u64> {
-    let mut max = llc
-        .map(|l| l.instance_bytes.saturating_mul(4).next_power_of_two())
-        .unwrap_or(u64::MAX)
-        .max(64 << 20)
-        .min(profile_working_set_cap(profile));
-    if let Some(avail) = available {
-        max = max.min(prev_power_of_two(avail / 4));
-    }
-    let max = max.max(4 << 10);
+/// Working sets of the latency sweep: 4 KiB doubling up to the profile's
+/// cap; `standard` and `full` add the midpoints (×1.5) for a finer curve.
+/// The same on every machine; a working set the machine's memory cannot
+/// hold is skipped when its case runs.
+pub fn latency_working_sets(profile: Profile) -> Vec<u64> {
+    let max = profile_working_set_cap(profile);
     let fine = matches!(profile, Profile::Standard | Profile::Full);
     let mut v = Vec::new();
     let mut ws: u64 = 4 << 10;
@@ -237,19 +229,6 @@ pub fn latency_working_sets(
     v
 }
 
-/// The one working set of the slice: beyond the last-level cache when the
-/// profile's cap allows (2 × one instance, power of two), else the cap.
-pub fn slice_working_set(profile: Profile, llc: Option<Llc>, available: Option<u64>) -> u64 {
-    let mut ws = llc
-        .map(|l| l.instance_bytes.saturating_mul(2).next_power_of_two())
-        .unwrap_or(u64::MAX)
-        .min(slice_working_set_cap(profile));
-    if let Some(avail) = available {
-        ws = ws.min(prev_power_of_two(avail / 4));
-    }
-    ws.max(4 << 10)
-}
-
 /// Why a buffer was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{what} needs {need} of memory but only {available} is available")]
@@ -257,6 +236,13 @@ pub struct MemoryRefusal {
     pub what: String,
     pub need: Bytes,
     pub available: Bytes,
+}
+
+impl MemOptions {
+    /// Bytes per array of a planned case: `--size`, or the profile's.
+    pub fn array_size(&self, profile: Profile) -> u64 {
+        self.size.unwrap_or_else(|| canonical_array_size(profile))
+    }
 }
 
 /// What `sysgauge mem` was given, before it is checked.
@@ -460,22 +446,42 @@ fn huge_page_findings(ctx: &mut RunCtx, buf: &MappedBuf) {
     }
 }
 
-/// `size` from the params, or the machine's default (recorded as a param,
-/// since it identifies the case).
-fn resolve_size(ctx: &mut RunCtx, params: &Params) -> Result<u64, BenchError> {
-    let size = match params.get_u64("size") {
-        Some(s) => s,
-        None => {
-            let s = default_array_size(
-                ctx.profile(),
-                live_llc(),
-                sysgauge_host::available_memory_bytes(),
-            );
-            ctx.note_param("size", s);
-            s
-        }
-    };
-    validate_size(size).map_err(BenchError::failed)?;
+/// Finding code: the profile's array size did not fit in memory.
+pub const MEMORY_LIMITED: &str = "memory-limited";
+
+/// The case's array size: the planned one (the profile's canonical size
+/// unless `--size` was given), lowered to fit available memory when it was
+/// not the user's choice, in which case the case's params say so and a
+/// finding explains why it compares only with runs at that size.
+fn resolve_size(
+    ctx: &mut RunCtx,
+    params: &Params,
+    options: &MemOptions,
+) -> Result<u64, BenchError> {
+    let planned = params
+        .get_u64("size")
+        .unwrap_or_else(|| canonical_array_size(ctx.profile()));
+    validate_size(planned).map_err(BenchError::failed)?;
+    if options.size.is_some() {
+        return Ok(planned);
+    }
+    let size = fit_array_size(planned, sysgauge_host::available_memory_bytes());
+    if size != planned {
+        ctx.note_param("size", size);
+        ctx.finding(
+            Finding::new(
+                MEMORY_LIMITED,
+                Severity::Warning,
+                format!(
+                    "the {} profile's arrays of {} do not fit in the memory available, so this case ran with {}: it compares only with runs at that size",
+                    ctx.profile(),
+                    Bytes(planned),
+                    Bytes(size)
+                ),
+            )
+            .with_remedy("stop what holds the memory and run again, or compare with `--size` runs of the same size"),
+        );
+    }
     Ok(size)
 }
 
@@ -600,6 +606,7 @@ crate::registry::register_family! {
     name: "mem", options: MemOptions, in_default_run: true, summary_first: true,
     budget_seconds: [0.3, 5.0, 30.0, 90.0], report: Some(report::memory_report),
     summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
+    charts: &[chart::CHART],
 }
 
 /// Every benchmark of the family, in display order.
@@ -679,68 +686,39 @@ mod tests {
     }
 
     #[test]
-    fn default_sizes_follow_cache_profile_and_memory() {
-        let llc = last_level_cache(&vm_caches());
+    fn sizes_are_the_profiles_whatever_the_machine() {
         let gib = 1u64 << 30;
-        // 4 × 480 MiB rounds up to 2 GiB; profiles cap it.
-        assert_eq!(
-            default_array_size(Profile::Tiny, llc, Some(20 * gib)),
-            1 << 20
-        );
-        assert_eq!(
-            default_array_size(Profile::Quick, llc, Some(20 * gib)),
-            256 << 20
-        );
-        assert_eq!(
-            default_array_size(Profile::Standard, llc, Some(20 * gib)),
-            gib
-        );
-        assert_eq!(
-            default_array_size(Profile::Full, llc, Some(20 * gib)),
-            2 * gib
-        );
-        // Memory bounds it: 3 GiB available → 512 MiB (a sixth, power of two).
-        assert_eq!(
-            default_array_size(Profile::Full, llc, Some(3 * gib)),
-            512 << 20
-        );
-        // A small cache gives a small default.
-        let pi = last_level_cache(&[cache(2, "unified", 1 << 20, 1)]);
-        assert_eq!(default_array_size(Profile::Quick, pi, None), 4 << 20);
-        // Unknown cache: the profile's cap; never below 64 KiB.
-        assert_eq!(default_array_size(Profile::Quick, None, None), 256 << 20);
-        assert_eq!(
-            default_array_size(Profile::Quick, None, Some(1000)),
-            64 << 10
-        );
+        assert_eq!(canonical_array_size(Profile::Tiny), 1 << 20);
+        assert_eq!(canonical_array_size(Profile::Quick), 128 << 20);
+        assert_eq!(canonical_array_size(Profile::Standard), gib);
+        assert_eq!(canonical_array_size(Profile::Full), 4 * gib);
+        // Enough memory: the size stays; unknown memory: no refusal.
+        assert_eq!(fit_array_size(gib, Some(20 * gib)), gib);
+        assert_eq!(fit_array_size(gib, None), gib);
+        // 3 GiB available: three 1 GiB arrays exceed 90 % of it → 512 MiB.
+        assert_eq!(fit_array_size(gib, Some(3 * gib)), 512 << 20);
+        // Never below 64 KiB, never above the planned size.
+        assert_eq!(fit_array_size(128 << 20, Some(1000)), 64 << 10);
+        assert_eq!(fit_array_size(1 << 20, Some(1 << 20)), 256 << 10);
     }
 
     #[test]
     fn latency_sweeps() {
-        let llc = last_level_cache(&vm_caches());
-        let quick = latency_working_sets(Profile::Quick, llc, Some(20 << 30));
+        let quick = latency_working_sets(Profile::Quick);
         assert_eq!(quick.first(), Some(&(4 << 10)));
-        assert_eq!(quick.last(), Some(&(1 << 30)));
-        assert_eq!(quick.len(), 19);
+        assert_eq!(quick.last(), Some(&(256 << 20)));
+        assert_eq!(quick.len(), 17);
         assert!(quick.windows(2).all(|w| w[1] == 2 * w[0]));
-        let standard = latency_working_sets(Profile::Standard, llc, Some(20 << 30));
-        assert_eq!(standard.last(), Some(&(2 << 30)));
+        let standard = latency_working_sets(Profile::Standard);
+        assert_eq!(standard.last(), Some(&(1 << 30)));
         assert!(standard.contains(&(6 << 10)) && standard.contains(&(48 << 10)));
         assert!(standard.windows(2).all(|w| w[1] > w[0]));
-        let tiny = latency_working_sets(Profile::Tiny, llc, None);
-        assert_eq!(tiny.last(), Some(&(256 << 10)));
-        // Memory bounds the sweep.
-        let small = latency_working_sets(Profile::Full, llc, Some(1 << 30));
-        assert_eq!(small.last(), Some(&(256 << 20)));
-        // A Pi-sized cache still reaches 64 MiB, well beyond it.
-        let pi = last_level_cache(&[cache(2, "unified", 1 << 20, 1)]);
         assert_eq!(
-            latency_working_sets(Profile::Quick, pi, None).last(),
-            Some(&(64 << 20))
+            latency_working_sets(Profile::Tiny).last(),
+            Some(&(256 << 10))
         );
-        assert_eq!(slice_working_set(Profile::Quick, llc, None), 256 << 20);
-        assert_eq!(slice_working_set(Profile::Quick, pi, None), 2 << 20);
-        assert_eq!(slice_working_set(Profile::Tiny, None, None), 1 << 20);
+        assert_eq!(slice_working_set(Profile::Quick), 128 << 20);
+        assert_eq!(slice_working_set(Profile::Tiny), 1 << 20);
     }
 
     #[test]

@@ -9,20 +9,13 @@
 //!   recorded by the benchmark from the host facts) and the step from the
 //!   previous size, followed by the host's cache sizes.
 //!
-//! - a chart of latency against working-set size (SVG or PNG, plotters
-//!   with the embedded font like the comparison charts): working set on a
-//!   log2 axis, ns per access on a log axis, and a dashed line at each cache
-//!   size of the host facts, so the steps can be read against the caches.
-//!
-//! Everything is derived from the stored samples and params; nothing is
+//! The chart of latency against working set is the family's figure across
+//! machines with one machine (`chart.rs`). Everything is derived from the stored samples and params; nothing is
 //! measured here.
 
 use super::{LATENCY, MEMCPY};
-use plotters::prelude::*;
-use plotters::style::FontStyle;
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_core::size::{size_label, Bytes};
-use sysgauge_report::chart::{draw_err, encode_png, ensure_font, ChartError, FONT};
 use sysgauge_report::format::format_value;
 use sysgauge_report::table::{Table, TableFormat};
 
@@ -237,165 +230,6 @@ pub fn memory_report(run: &RunRecord, format: TableFormat) -> String {
     .join("\n")
 }
 
-/// The latency points of a run: (working set in bytes, median ns), sorted.
-fn latency_points(run: &RunRecord) -> Vec<(u64, f64)> {
-    let mut v: Vec<(u64, f64)> = ok_results(run, &[LATENCY])
-        .into_iter()
-        .filter_map(|r| Some((r.params.get_u64("working_set")?, r.primary()?.value())))
-        .filter(|&(ws, ns)| ws > 0 && ns > 0.0 && ns.is_finite())
-        .collect();
-    v.sort_by_key(|p| p.0);
-    v
-}
-
-/// Chart size for a width: a 16:9-ish plot, never too flat.
-fn latency_chart_size(width: u32) -> (u32, u32) {
-    let w = width.clamp(400, 4000);
-    (w, (w * 9 / 16).max(300))
-}
-
-/// Latency against working set as an SVG document.
-pub fn latency_chart_svg(run: &RunRecord, width: u32) -> Result<String, ChartError> {
-    ensure_font()?;
-    let points = latency_points(run);
-    let size = latency_chart_size(width);
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
-        draw_latency(&root, run, &points)?;
-        root.present().map_err(draw_err)?;
-    }
-    Ok(out)
-}
-
-/// Latency against working set as PNG bytes.
-pub fn latency_chart_png(run: &RunRecord, width: u32) -> Result<Vec<u8>, ChartError> {
-    ensure_font()?;
-    let points = latency_points(run);
-    let (w, h) = latency_chart_size(width);
-    let mut buf = vec![0u8; (w as usize) * (h as usize) * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
-        draw_latency(&root, run, &points)?;
-        root.present().map_err(draw_err)?;
-    }
-    encode_png(&buf, w, h)
-}
-
-fn draw_latency<DB: DrawingBackend>(
-    root: &DrawingArea<DB, plotters::coord::Shift>,
-    run: &RunRecord,
-    points: &[(u64, f64)],
-) -> Result<(), ChartError> {
-    if points.is_empty() {
-        return Err(ChartError::NoData(
-            "the run has no mem.latency results".to_string(),
-        ));
-    }
-    root.fill(&WHITE).map_err(draw_err)?;
-    let xs: Vec<f64> = points.iter().map(|p| (p.0 as f64).log2()).collect();
-    let caches: Vec<(String, f64)> = run
-        .host
-        .cpu
-        .caches
-        .iter()
-        .filter(|c| c.kind != "instruction" && c.size_bytes > 0)
-        .map(|c| {
-            let kind = if c.kind == "data" { "d" } else { "" };
-            (
-                format!("L{}{kind} {}", c.level, Bytes(c.size_bytes)),
-                (c.size_bytes as f64).log2(),
-            )
-        })
-        .collect();
-    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (x_lo, x_hi) = (lo.floor() - 0.5, hi.ceil() + 0.5);
-    let y_lo = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min) / 1.6;
-    let y_hi = points.iter().map(|p| p.1).fold(0.0, f64::max) * 1.6;
-    let title = format!(
-        "Memory latency by working set — {} ({})",
-        run.host_name(),
-        run.started_at.format("%Y-%m-%d")
-    );
-    let caption = TextStyle::from((FONT, 18).into_font().style(FontStyle::Bold)).color(&BLACK);
-    let label_style = TextStyle::from((FONT, 12).into_font()).color(&BLACK);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, caption)
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(x_lo..x_hi, (y_lo..y_hi).log_scale())
-        .map_err(draw_err)?;
-    let span = x_hi - x_lo;
-    let every = if span > 24.0 {
-        3.0
-    } else if span > 12.0 {
-        2.0
-    } else {
-        1.0
-    };
-    let x_fmt = move |v: &f64| {
-        let k = v.round();
-        if (v - k).abs() > 1e-6 || !(0.0..=62.0).contains(&k) || k.rem_euclid(every) != 0.0 {
-            String::new()
-        } else {
-            Bytes(1u64 << (k as u32)).to_string()
-        }
-    };
-    let y_fmt = |v: &f64| {
-        let mantissa = v / 10f64.powf(v.log10().floor());
-        if [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
-            format_value(*v)
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .x_labels(((span + 1.0) as usize).max(2))
-        .x_desc("working set (log2 scale)")
-        .y_desc("ns per access (log scale)")
-        .x_label_formatter(&x_fmt)
-        .y_label_formatter(&y_fmt)
-        .label_style(label_style.clone())
-        .axis_desc_style(label_style.clone())
-        .light_line_style(RGBColor(245, 245, 245))
-        .draw()
-        .map_err(draw_err)?;
-    let grey = RGBColor(150, 150, 150);
-    for (i, (label, x)) in caches.iter().enumerate() {
-        if *x < x_lo || *x > x_hi {
-            continue;
-        }
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(*x, y_lo), (*x, y_hi)],
-                6,
-                4,
-                grey.stroke_width(1),
-            ))
-            .map_err(draw_err)?;
-        // Stagger the labels so neighbouring caches do not overlap.
-        let y = y_hi / 1.15 / 1.4f64.powi(i as i32 % 3);
-        let style = TextStyle::from((FONT, 12).into_font()).color(&grey);
-        chart
-            .draw_series(std::iter::once(
-                EmptyElement::at((*x, y)) + Text::new(label.clone(), (5, 0), style),
-            ))
-            .map_err(draw_err)?;
-    }
-    let line: Vec<(f64, f64)> = xs.iter().copied().zip(points.iter().map(|p| p.1)).collect();
-    let blue = RGBColor(0, 114, 178);
-    chart
-        .draw_series(LineSeries::new(line.iter().copied(), blue.stroke_width(2)))
-        .map_err(draw_err)?;
-    chart
-        .draw_series(line.iter().map(|p| Circle::new(*p, 3, blue.filled())))
-        .map_err(draw_err)?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -552,15 +386,6 @@ mod tests {
         assert!(lines[4].contains("L2 <") && lines[4].contains("×4.00"));
         assert!(lines[5].contains("memory <") && lines[5].contains("×20.00"));
         assert!(text.contains("Caches (host facts, one instance each): L1d 48 KiB, L2 2 MiB"));
-        let svg = latency_chart_svg(&r, 800).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("Memory latency by working set"));
-        assert!(svg.contains("L2 2 MiB") && svg.contains("64 MiB"), "{svg}");
-        let png = latency_chart_png(&r, 640).unwrap();
-        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-        assert!(matches!(
-            latency_chart_svg(&run(vec![]), 800),
-            Err(ChartError::NoData(_))
-        ));
         let all = memory_report(&r, TableFormat::Text);
         assert_eq!(all, text);
         assert_eq!(memory_report(&run(vec![]), TableFormat::Text), "");

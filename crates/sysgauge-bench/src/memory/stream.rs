@@ -29,7 +29,7 @@ use super::{
     cache_findings, ensure_memory, huge_page_findings, huge_param, opaque, resolve_size, with_pool,
     MemOptions, Pool, Scope,
 };
-use crate::util::metric;
+use crate::util::{metric, Count};
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use sysgauge_core::{
@@ -374,34 +374,28 @@ impl Benchmark for StreamBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        let all = plan.threads.max(1);
-        let threads: Vec<usize> = match (self.options.scope, &self.options.threads) {
+        let threads: Vec<Count> = match (self.options.scope, &self.options.threads) {
             (Scope::Slice, _) if self.kernel != Kernel::Triad => return Vec::new(),
-            (Scope::Slice, _) => vec![all],
-            (Scope::Full, Some(t)) => t.iter().map(|&t| t.max(1)).collect(),
-            (Scope::Full, None) if all > 1 => vec![1, all],
-            (Scope::Full, None) => vec![1],
+            (Scope::Slice, _) => vec![Count::AllCpus],
+            (Scope::Full, Some(t)) => t.iter().map(|&t| Count::N(t.max(1))).collect(),
+            (Scope::Full, None) => vec![Count::N(1), Count::AllCpus],
         };
         threads
             .into_iter()
             .map(|t| {
-                let mut p = Params::new()
+                Params::new()
                     .with("threads", t)
-                    .with("huge_pages", self.options.huge_pages);
-                if let Some(size) = self.options.size {
-                    p.insert("size", size);
-                }
-                p
+                    .with("huge_pages", self.options.huge_pages)
+                    .with("size", self.options.array_size(plan.profile))
             })
             .collect()
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let size = resolve_size(ctx, params)?;
+        let size = resolve_size(ctx, params, &self.options)?;
         let size_us = usize::try_from(size).map_err(|_| BenchError::failed("size too large"))?;
         let threads = params
-            .get_u64("threads")
-            .and_then(|t| usize::try_from(t).ok())
+            .get_count("threads", ctx.threads())
             .filter(|&t| t > 0)
             .ok_or_else(|| BenchError::failed("missing threads"))?;
         if threads > size_us / 64 {
@@ -490,18 +484,21 @@ mod tests {
             .is_empty());
         let t = StreamBenchmark::new(Kernel::Triad, slice).cases(&plan);
         assert_eq!(t.len(), 1);
-        assert_eq!(t[0].get_u64("threads"), Some(4));
+        assert_eq!(t[0].get_str("threads"), Some(sysgauge_core::ALL_CPUS));
+        assert_eq!(t[0].get_u64("size"), Some(128 << 20));
         let full = Arc::new(MemOptions {
             scope: Scope::Full,
             ..MemOptions::default()
         });
         let c = StreamBenchmark::new(Kernel::Add, full.clone()).cases(&plan);
         assert_eq!(
-            c.iter().map(|p| p.get_u64("threads")).collect::<Vec<_>>(),
-            vec![Some(1), Some(4)]
+            c.iter()
+                .map(|p| p.get("threads").cloned())
+                .collect::<Vec<_>>(),
+            vec![Some(1u64.into()), Some(sysgauge_core::ALL_CPUS.into())]
         );
         let one = StreamBenchmark::new(Kernel::Add, full).cases(&Plan { threads: 1, ..plan });
-        assert_eq!(one.len(), 1);
+        assert_eq!(one, c, "the same cases with any CPU count");
         let chosen = Arc::new(MemOptions {
             scope: Scope::Full,
             threads: Some(vec![2, 3]),
@@ -532,7 +529,7 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{k:?} {threads}: {e}"));
                 assert_eq!(m[0].unit, Unit::GBps);
                 assert!(m[0].value() > 0.0);
-                assert_eq!(c.take_case_output().params.get_u64("size"), Some(1 << 20));
+                c.take_case_output();
             }
         }
         c.end_session();

@@ -14,7 +14,7 @@
 //! removed at the end of the session or on Ctrl-C. Free space in /dev/shm
 //! and available memory are checked first: tmpfs pages are memory.
 
-use super::{check_memory, profile_size_cap, with_pool, MemOptions, Scope};
+use super::{canonical_array_size, check_memory, with_pool, MemOptions, Scope};
 use crate::util::{fill_pattern, metric};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -31,13 +31,13 @@ pub const WRITE_BLOCK: u64 = 1 << 20;
 /// Where the test writes.
 pub const SHM_DIR: &str = "/dev/shm";
 
-/// Default file size: the profile's array cap (at most 4 MiB for tiny),
+/// Default file size: the profile's array size (4 MiB for tiny),
 /// at most half the free space of /dev/shm and a quarter of available
 /// memory, rounded down to a whole number of write blocks.
 pub fn default_file_size(profile: Profile, free: Option<u64>, available: Option<u64>) -> u64 {
     let mut size = match profile {
         Profile::Tiny => 4 << 20,
-        p => profile_size_cap(p),
+        p => canonical_array_size(p),
     };
     if let Some(f) = free {
         size = size.min(f / 2);
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn default_sizes() {
         assert_eq!(default_file_size(Profile::Tiny, None, None), 4 << 20);
-        assert_eq!(default_file_size(Profile::Quick, None, None), 256 << 20);
+        assert_eq!(default_file_size(Profile::Quick, None, None), 128 << 20);
         // Docker's 64 MiB /dev/shm: half of it.
         assert_eq!(
             default_file_size(Profile::Quick, Some(64 << 20), None),

@@ -44,13 +44,15 @@ impl TcpThroughputBenchmark {
     }
 }
 
-/// Stream counts for a profile: one, and one per CPU (at least 2).
-pub fn stream_counts(profile: Profile, threads: usize, custom: Option<usize>) -> Vec<usize> {
-    let many = custom.unwrap_or(threads.max(2)).max(1);
+/// Stream counts for a profile: one, then a fixed ladder (or the number
+/// `--streams` gives, and its double): the same on every machine.
+pub fn stream_counts(profile: Profile, custom: Option<usize>) -> Vec<usize> {
+    let many = custom.unwrap_or(2).max(1);
     let mut v = match profile {
         Profile::Tiny => vec![1],
         Profile::Quick => vec![1, many],
-        Profile::Standard | Profile::Full => vec![1, many, many * 2],
+        Profile::Standard => vec![1, many, many * 2],
+        Profile::Full => vec![1, many, many * 2, many * 4],
     };
     v.dedup();
     v
@@ -117,7 +119,7 @@ impl Benchmark for TcpThroughputBenchmark {
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
         self.options.service_cases(|| {
-            stream_counts(plan.profile, plan.threads, self.options.streams)
+            stream_counts(plan.profile, self.options.streams)
                 .into_iter()
                 .map(|s| {
                     Params::new()
@@ -257,10 +259,11 @@ mod tests {
 
     #[test]
     fn stream_counts_follow_profile() {
-        assert_eq!(stream_counts(Profile::Tiny, 8, None), vec![1]);
-        assert_eq!(stream_counts(Profile::Quick, 1, None), vec![1, 2]);
-        assert_eq!(stream_counts(Profile::Quick, 8, None), vec![1, 8]);
-        assert_eq!(stream_counts(Profile::Standard, 2, None), vec![1, 2, 4]);
-        assert_eq!(stream_counts(Profile::Quick, 8, Some(1)), vec![1]);
+        assert_eq!(stream_counts(Profile::Tiny, None), vec![1]);
+        assert_eq!(stream_counts(Profile::Quick, None), vec![1, 2]);
+        assert_eq!(stream_counts(Profile::Standard, None), vec![1, 2, 4]);
+        assert_eq!(stream_counts(Profile::Full, None), vec![1, 2, 4, 8]);
+        assert_eq!(stream_counts(Profile::Quick, Some(8)), vec![1, 8]);
+        assert_eq!(stream_counts(Profile::Quick, Some(1)), vec![1]);
     }
 }

@@ -23,7 +23,7 @@ use super::endpoint::{self, Endpoint};
 use super::proto::{self, MAX_UDP_SIZE, UDP_HEADER_LEN};
 use super::sys::{Batch, BATCH};
 use super::{target_param, NetOptions};
-use crate::util::metric;
+use crate::util::{by_profile, metric};
 use std::io;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,20 +58,13 @@ pub fn check_size(size: usize) -> Result<usize, String> {
     }
 }
 
-/// Sender counts tried for a profile: 1, 2, 4 … up to a bound.
-pub fn sender_ladder(profile: Profile, threads: usize) -> Vec<usize> {
-    let top = match profile {
-        Profile::Tiny => 1,
-        Profile::Quick => 4,
-        Profile::Standard | Profile::Full => (threads * 2).clamp(4, 64),
-    };
-    let mut v = Vec::new();
-    let mut s = 1;
-    while s <= top {
-        v.push(s);
-        s *= 2;
-    }
-    v
+/// Sender counts tried for a profile: 1, 2, 4 … up to the profile's bound,
+/// the same on every machine.
+pub fn sender_ladder(profile: Profile) -> Vec<usize> {
+    let top = by_profile(profile, [1, 4, 8, 16]);
+    std::iter::successors(Some(1usize), |&s| Some(s * 2))
+        .take_while(|&s| s <= top)
+        .collect()
 }
 
 fn size_of(params: &Params, options: &NetOptions) -> Result<usize, BenchError> {
@@ -240,7 +233,7 @@ impl Benchmark for UdpPpsBenchmark {
     fn cases(&self, plan: &Plan) -> Vec<Params> {
         self.options.service_cases(|| {
             let size = self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE);
-            sender_ladder(plan.profile, plan.threads)
+            sender_ladder(plan.profile)
                 .into_iter()
                 .map(|s| {
                     Params::new()
@@ -307,8 +300,7 @@ impl Benchmark for UdpPpsBenchmark {
         ctx.note_detail("lost", totals.lost.load(Ordering::Relaxed));
         ctx.note_detail("late", totals.late.load(Ordering::Relaxed));
         let m = metric("rate", Unit::PacketsPerSec, Better::Higher, samples)?;
-        let last_step =
-            sender_ladder(ctx.profile(), ctx.threads()).last().copied() == Some(senders);
+        let last_step = sender_ladder(ctx.profile()).last().copied() == Some(senders);
         let ladder: &mut Ladder = ctx.fixture(&ladder_key, |_| Ok(Ladder::default()))?;
         let finding = ladder.record(senders, m.value(), last_step);
         if let Some((at, _)) = ladder.saturated_at {
@@ -436,10 +428,10 @@ mod tests {
 
     #[test]
     fn ladder_and_sizes() {
-        assert_eq!(sender_ladder(Profile::Tiny, 8), vec![1]);
-        assert_eq!(sender_ladder(Profile::Quick, 2), vec![1, 2, 4]);
-        assert_eq!(sender_ladder(Profile::Standard, 2), vec![1, 2, 4]);
-        assert_eq!(sender_ladder(Profile::Full, 16), vec![1, 2, 4, 8, 16, 32]);
+        assert_eq!(sender_ladder(Profile::Tiny), vec![1]);
+        assert_eq!(sender_ladder(Profile::Quick), vec![1, 2, 4]);
+        assert_eq!(sender_ladder(Profile::Standard), vec![1, 2, 4, 8]);
+        assert_eq!(sender_ladder(Profile::Full), vec![1, 2, 4, 8, 16]);
         assert!(check_size(31).is_err());
         assert!(check_size(32).is_ok());
         assert!(check_size(65_507).is_ok());

@@ -409,6 +409,33 @@ mod tests {
         }
     }
 
+    /// Real tables of older versions (built from their sources here): 1.1.1w
+    /// with its `Doing …` lines (`2>&1`), 1.1.0i's standard output; both
+    /// name the low-level cipher `aes-128 cbc`.
+    #[test]
+    fn real_tables_of_1_1_1_and_1_1_0() {
+        let r = parse_table(fixture!("1.1.1w-human-table-with-progress.txt")).unwrap();
+        assert_eq!(r.version.as_deref(), Some("1.1.1w"));
+        assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
+        let names: Vec<&str> = r.symmetric.iter().map(|s| s.algorithm.as_str()).collect();
+        assert_eq!(names, ["md5", "sha1", "aes-128 cbc", "sha256"]);
+        assert!(close(r.symmetric[0].bytes_per_second[0], 111_499_290.0));
+        assert!(close(r.symmetric[2].bytes_per_second[5], 256_321_040.0));
+        assert_eq!(r.sign_verify[0].algorithm, "rsa2048");
+        assert_eq!(r.sign_verify[0].sign_per_second, Some(1344.3));
+        assert_eq!(r.sign_verify[0].verify_per_second, Some(45232.2));
+        let ids: Vec<String> = to_results(&r).into_iter().map(|x| x.bench_id).collect();
+        assert!(ids.contains(&"crypto.aes-128-cbc".to_string()), "{ids:?}");
+
+        let r = parse_table(fixture!("1.1.0i-human-table.txt")).unwrap();
+        assert_eq!(r.version.as_deref(), Some("1.1.0i"));
+        assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
+        assert_eq!(r.symmetric.len(), 3);
+        assert_eq!(r.symmetric[1].block_sizes, [16, 64, 256, 1024, 8192, 16384]);
+        assert!(close(r.symmetric[2].bytes_per_second[4], 1_504_675_670.0));
+        assert_eq!(r.sign_verify[0].sign_per_second, Some(1234.8));
+    }
+
     /// Rows in the layouts older openssl versions print (their printf
     /// formats): `bit` for `bits`, spaced cipher names, bytes per second
     /// without the `k` under 10,000, timing preambles.

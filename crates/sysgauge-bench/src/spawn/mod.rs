@@ -27,7 +27,7 @@ pub mod method;
 pub mod report;
 pub mod target;
 
-use crate::util::metric;
+use crate::util::{metric, Count};
 use ballast::Ballast;
 pub use method::{ExecPlan, Method};
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ pub struct SpawnOptions {
 }
 
 /// One case: target (None for fork+exit), parent size, spawners.
-type Case = (Option<Target>, u64, usize);
+type Case = (Option<Target>, u64, Count);
 
 pub struct SpawnBenchmark {
     method: Method,
@@ -74,7 +74,8 @@ impl SpawnBenchmark {
         let m = self.method;
         let t = |t: Target| if m.execs() { Some(t) } else { None };
         let o = &self.options;
-        let all = plan.threads.max(1);
+        let all = Count::AllCpus;
+        let one = Count::N(1);
         let mut v: Vec<Case> = Vec::new();
         if o.targets.is_some() || o.parent_mib.is_some() || o.spawners.is_some() {
             let targets = o.targets.clone().unwrap_or_else(|| vec![Target::Static]);
@@ -83,26 +84,26 @@ impl SpawnBenchmark {
             for &tg in &targets {
                 for &s in &sizes {
                     for &n in &spawners {
-                        v.push((t(tg), s, n.max(1)));
+                        v.push((t(tg), s, Count::N(n.max(1))));
                     }
                 }
             }
         } else if o.matrix || plan.profile == Profile::Standard {
-            v.push((t(Target::Static), 0, 1));
-            v.push((t(Target::True), 0, 1));
+            v.push((t(Target::Static), 0, one));
+            v.push((t(Target::True), 0, one));
             for &s in &PARENT_SWEEP_MIB[1..] {
-                v.push((t(Target::Static), s, 1));
+                v.push((t(Target::Static), s, one));
             }
-            if all > 1 && MULTI_METHODS.contains(&m) {
+            if MULTI_METHODS.contains(&m) {
                 v.push((t(Target::Static), 0, all));
             }
         } else if plan.profile == Profile::Full {
             for tg in [Target::Static, Target::True] {
                 for &s in &PARENT_SWEEP_MIB {
-                    v.push((t(tg), s, 1));
+                    v.push((t(tg), s, one));
                 }
             }
-            if all > 1 && m != Method::System {
+            if m != Method::System {
                 for tg in [Target::Static, Target::True] {
                     v.push((t(tg), 0, all));
                 }
@@ -114,7 +115,7 @@ impl SpawnBenchmark {
             } else {
                 Target::True
             };
-            v.push((Some(tg), 0, 1));
+            v.push((Some(tg), 0, one));
         }
         let mut seen = Vec::new();
         v.retain(|c| {
@@ -230,8 +231,7 @@ impl Benchmark for SpawnBenchmark {
         })?;
         let parent_mib = params.get_u64("parent_mib").unwrap_or(0);
         let spawners = params
-            .get_u64("spawners")
-            .and_then(|n| usize::try_from(n).ok())
+            .get_count("spawners", ctx.threads())
             .unwrap_or(1)
             .max(1);
         let target = match params.get_str("target") {
@@ -398,7 +398,9 @@ mod tests {
         let sizes: Vec<u64> = fe.iter().filter_map(|c| c.get_u64("parent_mib")).collect();
         assert!(sizes.contains(&256) && sizes.contains(&1024));
         assert!(fe.iter().any(|c| c.get_str("target") == Some("true")));
-        assert!(fe.iter().any(|c| c.get_u64("spawners") == Some(4)));
+        assert!(fe
+            .iter()
+            .any(|c| c.get_str("spawners") == Some(sysgauge_core::ALL_CPUS)));
         let fx = SpawnBenchmark::new(Method::ForkExit, o.clone()).cases(&plan(Profile::Quick, 4));
         assert!(fx.iter().all(|c| c.get("target").is_none()));
         assert_eq!(

@@ -47,7 +47,7 @@ fn rows(run: &RunRecord) -> Vec<Row<'_>> {
             method: r.bench_id.strip_prefix("spawn.").unwrap_or(&r.bench_id),
             target: r.params.get_str("target").unwrap_or("-"),
             parent_mib: r.params.get_u64("parent_mib").unwrap_or(0),
-            spawners: r.params.get_u64("spawners").unwrap_or(1),
+            spawners: r.count_param("spawners").unwrap_or(1),
             record: r,
         })
         .collect()

@@ -22,6 +22,7 @@
 //! and `system` (mean ms of CPU per run, one sample each), and `libraries`
 //! (count, one sample).
 
+pub mod hyperfine;
 pub mod libraries;
 pub mod report;
 

@@ -195,12 +195,21 @@ pub fn sweep_contrast(points: &[SweepPoint]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use sysgauge_core::record::{Metric, Params, Status};
     use sysgauge_core::{Better, Unit};
 
-    fn result(id: &str, copies: u64, n: u64, walls: &[f64], extra: &[(&str, f64)]) -> ResultRecord {
+    /// A successful sweep result of `id` at K = `copies`, N = `n` over
+    /// `n` MB, one repetition per wall time in `walls`, with `extra`
+    /// metrics (MB/s). The chart's tests build theirs with it too.
+    pub(crate) fn result(
+        id: &str,
+        copies: u64,
+        n: u64,
+        walls: &[f64],
+        extra: &[(&str, f64)],
+    ) -> ResultRecord {
         let bytes = n * 1_000_000;
         let mut metrics = vec![Metric::new(
             "throughput",

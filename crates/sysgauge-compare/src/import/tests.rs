@@ -562,3 +562,45 @@ fn sniffing_nbench() {
         assert_eq!(sniff(opening), Some(Format::Nbench), "{opening}");
     }
 }
+
+/// The captured outputs of hyperfine, fio and sysbench (the bench crate's
+/// fixtures) are told apart from each other and from sysgauge's JSON.
+#[test]
+fn sniffing_hyperfine_fio_sysbench() {
+    macro_rules! tool {
+        ($path:literal) => {
+            include_str!(concat!("../../../sysgauge-bench/tests/fixtures/", $path))
+        };
+    }
+    for text in [
+        tool!("hyperfine/1.15-two-commands.json"),
+        tool!("hyperfine/1.15-scan.json"),
+        r#"{"results":[{"command":"x","mean":0.5}]}"#,
+    ] {
+        assert_eq!(sniff(text), Some(Format::Hyperfine), "{text}");
+    }
+    for text in [
+        tool!("fio/3.33-seq-write-read-randread.json"),
+        tool!("fio/3.33-two-clients.json"),
+        tool!("fio/3.33-jsonplus-randrw-libaio.json"),
+        tool!("fio/3.33-note-before-json.txt"),
+    ] {
+        assert_eq!(sniff(text), Some(Format::Fio), "{}", &text[..60]);
+    }
+    for text in [
+        tool!("sysbench/1.0.20-cpu.txt"),
+        tool!("sysbench/1.0.20-memory-1M-2G-write.txt"),
+        tool!("sysbench/1.0.20-memory-rnd-read-t2-with-command.txt"),
+        "Running the test with following options:\nNumber of threads: 1\n",
+    ] {
+        assert_eq!(sniff(text), Some(Format::Sysbench), "{}", &text[..40]);
+    }
+    // sysgauge's own record stays JSON, even holding the other names.
+    assert_eq!(
+        sniff(
+            r#"{"schema_version": 1, "results": [], "command": "run", "tags": {"fio version": "x"}}"#
+        ),
+        Some(Format::Json)
+    );
+    assert_eq!(sniff("note: something else\n"), None);
+}

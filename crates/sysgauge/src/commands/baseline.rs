@@ -1,6 +1,6 @@
 //! `sysgauge baseline show|make`: the reference baseline compiled into the
 //! binary (what it is, which of its cases are stale), and making a new
-//! baseline file from a stored run of the standard profile. The procedure
+//! baseline file from stored runs of the quick and standard profiles. The procedure
 //! for re-recording is in docs/baseline.md.
 
 use crate::cli::{BaselineAction, BaselineArgs};
@@ -10,15 +10,15 @@ use crate::machines::resolve_stored;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
-use sysgauge_bench::baseline::{self, Baseline, BASELINE_FORMAT};
-use sysgauge_core::record::{Profile, RunStatus, Status};
+use sysgauge_bench::baseline::{self, Baseline, BASELINE_FORMAT, BASELINE_PROFILES};
+use sysgauge_core::record::{RunRecord, RunStatus, Status};
 
 pub fn run(args: BaselineArgs) -> Result<Exit> {
     match args.action {
         BaselineAction::Show { json } => show(json),
         BaselineAction::Make {
             db,
-            run,
+            runs,
             machine,
             version,
             output: out,
@@ -31,50 +31,55 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
                 bail!("--machine must describe the reference machine (CPU, cores, memory, VM or bare metal)");
             }
             let Some(store) = crate::db::open_for_reading(db.db.as_deref())? else {
-                bail!("no runs stored yet, so no run '{run}' to make a baseline from (see `sysgauge results list`)");
+                bail!("no runs stored yet, so no run to make a baseline from (see `sysgauge results list`)");
             };
-            let row = resolve_stored(&store, &run)?
-                .with_context(|| format!("'{run}' is neither a stored run nor a host with runs (see `sysgauge results list`)"))?;
-            let record = store.load_run(row)?;
-            if !force {
-                if record.profile != Profile::Standard {
-                    bail!("run {row} used the {} profile; the baseline must be a standard-profile run (`sysgauge run --profile standard`), or pass --force", record.profile);
-                }
-                if record.build.profile != "release" {
-                    bail!("run {row} was measured by a {} build; record the baseline with a release build (`cargo run --release -- run --profile standard`), or pass --force", record.build.profile);
-                }
-                if record.status != RunStatus::Complete {
+            let mut records = Vec::new();
+            for run in &runs {
+                let row = resolve_stored(&store, run)?
+                    .with_context(|| format!("'{run}' is neither a stored run nor a host with runs (see `sysgauge results list`)"))?;
+                let record = store.load_run(row)?;
+                check_reference_run(row, &record, force)?;
+                if records
+                    .iter()
+                    .any(|r: &RunRecord| r.profile == record.profile)
+                {
                     bail!(
-                        "run {row} is {}, not complete; record a complete run, or pass --force",
-                        record.status.as_str()
+                        "two of the runs used the {} profile; give one run per profile",
+                        record.profile
                     );
                 }
+                records.push(record);
             }
-            if !record
-                .results
-                .iter()
-                .any(|r| matches!(r.status, Status::Ok))
-            {
-                bail!("run {row} has no successful result to use as a reference");
+            records.sort_by_key(|r| BASELINE_PROFILES.iter().position(|p| *p == r.profile));
+            if !force {
+                for p in BASELINE_PROFILES {
+                    if !records.iter().any(|r| r.profile == p) {
+                        bail!("no run of the {p} profile: the baseline holds one run per profile ({}), so every run gets a full index; record it with `sysgauge run --profile {p}`, or pass --force", profile_list());
+                    }
+                }
             }
             let version = match version {
                 Some(0) => bail!("--version must be at least 1"),
                 Some(v) => v,
                 None => baseline::embedded().map(|b| b.version + 1).unwrap_or(1),
             };
+            let first = &records[0];
             let b = Baseline {
                 format: BASELINE_FORMAT,
                 version,
                 machine: machine.trim().to_string(),
                 recorded_with: format!(
-                    "sysgauge {} {} --profile {} ({} build, {})",
-                    record.tool_version,
-                    record.command,
-                    record.profile,
-                    record.build.profile,
-                    record.build.target
+                    "sysgauge {} {} ({} build, {})",
+                    first.tool_version,
+                    records
+                        .iter()
+                        .map(|r| format!("{} --profile {}", r.command, r.profile))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    first.build.profile,
+                    first.build.target
                 ),
-                run: record,
+                runs: records,
             };
             let text = serde_json::to_string_pretty(&b)? + "\n";
             // What is written must be what the binary will accept.
@@ -85,7 +90,7 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
                         .with_context(|| format!("writing the baseline to {}", p.display()))?;
                     eprintln!(
                         "wrote baseline version {version} ({} results) to {}; rebuild sysgauge to embed it",
-                        b.run.results.len(),
+                        b.results().count(),
                         p.display()
                     );
                 }
@@ -105,21 +110,19 @@ fn show(json: bool) -> Result<Exit> {
             "version": b.version,
             "machine": b.machine,
             "recorded_with": b.recorded_with,
-            "run_id": b.run.run_id,
-            "started_at": b.run.started_at.to_rfc3339(),
-            "results": b.run.results.len(),
+            "runs": b.runs.iter().map(|r| serde_json::json!({
+                "profile": r.profile.as_str(),
+                "run_id": r.run_id,
+                "started_at": r.started_at.to_rfc3339(),
+                "results": r.results.len(),
+            })).collect::<Vec<_>>(),
             "stale": stale,
         });
         output::stdout(&(serde_json::to_string_pretty(&v)? + "\n"))?;
         return Ok(Exit::Ok);
     }
     let mut per_family: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in b
-        .run
-        .results
-        .iter()
-        .filter(|r| matches!(r.status, Status::Ok))
-    {
+    for r in b.results().filter(|r| matches!(r.status, Status::Ok)) {
         *per_family.entry(r.family.as_str()).or_default() += 1;
     }
     let mut text = format!(
@@ -131,7 +134,15 @@ fn show(json: bool) -> Result<Exit> {
         b.version,
         b.machine,
         b.recorded_with,
-        b.run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
+        b.runs
+            .iter()
+            .map(|r| format!(
+                "{} ({})",
+                r.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
+                r.profile
+            ))
+            .collect::<Vec<_>>()
+            .join(", "),
         per_family
             .iter()
             .map(|(f, n)| format!("{f} {n}"))
@@ -148,4 +159,39 @@ fn show(json: bool) -> Result<Exit> {
     }
     output::stdout(&text)?;
     Ok(Exit::Ok)
+}
+
+fn profile_list() -> String {
+    BASELINE_PROFILES
+        .iter()
+        .map(|p| p.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A stored run fit to be a reference: complete, release build, one of the
+/// baseline's profiles, with a result (unless `force`).
+fn check_reference_run(row: i64, record: &RunRecord, force: bool) -> Result<()> {
+    if !force {
+        if !BASELINE_PROFILES.contains(&record.profile) {
+            bail!("run {row} used the {} profile; a baseline holds runs of the {} profiles (`sysgauge run --profile standard`), or pass --force", record.profile, profile_list());
+        }
+        if record.build.profile != "release" {
+            bail!("run {row} was measured by a {} build; record the baseline with a release build (`cargo run --release -- run --profile standard`), or pass --force", record.build.profile);
+        }
+        if record.status != RunStatus::Complete {
+            bail!(
+                "run {row} is {}, not complete; record a complete run, or pass --force",
+                record.status.as_str()
+            );
+        }
+    }
+    if !record
+        .results
+        .iter()
+        .any(|r| matches!(r.status, Status::Ok))
+    {
+        bail!("run {row} has no successful result to use as a reference");
+    }
+    Ok(())
 }

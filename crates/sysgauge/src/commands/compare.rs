@@ -1,6 +1,8 @@
 //! `sysgauge compare [RUN|HOST|FILE]… [--reference RUN|HOST]`: machines side
 //! by side against a reference. `build` turns the shared machine arguments
-//! into a `Comparison`; `report` and `chart` use it too.
+//! into a `Comparison`; `report` and `chart` use it too, and `load` gives
+//! the labelled machines alone (in the same order, so the same colours) for
+//! the figures drawn from the machines' own results.
 
 use crate::cli::{CompareArgs, CompareFormatArg, MachineArgs};
 use crate::config::check_output_path;
@@ -24,8 +26,9 @@ pub fn build(args: &MachineArgs) -> Result<Comparison> {
     build_with_runs(args).map(|(c, _)| c)
 }
 
-/// The comparison and the compared runs, in the comparison's machine order.
-pub fn build_with_runs(args: &MachineArgs) -> Result<(Comparison, Vec<sysgauge_core::RunRecord>)> {
+/// The machines the arguments name, labelled, in comparison order, and the
+/// reference's position among them.
+pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
     let store = open_existing(args.db.db.as_deref())?;
     let files = FileOptions {
         format: None,
@@ -77,6 +80,12 @@ pub fn build_with_runs(args: &MachineArgs) -> Result<(Comparison, Vec<sysgauge_c
     let reference = reference_run_id
         .and_then(|id| machines.iter().position(|m| m.run.run_id == id))
         .unwrap_or(0);
+    Ok((machines, reference))
+}
+
+/// The comparison and the compared runs, in the comparison's machine order.
+pub fn build_with_runs(args: &MachineArgs) -> Result<(Comparison, Vec<sysgauge_core::RunRecord>)> {
+    let (machines, reference) = load(args)?;
     if machines.len() < 2 {
         bail!(
             "a comparison needs at least two machines, found {}{}; name runs, hosts or files (or import results with `sysgauge import`)",

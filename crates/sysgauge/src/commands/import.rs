@@ -24,6 +24,9 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
         ImportFormatArg::Mbw => Some(Format::Mbw),
         ImportFormatArg::Bonnie => Some(Format::Bonnie),
         ImportFormatArg::Nbench => Some(Format::Nbench),
+        ImportFormatArg::Hyperfine => Some(Format::Hyperfine),
+        ImportFormatArg::Fio => Some(Format::Fio),
+        ImportFormatArg::Sysbench => Some(Format::Sysbench),
     };
     if let Some(h) = &args.host {
         if h.trim().is_empty() {

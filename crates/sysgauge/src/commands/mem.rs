@@ -8,10 +8,10 @@ use crate::cli::MemArgs;
 use crate::config::{check_output_path, MeasureConfig};
 use crate::exit::Exit;
 use crate::measure;
-use crate::values::{thread_list, ChartFile, ChartFormat, NiceSize};
+use crate::values::{thread_list, ChartFile, NiceSize};
 use anyhow::{bail, Context, Result};
 use std::sync::Arc;
-use sysgauge_bench::memory::report::{latency_chart_png, latency_chart_svg};
+use sysgauge_bench::memory::chart::latency_figure;
 use sysgauge_bench::memory::{self, full_budget, MemChoices, MemOptions};
 
 /// Width in pixels of the `--chart` picture.
@@ -45,12 +45,11 @@ pub fn run(args: MemArgs) -> Result<Exit> {
 /// failed, interrupted) gets a note instead of a chart: the measurements
 /// are stored either way, so this is not a reason to fail the run.
 fn write_chart(run: &sysgauge_core::RunRecord, chart: &ChartFile) {
-    let bytes = match chart.format {
-        ChartFormat::Svg => latency_chart_svg(run, CHART_WIDTH).map(String::into_bytes),
-        ChartFormat::Png => latency_chart_png(run, CHART_WIDTH),
-    };
+    let bytes = latency_figure(&[(run.host_name(), run)])
+        .map_err(anyhow::Error::from)
+        .and_then(|f| super::chart::figure_bytes(&f, chart.format, CHART_WIDTH));
     let path = &chart.path;
-    match bytes.map_err(anyhow::Error::from).and_then(|b| {
+    match bytes.and_then(|b| {
         crate::output::bytes_to_file(path, &b)
             .with_context(|| format!("writing the chart to {}", path.display()))
             .map(|_| b.len())

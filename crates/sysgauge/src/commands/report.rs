@@ -1,12 +1,15 @@
 //! `sysgauge report FILE.html [RUN|HOST|FILE]…`: the comparison as one
 //! self-contained HTML file with inline SVG charts (see
-//! `sysgauge_report::html`).
+//! `sysgauge_report::html`), and a section for each family figure (the
+//! registry's `FamilyChart`s) that some machine has the data for.
 
 use crate::cli::ReportArgs;
 use crate::config::check_output_path;
 use crate::exit::Exit;
 use anyhow::{bail, Context, Result};
+use sysgauge_bench::registry;
 use sysgauge_core::record::RunRecord;
+use sysgauge_report::{ChartError, ReportFigure};
 
 pub fn run(args: ReportArgs) -> Result<Exit> {
     let out = &args.output;
@@ -21,7 +24,8 @@ pub fn run(args: ReportArgs) -> Result<Exit> {
         chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
         env!("CARGO_PKG_VERSION")
     );
-    let html = sysgauge_report::render_html(&c, &refs, &generated, 1000)?;
+    let figures = family_figures(&c, &refs, &args.machines.family)?;
+    let html = sysgauge_report::render_html(&c, &refs, &figures, &generated, 1000)?;
     crate::output::bytes_to_file(out, html.as_bytes())
         .with_context(|| format!("writing the report to {}", out.display()))?;
     eprintln!(
@@ -34,4 +38,39 @@ pub fn run(args: ReportArgs) -> Result<Exit> {
             .unwrap_or_else(|_| out.display().to_string())
     );
     Ok(Exit::Ok)
+}
+
+/// Every family figure some machine has the data for (of the `families`
+/// named, when some are), with the machines labelled as the comparison
+/// labels them.
+fn family_figures(
+    c: &sysgauge_compare::Comparison,
+    runs: &[&RunRecord],
+    families: &[String],
+) -> Result<Vec<ReportFigure>> {
+    let labelled: Vec<(&str, &RunRecord)> = c
+        .machines
+        .iter()
+        .map(|m| m.label.as_str())
+        .zip(runs.iter().copied())
+        .collect();
+    let mut out = Vec::new();
+    let named = |name: &str| families.is_empty() || families.iter().any(|n| n == name);
+    for chart in registry::FAMILIES
+        .iter()
+        .filter(|f| named(f.info().name))
+        .flat_map(|f| f.charts())
+    {
+        match (chart.figure)(&labelled) {
+            Ok(figure) => out.push(ReportFigure {
+                name: chart.name.to_string(),
+                heading: chart.heading.to_string(),
+                caption: chart.caption.to_string(),
+                figure,
+            }),
+            Err(ChartError::NoData(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(out)
 }

@@ -12,12 +12,12 @@
 use crate::cli::{DataArg, SweepArgs};
 use crate::config::{check_output_path, check_writable_dir, MeasureConfig};
 use crate::exit::Exit;
-use crate::values::{ChartFile, ChartFormat, NiceCount};
+use crate::values::{ChartFile, NiceCount};
 use crate::{measure, output};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
-use sysgauge_bench::sweep::chart::{sweep_chart_png, sweep_chart_svg};
+use sysgauge_bench::sweep::chart::sweep_figure;
 use sysgauge_bench::sweep::corpus::DataSpec;
 use sysgauge_bench::sweep::input::fit_free_space;
 use sysgauge_bench::sweep::program::{parse_programs, Known, Program};
@@ -61,10 +61,9 @@ pub fn run(args: SweepArgs) -> Result<Exit> {
                 path.display()
             );
         } else {
-            let bytes = match format {
-                ChartFormat::Svg => sweep_chart_svg(&points, CHART_WIDTH).map(String::into_bytes),
-                ChartFormat::Png => sweep_chart_png(&points, CHART_WIDTH),
-            }?;
+            let record = &outcome.record;
+            let figure = sweep_figure(&[(record.host_name(), record)])?;
+            let bytes = super::chart::figure_bytes(&figure, *format, CHART_WIDTH)?;
             crate::output::bytes_to_file(path, &bytes)
                 .with_context(|| format!("writing the chart to {}", path.display()))?;
         }

@@ -1,0 +1,676 @@
+//! Line figures: panels of lines, one colour per machine (`machine_color`,
+//! the colours of every other chart), drawn the same way whoever supplies
+//! the data. A comparison's values by block size are built here; the
+//! figures a family draws from its own results (the sweep's MB/s against
+//! effective iterations, memory latency by working set) are built in the
+//! family's folder, which knows its ids, and drawn here, which knows none.
+//! The same figure of one machine is that family's own `--chart`, so there
+//! is one drawing of each, whatever the number of machines.
+//!
+//! A figure is data (`LineFigure`) until it is drawn: its ranges are
+//! computed from its points (`x_range`, `y_range`), so what a reader
+//! compares by eye — one y scale over every panel when `shared` — is
+//! tested without looking at pixels.
+
+use super::{draw_err, ensure_font, machine_color, render_png, render_svg, Drawing, FONT};
+use crate::compare::format_ratio;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::FontStyle;
+use sysgauge_core::record::RunRecord;
+use sysgauge_core::size::Bytes;
+
+use super::ChartError;
+
+/// A machine as a family's figure takes it: its label in the comparison
+/// and its run. Figures take a list of them in the comparison's order, and
+/// a machine's position picks its colour.
+pub type LabelledRun<'a> = (&'a str, &'a RunRecord);
+
+/// A figure: a title, a legend of machines, one or more panels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineFigure {
+    pub title: String,
+    /// The machines shown, as (machine index, label): the index picks the
+    /// colour, so a machine keeps its colour across charts.
+    pub legend: Vec<(usize, String)>,
+    /// What the markers mean, after the legend (hollow: one copy).
+    pub key: Vec<(Marker, String)>,
+    pub x: XAxis,
+    /// One x and one y range for every panel, so that panels compare by
+    /// eye; otherwise each panel fits its own points.
+    pub shared: bool,
+    pub panels: Vec<LinePanel>,
+}
+
+/// The x axis every panel of a figure shares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XAxis {
+    pub label: String,
+    pub scale: XScale,
+    pub ticks: TickFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XScale {
+    Linear,
+    /// Logarithmic with ticks at powers of ten (block sizes).
+    Log10,
+    /// Logarithmic with ticks at powers of two (working sets, counts that
+    /// double).
+    Log2,
+}
+
+/// How an x tick is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TickFormat {
+    /// A whole number: `64`, `1024`.
+    Count,
+    /// Decimal multiples: `100`, `1k`, `10k`, `1M`.
+    Decimal,
+    /// Binary byte sizes: `4 KiB`, `1 MiB`.
+    Bytes,
+}
+
+impl TickFormat {
+    pub fn format(self, v: f64) -> String {
+        match self {
+            TickFormat::Count => format!("{v:.0}"),
+            TickFormat::Decimal => block_label(v),
+            TickFormat::Bytes => Bytes(v.round().max(0.0) as u64).to_string(),
+        }
+    }
+}
+
+/// One panel: its lines and the vertical marks (cache sizes) behind them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinePanel {
+    /// The panel's caption (none when empty): a program, a benchmark.
+    pub title: String,
+    pub y_label: String,
+    pub log_y: bool,
+    pub series: Vec<Series>,
+    pub marks: Vec<Mark>,
+}
+
+/// One line: a machine's points, in x order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub machine: usize,
+    pub marker: Marker,
+    /// Written beside the last point when a machine has several lines in
+    /// a panel (`×64`).
+    pub tag: Option<String>,
+    pub points: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    Filled,
+    Hollow,
+}
+
+/// A vertical dashed line at `x` with a label: in a machine's colour, or
+/// grey when it holds for every machine shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
+    pub machine: Option<usize>,
+}
+
+/// Height of a panel when a figure has several.
+const PANEL_H: u32 = 280;
+/// Space above the panels: the title and the legend.
+pub(crate) const TOP: u32 = 62;
+
+pub(crate) fn panel_columns(width: u32) -> u32 {
+    if width >= 1300 {
+        3
+    } else if width >= 700 {
+        2
+    } else {
+        1
+    }
+}
+
+fn span(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    (lo.is_finite() && hi > 0.0).then_some((lo, hi))
+}
+
+impl LineFigure {
+    /// Keep only the panels whose titles are in `titles` (all of them when
+    /// `titles` is empty); an error naming the titles there are when none
+    /// is left, or when one of `titles` matches no panel.
+    pub fn select(&mut self, titles: &[String], what: &str) -> Result<(), ChartError> {
+        if titles.is_empty() {
+            return Ok(());
+        }
+        let there: Vec<String> = self.panels.iter().map(|p| p.title.clone()).collect();
+        if let Some(missing) = titles.iter().find(|t| !there.contains(t)) {
+            return Err(ChartError::NoData(format!(
+                "no {what} '{missing}' in these runs (there are: {})",
+                there.join(", ")
+            )));
+        }
+        self.panels.retain(|p| titles.contains(&p.title));
+        let shown: Vec<usize> = self
+            .panels
+            .iter()
+            .flat_map(|p| p.series.iter().map(|s| s.machine))
+            .collect();
+        self.legend.retain(|(m, _)| shown.contains(m));
+        Ok(())
+    }
+
+    fn points_of(&self, panel: usize) -> Vec<(f64, f64)> {
+        let panels: Vec<&LinePanel> = if self.shared {
+            self.panels.iter().collect()
+        } else {
+            self.panels.get(panel).into_iter().collect()
+        };
+        panels
+            .iter()
+            .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().copied()))
+            .collect()
+    }
+
+    /// The x range panel `panel` is drawn on, in the axis's own units: the
+    /// values for a linear or base-10 axis, their base-2 logarithms for a
+    /// base-2 axis (whose ticks are then the whole numbers). When lines
+    /// carry tags, an eighth more on the right leaves room for them.
+    pub fn x_range(&self, panel: usize) -> (f64, f64) {
+        let Some((lo, hi)) = span(self.points_of(panel).into_iter().map(|p| p.0)) else {
+            return (0.0, 1.0);
+        };
+        let (a, b) = match self.x.scale {
+            XScale::Linear if hi > lo => (lo, hi),
+            XScale::Linear => (lo * 0.5, hi * 1.5),
+            XScale::Log10 if hi > lo => (lo / 1.5, hi * 1.5),
+            XScale::Log10 => (hi / 4.0, hi * 4.0),
+            XScale::Log2 => (lo.log2().floor() - 0.5, hi.log2().ceil() + 0.5),
+        };
+        let tagged = self
+            .panels
+            .iter()
+            .flat_map(|p| &p.series)
+            .any(|s| s.tag.is_some());
+        match (tagged, self.x.scale) {
+            (false, _) => (a, b),
+            (true, XScale::Log10) => (a, b * (b / a).powf(0.125)),
+            (true, _) => (a, b + (b - a) / 8.0),
+        }
+    }
+
+    /// The y range panel `panel` is drawn on: from 0 to a tenth above the
+    /// largest value, or on a log axis a factor 1.5 beyond the smallest
+    /// and the largest; over every panel's points when `shared`.
+    pub fn y_range(&self, panel: usize) -> (f64, f64) {
+        let log = self.panels.get(panel).is_some_and(|p| p.log_y);
+        let Some((lo, hi)) = span(self.points_of(panel).into_iter().map(|p| p.1)) else {
+            return (1.0, 10.0);
+        };
+        if log {
+            (lo / 1.5, hi * 1.5)
+        } else {
+            (0.0, hi * 1.1)
+        }
+    }
+
+    fn to_x(&self, v: f64) -> f64 {
+        match self.x.scale {
+            XScale::Log2 => v.log2(),
+            _ => v,
+        }
+    }
+
+    fn columns(&self, width: u32) -> u32 {
+        panel_columns(width).min(self.panels.len().max(1) as u32)
+    }
+}
+
+impl Drawing for LineFigure {
+    fn size(&self, width: u32) -> (u32, u32) {
+        let cols = self.columns(width);
+        let rows = (self.panels.len() as u32).div_ceil(cols).max(1);
+        // A figure of one panel gets a plot about 16:9 rather than a strip.
+        let panel_h = if self.panels.len() == 1 {
+            (width * 9 / 16).saturating_sub(TOP).max(PANEL_H)
+        } else {
+            PANEL_H
+        };
+        (width, TOP + rows * panel_h + 10)
+    }
+
+    fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError> {
+        if self.panels.iter().all(|p| p.series.is_empty()) {
+            return Err(ChartError::NoData(format!("{}: no point", self.title)));
+        }
+        root.fill(&WHITE).map_err(draw_err)?;
+        super::draw_title_and_legend(root, &self.title, &self.legend, &self.key)?;
+        let (w, _) = root.dim_in_pixel();
+        let cols = self.columns(w) as usize;
+        let rows = self.panels.len().div_ceil(cols);
+        let body = root.margin(TOP as i32, 10, 0, 0);
+        let areas = body.split_evenly((rows, cols));
+        for (i, (panel, area)) in self.panels.iter().zip(areas.iter()).enumerate() {
+            self.draw_panel(area, i, panel)?;
+        }
+        Ok(())
+    }
+}
+
+/// The figure as an SVG document.
+pub fn figure_svg(f: &LineFigure, width: u32) -> Result<String, ChartError> {
+    ensure_font()?;
+    render_svg(f, width)
+}
+
+/// The figure as PNG bytes.
+pub fn figure_png(f: &LineFigure, width: u32) -> Result<Vec<u8>, ChartError> {
+    ensure_font()?;
+    render_png(f, width)
+}
+
+impl LineFigure {
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        index: usize,
+        panel: &LinePanel,
+    ) -> Result<(), ChartError> {
+        let (x_lo, x_hi) = self.x_range(index);
+        let (y_lo, y_hi) = self.y_range(index);
+        let mut builder = ChartBuilder::on(area);
+        if !panel.title.is_empty() {
+            let caption =
+                TextStyle::from((FONT, 14).into_font().style(FontStyle::Bold)).color(&BLACK);
+            builder.caption(&panel.title, caption);
+        }
+        builder
+            .margin(8)
+            .x_label_area_size(34)
+            .y_label_area_size(64);
+        let scale = self.x.scale;
+        let ticks = self.x.ticks;
+        // On a base-2 axis every whole number is a tick; label every second
+        // or third when there are many, so labels do not run together.
+        let every = match x_hi - x_lo {
+            s if s > 24.0 => 3.0,
+            s if s > 12.0 => 2.0,
+            _ => 1.0,
+        };
+        let x_fmt = move |v: &f64| match scale {
+            XScale::Log2 => {
+                let k = v.round();
+                if (v - k).abs() > 1e-6 || !(0.0..=62.0).contains(&k) || k.rem_euclid(every) != 0.0
+                {
+                    String::new()
+                } else {
+                    ticks.format(2f64.powi(k as i32))
+                }
+            }
+            _ => ticks.format(*v),
+        };
+        let x_labels = match scale {
+            XScale::Log2 => ((x_hi - x_lo + 1.0) as usize).max(2),
+            _ => 10,
+        };
+        let log_y = panel.log_y;
+        let y_fmt = move |v: &f64| axis_value(*v, log_y);
+        let label_style = TextStyle::from((FONT, 12).into_font()).color(&BLACK);
+        let grey = RGBColor(150, 150, 150);
+        // Where a mark's label goes: near the top, staggered so that
+        // neighbouring marks' labels do not overlap.
+        let label_y = |i: usize| {
+            let t = 0.04 + 0.08 * (i % 3) as f64;
+            if log_y {
+                (y_hi.ln() - t * (y_hi.ln() - y_lo.ln())).exp()
+            } else {
+                y_hi - t * (y_hi - y_lo)
+            }
+        };
+        let tag_at = tag_places(panel, |x| self.to_x(x), y_lo, y_hi);
+        macro_rules! finish {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_labels(x_labels)
+                    .x_desc(self.x.label.as_str())
+                    .y_desc(panel.y_label.as_str())
+                    .x_label_formatter(&x_fmt)
+                    .y_label_formatter(&y_fmt)
+                    .label_style(label_style.clone())
+                    .axis_desc_style(label_style.clone())
+                    .light_line_style(RGBColor(238, 238, 238))
+                    .draw()
+                    .map_err(draw_err)?;
+                for (i, mark) in panel.marks.iter().enumerate() {
+                    let x = self.to_x(mark.x);
+                    if !(x_lo..=x_hi).contains(&x) {
+                        continue;
+                    }
+                    let color = mark.machine.map_or(grey, machine_color);
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            vec![(x, y_lo), (x, y_hi)],
+                            6,
+                            4,
+                            color.stroke_width(1),
+                        ))
+                        .map_err(draw_err)?;
+                    let style = TextStyle::from((FONT, 12).into_font()).color(&color);
+                    chart
+                        .draw_series(std::iter::once(
+                            EmptyElement::at((x, label_y(i)))
+                                + Text::new(mark.label.clone(), (5, 0), style),
+                        ))
+                        .map_err(draw_err)?;
+                }
+                for (i, s) in panel.series.iter().enumerate() {
+                    let color = machine_color(s.machine);
+                    let pts: Vec<(f64, f64)> =
+                        s.points.iter().map(|&(x, y)| (self.to_x(x), y)).collect();
+                    if pts.len() >= 2 {
+                        chart
+                            .draw_series(LineSeries::new(
+                                pts.iter().copied(),
+                                color.stroke_width(2),
+                            ))
+                            .map_err(draw_err)?;
+                    }
+                    let marker = match s.marker {
+                        Marker::Filled => color.filled(),
+                        Marker::Hollow => color.stroke_width(2),
+                    };
+                    chart
+                        .draw_series(pts.iter().map(|p| Circle::new(*p, 4, marker)))
+                        .map_err(draw_err)?;
+                    if let (Some(tag), Some(at)) = (&s.tag, tag_at[i]) {
+                        let style = TextStyle::from((FONT, 12).into_font())
+                            .color(&color)
+                            .pos(Pos::new(HPos::Left, VPos::Bottom));
+                        chart
+                            .draw_series(std::iter::once(
+                                EmptyElement::at(at) + Text::new(tag.clone(), (6, -4), style),
+                            ))
+                            .map_err(draw_err)?;
+                    }
+                }
+            }};
+        }
+        let y_log = (y_lo..y_hi).log_scale();
+        match (scale, log_y) {
+            (XScale::Log10, true) => finish!(builder
+                .build_cartesian_2d((x_lo..x_hi).log_scale(), y_log)
+                .map_err(draw_err)?),
+            (XScale::Log10, false) => finish!(builder
+                .build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..y_hi)
+                .map_err(draw_err)?),
+            (_, true) => finish!(builder
+                .build_cartesian_2d(x_lo..x_hi, y_log)
+                .map_err(draw_err)?),
+            (_, false) => finish!(builder
+                .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
+                .map_err(draw_err)?),
+        }
+        Ok(())
+    }
+}
+
+/// Where each series' tag goes (in axis units; `None` without a tag):
+/// beside its last point, except that tags ending at the same x closer
+/// than a sixteenth of the plot's height are pushed apart upwards, so that
+/// `×4` and `×8` at the end of two close lines both stay readable.
+fn tag_places(
+    panel: &LinePanel,
+    to_x: impl Fn(f64) -> f64,
+    y_lo: f64,
+    y_hi: f64,
+) -> Vec<Option<(f64, f64)>> {
+    const GAP: f64 = 1.0 / 16.0;
+    let log = panel.log_y;
+    let frac = |y: f64| {
+        if log {
+            (y.ln() - y_lo.ln()) / (y_hi.ln() - y_lo.ln())
+        } else {
+            (y - y_lo) / (y_hi - y_lo)
+        }
+    };
+    let unfrac = |f: f64| {
+        if log {
+            (y_lo.ln() + f * (y_hi.ln() - y_lo.ln())).exp()
+        } else {
+            y_lo + f * (y_hi - y_lo)
+        }
+    };
+    let mut at: Vec<Option<(f64, f64)>> = panel
+        .series
+        .iter()
+        .map(|s| {
+            let last = s.points.last()?;
+            s.tag.as_ref()?;
+            Some((to_x(last.0), frac(last.1)))
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..at.len()).filter(|&i| at[i].is_some()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (at[a].unwrap_or_default(), at[b].unwrap_or_default());
+        a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
+    });
+    for w in 1..order.len() {
+        let (Some(prev), Some(cur)) = (at[order[w - 1]], at[order[w]]) else {
+            continue;
+        };
+        if prev.0 == cur.0 && cur.1 - prev.1 < GAP {
+            at[order[w]] = Some((cur.0, prev.1 + GAP));
+        }
+    }
+    at.into_iter()
+        .map(|p| p.map(|(x, f)| (x, unfrac(f))))
+        .collect()
+}
+
+/// A value axis label; on a log axis only 1, 2 and 5 times a power of ten
+/// are labelled (plotters puts a key point at every integer multiple, and
+/// labelling all of them makes an unreadable stack).
+pub(crate) fn axis_value(v: f64, log: bool) -> String {
+    if log && v > 0.0 {
+        let mantissa = v / 10f64.powf(v.log10().floor());
+        if ![1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
+            return String::new();
+        }
+    }
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format_ratio(v)
+    }
+}
+
+/// Axis labels of a log block-size axis, whose ticks are powers of ten:
+/// `100`, `1k`, `10k`, `1M` (decimal, like the ticks).
+pub(crate) fn block_label(v: f64) -> String {
+    let v = v.round();
+    if v >= 1e6 {
+        format!("{}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{}k", v / 1e3)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The `<polyline>` elements of an SVG drawn with stroke width 2 in
+/// machine `m`'s colour: its lines (axes, grids and marks are thinner or
+/// grey). For tests of figures, here and in the families.
+pub fn svg_lines_of(svg: &str, m: usize) -> usize {
+    let c = machine_color(m);
+    let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+    svg.split("<polyline")
+        .skip(1)
+        .filter(|e| {
+            let tag = e.split('>').next().unwrap_or("");
+            tag.contains(&stroke) && tag.contains("stroke-width=\"2\"")
+        })
+        .count()
+}
+
+/// The texts of an SVG drawn by plotters (which writes each on a line of
+/// its own inside `<text …>`), in order. For tests of figures.
+pub fn svg_texts(svg: &str) -> Vec<&str> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|e| Some(e.split_once('>')?.1.split("</text>").next()?.trim()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(machine: usize, points: &[(f64, f64)]) -> Series {
+        Series {
+            machine,
+            marker: Marker::Filled,
+            tag: None,
+            points: points.to_vec(),
+        }
+    }
+
+    fn figure(shared: bool, scale: XScale) -> LineFigure {
+        LineFigure {
+            title: "t".into(),
+            legend: vec![(0, "a".into()), (1, "b".into())],
+            key: Vec::new(),
+            x: XAxis {
+                label: "x".into(),
+                scale,
+                ticks: TickFormat::Count,
+            },
+            shared,
+            panels: vec![
+                LinePanel {
+                    title: "one".into(),
+                    y_label: "MB/s".into(),
+                    log_y: false,
+                    series: vec![
+                        series(0, &[(64.0, 100.0), (128.0, 200.0)]),
+                        series(1, &[(64.0, 50.0), (256.0, 300.0)]),
+                    ],
+                    marks: Vec::new(),
+                },
+                LinePanel {
+                    title: "two".into(),
+                    y_label: "MB/s".into(),
+                    log_y: false,
+                    series: vec![series(0, &[(16.0, 900.0), (64.0, 1000.0)])],
+                    marks: Vec::new(),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn shared_and_own_ranges() {
+        let shared = figure(true, XScale::Log2);
+        // One y scale over both panels: 0 to 1.1 × 1000.
+        assert_eq!(shared.y_range(0), (0.0, 1100.0));
+        assert_eq!(shared.y_range(1), (0.0, 1100.0));
+        // x in powers of two, half a step beyond 16 and 256.
+        assert_eq!(shared.x_range(0), (3.5, 8.5));
+        assert_eq!(shared.x_range(1), (3.5, 8.5));
+        let own = figure(false, XScale::Linear);
+        assert_eq!(own.y_range(0), (0.0, 300.0 * 1.1));
+        assert_eq!(own.x_range(0), (64.0, 256.0));
+        assert_eq!(own.x_range(1), (16.0, 64.0));
+        let mut log = figure(false, XScale::Log10);
+        log.panels[0].log_y = true;
+        assert_eq!(log.y_range(0), (50.0 / 1.5, 450.0));
+        assert_eq!(log.x_range(1), (16.0 / 1.5, 96.0));
+    }
+
+    #[test]
+    fn one_line_per_machine_in_the_svg() {
+        let f = figure(true, XScale::Log2);
+        let svg = figure_svg(&f, 900).unwrap();
+        assert!(svg.starts_with("<svg"));
+        let texts = svg_texts(&svg);
+        assert!(
+            texts.contains(&"one") && texts.contains(&"two"),
+            "{texts:?}"
+        );
+        // Machine 0 has a line in each panel, machine 1 in one.
+        assert_eq!(svg_lines_of(&svg, 0), 2);
+        assert_eq!(svg_lines_of(&svg, 1), 1);
+        assert_eq!(svg_lines_of(&svg, 2), 0);
+        // Ticks at powers of two, written as counts.
+        for tick in ["16", "64", "256"] {
+            assert!(texts.contains(&tick), "no tick {tick} in {texts:?}");
+        }
+        assert!(!texts.contains(&"100"), "{texts:?}");
+        let png = figure_png(&f, 700).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+
+    #[test]
+    fn selecting_panels() {
+        let mut f = figure(true, XScale::Linear);
+        f.select(&["two".to_string()], "program").unwrap();
+        assert_eq!(f.panels.len(), 1);
+        // Machine 1 has no line left, so it leaves the legend.
+        assert_eq!(f.legend, vec![(0, "a".to_string())]);
+        let err = figure(true, XScale::Linear)
+            .select(&["three".to_string()], "program")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "nothing to draw: no program 'three' in these runs (there are: one, two)"
+        );
+    }
+
+    #[test]
+    fn close_tags_are_pushed_apart() {
+        let tagged = |machine: usize, tag: &str, y: f64| Series {
+            tag: Some(tag.into()),
+            ..series(machine, &[(8.0, y / 2.0), (128.0, y)])
+        };
+        let panel = LinePanel {
+            title: String::new(),
+            y_label: String::new(),
+            log_y: false,
+            series: vec![
+                tagged(0, "×8", 200.0),
+                tagged(0, "×4", 190.0),
+                series(1, &[(8.0, 5.0), (128.0, 195.0)]),
+                tagged(0, "×1", 80.0),
+            ],
+            marks: Vec::new(),
+        };
+        // On 0..1600, ×4 at 190 stays; ×8 at 200 is within 100 of it and
+        // goes to 290; ×1 is far from both; the untagged line has none.
+        let at = tag_places(&panel, |x| x, 0.0, 1600.0);
+        assert_eq!(
+            at,
+            [
+                Some((128.0, 290.0)),
+                Some((128.0, 190.0)),
+                None,
+                Some((128.0, 80.0))
+            ]
+        );
+    }
+
+    #[test]
+    fn tick_formats() {
+        assert_eq!(TickFormat::Count.format(1024.0), "1024");
+        assert_eq!(TickFormat::Decimal.format(10_000.0), "10k");
+        assert_eq!(TickFormat::Bytes.format(4096.0), "4 KiB");
+        assert_eq!(TickFormat::Bytes.format(1_048_576.0), "1 MiB");
+    }
+}
