@@ -12,12 +12,52 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct HostInfo {
     pub hostname: Option<String>,
+    /// What tells this machine apart from another with the same host name
+    /// (machine-id, DMI UUID and serial). Absent from records written before
+    /// it existed, and left out of the JSON when nothing was readable.
+    #[serde(default, skip_serializing_if = "IdentityInfo::is_empty")]
+    pub identity: IdentityInfo,
     pub cpu: CpuInfo,
     pub memory: MemoryInfo,
     pub os: OsInfo,
     pub security: SecurityInfo,
     pub storage: StorageInfo,
     pub load: LoadInfo,
+}
+
+/// A machine's stable identity: what survives a rename and separates two
+/// machines that share a host name. Each part is optional: the DMI files
+/// are readable by root only, and boards without firmware tables (many ARM
+/// boards) have none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityInfo {
+    /// /etc/machine-id (systemd and dbus write it at installation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
+    /// /sys/class/dmi/id/product_uuid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_uuid: Option<String>,
+    /// /sys/class/dmi/id/product_serial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_serial: Option<String>,
+}
+
+impl IdentityInfo {
+    /// True when no part of the identity is known.
+    pub fn is_empty(&self) -> bool {
+        self.machine_id.is_none() && self.product_uuid.is_none() && self.product_serial.is_none()
+    }
+
+    /// A short stable key for the machine, for labels: the first 8
+    /// characters of the machine-id, else of the DMI UUID, else of the serial.
+    pub fn short(&self) -> Option<String> {
+        [&self.machine_id, &self.product_uuid, &self.product_serial]
+            .into_iter()
+            .flatten()
+            .next()
+            .map(|s| s.chars().take(8).collect())
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 //!   topology, caches, clocks, BogoMIPS, virtualization, features; memory,
 //!   swap, zram, huge pages; kernel, distribution, LSMs, container; the file
 //!   systems of the scratch directory and /tmp; block devices; load, uptime,
-//!   boot time.
+//!   boot time; the machine's identity (machine-id, DMI UUID and serial).
 //! - Trap detectors for benchmarks: `meminfo_dirty_writeback` and
 //!   `wait_for_writeback` (write-behind still flushing), `read_diskstats` and
 //!   `DiskStats::delta` (read-modify-write shows as reads during writes),
@@ -28,6 +28,7 @@
 
 mod block;
 mod cpu;
+mod identity;
 mod live;
 mod load;
 mod memory;
@@ -48,6 +49,7 @@ pub use cpu::{
     arm_core_name, arm_implementer_name, kernel_bits, nominal_mhz_from_model, parse_cache_size,
     parse_cpu_list, parse_cpuinfo, select_features, ProcCpuinfo,
 };
+pub use identity::{collect_identity, meaningful};
 pub use load::{parse_loadavg, parse_stat_btime, parse_uptime};
 pub use memory::{
     available_memory_bytes, meminfo_dirty_writeback, parse_meminfo, parse_selected, parse_swaps,
@@ -104,6 +106,7 @@ pub fn collect(root: &SysRoot, scratch: Option<&Path>) -> HostInfo {
 
     HostInfo {
         hostname: root.sys_kernel_value("hostname").or(uname.nodename),
+        identity: identity::collect_identity(root),
         cpu,
         memory: memory::collect_memory(root),
         os,

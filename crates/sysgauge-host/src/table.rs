@@ -129,6 +129,10 @@ pub fn facts_table(host: &HostInfo) -> Vec<(String, String)> {
     let mut row = |label: &str, value: String| rows.push((label.to_string(), value));
     let cpu = &host.cpu;
     row("Hostname", text(&host.hostname));
+    let id = &host.identity;
+    row("Machine ID", text(&id.machine_id));
+    row("Product UUID", text(&id.product_uuid));
+    row("Product serial", text(&id.product_serial));
     row("CPU model", text(&cpu.model));
     row("CPU vendor", text(&cpu.vendor));
     row("Architecture", text(&cpu.architecture));

@@ -7,7 +7,8 @@
 //! `sysgauge` binary with a signal after its first cases are done, child
 //! processes killed on drop (a server, the reference `2ping`), what a test
 //! asks of the machine (programs, root, free ports, OpenSSH, processes by
-//! command line), and two network namespaces joined by a veth link. This
+//! command line), two network namespaces joined by a veth link, and a
+//! bridge LAN of host namespaces (`netns::Hub`) for fleet tests. This
 //! crate is a dev-dependency only (`publish = false`); nothing that ships
 //! depends on it.
 

@@ -158,3 +158,94 @@ pub fn in_netns<T: Send + 'static>(
         f()
     })
 }
+
+/// A hub namespace holding a bridge, and `n` host namespaces each joined to
+/// it by a veth pair: a small LAN of separate machines (as far as the
+/// network goes) for fleet tests. The hub's bridge has `10.<net>.0.1/24`,
+/// host `i` (from 0) has `10.<net>.0.<10 + i>` on its `eth0`.
+///
+/// On drop, every process still inside any of these namespaces (servers
+/// the test started, their per-connection children, clients run in the
+/// hub) is killed, and the namespaces are deleted: nothing outlives the
+/// test, whichever way it ends.
+#[derive(Debug)]
+pub struct Hub {
+    /// The hub namespace (run the client side here).
+    pub hub: String,
+    /// The host namespaces.
+    pub hosts: Vec<String>,
+    net: u8,
+}
+
+impl Hub {
+    /// A new hub with `n` hosts; `tag` (two letters) names the test suite.
+    pub fn new(tag: &str, net: u8, n: usize) -> Hub {
+        let k = NEXT.fetch_add(1, Ordering::SeqCst);
+        let pid = std::process::id();
+        let hub = Hub {
+            hub: format!("sg{tag}-{pid}-{k}-hub"),
+            hosts: (0..n).map(|i| format!("sg{tag}-{pid}-{k}-h{i}")).collect(),
+            net,
+        };
+        run_checked(&["ip", "netns", "add", &hub.hub]);
+        let br = "br0";
+        run_checked(&["ip", "-n", &hub.hub, "link", "add", br, "type", "bridge"]);
+        let addr = format!("10.{net}.0.1/24");
+        run_checked(&["ip", "-n", &hub.hub, "addr", "add", &addr, "dev", br]);
+        run_checked(&["ip", "-n", &hub.hub, "link", "set", br, "up"]);
+        run_checked(&["ip", "-n", &hub.hub, "link", "set", "lo", "up"]);
+        for (i, ns) in hub.hosts.iter().enumerate() {
+            run_checked(&["ip", "netns", "add", ns]);
+            let port = format!("p{i}");
+            run_checked(&[
+                "ip", "-n", &hub.hub, "link", "add", &port, "type", "veth", "peer", "name", "eth0",
+                "netns", ns,
+            ]);
+            run_checked(&["ip", "-n", &hub.hub, "link", "set", &port, "master", br]);
+            run_checked(&["ip", "-n", &hub.hub, "link", "set", &port, "up"]);
+            let a = format!("{}/24", hub.address(i));
+            run_checked(&["ip", "-n", ns, "addr", "add", &a, "dev", "eth0"]);
+            run_checked(&["ip", "-n", ns, "link", "set", "eth0", "up"]);
+            run_checked(&["ip", "-n", ns, "link", "set", "lo", "up"]);
+            wait_lower_up(ns, "eth0");
+        }
+        hub
+    }
+
+    /// Host `i`'s IPv4 address.
+    pub fn address(&self, i: usize) -> String {
+        format!("10.{}.0.{}", self.net, 10 + i)
+    }
+
+    /// Kills every process inside namespace `ns` (SIGKILL).
+    pub fn kill_all_in(ns: &str) {
+        for _ in 0..5 {
+            let out = Command::new("ip").args(["netns", "pids", ns]).output();
+            let Ok(out) = out else { return };
+            let pids: Vec<i32> = String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            if pids.is_empty() {
+                return;
+            }
+            for p in pids {
+                if let Some(pid) = rustix::process::Pid::from_raw(p) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        for ns in std::iter::once(&self.hub).chain(&self.hosts) {
+            Hub::kill_all_in(ns);
+        }
+        for ns in std::iter::once(&self.hub).chain(&self.hosts) {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}

@@ -87,6 +87,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Draw one comparison chart as PNG or SVG.
     Chart(ChartArgs),
+    /// Measure many machines over SSH (a host list or an Ansible inventory)
+    /// and bring every result home.
+    Fleet(FleetArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -1030,4 +1033,75 @@ mod tests {
     fn cli_is_consistent() {
         Cli::command().debug_assert();
     }
+}
+
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    #[command(subcommand)]
+    pub action: FleetAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FleetAction {
+    /// Run sysgauge on every host over ssh (no agent on the hosts) and store
+    /// each host's run in the results database. See docs/fleet.md.
+    Run(FleetRunArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Everything after `--` is the sysgauge command line each host runs \
+(default: `run --profile quick`); it may start with any measuring subcommand \
+(`-- crypto --profile tiny`), else `run` is implied (`-- --profile tiny --only hash`). \
+Exit status: 0 every host ran, 1 some host failed, 2 usage error, 130 interrupted."
+)]
+pub struct FleetRunArgs {
+    /// Hosts to measure, as `[user@]host[:port]` (instead of --inventory).
+    #[arg(value_name = "HOST")]
+    pub hosts: Vec<String>,
+
+    /// A host list or an Ansible inventory (INI or YAML).
+    #[arg(long, short = 'i', value_name = "FILE")]
+    pub inventory: Option<PathBuf>,
+
+    /// Only these groups or hosts (`web`, `web,db`).
+    #[arg(long, value_name = "PATTERN")]
+    pub limit: Option<String>,
+
+    /// How many hosts at once.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub forks: usize,
+
+    /// The most one host may take, from connecting to clean-up (e.g. 600, 90s).
+    #[arg(long, value_name = "SECONDS", default_value = "1800")]
+    pub timeout: Seconds,
+
+    /// ssh's ConnectTimeout in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub connect_timeout: u64,
+
+    /// The sysgauge binary for hosts of another architecture (as `uname -m`
+    /// names it, e.g. aarch64=./sysgauge-aarch64), repeatable.
+    #[arg(long = "binary", value_name = "ARCH=PATH")]
+    pub binaries: Vec<KeyValue>,
+
+    /// Run only the hosts that failed (or were interrupted) in the previous
+    /// fleet run on this database.
+    #[arg(long)]
+    pub retry_failed: bool,
+
+    /// Read this ssh config file instead of ~/.ssh/config (ssh -F).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+
+    /// An extra ssh option KEY=VALUE (ssh -o), repeatable.
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
+    pub ssh_options: Vec<KeyValue>,
+
+    #[command(flatten)]
+    pub db: DbArg,
+
+    /// The sysgauge command line each host runs (after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
 }

@@ -84,10 +84,7 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
         .and_then(|m| m.modified())
         .map(chrono::DateTime::<chrono::Utc>::from)
         .unwrap_or_else(|_| chrono::Utc::now());
-    let versions: BTreeMap<String, u32> = benchmarks(&Options::default())
-        .iter()
-        .map(|b| (b.id().to_string(), b.describe().workload_version))
-        .collect();
+    let versions = workload_versions();
     let lookup = |id: &str| versions.get(id).copied();
     let ctx = ImportContext {
         source_name: &name,
@@ -220,6 +217,29 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
     Ok(runs)
 }
 
+/// Each benchmark id's workload version in this sysgauge.
+fn workload_versions() -> BTreeMap<String, u32> {
+    benchmarks(&Options::default())
+        .iter()
+        .map(|b| (b.id().to_string(), b.describe().workload_version))
+        .collect()
+}
+
+/// Run records in sysgauge's JSON (what `--json` writes) received as text
+/// rather than read from a file (a fleet host's stdout); `name` names the
+/// source in errors. Checked exactly as `import` checks a file.
+pub fn parse_record_text(name: &str, text: &str) -> Result<Vec<RunRecord>> {
+    let versions = workload_versions();
+    let lookup = |id: &str| versions.get(id).copied();
+    let ctx = ImportContext {
+        source_name: name,
+        at: chrono::Utc::now(),
+        tool_version: env!("CARGO_PKG_VERSION"),
+        workload_version: &lookup,
+    };
+    Ok(parse_json(text, &ctx)?)
+}
+
 /// A JSON document's error as `FILE:line N column M: …` (syntax) or
 /// `FILE: FIELD: …`.
 fn json_error(name: &str, e: JsonDocError) -> anyhow::Error {
@@ -322,8 +342,34 @@ pub fn not_found(store: Option<&Store>, key: &str, what: &str) -> String {
     format!("unknown {what}'{key}': not a file, a host or a run in the results database{hosts}")
 }
 
-/// Give each machine a unique label: its host name, or host name and origin
-/// when two share a host name; drop the same run named twice.
+/// What tells `run`'s machine apart from others with its host name among
+/// `all`: its fleet alias, else the start of its machine-id (or DMI UUID or
+/// serial). `None` when every run of that host name has the same identity
+/// (the same machine measured twice) or this run's identity is unknown.
+fn machine_key(run: &RunRecord, all: &[(RunRecord, Origin)]) -> Option<String> {
+    let host = run.host_name();
+    let mut identities = all
+        .iter()
+        .filter(|(r, _)| r.host_name() == host)
+        .map(|(r, _)| &r.host.identity);
+    let first = identities.next()?;
+    if identities.all(|i| i == first) || run.host.identity.is_empty() {
+        return None;
+    }
+    run.tags
+        .get(FLEET_ALIAS_TAG)
+        .cloned()
+        .or_else(|| run.host.identity.short())
+}
+
+/// The run tag holding the inventory alias of a host measured by
+/// `sysgauge fleet run`.
+pub const FLEET_ALIAS_TAG: &str = "alias";
+
+/// Give each machine a unique label: its host name; when two share a host
+/// name, the host name and what tells the machines apart (fleet alias or
+/// machine-id), or the run's origin for the same machine twice; drop the
+/// same run named twice.
 pub fn label_machines(loaded: Vec<(RunRecord, Origin)>) -> Vec<Machine> {
     let mut unique: Vec<(RunRecord, Origin)> = Vec::new();
     for (run, origin) in loaded {
@@ -338,9 +384,12 @@ pub fn label_machines(loaded: Vec<(RunRecord, Origin)>) -> Vec<Machine> {
     for (run, origin) in &unique {
         let host = run.host_name();
         let mut label = if count(host, &unique) > 1 {
-            match origin {
-                Origin::Stored(row) => format!("{host} (run {row})"),
-                Origin::File(f) => format!("{host} ({f})"),
+            match machine_key(run, &unique) {
+                Some(key) => format!("{host} ({key})"),
+                None => match origin {
+                    Origin::Stored(row) => format!("{host} (run {row})"),
+                    Origin::File(f) => format!("{host} ({f})"),
+                },
             }
         } else {
             host.to_string()
@@ -357,4 +406,66 @@ pub fn label_machines(loaded: Vec<(RunRecord, Origin)>) -> Vec<Machine> {
         });
     }
     machines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, host: &str, machine_id: Option<&str>, alias: Option<&str>) -> RunRecord {
+        let mut r = RunRecord::new(id, "run", "0");
+        r.host.hostname = Some(host.to_string());
+        r.host.identity.machine_id = machine_id.map(str::to_string);
+        if let Some(a) = alias {
+            r.tags.insert(FLEET_ALIAS_TAG.to_string(), a.to_string());
+        }
+        r
+    }
+
+    fn labels(runs: Vec<RunRecord>) -> Vec<String> {
+        let loaded = runs
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| (r, Origin::Stored(i as i64 + 1)))
+            .collect();
+        label_machines(loaded)
+            .into_iter()
+            .map(|m| m.label)
+            .collect()
+    }
+
+    #[test]
+    fn same_host_name_different_machines_are_told_apart() {
+        // By alias when the fleet gave one, else by machine-id.
+        assert_eq!(
+            labels(vec![
+                run("a", "pi", Some("1111aaaa2222"), Some("kitchen")),
+                run("b", "pi", Some("3333bbbb4444"), Some("garage")),
+            ]),
+            ["pi (kitchen)", "pi (garage)"]
+        );
+        assert_eq!(
+            labels(vec![
+                run("a", "pi", Some("1111aaaa2222"), None),
+                run("b", "pi", Some("3333bbbb4444"), None),
+                run("c", "nas", Some("5555"), None),
+            ]),
+            ["pi (1111aaaa)", "pi (3333bbbb)", "nas"]
+        );
+    }
+
+    #[test]
+    fn same_machine_twice_or_unknown_identity_keeps_the_run_number() {
+        assert_eq!(
+            labels(vec![
+                run("a", "pi", Some("1111aaaa"), None),
+                run("b", "pi", Some("1111aaaa"), None),
+            ]),
+            ["pi (run 1)", "pi (run 2)"]
+        );
+        assert_eq!(
+            labels(vec![run("a", "pi", None, None), run("b", "pi", None, None)]),
+            ["pi (run 1)", "pi (run 2)"]
+        );
+    }
 }

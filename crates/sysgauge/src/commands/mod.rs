@@ -7,6 +7,7 @@ mod compare;
 mod cpu;
 mod crypto;
 mod disk;
+mod fleet;
 mod host;
 mod import;
 mod list;
@@ -51,5 +52,6 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Compare(a) => compare::run(a),
         Command::Report(a) => report::run(a),
         Command::Chart(a) => chart::run(a),
+        Command::Fleet(a) => fleet::run(a),
     }
 }

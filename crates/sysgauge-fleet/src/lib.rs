@@ -1,0 +1,18 @@
+//! sysgauge-fleet: measure many machines agentlessly over the system's
+//! OpenSSH client. No CLI code lives here:
+//! - `inventory`: host lists and Ansible inventories (INI and YAML) into
+//!   one flat list of hosts with their groups and variables;
+//! - `ssh`: one multiplexed OpenSSH connection per host (batch mode, a
+//!   private ControlPath), commands with deadlines and cancellation;
+//! - `remote`: what happens on each host (architecture, binary placement
+//!   with a checksum, the run, clean-up);
+//! - `fanout`: a bounded pool running hosts in parallel, reporting events;
+//! - `state`: which hosts failed last time, for `--retry-failed`.
+
+#![forbid(unsafe_code)]
+
+pub mod fanout;
+pub mod inventory;
+pub mod remote;
+pub mod ssh;
+pub mod state;

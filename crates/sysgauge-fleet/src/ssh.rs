@@ -1,0 +1,391 @@
+//! One OpenSSH connection per host, through the system's `ssh` client, so
+//! the user's ssh_config, agent, ProxyJump and known_hosts all apply.
+//!
+//! Shape and reasons:
+//! - `BatchMode=yes`: a password, passphrase or host-key question fails at
+//!   once instead of waiting for a user who is not there.
+//! - The master connection is a child process of ours (`ssh -M -N`, with
+//!   `ControlPersist=no`), not a daemon left behind by ControlPersist: it
+//!   lives exactly as long as the [`Connection`], is closed (`-O exit`, then
+//!   killed) on drop, and so on success, failure, timeout and Ctrl-C alike.
+//!   Every command after it goes through its socket (one handshake a host).
+//! - The socket lives in a private (0700) temporary directory of the fleet
+//!   run, named by a short index: a socket path is limited to about 100
+//!   bytes.
+//! - The master is ready when its socket appears: ssh creates it only after
+//!   authentication succeeded. If the master exits first, its log says why
+//!   (key refused, connection refused, host key mismatch), and that is the
+//!   host's failure reason.
+//! - Every command has a deadline and watches the cancellation token; the
+//!   local `ssh` is killed when either passes. That does not end the
+//!   command on the host: the multiplexing client handed its stdout and
+//!   stderr to the master, which keeps serving them. Stopping what runs on
+//!   the host is the caller's (see `remote`).
+
+use crate::inventory::Host;
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+use sysgauge_core::CancelToken;
+
+/// How every connection is made.
+#[derive(Debug, Clone)]
+pub struct SshSettings {
+    /// The `ssh` program.
+    pub program: PathBuf,
+    /// `-F FILE`: another ssh_config instead of the user's.
+    pub config: Option<PathBuf>,
+    /// `-o KEY=VALUE` options, in order, after ours (ssh takes the first
+    /// value given for an option, so these cannot override BatchMode or
+    /// the control settings, but can set anything else).
+    pub options: Vec<(String, String)>,
+    /// `ConnectTimeout`.
+    pub connect_timeout: Duration,
+}
+
+impl Default for SshSettings {
+    fn default() -> Self {
+        SshSettings {
+            program: PathBuf::from("ssh"),
+            config: None,
+            options: Vec::new(),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Why a step on a host did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SshError {
+    /// ssh itself failed (exit 255): unreachable, refused, key refused, ...
+    Connect(String),
+    /// The deadline passed.
+    Timeout,
+    /// Ctrl-C (or another stop signal).
+    Cancelled,
+    /// The local `ssh` could not be started.
+    Spawn(String),
+}
+
+impl std::fmt::Display for SshError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SshError::Connect(s) => write!(f, "{s}"),
+            SshError::Timeout => write!(f, "timed out"),
+            SshError::Cancelled => write!(f, "interrupted"),
+            SshError::Spawn(s) => write!(f, "cannot run ssh: {s}"),
+        }
+    }
+}
+
+/// What a remote command printed and how it ended.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+impl Output {
+    /// The exit code (`None` when ssh was killed by a signal).
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// ssh's error text turned into a short reason for the closing table.
+pub fn classify(stderr: &str) -> String {
+    let s = stderr.to_ascii_lowercase();
+    let reason = if s.contains("permission denied") {
+        "key refused (Permission denied)"
+    } else if s.contains("host key verification failed") || s.contains("identification has changed")
+    {
+        "host key verification failed (see known_hosts)"
+    } else if s.contains("connection refused") {
+        "connection refused"
+    } else if s.contains("timed out") {
+        "unreachable (connection timed out)"
+    } else if s.contains("no route to host") {
+        "unreachable (no route to host)"
+    } else if s.contains("could not resolve hostname") {
+        "unknown host name (could not resolve)"
+    } else if s.contains("network is unreachable") {
+        "unreachable (network is unreachable)"
+    } else {
+        return match last_line(stderr) {
+            "" => "ssh failed".to_string(),
+            l => format!("ssh failed: {l}"),
+        };
+    };
+    reason.to_string()
+}
+
+/// The last non-empty line of `text`, trimmed.
+pub fn last_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// A live multiplexed connection to one host; closed on drop.
+pub struct Connection {
+    settings: SshSettings,
+    host: Host,
+    socket: PathBuf,
+    master: Option<Child>,
+    log: PathBuf,
+}
+
+impl Connection {
+    /// Connects to `host` (index `n` names its socket in `control_dir`),
+    /// waiting until authenticated, `deadline`, or cancellation.
+    pub fn open(
+        host: &Host,
+        n: usize,
+        control_dir: &Path,
+        settings: &SshSettings,
+        deadline: Instant,
+        cancel: &CancelToken,
+    ) -> Result<Connection, SshError> {
+        let socket = control_dir.join(format!("{n}.sock"));
+        let log = control_dir.join(format!("{n}.log"));
+        let log_file = std::fs::File::create(&log).map_err(|e| SshError::Spawn(e.to_string()))?;
+        let mut conn = Connection {
+            settings: settings.clone(),
+            host: host.clone(),
+            socket,
+            master: None,
+            log,
+        };
+        let mut cmd = conn.command(&["-M", "-N", "-o", "ControlMaster=yes"]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log_file);
+        conn.master = Some(
+            cmd.spawn()
+                .map_err(|e| SshError::Spawn(format!("{}: {e}", settings.program.display())))?,
+        );
+        loop {
+            if conn.socket.exists() {
+                return Ok(conn);
+            }
+            if let Some(m) = conn.master.as_mut() {
+                if let Ok(Some(_)) = m.try_wait() {
+                    conn.master = None;
+                    let text = std::fs::read_to_string(&conn.log).unwrap_or_default();
+                    return Err(SshError::Connect(classify(&text)));
+                }
+            }
+            if cancel.is_cancelled() {
+                return Err(SshError::Cancelled);
+            }
+            if Instant::now() >= deadline {
+                return Err(SshError::Timeout);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `ssh` with our options, `extra`, and the destination (no command).
+    fn command(&self, extra: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.settings.program);
+        let mut args: Vec<OsString> = Vec::new();
+        if let Some(f) = &self.settings.config {
+            args.push("-F".into());
+            args.push(f.into());
+        }
+        let mut o = |k: &str, v: &str| {
+            args.push("-o".into());
+            args.push(format!("{k}={v}").into());
+        };
+        o("BatchMode", "yes");
+        o(
+            "ConnectTimeout",
+            &self.settings.connect_timeout.as_secs().max(1).to_string(),
+        );
+        o("ControlPersist", "no");
+        // Keep-alives notice a host that vanished mid-run (a crashed
+        // machine never closes the connection).
+        o("ServerAliveInterval", "5");
+        o("ServerAliveCountMax", "3");
+        let mut control = OsString::from("ControlPath=");
+        control.push(&self.socket);
+        args.push("-o".into());
+        args.push(control);
+        if let Some(key) = &self.host.identity_file {
+            args.push("-o".into());
+            args.push(format!("IdentityFile={key}").into());
+        }
+        for (k, v) in &self.settings.options {
+            args.push("-o".into());
+            args.push(format!("{k}={v}").into());
+        }
+        if let Some(p) = self.host.port {
+            args.push("-p".into());
+            args.push(p.to_string().into());
+        }
+        if let Some(u) = &self.host.user {
+            args.push("-l".into());
+            args.push(u.into());
+        }
+        cmd.args(args).args(extra).arg(&self.host.address);
+        cmd
+    }
+
+    /// Runs `script` (POSIX shell) on the host through the master, with
+    /// `stdin` fed from a file, until it ends, `deadline` or cancellation.
+    pub fn run(
+        &self,
+        script: &str,
+        stdin: Option<&Path>,
+        deadline: Instant,
+        cancel: Option<&CancelToken>,
+    ) -> Result<Output, SshError> {
+        let mut cmd = self.command(&["-T", "-o", "ControlMaster=no"]);
+        cmd.arg(script);
+        let input = match stdin {
+            Some(p) => Stdio::from(
+                std::fs::File::open(p)
+                    .map_err(|e| SshError::Spawn(format!("{}: {e}", p.display())))?,
+            ),
+            None => Stdio::null(),
+        };
+        let mut child = cmd
+            .stdin(input)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| SshError::Spawn(format!("{}: {e}", self.settings.program.display())))?;
+        let out = child.stdout.take().map(|s| collect(s, MAX_STDOUT));
+        let err = child.stderr.take().map(|s| collect(s, MAX_STDERR));
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break Ok(s),
+                Ok(None) => {}
+                Err(e) => break Err(SshError::Spawn(e.to_string())),
+            }
+            if cancel.is_some_and(|c| c.is_cancelled()) {
+                break Err(SshError::Cancelled);
+            }
+            if Instant::now() >= deadline {
+                break Err(SshError::Timeout);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        if let Err(e) = status {
+            let _ = child.kill();
+            let _ = child.wait();
+            // The readers are not joined: a multiplexed client hands its
+            // stdout and stderr to the master, which holds them open until
+            // the remote command ends, however long that takes. They end
+            // when it does (the caller's clean-up stops it).
+            return Err(e);
+        }
+        let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
+        let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
+        let status = status?;
+        let stderr = String::from_utf8_lossy(&stderr).into_owned();
+        if status.code() == Some(255) {
+            return Err(SshError::Connect(classify(&stderr)));
+        }
+        Ok(Output {
+            status,
+            stdout,
+            stderr,
+        })
+    }
+
+    /// Closes the master (politely, then by force).
+    pub fn close(&mut self) {
+        let Some(mut master) = self.master.take() else {
+            return;
+        };
+        let _ = self
+            .command(&["-O", "exit"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let end = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < end {
+            if let Ok(Some(_)) = master.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = master.kill();
+        let _ = master.wait();
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.close();
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// A run record is a few megabytes at most; this bounds a runaway host.
+const MAX_STDOUT: u64 = 256 * 1024 * 1024;
+const MAX_STDERR: u64 = 1024 * 1024;
+
+fn collect(pipe: impl Read + Send + 'static, limit: u64) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut pipe = pipe;
+        let _ = pipe.by_ref().take(limit).read_to_end(&mut buf);
+        // Drain the rest so the writer is never blocked on a full pipe.
+        let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+        buf
+    })
+}
+
+/// `s` quoted for a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_from_ssh_errors() {
+        assert_eq!(
+            classify("root@10.0.0.1: Permission denied (publickey).\r\n"),
+            "key refused (Permission denied)"
+        );
+        assert_eq!(
+            classify("ssh: connect to host 10.0.0.1 port 22: Connection refused\n"),
+            "connection refused"
+        );
+        assert_eq!(
+            classify("ssh: connect to host 10.9.9.9 port 22: Connection timed out\n"),
+            "unreachable (connection timed out)"
+        );
+        assert_eq!(
+            classify("Host key verification failed.\n"),
+            "host key verification failed (see known_hosts)"
+        );
+        assert_eq!(classify("\n weird thing \n\n"), "ssh failed: weird thing");
+        assert_eq!(classify(""), "ssh failed");
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("--profile"), "--profile");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("$(rm -rf /)"), "'$(rm -rf /)'");
+    }
+}

@@ -1,0 +1,490 @@
+//! `sysgauge fleet run`: measure many machines over the system's OpenSSH
+//! client and bring every run home into the results database.
+//!
+//! This file checks the command line into a [`sysgauge_fleet::remote::Plan`]
+//! and the host list, then drives `sysgauge_fleet::fanout` while it draws
+//! one progress line per host (stderr), ingests each host's run record as
+//! it arrives (tagged with the inventory alias and variables; idempotent by
+//! run id), writes the closing table (stdout) and the state that
+//! `--retry-failed` reads (`<db>.fleet.json`). What happens on each host is
+//! `sysgauge_fleet::remote`'s; docs/fleet.md tells the whole story.
+
+use crate::cli::{FleetAction, FleetArgs, FleetRunArgs};
+use crate::exit::Exit;
+use crate::machines::{parse_record_text, FLEET_ALIAS_TAG};
+use anyhow::{bail, Context, Result};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+use sysgauge_core::text::for_terminal;
+use sysgauge_fleet::fanout::{self, Event};
+use sysgauge_fleet::inventory::{self, parse_address, Host, Inventory};
+use sysgauge_fleet::remote::{Binaries, Binary, Outcome, Plan, Stage};
+use sysgauge_fleet::ssh::SshSettings;
+use sysgauge_fleet::state::{self, FleetState};
+use sysgauge_report::{Table, TableFormat};
+use sysgauge_store::{Inserted, Store};
+
+/// Subcommands whose runs a fleet host may make (they all take `--json`
+/// and `--no-store`).
+const MEASURING: &[&str] = &[
+    "run", "sweep", "cpu", "mem", "disk", "net", "ping", "crypto", "clock", "spawn", "startup",
+    "ssh",
+];
+
+/// Options the fleet sets itself on the host's command line.
+const OURS: &[&str] = &["--json", "--no-store", "--db"];
+
+pub fn run(args: FleetArgs) -> Result<Exit> {
+    match args.action {
+        FleetAction::Run(a) => fleet_run(a),
+    }
+}
+
+/// The sysgauge command line a host runs: `args` as given when they start
+/// with a measuring subcommand, else `run` followed by them; `run
+/// --profile quick` when empty.
+fn remote_args(args: &[String]) -> Result<Vec<String>> {
+    if args.is_empty() {
+        return Ok(vec!["run".into(), "--profile".into(), "quick".into()]);
+    }
+    for a in args {
+        let name = a.split('=').next().unwrap_or_default();
+        if OURS.contains(&name) {
+            bail!("the host's command line must not set {name}: the fleet passes `--json - --no-store` itself and stores the runs here (use --db before `--`)");
+        }
+    }
+    let first = args[0].as_str();
+    if MEASURING.contains(&first) {
+        return Ok(args.to_vec());
+    }
+    if !first.starts_with('-') {
+        bail!(
+            "'{first}' after `--` is not a measuring subcommand (one of {}); or start with options for `run`",
+            MEASURING.join(", ")
+        );
+    }
+    let mut v = vec!["run".to_string()];
+    v.extend(args.iter().cloned());
+    Ok(v)
+}
+
+/// Hosts named on the command line, as one inventory.
+fn inventory_of_hosts(hosts: &[String]) -> Result<Inventory> {
+    let mut inv = Inventory::default();
+    for h in hosts {
+        let (user, address, port) =
+            parse_address(h.trim()).map_err(|e| anyhow::anyhow!("host '{h}': {e}"))?;
+        let mut host = Host::new(&address);
+        host.name = h.trim().to_string();
+        host.user = user;
+        host.port = port;
+        if inv.hosts.iter().any(|x| x.name == host.name) {
+            bail!("host '{h}' is named twice");
+        }
+        inv.hosts.push(host);
+    }
+    Ok(inv)
+}
+
+struct Checked {
+    hosts: Vec<Host>,
+    /// With --retry-failed: the previous run's failed hosts, of which those
+    /// not run again this time stay failed.
+    previous_failed: Vec<Host>,
+    args: Vec<String>,
+    settings: SshSettings,
+    binaries: Binaries,
+}
+
+fn check(a: &FleetRunArgs, state_file: &Path) -> Result<Option<Checked>> {
+    if a.forks == 0 || a.forks > 256 {
+        bail!("--forks must be between 1 and 256, not {}", a.forks);
+    }
+    if a.timeout.0 < Duration::from_secs(1) {
+        bail!("--timeout must be at least 1 second");
+    }
+    if a.connect_timeout == 0 || a.connect_timeout > 300 {
+        bail!(
+            "--connect-timeout must be between 1 and 300 seconds, not {}",
+            a.connect_timeout
+        );
+    }
+    if let Some(p) = &a.ssh_config {
+        std::fs::File::open(p)
+            .with_context(|| format!("--ssh-config {}: cannot read it", p.display()))?;
+    }
+    for o in &a.ssh_options {
+        if !o.key.chars().all(|c| c.is_ascii_alphanumeric()) {
+            bail!("--ssh-option '{o}': '{}' is not an ssh_config option name (e.g. IdentityFile=~/.ssh/bench_key)", o.key);
+        }
+    }
+    if a.inventory.is_some() && !a.hosts.is_empty() {
+        bail!("give either --inventory or hosts on the command line, not both");
+    }
+    let given = match (&a.inventory, a.hosts.is_empty()) {
+        (Some(p), _) => Some(inventory::load(p)?),
+        (None, false) => Some(inventory_of_hosts(&a.hosts)?),
+        (None, true) => None,
+    };
+    let given = match (&given, &a.limit) {
+        (Some(inv), Some(pattern)) => Some(inv.limit(pattern)?),
+        (Some(inv), None) => Some(inv.hosts.clone()),
+        (None, Some(_)) => bail!("--limit needs --inventory or hosts"),
+        (None, None) => None,
+    };
+    let mut args = a.args.clone();
+    let mut previous_failed = Vec::new();
+    let hosts = if a.retry_failed {
+        let Some(previous) = state::load(state_file).map_err(anyhow::Error::msg)? else {
+            bail!(
+                "--retry-failed: no fleet run has been recorded with this database ({} does not exist)",
+                state_file.display()
+            );
+        };
+        if previous.failed.is_empty() {
+            eprintln!(
+                "sysgauge: no host failed in the previous fleet run ({}); nothing to retry",
+                previous.finished_at
+            );
+            return Ok(None);
+        }
+        if args.is_empty() {
+            args = previous.args.clone();
+        }
+        previous_failed = previous.failed.clone();
+        match given {
+            // Fresh definitions from the inventory, for the failed names.
+            Some(list) => list
+                .into_iter()
+                .filter(|h| previous.failed.iter().any(|f| f.name == h.name))
+                .collect(),
+            None => previous.failed,
+        }
+    } else {
+        match given {
+            Some(list) => list,
+            None => bail!("name the hosts: --inventory FILE, HOST…, or --retry-failed"),
+        }
+    };
+    if hosts.is_empty() {
+        bail!("no host to run: the selection is empty");
+    }
+    let args = if a.retry_failed && a.args.is_empty() {
+        args
+    } else {
+        remote_args(&args)?
+    };
+    let mut extra = Vec::new();
+    for b in &a.binaries {
+        if b.key.is_empty() || !b.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            bail!(
+                "--binary '{b}': '{}' is not an architecture name as `uname -m` prints it",
+                b.key
+            );
+        }
+        let bin = Binary::load(Path::new(&b.value))
+            .with_context(|| format!("--binary {}: cannot read {}", b.key, b.value))?;
+        extra.push((b.key.clone(), bin));
+    }
+    let running = match std::env::current_exe().and_then(|p| Binary::load(&p)) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            eprintln!("sysgauge: warning: cannot read the running binary ({e}); only --binary architectures can be served");
+            None
+        }
+    };
+    Ok(Some(Checked {
+        hosts,
+        previous_failed,
+        args,
+        settings: SshSettings {
+            program: "ssh".into(),
+            config: a.ssh_config.clone(),
+            options: a
+                .ssh_options
+                .iter()
+                .map(|o| (o.key.clone(), o.value.clone()))
+                .collect(),
+            connect_timeout: Duration::from_secs(a.connect_timeout),
+        },
+        binaries: Binaries::new(running, extra),
+    }))
+}
+
+/// One progress line per host: live spinners on a terminal, a plain line
+/// per change otherwise.
+struct Progress {
+    bars: Option<(MultiProgress, Vec<ProgressBar>)>,
+    names: Vec<String>,
+}
+
+impl Progress {
+    fn new(hosts: &[Host]) -> Progress {
+        let names: Vec<String> = hosts
+            .iter()
+            .map(|h| for_terminal(&h.name).into_owned())
+            .collect();
+        let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+        let bars = std::io::stderr().is_terminal().then(|| {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+            let style = ProgressStyle::with_template("{spinner} {prefix} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            let bars = names
+                .iter()
+                .map(|n| {
+                    let b = multi.add(ProgressBar::new_spinner());
+                    b.set_style(style.clone());
+                    b.set_prefix(format!("{n:width$}"));
+                    b.set_message("waiting");
+                    b.enable_steady_tick(Duration::from_millis(120));
+                    b
+                })
+                .collect();
+            (multi, bars)
+        });
+        Progress { bars, names }
+    }
+
+    fn set(&self, i: usize, text: &str, done: bool) {
+        match &self.bars {
+            Some((_, bars)) => {
+                if let Some(b) = bars.get(i) {
+                    if done {
+                        b.finish_with_message(text.to_string());
+                    } else {
+                        b.set_message(text.to_string());
+                    }
+                }
+            }
+            None => eprintln!("fleet: {}: {text}", self.names.get(i).map_or("", |s| s)),
+        }
+    }
+}
+
+fn stage_text(st: &Stage) -> String {
+    match st {
+        Stage::Connecting => "started: connecting".into(),
+        Stage::Copying { arch, bytes } => {
+            format!("copying sysgauge ({arch}, {:.1} MB)", *bytes as f64 / 1e6)
+        }
+        Stage::Running => "running".into(),
+        Stage::CleaningUp => "cleaning up".into(),
+    }
+}
+
+/// How one host ended, for the table and the state file.
+struct Row {
+    status: &'static str,
+    detail: String,
+    arch: String,
+    duration: Option<Duration>,
+}
+
+/// Ingests a host's record: its alias and variables become tags (the run's
+/// own tags win), the alias its label when it has none.
+fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, String)> {
+    let runs = parse_record_text(&format!("host {}", host.name), json)?;
+    let [mut run] = <[_; 1]>::try_from(runs)
+        .map_err(|v| anyhow::anyhow!("the host sent {} run records, not one", v.len()))?;
+    run.tags
+        .entry(FLEET_ALIAS_TAG.to_string())
+        .or_insert_with(|| host.name.clone());
+    for (k, v) in &host.vars {
+        run.tags.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    if run.label.is_none() {
+        run.label = Some(host.name.clone());
+    }
+    let inserted = store.insert_run(&run, "fleet")?;
+    Ok((inserted, run.run_id))
+}
+
+fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
+    let db = crate::config::resolve_db(a.db.db.as_deref())?;
+    let state_file = state::state_path(&db);
+    let Some(c) = check(&a, &state_file)? else {
+        return Ok(Exit::Ok);
+    };
+    let mut store = crate::db::open_for_writing(&db, None)?;
+    let cancel = crate::signals::install()?;
+    let control = tempfile::Builder::new()
+        .prefix("sysgauge-fleet-")
+        .tempdir()
+        .context("cannot create a private directory for the ssh control sockets")?;
+    let plan = Plan {
+        binaries: c.binaries,
+        args: c.args.clone(),
+        timeout: a.timeout.0,
+        ssh: c.settings,
+        control_dir: control.path().to_path_buf(),
+    };
+    let hosts = c.hosts;
+    eprintln!(
+        "fleet: {} host(s), {} at a time, each running `sysgauge {}`",
+        hosts.len(),
+        a.forks.min(hosts.len()),
+        c.args.join(" ")
+    );
+    let progress = Progress::new(&hosts);
+    let mut rows: Vec<Option<Row>> = (0..hosts.len()).map(|_| None).collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let (hosts, plan, cancel) = (&hosts, &plan, &cancel);
+        s.spawn(move || fanout::run(hosts, a.forks, plan, cancel, tx));
+        for ev in rx {
+            match ev {
+                Event::Stage(i, st) => progress.set(i, &stage_text(&st), false),
+                Event::NotStarted(i) => {
+                    progress.set(i, "not started (interrupted)", true);
+                    rows[i] = Some(Row {
+                        status: "interrupted",
+                        detail: "not started".into(),
+                        arch: String::new(),
+                        duration: None,
+                    });
+                }
+                Event::Done(i, outcome) => {
+                    let row = finish_host(&mut store, &hosts[i], outcome);
+                    let text = match row.status {
+                        "ok" | "already stored" => format!("done: run {}", row.detail),
+                        other => format!("{other}: {}", row.detail),
+                    };
+                    progress.set(i, &for_terminal(&text), true);
+                    rows[i] = Some(row);
+                }
+            }
+        }
+    });
+    if let Some((multi, _)) = &progress.bars {
+        let _ = multi.clear();
+    }
+    drop(control);
+
+    let mut table = Table::columns("host, alias, arch, status, run or reason, duration");
+    let mut failed = Vec::new();
+    let mut interrupted = false;
+    for (host, row) in hosts.iter().zip(&rows) {
+        let Some(row) = row else { continue };
+        if row.status == "interrupted" {
+            interrupted = true;
+        }
+        if !matches!(row.status, "ok" | "already stored") {
+            failed.push(host.clone());
+        }
+        table.push(vec![
+            for_terminal(&host.target()).into_owned(),
+            for_terminal(&host.name).into_owned(),
+            if row.arch.is_empty() {
+                "-".into()
+            } else {
+                row.arch.clone()
+            },
+            row.status.to_string(),
+            for_terminal(&row.detail).into_owned(),
+            row.duration
+                .map(|d| format!("{:.1} s", d.as_secs_f64()))
+                .unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    crate::output::stdout(&table.render(TableFormat::Text))?;
+    // A retry leaves the failed hosts it did not run (another --limit)
+    // failed; an ordinary run starts the list afresh.
+    let mut still_failed: Vec<Host> = c
+        .previous_failed
+        .into_iter()
+        .filter(|p| !hosts.iter().any(|h| h.name == p.name))
+        .collect();
+    still_failed.extend(failed.iter().cloned());
+    let saved = state::save(
+        &state_file,
+        &FleetState {
+            finished_at: chrono::Utc::now().to_rfc3339(),
+            args: c.args,
+            failed: still_failed,
+        },
+    );
+    if let Err(e) = saved {
+        eprintln!("sysgauge: warning: {e}; --retry-failed will not know this run");
+    }
+    let ok = hosts.len() - failed.len();
+    eprintln!(
+        "fleet: {ok} of {} host(s) ran, {} failed; stored in {}{}",
+        hosts.len(),
+        failed.len(),
+        store.path().display(),
+        if failed.is_empty() {
+            String::new()
+        } else {
+            "; `sysgauge fleet run --retry-failed` runs the failed ones again".into()
+        }
+    );
+    Ok(if interrupted || cancel.is_cancelled() {
+        Exit::Interrupted
+    } else if failed.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::BenchFailed
+    })
+}
+
+fn finish_host(store: &mut Store, host: &Host, outcome: Outcome) -> Row {
+    let Outcome {
+        arch,
+        record,
+        duration,
+        cleanup_problem,
+    } = outcome;
+    if let Some(p) = cleanup_problem {
+        eprintln!("sysgauge: warning: {}: {p}", for_terminal(&host.name));
+    }
+    let (status, detail) = match record {
+        Ok(json) => match ingest(store, host, &json) {
+            Ok((Inserted::New(_), id)) => ("ok", id),
+            Ok((Inserted::AlreadyPresent(_), id)) => ("already stored", id),
+            Err(e) => ("failed", format!("its run record was refused: {e:#}")),
+        },
+        Err(f) if f.interrupted => ("interrupted", f.reason),
+        Err(f) => ("failed", f.reason),
+    };
+    Row {
+        status,
+        detail,
+        arch: arch.unwrap_or_default(),
+        duration: Some(duration),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn host_command_lines() {
+        assert_eq!(
+            remote_args(&[]).unwrap_or_default(),
+            s(&["run", "--profile", "quick"])
+        );
+        assert_eq!(
+            remote_args(&s(&["--profile", "tiny", "--only", "hash.md5"])).unwrap_or_default(),
+            s(&["run", "--profile", "tiny", "--only", "hash.md5"])
+        );
+        assert_eq!(
+            remote_args(&s(&["crypto", "--profile", "tiny"])).unwrap_or_default(),
+            s(&["crypto", "--profile", "tiny"])
+        );
+        for bad in [
+            &["--json", "x"][..],
+            &["run", "--db=x"],
+            &["compare"],
+            &["--no-store"],
+        ] {
+            assert!(remote_args(&s(bad)).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,629 @@
+//! `sysgauge fleet run` end to end against a small LAN of real hosts: six
+//! network namespaces on a bridge, each with its own Debian `sshd` (own
+//! host key, own /etc/machine-id and host name through private mount and
+//! UTS namespaces), keys, known_hosts and ssh_config made for the test, and
+//! the real binary driving the real `ssh` from the bridge's namespace.
+//!
+//! The hosts: alpha and bravo (both named `twin`, different machine-ids),
+//! charlie: healthy; delta: its sshd is killed before the run, then started
+//! again for `--retry-failed`; echo: refuses the key; foxtrot: its `uname`
+//! says riscv64 (a bind mount over /usr/bin/uname in its mount namespace),
+//! for which there is no binary.
+//!
+//! Needs root (ip netns, mounts), iproute2, openssh-client and -server,
+//! util-linux's unshare: without them the test says SKIPPED and passes,
+//! unless SYSGAUGE_REQUIRE_ALL=1 (CI), where it fails. Every process it
+//! starts lives in one of its namespaces and is killed when `Hub` drops,
+//! on every exit path; every wait is bounded.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
+
+mod common;
+
+use common::{stderr_of, stdout_of, Sandbox};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use sysgauge_testkit::netns::Hub;
+use sysgauge_testkit::{is_root, on_path, output_of_success, require, ChildGuard};
+
+const SSHD: &str = "/usr/sbin/sshd";
+const NAMES: [&str; 6] = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+const HOSTNAMES: [&str; 6] = ["twin", "twin", "charlie", "delta", "echo", "foxtrot"];
+
+fn available() -> bool {
+    require(
+        "fleet test needs root, ip, unshare, ssh, ssh-keygen and sshd",
+        is_root()
+            && on_path("ip")
+            && on_path("unshare")
+            && on_path("ssh")
+            && on_path("ssh-keygen")
+            && Path::new(SSHD).is_file(),
+        "run as root; apt-get install -y iproute2 util-linux openssh-client openssh-server",
+    )
+}
+
+fn keygen(path: &Path) -> String {
+    output_of_success(
+        Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "fleet-test", "-f"])
+            .arg(path),
+    );
+    let public = std::fs::read_to_string(path.with_extension("pub")).unwrap();
+    public
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One test host: its directory (config, keys, machine-id) and its sshd.
+struct TestHost {
+    dir: PathBuf,
+    ns: String,
+    address: String,
+    hostname: String,
+    fake_uname: Option<PathBuf>,
+    sshd: Option<ChildGuard>,
+}
+
+impl TestHost {
+    fn start(&mut self) {
+        let d = self.dir.display();
+        let mut script = format!(
+            "hostname {h} && mount --bind {d}/machine-id /etc/machine-id",
+            h = self.hostname
+        );
+        if let Some(u) = &self.fake_uname {
+            script.push_str(&format!(" && mount --bind {} /usr/bin/uname", u.display()));
+        }
+        script.push_str(&format!(" && exec {SSHD} -D -e -f {d}/sshd_config"));
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.ns])
+            .args(["unshare", "--uts", "--mount", "--propagation", "private"])
+            .args(["sh", "-c", &script]);
+        self.sshd = Some(ChildGuard::spawn_ready(
+            &mut cmd,
+            "Server listening on",
+            Duration::from_secs(20),
+        ));
+    }
+
+    fn stop(&mut self) {
+        self.sshd = None;
+        // Its connections' processes too: the host is gone.
+        Hub::kill_all_in(&self.ns);
+    }
+}
+
+struct Lab {
+    // Dropped last: kills everything in the namespaces.
+    hub: Hub,
+    dir: tempfile::TempDir,
+    hosts: Vec<TestHost>,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let hub = Hub::new("fl", 213, NAMES.len());
+        let dir = tempfile::Builder::new()
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .unwrap();
+        let client_key = dir.path().join("id_ed25519");
+        let client_public = keygen(&client_key);
+        let other_public = keygen(&dir.path().join("other_ed25519"));
+        let fake_uname = dir.path().join("fake-uname");
+        std::fs::write(&fake_uname, "#!/bin/sh\necho riscv64\n").unwrap();
+        std::fs::set_permissions(
+            &fake_uname,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        // The hosts' temporary directory: each lab its own (tests run in
+        // parallel and the hosts share the file system).
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
+        let mut known_hosts = String::new();
+        let mut hosts = Vec::new();
+        for (i, name) in NAMES.iter().enumerate() {
+            let hd = dir.path().join(name);
+            std::fs::create_dir(&hd).unwrap();
+            let host_public = keygen(&hd.join("host_key"));
+            let address = hub.address(i);
+            known_hosts.push_str(&format!("{address} {host_public}\n"));
+            // echo trusts another key than the client's.
+            let authorized = if *name == "echo" {
+                &other_public
+            } else {
+                &client_public
+            };
+            std::fs::write(hd.join("authorized_keys"), format!("{authorized}\n")).unwrap();
+            std::fs::write(hd.join("machine-id"), format!("{:032x}\n", 0xf1ee7000 + i)).unwrap();
+            let d = hd.display();
+            std::fs::write(
+                hd.join("sshd_config"),
+                format!(
+                    "Port 22\nListenAddress {address}\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n\
+                     AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n\
+                     PubkeyAuthentication yes\nPasswordAuthentication no\n\
+                     KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nUseDNS no\n\
+                     PrintMotd no\nMaxStartups 50\nLogLevel VERBOSE\nSetEnv TMPDIR={tmp}\n",
+                    tmp = dir.path().join("tmp").display()
+                ),
+            )
+            .unwrap();
+            hosts.push(TestHost {
+                dir: hd,
+                ns: hub.hosts[i].clone(),
+                address,
+                hostname: HOSTNAMES[i].to_string(),
+                fake_uname: (*name == "foxtrot").then(|| fake_uname.clone()),
+                sshd: None,
+            });
+        }
+        std::fs::write(dir.path().join("known_hosts"), known_hosts).unwrap();
+        std::fs::write(
+            dir.path().join("ssh_config"),
+            format!(
+                "Host *\n  User root\n  IdentityFile {}\n  IdentitiesOnly yes\n  IdentityAgent none\n  \
+                 UserKnownHostsFile {}/known_hosts\n  GlobalKnownHostsFile /dev/null\n  \
+                 StrictHostKeyChecking yes\n",
+                client_key.display(),
+                dir.path().display()
+            ),
+        )
+        .unwrap();
+        // An Ansible INI inventory: groups, children, group vars, host vars.
+        let mut inv = String::from("[lab]\n");
+        for (i, name) in NAMES.iter().enumerate().take(3) {
+            inv.push_str(&format!(
+                "{name} ansible_host={} room=r{i}\n",
+                hosts[i].address
+            ));
+        }
+        inv.push_str(&format!(
+            "[flaky]\ndelta ansible_host={}\n[broken]\necho ansible_host={}\nfoxtrot ansible_host={}\n\
+             [lab:vars]\nsite=lab\n[all:children]\nlab\nflaky\nbroken\n",
+            hosts[3].address, hosts[4].address, hosts[5].address
+        ));
+        std::fs::write(dir.path().join("inventory.ini"), inv).unwrap();
+        Lab { hub, dir, hosts }
+    }
+
+    /// `sysgauge fleet run` (and `args`) inside the hub namespace.
+    fn fleet(&self, sb: &Sandbox, args: &[&str]) -> std::process::Output {
+        let t0 = Instant::now();
+        let out = self.fleet_cmd(sb, args).output().unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(600));
+        out
+    }
+
+    /// The command of [`Lab::fleet`], not started.
+    fn fleet_cmd(&self, sb: &Sandbox, args: &[&str]) -> Command {
+        let bin = assert_cmd::cargo::cargo_bin("sysgauge");
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.hub.hub])
+            .arg(bin)
+            .args(["fleet", "run", "--db"])
+            .arg(sb.db())
+            .arg("--ssh-config")
+            .arg(self.dir.path().join("ssh_config"))
+            .args(["--connect-timeout", "5"]);
+        if !args.contains(&"--timeout") {
+            cmd.args(["--timeout", "300"]);
+        }
+        cmd.args(args);
+        cmd
+    }
+
+    fn inventory(&self) -> String {
+        self.dir.path().join("inventory.ini").display().to_string()
+    }
+
+    /// Temporary directories the fleet put on this lab's hosts (their
+    /// TMPDIR, which they share).
+    fn remote_dirs(&self) -> Vec<String> {
+        remote_dirs_in(&self.tmp())
+    }
+
+    fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+}
+
+fn remote_dirs_in(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.starts_with("sysgauge-fleet."))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn table_row<'a>(table: &'a str, alias: &str) -> &'a str {
+    table
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(alias))
+        .unwrap_or_else(|| panic!("no row for {alias}:\n{table}"))
+}
+
+/// The real binary with `args` on the sandbox's database.
+fn sysgauge(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    sb.cmd()
+        .args(args)
+        .arg("--db")
+        .arg(sb.db())
+        .output()
+        .unwrap()
+}
+
+fn runs(sb: &Sandbox) -> Vec<serde_json::Value> {
+    let out = sysgauge(sb, &["results", "list", "--json"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    serde_json::from_str(&stdout_of(&out)).unwrap()
+}
+
+#[test]
+fn fleet_of_namespaces_with_faults_then_retry() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    for h in lab.hosts.iter_mut() {
+        h.start();
+    }
+    // delta goes down before the run.
+    lab.hosts[3].stop();
+    let sb = Sandbox::new();
+    let before = lab.remote_dirs();
+    assert!(before.is_empty());
+
+    let out = lab.fleet(
+        &sb,
+        &[
+            "--inventory",
+            &lab.inventory(),
+            "--",
+            "--profile",
+            "tiny",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{log}\n{table}");
+    for alias in ["alpha", "bravo", "charlie"] {
+        let row = table_row(&table, alias);
+        assert!(row.contains(" ok ") && row.contains("x86_64"), "{row}");
+        assert!(
+            log.contains(&format!("fleet: {alias}: running")),
+            "no live line for {alias}:\n{log}"
+        );
+    }
+    assert!(
+        table_row(&table, "delta").contains("connection refused"),
+        "{table}"
+    );
+    assert!(
+        table_row(&table, "echo").contains("key refused (Permission denied)"),
+        "{table}"
+    );
+    let fox = table_row(&table, "foxtrot");
+    assert!(
+        fox.contains("riscv64")
+            && fox.contains("no binary for riscv64; pass --binary riscv64=PATH"),
+        "{fox}"
+    );
+    assert!(log.contains("3 of 6 host(s) ran, 3 failed"), "{log}");
+    assert_eq!(
+        lab.remote_dirs(),
+        before,
+        "temporary directories left on hosts"
+    );
+
+    // Stored: one run per healthy host, with its alias, vars and identity.
+    let stored = runs(&sb);
+    assert_eq!(stored.len(), 3, "{stored:?}");
+    let list = stdout_of(&sysgauge(&sb, &["results", "list"]));
+    for alias in ["alpha", "bravo", "charlie"] {
+        assert!(list.contains(alias), "{list}");
+    }
+    let show = |key: &str| -> serde_json::Value {
+        let out = sysgauge(&sb, &["results", "export", key]);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        serde_json::from_str(&stdout_of(&out)).unwrap()
+    };
+    let mut ids = Vec::new();
+    for (i, alias) in ["alpha", "bravo", "charlie"].iter().enumerate() {
+        let id = table_row(&table, alias)
+            .split_whitespace()
+            .nth(4)
+            .unwrap()
+            .to_string();
+        let run = show(&id);
+        assert_eq!(run["label"], *alias, "{run}");
+        assert_eq!(run["tags"]["alias"], *alias);
+        assert_eq!(run["tags"]["site"], "lab");
+        assert_eq!(run["tags"]["room"], format!("r{i}"));
+        assert_eq!(run["host"]["hostname"], HOSTNAMES[i]);
+        assert_eq!(
+            run["host"]["identity"]["machine_id"],
+            format!("{:032x}", 0xf1ee7000 + i)
+        );
+        ids.push(id);
+    }
+
+    // Ingest is idempotent by run id: the same record again adds nothing.
+    let again = sb.path().join("alpha.json");
+    std::fs::write(&again, show(&ids[0]).to_string()).unwrap();
+    let imp = sysgauge(&sb, &["import", &again.display().to_string()]);
+    assert!(imp.status.success(), "{}", stderr_of(&imp));
+    assert!(
+        stderr_of(&imp).contains("already imported"),
+        "{}",
+        stderr_of(&imp)
+    );
+    assert_eq!(runs(&sb).len(), 3);
+
+    // compare over them: the two `twin`s are told apart by alias.
+    let mut compare = vec!["compare"];
+    compare.extend(ids.iter().map(String::as_str));
+    let cmp = sysgauge(&sb, &compare);
+    let text = stdout_of(&cmp);
+    assert!(cmp.status.success(), "{}", stderr_of(&cmp));
+    for label in ["twin (alpha)", "twin (bravo)", "charlie", "hash.md5"] {
+        assert!(text.contains(label), "missing {label}:\n{text}");
+    }
+
+    // delta comes back; only the failed hosts of the flaky group are retried.
+    lab.hosts[3].start();
+    let out = lab.fleet(
+        &sb,
+        &[
+            "--retry-failed",
+            "--inventory",
+            &lab.inventory(),
+            "--limit",
+            "flaky",
+        ],
+    );
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{log}\n{table}");
+    assert!(table_row(&table, "delta").contains(" ok "), "{table}");
+    assert_eq!(table.lines().count(), 3, "only delta ran:\n{table}");
+    // Its command line was the first run's (kept in the state file).
+    let stored = runs(&sb);
+    assert_eq!(stored.len(), 4, "{stored:?}");
+    let delta = show(
+        table_row(&table, "delta")
+            .split_whitespace()
+            .nth(4)
+            .unwrap(),
+    );
+    assert_eq!(delta["profile"], "tiny");
+    assert_eq!(delta["results"].as_array().map(Vec::len), Some(1));
+
+    // What still failed: echo and foxtrot. Plain retry runs just those,
+    // fails them again and stores nothing new.
+    let out = lab.fleet(&sb, &["--retry-failed"]);
+    let table = stdout_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert_eq!(table.lines().count(), 4, "{table}");
+    assert!(
+        table.contains("echo") && table.contains("foxtrot"),
+        "{table}"
+    );
+    assert_eq!(runs(&sb).len(), 4);
+    assert_eq!(
+        lab.remote_dirs(),
+        before,
+        "temporary directories left on hosts"
+    );
+}
+
+/// A host lost mid-run is reported failed while the others go on; Ctrl-C
+/// then stops the others, whose remote sysgauge is stopped and whose
+/// directories are removed; `--retry-failed` completes them all.
+#[test]
+fn host_lost_mid_run_then_ctrl_c_then_retry() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    for h in lab.hosts.iter_mut().take(4) {
+        h.start();
+    }
+    let sb = Sandbox::new();
+    let before = lab.remote_dirs();
+    assert!(before.is_empty());
+    let inventory = lab.inventory();
+    let delta_ns = lab.hosts[3].ns.clone();
+    let mut cmd = lab.fleet_cmd(
+        &sb,
+        &[
+            "--inventory",
+            &inventory,
+            "--limit",
+            "lab,flaky",
+            "--",
+            "--profile",
+            "quick",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    let run = sysgauge_testkit::Interrupt::after("fleet: delta: running")
+        .waiting_up_to(Duration::from_secs(180))
+        .exiting_within(Duration::from_secs(40))
+        .run(&mut cmd, |_, started| {
+            if started {
+                // delta's machine goes away: its sshd and everything it
+                // started (the remote sysgauge among them) die at once.
+                Hub::kill_all_in(&delta_ns);
+                std::thread::sleep(Duration::from_secs(3));
+            }
+        });
+    run.assert_started_then_exited(130);
+    let log = &run.log;
+    assert!(
+        log.contains("fleet: delta: failed:"),
+        "delta not reported failed:\n{log}"
+    );
+    assert!(
+        log.contains("could not remove") && log.contains("sysgauge-fleet."),
+        "the directory left on the lost host is not named:\n{log}"
+    );
+    for alias in ["alpha", "bravo", "charlie"] {
+        assert!(
+            log.contains(&format!("fleet: {alias}: interrupted"))
+                || log.contains(&format!("fleet: {alias}: done")),
+            "{alias}:\n{log}"
+        );
+    }
+    // Only the lost host's directory is left (it could not be reached to
+    // remove it); remove it as its reboot would.
+    let left: Vec<String> = lab
+        .remote_dirs()
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}\n{log}");
+    std::fs::remove_dir_all(lab.tmp().join(&left[0])).unwrap();
+    assert!(
+        sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string()).is_empty(),
+        "remote sysgauge left running"
+    );
+
+    lab.hosts[3].start();
+    let out = lab.fleet(
+        &sb,
+        &[
+            "--retry-failed",
+            "--",
+            "--profile",
+            "tiny",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(runs(&sb).len(), 4);
+    assert_eq!(lab.remote_dirs(), before);
+}
+
+/// A host past `--timeout` is stopped, cleaned up and reported; hosts can
+/// be named on the command line.
+#[test]
+fn timeout_stops_and_cleans_up() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    lab.hosts[0].start();
+    let sb = Sandbox::new();
+    let t0 = Instant::now();
+    let address = lab.hosts[0].address.clone();
+    let out = lab.fleet(
+        &sb,
+        &[
+            &address,
+            "--timeout",
+            "4",
+            "--",
+            "--profile",
+            "standard",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{log}\n{table}");
+    assert!(table_row(&table, &address).contains("timed out"), "{table}");
+    // Stopped at the timeout, not when the remote run would have ended.
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+    assert!(
+        sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string()).is_empty(),
+        "remote sysgauge left running"
+    );
+    assert!(runs(&sb).is_empty());
+}
+
+#[test]
+fn usage_errors_exit_2_before_connecting() {
+    let sb = Sandbox::new();
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.ini");
+    std::fs::write(&bad, "[web]\nh1 ansible_port=99999\n").unwrap();
+    let empty_retry = dir.path().join("none.db");
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--inventory".into(), bad.display().to_string()],
+            format!("{}:2: '99999' is not a port number", bad.display()),
+        ),
+        (
+            vec![
+                "--inventory".into(),
+                bad.display().to_string(),
+                "--limit".into(),
+                "db".into(),
+            ],
+            format!("{}:2:", bad.display()),
+        ),
+        (
+            vec!["h1".into(), "--forks".into(), "0".into()],
+            "--forks must be between 1 and 256".into(),
+        ),
+        (
+            vec!["h1".into(), "--".into(), "compare".into()],
+            "'compare' after `--` is not a measuring subcommand".into(),
+        ),
+        (
+            vec!["h1".into(), "--".into(), "--json".into(), "x".into()],
+            "must not set --json".into(),
+        ),
+        (
+            vec!["-oProxyCommand=x".into()],
+            "unexpected argument".into(),
+        ),
+        (vec!["--".into(), "run".into()], "name the hosts".into()),
+        (
+            vec![
+                "h1".into(),
+                "--binary".into(),
+                "aarch64=/nonexistent".into(),
+            ],
+            "--binary aarch64: cannot read /nonexistent".into(),
+        ),
+        (
+            vec!["h1".into(), "--limit".into(), "web".into()],
+            "--limit web: no group or host named 'web'".into(),
+        ),
+    ];
+    for (args, want) in cases {
+        let out = sb
+            .cmd()
+            .args(["fleet", "run", "--db"])
+            .arg(sb.db())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: want {want:?}, got {err}");
+    }
+    let out = sb
+        .cmd()
+        .args(["fleet", "run", "--retry-failed", "--db"])
+        .arg(&empty_retry)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("no fleet run has been recorded"),
+        "{}",
+        stderr_of(&out)
+    );
+}
