@@ -11,14 +11,17 @@ use sysgauge_host::telemetry::Telemetry;
 /// Nanoseconds on a CPU of this process's thread called `name`, from its
 /// schedstat (the tick counts of /proc/PID/stat are too coarse for it).
 fn thread_cpu_ns(name: &str) -> Option<u64> {
-    std::fs::read_dir("/proc/self/task").ok()?.flatten().find_map(|t| {
-        let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
-        if comm.trim() != name {
-            return None;
-        }
-        let sched = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
-        sched.split_whitespace().next()?.parse().ok()
-    })
+    std::fs::read_dir("/proc/self/task")
+        .ok()?
+        .flatten()
+        .find_map(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            if comm.trim() != name {
+                return None;
+            }
+            let sched = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
+            sched.split_whitespace().next()?.parse().ok()
+        })
 }
 
 fn main() {

@@ -66,20 +66,22 @@ pub fn ratio_cell(ratio: Option<f64>, ci: Option<&Interval>, significant: Option
 
 fn cell_ratio(c: &Option<Cell>) -> String {
     match c {
-        Some(c) => {
-            let mut s = ratio_cell(c.ratio, c.ci.as_ref(), c.significant);
-            if c.disturbed {
-                s.push_str(" !");
-            }
-            s
-        }
+        Some(c) => ratio_cell(c.ratio, c.ci.as_ref(), c.significant),
         None => "-".to_string(),
     }
 }
 
+/// The value, marked `!` when the machine was disturbed while it ran.
 fn cell_value(c: &Option<Cell>) -> String {
     c.as_ref()
-        .map(|c| format_value(c.value))
+        .map(|c| {
+            let v = format_value(c.value);
+            if c.disturbed {
+                format!("{v} !")
+            } else {
+                v
+            }
+        })
         .unwrap_or_else(|| "-".to_string())
 }
 

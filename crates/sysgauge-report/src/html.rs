@@ -276,7 +276,7 @@ pub fn render_html(
     );
     list(&mut h, "excluded", "Numbers left out", excluded_lines(c));
 
-    h.push_str("<footer>\n<h2 id=\"method\">How to read this</h2>\n<p class=\"note\">Each value is the median of the repetitions of a case. A ratio divides a machine's value by the reference's, turned round for times and latencies, so above 1 always means faster. Only equal benchmark ids, parameters, workload versions and metrics are compared. Intervals are percentile-bootstrap 95 % intervals computed from the raw samples (shown where both machines have at least two); a ratio or mean marked ~ is not significantly different from 1. The geometric mean is the fair average of ratios; the arithmetic mean is shown beside it as spreadsheets do.</p>\n</footer>\n</body>\n</html>\n");
+    h.push_str("<footer>\n<h2 id=\"method\">How to read this</h2>\n<p class=\"note\">Each value is the median of the repetitions of a case. A ratio divides a machine's value by the reference's, turned round for times and latencies, so above 1 always means faster. Only equal benchmark ids, parameters, workload versions and metrics are compared. Intervals are percentile-bootstrap 95 % intervals computed from the raw samples (shown where both machines have at least two); a ratio or mean marked ~ is not significantly different from 1. A value marked ! was measured while its machine was disturbed (other processes, stolen time, throttling or waits; the run's findings say which); --exclude-disturbed leaves such values out. The geometric mean is the fair average of ratios; the arithmetic mean is shown beside it as spreadsheets do.</p>\n</footer>\n</body>\n</html>\n");
     Ok(h)
 }
 

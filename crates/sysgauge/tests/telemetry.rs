@@ -1,15 +1,19 @@
 //! What the machine did during a case: a CPU hog beside one case is found,
 //! and sized within 15 % of the CPU it really used; without it the same
-//! case has no finding. One test in its own binary, so no other test of
-//! this suite runs beside it and counts as "other processes".
+//! case has no finding. In a binary of its own, its tests one at a time,
+//! so no other test runs beside the hog's and counts as "other processes".
 
 mod common;
 
-use common::{read_record, Sandbox};
+use common::{read_record, Outcome, Sandbox};
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Instant;
 use sysgauge_core::record::RunRecord;
 use sysgauge_testkit::ChildGuard;
+
+/// Held by every test of this binary: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 /// User + system ticks of a process, from /proc/PID/stat.
 fn cpu_ticks(pid: u32) -> u64 {
@@ -56,6 +60,7 @@ fn has_finding(run: &RunRecord) -> bool {
 
 #[test]
 fn a_cpu_hog_beside_a_case_is_found_and_sized() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let sb = Sandbox::new();
     let quiet = one_case(&sb, "quiet");
     assert!(
@@ -84,4 +89,63 @@ fn a_cpu_hog_beside_a_case_is_found_and_sized() {
     assert!(has_finding(&busy), "{:?}", busy.results[0].findings);
     let why = busy.results[0].disturbed().unwrap_or("");
     assert!(why.contains("other processes used"), "{why}");
+}
+
+/// Every measured case carries the telemetry summary; `results show`
+/// prints it, `compare` marks a disturbed number with `!` and
+/// `--exclude-disturbed` leaves it out with the reason; the index of
+/// `run --exclude-disturbed` counts what it left out.
+#[test]
+fn telemetry_is_kept_shown_and_disturbed_numbers_are_marked() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sb = Sandbox::new();
+    let run = sb.tiny_run_record("hash.md5,hash.sha256");
+    for r in &run.results {
+        assert!(
+            r.details.get_int("cpu_percent").is_some(),
+            "{:?}",
+            r.details
+        );
+        assert!(
+            r.details.get_str("busy_percent").is_some(),
+            "{:?}",
+            r.details
+        );
+    }
+    let show = sb.on_db("results").args(["show", "1"]).succeeds();
+    let text = common::stdout_of(&show);
+    assert!(
+        text.contains("What the machine did during each case:") && text.contains("other CPUs"),
+        "{text}"
+    );
+
+    // The same run twice as files, one of its numbers disturbed.
+    let mut other = run.clone();
+    other.run_id = "disturbed-copy".into();
+    other.results[0]
+        .details
+        .insert(sysgauge_core::DISTURBED, "other processes used 0.97 CPUs");
+    let a = sb.path().join("a.json");
+    let b = sb.path().join("b.json");
+    std::fs::write(&a, serde_json::to_vec(&run).unwrap()).unwrap();
+    std::fs::write(&b, serde_json::to_vec(&other).unwrap()).unwrap();
+    let marked = sb.cmd().arg("compare").arg(&a).arg(&b).succeeds();
+    let text = common::stdout_of(&marked);
+    assert!(
+        text.contains(" !") && text.contains("! = the machine was disturbed"),
+        "{text}"
+    );
+    let left_out = sb
+        .cmd()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .arg("--exclude-disturbed")
+        .succeeds();
+    let text = common::stdout_of(&left_out);
+    assert!(
+        text.contains("disturbed: other processes used 0.97 CPUs")
+            && !text.contains("! = the machine"),
+        "{text}"
+    );
 }

@@ -181,6 +181,8 @@ mod tests {
             .with("rotational", false)
             .with("logical_block_size", 512u64)
             .with("physical_block_size", 4096u64);
+        let mut with_cpu = details.clone();
+        with_cpu.insert("cpu_percent", 37i64);
         let run = RunRecord {
             status: RunStatus::Complete,
             results: vec![
@@ -189,7 +191,7 @@ mod tests {
                     Params::new()
                         .with("block_size", 1u64 << 20)
                         .with("direct", true),
-                    details.clone(),
+                    with_cpu,
                     Status::Ok,
                 ),
                 result(
@@ -209,6 +211,14 @@ mod tests {
         assert!(table.contains("1MiB direct"), "{table}");
         assert!(table.contains("812.5"), "{table}");
         assert!(table.contains("2500.0 us"), "{table}");
+        let seq = table
+            .lines()
+            .find(|l| l.starts_with("seq-write"))
+            .unwrap_or("");
+        assert!(
+            table.contains("%CP") && seq.trim_end().ends_with(" 37"),
+            "{table}"
+        );
         assert!(table.contains("skipped: no space"), "{table}");
         let target = disk_target_text(&run);
         assert_eq!(target.matches("Target:").count(), 1, "{target}");

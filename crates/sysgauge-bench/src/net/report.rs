@@ -381,4 +381,46 @@ mod tests {
         assert_eq!(pct(1, 3), 33);
         assert_eq!(pct(1, 0), 0);
     }
+
+    #[test]
+    fn cpu_per_gigabyte_and_per_million_packets() {
+        use sysgauge_core::record::{Metric, Params, Status};
+        use sysgauge_core::{Better, Unit};
+        let case = |id: &str, params: Params, metrics: Vec<Metric>| {
+            let mut r = ResultRecord::new(id, params, Status::Ok, metrics);
+            r.details.insert("cpu_percent", 150i64);
+            r
+        };
+        let m = |name: &str, unit: Unit, v: f64| {
+            Metric::new(name, unit, Better::Higher, vec![v]).unwrap_or_else(|| panic!("metric"))
+        };
+        let run = RunRecord {
+            results: vec![
+                case(
+                    "net.tcp-throughput",
+                    Params::new().with("streams", 1u64),
+                    vec![
+                        m("throughput", Unit::MBps, 3000.0),
+                        m("bitrate", Unit::Mbitps, 24000.0),
+                    ],
+                ),
+                case(
+                    "net.udp-pps",
+                    Params::new().with("senders", 1u64).with("size", 64u64),
+                    vec![m("rate", Unit::PacketsPerSec, 500_000.0)],
+                ),
+            ],
+            ..RunRecord::new("r", "net", "0")
+        };
+        let text = net_summary(&run);
+        // 1.5 CPUs at 3 GB/s: 0.5 CPU-seconds per GB; at 0.5 Mpkt/s: 3 s.
+        assert!(
+            text.contains("3000.0 MB/s = 24.00 Gbit/s, CPU 0.5000 s per GB"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pkt/s, CPU 3.00 s per million packets"),
+            "{text}"
+        );
+    }
 }
