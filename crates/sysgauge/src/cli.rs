@@ -721,7 +721,8 @@ pub struct SpawnArgs {
     pub measure: MeasureArgs,
 
     /// Methods by name or id (fork-exit, fork-exec, vfork-exec,
-    /// clone-vfork-exec, posix-spawn, std-command, popen-sh, system, and the
+    /// clone-vfork-exec, posix-spawn, std-command, popen-sh, clone-vm-pipe,
+    /// system, and the
     /// parent-size and spawners cases).
     #[command(flatten)]
     pub select: SelectArgs,
