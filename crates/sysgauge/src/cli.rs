@@ -621,8 +621,8 @@ pub struct SweepArgs {
     pub measure: MeasureArgs,
 
     /// Programs to time: b2sum, sha1sum, sha256sum, sha512sum, md5sum, dd (comma-separated),
-    /// or one command line 'CMD ARGS' (run without a shell, the input file appended).
-    /// Repeat for more. Default: all six.
+    /// or one command line 'CMD ARGS' (run without a shell; `{input}` in it stands for the
+    /// input file, else the file is appended). Repeat for more. Default: all six.
     #[arg(long = "program", value_name = "NAME[,...]|'CMD ARGS'")]
     pub programs: Vec<String>,
 
@@ -652,6 +652,11 @@ pub struct SweepArgs {
     /// Step between effective iteration counts (with --max).
     #[arg(long, value_name = "N", requires = "max")]
     pub step: Option<NiceCount>,
+
+    /// dd's block size (`bs=`, a nice size such as 32KiB; at most 1GiB). Default: none
+    /// given, dd's own (512 bytes for GNU dd), as the write-up ran it.
+    #[arg(long = "dd-bs", value_name = "SIZE")]
+    pub dd_bs: Option<NiceSize>,
 
     /// Send each run's output to a file in the scratch directory instead of /dev/null.
     #[arg(long)]
