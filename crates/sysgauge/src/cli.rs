@@ -636,7 +636,7 @@ pub struct SweepArgs {
     pub data: Option<DataArg>,
 
     /// Copies of the corpus in the input file (comma-separated). Default: 1 and a
-    /// large count for the profile (64 quick, 512 standard), bounded by free space.
+    /// large count for the profile (512 quick and standard), bounded by free space.
     #[arg(long, value_name = "K[,K...]", value_delimiter = ',')]
     pub copies: Vec<NiceCount>,
 
