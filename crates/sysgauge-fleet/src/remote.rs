@@ -339,13 +339,14 @@ fn clean_up(conn: &Connection, dir: &str, running: bool) -> Result<(), String> {
     let mut script = String::new();
     if running {
         // Whatever runs the binary in our directory is ours: SIGINT lets
-        // it clean its scratch space; SIGKILL after 5 s.
+        // it clean its scratch space; SIGKILL after 5 s; then wait (up to
+        // 5 s) until it is gone, since a signal is delivered, not awaited.
         let pattern = shell_quote(&format!("{dir}/sysgauge"));
+        let wait = "i=0; while [ -n \"$pids\" ] && kill -0 $pids 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; ";
         script.push_str(&format!(
             "pids=$(ps -eo pid=,args= 2>/dev/null | awk -v p={pattern} 'index($0, p) && !/awk/ {{print $1}}'); \
-             [ -n \"$pids\" ] && kill -INT $pids 2>/dev/null; \
-             i=0; while [ -n \"$pids\" ] && kill -0 $pids 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; \
-             [ -n \"$pids\" ] && kill -KILL $pids 2>/dev/null; "
+             [ -n \"$pids\" ] && kill -INT $pids 2>/dev/null; {wait}\
+             [ -n \"$pids\" ] && kill -KILL $pids 2>/dev/null; {wait}"
         ));
     }
     script.push_str(&format!("rm -rf -- {d} && ! test -e {d}"));

@@ -636,8 +636,8 @@ pub struct SweepArgs {
     pub measure: MeasureArgs,
 
     /// Programs to time: b2sum, sha1sum, sha256sum, sha512sum, md5sum, dd (comma-separated),
-    /// or one command line 'CMD ARGS' (run without a shell, the input file appended).
-    /// Repeat for more. Default: all six.
+    /// or one command line 'CMD ARGS' (run without a shell; `{input}` in it stands for the
+    /// input file, else the file is appended). Repeat for more. Default: all six.
     #[arg(long = "program", value_name = "NAME[,...]|'CMD ARGS'")]
     pub programs: Vec<String>,
 
@@ -651,7 +651,7 @@ pub struct SweepArgs {
     pub data: Option<DataArg>,
 
     /// Copies of the corpus in the input file (comma-separated). Default: 1 and a
-    /// large count for the profile (64 quick, 512 standard), bounded by free space.
+    /// large count for the profile (512 quick and standard), bounded by free space.
     #[arg(long, value_name = "K[,K...]", value_delimiter = ',')]
     pub copies: Vec<NiceCount>,
 
@@ -667,6 +667,11 @@ pub struct SweepArgs {
     /// Step between effective iteration counts (with --max).
     #[arg(long, value_name = "N", requires = "max")]
     pub step: Option<NiceCount>,
+
+    /// dd's block size (`bs=`, a nice size such as 32KiB; at most 1GiB). Default: none
+    /// given, dd's own (512 bytes for GNU dd), as the write-up ran it.
+    #[arg(long = "dd-bs", value_name = "SIZE")]
+    pub dd_bs: Option<NiceSize>,
 
     /// Send each run's output to a file in the scratch directory instead of /dev/null.
     #[arg(long)]
@@ -736,7 +741,8 @@ pub struct SpawnArgs {
     pub measure: MeasureArgs,
 
     /// Methods by name or id (fork-exit, fork-exec, vfork-exec,
-    /// clone-vfork-exec, posix-spawn, std-command, popen-sh, system, and the
+    /// clone-vfork-exec, posix-spawn, std-command, popen-sh, clone-vm-pipe,
+    /// system, and the
     /// parent-size and spawners cases).
     #[command(flatten)]
     pub select: SelectArgs,

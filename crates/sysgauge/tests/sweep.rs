@@ -70,6 +70,11 @@ fn tiny_sweep_stores_points_and_writes_csv() {
         .map(|r| {
             assert_eq!(r.status, Status::Ok, "{r:?}");
             assert_eq!(r.params.get_str("data"), Some("words"));
+            // No --dd-bs: dd's own block size, no bs param (workload 2).
+            assert!(r.params.get("bs").is_none(), "{r:?}");
+            if r.bench_id == "sweep.dd" {
+                assert_eq!(r.workload_version, 2);
+            }
             (
                 r.bench_id.clone(),
                 r.params.get_u64("copies").unwrap_or(0),
@@ -156,6 +161,17 @@ fn sweep_refuses_bad_input_before_running() {
         (vec!["--max", "10", "--step", "20"], "larger than --max"),
         (vec!["--program", "sh -c 'oops"], "unbalanced quotes"),
         (vec!["--program", "sha256sum,,dd"], "empty entry"),
+        (vec!["--dd-bs", "0"], "at least 1 byte"),
+        (vec!["--dd-bs", "2GiB"], "larger than"),
+        (vec!["--dd-bs", "4Q"], "--dd-bs"),
+        (
+            vec!["--dd-bs", "4KiB", "--program", "b2sum"],
+            "dd is not among the programs",
+        ),
+        (
+            vec!["--program", "{input} -x"],
+            "only appear in the arguments",
+        ),
         (vec!["--corpus", "/nonexistent/sysgauge-corpus"], "--corpus"),
         (vec!["--dir", "/nonexistent/sysgauge-dir"], "--dir"),
         (vec!["--chart", "sweep.gif"], "must end in .svg or .png"),
@@ -329,4 +345,36 @@ fn ram_backed_dir_gets_a_finding_and_is_left_clean() {
         .unwrap_or_else(|| panic!("no ram-backed-dir finding: {:?}", run.results[0].findings));
     assert!(finding.message.contains("tmpfs"), "{}", finding.message);
     assert!(files_under(dir.path()).is_empty());
+}
+
+/// `--dd-bs` makes the dd cases carry `bs` (the old 32 KiB workload stays
+/// reachable as its own case), and a custom command is a template: cat
+/// reads the input where `{input}` stands.
+#[test]
+fn dd_block_size_and_custom_template() {
+    if !require("dd") || !require("cat") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--program", "dd", "--program", "cat -- {input}"])
+        .args(["--dd-bs", "32KiB", "--copies", "1", "--iterations", "2"])
+        .args(["--no-store", "--json", "-", "--scratch-dir"])
+        .arg(sb.scratch())
+        .succeeds();
+    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
+    assert_eq!(ids, ["sweep.dd", "sweep.custom"]);
+    for r in &run.results {
+        assert_eq!(r.status, Status::Ok, "{r:?}");
+    }
+    assert_eq!(run.results[0].params.get_u64("bs"), Some(32768));
+    assert_eq!(run.results[0].workload_version, 2);
+    assert_eq!(
+        run.results[1].params.get_str("command"),
+        Some("cat -- '{input}'")
+    );
+    assert!(run.results[1].params.get("bs").is_none());
 }

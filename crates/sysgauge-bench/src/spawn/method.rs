@@ -20,6 +20,7 @@
 //! (scratch removed, exit 130).
 
 use std::ffi::{CString, OsStr, OsString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -43,12 +44,17 @@ pub enum Method {
     StdCommand,
     /// `popen(cmd, "r")` (runs `sh -c cmd`), read to EOF, `pclose()`.
     PopenSh,
+    /// popen_noshell's pattern: `clone(CLONE_VM | SIGCHLD)` on a stack of
+    /// its own (mmap'd, with a guard page), the child's stdout on a pipe
+    /// the parent reads to EOF, `execve` of the target without a shell,
+    /// then `waitpid`.
+    CloneVmPipe,
     /// `system(cmd)` (runs `sh -c cmd`).
     System,
 }
 
 impl Method {
-    pub const ALL: [Method; 8] = [
+    pub const ALL: [Method; 9] = [
         Method::ForkExit,
         Method::ForkExec,
         Method::VforkExec,
@@ -56,6 +62,7 @@ impl Method {
         Method::PosixSpawn,
         Method::StdCommand,
         Method::PopenSh,
+        Method::CloneVmPipe,
         Method::System,
     ];
 
@@ -69,6 +76,7 @@ impl Method {
             Method::PosixSpawn => "posix-spawn",
             Method::StdCommand => "std-command",
             Method::PopenSh => "popen-sh",
+            Method::CloneVmPipe => "clone-vm-pipe",
             Method::System => "system",
         }
     }
@@ -82,6 +90,7 @@ impl Method {
             Method::PosixSpawn => "spawn.posix-spawn",
             Method::StdCommand => "spawn.std-command",
             Method::PopenSh => "spawn.popen-sh",
+            Method::CloneVmPipe => "spawn.clone-vm-pipe",
             Method::System => "spawn.system",
         }
     }
@@ -100,6 +109,7 @@ impl Method {
             Method::PosixSpawn => "posix_spawn() of the target, waited for",
             Method::StdCommand => "Rust std::process::Command::status() of the target",
             Method::PopenSh => "popen(\"target\", \"r\") through sh -c, read to EOF, pclose()",
+            Method::CloneVmPipe => "popen_noshell's way: clone(CLONE_VM|SIGCHLD) on its own stack, stdout on a pipe read to EOF, execve() without a shell",
             Method::System => "system(\"target\") through sh -c",
         }
     }
@@ -121,12 +131,17 @@ impl Method {
                 "vfork+exec is implemented for x86_64 and aarch64; this build is for {}",
                 std::env::consts::ARCH
             )),
+            Method::CloneVmPipe if !CLONE_VM_PIPE_SUPPORTED => Err(format!(
+                "clone-vm-pipe's child is raw system calls written for x86_64 and aarch64; this build is for {}",
+                std::env::consts::ARCH
+            )),
             _ => Ok(()),
         }
     }
 }
 
 const VFORK_SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+const CLONE_VM_PIPE_SUPPORTED: bool = VFORK_SUPPORTED;
 
 /// Why one spawn went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,6 +236,9 @@ pub struct ExecPlan {
     /// fork+exit's check: when set, the child writes one byte here first.
     marker_fd: libc::c_int,
     clone_stack: Vec<u8>,
+    /// clone-vm-pipe's stack, mapped on first use of that method (in the
+    /// warm-up of the shared timing loop, so never in a timed spawn).
+    guarded_stack: Option<GuardedStack>,
     popen_buf: Vec<u8>,
 }
 
@@ -280,6 +298,7 @@ impl ExecPlan {
             std_args: args.iter().map(|a| a.to_os_string()).collect(),
             marker_fd: -1,
             clone_stack: vec![0u8; CLONE_STACK],
+            guarded_stack: None,
             popen_buf: vec![0u8; 4096],
         })
     }
@@ -307,6 +326,7 @@ impl ExecPlan {
             Method::PosixSpawn => self.posix_spawn(),
             Method::StdCommand => self.std_command(),
             Method::PopenSh => self.popen(),
+            Method::CloneVmPipe => self.clone_vm_pipe(&mut |_| {}).map(|_| ()),
             Method::System => self.system(),
         }
     }
@@ -376,6 +396,7 @@ impl ExecPlan {
             path: self.path.as_ptr(),
             argv: self.argv.as_ptr(),
             envp: self.envp.as_ptr(),
+            stdout: -1,
         };
         // The stack grows down on every architecture sysgauge runs on; the
         // top is aligned to 16 bytes as the ABIs require.
@@ -481,6 +502,118 @@ impl ExecPlan {
         check(status)
     }
 
+    /// popen_noshell's pattern, once: returns how many bytes the child
+    /// wrote to its stdout, each chunk handed to `sink` as it is read.
+    ///
+    /// Unlike clone-vfork-exec the parent is not suspended: it runs on
+    /// while the child, sharing its memory, is still before its `execve`.
+    /// What the child reads (`args`, on this frame, and the plan's argv and
+    /// envp) stays untouched until `waitpid` has reaped it, and the child
+    /// writes only to its own stack. It must not write the parent's memory
+    /// at all, and libc's wrappers would: a failing `dup3` or `execve`
+    /// sets errno, which (no CLONE_SETTLS) is this thread's errno, read
+    /// concurrently by the parent's `read` loop. Hence the child is raw
+    /// system calls ([`clone_pipe_child`]).
+    pub fn clone_vm_pipe(&mut self, sink: &mut dyn FnMut(&[u8])) -> Result<u64, SpawnError> {
+        if !CLONE_VM_PIPE_SUPPORTED {
+            return Err(SpawnError::Os {
+                call: "clone",
+                errno: libc::ENOSYS,
+            });
+        }
+        if self.guarded_stack.is_none() {
+            self.guarded_stack =
+                Some(
+                    GuardedStack::new(CLONE_STACK).map_err(|errno| SpawnError::Os {
+                        call: "mmap",
+                        errno,
+                    })?,
+                );
+        }
+        let top = match &self.guarded_stack {
+            Some(s) => s.top(),
+            None => {
+                return Err(SpawnError::Os {
+                    call: "mmap",
+                    errno: libc::ENOMEM,
+                })
+            }
+        };
+        let (read_end, write_end) = stdout_pipe()?;
+        let args = CloneArgs {
+            path: self.path.as_ptr(),
+            argv: self.argv.as_ptr(),
+            envp: self.envp.as_ptr(),
+            stdout: write_end.as_raw_fd(),
+        };
+        // SAFETY: `clone_pipe_child` runs on the guarded stack (owned by
+        // self, used by no one else: the previous child was reaped) and
+        // makes only raw system calls that read `args` and the argv/envp
+        // arrays, all alive and unmodified until `wait_for` below has
+        // reaped the child; it never returns, so the stack's guard page is
+        // only there against a bug. Without CLONE_FILES the child has its
+        // own copy of the descriptor table, so its dup3 does not touch ours.
+        let pid = unsafe {
+            libc::clone(
+                clone_pipe_child,
+                top,
+                libc::CLONE_VM | libc::SIGCHLD,
+                (&args as *const CloneArgs).cast_mut().cast(),
+            )
+        };
+        if pid < 0 {
+            return Err(SpawnError::Os {
+                call: "clone",
+                errno: last_errno(),
+            });
+        }
+        // Only the child may hold the write end now, or the read below
+        // would never see EOF.
+        drop(write_end);
+        let mut total = 0u64;
+        let mut read_error = None;
+        loop {
+            // SAFETY: `popen_buf` is a valid writable buffer of its length
+            // and `read_end` an open descriptor.
+            let n = unsafe {
+                libc::read(
+                    read_end.as_raw_fd(),
+                    self.popen_buf.as_mut_ptr().cast(),
+                    self.popen_buf.len(),
+                )
+            };
+            match n {
+                0 => break,
+                n if n > 0 => {
+                    let n = n as usize;
+                    total += n as u64;
+                    sink(&self.popen_buf[..n]);
+                }
+                _ => {
+                    let e = last_errno();
+                    if e == libc::EINTR {
+                        continue;
+                    }
+                    read_error = Some(e);
+                    break;
+                }
+            }
+        }
+        drop(read_end);
+        // Reaped whatever happened to the read: the child's memory is ours.
+        let status = wait_for(pid).map_err(|errno| SpawnError::Os {
+            call: "waitpid",
+            errno,
+        })?;
+        if let Some(errno) = read_error {
+            return Err(SpawnError::Os {
+                call: "read",
+                errno,
+            });
+        }
+        check(status).map(|()| total)
+    }
+
     fn system(&mut self) -> Result<(), SpawnError> {
         // SAFETY: the command is a valid NUL-terminated string. system()
         // changes SIGINT/SIGQUIT dispositions process-wide while it waits,
@@ -540,6 +673,8 @@ struct CloneArgs {
     path: *const libc::c_char,
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
+    /// clone-vm-pipe: the pipe's write end, to become the child's stdout.
+    stdout: libc::c_int,
 }
 
 /// The clone child: exec the target or exit 127. Runs on its own stack in
@@ -552,6 +687,165 @@ extern "C" fn clone_child(arg: *mut libc::c_void) -> libc::c_int {
         let a = &*(arg as *const CloneArgs);
         libc::execve(a.path, a.argv, a.envp);
         libc::_exit(127)
+    }
+}
+
+/// A pipe for a child's stdout, both ends close-on-exec, the write end
+/// numbered above 2 (a `dup3` onto 1 of descriptor 1 itself would fail, and
+/// one that is 0 or 2 would be overwritten by the child's own stdio).
+fn stdout_pipe() -> Result<(OwnedFd, OwnedFd), SpawnError> {
+    let mut fds = [-1 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid out-array of two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(SpawnError::Os {
+            call: "pipe2",
+            errno: last_errno(),
+        });
+    }
+    // SAFETY: pipe2 succeeded, so both are open descriptors we now own.
+    let (r, mut w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    if w.as_raw_fd() <= 2 {
+        // SAFETY: F_DUPFD_CLOEXEC on an open descriptor returns a new one.
+        let moved = unsafe { libc::fcntl(w.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+        if moved < 0 {
+            return Err(SpawnError::Os {
+                call: "fcntl",
+                errno: last_errno(),
+            });
+        }
+        // SAFETY: `moved` is a new open descriptor we own.
+        w = unsafe { OwnedFd::from_raw_fd(moved) };
+    }
+    Ok((r, w))
+}
+
+/// A stack for a `clone(CLONE_VM)` child: an anonymous private mapping
+/// whose lowest page is PROT_NONE, so a child that overran it would fault
+/// instead of writing into whatever lies below (popen_noshell's layout).
+struct GuardedStack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+impl GuardedStack {
+    fn new(usable: usize) -> Result<GuardedStack, i32> {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let len = usable.div_ceil(page) * page + page;
+        // SAFETY: a fresh anonymous mapping; no existing memory is touched.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(last_errno());
+        }
+        let stack = GuardedStack { base, len };
+        // SAFETY: the first page lies inside the mapping made above.
+        if unsafe { libc::mprotect(base, page, libc::PROT_NONE) } != 0 {
+            return Err(last_errno());
+        }
+        Ok(stack)
+    }
+
+    /// The initial stack pointer: the end of the mapping (stacks grow
+    /// down on every architecture sysgauge runs on), 16-byte aligned.
+    fn top(&self) -> *mut libc::c_void {
+        // SAFETY: one past the end of the mapping, which is page-aligned.
+        unsafe { self.base.cast::<u8>().add(self.len).cast() }
+    }
+}
+
+impl Drop for GuardedStack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping is ours and no child runs on it any more
+        // (every clone-vm-pipe child is reaped before its spawn returns).
+        unsafe {
+            libc::munmap(self.base, self.len);
+        }
+    }
+}
+
+// SAFETY: the mapping is owned by the plan, used only by the thread that
+// spawns with it; the pointer is not shared.
+unsafe impl Send for GuardedStack {}
+
+/// The clone-vm-pipe child: `dup3(stdout, 1, 0)`, `execve`, and
+/// `exit_group(127)` when either fails, as raw system calls that write no
+/// memory (no errno: see [`ExecPlan::clone_vm_pipe`]). It never returns.
+extern "C" fn clone_pipe_child(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` points to the parent's `CloneArgs`, which the parent
+    // keeps alive and unmodified until it has reaped this child. The loads
+    // happen before the block; inside it only system calls run.
+    let (path, argv, envp, fd) = unsafe {
+        let a = &*(arg as *const CloneArgs);
+        (a.path, a.argv, a.envp, a.stdout)
+    };
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: see the function's doc; the child never leaves the block.
+    unsafe {
+        std::arch::asm!(
+            "mov eax, 292",         // dup3(fd, 1, 0)
+            "syscall",
+            "test rax, rax",
+            "js 3f",
+            "mov rdi, r8",          // execve(path, argv, envp)
+            "mov rsi, r9",
+            "mov rdx, r10",
+            "mov eax, 59",
+            "syscall",
+            "3:",
+            "mov edi, 127",         // dup3 or execve failed
+            "mov eax, 231",         // exit_group
+            "syscall",
+            "ud2",
+            in("rdi") fd as isize,
+            in("rsi") 1isize,
+            in("rdx") 0isize,
+            in("r8") path,
+            in("r9") argv,
+            in("r10") envp,
+            options(noreturn),
+        );
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: as for x86_64.
+    unsafe {
+        std::arch::asm!(
+            "mov x8, #24",          // dup3(fd, 1, 0)
+            "svc #0",
+            "tbnz x0, #63, 3f",
+            "mov x0, x9",           // execve(path, argv, envp)
+            "mov x1, x10",
+            "mov x2, x11",
+            "mov x8, #221",
+            "svc #0",
+            "3:",
+            "mov x0, #127",         // dup3 or execve failed
+            "mov x8, #94",          // exit_group
+            "svc #0",
+            "brk #0",
+            in("x0") fd as isize,
+            in("x1") 1isize,
+            in("x2") 0isize,
+            in("x9") path,
+            in("x10") argv,
+            in("x11") envp,
+            options(noreturn),
+        );
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        // Never cloned: `Method::available` refuses the method here.
+        let _ = (path, argv, envp, fd);
+        // SAFETY: _exit is async-signal-safe and writes no memory.
+        unsafe { libc::_exit(127) }
     }
 }
 
@@ -649,5 +943,96 @@ unsafe fn raw_vfork_exec(
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         -(libc::ENOSYS as isize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_fds() -> usize {
+        std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+    }
+
+    /// popen_noshell's pattern reads what the child printed to the end:
+    /// more than a pipe's buffer, so the child blocks until the parent has
+    /// read, and the byte count and contents are exact.
+    #[test]
+    fn clone_vm_pipe_reads_the_whole_output() {
+        if Method::CloneVmPipe.available().is_err() {
+            return;
+        }
+        let head = sysgauge_core::bench::find_program("head").expect("coreutils head");
+        let mut plan = ExecPlan::new(
+            &head,
+            &[
+                OsStr::new("-c"),
+                OsStr::new("300000"),
+                OsStr::new("/dev/zero"),
+            ],
+        )
+        .unwrap();
+        let before = open_fds();
+        for _ in 0..3 {
+            let mut seen = 0u64;
+            let mut nonzero = false;
+            let n = plan
+                .clone_vm_pipe(&mut |b| {
+                    seen += b.len() as u64;
+                    nonzero |= b.iter().any(|&x| x != 0);
+                })
+                .unwrap();
+            assert_eq!(n, 300_000);
+            assert_eq!(seen, 300_000);
+            assert!(!nonzero);
+        }
+        assert_eq!(open_fds(), before, "the pipe's descriptors leaked");
+        let echo = sysgauge_core::bench::find_program("echo").expect("coreutils echo");
+        let mut plan = ExecPlan::new(&echo, &[OsStr::new("a b")]).unwrap();
+        let mut out = Vec::new();
+        plan.clone_vm_pipe(&mut |b| out.extend_from_slice(b))
+            .unwrap();
+        assert_eq!(
+            out, b"a b\n",
+            "arguments reach the program unsplit (no shell)"
+        );
+    }
+
+    /// An exec that fails is the child's exit status 127, after which the
+    /// plan still works (the stack and descriptors were cleaned up).
+    #[test]
+    fn clone_vm_pipe_reports_a_failed_exec() {
+        if Method::CloneVmPipe.available().is_err() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = ExecPlan::new(&dir.path().join("missing"), &[]).unwrap();
+        let before = open_fds();
+        for _ in 0..3 {
+            match plan.spawn(Method::CloneVmPipe) {
+                Err(SpawnError::Child(ChildEnd::Exited(127))) => {}
+                other => panic!("expected exit status 127, got {other:?}"),
+            }
+        }
+        assert_eq!(open_fds(), before);
+        let t = sysgauge_core::bench::find_program("true").expect("coreutils true");
+        let mut plan = ExecPlan::new(&t, &[]).unwrap();
+        assert_eq!(plan.clone_vm_pipe(&mut |_| {}), Ok(0));
+    }
+
+    #[test]
+    fn guarded_stack_has_a_guard_page() {
+        let s = GuardedStack::new(CLONE_STACK).unwrap();
+        assert_eq!(s.top() as usize % 16, 0);
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let base = s.base as usize;
+        let guard = maps.lines().find(|l| {
+            l.split('-')
+                .next()
+                .and_then(|a| usize::from_str_radix(a, 16).ok())
+                == Some(base)
+        });
+        let guard = guard.expect("the stack's mapping is listed");
+        assert!(guard.contains(" ---p "), "{guard}");
     }
 }

@@ -1,6 +1,7 @@
 //! The `spawn` family: what it costs to start a process, by each method
 //! (fork+exit, fork+exec, vfork+exec, clone(CLONE_VM|CLONE_VFORK)+exec,
-//! posix_spawn, Rust's std Command, popen through `sh -c`, system), for a
+//! posix_spawn, Rust's std Command, popen through `sh -c`, popen_noshell's
+//! clone(CLONE_VM)+pipe+exec, system), for a
 //! static no-op target and for `/bin/true`, with the parent holding 0, 256
 //! MiB or 1 GiB of touched memory, and with one spawner per CPU.
 //!
@@ -349,7 +350,7 @@ impl Benchmark for SpawnBenchmark {
 crate::registry::register_family! {
     name: "spawn", options: SpawnOptions, in_default_run: true, summary_first: false,
     budget_seconds: [0.3, 4.0, 40.0, 120.0], report: Some(report::spawn_report),
-    summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, system), parent-size sweep",
+    summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, popen_noshell, system), parent-size sweep",
 }
 
 /// Every spawn benchmark, in display order.

@@ -13,14 +13,40 @@ use sysgauge_core::{BenchError, CancelToken};
 use super::corpus::Corpus;
 use super::exec::Invocation;
 
-/// Block size `dd` reads with: the 32 KiB the coreutils digest programs
-/// read with, so `dd` does the same reads and nothing else.
-pub const DD_BLOCK: &str = "32K";
+/// Largest `--dd-bs`: dd allocates one buffer of this size, and a larger
+/// block no longer changes how a file is read.
+pub const DD_BLOCK_MAX: u64 = 1 << 30;
+
+/// The case parameter holding dd's block size in bytes when one was given
+/// (`--dd-bs`); absent, dd runs with its own default (no `bs=`: 512 bytes
+/// for GNU dd), as the write-up ran it.
+pub const DD_BS_PARAM: &str = "bs";
+
+/// `sweep.dd`'s workload version. 2: no `bs=` by default (dd's own 512-byte
+/// blocks); version 1 always passed `bs=32K`, which is now `--dd-bs 32K`
+/// (param `bs=32768`).
+pub const DD_WORKLOAD_VERSION: u32 = 2;
+
+/// The placeholder a custom command line may use for the input file.
+pub const INPUT_PLACEHOLDER: &str = "{input}";
+
+/// Check a `--dd-bs` value (bytes): 1 byte to [`DD_BLOCK_MAX`].
+pub fn check_dd_block(bytes: u64) -> Result<u64, String> {
+    if bytes == 0 {
+        return Err("--dd-bs must be at least 1 byte".to_string());
+    }
+    if bytes > DD_BLOCK_MAX {
+        return Err(format!(
+            "--dd-bs {bytes} is larger than {DD_BLOCK_MAX} bytes (1 GiB): dd would allocate a buffer that large; use a smaller block size"
+        ));
+    }
+    Ok(bytes)
+}
 
 /// A program the sweep knows by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Known {
-    /// `dd if=FILE of=/dev/null bs=32K`: reading and process start-up only.
+    /// `dd if=FILE of=/dev/null [bs=N]`: reading and process start-up only.
     Dd,
     B2sum,
     Sha1sum,
@@ -78,17 +104,18 @@ impl Known {
         self != Known::Dd
     }
 
-    /// Arguments for one run over `input`.
-    pub fn args(self, input: &Path) -> Vec<OsString> {
+    /// Arguments for one run over `input`; `dd_bs` is dd's block size in
+    /// bytes (`None`: no `bs=`, dd's own default). Other programs ignore it.
+    pub fn args(self, input: &Path, dd_bs: Option<u64>) -> Vec<OsString> {
         match self {
             Known::Dd => {
                 let mut iff = OsString::from("if=");
                 iff.push(input);
-                vec![
-                    iff,
-                    OsString::from("of=/dev/null"),
-                    OsString::from(format!("bs={DD_BLOCK}")),
-                ]
+                let mut v = vec![iff, OsString::from("of=/dev/null")];
+                if let Some(bs) = dd_bs {
+                    v.push(OsString::from(format!("bs={bs}")));
+                }
+                v
             }
             _ => vec![input.as_os_str().to_os_string()],
         }
@@ -147,8 +174,9 @@ impl Known {
 pub enum Program {
     Known(Known),
     /// A command given as `'CMD ARGS'`: split like a shell would split it
-    /// (quotes, backslashes) but run without one; the input file is
-    /// appended as the last argument.
+    /// (quotes, backslashes) but run without one. A template: every
+    /// `{input}` in an argument becomes the input file's path; without
+    /// one, the path is appended as the last argument.
     Custom {
         line: String,
         argv: Vec<String>,
@@ -164,17 +192,16 @@ impl Program {
         }
     }
 
-    /// The invocation over `input`, with the program found on PATH.
-    pub fn invocation(&self, input: &Path) -> Result<Invocation, BenchError> {
+    /// The invocation over `input`, with the program found on PATH;
+    /// `dd_bs` as for [`Known::args`].
+    pub fn invocation(&self, input: &Path, dd_bs: Option<u64>) -> Result<Invocation, BenchError> {
         let (name, mut args) = match self {
-            Program::Known(k) => (k.name(), k.args(input)),
+            Program::Known(k) => (k.name(), k.args(input, dd_bs)),
             Program::Custom { argv, .. } => {
                 let Some((first, rest)) = argv.split_first() else {
                     return Err(BenchError::failed("empty custom command"));
                 };
-                let mut a: Vec<OsString> = rest.iter().map(OsString::from).collect();
-                a.push(input.as_os_str().to_os_string());
-                (first.as_str(), a)
+                (first.as_str(), custom_args(rest, input))
             }
         };
         let program = sysgauge_core::bench::find_program(name).ok_or_else(|| match self {
@@ -230,6 +257,28 @@ pub fn parse_programs(values: &[String]) -> Result<Vec<Program>, String> {
     Ok(out)
 }
 
+/// A custom command's arguments over `input`: `{input}` replaced
+/// wherever it occurs (`if={input}` too), else the path appended.
+pub fn custom_args(rest: &[String], input: &Path) -> Vec<OsString> {
+    if !rest.iter().any(|a| a.contains(INPUT_PLACEHOLDER)) {
+        let mut a: Vec<OsString> = rest.iter().map(OsString::from).collect();
+        a.push(input.as_os_str().to_os_string());
+        return a;
+    }
+    rest.iter()
+        .map(|a| {
+            let mut out = OsString::new();
+            for (i, piece) in a.split(INPUT_PLACEHOLDER).enumerate() {
+                if i > 0 {
+                    out.push(input);
+                }
+                out.push(piece);
+            }
+            out
+        })
+        .collect()
+}
+
 /// A custom command line, split shell-style.
 pub fn custom(line: &str) -> Result<Program, String> {
     let argv = shlex::split(line)
@@ -240,6 +289,11 @@ pub fn custom(line: &str) -> Result<Program, String> {
     if argv[0].contains('=') {
         return Err(format!(
             "--program '{line}': environment assignments are not supported (no shell runs the command)"
+        ));
+    }
+    if argv[0].contains(INPUT_PLACEHOLDER) {
+        return Err(format!(
+            "--program '{line}': {INPUT_PLACEHOLDER} stands for the input file and may only appear in the arguments"
         ));
     }
     // Canonical spelling, so the same command always makes the same
@@ -307,9 +361,25 @@ mod tests {
         }
         assert!(!Known::Dd.is_digest());
         assert!(Known::Md5sum.is_digest());
-        let dd = Known::Dd.args(Path::new("/s/in"));
-        assert_eq!(dd, vec!["if=/s/in", "of=/dev/null", "bs=32K"]);
-        assert_eq!(Known::Sha1sum.args(Path::new("/s/in")), vec!["/s/in"]);
+        // dd's own block size unless one is given (then in bytes).
+        let dd = Known::Dd.args(Path::new("/s/in"), None);
+        assert_eq!(dd, vec!["if=/s/in", "of=/dev/null"]);
+        let dd = Known::Dd.args(Path::new("/s/in"), Some(32768));
+        assert_eq!(dd, vec!["if=/s/in", "of=/dev/null", "bs=32768"]);
+        assert_eq!(
+            Known::Sha1sum.args(Path::new("/s/in"), Some(512)),
+            vec!["/s/in"]
+        );
+    }
+
+    #[test]
+    fn dd_block_sizes() {
+        assert_eq!(check_dd_block(512), Ok(512));
+        assert_eq!(check_dd_block(DD_BLOCK_MAX), Ok(DD_BLOCK_MAX));
+        let zero = check_dd_block(0).unwrap_err();
+        assert!(zero.contains("at least 1"), "{zero}");
+        let big = check_dd_block(DD_BLOCK_MAX + 1).unwrap_err();
+        assert!(big.contains("--dd-bs") && big.contains("smaller"), "{big}");
     }
 
     #[test]
@@ -338,7 +408,13 @@ mod tests {
             Program::Custom { argv, .. } => assert_eq!(argv, &["sh", "-c", "exec cat \"$0\""]),
             other => panic!("{other:?}"),
         }
-        for bad in ["", "sha256sum,,dd", "sh -c 'oops", "X=1 sha256sum"] {
+        for bad in [
+            "",
+            "sha256sum,,dd",
+            "sh -c 'oops",
+            "X=1 sha256sum",
+            "{input} --x",
+        ] {
             assert!(parse_programs(&[bad.into()]).is_err(), "{bad:?}");
         }
     }
@@ -346,15 +422,28 @@ mod tests {
     #[test]
     fn invocations() {
         let inv = Program::Known(Known::Sha256sum)
-            .invocation(Path::new("/tmp/in"))
+            .invocation(Path::new("/tmp/in"), Some(512))
             .unwrap();
         assert!(inv.program.ends_with("sha256sum"));
         assert_eq!(inv.args, vec!["/tmp/in"]);
         let custom = parse_programs(&["cat -u".into()]).unwrap();
-        let inv = custom[0].invocation(Path::new("/tmp/in")).unwrap();
+        let inv = custom[0].invocation(Path::new("/tmp/in"), None).unwrap();
         assert_eq!(inv.args, vec!["-u", "/tmp/in"]);
+        // A template: the path where {input} stands, and nowhere else.
+        let t = parse_programs(&["dd 'if={input}' of=/dev/null bs=4K".into()]).unwrap();
+        let inv = t[0].invocation(Path::new("/tmp/in"), Some(1)).unwrap();
+        assert!(inv.program.ends_with("dd"));
+        assert_eq!(inv.args, vec!["if=/tmp/in", "of=/dev/null", "bs=4K"]);
+        let t = parse_programs(&["cat {input} {input}.x".into()]).unwrap();
+        let inv = t[0].invocation(Path::new("/tmp/a b"), None).unwrap();
+        assert_eq!(inv.args, vec!["/tmp/a b", "/tmp/a b.x"]);
+        // The canonical spelling keeps the placeholder (the case's identity).
+        match &t[0] {
+            Program::Custom { line, .. } => assert_eq!(line, "cat '{input}' '{input}.x'"),
+            other => panic!("{other:?}"),
+        }
         let missing = parse_programs(&["sysgauge-no-such-tool --x".into()]).unwrap();
-        match missing[0].invocation(Path::new("/tmp/in")) {
+        match missing[0].invocation(Path::new("/tmp/in"), None) {
             Err(BenchError::Skip { reason, .. }) => {
                 assert!(reason.contains("sysgauge-no-such-tool"))
             }

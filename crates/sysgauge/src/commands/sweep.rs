@@ -12,7 +12,7 @@
 use crate::cli::{DataArg, SweepArgs};
 use crate::config::{check_output_path, check_writable_dir, MeasureConfig};
 use crate::exit::Exit;
-use crate::values::{ChartFile, NiceCount};
+use crate::values::{ChartFile, NiceCount, NiceSize};
 use crate::{measure, output};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 use sysgauge_bench::sweep::chart::sweep_figure;
 use sysgauge_bench::sweep::corpus::DataSpec;
 use sysgauge_bench::sweep::input::fit_free_space;
-use sysgauge_bench::sweep::program::{parse_programs, Known, Program};
+use sysgauge_bench::sweep::program::{check_dd_block, parse_programs, Known, Program};
 use sysgauge_bench::sweep::report::{sweep_contrast, sweep_csv, sweep_points, sweep_table};
 use sysgauge_bench::sweep::{self, Mode, SweepOptions};
 use sysgauge_core::record::{Finding, Status};
@@ -100,6 +100,20 @@ fn counts(raw: &[NiceCount], option: &str) -> Result<Vec<u64>> {
         .collect()
 }
 
+/// `--dd-bs`: a block size dd accepts, and dd among the programs.
+fn dd_block(raw: Option<NiceSize>, programs: &[Program]) -> Result<Option<u64>> {
+    let Some(NiceSize(bytes)) = raw else {
+        return Ok(None);
+    };
+    let bytes = check_dd_block(bytes).map_err(anyhow::Error::msg)?;
+    if !programs.contains(&Program::Known(Known::Dd)) {
+        bail!(
+            "--dd-bs sets dd's block size, but dd is not among the programs; add it (--program dd,...) or drop --dd-bs"
+        );
+    }
+    Ok(Some(bytes))
+}
+
 /// `--max M --step S`: S, 2S, … up to M.
 fn stepped(NiceCount(max): NiceCount, NiceCount(step): NiceCount) -> Result<Vec<u64>> {
     if step == 0 {
@@ -123,6 +137,7 @@ fn sweep_config(args: &SweepArgs, cfg: &MeasureConfig) -> Result<SweepConfig> {
     } else {
         parse_programs(&args.programs).map_err(anyhow::Error::msg)?
     };
+    let dd_block = dd_block(args.dd_bs, &programs)?;
     let data = match (&args.corpus, args.data) {
         (Some(p), _) => DataSpec::File(p.clone()),
         (None, Some(DataArg::Random)) => DataSpec::Random,
@@ -156,6 +171,7 @@ fn sweep_config(args: &SweepArgs, cfg: &MeasureConfig) -> Result<SweepConfig> {
         to_file: args.to_file,
         dir: args.dir.clone(),
         mode: Mode::Sweep,
+        dd_block,
         ..SweepOptions::default()
     };
     let dir = args.dir.clone().unwrap_or_else(|| cfg.scratch_base.clone());
@@ -191,5 +207,22 @@ mod tests {
         assert!(stepped(n(10), n(20)).is_err());
         assert!(stepped(n(1_000_000), n(1)).is_err());
         assert!(stepped(n(10), n(0)).is_err());
+    }
+
+    #[test]
+    fn dd_block_option() {
+        let dd = [Program::Known(Known::Dd), Program::Known(Known::Sha256sum)];
+        assert_eq!(dd_block(None, &dd).ok(), Some(None));
+        assert_eq!(dd_block(Some(NiceSize(32768)), &dd).ok(), Some(Some(32768)));
+        let err = |raw: u64, programs: &[Program]| {
+            dd_block(Some(NiceSize(raw)), programs)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(err(0, &dd).contains("at least 1 byte"));
+        assert!(err(2 << 30, &dd).contains("larger than"));
+        let no_dd = [Program::Known(Known::B2sum)];
+        assert!(err(512, &no_dd).contains("dd is not among the programs"));
     }
 }
