@@ -321,8 +321,7 @@ impl Signer {
             Public::AwsLc(p) => p.verify_sig(msg, sig).is_ok(),
             Public::RustRsa(p) => {
                 use rsa::signature::Verifier as _;
-                rsa::pkcs1v15::Signature::try_from(sig)
-                    .is_ok_and(|s| p.verify(msg, &s).is_ok())
+                rsa::pkcs1v15::Signature::try_from(sig).is_ok_and(|s| p.verify(msg, &s).is_ok())
             }
         };
         if ok {
@@ -546,8 +545,8 @@ mod tests {
         let legacy = &signature::RSA_PKCS1_1024_8192_SHA256_FOR_LEGACY_USE_ONLY;
         let der = {
             use rsa::pkcs1::EncodeRsaPublicKey;
-            use rsa::signature::Keypair;
             use rsa::pkcs8::DecodePrivateKey;
+            use rsa::signature::Keypair;
             let key =
                 RustRsaSigning::from_pkcs8_der(include_bytes!("keys/rsa-1024.pk8.der")).unwrap();
             let public: rsa::PublicKey = key.verifying_key().as_ref().clone();
@@ -560,7 +559,10 @@ mod tests {
         bad[5] ^= 1;
         assert!(s.verify(MESSAGE, &bad).is_err());
         assert!(s.verify(MESSAGE, &bad[..64]).is_err());
-        assert_eq!(SignAlg::Rsa2048.signer().unwrap().implementation(), "aws-lc");
+        assert_eq!(
+            SignAlg::Rsa2048.signer().unwrap().implementation(),
+            "aws-lc"
+        );
     }
 
     #[test]

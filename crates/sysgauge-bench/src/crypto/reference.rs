@@ -54,12 +54,8 @@ fn openssl_arg(bench_id: &str) -> Option<(Vec<String>, bool)> {
         "hash.md4" | "hash.whirlpool" => legacy(tail),
         "hash.rmd160" => legacy("ripemd160"),
         "crypto.hmac-sha256" => Some((vec!["-hmac".into(), "sha256".into()], false)),
-        "crypto.bf-cbc"
-        | "crypto.cast5-cbc"
-        | "crypto.rc4"
-        | "crypto.des-cbc"
-        | "crypto.idea-cbc"
-        | "crypto.rc2-cbc" => legacy(tail),
+        "crypto.bf-cbc" | "crypto.cast5-cbc" | "crypto.rc4" | "crypto.des-cbc"
+        | "crypto.idea-cbc" | "crypto.rc2-cbc" => legacy(tail),
         _ if bench_id.starts_with("crypto.")
             && (tail.starts_with("aes-")
                 || tail.starts_with("chacha20")

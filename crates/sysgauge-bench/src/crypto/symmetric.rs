@@ -532,7 +532,9 @@ impl Cipher {
             Cipher::IdeaCbc => {
                 cbc_decrypt::<idea::Idea>(&key, &iv, &mut buf).map_err(|_| bad("key"))?
             }
-            Cipher::Rc2Cbc => cbc_decrypt::<rc2::Rc2>(&key, &iv, &mut buf).map_err(|_| bad("key"))?,
+            Cipher::Rc2Cbc => {
+                cbc_decrypt::<rc2::Rc2>(&key, &iv, &mut buf).map_err(|_| bad("key"))?
+            }
             Cipher::Rc4 => {
                 use cipher::StreamCipher;
                 rc4::Rc4::new_from_slice(&key)

@@ -241,7 +241,14 @@ mod tests {
             .collect();
         assert_eq!(
             short,
-            ["hash.md5", "hash.sha1", "hash.sha256", "hash.sha512", "hash.blake2b-512", "hash.blake3"]
+            [
+                "hash.md5",
+                "hash.sha1",
+                "hash.sha256",
+                "hash.sha512",
+                "hash.blake2b-512",
+                "hash.blake3"
+            ]
         );
     }
 
