@@ -537,28 +537,23 @@ mod tests {
             full_table: true,
             ..Default::default()
         });
-        let b = SignBenchmark::new(SignAlg::Ed25519, full.clone());
-        let mut cx = ctx();
-        cx.begin_case(std::time::Duration::from_millis(20));
-        let m = b
-            .run(&mut cx, &Params::new().with("threads", 1u64))
-            .unwrap();
+        // One 20 ms case on `threads` threads; the context keeps the details.
+        let run = |b: &dyn Benchmark, threads: u64| {
+            let mut cx = ctx();
+            cx.begin_case(std::time::Duration::from_millis(20));
+            let m = b
+                .run(&mut cx, &Params::new().with("threads", threads))
+                .unwrap();
+            (m, cx)
+        };
+        let (m, _) = run(&SignBenchmark::new(SignAlg::Ed25519, full.clone()), 1);
         let names: Vec<&str> = m.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, vec!["sign", "verify"]);
         let slice = SignBenchmark::new(SignAlg::Rsa2048, Arc::new(CryptoOptions::default()));
-        let mut cx = ctx();
-        cx.begin_case(std::time::Duration::from_millis(20));
-        let m = slice
-            .run(&mut cx, &Params::new().with("threads", 2u64))
-            .unwrap();
+        let (m, _) = run(&slice, 2);
         assert_eq!(m.len(), 1);
         assert!(m[0].value() > 0.0);
-        let rsa1024 = SignBenchmark::new(SignAlg::Rsa1024, full.clone());
-        let mut cx = ctx();
-        cx.begin_case(std::time::Duration::from_millis(20));
-        let m = rsa1024
-            .run(&mut cx, &Params::new().with("threads", 1u64))
-            .unwrap();
+        let (m, mut cx) = run(&SignBenchmark::new(SignAlg::Rsa1024, full.clone()), 1);
         assert_eq!(m.len(), 2);
         assert!(m.iter().all(|m| m.value() > 0.0));
         let out = cx.take_case_output();
