@@ -564,7 +564,8 @@ fn canonical_cipher(name: &str) -> Option<String> {
 
 /// The sysgauge benchmark id for an openssl algorithm name (as it appears in
 /// `SymmetricRow`, `SignVerifyRow` or `KeyExchangeRow`):
-/// digests `hash.md5|sha1|sha256|sha512|blake2b-512`; ciphers
+/// digests `hash.md4|md5|sha1|rmd160|sha256|sha512|whirlpool|blake2b-512`
+/// (`ripemd160`, the EVP name, is `rmd160` as the table calls it); ciphers
 /// `crypto.<evp name>` (`crypto.aes-128-gcm`, `crypto.des-ede3-cbc`);
 /// `hmac(sha256)` → `crypto.hmac-sha256`; RSA `crypto.rsa-<bits>`; ECDSA on
 /// the NIST P curves `crypto.ecdsa-p256|p384|p521`; `crypto.ed25519`; ECDH
@@ -575,8 +576,11 @@ pub fn bench_id_for(openssl_algorithm: &str) -> String {
     let lower = openssl_algorithm.trim().to_ascii_lowercase();
     let digest = |n: &str| -> Option<&'static str> {
         Some(match n {
+            "md4" => "md4",
             "md5" => "md5",
             "sha1" | "sha-1" => "sha1",
+            "rmd160" | "ripemd160" | "ripemd-160" | "ripemd" => "rmd160",
+            "whirlpool" => "whirlpool",
             "sha256" | "sha2-256" | "sha-256" => "sha256",
             "sha512" | "sha2-512" | "sha-512" => "sha512",
             "blake2b512" | "blake2b-512" => "blake2b-512",
@@ -940,7 +944,21 @@ mod tests {
             ("ecdhx25519", "crypto.x25519"),
             ("Ed25519", "crypto.ed25519"),
             ("ghash", "openssl.ghash"),
-            ("rmd160", "openssl.rmd160"),
+            ("md4", "hash.md4"),
+            ("rmd160", "hash.rmd160"),
+            ("RIPEMD160", "hash.rmd160"),
+            ("whirlpool", "hash.whirlpool"),
+            ("hmac(md4)", "crypto.hmac-md4"),
+            ("des cbc", "crypto.des-cbc"),
+            ("DES-CBC", "crypto.des-cbc"),
+            ("idea cbc", "crypto.idea-cbc"),
+            ("idea-cbc", "crypto.idea-cbc"),
+            ("rc2 cbc", "crypto.rc2-cbc"),
+            ("rc2-cbc", "crypto.rc2-cbc"),
+            ("camellia-192 cbc", "crypto.camellia-192-cbc"),
+            ("camellia-256 cbc", "crypto.camellia-256-cbc"),
+            ("CAMELLIA-256-CBC", "crypto.camellia-256-cbc"),
+            ("rsa1024", "crypto.rsa-1024"),
             ("rc5-32/12 cbc", "crypto.rc5-cbc"),
             ("cmac(aes-128-cbc)", "openssl.cmac-aes-128-cbc"),
             ("SHA3-256", "openssl.sha3-256"),

@@ -2,7 +2,8 @@
 //! sizes as a `sysgauge crypto` run, for `--vs-openssl`.
 //!
 //! One invocation per symmetric algorithm (`-evp` takes one), one for all
-//! public-key algorithms. The legacy ciphers (Blowfish, CAST5, RC4) live in
+//! public-key algorithms. The legacy ciphers (Blowfish, CAST5, RC4, DES,
+//! IDEA, RC2) and digests (MD4, RIPEMD-160, Whirlpool) live in
 //! OpenSSL 3's legacy provider, so their invocations load it; an OpenSSL
 //! without it fails those invocations only, and the others still count.
 //! Every child is bounded in time and killed (and reaped) on timeout, on
@@ -50,8 +51,11 @@ fn openssl_arg(bench_id: &str) -> Option<(Vec<String>, bool)> {
     match bench_id {
         "hash.md5" | "hash.sha1" | "hash.sha256" | "hash.sha512" => evp(tail),
         "hash.blake2b-512" => evp("blake2b512"),
+        "hash.md4" | "hash.whirlpool" => legacy(tail),
+        "hash.rmd160" => legacy("ripemd160"),
         "crypto.hmac-sha256" => Some((vec!["-hmac".into(), "sha256".into()], false)),
-        "crypto.bf-cbc" | "crypto.cast5-cbc" | "crypto.rc4" => legacy(tail),
+        "crypto.bf-cbc" | "crypto.cast5-cbc" | "crypto.rc4" | "crypto.des-cbc"
+        | "crypto.idea-cbc" | "crypto.rc2-cbc" => legacy(tail),
         _ if bench_id.starts_with("crypto.")
             && (tail.starts_with("aes-")
                 || tail.starts_with("chacha20")
@@ -283,6 +287,33 @@ mod tests {
             threads,
             seconds: 1,
         }
+    }
+
+    #[test]
+    fn the_old_tables_rows_load_the_legacy_provider() {
+        let p = plan(
+            &[
+                "hash.md4",
+                "hash.rmd160",
+                "crypto.des-cbc",
+                "crypto.camellia-256-cbc",
+                "crypto.rsa-1024",
+            ],
+            &[8192],
+            1,
+        );
+        let lines: Vec<String> = invocations(&p).iter().map(|i| i.args.join(" ")).collect();
+        let legacy = "speed -mr -elapsed -seconds 1 -provider legacy -provider default -bytes 8192";
+        assert_eq!(
+            lines,
+            vec![
+                format!("{legacy} -evp md4"),
+                format!("{legacy} -evp ripemd160"),
+                format!("{legacy} -evp des-cbc"),
+                "speed -mr -elapsed -seconds 1 -bytes 8192 -evp camellia-256-cbc".to_string(),
+                "speed -mr -elapsed -seconds 1 rsa1024".to_string(),
+            ]
+        );
     }
 
     #[test]

@@ -11,27 +11,38 @@
 //!   elsewhere), written because no crate comes near `openssl speed`;
 //! - MD5: `sysgauge_kernels::md5`, written for the same reason;
 //! - BLAKE2b-512: `blake2b_simd` (AVX2/SSE4.1 dispatch at run time);
-//! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time).
+//! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time);
+//! - MD4, RIPEMD-160, Whirlpool: RustCrypto `md4`, `ripemd`, `whirlpool`
+//!   (portable code; these are rows of the published `openssl speed` tables
+//!   that aws-lc does not have, measured so such a table can be matched).
 
 use crate::util::hex;
 
 /// A digest algorithm the hash family measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Algorithm {
+    Md4,
     Md5,
     Sha1,
+    Rmd160,
     Sha256,
     Sha512,
+    Whirlpool,
     Blake2b512,
     Blake3,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 6] = [
+    /// In `openssl speed`'s order (md4, md5, sha1, rmd160, sha256, sha512,
+    /// whirlpool), then the digests the published tables did not have.
+    pub const ALL: [Algorithm; 9] = [
+        Algorithm::Md4,
         Algorithm::Md5,
         Algorithm::Sha1,
+        Algorithm::Rmd160,
         Algorithm::Sha256,
         Algorithm::Sha512,
+        Algorithm::Whirlpool,
         Algorithm::Blake2b512,
         Algorithm::Blake3,
     ];
@@ -39,10 +50,13 @@ impl Algorithm {
     /// Benchmark id.
     pub fn id(self) -> &'static str {
         match self {
+            Algorithm::Md4 => "hash.md4",
             Algorithm::Md5 => "hash.md5",
             Algorithm::Sha1 => "hash.sha1",
+            Algorithm::Rmd160 => "hash.rmd160",
             Algorithm::Sha256 => "hash.sha256",
             Algorithm::Sha512 => "hash.sha512",
+            Algorithm::Whirlpool => "hash.whirlpool",
             Algorithm::Blake2b512 => "hash.blake2b-512",
             Algorithm::Blake3 => "hash.blake3",
         }
@@ -51,10 +65,13 @@ impl Algorithm {
     /// Display name (as `openssl speed` calls it, where it has it).
     pub fn name(self) -> &'static str {
         match self {
+            Algorithm::Md4 => "md4",
             Algorithm::Md5 => "md5",
             Algorithm::Sha1 => "sha1",
+            Algorithm::Rmd160 => "rmd160",
             Algorithm::Sha256 => "sha256",
             Algorithm::Sha512 => "sha512",
+            Algorithm::Whirlpool => "whirlpool",
             Algorithm::Blake2b512 => "blake2b512",
             Algorithm::Blake3 => "blake3",
         }
@@ -63,20 +80,32 @@ impl Algorithm {
     /// Digest length in bytes.
     pub fn output_len(self) -> usize {
         match self {
-            Algorithm::Md5 => 16,
-            Algorithm::Sha1 => 20,
+            Algorithm::Md4 | Algorithm::Md5 => 16,
+            Algorithm::Sha1 | Algorithm::Rmd160 => 20,
             Algorithm::Sha256 | Algorithm::Blake3 => 32,
-            Algorithm::Sha512 | Algorithm::Blake2b512 => 64,
+            Algorithm::Sha512 | Algorithm::Whirlpool | Algorithm::Blake2b512 => 64,
         }
+    }
+
+    /// Whether the quick and tiny profiles of `sysgauge run` time it: not
+    /// the legacy digests kept for matching old `openssl speed` tables.
+    pub fn in_short_run(self) -> bool {
+        !matches!(
+            self,
+            Algorithm::Md4 | Algorithm::Rmd160 | Algorithm::Whirlpool
+        )
     }
 
     /// Which implementation runs on this CPU (for the record's details).
     pub fn implementation(self) -> &'static str {
         match self {
+            Algorithm::Md4 => "rustcrypto md4",
             Algorithm::Md5 => "sysgauge md5",
             Algorithm::Sha1 => "rustcrypto sha1",
+            Algorithm::Rmd160 => "rustcrypto ripemd",
             Algorithm::Sha256 => "rustcrypto sha2",
             Algorithm::Sha512 => super::sha512::implementation(),
+            Algorithm::Whirlpool => "rustcrypto whirlpool",
             Algorithm::Blake2b512 => "blake2b_simd",
             Algorithm::Blake3 => "blake3",
         }
@@ -88,10 +117,13 @@ impl Algorithm {
     pub fn digest_into(self, data: &[u8], out: &mut [u8; 64]) {
         use sha2::Digest;
         match self {
+            Algorithm::Md4 => out[..16].copy_from_slice(&md4::Md4::digest(data)),
             Algorithm::Md5 => out[..16].copy_from_slice(&super::md5::md5(data)),
             Algorithm::Sha1 => out[..20].copy_from_slice(&sha1::Sha1::digest(data)),
+            Algorithm::Rmd160 => out[..20].copy_from_slice(&ripemd::Ripemd160::digest(data)),
             Algorithm::Sha256 => out[..32].copy_from_slice(&sha2::Sha256::digest(data)),
             Algorithm::Sha512 => out[..64].copy_from_slice(&super::sha512::sha512(data)),
+            Algorithm::Whirlpool => out[..64].copy_from_slice(&whirlpool::Whirlpool::digest(data)),
             Algorithm::Blake2b512 => {
                 out[..64].copy_from_slice(blake2b_simd::blake2b(data).as_bytes())
             }
@@ -106,9 +138,23 @@ impl Algorithm {
         hex(&out[..self.output_len()])
     }
 
-    /// Published digests of "" and "abc".
+    /// Published digests of "" and "abc" (MD4: RFC 1320; RIPEMD-160: the
+    /// designers' test vectors; Whirlpool: the NESSIE vectors of version 3,
+    /// the one OpenSSL implements).
     fn known_answers(self) -> [(&'static [u8], &'static str); 2] {
         match self {
+            Algorithm::Md4 => [
+                (b"", "31d6cfe0d16ae931b73c59d7e0c089c0"),
+                (b"abc", "a448017aaf21d8525fc10ae87aa6729d"),
+            ],
+            Algorithm::Rmd160 => [
+                (b"", "9c1185a5c5e9fc54612808977ee8f548b2258d31"),
+                (b"abc", "8eb208f7e05d987a9b044a8e98c6b087f15a0bfc"),
+            ],
+            Algorithm::Whirlpool => [
+                (b"", "19fa61d75522a4669b44e39c1d2e1726c530232130d407f89afee0964997f7a73e83be698b288febcf88e3e03c4f0757ea8964e59b63d93708b138cc42a66eb3"),
+                (b"abc", "4e2448a4c6f486bb16b6562c73b4020bf3043e3a731bce721ae1b303d97e6d4c7181eebdb6c57e277d0e34957114cbd6c797fc9d95d8b582d225292076d4eef5"),
+            ],
             Algorithm::Md5 => [
                 (b"", "d41d8cd98f00b204e9800998ecf8427e"),
                 (b"abc", "900150983cd24fb0d6963f7d28e17f72"),
@@ -182,6 +228,19 @@ mod tests {
         assert_eq!(
             Algorithm::Md5.hex_digest(&data),
             "7707d6ae4e027c70eea2a935c2296f21"
+        );
+        assert_eq!(
+            Algorithm::Rmd160.hex_digest(&data),
+            "52783243c1697bdbe16d37f97f68f08325dc1528"
+        );
+        // RFC 1320's longest vector: eight repetitions of "1234567890".
+        assert_eq!(
+            Algorithm::Md4.hex_digest("1234567890".repeat(8).as_bytes()),
+            "e33b4ddc9c38f2199c3e7b164fcc0536"
+        );
+        assert_eq!(
+            Algorithm::Whirlpool.hex_digest(&data),
+            "0c99005beb57eff50a7cf005560ddf5d29057fd86b20bfd62deca0f1ccea4af51fc15490eddc47af32bb2b66c34ff9ad8c6008ad677f77126953b226e4ed8b01"
         );
     }
 

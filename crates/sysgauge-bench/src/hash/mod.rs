@@ -90,6 +90,13 @@ impl Benchmark for HashBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
+        // The digests only the old `openssl speed` tables had stay out of
+        // the short profiles of `run` (they are not in the index's reference).
+        let short = matches!(plan.profile, Profile::Tiny | Profile::Quick);
+        let options_given = self.options.block_sizes.is_some() || self.options.threads.is_some();
+        if short && !options_given && !self.algorithm.in_short_run() {
+            return Vec::new();
+        }
         let defaults = default_cases(plan.profile);
         let cases: Vec<(u64, Count)> = match (&self.options.block_sizes, &self.options.threads) {
             (None, None) => defaults,
@@ -145,7 +152,7 @@ impl Benchmark for HashBenchmark {
 crate::registry::register_family! {
     name: "hash", options: HashOptions, in_default_run: true, summary_first: true,
     budget_seconds: [0.3, 6.0, 40.0, 120.0], report: None,
-    summary: "in-process digest throughput (md5, sha1, sha256, sha512, blake2b-512, blake3)",
+    summary: "in-process digest throughput (md4, md5, sha1, rmd160, sha256, sha512, whirlpool, blake2b-512, blake3)",
 }
 
 /// Every hash benchmark, in display order.
@@ -207,8 +214,47 @@ mod tests {
     }
 
     #[test]
+    fn legacy_digests_stay_out_of_the_short_profiles() {
+        let plan = |profile| Plan {
+            profile,
+            threads: 4,
+        };
+        for a in [Algorithm::Md4, Algorithm::Rmd160, Algorithm::Whirlpool] {
+            let b = HashBenchmark::new(a, Arc::new(HashOptions::default()));
+            assert!(b.cases(&plan(Profile::Tiny)).is_empty(), "{}", a.name());
+            assert!(b.cases(&plan(Profile::Quick)).is_empty(), "{}", a.name());
+            assert!(!b.cases(&plan(Profile::Standard)).is_empty());
+            // `sysgauge crypto` (explicit sizes and threads) runs them.
+            let table = HashBenchmark::new(
+                a,
+                Arc::new(HashOptions {
+                    block_sizes: Some(vec![16, 8192]),
+                    threads: Some(vec![1]),
+                }),
+            );
+            assert_eq!(table.cases(&plan(Profile::Quick)).len(), 2);
+        }
+        let short: Vec<&str> = Algorithm::ALL
+            .iter()
+            .filter(|a| a.in_short_run())
+            .map(|a| a.id())
+            .collect();
+        assert_eq!(
+            short,
+            [
+                "hash.md5",
+                "hash.sha1",
+                "hash.sha256",
+                "hash.sha512",
+                "hash.blake2b-512",
+                "hash.blake3"
+            ]
+        );
+    }
+
+    #[test]
     fn runs_single_and_parallel() {
-        for a in [Algorithm::Sha256, Algorithm::Blake3] {
+        for a in [Algorithm::Sha256, Algorithm::Blake3, Algorithm::Whirlpool] {
             let b = HashBenchmark::new(a, Arc::new(HashOptions::default()));
             for threads in [1u64, 2] {
                 let mut c = ctx();

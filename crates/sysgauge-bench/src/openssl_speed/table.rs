@@ -397,6 +397,7 @@ mod tests {
         for id in [
             "hash.md5",
             "hash.sha256",
+            "hash.rmd160",
             "crypto.aes-128-cbc",
             "crypto.des-ede3-cbc",
             "crypto.rsa-2048",
