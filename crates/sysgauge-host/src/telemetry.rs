@@ -224,8 +224,9 @@ fn light(root: &SysRoot, paths: &Paths) -> Light {
 struct Full {
     at: Instant,
     light: Light,
-    /// This process and its waited-for children, ticks.
-    own: Option<u64>,
+    /// This process and its waited-for children, ticks in user and in
+    /// kernel mode.
+    own: Option<(u64, u64)>,
     /// Other processes: ticks per (pid, start time).
     others: BTreeMap<(i32, u64), u64>,
     psi: [Option<u64>; 3],
@@ -259,7 +260,7 @@ fn full(root: &SysRoot, paths: &Paths) -> Full {
     let own = root
         .read_proc("self/stat")
         .and_then(|t| procs::parse_stat(&t).ok())
-        .map(|p| p.utime + p.stime + p.cutime + p.cstime);
+        .map(|p| (p.utime + p.cutime, p.stime + p.cstime));
     let others = procs::snapshot(&root.proc)
         .map(|s| {
             let skip = not_others(&s.procs, me);
@@ -403,16 +404,26 @@ pub struct Summary {
     /// This process (and waited-for children), in percent of one CPU (as
     /// Bonnie++'s %CP).
     pub own_cpu_percent: Option<f64>,
+    /// Of which in user mode and in the kernel.
+    pub own_user_percent: Option<f64>,
+    /// See `own_user_percent`.
+    pub own_system_percent: Option<f64>,
     /// Other processes, in CPUs (1.0 = one CPU busy all the time).
     pub other_cpus: Option<f64>,
     /// Shares of all CPUs' time, percent: busy (not idle, not iowait).
     pub busy_percent: Option<f64>,
+    /// User mode (nice included).
+    pub user_percent: Option<f64>,
+    /// Kernel mode.
+    pub system_percent: Option<f64>,
     /// Idle with I/O outstanding.
     pub iowait_percent: Option<f64>,
     /// Stolen by the hypervisor.
     pub steal_percent: Option<f64>,
-    /// Hardware and software interrupts.
+    /// Hardware interrupts.
     pub irq_percent: Option<f64>,
+    /// Software interrupts.
+    pub softirq_percent: Option<f64>,
     /// Stall time with at least one task waiting, ms: cpu, memory, io.
     pub psi_ms: [Option<u64>; 3],
     /// Share of the case's wall time the memory stall covered, percent.
@@ -437,6 +448,12 @@ fn summarize(start: &Full, end: &Full, points: &[Point], ticks: f64) -> Summary 
         cpu.filter(|c| c.total() > 0)
             .map(|c| 100.0 * f(&c) as f64 / c.total() as f64)
     };
+    let own = |part: fn((u64, u64)) -> u64| match (start.own, end.own) {
+        (Some(a), Some(b)) => {
+            Some(100.0 * part(b).saturating_sub(part(a)) as f64 / ticks / seconds)
+        }
+        _ => None,
+    };
     let other_ticks: u64 = end
         .others
         .iter()
@@ -460,15 +477,17 @@ fn summarize(start: &Full, end: &Full, points: &[Point], ticks: f64) -> Summary 
         .reduce(f64::max);
     Summary {
         seconds,
-        own_cpu_percent: match (start.own, end.own) {
-            (Some(a), Some(b)) => Some(100.0 * b.saturating_sub(a) as f64 / ticks / seconds),
-            _ => None,
-        },
+        own_cpu_percent: own(|(u, s)| u + s),
+        own_user_percent: own(|(u, _)| u),
+        own_system_percent: own(|(_, s)| s),
         other_cpus: (!end.others.is_empty()).then(|| other_ticks as f64 / ticks / seconds),
         busy_percent: share(|c| c.total() - c.idle - c.iowait),
+        user_percent: share(|c| c.user + c.nice),
+        system_percent: share(|c| c.system),
         iowait_percent: share(|c| c.iowait),
         steal_percent: share(|c| c.steal),
-        irq_percent: share(|c| c.irq + c.softirq),
+        irq_percent: share(|c| c.irq),
+        softirq_percent: share(|c| c.softirq),
         memory_stall_percent: psi_ms[1].map(|ms: u64| 100.0 * ms as f64 / 1000.0 / seconds),
         psi_ms,
         mhz_start: start.light.mhz,
@@ -486,17 +505,26 @@ impl Summary {
     pub fn details(&self) -> Params {
         let mut d = Params::new();
         let fixed = |v: f64, places: usize| format!("{v:.places$}");
-        if let Some(v) = self.own_cpu_percent {
-            d.insert("cpu_percent", v.round() as i64);
+        for (key, v) in [
+            ("cpu_percent", self.own_cpu_percent),
+            ("cpu_user_percent", self.own_user_percent),
+            ("cpu_system_percent", self.own_system_percent),
+        ] {
+            if let Some(v) = v {
+                d.insert(key, v.round() as i64);
+            }
         }
         if let Some(v) = self.other_cpus {
             d.insert("other_cpus", fixed(v, 2));
         }
         for (key, v) in [
             ("busy_percent", self.busy_percent),
+            ("user_percent", self.user_percent),
+            ("system_percent", self.system_percent),
             ("iowait_percent", self.iowait_percent),
             ("steal_percent", self.steal_percent),
             ("irq_percent", self.irq_percent),
+            ("softirq_percent", self.softirq_percent),
         ] {
             if let Some(v) = v {
                 d.insert(key, fixed(v, 1));
@@ -666,11 +694,16 @@ mod tests {
         Summary {
             seconds: 4.0,
             own_cpu_percent: Some(99.0),
+            own_user_percent: Some(97.0),
+            own_system_percent: Some(2.0),
             other_cpus: Some(0.05),
             busy_percent: Some(52.0),
+            user_percent: Some(50.0),
+            system_percent: Some(1.5),
             iowait_percent: Some(0.0),
             steal_percent: Some(0.1),
-            irq_percent: Some(0.5),
+            irq_percent: Some(0.1),
+            softirq_percent: Some(0.4),
             psi_ms: [Some(3), Some(0), Some(0)],
             memory_stall_percent: Some(0.0),
             mhz_start: Some(3000.0),
@@ -686,6 +719,8 @@ mod tests {
         assert!(f.is_empty() && why.is_empty(), "{f:?}");
         let d = summary().details();
         assert_eq!(d.get_int("cpu_percent"), Some(99));
+        assert_eq!(d.get_int("cpu_user_percent"), Some(97));
+        assert_eq!(d.get_str("softirq_percent"), Some("0.4"));
         assert_eq!(d.get_str("other_cpus"), Some("0.05"));
         assert_eq!(d.get_int("psi_cpu_ms"), Some(3));
         assert_eq!(d.get_int("mhz_min"), Some(2990));
