@@ -9,19 +9,19 @@
 //! the element size and `Using 262144 bytes as blocks for memcpy block copy
 //! test.`
 //!
-//! What the cases mean: mbw's `MEMCPY` copies one array into another with
-//! the C library's `memcpy` and counts each byte once, exactly as
-//! `mem.memcpy` does, so it becomes a `mem.memcpy` case (params `size`,
-//! `huge_pages` false: mbw allocates with plain `malloc`) that compares
-//! with `sysgauge mem --size SIZE --no-huge-pages`. `DUMB` is whatever
-//! mbw's compiler made of `b[i] = a[i]` (often a `memcpy` again), and
-//! `MCBLOCK` copies the same source block each time; neither is
-//! `mem.loop-copy` or `mem.block-copy`, so they keep mbw's names
-//! (`mbw.dumb`, `mbw.mcblock`) and compare only with other mbw imports.
+//! What the cases mean: every line keeps mbw's own name (`mbw.memcpy`,
+//! `mbw.dumb`, `mbw.mcblock`) and compares only with other mbw imports,
+//! because the label does not say the method. Debian's mbw 1.2.2 runs the
+//! element loop `b[i] = a[i]` under the label `MEMCPY` and the C library's
+//! `memcpy` under `DUMB` (its worker's test numbers and labels are swapped;
+//! docs/performance.md shows the disassembly's branches), while mbw 2.0
+//! labels them as they are, and the output names no version. Which line is
+//! sysgauge's `mem.memcpy` is therefore the reader's call, not the
+//! importer's (docs/comparing.md). `MCBLOCK` copies the same source block
+//! each time, which no sysgauge case does.
 //! The per-run lines are the samples; with only `AVG` lines, the average
 //! is the one sample.
 
-use super::MEMCPY;
 use crate::util::{line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Params, ResultRecord, Status};
@@ -145,10 +145,8 @@ fn record(
     }
     let size = bytes as u64;
     let method = c.method.to_ascii_lowercase();
-    let (id, mut params) = match method.as_str() {
-        "memcpy" => (MEMCPY.to_string(), Params::new().with("huge_pages", false)),
-        _ => (format!("mbw.{}", sanitise(&method)), Params::new()),
-    };
+    let id = format!("mbw.{}", sanitise(&method));
+    let mut params = Params::new();
     params.insert("size", size);
     if method == "mcblock" {
         if let Some(b) = block_size {
@@ -203,10 +201,9 @@ mod tests {
     #[test]
     fn full_output_gives_every_run_as_a_sample() {
         let r = parse_mbw(fixture!("1.2.2-n3-16MiB.txt"), Utc::now()).unwrap();
-        assert_eq!(ids(&r), ["mem.memcpy", "mbw.dumb", "mbw.mcblock"]);
+        assert_eq!(ids(&r), ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"]);
         let memcpy = &r[0];
-        assert_eq!(memcpy.params.get_u64("size"), Some(16 << 20));
-        assert_eq!(memcpy.params.get_bool("huge_pages"), Some(false));
+        assert_eq!(memcpy.params, Params::new().with("size", 16u64 << 20));
         assert_eq!(memcpy.metrics[0].samples.len(), 3);
         assert!((memcpy.metrics[0].samples[2] - 7597.341 * 1.048_576).abs() < 1e-6);
         assert_eq!(r[2].params.get_u64("block_size"), Some(262_144));
@@ -221,7 +218,7 @@ mod tests {
             .map(|l| format!("{l}\n"))
             .collect();
         let r = parse_mbw(&text, Utc::now()).unwrap();
-        assert_eq!(ids(&r), ["mem.memcpy", "mbw.dumb", "mbw.mcblock"]);
+        assert_eq!(ids(&r), ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"]);
         assert_eq!(r[0].metrics[0].samples, [2406.860 * 1.048_576]);
         // Without the preamble the block size is not known, so not claimed.
         assert_eq!(r[2].params.get_u64("block_size"), None);
