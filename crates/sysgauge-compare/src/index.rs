@@ -353,11 +353,11 @@ mod tests {
             "ref",
             None,
             vec![
-                throughput("disk.seq-write", &[100.0]),
-                throughput("disk.seq-read", &[100.0]),
+                throughput("omega.write", &[100.0]),
+                throughput("omega.read", &[100.0]),
             ],
         );
-        let mut cached = throughput("disk.seq-write", &[900.0]);
+        let mut cached = throughput("omega.write", &[900.0]);
         cached.details.insert(
             sysgauge_core::UNTRUSTED,
             "O_DIRECT writes ran 9× faster than reads: a write cache",
@@ -365,7 +365,7 @@ mod tests {
         let run = run_with(
             "new",
             None,
-            vec![cached, throughput("disk.seq-read", &[200.0])],
+            vec![cached, throughput("omega.read", &[200.0])],
         );
         let ix = index_against(&run, &reference);
         let disk = &ix.families[0];
@@ -375,7 +375,7 @@ mod tests {
         );
         assert_eq!(disk.left_out.len(), 1);
         assert!(
-            disk.left_out[0].contains("disk.seq-write") && disk.left_out[0].contains("write cache")
+            disk.left_out[0].contains("omega.write") && disk.left_out[0].contains("write cache")
         );
         assert_eq!(ix.overall.left_out, disk.left_out);
         // Marked on the reference side, it is left out too.

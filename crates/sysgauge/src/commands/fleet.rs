@@ -471,8 +471,8 @@ mod tests {
             s(&["run", "--profile", "quick"])
         );
         assert_eq!(
-            remote_args(&s(&["--profile", "tiny", "--only", "hash.md5"])).unwrap_or_default(),
-            s(&["run", "--profile", "tiny", "--only", "hash.md5"])
+            remote_args(&s(&["--profile", "tiny", "--only", "family.case"])).unwrap_or_default(),
+            s(&["run", "--profile", "tiny", "--only", "family.case"])
         );
         assert_eq!(
             remote_args(&s(&["crypto", "--profile", "tiny"])).unwrap_or_default(),
