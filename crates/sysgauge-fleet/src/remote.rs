@@ -11,9 +11,11 @@
 //!    `TMPDIR` pointing into the private directory (so the run's scratch
 //!    space goes too); the run record is read from stdout;
 //! 6. the directory removed, whatever happened before (success, a failed
-//!    step, the timeout, Ctrl-C); on timeout or Ctrl-C the remote sysgauge
-//!    (found by its path in our directory with `ps`) is first sent SIGINT
-//!    (it cleans up its scratch and stops), then SIGKILL if it lingers.
+//!    step, the timeout, Ctrl-C); on timeout or Ctrl-C the binary is
+//!    deleted first (so a session still on its way to `exec` cannot start
+//!    it), then the remote sysgauge (found by its path in our directory
+//!    with `ps`) is sent SIGINT (it cleans up its scratch and stops), then
+//!    SIGKILL if it lingers.
 //!
 //! The host needs a POSIX shell, `uname`, `mktemp`, `cat`, `chmod` and
 //! `sha256sum` (coreutils or busybox): what any Linux system has.
@@ -338,16 +340,22 @@ fn clean_up(conn: &Connection, dir: &str, running: bool) -> Result<(), String> {
     let d = shell_quote(dir);
     let mut script = String::new();
     if running {
-        // Whatever runs the binary in our directory is ours: SIGINT lets
-        // it clean its scratch space; SIGKILL after 5 s; then wait (up to
-        // 5 s) until it is gone, since a signal is delivered, not awaited.
-        let pattern = shell_quote(&format!("{dir}/sysgauge"));
+        // The binary goes first: a session whose shell has not reached its
+        // `exec` yet (ssh was cut off while the channel was opening) then
+        // fails there instead of starting a run nobody waits for. Whatever
+        // runs the binary from our directory is ours: SIGINT lets it clean
+        // its scratch space, SIGKILL after 5 s, then a wait (up to 5 s) until
+        // it is gone, since a signal is delivered, not awaited. The scan is
+        // made twice, a moment apart, to catch an exec that was in flight.
+        let bin = format!("{dir}/sysgauge");
+        let pattern = shell_quote(&bin);
         let wait = "i=0; while [ -n \"$pids\" ] && kill -0 $pids 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; ";
-        script.push_str(&format!(
+        let stop = format!(
             "pids=$(ps -eo pid=,args= 2>/dev/null | awk -v p={pattern} 'index($0, p) && !/awk/ {{print $1}}'); \
              [ -n \"$pids\" ] && kill -INT $pids 2>/dev/null; {wait}\
              [ -n \"$pids\" ] && kill -KILL $pids 2>/dev/null; {wait}"
-        ));
+        );
+        script.push_str(&format!("rm -f -- {pattern}; {stop}sleep 0.2; {stop}"));
     }
     script.push_str(&format!("rm -rf -- {d} && ! test -e {d}"));
     let out = conn

@@ -491,9 +491,10 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
         .collect();
     assert_eq!(left.len(), 1, "{left:?}\n{log}");
     std::fs::remove_dir_all(lab.tmp().join(&left[0])).unwrap();
+    let running = sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string());
     assert!(
-        sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string()).is_empty(),
-        "remote sysgauge left running"
+        running.is_empty(),
+        "remote sysgauge left running: {running:?}\n{log}"
     );
 
     lab.hosts[3].start();
@@ -544,9 +545,10 @@ fn timeout_stops_and_cleans_up() {
     // Stopped at the timeout, not when the remote run would have ended.
     assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
     assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+    let running = sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string());
     assert!(
-        sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string()).is_empty(),
-        "remote sysgauge left running"
+        running.is_empty(),
+        "remote sysgauge left running: {running:?}\n{log}"
     );
     assert!(runs(&sb).is_empty());
 }
