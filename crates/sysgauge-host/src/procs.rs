@@ -11,13 +11,22 @@
 //! (hidepid, permissions) as unreadable; neither is an error. Two snapshots
 //! are matched by pid and start time, so a pid reused during the interval is
 //! a new process, not a negative delta.
+//!
+//! Beside the processes, the machine as `top` shows it in its header: the
+//! CPU line (us/sy/ni/id/wa/hi/si/st, in total and per CPU) from the `cpu`
+//! lines of /proc/stat, the load average from /proc/loadavg and the running
+//! and blocked counts from /proc/stat. Over an interval the CPU line covers
+//! the interval; from one snapshot it covers the time since boot. Together
+//! they tell "busy" from "waiting": a load average well above the running
+//! count means tasks in uninterruptible sleep (usually I/O), not CPU demand.
 
+use crate::telemetry::{parse_cpu_lines, parse_stat_counter, CpuTimes};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use thiserror::Error;
 
 /// Version of the `--json` document.
-pub const PROCS_JSON_VERSION: u32 = 1;
+pub const PROCS_JSON_VERSION: u32 = 2;
 
 /// The fields of /proc/PID/stat that `procs` uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +53,9 @@ pub struct ProcStat {
     /// Start time after boot, in clock ticks (identifies the process
     /// together with the pid).
     pub starttime: u64,
+    /// Resident set size in pages (field 24); `None` when the line stops
+    /// before it.
+    pub rss_pages: Option<u64>,
 }
 
 /// Why a /proc/PID/stat line did not parse.
@@ -114,6 +126,11 @@ pub fn parse_stat(text: &str) -> Result<ProcStat, StatError> {
         cstime: u64::try_from(int(17)?).unwrap_or(0),
         threads: int(20)?,
         starttime: num(22)?,
+        // Signed in proc(5); a kernel thread has 0.
+        rss_pages: rest
+            .get(24 - 3)
+            .and_then(|f| f.parse::<i64>().ok())
+            .map(|v| u64::try_from(v).unwrap_or(0)),
     })
 }
 
@@ -128,12 +145,29 @@ pub struct Snapshot {
     pub vanished: usize,
     /// Entries whose stat line did not parse.
     pub malformed: usize,
+    /// The `cpu` lines of /proc/stat (aggregate first); empty when it
+    /// cannot be read.
+    pub cpu: Vec<(String, CpuTimes)>,
+    /// `procs_running` of /proc/stat: tasks runnable now.
+    pub running: Option<u64>,
+    /// `procs_blocked` of /proc/stat: tasks waiting for I/O now.
+    pub blocked: Option<u64>,
+    /// The 1, 5 and 15 minute load averages of /proc/loadavg.
+    pub load: Option<(f64, f64, f64)>,
 }
 
 /// Read every /proc/PID/stat under `proc_root`. Only the directory itself
 /// failing is an error.
 pub fn snapshot(proc_root: &Path) -> std::io::Result<Snapshot> {
     let mut s = Snapshot::default();
+    if let Ok(stat) = std::fs::read_to_string(proc_root.join("stat")) {
+        s.cpu = parse_cpu_lines(&stat);
+        s.running = parse_stat_counter(&stat, "procs_running");
+        s.blocked = parse_stat_counter(&stat, "procs_blocked");
+    }
+    s.load = std::fs::read_to_string(proc_root.join("loadavg"))
+        .ok()
+        .and_then(|t| crate::parse_loadavg(&t));
     for entry in std::fs::read_dir(proc_root)? {
         let Ok(entry) = entry else {
             s.vanished += 1;
@@ -209,6 +243,56 @@ pub struct ProcUsage {
     pub user_percent: Option<f64>,
     /// See `user_percent`.
     pub system_percent: Option<f64>,
+    /// Resident memory in bytes (in the last snapshot).
+    pub rss_bytes: Option<u64>,
+}
+
+/// One line of `top`'s CPU header: where a CPU's (or all CPUs') time went,
+/// in percent of that time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuLine {
+    /// `all`, or the CPU's name in /proc/stat (`cpu0` …).
+    pub cpu: String,
+    /// us: user mode.
+    pub user: f64,
+    /// sy: kernel mode.
+    pub system: f64,
+    /// ni: user mode at low priority.
+    pub nice: f64,
+    /// id: idle.
+    pub idle: f64,
+    /// wa: idle with I/O outstanding.
+    pub iowait: f64,
+    /// hi: hardware interrupts.
+    pub irq: f64,
+    /// si: software interrupts.
+    pub softirq: f64,
+    /// st: taken by the hypervisor.
+    pub steal: f64,
+}
+
+impl CpuLine {
+    /// The shares of `t`'s ticks; `None` when no tick passed.
+    pub fn of(cpu: &str, t: &CpuTimes) -> Option<CpuLine> {
+        let total = t.total();
+        let pct = |v: u64| 100.0 * v as f64 / total as f64;
+        (total > 0).then(|| CpuLine {
+            cpu: if cpu == "cpu" {
+                "all".into()
+            } else {
+                cpu.into()
+            },
+            user: pct(t.user),
+            system: pct(t.system),
+            nice: pct(t.nice),
+            idle: pct(t.idle),
+            iowait: pct(t.iowait),
+            irq: pct(t.irq),
+            softirq: pct(t.softirq),
+            steal: pct(t.steal),
+        })
+    }
 }
 
 /// The whole `procs` answer (also the `--json` document).
@@ -233,6 +317,15 @@ pub struct ProcsReport {
     pub vanished: usize,
     /// Entries that did not parse.
     pub malformed: usize,
+    /// The CPU lines (all CPUs first, then each): over the interval, or
+    /// since boot from one snapshot.
+    pub cpu: Vec<CpuLine>,
+    /// Tasks runnable at the (last) snapshot.
+    pub running: Option<u64>,
+    /// Tasks blocked on I/O at the (last) snapshot.
+    pub blocked: Option<u64>,
+    /// 1, 5 and 15 minute load averages.
+    pub load: Option<[f64; 3]>,
     /// The top processes, sorted.
     pub processes: Vec<ProcUsage>,
 }
@@ -292,6 +385,7 @@ pub fn report(
                 system_seconds: p.stime as f64 / hz,
                 user_percent: up,
                 system_percent: sp,
+                rss_bytes: p.rss_pages.map(|n| n.saturating_mul(page_size())),
             }
         })
         .collect();
@@ -317,6 +411,20 @@ pub fn report(
     for p in &after.procs {
         *states.entry(p.state.to_string()).or_insert(0) += 1;
     }
+    let cpu = after
+        .cpu
+        .iter()
+        .filter_map(|(name, now)| {
+            let spent = match before {
+                Some((b, _)) => {
+                    let (_, then) = b.cpu.iter().find(|(n, _)| n == name)?;
+                    now.since(then)
+                }
+                None => *now,
+            };
+            CpuLine::of(name, &spent)
+        })
+        .collect();
     let total = rows.len();
     if top > 0 {
         rows.truncate(top);
@@ -331,8 +439,17 @@ pub fn report(
         unreadable: after.unreadable,
         vanished: after.vanished + before.map_or(0, |(b, _)| b.vanished),
         malformed: after.malformed,
+        cpu,
+        running: after.running,
+        blocked: after.blocked,
+        load: after.load.map(|(a, b, c)| [a, b, c]),
         processes: rows,
     }
+}
+
+/// The page size RSS is counted in.
+fn page_size() -> u64 {
+    rustix::param::page_size() as u64
 }
 
 /// A command name made safe for one table cell: control characters
@@ -403,6 +520,7 @@ mod tests {
             assert_eq!(p.state, 'D');
             assert_eq!((p.utime, p.stime, p.threads, p.starttime), (7, 9, 3, 5000));
             assert_eq!(p.ppid, 1);
+            assert_eq!(p.rss_pages, Some(100));
         }
         assert_eq!(printable("evil)\n(name"), "evil)\\n(name");
     }
@@ -442,6 +560,7 @@ mod tests {
             cstime: 0,
             threads: 1,
             starttime: start,
+            rss_pages: Some(10),
         }
     }
 
@@ -508,6 +627,38 @@ mod tests {
     }
 
     #[test]
+    fn cpu_lines_load_and_counts() {
+        let mut before = snap(vec![ps(10, "a", 'R', 0, 0, 1)]);
+        before.cpu = parse_cpu_lines("cpu 100 0 100 700 100 0 0 0\ncpu0 50 0 50 350 50 0 0 0\n");
+        let mut after = snap(vec![ps(10, "a", 'R', 100, 0, 1)]);
+        // Over the interval: 200 ticks, 100 user, 50 iowait, 50 steal.
+        after.cpu = parse_cpu_lines(
+            "cpu 200 0 100 700 150 0 0 50\ncpu0 150 0 50 350 50 0 0 0\ncpu1 1 0 0 1 0 0 0 0\n",
+        );
+        after.running = Some(2);
+        after.blocked = Some(5);
+        after.load = Some((6.5, 3.0, 1.0));
+        let r = report(Some((&before, 1.0)), &after, SortBy::User, 0, 100.0);
+        let all = &r.cpu[0];
+        assert_eq!(all.cpu, "all");
+        assert!((all.user - 50.0).abs() < 1e-9);
+        assert!((all.iowait - 25.0).abs() < 1e-9);
+        assert!((all.steal - 25.0).abs() < 1e-9);
+        assert!((all.idle).abs() < 1e-9);
+        assert_eq!(r.cpu[1].cpu, "cpu0");
+        assert!((r.cpu[1].user - 100.0).abs() < 1e-9);
+        // cpu1 came online during the interval: no earlier line, no share.
+        assert_eq!(r.cpu.len(), 2);
+        assert_eq!((r.running, r.blocked), (Some(2), Some(5)));
+        assert_eq!(r.load, Some([6.5, 3.0, 1.0]));
+        assert_eq!(r.processes[0].rss_bytes, Some(10 * page_size()));
+        // One snapshot: since boot.
+        let once = report(None, &after, SortBy::User, 0, 100.0);
+        assert_eq!(once.cpu.len(), 3);
+        assert!((once.cpu[0].user - 100.0 * 200.0 / 1200.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn live_snapshot_sees_this_process() {
         let s = snapshot(Path::new("/proc")).unwrap();
         let me = std::process::id() as i32;
@@ -517,7 +668,11 @@ mod tests {
             .find(|p| p.pid == me)
             .unwrap_or_else(|| panic!("self not found"));
         assert!(p.threads >= 1);
+        assert!(p.rss_pages.unwrap_or(0) > 0);
         assert!(clock_ticks() > 0.0);
+        assert!(s.cpu.len() >= 2, "{:?}", s.cpu);
+        assert!(s.running.unwrap_or(0) >= 1);
+        assert!(s.load.is_some());
     }
 
     #[test]

@@ -73,7 +73,8 @@ pub struct CpuTimes {
 }
 
 impl CpuTimes {
-    fn total(&self) -> u64 {
+    /// Every tick counted, idle included.
+    pub fn total(&self) -> u64 {
         self.user
             + self.nice
             + self.system
@@ -83,7 +84,9 @@ impl CpuTimes {
             + self.softirq
             + self.steal
     }
-    fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+    /// The ticks spent between `earlier` and now (counters never go back;
+    /// one that did counts 0).
+    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
         let d = |a: u64, b: u64| a.saturating_sub(b);
         CpuTimes {
             user: d(self.user, earlier.user),
@@ -100,7 +103,28 @@ impl CpuTimes {
 
 /// The aggregate `cpu` line of /proc/stat; fields a kernel lacks are 0.
 pub fn parse_cpu_times(stat: &str) -> Option<CpuTimes> {
-    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    stat.lines()
+        .find(|l| l.starts_with("cpu "))
+        .and_then(parse_cpu_line)
+}
+
+/// Every `cpu` line of /proc/stat, the aggregate (`cpu`) first, then each
+/// CPU (`cpu0`, `cpu1` …) as the kernel lists them (offline CPUs are
+/// missing); lines that do not parse are left out.
+pub fn parse_cpu_lines(stat: &str) -> Vec<(String, CpuTimes)> {
+    stat.lines()
+        .filter(|l| l.starts_with("cpu"))
+        .filter_map(|l| {
+            let name = l.split_ascii_whitespace().next()?;
+            let valid = name == "cpu" || name[3..].bytes().all(|b| b.is_ascii_digit());
+            valid.then(|| Some((name.to_string(), parse_cpu_line(l)?)))?
+        })
+        .collect()
+}
+
+/// One `cpu…` line: user nice system idle iowait irq softirq steal (older
+/// kernels stop after idle).
+fn parse_cpu_line(line: &str) -> Option<CpuTimes> {
     let v: Vec<u64> = line
         .split_ascii_whitespace()
         .skip(1)
@@ -116,6 +140,14 @@ pub fn parse_cpu_times(stat: &str) -> Option<CpuTimes> {
         irq: at(5),
         softirq: at(6),
         steal: at(7),
+    })
+}
+
+/// A `key N` line of /proc/stat (`procs_running`, `procs_blocked`).
+pub fn parse_stat_counter(stat: &str, key: &str) -> Option<u64> {
+    stat.lines().find_map(|l| {
+        let mut it = l.split_ascii_whitespace();
+        (it.next() == Some(key)).then(|| it.next()?.parse().ok())?
     })
 }
 
@@ -683,6 +715,16 @@ mod tests {
         assert_eq!(t.total(), 132);
         // An old kernel's four fields.
         assert_eq!(parse_cpu_times("cpu 1 2 3 4\n").map(|t| t.steal), Some(0));
+        let lines = parse_cpu_lines(
+            "cpu  10 1 5 100 7 2 3 4 0 0\ncpu0 1 2 3 4\ncpu1 5 6 7 8 9\ncpufoo 1 2 3 4\ncpu2 x\nintr 5\nprocs_running 3\nprocs_blocked 1\n",
+        );
+        let names: Vec<&str> = lines.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["cpu", "cpu0", "cpu1"]);
+        assert_eq!(lines[2].1.iowait, 9);
+        let stat = "cpu 1 2 3 4\nprocs_running 3\nprocs_blocked 1\n";
+        assert_eq!(parse_stat_counter(stat, "procs_running"), Some(3));
+        assert_eq!(parse_stat_counter(stat, "procs_blocked"), Some(1));
+        assert_eq!(parse_stat_counter(stat, "procs"), None);
         assert_eq!(parse_cpu_times("cpu 1 x 3 4\n"), None);
         assert_eq!(parse_cpu_times("intr 5\n"), None);
         let psi = "some avg10=0.00 avg60=0.00 avg300=0.00 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=99\n";
@@ -781,6 +823,7 @@ mod tests {
             cstime: 0,
             threads: 1,
             starttime: 0,
+            rss_pages: None,
         };
         // 100 is us; 300 is our grandchild listed before its parent 200;
         // 50 is a kernel thread; 400 is someone else.

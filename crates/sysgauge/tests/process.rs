@@ -252,8 +252,39 @@ fn procs_json_and_text() {
         .succeeds();
     let text = stdout_of(&out);
     assert!(text.contains(" in D ("), "{text}");
-    assert!(text.contains("system %"), "{text}");
-    assert_eq!(text.lines().count(), 2 + 2 + 3, "{text}");
+    assert!(text.contains("system %") && text.contains("RSS"), "{text}");
+    // top's header: load, running/blocked, and a CPU line for all CPUs and
+    // for each, whose shares add up to 100 %.
+    assert!(text.contains("load average: "), "{text}");
+    assert!(text.contains(" running, "), "{text}");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu_rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("all ") || l.starts_with("cpu"))
+        .collect();
+    assert!(cpu_rows.len() > cpus, "{text}");
+    for row in &cpu_rows {
+        let sum: f64 = row
+            .split_whitespace()
+            .skip(1)
+            .map(|v| v.parse::<f64>().unwrap_or(f64::NAN))
+            .sum();
+        assert!((sum - 100.0).abs() < 1.0, "{row}\n{text}");
+    }
+    let after = text
+        .lines()
+        .skip_while(|l| !l.starts_with("CPU % over"))
+        .count();
+    assert_eq!(after, 1 + 2 + 3, "{text}");
+
+    let out = sb
+        .cmd()
+        .args(["procs", "--json", "--interval", "0.2", "-n", "1"])
+        .succeeds();
+    let r: ProcsReport = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.cpu.first().map(|c| c.cpu.as_str()), Some("all"));
+    assert!(r.load.is_some() && r.running.unwrap_or(0) >= 1);
+    assert!(r.processes[0].rss_bytes.is_some());
 
     sb.cmd().args(["procs", "--interval=-1"]).exits_with(2);
 }
