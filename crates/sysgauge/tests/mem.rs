@@ -64,8 +64,10 @@ fn mem_runs_the_whole_family_and_renders_its_tables() {
     let stdout = stdout_of(&out);
     for needle in [
         "Copy bandwidth, mbw style",
-        "MEMCPY",
-        "BLOCK 256KiB",
+        "memcpy (MEMCPY; 1.2.2: DUMB)",
+        "loop (DUMB; 1.2.2: MEMCPY)",
+        "block 256KiB (MCBLOCK)",
+        "mbw labels: ",
         "Triad:",
         "ns/access",
     ] {

@@ -228,12 +228,14 @@ impl Benchmark for CopyBenchmark {
 
     fn describe(&self) -> Description {
         let summary = match self.kind {
-            CopyKind::Memcpy => "copy one array into another with the C library's memcpy (mbw MEMCPY)",
+            CopyKind::Memcpy => {
+                "copy one array into another with the C library's memcpy (mbw 2.0's MEMCPY; Debian's mbw 1.2.2 prints it as DUMB)"
+            }
             CopyKind::Loop => {
-                "copy element by element, one 8-byte load and store each, never vectorised or turned into memcpy (mbw DUMB)"
+                "copy element by element, one 8-byte load and store each, never vectorised or turned into memcpy (mbw 2.0's DUMB; Debian's mbw 1.2.2 prints it as MEMCPY)"
             }
             CopyKind::Block => {
-                "copy with memcpy in fixed blocks (default 256 KiB) walking both arrays (mbw MCBLOCK)"
+                "copy with memcpy in fixed blocks (default 256 KiB) walking both arrays (mbw's MCBLOCK, which in mbw 1.2.2 re-reads one source block)"
             }
         };
         Description::new(summary.to_string(), Unit::MBps, Better::Higher)

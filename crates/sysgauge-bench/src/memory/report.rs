@@ -55,11 +55,12 @@ pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
         let (Some(m), Some(size)) = (r.primary(), r.params.get_u64("size")) else {
             continue;
         };
+        // The method, then the labels mbw prints for it (MBW_LABELS).
         let method = match r.bench_id.as_str() {
-            MEMCPY => "MEMCPY".to_string(),
-            "mem.loop-copy" => "LOOP".to_string(),
+            MEMCPY => "memcpy (MEMCPY; 1.2.2: DUMB)".to_string(),
+            "mem.loop-copy" => "loop (DUMB; 1.2.2: MEMCPY)".to_string(),
             _ => format!(
-                "BLOCK {}",
+                "block {} (MCBLOCK)",
                 r.params
                     .get_u64("block_size")
                     .map(size_label)
@@ -91,8 +92,17 @@ pub fn copy_table(run: &RunRecord, format: TableFormat) -> String {
         }
         t.push(row("MEDIAN".into(), m.value()));
     }
-    titled(format, "Copy bandwidth, mbw style (each byte copied counted once; one row per repetition, elapsed = one copy)", &t)
+    let mut out = titled(format, "Copy bandwidth, mbw style (each byte copied counted once; one row per repetition, elapsed = one copy)", &t);
+    out.push_str(MBW_LABELS);
+    out
 }
+
+/// Which mbw label goes with which method: the labels differ between mbw
+/// versions, so a published mbw figure is matched by method, not by name.
+pub const MBW_LABELS: &str = "mbw labels: the memcpy method is what mbw 2.0 prints as MEMCPY and \
+Debian's mbw 1.2.2 as DUMB; the element loop is mbw 2.0's DUMB and mbw 1.2.2's MEMCPY \
+(that build swaps the two); the block copy is MCBLOCK, which mbw 1.2.2 runs re-reading \
+one source block (docs/comparing.md)\n";
 
 /// The STREAM kernels in STREAM's layout; empty when the run has none.
 pub fn stream_table(run: &RunRecord, format: TableFormat) -> String {
@@ -312,20 +322,23 @@ mod tests {
         assert!(lines[0].starts_with("Copy bandwidth, mbw style"));
         assert!(lines[1].contains("elapsed s") && lines[1].contains("copy MiB/s"));
         // Row 0: 0.025 s, 256 MiB, 10240 MiB/s.
-        let row0: Vec<&str> = lines[3].split_whitespace().collect();
-        assert_eq!(
-            row0,
-            vec!["0", "MEMCPY", "0.02500", "256.000", "10240.0", "10737.4"]
-        );
+        // The method column pairs the method with mbw's labels for it.
+        let memcpy = "memcpy (MEMCPY; 1.2.2: DUMB)";
+        let row0: Vec<&str> = lines[3].split(memcpy).collect();
+        assert_eq!(row0[0].trim(), "0", "{text}");
+        let figures: Vec<&str> = row0[1].split_whitespace().collect();
+        assert_eq!(figures, vec!["0.02500", "256.000", "10240.0", "10737.4"]);
         // mbw's AVG: 256 MiB over the mean time 0.0375 s.
-        let avg: Vec<&str> = lines[5].split_whitespace().collect();
-        assert_eq!(&avg[..4], &["AVG", "MEMCPY", "0.03750", "256.000"]);
-        assert_eq!(avg[4], "6826.7");
+        let avg: Vec<&str> = lines[5].split(memcpy).collect();
+        assert_eq!(avg[0].trim(), "AVG");
+        let avg: Vec<&str> = avg[1].split_whitespace().collect();
+        assert_eq!(&avg[..3], &["0.03750", "256.000", "6826.7"]);
         assert!(lines[6].starts_with("MEDIAN"));
-        assert!(text.contains("BLOCK 256KiB"));
+        assert!(text.contains("block 256KiB (MCBLOCK)"));
+        assert!(text.ends_with(MBW_LABELS), "{text}");
         let md = copy_table(&r, TableFormat::Markdown);
         assert!(md.starts_with("### Copy bandwidth"));
-        assert!(md.contains("| 0 | MEMCPY |"));
+        assert!(md.contains(&format!("| 0 | {memcpy} |")));
     }
 
     #[test]
