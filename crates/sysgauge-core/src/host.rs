@@ -216,6 +216,11 @@ pub struct FsInfo {
     /// True for tmpfs, ramfs, zram and similar: such a filesystem measures
     /// memory, not a disk.
     pub ram_backed: bool,
+    /// The mount's own options (`rw,noatime`), from /proc/self/mountinfo.
+    pub mount_options: Option<String>,
+    /// The file system's options (`rw,errors=remount-ro,commit=60`): the
+    /// journal mode, barriers and commit interval that change write speed.
+    pub fs_options: Option<String>,
     pub free_bytes: Option<u64>,
     pub total_bytes: Option<u64>,
 }

@@ -195,6 +195,8 @@ pub fn fs_info_at(root: &SysRoot, path: &Path) -> Option<FsInfo> {
         info.mount_point = Some(m.mount_point.clone());
         info.fs_type = Some(m.fs_type.clone());
         info.source = Some(m.source.clone());
+        info.mount_options = Some(m.options.clone());
+        info.fs_options = Some(m.super_options.clone());
         info.block_device = if m.major != 0 {
             disk_for_devnum(root, m.major, m.minor)
         } else {

@@ -126,6 +126,11 @@ fn firecracker_vm_captured_here() {
     assert_eq!(scratch.fs_type.as_deref(), Some("ext4"));
     assert_eq!(scratch.source.as_deref(), Some("/dev/vda"));
     assert_eq!(scratch.block_device.as_deref(), Some("vda"));
+    assert_eq!(scratch.mount_options.as_deref(), Some("rw,relatime"));
+    assert_eq!(
+        scratch.fs_options.as_deref(),
+        Some("rw,discard,resv_strict,resuid=65534,resgid=65534")
+    );
     assert!(!scratch.ram_backed);
     assert_eq!(scratch.free_bytes, None, "statvfs is for live roots only");
     let tmp = host.storage.tmp.as_ref().expect("tmp fs");

@@ -21,6 +21,15 @@
 //!   is mounted or claimed in between, and the checks are repeated before
 //!   every case.
 //!
+//! A device-mapper or md device (an LVM logical volume, dm-crypt, RAID) is
+//! a stack: its own block sizes, and those of the devices it is built on
+//! (`slaves/` in sysfs), which may be larger or smaller than its own (a
+//! 4 KiB LV over 512-byte disks). The largest block size anywhere in the
+//! stack is the one below which a write turns into read-modify-write; a
+//! `--block-size` below it (or not a multiple) is warned about before
+//! anything is written, in the plan and at the start of the run, naming
+//! the layer, and again as a finding on the case.
+//!
 //! Block sizes that are multiples of the logical block size are written
 //! with O_DIRECT. Smaller ones cannot be: the kernel refuses unaligned
 //! direct I/O on a block device. They go through the page cache (buffered
@@ -152,6 +161,134 @@ pub struct DeviceFacts {
     pub physical_block_size: Option<u32>,
     pub model: Option<String>,
     pub rotational: Option<bool>,
+    /// The device and what it is built on (device-mapper, md), top first.
+    pub stack: Vec<Layer>,
+}
+
+/// One device of a block device stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    /// Kernel name (`dm-0`, `md0`, `sda`).
+    pub name: String,
+    pub logical_block_size: Option<u32>,
+    pub physical_block_size: Option<u32>,
+}
+
+/// The block size below which writes to the device are read-modify-write:
+/// the largest logical or physical block size in its stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockFloor {
+    pub bytes: u64,
+    /// The layer it comes from.
+    pub layer: String,
+    /// `logical` or `physical`.
+    pub kind: &'static str,
+}
+
+impl DeviceFacts {
+    /// The largest block size in the stack (the top device's when the
+    /// stack is unknown); ties go to the upper layer and to logical.
+    pub fn block_floor(&self) -> Option<BlockFloor> {
+        let own = Layer {
+            name: self.name.clone(),
+            logical_block_size: self.logical_block_size,
+            physical_block_size: self.physical_block_size,
+        };
+        let layers = if self.stack.is_empty() {
+            std::slice::from_ref(&own)
+        } else {
+            self.stack.as_slice()
+        };
+        let mut best: Option<BlockFloor> = None;
+        for l in layers {
+            for (kind, v) in [
+                ("logical", l.logical_block_size),
+                ("physical", l.physical_block_size),
+            ] {
+                let Some(v) = v.map(u64::from).filter(|&v| v > 0) else {
+                    continue;
+                };
+                if best.as_ref().is_none_or(|b| v > b.bytes) {
+                    best = Some(BlockFloor {
+                        bytes: v,
+                        layer: l.name.clone(),
+                        kind,
+                    });
+                }
+            }
+        }
+        best
+    }
+
+    /// What to say before writing at each of `blocks`: one line per block
+    /// size below (or not a multiple of) the stack's block floor.
+    pub fn block_warnings(&self, blocks: &[u64]) -> Vec<String> {
+        let Some(floor) = self.block_floor() else {
+            return Vec::new();
+        };
+        let whose = if floor.layer == self.name {
+            format!("{}'s {} block size", self.name, floor.kind)
+        } else {
+            let path: Vec<&str> = self.stack.iter().map(|l| l.name.as_str()).collect();
+            format!(
+                "the {} block size of {}, which {} is built on ({})",
+                floor.kind,
+                floor.layer,
+                self.name,
+                path.join(" over ")
+            )
+        };
+        blocks
+            .iter()
+            .filter(|&&b| b < floor.bytes || !b.is_multiple_of(floor.bytes))
+            .map(|&b| {
+                format!(
+                    "warning: block size {} is not a multiple of {} ({}): each write \
+                     reads the rest of a {} block first (read-modify-write), so this row \
+                     measures that, not the device's write speed",
+                    Bytes(b),
+                    whose,
+                    Bytes(floor.bytes),
+                    Bytes(floor.bytes)
+                )
+            })
+            .collect()
+    }
+}
+
+/// `name` and, recursively, the devices under it (`slaves/`), top first,
+/// each once; at most 16 layers (a loop in sysfs cannot make it spin).
+pub fn stack_at(root: &SysRoot, name: &str) -> Vec<Layer> {
+    let mut out: Vec<Layer> = Vec::new();
+    let mut todo = vec![name.to_string()];
+    while let Some(n) = todo.pop() {
+        if out.len() >= 16 || out.iter().any(|l| l.name == n) {
+            continue;
+        }
+        let queue = |rel: &str| -> Option<u32> {
+            // A partition's queue belongs to its disk.
+            sys_value_at(root, &n, &format!("queue/{rel}"))
+                .or_else(|| sys_value_at(root, &n, &format!("../queue/{rel}")))
+                .and_then(|v| v.parse().ok())
+        };
+        out.push(Layer {
+            name: n.clone(),
+            logical_block_size: queue("logical_block_size"),
+            physical_block_size: queue("physical_block_size"),
+        });
+        let mut under: Vec<String> =
+            std::fs::read_dir(root.sys_path(&format!("class/block/{n}/slaves")))
+                .map(|rd| {
+                    rd.filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+        under.sort();
+        // Popped from the end: keep sysfs order, depth first.
+        todo.extend(under.into_iter().rev());
+    }
+    out
 }
 
 fn sys_value(name: &str, rel: &str) -> Option<String> {
@@ -230,6 +367,7 @@ pub fn inspect(path: &Path) -> Result<DeviceFacts, RawError> {
         physical_block_size: queue("physical_block_size").and_then(|v| v.parse().ok()),
         model: bdev.as_ref().and_then(|b| b.model.clone()),
         rotational: queue("rotational").map(|v| v == "1"),
+        stack: stack_at(&SysRoot::live(), &name),
     })
 }
 
@@ -444,6 +582,29 @@ pub fn plan_text(f: &DeviceFacts, blocks: &[u64], size: Option<u64>, profile: Pr
         f.physical_block_size.map_or("?".into(), |v| v.to_string()),
         sizes.join(", ")
     );
+    if f.stack.len() > 1 {
+        let layers: Vec<String> = f
+            .stack
+            .iter()
+            .map(|l| {
+                let v = |b: Option<u32>| b.map_or("?".into(), |v| v.to_string());
+                format!(
+                    "{} {}/{}",
+                    l.name,
+                    v(l.logical_block_size),
+                    v(l.physical_block_size)
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "It is built on other devices (logical/physical block sizes): {}.\n",
+            layers.join(" over ")
+        ));
+    }
+    for w in f.block_warnings(blocks) {
+        s.push_str(&w);
+        s.push('\n');
+    }
     s.push_str(
         "Block sizes that are a multiple of the logical block size are written with O_DIRECT; \
          smaller ones through the page cache (the kernel refuses unaligned direct I/O on a \
@@ -488,9 +649,24 @@ pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
     if let Some(p) = facts.physical_block_size {
         ctx.note_detail("physical_block_size", p);
     }
-    if let Some(f) =
-        traps::block_size_finding(block, &facts.name, Some(logical), facts.physical_block_size)
-    {
+    if facts.stack.len() > 1 {
+        let names: Vec<&str> = facts.stack.iter().map(|l| l.name.as_str()).collect();
+        ctx.note_detail("device_stack", names.join(" over "));
+    }
+    // The stack's floor stands for the physical block size when a lower
+    // layer's is larger than the device's own.
+    let floor = facts.block_floor();
+    let physical = match &floor {
+        Some(f) if f.layer != facts.name || f.kind == "physical" => {
+            u32::try_from(f.bytes).ok().or(facts.physical_block_size)
+        }
+        _ => facts.physical_block_size,
+    };
+    let label = match &floor {
+        Some(f) if f.layer != facts.name => format!("{} (through {})", facts.name, f.layer),
+        _ => facts.name.clone(),
+    };
+    if let Some(f) = traps::block_size_finding(block, &label, Some(logical), physical) {
         ctx.finding(f);
     }
     let len = usize::try_from(block).map_err(|_| BenchError::failed("block too large"))?;
@@ -677,6 +853,7 @@ mod tests {
             physical_block_size: Some(512),
             model: None,
             rotational: None,
+            stack: Vec::new(),
         };
         let root = SysRoot::under(r);
         let mut got = refusals_at(&root, &facts, true);
@@ -718,6 +895,80 @@ mod tests {
             .set_len(facts.size_bytes)
             .unwrap();
         assert_eq!(refusals_at(&root, &facts, true), vec![]);
+    }
+
+    /// A captured tree: dm-0, an LVM volume with 4 KiB blocks, over two
+    /// 512-byte disks, one of them through a partition.
+    #[test]
+    fn a_stack_is_read_and_its_largest_block_warned_about() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        write(r, "sys/class/block/dm-0/queue/logical_block_size", "512\n");
+        write(
+            r,
+            "sys/class/block/dm-0/queue/physical_block_size",
+            "4096\n",
+        );
+        write(r, "sys/class/block/dm-0/slaves/sdb1", "");
+        write(r, "sys/class/block/dm-0/slaves/sda", "");
+        write(r, "sys/class/block/sda/queue/logical_block_size", "512\n");
+        write(r, "sys/class/block/sda/queue/physical_block_size", "512\n");
+        // A partition's queue is its disk's: in sysfs the partition's
+        // entry links into the disk's directory.
+        write(r, "sys/devices/sdb/queue/logical_block_size", "512\n");
+        write(r, "sys/devices/sdb/queue/physical_block_size", "4096\n");
+        std::fs::create_dir_all(r.join("sys/devices/sdb/sdb1")).unwrap();
+        std::os::unix::fs::symlink("../../devices/sdb/sdb1", r.join("sys/class/block/sdb1"))
+            .unwrap();
+        let stack = stack_at(&SysRoot::under(r), "dm-0");
+        let names: Vec<&str> = stack.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["dm-0", "sda", "sdb1"]);
+        assert_eq!(stack[2].logical_block_size, Some(512));
+        assert_eq!(stack[2].physical_block_size, Some(4096));
+        let facts = |stack: Vec<Layer>, logical, physical| DeviceFacts {
+            path: "/dev/dm-0".into(),
+            name: "dm-0".into(),
+            major: 254,
+            minor: 0,
+            partitions: Vec::new(),
+            size_bytes: 1 << 30,
+            logical_block_size: Some(logical),
+            physical_block_size: Some(physical),
+            model: None,
+            rotational: None,
+            stack,
+        };
+        let mut top = stack.clone();
+        top[2].physical_block_size = Some(512);
+        let lv = facts(top, 512, 4096);
+        let floor = lv.block_floor().unwrap();
+        assert_eq!((floor.bytes, floor.layer.as_str()), (4096, "dm-0"));
+        let w = lv.block_warnings(&[256, 512, 4096, 1 << 20, 6144]);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].contains("256 B") && w[0].contains("dm-0's physical block size (4 KiB)"));
+        assert!(w[2].contains("6 KiB"), "{w:?}");
+        // 512-byte volume over a 4 KiB disk: the disk sets the floor.
+        let mut deep = stack.clone();
+        deep[0].physical_block_size = Some(512);
+        let lv = facts(deep, 512, 512);
+        let w = lv.block_warnings(&[512, 4096]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains(
+                "physical block size of sdb1, which dm-0 is built on (dm-0 over sda over sdb1)"
+            ),
+            "{w:?}"
+        );
+        let plan = plan_text(&lv, &[512, 4096], None, Profile::Quick);
+        assert!(
+            plan.contains("dm-0 512/512 over sda 512/512 over sdb1 512/4096"),
+            "{plan}"
+        );
+        assert!(plan.contains("warning: block size 512 B"), "{plan}");
+        // A plain disk whose own sizes are all there is.
+        let plain = facts(Vec::new(), 512, 512);
+        assert!(plain.block_warnings(&[512, 4096]).is_empty());
+        assert_eq!(plain.block_warnings(&[256]).len(), 1);
     }
 
     #[test]

@@ -220,6 +220,14 @@ impl Target {
             if let Some(s) = &fs.source {
                 ctx.note_detail("fs_source", s.as_str());
             }
+            // How the file system is mounted changes what a write costs
+            // (sync, noatime, the journal mode, barriers, commit interval).
+            if let Some(o) = &fs.mount_options {
+                ctx.note_detail("mount_options", o.as_str());
+            }
+            if let Some(o) = &fs.fs_options {
+                ctx.note_detail("fs_options", o.as_str());
+            }
             ctx.note_detail("ram_backed", fs.ram_backed);
         }
         if let Some(d) = &self.device {

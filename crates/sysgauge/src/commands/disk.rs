@@ -99,7 +99,12 @@ fn check_device(o: &DiskOptions, cfg: &MeasureConfig) -> Result<Option<String>> 
             why.join("; ")
         );
     }
-    if !rt.destroy_data {
+    if rt.destroy_data {
+        // Up front, before anything is written (again as findings later).
+        for w in facts.block_warnings(&o.block_sizes()) {
+            eprintln!("{w}");
+        }
+    } else {
         return Ok(Some(raw::plan_text(
             &facts,
             &o.block_sizes(),
