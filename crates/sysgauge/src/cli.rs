@@ -856,6 +856,13 @@ pub struct SshArgs {
     #[arg(long)]
     pub only_secure: bool,
 
+    /// Measure only the "secure" subset as "Secure Secure Shell" (stribika,
+    /// 2015) defines it: curve25519 and DH group exchange with SHA-256;
+    /// ChaCha20-Poly1305, AES-GCM and AES-CTR; the EtM MACs over SHA-2,
+    /// RIPEMD-160 and UMAC-128 (those this client has). Implies --only-secure.
+    #[arg(long, conflicts_with_all = ["ciphers", "macs", "kex"])]
+    pub secure_set: bool,
+
     /// Measure only these ciphers (comma-separated OpenSSH names).
     #[arg(long = "cipher", value_name = "NAME[,...]", value_delimiter = ',')]
     pub ciphers: Vec<String>,

@@ -47,6 +47,53 @@ fn ssh_cmd(sb: &Sandbox) -> assert_cmd::Command {
     c
 }
 
+/// `--secure-set` measures exactly the set's algorithms this client has,
+/// and nothing outside it.
+#[test]
+fn secure_set_measures_only_the_sources_algorithms() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path().join("ssh.json");
+    let out = ssh_cmd(&sb)
+        .args(["--runs", "2", "--size", "1M", "--secure-set", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
+    assert!(out.status.success(), "{stderr}\n{stdout}");
+    let run = read_record(&json);
+    use sysgauge_bench::ssh::algorithms::{in_secure_set, Kind};
+    let mut ciphers = std::collections::BTreeSet::new();
+    for r in run.results.iter().filter(|r| r.family == "ssh") {
+        assert_eq!(r.status, Status::Ok, "{} {}", r.bench_id, r.params);
+        let p = |k| r.params.get_str(k).unwrap_or_default().to_string();
+        assert!(in_secure_set(Kind::Cipher, &p("cipher")), "{}", r.params);
+        assert!(in_secure_set(Kind::Kex, &p("kex")), "{}", r.params);
+        let mac = p("mac");
+        assert!(
+            mac == "implicit" || in_secure_set(Kind::Mac, &mac),
+            "{}",
+            r.params
+        );
+        ciphers.insert(p("cipher"));
+    }
+    // Debian 12's OpenSSH has all six ciphers of the set.
+    assert_eq!(ciphers.len(), 6, "{ciphers:?}");
+    // No table note calls anything weak ("is not weak: nothing" aside).
+    assert_eq!(
+        stdout.matches("weak: ").count(),
+        stdout.matches("not weak: ").count(),
+        "{stdout}"
+    );
+    ssh_cmd(&sb)
+        .args(["--secure-set", "--cipher", "aes128-ctr"])
+        .output()
+        .map(|o| assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o)))
+        .unwrap();
+}
+
 #[test]
 fn local_run_is_stored_reported_and_cleaned_up() {
     if !have_openssh() {

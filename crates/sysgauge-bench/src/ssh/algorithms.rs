@@ -62,6 +62,66 @@ impl Kind {
     }
 }
 
+/// The "secure" subset as "Secure Secure Shell" (stribika, 2015-01-04,
+/// stribika.github.io/2015/01/04/secure-secure-shell.html) defines it for
+/// sshd_config and ssh_config: key exchange by Curve25519 or by DH group
+/// exchange with SHA-256; only AEAD or CTR ciphers with 128-bit blocks;
+/// only encrypt-then-MAC MACs with SHA-2, RIPEMD-160 or a 128-bit UMAC tag.
+/// Names as the source lists them, in its order (its preference).
+pub fn secure_set(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Kex => &[
+            "curve25519-sha256@libssh.org",
+            "diffie-hellman-group-exchange-sha256",
+        ],
+        Kind::Cipher => &[
+            "chacha20-poly1305@openssh.com",
+            "aes256-gcm@openssh.com",
+            "aes128-gcm@openssh.com",
+            "aes256-ctr",
+            "aes192-ctr",
+            "aes128-ctr",
+        ],
+        Kind::Mac => &[
+            "hmac-sha2-512-etm@openssh.com",
+            "hmac-sha2-256-etm@openssh.com",
+            "hmac-ripemd160-etm@openssh.com",
+            "umac-128-etm@openssh.com",
+        ],
+    }
+}
+
+/// The secure set's names of `kind` this client has, in the set's order.
+/// `curve25519-sha256` (RFC 8731's name for the same method) stands in for
+/// the set's `curve25519-sha256@libssh.org` when the client has it, so the
+/// method is measured once; hmac-ripemd160-etm is gone from OpenSSH since
+/// 7.6 and is measured only where the client still offers it.
+pub fn secure_names(kind: Kind, client: &ClientAlgorithms) -> Vec<String> {
+    let mut out = Vec::new();
+    for &n in secure_set(kind) {
+        let name =
+            if n == "curve25519-sha256@libssh.org" && client.supports(kind, "curve25519-sha256") {
+                "curve25519-sha256"
+            } else {
+                n
+            };
+        if client.supports(kind, name) && !out.iter().any(|x: &String| x == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// Whether `name` is in the secure set (either spelling of Curve25519).
+pub fn in_secure_set(kind: Kind, name: &str) -> bool {
+    let name = if name == "curve25519-sha256" {
+        "curve25519-sha256@libssh.org"
+    } else {
+        name
+    };
+    secure_set(kind).contains(&name)
+}
+
 /// AEAD ciphers carry their own authentication: OpenSSH negotiates no MAC
 /// for them (GCM and ChaCha20-Poly1305).
 pub fn is_aead(cipher: &str) -> bool {
@@ -445,5 +505,70 @@ mod tests {
         assert!(e.contains("unknown cipher 'foo'"), "{e}");
         assert!(e.contains("aes128-ctr, aes256-ctr"), "{e}");
         assert!(e.contains("OpenSSH_9.2p1"), "{e}");
+    }
+
+    #[test]
+    fn the_secure_set_is_the_sources_within_what_the_client_has() {
+        // OpenSSH 9.2: both spellings of Curve25519, no RIPEMD-160 MAC.
+        let a = ClientAlgorithms {
+            ciphers: s(&[
+                "3des-cbc",
+                "aes128-ctr",
+                "aes256-ctr",
+                "aes128-gcm@openssh.com",
+                "chacha20-poly1305@openssh.com",
+            ]),
+            macs: s(&[
+                "hmac-sha1",
+                "umac-64-etm@openssh.com",
+                "umac-128-etm@openssh.com",
+                "hmac-sha2-256-etm@openssh.com",
+                "hmac-sha2-256",
+            ]),
+            kex: s(&[
+                "curve25519-sha256",
+                "curve25519-sha256@libssh.org",
+                "ecdh-sha2-nistp256",
+                "diffie-hellman-group-exchange-sha256",
+                "diffie-hellman-group14-sha256",
+            ]),
+            ..Default::default()
+        };
+        assert_eq!(
+            secure_names(Kind::Cipher, &a),
+            s(&[
+                "chacha20-poly1305@openssh.com",
+                "aes128-gcm@openssh.com",
+                "aes256-ctr",
+                "aes128-ctr"
+            ])
+        );
+        assert_eq!(
+            secure_names(Kind::Mac, &a),
+            s(&["hmac-sha2-256-etm@openssh.com", "umac-128-etm@openssh.com"])
+        );
+        // One Curve25519, under the client's RFC 8731 name.
+        assert_eq!(
+            secure_names(Kind::Kex, &a),
+            s(&["curve25519-sha256", "diffie-hellman-group-exchange-sha256"])
+        );
+        // An old client that still has RIPEMD-160 and only the old name.
+        let old = ClientAlgorithms {
+            macs: s(&["hmac-ripemd160-etm@openssh.com", "hmac-ripemd160"]),
+            kex: s(&["curve25519-sha256@libssh.org"]),
+            ..Default::default()
+        };
+        assert_eq!(
+            secure_names(Kind::Mac, &old),
+            s(&["hmac-ripemd160-etm@openssh.com"])
+        );
+        assert_eq!(
+            secure_names(Kind::Kex, &old),
+            s(&["curve25519-sha256@libssh.org"])
+        );
+        assert!(in_secure_set(Kind::Kex, "curve25519-sha256"));
+        assert!(!in_secure_set(Kind::Kex, "ecdh-sha2-nistp256"));
+        assert!(!in_secure_set(Kind::Mac, "umac-64-etm@openssh.com"));
+        assert!(!in_secure_set(Kind::Mac, "hmac-sha2-256"), "EtM only");
     }
 }

@@ -14,8 +14,9 @@
 //! cipher) does not drag that cipher's average down with slow MACs.
 //!
 //! What counts as weak (`weakness`): CBC-mode ciphers, 3DES, RC4
-//! (arcfour), Blowfish, CAST and other 64-bit-block ciphers; MACs over SHA-1,
-//! MD5 or RIPEMD-160; key exchanges with SHA-1 (diffie-hellman-group1,
+//! (arcfour), Blowfish, CAST and other 64-bit-block ciphers; MACs over SHA-1
+//! or MD5 (HMAC-RIPEMD-160 has no known weakness, and the "secure" set of
+//! `--secure-set` recommends it); key exchanges with SHA-1 (diffie-hellman-group1,
 //! group14 and group-exchange with sha1) or 1024-bit groups. `umac-64`
 //! (64-bit tag) is kept: a forged packet must be guessed on the first try,
 //! since a single MAC failure ends the connection, and OpenSSH's own default
@@ -56,8 +57,6 @@ pub fn weakness(class: Kind, name: &str) -> Option<&'static str> {
                 Some("SHA-1")
             } else if n.starts_with("hmac-md5") {
                 Some("MD5")
-            } else if n.starts_with("hmac-ripemd160") {
-                Some("RIPEMD-160")
             } else {
                 None
             }
@@ -283,6 +282,26 @@ fn combo_secure(t: &Transfer<'_>) -> bool {
     combo_weak(t).is_empty()
 }
 
+/// Under a table of averages: when every row averaged one combination
+/// (the factorial matrix varies one class at a time), the "average" is a
+/// single measurement in one context, and the reader must know which.
+fn single_context_note(
+    rows: &[(String, f64, usize)],
+    what: &str,
+    others: &str,
+    context: Option<String>,
+) -> String {
+    if rows.len() < 2 || rows.iter().any(|(_, _, n)| *n > 1) {
+        return String::new();
+    }
+    format!(
+        "Each {what}'s figure comes from a single {others} context ({}), as the factorial \
+         matrix varies one class at a time: it ranks the {what}s in that context only. \
+         `--matrix full` averages each over every {others} combination.\n",
+        context.unwrap_or_else(|| "the fixed one".into())
+    )
+}
+
 /// The whole ssh report. `only_secure` restricts the recommendation to
 /// algorithms not considered weak and adds what that costs.
 pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> String {
@@ -341,23 +360,53 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
         }
         out.push_str(&t.render(format));
 
-        out.push_str("\nBy cipher (mean MB/s over the MAC and kex every cipher of its kind was measured with)\n");
-        let mut t = Table::columns("cipher, >MB/s, >n, note");
-        for (c, v, n) in per_cipher(&tr) {
-            let note = weak_cell(Kind::Cipher, &c);
-            t.push(vec![c, format_value(v), n.to_string(), note]);
+        out.push_str("\nBy cipher (mean MB/s over the MAC and kex every cipher of its kind was measured with; n = combinations averaged)\n");
+        let ciphers = per_cipher(&tr);
+        let mut t = Table::columns(">#, cipher, >MB/s, >n, note");
+        for (i, (c, v, n)) in ciphers.iter().enumerate() {
+            let note = weak_cell(Kind::Cipher, c);
+            t.push(vec![
+                (i + 1).to_string(),
+                c.clone(),
+                format_value(*v),
+                n.to_string(),
+                note,
+            ]);
         }
         out.push_str(&t.render(format));
+        out.push_str(&single_context_note(
+            &ciphers,
+            "cipher",
+            "MAC/kex",
+            tr.iter()
+                .find(|t| t.mac != IMPLICIT_MAC)
+                .or(tr.first())
+                .map(|t| format!("MAC {}, kex {}", t.mac, t.kex)),
+        ));
 
         let macs = per_mac(&tr);
         if !macs.is_empty() {
             out.push_str("\nBy MAC (mean MB/s over the cipher and kex every MAC was measured with; AEAD ciphers use none)\n");
-            let mut t = Table::columns("MAC, >MB/s, >n, note");
-            for (m, v, n) in macs {
-                let note = weak_cell(Kind::Mac, &m);
-                t.push(vec![m, format_value(v), n.to_string(), note]);
+            let mut t = Table::columns(">#, MAC, >MB/s, >n, note");
+            for (i, (m, v, n)) in macs.iter().enumerate() {
+                let note = weak_cell(Kind::Mac, m);
+                t.push(vec![
+                    (i + 1).to_string(),
+                    m.clone(),
+                    format_value(*v),
+                    n.to_string(),
+                    note,
+                ]);
             }
             out.push_str(&t.render(format));
+            out.push_str(&single_context_note(
+                &macs,
+                "MAC",
+                "cipher/kex",
+                tr.iter()
+                    .find(|t| t.mac != IMPLICIT_MAC)
+                    .map(|t| format!("cipher {}, kex {}", t.cipher, t.kex)),
+            ));
         }
     }
 
@@ -746,12 +795,29 @@ mod tests {
             text.contains("fastest first by the whole handshake"),
             "{text}"
         );
+        // Averages over several contexts: ranked, and no single-context note.
+        assert!(!text.contains("from a single"), "{text}");
+        assert!(text.contains("1  aes128-ctr"), "{text}");
     }
 
     #[test]
     fn report_and_recommendation() {
         let r = factorial();
         let text = ssh_report(&r, TableFormat::Text, false);
+        // The factorial matrix's "averages" are one combination each: said
+        // under both tables, with the context named.
+        assert!(
+            text.contains(&format!(
+                "Each cipher's figure comes from a single MAC/kex context (MAC {FM}, kex {KEX})"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "Each MAC's figure comes from a single cipher/kex context (cipher aes128-ctr"
+            ),
+            "{text}"
+        );
         assert!(text.contains("Fastest combinations (top 7 of 7"), "{text}");
         assert!(text.contains("By cipher"), "{text}");
         assert!(text.contains("By MAC"), "{text}");

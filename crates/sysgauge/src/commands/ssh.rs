@@ -18,7 +18,7 @@ use anyhow::{bail, Context, Result};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use sysgauge_bench::ssh::algorithms::{ClientAlgorithms, Kind, Matrix};
+use sysgauge_bench::ssh::algorithms::{secure_names, ClientAlgorithms, Kind, Matrix};
 use sysgauge_bench::ssh::client::SshError;
 use sysgauge_bench::ssh::planning::{calibrate, check_names, plan, plural, probe_names, Choices};
 use sysgauge_bench::ssh::server::ServerOptions;
@@ -157,7 +157,7 @@ fn note(text: &str) {
 
 pub fn run(args: SshArgs) -> Result<Exit> {
     let mut cfg = MeasureConfig::from_args(&args.measure)?;
-    let p = parse(&args, &cfg)?;
+    let mut p = parse(&args, &cfg)?;
     // Each transfer moves hundreds of megabytes: fewer repetitions than
     // other families by default; `--runs` is the former spelling.
     cfg.repetitions = check_repetitions(
@@ -197,6 +197,18 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     } else {
         let ssh = ssh_program().map_err(|e| anyhow::anyhow!("{e}"))?;
         let client = ClientAlgorithms::query(&ssh).map_err(anyhow::Error::msg)?;
+        if args.secure_set {
+            for (kind, filter) in p.choices.filters.iter_mut() {
+                *filter = secure_names(*kind, &client);
+                if filter.is_empty() {
+                    bail!(
+                        "--secure-set: this ssh client ({}) has none of the set's {}",
+                        client.version,
+                        plural(*kind)
+                    );
+                }
+            }
+        }
         check_names(&p.choices, &client).map_err(anyhow::Error::msg)?;
         match &p.target {
             Target::Local => note("starting a private sshd on 127.0.0.1 (generating host keys)"),
@@ -333,7 +345,7 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     let text = sysgauge_bench::ssh::report::ssh_report(
         &outcome.record,
         TableFormat::Text,
-        args.only_secure,
+        args.only_secure || args.secure_set,
     );
     measure::finish(&cfg, &outcome, text)
 }
