@@ -67,13 +67,20 @@ impl Sink for ConsoleProgress {
         if self.quiet {
             return Ok(());
         }
-        let what = match (&r.status, r.primary()) {
-            (Status::Ok, Some(m)) => format!(
+        let what = match (&r.status, r.primary(), sysgauge_core::rounds::spreads(r)) {
+            (Status::Ok, Some(m), Some((between, within))) => format!(
+                "{} ±{:.1}% within, ±{:.1}% between {} rounds",
+                format_with_unit(m.value(), &m.unit),
+                within * 100.0,
+                between * 100.0,
+                m.summary.n
+            ),
+            (Status::Ok, Some(m), None) => format!(
                 "{} ±{:.1}%",
                 format_with_unit(m.value(), &m.unit),
                 m.summary.cov * 100.0
             ),
-            (status, _) => status_note(status),
+            (status, _, _) => status_note(status),
         };
         self.line(&format!(
             "[{}/{}] {}: {}",
@@ -86,6 +93,37 @@ impl Sink for ConsoleProgress {
             b.set_position(index as u64 + 1);
         }
         Ok(())
+    }
+
+    fn round_finished(
+        &mut self,
+        index: usize,
+        total: usize,
+        round: u32,
+        rounds: u32,
+        r: &ResultRecord,
+    ) {
+        if self.quiet {
+            return;
+        }
+        let what = match (&r.status, r.primary()) {
+            (Status::Ok, Some(m)) => format!(
+                "{} ±{:.1}%",
+                format_with_unit(m.value(), &m.unit),
+                m.summary.cov * 100.0
+            ),
+            (status, _) => status_note(status),
+        };
+        self.line(&format!(
+            "[{}/{}] round {round}/{rounds} {}: {}",
+            index + 1,
+            total,
+            case_label(&r.bench_id, &r.params),
+            what
+        ));
+        if let Some(b) = &self.bar {
+            b.set_position(index as u64 + 1);
+        }
     }
 
     fn run_finished(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
