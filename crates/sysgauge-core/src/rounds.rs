@@ -16,13 +16,16 @@
 //! spread and above [`UNREPEATABLE_FLOOR`] it gets the `unrepeatable`
 //! finding, naming the likely cause from what the record knows (telemetry:
 //! another guest or process, the clock; the benchmark's own declaration of
-//! the state it depends on: caches, journal). Above [`UNSTABLE_LIMIT`] it is
-//! also marked untrusted: its value depends on which run one looks at, so
-//! indexes leave it out, with the reason.
+//! the state it depends on: caches, journal). The median of the rounds
+//! shrugs off one disturbed round, so the case is marked untrusted only when
+//! the rounds do not even agree among themselves: their median absolute
+//! deviation above [`UNSTABLE_LIMIT`] of their median (with two rounds, their
+//! difference above twice that). Its value then depends on which run one
+//! looks at, so indexes leave it out, with the reason.
 
 use crate::monitor::DISTURBED;
 use crate::record::{Finding, Metric, ResultRecord, Severity, Status, UNTRUSTED};
-use sysgauge_stats::{mean, median, stddev};
+use sysgauge_stats::{mad, mean, median, stddev};
 
 /// Finding code: the case's rounds disagree far more than its repetitions.
 pub const UNREPEATABLE: &str = "unrepeatable";
@@ -32,9 +35,10 @@ pub const UNREPEATABLE_FACTOR: f64 = 3.0;
 /// … and this absolute spread (coefficient of variation, 2 %), so that a
 /// case whose repetitions agree to 0.1 % is not flagged for 0.4 %.
 pub const UNREPEATABLE_FLOOR: f64 = 0.02;
-/// A between-round spread above this (10 %) makes the case untrusted: left
-/// out of indexes, with the reason.
-pub const UNSTABLE_LIMIT: f64 = 0.10;
+/// Rounds whose median absolute deviation exceeds this share (5 %) of their
+/// median do not agree on a value: the case is untrusted, left out of
+/// indexes with the reason.
+pub const UNSTABLE_LIMIT: f64 = 0.05;
 
 /// Details written on a merged record.
 pub const ROUNDS: &str = "rounds";
@@ -194,7 +198,7 @@ pub fn merge(rounds: Vec<ResultRecord>, state: Option<&str>) -> Option<ResultRec
     if between > UNREPEATABLE_FLOOR && between > UNREPEATABLE_FACTOR * within {
         let cause = likely_cause(&rounds, state);
         let case = case_label(&merged);
-        let unstable = between > UNSTABLE_LIMIT;
+        let unstable = disagreement(&values) > UNSTABLE_LIMIT;
         let severity = if unstable {
             Severity::Critical
         } else {
@@ -227,6 +231,17 @@ pub fn merge(rounds: Vec<ResultRecord>, state: Option<&str>) -> Option<ResultRec
         }
     }
     Some(merged)
+}
+
+/// How far the rounds are from agreeing on a value: the median absolute
+/// deviation of their values over their median (for two rounds, where the
+/// MAD is half their difference, the same); 0 when the median is 0.
+fn disagreement(values: &[f64]) -> f64 {
+    let m = median(values);
+    if m == 0.0 || !m.is_finite() {
+        return 0.0;
+    }
+    mad(values) / m.abs()
 }
 
 /// What most likely made the rounds differ, from what the record knows: the
@@ -307,8 +322,37 @@ mod tests {
         let (between, within) = spreads(&r).unwrap();
         assert!((between - 0.10).abs() < 1e-9 && within < 0.011);
         assert!(r.findings.iter().any(|f| f.code == UNREPEATABLE));
-        // 10.0 % is not above the 10 % limit: flagged, still trusted.
+        // Rounds 10 % apart from each other agree on no value: untrusted.
+        assert!(r
+            .untrusted()
+            .is_some_and(|w| w.contains("10.0 % between rounds")));
+    }
+
+    #[test]
+    fn one_disturbed_round_is_flagged_but_the_median_stands() {
+        let r = merge(
+            vec![
+                round(&[641.0, 640.0, 642.0]),
+                round(&[441.0, 440.0, 442.0]),
+                round(&[638.0, 637.0, 639.0]),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.primary().unwrap().value(), 638.0);
+        let f = r.findings.iter().find(|f| f.code == UNREPEATABLE).unwrap();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.contains("none seen"), "{}", f.message);
         assert!(r.untrusted().is_none());
+        // Rounds that keep moving agree on nothing: untrusted.
+        let moving = merge(
+            vec![round(&[600.0]), round(&[450.0]), round(&[520.0])],
+            None,
+        )
+        .unwrap();
+        assert!(moving
+            .untrusted()
+            .is_some_and(|w| w.contains("does not repeat")));
     }
 
     #[test]

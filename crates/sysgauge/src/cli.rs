@@ -311,7 +311,7 @@ pub struct MeasureArgs {
     /// Run every selected case N times, interleaved (round 1 of every case,
     /// then round 2 …); each case's value is the median of its rounds, and
     /// the between-round spread is shown beside the within-round spread
-    /// (docs/reliability.md, "Rounds").
+    /// (docs/repeatability.md).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub rounds: u32,
 
