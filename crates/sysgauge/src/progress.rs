@@ -17,6 +17,19 @@ impl ConsoleProgress {
         ConsoleProgress { bar: None, quiet }
     }
 
+    /// `[i/total] PREFIXid params: what`, and the bar moved past the case.
+    fn finished(&self, index: usize, total: usize, prefix: &str, r: &ResultRecord, what: &str) {
+        self.line(&format!(
+            "[{}/{}] {prefix}{}: {what}",
+            index + 1,
+            total,
+            case_label(&r.bench_id, &r.params),
+        ));
+        if let Some(b) = &self.bar {
+            b.set_position(index as u64 + 1);
+        }
+    }
+
     fn line(&self, text: &str) {
         let text = crate::style::paint(text, crate::style::Stream::Stderr);
         match &self.bar {
@@ -82,16 +95,7 @@ impl Sink for ConsoleProgress {
             ),
             (status, _, _) => status_note(status),
         };
-        self.line(&format!(
-            "[{}/{}] {}: {}",
-            index + 1,
-            total,
-            case_label(&r.bench_id, &r.params),
-            what
-        ));
-        if let Some(b) = &self.bar {
-            b.set_position(index as u64 + 1);
-        }
+        self.finished(index, total, "", r, &what);
         Ok(())
     }
 
@@ -114,16 +118,7 @@ impl Sink for ConsoleProgress {
             ),
             (status, _) => status_note(status),
         };
-        self.line(&format!(
-            "[{}/{}] round {round}/{rounds} {}: {}",
-            index + 1,
-            total,
-            case_label(&r.bench_id, &r.params),
-            what
-        ));
-        if let Some(b) = &self.bar {
-            b.set_position(index as u64 + 1);
-        }
+        self.finished(index, total, &format!("round {round}/{rounds} "), r, &what);
     }
 
     fn run_finished(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
