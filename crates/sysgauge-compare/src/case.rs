@@ -66,6 +66,11 @@ pub struct CaseData {
     pub untrusted: Option<String>,
     /// What disturbed the machine while the case ran, if anything did.
     pub disturbed: Option<String>,
+    /// For a case measured in rounds (`--rounds`): each round's value over
+    /// the median of the rounds. The samples are then the rounds' values;
+    /// these factors carry the between-run spread over to a run of the
+    /// same case measured once (see `index`).
+    pub round_factors: Vec<f64>,
 }
 
 /// The cases of a run in the run's order: every metric of every result
@@ -103,6 +108,12 @@ impl CaseSet {
                     value: m.value(),
                     untrusted: r.untrusted().map(str::to_string),
                     disturbed: r.disturbed().map(str::to_string),
+                    round_factors: match r.details.get_u64(sysgauge_core::rounds::ROUNDS) {
+                        Some(n) if n > 1 && m.value() > 0.0 => {
+                            m.samples.iter().map(|v| v / m.value()).collect()
+                        }
+                        _ => Vec::new(),
+                    },
                 };
                 if set.data.insert(key.clone(), data).is_none() {
                     set.order.push(key);

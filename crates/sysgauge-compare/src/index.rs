@@ -8,6 +8,13 @@
 //! recorded drops out of the index instead of being compared with old
 //! numbers; every index line says how many cases it rests on and how many of
 //! the run's cases the reference lacks.
+//!
+//! The 95 % interval is a bootstrap over both sides' samples, and it carries
+//! the between-run variance: a side measured in rounds has one sample per
+//! round, and a side measured once borrows the other side's rounds (see
+//! `with_between_runs`), so a one-round run against the baseline, which is
+//! recorded in rounds, is as uncertain as a second run of the same machine
+//! would show.
 
 use crate::case::{adjusted_ratio, conversion_factor, CaseData, CaseSet};
 use crate::comparison::{oriented, seed_of, Interval};
@@ -106,6 +113,23 @@ fn usable(d: &CaseData, f: f64) -> Vec<f64> {
     }
 }
 
+/// The samples of one side, widened by what is known of the case's
+/// between-run spread when that side was measured once: a side measured in
+/// rounds already has one sample per round; a side measured once gets every
+/// sample times every round factor of the other side (the between-run spread
+/// of the same case there, usually the baseline's own rounds), so the
+/// bootstrap sees both the within-run and the between-run variance.
+fn with_between_runs(samples: Vec<f64>, side: &CaseData, other: &CaseData) -> Vec<f64> {
+    if !side.round_factors.is_empty() || other.round_factors.is_empty() {
+        return samples;
+    }
+    samples
+        .iter()
+        .flat_map(|s| other.round_factors.iter().map(move |f| s * f))
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect()
+}
+
 /// Index `run` against `reference`.
 pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
     let ours = CaseSet::from_run(run);
@@ -150,7 +174,10 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
                 if a.disturbed.is_some() || b.disturbed.is_some() {
                     t.disturbed += 1;
                 }
-                let (ua, ub) = (usable(a, f), usable(b, 1.0));
+                let (ua, ub) = (
+                    with_between_runs(usable(a, f), a, b),
+                    with_between_runs(usable(b, 1.0), b, a),
+                );
                 let (x, y) = oriented(&ua, &ub, a.better);
                 t.pairs.push((x.to_vec(), y.to_vec()));
                 t.ratios.push(ratio);
@@ -381,5 +408,22 @@ mod tests {
         // Marked on the reference side, it is left out too.
         let ix = index_against(&reference, &run);
         assert_eq!(ix.overall.left_out.len(), 1);
+    }
+
+    #[test]
+    fn the_interval_carries_the_reference_rounds() {
+        let samples = [100.0, 100.2, 99.8, 100.1, 99.9];
+        let reference = run_with("ref", None, vec![throughput("beta.sha256", &samples)]);
+        let once = run_with("new", None, vec![throughput("beta.sha256", &samples)]);
+        let tight = index_against(&once, &reference).overall.interval.unwrap();
+        // The same reference recorded in three rounds that moved by ±5 %.
+        let mut rounds = throughput("beta.sha256", &[95.0, 100.0, 105.0]);
+        rounds.details.insert(sysgauge_core::rounds::ROUNDS, 3u64);
+        let reference = run_with("ref", None, vec![rounds]);
+        let ix = index_against(&once, &reference);
+        assert_eq!(ix.overall.index, Some(1000.0));
+        let wide = ix.overall.interval.unwrap();
+        assert!(wide.low < 960.0 && wide.high > 1040.0, "{wide:?}");
+        assert!(tight.low > 990.0 && tight.high < 1010.0, "{tight:?}");
     }
 }

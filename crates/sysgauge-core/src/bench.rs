@@ -17,6 +17,10 @@ pub struct Description {
     pub better: Better,
     /// Bump when the work done changes, so old numbers are not compared with new.
     pub workload_version: u32,
+    /// State that outlives a run and can change the result between runs
+    /// (the page cache, dirty pages, a file system's journal): named as the
+    /// likely cause when the case's rounds disagree.
+    pub state: Option<String>,
 }
 
 impl Description {
@@ -27,6 +31,16 @@ impl Description {
             unit,
             better,
             workload_version: 1,
+            state: None,
+        }
+    }
+
+    /// The same, for a case whose result depends on `state` that carries
+    /// over between runs (see `state`).
+    pub fn depends_on(self, state: impl Into<String>) -> Description {
+        Description {
+            state: Some(state.into()),
+            ..self
         }
     }
 

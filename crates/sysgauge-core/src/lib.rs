@@ -5,7 +5,8 @@
 //! - `host`: the shape of the machine facts stored with every run;
 //! - `bench`: the `Benchmark` trait and its requirements and errors;
 //! - `ctx`: `RunCtx`, its ways into the sampler, scratch space and fixtures;
-//! - `runner`: plans and runs cases and feeds `Sink`s;
+//! - `runner`: plans and runs cases (in `--rounds`) and feeds `Sink`s;
+//! - `rounds`: one record from a case's rounds, and whether it repeats;
 //! - `sampler`: the one measuring loop (warm-up, stopping rules, cancel);
 //! - `select`: the one `--only`/`--skip` grammar;
 //! - `size`: nice-number parsing (`1M` = 10^6, `1MiB` = 2^20);
@@ -20,6 +21,7 @@ pub mod ctx;
 pub mod host;
 pub mod monitor;
 pub mod record;
+pub mod rounds;
 pub mod runner;
 pub mod sampler;
 pub mod scratch;

@@ -31,6 +31,7 @@ pub trait Sink {
     }
     /// A case is about to start; `index` counts from 0 over the whole run.
     fn case_started(&mut self, _index: usize, _total: usize, _bench_id: &str, _params: &Params) {}
+    /// A case finished, merged from all its rounds: what is stored.
     fn case_finished(
         &mut self,
         _index: usize,
@@ -38,6 +39,18 @@ pub trait Sink {
         _result: &ResultRecord,
     ) -> Result<(), SinkError> {
         Ok(())
+    }
+    /// Round `round` of `rounds` of a case finished, before its last round
+    /// (only with `--rounds` above 1); the record is that round's alone and
+    /// is not stored.
+    fn round_finished(
+        &mut self,
+        _index: usize,
+        _total: usize,
+        _round: u32,
+        _rounds: u32,
+        _result: &ResultRecord,
+    ) {
     }
     fn run_finished(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
         Ok(())
@@ -67,6 +80,18 @@ impl Sink for Sinks<'_> {
             .iter_mut()
             .try_for_each(|s| s.case_finished(index, total, result))
     }
+    fn round_finished(
+        &mut self,
+        index: usize,
+        total: usize,
+        round: u32,
+        rounds: u32,
+        result: &ResultRecord,
+    ) {
+        for s in self.0.iter_mut() {
+            s.round_finished(index, total, round, rounds, result);
+        }
+    }
     fn run_finished(&mut self, run: &RunRecord) -> Result<(), SinkError> {
         self.0.iter_mut().try_for_each(|s| s.run_finished(run))
     }
@@ -81,6 +106,9 @@ pub struct RunnerConfig {
     /// Time slice of each family; a family not listed gets `default_budget`.
     pub family_budgets: BTreeMap<String, Duration>,
     pub default_budget: Duration,
+    /// How many times every case runs (`--rounds`), interleaved; 1 is a
+    /// plain run.
+    pub rounds: u32,
 }
 
 /// Finding code for a case whose repetitions disagree too much.
@@ -122,7 +150,7 @@ impl<'a> Runner<'a> {
         self
     }
 
-    /// Number of cases the run will attempt.
+    /// Number of cases the run will attempt (each once, whatever the rounds).
     pub fn planned_cases(&self) -> usize {
         self.plan().iter().map(|(_, c)| c.len()).sum()
     }
@@ -153,114 +181,89 @@ impl<'a> Runner<'a> {
 
     /// Run everything, feeding `sink`. Returns the finished record (status
     /// complete or interrupted). A sink error stops the run and is returned.
+    ///
+    /// With `rounds` above 1 the whole plan runs that many times, round 1 of
+    /// every case before round 2 of any (each round a family session of its
+    /// own), and each case is handed to the sinks once, merged from its
+    /// rounds (`rounds::merge`), as its last round finishes. Earlier rounds
+    /// go to `round_finished` only. When the run is interrupted, a case
+    /// with at least one finished round is merged from the rounds it has.
     pub fn run(&self, mut record: RunRecord, sink: &mut dyn Sink) -> Result<RunRecord, SinkError> {
         record.status = RunStatus::Running;
         sink.run_started(&record)?;
         let families = self.plan();
-        let total: usize = families.iter().map(|(_, c)| c.len()).sum();
+        let cases: usize = families.iter().map(|(_, c)| c.len()).sum();
+        let rounds = self.config.rounds.max(1);
+        let total = cases * rounds as usize;
         let mut index = 0;
         let mut interrupted = false;
         let mut requirement_cache: BTreeMap<String, Result<(), (String, Option<String>)>> =
             BTreeMap::new();
-        'families: for (family, cases) in &families {
-            let slice = self
-                .config
-                .family_budgets
-                .get(family)
-                .copied()
-                .unwrap_or(self.config.default_budget);
-            let case_budget = slice / u32::try_from(cases.len()).unwrap_or(u32::MAX).max(1);
-            let mut ctx = RunCtx::new(
-                self.config.settings.clone(),
-                self.clock.clone(),
-                self.cancel.clone(),
-            );
-            for case in cases {
-                if self.cancel.is_cancelled() {
-                    interrupted = true;
-                    break 'families;
-                }
-                let id = case.bench.id().to_string();
-                sink.case_started(index, total, &id, &case.params);
-                let started_at = Utc::now();
-                let t0 = self.clock.now();
-                let req = requirement_cache
-                    .entry(id.clone())
-                    .or_insert_with(|| check_requirements(&case.bench.requirements()))
-                    .clone();
-                ctx.begin_case(case_budget);
-                let watch = self.monitor.as_ref().map(|m| m.watch(family));
-                let outcome = match req {
-                    Err((reason, hint)) => Err(BenchError::Skip { reason, hint }),
-                    Ok(()) => run_guarded(case.bench, &mut ctx, &case.params),
-                };
-                let seen = watch.map(|w| w.finish(&case_label(&id, &case.params)));
-                let output = ctx.take_case_output();
-                let mut findings = output.findings;
-                let mut params = case.params.clone();
-                params.extend(&output.params);
-                let (status, metrics) = match outcome {
-                    Ok(metrics) if metrics.is_empty() => (
-                        Status::Failed {
-                            error: "the benchmark returned no measurement".into(),
-                        },
-                        Vec::new(),
-                    ),
-                    Ok(metrics) => (Status::Ok, metrics),
-                    Err(BenchError::Cancelled) => {
+        // Per planned case: its finished rounds, and the benchmark's state.
+        let mut pending: Vec<(Vec<ResultRecord>, Option<String>)> =
+            (0..cases).map(|_| (Vec::new(), None)).collect();
+        let mut emitted = vec![false; cases];
+        'rounds: for round in 1..=rounds {
+            let mut case_no = 0;
+            for (family, family_cases) in &families {
+                let slice = self
+                    .config
+                    .family_budgets
+                    .get(family)
+                    .copied()
+                    .unwrap_or(self.config.default_budget);
+                let case_budget =
+                    slice / u32::try_from(family_cases.len()).unwrap_or(u32::MAX).max(1);
+                let mut ctx = RunCtx::new(
+                    self.config.settings.clone(),
+                    self.clock.clone(),
+                    self.cancel.clone(),
+                );
+                for case in family_cases {
+                    if self.cancel.is_cancelled() {
                         interrupted = true;
-                        break 'families;
+                        break 'rounds;
                     }
-                    Err(BenchError::Skip { reason, hint }) => {
-                        (Status::Skipped { reason, hint }, Vec::new())
+                    sink.case_started(index, total, case.bench.id(), &case.params);
+                    let req = requirement_cache
+                        .entry(case.bench.id().to_string())
+                        .or_insert_with(|| check_requirements(&case.bench.requirements()))
+                        .clone();
+                    let Some(result) = self.run_case(&mut ctx, family, case, case_budget, req)
+                    else {
+                        interrupted = true;
+                        break 'rounds;
+                    };
+                    let slot = &mut pending[case_no];
+                    slot.1 = case.bench.describe().state;
+                    if round < rounds {
+                        sink.round_finished(index, total, round, rounds, &result);
+                        slot.0.push(result);
+                    } else {
+                        slot.0.push(result);
+                        let merged =
+                            crate::rounds::merge(std::mem::take(&mut slot.0), slot.1.as_deref());
+                        if let Some(merged) = merged {
+                            sink.case_finished(index, total, &merged)?;
+                            record.results.push(merged);
+                        }
+                        emitted[case_no] = true;
                     }
-                    Err(e) => (
-                        Status::Failed {
-                            error: e.to_string(),
-                        },
-                        Vec::new(),
-                    ),
-                };
-                // Only the headline metric decides: secondary metrics (a
-                // CPU-time split the kernel samples per tick, component
-                // times) are context, and their spread stays in their own
-                // summaries instead of flooding the findings.
-                if let Some(m) = metrics.first() {
-                    if m.summary.n >= 3 && m.summary.cov > self.config.noise_threshold {
-                        findings.push(noisy_finding(&id, &params, m, self.config.noise_threshold));
-                    }
+                    index += 1;
+                    case_no += 1;
                 }
-                let mut details = output.details;
-                if let (Some(seen), Status::Ok) = (seen, &status) {
-                    details.extend(&seen.details);
-                    findings.extend(seen.findings);
-                    if !seen.disturbed.is_empty() {
-                        details.insert(DISTURBED, seen.disturbed.join("; "));
-                    }
-                }
-                for (key, value) in &case.params.0 {
-                    if matches!(value, ParamValue::Text(t) if t == ALL_CPUS) {
-                        details.insert(key, ctx.threads());
-                    }
-                }
-                let desc = case.bench.describe();
-                let result = ResultRecord {
-                    bench_id: id,
-                    family: family.clone(),
-                    workload_version: desc.workload_version,
-                    params,
-                    details,
-                    status,
-                    started_at,
-                    duration_seconds: self.clock.now().saturating_sub(t0).as_secs_f64(),
-                    metrics,
-                    findings,
-                };
-                sink.case_finished(index, total, &result)?;
-                record.results.push(result);
-                index += 1;
+                ctx.end_session();
             }
-            ctx.end_session();
+        }
+        // Interrupted between rounds: what a case has is still a measurement.
+        for (i, (done, state)) in pending.into_iter().enumerate() {
+            if emitted[i] || done.is_empty() {
+                continue;
+            }
+            if let Some(merged) = crate::rounds::merge(done, state.as_deref()) {
+                sink.case_finished(index.min(total.saturating_sub(1)), total, &merged)?;
+                record.results.push(merged);
+            }
         }
         record.status = if interrupted || self.cancel.is_cancelled() {
             RunStatus::Interrupted
@@ -270,6 +273,85 @@ impl<'a> Runner<'a> {
         record.finished_at = Some(Utc::now());
         sink.run_finished(&record)?;
         Ok(record)
+    }
+
+    /// Run one case of `family` in `ctx`; `None` when it was cancelled.
+    fn run_case(
+        &self,
+        ctx: &mut RunCtx,
+        family: &str,
+        case: &Case<'a>,
+        case_budget: Duration,
+        req: Result<(), (String, Option<String>)>,
+    ) -> Option<ResultRecord> {
+        let id = case.bench.id().to_string();
+        let started_at = Utc::now();
+        let t0 = self.clock.now();
+        ctx.begin_case(case_budget);
+        let watch = self.monitor.as_ref().map(|m| m.watch(family));
+        let outcome = match req {
+            Err((reason, hint)) => Err(BenchError::Skip { reason, hint }),
+            Ok(()) => run_guarded(case.bench, ctx, &case.params),
+        };
+        let seen = watch.map(|w| w.finish(&case_label(&id, &case.params)));
+        let output = ctx.take_case_output();
+        let mut findings = output.findings;
+        let mut params = case.params.clone();
+        params.extend(&output.params);
+        let (status, metrics) = match outcome {
+            Ok(metrics) if metrics.is_empty() => (
+                Status::Failed {
+                    error: "the benchmark returned no measurement".into(),
+                },
+                Vec::new(),
+            ),
+            Ok(metrics) => (Status::Ok, metrics),
+            Err(BenchError::Cancelled) => return None,
+            Err(BenchError::Skip { reason, hint }) => {
+                (Status::Skipped { reason, hint }, Vec::new())
+            }
+            Err(e) => (
+                Status::Failed {
+                    error: e.to_string(),
+                },
+                Vec::new(),
+            ),
+        };
+        // Only the headline metric decides: secondary metrics (a
+        // CPU-time split the kernel samples per tick, component
+        // times) are context, and their spread stays in their own
+        // summaries instead of flooding the findings.
+        if let Some(m) = metrics.first() {
+            if m.summary.n >= 3 && m.summary.cov > self.config.noise_threshold {
+                findings.push(noisy_finding(&id, &params, m, self.config.noise_threshold));
+            }
+        }
+        let mut details = output.details;
+        if let (Some(seen), Status::Ok) = (seen, &status) {
+            details.extend(&seen.details);
+            findings.extend(seen.findings);
+            if !seen.disturbed.is_empty() {
+                details.insert(DISTURBED, seen.disturbed.join("; "));
+            }
+        }
+        for (key, value) in &case.params.0 {
+            if matches!(value, ParamValue::Text(t) if t == ALL_CPUS) {
+                details.insert(key, ctx.threads());
+            }
+        }
+        let desc = case.bench.describe();
+        Some(ResultRecord {
+            bench_id: id,
+            family: family.to_string(),
+            workload_version: desc.workload_version,
+            params,
+            details,
+            status,
+            started_at,
+            duration_seconds: self.clock.now().saturating_sub(t0).as_secs_f64(),
+            metrics,
+            findings,
+        })
     }
 }
 
@@ -423,6 +505,7 @@ mod tests {
             noise_threshold: 0.05,
             family_budgets: BTreeMap::new(),
             default_budget: Duration::from_millis(10),
+            rounds: 1,
         }
     }
 
@@ -602,6 +685,127 @@ mod tests {
         let r = runner.run(record(), &mut FailingSink);
         assert!(r.is_err());
         assert_eq!(b.calls.load(Ordering::SeqCst), 1);
+    }
+
+    /// A case whose value jumps between calls (rounds), and one that does not.
+    struct Jumping {
+        id: &'static str,
+        levels: Vec<f64>,
+        calls: AtomicUsize,
+    }
+    impl Benchmark for Jumping {
+        fn id(&self) -> &str {
+            self.id
+        }
+        fn describe(&self) -> Description {
+            Description::new("jumps between rounds", Unit::OpsPerSec, Better::Higher)
+                .depends_on("a journal left behind by the previous round")
+        }
+        fn cases(&self, _plan: &Plan) -> Vec<Params> {
+            vec![Params::new()]
+        }
+        fn run(&self, _ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
+            let i = self.calls.fetch_add(1, Ordering::SeqCst);
+            let level = self.levels[i % self.levels.len()];
+            let samples = vec![level, level * 1.002, level * 0.998, level * 1.001, level];
+            Metric::new("rate", Unit::OpsPerSec, Better::Higher, samples)
+                .map(|m| vec![m])
+                .ok_or_else(|| BenchError::failed("none"))
+        }
+    }
+
+    #[derive(Default)]
+    struct RoundLog(Vec<String>);
+    impl Sink for RoundLog {
+        fn case_started(&mut self, i: usize, total: usize, id: &str, _p: &Params) {
+            self.0.push(format!("start {i}/{total} {id}"));
+        }
+        fn round_finished(
+            &mut self,
+            _i: usize,
+            _t: usize,
+            round: u32,
+            rounds: u32,
+            r: &ResultRecord,
+        ) {
+            self.0
+                .push(format!("round {round}/{rounds} {}", r.bench_id));
+        }
+        fn case_finished(
+            &mut self,
+            _i: usize,
+            _t: usize,
+            r: &ResultRecord,
+        ) -> Result<(), SinkError> {
+            self.0.push(format!("done {}", r.bench_id));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn rounds_are_interleaved_merged_and_judged() {
+        let jumping = Jumping {
+            id: "j.create",
+            levels: vec![2000.0, 76_000.0, 40_000.0],
+            calls: AtomicUsize::new(0),
+        };
+        let steady = Jumping {
+            id: "k.steady",
+            levels: vec![1000.0, 1003.0, 998.0],
+            calls: AtomicUsize::new(0),
+        };
+        let runner = Runner::new(
+            vec![&jumping, &steady],
+            RunnerConfig {
+                rounds: 3,
+                ..config()
+            },
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        );
+        let mut log = RoundLog::default();
+        let done = runner.run(record(), &mut log).unwrap();
+        // Round 1 of every case, then round 2 …; each case stored once.
+        assert_eq!(
+            log.0,
+            vec![
+                "start 0/6 j.create",
+                "round 1/3 j.create",
+                "start 1/6 k.steady",
+                "round 1/3 k.steady",
+                "start 2/6 j.create",
+                "round 2/3 j.create",
+                "start 3/6 k.steady",
+                "round 2/3 k.steady",
+                "start 4/6 j.create",
+                "done j.create",
+                "start 5/6 k.steady",
+                "done k.steady",
+            ]
+        );
+        assert_eq!(done.results.len(), 2);
+        let (j, k) = (&done.results[0], &done.results[1]);
+        // The value is the median of the rounds; each round stays in the details.
+        assert_eq!(j.primary().unwrap().value(), 40_000.0);
+        assert_eq!(
+            j.details.get_str(crate::rounds::ROUND_VALUES),
+            Some("2000 76000 40000")
+        );
+        let (between, within) = crate::rounds::spreads(j).unwrap();
+        assert!(between > 0.5 && within < 0.01, "{between} {within}");
+        let f = j
+            .findings
+            .iter()
+            .find(|f| f.code == crate::rounds::UNREPEATABLE)
+            .expect("the jumping case is flagged");
+        assert!(f.message.contains("a journal left behind"), "{}", f.message);
+        assert!(j.untrusted().is_some_and(|w| w.contains("does not repeat")));
+        // The steady case: a small between-round spread, no finding.
+        let (between, _) = crate::rounds::spreads(k).unwrap();
+        assert!(between < 0.01, "{between}");
+        assert!(k.findings.is_empty(), "{:?}", k.findings);
+        assert!(k.untrusted().is_none());
+        assert_eq!(k.primary().unwrap().samples, vec![1000.0, 1003.0, 998.0]);
     }
 
     #[test]

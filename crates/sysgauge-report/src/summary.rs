@@ -4,23 +4,50 @@
 use crate::format::format_value;
 use crate::table::{Table, TableFormat};
 use sysgauge_core::record::{Finding, ResultRecord, RunRecord, Severity, Status};
+use sysgauge_core::rounds::{spreads, ROUND_REPETITIONS};
 
-/// One line per benchmark case.
+/// One line per benchmark case. A run measured in rounds (`--rounds`) shows
+/// the within-round spread (the median of the rounds' own spreads) beside
+/// the between-round spread, and n as rounds × repetitions.
 pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
-    let mut t = Table::columns("benchmark, params, >value, unit, >spread, >n, note");
+    let rounds = run.results.iter().any(|r| spreads(r).is_some());
+    let mut t = if rounds {
+        Table::columns("benchmark, params, >value, unit, >spread, >between rounds, >n, note")
+    } else {
+        Table::columns("benchmark, params, >value, unit, >spread, >n, note")
+    };
     for r in &run.results {
         let params = r.params.to_string();
         match (&r.status, r.primary()) {
             (Status::Ok, Some(m)) => {
-                t.push(vec![
+                let mut row = vec![
                     r.bench_id.clone(),
                     params,
                     format_value(m.value()),
                     m.unit.symbol().to_string(),
-                    format!("±{:.1}%", m.summary.cov * 100.0),
-                    m.summary.n.to_string(),
-                    warning_codes(r),
-                ]);
+                ];
+                match spreads(r) {
+                    Some((between, within)) => row.extend([
+                        format!("±{:.1}%", within * 100.0),
+                        format!("±{:.1}%", between * 100.0),
+                        format!(
+                            "{}×{}",
+                            m.summary.n,
+                            r.details.get_u64(ROUND_REPETITIONS).unwrap_or(1)
+                        ),
+                    ]),
+                    None if rounds => row.extend([
+                        format!("±{:.1}%", m.summary.cov * 100.0),
+                        "-".to_string(),
+                        m.summary.n.to_string(),
+                    ]),
+                    None => row.extend([
+                        format!("±{:.1}%", m.summary.cov * 100.0),
+                        m.summary.n.to_string(),
+                    ]),
+                }
+                row.push(warning_codes(r));
+                t.push(row);
             }
             (status, _) => t.push_note(vec![r.bench_id.clone(), params], status_note(status)),
         }

@@ -308,6 +308,13 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub warmup: u32,
 
+    /// Run every selected case N times, interleaved (round 1 of every case,
+    /// then round 2 …); each case's value is the median of its rounds, and
+    /// the between-round spread is shown beside the within-round spread
+    /// (docs/repeatability.md).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub rounds: u32,
+
     /// How long the run may take.
     #[arg(long, value_enum, default_value_t = ProfileArg::Quick)]
     pub profile: ProfileArg,

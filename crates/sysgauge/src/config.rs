@@ -26,6 +26,8 @@ pub struct MeasureConfig {
     pub tags: BTreeMap<String, String>,
     pub repetitions: u32,
     pub warmup: u32,
+    /// `--rounds`: how many times every case runs, interleaved.
+    pub rounds: u32,
     pub profile: Profile,
     pub scratch_base: PathBuf,
     /// As a fraction (0.05 = 5 %).
@@ -45,6 +47,12 @@ impl MeasureConfig {
             a.repetitions.unwrap_or(DEFAULT_REPETITIONS),
             "--repetitions",
         )?;
+        if a.rounds == 0 || a.rounds > 100 {
+            bail!(
+                "--rounds must be between 1 and 100, not {} (1, the default, runs every case once)",
+                a.rounds
+            );
+        }
         if a.warmup > 100 {
             bail!("--warmup {} is more than 100", a.warmup);
         }
@@ -81,6 +89,7 @@ impl MeasureConfig {
             tags: parse_tags(&a.tags)?,
             repetitions,
             warmup: a.warmup,
+            rounds: a.rounds,
             profile: match a.profile {
                 ProfileArg::Tiny => Profile::Tiny,
                 ProfileArg::Quick => Profile::Quick,

@@ -172,6 +172,7 @@ pub fn execute_with(
         noise_threshold: cfg.noise_threshold,
         family_budgets,
         default_budget: std::time::Duration::from_secs(5),
+        rounds: cfg.rounds,
     };
     let refs: Vec<&dyn Benchmark> = benches.iter().map(|b| b.as_ref()).collect();
     let mut runner = Runner::new(

@@ -17,6 +17,19 @@ impl ConsoleProgress {
         ConsoleProgress { bar: None, quiet }
     }
 
+    /// `[i/total] PREFIXid params: what`, and the bar moved past the case.
+    fn finished(&self, index: usize, total: usize, prefix: &str, r: &ResultRecord, what: &str) {
+        self.line(&format!(
+            "[{}/{}] {prefix}{}: {what}",
+            index + 1,
+            total,
+            case_label(&r.bench_id, &r.params),
+        ));
+        if let Some(b) = &self.bar {
+            b.set_position(index as u64 + 1);
+        }
+    }
+
     fn line(&self, text: &str) {
         let text = crate::style::paint(text, crate::style::Stream::Stderr);
         match &self.bar {
@@ -67,6 +80,36 @@ impl Sink for ConsoleProgress {
         if self.quiet {
             return Ok(());
         }
+        let what = match (&r.status, r.primary(), sysgauge_core::rounds::spreads(r)) {
+            (Status::Ok, Some(m), Some((between, within))) => format!(
+                "{} ±{:.1}% within, ±{:.1}% between {} rounds",
+                format_with_unit(m.value(), &m.unit),
+                within * 100.0,
+                between * 100.0,
+                m.summary.n
+            ),
+            (Status::Ok, Some(m), None) => format!(
+                "{} ±{:.1}%",
+                format_with_unit(m.value(), &m.unit),
+                m.summary.cov * 100.0
+            ),
+            (status, _, _) => status_note(status),
+        };
+        self.finished(index, total, "", r, &what);
+        Ok(())
+    }
+
+    fn round_finished(
+        &mut self,
+        index: usize,
+        total: usize,
+        round: u32,
+        rounds: u32,
+        r: &ResultRecord,
+    ) {
+        if self.quiet {
+            return;
+        }
         let what = match (&r.status, r.primary()) {
             (Status::Ok, Some(m)) => format!(
                 "{} ±{:.1}%",
@@ -75,17 +118,7 @@ impl Sink for ConsoleProgress {
             ),
             (status, _) => status_note(status),
         };
-        self.line(&format!(
-            "[{}/{}] {}: {}",
-            index + 1,
-            total,
-            case_label(&r.bench_id, &r.params),
-            what
-        ));
-        if let Some(b) = &self.bar {
-            b.set_position(index as u64 + 1);
-        }
-        Ok(())
+        self.finished(index, total, &format!("round {round}/{rounds} "), r, &what);
     }
 
     fn run_finished(&mut self, _run: &RunRecord) -> Result<(), SinkError> {

@@ -114,6 +114,7 @@ impl Benchmark for TcpThroughputBenchmark {
             unit: Unit::MBps,
             better: Better::Higher,
             workload_version: 1,
+            state: None,
         }
     }
 
@@ -220,6 +221,7 @@ impl Benchmark for TcpConnectBenchmark {
             unit: Unit::OpsPerSec,
             better: Better::Higher,
             workload_version: 1,
+            state: None,
         }
     }
 

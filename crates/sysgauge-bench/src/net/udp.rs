@@ -227,6 +227,7 @@ impl Benchmark for UdpPpsBenchmark {
             unit: Unit::PacketsPerSec,
             better: Better::Higher,
             workload_version: 1,
+            state: None,
         }
     }
 
@@ -335,6 +336,7 @@ impl Benchmark for UdpRttBenchmark {
             unit: Unit::Microseconds,
             better: Better::Lower,
             workload_version: 1,
+            state: None,
         }
     }
 
