@@ -75,8 +75,8 @@ mod tests {
             left_out: Vec::new(),
             disturbed: 0,
         };
-        let mut disk = line("disk", Some(900.0), 3, 0);
-        disk.left_out = vec!["disk.seq-write throughput: a write cache".into()];
+        let mut disk = line("store", Some(900.0), 3, 0);
+        disk.left_out = vec!["store.write throughput: a write cache".into()];
         let mut overall = line("all", Some(1234.4), 12, 4);
         overall.left_out = disk.left_out.clone();
         let r = IndexReport {
@@ -106,7 +106,7 @@ mod tests {
             "{s}"
         );
         assert!(
-            s.contains("  - disk.seq-write throughput: a write cache"),
+            s.contains("  - store.write throughput: a write cache"),
             "{s}"
         );
     }
