@@ -70,8 +70,10 @@ struct TestHost {
 impl TestHost {
     fn start(&mut self) {
         let d = self.dir.display();
+        // sshd started as root needs its privilege separation directory,
+        // which only its packaged service creates.
         let mut script = format!(
-            "hostname {h} && mount --bind {d}/machine-id /etc/machine-id",
+            "mkdir -p -m 0755 /run/sshd && hostname {h} && mount --bind {d}/machine-id /etc/machine-id",
             h = self.hostname
         );
         if let Some(u) = &self.fake_uname {
