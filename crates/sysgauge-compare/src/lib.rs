@@ -9,6 +9,8 @@
 //!   facts; the `compare --format json` document;
 //! - `index`: 1000 × geometric mean of ratios against a reference run (the
 //!   index every `sysgauge run` ends with);
+//! - `fleet`: hosts in groups (inventory group, tag, CPU model): each
+//!   case's median per group and the hosts that stand out (median/MAD);
 //! - `facts`: host facts as text for the tables above the numbers;
 //! - `import`: CSV tables and sysgauge JSON as run records (text in,
 //!   records or an error naming file and line out).
@@ -22,6 +24,7 @@
 pub mod case;
 pub mod comparison;
 pub mod facts;
+pub mod fleet;
 pub mod import;
 pub mod index;
 
@@ -35,5 +38,6 @@ pub use comparison::{
     OVERALL,
 };
 pub use facts::{differing_facts, host_facts};
+pub use fleet::{group_hosts, FleetGroups, GroupCell, GroupRow, HostGroup, Outlier};
 pub use import::{parse_csv, parse_json, sniff, synthetic_run, Format, ImportContext, ImportError};
 pub use index::{index_against, IndexLine, IndexReport};

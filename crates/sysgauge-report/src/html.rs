@@ -7,15 +7,17 @@
 //! ratios per family with its chart, and the BogoMIPS ratio), the figures
 //! families draw from the machines' own results (`ReportFigure`: the sweep,
 //! memory latency; one section each, given only when some machine has the
-//! data), the full comparison table, one section per family (its ratio
+//! data), the hosts in groups when they were grouped (medians per group,
+//! the hosts that stand out), the full comparison table, one section per family (its ratio
 //! chart, its values by block size when it has them, its rows), the cases
 //! some machines lack and the numbers left out.
 
 use crate::chart::lines::{figure_svg, LineFigure};
 use crate::chart::{chart_svg, machine_color, ChartError, ChartKind};
 use crate::compare::{cases_table, excluded_lines, missing_lines, preamble, summary_table};
+use crate::fleet::{groups_table, medians_table, outlier_rule, outliers_table};
 use crate::table::TableFormat;
-use sysgauge_compare::{host_facts, Comparison};
+use sysgauge_compare::{host_facts, Comparison, FleetGroups};
 use sysgauge_core::record::RunRecord;
 
 /// Escape text for HTML element content and attribute values. Control
@@ -99,11 +101,13 @@ pub struct ReportFigure {
 /// The whole report. `runs` are the compared machines' runs, in the
 /// comparison's machine order; `figures` the families' figures of them
 /// (each drawn with the same machine colours); `generated` says when and
-/// by what.
+/// by what; `groups`, when the hosts were grouped (`--group-by`), adds the
+/// per-group medians and the hosts that stand out.
 pub fn render_html(
     c: &Comparison,
     runs: &[&RunRecord],
     figures: &[ReportFigure],
+    groups: Option<&FleetGroups>,
     generated: &str,
     width: u32,
 ) -> Result<String, ChartError> {
@@ -131,6 +135,9 @@ pub fn render_html(
     h.push_str(
         "</p>\n</header>\n<nav>\n<a href=\"#facts\">Host facts</a><a href=\"#summary\">Summary</a>",
     );
+    if groups.is_some() {
+        h.push_str("<a href=\"#groups\">Groups</a>");
+    }
     for f in figures {
         h.push_str(&format!(
             "<a href=\"#chart-{}\">{}</a>",
@@ -189,6 +196,26 @@ pub fn render_html(
     h.push_str("<p class=\"note\">Means of the ratios per family and over all cases (all), one line per machine; the BogoMIPS lines show what BogoMIPS alone would claim.</p>\n");
     h.push_str(&table_html(&summary_table(c)));
     h.push_str("</section>\n");
+
+    if let Some(g) = groups {
+        h.push_str(&format!(
+            "<section id=\"groups\">\n<h2>Hosts grouped by {}</h2>\n",
+            esc(&g.group_by)
+        ));
+        h.push_str(&table_html(&groups_table(g)));
+        h.push_str("<h3>Median per group (lowest–highest host, hosts)</h3>\n");
+        h.push_str(&table_html(&medians_table(g)));
+        h.push_str(&format!(
+            "<h3 id=\"outliers\">Hosts that stand out from their group</h3>\n<p class=\"note\">{}</p>\n",
+            esc(&outlier_rule())
+        ));
+        if g.outliers.is_empty() {
+            h.push_str("<p>None.</p>\n");
+        } else {
+            h.push_str(&table_html(&outliers_table(g)));
+        }
+        h.push_str("</section>\n");
+    }
 
     // The families' figures of the machines' own results.
     for f in figures {
@@ -291,7 +318,7 @@ mod tests {
         // The comparison's runs are not kept in it; facts come from runs.
         let runs = crate::testutil::runs();
         let refs: Vec<&RunRecord> = runs.iter().collect();
-        let html = render_html(&c, &refs, &[], "generated for a test", 1000).unwrap();
+        let html = render_html(&c, &refs, &[], None, "generated for a test", 1000).unwrap();
         assert!(html.starts_with("<!DOCTYPE html>"));
         for id in [
             "facts",
@@ -359,7 +386,7 @@ mod tests {
                 }],
             },
         };
-        let html = render_html(&c, &refs, &[figure], "test", 1000).unwrap();
+        let html = render_html(&c, &refs, &[figure], None, "test", 1000).unwrap();
         assert!(html.contains(
             "<section id=\"chart-demo\" class=\"figure\">\n<h2>Demo &lt;figure&gt;</h2>"
         ));
@@ -381,5 +408,22 @@ mod tests {
         assert_eq!(esc("h\u{1b}[2J\u{1}\n"), "h\\u{1b}[2J\\u{1}\n");
         assert_eq!(family_id("hash"), "family-hash");
         assert_eq!(family_id("My Fam"), "family-my-fam");
+    }
+
+    #[test]
+    fn grouped_hosts_get_their_section() {
+        let c = comparison();
+        let runs = crate::testutil::runs();
+        let refs: Vec<&RunRecord> = runs.iter().collect();
+        let membership: Vec<Vec<String>> =
+            c.machines.iter().map(|_| vec!["rack<1>".into()]).collect();
+        let g = sysgauge_compare::group_hosts(&c, &membership, "tag:rack");
+        let plain = render_html(&c, &refs, &[], None, "test", 1000).unwrap();
+        assert!(!plain.contains("id=\"groups\""));
+        let html = render_html(&c, &refs, &[], Some(&g), "test", 1000).unwrap();
+        assert!(html.contains("<a href=\"#groups\">Groups</a>"));
+        assert!(html.contains("<h2>Hosts grouped by tag:rack</h2>"));
+        assert!(html.contains("rack&lt;1&gt;"), "group names are escaped");
+        assert!(html.contains("id=\"outliers\""));
     }
 }

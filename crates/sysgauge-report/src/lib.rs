@@ -12,6 +12,7 @@
 
 pub mod chart;
 pub mod compare;
+pub mod fleet;
 pub mod format;
 pub mod html;
 pub mod index;
@@ -24,6 +25,7 @@ mod testutil;
 pub use chart::lines::{figure_png, figure_svg, LineFigure};
 pub use chart::{chart_png, chart_svg, ChartError, ChartKind};
 pub use compare::{format_ratio, render_comparison, CompareFormat};
+pub use fleet::render_groups;
 pub use format::{format_value, format_with_unit};
 pub use html::{render_html, ReportFigure};
 pub use index::index_text;

@@ -673,6 +673,54 @@ impl Store {
         Ok(v)
     }
 
+    /// The newest complete (or imported) run of every machine, newest
+    /// first. A machine is a host name together with its identity
+    /// (machine-id, DMI UUID or serial) and its fleet alias tag, so two
+    /// machines sharing a host name (cloned images, reused names) stay two,
+    /// and the same machine measured again is one.
+    pub fn latest_run_per_machine(&self, alias_tag: &str) -> Result<Vec<i64>> {
+        let ctx = "listing machines";
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, host_name, host_json, tags_json FROM runs
+                 WHERE status IN ('complete', 'imported')
+                 ORDER BY started_at DESC, id DESC",
+            )
+            .map_err(self.sql_err(ctx))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(self.sql_err(ctx))?;
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, host, host_json, tags_json) = row.map_err(self.sql_err(ctx))?;
+            let host_info: HostInfo =
+                self.decode(&host_json, &format!("host facts of run {id}"))?;
+            let tags: std::collections::BTreeMap<String, String> =
+                self.decode(&tags_json, &format!("tags of run {id}"))?;
+            let i = host_info.identity;
+            let key = (
+                host,
+                i.machine_id,
+                i.product_uuid,
+                i.product_serial,
+                tags.get(alias_tag).cloned(),
+            );
+            if seen.insert(key) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
     /// Load a whole run with its results and metrics.
     pub fn load_run(&self, id: i64) -> Result<RunRecord> {
         type RunRow = (

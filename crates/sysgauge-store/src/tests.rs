@@ -507,3 +507,51 @@ fn latest_is_the_latest_complete_run() {
     let (_, st) = s.latest_any_run_for_host("box1").unwrap().unwrap();
     assert_ne!(st, RunStatus::Complete);
 }
+
+#[test]
+fn one_latest_run_per_machine_even_when_host_names_are_shared() {
+    let d = tmp();
+    let mut s = Store::open(&d.path().join("m.db")).unwrap_or_else(|e| panic!("{e}"));
+    let t0 = Utc::now();
+    let mut add = |uuid: &str,
+                   host: &str,
+                   machine_id: Option<&str>,
+                   alias: Option<&str>,
+                   age: i64,
+                   status: RunStatus| {
+        let mut r = sample_run(uuid);
+        r.host.hostname = Some(host.to_string());
+        r.host.identity.machine_id = machine_id.map(str::to_string);
+        if let Some(a) = alias {
+            r.tags.insert("alias".into(), a.into());
+        }
+        r.started_at = t0 - chrono::Duration::minutes(age);
+        r.status = status;
+        match s.insert_run(&r, "test").unwrap_or_else(|e| panic!("{e}")) {
+            Inserted::New(id) => id,
+            Inserted::AlreadyPresent(id) => panic!("{uuid} already there as {id}"),
+        }
+    };
+    // Two machines named `twin`, each measured twice; a clone of one of
+    // them (same machine-id) told apart by its alias; a host whose newest
+    // run is partial.
+    let _twin_a_old = add("a1", "twin", Some("aaaa"), None, 50, RunStatus::Complete);
+    let twin_a = add("a2", "twin", Some("aaaa"), None, 40, RunStatus::Complete);
+    let twin_b = add("b1", "twin", Some("bbbb"), None, 30, RunStatus::Complete);
+    let _twin_b_old = add("b0", "twin", Some("bbbb"), None, 35, RunStatus::Complete);
+    let clone = add(
+        "c1",
+        "twin",
+        Some("aaaa"),
+        Some("clone"),
+        20,
+        RunStatus::Complete,
+    );
+    let other = add("o1", "other", None, None, 10, RunStatus::Complete);
+    let _partial = add("o2", "other", None, None, 5, RunStatus::Interrupted);
+    assert_eq!(
+        s.latest_run_per_machine("alias")
+            .unwrap_or_else(|e| panic!("{e}")),
+        vec![other, clone, twin_b, twin_a]
+    );
+}

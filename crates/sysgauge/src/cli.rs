@@ -2,7 +2,7 @@
 //! everything is turned into a validated `Config` before any work starts.
 
 use crate::values::{
-    ChartFile, CpuList, FamilyName, KeyValue, NiceCount, NiceSize, Seconds, ThreadCount,
+    ChartFile, CpuList, FamilyName, GroupBy, KeyValue, NiceCount, NiceSize, Seconds, ThreadCount,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -212,6 +212,9 @@ pub struct CompareArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub groups: GroupArgs,
 }
 
 #[derive(Debug, Args)]
@@ -222,6 +225,19 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub machines: MachineArgs,
+
+    #[command(flatten)]
+    pub groups: GroupArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct GroupArgs {
+    /// Put the hosts in groups and show each case's median per group and
+    /// the hosts that stand out from their group: `group` (the inventory
+    /// groups of `fleet run`), `cpu` (CPU model), `arch`, or `tag:NAME` (a
+    /// run tag or inventory variable).
+    #[arg(long, value_name = "group|cpu|arch|tag:NAME")]
+    pub group_by: Option<GroupBy>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -8,6 +8,7 @@
 //! every problem is reported as `FILE:LINE: what`, so an import is
 //! all-or-nothing and a bad file never half-enters the database.
 
+use crate::values::GroupBy;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -298,12 +299,16 @@ pub fn load_machines(
         let Some(store) = store else {
             bail!("no results database yet; name runs, hosts or files to compare");
         };
+        // Every machine, not every host name: two machines that share a
+        // name are both compared (label_machines tells them apart).
+        for row in store.latest_run_per_machine(FLEET_ALIAS_TAG)? {
+            out.push((store.load_run(row)?, Origin::Stored(row)));
+        }
         for host in store.hosts()? {
-            match store.latest_run_for_host(&host)? {
-                Some(row) => out.push((store.load_run(row)?, Origin::Stored(row))),
-                None => eprintln!(
+            if !out.iter().any(|(r, _)| r.host_name() == host) {
+                eprintln!(
                     "sysgauge: host {host} has no complete run; left out (name one of its runs to include it)"
-                ),
+                );
             }
         }
         return Ok(out);
@@ -365,6 +370,38 @@ fn machine_key(run: &RunRecord, all: &[(RunRecord, Origin)]) -> Option<String> {
 /// The run tag holding the inventory alias of a host measured by
 /// `sysgauge fleet run`.
 pub const FLEET_ALIAS_TAG: &str = "alias";
+
+/// The run tag holding the inventory groups of a host measured by
+/// `sysgauge fleet run`, comma-separated (Ansible reserves the variable
+/// name `groups`, so no inventory variable takes this tag).
+pub const FLEET_GROUPS_TAG: &str = "groups";
+
+/// The groups `run`'s machine belongs to under `by` (`--group-by`); empty
+/// when the run does not say.
+pub fn membership(run: &RunRecord, by: &GroupBy) -> Vec<String> {
+    let one = |v: Option<&String>| -> Vec<String> {
+        v.map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .map(|s| vec![s.to_string()])
+            .unwrap_or_default()
+    };
+    match by {
+        GroupBy::Group => run
+            .tags
+            .get(FLEET_GROUPS_TAG)
+            .map(|g| {
+                g.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        GroupBy::Cpu => one(run.host.cpu.model.as_ref()),
+        GroupBy::Arch => one(run.host.cpu.architecture.as_ref()),
+        GroupBy::Tag(k) => one(run.tags.get(k)),
+    }
+}
 
 /// Give each machine a unique label: its host name; when two share a host
 /// name, the host name and what tells the machines apart (fleet alias or

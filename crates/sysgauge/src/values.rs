@@ -158,6 +158,49 @@ impl fmt::Display for KeyValue {
     }
 }
 
+/// `--group-by`: what puts hosts together in a fleet comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupBy {
+    /// The inventory groups `fleet run` recorded (a host in several counts
+    /// in each).
+    Group,
+    /// The CPU model the host reported.
+    Cpu,
+    /// The architecture (`x86_64`, `aarch64`, ...).
+    Arch,
+    /// A run tag's value (`--tag rack=r1`, an inventory variable).
+    Tag(String),
+}
+
+impl FromStr for GroupBy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<GroupBy, String> {
+        match s.trim() {
+            "group" => Ok(GroupBy::Group),
+            "cpu" => Ok(GroupBy::Cpu),
+            "arch" => Ok(GroupBy::Arch),
+            t => match t.strip_prefix("tag:").map(str::trim) {
+                Some(k) if !k.is_empty() => Ok(GroupBy::Tag(k.to_string())),
+                _ => Err(format!(
+                    "'{s}' is not a grouping (group, cpu, arch or tag:NAME)"
+                )),
+            },
+        }
+    }
+}
+
+impl fmt::Display for GroupBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GroupBy::Group => f.write_str("group"),
+            GroupBy::Cpu => f.write_str("cpu"),
+            GroupBy::Arch => f.write_str("arch"),
+            GroupBy::Tag(k) => write!(f, "tag:{k}"),
+        }
+    }
+}
+
 /// An image format for `--chart FILE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartFormat {

@@ -981,3 +981,109 @@ fn foreign_host_names_reach_no_terminal_or_svg_raw() {
         .find(|&c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'));
     assert_eq!(bad, None);
 }
+
+/// A fleet of imported hosts in two racks (a run tag) and two CPU models:
+/// `compare --group-by` gives each case's median per group and names the
+/// one host far below its rack; `report --group-by` has the section; a bad
+/// grouping is a usage error.
+#[test]
+fn fleet_groups_medians_and_the_host_that_stands_out() {
+    use sysgauge_core::record::{Metric, Params, ResultRecord, RunRecord, RunStatus, Status};
+    use sysgauge_core::{Better, Unit};
+    let sb = Sandbox::new();
+    let hosts = [
+        ("r1-a", "r1", "CPU A", 1000.0),
+        ("r1-b", "r1", "CPU A", 1010.0),
+        ("r1-c", "r1", "CPU B", 990.0),
+        ("r1-d", "r1", "CPU B", 600.0),
+        ("r2-a", "r2", "CPU A", 2000.0),
+        ("r2-b", "r2", "CPU A", 2020.0),
+        ("r2-c", "r2", "CPU B", 1980.0),
+    ];
+    let runs: Vec<RunRecord> = hosts
+        .iter()
+        .map(|(host, rack, cpu, v)| {
+            let mut r = RunRecord::new(&format!("fleet-{host}"), "run", "0.1.0");
+            r.status = RunStatus::Complete;
+            r.host.hostname = Some(host.to_string());
+            r.host.cpu.model = Some(cpu.to_string());
+            r.tags.insert("rack".into(), rack.to_string());
+            r.results.push(ResultRecord::new(
+                "probe.copy",
+                Params::new().with("size", 4096u64),
+                Status::Ok,
+                vec![Metric::new(
+                    "throughput",
+                    Unit::MBps,
+                    Better::Higher,
+                    vec![*v, v * 1.001, v * 0.999],
+                )
+                .unwrap()],
+            ));
+            r
+        })
+        .collect();
+    let file = sb.path().join("fleet.json");
+    std::fs::write(&file, serde_json::to_string(&runs).unwrap()).unwrap();
+    sb.on_db("import").arg(&file).succeeds();
+
+    // Every stored host (none named), grouped by the rack tag.
+    let out = sb
+        .on_db("compare")
+        .args(["--group-by", "tag:rack"])
+        .succeeds();
+    let text = stdout_of(&out);
+    assert!(
+        text.starts_with("7 hosts in 2 groups by tag:rack."),
+        "{text}"
+    );
+    let medians = text
+        .lines()
+        .find(|l| l.starts_with("probe.copy"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(medians.contains("995.0 (600.0–1010.0, n=4)"), "{medians}");
+    assert!(medians.contains("2000.0 (1980.0–2020.0, n=3)"), "{medians}");
+    let outliers: Vec<&str> = text.lines().filter(|l| l.starts_with("r1-d ")).collect();
+    assert_eq!(outliers.len(), 1, "{text}");
+    assert!(
+        outliers[0].contains("r1") && outliers[0].contains("worse"),
+        "{}",
+        outliers[0]
+    );
+    assert!(text.contains("Outlying cases per host: r1-d (1)"), "{text}");
+
+    // By CPU model, as the JSON document: no host stands out there (each
+    // CPU model spans both racks, so each group's spread is wide).
+    let out = sb
+        .on_db("compare")
+        .args(["--group-by", "cpu", "--format", "json"])
+        .succeeds();
+    let g: sysgauge_compare::FleetGroups = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(g.group_by, "cpu");
+    let names: Vec<(&str, usize)> = g
+        .groups
+        .iter()
+        .map(|h| (h.name.as_str(), h.hosts.len()))
+        .collect();
+    assert_eq!(names, [("CPU A", 4), ("CPU B", 3)]);
+    assert!(g.outliers.is_empty(), "{:?}", g.outliers);
+
+    let html = sb.path().join("fleet.html");
+    sb.on_db("report")
+        .arg(&html)
+        .args(["--group-by", "tag:rack"])
+        .succeeds();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>Hosts grouped by tag:rack</h2>"));
+    assert!(page.contains("<td>r1-d</td>"), "the outlier row");
+
+    let out = sb
+        .on_db("compare")
+        .args(["--group-by", "tag:"])
+        .exits_with(2);
+    assert!(
+        stderr_of(&out).contains("'tag:' is not a grouping (group, cpu, arch or tag:NAME)"),
+        "{}",
+        stderr_of(&out)
+    );
+}

@@ -349,6 +349,7 @@ fn fleet_of_namespaces_with_faults_then_retry() {
         assert_eq!(run["tags"]["alias"], *alias);
         assert_eq!(run["tags"]["site"], "lab");
         assert_eq!(run["tags"]["room"], format!("r{i}"));
+        assert_eq!(run["tags"]["groups"], "lab", "the inventory groups");
         assert_eq!(run["host"]["hostname"], HOSTNAMES[i]);
         assert_eq!(
             run["host"]["identity"]["machine_id"],
@@ -378,6 +379,16 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     for label in ["twin (alpha)", "twin (bravo)", "charlie", "hash.md5"] {
         assert!(text.contains(label), "missing {label}:\n{text}");
     }
+    // …and in their inventory groups: all three in `lab`.
+    let grouped = sysgauge(&sb, &["compare", "--group-by", "group"]);
+    let text = stdout_of(&grouped);
+    assert!(grouped.status.success(), "{}", stderr_of(&grouped));
+    assert!(text.starts_with("3 hosts in 1 groups by group."), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("lab ") && l.contains("twin (alpha), twin (bravo), charlie")),
+        "{text}"
+    );
 
     // delta comes back; only the failed hosts of the flaky group are retried.
     lab.hosts[3].start();

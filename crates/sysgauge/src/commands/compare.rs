@@ -1,19 +1,23 @@
 //! `sysgauge compare [RUN|HOST|FILE]… [--reference RUN|HOST]`: machines side
-//! by side against a reference. `build` turns the shared machine arguments
+//! by side against a reference; with `--group-by`, hosts in groups (medians
+//! per group, the hosts that stand out). `build` turns the shared machine arguments
 //! into a `Comparison`; `report` and `chart` use it too, and `load` gives
 //! the labelled machines alone (in the same order, so the same colours) for
 //! the figures drawn from the machines' own results.
 
-use crate::cli::{CompareArgs, CompareFormatArg, MachineArgs};
+use crate::cli::{CompareArgs, CompareFormatArg, GroupArgs, MachineArgs};
 use crate::config::check_output_path;
 use crate::exit::Exit;
 use crate::machines::{
-    label_machines, load_machines, not_found, resolve_stored, FileOptions, Origin,
+    label_machines, load_machines, membership, not_found, resolve_stored, FileOptions, Origin,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
-use sysgauge_compare::{compare, leave_out_disturbed, Comparison, Machine};
-use sysgauge_report::{render_comparison, CompareFormat};
+use sysgauge_compare::{
+    compare, group_hosts, leave_out_disturbed, Comparison, FleetGroups, Machine,
+};
+use sysgauge_core::RunRecord;
+use sysgauge_report::{render_comparison, render_groups, CompareFormat};
 use sysgauge_store::Store;
 
 /// Open the results database if it exists (comparing must not create one).
@@ -88,6 +92,14 @@ pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
     Ok((machines, reference))
 }
 
+/// The hosts of `c` (whose runs are `runs`, in its machine order) in the
+/// groups `--group-by` asks for, if it does.
+pub fn grouped(c: &Comparison, runs: &[RunRecord], args: &GroupArgs) -> Option<FleetGroups> {
+    let by = args.group_by.as_ref()?;
+    let membership: Vec<Vec<String>> = runs.iter().map(|r| membership(r, by)).collect();
+    Some(group_hosts(c, &membership, &by.to_string()))
+}
+
 /// The comparison and the compared runs, in the comparison's machine order.
 pub fn build_with_runs(args: &MachineArgs) -> Result<(Comparison, Vec<sysgauge_core::RunRecord>)> {
     let (machines, reference) = load(args)?;
@@ -114,14 +126,17 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
     if let Some(p) = &args.output {
         check_output_path(p, "--output")?;
     }
-    let c = build(&args.machines)?;
+    let (c, runs) = build_with_runs(&args.machines)?;
     let format = match args.format {
         CompareFormatArg::Table => CompareFormat::Table,
         CompareFormatArg::Md => CompareFormat::Markdown,
         CompareFormatArg::Csv => CompareFormat::Csv,
         CompareFormatArg::Json => CompareFormat::Json,
     };
-    let text = render_comparison(&c, format);
+    let text = match grouped(&c, &runs, &args.groups) {
+        Some(g) => render_groups(&g, format),
+        None => render_comparison(&c, format),
+    };
     match &args.output {
         Some(p) => output::to_file_or_stdout(p, &text)
             .with_context(|| format!("writing the comparison to {}", p.display()))?,

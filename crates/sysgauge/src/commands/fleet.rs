@@ -11,7 +11,7 @@
 
 use crate::cli::{FleetAction, FleetArgs, FleetRunArgs};
 use crate::exit::Exit;
-use crate::machines::{parse_record_text, FLEET_ALIAS_TAG};
+use crate::machines::{parse_record_text, FLEET_ALIAS_TAG, FLEET_GROUPS_TAG};
 use anyhow::{bail, Context, Result};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -282,8 +282,9 @@ struct Row {
     duration: Option<Duration>,
 }
 
-/// Ingests a host's record: its alias and variables become tags (the run's
-/// own tags win), the alias its label when it has none.
+/// Ingests a host's record: its alias, inventory groups and variables
+/// become tags (the run's own tags win), the alias its label when it has
+/// none.
 fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, String)> {
     let runs = parse_record_text(&format!("host {}", host.name), json)?;
     let [mut run] = <[_; 1]>::try_from(runs)
@@ -291,6 +292,11 @@ fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, Strin
     run.tags
         .entry(FLEET_ALIAS_TAG.to_string())
         .or_insert_with(|| host.name.clone());
+    if !host.groups.is_empty() {
+        run.tags
+            .entry(FLEET_GROUPS_TAG.to_string())
+            .or_insert_with(|| host.groups.join(","));
+    }
     for (k, v) in &host.vars {
         run.tags.entry(k.clone()).or_insert_with(|| v.clone());
     }

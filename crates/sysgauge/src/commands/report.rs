@@ -25,7 +25,9 @@ pub fn run(args: ReportArgs) -> Result<Exit> {
         env!("CARGO_PKG_VERSION")
     );
     let figures = family_figures(&c, &refs, &args.machines.family)?;
-    let html = sysgauge_report::render_html(&c, &refs, &figures, &generated, 1000)?;
+    let groups = super::compare::grouped(&c, &runs, &args.groups);
+    let html =
+        sysgauge_report::render_html(&c, &refs, &figures, groups.as_ref(), &generated, 1000)?;
     crate::output::bytes_to_file(out, html.as_bytes())
         .with_context(|| format!("writing the report to {}", out.display()))?;
     eprintln!(
