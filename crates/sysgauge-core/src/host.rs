@@ -29,7 +29,7 @@ pub struct HostInfo {
 /// machines that share a host name. Each part is optional: the DMI files
 /// are readable by root only, and boards without firmware tables (many ARM
 /// boards) have none.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IdentityInfo {
     /// /etc/machine-id (systemd and dbus write it at installation).

@@ -97,6 +97,16 @@ pub struct RunSummary {
     pub failed: i64,
 }
 
+/// A stored run and what identifies its machine (`Store::machine_rows`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineRow {
+    pub id: i64,
+    pub host: String,
+    pub identity: sysgauge_core::host::IdentityInfo,
+    pub alias: Option<String>,
+    pub started_at: DateTime<Utc>,
+}
+
 /// What `insert_run` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Inserted {
@@ -673,17 +683,16 @@ impl Store {
         Ok(v)
     }
 
-    /// The newest complete (or imported) run of every machine, newest
-    /// first. A machine is a host name together with its identity
-    /// (machine-id, DMI UUID or serial) and its fleet alias tag, so two
-    /// machines sharing a host name (cloned images, reused names) stay two,
-    /// and the same machine measured again is one.
-    pub fn latest_run_per_machine(&self, alias_tag: &str) -> Result<Vec<i64>> {
+    /// Every complete (or imported) run with what identifies its machine,
+    /// newest first: the host name, the identity (machine-id, DMI UUID and
+    /// serial) and the fleet alias (the tag `alias_tag`). What makes a
+    /// machine out of these is the caller's rule.
+    pub fn machine_rows(&self, alias_tag: &str) -> Result<Vec<MachineRow>> {
         let ctx = "listing machines";
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT id, host_name, host_json, tags_json FROM runs
+                "SELECT id, host_name, host_json, tags_json, started_at FROM runs
                  WHERE status IN ('complete', 'imported')
                  ORDER BY started_at DESC, id DESC",
             )
@@ -695,30 +704,40 @@ impl Store {
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
                 ))
             })
             .map_err(self.sql_err(ctx))?;
-        let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
         for row in rows {
-            let (id, host, host_json, tags_json) = row.map_err(self.sql_err(ctx))?;
+            let (id, host, host_json, tags_json, started) = row.map_err(self.sql_err(ctx))?;
             let host_info: HostInfo =
                 self.decode(&host_json, &format!("host facts of run {id}"))?;
-            let tags: std::collections::BTreeMap<String, String> =
+            let mut tags: std::collections::BTreeMap<String, String> =
                 self.decode(&tags_json, &format!("tags of run {id}"))?;
-            let i = host_info.identity;
-            let key = (
+            out.push(MachineRow {
+                id,
                 host,
-                i.machine_id,
-                i.product_uuid,
-                i.product_serial,
-                tags.get(alias_tag).cloned(),
-            );
-            if seen.insert(key) {
-                out.push(id);
-            }
+                identity: host_info.identity,
+                alias: tags.remove(alias_tag),
+                started_at: self.parse_time(&started)?,
+            });
         }
         Ok(out)
+    }
+
+    /// The newest complete (or imported) run of every machine, newest
+    /// first. A machine is a host name together with its identity and its
+    /// fleet alias, so two machines sharing a host name (cloned images,
+    /// reused names) stay two, and the same machine measured again is one.
+    pub fn latest_run_per_machine(&self, alias_tag: &str) -> Result<Vec<i64>> {
+        let mut seen = std::collections::HashSet::new();
+        Ok(self
+            .machine_rows(alias_tag)?
+            .into_iter()
+            .filter(|r| seen.insert((r.host.clone(), r.identity.clone(), r.alias.clone())))
+            .map(|r| r.id)
+            .collect())
     }
 
     /// Load a whole run with its results and metrics.

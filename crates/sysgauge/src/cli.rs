@@ -1010,6 +1010,18 @@ pub enum ResultsAction {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// One machine's runs over time: each run's index against the embedded
+    /// baseline (overall and per family) and the change from the run before.
+    History {
+        /// Host name, fleet alias or the start of a machine-id (a renamed
+        /// machine keeps its history; two machines sharing a name are told
+        /// apart).
+        #[arg(value_name = "HOST")]
+        host: String,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete one run and all its results.
     Delete {
         /// Run number (from `results list`) or a prefix of its run id.

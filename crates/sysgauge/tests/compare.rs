@@ -1087,3 +1087,79 @@ fn fleet_groups_medians_and_the_host_that_stands_out() {
         stderr_of(&out)
     );
 }
+
+/// `results history`: a machine's runs oldest first with their index and
+/// the change between runs; a renamed machine (same machine-id) keeps its
+/// history; another machine with the same host name is not merged in.
+#[test]
+fn history_follows_a_machine_through_a_rename() {
+    let sb = Sandbox::new();
+    let (template, _) = sb.tiny_unstored_run("hash.sha256");
+    let variant = |n: u32, host: &str, machine_id: &str, speed: f64| {
+        let mut r = template.clone();
+        r.run_id = format!("00000000-0000-4000-8000-00000000000{n}");
+        r.started_at = template.started_at - chrono::Duration::days(10 - i64::from(n));
+        r.finished_at = Some(r.started_at + chrono::Duration::minutes(1));
+        r.host.hostname = Some(host.to_string());
+        r.host.identity.machine_id = Some(machine_id.to_string());
+        for res in &mut r.results {
+            for m in &mut res.metrics {
+                for s in &mut m.samples {
+                    *s *= speed;
+                }
+                m.summary = sysgauge_core::Summary::from_samples(&m.samples).unwrap();
+            }
+        }
+        r
+    };
+    let mine = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
+    let runs = vec![
+        variant(1, "old-name", mine, 1.0),
+        variant(2, "old-name", mine, 1.0),
+        variant(3, "new-name", mine, 0.5),
+        variant(4, "old-name", "ffffffffffffffffffffffffffffffff", 1.0),
+    ];
+    let file = sb.path().join("history.json");
+    std::fs::write(&file, serde_json::to_string(&runs).unwrap()).unwrap();
+    sb.on_db("import").arg(&file).succeeds();
+
+    let out = sb
+        .on_db("results")
+        .args(["history", "new-name", "--json"])
+        .succeeds();
+    let entries: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entries = entries.as_array().unwrap();
+    let hosts: Vec<&str> = entries
+        .iter()
+        .map(|e| e["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["old-name", "old-name", "new-name"]);
+    let overall: Vec<f64> = entries
+        .iter()
+        .map(|e| e["index"]["overall"]["index"].as_f64().unwrap())
+        .collect();
+    assert!((overall[1] / overall[0] - 1.0).abs() < 1e-9, "{overall:?}");
+    assert!((overall[2] / overall[1] - 0.5).abs() < 1e-6, "{overall:?}");
+    assert!(entries[0]["change"].is_null());
+    let change = entries[2]["change"].as_f64().unwrap();
+    assert!((change + 0.5).abs() < 1e-6, "{change}");
+    assert_eq!(entries[2]["significant"], true);
+
+    // The same history by machine-id; the table marks the drop.
+    let out = sb.on_db("results").args(["history", &mine[..8]]).succeeds();
+    let text = stdout_of(&out);
+    let last = text
+        .lines()
+        .find(|l| l.contains("new-name"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(last.contains("-50.0 % *"), "{last}");
+    assert!(text.lines().next().unwrap().trim_end().ends_with("hash"), "{text}");
+
+    // `old-name` is two machines now: the command asks which.
+    let out = sb
+        .on_db("results")
+        .args(["history", "old-name"])
+        .exits_with(2);
+    let err = stderr_of(&out);
+    assert!(err.contains("'old-name' names 2 machines"), "{err}");
+}

@@ -8,6 +8,7 @@ mod cpu;
 mod crypto;
 mod disk;
 mod fleet;
+mod history;
 mod host;
 mod import;
 mod list;

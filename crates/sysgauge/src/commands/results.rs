@@ -1,4 +1,5 @@
-//! `sysgauge results list|show|export|delete`: the stored runs.
+//! `sysgauge results list|show|export|history|delete`: the stored runs
+//! (`history` lives in its own file).
 
 use crate::cli::{ExportFormatArg, ResultsAction, ResultsArgs};
 use crate::config::check_output_path;
@@ -100,6 +101,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
             }
             Ok(Exit::Ok)
         }
+        ResultsAction::History { host, json } => super::history::run(&store, &host, json),
         ResultsAction::Delete { id } => {
             let row = store.resolve_run(&id)?;
             let run = store.load_run(row)?;
@@ -134,6 +136,10 @@ fn no_database(action: &ResultsAction) -> Result<Exit> {
         }
         ResultsAction::Show { id } | ResultsAction::Export { id, .. } => anyhow::bail!(
             "no run '{id}': no runs stored yet (no database at {})",
+            path.display()
+        ),
+        ResultsAction::History { host, .. } => anyhow::bail!(
+            "no history of '{host}': no runs stored yet (no database at {})",
             path.display()
         ),
         ResultsAction::Delete { .. } => Ok(Exit::Ok),
