@@ -217,6 +217,15 @@ impl ResultRecord {
 /// The detail that marks a result as untrustworthy, with the reason.
 pub const UNTRUSTED: &str = "untrusted";
 
+/// The run tag holding a machine's inventory alias (`fleet run`): with the
+/// host identity, what tells two machines apart.
+pub const ALIAS_TAG: &str = "alias";
+
+/// The run tag holding a machine's inventory groups (`fleet run`),
+/// comma-separated (Ansible reserves the variable name `groups`, so no
+/// inventory variable takes this tag).
+pub const GROUPS_TAG: &str = "groups";
+
 /// The value of a count parameter (`threads`, `spawners`) that means every
 /// logical CPU the run may use. A case's identity names the workload ("all
 /// the machine's CPUs"), never a count derived from the machine, so two

@@ -16,6 +16,7 @@ pub mod fleet;
 pub mod format;
 pub mod html;
 pub mod index;
+pub mod prometheus;
 pub mod summary;
 pub mod table;
 
@@ -29,6 +30,7 @@ pub use fleet::render_groups;
 pub use format::{format_value, format_with_unit};
 pub use html::{render_html, ReportFigure};
 pub use index::index_text;
+pub use prometheus::{prometheus_text, PromRun};
 pub use summary::{
     export_run, findings_text, status_note, summary_table, telemetry_table, warning_codes,
     ExportFormat,

@@ -1000,10 +1000,12 @@ pub enum ResultsAction {
         /// Run number (from `results list`) or a prefix of its run id.
         id: String,
     },
-    /// Export one run.
+    /// Export one run; with `--format prometheus`, every machine's latest
+    /// run when none is named (a whole fleet in one textfile).
     Export {
-        /// Run number (from `results list`) or a prefix of its run id.
-        id: String,
+        /// Run number (from `results list`), a prefix of its run id, or a
+        /// host name (its latest run).
+        id: Option<String>,
         #[arg(long, value_enum, default_value_t = ExportFormatArg::Json)]
         format: ExportFormatArg,
         /// Write to FILE instead of stdout.
@@ -1070,6 +1072,9 @@ pub enum ExportFormatArg {
     Json,
     Csv,
     Md,
+    /// The Prometheus text format, for node_exporter's textfile collector
+    /// (base units; id, params, host as labels).
+    Prometheus,
 }
 
 #[cfg(test)]

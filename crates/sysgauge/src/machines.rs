@@ -25,7 +25,7 @@ use sysgauge_compare::import::{
 };
 use sysgauge_compare::Machine;
 use sysgauge_core::host::HostInfo;
-use sysgauge_core::record::RunRecord;
+use sysgauge_core::record::{RunRecord, ALIAS_TAG, GROUPS_TAG};
 use sysgauge_store::{Store, StoreError};
 
 /// The stored run `key` names: a host name first (its latest complete
@@ -301,7 +301,7 @@ pub fn load_machines(
         };
         // Every machine, not every host name: two machines that share a
         // name are both compared (label_machines tells them apart).
-        for row in store.latest_run_per_machine(FLEET_ALIAS_TAG)? {
+        for row in store.latest_run_per_machine(ALIAS_TAG)? {
             out.push((store.load_run(row)?, Origin::Stored(row)));
         }
         for host in store.hosts()? {
@@ -362,19 +362,10 @@ fn machine_key(run: &RunRecord, all: &[(RunRecord, Origin)]) -> Option<String> {
         return None;
     }
     run.tags
-        .get(FLEET_ALIAS_TAG)
+        .get(ALIAS_TAG)
         .cloned()
         .or_else(|| run.host.identity.short())
 }
-
-/// The run tag holding the inventory alias of a host measured by
-/// `sysgauge fleet run`.
-pub const FLEET_ALIAS_TAG: &str = "alias";
-
-/// The run tag holding the inventory groups of a host measured by
-/// `sysgauge fleet run`, comma-separated (Ansible reserves the variable
-/// name `groups`, so no inventory variable takes this tag).
-pub const FLEET_GROUPS_TAG: &str = "groups";
 
 /// The groups `run`'s machine belongs to under `by` (`--group-by`); empty
 /// when the run does not say.
@@ -388,7 +379,7 @@ pub fn membership(run: &RunRecord, by: &GroupBy) -> Vec<String> {
     match by {
         GroupBy::Group => run
             .tags
-            .get(FLEET_GROUPS_TAG)
+            .get(GROUPS_TAG)
             .map(|g| {
                 g.split(',')
                     .map(str::trim)
@@ -454,7 +445,7 @@ mod tests {
         r.host.hostname = Some(host.to_string());
         r.host.identity.machine_id = machine_id.map(str::to_string);
         if let Some(a) = alias {
-            r.tags.insert(FLEET_ALIAS_TAG.to_string(), a.to_string());
+            r.tags.insert(ALIAS_TAG.to_string(), a.to_string());
         }
         r
     }

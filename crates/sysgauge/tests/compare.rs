@@ -1077,6 +1077,49 @@ fn fleet_groups_medians_and_the_host_that_stands_out() {
     assert!(page.contains("<h2>Hosts grouped by tag:rack</h2>"));
     assert!(page.contains("<td>r1-d</td>"), "the outlier row");
 
+    // The whole fleet as one Prometheus textfile, written whole.
+    let prom = sb.path().join("sysgauge.prom");
+    sb.on_db("results")
+        .args(["export", "--format", "prometheus", "-o"])
+        .arg(&prom)
+        .succeeds();
+    let text = std::fs::read_to_string(&prom).unwrap();
+    let series: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("sysgauge_throughput_bytes_per_second{"))
+        .collect();
+    assert_eq!(series.len(), 7, "{text}");
+    let r1d = series
+        .iter()
+        .find(|l| l.contains("host=\"r1-d\""))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        r1d.contains("id=\"probe.copy\",params=\"size=4096\""),
+        "{r1d}"
+    );
+    assert!(r1d.ends_with(" 600000000"), "{r1d}");
+    assert_eq!(
+        text.matches("# TYPE sysgauge_throughput_bytes_per_second gauge")
+            .count(),
+        1
+    );
+    let names: Vec<String> = std::fs::read_dir(sb.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.contains("prom"))
+        .collect();
+    assert_eq!(names, ["sysgauge.prom"], "no temporary file is left");
+    // Other formats need a run named.
+    let out = sb
+        .on_db("results")
+        .args(["export", "--format", "csv"])
+        .exits_with(2);
+    assert!(
+        stderr_of(&out).contains("name the run to export"),
+        "{}",
+        stderr_of(&out)
+    );
+
     let out = sb
         .on_db("compare")
         .args(["--group-by", "tag:"])
@@ -1153,7 +1196,10 @@ fn history_follows_a_machine_through_a_rename() {
         .find(|l| l.contains("new-name"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(last.contains("-50.0 % *"), "{last}");
-    assert!(text.lines().next().unwrap().trim_end().ends_with("hash"), "{text}");
+    assert!(
+        text.lines().next().unwrap().trim_end().ends_with("hash"),
+        "{text}"
+    );
 
     // `old-name` is two machines now: the command asks which.
     let out = sb

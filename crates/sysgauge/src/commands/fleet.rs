@@ -11,12 +11,13 @@
 
 use crate::cli::{FleetAction, FleetArgs, FleetRunArgs};
 use crate::exit::Exit;
-use crate::machines::{parse_record_text, FLEET_ALIAS_TAG, FLEET_GROUPS_TAG};
+use crate::machines::parse_record_text;
 use anyhow::{bail, Context, Result};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
+use sysgauge_core::record::{ALIAS_TAG, GROUPS_TAG};
 use sysgauge_core::text::for_terminal;
 use sysgauge_fleet::fanout::{self, Event};
 use sysgauge_fleet::inventory::{self, parse_address, Host, Inventory};
@@ -290,11 +291,11 @@ fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, Strin
     let [mut run] = <[_; 1]>::try_from(runs)
         .map_err(|v| anyhow::anyhow!("the host sent {} run records, not one", v.len()))?;
     run.tags
-        .entry(FLEET_ALIAS_TAG.to_string())
+        .entry(ALIAS_TAG.to_string())
         .or_insert_with(|| host.name.clone());
     if !host.groups.is_empty() {
         run.tags
-            .entry(FLEET_GROUPS_TAG.to_string())
+            .entry(GROUPS_TAG.to_string())
             .or_insert_with(|| host.groups.join(","));
     }
     for (k, v) in &host.vars {

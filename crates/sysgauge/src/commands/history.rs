@@ -10,12 +10,12 @@
 //! asks which one).
 
 use crate::exit::Exit;
-use crate::machines::FLEET_ALIAS_TAG;
 use crate::output;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use sysgauge_compare::IndexReport;
 use sysgauge_core::host::IdentityInfo;
+use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_report::{Table, TableFormat};
 use sysgauge_store::{MachineRow, Store};
 
@@ -122,7 +122,7 @@ fn machine_history(rows: &[MachineRow], name: &str) -> Result<Vec<MachineRow>> {
 }
 
 pub fn run(store: &Store, name: &str, json: bool) -> Result<Exit> {
-    let rows = store.machine_rows(FLEET_ALIAS_TAG)?;
+    let rows = store.machine_rows(ALIAS_TAG)?;
     let history = machine_history(&rows, name)?;
     let mut entries: Vec<HistoryEntry> = Vec::new();
     for r in &history {

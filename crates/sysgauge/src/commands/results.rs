@@ -7,8 +7,10 @@ use crate::exit::Exit;
 use crate::output;
 use anyhow::{Context, Result};
 use serde::Serialize;
+use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_report::{
-    export_run, findings_text, summary_table, telemetry_table, ExportFormat, Table, TableFormat,
+    export_run, findings_text, prometheus_text, summary_table, telemetry_table, ExportFormat,
+    PromRun, Table, TableFormat,
 };
 use sysgauge_store::Store;
 
@@ -84,19 +86,52 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
             if let Some(p) = &out {
                 check_output_path(p, "--output")?;
             }
-            let row = store.resolve_run(&id)?;
-            let run = store.load_run(row)?;
-            let text = export_run(
-                &run,
-                match format {
-                    ExportFormatArg::Json => ExportFormat::Json,
-                    ExportFormatArg::Csv => ExportFormat::Csv,
-                    ExportFormatArg::Md => ExportFormat::Markdown,
-                },
-            );
+            let rows = match &id {
+                Some(key) => vec![crate::machines::resolve_stored(&store, key)?
+                    .ok_or_else(|| sysgauge_store::StoreError::NotFound(key.clone()))?],
+                None if format == ExportFormatArg::Prometheus => {
+                    store.latest_run_per_machine(ALIAS_TAG)?
+                }
+                None => anyhow::bail!(
+                    "name the run to export (a run number, run-id prefix or host); only --format prometheus exports every machine at once"
+                ),
+            };
+            let runs = rows
+                .iter()
+                .map(|&row| store.load_run(row))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let text = match format {
+                ExportFormatArg::Prometheus => {
+                    let indexes: Vec<_> = runs
+                        .iter()
+                        .map(|r| sysgauge_bench::baseline::index(r).ok())
+                        .collect();
+                    let prom: Vec<PromRun<'_>> = runs
+                        .iter()
+                        .zip(&indexes)
+                        .map(|(run, index)| PromRun {
+                            run,
+                            index: index.as_ref(),
+                        })
+                        .collect();
+                    prometheus_text(&prom)
+                }
+                f => export_run(
+                    &runs[0],
+                    match f {
+                        ExportFormatArg::Csv => ExportFormat::Csv,
+                        ExportFormatArg::Md => ExportFormat::Markdown,
+                        _ => ExportFormat::Json,
+                    },
+                ),
+            };
+            let what = match &id {
+                Some(_) => format!("run {}", rows[0]),
+                None => format!("{} machines", rows.len()),
+            };
             match out {
                 Some(p) => output::to_file_or_stdout(&p, &text)
-                    .with_context(|| format!("exporting run {row}"))?,
+                    .with_context(|| format!("exporting {what}"))?,
                 None => output::stdout(&text)?,
             }
             Ok(Exit::Ok)
@@ -134,8 +169,12 @@ fn no_database(action: &ResultsAction) -> Result<Exit> {
             );
             Ok(Exit::Ok)
         }
-        ResultsAction::Show { id } | ResultsAction::Export { id, .. } => anyhow::bail!(
+        ResultsAction::Show { id } | ResultsAction::Export { id: Some(id), .. } => anyhow::bail!(
             "no run '{id}': no runs stored yet (no database at {})",
+            path.display()
+        ),
+        ResultsAction::Export { id: None, .. } => anyhow::bail!(
+            "nothing to export: no runs stored yet (no database at {})",
             path.display()
         ),
         ResultsAction::History { host, .. } => anyhow::bail!(
