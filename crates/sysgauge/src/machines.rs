@@ -29,7 +29,7 @@ use sysgauge_core::record::{RunRecord, ALIAS_TAG, GROUPS_TAG};
 use sysgauge_store::{Store, StoreError};
 
 /// The stored run `key` names: a host name first (its latest complete
-/// run), then a run number or run-id prefix. `Ok(None)` when nothing
+/// run), then a fleet alias (the same), then a run number or run-id prefix. `Ok(None)` when nothing
 /// matches. A host whose runs are all partial (running, interrupted,
 /// failed) is an error that names its newest run: a partial run compared
 /// as "the host" would mislead, but it can be named explicitly.
@@ -44,6 +44,14 @@ pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>> {
              (`{row}`) to use it anyway",
             status.as_str()
         );
+    }
+    // A fleet alias names the machine it was given to (its latest run).
+    if let Some(row) = store
+        .machine_rows(ALIAS_TAG)?
+        .into_iter()
+        .find(|r| r.alias.as_deref() == Some(key))
+    {
+        return Ok(Some(row.id));
     }
     match store.resolve_run(key) {
         Ok(row) => Ok(Some(row)),
