@@ -91,6 +91,44 @@ fn crypto_table_and_records() {
     );
 }
 
+/// The rows of the old `openssl speed` tables added from RustCrypto crates:
+/// each is printed, measured, in openssl's order.
+#[test]
+fn crypto_old_table_rows_are_measured() {
+    let sb = Sandbox::new();
+    let rows = [
+        ("crypto.hmac-md5", "hmac-md5"),
+        ("crypto.aes-128-ige", "aes-128-ige"),
+        ("crypto.aes-192-ige", "aes-192-ige"),
+        ("crypto.aes-256-ige", "aes-256-ige"),
+        ("crypto.ghash", "ghash"),
+    ];
+    let only: Vec<&str> = rows.iter().map(|(id, _)| *id).collect();
+    let out = crypto_once(&sb, "16")
+        .args(["--only", &only.join(","), "--no-store"])
+        .succeeds();
+    let table = stdout_of(&out);
+    let mut last = 0;
+    for (id, name) in rows {
+        let (at, line) = table
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row for {id} in\n{table}"));
+        let cells: Vec<&str> = line.split_whitespace().skip(1).collect();
+        assert!(
+            !cells.is_empty() && cells.iter().all(|c| c.ends_with('k') && *c != "-"),
+            "{id} is not measured: {line}"
+        );
+        assert!(at > last, "{name} out of openssl's order in\n{table}");
+        last = at;
+    }
+    assert!(
+        !table.contains("FAILED") && !table.contains("skipped"),
+        "{table}"
+    );
+}
+
 #[test]
 fn crypto_bad_input_is_a_usage_error() {
     let sb = Sandbox::new();
