@@ -568,7 +568,7 @@ fn canonical_cipher(name: &str) -> Option<String> {
 /// (`ripemd160`, the EVP name, is `rmd160` as the table calls it); ciphers
 /// `crypto.<evp name>` (`crypto.aes-128-gcm`, `crypto.des-ede3-cbc`);
 /// `hmac(sha256)` → `crypto.hmac-sha256`; `aes-128 ige` →
-/// `crypto.aes-128-ige`; `ghash` → `crypto.ghash`; RSA `crypto.rsa-<bits>`; ECDSA on
+/// `crypto.aes-128-ige`; `ghash` → `crypto.ghash`; DSA `crypto.dsa-<bits>`; RSA `crypto.rsa-<bits>`; ECDSA on
 /// the NIST P curves `crypto.ecdsa-p256|p384|p521`; `crypto.ed25519`; ECDH
 /// `crypto.ecdh-p256|p384|p521` and `crypto.x25519`; anything else
 /// `openssl.<sanitised name>`, which compares only with other openssl
@@ -605,6 +605,9 @@ pub fn bench_id_for(openssl_algorithm: &str) -> String {
     let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
     if let Some(bits) = lower.strip_prefix("rsa").filter(|b| numeric(b)) {
         return format!("crypto.rsa-{bits}");
+    }
+    if let Some(bits) = lower.strip_prefix("dsa").filter(|b| numeric(b)) {
+        return format!("crypto.dsa-{bits}");
     }
     if let Some(curve) = lower.strip_prefix("ecdsa") {
         if matches!(curve, "p256" | "p384" | "p521") {
@@ -886,7 +889,7 @@ mod tests {
             ids,
             [
                 "crypto.rsa-4096",
-                "openssl.dsa2048",
+                "crypto.dsa-2048",
                 "crypto.ecdsa-p384",
                 "crypto.ecdsa-p521",
                 "openssl.ed448",
@@ -968,6 +971,8 @@ mod tests {
             ("camellia-256 cbc", "crypto.camellia-256-cbc"),
             ("CAMELLIA-256-CBC", "crypto.camellia-256-cbc"),
             ("rsa1024", "crypto.rsa-1024"),
+            ("dsa512", "crypto.dsa-512"),
+            ("dsa1024", "crypto.dsa-1024"),
             ("rc5-32/12 cbc", "crypto.rc5-cbc"),
             ("cmac(aes-128-cbc)", "openssl.cmac-aes-128-cbc"),
             ("SHA3-256", "openssl.sha3-256"),

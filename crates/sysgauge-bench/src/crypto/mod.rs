@@ -479,7 +479,7 @@ mod tests {
             .iter()
             .map(|b| b.cases(&plan(Profile::Standard)).len())
             .sum();
-        assert_eq!(standard, 23 + 8 + 2);
+        assert_eq!(standard, 23 + 10 + 2);
 
         let table = benchmarks(&Arc::new(CryptoOptions {
             full_table: true,

@@ -86,6 +86,8 @@ fn openssl_arg(bench_id: &str) -> Option<OpensslArg> {
         _ => {
             let name = if let Some(b) = tail.strip_prefix("rsa-") {
                 format!("rsa{b}")
+            } else if let Some(b) = tail.strip_prefix("dsa-") {
+                format!("dsa{b}")
             } else if let Some(c) = tail.strip_prefix("ecdsa-") {
                 format!("ecdsa{c}")
             } else if let Some(c) = tail.strip_prefix("ecdh-") {
@@ -318,6 +320,7 @@ mod tests {
                 "crypto.des-cbc",
                 "crypto.camellia-256-cbc",
                 "crypto.rsa-1024",
+                "crypto.dsa-1024",
             ],
             &[8192],
             1,
@@ -331,7 +334,7 @@ mod tests {
                 format!("{legacy} -evp ripemd160"),
                 format!("{legacy} -evp des-cbc"),
                 "speed -mr -elapsed -seconds 1 -bytes 8192 -evp camellia-256-cbc".to_string(),
-                "speed -mr -elapsed -seconds 1 rsa1024".to_string(),
+                "speed -mr -elapsed -seconds 1 rsa1024 dsa1024".to_string(),
             ]
         );
     }

@@ -42,6 +42,12 @@
 //!   no key hashing; it is ahead of aws-lc's HMAC. The round trip verifies
 //!   its tags with aws-lc's HMAC, an independent implementation.
 //!
+//! - HMAC-MD5, AES-128/192/256-IGE and GHASH (rows of the old tables):
+//!   RustCrypto `hmac` over `md-5`, `ige` over `aes`, and `ghash`. Known
+//!   answers: RFC 2202, OpenSSL's igetest vector, the GCM spec's test case
+//!   2; the independent checks are RFC 2104 over sysgauge's MD5, IGE
+//!   decryption over aws-lc's AES, and aws-lc's AES-GCM tags.
+//!
 //! AEAD buffers are sealed as whole messages (fresh nonce, tag computed),
 //! which is stricter than `openssl speed -evp`'s running update; HMAC
 //! buffers are whole messages too. The known answers were produced with an
