@@ -567,7 +567,8 @@ fn canonical_cipher(name: &str) -> Option<String> {
 /// digests `hash.md4|md5|sha1|rmd160|sha256|sha512|whirlpool|blake2b-512`
 /// (`ripemd160`, the EVP name, is `rmd160` as the table calls it); ciphers
 /// `crypto.<evp name>` (`crypto.aes-128-gcm`, `crypto.des-ede3-cbc`);
-/// `hmac(sha256)` → `crypto.hmac-sha256`; RSA `crypto.rsa-<bits>`; ECDSA on
+/// `hmac(sha256)` → `crypto.hmac-sha256`; `aes-128 ige` →
+/// `crypto.aes-128-ige`; `ghash` → `crypto.ghash`; DSA `crypto.dsa-<bits>`; RSA `crypto.rsa-<bits>`; ECDSA on
 /// the NIST P curves `crypto.ecdsa-p256|p384|p521`; `crypto.ed25519`; ECDH
 /// `crypto.ecdh-p256|p384|p521` and `crypto.x25519`; anything else
 /// `openssl.<sanitised name>`, which compares only with other openssl
@@ -605,6 +606,9 @@ pub fn bench_id_for(openssl_algorithm: &str) -> String {
     if let Some(bits) = lower.strip_prefix("rsa").filter(|b| numeric(b)) {
         return format!("crypto.rsa-{bits}");
     }
+    if let Some(bits) = lower.strip_prefix("dsa").filter(|b| numeric(b)) {
+        return format!("crypto.dsa-{bits}");
+    }
     if let Some(curve) = lower.strip_prefix("ecdsa") {
         if matches!(curve, "p256" | "p384" | "p521") {
             return format!("crypto.ecdsa-{curve}");
@@ -619,6 +623,9 @@ pub fn bench_id_for(openssl_algorithm: &str) -> String {
     }
     if lower == "ed25519" {
         return "crypto.ed25519".to_string();
+    }
+    if lower == "ghash" {
+        return "crypto.ghash".to_string();
     }
     if let Some(cipher) = canonical_cipher(&lower) {
         return format!("crypto.{cipher}");
@@ -882,7 +889,7 @@ mod tests {
             ids,
             [
                 "crypto.rsa-4096",
-                "openssl.dsa2048",
+                "crypto.dsa-2048",
                 "crypto.ecdsa-p384",
                 "crypto.ecdsa-p521",
                 "openssl.ed448",
@@ -943,7 +950,12 @@ mod tests {
             ("ecdhp384", "crypto.ecdh-p384"),
             ("ecdhx25519", "crypto.x25519"),
             ("Ed25519", "crypto.ed25519"),
-            ("ghash", "openssl.ghash"),
+            ("ghash", "crypto.ghash"),
+            ("GHASH", "crypto.ghash"),
+            ("aes-128 ige", "crypto.aes-128-ige"),
+            ("aes-192 ige", "crypto.aes-192-ige"),
+            ("aes-256 ige", "crypto.aes-256-ige"),
+            ("hmac(MD5)", "crypto.hmac-md5"),
             ("md4", "hash.md4"),
             ("rmd160", "hash.rmd160"),
             ("RIPEMD160", "hash.rmd160"),
@@ -959,6 +971,8 @@ mod tests {
             ("camellia-256 cbc", "crypto.camellia-256-cbc"),
             ("CAMELLIA-256-CBC", "crypto.camellia-256-cbc"),
             ("rsa1024", "crypto.rsa-1024"),
+            ("dsa512", "crypto.dsa-512"),
+            ("dsa1024", "crypto.dsa-1024"),
             ("rc5-32/12 cbc", "crypto.rc5-cbc"),
             ("cmac(aes-128-cbc)", "openssl.cmac-aes-128-cbc"),
             ("SHA3-256", "openssl.sha3-256"),

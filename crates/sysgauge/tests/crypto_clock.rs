@@ -91,6 +91,52 @@ fn crypto_table_and_records() {
     );
 }
 
+/// The rows of the old `openssl speed` tables added from RustCrypto crates:
+/// each is printed, measured, in openssl's order.
+#[test]
+fn crypto_old_table_rows_are_measured() {
+    let sb = Sandbox::new();
+    let rows = [
+        ("crypto.hmac-md5", "hmac-md5"),
+        ("crypto.aes-128-ige", "aes-128-ige"),
+        ("crypto.aes-192-ige", "aes-192-ige"),
+        ("crypto.aes-256-ige", "aes-256-ige"),
+        ("crypto.ghash", "ghash"),
+        ("crypto.dsa-1024", "dsa"),
+        ("crypto.dsa-2048", "dsa"),
+    ];
+    let only: Vec<&str> = rows.iter().map(|(id, _)| *id).collect();
+    let out = crypto_once(&sb, "16")
+        .args(["--only", &only.join(","), "--no-store"])
+        .succeeds();
+    let table = stdout_of(&out);
+    let mut last = 0;
+    for (id, name) in rows {
+        let row = id.rsplit('-').next().unwrap_or_default();
+        let (at, line) = table
+            .lines()
+            .enumerate()
+            .find(|(_, l)| {
+                let mut w = l.split_whitespace();
+                w.next() == Some(name) && (name != "dsa" || w.next() == Some(row))
+            })
+            .unwrap_or_else(|| panic!("no {name} row for {id} in\n{table}"));
+        // Throughput cells end in `k`; sign/verify rows are s and rates.
+        let cells: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let measured = |c: &&str| c.ends_with('k') || c.parse::<f64>().is_ok_and(|v| v > 0.0);
+        assert!(
+            !cells.is_empty() && !cells.contains(&"-") && cells.iter().any(measured),
+            "{id} is not measured: {line}"
+        );
+        assert!(at > last, "{name} out of openssl's order in\n{table}");
+        last = at;
+    }
+    assert!(
+        !table.contains("FAILED") && !table.contains("skipped"),
+        "{table}"
+    );
+}
+
 #[test]
 fn crypto_bad_input_is_a_usage_error() {
     let sb = Sandbox::new();

@@ -18,6 +18,14 @@
 //! implementation. RSA-512 is not a row: the `rsa` crate refuses moduli
 //! below 1024 bits as well.
 //!
+//! DSA (`crypto.dsa-1024`, `crypto.dsa-2048`, rows of the old tables) is
+//! RustCrypto's `dsa`: aws-lc has no DSA signing. Its signing sits behind
+//! the crate's `hazmat` feature (FIPS 186-5 retired DSA signing). The keys
+//! are RFC 6979's (appendix A.2), so the deterministic signature of
+//! "sample" is checked against the RFC; OpenSSL's (randomised) signature
+//! of `MESSAGE` must verify. The crate refuses 512-bit parameters, so
+//! `dsa 512 bits` is not a row.
+//!
 //! The keys are fixed (generated once with OpenSSL, in `keys/`): generating
 //! RSA-4096 keys at run time takes seconds and would eat the time budget.
 //! Like `openssl speed`, each operation signs or verifies one short message
@@ -45,6 +53,8 @@ pub enum SignAlg {
     Rsa2048,
     Rsa3072,
     Rsa4096,
+    Dsa1024,
+    Dsa2048,
     EcdsaP256,
     EcdsaP384,
     EcdsaP521,
@@ -68,11 +78,14 @@ pub enum PubkeyError {
 }
 
 impl SignAlg {
-    pub const ALL: [SignAlg; 8] = [
+    /// `openssl speed`'s order: RSA, DSA, ECDSA, EdDSA.
+    pub const ALL: [SignAlg; 10] = [
         SignAlg::Rsa1024,
         SignAlg::Rsa2048,
         SignAlg::Rsa3072,
         SignAlg::Rsa4096,
+        SignAlg::Dsa1024,
+        SignAlg::Dsa2048,
         SignAlg::EcdsaP256,
         SignAlg::EcdsaP384,
         SignAlg::EcdsaP521,
@@ -85,6 +98,8 @@ impl SignAlg {
             SignAlg::Rsa2048 => "crypto.rsa-2048",
             SignAlg::Rsa3072 => "crypto.rsa-3072",
             SignAlg::Rsa4096 => "crypto.rsa-4096",
+            SignAlg::Dsa1024 => "crypto.dsa-1024",
+            SignAlg::Dsa2048 => "crypto.dsa-2048",
             SignAlg::EcdsaP256 => "crypto.ecdsa-p256",
             SignAlg::EcdsaP384 => "crypto.ecdsa-p384",
             SignAlg::EcdsaP521 => "crypto.ecdsa-p521",
@@ -99,6 +114,8 @@ impl SignAlg {
             SignAlg::Rsa2048 => "rsa 2048 bits",
             SignAlg::Rsa3072 => "rsa 3072 bits",
             SignAlg::Rsa4096 => "rsa 4096 bits",
+            SignAlg::Dsa1024 => "dsa 1024 bits",
+            SignAlg::Dsa2048 => "dsa 2048 bits",
             SignAlg::EcdsaP256 => "ecdsa 256 bits (nistp256)",
             SignAlg::EcdsaP384 => "ecdsa 384 bits (nistp384)",
             SignAlg::EcdsaP521 => "ecdsa 521 bits (nistp521)",
@@ -113,6 +130,8 @@ impl SignAlg {
             SignAlg::Rsa2048 => "rsa2048",
             SignAlg::Rsa3072 => "rsa3072",
             SignAlg::Rsa4096 => "rsa4096",
+            SignAlg::Dsa1024 => "dsa1024",
+            SignAlg::Dsa2048 => "dsa2048",
             SignAlg::EcdsaP256 => "ecdsap256",
             SignAlg::EcdsaP384 => "ecdsap384",
             SignAlg::EcdsaP521 => "ecdsap521",
@@ -139,6 +158,24 @@ impl SignAlg {
                     public,
                     rng: SystemRandom::new(),
                     sig: vec![0u8; 128],
+                    sig_len: 0,
+                }
+            }
+            SignAlg::Dsa1024 | SignAlg::Dsa2048 => {
+                use dsa::pkcs8::DecodePrivateKey;
+                let der = match self {
+                    SignAlg::Dsa1024 => &include_bytes!("keys/dsa-1024.pk8.der")[..],
+                    _ => &include_bytes!("keys/dsa-2048.pk8.der")[..],
+                };
+                let key =
+                    dsa::SigningKey::from_pkcs8_der(der).map_err(|e| fail(&format!("key: {e}")))?;
+                let public = Public::Dsa(key.verifying_key().clone());
+                Signer {
+                    alg: self,
+                    key: SignKey::Dsa(Box::new(key)),
+                    public,
+                    rng: SystemRandom::new(),
+                    sig: vec![0u8; 80],
                     sig_len: 0,
                 }
             }
@@ -228,6 +265,7 @@ const ED25519_SIG: &str = "ecf7aeaefeb41b3009f5118554e37b39b5149e79c2a10023346c2
 enum SignKey {
     Rsa(RsaKeyPair),
     RustRsa(Box<RustRsaSigning>),
+    Dsa(Box<dsa::SigningKey>),
     Ecdsa(EcdsaKeyPair),
     Ed25519(Ed25519KeyPair),
 }
@@ -236,6 +274,7 @@ enum SignKey {
 enum Public {
     AwsLc(signature::ParsedPublicKey),
     RustRsa(RustRsaVerifying),
+    Dsa(dsa::VerifyingKey),
 }
 
 /// A keyed signer/verifier. `sign` writes into its own buffer, so the timed
@@ -259,6 +298,7 @@ impl Signer {
     pub fn implementation(&self) -> &'static str {
         match self.key {
             SignKey::RustRsa(_) => "rustcrypto rsa",
+            SignKey::Dsa(_) => "rustcrypto dsa",
             _ => "aws-lc",
         }
     }
@@ -280,6 +320,18 @@ impl Signer {
             }
             SignKey::RustRsa(key) => {
                 use rsa::signature::{SignatureEncoding, Signer as _};
+                let s = key
+                    .try_sign(msg)
+                    .map_err(|_| self.fail("signing failed"))?
+                    .to_bytes();
+                if s.len() > self.sig.len() {
+                    return Err(self.fail("signature longer than expected"));
+                }
+                self.sig[..s.len()].copy_from_slice(&s);
+                self.sig_len = s.len();
+            }
+            SignKey::Dsa(key) => {
+                use dsa::signature::{SignatureEncoding, Signer as _};
                 let s = key
                     .try_sign(msg)
                     .map_err(|_| self.fail("signing failed"))?
@@ -323,6 +375,10 @@ impl Signer {
                 use rsa::signature::Verifier as _;
                 rsa::pkcs1v15::Signature::try_from(sig).is_ok_and(|s| p.verify(msg, &s).is_ok())
             }
+            Public::Dsa(p) => {
+                use dsa::signature::Verifier as _;
+                dsa::Signature::try_from(sig).is_ok_and(|s| p.verify(msg, &s).is_ok())
+            }
         };
         if ok {
             Ok(())
@@ -338,21 +394,28 @@ impl Signer {
     pub fn self_test(&mut self) -> Result<(), PubkeyError> {
         self.sign(MESSAGE)?;
         if let Some(sig) = openssl_signature(self.alg) {
-            let ecdsa = matches!(
+            let randomised = matches!(
                 self.alg,
-                SignAlg::EcdsaP256 | SignAlg::EcdsaP384 | SignAlg::EcdsaP521
+                SignAlg::Dsa1024
+                    | SignAlg::Dsa2048
+                    | SignAlg::EcdsaP256
+                    | SignAlg::EcdsaP384
+                    | SignAlg::EcdsaP521
             );
-            if ecdsa {
-                // ECDSA is randomised: OpenSSL's signature must verify.
+            if randomised {
+                // OpenSSL's (EC)DSA is randomised: its signature must verify.
                 self.verify(MESSAGE, sig)?;
             } else if self.signature() != sig {
                 return Err(self.fail("the signature differs from OpenSSL's for the same key"));
             }
         }
+        if let SignKey::Dsa(key) = &self.key {
+            dsa_rfc6979_answer(self.alg, key).map_err(|what| self.fail(what))?;
+        }
         if self.alg == SignAlg::Ed25519 {
             let public = match &self.public {
                 Public::AwsLc(p) => hex(p.as_ref()),
-                Public::RustRsa(_) => String::new(),
+                Public::RustRsa(_) | Public::Dsa(_) => String::new(),
             };
             if public != ED25519_PUBLIC {
                 return Err(self.fail("the RFC 8032 public key does not match"));
@@ -378,11 +441,50 @@ fn openssl_signature(alg: SignAlg) -> Option<&'static [u8]> {
         SignAlg::Rsa2048 => include_bytes!("keys/rsa-2048.sig"),
         SignAlg::Rsa3072 => include_bytes!("keys/rsa-3072.sig"),
         SignAlg::Rsa4096 => include_bytes!("keys/rsa-4096.sig"),
+        SignAlg::Dsa1024 => include_bytes!("keys/dsa-1024.sig"),
+        SignAlg::Dsa2048 => include_bytes!("keys/dsa-2048.sig"),
         SignAlg::EcdsaP256 => include_bytes!("keys/ec-p256.sig"),
         SignAlg::EcdsaP384 => include_bytes!("keys/ec-p384.sig"),
         SignAlg::EcdsaP521 => include_bytes!("keys/ec-p521.sig"),
         SignAlg::Ed25519 => return None,
     })
+}
+
+/// RFC 6979 appendix A.2.1 and A.2.2: the (r, s) of "sample" signed with
+/// SHA-256 under the RFC's DSA keys, which are `keys/dsa-*.pk8.der`.
+fn dsa_rfc6979_expected(alg: SignAlg) -> Option<(&'static str, &'static str)> {
+    match alg {
+        SignAlg::Dsa1024 => Some((
+            "81f2f5850be5bc123c43f71a3033e9384611c545",
+            "4cdd914b65eb6c66a8aaad27299bee6b035f5e89",
+        )),
+        SignAlg::Dsa2048 => Some((
+            "eace8bdbbe353c432a795d9ec556c6d021f7a03f42c36e9bc87e4ac7932cc809",
+            "7081e175455f9247b812b74583e9e94f9ea79bd640dc962533b0680793a38d53",
+        )),
+        _ => None,
+    }
+}
+
+/// The deterministic (RFC 6979) DSA signature of "sample" must be the RFC's.
+fn dsa_rfc6979_answer(alg: SignAlg, key: &dsa::SigningKey) -> Result<(), &'static str> {
+    use dsa::signature::Signer as _;
+    let (r, s) = dsa_rfc6979_expected(alg).ok_or("no RFC 6979 vector for this key")?;
+    let sig = key.try_sign(b"sample").map_err(|_| "signing failed")?;
+    let trimmed = |n: &dsa::BoxedUint| {
+        let h = hex(&n.to_be_bytes());
+        let want = if h.len() > r.len() {
+            h.len() - r.len()
+        } else {
+            0
+        };
+        h[want..].to_string()
+    };
+    if trimmed(sig.r()) == r && trimmed(sig.s()) == s {
+        Ok(())
+    } else {
+        Err("the RFC 6979 signature of \"sample\" differs from the RFC's")
+    }
 }
 
 impl KexAlg {
@@ -563,6 +665,34 @@ mod tests {
             SignAlg::Rsa2048.signer().unwrap().implementation(),
             "aws-lc"
         );
+    }
+
+    #[test]
+    fn dsa_is_rustcrypto_and_matches_rfc_6979() {
+        for alg in [SignAlg::Dsa1024, SignAlg::Dsa2048] {
+            let mut s = alg.signer().unwrap();
+            assert_eq!(s.implementation(), "rustcrypto dsa");
+            s.self_test().unwrap();
+            let SignKey::Dsa(key) = &s.key else {
+                panic!("{alg:?} is not a DSA key")
+            };
+            // A wrong vector is caught: the other key's answer does not match.
+            let other = if alg == SignAlg::Dsa1024 {
+                SignAlg::Dsa2048
+            } else {
+                SignAlg::Dsa1024
+            };
+            assert!(dsa_rfc6979_answer(alg, key).is_ok());
+            assert!(dsa_rfc6979_answer(other, key).is_err());
+            assert!(dsa_rfc6979_answer(SignAlg::Ed25519, key).is_err());
+            // OpenSSL's signature verifies; a changed one does not.
+            let theirs = openssl_signature(alg).unwrap();
+            s.verify(MESSAGE, theirs).unwrap();
+            let mut bad = theirs.to_vec();
+            let n = bad.len();
+            bad[n - 3] ^= 1;
+            assert!(s.verify(MESSAGE, &bad).is_err());
+        }
     }
 
     #[test]

@@ -41,19 +41,38 @@ pub struct ReferencePlan {
 /// The block sizes `openssl speed` runs when not given `-bytes`.
 const OPENSSL_SIZES: [u64; 6] = [16, 64, 256, 1024, 8192, 16384];
 
-/// The `openssl speed` algorithm argument for a sysgauge id: (`-evp NAME` or
-/// `-hmac NAME` or a plain public-key name, needs the legacy provider).
-fn openssl_arg(bench_id: &str) -> Option<(Vec<String>, bool)> {
+/// How `openssl speed` measures one sysgauge id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum OpensslArg {
+    /// `-evp NAME` or `-hmac NAME` (or a plain name such as `ghash`) per
+    /// block size; `legacy` when it needs the legacy provider.
+    Symmetric { args: Vec<String>, legacy: bool },
+    /// A public-key algorithm's name; they all run in one invocation.
+    PublicKey(String),
+}
+
+/// The `openssl speed` algorithm argument for a sysgauge id. The IGE rows
+/// have none: OpenSSL 3's `speed` no longer measures IGE.
+fn openssl_arg(bench_id: &str) -> Option<OpensslArg> {
     let tail = bench_id.split_once('.').map(|(_, t)| t)?;
-    let evp = |n: &str| Some((vec!["-evp".to_string(), n.to_string()], false));
-    let legacy = |n: &str| Some((vec!["-evp".to_string(), n.to_string()], true));
-    let plain = |n: &str| Some((vec![n.to_string()], false));
+    let sym = |args: &[&str], legacy: bool| {
+        Some(OpensslArg::Symmetric {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            legacy,
+        })
+    };
+    let evp = |n: &str| sym(&["-evp", n], false);
+    let legacy = |n: &str| sym(&["-evp", n], true);
+    let plain = |n: &str| Some(OpensslArg::PublicKey(n.to_string()));
     match bench_id {
         "hash.md5" | "hash.sha1" | "hash.sha256" | "hash.sha512" => evp(tail),
         "hash.blake2b-512" => evp("blake2b512"),
         "hash.md4" | "hash.whirlpool" => legacy(tail),
         "hash.rmd160" => legacy("ripemd160"),
-        "crypto.hmac-sha256" => Some((vec!["-hmac".into(), "sha256".into()], false)),
+        "crypto.hmac-sha256" => sym(&["-hmac", "sha256"], false),
+        "crypto.hmac-md5" => sym(&["-hmac", "md5"], false),
+        "crypto.ghash" => sym(&["ghash"], false),
+        _ if tail.ends_with("-ige") => None,
         "crypto.bf-cbc" | "crypto.cast5-cbc" | "crypto.rc4" | "crypto.des-cbc"
         | "crypto.idea-cbc" | "crypto.rc2-cbc" => legacy(tail),
         _ if bench_id.starts_with("crypto.")
@@ -67,6 +86,8 @@ fn openssl_arg(bench_id: &str) -> Option<(Vec<String>, bool)> {
         _ => {
             let name = if let Some(b) = tail.strip_prefix("rsa-") {
                 format!("rsa{b}")
+            } else if let Some(b) = tail.strip_prefix("dsa-") {
+                format!("dsa{b}")
             } else if let Some(c) = tail.strip_prefix("ecdsa-") {
                 format!("ecdsa{c}")
             } else if let Some(c) = tail.strip_prefix("ecdh-") {
@@ -110,14 +131,15 @@ pub fn invocations(plan: &ReferencePlan) -> Vec<Invocation> {
     let mut pk_ids = Vec::new();
     let mut pk_args = Vec::new();
     for id in &plan.bench_ids {
-        let Some((arg, legacy)) = openssl_arg(id) else {
-            continue;
+        let (arg, legacy) = match openssl_arg(id) {
+            None => continue,
+            Some(OpensslArg::PublicKey(name)) => {
+                pk_ids.push(id.clone());
+                pk_args.push(name);
+                continue;
+            }
+            Some(OpensslArg::Symmetric { args, legacy }) => (args, legacy),
         };
-        if arg.len() == 1 {
-            pk_ids.push(id.clone());
-            pk_args.extend(arg);
-            continue;
-        }
         let mut args = common.clone();
         if legacy {
             args.extend(["-provider", "legacy", "-provider", "default"].map(String::from));
@@ -298,6 +320,7 @@ mod tests {
                 "crypto.des-cbc",
                 "crypto.camellia-256-cbc",
                 "crypto.rsa-1024",
+                "crypto.dsa-1024",
             ],
             &[8192],
             1,
@@ -311,7 +334,24 @@ mod tests {
                 format!("{legacy} -evp ripemd160"),
                 format!("{legacy} -evp des-cbc"),
                 "speed -mr -elapsed -seconds 1 -bytes 8192 -evp camellia-256-cbc".to_string(),
-                "speed -mr -elapsed -seconds 1 rsa1024".to_string(),
+                "speed -mr -elapsed -seconds 1 rsa1024 dsa1024".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_old_tables_symmetric_rows() {
+        let p = plan(
+            &["crypto.hmac-md5", "crypto.aes-128-ige", "crypto.ghash"],
+            &[16],
+            1,
+        );
+        let lines: Vec<String> = invocations(&p).iter().map(|i| i.args.join(" ")).collect();
+        assert_eq!(
+            lines,
+            vec![
+                "speed -mr -elapsed -seconds 1 -bytes 16 -hmac md5",
+                "speed -mr -elapsed -seconds 1 -bytes 16 ghash",
             ]
         );
     }
@@ -366,6 +406,7 @@ mod tests {
             include_str!("../../tests/fixtures/openssl/3.0-rsa2048-ecdsap256-x25519-ed25519.txt"),
             include_str!("../../tests/fixtures/openssl/3.0-hmac-sha256-8k.txt"),
             include_str!("../../tests/fixtures/openssl/3.0-evp-chacha20-poly1305-8k.txt"),
+            include_str!("../../tests/fixtures/openssl/3.0-elapsed-hmac-md5-ghash-8k.txt"),
         ];
         let mut ids = Vec::new();
         for t in texts {
@@ -396,6 +437,8 @@ mod tests {
             "crypto.ed25519",
             "crypto.hmac-sha256",
             "crypto.chacha20-poly1305",
+            "crypto.hmac-md5",
+            "crypto.ghash",
         ] {
             assert!(ids.iter().any(|i| i == want), "{want} not in {ids:?}");
             assert!(

@@ -18,6 +18,9 @@ pub fn display_name(bench_id: &str) -> String {
     if let Some(bits) = tail.strip_prefix("rsa-") {
         return format!("rsa {bits} bits");
     }
+    if let Some(bits) = tail.strip_prefix("dsa-") {
+        return format!("dsa {bits} bits");
+    }
     let curve = |c: &str| match c {
         "p256" => Some((256, "nistp256")),
         "p384" => Some((384, "nistp384")),
@@ -136,6 +139,7 @@ pub fn speed_table(results: &[ResultRecord], format: TableFormat) -> String {
                     .iter()
                     .any(|m| m.name == "sign" || m.name == "verify")
                     || r.bench_id.contains("rsa-")
+                    || r.bench_id.contains("dsa-")
                     || r.bench_id.contains("ecdsa-")
                     || r.bench_id.ends_with("ed25519"))
         });
@@ -459,6 +463,7 @@ mod tests {
 
     #[test]
     fn names() {
+        assert_eq!(display_name("crypto.dsa-2048"), "dsa 2048 bits");
         assert_eq!(
             display_name("crypto.ecdsa-p384"),
             "ecdsa 384 bits (nistp384)"

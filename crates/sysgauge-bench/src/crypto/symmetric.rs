@@ -42,6 +42,12 @@
 //!   no key hashing; it is ahead of aws-lc's HMAC. The round trip verifies
 //!   its tags with aws-lc's HMAC, an independent implementation.
 //!
+//! - HMAC-MD5, AES-128/192/256-IGE and GHASH (rows of the old tables):
+//!   RustCrypto `hmac` over `md-5`, `ige` over `aes`, and `ghash`. Known
+//!   answers: RFC 2202, OpenSSL's igetest vector, the GCM spec's test case
+//!   2; the independent checks are RFC 2104 over sysgauge's MD5, IGE
+//!   decryption over aws-lc's AES, and aws-lc's AES-GCM tags.
+//!
 //! AEAD buffers are sealed as whole messages (fresh nonce, tag computed),
 //! which is stricter than `openssl speed -evp`'s running update; HMAC
 //! buffers are whole messages too. The known answers were produced with an
@@ -77,7 +83,12 @@ pub enum Cipher {
     Camellia192Cbc,
     Camellia256Cbc,
     Rc4,
+    HmacMd5,
     HmacSha256,
+    Aes128Ige,
+    Aes192Ige,
+    Aes256Ige,
+    Ghash,
 }
 
 /// Why a stream could not be set up or failed.
@@ -109,8 +120,10 @@ pub trait Stream: Send {
 impl Cipher {
     /// Table order. The rows added for the old `openssl speed` tables sit
     /// in that table's order among their neighbours (des-cbc, des-ede3-cbc,
-    /// idea-cbc, rc2-cbc; camellia-128, -192, -256).
-    pub const ALL: [Cipher; 18] = [
+    /// idea-cbc, rc2-cbc; camellia-128, -192, -256; hmac(md5) before
+    /// hmac(sha256)), and the 1.0.1 table's last rows (aes-128/192/256 ige,
+    /// ghash) come last, as there.
+    pub const ALL: [Cipher; 23] = [
         Cipher::Aes128Cbc,
         Cipher::Aes192Cbc,
         Cipher::Aes256Cbc,
@@ -128,7 +141,12 @@ impl Cipher {
         Cipher::Camellia192Cbc,
         Cipher::Camellia256Cbc,
         Cipher::Rc4,
+        Cipher::HmacMd5,
         Cipher::HmacSha256,
+        Cipher::Aes128Ige,
+        Cipher::Aes192Ige,
+        Cipher::Aes256Ige,
+        Cipher::Ghash,
     ];
 
     /// Benchmark id (fixed: the `openssl speed` importer maps to these).
@@ -151,13 +169,19 @@ impl Cipher {
             Cipher::Camellia192Cbc => "crypto.camellia-192-cbc",
             Cipher::Camellia256Cbc => "crypto.camellia-256-cbc",
             Cipher::Rc4 => "crypto.rc4",
+            Cipher::HmacMd5 => "crypto.hmac-md5",
             Cipher::HmacSha256 => "crypto.hmac-sha256",
+            Cipher::Aes128Ige => "crypto.aes-128-ige",
+            Cipher::Aes192Ige => "crypto.aes-192-ige",
+            Cipher::Aes256Ige => "crypto.aes-256-ige",
+            Cipher::Ghash => "crypto.ghash",
         }
     }
 
     /// The name `openssl speed -evp` takes (and, upper-cased, prints).
     pub fn openssl_name(self) -> &'static str {
         match self {
+            Cipher::HmacMd5 => "hmac(md5)",
             Cipher::HmacSha256 => "hmac(sha256)",
             c => c.id().trim_start_matches("crypto."),
         }
@@ -183,7 +207,12 @@ impl Cipher {
             Cipher::Camellia192Cbc => "Camellia-192-CBC",
             Cipher::Camellia256Cbc => "Camellia-256-CBC",
             Cipher::Rc4 => "RC4",
+            Cipher::HmacMd5 => "HMAC-MD5",
             Cipher::HmacSha256 => "HMAC-SHA256",
+            Cipher::Aes128Ige => "AES-128-IGE",
+            Cipher::Aes192Ige => "AES-192-IGE",
+            Cipher::Aes256Ige => "AES-256-IGE",
+            Cipher::Ghash => "GHASH",
         }
     }
 
@@ -198,19 +227,27 @@ impl Cipher {
             | Cipher::IdeaCbc
             | Cipher::Rc2Cbc
             | Cipher::Rc4
-            | Cipher::HmacSha256 => 16,
+            | Cipher::HmacMd5
+            | Cipher::HmacSha256
+            | Cipher::Aes128Ige
+            | Cipher::Ghash => 16,
             Cipher::DesCbc => 8,
-            Cipher::Aes192Cbc | Cipher::DesEde3Cbc | Cipher::Camellia192Cbc => 24,
+            Cipher::Aes192Cbc | Cipher::DesEde3Cbc | Cipher::Camellia192Cbc | Cipher::Aes192Ige => {
+                24
+            }
             Cipher::Aes256Cbc
+            | Cipher::Aes256Ige
             | Cipher::Aes256Gcm
             | Cipher::ChaCha20Poly1305
             | Cipher::Camellia256Cbc => 32,
         }
     }
 
-    /// IV or nonce length (0 for RC4 and HMAC).
+    /// IV or nonce length (0 for RC4, HMAC and GHASH; IGE's is two
+    /// blocks, the previous ciphertext and plaintext blocks).
     pub fn iv_len(self) -> usize {
         match self {
+            Cipher::Aes128Ige | Cipher::Aes192Ige | Cipher::Aes256Ige => 32,
             Cipher::Aes128Cbc
             | Cipher::Aes192Cbc
             | Cipher::Aes256Cbc
@@ -225,7 +262,7 @@ impl Cipher {
             | Cipher::IdeaCbc
             | Cipher::Rc2Cbc => 8,
             Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305 => 12,
-            Cipher::Rc4 | Cipher::HmacSha256 => 0,
+            Cipher::Rc4 | Cipher::HmacMd5 | Cipher::HmacSha256 | Cipher::Ghash => 0,
         }
     }
 
@@ -237,7 +274,10 @@ impl Cipher {
             | Cipher::Aes256Gcm
             | Cipher::ChaCha20Poly1305
             | Cipher::Rc4
-            | Cipher::HmacSha256 => 1,
+            | Cipher::HmacMd5
+            | Cipher::HmacSha256
+            | Cipher::Ghash => 1,
+            Cipher::Aes128Ige | Cipher::Aes192Ige | Cipher::Aes256Ige => 16,
             // The CBC ciphers: their block, which is also their IV's length.
             _ => self.iv_len(),
         }
@@ -375,18 +415,48 @@ impl Cipher {
             Cipher::Camellia256Cbc => {
                 self.crate_cbc::<camellia::Camellia256>(key, iv, "rustcrypto camellia+cbc")?
             }
+            Cipher::Aes128Ige => self.crate_mode::<ige::Encryptor<aes::Aes128>>(key, iv, IGE)?,
+            Cipher::Aes192Ige => self.crate_mode::<ige::Encryptor<aes::Aes192>>(key, iv, IGE)?,
+            Cipher::Aes256Ige => self.crate_mode::<ige::Encryptor<aes::Aes256>>(key, iv, IGE)?,
             Cipher::Rc4 => Box::new(Rc4Stream(
                 super::rc4::Rc4::new(key).ok_or_else(|| self.setup_err("bad key"))?,
             )),
-            Cipher::HmacSha256 => {
-                use hmac::KeyInit as _;
-                Box::new(HmacStream {
-                    keyed: hmac::Hmac::<sha2::Sha256>::new_from_slice(key)
+            Cipher::HmacMd5 => self.hmac::<md5::Md5>(key, "rustcrypto hmac+md-5")?,
+            Cipher::HmacSha256 => self.hmac::<sha2::Sha256>(key, "rustcrypto hmac+sha2")?,
+            Cipher::Ghash => {
+                use cipher::KeyInit as _;
+                Box::new(GhashStream {
+                    keyed: ghash::GHash::new_from_slice(key)
                         .map_err(|_| self.setup_err("bad key"))?,
-                    tag: [0; 32],
+                    tag: [0; 16],
                 })
             }
         })
+    }
+
+    /// HMAC over a RustCrypto digest, keyed once.
+    fn hmac<D>(
+        self,
+        key: &[u8],
+        implementation: &'static str,
+    ) -> Result<Box<dyn Stream>, CipherError>
+    where
+        D: hmac::EagerHash + Send + 'static,
+        D::Core: Send,
+    {
+        use hmac::KeyInit as _;
+        let keyed = hmac::Hmac::<D>::new_from_slice(key).map_err(|_| self.setup_err("bad key"))?;
+        Ok(Box::new(HmacStream {
+            keyed,
+            tag: vec![0; <D as hmac::digest::Digest>::output_size()],
+            implementation,
+        }))
+    }
+
+    /// Whether the algorithm is a MAC: each buffer is one message, the
+    /// buffer is left as it is, and what is checked is the tag.
+    pub fn is_mac(self) -> bool {
+        matches!(self, Cipher::HmacMd5 | Cipher::HmacSha256 | Cipher::Ghash)
     }
 
     /// A RustCrypto block cipher under the `cbc` crate's encryptor. (RC2's
@@ -401,11 +471,21 @@ impl Cipher {
     where
         C: BlockCipherEncrypt + KeyInit + Send + 'static,
     {
-        use cipher::KeyIvInit;
-        let kernel = CrateCbc(
-            cbc::Encryptor::<C>::new_from_slices(key, iv)
-                .map_err(|_| self.setup_err("bad key or IV"))?,
-        );
+        self.crate_mode::<cbc::Encryptor<C>>(key, iv, implementation)
+    }
+
+    /// A RustCrypto chained block mode (`cbc`, `ige`) as a stream.
+    fn crate_mode<M>(
+        self,
+        key: &[u8],
+        iv: &[u8],
+        implementation: &'static str,
+    ) -> Result<Box<dyn Stream>, CipherError>
+    where
+        M: cipher::BlockModeEncrypt + cipher::KeyIvInit + Send + 'static,
+    {
+        let kernel =
+            CrateMode(M::new_from_slices(key, iv).map_err(|_| self.setup_err("bad key or IV"))?);
         Ok(Box::new(CbcKernel {
             cipher: self,
             kernel,
@@ -416,17 +496,24 @@ impl Cipher {
     /// Check against the known answer, then check decrypt(encrypt(x)) == x
     /// on `len` bytes (a multiple of `granule`) with an independent decryptor.
     pub fn self_test(self, len: usize) -> Result<(), CipherError> {
+        self.check_vector(&known_answer(self))?;
+        self.round_trip(len.max(1))
+    }
+
+    /// Run one known-answer vector through a fresh stream.
+    fn check_vector(self, v: &Vector) -> Result<(), CipherError> {
         let kat = |what: String| CipherError::KnownAnswer {
             cipher: self.name(),
             what,
         };
-        let v = known_answer(self);
         let mut buf = v.plaintext.to_vec();
         let mut s = self.start_with_aad(v.key, v.iv, v.aad, buf.len())?;
-        if matches!(
-            self,
-            Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305 | Cipher::HmacSha256
-        ) {
+        if self.is_mac()
+            || matches!(
+                self,
+                Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305
+            )
+        {
             s.process(&mut buf)?;
         } else {
             // Two calls, to check that the chain or counter carries over
@@ -437,7 +524,7 @@ impl Cipher {
             s.process(a)?;
             s.process(b)?;
         }
-        let mut got = if self == Cipher::HmacSha256 {
+        let mut got = if self.is_mac() {
             String::new()
         } else {
             hex(&buf)
@@ -446,7 +533,7 @@ impl Cipher {
         if got != v.expect {
             return Err(kat(format!("got {got}, expected {}", v.expect)));
         }
-        self.round_trip(len.max(1))
+        Ok(())
     }
 
     fn round_trip(self, len: usize) -> Result<(), CipherError> {
@@ -467,10 +554,19 @@ impl Cipher {
             cipher: self.name(),
             what: what.to_string(),
         };
-        if self == Cipher::HmacSha256 {
-            let t = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &key);
-            return aws_lc_rs::hmac::verify(&t, &plain, &tag)
-                .map_err(|_| bad("HMAC tag does not verify"));
+        match self {
+            Cipher::HmacSha256 => {
+                let t = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &key);
+                return aws_lc_rs::hmac::verify(&t, &plain, &tag)
+                    .map_err(|_| bad("HMAC tag does not verify"));
+            }
+            // aws-lc has no HMAC-MD5: RFC 2104 over sysgauge's own MD5.
+            Cipher::HmacMd5 if hmac_md5_by_definition(&key, &plain)[..] != tag[..] => {
+                return Err(bad("the tag differs from RFC 2104 over sysgauge's MD5"));
+            }
+            Cipher::Ghash => return ghash_against_aws_gcm(&key, &plain).map_err(bad),
+            Cipher::HmacMd5 => return Ok(()),
+            _ => {}
         }
         if len > 0 && buf == plain {
             return Err(bad("encryption left the data unchanged"));
@@ -527,13 +623,16 @@ impl Cipher {
             Cipher::DesCbc => undo(cbc_decrypt::<des::Des>(&key, &iv, &mut buf))?,
             Cipher::IdeaCbc => undo(cbc_decrypt::<idea::Idea>(&key, &iv, &mut buf))?,
             Cipher::Rc2Cbc => undo(cbc_decrypt::<rc2::Rc2>(&key, &iv, &mut buf))?,
+            Cipher::Aes128Ige | Cipher::Aes192Ige | Cipher::Aes256Ige => {
+                ige_decrypt(&key, &iv, &mut buf).map_err(|()| bad("aws-lc could not decrypt"))?
+            }
             Cipher::Rc4 => {
                 use cipher::StreamCipher;
                 rc4::Rc4::new_from_slice(&key)
                     .map_err(|_| bad("RustCrypto rc4 refused the key"))?
                     .apply_keystream(&mut buf);
             }
-            Cipher::HmacSha256 => {}
+            Cipher::HmacMd5 | Cipher::HmacSha256 | Cipher::Ghash => {}
         }
         if buf != plain {
             return Err(bad("decrypt(encrypt(x)) differs from x"));
@@ -547,6 +646,71 @@ fn aws_aes(key_len: usize) -> &'static aws_lc_rs::cipher::Algorithm {
         16 => &aws_lc_rs::cipher::AES_128,
         24 => &aws_lc_rs::cipher::AES_192,
         _ => &aws_lc_rs::cipher::AES_256,
+    }
+}
+
+/// IGE decryption (OpenSSL's convention: the IV is the previous ciphertext
+/// block, then the previous plaintext block) under aws-lc's AES, one block
+/// at a time: m = D(c ^ m_prev) ^ c_prev.
+fn ige_decrypt(key: &[u8], iv: &[u8], buf: &mut [u8]) -> Result<(), ()> {
+    let k = UnboundCipherKey::new(aws_aes(key.len()), key).map_err(|_| ())?;
+    let d = DecryptingKey::ecb(k).map_err(|_| ())?;
+    let mut c_prev: [u8; 16] = iv.get(..16).ok_or(())?.try_into().map_err(|_| ())?;
+    let mut m_prev: [u8; 16] = iv.get(16..32).ok_or(())?.try_into().map_err(|_| ())?;
+    for chunk in buf.chunks_exact_mut(16) {
+        let c: [u8; 16] = (&*chunk).try_into().map_err(|_| ())?;
+        chunk.iter_mut().zip(m_prev).for_each(|(b, m)| *b ^= m);
+        d.decrypt(chunk, DecryptionContext::None).map_err(|_| ())?;
+        chunk.iter_mut().zip(c_prev).for_each(|(b, p)| *b ^= p);
+        c_prev = c;
+        m_prev.copy_from_slice(chunk);
+    }
+    Ok(())
+}
+
+/// HMAC-MD5 as RFC 2104 defines it, over sysgauge's own MD5 (keys of at
+/// most one 64-byte block, as the crypto family uses).
+fn hmac_md5_by_definition(key: &[u8], msg: &[u8]) -> [u8; 16] {
+    use sysgauge_kernels::md5::Md5;
+    let mut k0 = [0u8; 64];
+    k0[..key.len().min(64)].copy_from_slice(&key[..key.len().min(64)]);
+    let pad = |b: u8| k0.map(|k| k ^ b);
+    let mut inner = Md5::new();
+    inner.update(&pad(0x36));
+    inner.update(msg);
+    let mut outer = Md5::new();
+    outer.update(&pad(0x5c));
+    outer.update(&inner.finalize());
+    outer.finalize()
+}
+
+/// GHASH checked against aws-lc's AES-GCM: with H = AES_K(0), the GCM tag
+/// of a message is GHASH(H, {}, C) ^ AES_K(J0), and AES_K(J0) is the tag
+/// of the empty message under the same nonce.
+fn ghash_against_aws_gcm(key: &[u8], plain: &[u8]) -> Result<(), &'static str> {
+    let k = UnboundCipherKey::new(&aws_lc_rs::cipher::AES_128, key).map_err(|_| "AES key")?;
+    let ecb = aws_lc_rs::cipher::EncryptingKey::ecb(k).map_err(|_| "AES key")?;
+    let mut h = [0u8; 16];
+    ecb.encrypt(&mut h)
+        .map_err(|_| "aws-lc could not encrypt")?;
+    let gcm = LessSafeKey::new(UnboundKey::new(&aead::AES_128_GCM, key).map_err(|_| "key")?);
+    let seal = |buf: &mut Vec<u8>| {
+        gcm.seal_in_place_separate_tag(Nonce::assume_unique_for_key([7; 12]), Aad::empty(), buf)
+            .map(|t| t.as_ref().to_vec())
+            .map_err(|_| "aws-lc could not seal")
+    };
+    let mask = seal(&mut Vec::new())?;
+    let mut ct = plain.to_vec();
+    let tag = seal(&mut ct)?;
+    let mut s = Cipher::Ghash
+        .start(&h, &[], ct.len())
+        .map_err(|_| "GHASH key")?;
+    s.process(&mut ct).map_err(|_| "GHASH failed")?;
+    let ours: Vec<u8> = s.tag().iter().zip(mask).map(|(a, b)| a ^ b).collect();
+    if ours == tag {
+        Ok(())
+    } else {
+        Err("GHASH differs from aws-lc's AES-GCM tag")
     }
 }
 
@@ -717,14 +881,16 @@ impl<K: CbcEncrypt> Stream for CbcKernel<K> {
     }
 }
 
-/// A RustCrypto CBC encryptor as [`CbcEncrypt`]: whole blocks only,
-/// checked before anything is encrypted.
-struct CrateCbc<C: BlockCipherEncrypt>(cbc::Encryptor<C>);
+/// A RustCrypto chained block mode (`cbc`, `ige`) as [`CbcEncrypt`]: whole
+/// blocks only, checked before anything is encrypted.
+struct CrateMode<M>(M);
 
-impl<C: BlockCipherEncrypt + Send> CbcEncrypt for CrateCbc<C> {
+/// The implementation detail of the IGE rows.
+const IGE: &str = "rustcrypto aes+ige";
+
+impl<M: cipher::BlockModeEncrypt + Send> CbcEncrypt for CrateMode<M> {
     fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
-        use cipher::BlockModeEncrypt;
-        let (blocks, rest) = Array::<u8, C::BlockSize>::slice_as_chunks_mut(buf);
+        let (blocks, rest) = Array::<u8, M::BlockSize>::slice_as_chunks_mut(buf);
         if !rest.is_empty() {
             return false;
         }
@@ -747,12 +913,17 @@ impl Stream for Rc4Stream {
 
 /// HMAC with the key's inner and outer states computed once; each message
 /// starts from a copy of them (as `openssl speed -hmac` reuses its context).
-struct HmacStream {
-    keyed: hmac::Hmac<sha2::Sha256>,
-    tag: [u8; 32],
+struct HmacStream<D: hmac::EagerHash> {
+    keyed: hmac::Hmac<D>,
+    tag: Vec<u8>,
+    implementation: &'static str,
 }
 
-impl Stream for HmacStream {
+impl<D> Stream for HmacStream<D>
+where
+    D: hmac::EagerHash + Send,
+    D::Core: Send,
+{
     fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
         use hmac::Mac;
         let mut m = self.keyed.clone();
@@ -764,7 +935,36 @@ impl Stream for HmacStream {
         &self.tag
     }
     fn implementation(&self) -> &'static str {
-        "rustcrypto hmac+sha2"
+        self.implementation
+    }
+}
+
+/// GHASH keyed with H; each buffer is hashed as a GCM ciphertext with no
+/// AAD (zero-padded to whole blocks, then the length block), as the GCM
+/// spec's GHASH(H, A, C) with A empty. `openssl speed ghash` hashes its
+/// buffers as AAD of one running context, without the length block: one
+/// block more per buffer here, which is 1/1024 at 16 KiB.
+struct GhashStream {
+    keyed: ghash::GHash,
+    tag: [u8; 16],
+}
+
+impl Stream for GhashStream {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        use ghash::universal_hash::UniversalHash;
+        let mut g = self.keyed.clone();
+        g.update_padded(buf);
+        let mut lengths = [0u8; 16];
+        lengths[8..].copy_from_slice(&(buf.len() as u64 * 8).to_be_bytes());
+        g.update(&[lengths.into()]);
+        self.tag.copy_from_slice(&g.finalize());
+        Ok(())
+    }
+    fn tag(&self) -> &[u8] {
+        &self.tag
+    }
+    fn implementation(&self) -> &'static str {
+        "rustcrypto ghash"
     }
 }
 
@@ -819,6 +1019,17 @@ const CAMELLIA_KEY: &[u8] = &[
 ];
 
 const ZERO16: &[u8] = &[0; 16];
+
+/// 00 01 … 1f: the 192- and 256-bit IGE keys and the IGE IV.
+const IGE_KEY: [u8; 32] = {
+    let mut k = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        k[i] = i as u8;
+        i += 1;
+    }
+    k
+};
 
 fn known_answer(c: Cipher) -> Vector {
     let v = |key, iv, aad, expect| Vector {
@@ -883,6 +1094,40 @@ fn known_answer(c: Cipher) -> Vector {
         Cipher::Camellia256Cbc => w(CAMELLIA_KEY, ZERO16, &CAMELLIA_KEY[..16], "9acc237dff16d76c20ef7c919e3a7509"),
         Cipher::Rc4 => v(K16, &[], &[], "eb0946de45304911a216947f73ae71cdd12377ca29c23e9c19502f4fad100bea1961f94998d366efa8f1b48cbb87846327cf836c2ba0f8cac5fc8bface5fec86"),
         Cipher::HmacSha256 => v(K16, &[], &[], "f1c5596d39b26fffd388bc2c85f742088c464ba3982b0662a099c439c488957f"),
+        // RFC 2202 section 2, test case 1.
+        Cipher::HmacMd5 => w(&[0x0b; 16], &[], b"Hi There", "9294727a3638bb1c13f48ef8158bfc9d"),
+        // OpenSSL's test/igetest.c, the second AES-128 vector (key
+        // "This is an imple", IV "mentation of IGE mode for OpenSS",
+        // ciphertext "L. Let's hope Ben got it right!\n").
+        Cipher::Aes128Ige => w(
+            b"This is an imple",
+            b"mentation of IGE mode for OpenSS",
+            &[
+                0x99, 0x70, 0x64, 0x87, 0xa1, 0xcd, 0xe6, 0x13, 0xbc, 0x6d, 0xe0, 0xb6, 0xf2, 0x4b,
+                0x1c, 0x7a, 0xa4, 0x48, 0xc8, 0xb9, 0xc3, 0x40, 0x3e, 0x34, 0x67, 0xa8, 0xca, 0xd8,
+                0x93, 0x40, 0xf5, 0x3b,
+            ],
+            "4c2e204c6574277320686f70652042656e20676f74206974207269676874210a",
+        ),
+        // No published IGE vectors for 192- and 256-bit keys: made with
+        // Python `cryptography`'s AES under an IGE loop that reproduces
+        // igetest.c's AES-128 vectors (key 00 01 … , IV 00 01 … 1f).
+        Cipher::Aes192Ige => w(&IGE_KEY[..24], &IGE_KEY, P64, "1a6cde07da91368aeea5473d100c61b0cae9cf0e5626459720c8594bc34f955e7ca3c79337a86edc625b0f21d4098d1be351219dfeb12fc48a2fcd908d6dbb72"),
+        Cipher::Aes256Ige => w(&IGE_KEY, &IGE_KEY, P64, "f069243468933b7943fa618217cfc85ef3fe29d517a4c27d645a4bcb73c7e578c5a752571da9e291689fbea0366333a9e0f48ab8b6df6a6c23e3366c01aa1de3"),
+        // The GCM specification (McGrew and Viega), test case 2:
+        // GHASH(H, {}, C) with H = 66e94bd4…, C = 0388dace….
+        Cipher::Ghash => w(
+            &[
+                0x66, 0xe9, 0x4b, 0xd4, 0xef, 0x8a, 0x2c, 0x3b, 0x88, 0x4c, 0xfa, 0x59, 0xca, 0x34,
+                0x2b, 0x2e,
+            ],
+            &[],
+            &[
+                0x03, 0x88, 0xda, 0xce, 0x60, 0xb6, 0xa3, 0x92, 0xf3, 0x28, 0xc2, 0xb9, 0x71, 0xb2,
+                0xfe, 0x78,
+            ],
+            "f38cbb1ad69223dcc3457ae5b6b0f885",
+        ),
     }
 }
 
@@ -976,6 +1221,8 @@ mod tests {
             assert!(c.granule() >= 1);
         }
         assert_eq!(Cipher::HmacSha256.openssl_name(), "hmac(sha256)");
+        assert_eq!(Cipher::HmacMd5.openssl_name(), "hmac(md5)");
+        assert_eq!(Cipher::Aes192Ige.id(), "crypto.aes-192-ige");
         assert_eq!(Cipher::DesEde3Cbc.openssl_name(), "des-ede3-cbc");
     }
 
@@ -987,6 +1234,45 @@ mod tests {
         let mut buf = v.plaintext.to_vec();
         s.process(&mut buf).unwrap();
         assert_ne!(hex(&buf), v.expect);
+    }
+
+    /// The rows added for the old tables: each passes its vector, and the
+    /// same vector with one bit of its input or of its answer changed fails.
+    #[test]
+    fn the_old_tables_rows_catch_a_wrong_vector() {
+        for c in [
+            Cipher::HmacMd5,
+            Cipher::Aes128Ige,
+            Cipher::Aes192Ige,
+            Cipher::Aes256Ige,
+            Cipher::Ghash,
+        ] {
+            c.check_vector(&known_answer(c)).unwrap();
+            let mut v = known_answer(c);
+            let mut input = v.plaintext.to_vec();
+            input[0] ^= 1;
+            v.plaintext = Box::leak(input.into_boxed_slice());
+            let e = c.check_vector(&v).unwrap_err();
+            assert!(matches!(e, CipherError::KnownAnswer { .. }), "{e}");
+            let mut v = known_answer(c);
+            let mut expect = v.expect.to_string();
+            let last = if expect.ends_with('0') { "1" } else { "0" };
+            expect.replace_range(expect.len() - 1.., last);
+            v.expect = Box::leak(expect.into_boxed_str());
+            assert!(c.check_vector(&v).is_err(), "{}", c.name());
+            assert!(c.start(&[0; 15], &[0; 32], 16).is_err());
+        }
+        // The independent checks disagree with a wrong implementation too.
+        assert!(ghash_against_aws_gcm(&[1; 16], b"sixteen bytes!!!").is_ok());
+        assert_ne!(
+            hmac_md5_by_definition(&[0x0b; 16], b"Hi There"),
+            hmac_md5_by_definition(&[0x0b; 16], b"Hi there")
+        );
+        let mut buf = [0u8; 32];
+        let mut s = Cipher::Aes128Ige.start(&[3; 16], &[4; 32], 32).unwrap();
+        s.process(&mut buf).unwrap();
+        ige_decrypt(&[3; 16], &[5; 32], &mut buf).unwrap();
+        assert_ne!(buf, [0u8; 32], "a wrong IV must not decrypt");
     }
 
     #[test]
