@@ -90,8 +90,9 @@ pub struct Outlier {
     pub group_median: f64,
     /// `value / group_median − 1`.
     pub deviation: f64,
-    /// The modified z-score.
-    pub z: f64,
+    /// The modified z-score; null when the group's MAD is zero (most of
+    /// the group identical), where any difference is beyond the threshold.
+    pub z: Option<f64>,
     /// True when the host is worse than its group (slower, or higher
     /// latency), false when better.
     pub worse: bool,
@@ -190,7 +191,8 @@ pub fn group_hosts(c: &Comparison, membership: &[Vec<String>], group_by: &str) -
             cells,
         });
     }
-    outliers.sort_by(|a, b| b.z.abs().total_cmp(&a.z.abs()));
+    let strength = |o: &Outlier| o.z.map_or(f64::INFINITY, f64::abs);
+    outliers.sort_by(|a, b| strength(b).total_cmp(&strength(a)));
     FleetGroups {
         schema_version: FLEET_SCHEMA_VERSION,
         group_by: group_by.to_string(),
@@ -233,14 +235,8 @@ fn outliers_of(
             let deviation = v / cell.median - 1.0;
             // A MAD of zero (most of the group identical) makes any host
             // that differs by MIN_DEVIATION an outlier.
-            let z = if mad > 0.0 {
-                0.6745 * (v - cell.median) / mad
-            } else if v == cell.median {
-                0.0
-            } else {
-                f64::INFINITY.copysign(v - cell.median)
-            };
-            if z.abs() <= OUTLIER_Z || deviation.abs() < MIN_DEVIATION {
+            let z = (mad > 0.0).then(|| 0.6745 * (v - cell.median) / mad);
+            if z.is_some_and(|z| z.abs() <= OUTLIER_Z) || deviation.abs() < MIN_DEVIATION {
                 return None;
             }
             let worse = match r.better {
@@ -320,7 +316,8 @@ mod tests {
         assert_eq!((o.host.as_str(), o.group.as_str()), ("w4", "web"));
         assert!(o.worse);
         assert!((o.deviation + 0.3).abs() < 1e-12);
-        assert!((o.z + 0.6745 * 30.0).abs() < 1e-9, "{}", o.z);
+        let z = o.z.unwrap_or_else(|| panic!("a z-score"));
+        assert!((z + 0.6745 * 30.0).abs() < 1e-9, "{z}");
         assert_eq!(g.outliers_by_host(), [("w4".to_string(), 1)]);
     }
 
@@ -397,6 +394,10 @@ mod tests {
         let g = group_hosts(&c, &vec![vec![]; 4], "cpu");
         assert_eq!(g.groups[0].name, NO_GROUP);
         assert_eq!(g.outliers.len(), 1);
-        assert!(g.outliers[0].worse && g.outliers[0].z.is_infinite());
+        assert!(g.outliers[0].worse && g.outliers[0].z.is_none());
+        // The JSON document round-trips, the MAD-of-zero outlier included.
+        let text = serde_json::to_string(&g).unwrap_or_else(|e| panic!("{e}"));
+        let back: FleetGroups = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, g);
     }
 }

@@ -1,21 +1,26 @@
-//! What a fleet run does on one host, in order:
+//! What a fleet run does on one host, in three round trips (each costs an
+//! ssh session on the host, a few hundred milliseconds on a busy one, so
+//! steps share a trip wherever a failure can still be told apart):
 //! 1. connect (one multiplexed OpenSSH connection);
-//! 2. `uname -m`: the host's architecture, and so which binary it needs
-//!    (the running one when it matches, else one given with
-//!    `--binary ARCH=PATH`; none is a failure naming the architecture);
-//! 3. `mktemp -d` under the host's `$TMPDIR` (or /tmp): a private 0700
-//!    directory for everything this run puts on the host;
-//! 4. the binary streamed in through ssh (`cat >`), made executable, and its
-//!    SHA-256 computed on the host with `sha256sum` and compared with ours;
-//! 5. `sysgauge SUBCOMMAND ARGS --json - --no-store` run there with
-//!    `TMPDIR` pointing into the private directory (so the run's scratch
-//!    space goes too); the run record is read from stdout;
-//! 6. the directory removed, whatever happened before (success, a failed
-//!    step, the timeout, Ctrl-C); on timeout or Ctrl-C the binary is
-//!    deleted first (so a session still on its way to `exec` cannot start
-//!    it), then the remote sysgauge (found by its path in our directory
-//!    with `ps`) is sent SIGINT (it cleans up its scratch and stops), then
-//!    SIGKILL if it lingers.
+//! 2. `uname -m` and `mktemp -d` under the host's `$TMPDIR` (or /tmp): the
+//!    host's architecture, and so which binary it needs (the running one
+//!    when it matches, else one given with `--binary ARCH=PATH`; none is a
+//!    failure naming the architecture), and a private 0700 directory for
+//!    everything this run puts on the host;
+//! 3. one script: the binary streamed in through ssh (`cat >`), made
+//!    executable, its SHA-256 checked on the host with `sha256sum -c`
+//!    against ours (exit 201 when the copy fails, 202 with the host's sum
+//!    when it differs), then `sysgauge SUBCOMMAND ARGS --json - --no-store`
+//!    run with `TMPDIR` pointing into the private directory (so the run's
+//!    scratch space goes too), the run record read from stdout, and the
+//!    directory removed whatever the run did (a marker on stderr when it
+//!    could not be);
+//! 4. only when step 3 was cut off (the timeout, Ctrl-C, a lost
+//!    connection) or a host had no binary: a clean-up trip. On timeout or
+//!    Ctrl-C the binary is deleted first (so a session still on its way to
+//!    start it cannot), then the remote sysgauge (found by its path in our
+//!    directory with `ps`) is sent SIGINT (it cleans up its scratch and
+//!    stops), then SIGKILL if it lingers, then the directory goes.
 //!
 //! The host needs a POSIX shell, `uname`, `mktemp`, `cat`, `chmod` and
 //! `sha256sum` (coreutils or busybox): what any Linux system has.
@@ -127,8 +132,11 @@ impl Binaries {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stage {
     Connecting,
-    Copying { arch: String, bytes: u64 },
-    Running,
+    /// The binary for `arch` (`bytes` long) being copied, then run.
+    Running {
+        arch: String,
+        bytes: u64,
+    },
     CleaningUp,
 }
 
@@ -213,41 +221,60 @@ pub fn run_host(
     let record = (|| {
         stage(Stage::Connecting);
         let conn = Connection::open(host, n, &plan.control_dir, &plan.ssh, deadline, cancel)?;
-        let uname = conn.run("uname -m", None, deadline, Some(cancel))?;
-        let machine = String::from_utf8_lossy(&uname.stdout).trim().to_string();
-        if uname.code() != Some(0) || machine.is_empty() || machine.contains(char::is_whitespace) {
+        let probe = conn.run(
+            r#"uname -m && mktemp -d "${TMPDIR:-/tmp}/sysgauge-fleet.XXXXXXXXXX""#,
+            None,
+            deadline,
+            Some(cancel),
+        )?;
+        let text = String::from_utf8_lossy(&probe.stdout);
+        let mut lines = text.lines().map(str::trim);
+        let machine = lines.next().unwrap_or_default().to_string();
+        if machine.is_empty() || machine.contains(char::is_whitespace) {
             return Err(Failure::new(format!(
                 "uname -m failed on the host: {}",
-                last_line(&uname.stderr)
+                last_line(&probe.stderr)
             )));
         }
         arch = Some(machine.clone());
+        let dir = lines.next().unwrap_or_default().to_string();
+        if probe.code() != Some(0) || !plausible_dir(&dir) {
+            return Err(Failure::new(format!(
+                "mktemp -d failed on the host: {}",
+                last_line(&probe.stderr)
+            )));
+        }
         let Some(binary) = plan.binaries.for_uname(&machine) else {
+            stage(Stage::CleaningUp);
+            if let Err(e) = clean_up(&conn, &dir, false) {
+                cleanup_problem = Some(format!("could not remove {dir} on the host: {e}"));
+            }
             return Err(Failure::new(format!(
                 "no binary for {machine}; pass --binary {machine}=PATH (have: {})",
                 plan.binaries.arches().join(", ")
             )));
         };
-        let made = conn.run(
-            r#"mktemp -d "${TMPDIR:-/tmp}/sysgauge-fleet.XXXXXXXXXX""#,
-            None,
-            deadline,
-            Some(cancel),
-        )?;
-        let dir = String::from_utf8_lossy(&made.stdout).trim().to_string();
-        if made.code() != Some(0) || !plausible_dir(&dir) {
-            return Err(Failure::new(format!(
-                "mktemp -d failed on the host: {}",
-                last_line(&made.stderr)
-            )));
+        stage(Stage::Running {
+            arch: machine.clone(),
+            bytes: binary.bytes,
+        });
+        let result = place_and_run(&conn, &dir, binary, plan, deadline, cancel);
+        let cut_off = match &result {
+            Ok((_, removed)) | Err((_, Some(removed))) => {
+                if !removed {
+                    cleanup_problem = Some(format!("could not remove {dir} on the host"));
+                }
+                false
+            }
+            Err((_, None)) => true,
+        };
+        if cut_off {
+            stage(Stage::CleaningUp);
+            if let Err(e) = clean_up(&conn, &dir, true) {
+                cleanup_problem = Some(format!("could not remove {dir} on the host: {e}"));
+            }
         }
-        let result = place_and_run(&conn, &dir, binary, &machine, plan, deadline, cancel, stage);
-        stage(Stage::CleaningUp);
-        let started_run = result.as_ref().err().is_some_and(|(_, started)| *started);
-        if let Err(e) = clean_up(&conn, &dir, started_run) {
-            cleanup_problem = Some(format!("could not remove {dir} on the host: {e}"));
-        }
-        result.map_err(|(f, _)| f)
+        result.map(|(record, _)| record).map_err(|(f, _)| f)
     })();
     Outcome {
         arch,
@@ -257,81 +284,70 @@ pub fn run_host(
     }
 }
 
-/// Steps 4 and 5; on failure also whether the remote run may still be
-/// going (it was cut off by the timeout or Ctrl-C).
-#[allow(clippy::too_many_arguments)]
+/// The marker the script writes on stderr when the directory stayed.
+const NOT_REMOVED: &str = "sysgauge-fleet: could not remove ";
+
+/// Step 3: the record and whether the directory was removed; on failure
+/// the reason and, when the script ran to its end, whether the directory
+/// was removed (`None`: cut off, the remote run may still be going).
+#[allow(clippy::type_complexity)]
 fn place_and_run(
     conn: &Connection,
     dir: &str,
     binary: &Binary,
-    machine: &str,
     plan: &Plan,
     deadline: Instant,
     cancel: &CancelToken,
-    stage: &dyn Fn(Stage),
-) -> Result<String, (Failure, bool)> {
-    let bin = format!("{dir}/sysgauge");
-    let q = shell_quote(&bin);
-    stage(Stage::Copying {
-        arch: machine.to_string(),
-        bytes: binary.bytes,
-    });
-    let copied = conn
-        .run(
-            &format!("cat > {q} && chmod 0700 {q} && sha256sum {q}"),
-            Some(&binary.path),
-            deadline,
-            Some(cancel),
-        )
-        .map_err(|e| (Failure::from(e), false))?;
-    let sum = String::from_utf8_lossy(&copied.stdout);
-    let sum = sum.split_whitespace().next().unwrap_or_default();
-    if copied.code() != Some(0) {
-        return Err((
-            Failure::new(format!(
-                "copying the binary failed: {}",
-                last_line(&copied.stderr)
-            )),
-            false,
-        ));
-    }
-    if !sum.eq_ignore_ascii_case(&binary.sha256) {
-        return Err((
-            Failure::new(format!(
-                "checksum mismatch after copying {} (sha256 on the host {sum}, expected {})",
-                binary.path.display(),
-                binary.sha256
-            )),
-            false,
-        ));
-    }
-    stage(Stage::Running);
+) -> Result<(String, bool), (Failure, Option<bool>)> {
+    let d = shell_quote(dir);
+    let b = shell_quote(&format!("{dir}/sysgauge"));
     let args: Vec<String> = plan.args.iter().map(|a| shell_quote(a)).collect();
-    let script = format!(
-        "export TMPDIR={d}; exec {q} {} --json - --no-store",
-        args.join(" "),
-        d = shell_quote(dir),
+    let remove = format!(
+        "rm -rf -- {d}; if test -e {d}; then echo {} >&2; fi",
+        shell_quote(&format!("{NOT_REMOVED}{dir}"))
     );
-    match conn.run(&script, None, deadline, Some(cancel)) {
-        Ok(out) => {
-            let text = String::from_utf8_lossy(&out.stdout);
-            let json = text.trim();
-            // 0: all ran; 1: some benchmark failed, the record says which.
-            match out.code() {
-                Some(0 | 1) if json.starts_with('{') => Ok(json.to_string()),
-                code => Err((
-                    Failure::new(format!(
-                        "sysgauge failed on the host (exit {}): {}",
-                        code.map(|c| c.to_string())
-                            .unwrap_or_else(|| "by signal".into()),
-                        last_line(&out.stderr)
-                    )),
-                    false,
-                )),
-            }
-        }
-        // Cut off: the remote sysgauge may still run; clean_up stops it.
-        Err(e) => Err((Failure::from(e), true)),
+    // 201 and 202 are no exit status of sysgauge's (0, 1, 2, 129, 130, 143).
+    let script = format!(
+        "if ! {{ cat > {b} && chmod 0700 {b}; }}; then {remove}; exit 201; fi; \
+         if ! printf '%s  %s\\n' {sum} {b} | sha256sum -c - >/dev/null 2>&1; then \
+         sha256sum {b} >&2; {remove}; exit 202; fi; \
+         TMPDIR={d} {b} {args} --json - --no-store; rc=$?; {remove}; exit $rc",
+        sum = shell_quote(&binary.sha256),
+        args = args.join(" "),
+    );
+    let out = conn
+        .run(&script, Some(&binary.path), deadline, Some(cancel))
+        .map_err(|e| (Failure::from(e), None))?;
+    let stderr = out
+        .stderr
+        .lines()
+        .filter(|l| !l.starts_with(NOT_REMOVED))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let removed = !out.stderr.contains(NOT_REMOVED);
+    let fail = |reason: String| Err((Failure::new(reason), Some(removed)));
+    match out.code() {
+        Some(201) => fail(format!("copying the binary failed: {}", last_line(&stderr))),
+        Some(202) => fail(format!(
+            "checksum mismatch after copying {} (sha256 on the host {}, expected {})",
+            binary.path.display(),
+            last_line(&stderr)
+                .split_whitespace()
+                .next()
+                .unwrap_or("unknown"),
+            binary.sha256
+        )),
+        // 0: all ran; 1: some benchmark failed, the record says which.
+        Some(0 | 1) if String::from_utf8_lossy(&out.stdout).trim().starts_with('{') => Ok((
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            removed,
+        )),
+        code => fail(format!(
+            "sysgauge failed on the host (exit {}): {}",
+            code.map(|c| c.to_string())
+                .unwrap_or_else(|| "by signal".into()),
+            last_line(&stderr)
+        )),
     }
 }
 

@@ -74,11 +74,7 @@ pub fn outliers_table(g: &FleetGroups) -> Table {
             format!("{} {}", format_value(o.value), o.unit),
             format!("{} {}", format_value(o.group_median), o.unit),
             format!("{:+.1} %", o.deviation * 100.0),
-            if o.z.is_finite() {
-                format!("{:.1}", o.z)
-            } else {
-                "∞".into()
-            },
+            o.z.map(|z| format!("{z:.1}")).unwrap_or_else(|| "∞".into()),
             if o.worse { "worse" } else { "better" }.into(),
         ]);
     }
@@ -199,7 +195,7 @@ fn csv(g: &FleetGroups) -> String {
             String::new(),
             o.value.to_string(),
             o.deviation.to_string(),
-            o.z.to_string(),
+            o.z.map(|z| z.to_string()).unwrap_or_else(|| "inf".into()),
         ]);
     }
     t.render(TableFormat::Csv)

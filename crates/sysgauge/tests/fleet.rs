@@ -105,9 +105,23 @@ struct Lab {
     hosts: Vec<TestHost>,
 }
 
+/// Host `i`'s inventory name: the six named hosts, then `h06`, `h07` …
+fn name_of(i: usize) -> String {
+    NAMES
+        .get(i)
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| format!("h{i:02}"))
+}
+
 impl Lab {
     fn new() -> Lab {
-        let hub = Hub::new("fl", 213, NAMES.len());
+        Lab::with_hosts(NAMES.len())
+    }
+
+    /// The six hosts above and, beyond them, `n - 6` more healthy ones
+    /// (group `scale` of the inventory).
+    fn with_hosts(n: usize) -> Lab {
+        let hub = Hub::new("fl", 213, n);
         let dir = tempfile::Builder::new()
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir()
@@ -127,14 +141,15 @@ impl Lab {
         std::fs::create_dir(dir.path().join("tmp")).unwrap();
         let mut known_hosts = String::new();
         let mut hosts = Vec::new();
-        for (i, name) in NAMES.iter().enumerate() {
-            let hd = dir.path().join(name);
+        for i in 0..n {
+            let name = name_of(i);
+            let hd = dir.path().join(&name);
             std::fs::create_dir(&hd).unwrap();
             let host_public = keygen(&hd.join("host_key"));
             let address = hub.address(i);
             known_hosts.push_str(&format!("{address} {host_public}\n"));
             // echo trusts another key than the client's.
-            let authorized = if *name == "echo" {
+            let authorized = if name == "echo" {
                 &other_public
             } else {
                 &client_public
@@ -158,8 +173,11 @@ impl Lab {
                 dir: hd,
                 ns: hub.hosts[i].clone(),
                 address,
-                hostname: HOSTNAMES[i].to_string(),
-                fake_uname: (*name == "foxtrot").then(|| fake_uname.clone()),
+                hostname: HOSTNAMES
+                    .get(i)
+                    .map(|h| h.to_string())
+                    .unwrap_or_else(|| name.clone()),
+                fake_uname: (name == "foxtrot").then(|| fake_uname.clone()),
                 sshd: None,
             });
         }
@@ -188,6 +206,12 @@ impl Lab {
              [lab:vars]\nsite=lab\n[all:children]\nlab\nflaky\nbroken\n",
             hosts[3].address, hosts[4].address, hosts[5].address
         ));
+        if n > NAMES.len() {
+            inv.push_str("[scale]\n");
+            for (i, h) in hosts.iter().enumerate().skip(NAMES.len()) {
+                inv.push_str(&format!("{} ansible_host={}\n", name_of(i), h.address));
+            }
+        }
         std::fs::write(dir.path().join("inventory.ini"), inv).unwrap();
         Lab { hub, dir, hosts }
     }
@@ -202,7 +226,11 @@ impl Lab {
 
     /// The command of [`Lab::fleet`], not started.
     fn fleet_cmd(&self, sb: &Sandbox, args: &[&str]) -> Command {
-        let bin = assert_cmd::cargo::cargo_bin("sysgauge");
+        // SYSGAUGE_FLEET_BINARY: measure with another build (the release
+        // binary, for docs/performance.md).
+        let bin = std::env::var_os("SYSGAUGE_FLEET_BINARY")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| assert_cmd::cargo::cargo_bin("sysgauge"));
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &self.hub.hub])
             .arg(bin)
@@ -384,11 +412,13 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     let text = stdout_of(&grouped);
     assert!(grouped.status.success(), "{}", stderr_of(&grouped));
     assert!(text.starts_with("3 hosts in 1 groups by group."), "{text}");
-    assert!(
-        text.lines()
-            .any(|l| l.starts_with("lab ") && l.contains("twin (alpha), twin (bravo), charlie")),
-        "{text}"
-    );
+    let lab_row = text
+        .lines()
+        .find(|l| l.starts_with("lab "))
+        .unwrap_or_else(|| panic!("{text}"));
+    for m in ["twin (alpha)", "twin (bravo)", "charlie"] {
+        assert!(lab_row.contains(m), "{lab_row}");
+    }
 
     // delta comes back; only the failed hosts of the flaky group are retried.
     lab.hosts[3].start();
@@ -736,4 +766,72 @@ fn ansible_role_measures_fetches_and_imports() {
     // Again: two new runs; the records of the first play are not stored twice.
     play();
     assert_eq!(runs(&sb).len(), 4);
+}
+
+/// One wave: `--forks N` over N healthy hosts. Every host's run comes
+/// home, and the fan-out's own cost is printed: the fleet's wall time
+/// beyond the slowest host's own run (as its record times it), which
+/// covers the connections, the binary's copy and checksum, the clean-up
+/// and the ingest. CI runs 12 hosts of one quick case;
+/// `SYSGAUGE_FLEET_HOSTS=50 SYSGAUGE_FLEET_ARGS='--profile tiny'` is the
+/// measurement in docs/performance.md.
+#[test]
+fn a_wave_of_hosts_and_the_fan_out_cost() {
+    if !available() {
+        return;
+    }
+    let n: usize = std::env::var("SYSGAUGE_FLEET_HOSTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| (1..=200).contains(n))
+        .unwrap_or(12);
+    let args = std::env::var("SYSGAUGE_FLEET_ARGS")
+        .unwrap_or_else(|_| "--profile tiny --only hash.md5".to_string());
+    let mut lab = Lab::with_hosts(NAMES.len() + n);
+    for h in lab.hosts.iter_mut().skip(NAMES.len()) {
+        h.start();
+    }
+    let sb = Sandbox::new();
+    let inventory = lab.inventory();
+    let forks = n.to_string();
+    let mut fleet_args = vec![
+        "--inventory",
+        inventory.as_str(),
+        "--limit",
+        "scale",
+        "--forks",
+        forks.as_str(),
+        "--",
+    ];
+    fleet_args.extend(args.split_whitespace());
+    let t0 = Instant::now();
+    let out = lab.fleet(&sb, &fleet_args);
+    let wall = t0.elapsed().as_secs_f64();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr_of(&out),
+        stdout_of(&out)
+    );
+    let stored = runs(&sb);
+    assert_eq!(stored.len(), n, "{stored:?}");
+    let slowest = stored
+        .iter()
+        .map(|r| {
+            let id = r["id"].to_string();
+            let e = sysgauge(&sb, &["results", "export", &id, "--format", "json"]);
+            let run: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
+            let t =
+                |k: &str| chrono::DateTime::parse_from_rfc3339(run[k].as_str().unwrap()).unwrap();
+            (t("finished_at") - t("started_at")).num_milliseconds() as f64 / 1000.0
+        })
+        .fold(0.0, f64::max);
+    eprintln!("{}", stdout_of(&out));
+    eprintln!(
+        "fleet of {n} hosts (--forks {n}, {args}): wall {wall:.2} s, slowest host's own run {slowest:.2} s, fan-out {:.2} s",
+        wall - slowest
+    );
+    assert!(wall >= slowest);
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
 }

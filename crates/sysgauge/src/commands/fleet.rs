@@ -267,10 +267,10 @@ impl Progress {
 fn stage_text(st: &Stage) -> String {
     match st {
         Stage::Connecting => "started: connecting".into(),
-        Stage::Copying { arch, bytes } => {
-            format!("copying sysgauge ({arch}, {:.1} MB)", *bytes as f64 / 1e6)
-        }
-        Stage::Running => "running".into(),
+        Stage::Running { arch, bytes } => format!(
+            "running (sysgauge for {arch}, {:.1} MB, copied and checked first)",
+            *bytes as f64 / 1e6
+        ),
         Stage::CleaningUp => "cleaning up".into(),
     }
 }
