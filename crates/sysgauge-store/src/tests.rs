@@ -1,8 +1,12 @@
 //! Store tests on real SQLite files.
 
 use super::*;
+use chrono::Utc;
+use rusqlite::{params, Connection};
 use std::collections::BTreeMap;
+use sysgauge_core::record::{BuildInfo, Finding, Metric, Params, Profile, Status};
 use sysgauge_core::record::{Severity, SCHEMA_VERSION};
+use sysgauge_core::{Better, HostInfo, Unit};
 
 fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
@@ -69,7 +73,7 @@ pub(crate) fn sample_run(uuid: &str) -> RunRecord {
 
 /// RFC 3339 text loses nothing we care about, but sub-second digits may be
 /// normalised: compare records after a JSON round trip of the timestamps.
-fn normalise(mut r: RunRecord) -> RunRecord {
+pub(crate) fn normalise(mut r: RunRecord) -> RunRecord {
     let fix = |t: DateTime<Utc>| {
         DateTime::parse_from_rfc3339(&t.to_rfc3339())
             .map(|t| t.with_timezone(&Utc))
@@ -186,6 +190,7 @@ fn delete_cascades() {
     assert!(s.delete_run(id).unwrap_or(false));
     assert!(!s.delete_run(id).unwrap_or(true));
     let orphans: i64 = s
+        .sqlite()
         .conn
         .query_row(
             "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM metrics)",
@@ -389,15 +394,17 @@ fn concurrent_creation_migrates_once() {
             let r = h.join().unwrap();
             assert!(matches!(r, Ok(Inserted::New(_))), "{:?}", r.err());
         }
-        let s = Store::open(&path).unwrap();
+        let mut s = Store::open(&path).unwrap();
         assert_eq!(s.list_runs().unwrap().len(), n);
         assert_eq!(s.integrity_check().unwrap(), "ok");
         let version: i64 = s
+            .sqlite()
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(version, migrations::MIGRATIONS.len() as i64);
         let mode: String = s
+            .sqlite()
             .conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
@@ -413,7 +420,7 @@ fn writer_waits_for_the_write_lock() {
     let path = dir.path().join("w.db");
     drop(Store::open(&path).unwrap());
     let mut holder = Store::open(&path).unwrap();
-    let tx = holder.write_tx("holding the lock").unwrap();
+    let tx = holder.sqlite().write_tx("holding the lock").unwrap();
     let p = path.clone();
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || {
@@ -455,13 +462,15 @@ fn stale_running_runs_become_interrupted() {
     let dead = s.begin_run(&run, "local").unwrap();
     run.run_id = "eeeeeeee-0000-4000-8000-000000000003".into();
     let old_boot = s.begin_run(&run, "local").unwrap();
-    s.conn
+    s.sqlite()
+        .conn
         .execute(
             "UPDATE runs SET pid = ?1 WHERE id = ?2",
             params![dead_pid(), dead],
         )
         .unwrap();
-    s.conn
+    s.sqlite()
+        .conn
         .execute(
             "UPDATE runs SET boot_id = 'another-boot' WHERE id = ?1",
             params![old_boot],
