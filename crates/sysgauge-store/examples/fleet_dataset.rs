@@ -7,7 +7,9 @@
 
 use chrono::Utc;
 use std::path::Path;
-use sysgauge_core::record::{BuildInfo, Params, Profile, ResultRecord, RunRecord, RunStatus, Status};
+use sysgauge_core::record::{
+    BuildInfo, Params, Profile, ResultRecord, RunRecord, RunStatus, Status,
+};
 use sysgauge_core::{Better, HostInfo, Metric, Unit};
 use sysgauge_store::Store;
 
@@ -23,7 +25,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for chunk in runs.chunks(50) {
         store.insert_runs(chunk, "import")?;
     }
-    eprintln!("{hosts} hosts × {cases} cases in {}", store.path().display());
+    eprintln!(
+        "{hosts} hosts × {cases} cases in {}",
+        store.path().display()
+    );
     Ok(())
 }
 
