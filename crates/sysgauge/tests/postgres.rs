@@ -177,6 +177,19 @@ fn sync_into_postgres_survives_a_restart() {
             .collect();
         store.insert_runs(&runs, "import").unwrap();
     }
+    // A sync from nowhere copies nothing and creates the schema (so the
+    // progress below can be counted from the start).
+    let out = sb
+        .cmd()
+        .args(["results", "sync", "--to", &url, "--from"])
+        .arg(sb.path().join("none.db"))
+        .succeeds();
+    assert!(
+        stderr_of(&out).contains("copied 0 run(s)"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!sb.path().join("none.db").exists());
     let child = sb
         .std_cmd()
         .args(["results", "sync", "--to", &url, "--from"])
