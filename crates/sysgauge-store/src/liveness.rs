@@ -34,3 +34,11 @@ pub(crate) fn can_judge() -> bool {
 pub(crate) fn pid_alive(pid: i64) -> bool {
     pid > 0 && Path::new("/proc").join(pid.to_string()).exists()
 }
+
+/// Whether the writer of a `running` run recorded with `pid` and
+/// `run_boot` is gone: recorded on another boot, or by a pid that no longer
+/// exists in this one.
+pub(crate) fn writer_gone(pid: i64, run_boot: Option<&str>) -> bool {
+    let other_boot = matches!((boot_id(), run_boot), (Some(a), Some(b)) if a != b);
+    other_boot || (pid != own_pid() && !pid_alive(pid))
+}

@@ -1,8 +1,12 @@
 //! Store tests on real SQLite files.
 
 use super::*;
+use chrono::Utc;
+use rusqlite::{params, Connection};
 use std::collections::BTreeMap;
+use sysgauge_core::record::{BuildInfo, Finding, Metric, Params, Profile, Status};
 use sysgauge_core::record::{Severity, SCHEMA_VERSION};
+use sysgauge_core::{Better, HostInfo, Unit};
 
 fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
@@ -69,7 +73,7 @@ pub(crate) fn sample_run(uuid: &str) -> RunRecord {
 
 /// RFC 3339 text loses nothing we care about, but sub-second digits may be
 /// normalised: compare records after a JSON round trip of the timestamps.
-fn normalise(mut r: RunRecord) -> RunRecord {
+pub(crate) fn normalise(mut r: RunRecord) -> RunRecord {
     let fix = |t: DateTime<Utc>| {
         DateTime::parse_from_rfc3339(&t.to_rfc3339())
             .map(|t| t.with_timezone(&Utc))
@@ -186,6 +190,7 @@ fn delete_cascades() {
     assert!(s.delete_run(id).unwrap_or(false));
     assert!(!s.delete_run(id).unwrap_or(true));
     let orphans: i64 = s
+        .sqlite()
         .conn
         .query_row(
             "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM metrics)",
@@ -389,15 +394,17 @@ fn concurrent_creation_migrates_once() {
             let r = h.join().unwrap();
             assert!(matches!(r, Ok(Inserted::New(_))), "{:?}", r.err());
         }
-        let s = Store::open(&path).unwrap();
+        let mut s = Store::open(&path).unwrap();
         assert_eq!(s.list_runs().unwrap().len(), n);
         assert_eq!(s.integrity_check().unwrap(), "ok");
         let version: i64 = s
+            .sqlite()
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(version, migrations::MIGRATIONS.len() as i64);
         let mode: String = s
+            .sqlite()
             .conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
@@ -413,7 +420,7 @@ fn writer_waits_for_the_write_lock() {
     let path = dir.path().join("w.db");
     drop(Store::open(&path).unwrap());
     let mut holder = Store::open(&path).unwrap();
-    let tx = holder.write_tx("holding the lock").unwrap();
+    let tx = holder.sqlite().write_tx("holding the lock").unwrap();
     let p = path.clone();
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || {
@@ -455,13 +462,15 @@ fn stale_running_runs_become_interrupted() {
     let dead = s.begin_run(&run, "local").unwrap();
     run.run_id = "eeeeeeee-0000-4000-8000-000000000003".into();
     let old_boot = s.begin_run(&run, "local").unwrap();
-    s.conn
+    s.sqlite()
+        .conn
         .execute(
             "UPDATE runs SET pid = ?1 WHERE id = ?2",
             params![dead_pid(), dead],
         )
         .unwrap();
-    s.conn
+    s.sqlite()
+        .conn
         .execute(
             "UPDATE runs SET boot_id = 'another-boot' WHERE id = ?1",
             params![old_boot],
@@ -506,52 +515,4 @@ fn latest_is_the_latest_complete_run() {
     assert_eq!(s.latest_run_for_host("box1").unwrap(), Some(complete));
     let (_, st) = s.latest_any_run_for_host("box1").unwrap().unwrap();
     assert_ne!(st, RunStatus::Complete);
-}
-
-#[test]
-fn one_latest_run_per_machine_even_when_host_names_are_shared() {
-    let d = tmp();
-    let mut s = Store::open(&d.path().join("m.db")).unwrap_or_else(|e| panic!("{e}"));
-    let t0 = Utc::now();
-    let mut add = |uuid: &str,
-                   host: &str,
-                   machine_id: Option<&str>,
-                   alias: Option<&str>,
-                   age: i64,
-                   status: RunStatus| {
-        let mut r = sample_run(uuid);
-        r.host.hostname = Some(host.to_string());
-        r.host.identity.machine_id = machine_id.map(str::to_string);
-        if let Some(a) = alias {
-            r.tags.insert("alias".into(), a.into());
-        }
-        r.started_at = t0 - chrono::Duration::minutes(age);
-        r.status = status;
-        match s.insert_run(&r, "test").unwrap_or_else(|e| panic!("{e}")) {
-            Inserted::New(id) => id,
-            Inserted::AlreadyPresent(id) => panic!("{uuid} already there as {id}"),
-        }
-    };
-    // Two machines named `twin`, each measured twice; a clone of one of
-    // them (same machine-id) told apart by its alias; a host whose newest
-    // run is partial.
-    let _twin_a_old = add("a1", "twin", Some("aaaa"), None, 50, RunStatus::Complete);
-    let twin_a = add("a2", "twin", Some("aaaa"), None, 40, RunStatus::Complete);
-    let twin_b = add("b1", "twin", Some("bbbb"), None, 30, RunStatus::Complete);
-    let _twin_b_old = add("b0", "twin", Some("bbbb"), None, 35, RunStatus::Complete);
-    let clone = add(
-        "c1",
-        "twin",
-        Some("aaaa"),
-        Some("clone"),
-        20,
-        RunStatus::Complete,
-    );
-    let other = add("o1", "other", None, None, 10, RunStatus::Complete);
-    let _partial = add("o2", "other", None, None, 5, RunStatus::Interrupted);
-    assert_eq!(
-        s.latest_run_per_machine("alias")
-            .unwrap_or_else(|e| panic!("{e}")),
-        vec![other, clone, twin_b, twin_a]
-    );
 }

@@ -8,7 +8,8 @@
 //! processes killed on drop (a server, the reference `2ping`), what a test
 //! asks of the machine (programs, root, free ports, OpenSSH, processes by
 //! command line), two network namespaces joined by a veth link, and a
-//! bridge LAN of host namespaces (`netns::Hub`) for fleet tests. This
+//! bridge LAN of host namespaces (`netns::Hub`) for fleet tests, and a real
+//! PostgreSQL server in a temporary directory (`PgServer`). This
 //! crate is a dev-dependency only (`publish = false`); nothing that ships
 //! depends on it.
 
@@ -16,9 +17,11 @@
 
 mod child;
 pub mod netns;
+mod postgres;
 mod system;
 
 pub use child::{reference_2ping_listener, ChildGuard};
+pub use postgres::{postgres_bin_dir, require_postgres, PgServer};
 pub use system::{
     free_udp_port, is_root, on_path, output_of_success, processes_mentioning, require_openssh,
     run_checked, Process,

@@ -120,8 +120,9 @@ pub enum ImportFormatArg {
 /// writes results shares.
 #[derive(Debug, Clone, Args)]
 pub struct DbArg {
-    /// Results database (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
-    #[arg(long, value_name = "PATH", env = "SYSGAUGE_DB", global = true)]
+    /// Results database: a SQLite file, or a PostgreSQL URL
+    /// (postgres://USER@HOST/DB) (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
+    #[arg(long, value_name = "PATH|URL", env = "SYSGAUGE_DB", global = true)]
     pub db: Option<PathBuf>,
 }
 
@@ -1028,6 +1029,16 @@ pub enum ResultsAction {
     Delete {
         /// Run number (from `results list`) or a prefix of its run id.
         id: String,
+    },
+    /// Copy every run the target lacks (by run id) from one database to
+    /// another: SQLite file or PostgreSQL URL, either way.
+    Sync {
+        /// The database to copy from (default: --db, else the default database).
+        #[arg(long, value_name = "PATH|URL")]
+        from: Option<PathBuf>,
+        /// The database to copy to (created if needed).
+        #[arg(long, value_name = "PATH|URL")]
+        to: PathBuf,
     },
 }
 

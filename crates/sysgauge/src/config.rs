@@ -143,11 +143,14 @@ pub fn default_db_path() -> Result<PathBuf> {
     Ok(base.join("sysgauge").join("sysgauge.db"))
 }
 
-/// The database to use: the one given, or the default (whose directory is
-/// created if needed).
+/// The database to use: the one given (`--db` or `SYSGAUGE_DB`: a file, or
+/// a PostgreSQL URL, which is never taken for a file), or the default file
+/// (whose directory is created if needed).
 pub fn resolve_db(arg: Option<&Path>) -> Result<PathBuf> {
     match arg {
-        Some(p) if p.as_os_str().is_empty() => bail!("--db is empty; give a file path"),
+        Some(p) if p.as_os_str().is_empty() => {
+            bail!("--db is empty; give a file path or a postgres:// URL")
+        }
         Some(p) => Ok(p.to_path_buf()),
         None => {
             let p = default_db_path()?;

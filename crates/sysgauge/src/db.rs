@@ -9,22 +9,33 @@
 //!   before, cleans up after sysgauge processes that were killed: the store
 //!   marks their `running` runs interrupted, and here their scratch
 //!   directories are removed.
+//!
+//! `--db` (or `SYSGAUGE_DB`) may be a PostgreSQL URL; the store tells it from
+//! a path. A PostgreSQL database without our tables reads as no runs stored
+//! yet (`None`), given or not: the server answered, so it is not a typo.
 
 use crate::config::{default_db_path, resolve_db};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
-use sysgauge_store::{Store, StoreError};
+use sysgauge_store::{display_name, is_url, Store, StoreError};
+
+/// The database a read-only command reads: `--db`, else the default.
+pub fn reading_path(arg: Option<&Path>) -> Result<PathBuf> {
+    match arg {
+        Some(p) if p.as_os_str().is_empty() => {
+            bail!("--db is empty; give a file path or a postgres:// URL")
+        }
+        Some(p) => Ok(p.to_path_buf()),
+        None => default_db_path(),
+    }
+}
 
 /// The database for a read-only command (see the module doc).
 pub fn open_for_reading(arg: Option<&Path>) -> Result<Option<Store>> {
-    let path: PathBuf = match arg {
-        Some(p) if p.as_os_str().is_empty() => bail!("--db is empty; give a file path"),
-        Some(p) => p.to_path_buf(),
-        None => default_db_path()?,
-    };
+    let path = reading_path(arg)?;
     match Store::open_read_only(&path) {
         Ok(s) => Ok(Some(s)),
-        Err(StoreError::Missing { .. }) if arg.is_none() => Ok(None),
+        Err(StoreError::Missing { .. }) if arg.is_none() || is_url(&path) => Ok(None),
         Err(StoreError::Missing { .. }) => bail!(
             "no results database at {} (nothing was created); check the path, or let a \
              measuring command such as `sysgauge run --db {}` create it",
@@ -33,6 +44,12 @@ pub fn open_for_reading(arg: Option<&Path>) -> Result<Option<Store>> {
         ),
         Err(e) => Err(e.into()),
     }
+}
+
+/// How the database a read-only command reads is shown (a URL without its
+/// password).
+pub fn reading_name(arg: Option<&Path>) -> Result<String> {
+    Ok(display_name(&reading_path(arg)?))
 }
 
 /// The database for a command that writes, after cleaning up what killed

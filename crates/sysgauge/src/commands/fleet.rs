@@ -310,7 +310,24 @@ fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, Strin
 
 fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     let db = crate::config::resolve_db(a.db.db.as_deref())?;
-    let state_file = state::state_path(&db);
+    let state_file = if sysgauge_store::is_url(&db) {
+        // No file beside a server's database: keep it in the data directory,
+        // named after the URL (without its password).
+        let name: String = sysgauge_store::display_name(&db)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let dir = crate::config::resolve_db(None)?;
+        state::state_path(&dir.with_file_name(name))
+    } else {
+        state::state_path(&db)
+    };
     let Some(c) = check(&a, &state_file)? else {
         return Ok(Exit::Ok);
     };

@@ -1,4 +1,4 @@
-//! `sysgauge results list|show|export|history|delete`: the stored runs
+//! `sysgauge results list|show|export|history|delete|sync`: the stored runs
 //! (`history` lives in its own file).
 
 use crate::cli::{ExportFormatArg, ResultsAction, ResultsArgs};
@@ -7,12 +7,14 @@ use crate::exit::Exit;
 use crate::output;
 use anyhow::{Context, Result};
 use serde::Serialize;
-use sysgauge_core::record::ALIAS_TAG;
+use std::collections::HashSet;
+use std::path::Path;
+use sysgauge_core::record::{RunStatus, ALIAS_TAG};
 use sysgauge_report::{
     export_run, findings_text, prometheus_text, summary_table, telemetry_table, ExportFormat,
     PromRun, Table, TableFormat,
 };
-use sysgauge_store::Store;
+use sysgauge_store::{display_name, Inserted, Store, StoreError};
 
 #[derive(Serialize)]
 struct ListEntry {
@@ -30,12 +32,17 @@ struct ListEntry {
 }
 
 pub fn run(args: ResultsArgs) -> Result<Exit> {
+    let db = args.db.db.as_deref();
+    if let ResultsAction::Sync { from, to } = &args.action {
+        let from = crate::db::reading_path(from.as_deref().or(db))?;
+        return sync(&from, to);
+    }
     // Only `delete` writes; the others must never create a database.
     let mut store = match args.action {
-        ResultsAction::Delete { .. } => crate::db::open_arg_for_writing(args.db.db.as_deref())?,
-        _ => match crate::db::open_for_reading(args.db.db.as_deref())? {
+        ResultsAction::Delete { .. } => crate::db::open_arg_for_writing(db)?,
+        _ => match crate::db::open_for_reading(db)? {
             Some(s) => s,
-            None => return no_database(&args.action),
+            None => return no_database(&args.action, &crate::db::reading_name(db)?),
         },
     };
     match args.action {
@@ -150,38 +157,83 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
             );
             Ok(Exit::Ok)
         }
+        ResultsAction::Sync { .. } => unreachable!("handled above"),
     }
 }
 
-/// The default database does not exist yet: an empty list, or a clear
+/// `results sync`: every run of `from` that `to` lacks (by run id), each
+/// in its own transaction with its original source; runs still being
+/// measured are left for a later sync (they would be copied half done).
+fn sync(from: &Path, to: &Path) -> Result<Exit> {
+    let (from_name, to_name) = (display_name(from), display_name(to));
+    if from == to {
+        anyhow::bail!("--from and --to are the same database ({from_name}); name two databases");
+    }
+    let source = match Store::open_read_only(from) {
+        Ok(s) => Some(s),
+        Err(StoreError::Missing { .. }) => None,
+        Err(e) => return Err(e).context("opening the database to copy from (--from)"),
+    };
+    let mut target =
+        crate::db::open_for_writing(to, None).context("opening the database to copy to (--to)")?;
+    let (mut copied, mut present, mut running) = (0usize, 0usize, 0usize);
+    if let Some(source) = &source {
+        let have: HashSet<String> = target
+            .list_runs()?
+            .into_iter()
+            .map(|r| r.run_uuid)
+            .collect();
+        // Oldest first, so the copies are numbered in the same order.
+        for r in source.list_runs()?.into_iter().rev() {
+            if have.contains(&r.run_uuid) {
+                present += 1;
+            } else if r.status == RunStatus::Running {
+                running += 1;
+            } else {
+                let run = source.load_run(r.id)?;
+                match target.insert_run(&run, &r.source)? {
+                    Inserted::New(_) => copied += 1,
+                    Inserted::AlreadyPresent(_) => present += 1,
+                }
+            }
+        }
+    }
+    let mut line =
+        format!("copied {copied} run(s) from {from_name} to {to_name}; {present} already there");
+    if running > 0 {
+        line.push_str(&format!(
+            "; {running} still running, not copied (sync again when they end)"
+        ));
+    }
+    if source.is_none() {
+        line.push_str(&format!(" (no database at {from_name} yet)"));
+    }
+    eprintln!("{line}");
+    Ok(Exit::Ok)
+}
+
+/// The database does not exist yet: an empty list, or a clear
 /// error for a run that cannot be there.
-fn no_database(action: &ResultsAction) -> Result<Exit> {
-    let path = crate::config::default_db_path()?;
+fn no_database(action: &ResultsAction, name: &str) -> Result<Exit> {
     match action {
         ResultsAction::List { json: true } => {
             output::stdout("[]\n")?;
             Ok(Exit::Ok)
         }
         ResultsAction::List { json: false } => {
-            eprintln!(
-                "no runs stored yet (no database at {}); `sysgauge run` makes one",
-                path.display()
-            );
+            eprintln!("no runs stored yet (no database at {name}); `sysgauge run` makes one");
             Ok(Exit::Ok)
         }
-        ResultsAction::Show { id } | ResultsAction::Export { id: Some(id), .. } => anyhow::bail!(
-            "no run '{id}': no runs stored yet (no database at {})",
-            path.display()
-        ),
-        ResultsAction::Export { id: None, .. } => anyhow::bail!(
-            "nothing to export: no runs stored yet (no database at {})",
-            path.display()
-        ),
-        ResultsAction::History { host, .. } => anyhow::bail!(
-            "no history of '{host}': no runs stored yet (no database at {})",
-            path.display()
-        ),
-        ResultsAction::Delete { .. } => Ok(Exit::Ok),
+        ResultsAction::Show { id } | ResultsAction::Export { id: Some(id), .. } => {
+            anyhow::bail!("no run '{id}': no runs stored yet (no database at {name})")
+        }
+        ResultsAction::Export { id: None, .. } => {
+            anyhow::bail!("nothing to export: no runs stored yet (no database at {name})")
+        }
+        ResultsAction::History { host, .. } => {
+            anyhow::bail!("no history of '{host}': no runs stored yet (no database at {name})")
+        }
+        ResultsAction::Delete { .. } | ResultsAction::Sync { .. } => Ok(Exit::Ok),
     }
 }
 

@@ -1,0 +1,358 @@
+//! The store's guarantees on both backends: each scenario runs on a SQLite
+//! file and on a real PostgreSQL server started for the test (skipped
+//! without PostgreSQL, failing under `SYSGAUGE_REQUIRE_ALL=1`).
+
+use super::*;
+use crate::tests::{normalise, sample_run};
+use sysgauge_testkit::{require_postgres, PgServer};
+
+/// Opens (for writing) one database of the backend under test.
+type Opener<'a> = &'a dyn Fn() -> Store;
+
+fn id_of(i: Inserted) -> i64 {
+    match i {
+        Inserted::New(id) => id,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn round_trip(open: Opener<'_>) {
+    let run = sample_run("11111111-2222-4333-8444-555555555555");
+    let id = id_of(open().insert_run(&run, "local").unwrap());
+    let s = open();
+    assert_eq!(s.load_run(id).unwrap(), normalise(run.clone()));
+    let list = s.list_runs().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!((list[0].results, list[0].failed), (2, 0));
+    assert_eq!(list[0].host, "box1");
+    assert_eq!(list[0].source, "local");
+    assert_eq!(s.hosts().unwrap(), vec!["box1".to_string()]);
+    assert_eq!(s.latest_run_for_host("box1").unwrap(), Some(id));
+    assert_eq!(s.resolve_run("11111111-2").unwrap(), id);
+    assert_eq!(s.resolve_run(&id.to_string()).unwrap(), id);
+    assert!(matches!(s.resolve_run("999"), Err(StoreError::NotFound(_))));
+}
+
+fn idempotent_insert(open: Opener<'_>) {
+    let mut s = open();
+    let run = sample_run("bbbbbbbb-0000-4000-8000-000000000001");
+    let a = id_of(s.insert_run(&run, "import").unwrap());
+    assert_eq!(
+        s.insert_run(&run, "import").unwrap(),
+        Inserted::AlreadyPresent(a)
+    );
+    let mut other = sample_run("bbbbbbbb-0000-4000-8000-000000000002");
+    other.results.clear();
+    let both = s.insert_runs(&[run, other], "import").unwrap();
+    assert!(matches!(
+        both[..],
+        [Inserted::AlreadyPresent(x), Inserted::New(_)] if x == a
+    ));
+    assert_eq!(s.list_runs().unwrap().len(), 2);
+    // A batch with a bad run stores none of it.
+    let good = sample_run("bbbbbbbb-0000-4000-8000-000000000003");
+    let mut bad = sample_run("bbbbbbbb-0000-4000-8000-000000000004");
+    bad.results[0].metrics[0].samples.clear();
+    bad.results[0].metrics[0].summary.n = 0;
+    assert!(s.insert_runs(&[good, bad], "import").is_err());
+    assert_eq!(s.list_runs().unwrap().len(), 2);
+}
+
+fn incremental_then_delete(open: Opener<'_>) {
+    let mut s = open();
+    let mut run = sample_run("aaaaaaaa-0000-4000-8000-000000000001");
+    let results = std::mem::take(&mut run.results);
+    run.status = RunStatus::Running;
+    run.finished_at = None;
+    let row = s.begin_run(&run, "local").unwrap();
+    s.add_result(row, 0, &results[0]).unwrap();
+    let mid = s.load_run(row).unwrap();
+    assert_eq!((mid.status, mid.results.len()), (RunStatus::Running, 1));
+    s.add_result(row, 1, &results[1]).unwrap();
+    run.status = RunStatus::Complete;
+    run.finished_at = Some(Utc::now());
+    s.finish_run(row, &run).unwrap();
+    run.results = results;
+    assert_eq!(s.load_run(row).unwrap(), normalise(run));
+    assert!(s.delete_run(row).unwrap());
+    assert!(!s.delete_run(row).unwrap());
+    assert!(s.list_runs().unwrap().is_empty());
+}
+
+/// Eight openers creating one new database at once all succeed.
+fn concurrent_creation(open: &(dyn Fn() -> Store + Sync)) {
+    let barrier = std::sync::Barrier::new(8);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    barrier.wait();
+                    let run = sample_run(&format!("cccccccc-0000-4000-8000-{i:012}"));
+                    open().insert_run(&run, "local")
+                })
+            })
+            .collect();
+        for h in handles {
+            let r = h.join().unwrap();
+            assert!(matches!(r, Ok(Inserted::New(_))), "{:?}", r.err());
+        }
+    });
+    assert_eq!(open().list_runs().unwrap().len(), 8);
+}
+
+/// One latest run per machine, even when machines share a host name.
+fn machines(open: Opener<'_>) {
+    let mut s = open();
+    let t0 = Utc::now();
+    let mut add = |uuid: &str,
+                   host: &str,
+                   machine_id: Option<&str>,
+                   alias: Option<&str>,
+                   age: i64,
+                   status: RunStatus| {
+        let mut r = sample_run(uuid);
+        r.host.hostname = Some(host.to_string());
+        r.host.identity.machine_id = machine_id.map(str::to_string);
+        if let Some(a) = alias {
+            r.tags.insert("alias".into(), a.into());
+        }
+        r.started_at = t0 - chrono::Duration::minutes(age);
+        r.status = status;
+        match s.insert_run(&r, "test").unwrap_or_else(|e| panic!("{e}")) {
+            Inserted::New(id) => id,
+            Inserted::AlreadyPresent(id) => panic!("{uuid} already there as {id}"),
+        }
+    };
+    // Two machines named `twin`, each measured twice; a clone of one of
+    // them (same machine-id) told apart by its alias; a host whose newest
+    // run is partial.
+    let _twin_a_old = add("a1", "twin", Some("aaaa"), None, 50, RunStatus::Complete);
+    let twin_a = add("a2", "twin", Some("aaaa"), None, 40, RunStatus::Complete);
+    let twin_b = add("b1", "twin", Some("bbbb"), None, 30, RunStatus::Complete);
+    let _twin_b_old = add("b0", "twin", Some("bbbb"), None, 35, RunStatus::Complete);
+    let clone = add(
+        "c1",
+        "twin",
+        Some("aaaa"),
+        Some("clone"),
+        20,
+        RunStatus::Complete,
+    );
+    let other = add("o1", "other", None, None, 10, RunStatus::Complete);
+    let _partial = add("o2", "other", None, None, 5, RunStatus::Interrupted);
+    assert_eq!(
+        s.latest_run_per_machine("alias")
+            .unwrap_or_else(|e| panic!("{e}")),
+        vec![other, clone, twin_b, twin_a]
+    );
+}
+
+/// Every scenario on both backends.
+fn scenarios(open: &(dyn Fn(&str) -> Store + Sync)) {
+    round_trip(&|| open("a"));
+    idempotent_insert(&|| open("b"));
+    incremental_then_delete(&|| open("c"));
+    concurrent_creation(&|| open("d"));
+    machines(&|| open("e"));
+}
+
+#[test]
+fn scenarios_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().to_path_buf();
+    scenarios(&|name| Store::open(&base.join(format!("{name}.db"))).unwrap());
+}
+
+fn server(test: &str, dbs: &[&str]) -> Option<PgServer> {
+    let pg = require_postgres(test)?;
+    for db in dbs {
+        pg.create_database(db);
+    }
+    Some(pg)
+}
+
+fn open_url(url: &str) -> Result<Store> {
+    Store::open(Path::new(url))
+}
+
+#[test]
+fn scenarios_on_postgres() {
+    let Some(pg) = server("scenarios_on_postgres", &["a", "b", "c", "d", "e"]) else {
+        return;
+    };
+    scenarios(&|name| open_url(&pg.url(name)).unwrap());
+}
+
+#[test]
+fn postgres_schema_rules() {
+    let Some(pg) = server("postgres_schema_rules", &["fresh", "other", "newer"]) else {
+        return;
+    };
+    let tables = |db: &str| {
+        pg.psql(
+            db,
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
+        )
+    };
+    // The read-only door finds no database and creates nothing.
+    let fresh = pg.url("fresh");
+    assert!(matches!(
+        Store::open_read_only(Path::new(&fresh)),
+        Err(StoreError::Missing { .. })
+    ));
+    assert_eq!(tables("fresh"), "0");
+    // Once created it reads, and cannot write.
+    let id = id_of(
+        open_url(&fresh)
+            .unwrap()
+            .insert_run(&sample_run("11111111-2222-4333-8444-000000000009"), "local")
+            .unwrap(),
+    );
+    assert_eq!(
+        pg.psql("fresh", "SELECT version FROM sysgauge_meta"),
+        migrations::POSTGRES.len().to_string()
+    );
+    let mut r = Store::open_read_only(Path::new(&fresh)).unwrap();
+    assert_eq!(r.list_runs().unwrap().len(), 1);
+    assert!(r.delete_run(id).is_err());
+    assert_eq!(open_url(&fresh).unwrap().list_runs().unwrap().len(), 1);
+    // Someone else's `runs` table: refused, untouched.
+    pg.psql(
+        "other",
+        "CREATE TABLE runs (x int); INSERT INTO runs VALUES (7)",
+    );
+    for ro in [false, true] {
+        let url = pg.url("other");
+        let r = if ro {
+            Store::open_read_only(Path::new(&url))
+        } else {
+            open_url(&url)
+        };
+        assert!(
+            matches!(r, Err(StoreError::Foreign { .. })),
+            "{:?}",
+            r.err()
+        );
+    }
+    assert_eq!(tables("other"), "1");
+    // A newer schema: refused, untouched.
+    drop(open_url(&pg.url("newer")).unwrap());
+    pg.psql("newer", "UPDATE sysgauge_meta SET version = 99");
+    match open_url(&pg.url("newer")) {
+        Err(e @ StoreError::NewerSchema { .. }) => {
+            assert!(e.to_string().contains("newer sysgauge"))
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    assert_eq!(pg.psql("newer", "SELECT version FROM sysgauge_meta"), "99");
+}
+
+#[test]
+fn postgres_errors_name_the_url_without_password() {
+    // Nothing listens on port 1.
+    let url = "postgres://bob:s3cret@127.0.0.1:1/results";
+    let e = open_url(url)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("postgres://bob@127.0.0.1:1/results"), "{e}");
+    assert!(!e.contains("s3cret"), "{e}");
+    assert!(
+        e.contains("check that the PostgreSQL server is running"),
+        "{e}"
+    );
+}
+
+/// A writer whose connection is gone (killed) leaves its run `running`;
+/// the next writer marks it interrupted, and leaves a live writer's run.
+#[test]
+fn postgres_dead_writers_runs_become_interrupted() {
+    let Some(pg) = server("postgres_dead_writers", &["s"]) else {
+        return;
+    };
+    let url = pg.url("s");
+    let mut run = sample_run("eeeeeeee-0000-4000-8000-000000000001");
+    run.status = RunStatus::Running;
+    run.results.clear();
+    let mut live = open_url(&url).unwrap();
+    let ours = live.begin_run(&run, "local").unwrap();
+    run.run_id = "eeeeeeee-0000-4000-8000-000000000002".into();
+    let dead = {
+        let mut gone = open_url(&url).unwrap();
+        gone.begin_run(&run, "local").unwrap()
+    };
+    // Reading marks nothing.
+    assert!(Store::open_read_only(Path::new(&url))
+        .unwrap()
+        .stale_runs()
+        .is_empty());
+    let s = open_url(&url).unwrap();
+    assert_eq!(s.stale_runs(), &[dead]);
+    assert_eq!(s.load_run(ours).unwrap().status, RunStatus::Running);
+    assert_eq!(s.load_run(dead).unwrap().status, RunStatus::Interrupted);
+    drop(live);
+}
+
+/// The server restarted (fast, then as after a crash) while runs are
+/// ingested one transaction each: afterwards every run is there exactly
+/// once, whole.
+#[test]
+fn postgres_restart_during_ingest_loses_and_duplicates_nothing() {
+    let Some(pg) = server("postgres_restart_during_ingest", &["i"]) else {
+        return;
+    };
+    let url = pg.url("i");
+    let runs: Vec<RunRecord> = (0..300)
+        .map(|i| sample_run(&format!("12345678-0000-4000-8000-{i:012}")))
+        .collect();
+    let progress = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let ingest = scope.spawn(|| -> Result<Vec<Inserted>> {
+            let mut s = open_url(&url)?;
+            let mut out = Vec::new();
+            for r in &runs {
+                out.push(s.insert_run(r, "import")?);
+                progress.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            Ok(out)
+        });
+        for (mode, after) in [("fast", 50), ("immediate", 150)] {
+            while progress.load(std::sync::atomic::Ordering::SeqCst) < after
+                && !ingest.is_finished()
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            assert!(!ingest.is_finished(), "the ingest ended before the restart");
+            pg.restart(mode);
+        }
+        // The ingest rode out both restarts by reconnecting; if it had
+        // given up, running it again must complete it.
+        if let Err(e) = ingest.join().unwrap() {
+            eprintln!("ingest stopped ({e}); ingesting again");
+            let mut s = open_url(&url).unwrap();
+            for r in &runs {
+                s.insert_run(r, "import").unwrap();
+            }
+        }
+    });
+    let s = open_url(&url).unwrap();
+    assert_eq!(s.list_runs().unwrap().len(), runs.len());
+    assert_eq!(
+        pg.psql("i", "SELECT count(*) FROM results"),
+        (runs.len() * 2).to_string()
+    );
+    assert_eq!(
+        pg.psql("i", "SELECT count(*) FROM metrics"),
+        runs.len().to_string()
+    );
+    // Re-ingesting is a no-op.
+    let mut s = s;
+    for r in runs.iter().take(20) {
+        assert!(matches!(
+            s.insert_run(r, "import").unwrap(),
+            Inserted::AlreadyPresent(_)
+        ));
+    }
+    assert_eq!(s.list_runs().unwrap().len(), runs.len());
+}
