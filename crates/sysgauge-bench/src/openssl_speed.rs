@@ -569,8 +569,8 @@ fn canonical_cipher(name: &str) -> Option<String> {
 /// `crypto.<evp name>` (`crypto.aes-128-gcm`, `crypto.des-ede3-cbc`);
 /// `hmac(sha256)` → `crypto.hmac-sha256`; `aes-128 ige` →
 /// `crypto.aes-128-ige`; `ghash` → `crypto.ghash`; DSA `crypto.dsa-<bits>`; RSA `crypto.rsa-<bits>`; ECDSA on
-/// the NIST P curves `crypto.ecdsa-p256|p384|p521`; `crypto.ed25519`; ECDH
-/// `crypto.ecdh-p256|p384|p521` and `crypto.x25519`; anything else
+/// the NIST P curves `crypto.ecdsa-p192|p224|p256|p384|p521`; `crypto.ed25519`;
+/// ECDH `crypto.ecdh-p192|p224|p256|p384|p521` and `crypto.x25519`; anything else
 /// `openssl.<sanitised name>`, which compares only with other openssl
 /// imports.
 pub fn bench_id_for(openssl_algorithm: &str) -> String {
@@ -610,13 +610,13 @@ pub fn bench_id_for(openssl_algorithm: &str) -> String {
         return format!("crypto.dsa-{bits}");
     }
     if let Some(curve) = lower.strip_prefix("ecdsa") {
-        if matches!(curve, "p256" | "p384" | "p521") {
+        if matches!(curve, "p192" | "p224" | "p256" | "p384" | "p521") {
             return format!("crypto.ecdsa-{curve}");
         }
     }
     if let Some(curve) = lower.strip_prefix("ecdh") {
         match curve {
-            "p256" | "p384" | "p521" => return format!("crypto.ecdh-{curve}"),
+            "p192" | "p224" | "p256" | "p384" | "p521" => return format!("crypto.ecdh-{curve}"),
             "x25519" => return "crypto.x25519".to_string(),
             _ => {}
         }
@@ -900,6 +900,43 @@ mod tests {
         );
     }
 
+    /// P-192 and P-224 (rows of the old tables), from `-mr` and from the
+    /// human table: the same ids, and the table's numbers.
+    #[test]
+    fn p192_and_p224_records() {
+        let want = [
+            "crypto.ecdsa-p192",
+            "crypto.ecdsa-p224",
+            "crypto.ecdh-p192",
+            "crypto.ecdh-p224",
+        ];
+        let mr = parse(fixture!("3.0-elapsed-ecdsa-ecdh-p192-p224.txt"));
+        let table = super::parse(fixture!("3.0-human-table-p192-p224.txt")).unwrap();
+        for r in [&mr, &table] {
+            assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
+            let ids: Vec<String> = to_results(r).into_iter().map(|x| x.bench_id).collect();
+            assert_eq!(ids, want);
+        }
+        assert_eq!(
+            signers(&mr),
+            [("ecdsap192", Some(192)), ("ecdsap224", Some(224))]
+        );
+        assert!(close(
+            mr.sign_verify[1].sign_per_second.unwrap_or(0.0),
+            18197.0
+        ));
+        assert!(close(
+            mr.sign_verify[0].verify_per_second.unwrap_or(0.0),
+            4960.0
+        ));
+        assert!(close(mr.key_exchange[1].ops_per_second, 12054.0));
+        assert!(close(
+            table.sign_verify[1].sign_per_second.unwrap_or(0.0),
+            34162.9
+        ));
+        assert!(close(table.key_exchange[0].ops_per_second, 7421.0));
+    }
+
     #[test]
     fn evp_hmac_and_cipher_names() {
         let gcm = parse(fixture!("3.0-evp-aes-128-gcm.txt"));
@@ -946,6 +983,11 @@ mod tests {
             ("hmac(md5)", "crypto.hmac-md5"),
             ("rsa15360", "crypto.rsa-15360"),
             ("ecdsap521", "crypto.ecdsa-p521"),
+            ("ecdsap224", "crypto.ecdsa-p224"),
+            ("ecdsap192", "crypto.ecdsa-p192"),
+            ("ecdhp224", "crypto.ecdh-p224"),
+            ("ecdhp192", "crypto.ecdh-p192"),
+            ("ecdsap160", "openssl.ecdsap160"),
             ("ecdsabrp256r1", "openssl.ecdsabrp256r1"),
             ("ecdhp384", "crypto.ecdh-p384"),
             ("ecdhx25519", "crypto.x25519"),

@@ -867,6 +867,12 @@ pub struct SshArgs {
     #[arg(long, value_name = "SIZE")]
     pub size: Option<NiceSize>,
 
+    /// Write each transfer into this file on the far side instead of
+    /// /dev/null (absolute path; truncated for every transfer, removed
+    /// afterwards), so its file system is part of what is timed.
+    #[arg(long, value_name = "PATH")]
+    pub sink: Option<PathBuf>,
+
     /// The former spelling of --repetitions here.
     #[arg(long, value_name = "N", hide = true, conflicts_with = "repetitions")]
     pub runs: Option<u32>,

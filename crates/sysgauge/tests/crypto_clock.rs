@@ -104,6 +104,10 @@ fn crypto_old_table_rows_are_measured() {
         ("crypto.ghash", "ghash"),
         ("crypto.dsa-1024", "dsa"),
         ("crypto.dsa-2048", "dsa"),
+        ("crypto.ecdsa-p192", "ecdsa"),
+        ("crypto.ecdsa-p224", "ecdsa"),
+        ("crypto.ecdh-p192", "ecdh"),
+        ("crypto.ecdh-p224", "ecdh"),
     ];
     let only: Vec<&str> = rows.iter().map(|(id, _)| *id).collect();
     let out = crypto_once(&sb, "16")
@@ -112,22 +116,53 @@ fn crypto_old_table_rows_are_measured() {
     let table = stdout_of(&out);
     let mut last = 0;
     for (id, name) in rows {
-        let row = id.rsplit('-').next().unwrap_or_default();
+        // `dsa 1024 bits`, `ecdsa 224 bits (nistp224)`: the bits follow.
+        let bits = id
+            .rsplit('-')
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches('p');
+        let public_key = matches!(name, "dsa" | "ecdsa" | "ecdh");
         let (at, line) = table
             .lines()
             .enumerate()
             .find(|(_, l)| {
                 let mut w = l.split_whitespace();
-                w.next() == Some(name) && (name != "dsa" || w.next() == Some(row))
+                w.next() == Some(name) && (!public_key || w.next() == Some(bits))
             })
             .unwrap_or_else(|| panic!("no {name} row for {id} in\n{table}"));
-        // Throughput cells end in `k`; sign/verify rows are s and rates.
-        let cells: Vec<&str> = line.split_whitespace().skip(1).collect();
-        let measured = |c: &&str| c.ends_with('k') || c.parse::<f64>().is_ok_and(|v| v > 0.0);
-        assert!(
-            !cells.is_empty() && !cells.contains(&"-") && cells.iter().any(measured),
-            "{id} is not measured: {line}"
-        );
+        // The name's words: `ghash`, `dsa 1024 bits`, `ecdh 224 bits (nistp224)`.
+        let words = match name {
+            "dsa" => 3,
+            "ecdsa" | "ecdh" => 4,
+            _ => 1,
+        };
+        let cells: Vec<&str> = line.split_whitespace().skip(words).collect();
+        // Throughput cells end in `k`; public-key rows are seconds per
+        // operation (`0.000123s`) and rates.
+        let measured = |c: &&str| {
+            let number = c
+                .strip_suffix('k')
+                .or_else(|| c.strip_suffix('s'))
+                .unwrap_or(c);
+            number.parse::<f64>().is_ok_and(|v| v > 0.0)
+        };
+        if id == "crypto.ecdsa-p192" {
+            // p192 verifies only: sign `-`, verify measured.
+            assert!(
+                cells.len() == 4 && cells[0] == "-" && cells[2] == "-",
+                "{id} should have no sign column: {line}"
+            );
+            assert!(
+                measured(&cells[1]) && measured(&cells[3]),
+                "{id} verify is not measured: {line}"
+            );
+        } else {
+            assert!(
+                !cells.is_empty() && !cells.contains(&"-") && cells.iter().all(measured),
+                "{id} is not measured: {line}"
+            );
+        }
         assert!(at > last, "{name} out of openssl's order in\n{table}");
         last = at;
     }

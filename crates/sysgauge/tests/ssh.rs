@@ -286,6 +286,128 @@ fn run_skips_ssh_unless_named_and_list_shows_it() {
     assert_clean(&sb.scratch());
 }
 
+/// `--sink PATH`: each transfer is written into the file on the far side
+/// (the far side's `wc -c` of the file after every transfer is the size),
+/// the cases carry `sink=file` and the path, and the file is gone after.
+#[test]
+fn sink_writes_each_transfer_into_a_file_and_removes_it() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path().join("ssh.json");
+    let dir = sb.path().join("sink dir");
+    std::fs::create_dir(&dir).unwrap();
+    let sink = dir.join("it's a sink.bin");
+    let out = ssh_cmd(&sb)
+        .args(["--runs", "2", "--size", "300k"])
+        .args([
+            "--cipher",
+            "aes128-ctr",
+            "--mac",
+            "umac-128-etm@openssh.com",
+        ])
+        .args(["--kex", "curve25519-sha256", "--sink"])
+        .arg(&sink)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
+    assert!(out.status.success(), "{stderr}\n{stdout}");
+    assert!(stderr.contains("writing each transfer into"), "{stderr}");
+    assert!(
+        stdout.contains(&format!("bytes each written into {}", sink.display())),
+        "{stdout}"
+    );
+    let run = read_record(&json);
+    let transfers: Vec<_> = run
+        .results
+        .iter()
+        .filter(|r| r.bench_id == "ssh.transfer")
+        .collect();
+    assert_eq!(transfers.len(), 1, "{stdout}");
+    let r = transfers[0];
+    assert_eq!(r.status, Status::Ok, "{:?}", r.status);
+    assert_eq!(r.params.get_str("sink"), Some("file"));
+    assert_eq!(r.params.get_u64("size"), Some(300_000));
+    assert_eq!(r.details.get_str("sink_path"), sink.to_str());
+    assert_eq!(r.details.get_u64("sink_bytes_written"), Some(300_000));
+    assert_eq!(r.metrics[0].samples.len(), 2);
+    // Handshakes write nothing: no sink param.
+    let h = run.results.iter().find(|r| r.bench_id == "ssh.handshake");
+    assert!(h.is_some_and(|h| h.params.get("sink").is_none()));
+    assert!(!sink.exists(), "the sink file was left behind");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    assert_clean(&sb.scratch());
+}
+
+/// A `--sink` that cannot take the transfers is refused before anything
+/// is measured, exit 2, with the path and the problem named.
+#[test]
+fn bad_sink_paths_exit_2() {
+    if !have_openssh() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let dir = sb.path().to_path_buf();
+    let mut cases: Vec<(PathBuf, String)> = vec![
+        (PathBuf::from("sink.bin"), "not an absolute path".into()),
+        (dir.clone(), "is a directory".into()),
+        (PathBuf::from("/dev/null"), "is not a regular file".into()),
+        (
+            dir.join("no such dir/sink.bin"),
+            "its directory does not exist".into(),
+        ),
+    ];
+    // One transfer bigger than the free space (when the scratch file
+    // system has less than 1 TB free, the largest --size).
+    let df = std::process::Command::new("df")
+        .args(["-Pk"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let free_kib: Option<u64> = String::from_utf8_lossy(&df.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().nth(3).map(str::to_string))
+        .and_then(|f| f.parse().ok());
+    let big = free_kib.is_some_and(|k| k.saturating_mul(1024) < 1_000_000_000_000);
+    for (path, want) in &cases {
+        let t0 = Instant::now();
+        let out = ssh_cmd(&sb)
+            .args([
+                "--cipher",
+                "aes128-ctr",
+                "--mac",
+                "umac-128-etm@openssh.com",
+            ])
+            .args(["--kex", "curve25519-sha256", "--sink"])
+            .arg(path)
+            .usage_error(want);
+        let err = stderr_of(&out);
+        assert!(err.contains(&format!("--sink {}", path.display())), "{err}");
+        assert!(!err.contains("factorial matrix:"), "measured: {err}");
+        assert!(t0.elapsed() < Duration::from_secs(30), "{path:?} was slow");
+    }
+    if big {
+        cases.clear();
+        let out = ssh_cmd(&sb)
+            .args(["--size", "1T", "--cipher", "aes128-ctr"])
+            .args([
+                "--mac",
+                "umac-128-etm@openssh.com",
+                "--kex",
+                "curve25519-sha256",
+            ])
+            .arg("--sink")
+            .arg(dir.join("big.bin"))
+            .usage_error("less than one transfer (1000000000000 bytes)");
+        assert!(!dir.join("big.bin").exists(), "{}", stderr_of(&out));
+    }
+    assert_clean(&sb.scratch());
+}
+
 #[test]
 fn bad_names_and_options_exit_2() {
     if !have_openssh() {

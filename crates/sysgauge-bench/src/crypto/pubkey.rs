@@ -1,6 +1,7 @@
-//! Public-key operations of the crypto family: RSA, ECDSA and Ed25519 sign
-//! and verify, ECDH P-256 and X25519 key agreement, with fixed keys and the
-//! known answers each is checked against before it is timed.
+//! Public-key operations of the crypto family: RSA, DSA, ECDSA and Ed25519
+//! sign and verify, ECDH (P-192, P-224, P-256) and X25519 key agreement,
+//! with fixed keys and the known answers each is checked against before it
+//! is timed.
 //!
 //! Implementation: aws-lc (`aws-lc-rs`) for everything. It carries
 //! OpenSSL's RSA code with the AVX-512 IFMA and MULX/ADX Montgomery
@@ -25,6 +26,21 @@
 //! "sample" is checked against the RFC; OpenSSL's (randomised) signature
 //! of `MESSAGE` must verify. The crate refuses 512-bit parameters, so
 //! `dsa 512 bits` is not a row.
+//!
+//! ECDSA and ECDH on P-224 and P-192 (`crypto.ecdsa-p224`,
+//! `crypto.ecdsa-p192`, `crypto.ecdh-p224`, `crypto.ecdh-p192`, rows of the
+//! old tables) are RustCrypto's `p224` and `p192` 0.13: aws-lc has neither
+//! curve. ECDH is `elliptic-curve`'s generic Diffie-Hellman over the
+//! crate's arithmetic. `p192` 0.13 deliberately implements ECDSA
+//! verification only (NIST SP 800-131A forbids signing below 112 bits of
+//! security), so the P-192 row has a verify/s and no sign/s. The keys are
+//! RFC 6979's (appendix A.2.3 and A.2.4): P-224's deterministic signature
+//! of "sample" must be the RFC's (with SHA-224, the hash `p224` signs with
+//! and its RFC 6979 nonces use), and the RFC's SHA-256 signatures of
+//! "sample" must verify on both curves. P-224 signs and verifies `MESSAGE`
+//! with SHA-224, P-192 verifies OpenSSL's signature of it with SHA-256.
+//! Each ECDH secret is checked against the one `openssl pkeyutl -derive`
+//! made from the same keys (`keys/ecdh-p*.secret`).
 //!
 //! The keys are fixed (generated once with OpenSSL, in `keys/`): generating
 //! RSA-4096 keys at run time takes seconds and would eat the time budget.
@@ -55,6 +71,8 @@ pub enum SignAlg {
     Rsa4096,
     Dsa1024,
     Dsa2048,
+    EcdsaP192,
+    EcdsaP224,
     EcdsaP256,
     EcdsaP384,
     EcdsaP521,
@@ -64,6 +82,8 @@ pub enum SignAlg {
 /// A key agreement with fixed keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KexAlg {
+    EcdhP192,
+    EcdhP224,
     EcdhP256,
     X25519,
 }
@@ -79,13 +99,15 @@ pub enum PubkeyError {
 
 impl SignAlg {
     /// `openssl speed`'s order: RSA, DSA, ECDSA, EdDSA.
-    pub const ALL: [SignAlg; 10] = [
+    pub const ALL: [SignAlg; 12] = [
         SignAlg::Rsa1024,
         SignAlg::Rsa2048,
         SignAlg::Rsa3072,
         SignAlg::Rsa4096,
         SignAlg::Dsa1024,
         SignAlg::Dsa2048,
+        SignAlg::EcdsaP192,
+        SignAlg::EcdsaP224,
         SignAlg::EcdsaP256,
         SignAlg::EcdsaP384,
         SignAlg::EcdsaP521,
@@ -100,6 +122,8 @@ impl SignAlg {
             SignAlg::Rsa4096 => "crypto.rsa-4096",
             SignAlg::Dsa1024 => "crypto.dsa-1024",
             SignAlg::Dsa2048 => "crypto.dsa-2048",
+            SignAlg::EcdsaP192 => "crypto.ecdsa-p192",
+            SignAlg::EcdsaP224 => "crypto.ecdsa-p224",
             SignAlg::EcdsaP256 => "crypto.ecdsa-p256",
             SignAlg::EcdsaP384 => "crypto.ecdsa-p384",
             SignAlg::EcdsaP521 => "crypto.ecdsa-p521",
@@ -116,6 +140,8 @@ impl SignAlg {
             SignAlg::Rsa4096 => "rsa 4096 bits",
             SignAlg::Dsa1024 => "dsa 1024 bits",
             SignAlg::Dsa2048 => "dsa 2048 bits",
+            SignAlg::EcdsaP192 => "ecdsa 192 bits (nistp192)",
+            SignAlg::EcdsaP224 => "ecdsa 224 bits (nistp224)",
             SignAlg::EcdsaP256 => "ecdsa 256 bits (nistp256)",
             SignAlg::EcdsaP384 => "ecdsa 384 bits (nistp384)",
             SignAlg::EcdsaP521 => "ecdsa 521 bits (nistp521)",
@@ -132,6 +158,8 @@ impl SignAlg {
             SignAlg::Rsa4096 => "rsa4096",
             SignAlg::Dsa1024 => "dsa1024",
             SignAlg::Dsa2048 => "dsa2048",
+            SignAlg::EcdsaP192 => "ecdsap192",
+            SignAlg::EcdsaP224 => "ecdsap224",
             SignAlg::EcdsaP256 => "ecdsap256",
             SignAlg::EcdsaP384 => "ecdsap384",
             SignAlg::EcdsaP521 => "ecdsap521",
@@ -177,6 +205,39 @@ impl SignAlg {
                     rng: SystemRandom::new(),
                     sig: vec![0u8; 80],
                     sig_len: 0,
+                }
+            }
+            SignAlg::EcdsaP224 => {
+                use p224::pkcs8::DecodePrivateKey;
+                let key =
+                    p224::ecdsa::SigningKey::from_pkcs8_der(include_bytes!("keys/ec-p224.pk8.der"))
+                        .map_err(|e| fail(&format!("key: {e}")))?;
+                let public = Public::P224(*key.verifying_key());
+                Signer {
+                    alg: self,
+                    key: SignKey::P224(Box::new(key)),
+                    public,
+                    rng: SystemRandom::new(),
+                    sig: vec![0u8; 80],
+                    sig_len: 0,
+                }
+            }
+            SignAlg::EcdsaP192 => {
+                use p192::pkcs8::DecodePrivateKey;
+                let key = elliptic_curve::SecretKey::<p192::NistP192>::from_pkcs8_der(
+                    include_bytes!("keys/ec-p192.pk8.der"),
+                )
+                .map_err(|e| fail(&format!("key: {e}")))?;
+                let public = Public::P192(p192::ecdsa::VerifyingKey::from(key.public_key()));
+                // Nothing signs: the signature verified is OpenSSL's.
+                let theirs: &[u8] = include_bytes!("keys/ec-p192.sig");
+                Signer {
+                    alg: self,
+                    key: SignKey::VerifyOnly,
+                    public,
+                    rng: SystemRandom::new(),
+                    sig: theirs.to_vec(),
+                    sig_len: theirs.len(),
                 }
             }
             SignAlg::Rsa2048 | SignAlg::Rsa3072 | SignAlg::Rsa4096 => {
@@ -267,7 +328,10 @@ enum SignKey {
     RustRsa(Box<RustRsaSigning>),
     Dsa(Box<dsa::SigningKey>),
     Ecdsa(EcdsaKeyPair),
+    P224(Box<p224::ecdsa::SigningKey>),
     Ed25519(Ed25519KeyPair),
+    /// The library only verifies (`p192`).
+    VerifyOnly,
 }
 
 /// The public half a signer verifies with.
@@ -275,6 +339,8 @@ enum Public {
     AwsLc(signature::ParsedPublicKey),
     RustRsa(RustRsaVerifying),
     Dsa(dsa::VerifyingKey),
+    P224(p224::ecdsa::VerifyingKey),
+    P192(p192::ecdsa::VerifyingKey),
 }
 
 /// A keyed signer/verifier. `sign` writes into its own buffer, so the timed
@@ -299,8 +365,15 @@ impl Signer {
         match self.key {
             SignKey::RustRsa(_) => "rustcrypto rsa",
             SignKey::Dsa(_) => "rustcrypto dsa",
+            SignKey::P224(_) => "rustcrypto p224",
+            SignKey::VerifyOnly => "rustcrypto p192",
             _ => "aws-lc",
         }
+    }
+
+    /// Whether the library signs (`p192` only verifies).
+    pub fn can_sign(&self) -> bool {
+        !matches!(self.key, SignKey::VerifyOnly)
     }
 
     fn fail(&self, what: &str) -> PubkeyError {
@@ -353,10 +426,29 @@ impl Signer {
                 self.sig[..s.len()].copy_from_slice(s);
                 self.sig_len = s.len();
             }
+            SignKey::P224(key) => {
+                use p224::ecdsa::signature::Signer as _;
+                let s: p224::ecdsa::Signature =
+                    key.try_sign(msg).map_err(|_| self.fail("signing failed"))?;
+                // DER, as OpenSSL's: `verify` takes either.
+                let der = s.to_der();
+                let s = der.as_bytes();
+                if s.len() > self.sig.len() {
+                    return Err(self.fail("signature longer than expected"));
+                }
+                self.sig[..s.len()].copy_from_slice(s);
+                self.sig_len = s.len();
+            }
             SignKey::Ed25519(kp) => {
                 let s = kp.sign(msg);
                 self.sig[..64].copy_from_slice(s.as_ref());
                 self.sig_len = 64;
+            }
+            SignKey::VerifyOnly => {
+                return Err(PubkeyError::Unsupported {
+                    alg: self.alg.name(),
+                    reason: "p192 0.13 implements verification only".into(),
+                })
             }
         }
         Ok(())
@@ -379,6 +471,17 @@ impl Signer {
                 use dsa::signature::Verifier as _;
                 dsa::Signature::try_from(sig).is_ok_and(|s| p.verify(msg, &s).is_ok())
             }
+            Public::P224(p) => {
+                use p224::ecdsa::signature::Verifier as _;
+                p224::ecdsa::Signature::from_der(sig).is_ok_and(|s| p.verify(msg, &s).is_ok())
+            }
+            Public::P192(p) => {
+                use p192::ecdsa::signature::hazmat::PrehashVerifier as _;
+                use sha2::Digest as _;
+                let digest = sha2::Sha256::digest(msg);
+                p192::ecdsa::Signature::from_der(sig)
+                    .is_ok_and(|s| p.verify_prehash(&digest, &s).is_ok())
+            }
         };
         if ok {
             Ok(())
@@ -392,12 +495,17 @@ impl Signer {
     /// ECDSA signature made by OpenSSL must verify; a tampered message must
     /// not; and our own signature must verify.
     pub fn self_test(&mut self) -> Result<(), PubkeyError> {
-        self.sign(MESSAGE)?;
+        // A verify-only signer holds OpenSSL's signature of `MESSAGE`.
+        if self.can_sign() {
+            self.sign(MESSAGE)?;
+        }
         if let Some(sig) = openssl_signature(self.alg) {
             let randomised = matches!(
                 self.alg,
                 SignAlg::Dsa1024
                     | SignAlg::Dsa2048
+                    | SignAlg::EcdsaP192
+                    | SignAlg::EcdsaP224
                     | SignAlg::EcdsaP256
                     | SignAlg::EcdsaP384
                     | SignAlg::EcdsaP521
@@ -412,10 +520,14 @@ impl Signer {
         if let SignKey::Dsa(key) = &self.key {
             dsa_rfc6979_answer(self.alg, key).map_err(|what| self.fail(what))?;
         }
+        for sample in ecdsa_rfc6979_samples(self.alg) {
+            self.ecdsa_rfc6979_answer(sample)
+                .map_err(|what| self.fail(what))?;
+        }
         if self.alg == SignAlg::Ed25519 {
             let public = match &self.public {
                 Public::AwsLc(p) => hex(p.as_ref()),
-                Public::RustRsa(_) | Public::Dsa(_) => String::new(),
+                _ => String::new(),
             };
             if public != ED25519_PUBLIC {
                 return Err(self.fail("the RFC 8032 public key does not match"));
@@ -443,6 +555,8 @@ fn openssl_signature(alg: SignAlg) -> Option<&'static [u8]> {
         SignAlg::Rsa4096 => include_bytes!("keys/rsa-4096.sig"),
         SignAlg::Dsa1024 => include_bytes!("keys/dsa-1024.sig"),
         SignAlg::Dsa2048 => include_bytes!("keys/dsa-2048.sig"),
+        SignAlg::EcdsaP192 => include_bytes!("keys/ec-p192.sig"),
+        SignAlg::EcdsaP224 => include_bytes!("keys/ec-p224.sig"),
         SignAlg::EcdsaP256 => include_bytes!("keys/ec-p256.sig"),
         SignAlg::EcdsaP384 => include_bytes!("keys/ec-p384.sig"),
         SignAlg::EcdsaP521 => include_bytes!("keys/ec-p521.sig"),
@@ -487,11 +601,103 @@ fn dsa_rfc6979_answer(alg: SignAlg, key: &dsa::SigningKey) -> Result<(), &'stati
     }
 }
 
+/// The hash an RFC 6979 vector signs "sample" with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SampleHash {
+    Sha224,
+    Sha256,
+}
+
+/// One RFC 6979 signature of "sample": the hash, r and s in hex.
+#[derive(Debug, Clone, Copy)]
+struct Rfc6979Sample {
+    hash: SampleHash,
+    r: &'static str,
+    s: &'static str,
+}
+
+/// RFC 6979 appendix A.2.3 (P-192) and A.2.4 (P-224): "sample" signed
+/// under the RFC's keys, which are `keys/ec-p192.pk8.der` and
+/// `keys/ec-p224.pk8.der`.
+fn ecdsa_rfc6979_samples(alg: SignAlg) -> &'static [Rfc6979Sample] {
+    match alg {
+        SignAlg::EcdsaP192 => &[Rfc6979Sample {
+            hash: SampleHash::Sha256,
+            r: "4b0b8ce98a92866a2820e20aa6b75b56382e0f9bfd5ecb55",
+            s: "ccdb006926ea9565cbadc840829d8c384e06de1f1e381b85",
+        }],
+        SignAlg::EcdsaP224 => &[
+            Rfc6979Sample {
+                hash: SampleHash::Sha224,
+                r: "1cdfe6662dde1e4a1ec4cdedf6a1f5a2fb7fbd9145c12113e6abfd3e",
+                s: "a6694fd7718a21053f225d3f46197ca699d45006c06f871808f43ebc",
+            },
+            Rfc6979Sample {
+                hash: SampleHash::Sha256,
+                r: "61aa3da010e8e8406c656bc477a7a7189895e7e840cdfe8ff42307ba",
+                s: "bc814050dab5d23770879494f9e0a680dc1af7161991bde692b10101",
+            },
+        ],
+        _ => &[],
+    }
+}
+
+/// Bytes of a hex string (the known answers above); `None` if it is not hex.
+fn from_hex(h: &str) -> Option<Vec<u8>> {
+    (0..h.len())
+        .step_by(2)
+        .map(|i| h.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
+        .collect()
+}
+
+impl Signer {
+    /// An RFC 6979 vector: its signature must verify under the key, and
+    /// where the library signs with the vector's hash (`p224` signs with
+    /// SHA-224 and takes its RFC 6979 nonces from HMAC-SHA-224), our
+    /// deterministic signature of "sample" must be the RFC's.
+    fn ecdsa_rfc6979_answer(&self, sample: &Rfc6979Sample) -> Result<(), &'static str> {
+        use p224::ecdsa::signature::hazmat::PrehashVerifier as _;
+        use sha2::Digest as _;
+        const DIFFERS: &str = "the RFC 6979 signature of \"sample\" differs from the RFC's";
+        let rs = from_hex(&format!("{}{}", sample.r, sample.s)).ok_or(DIFFERS)?;
+        let prehash = match sample.hash {
+            SampleHash::Sha224 => sha2::Sha224::digest(b"sample").to_vec(),
+            SampleHash::Sha256 => sha2::Sha256::digest(b"sample").to_vec(),
+        };
+        let verified = match &self.public {
+            Public::P224(p) => p224::ecdsa::Signature::from_slice(&rs)
+                .is_ok_and(|sig| p.verify_prehash(&prehash, &sig).is_ok()),
+            Public::P192(p) => p192::ecdsa::Signature::from_slice(&rs)
+                .is_ok_and(|sig| p.verify_prehash(&prehash, &sig).is_ok()),
+            _ => return Err("no RFC 6979 vector for this key"),
+        };
+        if !verified {
+            return Err("the RFC 6979 signature of \"sample\" does not verify");
+        }
+        if let (SignKey::P224(key), SampleHash::Sha224) = (&self.key, sample.hash) {
+            use p224::ecdsa::signature::Signer as _;
+            let ours: p224::ecdsa::Signature =
+                key.try_sign(b"sample").map_err(|_| "signing failed")?;
+            if ours.to_bytes()[..] != rs[..] {
+                return Err(DIFFERS);
+            }
+        }
+        Ok(())
+    }
+}
+
 impl KexAlg {
-    pub const ALL: [KexAlg; 2] = [KexAlg::EcdhP256, KexAlg::X25519];
+    pub const ALL: [KexAlg; 4] = [
+        KexAlg::EcdhP192,
+        KexAlg::EcdhP224,
+        KexAlg::EcdhP256,
+        KexAlg::X25519,
+    ];
 
     pub fn id(self) -> &'static str {
         match self {
+            KexAlg::EcdhP192 => "crypto.ecdh-p192",
+            KexAlg::EcdhP224 => "crypto.ecdh-p224",
             KexAlg::EcdhP256 => "crypto.ecdh-p256",
             KexAlg::X25519 => "crypto.x25519",
         }
@@ -499,6 +705,8 @@ impl KexAlg {
 
     pub fn name(self) -> &'static str {
         match self {
+            KexAlg::EcdhP192 => "ecdh 192 bits (nistp192)",
+            KexAlg::EcdhP224 => "ecdh 224 bits (nistp224)",
             KexAlg::EcdhP256 => "ecdh 256 bits (nistp256)",
             KexAlg::X25519 => "ecdh 253 bits (X25519)",
         }
@@ -506,6 +714,8 @@ impl KexAlg {
 
     pub fn openssl_name(self) -> &'static str {
         match self {
+            KexAlg::EcdhP192 => "ecdhp192",
+            KexAlg::EcdhP224 => "ecdhp224",
             KexAlg::EcdhP256 => "ecdhp256",
             KexAlg::X25519 => "ecdhx25519",
         }
@@ -517,7 +727,36 @@ impl KexAlg {
             alg: self.name(),
             what,
         };
-        let (private, peer, expect) = match self {
+        let (key, expect): (KexKey, &[u8]) = match self {
+            KexAlg::EcdhP192 => {
+                use p192::pkcs8::{DecodePrivateKey, DecodePublicKey};
+                let private = elliptic_curve::SecretKey::<p192::NistP192>::from_pkcs8_der(
+                    include_bytes!("keys/ec-p192.pk8.der"),
+                )
+                .map_err(|e| fail(format!("key: {e}")))?;
+                let peer = elliptic_curve::PublicKey::<p192::NistP192>::from_public_key_der(
+                    include_bytes!("keys/ecdh-p192-peer.pub.der"),
+                )
+                .map_err(|e| fail(format!("peer key: {e}")))?;
+                (
+                    KexKey::P192(private.to_nonzero_scalar(), *peer.as_affine()),
+                    include_bytes!("keys/ecdh-p192.secret"),
+                )
+            }
+            KexAlg::EcdhP224 => {
+                use p224::pkcs8::{DecodePrivateKey, DecodePublicKey};
+                let private =
+                    p224::SecretKey::from_pkcs8_der(include_bytes!("keys/ec-p224.pk8.der"))
+                        .map_err(|e| fail(format!("key: {e}")))?;
+                let peer = p224::PublicKey::from_public_key_der(include_bytes!(
+                    "keys/ecdh-p224-peer.pub.der"
+                ))
+                .map_err(|e| fail(format!("peer key: {e}")))?;
+                (
+                    KexKey::P224(private.to_nonzero_scalar(), *peer.as_affine()),
+                    include_bytes!("keys/ecdh-p224.secret"),
+                )
+            }
             KexAlg::EcdhP256 => {
                 let private = agreement::PrivateKey::from_private_key_der(
                     &agreement::ECDH_P256,
@@ -527,35 +766,34 @@ impl KexAlg {
                 // The peer's X.509 SubjectPublicKeyInfo; the last 65 bytes
                 // are the uncompressed point.
                 let spki: &[u8] = include_bytes!("keys/ecdh-p256-peer.pub.der");
-                let point = spki[spki.len().saturating_sub(65)..].to_vec();
-                (private, point, ECDH_P256_SECRET)
+                let peer = spki[spki.len().saturating_sub(65)..].to_vec();
+                (KexKey::AwsLc { private, peer }, &ECDH_P256_SECRET)
             }
             KexAlg::X25519 => {
                 let private =
                     agreement::PrivateKey::from_private_key(&agreement::X25519, &X25519_SCALAR)
                         .map_err(|e| fail(format!("key: {e}")))?;
-                (private, X25519_PEER.to_vec(), X25519_SECRET)
+                let peer = X25519_PEER.to_vec();
+                (KexKey::AwsLc { private, peer }, &X25519_SECRET)
             }
         };
         let mut x = Exchange {
             alg: self,
-            private,
-            peer,
+            key,
             secret: [0u8; 32],
+            secret_len: 0,
         };
         x.agree()?;
-        if hex(&x.secret) != expect {
-            return Err(fail(format!(
-                "shared secret {} differs from the known answer {expect}",
-                hex(&x.secret)
-            )));
-        }
+        x.check_secret(expect)?;
         Ok(x)
     }
 }
 
 /// Shared secret of `keys/ec-p256.pk8.der` with the peer key, made by OpenSSL.
-const ECDH_P256_SECRET: &str = "e3844f0069848ad13bfbd42ee7cbe2e724777aadcf0f30a37748dcb7d533c6e4";
+const ECDH_P256_SECRET: [u8; 32] = [
+    0xe3, 0x84, 0x4f, 0x00, 0x69, 0x84, 0x8a, 0xd1, 0x3b, 0xfb, 0xd4, 0x2e, 0xe7, 0xcb, 0xe2, 0xe7,
+    0x24, 0x77, 0x7a, 0xad, 0xcf, 0x0f, 0x30, 0xa3, 0x77, 0x48, 0xdc, 0xb7, 0xd5, 0x33, 0xc6, 0xe4,
+];
 /// RFC 7748 section 6.1: Alice's private key, Bob's public key, the secret.
 const X25519_SCALAR: [u8; 32] = [
     0x77, 0x07, 0x6d, 0x0a, 0x73, 0x18, 0xa5, 0x7d, 0x3c, 0x16, 0xc1, 0x72, 0x51, 0xb2, 0x66, 0x45,
@@ -565,14 +803,47 @@ const X25519_PEER: [u8; 32] = [
     0xde, 0x9e, 0xdb, 0x7d, 0x7b, 0x7d, 0xc1, 0xb4, 0xd3, 0x5b, 0x61, 0xc2, 0xec, 0xe4, 0x35, 0x37,
     0x3f, 0x83, 0x43, 0xc8, 0x5b, 0x78, 0x67, 0x4d, 0xad, 0xfc, 0x7e, 0x14, 0x6f, 0x88, 0x2b, 0x4f,
 ];
-const X25519_SECRET: &str = "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742";
+const X25519_SECRET: [u8; 32] = [
+    0x4a, 0x5d, 0x9d, 0x5b, 0xa4, 0xce, 0x2d, 0xe1, 0x72, 0x8e, 0x3b, 0xf4, 0x80, 0x35, 0x0f, 0x25,
+    0xe0, 0x7e, 0x21, 0xc9, 0x47, 0xd1, 0x9e, 0x33, 0x76, 0xf0, 0x9b, 0x3c, 0x1e, 0x16, 0x17, 0x42,
+];
+
+/// A fixed private key and the peer's public key, in the library that
+/// does the curve.
+enum KexKey {
+    AwsLc {
+        private: agreement::PrivateKey,
+        peer: Vec<u8>,
+    },
+    P224(
+        elliptic_curve::NonZeroScalar<p224::NistP224>,
+        p224::AffinePoint,
+    ),
+    P192(
+        elliptic_curve::NonZeroScalar<p192::NistP192>,
+        p192::AffinePoint,
+    ),
+}
+
+/// One RustCrypto ECDH: the x-coordinate of private × peer, into `out`;
+/// its length.
+fn rustcrypto_agree<C: elliptic_curve::CurveArithmetic>(
+    private: &elliptic_curve::NonZeroScalar<C>,
+    peer: &elliptic_curve::AffinePoint<C>,
+    out: &mut [u8],
+) -> Option<usize> {
+    let shared = elliptic_curve::ecdh::diffie_hellman(private, peer);
+    let s = shared.raw_secret_bytes();
+    out.get_mut(..s.len())?.copy_from_slice(s);
+    Some(s.len())
+}
 
 /// A fixed private key and a peer public key; `agree` derives the secret.
 pub struct Exchange {
     alg: KexAlg,
-    private: agreement::PrivateKey,
-    peer: Vec<u8>,
+    key: KexKey,
     secret: [u8; 32],
+    secret_len: usize,
 }
 
 impl Exchange {
@@ -580,36 +851,66 @@ impl Exchange {
         self.alg
     }
 
-    /// One ECDH operation. The peer key is parsed each time (aws-lc's
+    /// Which library derives the secret (for the record's details).
+    pub fn implementation(&self) -> &'static str {
+        match self.key {
+            KexKey::AwsLc { .. } => "aws-lc",
+            KexKey::P224(..) => "rustcrypto p224",
+            KexKey::P192(..) => "rustcrypto p192",
+        }
+    }
+
+    /// One ECDH operation. aws-lc's peer key is parsed each time (its
     /// agreement consumes the parsed key); that is a point check, small
     /// next to the scalar multiplication.
     pub fn agree(&mut self) -> Result<(), PubkeyError> {
-        let alg = match self.alg {
-            KexAlg::EcdhP256 => &agreement::ECDH_P256,
-            KexAlg::X25519 => &agreement::X25519,
-        };
-        let secret = &mut self.secret;
-        agreement::agree(
-            &self.private,
-            agreement::UnparsedPublicKey::new(alg, &self.peer),
-            (),
-            |s| {
-                if s.len() == 32 {
-                    secret.copy_from_slice(s);
-                    Ok(())
-                } else {
-                    Err(())
-                }
-            },
-        )
-        .map_err(|()| PubkeyError::Failed {
+        let failed = || PubkeyError::Failed {
             alg: self.alg.name(),
             what: "key agreement failed".into(),
-        })
+        };
+        let len = match &self.key {
+            KexKey::AwsLc { private, peer } => {
+                let alg = match self.alg {
+                    KexAlg::X25519 => &agreement::X25519,
+                    _ => &agreement::ECDH_P256,
+                };
+                let secret = &mut self.secret;
+                agreement::agree(
+                    private,
+                    agreement::UnparsedPublicKey::new(alg, peer),
+                    (),
+                    |s| {
+                        secret.get_mut(..s.len()).ok_or(())?.copy_from_slice(s);
+                        Ok(s.len())
+                    },
+                )
+                .ok()
+            }
+            KexKey::P224(private, peer) => rustcrypto_agree(private, peer, &mut self.secret),
+            KexKey::P192(private, peer) => rustcrypto_agree(private, peer, &mut self.secret),
+        };
+        self.secret_len = len.ok_or_else(failed)?;
+        Ok(())
     }
 
     pub fn secret(&self) -> &[u8] {
-        &self.secret
+        &self.secret[..self.secret_len]
+    }
+
+    /// The last secret must be the known one.
+    fn check_secret(&self, expect: &[u8]) -> Result<(), PubkeyError> {
+        if self.secret() == expect {
+            Ok(())
+        } else {
+            Err(PubkeyError::Failed {
+                alg: self.alg.name(),
+                what: format!(
+                    "shared secret {} differs from the known answer {}",
+                    hex(self.secret()),
+                    hex(expect)
+                ),
+            })
+        }
     }
 }
 
@@ -631,8 +932,107 @@ mod tests {
         for k in KexAlg::ALL {
             let mut x = k.exchange().unwrap();
             x.agree().unwrap();
-            assert_eq!(x.secret().len(), 32);
+            let len = match k {
+                KexAlg::EcdhP192 => 24,
+                KexAlg::EcdhP224 => 28,
+                _ => 32,
+            };
+            assert_eq!(x.secret().len(), len, "{}", k.name());
         }
+    }
+
+    #[test]
+    fn ecdh_p192_p224_match_openssl_and_a_wrong_secret_is_caught() {
+        for (k, theirs, implementation) in [
+            (
+                KexAlg::EcdhP192,
+                &include_bytes!("keys/ecdh-p192.secret")[..],
+                "rustcrypto p192",
+            ),
+            (
+                KexAlg::EcdhP224,
+                &include_bytes!("keys/ecdh-p224.secret")[..],
+                "rustcrypto p224",
+            ),
+        ] {
+            let mut x = k.exchange().unwrap();
+            assert_eq!(x.implementation(), implementation);
+            x.agree().unwrap();
+            assert_eq!(x.secret(), theirs);
+            x.check_secret(theirs).unwrap();
+            let mut wrong = theirs.to_vec();
+            wrong[3] ^= 0x10;
+            assert!(x.check_secret(&wrong).is_err());
+            assert!(x.check_secret(&theirs[1..]).is_err());
+        }
+        assert_eq!(
+            KexAlg::EcdhP256.exchange().unwrap().implementation(),
+            "aws-lc"
+        );
+    }
+
+    #[test]
+    fn ecdsa_p224_p192_match_rfc_6979_and_a_wrong_answer_is_caught() {
+        for alg in [SignAlg::EcdsaP192, SignAlg::EcdsaP224] {
+            let mut s = alg.signer().unwrap();
+            s.self_test().unwrap();
+            let samples = ecdsa_rfc6979_samples(alg);
+            assert!(!samples.is_empty());
+            for sample in samples {
+                s.ecdsa_rfc6979_answer(sample).unwrap();
+                // One digit of r or of s changed: caught.
+                let mut r = sample.r.to_string();
+                r.replace_range(..1, if r.starts_with('0') { "1" } else { "0" });
+                let bad_r = Rfc6979Sample {
+                    r: Box::leak(r.into_boxed_str()),
+                    ..*sample
+                };
+                assert!(s.ecdsa_rfc6979_answer(&bad_r).is_err());
+                let mut sv = sample.s.to_string();
+                let last = sv.len() - 1;
+                let flipped = if sv.ends_with('0') { "1" } else { "0" };
+                sv.replace_range(last.., flipped);
+                let bad_s = Rfc6979Sample {
+                    s: Box::leak(sv.into_boxed_str()),
+                    ..*sample
+                };
+                assert!(s.ecdsa_rfc6979_answer(&bad_s).is_err());
+                // The right (r, s) under the wrong hash: caught.
+                let other = Rfc6979Sample {
+                    hash: match sample.hash {
+                        SampleHash::Sha224 => SampleHash::Sha256,
+                        SampleHash::Sha256 => SampleHash::Sha224,
+                    },
+                    ..*sample
+                };
+                assert!(s.ecdsa_rfc6979_answer(&other).is_err());
+            }
+            // OpenSSL's signature verifies; a changed one does not.
+            let theirs = openssl_signature(alg).unwrap();
+            s.verify(MESSAGE, theirs).unwrap();
+            let mut bad = theirs.to_vec();
+            let n = bad.len();
+            bad[n - 2] ^= 1;
+            assert!(s.verify(MESSAGE, &bad).is_err());
+        }
+        // The other curve's vector does not fit the key.
+        let p224 = SignAlg::EcdsaP224.signer().unwrap();
+        let p192_sample = &ecdsa_rfc6979_samples(SignAlg::EcdsaP192)[0];
+        assert!(p224.ecdsa_rfc6979_answer(p192_sample).is_err());
+        assert_eq!(p224.implementation(), "rustcrypto p224");
+        assert!(p224.can_sign());
+        // p192 only verifies: asking it to sign is a skip, not a number.
+        let mut p192 = SignAlg::EcdsaP192.signer().unwrap();
+        assert_eq!(p192.implementation(), "rustcrypto p192");
+        assert!(!p192.can_sign());
+        assert!(matches!(
+            p192.sign(MESSAGE),
+            Err(PubkeyError::Unsupported { .. })
+        ));
+        assert_eq!(
+            p192.signature(),
+            openssl_signature(SignAlg::EcdsaP192).unwrap()
+        );
     }
 
     #[test]

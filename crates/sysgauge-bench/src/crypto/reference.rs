@@ -394,6 +394,20 @@ mod tests {
             "speed -mr -elapsed -seconds 1 -multi 4 -evp des-ede3-cbc"
         );
         assert_eq!(multi[0].expected, Duration::from_secs(6));
+        let small_curves = invocations(&plan(
+            &[
+                "crypto.ecdsa-p192",
+                "crypto.ecdsa-p224",
+                "crypto.ecdh-p192",
+                "crypto.ecdh-p224",
+            ],
+            &[8192],
+            1,
+        ));
+        assert_eq!(
+            small_curves[0].args.join(" "),
+            "speed -mr -elapsed -seconds 1 ecdsap192 ecdsap224 ecdhp192 ecdhp224"
+        );
     }
 
     /// The ids the importer gives OpenSSL's output of the invocations above
@@ -407,6 +421,7 @@ mod tests {
             include_str!("../../tests/fixtures/openssl/3.0-hmac-sha256-8k.txt"),
             include_str!("../../tests/fixtures/openssl/3.0-evp-chacha20-poly1305-8k.txt"),
             include_str!("../../tests/fixtures/openssl/3.0-elapsed-hmac-md5-ghash-8k.txt"),
+            include_str!("../../tests/fixtures/openssl/3.0-elapsed-ecdsa-ecdh-p192-p224.txt"),
         ];
         let mut ids = Vec::new();
         for t in texts {
@@ -439,6 +454,10 @@ mod tests {
             "crypto.chacha20-poly1305",
             "crypto.hmac-md5",
             "crypto.ghash",
+            "crypto.ecdsa-p192",
+            "crypto.ecdsa-p224",
+            "crypto.ecdh-p192",
+            "crypto.ecdh-p224",
         ] {
             assert!(ids.iter().any(|i| i == want), "{want} not in {ids:?}");
             assert!(

@@ -22,6 +22,8 @@ pub fn display_name(bench_id: &str) -> String {
         return format!("dsa {bits} bits");
     }
     let curve = |c: &str| match c {
+        "p192" => Some((192, "nistp192")),
+        "p224" => Some((224, "nistp224")),
         "p256" => Some((256, "nistp256")),
         "p384" => Some((384, "nistp384")),
         "p521" => Some((521, "nistp521")),
@@ -469,6 +471,14 @@ mod tests {
             "ecdsa 384 bits (nistp384)"
         );
         assert_eq!(display_name("crypto.ecdh-p256"), "ecdh 256 bits (nistp256)");
+        for (id, name) in [
+            ("crypto.ecdsa-p192", "ecdsa 192 bits (nistp192)"),
+            ("crypto.ecdsa-p224", "ecdsa 224 bits (nistp224)"),
+            ("crypto.ecdh-p192", "ecdh 192 bits (nistp192)"),
+            ("crypto.ecdh-p224", "ecdh 224 bits (nistp224)"),
+        ] {
+            assert_eq!(display_name(id), name);
+        }
         assert_eq!(display_name("hash.blake2b-512"), "blake2b-512");
         assert_eq!(display_name("crypto.rsa-4096"), "rsa 4096 bits");
     }

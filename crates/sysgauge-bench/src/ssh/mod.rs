@@ -9,7 +9,9 @@
 //!   ssh's exit, after the remote shell has signalled that `cat` is about to
 //!   read (see `client`): the handshake is not inside. Metric: `throughput`
 //!   (MB/s); detail `setup_ms` (median ms from starting ssh to the remote
-//!   command running).
+//!   command running). With `sysgauge ssh --sink PATH` the far side writes
+//!   into that file instead (`sink`: param `sink=file`, details
+//!   `sink_path` and `sink_bytes_written`).
 //! - `ssh.handshake`: `ssh HOST true` from start to exit: connect, key
 //!   exchange, authentication, remote command (params `kex`, `cipher`,
 //!   `mac`, `mode`). Metrics: `handshake` (ms), `auth` (ms until ssh reports
@@ -35,11 +37,13 @@ pub mod planning;
 pub mod report;
 pub mod server;
 pub mod session;
+pub mod sink;
 
 use crate::util::{metric, throughput_mbps};
 use algorithms::{is_aead, Combo, Kind, MatrixPlan, IMPLICIT_MAC};
 use client::{Input, LogLevel, Outcome, Request, Restrict, SshError, REMOTE_COUNT, REMOTE_DISCARD};
 use session::{ClientSettings, OpenError, Session, Target};
+use sink::Sink;
 use std::sync::Arc;
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::{
@@ -74,6 +78,9 @@ pub struct SshOptions {
     pub plan: Option<MatrixPlan>,
     /// A session opened (and probed) before the run by `sysgauge ssh`.
     pub session: Option<Arc<Session>>,
+    /// `--sink`: transfers are written into this file on the far side
+    /// (checked there before the run) instead of `/dev/null`.
+    pub sink: Option<Sink>,
 }
 
 impl SshOptions {
@@ -144,7 +151,8 @@ fn combo_of(params: &Params) -> Result<Combo, BenchError> {
     })
 }
 
-fn restrict_of(c: &Combo) -> Restrict {
+/// The ssh options that restrict a connection to one combination.
+pub fn restrict_of(c: &Combo) -> Restrict {
     Restrict {
         cipher: Some(c.cipher.clone()),
         mac: (c.mac != IMPLICIT_MAC).then(|| c.mac.clone()),
@@ -321,6 +329,31 @@ impl CaseConnections {
     }
 }
 
+/// Removes the sink file on the far side when the case ends, however it
+/// ends (its own connection, not cut short by a Ctrl-C that stopped the
+/// case).
+struct SinkRemoval<'a> {
+    connections: &'a CaseConnections,
+    sink: &'a Sink,
+}
+
+impl Drop for SinkRemoval<'_> {
+    fn drop(&mut self) {
+        let c = self.connections;
+        let removed = c.session.run_command(
+            &c.restrict,
+            &self.sink.remove_command(),
+            &CancelToken::new(),
+        );
+        if let Err(e) = removed {
+            eprintln!(
+                "sysgauge: could not remove the sink file {} on the far side: {e}",
+                self.sink.path()
+            );
+        }
+    }
+}
+
 fn requirements_for(target: &Target) -> Vec<Requirement> {
     let mut v = vec![Requirement::program("ssh", "openssh-client")];
     if *target == Target::Local {
@@ -356,7 +389,7 @@ impl Benchmark for SshBenchmark {
 
     fn describe(&self) -> Description {
         match self.measure {
-            SshMeasure::Transfer => Description::new("throughput of zeros pushed through ssh into `cat > /dev/null` on the far side, per cipher/MAC/kex (handshake excluded)", Unit::MBps, Better::Higher),
+            SshMeasure::Transfer => Description::new("throughput of zeros pushed through ssh into `cat > /dev/null` (or the --sink file) on the far side, per cipher/MAC/kex (handshake excluded)", Unit::MBps, Better::Higher),
             SshMeasure::Handshake => Description::new("time of `ssh HOST true`: connect, key exchange, authentication, remote command; per kex (and cipher/MAC)", Unit::Milliseconds, Better::Lower),
         }
     }
@@ -389,9 +422,15 @@ fn transfer_cases(options: &SshOptions, plan: &Plan) -> Vec<Params> {
         .transfers
         .iter()
         .map(|c| {
-            combo_params(c)
+            let p = combo_params(c)
                 .with("size", size)
-                .with("mode", options.target.mode())
+                .with("mode", options.target.mode());
+            // Only a sink adds the param: default cases keep the params
+            // they were stored with.
+            match options.sink {
+                Some(_) => p.with(sink::SINK_PARAM, sink::SINK_FILE),
+                None => p,
+            }
         })
         .collect()
 }
@@ -429,10 +468,39 @@ fn transfer(
         )));
     }
     ctx.note_detail("verified_bytes", verify_bytes);
+    let sink = options
+        .sink
+        .as_ref()
+        .filter(|_| params.get_str(sink::SINK_PARAM) == Some(sink::SINK_FILE));
+    let (remote_command, _removal) = match sink {
+        Some(s) => {
+            ctx.note_detail(sink::SINK_PATH_DETAIL, s.path());
+            let removal = SinkRemoval {
+                connections: &connections,
+                sink: s,
+            };
+            (s.transfer_command(), Some(removal))
+        }
+        None => (REMOTE_DISCARD.to_string(), None),
+    };
     let mut mbps = Vec::new();
     let mut setup = Vec::new();
+    let mut written = None;
     fixed_runs(ctx, |phase| {
-        let o = run(LogLevel::Info, REMOTE_DISCARD, size)?;
+        let o = run(LogLevel::Info, &remote_command, size)?;
+        if let Some(s) = sink {
+            // The far side printed the file's size after writing it.
+            match Sink::written(&o) {
+                Some(n) if n == size => written = Some(n),
+                _ => {
+                    return Err(BenchError::failed(format!(
+                        "sent {size} bytes but the sink file {} holds '{}'",
+                        s.path(),
+                        o.after_marker()
+                    )))
+                }
+            }
+        }
         if phase == Phase::Warmup {
             return Ok(0.0);
         }
@@ -453,6 +521,9 @@ fn transfer(
     // plus the remote shell, which `ssh.handshake` measures properly.
     if let Some(s) = sysgauge_stats::Summary::from_samples(&setup) {
         ctx.note_detail("setup_ms", s.median.round() as i64);
+    }
+    if let Some(n) = written {
+        ctx.note_detail(sink::SINK_BYTES_DETAIL, n);
     }
     throughput_mbps(mbps)
 }
@@ -595,6 +666,15 @@ mod tests {
         assert_eq!(t[0].get_str("mac"), Some(IMPLICIT_MAC));
         assert_eq!(t[0].get_u64("size"), Some(1_000_000));
         assert_eq!(t[0].get_str("mode"), Some("local"));
+        // The default workload's params are those stored before --sink.
+        assert!(t[0].get("sink").is_none());
+        let to_file = Arc::new(SshOptions {
+            sink: Some(Sink::new(std::path::Path::new("/srv/sink")).unwrap()),
+            ..SshOptions::default()
+        });
+        let t2 = benchmarks(&to_file)[0].cases(&plan);
+        assert_eq!(t2[0].get_str("sink"), Some("file"));
+        assert_eq!(benchmarks(&to_file)[1].cases(&plan)[0].get("sink"), None);
         let h = b[1].cases(&plan);
         assert_eq!(h.len(), 1);
         assert_eq!(h[0].get_str("kex"), Some("curve25519-sha256"));

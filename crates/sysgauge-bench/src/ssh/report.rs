@@ -315,13 +315,14 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
     let mode = first
         .and_then(|r| r.params.get_str("mode"))
         .unwrap_or("local");
-    let size = run
-        .results
-        .iter()
-        .find(|r| r.bench_id == TRANSFER_ID)
-        .and_then(|r| r.params.get_u64("size"));
+    let first_transfer = run.results.iter().find(|r| r.bench_id == TRANSFER_ID);
+    let size = first_transfer.and_then(|r| r.params.get_u64("size"));
+    let into = first_transfer
+        .and_then(|r| r.details.get_str(super::sink::SINK_PATH_DETAIL))
+        .map(|p| format!(" written into {p}"))
+        .unwrap_or_default();
     out.push_str(&format!(
-        "SSH to {server} ({mode}): {} transfer combination(s){}, {} handshake(s)\n",
+        "SSH to {server} ({mode}): {} transfer combination(s){}{into}, {} handshake(s)\n",
         tr.len(),
         size.map(|s| format!(" of {s} bytes each"))
             .unwrap_or_default(),

@@ -422,18 +422,28 @@ impl Session {
 
     /// One connection running `true` (connect, authenticate, run it).
     pub fn connect(&self, restrict: &Restrict, cancel: &CancelToken) -> Result<f64, SshError> {
+        self.run_command(restrict, "true", cancel)
+            .map(|o| o.ended.saturating_sub(o.spawned).as_secs_f64())
+    }
+
+    /// One connection running `remote_command` with no input (times from
+    /// the start of the call).
+    pub fn run_command(
+        &self,
+        restrict: &Restrict,
+        remote_command: &str,
+        cancel: &CancelToken,
+    ) -> Result<super::client::Outcome, SshError> {
         let start = Instant::now();
         let req = Request {
             restrict,
             log_level: LogLevel::Info,
-            remote_command: "true",
+            remote_command,
             input: Input::Null,
             connect_deadline: self.settings.connect_deadline(),
             stall_timeout: self.settings.stall_timeout(),
         };
-        self.command
-            .run(&req, &[], &|| start.elapsed(), cancel)
-            .map(|o| o.ended.saturating_sub(o.spawned).as_secs_f64())
+        self.command.run(&req, &[], &|| start.elapsed(), cancel)
     }
 
     /// Probe each named algorithm: a connection restricted to it (and, for

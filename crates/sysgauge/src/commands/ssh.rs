@@ -18,12 +18,13 @@ use anyhow::{bail, Context, Result};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use sysgauge_bench::ssh::algorithms::{secure_names, ClientAlgorithms, Kind, Matrix};
+use sysgauge_bench::ssh::algorithms::{secure_names, ClientAlgorithms, Combo, Kind, Matrix};
 use sysgauge_bench::ssh::client::SshError;
 use sysgauge_bench::ssh::planning::{calibrate, check_names, plan, plural, probe_names, Choices};
 use sysgauge_bench::ssh::server::ServerOptions;
 use sysgauge_bench::ssh::session::{ssh_program, ClientSettings, OpenError, Session, Target};
-use sysgauge_bench::ssh::{default_size, estimate_seconds, SshOptions};
+use sysgauge_bench::ssh::sink::Sink;
+use sysgauge_bench::ssh::{default_size, estimate_seconds, restrict_of, SshOptions};
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::Requirement;
 use sysgauge_report::TableFormat;
@@ -43,6 +44,7 @@ struct Parsed {
     target: Target,
     settings: ClientSettings,
     size: u64,
+    sink: Option<Sink>,
     choices: Choices,
 }
 
@@ -59,6 +61,12 @@ fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
         }
         Some(NiceSize(n)) => n,
     };
+    let sink = args
+        .sink
+        .as_deref()
+        .map(Sink::new)
+        .transpose()
+        .map_err(anyhow::Error::new)?;
     if args.connect_timeout == 0 || args.connect_timeout > 300 {
         bail!(
             "--connect-timeout must be between 1 and 300 seconds, not {}",
@@ -102,6 +110,7 @@ fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
             connect_timeout: Duration::from_secs(args.connect_timeout),
         },
         size,
+        sink,
         choices: Choices {
             matrix: match args.matrix {
                 MatrixArg::Factorial => Matrix::Factorial,
@@ -177,6 +186,7 @@ pub fn run(args: SshArgs) -> Result<Exit> {
         size: Some(p.size),
         plan: None,
         session: None,
+        sink: p.sink.clone(),
     };
     let mut extra_findings = Vec::new();
 
@@ -302,6 +312,25 @@ pub fn run(args: SshArgs) -> Result<Exit> {
             note(&format!(
                 "fixed choices: cipher {}, MAC {}, kex {}",
                 fixed.cipher, fixed.mac, fixed.kex
+            ));
+        }
+        if let Some(sink) = &p.sink {
+            // On the far side, before anything is measured: what the path
+            // is, and room for one transfer.
+            let restrict = restrict_of(&Combo::new(&fixed.cipher, &fixed.mac, &fixed.kex));
+            let Some(o) = step(
+                session.run_command(&restrict, &sink.check_command(), &cancel),
+                &session,
+                || format!("checking --sink {} on {}", sink.path(), session.label()),
+            )?
+            else {
+                return Ok(Exit::Interrupted);
+            };
+            sink.judge_check(&String::from_utf8_lossy(&o.stdout), p.size)
+                .map_err(anyhow::Error::new)?;
+            note(&format!(
+                "writing each transfer into {} on the far side (removed afterwards)",
+                sink.path()
             ));
         }
         let Some(rate) = step(
