@@ -354,7 +354,10 @@ fn bad_sink_paths_exit_2() {
     let mut cases: Vec<(PathBuf, String)> = vec![
         (PathBuf::from("sink.bin"), "not an absolute path".into()),
         (dir.clone(), "is a directory".into()),
-        (PathBuf::from("/dev/null"), "is not a regular file".into()),
+        (
+            PathBuf::from("/dev/null"),
+            "already exists on the far side".into(),
+        ),
         (
             dir.join("no such dir/sink.bin"),
             "its directory does not exist".into(),

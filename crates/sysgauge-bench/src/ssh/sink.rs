@@ -11,7 +11,8 @@
 //! (what the path is, and the free space of its file system), `cat >`
 //! into it for each transfer (the shell's `>` truncates, so every transfer
 //! starts from an empty file) followed by `wc -c` of the file, which must
-//! be the transfer size, and `rm -f` when the case ends. Data goes to the
+//! be the transfer size, and `rm -f` when the case ends (so PATH must not
+//! exist before: a file of the user's is never overwritten). Data goes to the
 //! page cache as any `cat > file` would: nothing is synced, as `scp` does
 //! not sync either.
 
@@ -38,8 +39,8 @@ pub enum SinkError {
     Unquotable(String),
     #[error("--sink {0}: is a directory on the far side; name a file inside it (e.g. {0}/sysgauge-sink)")]
     Directory(String),
-    #[error("--sink {0}: exists on the far side and is not a regular file (a device, FIFO or socket); name a regular file")]
-    NotRegular(String),
+    #[error("--sink {0}: already exists on the far side; sysgauge writes the file and removes it afterwards, so it takes only a new path (name a file that does not exist yet)")]
+    Exists(String),
     #[error("--sink {0}: its directory does not exist on the far side")]
     NoParent(String),
     #[error("--sink {0}: the far side's user cannot write it (or create it in its directory)")]
@@ -86,9 +87,9 @@ impl Sink {
         format!(
             "p={p}; d=$(dirname -- \"$p\"); \
              if [ -d \"$p\" ]; then echo directory; \
-             elif [ -e \"$p\" ] && [ ! -f \"$p\" ]; then echo not-regular; \
+             elif [ -e \"$p\" ] || [ -L \"$p\" ]; then echo exists; \
              elif [ ! -d \"$d\" ]; then echo no-parent; \
-             elif {{ [ -e \"$p\" ] && [ ! -w \"$p\" ]; }} || {{ [ ! -e \"$p\" ] && [ ! -w \"$d\" ]; }}; then echo not-writable; \
+             elif [ ! -w \"$d\" ]; then echo not-writable; \
              else echo \"free $(df -Pk -- \"$d\" | awk 'NR==2 {{print $4}}')\"; fi",
             p = self.quoted
         )
@@ -100,7 +101,7 @@ impl Sink {
         let line = output.lines().map(str::trim).rfind(|l| !l.is_empty());
         match line.unwrap_or_default() {
             "directory" => Err(SinkError::Directory(path())),
-            "not-regular" => Err(SinkError::NotRegular(path())),
+            "exists" => Err(SinkError::Exists(path())),
             "no-parent" => Err(SinkError::NoParent(path())),
             "not-writable" => Err(SinkError::NotWritable(path())),
             l => {
@@ -192,8 +193,8 @@ mod tests {
             Err(SinkError::Directory("/srv/sink".into()))
         );
         assert_eq!(
-            s.judge_check("not-regular", 1),
-            Err(SinkError::NotRegular("/srv/sink".into()))
+            s.judge_check("exists", 1),
+            Err(SinkError::Exists("/srv/sink".into()))
         );
         assert!(matches!(
             s.judge_check("no-parent", 1),
@@ -226,7 +227,14 @@ mod tests {
             String::from_utf8_lossy(&out.stdout).trim().to_string()
         };
         assert_eq!(run(dir.path()), "directory");
-        assert_eq!(run(Path::new("/dev/null")), "not-regular");
+        assert_eq!(run(Path::new("/dev/null")), "exists");
+        let kept = dir.path().join("kept");
+        std::fs::write(&kept, b"the user's data").unwrap();
+        assert_eq!(
+            run(&kept),
+            "exists",
+            "an existing file is never overwritten"
+        );
         assert_eq!(run(&dir.path().join("missing/file")), "no-parent");
         let free = run(&dir.path().join("new file"));
         assert!(free.starts_with("free "), "{free}");
