@@ -266,10 +266,30 @@ pub fn leave_out_disturbed(run: &mut RunRecord) -> usize {
 
 /// Compare `machines` against `machines[reference]`, optionally only the
 /// given families.
+/// Above this many machines a comparison has no bootstrap intervals: each
+/// costs thousands of resamples per case and machine (500 machines × 80
+/// cases took 25 s), and a table that wide is read for its values and
+/// ratios, not for each cell's interval.
+pub const MAX_MACHINES_WITH_INTERVALS: usize = 24;
+
+/// `compare_with_intervals`, with intervals up to
+/// `MAX_MACHINES_WITH_INTERVALS` machines.
 pub fn compare(
     machines: &[Machine],
     reference: usize,
     families: &[String],
+) -> Result<Comparison, CompareError> {
+    let intervals = machines.len() <= MAX_MACHINES_WITH_INTERVALS;
+    compare_with_intervals(machines, reference, families, intervals)
+}
+
+/// The comparison of `machines` against `machines[reference]` over
+/// `families` (all when empty); bootstrap intervals only when `intervals`.
+pub fn compare_with_intervals(
+    machines: &[Machine],
+    reference: usize,
+    families: &[String],
+    intervals: bool,
 ) -> Result<Comparison, CompareError> {
     if machines.len() < 2 {
         return Err(CompareError::TooFew(machines.len()));
@@ -379,6 +399,7 @@ pub fn compare(
             prepared,
             &labels,
             &mut excluded,
+            intervals,
         ));
     }
 
@@ -397,10 +418,18 @@ pub fn compare(
                 machines.len(),
                 reference,
                 &sets,
+                intervals,
             )
         })
         .collect();
-    let overall = summarise(OVERALL, rows.iter(), machines.len(), reference, &sets);
+    let overall = summarise(
+        OVERALL,
+        rows.iter(),
+        machines.len(),
+        reference,
+        &sets,
+        intervals,
+    );
 
     let ref_bogo = machines[reference].run.host.cpu.bogomips;
     let bogomips_ratio = machines
@@ -521,6 +550,7 @@ fn build_row(
     p: Prepared,
     labels: &[String],
     excluded: &mut Vec<Excluded>,
+    intervals: bool,
 ) -> CaseRow {
     let reference_value = p.values[reference].clone();
     let cells = p
@@ -556,7 +586,7 @@ fn build_row(
                     });
                 } else if i == reference {
                     cell.ratio = Some(1.0);
-                } else if usable_samples(samples) && usable_samples(ref_samples) {
+                } else if intervals && usable_samples(samples) && usable_samples(ref_samples) {
                     let (a, b) = oriented(samples, ref_samples, p.better);
                     let seed = seed_of(&format!("{}|{}", key.seed_text(), labels[i]));
                     if let Some(ci) = ratio_ci(a, b, seed) {
@@ -587,6 +617,7 @@ fn summarise<'a>(
     n_machines: usize,
     reference: usize,
     sets: &[CaseSet],
+    intervals: bool,
 ) -> GroupSummary {
     let rows: Vec<&CaseRow> = rows.collect();
     let cells = (0..n_machines)
@@ -607,7 +638,7 @@ fn summarise<'a>(
                 geomean_ci: None,
                 significant: None,
             };
-            if m != reference && !ratios.is_empty() {
+            if intervals && m != reference && !ratios.is_empty() {
                 // Raw samples of both sides for every case, converted to the
                 // row's unit the same way the cells were.
                 let mut pairs_owned: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();

@@ -33,9 +33,9 @@ pub mod testutil;
 
 pub use case::{adjusted_ratio, conversion_factor, CaseData, CaseKey, CaseSet};
 pub use comparison::{
-    compare, leave_out_disturbed, CaseRow, Cell, CompareError, Comparison, Excluded, FactRow,
-    GroupSummary, Interval, Machine, MachineInfo, MeanCell, MissingCase, COMPARE_SCHEMA_VERSION,
-    OVERALL,
+    compare, compare_with_intervals, leave_out_disturbed, CaseRow, Cell, CompareError, Comparison,
+    Excluded, FactRow, GroupSummary, Interval, Machine, MachineInfo, MeanCell, MissingCase,
+    COMPARE_SCHEMA_VERSION, MAX_MACHINES_WITH_INTERVALS, OVERALL,
 };
 pub use facts::{differing_facts, host_facts};
 pub use fleet::{group_hosts, FleetGroups, GroupCell, GroupRow, HostGroup, Outlier};

@@ -321,6 +321,12 @@ impl Store {
         on_backend!(&self.backend, s => s.load_run(id))
     }
 
+    /// Many whole runs, in the order of `ids` (one round trip per table on
+    /// PostgreSQL, not per run).
+    pub fn load_runs(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
+        on_backend!(&self.backend, s => s.load_runs(ids))
+    }
+
     /// Delete a run and everything it holds. Returns false if it did not exist.
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {
         on_backend!(&mut self.backend, s => s.delete_run(id))

@@ -34,7 +34,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use sysgauge_core::record::{ResultRecord, RunRecord, RunStatus};
+use sysgauge_core::record::{Metric, ResultRecord, RunRecord, RunStatus};
 
 /// The advisory lock (single 64-bit key space) that serialises migrations.
 const MIGRATION_LOCK: i64 = APPLICATION_ID as i64;
@@ -540,6 +540,57 @@ impl PgStore {
             d.metric(r)
         })?;
         Ok(rows::assemble(run, results, metrics))
+    }
+
+    /// Many runs in three queries, in the order of `ids`.
+    pub fn load_runs(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
+        let list: Vec<i64> = ids.to_vec();
+        let mut runs: HashMap<i64, RunRecord> = self
+            .rows(rows::LOAD_RUNS_ANY, &[&list], "loading runs", |d, r| {
+                Ok((d.int(r, 13)?, d.run(r)?))
+            })?
+            .into_iter()
+            .collect();
+        let mut results: HashMap<i64, Vec<(i64, ResultRecord)>> = HashMap::new();
+        for (run, result) in self.rows(
+            rows::LOAD_RESULTS_ANY,
+            &[&list],
+            "loading results",
+            |d, r| Ok((d.int(r, 10)?, d.result(r)?)),
+        )? {
+            results.entry(run).or_default().push(result);
+        }
+        let metrics = self.rows(
+            rows::LOAD_METRICS_ANY,
+            &[&list],
+            "loading metrics",
+            |d, r| d.metric(r),
+        )?;
+        // Metrics go to their result whatever run it is in (result ids are
+        // unique), so one pass serves every run.
+        let mut by_result: HashMap<i64, Vec<Metric>> = HashMap::new();
+        for (rid, m) in metrics {
+            by_result.entry(rid).or_default().push(m);
+        }
+        ids.iter()
+            .map(|id| {
+                let run = runs
+                    .remove(id)
+                    .ok_or_else(|| StoreError::NotFound(id.to_string()))?;
+                let theirs = results.remove(id).unwrap_or_default();
+                let metrics = theirs
+                    .iter()
+                    .flat_map(|(rid, _)| {
+                        by_result
+                            .remove(rid)
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(move |m| (*rid, m))
+                    })
+                    .collect();
+                Ok(rows::assemble(run, theirs, metrics))
+            })
+            .collect()
     }
 
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {

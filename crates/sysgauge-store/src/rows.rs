@@ -51,6 +51,21 @@ pub(crate) const LOAD_RESULTS: &str =
 pub(crate) const LOAD_METRICS: &str = "SELECT m.result_id, m.name, m.unit, m.better, m.samples_json
      FROM metrics m JOIN results x ON x.id = m.result_id
      WHERE x.run_id = ?1 ORDER BY x.seq, m.seq";
+/// Many runs in three queries (PostgreSQL, where a round trip per run
+/// would dominate a fleet comparison): the columns of the one-run queries,
+/// then the run's row id.
+pub(crate) const LOAD_RUNS_ANY: &str =
+    "SELECT run_uuid, schema_version, command, status, started_at, finished_at,
+            tool_version, build_json, host_json, profile, label, tags_json, findings_json, id
+     FROM runs WHERE id = ANY(?1)";
+pub(crate) const LOAD_RESULTS_ANY: &str =
+    "SELECT id, bench_id, family, workload_version, params_json, status_json,
+            started_at, duration_seconds, findings_json, details_json, run_id
+     FROM results WHERE run_id = ANY(?1) ORDER BY run_id, seq";
+pub(crate) const LOAD_METRICS_ANY: &str =
+    "SELECT m.result_id, m.name, m.unit, m.better, m.samples_json
+     FROM metrics m JOIN results x ON x.id = m.result_id
+     WHERE x.run_id = ANY(?1) ORDER BY x.run_id, x.seq, m.seq";
 pub(crate) const DELETE_RUN: &str = "DELETE FROM runs WHERE id = ?1";
 pub(crate) const RUNNING_RUNS: &str =
     "SELECT id, pid, boot_id FROM runs WHERE status = 'running' AND pid IS NOT NULL";

@@ -520,6 +520,12 @@ impl SqliteStore {
         Ok(rows::assemble(run, results, metrics))
     }
 
+    /// Many runs, in the order of `ids` (a local file answers a query per
+    /// run as fast as one for all).
+    pub fn load_runs(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
+        ids.iter().map(|&id| self.load_run(id)).collect()
+    }
+
     /// Delete a run and everything it holds. Returns false if it did not exist.
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {
         let path = self.path.clone();

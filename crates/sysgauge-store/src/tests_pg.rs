@@ -146,6 +146,15 @@ fn machines(open: Opener<'_>) {
             .unwrap_or_else(|e| panic!("{e}")),
         vec![other, clone, twin_b, twin_a]
     );
+    // Many runs at once: each whole, in the order asked.
+    let ids = [twin_b, other, twin_a];
+    let one_by_one: Vec<RunRecord> = ids.iter().map(|&i| s.load_run(i).unwrap()).collect();
+    assert_eq!(s.load_runs(&ids).unwrap(), one_by_one);
+    assert!(one_by_one.iter().all(|r| !r.results.is_empty()));
+    assert!(matches!(
+        s.load_runs(&[twin_a, 9999]),
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 /// Every scenario on both backends.

@@ -309,8 +309,9 @@ pub fn load_machines(
         };
         // Every machine, not every host name: two machines that share a
         // name are both compared (label_machines tells them apart).
-        for row in store.latest_run_per_machine(ALIAS_TAG)? {
-            out.push((store.load_run(row)?, Origin::Stored(row)));
+        let rows = store.latest_run_per_machine(ALIAS_TAG)?;
+        for (row, run) in rows.iter().zip(store.load_runs(&rows)?) {
+            out.push((run, Origin::Stored(*row)));
         }
         for host in store.hosts()? {
             if !out.iter().any(|(r, _)| r.host_name() == host) {

@@ -361,3 +361,33 @@ proptest! {
         prop_assert!(gci.low <= gv * (1.0 + 1e-12) && gv <= gci.high * (1.0 + 1e-12));
     }
 }
+
+#[test]
+fn intervals_up_to_the_machine_limit() {
+    let fleet = |n: usize| -> Vec<Machine> {
+        (0..n)
+            .map(|i| Machine {
+                label: format!("m{i}"),
+                run: run_with(
+                    &format!("m{i}"),
+                    None,
+                    vec![throughput(
+                        "t.case",
+                        &[100.0 + i as f64, 101.0 + i as f64, 99.0 + i as f64],
+                    )],
+                ),
+            })
+            .collect()
+    };
+    let with = compare(&fleet(MAX_MACHINES_WITH_INTERVALS), 0, &[]).unwrap();
+    assert!(with.rows[0].cells[1].as_ref().unwrap().ci.is_some());
+    assert!(with.overall.cells[1].geomean_ci.is_some());
+    let without = compare(&fleet(MAX_MACHINES_WITH_INTERVALS + 1), 0, &[]).unwrap();
+    let cell = without.rows[0].cells[1].as_ref().unwrap();
+    assert!(cell.ci.is_none() && cell.significant.is_none());
+    assert!(cell.ratio.is_some(), "ratios stay");
+    assert!(without.overall.cells[1].geomean_ci.is_none());
+    // Asked for explicitly, a small comparison has none either.
+    let none = compare_with_intervals(&fleet(2), 0, &[], false).unwrap();
+    assert!(none.rows[0].cells[1].as_ref().unwrap().ci.is_none());
+}

@@ -14,7 +14,8 @@ use crate::machines::{
 use crate::output;
 use anyhow::{bail, Context, Result};
 use sysgauge_compare::{
-    compare, group_hosts, leave_out_disturbed, Comparison, FleetGroups, Machine,
+    compare_with_intervals, group_hosts, leave_out_disturbed, Comparison, FleetGroups, Machine,
+    MAX_MACHINES_WITH_INTERVALS,
 };
 use sysgauge_core::RunRecord;
 use sysgauge_report::{render_comparison, render_groups, CompareFormat};
@@ -27,7 +28,7 @@ fn open_existing(db: Option<&std::path::Path>) -> Result<Option<Store>> {
 
 /// The comparison the machine arguments ask for.
 pub fn build(args: &MachineArgs) -> Result<Comparison> {
-    build_with_runs(args).map(|(c, _)| c)
+    build_with_runs(args, false).map(|(c, _)| c)
 }
 
 /// The machines the arguments name, labelled, in comparison order, and the
@@ -101,7 +102,12 @@ pub fn grouped(c: &Comparison, runs: &[RunRecord], args: &GroupArgs) -> Option<F
 }
 
 /// The comparison and the compared runs, in the comparison's machine order.
-pub fn build_with_runs(args: &MachineArgs) -> Result<(Comparison, Vec<sysgauge_core::RunRecord>)> {
+/// `grouped`: for `--group-by`, which shows medians per group and needs
+/// none of the per-machine bootstrap intervals.
+pub fn build_with_runs(
+    args: &MachineArgs,
+    grouped: bool,
+) -> Result<(Comparison, Vec<sysgauge_core::RunRecord>)> {
     let (machines, reference) = load(args)?;
     if machines.len() < 2 {
         bail!(
@@ -113,7 +119,14 @@ pub fn build_with_runs(args: &MachineArgs) -> Result<(Comparison, Vec<sysgauge_c
                 .unwrap_or_default()
         );
     }
-    let c = compare(&machines, reference, &args.family)?;
+    let intervals = !grouped && machines.len() <= MAX_MACHINES_WITH_INTERVALS;
+    if !grouped && !intervals {
+        eprintln!(
+            "sysgauge: note: {} machines: the 95 % intervals are left out above {MAX_MACHINES_WITH_INTERVALS} (each costs a bootstrap); name fewer machines for them, or see --group-by",
+            machines.len()
+        );
+    }
+    let c = compare_with_intervals(&machines, reference, &args.family, intervals)?;
     if c.rows.is_empty() {
         eprintln!(
             "sysgauge: warning: no case is present on two of the machines; nothing to compare"
@@ -126,7 +139,7 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
     if let Some(p) = &args.output {
         check_output_path(p, "--output")?;
     }
-    let (c, runs) = build_with_runs(&args.machines)?;
+    let (c, runs) = build_with_runs(&args.machines, args.groups.group_by.is_some())?;
     let format = match args.format {
         CompareFormatArg::Table => CompareFormat::Table,
         CompareFormatArg::Md => CompareFormat::Markdown,

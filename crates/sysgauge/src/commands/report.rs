@@ -17,7 +17,7 @@ pub fn run(args: ReportArgs) -> Result<Exit> {
         bail!("the report needs a file name (FILE.html)");
     }
     check_output_path(out, "the report file")?;
-    let (c, runs) = super::compare::build_with_runs(&args.machines)?;
+    let (c, runs) = super::compare::build_with_runs(&args.machines, false)?;
     let refs: Vec<&RunRecord> = runs.iter().collect();
     let generated = format!(
         "Generated {} by sysgauge {}.",
