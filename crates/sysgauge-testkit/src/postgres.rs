@@ -158,6 +158,16 @@ impl PgServer {
         format!("postgres://postgres@127.0.0.1:{}/{db}", self.port)
     }
 
+    /// The URL of database `db` through the server's unix socket: reachable
+    /// from another network namespace, where 127.0.0.1 is not this one's.
+    pub fn socket_url(&self, db: &str) -> String {
+        format!(
+            "postgres://postgres@/{db}?host={}&port={}",
+            self.dir.display(),
+            self.port
+        )
+    }
+
     /// Create database `name` (empty) and return its URL.
     pub fn create_database(&self, name: &str) -> String {
         output_of_success(
