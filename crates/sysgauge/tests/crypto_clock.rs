@@ -108,6 +108,8 @@ fn crypto_old_table_rows_are_measured() {
         ("crypto.ecdsa-p224", "ecdsa"),
         ("crypto.ecdh-p192", "ecdh"),
         ("crypto.ecdh-p224", "ecdh"),
+        ("crypto.ecdh-p384", "ecdh"),
+        ("crypto.ecdh-p521", "ecdh"),
     ];
     let only: Vec<&str> = rows.iter().map(|(id, _)| *id).collect();
     let out = crypto_once(&sb, "16")

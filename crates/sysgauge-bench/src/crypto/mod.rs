@@ -491,7 +491,7 @@ mod tests {
             .iter()
             .map(|b| b.cases(&plan(Profile::Standard)).len())
             .sum();
-        assert_eq!(standard, 23 + 12 + 4);
+        assert_eq!(standard, 23 + 12 + 6);
 
         let table = benchmarks(&Arc::new(CryptoOptions {
             full_table: true,

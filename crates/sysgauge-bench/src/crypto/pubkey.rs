@@ -1,5 +1,5 @@
 //! Public-key operations of the crypto family: RSA, DSA, ECDSA and Ed25519
-//! sign and verify, ECDH (P-192, P-224, P-256) and X25519 key agreement,
+//! sign and verify, ECDH (P-192, P-224, P-256, P-384, P-521) and X25519 key agreement,
 //! with fixed keys and the known answers each is checked against before it
 //! is timed.
 //!
@@ -85,6 +85,8 @@ pub enum KexAlg {
     EcdhP192,
     EcdhP224,
     EcdhP256,
+    EcdhP384,
+    EcdhP521,
     X25519,
 }
 
@@ -687,10 +689,12 @@ impl Signer {
 }
 
 impl KexAlg {
-    pub const ALL: [KexAlg; 4] = [
+    pub const ALL: [KexAlg; 6] = [
         KexAlg::EcdhP192,
         KexAlg::EcdhP224,
         KexAlg::EcdhP256,
+        KexAlg::EcdhP384,
+        KexAlg::EcdhP521,
         KexAlg::X25519,
     ];
 
@@ -699,6 +703,8 @@ impl KexAlg {
             KexAlg::EcdhP192 => "crypto.ecdh-p192",
             KexAlg::EcdhP224 => "crypto.ecdh-p224",
             KexAlg::EcdhP256 => "crypto.ecdh-p256",
+            KexAlg::EcdhP384 => "crypto.ecdh-p384",
+            KexAlg::EcdhP521 => "crypto.ecdh-p521",
             KexAlg::X25519 => "crypto.x25519",
         }
     }
@@ -708,6 +714,8 @@ impl KexAlg {
             KexAlg::EcdhP192 => "ecdh 192 bits (nistp192)",
             KexAlg::EcdhP224 => "ecdh 224 bits (nistp224)",
             KexAlg::EcdhP256 => "ecdh 256 bits (nistp256)",
+            KexAlg::EcdhP384 => "ecdh 384 bits (nistp384)",
+            KexAlg::EcdhP521 => "ecdh 521 bits (nistp521)",
             KexAlg::X25519 => "ecdh 253 bits (X25519)",
         }
     }
@@ -717,7 +725,19 @@ impl KexAlg {
             KexAlg::EcdhP192 => "ecdhp192",
             KexAlg::EcdhP224 => "ecdhp224",
             KexAlg::EcdhP256 => "ecdhp256",
+            KexAlg::EcdhP384 => "ecdhp384",
+            KexAlg::EcdhP521 => "ecdhp521",
             KexAlg::X25519 => "ecdhx25519",
+        }
+    }
+
+    /// aws-lc's algorithm (the curves it has; the others use RustCrypto).
+    fn aws_lc(self) -> &'static agreement::Algorithm {
+        match self {
+            KexAlg::X25519 => &agreement::X25519,
+            KexAlg::EcdhP384 => &agreement::ECDH_P384,
+            KexAlg::EcdhP521 => &agreement::ECDH_P521,
+            _ => &agreement::ECDH_P256,
         }
     }
 
@@ -757,17 +777,35 @@ impl KexAlg {
                     include_bytes!("keys/ecdh-p224.secret"),
                 )
             }
-            KexAlg::EcdhP256 => {
-                let private = agreement::PrivateKey::from_private_key_der(
-                    &agreement::ECDH_P256,
-                    include_bytes!("keys/ec-p256.pk8.der"),
-                )
-                .map_err(|e| fail(format!("key: {e}")))?;
-                // The peer's X.509 SubjectPublicKeyInfo; the last 65 bytes
-                // are the uncompressed point.
-                let spki: &[u8] = include_bytes!("keys/ecdh-p256-peer.pub.der");
-                let peer = spki[spki.len().saturating_sub(65)..].to_vec();
-                (KexKey::AwsLc { private, peer }, &ECDH_P256_SECRET)
+            KexAlg::EcdhP256 | KexAlg::EcdhP384 | KexAlg::EcdhP521 => {
+                // The peer's X.509 SubjectPublicKeyInfo ends with the
+                // uncompressed point (1 + 2 coordinates); the secrets of
+                // P-384 and P-521 are what `openssl pkeyutl -derive` made
+                // of the same keys.
+                let (der, spki, point, secret): (&[u8], &[u8], usize, &[u8]) = match self {
+                    KexAlg::EcdhP256 => (
+                        include_bytes!("keys/ec-p256.pk8.der"),
+                        include_bytes!("keys/ecdh-p256-peer.pub.der"),
+                        65,
+                        &ECDH_P256_SECRET,
+                    ),
+                    KexAlg::EcdhP384 => (
+                        include_bytes!("keys/ec-p384.pk8.der"),
+                        include_bytes!("keys/ecdh-p384-peer.pub.der"),
+                        97,
+                        include_bytes!("keys/ecdh-p384.secret"),
+                    ),
+                    _ => (
+                        include_bytes!("keys/ec-p521.pk8.der"),
+                        include_bytes!("keys/ecdh-p521-peer.pub.der"),
+                        133,
+                        include_bytes!("keys/ecdh-p521.secret"),
+                    ),
+                };
+                let private = agreement::PrivateKey::from_private_key_der(self.aws_lc(), der)
+                    .map_err(|e| fail(format!("key: {e}")))?;
+                let peer = spki[spki.len().saturating_sub(point)..].to_vec();
+                (KexKey::AwsLc { private, peer }, secret)
             }
             KexAlg::X25519 => {
                 let private =
@@ -780,7 +818,7 @@ impl KexAlg {
         let mut x = Exchange {
             alg: self,
             key,
-            secret: [0u8; 32],
+            secret: [0u8; MAX_SECRET],
             secret_len: 0,
         };
         x.agree()?;
@@ -788,6 +826,9 @@ impl KexAlg {
         Ok(x)
     }
 }
+
+/// The longest shared secret (P-521: 66 bytes).
+const MAX_SECRET: usize = 66;
 
 /// Shared secret of `keys/ec-p256.pk8.der` with the peer key, made by OpenSSL.
 const ECDH_P256_SECRET: [u8; 32] = [
@@ -842,7 +883,7 @@ fn rustcrypto_agree<C: elliptic_curve::CurveArithmetic>(
 pub struct Exchange {
     alg: KexAlg,
     key: KexKey,
-    secret: [u8; 32],
+    secret: [u8; MAX_SECRET],
     secret_len: usize,
 }
 
@@ -870,10 +911,7 @@ impl Exchange {
         };
         let len = match &self.key {
             KexKey::AwsLc { private, peer } => {
-                let alg = match self.alg {
-                    KexAlg::X25519 => &agreement::X25519,
-                    _ => &agreement::ECDH_P256,
-                };
+                let alg = self.alg.aws_lc();
                 let secret = &mut self.secret;
                 agreement::agree(
                     private,
@@ -935,6 +973,8 @@ mod tests {
             let len = match k {
                 KexAlg::EcdhP192 => 24,
                 KexAlg::EcdhP224 => 28,
+                KexAlg::EcdhP384 => 48,
+                KexAlg::EcdhP521 => 66,
                 _ => 32,
             };
             assert_eq!(x.secret().len(), len, "{}", k.name());
