@@ -90,6 +90,25 @@ pub enum Command {
     /// Measure many machines over SSH (a host list or an Ansible inventory)
     /// and bring every result home.
     Fleet(FleetArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the man page (sysgauge(1)), or write one page per command into a directory.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: `sysgauge completions bash > /usr/share/bash-completion/completions/sysgauge`.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write sysgauge.1 and one sysgauge-COMMAND.1 per subcommand into DIR
+    /// (e.g. /usr/share/man/man1) instead of printing sysgauge.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -18,11 +18,17 @@ mod signals;
 mod style;
 mod values;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    // `--version` says what was built: the target and the CPU features
+    // compiled in (the build record of every run says the same).
+    let cmd = cli::Cli::command().long_version(measure::long_version());
+    let cli = match cmd
+        .try_get_matches()
+        .and_then(|m| cli::Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => return exit::report_usage_error(e).into(),
     };

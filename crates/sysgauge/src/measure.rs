@@ -103,6 +103,24 @@ pub fn build_info() -> BuildInfo {
     }
 }
 
+/// `sysgauge --version`: the version, the target and build profile, and
+/// the CPU features compiled in.
+pub fn long_version() -> String {
+    let b = build_info();
+    format!(
+        "{}\ntarget: {} ({} build)\nCPU features compiled in: {}\n\
+         (the kernels also pick faster code at run time from this CPU's own features; `sysgauge host` lists them)",
+        env!("CARGO_PKG_VERSION"),
+        b.target,
+        b.profile,
+        if b.target_features.is_empty() {
+            "none beyond the target's baseline".to_string()
+        } else {
+            b.target_features.join(" ")
+        }
+    )
+}
+
 /// A new, empty run record for `command`.
 pub fn new_record(command: &str, cfg: &MeasureConfig) -> RunRecord {
     let host = sysgauge_host::collect_live(Some(&cfg.scratch_base));

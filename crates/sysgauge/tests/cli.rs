@@ -330,3 +330,78 @@ fn broken_pipe_exits_zero() {
         .exits_with(0);
     assert!(!stderr_of(&out).contains("panicked"));
 }
+
+/// Shell completions and man pages come from the command-line definition;
+/// `--version` names the target and the CPU features compiled in.
+#[test]
+fn completions_man_pages_and_version() {
+    let sb = Sandbox::new();
+    for (shell, marker) in [
+        ("bash", "complete -F _sysgauge"),
+        ("zsh", "#compdef sysgauge"),
+        ("fish", "complete -c sysgauge"),
+    ] {
+        let out = sb.cmd().args(["completions", shell]).succeeds();
+        let text = stdout_of(&out);
+        assert!(
+            text.contains(marker),
+            "{shell}: {}",
+            &text[..text.len().min(300)]
+        );
+        // Every subcommand is offered, the newest among them.
+        for sub in ["fleet", "compare", "results", "man"] {
+            assert!(text.contains(sub), "{shell} lacks {sub}");
+        }
+    }
+    let out = sb.cmd().args(["completions", "tcsh"]).exits_with(2);
+    assert!(stderr_of(&out).contains("tcsh"), "{}", stderr_of(&out));
+
+    let out = sb.cmd().arg("man").succeeds();
+    let page = stdout_of(&out);
+    assert!(
+        page.contains(".TH sysgauge 1"),
+        "{}",
+        &page[..page.len().min(300)]
+    );
+    assert!(
+        page.contains("sysgauge\\-fleet(1)"),
+        "the subcommands are listed"
+    );
+    let dir = sb.path().join("man1");
+    std::fs::create_dir(&dir).unwrap();
+    sb.cmd().arg("man").arg("--dir").arg(&dir).succeeds();
+    let fleet = std::fs::read_to_string(dir.join("sysgauge-fleet.1")).unwrap();
+    assert!(fleet.contains(".TH sysgauge-fleet 1"), "{fleet}");
+    assert!(dir.join("sysgauge-run.1").is_file());
+    // man(1) reads what was written, when it is installed.
+    if sysgauge_testkit::on_path("man") {
+        let out = std::process::Command::new("man")
+            .arg("-l")
+            .arg(dir.join("sysgauge-run.1"))
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        assert!(stdout_of(&out).contains("--profile"));
+    }
+    let out = sb
+        .cmd()
+        .arg("man")
+        .arg("--dir")
+        .arg(dir.join("missing"))
+        .exits_with(2);
+    assert!(stderr_of(&out).contains("not a directory"));
+
+    let out = sb.cmd().arg("--version").succeeds();
+    let v = stdout_of(&out);
+    assert!(
+        v.starts_with(&format!("sysgauge {}\n", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+    assert!(
+        v.contains(&format!("target: {}-linux", std::env::consts::ARCH)),
+        "{v}"
+    );
+    assert!(v.contains("CPU features compiled in:"), "{v}");
+}

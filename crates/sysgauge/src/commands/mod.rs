@@ -4,6 +4,7 @@ mod baseline;
 mod chart;
 mod clock;
 mod compare;
+mod completions;
 mod cpu;
 mod crypto;
 mod disk;
@@ -54,5 +55,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Report(a) => report::run(a),
         Command::Chart(a) => chart::run(a),
         Command::Fleet(a) => fleet::run(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => completions::man(a),
     }
 }

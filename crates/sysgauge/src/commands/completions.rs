@@ -1,0 +1,56 @@
+//! `sysgauge completions SHELL` and `sysgauge man`: generated from the
+//! command-line definition itself (clap_complete, clap_mangen), so they never
+//! drift from what the binary accepts. A package build runs both; a user
+//! can too.
+
+use crate::cli::{Cli, CompletionsArgs, ManArgs};
+use crate::exit::Exit;
+use crate::output;
+use anyhow::{Context, Result};
+use clap::CommandFactory;
+
+pub fn completions(args: CompletionsArgs) -> Result<Exit> {
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "sysgauge", &mut buf);
+    output::stdout(&String::from_utf8_lossy(&buf))?;
+    Ok(Exit::Ok)
+}
+
+/// The roff source of one page.
+fn page(cmd: clap::Command) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut buf)
+        .context("rendering the man page")?;
+    Ok(buf)
+}
+
+pub fn man(args: ManArgs) -> Result<Exit> {
+    let cmd = Cli::command();
+    let Some(dir) = args.dir else {
+        output::stdout(&String::from_utf8_lossy(&page(cmd)?))?;
+        return Ok(Exit::Ok);
+    };
+    if !dir.is_dir() {
+        anyhow::bail!("--dir {}: not a directory", dir.display());
+    }
+    let mut written = Vec::new();
+    let main = dir.join("sysgauge.1");
+    output::bytes_to_file(&main, &page(cmd.clone())?)
+        .with_context(|| format!("writing {}", main.display()))?;
+    written.push(main);
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("sysgauge-{}", sub.get_name());
+        let path = dir.join(format!("{name}.1"));
+        let sub = sub
+            .clone()
+            .name(name)
+            .bin_name(format!("sysgauge {}", sub.get_name()));
+        output::bytes_to_file(&path, &page(sub)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    eprintln!("wrote {} man pages into {}", written.len(), dir.display());
+    Ok(Exit::Ok)
+}
