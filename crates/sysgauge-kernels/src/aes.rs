@@ -188,11 +188,13 @@ pub fn ctr_kernel() -> Option<CtrKernel> {
 }
 
 /// AES-CBC encryption state (key schedule and chaining value).
+#[cfg(target_arch = "x86_64")]
 pub struct CbcEncryptor {
     ks: KeySchedule,
     iv: [u8; 16],
 }
 
+#[cfg(target_arch = "x86_64")]
 impl CbcEncryptor {
     /// `None` unless the CPU has AES-NI and the key and IV lengths are right.
     pub fn new(key: &[u8], iv: &[u8]) -> Option<CbcEncryptor> {
@@ -211,23 +213,17 @@ impl CbcEncryptor {
         if !buf.len().is_multiple_of(16) {
             return false;
         }
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: `new` only succeeds when the CPU has AES-NI and SSE2,
-            // the features `cbc_encrypt_x86` is compiled for.
-            unsafe { x86::cbc_encrypt(&self.ks, &mut self.iv, buf) };
-            true
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
+        // SAFETY: `new` only succeeds when the CPU has AES-NI and SSE2,
+        // the features `cbc_encrypt_x86` is compiled for.
+        unsafe { x86::cbc_encrypt(&self.ks, &mut self.iv, buf) };
+        true
     }
 }
 
 /// AES-CTR state: key schedule, the 128-bit big-endian counter block
 /// (incremented as a whole, as SP 800-38A and OpenSSL do), and the unused
 /// key stream of a partial block.
+#[cfg(target_arch = "x86_64")]
 pub struct CtrEncryptor {
     ks: KeySchedule,
     kernel: CtrKernel,
@@ -236,6 +232,7 @@ pub struct CtrEncryptor {
     pad_used: usize,
 }
 
+#[cfg(target_arch = "x86_64")]
 impl CtrEncryptor {
     pub fn new(key: &[u8], iv: &[u8]) -> Option<CtrEncryptor> {
         let kernel = ctr_kernel()?;
@@ -264,27 +261,21 @@ impl CtrEncryptor {
         let whole = buf.len() / 16 * 16;
         let (blocks, tail) = buf.split_at_mut(whole);
         if !blocks.is_empty() {
-            #[cfg(target_arch = "x86_64")]
-            {
-                // SAFETY: `ctr_kernel` chose this kernel because the CPU
-                // reported every feature the kernel is compiled for.
-                unsafe {
-                    match self.kernel {
-                        CtrKernel::Vaes512 => x86::ctr_vaes512(&self.ks, self.counter, blocks),
-                        CtrKernel::Vaes256 => x86::ctr_vaes256(&self.ks, self.counter, blocks),
-                        CtrKernel::AesNi => x86::ctr_aesni(&self.ks, self.counter, blocks),
-                    }
+            // SAFETY: `ctr_kernel` chose this kernel because the CPU
+            // reported every feature the kernel is compiled for.
+            unsafe {
+                match self.kernel {
+                    CtrKernel::Vaes512 => x86::ctr_vaes512(&self.ks, self.counter, blocks),
+                    CtrKernel::Vaes256 => x86::ctr_vaes256(&self.ks, self.counter, blocks),
+                    CtrKernel::AesNi => x86::ctr_aesni(&self.ks, self.counter, blocks),
                 }
             }
             self.counter = self.counter.wrapping_add((whole / 16) as u128);
         }
         if !tail.is_empty() {
             let mut pad = [0u8; 16];
-            #[cfg(target_arch = "x86_64")]
-            {
-                // SAFETY: as above; the kernels encrypt whole blocks only.
-                unsafe { x86::ctr_aesni(&self.ks, self.counter, &mut pad) };
-            }
+            // SAFETY: as above; the kernels encrypt whole blocks only.
+            unsafe { x86::ctr_aesni(&self.ks, self.counter, &mut pad) };
             self.counter = self.counter.wrapping_add(1);
             for (b, k) in tail.iter_mut().zip(pad.iter()) {
                 *b ^= k;
@@ -294,6 +285,45 @@ impl CtrEncryptor {
         }
     }
 }
+
+/// Other architectures have no hand-written AES kernel: the encryptors are
+/// uninhabited there, `new` always returns `None` and callers use aws-lc.
+/// The types still exist so that callers need no `cfg` of their own.
+#[cfg(not(target_arch = "x86_64"))]
+mod unsupported {
+    use super::CtrKernel;
+
+    pub enum CbcEncryptor {}
+
+    impl CbcEncryptor {
+        pub fn new(_key: &[u8], _iv: &[u8]) -> Option<CbcEncryptor> {
+            None
+        }
+
+        pub fn encrypt(&mut self, _buf: &mut [u8]) -> bool {
+            match *self {}
+        }
+    }
+
+    pub enum CtrEncryptor {}
+
+    impl CtrEncryptor {
+        pub fn new(_key: &[u8], _iv: &[u8]) -> Option<CtrEncryptor> {
+            None
+        }
+
+        pub fn kernel(&self) -> CtrKernel {
+            match *self {}
+        }
+
+        pub fn apply(&mut self, _buf: &mut [u8]) {
+            match *self {}
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub use unsupported::{CbcEncryptor, CtrEncryptor};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
@@ -604,36 +634,34 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_arch = "x86_64")]
     fn every_ctr_kernel_agrees() {
         // The dispatcher picks one kernel; call the others directly where
         // the CPU has them.
-        #[cfg(target_arch = "x86_64")]
-        {
-            let ks = KeySchedule::new(&[7u8; 16]).unwrap_or_else(|| panic!("key"));
-            for counter in [0u128, u64::MAX as u128 - 5, u128::MAX - 3] {
-                let mut base = vec![0u8; 16 * 100];
-                crate::bytes::fill_pattern(&mut base, 9);
-                let mut a = base.clone();
-                if !std::is_x86_feature_detected!("aes") {
-                    return;
-                }
-                // SAFETY: AES-NI checked above.
-                unsafe { x86::ctr_aesni(&ks, counter, &mut a) };
-                if std::is_x86_feature_detected!("vaes") && std::is_x86_feature_detected!("avx2") {
-                    let mut b = base.clone();
-                    // SAFETY: VAES and AVX2 checked.
-                    unsafe { x86::ctr_vaes256(&ks, counter, &mut b) };
-                    assert_eq!(a, b, "vaes256 at {counter}");
-                }
-                if std::is_x86_feature_detected!("vaes")
-                    && std::is_x86_feature_detected!("avx512f")
-                    && std::is_x86_feature_detected!("avx512bw")
-                {
-                    let mut c = base.clone();
-                    // SAFETY: VAES and AVX-512F/BW checked.
-                    unsafe { x86::ctr_vaes512(&ks, counter, &mut c) };
-                    assert_eq!(a, c, "vaes512 at {counter}");
-                }
+        let ks = KeySchedule::new(&[7u8; 16]).unwrap_or_else(|| panic!("key"));
+        for counter in [0u128, u64::MAX as u128 - 5, u128::MAX - 3] {
+            let mut base = vec![0u8; 16 * 100];
+            crate::bytes::fill_pattern(&mut base, 9);
+            let mut a = base.clone();
+            if !std::is_x86_feature_detected!("aes") {
+                return;
+            }
+            // SAFETY: AES-NI checked above.
+            unsafe { x86::ctr_aesni(&ks, counter, &mut a) };
+            if std::is_x86_feature_detected!("vaes") && std::is_x86_feature_detected!("avx2") {
+                let mut b = base.clone();
+                // SAFETY: VAES and AVX2 checked.
+                unsafe { x86::ctr_vaes256(&ks, counter, &mut b) };
+                assert_eq!(a, b, "vaes256 at {counter}");
+            }
+            if std::is_x86_feature_detected!("vaes")
+                && std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+            {
+                let mut c = base.clone();
+                // SAFETY: VAES and AVX-512F/BW checked.
+                unsafe { x86::ctr_vaes512(&ks, counter, &mut c) };
+                assert_eq!(a, c, "vaes512 at {counter}");
             }
         }
     }

@@ -267,21 +267,22 @@ impl Poly1305 {
 
     /// Absorb `data`, the last partial block padded with zeros to 16 bytes.
     pub fn update_padded(&mut self, data: &[u8]) {
-        let mut data = data;
+        // The AVX-512 lanes take the whole 128-byte groups; the scalar loop
+        // below takes what is left.
         #[cfg(target_arch = "x86_64")]
-        {
-            if data.len() >= x86::MIN_LANES_BYTES && available() {
-                let groups = data.len() / 128;
-                let (bulk, rest) = data.split_at(groups * 128);
-                // SAFETY: the CPU has AVX-512F and IFMA.
-                unsafe {
-                    let mut lanes = x86::PolyLanes::new(&self.h, &self.r);
-                    lanes.absorb(bulk);
-                    self.h = lanes.finish();
-                }
-                data = rest;
+        let data = if data.len() >= x86::MIN_LANES_BYTES && available() {
+            let groups = data.len() / 128;
+            let (bulk, rest) = data.split_at(groups * 128);
+            // SAFETY: the CPU has AVX-512F and IFMA.
+            unsafe {
+                let mut lanes = x86::PolyLanes::new(&self.h, &self.r);
+                lanes.absorb(bulk);
+                self.h = lanes.finish();
             }
-        }
+            rest
+        } else {
+            data
+        };
         let mut blocks = data.chunks_exact(16);
         for b in &mut blocks {
             self.block(b);
