@@ -269,15 +269,18 @@ pub fn render_comparison(c: &Comparison, format: CompareFormat) -> String {
     }
 }
 
+/// A section heading in a text (`Title:`) or Markdown (`## Title`) rendering.
+pub(crate) fn section_heading(tf: TableFormat, s: &str) -> String {
+    if tf == TableFormat::Markdown {
+        format!("## {s}\n\n")
+    } else {
+        format!("{s}:\n")
+    }
+}
+
 fn text(c: &Comparison, tf: TableFormat) -> String {
     let md = tf == TableFormat::Markdown;
-    let heading = |s: &str| {
-        if md {
-            format!("## {s}\n\n")
-        } else {
-            format!("{s}:\n")
-        }
-    };
+    let heading = |s: &str| section_heading(tf, s);
     let mut out = String::new();
     if md {
         out.push_str("# sysgauge comparison\n\n");

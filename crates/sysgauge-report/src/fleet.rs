@@ -4,7 +4,7 @@
 //! Text, Markdown, CSV (one row per group and case, then one per outlier)
 //! and the JSON document; the HTML report takes the tables.
 
-use crate::compare::CompareFormat;
+use crate::compare::{section_heading, CompareFormat};
 use crate::format::format_value;
 use crate::table::{Table, TableFormat};
 use sysgauge_compare::fleet::{MIN_DEVIATION, MIN_HOSTS_FOR_OUTLIERS, OUTLIER_Z};
@@ -102,13 +102,7 @@ pub fn render_groups(g: &FleetGroups, format: CompareFormat) -> String {
         CompareFormat::Markdown => TableFormat::Markdown,
     };
     let md = tf == TableFormat::Markdown;
-    let heading = |s: &str| {
-        if md {
-            format!("## {s}\n\n")
-        } else {
-            format!("{s}:\n")
-        }
-    };
+    let heading = |s: &str| section_heading(tf, s);
     let mut out = String::new();
     if md {
         out.push_str(&format!("# sysgauge: hosts grouped by {}\n\n", g.group_by));
