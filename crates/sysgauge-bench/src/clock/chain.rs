@@ -12,6 +12,8 @@
 //!   too high. The register operand holds 1 at run time.
 //! - aarch64: `add x, x, x` (one cycle on every ARMv8 core, in-order
 //!   Cortex-A53 included).
+//! - 32-bit ARM: `add r, r, r` (one cycle on the ARM11 of the first
+//!   Raspberry Pi, on Cortex-A7 and on ARMv8 cores running 32-bit code).
 //!
 //! Each loop iteration runs 100 chained additions; the loop counter's own
 //! decrement and branch run in parallel on other ports, so they add no
@@ -31,6 +33,8 @@ pub fn method() -> &'static str {
         "x86-64 chain of dependent register adds (1 cycle each)"
     } else if cfg!(target_arch = "aarch64") {
         "aarch64 chain of dependent register adds (1 cycle each)"
+    } else if cfg!(target_arch = "arm") {
+        "32-bit ARM chain of dependent register adds (1 cycle each)"
     } else {
         "portable Rust loop (approximate: the compiler decides the cycles per step)"
     }
@@ -38,7 +42,11 @@ pub fn method() -> &'static str {
 
 /// True when the kernel is the exact assembly chain.
 pub fn exact() -> bool {
-    cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
+    cfg!(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "arm"
+    ))
 }
 
 /// The architecture's pieces of the chains: the chained add and the
@@ -63,9 +71,19 @@ macro_rules! arch_asm {
     };
 }
 
+#[cfg(target_arch = "arm")]
+macro_rules! arch_asm {
+    (add) => {
+        "add {x}, {x}, {y}"
+    };
+    (loop_tail) => {
+        "subs {n}, {n}, #1\nbne 2b"
+    };
+}
+
 /// `$iters` (at least 1) loop iterations of 100 copies of `$insn`, each
 /// taking `$x` from the one before, with the operand `$y`.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "arm"))]
 macro_rules! chain_loop {
     ($insn:expr, $x:ident, $y:ident, $iters:expr) => {
         // SAFETY: the assembly touches only the three named registers (no
@@ -100,7 +118,25 @@ pub fn add_chain(iters: u64) -> u64 {
     x
 }
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+/// 32-bit registers: the chain runs in chunks whose sums fit in one.
+#[cfg(target_arch = "arm")]
+pub fn add_chain(iters: u64) -> u64 {
+    const CHUNK: u64 = 1 << 24;
+    let one: u32 = std::hint::black_box(1);
+    let mut total = 0u64;
+    let mut left = iters;
+    while left > 0 {
+        let n = left.min(CHUNK);
+        let mut x: u32 = 0;
+        let count = n as u32;
+        chain_loop!(arch_asm!(add), x, one, count);
+        total += u64::from(x);
+        left -= n;
+    }
+    total
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "arm")))]
 pub fn add_chain(iters: u64) -> u64 {
     let mut x: u64 = 0;
     let one: u64 = std::hint::black_box(1);

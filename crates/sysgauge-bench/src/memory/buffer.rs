@@ -126,7 +126,7 @@ impl MappedBuf {
     /// huge pages, from /proc/self/smaps; `None` where that cannot be read.
     pub fn huge_page_share(&self) -> Option<f64> {
         let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        smaps_huge_share(&text, self.addr())
+        smaps_huge_share(&text, self.addr() as u64)
     }
 }
 
@@ -134,7 +134,7 @@ impl MappedBuf {
 /// its resident memory (`Rss`) that is in transparent huge pages
 /// (`AnonHugePages`). The ratio, not the absolute figure, because the
 /// kernel may merge neighbouring mappings with the same flags into one.
-pub fn smaps_huge_share(text: &str, addr: usize) -> Option<f64> {
+pub fn smaps_huge_share(text: &str, addr: u64) -> Option<f64> {
     let mut inside = false;
     let mut rss: Option<u64> = None;
     let mut huge: Option<u64> = None;
@@ -163,15 +163,15 @@ pub fn smaps_huge_share(text: &str, addr: usize) -> Option<f64> {
 }
 
 /// `7f12a000-7f12b000 rw-p ...` → the range; `None` for field lines.
-fn mapping_range(line: &str) -> Option<(usize, usize)> {
+fn mapping_range(line: &str) -> Option<(u64, u64)> {
     let first = line.split_whitespace().next()?;
     let (a, b) = first.split_once('-')?;
     if a.is_empty() || !a.bytes().all(|c| c.is_ascii_hexdigit()) {
         return None;
     }
     Some((
-        usize::from_str_radix(a, 16).ok()?,
-        usize::from_str_radix(b, 16).ok()?,
+        u64::from_str_radix(a, 16).ok()?,
+        u64::from_str_radix(b, 16).ok()?,
     ))
 }
 
