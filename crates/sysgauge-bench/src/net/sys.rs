@@ -134,7 +134,8 @@ impl Batch {
                     fd,
                     msgs.as_mut_ptr(),
                     BATCH as libc::c_uint,
-                    libc::MSG_WAITFORONE,
+                    // glibc types the flags `int`, musl `unsigned int`.
+                    libc::MSG_WAITFORONE as _,
                     std::ptr::null_mut(),
                 )
             };
