@@ -482,6 +482,11 @@ mod tests {
             .unwrap();
         assert_eq!(samples.len(), 3);
         let out = ctx.take_case_output();
+        if sysgauge_testkit::emulator_cannot(
+            "the calibration's clock readings follow the emulator's translation, not a CPU",
+        ) {
+            return;
+        }
         assert!(out.details.get_u64("iterations_per_rep").unwrap_or(0) > 1);
         assert!(out.params.is_empty());
     }

@@ -835,6 +835,9 @@ mod tests {
 
     #[test]
     fn a_live_watch_reports_this_process() {
+        if sysgauge_testkit::emulator_cannot(crate::procs::tests::QEMU_STAT) {
+            return;
+        }
         let t = Telemetry::live();
         let w = t.watch("cpu");
         // Spin until this thread has used 20 ticks of CPU (at most 10 s of

@@ -32,6 +32,24 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// The environment variable the cross-target test runner
+/// (scripts/qemu-runner.sh) sets to the emulator's name.
+pub const EMULATOR: &str = "SYSGAUGE_EMULATOR";
+
+/// True, with a note on stderr, when the test runs under a user-mode
+/// emulator (qemu-user) that cannot give what it checks: `limit` says
+/// what the emulator does differently from the kernel. Only for facts of
+/// the emulator, never for a missing component (see [`require_all`]).
+pub fn emulator_cannot(limit: &str) -> bool {
+    match std::env::var(EMULATOR) {
+        Ok(name) if !name.is_empty() => {
+            eprintln!("skipped under {name}: {limit}");
+            true
+        }
+        _ => false,
+    }
+}
+
 /// The environment variable that turns a skipped test into a failure.
 pub const REQUIRE_ALL: &str = "SYSGAUGE_REQUIRE_ALL";
 

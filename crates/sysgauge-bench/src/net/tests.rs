@@ -220,9 +220,19 @@ fn service_refuses_other_versions_and_junk() {
         .udp_dropped
         .load(std::sync::atomic::Ordering::Relaxed);
     assert_eq!(dropped, 1);
-    // Stopping joins every thread and frees the port.
+    // Stopping joins every thread and frees the port. A child that another
+    // test forks holds a copy of every descriptor until it execs (a window
+    // of microseconds, but milliseconds under qemu-user), so the port may
+    // take that long to come free; two seconds bound the wait.
     drop(service);
-    assert!(TcpListener::bind(addr).is_ok());
+    let freed = std::time::Instant::now();
+    while TcpListener::bind(addr).is_err() {
+        assert!(
+            freed.elapsed() < Duration::from_secs(2),
+            "the port is still taken after the service stopped"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 fn key(k: &str) -> proto::ServiceKey {

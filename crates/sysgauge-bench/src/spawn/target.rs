@@ -10,7 +10,7 @@
 //! files), so a scratch directory on a `noexec` filesystem makes the static
 //! cases skip with a hint. `/bin/true` stays as the realistic case.
 
-use super::method::{ExecPlan, Method, SpawnError};
+use super::method::{ChildEnd, ExecPlan, Method, SpawnError};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -101,11 +101,20 @@ pub fn true_path() -> Result<PathBuf, BenchError> {
     })
 }
 
-/// Check that `program` can be executed at all, by posix_spawn (which
-/// reports the exec's errno). A freshly written file can be briefly busy
-/// (ETXTBSY) when another thread of this process forked while it was open
-/// for writing; that is retried for up to about a second.
+/// Check that `program` can be executed at all: first access(X_OK), which
+/// the kernel answers with EACCES for a file without execute permission
+/// and for one on a noexec mount, whatever spawns it later (an emulator
+/// such as qemu-user turns posix_spawn's exec error into a child exiting
+/// with 127); then posix_spawn itself, which reports the exec's errno. A
+/// freshly written file can be briefly busy (ETXTBSY) when another thread
+/// of this process forked while it was open for writing; that is retried
+/// for up to about a second.
 pub fn check_executable(program: &Path) -> Result<(), BenchError> {
+    if let Err(e) = rustix::fs::access(program, rustix::fs::Access::EXEC_OK) {
+        if e == rustix::io::Errno::ACCESS || e == rustix::io::Errno::PERM {
+            return Err(not_executable(program, e.raw_os_error()));
+        }
+    }
     let mut plan = ExecPlan::new(program, &[]).map_err(BenchError::failed)?;
     let mut tries = 0;
     loop {
@@ -115,15 +124,16 @@ pub fn check_executable(program: &Path) -> Result<(), BenchError> {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
+            // Under a user-mode emulator (qemu-user) posix_spawn cannot
+            // report the exec's errno: a busy file shows as a child that
+            // exited with 127. The file passed access(X_OK) above, so that
+            // is retried the same way.
+            Err(SpawnError::Child(ChildEnd::Exited(127))) if tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
             Err(SpawnError::Os { errno, .. }) if errno == libc::EACCES || errno == libc::EPERM => {
-                return Err(BenchError::skip(
-                    format!(
-                        "{} cannot be executed ({}); is its filesystem mounted noexec?",
-                        program.display(),
-                        std::io::Error::from_raw_os_error(errno)
-                    ),
-                    "pass --scratch-dir on a filesystem that allows executing programs",
-                ));
+                return Err(not_executable(program, errno));
             }
             Err(e) => {
                 return Err(BenchError::failed(format!(
@@ -133,6 +143,17 @@ pub fn check_executable(program: &Path) -> Result<(), BenchError> {
             }
         }
     }
+}
+
+fn not_executable(program: &Path, errno: i32) -> BenchError {
+    BenchError::skip(
+        format!(
+            "{} cannot be executed ({}); is its filesystem mounted noexec?",
+            program.display(),
+            std::io::Error::from_raw_os_error(errno)
+        ),
+        "pass --scratch-dir on a filesystem that allows executing programs",
+    )
 }
 
 /// Run the target `count` times by `method` and count how often it really
