@@ -71,6 +71,15 @@ target_env() {
   esac
 }
 
+# A musl build is one static executable without a dynamic loader. Not
+# position-independent (x86-64's default is static-pie): nothing has to
+# relocate it at start, and `file` calls it what it is, statically linked.
+static_env() {
+  local upper
+  upper=$(echo "$1" | tr 'a-z-' 'A-Z_')
+  export "CARGO_TARGET_${upper}_RUSTFLAGS=-C relocation-model=static"
+}
+
 # The cargo command line that builds (or lints) for one target.
 cargo_for() {
   local t=$1
@@ -82,9 +91,11 @@ cargo_for() {
     cargo "$sub" --locked --target "$t" "$@"
   elif in_list "$t" "${MUSL_TARGETS[@]}"; then
     [ "$sub" = build ] && sub=zigbuild
+    static_env "$t"
     cargo-zigbuild "$sub" --locked --target "$t" "$@"
   elif in_list "$t" "${BUILD_STD_TARGETS[@]}"; then
     [ "$sub" = build ] && sub=zigbuild
+    static_env "$t"
     # cargo-zigbuild runs the toolchain rustup resolves here.
     RUSTUP_TOOLCHAIN=nightly cargo-zigbuild "$sub" --locked --target "$t" \
       -Zbuild-std=std,panic_abort "$@"
