@@ -1,26 +1,67 @@
 #!/usr/bin/env bash
 # Installs the Debian package built by scripts/package-deb.sh with dpkg -i,
-# checks that `sysgauge --version`, `man sysgauge` and the bash completion
-# work from the installed files, and removes the package again (also on
-# failure). Needs root and dpkg (Debian 12 or later).
-# Usage: scripts/check-deb.sh target/debian/sysgauge_*.deb
+# checks that `sysgauge --version`, `man sysgauge` and the completions work
+# from the installed files, and removes the package again (also on failure).
+# Needs root and dpkg (Debian 12 or later).
+#
+# Usage: scripts/check-deb.sh [--clean-root] target/debian/sysgauge_*.deb
+#
+# --clean-root: install into a fresh minimal Debian 12 made for the check
+# (debootstrap --variant=minbase, with man-db and bash-completion, which a
+# user who wants man pages and completions has), instead of this machine,
+# and remove it after. Needs debootstrap and the Debian mirror.
 set -euo pipefail
-deb=$1
+clean_root=0
+if [ "${1:-}" = --clean-root ]; then
+  clean_root=1
+  shift
+fi
+deb=${1:?usage: scripts/check-deb.sh [--clean-root] PACKAGE.deb}
+
+# The checks, run where the package is installed (here or in the chroot).
+checks='
+set -euo pipefail
+version=$(/usr/bin/sysgauge --version)
+echo "$version" | grep -q "^sysgauge " || { echo "check-deb: --version said: $version" >&2; exit 1; }
+echo "$version" | grep -q "^target: " || { echo "check-deb: --version names no target" >&2; exit 1; }
+echo "$version" | sed "s/^/  /"
+MANPAGER=cat MANWIDTH=100 man sysgauge 2>/dev/null | grep -q "compare machines honestly" \
+  || { echo "check-deb: man sysgauge does not show the page" >&2; exit 1; }
+MANPAGER=cat MANWIDTH=100 man sysgauge-fleet 2>/dev/null | grep -q "sysgauge fleet" \
+  || { echo "check-deb: man sysgauge-fleet does not show the page" >&2; exit 1; }
+bash -c "source /usr/share/bash-completion/completions/sysgauge && complete -p sysgauge" | grep -q "_sysgauge" \
+  || { echo "check-deb: the bash completion does not register" >&2; exit 1; }
+test -s /usr/share/zsh/vendor-completions/_sysgauge
+test -s /usr/share/fish/vendor_completions.d/sysgauge.fish
+'
+
+if [ "$clean_root" = 1 ]; then
+  command -v debootstrap >/dev/null 2>&1 || { echo "check-deb: --clean-root needs debootstrap" >&2; exit 1; }
+  root=$(mktemp -d /var/tmp/sysgauge-deb-root.XXXXXX)
+  cleanup() {
+    umount "$root/proc" 2>/dev/null || true
+    umount "$root/dev" 2>/dev/null || true
+    rm -rf --one-file-system "$root"
+  }
+  trap cleanup EXIT
+  debootstrap --variant=minbase --include=man-db,bash-completion bookworm "$root" \
+    http://deb.debian.org/debian >"$root.log" 2>&1 ||
+    { tail -20 "$root.log" >&2; rm -f "$root.log"; echo "check-deb: debootstrap failed" >&2; exit 1; }
+  rm -f "$root.log"
+  mount -t proc proc "$root/proc"
+  mount --bind /dev "$root/dev"
+  cp "$deb" "$root/tmp/sysgauge.deb"
+  chroot "$root" dpkg -i /tmp/sysgauge.deb >/dev/null
+  chroot "$root" bash -c "$checks"
+  echo "check-deb: $(basename "$deb") installs on a fresh Debian 12 (minbase); --version, man pages and completions work"
+  exit 0
+fi
+
 if dpkg -s sysgauge >/dev/null 2>&1; then
   echo "check-deb: a sysgauge package is already installed; not touching it" >&2
   exit 1
 fi
 trap 'dpkg -r sysgauge >/dev/null 2>&1 || true' EXIT
 dpkg -i "$deb" >/dev/null
-version=$(/usr/bin/sysgauge --version)
-echo "$version" | grep -q "^sysgauge " || { echo "check-deb: --version said: $version" >&2; exit 1; }
-echo "$version" | grep -q "^target: " || { echo "check-deb: --version names no target" >&2; exit 1; }
-MANPAGER=cat MANWIDTH=100 man sysgauge | grep -q "compare machines honestly" \
-  || { echo "check-deb: man sysgauge does not show the page" >&2; exit 1; }
-MANPAGER=cat MANWIDTH=100 man sysgauge-fleet | grep -q "sysgauge fleet" \
-  || { echo "check-deb: man sysgauge-fleet does not show the page" >&2; exit 1; }
-bash -c 'source /usr/share/bash-completion/completions/sysgauge && complete -p sysgauge' | grep -q "_sysgauge" \
-  || { echo "check-deb: the bash completion does not register" >&2; exit 1; }
-test -s /usr/share/zsh/vendor-completions/_sysgauge
-test -s /usr/share/fish/vendor_completions.d/sysgauge.fish
+bash -c "$checks"
 echo "check-deb: $(basename "$deb") installs; --version, man pages and completions work"

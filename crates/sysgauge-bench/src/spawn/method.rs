@@ -135,9 +135,52 @@ impl Method {
                 "clone-vm-pipe's child is raw system calls written for x86_64 and aarch64; this build is for {}",
                 std::env::consts::ARCH
             )),
+            Method::CloneVmPipe => shared_memory_child_allowed(),
             _ => Ok(()),
         }
     }
+}
+
+/// Whether clone(CLONE_VM) without CLONE_VFORK or CLONE_THREAD works here:
+/// a kernel allows it, but qemu-user refuses it (EINVAL), so clone-vm-pipe
+/// is then a method this machine cannot run, not a failure. Tried once per
+/// process with a child that only exits.
+fn shared_memory_child_allowed() -> Result<(), String> {
+    static ANSWER: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    ANSWER
+        .get_or_init(|| {
+            extern "C" fn exit_at_once(_: *mut libc::c_void) -> libc::c_int {
+                // SAFETY: _exit writes no memory and never returns.
+                unsafe { libc::_exit(0) }
+            }
+            let mut stack = vec![0u8; 64 * 1024];
+            let top = ((stack.as_mut_ptr() as usize + stack.len()) & !15) as *mut libc::c_void;
+            // SAFETY: the child runs on `stack`, which outlives it (it is
+            // reaped below before the vector is dropped), and only calls
+            // _exit; it reads and writes nothing of the parent's.
+            let pid = unsafe {
+                libc::clone(
+                    exit_at_once,
+                    top,
+                    libc::CLONE_VM | libc::SIGCHLD,
+                    std::ptr::null_mut(),
+                )
+            };
+            if pid < 0 {
+                let errno = last_errno();
+                return Err(format!(
+                    "clone(CLONE_VM) of a process that is not a thread is refused here ({}); \
+                     qemu-user does this",
+                    std::io::Error::from_raw_os_error(errno)
+                ));
+            }
+            let reaped = wait_for(pid);
+            drop(stack);
+            reaped
+                .map(|_| ())
+                .map_err(|errno| format!("cannot reap the clone probe: errno {errno}"))
+        })
+        .clone()
 }
 
 const VFORK_SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
