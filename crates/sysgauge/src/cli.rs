@@ -509,13 +509,40 @@ pub struct NetArgs {
     )]
     pub peer_key: Option<String>,
 
-    /// Streams of the multi-stream TCP case (default: one per CPU, at least 2).
+    /// Streams of the multi-stream TCP case (default: one per CPU, at least
+    /// 2), and of the multi-stream --http download.
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
 
     /// UDP datagram size of the packet-rate and latency cases (default 64).
     #[arg(long, value_name = "BYTES")]
     pub udp_size: Option<NiceSize>,
+
+    /// ICMP echo round trip and flood rate to HOST, which needs to run
+    /// nothing but its network stack (repeat for more hosts). Uses an
+    /// unprivileged ICMP socket where net.ipv4.ping_group_range allows,
+    /// else a raw socket (root).
+    #[arg(long, value_name = "HOST")]
+    pub icmp: Vec<String>,
+
+    /// ICMP echo payload size (default 56, as ping; 64 bytes with the header).
+    #[arg(long, value_name = "BYTES")]
+    pub icmp_size: Option<NiceSize>,
+
+    /// Senders of the ICMP flood, comma-separated (default 1,2,4… by
+    /// profile); the flood stops adding senders once the rate stops rising.
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
+    pub senders: Vec<NiceCount>,
+
+    /// TCP connection set-up time to HOST:PORT, any open port ([V6]:PORT
+    /// for IPv6; repeat for more).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect: Vec<String>,
+
+    /// Download throughput from an http:// URL into nothing, 1 and
+    /// --streams N parallel streams (repeat for more URLs).
+    #[arg(long, value_name = "URL")]
+    pub http: Vec<String>,
 }
 
 /// 2ping options shared by `ping` and `listen`, named as the reference

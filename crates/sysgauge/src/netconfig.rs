@@ -5,10 +5,12 @@
 //! measurement.
 
 use crate::cli::{ListenArgs, NetArgs, PingArgs, TwopingArgs};
-use crate::values::NiceSize;
+use crate::values::{NiceCount, NiceSize};
 use anyhow::{bail, Context, Result};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
+use sysgauge_bench::net::http::{split_url, ConnectTarget, HttpTarget};
+use sysgauge_bench::net::icmp::{self, IcmpTarget};
 use sysgauge_bench::net::{udp, NetOptions, Peer, ServiceConfig, ServiceKey, DEFAULT_SERVICE_PORT};
 use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{ClientConfig, Target};
@@ -369,7 +371,115 @@ pub fn net_options(a: &NetArgs) -> Result<NetOptions> {
         udp_size,
         ping: None,
         key: service_key(a.peer_key.as_deref(), "--peer-key")?,
+        icmp: icmp_targets(&a.icmp)?,
+        icmp_size: a
+            .icmp_size
+            .map(|NiceSize(n)| {
+                icmp::check_payload(usize::try_from(n).unwrap_or(usize::MAX))
+                    .map_err(|e| anyhow::anyhow!("--icmp-size: {e}"))
+            })
+            .transpose()?,
+        senders: senders(&a.senders, !a.icmp.is_empty())?,
+        connect: connect_targets(&a.connect)?,
+        http: http_targets(&a.http)?,
     })
+}
+
+/// `--icmp HOST…`: each resolved once, here, so a typo fails before any
+/// measurement.
+fn icmp_targets(hosts: &[String]) -> Result<Vec<IcmpTarget>> {
+    let mut out: Vec<IcmpTarget> = Vec::new();
+    for h in hosts {
+        if out.iter().any(|t| &t.name == h) {
+            bail!("--icmp {h} is given twice");
+        }
+        if h.trim().is_empty() {
+            bail!("--icmp: an empty host name was given");
+        }
+        let addr = resolve(h, 0, AddressFamily::Any)
+            .with_context(|| format!("--icmp {h}: not a host to ping"))?;
+        out.push(IcmpTarget {
+            name: h.clone(),
+            addr: addr.ip(),
+        });
+    }
+    Ok(out)
+}
+
+/// `--senders 1,2,4`: each within 1..=256, rising, only with `--icmp`.
+fn senders(list: &[NiceCount], with_icmp: bool) -> Result<Option<Vec<usize>>> {
+    if list.is_empty() {
+        return Ok(None);
+    }
+    if !with_icmp {
+        bail!("--senders sets the ICMP flood's senders: give --icmp HOST too");
+    }
+    let mut out: Vec<usize> = Vec::new();
+    for &NiceCount(n) in list {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        if !(1..=256).contains(&n) {
+            bail!("--senders {n} must be within 1..=256");
+        }
+        if out.last().is_some_and(|&l| l >= n) {
+            bail!("--senders must rise from one count to the next (the flood adds senders until the rate stops rising)");
+        }
+        out.push(n);
+    }
+    Ok(Some(out))
+}
+
+/// `--connect HOST:PORT…`: the port is required (there is no default port
+/// of "any service").
+fn connect_targets(list: &[String]) -> Result<Vec<ConnectTarget>> {
+    let mut out: Vec<ConnectTarget> = Vec::new();
+    for c in list {
+        if out.iter().any(|t| &t.name == c) {
+            bail!("--connect {c} is given twice");
+        }
+        let (host, port) = split_host_port(c).map_err(|e| {
+            anyhow::anyhow!("{}", e.to_string().replace("--peer", "--connect"))
+        })?;
+        let Some(port) = port.filter(|&p| p != 0) else {
+            bail!("--connect {c}: give HOST:PORT (or [V6]:PORT), the port of a service that listens there");
+        };
+        if host.is_empty() {
+            bail!("--connect {c}: no host");
+        }
+        let addr = resolve(&host, port, AddressFamily::Any).with_context(|| format!("--connect {c}"))?;
+        out.push(ConnectTarget {
+            name: c.clone(),
+            addr,
+        });
+    }
+    Ok(out)
+}
+
+/// `--http URL…`: plain http only, resolved here.
+fn http_targets(list: &[String]) -> Result<Vec<HttpTarget>> {
+    let mut out: Vec<HttpTarget> = Vec::new();
+    for u in list {
+        if out.iter().any(|t| &t.url == u) {
+            bail!("--http {u} is given twice");
+        }
+        let (host, port, path) = split_url(u).map_err(|e| anyhow::anyhow!("--http {e}"))?;
+        let addr = resolve(&host, port, AddressFamily::Any).with_context(|| format!("--http {u}"))?;
+        let authority = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        };
+        out.push(HttpTarget {
+            url: u.clone(),
+            host: if port == 80 {
+                authority
+            } else {
+                format!("{authority}:{port}")
+            },
+            path,
+            addr,
+        });
+    }
+    Ok(out)
 }
 
 /// The ping command's `--json` must name stdout or a `.json` file, so a
