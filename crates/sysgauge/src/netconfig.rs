@@ -400,7 +400,7 @@ fn icmp_targets(hosts: &[String]) -> Result<Vec<IcmpTarget>> {
             .with_context(|| format!("--icmp {h}: not a host to ping"))?;
         out.push(IcmpTarget {
             name: h.clone(),
-            addr: addr.ip(),
+            addr,
         });
     }
     Ok(out)
@@ -436,16 +436,16 @@ fn connect_targets(list: &[String]) -> Result<Vec<ConnectTarget>> {
         if out.iter().any(|t| &t.name == c) {
             bail!("--connect {c} is given twice");
         }
-        let (host, port) = split_host_port(c).map_err(|e| {
-            anyhow::anyhow!("{}", e.to_string().replace("--peer", "--connect"))
-        })?;
+        let (host, port) = split_host_port(c)
+            .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--peer", "--connect")))?;
         let Some(port) = port.filter(|&p| p != 0) else {
             bail!("--connect {c}: give HOST:PORT (or [V6]:PORT), the port of a service that listens there");
         };
         if host.is_empty() {
             bail!("--connect {c}: no host");
         }
-        let addr = resolve(&host, port, AddressFamily::Any).with_context(|| format!("--connect {c}"))?;
+        let addr =
+            resolve(&host, port, AddressFamily::Any).with_context(|| format!("--connect {c}"))?;
         out.push(ConnectTarget {
             name: c.clone(),
             addr,
@@ -462,7 +462,8 @@ fn http_targets(list: &[String]) -> Result<Vec<HttpTarget>> {
             bail!("--http {u} is given twice");
         }
         let (host, port, path) = split_url(u).map_err(|e| anyhow::anyhow!("--http {e}"))?;
-        let addr = resolve(&host, port, AddressFamily::Any).with_context(|| format!("--http {u}"))?;
+        let addr =
+            resolve(&host, port, AddressFamily::Any).with_context(|| format!("--http {u}"))?;
         let authority = if host.contains(':') {
             format!("[{host}]")
         } else {

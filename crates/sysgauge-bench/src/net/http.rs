@@ -20,7 +20,9 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use sysgauge_core::{BenchError, Benchmark, Better, Description, Metric, Params, Plan, RunCtx, Unit};
+use sysgauge_core::{
+    BenchError, Benchmark, Better, Description, Metric, Params, Plan, RunCtx, Unit,
+};
 
 /// Longest wait for a connection to be set up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -51,7 +53,9 @@ pub struct HttpTarget {
 /// plain http is refused with a reason.
 pub fn split_url(url: &str) -> Result<(String, u16, String), String> {
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("{url:?} contains spaces or control characters; percent-encode them"));
+        return Err(format!(
+            "{url:?} contains spaces or control characters; percent-encode them"
+        ));
     }
     let Some(rest) = url.strip_prefix("http://").or_else(|| {
         url.get(..7)
@@ -72,7 +76,9 @@ pub fn split_url(url: &str) -> Result<(String, u16, String), String> {
     };
     let path = path.split('#').next().unwrap_or("/").to_string();
     if authority.contains('@') {
-        return Err(format!("{url}: user names and passwords in URLs are not supported"));
+        return Err(format!(
+            "{url}: user names and passwords in URLs are not supported"
+        ));
     }
     let bad_port = |p: &str| format!("{url}: {p:?} is not a port number");
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
@@ -126,7 +132,9 @@ fn parse_header(head: &[u8], url: &str) -> Result<Framing, String> {
     let mut parts = status.splitn(3, ' ');
     let (version, code) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     if !version.starts_with("HTTP/1.") {
-        return Err(format!("{url}: the server did not answer HTTP/1.x ({status:?})"));
+        return Err(format!(
+            "{url}: the server did not answer HTTP/1.x ({status:?})"
+        ));
     }
     let mut framing = Framing::UntilClose;
     let mut location = None;
@@ -161,7 +169,12 @@ fn parse_header(head: &[u8], url: &str) -> Result<Framing, String> {
 
 /// Reads a chunked body from `stream`, starting with the bytes already in
 /// `buf[..have]`; returns the payload bytes (chunk data only).
-fn read_chunked(stream: &mut TcpStream, buf: &mut [u8], mut have: usize, url: &str) -> Result<u64, String> {
+fn read_chunked(
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    mut have: usize,
+    url: &str,
+) -> Result<u64, String> {
     let mut pos = 0usize;
     let mut total = 0u64;
     let bad = |m: &str| format!("{url}: broken chunked body: {m}");
@@ -193,7 +206,9 @@ fn read_chunked(stream: &mut TcpStream, buf: &mut [u8], mut have: usize, url: &s
                 b';' => in_ext = true,
                 _ if in_ext => {}
                 _ => {
-                    let d = (b as char).to_digit(16).ok_or_else(|| bad("a chunk size is not hex"))?;
+                    let d = (b as char)
+                        .to_digit(16)
+                        .ok_or_else(|| bad("a chunk size is not hex"))?;
                     size = size
                         .checked_mul(16)
                         .and_then(|s| s.checked_add(u64::from(d)))
@@ -238,7 +253,8 @@ fn read_retry(stream: &mut TcpStream, buf: &mut [u8]) -> io::Result<usize> {
 /// body's size, checked against what the header announced.
 pub fn download(t: &HttpTarget, buf: &mut [u8]) -> Result<u64, String> {
     let url = t.url.as_str();
-    let mut s = connect(t.addr).map_err(|e| format!("cannot connect to {url} ({}): {e}", t.addr))?;
+    let mut s =
+        connect(t.addr).map_err(|e| format!("cannot connect to {url} ({}): {e}", t.addr))?;
     let request = format!(
         "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: sysgauge/{}\r\nAccept: */*\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n",
         t.path,
@@ -252,12 +268,16 @@ pub fn download(t: &HttpTarget, buf: &mut [u8]) -> Result<u64, String> {
     let head_room = buf.len().min(MAX_HEADER);
     let end = loop {
         if have == head_room {
-            return Err(format!("{url}: the response header is larger than {MAX_HEADER} bytes"));
+            return Err(format!(
+                "{url}: the response header is larger than {MAX_HEADER} bytes"
+            ));
         }
         let n = read_retry(&mut s, &mut buf[have..head_room])
             .map_err(|e| format!("{url}: reading the response: {e}"))?;
         if n == 0 {
-            return Err(format!("{url}: the server closed the connection without a response"));
+            return Err(format!(
+                "{url}: the server closed the connection without a response"
+            ));
         }
         let from = have.saturating_sub(3);
         have += n;
@@ -273,7 +293,8 @@ pub fn download(t: &HttpTarget, buf: &mut [u8]) -> Result<u64, String> {
         Framing::Length(len) => {
             let mut got = already as u64;
             while got < len {
-                let n = read_retry(&mut s, buf).map_err(|e| format!("{url}: reading the body: {e}"))?;
+                let n =
+                    read_retry(&mut s, buf).map_err(|e| format!("{url}: reading the body: {e}"))?;
                 if n == 0 {
                     return Err(format!(
                         "{url}: the server closed the connection after {got} of {len} bytes"
@@ -282,14 +303,17 @@ pub fn download(t: &HttpTarget, buf: &mut [u8]) -> Result<u64, String> {
                 got += n as u64;
             }
             if got != len {
-                return Err(format!("{url}: the server sent {got} bytes, {len} announced"));
+                return Err(format!(
+                    "{url}: the server sent {got} bytes, {len} announced"
+                ));
             }
             got
         }
         Framing::UntilClose => {
             let mut got = already as u64;
             loop {
-                let n = read_retry(&mut s, buf).map_err(|e| format!("{url}: reading the body: {e}"))?;
+                let n =
+                    read_retry(&mut s, buf).map_err(|e| format!("{url}: reading the body: {e}"))?;
                 if n == 0 {
                     break got;
                 }
@@ -383,7 +407,9 @@ impl Benchmark for HttpDownloadBenchmark {
             let mut bytes = 0u64;
             for _ in 0..n {
                 let got = download(t, &mut buf).map_err(BenchError::failed)?;
-                let mut first = size.lock().map_err(|_| BenchError::failed("a stream panicked"))?;
+                let mut first = size
+                    .lock()
+                    .map_err(|_| BenchError::failed("a stream panicked"))?;
                 match *first {
                     None => *first = Some(got),
                     Some(s) if s != got => {
@@ -492,7 +518,10 @@ impl Benchmark for TcpConnectRttBenchmark {
                         }
                         _ => "check the address and port",
                     };
-                    BenchError::failed(format!("cannot connect to {} ({}): {e}; {hint}", t.name, t.addr))
+                    BenchError::failed(format!(
+                        "cannot connect to {} ({}): {e}; {hint}",
+                        t.name, t.addr
+                    ))
                 })?;
                 times.push(t0.elapsed().as_secs_f64() * 1e6);
                 drop(s);
@@ -518,7 +547,10 @@ mod tests {
         assert_eq!(ok("http://h/f"), ("h".into(), 80, "/f".into()));
         assert_eq!(ok("http://h:8080"), ("h".into(), 8080, "/".into()));
         assert_eq!(ok("HTTP://h?x=1"), ("h".into(), 80, "/?x=1".into()));
-        assert_eq!(ok("http://[::1]:81/a#frag"), ("::1".into(), 81, "/a".into()));
+        assert_eq!(
+            ok("http://[::1]:81/a#frag"),
+            ("::1".into(), 81, "/a".into())
+        );
         for bad in [
             "https://h/f",
             "ftp://h/f",
@@ -541,13 +573,18 @@ mod tests {
     #[test]
     fn response_headers() {
         let f = |h: &str| parse_header(h.as_bytes(), "u");
-        assert_eq!(f("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n"), Ok(Framing::Length(12)));
+        assert_eq!(
+            f("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n"),
+            Ok(Framing::Length(12))
+        );
         assert_eq!(
             f("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 5\r\n\r\n"),
             Ok(Framing::Chunked)
         );
         assert_eq!(f("HTTP/1.0 200 OK\r\n\r\n"), Ok(Framing::UntilClose));
-        assert!(f("HTTP/1.1 404 Not Found\r\n\r\n").unwrap_err().contains("404"));
+        assert!(f("HTTP/1.1 404 Not Found\r\n\r\n")
+            .unwrap_err()
+            .contains("404"));
         assert!(f("HTTP/1.1 301 Moved\r\nLocation: http://x/\r\n\r\n")
             .unwrap_err()
             .contains("http://x/"));

@@ -1,7 +1,9 @@
 //! `net.icmp-rtt` and `net.icmp-pps`: ICMP echo to any address, for hosts
 //! that run no sysgauge (a router, a switch, a board that runs nothing but
-//! its firmware): the round-trip time one echo at a time, and the rate of
-//! echo replies under a flood from 1, 2, 4 … senders until it stops rising.
+//! its firmware): the round-trip time one echo at a time (at most 500 per
+//! second, so that a host answering ICMP at a limited rate still gives a
+//! latency, not a loss), and the rate of echo replies under a flood from
+//! 1, 2, 4 … senders until it stops rising.
 //!
 //! Sockets: an unprivileged ICMP socket (`SOCK_DGRAM`, `IPPROTO_ICMP` or
 //! `IPPROTO_ICMPV6`) where `net.ipv4.ping_group_range` admits the user's
@@ -27,20 +29,20 @@
 //! answered. A reply to an echo already given up is counted late, not
 //! as a reply.
 
-use super::udp::{Ladder, LadderText};
 use super::sys::{Batch, BATCH};
+use super::udp::{Ladder, LadderText};
 use super::NetOptions;
 use crate::util::{by_profile, metric};
 use socket2::{Domain, Protocol, Socket, Type};
 use std::hash::{BuildHasher, Hasher};
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use sysgauge_core::{
-    BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Plan, Profile,
-    RunCtx, Unit,
+    BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Plan, Profile, RunCtx,
+    Unit,
 };
 
 /// Bytes of the ICMP echo header.
@@ -65,13 +67,20 @@ const SILENCE: Duration = Duration::from_secs(2);
 const ECHO_TIMEOUT: Duration = Duration::from_secs(1);
 /// Most round trips kept per repetition of the latency case.
 const MAX_RTTS: usize = 200_000;
-/// Most echoes the latency case may lose before it gives up.
-const MAX_LOST: u64 = 10;
+/// The latency case sends one echo per `RTT_INTERVAL` at most (500 per
+/// second): a host that answers ICMP at a limited rate (a router's control
+/// plane, a firewall rule) must not turn the latency case into a loss test.
+const RTT_INTERVAL: Duration = Duration::from_millis(2);
+/// The latency case gives up when more than this share of its echoes (and
+/// at least `MIN_LOST` of them) went unanswered.
+const MAX_LOSS_SHARE: f64 = 0.5;
+const MIN_LOST: u64 = 10;
 
 const ICMP_LADDER: LadderText = LadderText {
     prefix: "icmp-pps",
     what: "ICMP echo reply rate",
-    remedy: "the rate of the earlier case is the peak: the target (or the path to it) answers no faster",
+    remedy:
+        "the rate of the earlier case is the peak: the target (or the path to it) answers no faster",
 };
 
 /// A host to send echoes to.
@@ -79,8 +88,9 @@ const ICMP_LADDER: LadderText = LadderText {
 pub struct IcmpTarget {
     /// As given on the command line (the `target` param).
     pub name: String,
-    /// The address it resolved to.
-    pub addr: IpAddr,
+    /// The address it resolved to (port 0; an IPv6 link-local address
+    /// keeps its zone as the scope ID).
+    pub addr: SocketAddr,
 }
 
 /// Which kind of ICMP socket could be opened.
@@ -223,7 +233,7 @@ fn ping_group_range() -> String {
 
 impl EchoSocket {
     /// An unprivileged ICMP socket if allowed, else a raw one.
-    pub fn open(addr: IpAddr) -> Result<EchoSocket, String> {
+    pub fn open(addr: SocketAddr) -> Result<EchoSocket, String> {
         let v6 = addr.is_ipv6();
         let (domain, proto) = if v6 {
             (Domain::IPV6, Protocol::ICMPV6)
@@ -242,9 +252,10 @@ impl EchoSocket {
                 }
             },
         };
+        let ip = addr.ip();
         socket
-            .connect(&SocketAddr::new(addr, 0).into())
-            .map_err(|e| format!("cannot send ICMP to {addr}: {e}"))?;
+            .connect(&addr.into())
+            .map_err(|e| format!("cannot send ICMP to {ip}: {e}"))?;
         let _ = socket.set_recv_buffer_size(1 << 20);
         let random = random_u64();
         if kind == SocketKind::Raw {
@@ -352,11 +363,9 @@ impl EchoSocket {
                 },
                 Err(e) if would_block(&e) => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(BenchError::failed(format!(
-                        "receiving ICMP: {e} (the target or a router on the way answers with an error)"
-                    )))
-                }
+                Err(e) => return Err(BenchError::failed(format!(
+                    "receiving ICMP: {e} (the target or a router on the way answers with an error)"
+                ))),
             }
         }
     }
@@ -384,7 +393,7 @@ fn payload_of(params: &Params, options: &NetOptions) -> Result<usize, BenchError
 
 fn open(t: &IcmpTarget, ctx: &mut RunCtx) -> Result<EchoSocket, BenchError> {
     let s = EchoSocket::open(t.addr).map_err(BenchError::failed)?;
-    ctx.note_detail("address", t.addr.to_string());
+    ctx.note_detail("address", t.addr.ip().to_string());
     ctx.note_detail("socket", s.kind().as_str());
     Ok(s)
 }
@@ -419,7 +428,7 @@ impl Benchmark for IcmpRttBenchmark {
 
     fn describe(&self) -> Description {
         Description {
-            summary: "ICMP echo round trip to any host (no sysgauge there), one echo at a time (median and 99th percentile)".into(),
+            summary: "ICMP echo round trip to any host (no sysgauge there), one echo at a time, at most 500 per second (median and 99th percentile)".into(),
             unit: Unit::Microseconds,
             better: Better::Lower,
             workload_version: 1,
@@ -463,17 +472,21 @@ impl Benchmark for IcmpRttBenchmark {
                     cancel.check()?;
                 }
                 seq += 1;
+                let t0 = Instant::now();
                 match socket.echo(&mut out, &mut inb, seq, ECHO_TIMEOUT)? {
                     Some(rtt) => rtts.push(rtt.as_secs_f64() * 1e6),
                     None => {
                         lost += 1;
-                        if lost > MAX_LOST {
+                        if lost >= MIN_LOST && lost as f64 > seq as f64 * MAX_LOSS_SHARE {
                             return Err(BenchError::failed(format!(
-                                "more than {MAX_LOST} ICMP echoes to {name} went unanswered for {} s: does it answer ping, or does a firewall drop ICMP echo?",
+                                "{lost} of {seq} ICMP echoes to {name} went unanswered for {} s: does it answer ping, or does a firewall drop ICMP echo?",
                                 ECHO_TIMEOUT.as_secs()
                             )));
                         }
                     }
+                }
+                if let Some(pause) = RTT_INTERVAL.checked_sub(t0.elapsed()) {
+                    std::thread::sleep(pause);
                 }
             }
             if rtts.is_empty() {
@@ -533,7 +546,12 @@ impl Flooder {
 
     /// Floods until `n` echoes of this call's window were answered; returns
     /// the replies counted.
-    fn flood(&mut self, n: u64, totals: &FloodTotals, cancel: &CancelToken) -> Result<f64, BenchError> {
+    fn flood(
+        &mut self,
+        n: u64,
+        totals: &FloodTotals,
+        cancel: &CancelToken,
+    ) -> Result<f64, BenchError> {
         let mut got = 0u64;
         let mut last_reply = Instant::now();
         let w = WINDOW as u64;
@@ -624,7 +642,7 @@ fn patience(t: &IcmpTarget, size: usize) -> Result<Duration, String> {
         format!(
             "no ICMP echo reply from {} ({}) within {} s: does it answer ping, or does a firewall drop ICMP echo?",
             t.name,
-            t.addr,
+            t.addr.ip(),
             ECHO_TIMEOUT.as_secs()
         )
     })?;
@@ -690,7 +708,9 @@ impl Benchmark for IcmpPpsBenchmark {
             let ladder: &mut Ladder = ctx.fixture(&ladder_key, |_| Ok(Ladder::default()))?;
             if let Some((s, r)) = ladder.saturated_at {
                 return Err(BenchError::skip(
-                    format!("the echo reply rate already stopped rising at {s} senders ({r:.0} pkt/s)"),
+                    format!(
+                        "the echo reply rate already stopped rising at {s} senders ({r:.0} pkt/s)"
+                    ),
                     "see the icmp-pps-saturated finding of the earlier case",
                 ));
             }
@@ -708,7 +728,7 @@ impl Benchmark for IcmpPpsBenchmark {
             kind = Some(s.kind());
             flooders.push(Mutex::new(Flooder::new(s, size, patience)?));
         }
-        ctx.note_detail("address", t.addr.to_string());
+        ctx.note_detail("address", t.addr.ip().to_string());
         if let Some(k) = kind {
             ctx.note_detail("socket", k.as_str());
         }
