@@ -36,7 +36,9 @@ use crate::codec::{
 };
 use crate::listener::DEFAULT_PORT;
 use crate::net::{self, AddressFamily, Cancel, ResolveError};
-use crate::session::{self, LossDirection, SentKind, Session, SessionEvent, SessionLimits};
+use crate::session::{
+    self, LossDirection, PeerTextKind, PeerTexts, SentKind, Session, SessionEvent, SessionLimits,
+};
 use crate::stats::{LossCounts, RttSummary};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
@@ -84,6 +86,9 @@ pub struct ClientConfig {
     pub three_way: bool,
     /// Send our program version (default true).
     pub send_version: bool,
+    /// Notice text sent in every packet (`--notice`; at most
+    /// [`crate::MAX_PEER_TEXT`] bytes are sent).
+    pub notice: Option<String>,
     /// Most time spent after the last ping waiting for late replies and
     /// investigation verdicts (default 2 s; only used if some ping is
     /// unresolved).
@@ -110,6 +115,7 @@ impl Default for ClientConfig {
             auth: None,
             three_way: true,
             send_version: true,
+            notice: None,
             linger: Duration::from_secs(2),
             max_outstanding: 16_384,
             subtract_peer_host_latency: false,
@@ -187,6 +193,18 @@ pub enum ClientEvent {
         /// What the OS said.
         message: String,
     },
+    /// The peer sent its program version or notice text for the first
+    /// time, or a different one.
+    PeerText {
+        /// Host index.
+        host: usize,
+        /// The peer.
+        peer: SocketAddr,
+        /// Version or notice.
+        kind: PeerTextKind,
+        /// The text (at most [`crate::MAX_PEER_TEXT`] bytes).
+        text: String,
+    },
     /// The peer sent something we could not accept.
     Invalid {
         /// Host index.
@@ -217,6 +235,8 @@ pub struct HostSummary {
     pub errors: u64,
     /// Datagrams from the peer that did not decode or authenticate.
     pub invalid: u64,
+    /// The peer's program version and notice, as last sent.
+    pub peer_texts: PeerTexts,
 }
 
 /// Results of a run.
@@ -284,7 +304,8 @@ struct Host {
 pub struct Client {
     config: ClientConfig,
     hosts: Vec<Host>,
-    version: Option<ExtendedSegment>,
+    /// Our version and notice segments, put in every packet.
+    extended: Option<Vec<ExtendedSegment>>,
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
     packet: Packet,
@@ -411,7 +432,7 @@ impl Client {
             });
         }
         Ok(Client {
-            version: config.send_version.then(session::version_segment),
+            extended: session::own_segments(config.send_version, config.notice.as_deref()),
             send_buf: Vec::with_capacity(config.max_packet_size),
             recv_buf: vec![0; 65_536],
             packet: Packet::default(),
@@ -448,6 +469,7 @@ impl Client {
                     probes: h.probes,
                     errors: h.errors,
                     invalid: h.invalid,
+                    peer_texts: h.session.peer_texts.clone(),
                 })
                 .collect(),
             elapsed: self
@@ -622,8 +644,8 @@ impl Client {
         };
         let packet = &mut self.packet;
         h.session.prepare_request(now, investigate_after, packet);
-        if let Some(v) = &self.version {
-            packet.opcodes.extended = Some(vec![v.clone()]);
+        if let Some(v) = &self.extended {
+            packet.opcodes.extended = Some(v.clone());
         }
         let auth = self.config.auth.as_ref();
         let max = self.config.max_packet_size;
@@ -717,6 +739,14 @@ impl Client {
                 return;
             }
         };
+        h.session.peer_texts.update(&packet, |kind, text| {
+            on_event(&ClientEvent::PeerText {
+                host: i,
+                peer,
+                kind,
+                text: text.to_string(),
+            })
+        });
         self.events.clear();
         let wants_reply = h.session.handle(
             &packet,
@@ -766,8 +796,8 @@ impl Client {
             return;
         }
         let reply = &mut self.reply;
-        if let Some(v) = &self.version {
-            reply.opcodes.extended = Some(vec![v.clone()]);
+        if let Some(v) = &self.extended {
+            reply.opcodes.extended = Some(v.clone());
         }
         reply.opcodes.host_latency_us = Some(0);
         let auth = self.config.auth.as_ref();

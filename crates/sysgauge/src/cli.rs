@@ -591,6 +591,11 @@ pub struct TwopingArgs {
     /// Print only the start and the statistics, no line per packet.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// Send this notice text in every packet (the peer shows it; at most
+    /// 256 bytes).
+    #[arg(long, value_name = "TEXT")]
+    pub notice: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -642,14 +647,16 @@ pub struct ListenArgs {
     #[command(flatten)]
     pub twoping: TwopingArgs,
 
-    /// Address to listen on (repeat for more; fe80::1%eth0 works). Without
-    /// it the listener binds every address, 0.0.0.0 and ::, because its
-    /// purpose is to be reached from other machines.
+    /// Address or name to listen on (repeat for more; fe80::1%eth0 works;
+    /// a name binds every address it resolves to, IPv4 and IPv6, unless -4
+    /// or -6). Without it the listener binds every address, 0.0.0.0 and
+    /// ::, because its purpose is to be reached from other machines.
     #[arg(short = 'I', long = "interface-address", value_name = "ADDR")]
     pub addresses: Vec<String>,
 
     /// Per-source rate limit in datagrams per second (IPv6: per /64); 0
-    /// turns it off. Loopback sources are never limited.
+    /// turns it off. Loopback sources are never limited, nor, with --auth,
+    /// a client that completed an exchange with the right key.
     #[arg(long, value_name = "PPS", default_value_t = 5000)]
     pub rate_limit: u32,
 

@@ -15,7 +15,7 @@ use sysgauge_bench::net::{udp, NetOptions, Peer, ServiceConfig, ServiceKey, DEFA
 use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{ClientConfig, Target};
 use sysgauge_twoping::listener::{ListenerConfig, ListenerLimits, RateLimit};
-use sysgauge_twoping::net::{resolve, AddressFamily};
+use sysgauge_twoping::net::{resolve, resolve_all, AddressFamily};
 
 /// Largest UDP payload; also the bound of the 2ping packet sizes.
 const MAX_DATAGRAM: usize = 65_507;
@@ -36,6 +36,7 @@ pub struct TwopingCommon {
     pub inquire_wait: Duration,
     pub auth: Option<Auth>,
     pub quiet: bool,
+    pub notice: Option<String>,
 }
 
 /// A time option in seconds: finite, not negative (zero only if allowed).
@@ -72,7 +73,23 @@ pub fn twoping_common(a: &TwopingArgs) -> Result<TwopingCommon> {
         Some(k) => Some(Auth::new(digest, k.as_bytes())),
         None => None,
     };
+    let notice = match &a.notice {
+        None => None,
+        Some(n) if n.is_empty() => {
+            bail!("--notice TEXT is empty; give a text or leave the option out")
+        }
+        Some(n) if n.len() > sysgauge_twoping::MAX_PEER_TEXT => bail!(
+            "--notice is {} bytes long; at most {} fit in a packet",
+            n.len(),
+            sysgauge_twoping::MAX_PEER_TEXT
+        ),
+        Some(n) if n.chars().any(char::is_control) => {
+            bail!("--notice must not contain control characters (newlines, escapes)")
+        }
+        Some(n) => Some(n.clone()),
+    };
     Ok(TwopingCommon {
+        notice,
         family,
         port: a.port,
         min_packet_size,
@@ -169,6 +186,7 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
         max_packet_size: common.max_packet_size,
         inquire_wait: common.inquire_wait,
         auth: common.auth.clone(),
+        notice: common.notice.clone(),
         linger,
         ..ClientConfig::default()
     };
@@ -192,10 +210,12 @@ pub fn listen_config(a: &ListenArgs) -> Result<ListenConfig> {
     let common = twoping_common(&a.twoping)?;
     let mut addresses = Vec::new();
     for s in &a.addresses {
-        let addr = resolve(s, common.port, common.family)
-            .with_context(|| format!("-I {s}: not an address to listen on"))?;
-        if !addresses.contains(&addr) {
-            addresses.push(addr);
+        for addr in resolve_all(s, common.port, common.family)
+            .with_context(|| format!("-I {s}: not an address to listen on"))?
+        {
+            if !addresses.contains(&addr) {
+                addresses.push(addr);
+            }
         }
     }
     if addresses.is_empty() {
@@ -221,6 +241,7 @@ pub fn listen_config(a: &ListenArgs) -> Result<ListenConfig> {
         max_packet_size: common.max_packet_size,
         inquire_wait: common.inquire_wait,
         auth: common.auth,
+        notice: common.notice,
         limits: ListenerLimits {
             rate_limit,
             ..ListenerLimits::default()

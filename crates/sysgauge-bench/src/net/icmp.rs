@@ -363,9 +363,11 @@ impl EchoSocket {
                 },
                 Err(e) if would_block(&e) => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(BenchError::failed(format!(
+                Err(e) => {
+                    return Err(BenchError::failed(format!(
                     "receiving ICMP: {e} (the target or a router on the way answers with an error)"
-                ))),
+                )))
+                }
             }
         }
     }

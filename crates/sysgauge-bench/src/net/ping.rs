@@ -249,6 +249,12 @@ fn loss_metrics(ctx: &mut RunCtx, setup: &PingSetup, i: usize) -> Result<Vec<Met
     ctx.note_detail("probes", count(h.probes));
     ctx.note_detail("errors", count(h.errors));
     ctx.note_detail("invalid", count(h.invalid));
+    if let Some(v) = &h.peer_texts.version {
+        ctx.note_detail("peer_version", v.as_str());
+    }
+    if let Some(n) = &h.peer_texts.notice {
+        ctx.note_detail("peer_notice", n.as_str());
+    }
     ctx.note_detail(
         "elapsed_ms",
         i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX),
