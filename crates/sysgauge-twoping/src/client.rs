@@ -24,7 +24,9 @@
 //! reference and leaves them undetermined.
 //!
 //! Flood mode sends the next ping as soon as a reply arrives (or 10 ms after
-//! the last send if none does, like the reference); send and receive
+//! the last send if none does, like the reference); with a preload of N,
+//! N pings go out at once and each reply sends the next, so N stay in
+//! flight (ping(8)'s and the reference's `-l`); send and receive
 //! buffers, the packet being built and the event list are reused, so the
 //! rate is bounded by the kernel and the peer, not by sleeps or allocation.
 //! All times come from `Instant` (monotonic).
@@ -47,6 +49,11 @@ use thiserror::Error;
 
 /// Longest single wait, so cancellation is noticed promptly.
 const MAX_WAIT: Duration = Duration::from_millis(100);
+/// Most pings a preload may put in flight at once.
+pub const MAX_PRELOAD: usize = 1024;
+/// Most pings one host sends in one pass of the loop (a preload's burst is
+/// spread over passes, so receiving is never starved).
+const MAX_SENDS_PER_STEP: u64 = 64;
 /// Flood mode: send again this long after a send if no reply came.
 const FLOOD_RETRY: Duration = Duration::from_millis(10);
 /// How long a flooding client waits for a reply without sleeping before it
@@ -68,6 +75,11 @@ pub struct ClientConfig {
     pub interval: Duration,
     /// Send the next ping as soon as the previous one is answered.
     pub flood: bool,
+    /// Pings sent at once at the start (the reference's `--preload`,
+    /// default 1). In flood mode every reply sends the next ping, so this
+    /// many stay in flight: the rate is then set by the two hosts' CPUs and
+    /// the link, not by one round trip.
+    pub preload: usize,
     /// Send at the pace of the RTT's EWMA.
     pub adaptive: bool,
     /// Stop sending after this long.
@@ -106,6 +118,7 @@ impl Default for ClientConfig {
             count: None,
             interval: Duration::from_secs(1),
             flood: false,
+            preload: 1,
             adaptive: false,
             deadline: None,
             source: None,
@@ -291,6 +304,9 @@ struct Host {
     socket: UdpSocket,
     session: Session,
     next_send: Instant,
+    /// Pings to send now, whatever `next_send` says: the preload, and in
+    /// flood mode one per reply.
+    due: u64,
     sending: bool,
     done_sending_at: Option<Instant>,
     finished: bool,
@@ -347,6 +363,12 @@ fn validate(c: &ClientConfig) -> Result<(), ClientError> {
     }
     if c.count == Some(0) {
         return err("count must be at least 1".into());
+    }
+    if c.preload == 0 || c.preload > MAX_PRELOAD || c.preload > c.max_outstanding {
+        return err(format!(
+            "preload {} must be within 1..={MAX_PRELOAD} (and at most max outstanding)",
+            c.preload
+        ));
     }
     if c.max_outstanding == 0 {
         return err("max outstanding must be at least 1".into());
@@ -422,6 +444,7 @@ impl Client {
                 socket,
                 session,
                 next_send: now,
+                due: (config.preload as u64).saturating_sub(1),
                 sending: true,
                 done_sending_at: None,
                 finished: false,
@@ -560,15 +583,25 @@ impl Client {
             if over_deadline {
                 h.sending = false;
                 h.done_sending_at = Some(now);
-            } else if now >= h.next_send {
-                self.send_ping(i, now, SentKind::Ping, on_event);
-                let next = self.next_send_after_send(i, now);
-                let h = self.hosts.get_mut(i)?;
-                if count.is_some_and(|c| h.session.counts.transmitted >= c) {
-                    h.sending = false;
-                    h.done_sending_at = Some(now);
-                } else {
-                    h.next_send = next;
+            } else {
+                for _ in 0..MAX_SENDS_PER_STEP {
+                    let h = self.hosts.get(i)?;
+                    let by_due = h.due > 0;
+                    if !h.sending || !(by_due || now >= h.next_send) {
+                        break;
+                    }
+                    self.send_ping(i, now, SentKind::Ping, on_event);
+                    let next = self.next_send_after_send(i, now);
+                    let h = self.hosts.get_mut(i)?;
+                    if by_due {
+                        h.due -= 1;
+                    }
+                    if count.is_some_and(|c| h.session.counts.transmitted >= c) {
+                        h.sending = false;
+                        h.done_sending_at = Some(now);
+                    } else {
+                        h.next_send = next;
+                    }
                 }
             }
             let h = self.hosts.get(i)?;
@@ -756,6 +789,7 @@ impl Client {
             &mut self.reply,
         );
         let flood = self.config.flood;
+        let preload = self.config.preload as u64;
         let adaptive = self.config.adaptive;
         for e in &self.events {
             match *e {
@@ -771,7 +805,8 @@ impl Client {
                                 h.next_send = received_at + ewma;
                             }
                         } else if flood {
-                            h.next_send = received_at;
+                            // The answered ping's place goes to the next.
+                            h.due = (h.due + 1).min(preload);
                         }
                     }
                     on_event(&ClientEvent::Reply {

@@ -624,6 +624,11 @@ pub struct PingArgs {
     #[arg(short = 'f', long)]
     pub flood: bool,
 
+    /// Send this many pings at once at the start; with --flood, each reply
+    /// sends the next, so this many stay in flight (at most 1024).
+    #[arg(short = 'l', long, value_name = "N", default_value_t = 1)]
+    pub preload: usize,
+
     /// Adaptive: send at the pace of the RTT's moving average.
     #[arg(short = 'A', long)]
     pub adaptive: bool,

@@ -134,6 +134,13 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
     if a.count == Some(0) {
         bail!("--count must be at least 1");
     }
+    if a.preload == 0 || a.preload > sysgauge_twoping::client::MAX_PRELOAD {
+        bail!(
+            "--preload {} must be within 1..={}",
+            a.preload,
+            sysgauge_twoping::client::MAX_PRELOAD
+        );
+    }
     let interval = seconds(a.interval, "--interval", false)?;
     let deadline = a
         .deadline
@@ -179,6 +186,7 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
         count: a.count,
         interval,
         flood: a.flood,
+        preload: a.preload,
         adaptive: a.adaptive,
         deadline,
         source,

@@ -127,9 +127,17 @@ fn ping_cases(options: &NetOptions) -> Vec<Params> {
         .hosts
         .iter()
         .map(|h| {
-            Params::new()
+            let p = Params::new()
                 .with("host", h.as_str())
-                .with("mode", mode_of(&setup.config))
+                .with("mode", mode_of(&setup.config));
+            // Several pings in flight is another workload (RTTs include
+            // queueing); the param appears only then, so runs without a
+            // preload keep the params they always had.
+            if setup.config.preload > 1 {
+                p.with("preload", setup.config.preload)
+            } else {
+                p
+            }
         })
         .collect()
 }
