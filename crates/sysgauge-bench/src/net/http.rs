@@ -540,6 +540,200 @@ impl Benchmark for TcpConnectRttBenchmark {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use sysgauge_core::{CtxSettings, Profile};
+
+    /// How the test server frames its body.
+    #[derive(Clone, Copy)]
+    enum Serve {
+        Length,
+        Chunked,
+        Close,
+        Short,
+    }
+
+    /// A one-file HTTP server on 127.0.0.1, a thread per connection,
+    /// stopped on drop; counts the requests it answered.
+    struct Server {
+        addr: SocketAddr,
+        stop: Arc<AtomicBool>,
+        requests: Arc<AtomicU64>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Server {
+        fn start(body_len: usize, how: Serve) -> Server {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            l.set_nonblocking(true).unwrap();
+            let addr = l.local_addr().unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let requests = Arc::new(AtomicU64::new(0));
+            let (st, rq) = (stop.clone(), requests.clone());
+            let body: Arc<Vec<u8>> = Arc::new((0..body_len).map(|i| (i % 251) as u8).collect());
+            let thread = std::thread::spawn(move || {
+                while !st.load(Ordering::SeqCst) {
+                    let Ok((mut c, _)) = l.accept() else {
+                        std::thread::sleep(Duration::from_millis(2));
+                        continue;
+                    };
+                    let (body, rq) = (body.clone(), rq.clone());
+                    std::thread::spawn(move || {
+                        let _ = c.set_nonblocking(false);
+                        let mut req = Vec::new();
+                        let mut b = [0u8; 1024];
+                        while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                            match c.read(&mut b) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => req.extend_from_slice(&b[..n]),
+                            }
+                        }
+                        rq.fetch_add(1, Ordering::SeqCst);
+                        let _ = match how {
+                            Serve::Length => c
+                                .write_all(
+                                    format!(
+                                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+                                        body.len()
+                                    )
+                                    .as_bytes(),
+                                )
+                                .and_then(|_| c.write_all(&body)),
+                            Serve::Short => c
+                                .write_all(
+                                    format!(
+                                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+                                        body.len() + 10
+                                    )
+                                    .as_bytes(),
+                                )
+                                .and_then(|_| c.write_all(&body)),
+                            Serve::Close => c
+                                .write_all(b"HTTP/1.0 200 OK\r\n\r\n")
+                                .and_then(|_| c.write_all(&body)),
+                            Serve::Chunked => {
+                                let mut out =
+                                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                        .to_vec();
+                                for part in body.chunks(7777) {
+                                    out.extend_from_slice(
+                                        format!("{:x};ext=1\r\n", part.len()).as_bytes(),
+                                    );
+                                    out.extend_from_slice(part);
+                                    out.extend_from_slice(b"\r\n");
+                                }
+                                out.extend_from_slice(b"0\r\nX-Trailer: t\r\n\r\n");
+                                c.write_all(&out)
+                            }
+                        };
+                    });
+                }
+            });
+            Server {
+                addr,
+                stop,
+                requests,
+                thread: Some(thread),
+            }
+        }
+
+        fn target(&self, path: &str) -> HttpTarget {
+            HttpTarget {
+                url: format!("http://{}{path}", self.addr),
+                host: self.addr.to_string(),
+                path: path.into(),
+                addr: self.addr,
+            }
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::SeqCst);
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    #[test]
+    fn downloads_count_exactly_the_body_whatever_the_framing() {
+        let mut buf = vec![0u8; READ_BUFFER];
+        for (how, len) in [
+            (Serve::Length, 1_000_000),
+            (Serve::Chunked, 300_001),
+            (Serve::Close, 123_457),
+            (Serve::Length, 1),
+        ] {
+            let s = Server::start(len, how);
+            assert_eq!(download(&s.target("/f"), &mut buf), Ok(len as u64));
+        }
+        let s = Server::start(1000, Serve::Short);
+        let e = download(&s.target("/f"), &mut buf).unwrap_err();
+        assert!(e.contains("after 1000 of 1010 bytes"), "{e}");
+    }
+
+    #[test]
+    fn download_and_connect_cases_run_against_a_local_server() {
+        let s = Server::start(2_000_000, Serve::Length);
+        let options = Arc::new(NetOptions {
+            http: vec![s.target("/big")],
+            connect: vec![ConnectTarget {
+                name: s.addr.to_string(),
+                addr: s.addr,
+            }],
+            streams: Some(3),
+            ..NetOptions::default()
+        });
+        let plan = Plan {
+            profile: Profile::Tiny,
+            threads: 2,
+        };
+        let mut ctx =
+            RunCtx::for_tests(CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()));
+        let http = HttpDownloadBenchmark::new(options.clone());
+        let cases = http.cases(&plan);
+        assert_eq!(cases.len(), 2);
+        for p in &cases {
+            ctx.begin_case(Duration::from_millis(100));
+            let m = http.run(&mut ctx, p).unwrap();
+            let out = ctx.take_case_output();
+            assert_eq!(m[0].unit, Unit::MBps);
+            assert!(m[0].value() > 0.0);
+            assert!((m[1].value() / m[0].value() - 8.0).abs() < 1e-9);
+            assert_eq!(out.details.get_u64("bytes_per_download"), Some(2_000_000));
+        }
+        assert!(s.requests.load(Ordering::SeqCst) >= 4);
+        let connect = TcpConnectRttBenchmark::new(options.clone());
+        let cases = connect.cases(&plan);
+        assert_eq!(cases.len(), 1);
+        ctx.begin_case(Duration::from_millis(100));
+        let m = connect.run(&mut ctx, &cases[0]).unwrap();
+        let _ = ctx.take_case_output();
+        assert_eq!(m[0].unit, Unit::Microseconds);
+        assert!(m[0].value() > 0.0 && m[1].value() >= m[0].value() * 0.999);
+        // The service cases plan nothing when only foreign hosts are named.
+        assert!(options.service_cases(|| vec![Params::new()]).is_empty());
+        // A closed port is a clear failure.
+        let closed = {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let options = Arc::new(NetOptions {
+            connect: vec![ConnectTarget {
+                name: closed.to_string(),
+                addr: closed,
+            }],
+            ..NetOptions::default()
+        });
+        let connect = TcpConnectRttBenchmark::new(options);
+        ctx.begin_case(Duration::from_millis(100));
+        let e = connect
+            .run(&mut ctx, &connect.cases(&plan)[0])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nothing listens on that port"), "{e}");
+    }
 
     #[test]
     fn urls() {
