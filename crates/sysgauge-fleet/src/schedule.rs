@@ -37,7 +37,7 @@ fn round_robin(n: usize) -> Vec<Vec<(usize, usize)>> {
         return Vec::new();
     }
     // With an odd count, seat `n` is the phantom: its partner rests.
-    let seats = if n % 2 == 0 { n } else { n + 1 };
+    let seats = if n.is_multiple_of(2) { n } else { n + 1 };
     let mut ring: Vec<usize> = (0..seats).collect();
     let mut rounds = Vec::with_capacity(seats - 1);
     for r in 0..seats - 1 {
@@ -49,7 +49,7 @@ fn round_robin(n: usize) -> Vec<Vec<(usize, usize)>> {
             }
             // Alternate who sends, by round and seat, so that over a half
             // each host sends about as often as it receives.
-            if (r + i) % 2 == 0 {
+            if (r + i).is_multiple_of(2) {
                 round.push((a, b));
             } else {
                 round.push((b, a));
@@ -88,7 +88,7 @@ mod tests {
 
     fn check(n: usize) {
         let rounds = tournament(n);
-        let want_rounds = if n % 2 == 0 { 2 * (n - 1) } else { 2 * n };
+        let want_rounds = if n.is_multiple_of(2) { 2 * (n - 1) } else { 2 * n };
         assert_eq!(rounds.len(), want_rounds, "n = {n}");
         let mut seen = BTreeSet::new();
         for (r, round) in rounds.iter().enumerate() {
