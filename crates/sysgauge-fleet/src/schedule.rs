@@ -88,7 +88,11 @@ mod tests {
 
     fn check(n: usize) {
         let rounds = tournament(n);
-        let want_rounds = if n.is_multiple_of(2) { 2 * (n - 1) } else { 2 * n };
+        let want_rounds = if n.is_multiple_of(2) {
+            2 * (n - 1)
+        } else {
+            2 * n
+        };
         assert_eq!(rounds.len(), want_rounds, "n = {n}");
         let mut seen = BTreeSet::new();
         for (r, round) in rounds.iter().enumerate() {
