@@ -7,12 +7,15 @@
 //! - `remote`: what happens on each host (architecture, binary placement
 //!   with a checksum, the run, clean-up);
 //! - `fanout`: a bounded pool running hosts in parallel, reporting events;
-//! - `state`: which hosts failed last time, for `--retry-failed`.
+//! - `state`: which hosts failed last time, for `--retry-failed`;
+//! - `schedule`: the network matrix's round-robin tournament (every
+//!   ordered pair once, no host in two throughput tests in one round).
 
 #![forbid(unsafe_code)]
 
 pub mod fanout;
 pub mod inventory;
 pub mod remote;
+pub mod schedule;
 pub mod ssh;
 pub mod state;

@@ -24,7 +24,9 @@
 //! reference and leaves them undetermined.
 //!
 //! Flood mode sends the next ping as soon as a reply arrives (or 10 ms after
-//! the last send if none does, like the reference); send and receive
+//! the last send if none does, like the reference); with a preload of N,
+//! N pings go out at once and each reply sends the next, so N stay in
+//! flight (ping(8)'s and the reference's `-l`); send and receive
 //! buffers, the packet being built and the event list are reused, so the
 //! rate is bounded by the kernel and the peer, not by sleeps or allocation.
 //! All times come from `Instant` (monotonic).
@@ -36,7 +38,9 @@ use crate::codec::{
 };
 use crate::listener::DEFAULT_PORT;
 use crate::net::{self, AddressFamily, Cancel, ResolveError};
-use crate::session::{self, LossDirection, SentKind, Session, SessionEvent, SessionLimits};
+use crate::session::{
+    self, LossDirection, PeerTextKind, PeerTexts, SentKind, Session, SessionEvent, SessionLimits,
+};
 use crate::stats::{LossCounts, RttSummary};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
@@ -45,6 +49,11 @@ use thiserror::Error;
 
 /// Longest single wait, so cancellation is noticed promptly.
 const MAX_WAIT: Duration = Duration::from_millis(100);
+/// Most pings a preload may put in flight at once.
+pub const MAX_PRELOAD: usize = 1024;
+/// Most pings one host sends in one pass of the loop (a preload's burst is
+/// spread over passes, so receiving is never starved).
+const MAX_SENDS_PER_STEP: u64 = 64;
 /// Flood mode: send again this long after a send if no reply came.
 const FLOOD_RETRY: Duration = Duration::from_millis(10);
 /// How long a flooding client waits for a reply without sleeping before it
@@ -66,6 +75,11 @@ pub struct ClientConfig {
     pub interval: Duration,
     /// Send the next ping as soon as the previous one is answered.
     pub flood: bool,
+    /// Pings sent at once at the start (the reference's `--preload`,
+    /// default 1). In flood mode every reply sends the next ping, so this
+    /// many stay in flight: the rate is then set by the two hosts' CPUs and
+    /// the link, not by one round trip.
+    pub preload: usize,
     /// Send at the pace of the RTT's EWMA.
     pub adaptive: bool,
     /// Stop sending after this long.
@@ -84,6 +98,9 @@ pub struct ClientConfig {
     pub three_way: bool,
     /// Send our program version (default true).
     pub send_version: bool,
+    /// Notice text sent in every packet (`--notice`; at most
+    /// [`crate::MAX_PEER_TEXT`] bytes are sent).
+    pub notice: Option<String>,
     /// Most time spent after the last ping waiting for late replies and
     /// investigation verdicts (default 2 s; only used if some ping is
     /// unresolved).
@@ -101,6 +118,7 @@ impl Default for ClientConfig {
             count: None,
             interval: Duration::from_secs(1),
             flood: false,
+            preload: 1,
             adaptive: false,
             deadline: None,
             source: None,
@@ -110,6 +128,7 @@ impl Default for ClientConfig {
             auth: None,
             three_way: true,
             send_version: true,
+            notice: None,
             linger: Duration::from_secs(2),
             max_outstanding: 16_384,
             subtract_peer_host_latency: false,
@@ -187,6 +206,18 @@ pub enum ClientEvent {
         /// What the OS said.
         message: String,
     },
+    /// The peer sent its program version or notice text for the first
+    /// time, or a different one.
+    PeerText {
+        /// Host index.
+        host: usize,
+        /// The peer.
+        peer: SocketAddr,
+        /// Version or notice.
+        kind: PeerTextKind,
+        /// The text (at most [`crate::MAX_PEER_TEXT`] bytes).
+        text: String,
+    },
     /// The peer sent something we could not accept.
     Invalid {
         /// Host index.
@@ -217,6 +248,8 @@ pub struct HostSummary {
     pub errors: u64,
     /// Datagrams from the peer that did not decode or authenticate.
     pub invalid: u64,
+    /// The peer's program version and notice, as last sent.
+    pub peer_texts: PeerTexts,
 }
 
 /// Results of a run.
@@ -271,6 +304,9 @@ struct Host {
     socket: UdpSocket,
     session: Session,
     next_send: Instant,
+    /// Pings to send now, whatever `next_send` says: the preload, and in
+    /// flood mode one per reply.
+    due: u64,
     sending: bool,
     done_sending_at: Option<Instant>,
     finished: bool,
@@ -284,7 +320,8 @@ struct Host {
 pub struct Client {
     config: ClientConfig,
     hosts: Vec<Host>,
-    version: Option<ExtendedSegment>,
+    /// Our version and notice segments, put in every packet.
+    extended: Option<Vec<ExtendedSegment>>,
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
     packet: Packet,
@@ -326,6 +363,12 @@ fn validate(c: &ClientConfig) -> Result<(), ClientError> {
     }
     if c.count == Some(0) {
         return err("count must be at least 1".into());
+    }
+    if c.preload == 0 || c.preload > MAX_PRELOAD || c.preload > c.max_outstanding {
+        return err(format!(
+            "preload {} must be within 1..={MAX_PRELOAD} (and at most max outstanding)",
+            c.preload
+        ));
     }
     if c.max_outstanding == 0 {
         return err("max outstanding must be at least 1".into());
@@ -401,6 +444,7 @@ impl Client {
                 socket,
                 session,
                 next_send: now,
+                due: (config.preload as u64).saturating_sub(1),
                 sending: true,
                 done_sending_at: None,
                 finished: false,
@@ -411,7 +455,7 @@ impl Client {
             });
         }
         Ok(Client {
-            version: config.send_version.then(session::version_segment),
+            extended: session::own_segments(config.send_version, config.notice.as_deref()),
             send_buf: Vec::with_capacity(config.max_packet_size),
             recv_buf: vec![0; 65_536],
             packet: Packet::default(),
@@ -448,6 +492,7 @@ impl Client {
                     probes: h.probes,
                     errors: h.errors,
                     invalid: h.invalid,
+                    peer_texts: h.session.peer_texts.clone(),
                 })
                 .collect(),
             elapsed: self
@@ -538,15 +583,25 @@ impl Client {
             if over_deadline {
                 h.sending = false;
                 h.done_sending_at = Some(now);
-            } else if now >= h.next_send {
-                self.send_ping(i, now, SentKind::Ping, on_event);
-                let next = self.next_send_after_send(i, now);
-                let h = self.hosts.get_mut(i)?;
-                if count.is_some_and(|c| h.session.counts.transmitted >= c) {
-                    h.sending = false;
-                    h.done_sending_at = Some(now);
-                } else {
-                    h.next_send = next;
+            } else {
+                for _ in 0..MAX_SENDS_PER_STEP {
+                    let h = self.hosts.get(i)?;
+                    let by_due = h.due > 0;
+                    if !h.sending || !(by_due || now >= h.next_send) {
+                        break;
+                    }
+                    self.send_ping(i, now, SentKind::Ping, on_event);
+                    let next = self.next_send_after_send(i, now);
+                    let h = self.hosts.get_mut(i)?;
+                    if by_due {
+                        h.due -= 1;
+                    }
+                    if count.is_some_and(|c| h.session.counts.transmitted >= c) {
+                        h.sending = false;
+                        h.done_sending_at = Some(now);
+                    } else {
+                        h.next_send = next;
+                    }
                 }
             }
             let h = self.hosts.get(i)?;
@@ -622,8 +677,8 @@ impl Client {
         };
         let packet = &mut self.packet;
         h.session.prepare_request(now, investigate_after, packet);
-        if let Some(v) = &self.version {
-            packet.opcodes.extended = Some(vec![v.clone()]);
+        if let Some(v) = &self.extended {
+            packet.opcodes.extended = Some(v.clone());
         }
         let auth = self.config.auth.as_ref();
         let max = self.config.max_packet_size;
@@ -717,6 +772,14 @@ impl Client {
                 return;
             }
         };
+        h.session.peer_texts.update(&packet, |kind, text| {
+            on_event(&ClientEvent::PeerText {
+                host: i,
+                peer,
+                kind,
+                text: text.to_string(),
+            })
+        });
         self.events.clear();
         let wants_reply = h.session.handle(
             &packet,
@@ -726,6 +789,7 @@ impl Client {
             &mut self.reply,
         );
         let flood = self.config.flood;
+        let preload = self.config.preload as u64;
         let adaptive = self.config.adaptive;
         for e in &self.events {
             match *e {
@@ -741,7 +805,8 @@ impl Client {
                                 h.next_send = received_at + ewma;
                             }
                         } else if flood {
-                            h.next_send = received_at;
+                            // The answered ping's place goes to the next.
+                            h.due = (h.due + 1).min(preload);
                         }
                     }
                     on_event(&ClientEvent::Reply {
@@ -766,8 +831,8 @@ impl Client {
             return;
         }
         let reply = &mut self.reply;
-        if let Some(v) = &self.version {
-            reply.opcodes.extended = Some(vec![v.clone()]);
+        if let Some(v) = &self.extended {
+            reply.opcodes.extended = Some(v.clone());
         }
         reply.opcodes.host_latency_us = Some(0);
         let auth = self.config.auth.as_ref();

@@ -48,7 +48,7 @@
 //!   opaque; the listener drops encrypted packets (counted as
 //!   `unsupported`); the client ignores them.
 //! - HMAC-CRC32 (digest index 4), which the protocol calls a joke.
-//! - SRV lookups, `--preload`, padding patterns other than zeros, sending
+//! - SRV lookups, padding patterns other than zeros, sending
 //!   wall/monotonic clock or random segments (they are decoded), systemd
 //!   socket activation, the reference's UNIX-socket loopback mode.
 //! - Choosing a reply's source address on a wildcard-bound, multi-homed
@@ -97,4 +97,4 @@ pub mod net;
 mod session;
 pub mod stats;
 
-pub use session::LossDirection;
+pub use session::{LossDirection, PeerTextKind, PeerTexts, MAX_PEER_TEXT};

@@ -133,6 +133,44 @@ pub fn resolve(host: &str, port: u16, family: AddressFamily) -> Result<SocketAdd
     })
 }
 
+/// Every address `host` stands for, of the wanted family, in the
+/// resolver's order without repeats: a literal is one address; a name is
+/// all of its A and AAAA records (as the reference binds every address a
+/// listen name resolves to).
+pub fn resolve_all(
+    host: &str,
+    port: u16,
+    family: AddressFamily,
+) -> Result<Vec<SocketAddr>, ResolveError> {
+    let trimmed = host.trim();
+    let bare = trimmed
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(trimmed);
+    if bare.contains('%') || bare.parse::<IpAddr>().is_ok() {
+        return resolve(host, port, family).map(|a| vec![a]);
+    }
+    let addrs = (bare, port)
+        .to_socket_addrs()
+        .map_err(|source| ResolveError::Lookup {
+            host: host.to_string(),
+            source,
+        })?;
+    let mut out: Vec<SocketAddr> = Vec::new();
+    for a in addrs {
+        if family.accepts(&a) && !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    if out.is_empty() {
+        return Err(ResolveError::NoAddress {
+            host: host.to_string(),
+            family,
+        });
+    }
+    Ok(out)
+}
+
 fn check_family(
     host: &str,
     addr: SocketAddr,
@@ -286,6 +324,26 @@ mod tests {
             Err(ResolveError::NoAddress { .. })
         ));
         assert!(resolve("localhost", 7, AddressFamily::Any).is_ok());
+    }
+
+    #[test]
+    fn resolve_all_gives_every_address_once() {
+        let one = resolve_all("127.0.0.1", 9, AddressFamily::Any).expect("literal");
+        assert_eq!(one, vec!["127.0.0.1:9".parse().expect("addr")]);
+        let zoned = resolve_all("fe80::1%lo", 9, AddressFamily::Any).expect("zone");
+        assert_eq!(zoned.len(), 1);
+        let local = resolve_all("localhost", 9, AddressFamily::V4).expect("name");
+        assert!(
+            local.iter().all(|a| a.is_ipv4() && a.port() == 9),
+            "{local:?}"
+        );
+        let mut unique = local.clone();
+        unique.dedup();
+        assert_eq!(unique, local);
+        assert!(matches!(
+            resolve_all("127.0.0.1", 9, AddressFamily::V6),
+            Err(ResolveError::NoAddress { .. })
+        ));
     }
 
     #[test]

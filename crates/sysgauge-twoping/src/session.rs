@@ -108,6 +108,66 @@ pub(crate) struct Session {
     pub last_activity: Instant,
     /// Report RTTs minus the peer's stated host latency.
     pub subtract_peer_latency: bool,
+    /// The peer's program version and notice, as last sent.
+    pub peer_texts: PeerTexts,
+}
+
+/// Longest peer version or notice text kept, in bytes (longer text is cut
+/// at a character boundary), so a peer cannot make our state grow; also the
+/// longest notice we send.
+pub const MAX_PEER_TEXT: usize = 256;
+
+/// Which text a peer sent about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerTextKind {
+    /// Its program version (extended segment 0x3250564e).
+    Version,
+    /// Its notice text (extended segment 0xa837b44e, `--notice`).
+    Notice,
+}
+
+/// What a peer said about itself in its extended segments, as last seen.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerTexts {
+    /// Program version text.
+    pub version: Option<String>,
+    /// Notice text.
+    pub notice: Option<String>,
+}
+
+fn capped(text: &str) -> &str {
+    if text.len() <= MAX_PEER_TEXT {
+        return text;
+    }
+    let mut end = MAX_PEER_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+impl PeerTexts {
+    /// Takes the version and notice of `packet`, if it has them; calls
+    /// `changed` for each that is new or different. Allocates only on a
+    /// change.
+    pub(crate) fn update(&mut self, packet: &Packet, mut changed: impl FnMut(PeerTextKind, &str)) {
+        let Some(segments) = &packet.opcodes.extended else {
+            return;
+        };
+        for seg in segments {
+            let (slot, kind, text) = match seg {
+                ExtendedSegment::ProgramVersion(t) => {
+                    (&mut self.version, PeerTextKind::Version, capped(t))
+                }
+                ExtendedSegment::Notice(t) => (&mut self.notice, PeerTextKind::Notice, capped(t)),
+                _ => continue,
+            };
+            if slot.as_deref() != Some(text) {
+                *slot = Some(text.to_string());
+                changed(kind, text);
+            }
+        }
+    }
 }
 
 fn micros_u32(d: Duration) -> u32 {
@@ -133,6 +193,7 @@ impl Session {
             packets_received: 0,
             last_activity: now,
             subtract_peer_latency: false,
+            peer_texts: PeerTexts::default(),
         }
     }
 
@@ -152,6 +213,7 @@ impl Session {
     /// Upper bound of the memory one session's tables can take.
     pub(crate) fn max_bytes(limits: &SessionLimits) -> usize {
         std::mem::size_of::<Session>()
+            + 2 * MAX_PEER_TEXT
             + IdTable::<SentEntry>::max_bytes(limits.max_sent)
             + IdTable::<Instant>::max_bytes(limits.max_seen)
             + IdTable::<Instant>::max_bytes(limits.max_courtesy)
@@ -411,6 +473,23 @@ pub(crate) fn fit_within(packet: &mut Packet, auth: Option<&Auth>, limit: usize)
 /// The program version segment we send, built once.
 pub(crate) fn version_segment() -> ExtendedSegment {
     ExtendedSegment::ProgramVersion(format!("sysgauge-twoping {}", env!("CARGO_PKG_VERSION")))
+}
+
+/// The extended segments every packet of ours carries: the program
+/// version (unless turned off) and the notice (if any), as the reference
+/// puts them in its base packet. `None` when there are none.
+pub(crate) fn own_segments(
+    send_version: bool,
+    notice: Option<&str>,
+) -> Option<Vec<ExtendedSegment>> {
+    let mut v = Vec::new();
+    if send_version {
+        v.push(version_segment());
+    }
+    if let Some(n) = notice {
+        v.push(ExtendedSegment::Notice(capped(n).to_string()));
+    }
+    (!v.is_empty()).then_some(v)
 }
 
 /// Size rules for a reply to a request of `request_len` bytes, given the

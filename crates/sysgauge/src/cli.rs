@@ -509,13 +509,40 @@ pub struct NetArgs {
     )]
     pub peer_key: Option<String>,
 
-    /// Streams of the multi-stream TCP case (default: one per CPU, at least 2).
+    /// Streams of the multi-stream TCP case (default: one per CPU, at least
+    /// 2), and of the multi-stream --http download.
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
 
     /// UDP datagram size of the packet-rate and latency cases (default 64).
     #[arg(long, value_name = "BYTES")]
     pub udp_size: Option<NiceSize>,
+
+    /// ICMP echo round trip and flood rate to HOST, which needs to run
+    /// nothing but its network stack (repeat for more hosts). Uses an
+    /// unprivileged ICMP socket where net.ipv4.ping_group_range allows,
+    /// else a raw socket (root).
+    #[arg(long, value_name = "HOST")]
+    pub icmp: Vec<String>,
+
+    /// ICMP echo payload size (default 56, as ping; 64 bytes with the header).
+    #[arg(long, value_name = "BYTES")]
+    pub icmp_size: Option<NiceSize>,
+
+    /// Senders of the ICMP flood, comma-separated (default 1,2,4… by
+    /// profile); the flood stops adding senders once the rate stops rising.
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
+    pub senders: Vec<NiceCount>,
+
+    /// TCP connection set-up time to HOST:PORT, any open port ([V6]:PORT
+    /// for IPv6; repeat for more).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect: Vec<String>,
+
+    /// Download throughput from an http:// URL into nothing, 1 and
+    /// --streams N parallel streams (repeat for more URLs).
+    #[arg(long, value_name = "URL")]
+    pub http: Vec<String>,
 }
 
 /// 2ping options shared by `ping` and `listen`, named as the reference
@@ -564,6 +591,11 @@ pub struct TwopingArgs {
     /// Print only the start and the statistics, no line per packet.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// Send this notice text in every packet (the peer shows it; at most
+    /// 256 bytes).
+    #[arg(long, value_name = "TEXT")]
+    pub notice: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -592,6 +624,11 @@ pub struct PingArgs {
     #[arg(short = 'f', long)]
     pub flood: bool,
 
+    /// Send this many pings at once at the start; with --flood, each reply
+    /// sends the next, so this many stay in flight (at most 1024).
+    #[arg(short = 'l', long, value_name = "N", default_value_t = 1)]
+    pub preload: usize,
+
     /// Adaptive: send at the pace of the RTT's moving average.
     #[arg(short = 'A', long)]
     pub adaptive: bool,
@@ -615,14 +652,16 @@ pub struct ListenArgs {
     #[command(flatten)]
     pub twoping: TwopingArgs,
 
-    /// Address to listen on (repeat for more; fe80::1%eth0 works). Without
-    /// it the listener binds every address, 0.0.0.0 and ::, because its
-    /// purpose is to be reached from other machines.
+    /// Address or name to listen on (repeat for more; fe80::1%eth0 works;
+    /// a name binds every address it resolves to, IPv4 and IPv6, unless -4
+    /// or -6). Without it the listener binds every address, 0.0.0.0 and
+    /// ::, because its purpose is to be reached from other machines.
     #[arg(short = 'I', long = "interface-address", value_name = "ADDR")]
     pub addresses: Vec<String>,
 
     /// Per-source rate limit in datagrams per second (IPv6: per /64); 0
-    /// turns it off. Loopback sources are never limited.
+    /// turns it off. Loopback sources are never limited, nor, with --auth,
+    /// a client that completed an exchange with the right key.
     #[arg(long, value_name = "PPS", default_value_t = 5000)]
     pub rate_limit: u32,
 

@@ -5,15 +5,17 @@
 //! measurement.
 
 use crate::cli::{ListenArgs, NetArgs, PingArgs, TwopingArgs};
-use crate::values::NiceSize;
+use crate::values::{NiceCount, NiceSize};
 use anyhow::{bail, Context, Result};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
+use sysgauge_bench::net::http::{split_url, ConnectTarget, HttpTarget};
+use sysgauge_bench::net::icmp::{self, IcmpTarget};
 use sysgauge_bench::net::{udp, NetOptions, Peer, ServiceConfig, ServiceKey, DEFAULT_SERVICE_PORT};
 use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{ClientConfig, Target};
 use sysgauge_twoping::listener::{ListenerConfig, ListenerLimits, RateLimit};
-use sysgauge_twoping::net::{resolve, AddressFamily};
+use sysgauge_twoping::net::{resolve, resolve_all, AddressFamily};
 
 /// Largest UDP payload; also the bound of the 2ping packet sizes.
 const MAX_DATAGRAM: usize = 65_507;
@@ -34,6 +36,7 @@ pub struct TwopingCommon {
     pub inquire_wait: Duration,
     pub auth: Option<Auth>,
     pub quiet: bool,
+    pub notice: Option<String>,
 }
 
 /// A time option in seconds: finite, not negative (zero only if allowed).
@@ -70,7 +73,23 @@ pub fn twoping_common(a: &TwopingArgs) -> Result<TwopingCommon> {
         Some(k) => Some(Auth::new(digest, k.as_bytes())),
         None => None,
     };
+    let notice = match &a.notice {
+        None => None,
+        Some(n) if n.is_empty() => {
+            bail!("--notice TEXT is empty; give a text or leave the option out")
+        }
+        Some(n) if n.len() > sysgauge_twoping::MAX_PEER_TEXT => bail!(
+            "--notice is {} bytes long; at most {} fit in a packet",
+            n.len(),
+            sysgauge_twoping::MAX_PEER_TEXT
+        ),
+        Some(n) if n.chars().any(char::is_control) => {
+            bail!("--notice must not contain control characters (newlines, escapes)")
+        }
+        Some(n) => Some(n.clone()),
+    };
     Ok(TwopingCommon {
+        notice,
         family,
         port: a.port,
         min_packet_size,
@@ -114,6 +133,13 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
     }
     if a.count == Some(0) {
         bail!("--count must be at least 1");
+    }
+    if a.preload == 0 || a.preload > sysgauge_twoping::client::MAX_PRELOAD {
+        bail!(
+            "--preload {} must be within 1..={}",
+            a.preload,
+            sysgauge_twoping::client::MAX_PRELOAD
+        );
     }
     let interval = seconds(a.interval, "--interval", false)?;
     let deadline = a
@@ -160,6 +186,7 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
         count: a.count,
         interval,
         flood: a.flood,
+        preload: a.preload,
         adaptive: a.adaptive,
         deadline,
         source,
@@ -167,6 +194,7 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
         max_packet_size: common.max_packet_size,
         inquire_wait: common.inquire_wait,
         auth: common.auth.clone(),
+        notice: common.notice.clone(),
         linger,
         ..ClientConfig::default()
     };
@@ -190,10 +218,12 @@ pub fn listen_config(a: &ListenArgs) -> Result<ListenConfig> {
     let common = twoping_common(&a.twoping)?;
     let mut addresses = Vec::new();
     for s in &a.addresses {
-        let addr = resolve(s, common.port, common.family)
-            .with_context(|| format!("-I {s}: not an address to listen on"))?;
-        if !addresses.contains(&addr) {
-            addresses.push(addr);
+        for addr in resolve_all(s, common.port, common.family)
+            .with_context(|| format!("-I {s}: not an address to listen on"))?
+        {
+            if !addresses.contains(&addr) {
+                addresses.push(addr);
+            }
         }
     }
     if addresses.is_empty() {
@@ -219,6 +249,7 @@ pub fn listen_config(a: &ListenArgs) -> Result<ListenConfig> {
         max_packet_size: common.max_packet_size,
         inquire_wait: common.inquire_wait,
         auth: common.auth,
+        notice: common.notice,
         limits: ListenerLimits {
             rate_limit,
             ..ListenerLimits::default()
@@ -369,7 +400,116 @@ pub fn net_options(a: &NetArgs) -> Result<NetOptions> {
         udp_size,
         ping: None,
         key: service_key(a.peer_key.as_deref(), "--peer-key")?,
+        icmp: icmp_targets(&a.icmp)?,
+        icmp_size: a
+            .icmp_size
+            .map(|NiceSize(n)| {
+                icmp::check_payload(usize::try_from(n).unwrap_or(usize::MAX))
+                    .map_err(|e| anyhow::anyhow!("--icmp-size: {e}"))
+            })
+            .transpose()?,
+        senders: senders(&a.senders, !a.icmp.is_empty())?,
+        connect: connect_targets(&a.connect)?,
+        http: http_targets(&a.http)?,
     })
+}
+
+/// `--icmp HOST…`: each resolved once, here, so a typo fails before any
+/// measurement.
+fn icmp_targets(hosts: &[String]) -> Result<Vec<IcmpTarget>> {
+    let mut out: Vec<IcmpTarget> = Vec::new();
+    for h in hosts {
+        if out.iter().any(|t| &t.name == h) {
+            bail!("--icmp {h} is given twice");
+        }
+        if h.trim().is_empty() {
+            bail!("--icmp: an empty host name was given");
+        }
+        let addr = resolve(h, 0, AddressFamily::Any)
+            .with_context(|| format!("--icmp {h}: not a host to ping"))?;
+        out.push(IcmpTarget {
+            name: h.clone(),
+            addr,
+        });
+    }
+    Ok(out)
+}
+
+/// `--senders 1,2,4`: each within 1..=256, rising, only with `--icmp`.
+fn senders(list: &[NiceCount], with_icmp: bool) -> Result<Option<Vec<usize>>> {
+    if list.is_empty() {
+        return Ok(None);
+    }
+    if !with_icmp {
+        bail!("--senders sets the ICMP flood's senders: give --icmp HOST too");
+    }
+    let mut out: Vec<usize> = Vec::new();
+    for &NiceCount(n) in list {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        if !(1..=256).contains(&n) {
+            bail!("--senders {n} must be within 1..=256");
+        }
+        if out.last().is_some_and(|&l| l >= n) {
+            bail!("--senders must rise from one count to the next (the flood adds senders until the rate stops rising)");
+        }
+        out.push(n);
+    }
+    Ok(Some(out))
+}
+
+/// `--connect HOST:PORT…`: the port is required (there is no default port
+/// of "any service").
+fn connect_targets(list: &[String]) -> Result<Vec<ConnectTarget>> {
+    let mut out: Vec<ConnectTarget> = Vec::new();
+    for c in list {
+        if out.iter().any(|t| &t.name == c) {
+            bail!("--connect {c} is given twice");
+        }
+        let (host, port) = split_host_port(c)
+            .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--peer", "--connect")))?;
+        let Some(port) = port.filter(|&p| p != 0) else {
+            bail!("--connect {c}: give HOST:PORT (or [V6]:PORT), the port of a service that listens there");
+        };
+        if host.is_empty() {
+            bail!("--connect {c}: no host");
+        }
+        let addr =
+            resolve(&host, port, AddressFamily::Any).with_context(|| format!("--connect {c}"))?;
+        out.push(ConnectTarget {
+            name: c.clone(),
+            addr,
+        });
+    }
+    Ok(out)
+}
+
+/// `--http URL…`: plain http only, resolved here.
+fn http_targets(list: &[String]) -> Result<Vec<HttpTarget>> {
+    let mut out: Vec<HttpTarget> = Vec::new();
+    for u in list {
+        if out.iter().any(|t| &t.url == u) {
+            bail!("--http {u} is given twice");
+        }
+        let (host, port, path) = split_url(u).map_err(|e| anyhow::anyhow!("--http {e}"))?;
+        let addr =
+            resolve(&host, port, AddressFamily::Any).with_context(|| format!("--http {u}"))?;
+        let authority = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        };
+        out.push(HttpTarget {
+            url: u.clone(),
+            host: if port == 80 {
+                authority
+            } else {
+                format!("{authority}:{port}")
+            },
+            path,
+            addr,
+        });
+    }
+    Ok(out)
 }
 
 /// The ping command's `--json` must name stdout or a `.json` file, so a

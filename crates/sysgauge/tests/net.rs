@@ -573,6 +573,72 @@ const BAD_COMMAND_LINES: &[(&[&str], &str)] = &[
     ),
     (&["ping"], "HOST"),
     (
+        &["ping", "--no-store", "-l", "0", "127.0.0.1"],
+        "--preload 0 must be within 1..=1024",
+    ),
+    (
+        &["ping", "--no-store", "--notice", "", "127.0.0.1"],
+        "--notice TEXT is empty",
+    ),
+    (
+        &["listen", "--notice", "a\nb"],
+        "must not contain control characters",
+    ),
+    (
+        &["net", "--no-store", "--icmp", "no-such-host.invalid"],
+        "--icmp no-such-host.invalid: not a host to ping",
+    ),
+    (
+        &[
+            "net",
+            "--no-store",
+            "--icmp",
+            "127.0.0.1",
+            "--icmp-size",
+            "8",
+        ],
+        "--icmp-size: ICMP payload size 8 must be within 16..=65507 bytes",
+    ),
+    (
+        &["net", "--no-store", "--senders", "1,2"],
+        "--senders sets the ICMP flood's senders: give --icmp HOST too",
+    ),
+    (
+        &[
+            "net",
+            "--no-store",
+            "--icmp",
+            "127.0.0.1",
+            "--senders",
+            "2,1",
+        ],
+        "--senders must rise",
+    ),
+    (
+        &["net", "--no-store", "--icmp", "127.0.0.1", "--senders", "0"],
+        "--senders 0 must be within 1..=256",
+    ),
+    (
+        &["net", "--no-store", "--connect", "127.0.0.1"],
+        "--connect 127.0.0.1: give HOST:PORT",
+    ),
+    (
+        &["net", "--no-store", "--connect", "127.0.0.1:http"],
+        "is not a port number",
+    ),
+    (
+        &["net", "--no-store", "--http", "https://example.invalid/f"],
+        "only plain http:// is supported",
+    ),
+    (
+        &["net", "--no-store", "--http", "ftp://example.invalid/f"],
+        "is not an http:// URL",
+    ),
+    (
+        &["net", "--no-store", "--http", "http://127.0.0.1:0/f"],
+        "port 0 is not a port",
+    ),
+    (
         &["net", "--no-store", "--peer", "no-such-host.invalid"],
         "cannot resolve",
     ),

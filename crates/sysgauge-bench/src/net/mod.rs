@@ -1,6 +1,9 @@
 //! The `net` family: TCP throughput (one and several streams), TCP
 //! connection rate, UDP small-packet rate with a growing number of senders,
-//! UDP round-trip latency, and the 2ping results of `sysgauge ping`.
+//! UDP round-trip latency, and the 2ping results of `sysgauge ping`; and,
+//! to hosts that run no sysgauge at all, ICMP echo round trip and flood
+//! rate ([`icmp`]), TCP connection set-up time and HTTP download
+//! throughput ([`http`]).
 //!
 //! The TCP and UDP cases talk to a net service: by default one started in
 //! this process on 127.0.0.1 at a free port (so `sysgauge run` measures the
@@ -13,9 +16,13 @@
 //! The ping cases exist only when `sysgauge ping` supplies hosts
 //! ([`ping::PingSetup`]); otherwise they plan no case, and the TCP/UDP
 //! cases plan none when hosts are supplied, so one family serves both
-//! commands with the same ids.
+//! commands with the same ids. The ICMP, connect and HTTP cases plan one
+//! case per host or URL named (`--icmp`, `--connect`, `--http`), and
+//! none otherwise.
 
 pub mod endpoint;
+pub mod http;
+pub mod icmp;
 pub mod ping;
 pub mod proto;
 pub mod report;
@@ -58,17 +65,37 @@ pub struct NetOptions {
     pub ping: Option<PingSetup>,
     /// The peer's shared key (`--peer-key` or SYSGAUGE_NET_KEY).
     pub key: Option<proto::ServiceKey>,
+    /// Hosts to send ICMP echoes to (`--icmp`; no sysgauge there).
+    pub icmp: Vec<icmp::IcmpTarget>,
+    /// ICMP echo payload size (`--icmp-size`, default 56 bytes).
+    pub icmp_size: Option<usize>,
+    /// Sender counts of the ICMP flood (`--senders`; default 1, 2, 4 … by
+    /// profile).
+    pub senders: Option<Vec<usize>>,
+    /// Ports to time TCP connections to (`--connect`).
+    pub connect: Vec<http::ConnectTarget>,
+    /// URLs to download from (`--http`).
+    pub http: Vec<http::HttpTarget>,
 }
 
 impl NetOptions {
     /// The cases of a TCP or UDP benchmark: none in a `sysgauge ping` run,
-    /// which measures only its pings.
+    /// which measures only its pings, and none when only hosts that run no
+    /// sysgauge were named (`--icmp`, `--connect`, `--http` without
+    /// `--peer`).
     pub fn service_cases(&self, cases: impl FnOnce() -> Vec<Params>) -> Vec<Params> {
-        if self.ping.is_some() {
+        if self.ping.is_some() || (self.peer.is_none() && self.has_foreign_targets()) {
             Vec::new()
         } else {
             cases()
         }
+    }
+}
+
+impl NetOptions {
+    /// Whether hosts that run no sysgauge were named.
+    pub fn has_foreign_targets(&self) -> bool {
+        !(self.icmp.is_empty() && self.connect.is_empty() && self.http.is_empty())
     }
 }
 
@@ -103,6 +130,10 @@ pub fn benchmarks(options: &Arc<NetOptions>) -> Vec<Box<dyn Benchmark>> {
         Box::new(tcp::TcpConnectBenchmark::new(options.clone())),
         Box::new(udp::UdpPpsBenchmark::new(options.clone())),
         Box::new(udp::UdpRttBenchmark::new(options.clone())),
+        Box::new(icmp::IcmpRttBenchmark::new(options.clone())),
+        Box::new(icmp::IcmpPpsBenchmark::new(options.clone())),
+        Box::new(http::TcpConnectRttBenchmark::new(options.clone())),
+        Box::new(http::HttpDownloadBenchmark::new(options.clone())),
         Box::new(ping::PingBenchmark::new(
             ping::PingMeasure::Rtt,
             options.clone(),

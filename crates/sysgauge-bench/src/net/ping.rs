@@ -127,9 +127,17 @@ fn ping_cases(options: &NetOptions) -> Vec<Params> {
         .hosts
         .iter()
         .map(|h| {
-            Params::new()
+            let p = Params::new()
                 .with("host", h.as_str())
-                .with("mode", mode_of(&setup.config))
+                .with("mode", mode_of(&setup.config));
+            // Several pings in flight is another workload (RTTs include
+            // queueing); the param appears only then, so runs without a
+            // preload keep the params they always had.
+            if setup.config.preload > 1 {
+                p.with("preload", setup.config.preload)
+            } else {
+                p
+            }
         })
         .collect()
 }
@@ -249,6 +257,12 @@ fn loss_metrics(ctx: &mut RunCtx, setup: &PingSetup, i: usize) -> Result<Vec<Met
     ctx.note_detail("probes", count(h.probes));
     ctx.note_detail("errors", count(h.errors));
     ctx.note_detail("invalid", count(h.invalid));
+    if let Some(v) = &h.peer_texts.version {
+        ctx.note_detail("peer_version", v.as_str());
+    }
+    if let Some(n) = &h.peer_texts.notice {
+        ctx.note_detail("peer_notice", n.as_str());
+    }
     ctx.note_detail(
         "elapsed_ms",
         i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX),

@@ -10,7 +10,6 @@
 //! never outlive the borrow they come from.
 
 use std::io;
-use std::net::UdpSocket;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
@@ -100,7 +99,7 @@ impl Batch {
     /// timeout) for the first, then takes what is already queued. With
     /// `with_addrs` the senders' addresses are kept for [`Batch::send`].
     /// Returns how many arrived; a timeout is `WouldBlock`/`TimedOut`.
-    pub fn recv(&mut self, socket: &UdpSocket, with_addrs: bool) -> io::Result<usize> {
+    pub fn recv(&mut self, socket: &impl AsRawFd, with_addrs: bool) -> io::Result<usize> {
         let fd = socket.as_raw_fd();
         // SAFETY: iovec and mmsghdr are plain C structs; all-zero is a valid
         // value (null pointers, zero lengths) that is filled in below.
@@ -161,7 +160,7 @@ impl Batch {
     /// socket. Returns how many were sent (fewer only on error after some).
     pub fn send(
         &mut self,
-        socket: &UdpSocket,
+        socket: &impl AsRawFd,
         count: usize,
         to_senders: bool,
     ) -> io::Result<usize> {
@@ -263,6 +262,7 @@ pub fn set_defer_accept(fd: RawFd, seconds: u32) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::UdpSocket;
 
     #[test]
     fn batch_round_trip_on_loopback() {

@@ -85,42 +85,67 @@ impl UdpPpsBenchmark {
     }
 }
 
-/// Where the ladder of one size stands.
+/// How a sender ladder's findings name what it measures.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LadderText {
+    /// Finding code prefix: `{prefix}-saturated`, `{prefix}-rising`.
+    pub prefix: &'static str,
+    /// "the UDP packet rate", in messages.
+    pub what: &'static str,
+    /// Remedy of the saturation finding.
+    pub remedy: &'static str,
+}
+
+const UDP_LADDER: LadderText = LadderText {
+    prefix: "udp-pps",
+    what: "UDP packet rate",
+    remedy: "the rate of the earlier case is the peak; on loopback both ends share the same CPUs",
+};
+
+/// Where the ladder of one size stands (shared with the ICMP flood).
 #[derive(Debug, Default)]
-struct Ladder {
+pub(super) struct Ladder {
     last: Option<(usize, f64)>,
-    saturated_at: Option<(usize, f64)>,
+    pub(super) saturated_at: Option<(usize, f64)>,
 }
 
 impl Ladder {
     /// Records the rate of `senders`; says (once) where the rate stopped
     /// rising, or that it still rose at the last step.
     fn record(&mut self, senders: usize, rate: f64, last_step: bool) -> Option<Finding> {
+        self.record_as(&UDP_LADDER, senders, rate, last_step)
+    }
+
+    /// [`Ladder::record`] with the findings worded by `text`.
+    pub(super) fn record_as(
+        &mut self,
+        text: &LadderText,
+        senders: usize,
+        rate: f64,
+        last_step: bool,
+    ) -> Option<Finding> {
+        let what = text.what;
         let prev = self.last.replace((senders, rate));
         if let Some((ps, pr)) = prev {
             if rate < pr * RISING {
                 self.saturated_at = Some((ps, pr));
                 return Some(
                     Finding::new(
-                        "udp-pps-saturated",
+                        &format!("{}-saturated", text.prefix),
                         Severity::Info,
                         format!(
-                            "the UDP packet rate saturated at {ps} senders: {ps} gave {pr:.0} pkt/s, {senders} gave {rate:.0} pkt/s (less than 5 % more)"
+                            "the {what} saturated at {ps} senders: {ps} gave {pr:.0} pkt/s, {senders} gave {rate:.0} pkt/s (less than 5 % more)"
                         ),
                     )
-                    .with_remedy(
-                        "the rate of the earlier case is the peak; on loopback both ends share the same CPUs",
-                    ),
+                    .with_remedy(text.remedy),
                 );
             }
         }
         (last_step && senders > 1).then(|| {
             Finding::new(
-                "udp-pps-rising",
+                &format!("{}-rising", text.prefix),
                 Severity::Info,
-                format!(
-                    "the UDP packet rate still rose at {senders} senders; it saturates above that"
-                ),
+                format!("the {what} still rose at {senders} senders; it saturates above that"),
             )
             .with_remedy("--profile standard tries more senders")
         })

@@ -15,6 +15,12 @@
 //!   `max_ids_per_peer` IDs per table, expired after `state_ttl`;
 //!   [`Listener::max_state_bytes`] gives the resulting memory bound.
 //! - **Rate limit**: a token bucket per source address (IPv6: per /64).
+//!   With a shared key (`auth`), a trusted peer (one that completed a
+//!   3-way exchange, every packet MAC-checked) is exempt: its datagrams
+//!   over the limit are still decoded and answered if their MAC is right
+//!   (counted as `rate_exempt`), so a flood between two sysgauge hosts that
+//!   share a key loses nothing to the limiter; anything else over the
+//!   limit is dropped before parsing.
 //! - **No stall**: sockets are non-blocking, each wake-up reads at most
 //!   `max_batch` datagrams per socket, and `poll` has a bounded timeout, so
 //!   cancellation is seen within `poll_timeout` whatever arrives.
@@ -35,7 +41,9 @@ use crate::codec::{
     DEFAULT_MIN_PACKET_SIZE, HEADER_LEN, MAX_DATAGRAM,
 };
 use crate::net::{self, Cancel};
-use crate::session::{self, LossDirection, SentKind, Session, SessionEvent, SessionLimits};
+use crate::session::{
+    self, LossDirection, PeerTextKind, SentKind, Session, SessionEvent, SessionLimits,
+};
 use peers::PeerTable;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
@@ -117,6 +125,9 @@ pub struct ListenerConfig {
     /// Send our program version in replies (default true; dropped first if
     /// a reply would be too large).
     pub send_version: bool,
+    /// Notice text sent in every reply (`--notice`; dropped with the
+    /// version if a reply would be too large).
+    pub notice: Option<String>,
     /// Safety limits.
     pub limits: ListenerLimits,
     /// Longest wait in `poll`, hence the latency of noticing cancellation.
@@ -135,6 +146,7 @@ impl Default for ListenerConfig {
             auth: None,
             three_way: true,
             send_version: true,
+            notice: None,
             limits: ListenerLimits::default(),
             poll_timeout: Duration::from_millis(100),
         }
@@ -210,6 +222,18 @@ pub enum ListenerEvent {
         /// Direction from our point of view.
         direction: LossDirection,
     },
+    /// A client sent its program version or notice text for the first
+    /// time, or a different one.
+    PeerText {
+        /// Our socket's address.
+        local: SocketAddr,
+        /// The client.
+        peer: SocketAddr,
+        /// Version or notice.
+        kind: PeerTextKind,
+        /// The text (at most [`crate::MAX_PEER_TEXT`] bytes).
+        text: String,
+    },
     /// A datagram was dropped.
     Dropped {
         /// The sender.
@@ -231,6 +255,7 @@ pub struct ListenerCounters {
     rate_limited: AtomicU64,
     unsupported: AtomicU64,
     reply_too_large: AtomicU64,
+    rate_exempt: AtomicU64,
     send_errors: AtomicU64,
     recv_errors: AtomicU64,
     peer_evictions: AtomicU64,
@@ -261,6 +286,9 @@ pub struct CounterSnapshot {
     pub unsupported: u64,
     /// Not answered: the reply would have been larger than the request.
     pub reply_too_large: u64,
+    /// Over the rate limit, but answered: MAC-authenticated datagrams of a
+    /// trusted peer (not dropped, so not in [`CounterSnapshot::dropped`]).
+    pub rate_exempt: u64,
     /// Replies the OS refused to send.
     pub send_errors: u64,
     /// Receive errors.
@@ -304,6 +332,7 @@ impl ListenerCounters {
             rate_limited: r(&self.rate_limited),
             unsupported: r(&self.unsupported),
             reply_too_large: r(&self.reply_too_large),
+            rate_exempt: r(&self.rate_exempt),
             send_errors: r(&self.send_errors),
             recv_errors: r(&self.recv_errors),
             peer_evictions: r(&self.peer_evictions),
@@ -352,6 +381,8 @@ pub struct PeerSummary {
     pub rtt: Option<crate::stats::RttSummary>,
     /// The RTTs the peer enclosed.
     pub peer_rtt: Option<crate::stats::RttSummary>,
+    /// The peer's program version and notice, as last sent.
+    pub peer_texts: crate::session::PeerTexts,
 }
 
 /// A bound 2ping listener; call [`Listener::serve`] to answer pings.
@@ -361,7 +392,8 @@ pub struct Listener {
     peers: PeerTable,
     limiter: Option<RateLimiter>,
     counters: Arc<ListenerCounters>,
-    version: Option<ExtendedSegment>,
+    /// Our version and notice segments, put in every reply.
+    extended: Option<Vec<ExtendedSegment>>,
     recv_buf: Vec<u8>,
     send_buf: Vec<u8>,
     reply: Packet,
@@ -461,7 +493,7 @@ impl Listener {
             peers: PeerTable::new(l.max_peers, limits, l.state_ttl),
             limiter,
             counters: Arc::new(ListenerCounters::default()),
-            version: config.send_version.then(session::version_segment),
+            extended: session::own_segments(config.send_version, config.notice.as_deref()),
             sockets,
             recv_buf: vec![0; 65_536],
             send_buf: Vec::with_capacity(config.max_packet_size),
@@ -511,6 +543,7 @@ impl Listener {
                 counts: s.counts,
                 rtt: s.rtt.summary(),
                 peer_rtt: s.peer_rtt.summary(),
+                peer_texts: s.peer_texts.clone(),
             })
         });
         out
@@ -615,9 +648,19 @@ impl Listener {
             // Nothing can be sent back to port 0; such a source is forged.
             return self.drop_packet(peer, DropReason::Malformed, on_event);
         }
+        let mut over_limit = false;
         if let Some(l) = &mut self.limiter {
-            if !l.allow(peer.ip(), self.peers.is_trusted(&peer), received_at) {
-                return self.drop_packet(peer, DropReason::RateLimited, on_event);
+            let trusted = self.peers.is_trusted(&peer);
+            if !l.allow(peer.ip(), trusted, received_at) {
+                // An authenticated peer is exempt: with a key configured,
+                // a trusted peer earned its place with MAC-checked packets,
+                // and whatever claims to come from it is answered only if
+                // its own MAC checks out, so the exemption costs at most
+                // one HMAC per datagram and never answers a forgery.
+                if !(trusted && self.config.auth.is_some()) {
+                    return self.drop_packet(peer, DropReason::RateLimited, on_event);
+                }
+                over_limit = true;
             }
         }
         let bytes = &self.recv_buf[..n.min(self.recv_buf.len())];
@@ -625,6 +668,12 @@ impl Listener {
             Some(auth) => codec::decode_authenticated(bytes, auth),
             None => codec::decode(bytes),
         };
+        if over_limit {
+            if decoded.is_err() {
+                return self.drop_packet(peer, DropReason::RateLimited, on_event);
+            }
+            ListenerCounters::add(&self.counters.rate_exempt);
+        }
         let packet = match decoded {
             Ok(p) => p,
             Err(e) => {
@@ -645,10 +694,18 @@ impl Listener {
         let mut events = std::mem::take(&mut self.events);
         let mut reply = std::mem::take(&mut self.reply);
         events.clear();
+        let local = self.sockets.get(i).map(|(_, a)| *a).unwrap_or(peer);
         let wants_reply = self.peers.with_session(peer, received_at, |s| {
+            s.peer_texts.update(&packet, |kind, text| {
+                on_event(&ListenerEvent::PeerText {
+                    local,
+                    peer,
+                    kind,
+                    text: text.to_string(),
+                })
+            });
             s.handle(&packet, received_at, three_way, &mut events, &mut reply)
         });
-        let local = self.sockets.get(i).map(|(_, a)| *a).unwrap_or(peer);
         for e in &events {
             on_event(&match *e {
                 SessionEvent::Reply {
@@ -690,8 +747,8 @@ impl Listener {
         reply: &mut Packet,
         on_event: &mut dyn FnMut(&ListenerEvent),
     ) {
-        if let Some(v) = &self.version {
-            reply.opcodes.extended = Some(vec![v.clone()]);
+        if let Some(v) = &self.extended {
+            reply.opcodes.extended = Some(v.clone());
         }
         reply.opcodes.host_latency_us = Some(0);
         let auth = self.config.auth.as_ref();

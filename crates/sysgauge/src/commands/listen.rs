@@ -21,11 +21,20 @@ use std::time::Instant;
 use sysgauge_bench::net::report::{render_stats, PingStats};
 use sysgauge_bench::net::NetService;
 use sysgauge_twoping::listener::{Listener, ListenerEvent};
-use sysgauge_twoping::LossDirection;
+use sysgauge_twoping::{LossDirection, PeerTextKind};
 
 fn say(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}").and_then(|_| out.flush());
+}
+
+/// A peer's version or notice as a live line: the notice as the reference
+/// prints it ("  Peer notice: …"), the version in the same shape.
+pub fn peer_text_line(peer: &str, kind: PeerTextKind, text: &str) -> String {
+    match kind {
+        PeerTextKind::Version => format!("  Peer version ({peer}): {text}"),
+        PeerTextKind::Notice => format!("  Peer notice ({peer}): {text}"),
+    }
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -52,8 +61,13 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
     }
     match rate_limit {
         Some(rl) => eprintln!(
-            "sysgauge: rate limit {} datagrams/s per source (IPv6: per /64), loopback exempt; --rate-limit 0 turns it off",
-            rl.packets_per_second
+            "sysgauge: rate limit {} datagrams/s per source (IPv6: per /64), loopback{} exempt; --rate-limit 0 turns it off",
+            rl.packets_per_second,
+            if cfg.listener.auth.is_some() {
+                " and authenticated clients"
+            } else {
+                ""
+            }
         ),
         None => eprintln!("sysgauge: no rate limit (--rate-limit 0)"),
     }
@@ -108,6 +122,9 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
                     format!("Lost inbound packet from {}: ping_seq={seq}", peer.ip())
                 }
             }),
+            ListenerEvent::PeerText {
+                peer, kind, text, ..
+            } => say(&peer_text_line(&peer.ip().to_string(), *kind, text)),
             // Counted by the listener and summed up at the end.
             ListenerEvent::Dropped { .. } => {}
         }
@@ -148,6 +165,13 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
             packets: None,
             probes: 0,
         }));
+        let t = &p.peer_texts;
+        if let Some(v) = &t.version {
+            text.push_str(&format!("peer version: {v}\n"));
+        }
+        if let Some(n) = &t.notice {
+            text.push_str(&format!("peer notice: {n}\n"));
+        }
     }
     let k = listener.counters().snapshot();
     text.push_str(&format!(
@@ -163,6 +187,12 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
         k.unsupported,
         k.reply_too_large
     ));
+    if k.rate_exempt > 0 {
+        text.push_str(&format!(
+            "{} datagrams over the rate limit answered: authenticated clients are exempt\n",
+            k.rate_exempt
+        ));
+    }
     crate::output::stdout(&text)?;
     Ok(Exit::Ok)
 }

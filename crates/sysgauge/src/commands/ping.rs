@@ -110,6 +110,13 @@ pub fn run(args: PingArgs) -> Result<Exit> {
                 format!("Lost inbound packet from {}: ping_seq={seq}", peer.ip())
             }
         }),
+        ClientEvent::PeerText {
+            peer, kind, text, ..
+        } if show_losses => p.line(&crate::commands::listen::peer_text_line(
+            &peer.ip().to_string(),
+            *kind,
+            text,
+        )),
         ClientEvent::Error {
             host,
             peer,
