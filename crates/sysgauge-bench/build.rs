@@ -52,6 +52,11 @@ fn build_helper(dest: &Path) -> Result<(), String> {
         "-static",
         "-no-pie",
         "-Wl,--build-id=none",
+        // zig links its compiler runtime into every executable; for ARMv6
+        // that runtime calls memcpy, which -nostdlib leaves undefined. The
+        // helper uses none of it, so dropping unreferenced sections drops
+        // it (a no-op for gcc's link).
+        "-Wl,--gc-sections",
         "-s",
         "-o",
     ])
