@@ -251,6 +251,72 @@ impl Forced {
     }
 }
 
+/// Check `--implementation` before anything runs: every name must be an
+/// implementation of one of `algorithms` (all that have candidates), a rule
+/// naming an algorithm must name one it runs on this CPU, and a bare name
+/// (or a family rule) must apply to at least one algorithm `selected`
+/// (by id) has. The error says which names there are.
+pub fn validate(
+    forced: &Forced,
+    algorithms: &[Box<dyn Candidates>],
+    selected: &dyn Fn(&str) -> bool,
+) -> Result<(), String> {
+    let mut known: Vec<&'static str> = algorithms.iter().flat_map(|a| a.all_names()).collect();
+    known.sort_unstable();
+    known.dedup();
+    for (alg, name) in forced.rules() {
+        if !known.contains(&name) {
+            return Err(format!(
+                "--implementation: '{name}' is not an implementation sysgauge has; the names are {} (`sysgauge list --implementations` shows them per algorithm)",
+                known.join(", ")
+            ));
+        }
+        let strict = |a: &Selector, id: &str| {
+            let e = a.as_str();
+            e == id || id.split_once('.').is_some_and(|(_, rest)| rest == e)
+        };
+        if let Some(a) = alg.filter(|a| algorithms.iter().any(|c| strict(a, c.algorithm_id()))) {
+            let c = algorithms
+                .iter()
+                .find(|c| strict(a, c.algorithm_id()))
+                .ok_or_else(|| format!("--implementation: no algorithm '{a}'"))?;
+            forced
+                .for_algorithm(c.algorithm_id(), &c.names(), &c.all_names())
+                .map_err(|e| format!("--implementation: {e}"))?;
+            continue;
+        }
+        if let Some(a) = alg {
+            if !algorithms.iter().any(|c| a.matches(c.algorithm_id())) {
+                return Err(format!(
+                    "--implementation {a}={name}: '{a}' names no hash or cipher with implementations to choose from"
+                ));
+            }
+        }
+        let applies = |c: &&Box<dyn Candidates>| {
+            let id = c.algorithm_id();
+            selected(id) && alg.is_none_or(|a| a.matches(id))
+        };
+        if !algorithms
+            .iter()
+            .filter(applies)
+            .any(|c| c.names().contains(&name))
+        {
+            let mut here: Vec<&'static str> = algorithms
+                .iter()
+                .filter(applies)
+                .flat_map(|c| c.names())
+                .collect();
+            here.sort_unstable();
+            here.dedup();
+            return Err(format!(
+                "--implementation: no selected algorithm has '{name}' on this CPU; they have {}",
+                list(&here)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// How long the trial runs: `rounds` rounds, each giving every candidate
 /// `slice` of work, after a short warm-up of each.
 #[derive(Debug, Clone, Copy)]
@@ -601,6 +667,24 @@ mod tests {
         );
         assert!(out.details.get_str(DETAIL_CHOICE).is_some());
         assert!(out.params.get_str(DETAIL_IMPLEMENTATION).is_none());
+    }
+
+    #[test]
+    fn validation_before_anything_runs() {
+        let algs: Vec<Box<dyn Candidates>> = vec![Box::new(fake("test.a")), Box::new(fake("test.b"))];
+        let all = |_: &str| true;
+        let only_b = |id: &str| id == "test.b";
+        assert!(validate(&forced(&["good", "a=slow"]), &algs, &all).is_ok());
+        assert!(validate(&forced(&["test=good"]), &algs, &only_b).is_ok());
+        let e = validate(&forced(&["nope"]), &algs, &all).unwrap_err();
+        assert!(e.contains("'nope' is not an implementation"), "{e}");
+        assert!(e.contains("gone, good, slow, wrong"), "{e}");
+        let e = validate(&forced(&["a=gone"]), &algs, &all).unwrap_err();
+        assert!(e.contains("cannot run on this CPU"), "{e}");
+        let e = validate(&forced(&["gone"]), &algs, &all).unwrap_err();
+        assert!(e.contains("no selected algorithm has 'gone'"), "{e}");
+        let e = validate(&forced(&["cpu=good"]), &algs, &all).unwrap_err();
+        assert!(e.contains("names no hash or cipher"), "{e}");
     }
 
     #[test]

@@ -55,6 +55,7 @@
 //! SP 800-38A examples where those exist.
 
 use super::aes::{CbcEncryptor, CtrEncryptor};
+use crate::implementation::{Candidates, Worker};
 use crate::util::hex;
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::cipher::{
@@ -115,6 +116,26 @@ pub trait Stream: Send {
     }
     /// Which implementation runs (for the record's details).
     fn implementation(&self) -> &'static str;
+}
+
+/// Implementation names, as `--implementation` takes them and the details
+/// record them.
+pub const AWS_LC: &str = "aws-lc";
+pub const RUSTCRYPTO: &str = "rustcrypto";
+/// A portable kernel written for sysgauge (`sysgauge_kernels`).
+pub const SYSGAUGE: &str = "sysgauge";
+pub const SYSGAUGE_AES_NI: &str = "sysgauge-aes-ni";
+pub const SYSGAUGE_VAES_AVX512: &str = "sysgauge-vaes-avx512";
+pub const SYSGAUGE_VAES_AVX2: &str = "sysgauge-vaes-avx2";
+pub const SYSGAUGE_AVX512: &str = "sysgauge-avx512";
+
+/// The name of a hand-written AES-CTR kernel.
+fn ctr_name(k: super::aes::CtrKernel) -> &'static str {
+    match k {
+        super::aes::CtrKernel::Vaes512 => SYSGAUGE_VAES_AVX512,
+        super::aes::CtrKernel::Vaes256 => SYSGAUGE_VAES_AVX2,
+        super::aes::CtrKernel::AesNi => SYSGAUGE_AES_NI,
+    }
 }
 
 impl Cipher {
@@ -301,8 +322,94 @@ impl Cipher {
         }
     }
 
+    /// Every implementation sysgauge carries of the algorithm, in order
+    /// of preference (names as `--implementation` takes them).
+    pub fn candidates(self) -> &'static [&'static str] {
+        match self {
+            Cipher::Aes128Cbc | Cipher::Aes192Cbc | Cipher::Aes256Cbc => {
+                &[SYSGAUGE_AES_NI, AWS_LC, RUSTCRYPTO]
+            }
+            Cipher::Aes128Ctr => &[
+                SYSGAUGE_VAES_AVX512,
+                SYSGAUGE_VAES_AVX2,
+                SYSGAUGE_AES_NI,
+                AWS_LC,
+            ],
+            Cipher::ChaCha20Poly1305 => &[SYSGAUGE_AVX512, AWS_LC],
+            Cipher::Aes128Gcm | Cipher::Aes256Gcm => &[AWS_LC],
+            Cipher::DesEde3Cbc => &[AWS_LC, RUSTCRYPTO],
+            Cipher::BfCbc | Cipher::Cast5Cbc | Cipher::Camellia128Cbc | Cipher::Rc4 => {
+                &[SYSGAUGE, RUSTCRYPTO]
+            }
+            Cipher::HmacSha256 => &[RUSTCRYPTO, AWS_LC],
+            Cipher::DesCbc
+            | Cipher::IdeaCbc
+            | Cipher::Rc2Cbc
+            | Cipher::Camellia192Cbc
+            | Cipher::Camellia256Cbc
+            | Cipher::HmacMd5
+            | Cipher::Aes128Ige
+            | Cipher::Aes192Ige
+            | Cipher::Aes256Ige
+            | Cipher::Ghash => &[RUSTCRYPTO],
+        }
+    }
+
+    /// The candidates this CPU can run (the hand-written SIMD kernels need
+    /// their instructions).
+    pub fn available(self) -> Vec<&'static str> {
+        let ctr = super::aes::ctr_kernels();
+        self.candidates()
+            .iter()
+            .copied()
+            .filter(|&name| match (self, name) {
+                (Cipher::Aes128Ctr, n) if n != AWS_LC => {
+                    ctr.iter().any(|k| ctr_name(*k) == n)
+                }
+                (_, SYSGAUGE_AES_NI) => super::aes::cbc_available(),
+                (_, SYSGAUGE_AVX512) => super::chacha_poly::available(),
+                _ => true,
+            })
+            .collect()
+    }
+
+    /// The implementation `start` uses for buffers of up to `max_len`
+    /// bytes when none is named: the first available candidate, except
+    /// that ChaCha20-Poly1305 leaves buffers shorter than
+    /// `chacha_poly::MIN_LEN` to aws-lc (faster there).
+    pub fn default_implementation(self, max_len: usize) -> &'static str {
+        let available = self.available();
+        if self == Cipher::ChaCha20Poly1305 && max_len < super::chacha_poly::MIN_LEN {
+            return AWS_LC;
+        }
+        available.first().copied().unwrap_or(AWS_LC)
+    }
+
     fn start_with_aad(
         self,
+        key: &[u8],
+        iv: &[u8],
+        aad: &[u8],
+        max_len: usize,
+    ) -> Result<Box<dyn Stream>, CipherError> {
+        self.start_named(self.default_implementation(max_len), key, iv, aad, max_len)
+    }
+
+    /// Key the algorithm with the implementation called `name` (one of
+    /// [`Cipher::available`]).
+    pub fn start_with(
+        self,
+        name: &str,
+        key: &[u8],
+        iv: &[u8],
+        max_len: usize,
+    ) -> Result<Box<dyn Stream>, CipherError> {
+        self.start_named(name, key, iv, &[], max_len)
+    }
+
+    fn start_named(
+        self,
+        name: &str,
         key: &[u8],
         iv: &[u8],
         aad: &[u8],
@@ -315,6 +422,7 @@ impl Cipher {
                 self.iv_len()
             )));
         }
+        let unavailable = || self.setup_err(format!("'{name}' does not run on this CPU"));
         let aws = |alg: &'static aws_lc_rs::cipher::Algorithm, ctr: bool| {
             let k = UnboundCipherKey::new(alg, key).map_err(|_| self.setup_err("bad key"))?;
             let ctx = match iv.len() {
@@ -339,36 +447,52 @@ impl Cipher {
                 out: vec![0u8; max_len + 32],
             }))
         };
-        Ok(match self {
-            Cipher::Aes128Cbc | Cipher::Aes192Cbc | Cipher::Aes256Cbc => {
-                match CbcEncryptor::new(key, iv) {
-                    Some(e) => Box::new(CbcKernel {
-                        cipher: self,
-                        kernel: e,
-                        implementation: "sysgauge aes-ni",
-                    }),
-                    None => aws(aws_aes(key.len()), false)?,
-                }
-            }
-            Cipher::Aes128Ctr => match CtrEncryptor::new(key, iv) {
-                Some(e) => Box::new(AesCtrStream { e }),
-                None => aws(aws_aes(key.len()), true)?,
+        let is_aes_cbc = matches!(
+            self,
+            Cipher::Aes128Cbc | Cipher::Aes192Cbc | Cipher::Aes256Cbc
+        );
+        Ok(match (self, name) {
+            (_, SYSGAUGE_AES_NI) if is_aes_cbc => match CbcEncryptor::new(key, iv) {
+                Some(e) => Box::new(CbcKernel {
+                    cipher: self,
+                    kernel: e,
+                    implementation: SYSGAUGE_AES_NI,
+                }),
+                None => return Err(unavailable()),
             },
-            Cipher::DesEde3Cbc => {
+            (_, AWS_LC) if is_aes_cbc => aws(aws_aes(key.len()), false)?,
+            (Cipher::Aes128Cbc, RUSTCRYPTO) => self.crate_cbc::<aes::Aes128>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Aes192Cbc, RUSTCRYPTO) => self.crate_cbc::<aes::Aes192>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Aes256Cbc, RUSTCRYPTO) => self.crate_cbc::<aes::Aes256>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Aes128Ctr, AWS_LC) => aws(aws_aes(key.len()), true)?,
+            (Cipher::Aes128Ctr, n @ (SYSGAUGE_VAES_AVX512 | SYSGAUGE_VAES_AVX2 | SYSGAUGE_AES_NI)) => {
+                let kernel = super::aes::ctr_kernels()
+                    .into_iter()
+                    .find(|k| ctr_name(*k) == n)
+                    .ok_or_else(unavailable)?;
+                let e = CtrEncryptor::with_kernel(kernel, key, iv)
+                    .ok_or_else(|| self.setup_err("bad key or IV"))?;
+                Box::new(AesCtrStream { e })
+            }
+            (Cipher::DesEde3Cbc, AWS_LC) => {
                 // Measuring a legacy cipher is the point here.
                 #[allow(deprecated)]
                 let alg = &aws_lc_rs::cipher::DES_EDE3_FOR_LEGACY_USE_ONLY;
                 aws(alg, false)?
             }
-            Cipher::ChaCha20Poly1305
-                if max_len >= super::chacha_poly::MIN_LEN && super::chacha_poly::available() =>
-            {
+            (Cipher::DesEde3Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<des::TdesEde3>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::ChaCha20Poly1305, SYSGAUGE_AVX512) => {
+                if !super::chacha_poly::available() {
+                    return Err(unavailable());
+                }
                 Box::new(
                     ChaChaPolyStream::new(key, iv, aad)
                         .ok_or_else(|| self.setup_err("bad key or nonce"))?,
                 )
             }
-            Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305 => {
+            (Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305, AWS_LC) => {
                 let alg = match self {
                     Cipher::Aes128Gcm => &aead::AES_128_GCM,
                     Cipher::Aes256Gcm => &aead::AES_256_GCM,
@@ -388,48 +512,77 @@ impl Cipher {
                     tag: [0; 16],
                 })
             }
-            Cipher::BfCbc => Box::new(CbcKernel {
+            (Cipher::BfCbc, SYSGAUGE) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::blowfish::BlowfishCbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: "sysgauge blowfish",
+                implementation: SYSGAUGE,
             }),
-            Cipher::Cast5Cbc => Box::new(CbcKernel {
+            (Cipher::BfCbc, RUSTCRYPTO) => {
+                self.crate_cbc::<blowfish::Blowfish>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Cast5Cbc, SYSGAUGE) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::cast5::Cast5Cbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: "sysgauge cast5",
+                implementation: SYSGAUGE,
             }),
-            Cipher::Camellia128Cbc => Box::new(CbcKernel {
+            (Cipher::Cast5Cbc, RUSTCRYPTO) => self.crate_cbc::<cast5::Cast5>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Camellia128Cbc, SYSGAUGE) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::camellia::CamelliaCbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: "sysgauge camellia",
+                implementation: SYSGAUGE,
             }),
-            Cipher::DesCbc => self.crate_cbc::<des::Des>(key, iv, "rustcrypto des+cbc")?,
-            Cipher::IdeaCbc => self.crate_cbc::<idea::Idea>(key, iv, "rustcrypto idea+cbc")?,
-            Cipher::Rc2Cbc => self.crate_cbc::<rc2::Rc2>(key, iv, "rustcrypto rc2+cbc")?,
-            Cipher::Camellia192Cbc => {
-                self.crate_cbc::<camellia::Camellia192>(key, iv, "rustcrypto camellia+cbc")?
+            (Cipher::Camellia128Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<camellia::Camellia128>(key, iv, RUSTCRYPTO)?
             }
-            Cipher::Camellia256Cbc => {
-                self.crate_cbc::<camellia::Camellia256>(key, iv, "rustcrypto camellia+cbc")?
+            (Cipher::DesCbc, RUSTCRYPTO) => self.crate_cbc::<des::Des>(key, iv, RUSTCRYPTO)?,
+            (Cipher::IdeaCbc, RUSTCRYPTO) => self.crate_cbc::<idea::Idea>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Rc2Cbc, RUSTCRYPTO) => self.crate_cbc::<rc2::Rc2>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Camellia192Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<camellia::Camellia192>(key, iv, RUSTCRYPTO)?
             }
-            Cipher::Aes128Ige => self.crate_mode::<ige::Encryptor<aes::Aes128>>(key, iv, IGE)?,
-            Cipher::Aes192Ige => self.crate_mode::<ige::Encryptor<aes::Aes192>>(key, iv, IGE)?,
-            Cipher::Aes256Ige => self.crate_mode::<ige::Encryptor<aes::Aes256>>(key, iv, IGE)?,
-            Cipher::Rc4 => Box::new(Rc4Stream(
+            (Cipher::Camellia256Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<camellia::Camellia256>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes128Ige, RUSTCRYPTO) => {
+                self.crate_mode::<ige::Encryptor<aes::Aes128>>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes192Ige, RUSTCRYPTO) => {
+                self.crate_mode::<ige::Encryptor<aes::Aes192>>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes256Ige, RUSTCRYPTO) => {
+                self.crate_mode::<ige::Encryptor<aes::Aes256>>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Rc4, SYSGAUGE) => Box::new(Rc4Stream(
                 super::rc4::Rc4::new(key).ok_or_else(|| self.setup_err("bad key"))?,
             )),
-            Cipher::HmacMd5 => self.hmac::<md5::Md5>(key, "rustcrypto hmac+md-5")?,
-            Cipher::HmacSha256 => self.hmac::<sha2::Sha256>(key, "rustcrypto hmac+sha2")?,
-            Cipher::Ghash => {
+            (Cipher::Rc4, RUSTCRYPTO) => {
+                use cipher::KeyInit as _;
+                Box::new(CrateRc4Stream(
+                    rc4::Rc4::new_from_slice(key).map_err(|_| self.setup_err("bad key"))?,
+                ))
+            }
+            (Cipher::HmacMd5, RUSTCRYPTO) => self.hmac::<md5::Md5>(key, RUSTCRYPTO)?,
+            (Cipher::HmacSha256, RUSTCRYPTO) => self.hmac::<sha2::Sha256>(key, RUSTCRYPTO)?,
+            (Cipher::HmacSha256, AWS_LC) => Box::new(AwsHmacStream {
+                key: aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key),
+                tag: [0; 32],
+            }),
+            (Cipher::Ghash, RUSTCRYPTO) => {
                 use cipher::KeyInit as _;
                 Box::new(GhashStream {
                     keyed: ghash::GHash::new_from_slice(key)
                         .map_err(|_| self.setup_err("bad key"))?,
                     tag: [0; 16],
                 })
+            }
+            (_, other) => {
+                return Err(self.setup_err(format!(
+                    "has no implementation '{other}' (it has {})",
+                    self.candidates().join(", ")
+                )))
             }
         })
     }
@@ -496,18 +649,29 @@ impl Cipher {
     /// Check against the known answer, then check decrypt(encrypt(x)) == x
     /// on `len` bytes (a multiple of `granule`) with an independent decryptor.
     pub fn self_test(self, len: usize) -> Result<(), CipherError> {
-        self.check_vector(&known_answer(self))?;
-        self.round_trip(len.max(1))
+        self.self_test_of(self.default_implementation(len), len)
     }
 
-    /// Run one known-answer vector through a fresh stream.
+    /// [`Cipher::self_test`] for the implementation called `name`.
+    pub fn self_test_of(self, name: &str, len: usize) -> Result<(), CipherError> {
+        self.check_vector_with(name, &known_answer(self))?;
+        self.round_trip(name, len.max(1))
+    }
+
+    /// Run one known-answer vector through a fresh default stream.
+    #[cfg(test)]
     fn check_vector(self, v: &Vector) -> Result<(), CipherError> {
+        self.check_vector_with(self.default_implementation(v.plaintext.len()), v)
+    }
+
+    /// Run one known-answer vector through a fresh stream of `name`.
+    fn check_vector_with(self, name: &str, v: &Vector) -> Result<(), CipherError> {
         let kat = |what: String| CipherError::KnownAnswer {
             cipher: self.name(),
             what,
         };
         let mut buf = v.plaintext.to_vec();
-        let mut s = self.start_with_aad(v.key, v.iv, v.aad, buf.len())?;
+        let mut s = self.start_named(name, v.key, v.iv, v.aad, buf.len())?;
         if self.is_mac()
             || matches!(
                 self,
@@ -536,7 +700,7 @@ impl Cipher {
         Ok(())
     }
 
-    fn round_trip(self, len: usize) -> Result<(), CipherError> {
+    fn round_trip(self, name: &str, len: usize) -> Result<(), CipherError> {
         let len = len.div_ceil(self.granule()) * self.granule();
         let key: Vec<u8> = (0..self.key_len())
             .map(|i| (i as u8).wrapping_mul(29).wrapping_add(3))
@@ -547,7 +711,7 @@ impl Cipher {
         let mut plain = vec![0u8; len];
         crate::util::fill_pattern(&mut plain, 0xc0ffee);
         let mut buf = plain.clone();
-        let mut s = self.start(&key, &iv, len)?;
+        let mut s = self.start_with(name, &key, &iv, len)?;
         s.process(&mut buf)?;
         let tag = s.tag().to_vec();
         let bad = |what: &str| CipherError::KnownAnswer {
@@ -746,11 +910,7 @@ impl Stream for AesCtrStream {
         Ok(())
     }
     fn implementation(&self) -> &'static str {
-        match self.e.kernel() {
-            super::aes::CtrKernel::Vaes512 => "sysgauge vaes-avx512",
-            super::aes::CtrKernel::Vaes256 => "sysgauge vaes-avx2",
-            super::aes::CtrKernel::AesNi => "sysgauge aes-ni",
-        }
+        ctr_name(self.e.kernel())
     }
 }
 
@@ -785,7 +945,7 @@ impl Stream for AwsStream {
         Ok(())
     }
     fn implementation(&self) -> &'static str {
-        "aws-lc"
+        AWS_LC
     }
 }
 
@@ -822,7 +982,7 @@ impl Stream for AeadStream {
         &self.tag
     }
     fn implementation(&self) -> &'static str {
-        "aws-lc"
+        AWS_LC
     }
 }
 
@@ -885,8 +1045,6 @@ impl<K: CbcEncrypt> Stream for CbcKernel<K> {
 /// blocks only, checked before anything is encrypted.
 struct CrateMode<M>(M);
 
-/// The implementation detail of the IGE rows.
-const IGE: &str = "rustcrypto aes+ige";
 
 impl<M: cipher::BlockModeEncrypt + Send> CbcEncrypt for CrateMode<M> {
     fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
@@ -907,7 +1065,42 @@ impl Stream for Rc4Stream {
         Ok(())
     }
     fn implementation(&self) -> &'static str {
-        "sysgauge rc4"
+        SYSGAUGE
+    }
+}
+
+/// The RustCrypto `rc4` crate.
+struct CrateRc4Stream(rc4::Rc4);
+
+impl Stream for CrateRc4Stream {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        use cipher::StreamCipher;
+        self.0.apply_keystream(buf);
+        Ok(())
+    }
+    fn implementation(&self) -> &'static str {
+        RUSTCRYPTO
+    }
+}
+
+/// aws-lc's HMAC-SHA256, keyed once (its key holds the inner and outer
+/// states); each buffer is one message.
+struct AwsHmacStream {
+    key: aws_lc_rs::hmac::Key,
+    tag: [u8; 32],
+}
+
+impl Stream for AwsHmacStream {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        let t = aws_lc_rs::hmac::sign(&self.key, buf);
+        self.tag.copy_from_slice(t.as_ref());
+        Ok(())
+    }
+    fn tag(&self) -> &[u8] {
+        &self.tag
+    }
+    fn implementation(&self) -> &'static str {
+        AWS_LC
     }
 }
 
@@ -964,7 +1157,7 @@ impl Stream for GhashStream {
         &self.tag
     }
     fn implementation(&self) -> &'static str {
-        "rustcrypto ghash"
+        RUSTCRYPTO
     }
 }
 
@@ -1195,8 +1388,59 @@ impl Stream for ChaChaPolyStream {
         &self.tag
     }
     fn implementation(&self) -> &'static str {
-        "sysgauge avx512"
+        SYSGAUGE_AVX512
     }
+}
+
+/// An algorithm's implementations as the trial in `crate::implementation`
+/// sees them: each is checked with the known answer and a round trip at
+/// the case's block size, then timed processing buffers of that size.
+pub struct CipherCandidates(pub Cipher);
+
+impl Candidates for CipherCandidates {
+    fn algorithm_id(&self) -> &'static str {
+        self.0.id()
+    }
+
+    fn names(&self) -> Vec<&'static str> {
+        self.0.available()
+    }
+
+    fn all_names(&self) -> Vec<&'static str> {
+        self.0.candidates().to_vec()
+    }
+
+    fn check(&self, name: &'static str, block: usize) -> Result<(), String> {
+        self.0
+            .self_test_of(name, block)
+            .map_err(|e| e.to_string())
+    }
+
+    fn worker(&self, name: &'static str, block: usize) -> Result<Worker, String> {
+        let c = self.0;
+        let (key, iv) = bench_key_iv(c);
+        let mut stream = c
+            .start_with(name, &key, &iv, block)
+            .map_err(|e| e.to_string())?;
+        let mut buf = vec![0u8; block];
+        crate::util::fill_pattern(&mut buf, 0x5eed);
+        Ok(Box::new(move || {
+            stream
+                .process(std::hint::black_box(buf.as_mut_slice()))
+                .map_err(|e| e.to_string())?;
+            std::hint::black_box(stream.tag());
+            Ok(())
+        }))
+    }
+}
+
+/// The key and IV the crypto family times with (fixed patterns).
+pub fn bench_key_iv(c: Cipher) -> (Vec<u8>, Vec<u8>) {
+    let mut key = vec![0u8; c.key_len()];
+    crate::util::fill_pattern(&mut key, 0x6b65);
+    let mut iv = vec![0u8; c.iv_len()];
+    crate::util::fill_pattern(&mut iv, 0x6976);
+    (key, iv)
 }
 
 #[cfg(test)]
@@ -1210,6 +1454,29 @@ mod tests {
                 c.self_test(len)
                     .unwrap_or_else(|e| panic!("{} at {len}: {e}", c.name()));
             }
+        }
+    }
+
+    /// Every implementation of every algorithm this CPU runs passes the
+    /// known answer and the round trip, at short and long buffers.
+    #[test]
+    fn every_candidate_passes_its_checks() {
+        for c in Cipher::ALL {
+            let cands = CipherCandidates(c);
+            assert!(!cands.names().is_empty(), "{}", c.name());
+            for name in cands.names() {
+                for len in [16usize, 1040, 8192] {
+                    cands
+                        .check(name, len)
+                        .unwrap_or_else(|e| panic!("{} {name} at {len}: {e}", c.name()));
+                }
+                let mut w = cands.worker(name, 64).unwrap();
+                w().unwrap();
+            }
+            // Unknown names are setup errors naming the valid ones.
+            let e = c.start_with("nope", &vec![0; c.key_len()], &vec![0; c.iv_len()], 16);
+            let e = e.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("has no implementation 'nope'"), "{e}");
         }
     }
 
@@ -1296,7 +1563,7 @@ mod tests {
         };
         assert_eq!(start(MIN_LEN - 1), "aws-lc");
         let expect = if available() {
-            "sysgauge avx512"
+            "sysgauge-avx512"
         } else {
             "aws-lc"
         };
