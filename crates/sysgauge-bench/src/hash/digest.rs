@@ -13,13 +13,14 @@
 //!   aws-lc (`aws-lc-rs`, OpenSSL's assembly lineage);
 //! - SHA-512: `sysgauge_kernels::sha512`'s AVX-512VL and AVX2 + BMI2
 //!   kernels (written because no crate reaches `openssl speed`'s AVX2 code
-//!   on Intel), RustCrypto `sha2`, and aws-lc (whose scalar assembly is what
-//!   OpenSSL runs where AVX2 does not pay);
+//!   on Intel), RustCrypto `sha2`, and aws-lc (OpenSSL's scalar assembly,
+//!   which aws-lc runs on AMD CPUs and which is the fastest on Zen 5);
 //! - MD5: `sysgauge_kernels::md5` (written because `md-5` fell behind) and
 //!   RustCrypto `md-5`;
-//! - BLAKE2b-512: `blake2b_simd` (AVX2/SSE4.1 chosen at run time) and
-//!   RustCrypto `blake2` (portable scalar code, which on CPUs with many
-//!   integer units beats the AVX2 code's shuffles);
+//! - BLAKE2b-512: `blake2b_simd` (AVX2/SSE4.1 chosen at run time),
+//!   RustCrypto `blake2` (four-word vectors), and `sysgauge_kernels::blake2b`
+//!   (plain scalar code, written because on CPUs with many integer units,
+//!   AMD Zen 5, neither crate came near OpenSSL's portable C);
 //! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time);
 //! - MD4, RIPEMD-160, Whirlpool: RustCrypto `md4`, `ripemd`, `whirlpool`
 //!   (portable code; these are rows of the published `openssl speed` tables
@@ -123,7 +124,7 @@ impl Algorithm {
                 AWS_LC_SHA512,
             ],
             Algorithm::Whirlpool => &[RUSTCRYPTO_WHIRLPOOL],
-            Algorithm::Blake2b512 => &[BLAKE2B_SIMD, RUSTCRYPTO_BLAKE2B],
+            Algorithm::Blake2b512 => &[BLAKE2B_SIMD, RUSTCRYPTO_BLAKE2B, SYSGAUGE_BLAKE2B],
             Algorithm::Blake3 => &[BLAKE3],
         }
     }
@@ -314,6 +315,12 @@ const SYSGAUGE_SHA512_AVX2: DigestImpl = DigestImpl {
 const BLAKE2B_SIMD: DigestImpl = DigestImpl {
     name: "blake2b-simd",
     digest: |data, out| out.copy_from_slice(blake2b_simd::blake2b(data).as_bytes()),
+    available: always,
+};
+
+const SYSGAUGE_BLAKE2B: DigestImpl = DigestImpl {
+    name: "sysgauge",
+    digest: |data, out| out.copy_from_slice(&sysgauge_kernels::blake2b::blake2b512(data)),
     available: always,
 };
 
