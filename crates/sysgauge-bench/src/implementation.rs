@@ -7,9 +7,12 @@
 //! than about the machine. So before a case is timed, each candidate this
 //! CPU can run passes its known-answer check, then a short trial times the
 //! survivors interleaved (round after round, each a few milliseconds, on one
-//! thread, on the case's block size) and the fastest by median rate is
-//! used. The trial's outcome is cached per process, per algorithm and block
-//! size, so `run` and `crypto` do not redo it for every case.
+//! thread, on the case's block size) and the fastest by its best round is
+//! used: other processes only ever slow a round down, so on a shared
+//! machine the best of several short rounds says more about the code than
+//! their median, and interleaving gives every candidate the same chances.
+//! The trial's outcome is cached per process, per algorithm and block size,
+//! so `run` and `crypto` do not redo it for every case.
 //!
 //! The choice goes into the result's *details*, never its params: a
 //! benchmark id and its params mean the same workload (the same bytes
@@ -56,7 +59,7 @@ pub enum How {
     Only,
     /// Named with `--implementation`.
     Forced,
-    /// The fastest in the trial: per candidate, its median rate in MB/s.
+    /// The fastest in the trial: per candidate, its best round in MB/s.
     Trial(Vec<(&'static str, f64)>),
 }
 
@@ -326,11 +329,12 @@ pub struct TrialPlan {
 }
 
 impl TrialPlan {
-    /// Three rounds of 8 ms: about 25 ms per candidate, short beside a
-    /// case and long enough for the differences worth choosing on.
+    /// Seven rounds of 4 ms: about 30 ms per candidate, short beside a
+    /// case; rounds shorter than a scheduler time slice, so that some of
+    /// them run undisturbed on a busy machine.
     pub const DEFAULT: TrialPlan = TrialPlan {
-        rounds: 3,
-        slice: Duration::from_millis(8),
+        rounds: 7,
+        slice: Duration::from_millis(4),
     };
 }
 
@@ -441,7 +445,7 @@ fn trial(
     }
     let rates: Vec<(&'static str, f64)> = workers
         .into_iter()
-        .map(|(n, _, r)| (n, median(r)))
+        .map(|(n, _, r)| (n, best(&r)))
         .collect();
     let name = fastest(&rates).ok_or_else(|| ChoiceError::NoneVerified {
         algorithm: alg.algorithm_id().to_string(),
@@ -465,12 +469,9 @@ pub fn fastest(rates: &[(&'static str, f64)]) -> Option<&'static str> {
     best.map(|(n, _)| n)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+/// The best round's rate (0 for none).
+fn best(v: &[f64]) -> f64 {
+    v.iter().copied().fold(0.0, f64::max)
 }
 
 /// Run `w` for about `slice` in batches that grow until one batch takes a
@@ -590,7 +591,8 @@ mod tests {
         assert_eq!(fastest(&[("a", 1.0), ("b", 3.0), ("c", 2.0)]), Some("b"));
         assert_eq!(fastest(&[("a", 2.0), ("b", 2.0)]), Some("a"));
         assert_eq!(fastest(&[]), None);
-        assert_eq!(median(vec![5.0, 1.0, 3.0]), 3.0);
+        assert_eq!(best(&[5.0, 1.0, 3.0]), 5.0);
+        assert_eq!(best(&[]), 0.0);
     }
 
     fn forced(rules: &[&str]) -> Forced {

@@ -342,12 +342,12 @@ impl Cipher {
                 &[SYSGAUGE, RUSTCRYPTO]
             }
             Cipher::HmacSha256 => &[RUSTCRYPTO, AWS_LC],
+            Cipher::HmacMd5 => &[RUSTCRYPTO, SYSGAUGE],
             Cipher::DesCbc
             | Cipher::IdeaCbc
             | Cipher::Rc2Cbc
             | Cipher::Camellia192Cbc
             | Cipher::Camellia256Cbc
-            | Cipher::HmacMd5
             | Cipher::Aes128Ige
             | Cipher::Aes192Ige
             | Cipher::Aes256Ige
@@ -565,6 +565,9 @@ impl Cipher {
                 ))
             }
             (Cipher::HmacMd5, RUSTCRYPTO) => self.hmac::<md5::Md5>(key, RUSTCRYPTO)?,
+            (Cipher::HmacMd5, SYSGAUGE) => {
+                Box::new(KernelHmacMd5::new(key).ok_or_else(|| self.setup_err("bad key"))?)
+            }
             (Cipher::HmacSha256, RUSTCRYPTO) => self.hmac::<sha2::Sha256>(key, RUSTCRYPTO)?,
             (Cipher::HmacSha256, AWS_LC) => Box::new(AwsHmacStream {
                 key: aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key),
@@ -724,7 +727,18 @@ impl Cipher {
                 return aws_lc_rs::hmac::verify(&t, &plain, &tag)
                     .map_err(|_| bad("HMAC tag does not verify"));
             }
-            // aws-lc has no HMAC-MD5: RFC 2104 over sysgauge's own MD5.
+            // aws-lc has no HMAC-MD5: RFC 2104 over sysgauge's own MD5
+            // checks RustCrypto's, and RustCrypto's checks sysgauge's.
+            Cipher::HmacMd5 if name == SYSGAUGE => {
+                use hmac::{KeyInit as _, Mac as _};
+                let mut m = hmac::Hmac::<md5::Md5>::new_from_slice(&key)
+                    .map_err(|_| bad("RustCrypto hmac refused the key"))?;
+                m.update(&plain);
+                if m.finalize().into_bytes()[..] != tag[..] {
+                    return Err(bad("the tag differs from RustCrypto's HMAC-MD5"));
+                }
+                return Ok(());
+            }
             Cipher::HmacMd5 if hmac_md5_by_definition(&key, &plain)[..] != tag[..] => {
                 return Err(bad("the tag differs from RFC 2104 over sysgauge's MD5"));
             }
@@ -1063,6 +1077,53 @@ impl Stream for Rc4Stream {
     fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
         self.0.apply(buf);
         Ok(())
+    }
+    fn implementation(&self) -> &'static str {
+        SYSGAUGE
+    }
+}
+
+/// HMAC-MD5 (RFC 2104) over sysgauge's MD5 kernel, with the inner and
+/// outer states after the padded key computed once; each buffer is one
+/// message.
+struct KernelHmacMd5 {
+    inner: sysgauge_kernels::md5::Md5,
+    outer: sysgauge_kernels::md5::Md5,
+    tag: [u8; 16],
+}
+
+impl KernelHmacMd5 {
+    /// Keys of at most one 64-byte block (the crypto family's are 16).
+    fn new(key: &[u8]) -> Option<KernelHmacMd5> {
+        use sysgauge_kernels::md5::Md5;
+        if key.len() > 64 {
+            return None;
+        }
+        let mut k0 = [0u8; 64];
+        k0[..key.len()].copy_from_slice(key);
+        let mut inner = Md5::new();
+        inner.update(&k0.map(|k| k ^ 0x36));
+        let mut outer = Md5::new();
+        outer.update(&k0.map(|k| k ^ 0x5c));
+        Some(KernelHmacMd5 {
+            inner,
+            outer,
+            tag: [0; 16],
+        })
+    }
+}
+
+impl Stream for KernelHmacMd5 {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        let mut i = self.inner.clone();
+        i.update(buf);
+        let mut o = self.outer.clone();
+        o.update(&i.finalize());
+        self.tag = o.finalize();
+        Ok(())
+    }
+    fn tag(&self) -> &[u8] {
+        &self.tag
     }
     fn implementation(&self) -> &'static str {
         SYSGAUGE
