@@ -90,10 +90,7 @@ impl Choice {
         };
         ctx.note_detail(DETAIL_CHOICE, how);
         if let How::Trial(t) = &self.how {
-            let list: Vec<String> = t
-                .iter()
-                .map(|(n, mbps)| format!("{n} {mbps:.0}"))
-                .collect();
+            let list: Vec<String> = t.iter().map(|(n, mbps)| format!("{n} {mbps:.0}")).collect();
             ctx.note_detail(DETAIL_TRIAL, format!("{} MB/s", list.join(", ")));
         }
         if !self.excluded.is_empty() {
@@ -295,20 +292,17 @@ pub fn validate(
                 ));
             }
         }
-        let applies = |c: &&Box<dyn Candidates>| {
+        let applies = |c: &dyn Candidates| {
             let id = c.algorithm_id();
             selected(id) && alg.is_none_or(|a| a.matches(id))
         };
-        if !algorithms
+        let applying: Vec<&dyn Candidates> = algorithms
             .iter()
-            .filter(applies)
-            .any(|c| c.names().contains(&name))
-        {
-            let mut here: Vec<&'static str> = algorithms
-                .iter()
-                .filter(applies)
-                .flat_map(|c| c.names())
-                .collect();
+            .map(|c| c.as_ref())
+            .filter(|c| applies(*c))
+            .collect();
+        if !applying.iter().any(|c| c.names().contains(&name)) {
+            let mut here: Vec<&'static str> = applying.iter().flat_map(|c| c.names()).collect();
             here.sort_unstable();
             here.dedup();
             return Err(format!(
@@ -443,10 +437,8 @@ fn trial(
         }
         workers.retain(|(_, _, r)| !r.first().is_some_and(|v| v.is_nan()));
     }
-    let rates: Vec<(&'static str, f64)> = workers
-        .into_iter()
-        .map(|(n, _, r)| (n, best(&r)))
-        .collect();
+    let rates: Vec<(&'static str, f64)> =
+        workers.into_iter().map(|(n, _, r)| (n, best(&r))).collect();
     let name = fastest(&rates).ok_or_else(|| ChoiceError::NoneVerified {
         algorithm: alg.algorithm_id().to_string(),
         excluded: excluded.clone(),
@@ -611,9 +603,7 @@ mod tests {
             .unwrap();
         assert_eq!(c.name, "good");
         // A bare name the algorithm does not have leaves it to the trial.
-        let c = cache
-            .choose(&alg, 64, &forced(&["aws-lc"]), QUICK)
-            .unwrap();
+        let c = cache.choose(&alg, 64, &forced(&["aws-lc"]), QUICK).unwrap();
         assert!(matches!(c.how, How::Trial(_)));
         // Forcing the wrong one is an error naming the failure, never a number.
         let e = cache
@@ -646,10 +636,8 @@ mod tests {
     #[test]
     fn details_carry_the_choice_not_the_params() {
         use sysgauge_core::{CtxSettings, Profile};
-        let mut ctx = RunCtx::for_tests(CtxSettings::for_tests(
-            Profile::Tiny,
-            std::env::temp_dir(),
-        ));
+        let mut ctx =
+            RunCtx::for_tests(CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()));
         ctx.begin_case(Duration::from_millis(1));
         let c = Choice {
             name: "good",
@@ -673,7 +661,8 @@ mod tests {
 
     #[test]
     fn validation_before_anything_runs() {
-        let algs: Vec<Box<dyn Candidates>> = vec![Box::new(fake("test.a")), Box::new(fake("test.b"))];
+        let algs: Vec<Box<dyn Candidates>> =
+            vec![Box::new(fake("test.a")), Box::new(fake("test.b"))];
         let all = |_: &str| true;
         let only_b = |id: &str| id == "test.b";
         assert!(validate(&forced(&["good", "a=slow"]), &algs, &all).is_ok());

@@ -29,13 +29,13 @@ pub mod symmetric;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
 pub use sysgauge_kernels::{aes, blowfish, camellia, cast5, chacha_poly, rc4};
 
+use crate::implementation::{ChoiceCache, Forced, TrialPlan};
 use crate::util::{
     block_size_param, fill_pattern, lock_lane, mb_per_s, measure_rate_on_threads, metric,
     threads_param, Count,
 };
 use pubkey::{KexAlg, PubkeyError, SignAlg};
 use std::sync::{Arc, Mutex};
-use crate::implementation::{ChoiceCache, Forced, TrialPlan};
 use symmetric::{Cipher, CipherCandidates};
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,

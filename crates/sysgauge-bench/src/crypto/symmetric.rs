@@ -363,9 +363,7 @@ impl Cipher {
             .iter()
             .copied()
             .filter(|&name| match (self, name) {
-                (Cipher::Aes128Ctr, n) if n != AWS_LC => {
-                    ctr.iter().any(|k| ctr_name(*k) == n)
-                }
+                (Cipher::Aes128Ctr, n) if n != AWS_LC => ctr.iter().any(|k| ctr_name(*k) == n),
                 (_, SYSGAUGE_AES_NI) => super::aes::cbc_available(),
                 (_, SYSGAUGE_AVX512) => super::chacha_poly::available(),
                 _ => true,
@@ -461,11 +459,20 @@ impl Cipher {
                 None => return Err(unavailable()),
             },
             (_, AWS_LC) if is_aes_cbc => aws(aws_aes(key.len()), false)?,
-            (Cipher::Aes128Cbc, RUSTCRYPTO) => self.crate_cbc::<aes::Aes128>(key, iv, RUSTCRYPTO)?,
-            (Cipher::Aes192Cbc, RUSTCRYPTO) => self.crate_cbc::<aes::Aes192>(key, iv, RUSTCRYPTO)?,
-            (Cipher::Aes256Cbc, RUSTCRYPTO) => self.crate_cbc::<aes::Aes256>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Aes128Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<aes::Aes128>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes192Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<aes::Aes192>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes256Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<aes::Aes256>(key, iv, RUSTCRYPTO)?
+            }
             (Cipher::Aes128Ctr, AWS_LC) => aws(aws_aes(key.len()), true)?,
-            (Cipher::Aes128Ctr, n @ (SYSGAUGE_VAES_AVX512 | SYSGAUGE_VAES_AVX2 | SYSGAUGE_AES_NI)) => {
+            (
+                Cipher::Aes128Ctr,
+                n @ (SYSGAUGE_VAES_AVX512 | SYSGAUGE_VAES_AVX2 | SYSGAUGE_AES_NI),
+            ) => {
                 let kernel = super::aes::ctr_kernels()
                     .into_iter()
                     .find(|k| ctr_name(*k) == n)
@@ -527,7 +534,9 @@ impl Cipher {
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
                 implementation: SYSGAUGE,
             }),
-            (Cipher::Cast5Cbc, RUSTCRYPTO) => self.crate_cbc::<cast5::Cast5>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Cast5Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<cast5::Cast5>(key, iv, RUSTCRYPTO)?
+            }
             (Cipher::Camellia128Cbc, SYSGAUGE) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::camellia::CamelliaCbc::new(key, iv)
@@ -1059,7 +1068,6 @@ impl<K: CbcEncrypt> Stream for CbcKernel<K> {
 /// blocks only, checked before anything is encrypted.
 struct CrateMode<M>(M);
 
-
 impl<M: cipher::BlockModeEncrypt + Send> CbcEncrypt for CrateMode<M> {
     fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
         let (blocks, rest) = Array::<u8, M::BlockSize>::slice_as_chunks_mut(buf);
@@ -1472,9 +1480,7 @@ impl Candidates for CipherCandidates {
     }
 
     fn check(&self, name: &'static str, block: usize) -> Result<(), String> {
-        self.0
-            .self_test_of(name, block)
-            .map_err(|e| e.to_string())
+        self.0.self_test_of(name, block).map_err(|e| e.to_string())
     }
 
     fn worker(&self, name: &'static str, block: usize) -> Result<Worker, String> {

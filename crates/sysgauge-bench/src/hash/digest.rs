@@ -288,7 +288,11 @@ macro_rules! aws_lc {
     };
 }
 
-aws_lc!(AWS_LC_SHA1, &aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY, 20);
+aws_lc!(
+    AWS_LC_SHA1,
+    &aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY,
+    20
+);
 aws_lc!(AWS_LC_SHA256, &aws_lc_rs::digest::SHA256, 32);
 aws_lc!(AWS_LC_SHA512, &aws_lc_rs::digest::SHA512, 64);
 

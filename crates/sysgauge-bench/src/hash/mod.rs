@@ -20,11 +20,11 @@ pub mod digest;
 pub use sysgauge_kernels::{md5, sha512};
 
 use crate::implementation::Candidates as _;
+use crate::implementation::{ChoiceCache, Forced, TrialPlan};
 use crate::util::{
     block_size_param, fill_pattern, mb_per_s, measure_rate_on_threads, threads_param,
     throughput_mbps, Count,
 };
-use crate::implementation::{ChoiceCache, Forced, TrialPlan};
 pub use digest::{Algorithm, DigestCandidates};
 use std::sync::Arc;
 use sysgauge_core::{

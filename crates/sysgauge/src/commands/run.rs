@@ -8,10 +8,10 @@ use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use anyhow::{anyhow, Result};
+use sysgauge_bench::clock::ClockOptions;
 use sysgauge_bench::crypto::{implementation_catalog, CryptoOptions};
 use sysgauge_bench::hash::HashOptions;
 use sysgauge_bench::implementation::{validate, Forced};
-use sysgauge_bench::clock::ClockOptions;
 use sysgauge_bench::sweep::SweepOptions;
 use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::{family_of, Benchmark};
@@ -108,7 +108,13 @@ mod tests {
 
     #[test]
     fn implementation_names_are_checked_before_running() {
-        let all = || select(benchmarks(&Options::default()), &sel(&["hash", "crypto"], &[])).unwrap();
+        let all = || {
+            select(
+                benchmarks(&Options::default()),
+                &sel(&["hash", "crypto"], &[]),
+            )
+            .unwrap()
+        };
         assert!(check_implementations(&forced(&[]), &all()).is_ok());
         assert!(check_implementations(&forced(&["aws-lc", "sha512=rustcrypto"]), &all()).is_ok());
         let e = check_implementations(&forced(&["nope"]), &all()).unwrap_err();
@@ -121,7 +127,10 @@ mod tests {
         // A bare name no selected algorithm has.
         let md4 = select(benchmarks(&Options::default()), &sel(&["md4"], &[])).unwrap();
         let e = check_implementations(&forced(&["aws-lc"]), &md4).unwrap_err();
-        assert!(e.to_string().contains("no selected algorithm has 'aws-lc'"), "{e}");
+        assert!(
+            e.to_string().contains("no selected algorithm has 'aws-lc'"),
+            "{e}"
+        );
         assert!(forced_implementations(&ImplementationArgs {
             implementation: vec!["sha512=".into()]
         })
