@@ -7,10 +7,12 @@
 //! than about the machine. So before a case is timed, each candidate this
 //! CPU can run passes its known-answer check, then a short trial times the
 //! survivors interleaved (round after round, each a few milliseconds, on one
-//! thread, on the case's block size) and the fastest by its best round is
-//! used: other processes only ever slow a round down, so on a shared
-//! machine the best of several short rounds says more about the code than
-//! their median, and interleaving gives every candidate the same chances.
+//! thread, on the case's block size, each rate per second of the thread's
+//! CPU time) and the fastest by its best round is used: other processes
+//! only ever slow a round down, so on a shared machine the best of several
+//! short rounds says more about the code than their median, and
+//! interleaving (each round starting with another candidate) gives every
+//! candidate the same chances.
 //! The trial's outcome is cached per process, per algorithm and block size,
 //! so `run` and `crypto` do not redo it for every case.
 //!
@@ -424,6 +426,10 @@ fn trial(
         } else {
             plan.slice
         };
+        // Each round starts with another candidate, so none always follows
+        // the same one.
+        let n = workers.len();
+        workers.rotate_left(round % n.max(1));
         for (name, w, rates) in workers.iter_mut() {
             match time_slice(w, block, slice) {
                 Ok(mbps) if round > 0 => rates.push(mbps),
@@ -435,6 +441,7 @@ fn trial(
                 }
             }
         }
+        workers.rotate_right(round % n.max(1));
         workers.retain(|(_, _, r)| !r.first().is_some_and(|v| v.is_nan()));
     }
     let rates: Vec<(&'static str, f64)> =
@@ -466,10 +473,25 @@ fn best(v: &[f64]) -> f64 {
     v.iter().copied().fold(0.0, f64::max)
 }
 
-/// Run `w` for about `slice` in batches that grow until one batch takes a
-/// sixteenth of it; the rate in decimal MB/s.
+/// This thread's CPU time.
+fn thread_cpu() -> Duration {
+    // rustix's clock_gettime cannot fail for the static clocks.
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// Run `w` for about `slice` of wall time in batches that grow until one
+/// batch takes a sixteenth of it; the rate in decimal MB/s per second of
+/// this thread's CPU time. CPU time, because the trial compares code, not
+/// the machine: time the thread spent descheduled (another process on a
+/// shared CPU, often in step with the rounds) would otherwise count against
+/// whichever candidate it fell on.
 fn time_slice(w: &mut Worker, block: usize, slice: Duration) -> Result<f64, String> {
     let start = Instant::now();
+    let cpu_start = thread_cpu();
     let mut batch = 1u64;
     let mut done = 0u64;
     loop {
@@ -478,9 +500,15 @@ fn time_slice(w: &mut Worker, block: usize, slice: Duration) -> Result<f64, Stri
             w()?;
         }
         done += batch;
-        let elapsed = start.elapsed();
-        if elapsed >= slice {
-            return Ok(done as f64 * block as f64 / elapsed.as_secs_f64() / 1e6);
+        if start.elapsed() >= slice {
+            let cpu = thread_cpu().saturating_sub(cpu_start);
+            // A clock that did not move (never on Linux): fall back to wall time.
+            let secs = if cpu.is_zero() {
+                start.elapsed().as_secs_f64()
+            } else {
+                cpu.as_secs_f64()
+            };
+            return Ok(done as f64 * block as f64 / secs / 1e6);
         }
         if t.elapsed() < slice / 16 {
             batch *= 2;
