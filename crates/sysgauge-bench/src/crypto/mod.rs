@@ -15,7 +15,10 @@
 //!
 //! Every algorithm is checked against a known answer (and ciphers for
 //! decrypt(encrypt(x)) = x) before it is timed, in every case, so a wrong
-//! implementation can never produce a number.
+//! implementation can never produce a number. Where a symmetric algorithm
+//! has several implementations, the fastest verified one on this CPU runs
+//! (`crate::implementation`; the choice is in the result's details, and
+//! `CryptoOptions::implementation` can force one).
 
 // The kernels' unsafe (intrinsics) lives in sysgauge-kernels; the family
 // logic needs none.

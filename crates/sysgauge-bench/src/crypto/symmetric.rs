@@ -4,30 +4,37 @@
 //! counter continues from buffer to buffer), with the known answers each is
 //! checked against before it is timed.
 //!
-//! Implementation per algorithm, judged against `openssl speed -evp` (the
-//! comparison, with its machine and numbers, is in docs/performance.md).
-//! The hand-written kernels are in `sysgauge_kernels`:
-//! - AES-CBC: `aes` (AES-NI, hand-written: no crate reaches OpenSSL);
-//!   aws-lc elsewhere (it has the ARMv8 and portable paths).
-//! - AES-128-CTR: `aes` (VAES / AES-NI, hand-written for the same reason);
-//!   aws-lc elsewhere.
+//! Implementations per algorithm ([`Cipher::candidates`], names as
+//! `--implementation` takes them). Where there is more than one, the crypto
+//! family checks each this CPU runs (known answer and round trip at the
+//! case's block size), times them in a short trial (`crate::implementation`)
+//! and keeps the fastest, so a kernel tuned on one microarchitecture never
+//! stands for the machine on another; the first candidate is what [`Cipher::start`]
+//! uses without a trial. Why each exists, judged against `openssl speed
+//! -evp` (the comparisons, with their machines and numbers, are in
+//! docs/performance.md); the hand-written kernels are in `sysgauge_kernels`:
+//! - AES-CBC: `aes` (AES-NI, hand-written: no crate reached OpenSSL on
+//!   Intel), aws-lc (its ARMv8 and portable paths elsewhere), RustCrypto
+//!   `aes` under the `cbc` crate.
+//! - AES-128-CTR: `aes`'s VAES-AVX512, VAES-AVX2 and AES-NI kernels
+//!   (hand-written for the same reason), and aws-lc.
 //! - AES-GCM: aws-lc (`aws-lc-rs`), whose GCM uses VAES/AVX-512 and beats
 //!   OpenSSL 3.0.
 //! - ChaCha20-Poly1305: `chacha_poly` (AVX-512 with IFMA, hand-written: no
-//!   crate, aws-lc included, comes near OpenSSL's AVX-512 code) for blocks
-//!   of `chacha_poly::MIN_LEN` bytes and more; aws-lc for shorter blocks,
-//!   where it is faster, and on other CPUs.
-//! - 3DES-EDE-CBC: aws-lc (OpenSSL's own table code; the RustCrypto `des`
-//!   crate is far slower).
+//!   crate, aws-lc included, comes near OpenSSL's AVX-512 code) and aws-lc,
+//!   which is faster below about `chacha_poly::MIN_LEN` bytes (the default
+//!   without a trial) and the only one on other CPUs.
+//! - 3DES-EDE-CBC: aws-lc (OpenSSL's own table code) and RustCrypto `des`
+//!   (far slower on x86-64).
 //! - Blowfish-CBC: `blowfish` (written for speed: the RustCrypto `blowfish`
-//!   crate under the CBC loop below falls short of OpenSSL; the crate
-//!   decrypts in the round trip).
+//!   crate under the CBC loop below falls short of OpenSSL) and the crate;
+//!   the crate decrypts in the round trip.
 //! - CAST5-CBC: `cast5`, and Camellia-128-CBC: `camellia` (written for speed
 //!   from RFC 2144 and RFC 3713: the RustCrypto `cast5` and `camellia`
-//!   crates under a CBC loop fall short of OpenSSL; the crates decrypt in
-//!   the round trip).
-//! - RC4: `rc4` (the `rc4` crate falls behind OpenSSL; it decrypts in the
-//!   round trip).
+//!   crates under a CBC loop fall short of OpenSSL) and the crates, which
+//!   also decrypt in the round trip.
+//! - RC4: `rc4` (the `rc4` crate falls behind OpenSSL) and the crate, which
+//!   also decrypts in the round trip.
 //! - DES-CBC, IDEA-CBC, RC2-CBC, Camellia-192/256-CBC: the RustCrypto block
 //!   ciphers (`des`, `idea`, `rc2`, `camellia`) under the `cbc` crate's
 //!   mode. These are the rows of the published `openssl speed` tables
@@ -39,13 +46,14 @@
 //!   loop.
 //! - HMAC-SHA256: RustCrypto `hmac` over `sha2` (SHA-NI / ARMv8 SHA2 chosen
 //!   at run time), with the keyed state computed once, so a message costs
-//!   no key hashing; it is ahead of aws-lc's HMAC. The round trip verifies
-//!   its tags with aws-lc's HMAC, an independent implementation.
+//!   no key hashing, and aws-lc's HMAC (keyed once too). The round trip
+//!   verifies tags with aws-lc's HMAC.
 //!
 //! - HMAC-MD5, AES-128/192/256-IGE and GHASH (rows of the old tables):
-//!   RustCrypto `hmac` over `md-5`, `ige` over `aes`, and `ghash`. Known
-//!   answers: RFC 2202, OpenSSL's igetest vector, the GCM spec's test case
-//!   2; the independent checks are RFC 2104 over sysgauge's MD5, IGE
+//!   RustCrypto `hmac` over `md-5` (and HMAC over sysgauge's MD5 kernel),
+//!   `ige` over `aes`, and `ghash`. Known answers: RFC 2202, OpenSSL's
+//!   igetest vector, the GCM spec's test case 2; the independent checks are
+//!   RFC 2104 over sysgauge's MD5 (RustCrypto's HMAC for the kernel's), IGE
 //!   decryption over aws-lc's AES, and aws-lc's AES-GCM tags.
 //!
 //! AEAD buffers are sealed as whole messages (fresh nonce, tag computed),
