@@ -573,6 +573,7 @@ mod tests {
     /// default one across calls (the best one is compared with the `ctr`
     /// crate below).
     #[test]
+    #[cfg(target_arch = "x86_64")]
     fn each_ctr_kernel_can_be_forced() {
         let kernels = ctr_kernels();
         assert_eq!(kernels.first().copied(), ctr_kernel());
