@@ -15,6 +15,7 @@ pub mod crypto;
 pub mod disk;
 pub mod foreign_json;
 pub mod hash;
+pub mod implementation;
 pub mod memory;
 pub mod methodology;
 pub mod net;

@@ -187,6 +187,18 @@ pub fn ctr_kernel() -> Option<CtrKernel> {
     }
 }
 
+/// Every CTR kernel this CPU can run, fastest-expected first (the crypto
+/// family times them and keeps the fastest).
+pub fn ctr_kernels() -> Vec<CtrKernel> {
+    let Some(best) = ctr_kernel() else {
+        return Vec::new();
+    };
+    [CtrKernel::Vaes512, CtrKernel::Vaes256, CtrKernel::AesNi]
+        .into_iter()
+        .skip_while(|k| *k != best)
+        .collect()
+}
+
 /// AES-CBC encryption state (key schedule and chaining value).
 #[cfg(target_arch = "x86_64")]
 pub struct CbcEncryptor {
@@ -235,7 +247,15 @@ pub struct CtrEncryptor {
 #[cfg(target_arch = "x86_64")]
 impl CtrEncryptor {
     pub fn new(key: &[u8], iv: &[u8]) -> Option<CtrEncryptor> {
-        let kernel = ctr_kernel()?;
+        CtrEncryptor::with_kernel(ctr_kernel()?, key, iv)
+    }
+
+    /// With a given kernel; `None` if this CPU cannot run it (it is not in
+    /// [`ctr_kernels`]) or the key or IV length is wrong.
+    pub fn with_kernel(kernel: CtrKernel, key: &[u8], iv: &[u8]) -> Option<CtrEncryptor> {
+        if !ctr_kernels().contains(&kernel) {
+            return None;
+        }
         let iv: [u8; 16] = iv.try_into().ok()?;
         Some(CtrEncryptor {
             ks: KeySchedule::new(key)?,
@@ -261,7 +281,7 @@ impl CtrEncryptor {
         let whole = buf.len() / 16 * 16;
         let (blocks, tail) = buf.split_at_mut(whole);
         if !blocks.is_empty() {
-            // SAFETY: `ctr_kernel` chose this kernel because the CPU
+            // SAFETY: `with_kernel` only takes a kernel of `ctr_kernels`: the CPU
             // reported every feature the kernel is compiled for.
             unsafe {
                 match self.kernel {
@@ -309,6 +329,10 @@ mod unsupported {
 
     impl CtrEncryptor {
         pub fn new(_key: &[u8], _iv: &[u8]) -> Option<CtrEncryptor> {
+            None
+        }
+
+        pub fn with_kernel(_kernel: CtrKernel, _key: &[u8], _iv: &[u8]) -> Option<CtrEncryptor> {
             None
         }
 
@@ -543,6 +567,31 @@ mod tests {
             seen[s as usize] = true;
         }
         assert!(seen.iter().all(|&b| b), "the S-box is a permutation");
+    }
+
+    /// Each CTR kernel this CPU runs can be chosen, and streams like the
+    /// default one across calls (the best one is compared with the `ctr`
+    /// crate below).
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn each_ctr_kernel_can_be_forced() {
+        let kernels = ctr_kernels();
+        assert_eq!(kernels.first().copied(), ctr_kernel());
+        let key = [7u8; 16];
+        let iv = [0xffu8; 16];
+        let mut expect = vec![0u8; 1000];
+        if let Some(mut e) = CtrEncryptor::new(&key, &iv) {
+            e.apply(&mut expect);
+        }
+        for k in kernels {
+            let mut e = CtrEncryptor::with_kernel(k, &key, &iv).unwrap();
+            assert_eq!(e.kernel(), k);
+            let mut got = vec![0u8; 1000];
+            let (a, b) = got.split_at_mut(333);
+            e.apply(a);
+            e.apply(b);
+            assert_eq!(got, expect, "{}", k.name());
+        }
     }
 
     use cipher::{BlockCipherEncrypt, KeyInit, KeyIvInit, StreamCipher};

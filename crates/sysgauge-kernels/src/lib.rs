@@ -20,6 +20,7 @@
 //! - `opaque`: the optimisation barriers that keep an order of operations.
 
 pub mod aes;
+pub mod blake2b;
 pub mod blowfish;
 pub mod camellia;
 pub mod cast5;

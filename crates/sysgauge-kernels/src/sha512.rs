@@ -1,8 +1,11 @@
 //! SHA-512 (FIPS 180-4) with an AVX2 message schedule and BMI2 rounds,
 //! written for this project: OpenSSL 3 runs SHA-512 with AVX2 + BMI2
 //! assembly on x86-64, and no crate (RustCrypto `sha2`, ring, aws-lc) has
-//! that path, so all of them fall behind `openssl speed -evp sha512`
-//! (docs/performance.md has the comparison).
+//! that path, so on the CPUs where it pays (Intel's) all of them fall
+//! behind `openssl speed -evp sha512` (docs/performance.md has the
+//! comparison). On other microarchitectures a scalar implementation can
+//! win, so each kernel is public ([`Kernel`], [`sha512_with`]) and the hash
+//! family times them beside the crates and keeps the fastest.
 //!
 //! Shape (the idea of OpenSSL's AVX2 path, written anew in Rust intrinsics):
 //! - two blocks are scheduled at once, block A in the low 128-bit lane of
@@ -14,8 +17,9 @@
 //! - the rounds use BMI2 `rorx` (non-destructive rotates) and take the
 //!   message word and `h` off the dependency chain.
 //!
-//! The kernel is chosen at run time (`is_x86_feature_detected!`); other CPUs
-//! use `sha2`'s compression function (which uses the SHA-512 instructions
+//! Which kernels can run is found at run time (`is_x86_feature_detected!`);
+//! [`sha512`] uses the highest level, and other CPUs use `sha2`'s
+//! compression function (which uses the SHA-512 instructions
 //! of ARMv8.2 where present). Constants are computed at compile time from
 //! their definition (fractional parts of square and cube roots of primes).
 //! The tests check the FIPS 180-4 examples and compare with `sha2` on
@@ -130,9 +134,50 @@ const fn frac_roots<const N: usize>(k: u32) -> [u64; N] {
 const K: [u64; 80] = frac_roots::<80>(3);
 const INIT: [u64; 8] = frac_roots::<8>(2);
 
-/// Which kernel this CPU runs: 0 = portable, 1 = AVX2 + BMI2, 2 = the same
-/// with the schedule's rotates and three-way XORs in single AVX-512VL
-/// instructions (fewer vector operations competing with the rounds).
+/// One of the SHA-512 compression kernels. The hash family times each one
+/// this CPU can run in a short trial and keeps the fastest, so a kernel
+/// tuned on one microarchitecture never stands for the machine on another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// `sha2`'s compression function (which uses the SHA-512 instructions
+    /// of ARMv8.2 where present).
+    Portable,
+    /// Two blocks scheduled in the two AVX2 lanes, BMI2 `rorx` rounds.
+    Avx2,
+    /// The same, with the schedule's rotates and three-way XORs as single
+    /// AVX-512VL instructions (fewer vector operations beside the rounds).
+    Avx512Vl,
+}
+
+impl Kernel {
+    /// Every kernel, fastest-expected first.
+    pub const ALL: [Kernel; 3] = [Kernel::Avx512Vl, Kernel::Avx2, Kernel::Portable];
+
+    /// Whether this CPU can run it.
+    pub fn available(self) -> bool {
+        match self {
+            Kernel::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => kernel_level() >= 1,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512Vl => kernel_level() >= 2,
+            #[cfg(not(target_arch = "x86_64"))]
+            Kernel::Avx2 | Kernel::Avx512Vl => false,
+        }
+    }
+
+    /// Its name, as `--implementation` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Portable => "rustcrypto",
+            Kernel::Avx2 => "sysgauge-avx2",
+            Kernel::Avx512Vl => "sysgauge-avx512vl",
+        }
+    }
+}
+
+/// Which kernels this CPU can run: 0 = portable, 1 = AVX2 + BMI2, 2 = also
+/// AVX-512VL.
 fn kernel_level() -> u8 {
     #[cfg(target_arch = "x86_64")]
     {
@@ -163,32 +208,40 @@ fn kernel_level() -> u8 {
     }
 }
 
-/// Name of the implementation this CPU gets.
-pub fn implementation() -> &'static str {
+/// The best kernel this CPU can run (by feature level, not measured).
+pub fn best_kernel() -> Kernel {
     match kernel_level() {
-        2 => "sysgauge avx2+avx512vl+bmi2",
-        1 => "sysgauge avx2+bmi2",
-        _ => "rustcrypto sha2",
+        2 => Kernel::Avx512Vl,
+        1 => Kernel::Avx2,
+        _ => Kernel::Portable,
     }
 }
 
-/// Process whole 128-byte blocks.
-fn compress(state: &mut [u64; 8], blocks: &[u8]) {
+/// Name of the kernel [`sha512`] uses on this CPU.
+pub fn implementation() -> &'static str {
+    best_kernel().name()
+}
+
+/// Process whole 128-byte blocks with `kernel`, which must be
+/// [`Kernel::available`] (else the portable code runs).
+fn compress(kernel: Kernel, state: &mut [u64; 8], blocks: &[u8]) {
     #[cfg(target_arch = "x86_64")]
-    match kernel_level() {
-        2 => {
+    match kernel {
+        Kernel::Avx512Vl if kernel_level() >= 2 => {
             // SAFETY: the CPU has AVX-512F/VL, AVX2 and BMI2, the features
             // the kernel is compiled for.
             unsafe { x86::compress_vl(state, blocks) };
             return;
         }
-        1 => {
+        Kernel::Avx2 if kernel_level() >= 1 => {
             // SAFETY: the CPU has AVX2 and BMI2.
             unsafe { x86::compress(state, blocks) };
             return;
         }
         _ => {}
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = kernel;
     compress_portable(state, blocks);
 }
 
@@ -202,11 +255,17 @@ fn compress_portable(state: &mut [u64; 8], blocks: &[u8]) {
     }
 }
 
-/// SHA-512 of `data` in one call.
+/// SHA-512 of `data` in one call, with the best kernel by feature level.
 pub fn sha512(data: &[u8]) -> [u8; 64] {
+    sha512_with(best_kernel(), data)
+}
+
+/// SHA-512 of `data` in one call with `kernel` (the portable code if this
+/// CPU cannot run it).
+pub fn sha512_with(kernel: Kernel, data: &[u8]) -> [u8; 64] {
     let mut state = INIT;
     let full = data.len() / 128 * 128;
-    compress(&mut state, &data[..full]);
+    compress(kernel, &mut state, &data[..full]);
     let rem = &data[full..];
     let mut tail = [0u8; 256];
     tail[..rem.len()].copy_from_slice(rem);
@@ -214,7 +273,7 @@ pub fn sha512(data: &[u8]) -> [u8; 64] {
     let end = if rem.len() < 112 { 128 } else { 256 };
     let bits = (data.len() as u128).wrapping_mul(8);
     tail[end - 16..end].copy_from_slice(&bits.to_be_bytes());
-    compress(&mut state, &tail[..end]);
+    compress(kernel, &mut state, &tail[..end]);
     let mut out = [0u8; 64];
     for (o, s) in out.chunks_exact_mut(8).zip(state.iter()) {
         o.copy_from_slice(&s.to_be_bytes());
@@ -487,12 +546,14 @@ mod tests {
     fn kernel_matches_portable_compression() {
         let mut data = vec![0u8; 128 * 7];
         crate::bytes::fill_pattern(&mut data, 11);
-        for blocks in 0..=7 {
-            let mut a = INIT;
-            let mut b = INIT;
-            compress(&mut a, &data[..blocks * 128]);
-            compress_portable(&mut b, &data[..blocks * 128]);
-            assert_eq!(a, b, "{blocks} blocks");
+        for kernel in Kernel::ALL.into_iter().filter(|k| k.available()) {
+            for blocks in 0..=7 {
+                let mut a = INIT;
+                let mut b = INIT;
+                compress(kernel, &mut a, &data[..blocks * 128]);
+                compress_portable(&mut b, &data[..blocks * 128]);
+                assert_eq!(a, b, "{kernel:?}, {blocks} blocks");
+            }
         }
     }
 
@@ -500,12 +561,14 @@ mod tests {
     fn every_length_around_the_padding_boundaries() {
         let mut data = vec![0u8; 600];
         crate::bytes::fill_pattern(&mut data, 3);
-        for len in 0..data.len() {
-            assert_eq!(
-                sha512(&data[..len]),
-                reference(&data[..len]),
-                "length {len}"
-            );
+        for kernel in Kernel::ALL.into_iter().filter(|k| k.available()) {
+            for len in 0..data.len() {
+                assert_eq!(
+                    sha512_with(kernel, &data[..len]),
+                    reference(&data[..len]),
+                    "{kernel:?}, length {len}"
+                );
+            }
         }
     }
 

@@ -373,6 +373,18 @@ pub struct MeasureArgs {
     pub no_telemetry: bool,
 }
 
+/// `--implementation`, shared by the commands that run hash and crypto
+/// cases.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ImplementationArgs {
+    /// Use this implementation instead of the fastest verified one on this
+    /// CPU: NAME for every hash and cipher that has it (`aws-lc`,
+    /// `rustcrypto`, `sysgauge`, …), or ALG=NAME for one (`sha512=aws-lc`),
+    /// comma-separated. `sysgauge list --implementations` shows the names.
+    #[arg(long, value_name = "[ALG=]NAME[,...]", value_delimiter = ',')]
+    pub implementation: Vec<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -380,6 +392,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub select: SelectArgs,
+
+    #[command(flatten)]
+    pub implementation: ImplementationArgs,
 
     /// Leave cases measured while the machine was disturbed (other
     /// processes, steal, throttling, waits) out of the closing index.
@@ -804,6 +819,9 @@ pub struct CryptoArgs {
     /// sizes and threads, and print both side by side with the ratio.
     #[arg(long)]
     pub vs_openssl: bool,
+
+    #[command(flatten)]
+    pub implementation: ImplementationArgs,
 }
 
 #[derive(Debug, Args)]
@@ -1041,6 +1059,11 @@ pub struct ListArgs {
     /// Print as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// List the implementations each hash and cipher can choose from (the
+    /// names `--implementation` takes), and which run on this CPU.
+    #[arg(long)]
+    pub implementations: bool,
 }
 
 #[derive(Debug, Args)]

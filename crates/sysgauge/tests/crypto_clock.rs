@@ -269,3 +269,77 @@ fn clock_command_and_run_phases() {
     );
     assert!(end.metrics[0].value() > 100.0);
 }
+
+/// `--implementation`: a forced candidate runs and the details say so; a
+/// name no algorithm has, or one an algorithm lacks, is a usage error that
+/// lists the names, before anything runs; `list --implementations` shows
+/// them. Without it, the choice and the trial are in the details, not the
+/// params.
+#[test]
+fn implementation_is_chosen_forced_and_listed() {
+    let sb = Sandbox::new();
+    let forced = crypto_once(&sb, "1KiB")
+        .args(["--only", "sha512,blake2b-512", "--no-store", "--json", "-"])
+        .args(["--implementation", "sha512=rustcrypto"])
+        .succeeds();
+    let run = common::strict_record(&forced.stdout);
+    let sha = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "hash.sha512")
+        .unwrap();
+    assert_eq!(sha.details.get_str("implementation"), Some("rustcrypto"));
+    assert_eq!(
+        sha.details.get_str("implementation_choice"),
+        Some("forced with --implementation")
+    );
+    assert!(sha.params.get_str("implementation").is_none());
+    let b2 = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "hash.blake2b-512")
+        .unwrap();
+    let trial = b2.details.get_str("implementation_trial").unwrap_or("");
+    assert!(
+        trial.contains("blake2b-simd") && trial.contains("rustcrypto"),
+        "{trial}"
+    );
+    assert_eq!(
+        b2.params,
+        sysgauge_core::Params::new()
+            .with("block_size", 1024u64)
+            .with("threads", 1u64)
+    );
+
+    crypto_once(&sb, "16")
+        .args(["--only", "md5", "--no-store", "--implementation", "nope"])
+        .usage_error("'nope' is not an implementation sysgauge has; the names are aws-lc,");
+    crypto_once(&sb, "16")
+        .args([
+            "--only",
+            "md5",
+            "--no-store",
+            "--implementation",
+            "md5=aws-lc",
+        ])
+        .usage_error(
+            "hash.md5: implementation 'aws-lc' is not one of its own; it has sysgauge, rustcrypto",
+        );
+    sb.tiny_run()
+        .args([
+            "--only",
+            "hash.md4",
+            "--no-store",
+            "--implementation",
+            "aws-lc",
+        ])
+        .usage_error("no selected algorithm has 'aws-lc'");
+
+    let listed = sb.cmd().args(["list", "--implementations"]).succeeds();
+    let text = stdout_of(&listed);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("hash.sha512") && l.contains("aws-lc")),
+        "{text}"
+    );
+}

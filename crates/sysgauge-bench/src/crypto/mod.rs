@@ -15,7 +15,10 @@
 //!
 //! Every algorithm is checked against a known answer (and ciphers for
 //! decrypt(encrypt(x)) = x) before it is timed, in every case, so a wrong
-//! implementation can never produce a number.
+//! implementation can never produce a number. Where a symmetric algorithm
+//! has several implementations, the fastest verified one on this CPU runs
+//! (`crate::implementation`; the choice is in the result's details, and
+//! `CryptoOptions::implementation` can force one).
 
 // The kernels' unsafe (intrinsics) lives in sysgauge-kernels; the family
 // logic needs none.
@@ -29,13 +32,14 @@ pub mod symmetric;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
 pub use sysgauge_kernels::{aes, blowfish, camellia, cast5, chacha_poly, rc4};
 
+use crate::implementation::{ChoiceCache, Forced, TrialPlan};
 use crate::util::{
     block_size_param, fill_pattern, lock_lane, mb_per_s, measure_rate_on_threads, metric,
     threads_param, Count,
 };
 use pubkey::{KexAlg, PubkeyError, SignAlg};
 use std::sync::{Arc, Mutex};
-use symmetric::Cipher;
+use symmetric::{Cipher, CipherCandidates};
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,
 };
@@ -55,6 +59,8 @@ pub struct CryptoOptions {
     pub block_sizes: Option<Vec<u64>>,
     /// Thread counts (1 = single thread).
     pub threads: Option<Vec<usize>>,
+    /// `--implementation`: candidates forced instead of the trial's choice.
+    pub implementation: Forced,
 }
 
 /// Algorithms in the `run` slice at the quick and tiny profiles.
@@ -214,7 +220,7 @@ impl CryptoAlgorithm for Cipher {
         ctx: &mut RunCtx,
         params: &Params,
         threads: usize,
-        _options: &CryptoOptions,
+        options: &CryptoOptions,
     ) -> Result<Vec<Metric>, BenchError> {
         let cipher = self;
         let block = block_size_param(params)?;
@@ -228,28 +234,32 @@ impl CryptoAlgorithm for Cipher {
                 "use the openssl block sizes (16, 64, 256, 1024, 8192, 16384)",
             ));
         }
-        cipher
-            .self_test(block)
+        // The fastest implementation on this CPU that passes its known
+        // answer and round trip (the trial is cached per process), checked
+        // again at this case's block size before it is timed.
+        let choice = ChoiceCache::global()
+            .choose(
+                &CipherCandidates(cipher),
+                block,
+                &options.implementation,
+                TrialPlan::DEFAULT,
+            )
             .map_err(|e| BenchError::failed(e.to_string()))?;
-        let mut key = vec![0u8; cipher.key_len()];
-        fill_pattern(&mut key, 0x6b65);
-        let mut iv = vec![0u8; cipher.iv_len()];
-        fill_pattern(&mut iv, 0x6976);
+        cipher
+            .self_test_of(choice.name, block)
+            .map_err(|e| BenchError::failed(e.to_string()))?;
+        choice.note(ctx);
+        let (key, iv) = symmetric::bench_key_iv(cipher);
         // One keyed stream and one buffer per thread, set up and touched
         // before timing.
         let lanes = per_thread(threads, |t| {
             let stream = cipher
-                .start(&key, &iv, block)
+                .start_with(choice.name, &key, &iv, block)
                 .map_err(|e| BenchError::failed(e.to_string()))?;
             let mut buf = vec![0u8; block];
             fill_pattern(&mut buf, 0x5eed + t as u64);
             Ok((stream, buf))
         })?;
-        if let Some(first) = lanes.first() {
-            if let Ok(l) = first.lock() {
-                ctx.note_detail("implementation", l.0.implementation());
-            }
-        }
         let run_blocks = |t: usize, n: u64| -> Result<f64, BenchError> {
             let mut lane = lock_lane(&lanes[t])?;
             let (stream, buf) = &mut *lane;
@@ -425,18 +435,37 @@ pub fn benchmarks(options: &Arc<CryptoOptions>) -> Vec<Box<dyn Benchmark>> {
 /// What `sysgauge crypto` runs: the hash family then the crypto family's
 /// whole table, at the given block sizes (default: openssl's) and thread
 /// count, so its table reads like `openssl speed`.
-pub fn speed_benchmarks(sizes: Option<Vec<u64>>, threads: usize) -> Vec<Box<dyn Benchmark>> {
+pub fn speed_benchmarks(
+    sizes: Option<Vec<u64>>,
+    threads: usize,
+    implementation: Forced,
+) -> Vec<Box<dyn Benchmark>> {
     let hash_opts = Arc::new(crate::hash::HashOptions {
         block_sizes: Some(sizes.clone().unwrap_or_else(|| BLOCK_SIZES.to_vec())),
         threads: Some(vec![threads]),
+        implementation: implementation.clone(),
     });
     let crypto_opts = Arc::new(CryptoOptions {
         full_table: true,
         block_sizes: sizes,
         threads: Some(vec![threads]),
+        implementation,
     });
     let mut v = crate::hash::benchmarks(&hash_opts);
     v.extend(benchmarks(&crypto_opts));
+    v
+}
+
+/// Every digest and symmetric algorithm with the implementations it can
+/// choose from (for `--implementation` checks and `list --implementations`).
+pub fn implementation_catalog() -> Vec<Box<dyn crate::implementation::Candidates>> {
+    let mut v: Vec<Box<dyn crate::implementation::Candidates>> = Vec::new();
+    for a in crate::hash::Algorithm::ALL {
+        v.push(Box::new(crate::hash::DigestCandidates(a)));
+    }
+    for c in Cipher::ALL {
+        v.push(Box::new(CipherCandidates(c)));
+    }
     v
 }
 
@@ -446,7 +475,7 @@ mod tests {
 
     #[test]
     fn runs_hash_and_crypto_with_unique_ids() {
-        let b = speed_benchmarks(None, 1);
+        let b = speed_benchmarks(None, 1, Forced::default());
         let ids: Vec<&str> = b.iter().map(|b| b.id()).collect();
         assert!(ids.contains(&"hash.sha256") && ids.contains(&"crypto.x25519"));
         let mut sorted = ids.clone();
@@ -497,6 +526,7 @@ mod tests {
             full_table: true,
             block_sizes: None,
             threads: Some(vec![1, 2]),
+            ..Default::default()
         }));
         let gcm = table[4].cases(&plan(Profile::Quick));
         assert_eq!(gcm.len(), 12);

@@ -4,30 +4,37 @@
 //! counter continues from buffer to buffer), with the known answers each is
 //! checked against before it is timed.
 //!
-//! Implementation per algorithm, judged against `openssl speed -evp` (the
-//! comparison, with its machine and numbers, is in docs/performance.md).
-//! The hand-written kernels are in `sysgauge_kernels`:
-//! - AES-CBC: `aes` (AES-NI, hand-written: no crate reaches OpenSSL);
-//!   aws-lc elsewhere (it has the ARMv8 and portable paths).
-//! - AES-128-CTR: `aes` (VAES / AES-NI, hand-written for the same reason);
-//!   aws-lc elsewhere.
+//! Implementations per algorithm ([`Cipher::candidates`], names as
+//! `--implementation` takes them). Where there is more than one, the crypto
+//! family checks each this CPU runs (known answer and round trip at the
+//! case's block size), times them in a short trial (`crate::implementation`)
+//! and keeps the fastest, so a kernel tuned on one microarchitecture never
+//! stands for the machine on another; the first candidate is what [`Cipher::start`]
+//! uses without a trial. Why each exists, judged against `openssl speed
+//! -evp` (the comparisons, with their machines and numbers, are in
+//! docs/performance.md); the hand-written kernels are in `sysgauge_kernels`:
+//! - AES-CBC: `aes` (AES-NI, hand-written: no crate reached OpenSSL on
+//!   Intel), aws-lc (its ARMv8 and portable paths elsewhere), RustCrypto
+//!   `aes` under the `cbc` crate.
+//! - AES-128-CTR: `aes`'s VAES-AVX512, VAES-AVX2 and AES-NI kernels
+//!   (hand-written for the same reason), and aws-lc.
 //! - AES-GCM: aws-lc (`aws-lc-rs`), whose GCM uses VAES/AVX-512 and beats
 //!   OpenSSL 3.0.
 //! - ChaCha20-Poly1305: `chacha_poly` (AVX-512 with IFMA, hand-written: no
-//!   crate, aws-lc included, comes near OpenSSL's AVX-512 code) for blocks
-//!   of `chacha_poly::MIN_LEN` bytes and more; aws-lc for shorter blocks,
-//!   where it is faster, and on other CPUs.
-//! - 3DES-EDE-CBC: aws-lc (OpenSSL's own table code; the RustCrypto `des`
-//!   crate is far slower).
+//!   crate, aws-lc included, comes near OpenSSL's AVX-512 code) and aws-lc,
+//!   which is faster below about `chacha_poly::MIN_LEN` bytes (the default
+//!   without a trial) and the only one on other CPUs.
+//! - 3DES-EDE-CBC: aws-lc (OpenSSL's own table code) and RustCrypto `des`
+//!   (far slower on x86-64).
 //! - Blowfish-CBC: `blowfish` (written for speed: the RustCrypto `blowfish`
-//!   crate under the CBC loop below falls short of OpenSSL; the crate
-//!   decrypts in the round trip).
+//!   crate under the CBC loop below falls short of OpenSSL) and the crate;
+//!   the crate decrypts in the round trip.
 //! - CAST5-CBC: `cast5`, and Camellia-128-CBC: `camellia` (written for speed
 //!   from RFC 2144 and RFC 3713: the RustCrypto `cast5` and `camellia`
-//!   crates under a CBC loop fall short of OpenSSL; the crates decrypt in
-//!   the round trip).
-//! - RC4: `rc4` (the `rc4` crate falls behind OpenSSL; it decrypts in the
-//!   round trip).
+//!   crates under a CBC loop fall short of OpenSSL) and the crates, which
+//!   also decrypt in the round trip.
+//! - RC4: `rc4` (the `rc4` crate falls behind OpenSSL) and the crate, which
+//!   also decrypts in the round trip.
 //! - DES-CBC, IDEA-CBC, RC2-CBC, Camellia-192/256-CBC: the RustCrypto block
 //!   ciphers (`des`, `idea`, `rc2`, `camellia`) under the `cbc` crate's
 //!   mode. These are the rows of the published `openssl speed` tables
@@ -39,13 +46,14 @@
 //!   loop.
 //! - HMAC-SHA256: RustCrypto `hmac` over `sha2` (SHA-NI / ARMv8 SHA2 chosen
 //!   at run time), with the keyed state computed once, so a message costs
-//!   no key hashing; it is ahead of aws-lc's HMAC. The round trip verifies
-//!   its tags with aws-lc's HMAC, an independent implementation.
+//!   no key hashing, and aws-lc's HMAC (keyed once too). The round trip
+//!   verifies tags with aws-lc's HMAC.
 //!
 //! - HMAC-MD5, AES-128/192/256-IGE and GHASH (rows of the old tables):
-//!   RustCrypto `hmac` over `md-5`, `ige` over `aes`, and `ghash`. Known
-//!   answers: RFC 2202, OpenSSL's igetest vector, the GCM spec's test case
-//!   2; the independent checks are RFC 2104 over sysgauge's MD5, IGE
+//!   RustCrypto `hmac` over `md-5` (and HMAC over sysgauge's MD5 kernel),
+//!   `ige` over `aes`, and `ghash`. Known answers: RFC 2202, OpenSSL's
+//!   igetest vector, the GCM spec's test case 2; the independent checks are
+//!   RFC 2104 over sysgauge's MD5 (RustCrypto's HMAC for the kernel's), IGE
 //!   decryption over aws-lc's AES, and aws-lc's AES-GCM tags.
 //!
 //! AEAD buffers are sealed as whole messages (fresh nonce, tag computed),
@@ -55,6 +63,7 @@
 //! SP 800-38A examples where those exist.
 
 use super::aes::{CbcEncryptor, CtrEncryptor};
+use crate::implementation::{Candidates, Worker};
 use crate::util::hex;
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::cipher::{
@@ -115,6 +124,26 @@ pub trait Stream: Send {
     }
     /// Which implementation runs (for the record's details).
     fn implementation(&self) -> &'static str;
+}
+
+/// Implementation names, as `--implementation` takes them and the details
+/// record them.
+pub const AWS_LC: &str = "aws-lc";
+pub const RUSTCRYPTO: &str = "rustcrypto";
+/// A portable kernel written for sysgauge (`sysgauge_kernels`).
+pub const SYSGAUGE: &str = "sysgauge";
+pub const SYSGAUGE_AES_NI: &str = "sysgauge-aes-ni";
+pub const SYSGAUGE_VAES_AVX512: &str = "sysgauge-vaes-avx512";
+pub const SYSGAUGE_VAES_AVX2: &str = "sysgauge-vaes-avx2";
+pub const SYSGAUGE_AVX512: &str = "sysgauge-avx512";
+
+/// The name of a hand-written AES-CTR kernel.
+fn ctr_name(k: super::aes::CtrKernel) -> &'static str {
+    match k {
+        super::aes::CtrKernel::Vaes512 => SYSGAUGE_VAES_AVX512,
+        super::aes::CtrKernel::Vaes256 => SYSGAUGE_VAES_AVX2,
+        super::aes::CtrKernel::AesNi => SYSGAUGE_AES_NI,
+    }
 }
 
 impl Cipher {
@@ -301,8 +330,92 @@ impl Cipher {
         }
     }
 
+    /// Every implementation sysgauge carries of the algorithm, in order
+    /// of preference (names as `--implementation` takes them).
+    pub fn candidates(self) -> &'static [&'static str] {
+        match self {
+            Cipher::Aes128Cbc | Cipher::Aes192Cbc | Cipher::Aes256Cbc => {
+                &[SYSGAUGE_AES_NI, AWS_LC, RUSTCRYPTO]
+            }
+            Cipher::Aes128Ctr => &[
+                SYSGAUGE_VAES_AVX512,
+                SYSGAUGE_VAES_AVX2,
+                SYSGAUGE_AES_NI,
+                AWS_LC,
+            ],
+            Cipher::ChaCha20Poly1305 => &[SYSGAUGE_AVX512, AWS_LC],
+            Cipher::Aes128Gcm | Cipher::Aes256Gcm => &[AWS_LC],
+            Cipher::DesEde3Cbc => &[AWS_LC, RUSTCRYPTO],
+            Cipher::BfCbc | Cipher::Cast5Cbc | Cipher::Camellia128Cbc | Cipher::Rc4 => {
+                &[SYSGAUGE, RUSTCRYPTO]
+            }
+            Cipher::HmacSha256 => &[RUSTCRYPTO, AWS_LC],
+            Cipher::HmacMd5 => &[RUSTCRYPTO, SYSGAUGE],
+            Cipher::DesCbc
+            | Cipher::IdeaCbc
+            | Cipher::Rc2Cbc
+            | Cipher::Camellia192Cbc
+            | Cipher::Camellia256Cbc
+            | Cipher::Aes128Ige
+            | Cipher::Aes192Ige
+            | Cipher::Aes256Ige
+            | Cipher::Ghash => &[RUSTCRYPTO],
+        }
+    }
+
+    /// The candidates this CPU can run (the hand-written SIMD kernels need
+    /// their instructions).
+    pub fn available(self) -> Vec<&'static str> {
+        let ctr = super::aes::ctr_kernels();
+        self.candidates()
+            .iter()
+            .copied()
+            .filter(|&name| match (self, name) {
+                (Cipher::Aes128Ctr, n) if n != AWS_LC => ctr.iter().any(|k| ctr_name(*k) == n),
+                (_, SYSGAUGE_AES_NI) => super::aes::cbc_available(),
+                (_, SYSGAUGE_AVX512) => super::chacha_poly::available(),
+                _ => true,
+            })
+            .collect()
+    }
+
+    /// The implementation `start` uses for buffers of up to `max_len`
+    /// bytes when none is named: the first available candidate, except
+    /// that ChaCha20-Poly1305 leaves buffers shorter than
+    /// `chacha_poly::MIN_LEN` to aws-lc (faster there).
+    pub fn default_implementation(self, max_len: usize) -> &'static str {
+        let available = self.available();
+        if self == Cipher::ChaCha20Poly1305 && max_len < super::chacha_poly::MIN_LEN {
+            return AWS_LC;
+        }
+        available.first().copied().unwrap_or(AWS_LC)
+    }
+
     fn start_with_aad(
         self,
+        key: &[u8],
+        iv: &[u8],
+        aad: &[u8],
+        max_len: usize,
+    ) -> Result<Box<dyn Stream>, CipherError> {
+        self.start_named(self.default_implementation(max_len), key, iv, aad, max_len)
+    }
+
+    /// Key the algorithm with the implementation called `name` (one of
+    /// [`Cipher::available`]).
+    pub fn start_with(
+        self,
+        name: &str,
+        key: &[u8],
+        iv: &[u8],
+        max_len: usize,
+    ) -> Result<Box<dyn Stream>, CipherError> {
+        self.start_named(name, key, iv, &[], max_len)
+    }
+
+    fn start_named(
+        self,
+        name: &str,
         key: &[u8],
         iv: &[u8],
         aad: &[u8],
@@ -315,6 +428,7 @@ impl Cipher {
                 self.iv_len()
             )));
         }
+        let unavailable = || self.setup_err(format!("'{name}' does not run on this CPU"));
         let aws = |alg: &'static aws_lc_rs::cipher::Algorithm, ctr: bool| {
             let k = UnboundCipherKey::new(alg, key).map_err(|_| self.setup_err("bad key"))?;
             let ctx = match iv.len() {
@@ -339,36 +453,61 @@ impl Cipher {
                 out: vec![0u8; max_len + 32],
             }))
         };
-        Ok(match self {
-            Cipher::Aes128Cbc | Cipher::Aes192Cbc | Cipher::Aes256Cbc => {
-                match CbcEncryptor::new(key, iv) {
-                    Some(e) => Box::new(CbcKernel {
-                        cipher: self,
-                        kernel: e,
-                        implementation: "sysgauge aes-ni",
-                    }),
-                    None => aws(aws_aes(key.len()), false)?,
-                }
-            }
-            Cipher::Aes128Ctr => match CtrEncryptor::new(key, iv) {
-                Some(e) => Box::new(AesCtrStream { e }),
-                None => aws(aws_aes(key.len()), true)?,
+        let is_aes_cbc = matches!(
+            self,
+            Cipher::Aes128Cbc | Cipher::Aes192Cbc | Cipher::Aes256Cbc
+        );
+        Ok(match (self, name) {
+            (_, SYSGAUGE_AES_NI) if is_aes_cbc => match CbcEncryptor::new(key, iv) {
+                Some(e) => Box::new(CbcKernel {
+                    cipher: self,
+                    kernel: e,
+                    implementation: SYSGAUGE_AES_NI,
+                }),
+                None => return Err(unavailable()),
             },
-            Cipher::DesEde3Cbc => {
+            (_, AWS_LC) if is_aes_cbc => aws(aws_aes(key.len()), false)?,
+            (Cipher::Aes128Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<aes::Aes128>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes192Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<aes::Aes192>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes256Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<aes::Aes256>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes128Ctr, AWS_LC) => aws(aws_aes(key.len()), true)?,
+            (
+                Cipher::Aes128Ctr,
+                n @ (SYSGAUGE_VAES_AVX512 | SYSGAUGE_VAES_AVX2 | SYSGAUGE_AES_NI),
+            ) => {
+                let kernel = super::aes::ctr_kernels()
+                    .into_iter()
+                    .find(|k| ctr_name(*k) == n)
+                    .ok_or_else(unavailable)?;
+                let e = CtrEncryptor::with_kernel(kernel, key, iv)
+                    .ok_or_else(|| self.setup_err("bad key or IV"))?;
+                Box::new(AesCtrStream { e })
+            }
+            (Cipher::DesEde3Cbc, AWS_LC) => {
                 // Measuring a legacy cipher is the point here.
                 #[allow(deprecated)]
                 let alg = &aws_lc_rs::cipher::DES_EDE3_FOR_LEGACY_USE_ONLY;
                 aws(alg, false)?
             }
-            Cipher::ChaCha20Poly1305
-                if max_len >= super::chacha_poly::MIN_LEN && super::chacha_poly::available() =>
-            {
+            (Cipher::DesEde3Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<des::TdesEde3>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::ChaCha20Poly1305, SYSGAUGE_AVX512) => {
+                if !super::chacha_poly::available() {
+                    return Err(unavailable());
+                }
                 Box::new(
                     ChaChaPolyStream::new(key, iv, aad)
                         .ok_or_else(|| self.setup_err("bad key or nonce"))?,
                 )
             }
-            Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305 => {
+            (Cipher::Aes128Gcm | Cipher::Aes256Gcm | Cipher::ChaCha20Poly1305, AWS_LC) => {
                 let alg = match self {
                     Cipher::Aes128Gcm => &aead::AES_128_GCM,
                     Cipher::Aes256Gcm => &aead::AES_256_GCM,
@@ -388,48 +527,82 @@ impl Cipher {
                     tag: [0; 16],
                 })
             }
-            Cipher::BfCbc => Box::new(CbcKernel {
+            (Cipher::BfCbc, SYSGAUGE) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::blowfish::BlowfishCbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: "sysgauge blowfish",
+                implementation: SYSGAUGE,
             }),
-            Cipher::Cast5Cbc => Box::new(CbcKernel {
+            (Cipher::BfCbc, RUSTCRYPTO) => {
+                self.crate_cbc::<blowfish::Blowfish>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Cast5Cbc, SYSGAUGE) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::cast5::Cast5Cbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: "sysgauge cast5",
+                implementation: SYSGAUGE,
             }),
-            Cipher::Camellia128Cbc => Box::new(CbcKernel {
+            (Cipher::Cast5Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<cast5::Cast5>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Camellia128Cbc, SYSGAUGE) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::camellia::CamelliaCbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: "sysgauge camellia",
+                implementation: SYSGAUGE,
             }),
-            Cipher::DesCbc => self.crate_cbc::<des::Des>(key, iv, "rustcrypto des+cbc")?,
-            Cipher::IdeaCbc => self.crate_cbc::<idea::Idea>(key, iv, "rustcrypto idea+cbc")?,
-            Cipher::Rc2Cbc => self.crate_cbc::<rc2::Rc2>(key, iv, "rustcrypto rc2+cbc")?,
-            Cipher::Camellia192Cbc => {
-                self.crate_cbc::<camellia::Camellia192>(key, iv, "rustcrypto camellia+cbc")?
+            (Cipher::Camellia128Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<camellia::Camellia128>(key, iv, RUSTCRYPTO)?
             }
-            Cipher::Camellia256Cbc => {
-                self.crate_cbc::<camellia::Camellia256>(key, iv, "rustcrypto camellia+cbc")?
+            (Cipher::DesCbc, RUSTCRYPTO) => self.crate_cbc::<des::Des>(key, iv, RUSTCRYPTO)?,
+            (Cipher::IdeaCbc, RUSTCRYPTO) => self.crate_cbc::<idea::Idea>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Rc2Cbc, RUSTCRYPTO) => self.crate_cbc::<rc2::Rc2>(key, iv, RUSTCRYPTO)?,
+            (Cipher::Camellia192Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<camellia::Camellia192>(key, iv, RUSTCRYPTO)?
             }
-            Cipher::Aes128Ige => self.crate_mode::<ige::Encryptor<aes::Aes128>>(key, iv, IGE)?,
-            Cipher::Aes192Ige => self.crate_mode::<ige::Encryptor<aes::Aes192>>(key, iv, IGE)?,
-            Cipher::Aes256Ige => self.crate_mode::<ige::Encryptor<aes::Aes256>>(key, iv, IGE)?,
-            Cipher::Rc4 => Box::new(Rc4Stream(
+            (Cipher::Camellia256Cbc, RUSTCRYPTO) => {
+                self.crate_cbc::<camellia::Camellia256>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes128Ige, RUSTCRYPTO) => {
+                self.crate_mode::<ige::Encryptor<aes::Aes128>>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes192Ige, RUSTCRYPTO) => {
+                self.crate_mode::<ige::Encryptor<aes::Aes192>>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Aes256Ige, RUSTCRYPTO) => {
+                self.crate_mode::<ige::Encryptor<aes::Aes256>>(key, iv, RUSTCRYPTO)?
+            }
+            (Cipher::Rc4, SYSGAUGE) => Box::new(Rc4Stream(
                 super::rc4::Rc4::new(key).ok_or_else(|| self.setup_err("bad key"))?,
             )),
-            Cipher::HmacMd5 => self.hmac::<md5::Md5>(key, "rustcrypto hmac+md-5")?,
-            Cipher::HmacSha256 => self.hmac::<sha2::Sha256>(key, "rustcrypto hmac+sha2")?,
-            Cipher::Ghash => {
+            (Cipher::Rc4, RUSTCRYPTO) => {
+                use cipher::KeyInit as _;
+                Box::new(CrateRc4Stream(
+                    rc4::Rc4::new_from_slice(key).map_err(|_| self.setup_err("bad key"))?,
+                ))
+            }
+            (Cipher::HmacMd5, RUSTCRYPTO) => self.hmac::<md5::Md5>(key, RUSTCRYPTO)?,
+            (Cipher::HmacMd5, SYSGAUGE) => {
+                Box::new(KernelHmacMd5::new(key).ok_or_else(|| self.setup_err("bad key"))?)
+            }
+            (Cipher::HmacSha256, RUSTCRYPTO) => self.hmac::<sha2::Sha256>(key, RUSTCRYPTO)?,
+            (Cipher::HmacSha256, AWS_LC) => Box::new(AwsHmacStream {
+                key: aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key),
+                tag: [0; 32],
+            }),
+            (Cipher::Ghash, RUSTCRYPTO) => {
                 use cipher::KeyInit as _;
                 Box::new(GhashStream {
                     keyed: ghash::GHash::new_from_slice(key)
                         .map_err(|_| self.setup_err("bad key"))?,
                     tag: [0; 16],
                 })
+            }
+            (_, other) => {
+                return Err(self.setup_err(format!(
+                    "has no implementation '{other}' (it has {})",
+                    self.candidates().join(", ")
+                )))
             }
         })
     }
@@ -496,18 +669,29 @@ impl Cipher {
     /// Check against the known answer, then check decrypt(encrypt(x)) == x
     /// on `len` bytes (a multiple of `granule`) with an independent decryptor.
     pub fn self_test(self, len: usize) -> Result<(), CipherError> {
-        self.check_vector(&known_answer(self))?;
-        self.round_trip(len.max(1))
+        self.self_test_of(self.default_implementation(len), len)
     }
 
-    /// Run one known-answer vector through a fresh stream.
+    /// [`Cipher::self_test`] for the implementation called `name`.
+    pub fn self_test_of(self, name: &str, len: usize) -> Result<(), CipherError> {
+        self.check_vector_with(name, &known_answer(self))?;
+        self.round_trip(name, len.max(1))
+    }
+
+    /// Run one known-answer vector through a fresh default stream.
+    #[cfg(test)]
     fn check_vector(self, v: &Vector) -> Result<(), CipherError> {
+        self.check_vector_with(self.default_implementation(v.plaintext.len()), v)
+    }
+
+    /// Run one known-answer vector through a fresh stream of `name`.
+    fn check_vector_with(self, name: &str, v: &Vector) -> Result<(), CipherError> {
         let kat = |what: String| CipherError::KnownAnswer {
             cipher: self.name(),
             what,
         };
         let mut buf = v.plaintext.to_vec();
-        let mut s = self.start_with_aad(v.key, v.iv, v.aad, buf.len())?;
+        let mut s = self.start_named(name, v.key, v.iv, v.aad, buf.len())?;
         if self.is_mac()
             || matches!(
                 self,
@@ -536,7 +720,7 @@ impl Cipher {
         Ok(())
     }
 
-    fn round_trip(self, len: usize) -> Result<(), CipherError> {
+    fn round_trip(self, name: &str, len: usize) -> Result<(), CipherError> {
         let len = len.div_ceil(self.granule()) * self.granule();
         let key: Vec<u8> = (0..self.key_len())
             .map(|i| (i as u8).wrapping_mul(29).wrapping_add(3))
@@ -547,7 +731,7 @@ impl Cipher {
         let mut plain = vec![0u8; len];
         crate::util::fill_pattern(&mut plain, 0xc0ffee);
         let mut buf = plain.clone();
-        let mut s = self.start(&key, &iv, len)?;
+        let mut s = self.start_with(name, &key, &iv, len)?;
         s.process(&mut buf)?;
         let tag = s.tag().to_vec();
         let bad = |what: &str| CipherError::KnownAnswer {
@@ -560,7 +744,18 @@ impl Cipher {
                 return aws_lc_rs::hmac::verify(&t, &plain, &tag)
                     .map_err(|_| bad("HMAC tag does not verify"));
             }
-            // aws-lc has no HMAC-MD5: RFC 2104 over sysgauge's own MD5.
+            // aws-lc has no HMAC-MD5: RFC 2104 over sysgauge's own MD5
+            // checks RustCrypto's, and RustCrypto's checks sysgauge's.
+            Cipher::HmacMd5 if name == SYSGAUGE => {
+                use hmac::{KeyInit as _, Mac as _};
+                let mut m = hmac::Hmac::<md5::Md5>::new_from_slice(&key)
+                    .map_err(|_| bad("RustCrypto hmac refused the key"))?;
+                m.update(&plain);
+                if m.finalize().into_bytes()[..] != tag[..] {
+                    return Err(bad("the tag differs from RustCrypto's HMAC-MD5"));
+                }
+                return Ok(());
+            }
             Cipher::HmacMd5 if hmac_md5_by_definition(&key, &plain)[..] != tag[..] => {
                 return Err(bad("the tag differs from RFC 2104 over sysgauge's MD5"));
             }
@@ -746,11 +941,7 @@ impl Stream for AesCtrStream {
         Ok(())
     }
     fn implementation(&self) -> &'static str {
-        match self.e.kernel() {
-            super::aes::CtrKernel::Vaes512 => "sysgauge vaes-avx512",
-            super::aes::CtrKernel::Vaes256 => "sysgauge vaes-avx2",
-            super::aes::CtrKernel::AesNi => "sysgauge aes-ni",
-        }
+        ctr_name(self.e.kernel())
     }
 }
 
@@ -785,7 +976,7 @@ impl Stream for AwsStream {
         Ok(())
     }
     fn implementation(&self) -> &'static str {
-        "aws-lc"
+        AWS_LC
     }
 }
 
@@ -822,7 +1013,7 @@ impl Stream for AeadStream {
         &self.tag
     }
     fn implementation(&self) -> &'static str {
-        "aws-lc"
+        AWS_LC
     }
 }
 
@@ -885,9 +1076,6 @@ impl<K: CbcEncrypt> Stream for CbcKernel<K> {
 /// blocks only, checked before anything is encrypted.
 struct CrateMode<M>(M);
 
-/// The implementation detail of the IGE rows.
-const IGE: &str = "rustcrypto aes+ige";
-
 impl<M: cipher::BlockModeEncrypt + Send> CbcEncrypt for CrateMode<M> {
     fn encrypt_cbc(&mut self, buf: &mut [u8]) -> bool {
         let (blocks, rest) = Array::<u8, M::BlockSize>::slice_as_chunks_mut(buf);
@@ -907,7 +1095,89 @@ impl Stream for Rc4Stream {
         Ok(())
     }
     fn implementation(&self) -> &'static str {
-        "sysgauge rc4"
+        SYSGAUGE
+    }
+}
+
+/// HMAC-MD5 (RFC 2104) over sysgauge's MD5 kernel, with the inner and
+/// outer states after the padded key computed once; each buffer is one
+/// message.
+struct KernelHmacMd5 {
+    inner: sysgauge_kernels::md5::Md5,
+    outer: sysgauge_kernels::md5::Md5,
+    tag: [u8; 16],
+}
+
+impl KernelHmacMd5 {
+    /// Keys of at most one 64-byte block (the crypto family's are 16).
+    fn new(key: &[u8]) -> Option<KernelHmacMd5> {
+        use sysgauge_kernels::md5::Md5;
+        if key.len() > 64 {
+            return None;
+        }
+        let mut k0 = [0u8; 64];
+        k0[..key.len()].copy_from_slice(key);
+        let mut inner = Md5::new();
+        inner.update(&k0.map(|k| k ^ 0x36));
+        let mut outer = Md5::new();
+        outer.update(&k0.map(|k| k ^ 0x5c));
+        Some(KernelHmacMd5 {
+            inner,
+            outer,
+            tag: [0; 16],
+        })
+    }
+}
+
+impl Stream for KernelHmacMd5 {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        let mut i = self.inner.clone();
+        i.update(buf);
+        let mut o = self.outer.clone();
+        o.update(&i.finalize());
+        self.tag = o.finalize();
+        Ok(())
+    }
+    fn tag(&self) -> &[u8] {
+        &self.tag
+    }
+    fn implementation(&self) -> &'static str {
+        SYSGAUGE
+    }
+}
+
+/// The RustCrypto `rc4` crate.
+struct CrateRc4Stream(rc4::Rc4);
+
+impl Stream for CrateRc4Stream {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        use cipher::StreamCipher;
+        self.0.apply_keystream(buf);
+        Ok(())
+    }
+    fn implementation(&self) -> &'static str {
+        RUSTCRYPTO
+    }
+}
+
+/// aws-lc's HMAC-SHA256, keyed once (its key holds the inner and outer
+/// states); each buffer is one message.
+struct AwsHmacStream {
+    key: aws_lc_rs::hmac::Key,
+    tag: [u8; 32],
+}
+
+impl Stream for AwsHmacStream {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        let t = aws_lc_rs::hmac::sign(&self.key, buf);
+        self.tag.copy_from_slice(t.as_ref());
+        Ok(())
+    }
+    fn tag(&self) -> &[u8] {
+        &self.tag
+    }
+    fn implementation(&self) -> &'static str {
+        AWS_LC
     }
 }
 
@@ -964,7 +1234,7 @@ impl Stream for GhashStream {
         &self.tag
     }
     fn implementation(&self) -> &'static str {
-        "rustcrypto ghash"
+        RUSTCRYPTO
     }
 }
 
@@ -1195,8 +1465,57 @@ impl Stream for ChaChaPolyStream {
         &self.tag
     }
     fn implementation(&self) -> &'static str {
-        "sysgauge avx512"
+        SYSGAUGE_AVX512
     }
+}
+
+/// An algorithm's implementations as the trial in `crate::implementation`
+/// sees them: each is checked with the known answer and a round trip at
+/// the case's block size, then timed processing buffers of that size.
+pub struct CipherCandidates(pub Cipher);
+
+impl Candidates for CipherCandidates {
+    fn algorithm_id(&self) -> &'static str {
+        self.0.id()
+    }
+
+    fn names(&self) -> Vec<&'static str> {
+        self.0.available()
+    }
+
+    fn all_names(&self) -> Vec<&'static str> {
+        self.0.candidates().to_vec()
+    }
+
+    fn check(&self, name: &'static str, block: usize) -> Result<(), String> {
+        self.0.self_test_of(name, block).map_err(|e| e.to_string())
+    }
+
+    fn worker(&self, name: &'static str, block: usize) -> Result<Worker, String> {
+        let c = self.0;
+        let (key, iv) = bench_key_iv(c);
+        let mut stream = c
+            .start_with(name, &key, &iv, block)
+            .map_err(|e| e.to_string())?;
+        let mut buf = vec![0u8; block];
+        crate::util::fill_pattern(&mut buf, 0x5eed);
+        Ok(Box::new(move || {
+            stream
+                .process(std::hint::black_box(buf.as_mut_slice()))
+                .map_err(|e| e.to_string())?;
+            std::hint::black_box(stream.tag());
+            Ok(())
+        }))
+    }
+}
+
+/// The key and IV the crypto family times with (fixed patterns).
+pub fn bench_key_iv(c: Cipher) -> (Vec<u8>, Vec<u8>) {
+    let mut key = vec![0u8; c.key_len()];
+    crate::util::fill_pattern(&mut key, 0x6b65);
+    let mut iv = vec![0u8; c.iv_len()];
+    crate::util::fill_pattern(&mut iv, 0x6976);
+    (key, iv)
 }
 
 #[cfg(test)]
@@ -1210,6 +1529,29 @@ mod tests {
                 c.self_test(len)
                     .unwrap_or_else(|e| panic!("{} at {len}: {e}", c.name()));
             }
+        }
+    }
+
+    /// Every implementation of every algorithm this CPU runs passes the
+    /// known answer and the round trip, at short and long buffers.
+    #[test]
+    fn every_candidate_passes_its_checks() {
+        for c in Cipher::ALL {
+            let cands = CipherCandidates(c);
+            assert!(!cands.names().is_empty(), "{}", c.name());
+            for name in cands.names() {
+                for len in [16usize, 1040, 8192] {
+                    cands
+                        .check(name, len)
+                        .unwrap_or_else(|e| panic!("{} {name} at {len}: {e}", c.name()));
+                }
+                let mut w = cands.worker(name, 64).unwrap();
+                w().unwrap();
+            }
+            // Unknown names are setup errors naming the valid ones.
+            let e = c.start_with("nope", &vec![0; c.key_len()], &vec![0; c.iv_len()], 16);
+            let e = e.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("has no implementation 'nope'"), "{e}");
         }
     }
 
@@ -1296,7 +1638,7 @@ mod tests {
         };
         assert_eq!(start(MIN_LEN - 1), "aws-lc");
         let expect = if available() {
-            "sysgauge avx512"
+            "sysgauge-avx512"
         } else {
             "aws-lc"
         };

@@ -1,22 +1,34 @@
 //! The digest implementations the `hash` family times, with the known
 //! answers each is checked against before it is timed.
 //!
-//! Implementation choice per algorithm (the fastest on x86-64 that still
-//! runs on aarch64; the comparison is in docs/performance.md):
-//! - SHA-1, SHA-256: RustCrypto `sha1`/`sha2`, which detect SHA-NI (x86) and
-//!   the ARMv8 SHA extensions at run time and fall back to portable code, so
-//!   one binary uses the hash instructions where they exist;
-//! - SHA-512: `sysgauge_kernels::sha512` (AVX2/AVX-512VL schedule with
-//!   BMI2 rounds on x86-64, chosen at run time; `sha2`'s compression
-//!   elsewhere), written because no crate comes near `openssl speed`;
-//! - MD5: `sysgauge_kernels::md5`, written for the same reason;
-//! - BLAKE2b-512: `blake2b_simd` (AVX2/SSE4.1 dispatch at run time);
+//! Each algorithm lists its candidates ([`Algorithm::candidates`]); where
+//! there is more than one, `crate::implementation` checks each against the
+//! known answers (and, at the case's block size, against the RustCrypto
+//! crate, an independent implementation), times the survivors in a short
+//! trial on this CPU and keeps the fastest, unless `--implementation` names
+//! one. Which wins depends on the microarchitecture: on Intel's the AVX2
+//! SHA-512 kernel, on AMD Zen a scalar one (docs/performance.md).
+//! - SHA-1, SHA-256: RustCrypto `sha1`/`sha2` (SHA-NI on x86, the ARMv8
+//!   SHA extensions, portable code elsewhere, detected at run time) and
+//!   aws-lc (`aws-lc-rs`, OpenSSL's assembly lineage);
+//! - SHA-512: `sysgauge_kernels::sha512`'s AVX-512VL and AVX2 + BMI2
+//!   kernels (written because no crate reaches `openssl speed`'s AVX2 code
+//!   on Intel), RustCrypto `sha2`, and aws-lc (OpenSSL's scalar assembly,
+//!   which aws-lc runs on AMD CPUs and which is the fastest on Zen 5);
+//! - MD5: `sysgauge_kernels::md5` (written because `md-5` fell behind) and
+//!   RustCrypto `md-5`;
+//! - BLAKE2b-512: `blake2b_simd` (AVX2/SSE4.1 chosen at run time),
+//!   RustCrypto `blake2` (four-word vectors), and `sysgauge_kernels::blake2b`
+//!   (plain scalar code in the shape of OpenSSL's C: on AMD Zen 5 the AVX2
+//!   code runs at about half OpenSSL's speed, the scalar code ahead of it);
 //! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time);
 //! - MD4, RIPEMD-160, Whirlpool: RustCrypto `md4`, `ripemd`, `whirlpool`
 //!   (portable code; these are rows of the published `openssl speed` tables
 //!   that aws-lc does not have, measured so such a table can be matched).
 
-use crate::util::hex;
+use crate::implementation::{Candidates, Worker};
+use crate::util::{fill_pattern, hex};
+use sysgauge_kernels::sha512::Kernel as Sha512Kernel;
 
 /// A digest algorithm the hash family measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,38 +108,50 @@ impl Algorithm {
         )
     }
 
-    /// Which implementation runs on this CPU (for the record's details).
-    pub fn implementation(self) -> &'static str {
+    /// Every implementation of the algorithm sysgauge carries, in order
+    /// of preference (the first this CPU runs is the default).
+    pub fn candidates(self) -> &'static [DigestImpl] {
         match self {
-            Algorithm::Md4 => "rustcrypto md4",
-            Algorithm::Md5 => "sysgauge md5",
-            Algorithm::Sha1 => "rustcrypto sha1",
-            Algorithm::Rmd160 => "rustcrypto ripemd",
-            Algorithm::Sha256 => "rustcrypto sha2",
-            Algorithm::Sha512 => super::sha512::implementation(),
-            Algorithm::Whirlpool => "rustcrypto whirlpool",
-            Algorithm::Blake2b512 => "blake2b_simd",
-            Algorithm::Blake3 => "blake3",
+            Algorithm::Md4 => &[RUSTCRYPTO_MD4],
+            Algorithm::Md5 => &[SYSGAUGE_MD5, RUSTCRYPTO_MD5],
+            Algorithm::Sha1 => &[RUSTCRYPTO_SHA1, AWS_LC_SHA1],
+            Algorithm::Rmd160 => &[RUSTCRYPTO_RMD160],
+            Algorithm::Sha256 => &[RUSTCRYPTO_SHA256, AWS_LC_SHA256],
+            Algorithm::Sha512 => &[
+                SYSGAUGE_SHA512_AVX512VL,
+                SYSGAUGE_SHA512_AVX2,
+                RUSTCRYPTO_SHA512,
+                AWS_LC_SHA512,
+            ],
+            Algorithm::Whirlpool => &[RUSTCRYPTO_WHIRLPOOL],
+            Algorithm::Blake2b512 => &[BLAKE2B_SIMD, RUSTCRYPTO_BLAKE2B, SYSGAUGE_BLAKE2B],
+            Algorithm::Blake3 => &[BLAKE3],
         }
     }
 
-    /// Hash `data` in one call, writing the digest into `out` (which must be
-    /// at least `output_len` long). One call per block, like `openssl speed`.
+    /// The candidates this CPU can run.
+    pub fn available(self) -> Vec<DigestImpl> {
+        self.candidates()
+            .iter()
+            .copied()
+            .filter(|c| (c.available)())
+            .collect()
+    }
+
+    /// The candidate called `name`, if this CPU runs it.
+    pub fn implementation_named(self, name: &str) -> Option<DigestImpl> {
+        self.available().into_iter().find(|c| c.name == name)
+    }
+
+    /// Hash `data` in one call with the default implementation, writing
+    /// the digest into `out` (which must be at least `output_len` long).
+    /// One call per block, like `openssl speed`.
     #[inline]
     pub fn digest_into(self, data: &[u8], out: &mut [u8; 64]) {
-        use sha2::Digest;
-        match self {
-            Algorithm::Md4 => out[..16].copy_from_slice(&md4::Md4::digest(data)),
-            Algorithm::Md5 => out[..16].copy_from_slice(&super::md5::md5(data)),
-            Algorithm::Sha1 => out[..20].copy_from_slice(&sha1::Sha1::digest(data)),
-            Algorithm::Rmd160 => out[..20].copy_from_slice(&ripemd::Ripemd160::digest(data)),
-            Algorithm::Sha256 => out[..32].copy_from_slice(&sha2::Sha256::digest(data)),
-            Algorithm::Sha512 => out[..64].copy_from_slice(&super::sha512::sha512(data)),
-            Algorithm::Whirlpool => out[..64].copy_from_slice(&whirlpool::Whirlpool::digest(data)),
-            Algorithm::Blake2b512 => {
-                out[..64].copy_from_slice(blake2b_simd::blake2b(data).as_bytes())
-            }
-            Algorithm::Blake3 => out[..32].copy_from_slice(blake3::hash(data).as_bytes()),
+        match self.candidates().iter().find(|c| (c.available)()) {
+            Some(c) => (c.digest)(data, out),
+            // Every algorithm has a portable candidate; never reached.
+            None => out.fill(0),
         }
     }
 
@@ -182,19 +206,193 @@ impl Algorithm {
         }
     }
 
-    /// Check the implementation against its known answers.
+    /// Check the default implementation against its known answers.
     pub fn self_test(self) -> Result<(), String> {
+        match self.available().first() {
+            Some(&c) => self.check_known_answers(c),
+            None => Err(format!("{}: no implementation on this CPU", self.name())),
+        }
+    }
+
+    /// Check one implementation against the published digests.
+    pub fn check_known_answers(self, imp: DigestImpl) -> Result<(), String> {
         for (input, expect) in self.known_answers() {
-            let got = self.hex_digest(input);
+            let mut out = [0u8; 64];
+            (imp.digest)(input, &mut out);
+            let got = hex(&out[..self.output_len()]);
             if got != expect {
                 return Err(format!(
-                    "{} gave a wrong digest for {:?}: {got} instead of {expect}",
+                    "{} ({}) gave a wrong digest for {:?}: {got} instead of {expect}",
                     self.name(),
+                    imp.name,
                     String::from_utf8_lossy(input)
                 ));
             }
         }
         Ok(())
+    }
+}
+
+/// One implementation of a digest: its name (as `--implementation` takes
+/// it) and a one-call digest function.
+#[derive(Clone, Copy)]
+pub struct DigestImpl {
+    pub name: &'static str,
+    /// Hash the whole input, writing the digest into the front of `out`.
+    pub digest: fn(&[u8], &mut [u8; 64]),
+    /// Whether this CPU can run it.
+    pub available: fn() -> bool,
+}
+
+impl std::fmt::Debug for DigestImpl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+fn always() -> bool {
+    true
+}
+
+macro_rules! rustcrypto {
+    ($name:ident, $ty:ty, $len:expr) => {
+        const $name: DigestImpl = DigestImpl {
+            name: "rustcrypto",
+            digest: |data, out| {
+                use sha2::Digest;
+                out[..$len].copy_from_slice(&<$ty>::digest(data));
+            },
+            available: always,
+        };
+    };
+}
+
+rustcrypto!(RUSTCRYPTO_MD4, md4::Md4, 16);
+rustcrypto!(RUSTCRYPTO_MD5, ::md5::Md5, 16);
+rustcrypto!(RUSTCRYPTO_SHA1, sha1::Sha1, 20);
+rustcrypto!(RUSTCRYPTO_RMD160, ripemd::Ripemd160, 20);
+rustcrypto!(RUSTCRYPTO_SHA256, sha2::Sha256, 32);
+rustcrypto!(RUSTCRYPTO_SHA512, sha2::Sha512, 64);
+rustcrypto!(RUSTCRYPTO_WHIRLPOOL, whirlpool::Whirlpool, 64);
+rustcrypto!(RUSTCRYPTO_BLAKE2B, blake2::Blake2b512, 64);
+
+macro_rules! aws_lc {
+    ($name:ident, $alg:expr, $len:expr) => {
+        const $name: DigestImpl = DigestImpl {
+            name: "aws-lc",
+            digest: |data, out| {
+                out[..$len].copy_from_slice(aws_lc_rs::digest::digest($alg, data).as_ref());
+            },
+            available: always,
+        };
+    };
+}
+
+aws_lc!(
+    AWS_LC_SHA1,
+    &aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY,
+    20
+);
+aws_lc!(AWS_LC_SHA256, &aws_lc_rs::digest::SHA256, 32);
+aws_lc!(AWS_LC_SHA512, &aws_lc_rs::digest::SHA512, 64);
+
+const SYSGAUGE_MD5: DigestImpl = DigestImpl {
+    name: "sysgauge",
+    digest: |data, out| out[..16].copy_from_slice(&super::md5::md5(data)),
+    available: always,
+};
+
+const SYSGAUGE_SHA512_AVX512VL: DigestImpl = DigestImpl {
+    name: "sysgauge-avx512vl",
+    digest: |data, out| {
+        out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::Avx512Vl, data))
+    },
+    available: || Sha512Kernel::Avx512Vl.available(),
+};
+
+const SYSGAUGE_SHA512_AVX2: DigestImpl = DigestImpl {
+    name: "sysgauge-avx2",
+    digest: |data, out| out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::Avx2, data)),
+    available: || Sha512Kernel::Avx2.available(),
+};
+
+const BLAKE2B_SIMD: DigestImpl = DigestImpl {
+    name: "blake2b-simd",
+    digest: |data, out| out.copy_from_slice(blake2b_simd::blake2b(data).as_bytes()),
+    available: always,
+};
+
+const SYSGAUGE_BLAKE2B: DigestImpl = DigestImpl {
+    name: "sysgauge",
+    digest: |data, out| out.copy_from_slice(&sysgauge_kernels::blake2b::blake2b512(data)),
+    available: always,
+};
+
+const BLAKE3: DigestImpl = DigestImpl {
+    name: "blake3",
+    digest: |data, out| out[..32].copy_from_slice(blake3::hash(data).as_bytes()),
+    available: always,
+};
+
+/// An algorithm's candidates as the trial in `crate::implementation` sees
+/// them.
+pub struct DigestCandidates(pub Algorithm);
+
+impl Candidates for DigestCandidates {
+    fn algorithm_id(&self) -> &'static str {
+        self.0.id()
+    }
+
+    fn names(&self) -> Vec<&'static str> {
+        self.0.available().iter().map(|c| c.name).collect()
+    }
+
+    fn all_names(&self) -> Vec<&'static str> {
+        self.0.candidates().iter().map(|c| c.name).collect()
+    }
+
+    /// The published digests, then (for all but the RustCrypto crate, the
+    /// reference) the same digest as the RustCrypto crate of a `block`-byte
+    /// buffer, which covers the multi-block paths the short vectors miss.
+    fn check(&self, name: &'static str, block: usize) -> Result<(), String> {
+        let alg = self.0;
+        let imp = alg
+            .implementation_named(name)
+            .ok_or_else(|| format!("{name} does not run on this CPU"))?;
+        alg.check_known_answers(imp)?;
+        let Some(reference) = alg
+            .available()
+            .into_iter()
+            .find(|c| c.name == "rustcrypto" && c.name != name)
+        else {
+            return Ok(());
+        };
+        let mut data = vec![0u8; block];
+        fill_pattern(&mut data, 0xd1 + block as u64);
+        let (mut ours, mut theirs) = ([0u8; 64], [0u8; 64]);
+        (imp.digest)(&data, &mut ours);
+        (reference.digest)(&data, &mut theirs);
+        if ours != theirs {
+            return Err(format!(
+                "its digest of {block} bytes differs from RustCrypto's"
+            ));
+        }
+        Ok(())
+    }
+
+    fn worker(&self, name: &'static str, block: usize) -> Result<Worker, String> {
+        let imp = self
+            .0
+            .implementation_named(name)
+            .ok_or_else(|| format!("{name} does not run on this CPU"))?;
+        let mut buf = vec![0u8; block];
+        fill_pattern(&mut buf, 0x5eed);
+        let mut out = [0u8; 64];
+        Ok(Box::new(move || {
+            (imp.digest)(std::hint::black_box(&buf), &mut out);
+            std::hint::black_box(&out);
+            Ok(())
+        }))
     }
 }
 
@@ -241,6 +439,37 @@ mod tests {
         assert_eq!(
             Algorithm::Whirlpool.hex_digest(&data),
             "0c99005beb57eff50a7cf005560ddf5d29057fd86b20bfd62deca0f1ccea4af51fc15490eddc47af32bb2b66c34ff9ad8c6008ad677f77126953b226e4ed8b01"
+        );
+    }
+
+    /// Every candidate of every algorithm passes the published vectors and
+    /// agrees with the RustCrypto crate across block boundaries.
+    #[test]
+    fn every_candidate_passes_its_checks() {
+        for a in Algorithm::ALL {
+            let c = DigestCandidates(a);
+            assert!(!c.names().is_empty(), "{}", a.name());
+            for name in c.names() {
+                for block in [0usize, 1, 111, 112, 128, 1000, 8192] {
+                    c.check(name, block)
+                        .unwrap_or_else(|e| panic!("{} {name} at {block}: {e}", a.name()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn candidate_names_are_unique_per_algorithm() {
+        for a in Algorithm::ALL {
+            let mut names: Vec<&str> = a.candidates().iter().map(|c| c.name).collect();
+            let n = names.len();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), n, "{}", a.name());
+        }
+        assert_eq!(
+            DigestCandidates(Algorithm::Sha512).all_names(),
+            ["sysgauge-avx512vl", "sysgauge-avx2", "rustcrypto", "aws-lc"]
         );
     }
 

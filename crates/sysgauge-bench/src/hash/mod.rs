@@ -4,8 +4,11 @@
 //!
 //! Like `openssl speed`, each block is hashed with one complete digest call,
 //! so small blocks show the per-call and finalisation cost and large blocks
-//! the compression function's speed. Each implementation is checked against
-//! known answers before it is timed. Multi-threaded cases run one
+//! the compression function's speed. Where sysgauge carries several
+//! implementations of a digest, the fastest on this CPU that passes its
+//! known answers is timed (`crate::implementation`; the choice goes into
+//! the result's details); each is checked against known answers before it
+//! is timed. Multi-threaded cases run one
 //! independent instance per thread and report the aggregate rate.
 
 // The kernels' unsafe (intrinsics) lives in sysgauge-kernels; the family
@@ -16,11 +19,13 @@ pub mod digest;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
 pub use sysgauge_kernels::{md5, sha512};
 
+use crate::implementation::Candidates as _;
+use crate::implementation::{ChoiceCache, Forced, TrialPlan};
 use crate::util::{
     block_size_param, fill_pattern, mb_per_s, measure_rate_on_threads, threads_param,
     throughput_mbps, Count,
 };
-pub use digest::Algorithm;
+pub use digest::{Algorithm, DigestCandidates};
 use std::sync::Arc;
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,
@@ -35,6 +40,8 @@ pub struct HashOptions {
     pub block_sizes: Option<Vec<u64>>,
     /// Thread counts to run (1 = single thread); `None` follows the profile.
     pub threads: Option<Vec<usize>>,
+    /// `--implementation`: candidates forced instead of the trial's choice.
+    pub implementation: Forced,
 }
 
 pub struct HashBenchmark {
@@ -121,9 +128,26 @@ impl Benchmark for HashBenchmark {
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let algorithm = self.algorithm;
-        algorithm.self_test().map_err(BenchError::failed)?;
-        ctx.note_detail("implementation", algorithm.implementation());
         let block = block_size_param(params)?;
+        // The fastest implementation that passes its known answers here
+        // (the trial is cached per process), checked again for this case.
+        let candidates = DigestCandidates(algorithm);
+        let choice = ChoiceCache::global()
+            .choose(
+                &candidates,
+                block,
+                &self.options.implementation,
+                TrialPlan::DEFAULT,
+            )
+            .map_err(|e| BenchError::failed(e.to_string()))?;
+        candidates
+            .check(choice.name, block)
+            .map_err(BenchError::failed)?;
+        choice.note(ctx);
+        let digest = algorithm
+            .implementation_named(choice.name)
+            .ok_or_else(|| BenchError::failed(format!("{} vanished", choice.name)))?
+            .digest;
         let threads = threads_param(params, ctx.threads());
         // Buffers are allocated and touched before timing; each thread has
         // its own so no cache line is shared.
@@ -138,7 +162,7 @@ impl Benchmark for HashBenchmark {
             let buf = &buffers[t];
             let mut out = [0u8; 64];
             for _ in 0..n {
-                algorithm.digest_into(std::hint::black_box(buf), &mut out);
+                digest(std::hint::black_box(buf), &mut out);
                 std::hint::black_box(&out);
             }
             Ok((n as f64) * block as f64)
@@ -198,6 +222,7 @@ mod tests {
             Arc::new(HashOptions {
                 block_sizes: Some(vec![16, 64]),
                 threads: Some(vec![1, 2]),
+                ..Default::default()
             }),
         );
         let c = custom.cases(&Plan {
@@ -230,6 +255,7 @@ mod tests {
                 Arc::new(HashOptions {
                     block_sizes: Some(vec![16, 8192]),
                     threads: Some(vec![1]),
+                    ..Default::default()
                 }),
             );
             assert_eq!(table.cases(&plan(Profile::Quick)).len(), 2);

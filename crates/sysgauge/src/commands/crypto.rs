@@ -40,10 +40,12 @@ pub fn block_sizes(raw: &[NiceSize]) -> Result<Option<Vec<u64>>> {
 pub fn run(args: CryptoArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
     let sizes = block_sizes(&args.block_sizes)?;
+    let forced = crate::commands::run::forced_implementations(&args.implementation)?;
     let benches = measure::select(
-        speed_benchmarks(sizes, args.threads.resolve()),
+        speed_benchmarks(sizes, args.threads.resolve(), forced.clone()),
         &args.select,
     )?;
+    crate::commands::run::check_implementations(&forced, &benches)?;
     let cancel = crate::signals::install()?;
     let announce = |line: &str| eprintln!("{line}");
     let mut alongside = OpensslAlongside::new(openssl_seconds(cfg.profile), &cancel, &announce);

@@ -6,6 +6,7 @@ use crate::output;
 use crate::values::FamilyName;
 use anyhow::Result;
 use serde::Serialize;
+use sysgauge_bench::crypto::implementation_catalog;
 use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::family_of;
 use sysgauge_report::{Table, TableFormat};
@@ -21,7 +22,57 @@ struct Entry {
     in_default_run: bool,
 }
 
+/// One line of `list --implementations`.
+#[derive(Serialize)]
+struct Implementations {
+    id: String,
+    /// The implementations this CPU runs, the default first.
+    here: Vec<&'static str>,
+    /// Those sysgauge has that need instructions this CPU lacks.
+    elsewhere: Vec<&'static str>,
+}
+
+/// `list --implementations`: what `--implementation` can name.
+fn implementations(args: &ListArgs) -> Result<Exit> {
+    let rows: Vec<Implementations> = implementation_catalog()
+        .iter()
+        .filter(|c| {
+            args.family
+                .is_none_or(|FamilyName(f)| family_of(c.algorithm_id()) == f)
+        })
+        .map(|c| {
+            let here = c.names();
+            Implementations {
+                id: c.algorithm_id().to_string(),
+                elsewhere: c
+                    .all_names()
+                    .into_iter()
+                    .filter(|n| !here.contains(n))
+                    .collect(),
+                here,
+            }
+        })
+        .collect();
+    if args.json {
+        output::stdout(&(serde_json::to_string_pretty(&rows)? + "\n"))?;
+        return Ok(Exit::Ok);
+    }
+    let mut t = Table::columns("id, on this CPU, not on this CPU");
+    for r in rows {
+        t.push(vec![r.id, r.here.join(", "), r.elsewhere.join(", ")]);
+    }
+    let mut text = t.render(TableFormat::Text);
+    text.push_str(
+        "\nWhere there is more than one, each case checks them against known answers and times them briefly; the fastest runs (its name is in the result's details). `--implementation NAME` or `ALG=NAME` forces one.\n",
+    );
+    output::stdout(&text)?;
+    Ok(Exit::Ok)
+}
+
 pub fn run(args: ListArgs) -> Result<Exit> {
+    if args.implementations {
+        return implementations(&args);
+    }
     let entries: Vec<Entry> = benchmarks(&Options::default())
         .iter()
         .filter(|b| {

@@ -3,12 +3,15 @@
 //! table and the findings. Families marked `in_default_run: false` in the
 //! registry (ssh) run only when `--only` names them or one of their ids.
 
-use crate::cli::{RunArgs, SelectArgs};
+use crate::cli::{ImplementationArgs, RunArgs, SelectArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use sysgauge_bench::clock::ClockOptions;
+use sysgauge_bench::crypto::{implementation_catalog, CryptoOptions};
+use sysgauge_bench::hash::HashOptions;
+use sysgauge_bench::implementation::{validate, Forced};
 use sysgauge_bench::sweep::SweepOptions;
 use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::{family_of, Benchmark};
@@ -18,10 +21,20 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
     // The clock options are given, not defaulted, so that the end-of-run
     // check below shares them (and the start's readings) with the first.
+    let forced = forced_implementations(&args.implementation)?;
     let options = Options::default()
         .with(SweepOptions::for_run(&args.select.only))
-        .with(ClockOptions::default());
+        .with(ClockOptions::default())
+        .with(HashOptions {
+            implementation: forced.clone(),
+            ..Default::default()
+        })
+        .with(CryptoOptions {
+            implementation: forced.clone(),
+            ..Default::default()
+        });
     let mut selected = select(benchmarks(&options), &args.select)?;
+    check_implementations(&forced, &selected)?;
     // The clock check runs first (the registry lists it first) and again
     // after everything else, so a run whose clocks dropped is flagged.
     if selected.iter().any(|b| family_of(b.id()) == "clock") {
@@ -44,6 +57,21 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     text.push_str(&measure::closing_lines(&outcome, outcome.exit));
     measure::print_human(&cfg, &text)?;
     Ok(outcome.exit)
+}
+
+/// `--implementation` as typed rules.
+pub fn forced_implementations(args: &ImplementationArgs) -> Result<Forced> {
+    Ok(Forced::parse(&args.implementation)?)
+}
+
+/// `--implementation` checked against the hashes and ciphers about to run,
+/// before any of them does.
+pub fn check_implementations(forced: &Forced, selected: &[Box<dyn Benchmark>]) -> Result<()> {
+    if forced.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = selected.iter().map(|b| b.id()).collect();
+    validate(forced, &implementation_catalog(), &|id| ids.contains(&id)).map_err(|e| anyhow!(e))
 }
 
 /// `run`'s selection: without `--only`, the families the registry marks
@@ -69,6 +97,44 @@ mod tests {
             only: p(only),
             skip: p(skip),
         }
+    }
+
+    fn forced(rules: &[&str]) -> Forced {
+        forced_implementations(&ImplementationArgs {
+            implementation: rules.iter().map(|s| s.to_string()).collect(),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn implementation_names_are_checked_before_running() {
+        let all = || {
+            select(
+                benchmarks(&Options::default()),
+                &sel(&["hash", "crypto"], &[]),
+            )
+            .unwrap()
+        };
+        assert!(check_implementations(&forced(&[]), &all()).is_ok());
+        assert!(check_implementations(&forced(&["aws-lc", "sha512=rustcrypto"]), &all()).is_ok());
+        let e = check_implementations(&forced(&["nope"]), &all()).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("'nope' is not an implementation"), "{e}");
+        assert!(e.contains("aws-lc") && e.contains("rustcrypto"), "{e}");
+        // md5 has no aws-lc implementation: asked for by name, it is an error.
+        let e = check_implementations(&forced(&["md5=aws-lc"]), &all()).unwrap_err();
+        assert!(e.to_string().contains("hash.md5: implementation 'aws-lc' is not one of its own; it has sysgauge, rustcrypto"), "{e}");
+        // A bare name no selected algorithm has.
+        let md4 = select(benchmarks(&Options::default()), &sel(&["md4"], &[])).unwrap();
+        let e = check_implementations(&forced(&["aws-lc"]), &md4).unwrap_err();
+        assert!(
+            e.to_string().contains("no selected algorithm has 'aws-lc'"),
+            "{e}"
+        );
+        assert!(forced_implementations(&ImplementationArgs {
+            implementation: vec!["sha512=".into()]
+        })
+        .is_err());
     }
 
     #[test]
