@@ -77,7 +77,7 @@ target_env() {
 static_env() {
   local upper
   upper=$(echo "$1" | tr 'a-z-' 'A-Z_')
-  export "CARGO_TARGET_${upper}_RUSTFLAGS=-C relocation-model=static"
+  export "CARGO_TARGET_${upper}_RUSTFLAGS=-C relocation-model=static${2:+ $2}"
 }
 
 # The cargo command line that builds (or lints) for one target.
@@ -95,7 +95,9 @@ cargo_for() {
     cargo-zigbuild "$sub" --locked --target "$t" "$@"
   elif in_list "$t" "${BUILD_STD_TARGETS[@]}"; then
     [ "$sub" = build ] && sub=zigbuild
-    static_env "$t"
+    # Without rust-std's self-contained crt objects (built from source
+    # there are none), zig's own musl start files are linked.
+    static_env "$t" "-C link-self-contained=no"
     # cargo-zigbuild runs the toolchain rustup resolves here.
     RUSTUP_TOOLCHAIN=nightly cargo-zigbuild "$sub" --locked --target "$t" \
       -Zbuild-std=std,panic_abort "$@"
