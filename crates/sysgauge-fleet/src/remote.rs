@@ -192,8 +192,10 @@ pub struct Plan {
     pub control_dir: PathBuf,
 }
 
-/// How long clean-up may take after a failure or Ctrl-C.
-const CLEANUP_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long clean-up may take after a failure or Ctrl-C: its script
+/// waits up to about 20 s by itself (two rounds of SIGINT, 5 s, SIGKILL,
+/// 5 s; see `clean_up`), plus the ssh round trip on a busy host.
+const CLEANUP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A directory name `mktemp -d` may print that is safe to put in a shell
 /// command unquoted-equivalent (we quote it anyway).
