@@ -38,6 +38,8 @@ test -s /usr/share/fish/vendor_completions.d/sysgauge.fish
 if [ "$clean_root" = 1 ]; then
   command -v debootstrap >/dev/null 2>&1 || { echo "check-deb: --clean-root needs debootstrap" >&2; exit 1; }
   root=$(mktemp -d /var/tmp/sysgauge-deb-root.XXXXXX)
+  # A system root is world-readable: man-db's trigger runs as user man.
+  chmod 755 "$root"
   cleanup() {
     umount "$root/proc" 2>/dev/null || true
     umount "$root/dev" 2>/dev/null || true
