@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{Benchmark, Profile, RunRecord};
 use sysgauge_report::chart::lines::LabelledRun;
-use sysgauge_report::{ChartError, LineFigure, TableFormat};
+use sysgauge_report::{ChartError, Figure, TableFormat};
 
 /// A family of benchmarks and its time slice per profile.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,7 +83,7 @@ pub trait Family: Send + Sync {
 /// A figure a family draws from several machines' runs (one line per
 /// machine): a section of `sysgauge report` when some machine has the
 /// data, and `sysgauge chart --kind NAME`. The family's folder builds the
-/// `LineFigure` (it knows its ids); sysgauge-report draws it.
+/// `Figure` (it knows its ids); sysgauge-report draws it.
 pub struct FamilyChart {
     /// The `--kind` value and the report section's name: `sweep`, `latency`.
     pub name: &'static str,
@@ -97,7 +97,7 @@ pub struct FamilyChart {
     /// The figure of these machines, as (label, run) in the comparison's
     /// order (the position picks the colour); `ChartError::NoData` saying
     /// what to run when none of them has the data.
-    pub figure: fn(&[LabelledRun]) -> Result<LineFigure, ChartError>,
+    pub figure: fn(&[LabelledRun]) -> Result<Figure, ChartError>,
 }
 
 impl std::fmt::Debug for FamilyChart {

@@ -8,6 +8,8 @@
 //!   with a checksum, the run, clean-up);
 //! - `fanout`: a bounded pool running hosts in parallel, reporting events;
 //! - `state`: which hosts failed last time, for `--retry-failed`;
+//! - `matrix`: the network matrix on the hosts (listeners, pings, the
+//!   throughput rounds, clean-up);
 //! - `schedule`: the network matrix's round-robin tournament (every
 //!   ordered pair once, no host in two throughput tests in one round).
 
@@ -15,6 +17,7 @@
 
 pub mod fanout;
 pub mod inventory;
+pub mod matrix;
 pub mod remote;
 pub mod schedule;
 pub mod ssh;

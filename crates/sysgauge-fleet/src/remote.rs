@@ -26,10 +26,11 @@
 //! `sha256sum` (coreutils or busybox): what any Linux system has.
 
 use crate::inventory::Host;
-use crate::ssh::{last_line, shell_quote, Connection, SshError, SshSettings};
+use crate::ssh::{last_line, shell_quote, Connection, Output, SshError, SshSettings};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Child;
 use std::time::{Duration, Instant};
 use sysgauge_core::CancelToken;
 
@@ -150,7 +151,8 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn new(reason: impl Into<String>) -> Failure {
+    /// A failure of the host's (not an interruption).
+    pub fn new(reason: impl Into<String>) -> Failure {
         Failure {
             reason: reason.into(),
             interrupted: false,
@@ -223,29 +225,7 @@ pub fn run_host(
     let record = (|| {
         stage(Stage::Connecting);
         let conn = Connection::open(host, n, &plan.control_dir, &plan.ssh, deadline, cancel)?;
-        let probe = conn.run(
-            r#"uname -m && mktemp -d "${TMPDIR:-/tmp}/sysgauge-fleet.XXXXXXXXXX""#,
-            None,
-            deadline,
-            Some(cancel),
-        )?;
-        let text = String::from_utf8_lossy(&probe.stdout);
-        let mut lines = text.lines().map(str::trim);
-        let machine = lines.next().unwrap_or_default().to_string();
-        if machine.is_empty() || machine.contains(char::is_whitespace) {
-            return Err(Failure::new(format!(
-                "uname -m failed on the host: {}",
-                last_line(&probe.stderr)
-            )));
-        }
-        arch = Some(machine.clone());
-        let dir = lines.next().unwrap_or_default().to_string();
-        if probe.code() != Some(0) || !plausible_dir(&dir) {
-            return Err(Failure::new(format!(
-                "mktemp -d failed on the host: {}",
-                last_line(&probe.stderr)
-            )));
-        }
+        let (machine, dir) = probe(&conn, deadline, cancel, &mut arch)?;
         let Some(binary) = plan.binaries.for_uname(&machine) else {
             stage(Stage::CleaningUp);
             if let Err(e) = clean_up(&conn, &dir, false) {
@@ -286,6 +266,40 @@ pub fn run_host(
     }
 }
 
+/// Step 2: the host's `uname -m` (also stored into `arch` as soon as it is
+/// known) and a private directory made by `mktemp -d`.
+fn probe(
+    conn: &Connection,
+    deadline: Instant,
+    cancel: &CancelToken,
+    arch: &mut Option<String>,
+) -> Result<(String, String), Failure> {
+    let probe = conn.run(
+        r#"uname -m && mktemp -d "${TMPDIR:-/tmp}/sysgauge-fleet.XXXXXXXXXX""#,
+        None,
+        deadline,
+        Some(cancel),
+    )?;
+    let text = String::from_utf8_lossy(&probe.stdout);
+    let mut lines = text.lines().map(str::trim);
+    let machine = lines.next().unwrap_or_default().to_string();
+    if machine.is_empty() || machine.contains(char::is_whitespace) {
+        return Err(Failure::new(format!(
+            "uname -m failed on the host: {}",
+            last_line(&probe.stderr)
+        )));
+    }
+    *arch = Some(machine.clone());
+    let dir = lines.next().unwrap_or_default().to_string();
+    if probe.code() != Some(0) || !plausible_dir(&dir) {
+        return Err(Failure::new(format!(
+            "mktemp -d failed on the host: {}",
+            last_line(&probe.stderr)
+        )));
+    }
+    Ok((machine, dir))
+}
+
 /// The marker the script writes on stderr when the directory stayed.
 const NOT_REMOVED: &str = "sysgauge-fleet: could not remove ";
 
@@ -308,13 +322,9 @@ fn place_and_run(
         "rm -rf -- {d}; if test -e {d}; then echo {} >&2; fi",
         shell_quote(&format!("{NOT_REMOVED}{dir}"))
     );
-    // 201 and 202 are no exit status of sysgauge's (0, 1, 2, 129, 130, 143).
     let script = format!(
-        "if ! {{ cat > {b} && chmod 0700 {b}; }}; then {remove}; exit 201; fi; \
-         if ! printf '%s  %s\\n' {sum} {b} | sha256sum -c - >/dev/null 2>&1; then \
-         sha256sum {b} >&2; {remove}; exit 202; fi; \
-         TMPDIR={d} {b} {args} --json - --no-store; rc=$?; {remove}; exit $rc",
-        sum = shell_quote(&binary.sha256),
+        "{copy} TMPDIR={d} {b} {args} --json - --no-store; rc=$?; {remove}; exit $rc",
+        copy = copy_and_check(&b, binary, &remove),
         args = args.join(" "),
     );
     let out = conn
@@ -328,17 +338,10 @@ fn place_and_run(
         .join("\n");
     let removed = !out.stderr.contains(NOT_REMOVED);
     let fail = |reason: String| Err((Failure::new(reason), Some(removed)));
+    if let Some(reason) = copy_failure(out.code(), &stderr, binary) {
+        return fail(reason);
+    }
     match out.code() {
-        Some(201) => fail(format!("copying the binary failed: {}", last_line(&stderr))),
-        Some(202) => fail(format!(
-            "checksum mismatch after copying {} (sha256 on the host {}, expected {})",
-            binary.path.display(),
-            last_line(&stderr)
-                .split_whitespace()
-                .next()
-                .unwrap_or("unknown"),
-            binary.sha256
-        )),
         // 0: all ran; 1: some benchmark failed, the record says which.
         Some(0 | 1) if String::from_utf8_lossy(&out.stdout).trim().starts_with('{') => Ok((
             String::from_utf8_lossy(&out.stdout).trim().to_string(),
@@ -350,6 +353,37 @@ fn place_and_run(
                 .unwrap_or_else(|| "by signal".into()),
             last_line(&stderr)
         )),
+    }
+}
+
+/// The start of a script that streams `binary` in from stdin to the path
+/// `b` (quoted), makes it executable and checks its SHA-256 on the host,
+/// running `remove` and exiting 201 (copy failed) or 202 (checksum
+/// differs, the host's sum on stderr) when either goes wrong. 201 and 202
+/// are no exit status of sysgauge's (0, 1, 2, 129, 130, 143).
+fn copy_and_check(b: &str, binary: &Binary, remove: &str) -> String {
+    format!(
+        "if ! {{ cat > {b} && chmod 0700 {b}; }}; then {remove}; exit 201; fi; \
+         if ! printf '%s  %s\\n' {sum} {b} | sha256sum -c - >/dev/null 2>&1; then \
+         sha256sum {b} >&2; {remove}; exit 202; fi;",
+        sum = shell_quote(&binary.sha256),
+    )
+}
+
+/// The reason for [`copy_and_check`]'s exit codes, `None` for any other.
+fn copy_failure(code: Option<i32>, stderr: &str, binary: &Binary) -> Option<String> {
+    match code {
+        Some(201) => Some(format!("copying the binary failed: {}", last_line(stderr))),
+        Some(202) => Some(format!(
+            "checksum mismatch after copying {} (sha256 on the host {}, expected {})",
+            binary.path.display(),
+            last_line(stderr)
+                .split_whitespace()
+                .next()
+                .unwrap_or("unknown"),
+            binary.sha256
+        )),
+        _ => None,
     }
 }
 
@@ -383,6 +417,170 @@ fn clean_up(conn: &Connection, dir: &str, running: bool) -> Result<(), String> {
         Ok(())
     } else {
         Err(last_line(&out.stderr).to_string())
+    }
+}
+
+/// A host with sysgauge placed in its private directory, for several
+/// commands one after another (the network matrix): steps 1 and 2 as for
+/// a run, the copy and check of step 3 alone, then [`Placed::run`] and
+/// [`Placed::spawn`] as often as needed, and [`Placed::clean_up`] (which
+/// also stops whatever still runs from the directory) at the end.
+pub struct Placed {
+    conn: Connection,
+    /// The private directory on the host.
+    pub dir: String,
+    /// `uname -m` of the host.
+    pub arch: String,
+    control_dir: PathBuf,
+    n: usize,
+}
+
+/// Connects to `host` (index `n`), finds its architecture, makes the
+/// private directory and places the matching binary in it, checked. On
+/// failure the reason, the architecture when known, and the directory is
+/// removed again.
+pub fn place(
+    host: &Host,
+    n: usize,
+    plan: &Plan,
+    cancel: &CancelToken,
+) -> Result<Placed, (Failure, Option<String>)> {
+    let deadline = Instant::now() + plan.timeout;
+    let mut arch = None;
+    let conn = Connection::open(host, n, &plan.control_dir, &plan.ssh, deadline, cancel)
+        .map_err(|e| (Failure::from(e), None))?;
+    let (machine, dir) =
+        probe(&conn, deadline, cancel, &mut arch).map_err(|f| (f, arch.clone()))?;
+    let placed = Placed {
+        conn,
+        dir,
+        arch: machine.clone(),
+        control_dir: plan.control_dir.clone(),
+        n,
+    };
+    let fail = |placed: Placed, f: Failure| {
+        let _ = placed.clean_up();
+        Err((f, Some(machine.clone())))
+    };
+    let Some(binary) = plan.binaries.for_uname(&machine) else {
+        let reason = format!(
+            "no binary for {machine}; pass --binary {machine}=PATH (have: {})",
+            plan.binaries.arches().join(", ")
+        );
+        return fail(placed, Failure::new(reason));
+    };
+    let d = shell_quote(&placed.dir);
+    let script = format!(
+        "{} exit 0",
+        copy_and_check(&placed.binary(), binary, &format!("rm -rf -- {d}"))
+    );
+    let out = match placed
+        .conn
+        .run(&script, Some(&binary.path), deadline, Some(cancel))
+    {
+        Ok(out) => out,
+        Err(e) => return fail(placed, Failure::from(e)),
+    };
+    if let Some(reason) = copy_failure(out.code(), &out.stderr, binary) {
+        return fail(placed, Failure::new(reason));
+    }
+    if out.code() != Some(0) {
+        let reason = format!("placing the binary failed: {}", last_line(&out.stderr));
+        return fail(placed, Failure::new(reason));
+    }
+    Ok(placed)
+}
+
+impl Placed {
+    /// The placed binary's path on the host, quoted.
+    fn binary(&self) -> String {
+        shell_quote(&format!("{}/sysgauge", self.dir))
+    }
+
+    /// Writes `contents` into the file `name` (0600) of the private
+    /// directory: secrets go this way, through ssh's stdin, so that no
+    /// command line on the host shows them.
+    pub fn put_secret(
+        &self,
+        name: &str,
+        contents: &[u8],
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let local = self.control_dir.join(format!("{}.{name}", self.n));
+        {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&local)
+                .map_err(|e| Failure::new(format!("{}: {e}", local.display())))?;
+            f.write_all(contents)
+                .map_err(|e| Failure::new(format!("{}: {e}", local.display())))?;
+        }
+        let path = shell_quote(&format!("{}/{name}", self.dir));
+        let out = self.conn.run(
+            &format!("umask 077 && cat > {path}"),
+            Some(&local),
+            deadline,
+            None,
+        );
+        let _ = std::fs::remove_file(&local);
+        let out = out?;
+        if out.code() == Some(0) {
+            Ok(())
+        } else {
+            Err(Failure::new(format!(
+                "writing {name} on the host failed: {}",
+                last_line(&out.stderr)
+            )))
+        }
+    }
+
+    /// The shell command that runs the placed sysgauge with `args`, its
+    /// TMPDIR in the private directory, and each `(VARIABLE, file)` of
+    /// `env` set from a file of the directory (see [`Placed::put_secret`]).
+    fn command_line(&self, args: &[String], env: &[(&str, &str)]) -> String {
+        let d = shell_quote(&self.dir);
+        let mut line = format!("cd {d} && TMPDIR={d}");
+        for (var, file) in env {
+            line.push_str(&format!(" {var}=\"$(cat {})\"", shell_quote(file)));
+        }
+        line.push_str(" exec ");
+        line.push_str(&self.binary());
+        for a in args {
+            line.push(' ');
+            line.push_str(&shell_quote(a));
+        }
+        line
+    }
+
+    /// Runs the placed sysgauge with `args` until it ends, `deadline` or
+    /// cancellation.
+    pub fn run(
+        &self,
+        args: &[String],
+        env: &[(&str, &str)],
+        deadline: Instant,
+        cancel: &CancelToken,
+    ) -> Result<Output, SshError> {
+        self.conn
+            .run(&self.command_line(args, env), None, deadline, Some(cancel))
+    }
+
+    /// Starts the placed sysgauge with `args` and returns at once (a
+    /// listener for the length of the matrix); [`Placed::clean_up`] stops
+    /// it on the host.
+    pub fn spawn(&self, args: &[String], env: &[(&str, &str)]) -> Result<Child, SshError> {
+        self.conn.spawn(&self.command_line(args, env))
+    }
+
+    /// Stops everything that runs from the private directory (SIGINT, then
+    /// SIGKILL) and removes the directory.
+    pub fn clean_up(self) -> Result<(), String> {
+        clean_up(&self.conn, &self.dir, true)
     }
 }
 

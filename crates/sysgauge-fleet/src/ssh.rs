@@ -298,6 +298,20 @@ impl Connection {
         })
     }
 
+    /// Starts `script` on the host through the master and returns at once:
+    /// stdout and stderr piped to the caller, stdin closed. Killing the
+    /// returned `ssh` does not stop the command on the host (see the
+    /// module's notes); the caller stops it there.
+    pub fn spawn(&self, script: &str) -> Result<Child, SshError> {
+        let mut cmd = self.command(&["-T", "-o", "ControlMaster=no"]);
+        cmd.arg(script)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| SshError::Spawn(format!("{}: {e}", self.settings.program.display())))
+    }
+
     /// Closes the master (politely, then by force).
     pub fn close(&mut self) {
         let Some(mut master) = self.master.take() else {

@@ -25,6 +25,38 @@ use thiserror::Error;
 
 pub mod lines;
 
+/// A figure a family draws from the machines' own results: lines (the
+/// sweep, memory latency) or a host-by-host heatmap (the network matrix).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Figure {
+    Lines(LineFigure),
+    Heatmap(crate::matrix::Matrix),
+}
+
+impl From<LineFigure> for Figure {
+    fn from(f: LineFigure) -> Figure {
+        Figure::Lines(f)
+    }
+}
+
+impl Figure {
+    /// The figure as an SVG document.
+    pub fn svg(&self, width: u32) -> Result<String, ChartError> {
+        match self {
+            Figure::Lines(f) => lines::figure_svg(f, width),
+            Figure::Heatmap(m) => crate::matrix::heatmap_svg(m, width),
+        }
+    }
+
+    /// The figure as PNG bytes.
+    pub fn png(&self, width: u32) -> Result<Vec<u8>, ChartError> {
+        match self {
+            Figure::Lines(f) => lines::figure_png(f, width),
+            Figure::Heatmap(m) => crate::matrix::heatmap_png(m, width),
+        }
+    }
+}
+
 #[cfg(test)]
 use lines::{axis_value, block_label};
 use lines::{LineFigure, LinePanel, Marker, Series, TickFormat, XAxis, XScale, TOP};
@@ -103,7 +135,7 @@ pub fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
     ChartError::Draw(e.to_string())
 }
 
-fn text_width(text: &str, size: f64) -> u32 {
+pub(crate) fn text_width(text: &str, size: f64) -> u32 {
     (FONT, size)
         .into_font()
         .box_size(text)
@@ -354,7 +386,7 @@ fn block_size_panels(c: &Comparison, family: Option<&str>) -> Vec<LinePanel> {
 }
 
 /// Something drawable at a width: a comparison chart or a line figure.
-trait Drawing {
+pub(crate) trait Drawing {
     fn size(&self, width: u32) -> (u32, u32);
     fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError>;
 }
@@ -389,7 +421,7 @@ impl Drawing for Plan {
 }
 
 /// `d` as an SVG document, at a width within 400..4000 pixels.
-fn render_svg(d: &impl Drawing, width: u32) -> Result<String, ChartError> {
+pub(crate) fn render_svg(d: &impl Drawing, width: u32) -> Result<String, ChartError> {
     let size = d.size(width.clamp(400, 4000));
     let mut out = String::new();
     {
@@ -401,7 +433,7 @@ fn render_svg(d: &impl Drawing, width: u32) -> Result<String, ChartError> {
 }
 
 /// `d` as PNG bytes, at a width within 400..4000 pixels.
-fn render_png(d: &impl Drawing, width: u32) -> Result<Vec<u8>, ChartError> {
+pub(crate) fn render_png(d: &impl Drawing, width: u32) -> Result<Vec<u8>, ChartError> {
     let (w, h) = d.size(width.clamp(400, 4000));
     let mut buf = vec![0u8; (w as usize) * (h as usize) * 3];
     {

@@ -12,8 +12,9 @@
 //! chart, its values by block size when it has them, its rows), the cases
 //! some machines lack and the numbers left out.
 
-use crate::chart::lines::{figure_svg, LineFigure};
-use crate::chart::{chart_svg, machine_color, ChartError, ChartKind};
+#[cfg(test)]
+use crate::chart::lines::LineFigure;
+use crate::chart::{chart_svg, machine_color, ChartError, ChartKind, Figure};
 use crate::compare::{cases_table, excluded_lines, missing_lines, preamble, summary_table};
 use crate::fleet::{groups_table, medians_table, outlier_rule, outliers_table};
 use crate::table::TableFormat;
@@ -95,7 +96,7 @@ pub struct ReportFigure {
     /// The section's heading and its link in the navigation.
     pub heading: String,
     pub caption: String,
-    pub figure: LineFigure,
+    pub figure: Figure,
 }
 
 /// The whole report. `runs` are the compared machines' runs, in the
@@ -224,7 +225,7 @@ pub fn render_html(
             esc(&f.name),
             esc(&f.heading)
         ));
-        h.push_str(&figure(&f.name, &f.caption, &figure_svg(&f.figure, width)?));
+        h.push_str(&figure(&f.name, &f.caption, &f.figure.svg(width)?));
         h.push_str("</section>\n");
     }
 
@@ -362,7 +363,7 @@ mod tests {
             name: "demo".into(),
             heading: "Demo <figure>".into(),
             caption: "Each machine's demo.".into(),
-            figure: LineFigure {
+            figure: Figure::Lines(LineFigure {
                 title: "demo".into(),
                 legend: vec![(1, "hosta".into())],
                 key: Vec::new(),
@@ -384,7 +385,7 @@ mod tests {
                     }],
                     marks: Vec::new(),
                 }],
-            },
+            }),
         };
         let html = render_html(&c, &refs, &[figure], None, "test", 1000).unwrap();
         assert!(html.contains(

@@ -16,6 +16,7 @@ pub mod fleet;
 pub mod format;
 pub mod html;
 pub mod index;
+pub mod matrix;
 pub mod prometheus;
 pub mod summary;
 pub mod table;
@@ -24,12 +25,13 @@ pub mod table;
 mod testutil;
 
 pub use chart::lines::{figure_png, figure_svg, LineFigure};
-pub use chart::{chart_png, chart_svg, ChartError, ChartKind};
+pub use chart::{chart_png, chart_svg, ChartError, ChartKind, Figure};
 pub use compare::{format_ratio, render_comparison, CompareFormat};
 pub use fleet::render_groups;
 pub use format::{format_value, format_with_unit};
 pub use html::{render_html, ReportFigure};
 pub use index::index_text;
+pub use matrix::{heatmap_png, heatmap_svg, render_matrices, Matrix, MatrixFormat};
 pub use prometheus::{prometheus_text, PromRun};
 pub use summary::{
     export_run, findings_text, status_note, summary_table, telemetry_table, warning_codes,

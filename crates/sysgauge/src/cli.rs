@@ -272,6 +272,14 @@ pub enum ChartKindArg {
     Sweep,
     /// Memory latency by working set, one line per machine, each machine's caches marked (`mem.latency` results).
     Latency,
+    /// The network matrix's 2ping loss from host to host, a heatmap (`fleet net` runs).
+    NetLoss,
+    /// The network matrix's round trip from host to host, a heatmap (`fleet net` runs).
+    NetRtt,
+    /// The network matrix's TCP throughput from host to host, a heatmap (`fleet net` runs).
+    NetTcp,
+    /// The network matrix's UDP packet rate from host to host, a heatmap (`fleet net` runs).
+    NetUdp,
 }
 
 #[derive(Debug, Args)]
@@ -1197,17 +1205,16 @@ pub enum FleetAction {
     /// Run sysgauge on every host over ssh (no agent on the hosts) and store
     /// each host's run in the results database. See docs/fleet.md.
     Run(FleetRunArgs),
+    /// Measure the network between every ordered pair of hosts (2ping RTT
+    /// and per-direction loss, TCP throughput, UDP packet rate) and print
+    /// the matrices. See docs/fleet.md.
+    Net(FleetNetArgs),
 }
 
+/// Which hosts, and how to reach them: shared by every fleet action.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Everything after `--` is the sysgauge command line each host runs \
-(default: `run --profile quick`); it may start with any measuring subcommand \
-(`-- crypto --profile tiny`), else `run` is implied (`-- --profile tiny --only hash`). \
-Exit status: 0 every host ran, 1 some host failed, 2 usage error, 130 interrupted."
-)]
-pub struct FleetRunArgs {
-    /// Hosts to measure, as `[user@]host[:port]` (instead of --inventory).
+pub struct FleetHostsArgs {
+    /// Hosts, as `[user@]host[:port]` (instead of --inventory).
     #[arg(value_name = "HOST")]
     pub hosts: Vec<String>,
 
@@ -1218,10 +1225,6 @@ pub struct FleetRunArgs {
     /// Only these groups or hosts (`web`, `web,db`).
     #[arg(long, value_name = "PATTERN")]
     pub limit: Option<String>,
-
-    /// How many hosts at once.
-    #[arg(long, value_name = "N", default_value_t = 8)]
-    pub forks: usize,
 
     /// The most one host may take, from connecting to clean-up (e.g. 600, 90s).
     #[arg(long, value_name = "SECONDS", default_value = "1800")]
@@ -1236,11 +1239,6 @@ pub struct FleetRunArgs {
     #[arg(long = "binary", value_name = "ARCH=PATH")]
     pub binaries: Vec<KeyValue>,
 
-    /// Run only the hosts that failed (or were interrupted) in the previous
-    /// fleet run on this database.
-    #[arg(long)]
-    pub retry_failed: bool,
-
     /// Read this ssh config file instead of ~/.ssh/config (ssh -F).
     #[arg(long, value_name = "FILE")]
     pub ssh_config: Option<PathBuf>,
@@ -1248,6 +1246,72 @@ pub struct FleetRunArgs {
     /// An extra ssh option KEY=VALUE (ssh -o), repeatable.
     #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
     pub ssh_options: Vec<KeyValue>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Every ordered pair of hosts: 2ping round trip and loss split into outbound and \
+inbound, TCP throughput and UDP packet rate, the throughput tests in rounds of disjoint pairs. \
+A host's `net_address` inventory variable names the address the others measure it at \
+(default: the address ssh reaches). Exit status: 0 every host and pair measured, 1 some \
+failed, 2 usage error, 130 interrupted. See docs/fleet.md."
+)]
+pub struct FleetNetArgs {
+    #[command(flatten)]
+    pub target: FleetHostsArgs,
+
+    /// The pair tests' profile (tiny, quick, standard, full): how long each
+    /// throughput and packet-rate test runs.
+    #[arg(long, value_enum, default_value_t = ProfileArg::Quick)]
+    pub profile: ProfileArg,
+
+    /// 2ping probes per ordered pair, sent alongside the throughput rounds.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub pings: u64,
+
+    /// Seconds between two probes to the same peer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.05)]
+    pub ping_interval: f64,
+
+    /// RTT and loss only: no throughput or packet-rate rounds.
+    #[arg(long)]
+    pub no_throughput: bool,
+
+    /// How to print the matrices.
+    #[arg(long, value_enum, default_value_t = MatrixFormatArg::Text)]
+    pub format: MatrixFormatArg,
+
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MatrixFormatArg {
+    Text,
+    Markdown,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Everything after `--` is the sysgauge command line each host runs \
+(default: `run --profile quick`); it may start with any measuring subcommand \
+(`-- crypto --profile tiny`), else `run` is implied (`-- --profile tiny --only hash`). \
+Exit status: 0 every host ran, 1 some host failed, 2 usage error, 130 interrupted."
+)]
+pub struct FleetRunArgs {
+    #[command(flatten)]
+    pub target: FleetHostsArgs,
+
+    /// How many hosts at once.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub forks: usize,
+
+    /// Run only the hosts that failed (or were interrupted) in the previous
+    /// fleet run on this database.
+    #[arg(long)]
+    pub retry_failed: bool,
 
     #[command(flatten)]
     pub db: DbArg,

@@ -18,7 +18,7 @@ use sysgauge_core::size::Bytes;
 use sysgauge_report::chart::lines::{
     LabelledRun, LineFigure, LinePanel, Mark, Marker, Series, TickFormat, XAxis, XScale,
 };
-use sysgauge_report::ChartError;
+use sysgauge_report::{ChartError, Figure};
 
 /// The latency figure's registration (`sysgauge chart --kind latency`, the
 /// report's `chart-latency` section).
@@ -27,7 +27,7 @@ pub const CHART: FamilyChart = FamilyChart {
     heading: "Memory latency across machines",
     caption: "ns per access (dependent loads around one random cycle) against working set, one line per machine; dashed lines mark the caches of the host facts, grey where every machine shown has the same.",
     panels: None,
-    figure: latency_figure,
+    figure: |runs| latency_figure(runs).map(Figure::Lines),
 };
 
 /// The working set of a latency result: a parameter of the case.

@@ -23,6 +23,7 @@
 pub mod endpoint;
 pub mod http;
 pub mod icmp;
+pub mod matrix;
 pub mod ping;
 pub mod proto;
 pub mod report;
@@ -121,6 +122,7 @@ crate::registry::register_family! {
     name: "net", options: NetOptions, in_default_run: true, summary_first: true,
     budget_seconds: [0.4, 5.0, 30.0, 90.0], report: Some(|run, _| report::net_summary(run)),
     summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
+    charts: &matrix::CHARTS,
 }
 
 /// Every net benchmark, in display order.

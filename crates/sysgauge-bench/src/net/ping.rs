@@ -159,6 +159,9 @@ pub struct PingBenchmark {
 }
 
 impl PingBenchmark {
+    pub const RTT_ID: &'static str = "net.ping-rtt";
+    pub const LOSS_ID: &'static str = "net.ping-loss";
+
     pub fn new(measure: PingMeasure, options: Arc<NetOptions>) -> Self {
         PingBenchmark { measure, options }
     }
@@ -171,8 +174,8 @@ fn count(v: u64) -> i64 {
 impl Benchmark for PingBenchmark {
     fn id(&self) -> &str {
         match self.measure {
-            PingMeasure::Rtt => "net.ping-rtt",
-            PingMeasure::Loss => "net.ping-loss",
+            PingMeasure::Rtt => Self::RTT_ID,
+            PingMeasure::Loss => Self::LOSS_ID,
         }
     }
 

@@ -39,6 +39,8 @@ pub struct TcpThroughputBenchmark {
 }
 
 impl TcpThroughputBenchmark {
+    pub const ID: &'static str = "net.tcp-throughput";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         TcpThroughputBenchmark { options }
     }
@@ -103,7 +105,7 @@ fn transfer(
 
 impl Benchmark for TcpThroughputBenchmark {
     fn id(&self) -> &str {
-        "net.tcp-throughput"
+        Self::ID
     }
 
     fn describe(&self) -> Description {

@@ -80,6 +80,8 @@ pub struct UdpPpsBenchmark {
 }
 
 impl UdpPpsBenchmark {
+    pub const ID: &'static str = "net.udp-pps";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         UdpPpsBenchmark { options }
     }
@@ -242,7 +244,7 @@ fn flood(
 
 impl Benchmark for UdpPpsBenchmark {
     fn id(&self) -> &str {
-        "net.udp-pps"
+        Self::ID
     }
 
     fn describe(&self) -> Description {

@@ -16,7 +16,7 @@ use crate::registry::FamilyChart;
 use sysgauge_report::chart::lines::{
     LabelledRun, LineFigure, LinePanel, Marker, Series, TickFormat, XAxis, XScale,
 };
-use sysgauge_report::ChartError;
+use sysgauge_report::{ChartError, Figure};
 
 /// The sweep figure's registration (`sysgauge chart --kind sweep`, the
 /// report's `chart-sweep` section).
@@ -25,7 +25,7 @@ pub const CHART: FamilyChart = FamilyChart {
     heading: "Hash programs across machines",
     caption: "MB/s by wall time against effective iterations N (the program ran N/K times over K copies of the corpus), one chart per program on one scale, one line per machine and copy count; hollow markers: 1 copy, where process start-up dominates.",
     panels: Some("program"),
-    figure: sweep_figure,
+    figure: |runs| sweep_figure(runs).map(Figure::Lines),
 };
 
 /// The figure of these machines' sweep points; `NoData` when none has one.

@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use sysgauge_bench::registry::{self, FamilyChart};
 use sysgauge_core::RunRecord;
-use sysgauge_report::{chart_png, chart_svg, figure_png, figure_svg, ChartKind, LineFigure};
+use sysgauge_report::{chart_png, chart_svg, ChartKind, Figure};
 
 pub fn run(args: ChartArgs) -> Result<Exit> {
     let (path, format) = match (&args.png, &args.svg) {
@@ -74,11 +74,7 @@ fn comparison_chart(args: &ChartArgs, format: ChartFormat) -> Result<Vec<u8>> {
 
 /// The family figure `chart` of the machines `machines` names (one is
 /// enough), with only the panels `panels` names when given.
-fn family_figure(
-    chart: &FamilyChart,
-    machines: &MachineArgs,
-    panels: &[String],
-) -> Result<LineFigure> {
+fn family_figure(chart: &FamilyChart, machines: &MachineArgs, panels: &[String]) -> Result<Figure> {
     if !machines.family.is_empty() {
         bail!(
             "--kind {} draws its own family's results; --family does not apply",
@@ -105,17 +101,19 @@ fn family_figure(
                 bail!("--program has an empty entry");
             }
         }
-        figure.select(panels, what)?;
+        if let Figure::Lines(lines) = &mut figure {
+            lines.select(panels, what)?;
+        }
     }
     Ok(figure)
 }
 
 /// A figure as the bytes of `format`: `chart --kind`, `sweep --chart` and
 /// `mem --chart` all write it this way.
-pub fn figure_bytes(figure: &LineFigure, format: ChartFormat, width: u32) -> Result<Vec<u8>> {
+pub fn figure_bytes(figure: &Figure, format: ChartFormat, width: u32) -> Result<Vec<u8>> {
     Ok(match format {
-        ChartFormat::Png => figure_png(figure, width)?,
-        ChartFormat::Svg => figure_svg(figure, width)?.into_bytes(),
+        ChartFormat::Png => figure.png(width)?,
+        ChartFormat::Svg => figure.svg(width)?.into_bytes(),
     })
 }
 

@@ -9,7 +9,7 @@
 //! `--retry-failed` reads (`<db>.fleet.json`). What happens on each host is
 //! `sysgauge_fleet::remote`'s; docs/fleet.md tells the whole story.
 
-use crate::cli::{FleetAction, FleetArgs, FleetRunArgs};
+use crate::cli::{FleetAction, FleetArgs, FleetHostsArgs, FleetRunArgs};
 use crate::exit::Exit;
 use crate::machines::parse_record_text;
 use anyhow::{bail, Context, Result};
@@ -17,7 +17,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
-use sysgauge_core::record::{ALIAS_TAG, GROUPS_TAG};
+use sysgauge_core::record::{RunRecord, ALIAS_TAG, GROUPS_TAG};
 use sysgauge_core::text::for_terminal;
 use sysgauge_fleet::fanout::{self, Event};
 use sysgauge_fleet::inventory::{self, parse_address, Host, Inventory};
@@ -40,6 +40,7 @@ const OURS: &[&str] = &["--json", "--no-store", "--db"];
 pub fn run(args: FleetArgs) -> Result<Exit> {
     match args.action {
         FleetAction::Run(a) => fleet_run(a),
+        FleetAction::Net(a) => super::fleet_net::run(a),
     }
 }
 
@@ -99,42 +100,91 @@ struct Checked {
     binaries: Binaries,
 }
 
-fn check(a: &FleetRunArgs, state_file: &Path) -> Result<Option<Checked>> {
-    if a.forks == 0 || a.forks > 256 {
-        bail!("--forks must be between 1 and 256, not {}", a.forks);
-    }
-    if a.timeout.0 < Duration::from_secs(1) {
+/// The fleet options every action shares, checked; the hosts named
+/// (`None` when neither an inventory nor hosts were given).
+pub(super) struct Reach {
+    pub given: Option<Vec<Host>>,
+    pub settings: SshSettings,
+    pub binaries: Binaries,
+}
+
+pub(super) fn check_reach(t: &FleetHostsArgs) -> Result<Reach> {
+    if t.timeout.0 < Duration::from_secs(1) {
         bail!("--timeout must be at least 1 second");
     }
-    if a.connect_timeout == 0 || a.connect_timeout > 300 {
+    if t.connect_timeout == 0 || t.connect_timeout > 300 {
         bail!(
             "--connect-timeout must be between 1 and 300 seconds, not {}",
-            a.connect_timeout
+            t.connect_timeout
         );
     }
-    if let Some(p) = &a.ssh_config {
+    if let Some(p) = &t.ssh_config {
         std::fs::File::open(p)
             .with_context(|| format!("--ssh-config {}: cannot read it", p.display()))?;
     }
-    for o in &a.ssh_options {
+    for o in &t.ssh_options {
         if !o.key.chars().all(|c| c.is_ascii_alphanumeric()) {
             bail!("--ssh-option '{o}': '{}' is not an ssh_config option name (e.g. IdentityFile=~/.ssh/bench_key)", o.key);
         }
     }
-    if a.inventory.is_some() && !a.hosts.is_empty() {
+    if t.inventory.is_some() && !t.hosts.is_empty() {
         bail!("give either --inventory or hosts on the command line, not both");
     }
-    let given = match (&a.inventory, a.hosts.is_empty()) {
+    let given = match (&t.inventory, t.hosts.is_empty()) {
         (Some(p), _) => Some(inventory::load(p)?),
-        (None, false) => Some(inventory_of_hosts(&a.hosts)?),
+        (None, false) => Some(inventory_of_hosts(&t.hosts)?),
         (None, true) => None,
     };
-    let given = match (&given, &a.limit) {
+    let given = match (&given, &t.limit) {
         (Some(inv), Some(pattern)) => Some(inv.limit(pattern)?),
         (Some(inv), None) => Some(inv.hosts.clone()),
         (None, Some(_)) => bail!("--limit needs --inventory or hosts"),
         (None, None) => None,
     };
+    let mut extra = Vec::new();
+    for b in &t.binaries {
+        if b.key.is_empty() || !b.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            bail!(
+                "--binary '{b}': '{}' is not an architecture name as `uname -m` prints it",
+                b.key
+            );
+        }
+        let bin = Binary::load(Path::new(&b.value))
+            .with_context(|| format!("--binary {}: cannot read {}", b.key, b.value))?;
+        extra.push((b.key.clone(), bin));
+    }
+    let running = match std::env::current_exe().and_then(|p| Binary::load(&p)) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            eprintln!("sysgauge: warning: cannot read the running binary ({e}); only --binary architectures can be served");
+            None
+        }
+    };
+    Ok(Reach {
+        given,
+        settings: SshSettings {
+            program: "ssh".into(),
+            config: t.ssh_config.clone(),
+            options: t
+                .ssh_options
+                .iter()
+                .map(|o| (o.key.clone(), o.value.clone()))
+                .collect(),
+            connect_timeout: Duration::from_secs(t.connect_timeout),
+        },
+        binaries: Binaries::new(running, extra),
+    })
+}
+
+fn check(a: &FleetRunArgs, state_file: &Path) -> Result<Option<Checked>> {
+    if a.forks == 0 || a.forks > 256 {
+        bail!("--forks must be between 1 and 256, not {}", a.forks);
+    }
+    let Reach {
+        given,
+        settings,
+        binaries,
+    } = check_reach(&a.target)?;
     let mut args = a.args.clone();
     let mut previous_failed = Vec::new();
     let hosts = if a.retry_failed {
@@ -177,52 +227,24 @@ fn check(a: &FleetRunArgs, state_file: &Path) -> Result<Option<Checked>> {
     } else {
         remote_args(&args)?
     };
-    let mut extra = Vec::new();
-    for b in &a.binaries {
-        if b.key.is_empty() || !b.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            bail!(
-                "--binary '{b}': '{}' is not an architecture name as `uname -m` prints it",
-                b.key
-            );
-        }
-        let bin = Binary::load(Path::new(&b.value))
-            .with_context(|| format!("--binary {}: cannot read {}", b.key, b.value))?;
-        extra.push((b.key.clone(), bin));
-    }
-    let running = match std::env::current_exe().and_then(|p| Binary::load(&p)) {
-        Ok(b) => Some(b),
-        Err(e) => {
-            eprintln!("sysgauge: warning: cannot read the running binary ({e}); only --binary architectures can be served");
-            None
-        }
-    };
     Ok(Some(Checked {
         hosts,
         previous_failed,
         args,
-        settings: SshSettings {
-            program: "ssh".into(),
-            config: a.ssh_config.clone(),
-            options: a
-                .ssh_options
-                .iter()
-                .map(|o| (o.key.clone(), o.value.clone()))
-                .collect(),
-            connect_timeout: Duration::from_secs(a.connect_timeout),
-        },
-        binaries: Binaries::new(running, extra),
+        settings,
+        binaries,
     }))
 }
 
 /// One progress line per host: live spinners on a terminal, a plain line
 /// per change otherwise.
-struct Progress {
+pub(super) struct Progress {
     bars: Option<(MultiProgress, Vec<ProgressBar>)>,
     names: Vec<String>,
 }
 
 impl Progress {
-    fn new(hosts: &[Host]) -> Progress {
+    pub(super) fn new(hosts: &[Host]) -> Progress {
         let names: Vec<String> = hosts
             .iter()
             .map(|h| for_terminal(&h.name).into_owned())
@@ -248,7 +270,17 @@ impl Progress {
         Progress { bars, names }
     }
 
-    fn set(&self, i: usize, text: &str, done: bool) {
+    /// Takes the live lines off the terminal.
+    pub(super) fn clear(&self) {
+        if let Some((multi, _)) = &self.bars {
+            let _ = multi.clear();
+        }
+    }
+
+    pub(super) fn set(&self, i: usize, text: &str, done: bool) {
+        if i >= self.names.len() {
+            return;
+        }
         match &self.bars {
             Some((_, bars)) => {
                 if let Some(b) = bars.get(i) {
@@ -283,13 +315,19 @@ struct Row {
     duration: Option<Duration>,
 }
 
-/// Ingests a host's record: its alias, inventory groups and variables
-/// become tags (the run's own tags win), the alias its label when it has
-/// none.
+/// Ingests a host's record, tagged as [`tag_run`] says.
 fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, String)> {
     let runs = parse_record_text(&format!("host {}", host.name), json)?;
     let [mut run] = <[_; 1]>::try_from(runs)
         .map_err(|v| anyhow::anyhow!("the host sent {} run records, not one", v.len()))?;
+    tag_run(&mut run, host);
+    let inserted = store.insert_run(&run, "fleet")?;
+    Ok((inserted, run.run_id))
+}
+
+/// A host's alias, inventory groups and variables become tags of its run
+/// (the run's own tags win), the alias its label when it has none.
+pub(super) fn tag_run(run: &mut RunRecord, host: &Host) {
     run.tags
         .entry(ALIAS_TAG.to_string())
         .or_insert_with(|| host.name.clone());
@@ -304,8 +342,6 @@ fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, Strin
     if run.label.is_none() {
         run.label = Some(host.name.clone());
     }
-    let inserted = store.insert_run(&run, "fleet")?;
-    Ok((inserted, run.run_id))
 }
 
 fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
@@ -340,7 +376,7 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     let plan = Plan {
         binaries: c.binaries,
         args: c.args.clone(),
-        timeout: a.timeout.0,
+        timeout: a.target.timeout.0,
         ssh: c.settings,
         control_dir: control.path().to_path_buf(),
     };
@@ -381,9 +417,7 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
             }
         }
     });
-    if let Some((multi, _)) = &progress.bars {
-        let _ = multi.clear();
-    }
+    progress.clear();
     drop(control);
 
     let mut table = Table::columns("host, alias, arch, status, run or reason, duration");

@@ -47,7 +47,7 @@ pub fn run(args: MemArgs) -> Result<Exit> {
 fn write_chart(run: &sysgauge_core::RunRecord, chart: &ChartFile) {
     let bytes = latency_figure(&[(run.host_name(), run)])
         .map_err(anyhow::Error::from)
-        .and_then(|f| super::chart::figure_bytes(&f, chart.format, CHART_WIDTH));
+        .and_then(|f| super::chart::figure_bytes(&f.into(), chart.format, CHART_WIDTH));
     let path = &chart.path;
     match bytes.and_then(|b| {
         crate::output::bytes_to_file(path, &b)

@@ -9,6 +9,7 @@ mod cpu;
 mod crypto;
 mod disk;
 mod fleet;
+mod fleet_net;
 mod history;
 mod host;
 mod import;

@@ -62,7 +62,7 @@ pub fn run(args: SweepArgs) -> Result<Exit> {
             );
         } else {
             let record = &outcome.record;
-            let figure = sweep_figure(&[(record.host_name(), record)])?;
+            let figure = sweep_figure(&[(record.host_name(), record)])?.into();
             let bytes = super::chart::figure_bytes(&figure, *format, CHART_WIDTH)?;
             crate::output::bytes_to_file(path, &bytes)
                 .with_context(|| format!("writing the chart to {}", path.display()))?;

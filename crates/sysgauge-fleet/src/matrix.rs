@@ -1,0 +1,420 @@
+//! The network matrix on the hosts (`sysgauge fleet net`): every ordered
+//! pair of hosts measured with the ordinary `ping` and `net` commands of
+//! the sysgauge placed on each host.
+//!
+//! The run, in phases:
+//! 1. every host in parallel: connect, place the binary ([`remote::place`]),
+//!    and write the run's key (made for this run by the caller, handed over
+//!    through ssh's stdin into a 0600 file, never on a command line);
+//! 2. every host starts `sysgauge listen --serve` for the run (the 2ping
+//!    listener and the net service, both keyed, the service's per-source
+//!    UDP limit off since only keyed peers are served), and the matrix
+//!    waits until each says it listens;
+//! 3. every host pings all the others at once, at a low rate, for the
+//!    whole run (2ping: round trip, and loss split into outbound and
+//!    inbound), while
+//! 4. the throughput and packet-rate tests run as the tournament of
+//!    [`schedule::tournament`]: in each round a set of disjoint ordered
+//!    pairs, the sender running `sysgauge net --peer` against the
+//!    receiver's service, so no host is in two such tests at once;
+//! 5. clean-up on every host whatever happened: the listeners are stopped
+//!    and the private directories removed ([`Placed::clean_up`]).
+//!
+//! A host that cannot be placed is reported and left out; the pairs it is
+//! in are not measured. A pair test that fails is recorded against its
+//! sender and the rounds go on. Ctrl-C stops starting new work; what runs
+//! is stopped by the clean-up.
+
+use crate::inventory::Host;
+use crate::remote::{self, Failure, Placed, Plan};
+use crate::schedule::{self, Pair};
+use crate::ssh::{last_line, SshError};
+use std::io::{BufRead, BufReader};
+use std::process::Child;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use sysgauge_core::CancelToken;
+
+/// The name of the key file in each host's private directory.
+const KEY_FILE: &str = "run.key";
+
+/// The environment variables the key is handed to the placed sysgauge in:
+/// the 2ping key (`ping`, `listen`) and the net service's (`net`,
+/// `listen --serve`).
+const KEY_ENV: &[(&str, &str)] = &[
+    ("SYSGAUGE_2PING_KEY", KEY_FILE),
+    ("SYSGAUGE_NET_KEY", KEY_FILE),
+];
+
+/// How long a listener may take to say it listens.
+const LISTEN_READY: Duration = Duration::from_secs(30);
+
+/// What the matrix runs, and how.
+#[derive(Debug, Clone)]
+pub struct MatrixPlan {
+    /// Binaries, ssh settings, control directory and the per-host timeout
+    /// (here: the most the whole matrix may take); `args` is not used.
+    pub plan: Plan,
+    /// The run's shared key (the listeners accept nothing else).
+    pub key: String,
+    /// `ping` options after the command name, before the peers (count,
+    /// interval, …); the matrix adds `--json - --no-store -q`.
+    pub ping_args: Vec<String>,
+    /// `net` options of a pair test, after `--peer ADDRESS` (the
+    /// profile); empty: no throughput rounds.
+    pub pair_args: Vec<String>,
+}
+
+/// One host of the matrix: the inventory host and the address the other
+/// hosts measure it at.
+#[derive(Debug, Clone)]
+pub struct MatrixHost {
+    pub host: Host,
+    pub net_address: String,
+}
+
+/// What the matrix tells its caller while it runs; `usize` is the host's
+/// index.
+#[derive(Debug)]
+pub enum Event {
+    /// A host's new state, for its progress line.
+    Stage(usize, String),
+    /// A host could not take part (placing or its listener failed).
+    HostFailed(usize, Failure),
+    /// A run record a host printed (its pings, or one pair test as sender).
+    Record(usize, String),
+    /// A pair test, or a host's pings (`to` = `None`), failed.
+    PairFailed {
+        from: usize,
+        to: Option<usize>,
+        reason: String,
+    },
+}
+
+/// `address` as `net --peer` and `ping` take it: an IPv6 address in
+/// brackets only where a port follows, so bare here.
+fn peer_arg(address: &str) -> String {
+    address.to_string()
+}
+
+/// The service's bind addresses for a host measured at `address`: that
+/// address when it is an IP address, else every address of both families.
+fn serve_binds(address: &str) -> Vec<String> {
+    match address.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![ip.to_string()],
+        Err(_) => vec!["0.0.0.0".into(), "::".into()],
+    }
+}
+
+/// Runs the matrix over `hosts`, sending events to `tx`. Returns when
+/// every host is cleaned up.
+pub fn run(hosts: &[MatrixHost], mp: &MatrixPlan, cancel: &CancelToken, tx: mpsc::Sender<Event>) {
+    let deadline = Instant::now() + mp.plan.timeout;
+    // 1. Place.
+    let placed: Vec<Option<Placed>> = std::thread::scope(|s| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let tx = tx.clone();
+                s.spawn(move || {
+                    let _ = tx.send(Event::Stage(i, "connecting".into()));
+                    let placed = remote::place(&h.host, i, &mp.plan, cancel)
+                        .map_err(|(f, _)| f)
+                        .and_then(|p| {
+                            let _ = tx.send(Event::Stage(
+                                i,
+                                format!("sysgauge for {} placed and checked", p.arch),
+                            ));
+                            match p.put_secret(KEY_FILE, mp.key.as_bytes(), deadline) {
+                                Ok(()) => Ok(p),
+                                Err(f) => {
+                                    let _ = p.clean_up();
+                                    Err(f)
+                                }
+                            }
+                        });
+                    match placed {
+                        Ok(p) => Some(p),
+                        Err(f) => {
+                            let _ = tx.send(Event::HostFailed(i, f));
+                            None
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
+
+    // 2. Listeners.
+    let mut listeners: Vec<Option<Child>> = Vec::with_capacity(hosts.len());
+    for (i, p) in placed.iter().enumerate() {
+        let Some(p) = p else {
+            listeners.push(None);
+            continue;
+        };
+        let _ = tx.send(Event::Stage(i, "starting its listener".into()));
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let mut args: Vec<String> = vec![
+            "listen".into(),
+            "-q".into(),
+            "--serve".into(),
+            "--serve-udp-rate".into(),
+            "0".into(),
+            "-w".into(),
+            format!("{}", remaining.as_secs().max(1)),
+        ];
+        for b in serve_binds(&hosts[i].net_address) {
+            args.push("--serve-bind".into());
+            args.push(b);
+        }
+        listeners.push(match p.spawn(&args, KEY_ENV) {
+            Ok(child) => Some(child),
+            Err(e) => {
+                let _ = tx.send(Event::HostFailed(
+                    i,
+                    Failure::new(format!("cannot start its listener: {e}")),
+                ));
+                None
+            }
+        });
+    }
+    let ready: Vec<bool> = listeners
+        .iter_mut()
+        .enumerate()
+        .map(|(i, l)| match l {
+            None => false,
+            Some(child) => match wait_listening(child, serve_binds(&hosts[i].net_address).len()) {
+                Ok(()) => true,
+                Err(reason) => {
+                    let _ = tx.send(Event::HostFailed(
+                        i,
+                        Failure::new(format!("its listener did not start: {reason}")),
+                    ));
+                    false
+                }
+            },
+        })
+        .collect();
+    let live: Vec<usize> = (0..hosts.len())
+        .filter(|&i| ready[i] && placed[i].is_some())
+        .collect();
+
+    // 3 and 4. Pings alongside the rounds.
+    if live.len() >= 2 && !cancel.is_cancelled() {
+        std::thread::scope(|s| {
+            for &i in &live {
+                let (tx, placed) = (tx.clone(), &placed);
+                let Some(p) = placed[i].as_ref() else {
+                    continue;
+                };
+                let mut args: Vec<String> = vec!["ping".into()];
+                args.extend(mp.ping_args.iter().cloned());
+                args.extend(["-q", "--json", "-", "--no-store"].map(String::from));
+                args.extend(
+                    live.iter()
+                        .filter(|&&j| j != i)
+                        .map(|&j| peer_arg(&hosts[j].net_address)),
+                );
+                s.spawn(move || {
+                    let _ = tx.send(Event::Stage(i, "pinging every other host".into()));
+                    match record_of(p.run(&args, KEY_ENV, deadline, cancel)) {
+                        Ok(json) => {
+                            let _ = tx.send(Event::Record(i, json));
+                        }
+                        Err(reason) => {
+                            let _ = tx.send(Event::PairFailed {
+                                from: i,
+                                to: None,
+                                reason,
+                            });
+                        }
+                    }
+                });
+            }
+            if !mp.pair_args.is_empty() {
+                rounds(hosts, &live, &placed, mp, deadline, cancel, &tx);
+            }
+        });
+    }
+
+    // 5. Clean up everywhere.
+    std::thread::scope(|s| {
+        for (i, (p, l)) in placed.into_iter().zip(listeners).enumerate() {
+            let tx = tx.clone();
+            s.spawn(move || {
+                if let Some(p) = p {
+                    let _ = tx.send(Event::Stage(i, "cleaning up".into()));
+                    if let Err(e) = p.clean_up() {
+                        let _ = tx.send(Event::PairFailed {
+                            from: i,
+                            to: None,
+                            reason: format!("clean-up: {e}"),
+                        });
+                    }
+                }
+                // The local ssh of the listener ends with its remote command.
+                if let Some(mut child) = l {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+            });
+        }
+    });
+}
+
+/// The tournament over the `live` hosts, round after round.
+fn rounds(
+    hosts: &[MatrixHost],
+    live: &[usize],
+    placed: &[Option<Placed>],
+    mp: &MatrixPlan,
+    deadline: Instant,
+    cancel: &CancelToken,
+    tx: &mpsc::Sender<Event>,
+) {
+    let schedule = schedule::tournament(live.len());
+    let total = schedule.len();
+    for (r, round) in schedule.into_iter().enumerate() {
+        if cancel.is_cancelled() {
+            return;
+        }
+        std::thread::scope(|s| {
+            for Pair { from, to } in round {
+                let (from, to) = (live[from], live[to]);
+                let Some(p) = placed[from].as_ref() else {
+                    continue;
+                };
+                let tx = tx.clone();
+                let mut args: Vec<String> = vec![
+                    "net".into(),
+                    "--peer".into(),
+                    peer_arg(&hosts[to].net_address),
+                ];
+                args.extend(mp.pair_args.iter().cloned());
+                args.extend(["--json", "-", "--no-store"].map(String::from));
+                s.spawn(move || {
+                    let _ = tx.send(Event::Stage(
+                        from,
+                        format!(
+                            "round {}/{total}: sending to {}",
+                            r + 1,
+                            hosts[to].host.name
+                        ),
+                    ));
+                    match record_of(p.run(&args, KEY_ENV, deadline, cancel)) {
+                        Ok(json) => {
+                            let _ = tx.send(Event::Record(from, json));
+                        }
+                        Err(reason) => {
+                            let _ = tx.send(Event::PairFailed {
+                                from,
+                                to: Some(to),
+                                reason,
+                            });
+                        }
+                    }
+                });
+            }
+        });
+    }
+}
+
+/// The run record a command printed, or why there is none (exit 1 with a
+/// record is a run in which some case failed: the record says which).
+fn record_of(out: Result<crate::ssh::Output, SshError>) -> Result<String, String> {
+    let out = out.map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    match out.code() {
+        Some(0 | 1) if text.starts_with('{') => Ok(text),
+        code => Err(format!(
+            "sysgauge failed on the host (exit {}): {}",
+            code.map(|c| c.to_string())
+                .unwrap_or_else(|| "by signal".into()),
+            last_line(&out.stderr)
+        )),
+    }
+}
+
+/// Waits until the listener on the other end of `child` has printed its
+/// service's `binds` "listening" lines (or has ended, or a timeout).
+fn wait_listening(child: &mut Child, binds: usize) -> Result<(), String> {
+    let Some(stdout) = child.stdout.take() else {
+        return Err("no output".into());
+    };
+    let stderr = child.stderr.take();
+    let (tx, rx) = mpsc::channel();
+    // The reader goes on draining the listener's output for the whole run
+    // (so it never blocks on a full pipe) and ends with it.
+    std::thread::spawn(move || {
+        let mut seen = 0;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.starts_with("sysgauge net service on ") {
+                seen += 1;
+                if seen == binds {
+                    let _ = tx.send(Ok(()));
+                }
+            }
+        }
+        let _ = tx.send(Err(()));
+    });
+    let errors = stderr.map(|e| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ =
+                std::io::Read::read_to_string(&mut std::io::Read::take(e, 64 * 1024), &mut text);
+            text
+        })
+    });
+    match rx.recv_timeout(LISTEN_READY) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(())) => {
+            let _ = child.wait();
+            let text = errors.and_then(|h| h.join().ok()).unwrap_or_default();
+            Err(match last_line(&text) {
+                "" => "it ended at once".to_string(),
+                l => l.to_string(),
+            })
+        }
+        Err(_) => Err(format!("no word from it in {} s", LISTEN_READY.as_secs())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_binds_follow_the_address() {
+        assert_eq!(serve_binds("10.0.0.2"), ["10.0.0.2"]);
+        assert_eq!(serve_binds("fd00::2"), ["fd00::2"]);
+        assert_eq!(serve_binds("nas.lan"), ["0.0.0.0", "::"]);
+    }
+
+    #[test]
+    fn records_and_failures_of_a_command() {
+        use std::os::unix::process::ExitStatusExt;
+        let out = |code: i32, stdout: &str, stderr: &str| {
+            Ok(crate::ssh::Output {
+                status: std::process::ExitStatus::from_raw(code << 8),
+                stdout: stdout.as_bytes().to_vec(),
+                stderr: stderr.into(),
+            })
+        };
+        assert_eq!(
+            record_of(out(0, " {\"a\":1}\n", "")),
+            Ok("{\"a\":1}".into())
+        );
+        assert_eq!(record_of(out(1, "{}", "")), Ok("{}".into()));
+        assert_eq!(
+            record_of(out(2, "", "sysgauge: error: bad\n")),
+            Err("sysgauge failed on the host (exit 2): sysgauge: error: bad".into())
+        );
+        assert_eq!(record_of(Err(SshError::Timeout)), Err("timed out".into()));
+    }
+}

@@ -1,0 +1,264 @@
+//! `sysgauge fleet net`: the network between every ordered pair of hosts,
+//! as matrices (rows = from, columns = to) of 2ping round trip and
+//! per-direction loss, TCP throughput and UDP packet rate.
+//!
+//! This file checks the command line, makes the run's key, drives
+//! `sysgauge_fleet::matrix` (what happens on the hosts) while it draws a
+//! progress line per host, then turns each host's records (its pings and
+//! the pair tests it sent in) into one run per host: results named by
+//! peer (`sysgauge_bench::net::matrix::name_peers`), tagged with the
+//! inventory alias, groups and variables and with `fleet_net` = the
+//! matrix's id, stored, and printed as matrices. docs/fleet.md tells the
+//! whole story.
+
+use super::fleet::{check_reach, tag_run, Progress, Reach};
+use crate::cli::{FleetNetArgs, MatrixFormatArg};
+use crate::exit::Exit;
+use crate::machines::parse_record_text;
+use anyhow::{bail, Context, Result};
+use sysgauge_bench::net::matrix::{matrices, name_peers};
+use sysgauge_core::record::{RunRecord, RunStatus};
+use sysgauge_core::text::for_terminal;
+use sysgauge_fleet::inventory::Host;
+use sysgauge_fleet::matrix::{self, Event, MatrixHost, MatrixPlan};
+use sysgauge_fleet::remote::Plan;
+use sysgauge_report::{render_matrices, MatrixFormat, Table, TableFormat};
+
+/// The inventory variable naming the address a host is measured at, when
+/// it is not the one ssh reaches it by (a data network beside the
+/// management one; an IPv6 address).
+pub const NET_ADDRESS_VAR: &str = "net_address";
+
+/// The tag that ties the runs of one matrix together.
+pub const MATRIX_TAG: &str = "fleet_net";
+
+/// The command name the merged per-host runs are stored under.
+const COMMAND: &str = "fleet-net";
+
+pub fn run(a: FleetNetArgs) -> Result<Exit> {
+    let Reach {
+        given,
+        settings,
+        binaries,
+    } = check_reach(&a.target)?;
+    let Some(hosts) = given else {
+        bail!("name the hosts: --inventory FILE or HOST…");
+    };
+    if hosts.len() < 2 {
+        bail!(
+            "the matrix needs at least two hosts; the selection has {}",
+            hosts.len()
+        );
+    }
+    if !(1..=100_000).contains(&a.pings) {
+        bail!("--pings must be between 1 and 100000, not {}", a.pings);
+    }
+    if !(a.ping_interval.is_finite() && (0.001..=60.0).contains(&a.ping_interval)) {
+        bail!(
+            "--ping-interval must be between 0.001 and 60 seconds, not {}",
+            a.ping_interval
+        );
+    }
+    let members: Vec<MatrixHost> = hosts
+        .iter()
+        .map(|h| MatrixHost {
+            host: h.clone(),
+            net_address: h
+                .vars
+                .get(NET_ADDRESS_VAR)
+                .cloned()
+                .unwrap_or_else(|| h.address.clone()),
+        })
+        .collect();
+    for (i, m) in members.iter().enumerate() {
+        if m.net_address.is_empty() || m.net_address.contains(char::is_whitespace) {
+            bail!(
+                "host {}: '{}' is not an address",
+                m.host.name,
+                m.net_address
+            );
+        }
+        if let Some(other) = members[..i].iter().find(|o| o.net_address == m.net_address) {
+            bail!(
+                "hosts {} and {} are both measured at {}: give each its own address ({NET_ADDRESS_VAR}=…)",
+                other.host.name,
+                m.host.name,
+                m.net_address
+            );
+        }
+    }
+    let db = crate::config::resolve_db(a.db.db.as_deref())?;
+    let mut store = crate::db::open_for_writing(&db, None)?;
+    let cancel = crate::signals::install()?;
+    let control = tempfile::Builder::new()
+        .prefix("sysgauge-fleet-")
+        .tempdir()
+        .context("cannot create a private directory for the ssh control sockets")?;
+    let profile = clap::ValueEnum::to_possible_value(&a.profile)
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_else(|| "quick".into());
+    let mp = MatrixPlan {
+        plan: Plan {
+            binaries,
+            args: Vec::new(),
+            timeout: a.target.timeout.0,
+            ssh: settings,
+            control_dir: control.path().to_path_buf(),
+        },
+        // 244 random bits, made for this run and gone with it.
+        key: format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        ),
+        ping_args: vec![
+            "-c".into(),
+            a.pings.to_string(),
+            "-i".into(),
+            a.ping_interval.to_string(),
+            "--linger".into(),
+            "3".into(),
+        ],
+        pair_args: if a.no_throughput {
+            Vec::new()
+        } else {
+            vec!["--profile".into(), profile.to_string()]
+        },
+    };
+    let matrix_id = uuid::Uuid::new_v4().to_string();
+    eprintln!(
+        "fleet net: {} hosts, {} ordered pairs; {} 2ping probes per pair{}",
+        hosts.len(),
+        hosts.len() * (hosts.len() - 1),
+        a.pings,
+        if a.no_throughput {
+            String::new()
+        } else {
+            format!(
+                ", throughput in {} rounds of disjoint pairs ({profile} profile)",
+                sysgauge_fleet::schedule::tournament(hosts.len()).len()
+            )
+        }
+    );
+    let progress = Progress::new(&hosts);
+    let mut records: Vec<Vec<RunRecord>> = vec![Vec::new(); hosts.len()];
+    let mut host_failures: Vec<Option<String>> = vec![None; hosts.len()];
+    let mut problems: Vec<(String, String)> = Vec::new();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let (members, mp, cancel) = (&members, &mp, &cancel);
+        s.spawn(move || matrix::run(members, mp, cancel, tx));
+        for ev in rx {
+            match ev {
+                Event::Stage(i, text) => progress.set(i, &for_terminal(&text), false),
+                Event::HostFailed(i, f) => {
+                    progress.set(i, &for_terminal(&format!("failed: {}", f.reason)), true);
+                    host_failures[i] = Some(f.reason);
+                }
+                Event::Record(i, json) => {
+                    match parse_record_text(&format!("host {}", hosts[i].name), &json) {
+                        Ok(runs) => records[i].extend(runs),
+                        Err(e) => problems.push((
+                            hosts[i].name.clone(),
+                            format!("its record was refused: {e:#}"),
+                        )),
+                    }
+                }
+                Event::PairFailed { from, to, reason } => {
+                    let what = match to {
+                        Some(t) => format!("{} → {}", hosts[from].name, hosts[t].name),
+                        None => hosts[from].name.clone(),
+                    };
+                    problems.push((what, reason));
+                }
+            }
+        }
+    });
+    progress.clear();
+    drop(control);
+
+    let peers: Vec<(String, String)> = members
+        .iter()
+        .map(|m| (m.net_address.clone(), m.host.name.clone()))
+        .collect();
+    let mut stored: Vec<RunRecord> = Vec::new();
+    for (i, host) in hosts.iter().enumerate() {
+        let Some(mut run) = merge(std::mem::take(&mut records[i]), host) else {
+            continue;
+        };
+        name_peers(&mut run, &peers);
+        run.tags.insert(MATRIX_TAG.to_string(), matrix_id.clone());
+        store
+            .insert_run(&run, "fleet")
+            .with_context(|| format!("storing the run of {}", host.name))?;
+        stored.push(run);
+    }
+    let refs: Vec<&RunRecord> = stored.iter().collect();
+    let format = match a.format {
+        MatrixFormatArg::Text => MatrixFormat::Text,
+        MatrixFormatArg::Markdown => MatrixFormat::Markdown,
+        MatrixFormatArg::Csv => MatrixFormat::Csv,
+        MatrixFormatArg::Json => MatrixFormat::Json,
+    };
+    crate::output::stdout(&render_matrices(&matrices(&refs), format))?;
+
+    let mut failed = Table::columns("host or pair, problem");
+    for (host, f) in hosts.iter().zip(&host_failures) {
+        if let Some(f) = f {
+            failed.push(vec![
+                for_terminal(&host.name).into_owned(),
+                for_terminal(f).into_owned(),
+            ]);
+        }
+    }
+    for (what, reason) in &problems {
+        failed.push(vec![
+            for_terminal(what).into_owned(),
+            for_terminal(reason).into_owned(),
+        ]);
+    }
+    if !failed.is_empty() {
+        eprintln!("\nnot measured:\n{}", failed.render(TableFormat::Text));
+    }
+    eprintln!(
+        "fleet net: {} of {} hosts measured; matrix {matrix_id} stored in {} (`sysgauge report net.html` draws its heatmaps)",
+        stored.len(),
+        hosts.len(),
+        store.path().display()
+    );
+    Ok(if cancel.is_cancelled() {
+        Exit::Interrupted
+    } else if failed.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::BenchFailed
+    })
+}
+
+/// One run of a host from the records it printed (its pings and the pair
+/// tests it sent in): the first record's host facts and build, every
+/// record's results and findings, a fresh run id, tagged as the fleet tags.
+fn merge(records: Vec<RunRecord>, host: &Host) -> Option<RunRecord> {
+    let mut it = records.into_iter();
+    let mut run = it.next()?;
+    run.run_id = uuid::Uuid::new_v4().to_string();
+    run.command = COMMAND.to_string();
+    for other in it {
+        run.started_at = run.started_at.min(other.started_at);
+        run.finished_at = match (run.finished_at, other.finished_at) {
+            (Some(x), Some(y)) => Some(x.max(y)),
+            (x, y) => x.or(y),
+        };
+        if other.status != RunStatus::Complete {
+            run.status = other.status;
+        }
+        for f in other.findings {
+            if !run.findings.iter().any(|x| x.code == f.code) {
+                run.findings.push(f);
+            }
+        }
+        run.results.extend(other.results);
+    }
+    tag_run(&mut run, host);
+    Some(run)
+}
