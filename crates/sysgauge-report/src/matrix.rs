@@ -4,9 +4,9 @@
 //! documents).
 //!
 //! The heatmap's shade says how good a cell is against the matrix's best
-//! and worst cells (light = best, dark = worst), whichever direction is
-//! better, and every cell also prints its value: the shade finds the odd
-//! pair, the number says how odd. Percentages (loss) are shaded on a fixed
+//! cell (light = best, dark = far from it), whichever direction is better,
+//! and every cell also prints its value: the shade finds the odd pair, the
+//! number says how odd. Percentages (loss) are shaded on a fixed
 //! scale from 0 to at least 10 %, so a matrix of 0 and 0.5 % does not look
 //! like a disaster; the diagonal (a host to itself) is grey.
 
@@ -205,25 +205,36 @@ const CELL_H: u32 = 36;
 const TOP_H: u32 = 64;
 const PAD: u32 = 10;
 
-/// How good `v` is within the matrix, 0 (worst) to 1 (best).
+/// How good `v` is within the matrix, 0 (worst) to 1 (best): against the
+/// best cell (a cell at half the best throughput, or twice the best round
+/// trip, is half as good), so noise between similar cells stays pale;
+/// percentages (loss) on the fixed scale of the module's notes.
 fn goodness(m: &Matrix, v: f64) -> f64 {
     let values: Vec<f64> = m.cells.iter().flatten().flatten().copied().collect();
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let mut hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let lo = if m.unit == Unit::Percent {
-        hi = hi.max(10.0);
-        0.0
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let g = if m.unit == Unit::Percent {
+        let scale = if m.better == Better::Higher { hi } else { hi.max(10.0) };
+        let t = if scale > 0.0 { v / scale } else { 0.0 };
+        if m.better == Better::Higher {
+            t
+        } else {
+            1.0 - t
+        }
+    } else if m.better == Better::Higher {
+        if hi > 0.0 {
+            v / hi
+        } else {
+            1.0
+        }
+    } else if v > 0.0 && lo > 0.0 {
+        lo / v
+    } else if v <= 0.0 {
+        1.0
     } else {
-        lo
+        0.0
     };
-    if hi - lo <= f64::EPSILON * hi.abs().max(1.0) {
-        return 1.0;
-    }
-    let t = ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
-    match m.better {
-        Better::Higher => t,
-        _ => 1.0 - t,
-    }
+    g.clamp(0.0, 1.0)
 }
 
 /// Light (good) to dark (bad): a single-hue sequential scale, readable in
@@ -274,7 +285,8 @@ impl Drawing for Matrix {
         ))
         .map_err(draw_err)?;
         for (i, h) in self.hosts.iter().enumerate() {
-            let x = (left + cell_w * i as u32 + 4) as i32;
+            let tw = text_width(h, 14.0) as i32;
+            let x = (left + cell_w * i as u32) as i32 + (cell_w as i32 - tw).max(8) / 2;
             root.draw(&Text::new(
                 h.clone(),
                 (x, (TOP_H - 24) as i32),
@@ -379,7 +391,12 @@ mod tests {
         let mut t = Matrix::new("tcp", "TCP", Unit::MBps, Better::Higher, &hosts);
         t.set("a", "b", 100.0);
         t.set("b", "a", 50.0);
-        assert!(goodness(&t, 100.0) > 0.99 && goodness(&t, 50.0) < 0.01);
+        assert!(goodness(&t, 100.0) > 0.99);
+        assert!((goodness(&t, 50.0) - 0.5).abs() < 1e-9);
+        let mut r = Matrix::new("rtt", "RTT", Unit::Milliseconds, Better::Lower, &hosts);
+        r.set("a", "b", 1.0);
+        r.set("b", "a", 4.0);
+        assert!(goodness(&r, 1.0) > 0.99 && (goodness(&r, 4.0) - 0.25).abs() < 1e-9);
     }
 
     #[test]

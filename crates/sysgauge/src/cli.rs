@@ -1277,6 +1277,11 @@ pub struct FleetNetArgs {
     #[arg(long)]
     pub no_throughput: bool,
 
+    /// Measure nothing: print a stored matrix again (the latest, or the
+    /// one whose id starts with MATRIX), e.g. in another --format.
+    #[arg(long, value_name = "MATRIX", num_args = 0..=1, default_missing_value = "latest")]
+    pub show: Option<String>,
+
     /// How to print the matrices.
     #[arg(long, value_enum, default_value_t = MatrixFormatArg::Text)]
     pub format: MatrixFormatArg,

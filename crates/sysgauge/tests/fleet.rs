@@ -1072,6 +1072,30 @@ fn network_matrix_finds_the_one_lossy_direction_over_ipv4_and_ipv6() {
         // One run per host, its results named by peer, tied by the tag.
         let runs = runs(&sb);
         assert_eq!(runs.len(), 4, "{runs:?}");
+        // The stored matrix prints again, in another format.
+        let shown = sysgauge(&sb, &["fleet", "net", "--show", "--format", "csv"]);
+        assert!(shown.status.success(), "{}", stderr_of(&shown));
+        let csv = stdout_of(&shown);
+        assert!(csv.starts_with("matrix,unit,from,to,value\n"), "{csv}");
+        assert!(csv.contains("\nloss,%,alpha,bravo,"), "{csv}");
+        let png = sb.path().join("loss.png");
+        let chart = sysgauge(
+            &sb,
+            &[
+                "chart",
+                "--kind",
+                "net-loss",
+                "--png",
+                &png.display().to_string(),
+            ],
+        );
+        assert!(chart.status.success(), "{}", stderr_of(&chart));
+        assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+        // SYSGAUGE_MATRIX_OUT=DIR keeps the database (docs/fleet.md's
+        // matrix and heatmaps come from it).
+        if let Some(dir) = std::env::var_os("SYSGAUGE_MATRIX_OUT") {
+            std::fs::copy(sb.db(), Path::new(&dir).join(format!("matrix-{family}.db"))).unwrap();
+        }
         let html = sb.path().join("net.html");
         let report = sysgauge(&sb, &["report", &html.display().to_string()]);
         assert!(report.status.success(), "{}", stderr_of(&report));

@@ -36,6 +36,9 @@ pub const MATRIX_TAG: &str = "fleet_net";
 const COMMAND: &str = "fleet-net";
 
 pub fn run(a: FleetNetArgs) -> Result<Exit> {
+    if let Some(which) = &a.show {
+        return show(&a, which);
+    }
     let Reach {
         given,
         settings,
@@ -193,14 +196,7 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
             .with_context(|| format!("storing the run of {}", host.name))?;
         stored.push(run);
     }
-    let refs: Vec<&RunRecord> = stored.iter().collect();
-    let format = match a.format {
-        MatrixFormatArg::Text => MatrixFormat::Text,
-        MatrixFormatArg::Markdown => MatrixFormat::Markdown,
-        MatrixFormatArg::Csv => MatrixFormat::Csv,
-        MatrixFormatArg::Json => MatrixFormat::Json,
-    };
-    crate::output::stdout(&render_matrices(&matrices(&refs), format))?;
+    print_matrices(&stored, a.format)?;
 
     let mut failed = Table::columns("host or pair, problem");
     for (host, f) in hosts.iter().zip(&host_failures) {
@@ -233,6 +229,75 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     } else {
         Exit::BenchFailed
     })
+}
+
+fn print_matrices(runs: &[RunRecord], format: MatrixFormatArg) -> Result<()> {
+    let refs: Vec<&RunRecord> = runs.iter().collect();
+    let format = match format {
+        MatrixFormatArg::Text => MatrixFormat::Text,
+        MatrixFormatArg::Markdown => MatrixFormat::Markdown,
+        MatrixFormatArg::Csv => MatrixFormat::Csv,
+        MatrixFormatArg::Json => MatrixFormat::Json,
+    };
+    crate::output::stdout(&render_matrices(&matrices(&refs), format))
+}
+
+/// `--show`: the stored runs of one matrix (`latest`, or an id prefix),
+/// printed again.
+fn show(a: &FleetNetArgs, which: &str) -> Result<Exit> {
+    if !a.target.hosts.is_empty() || a.target.inventory.is_some() {
+        bail!("--show prints a stored matrix; it takes no hosts or inventory");
+    }
+    let Some(store) = crate::db::open_for_reading(a.db.db.as_deref())? else {
+        bail!("no results database yet: make a matrix with `sysgauge fleet net --inventory FILE`");
+    };
+    let ids: Vec<i64> = store
+        .list_runs()?
+        .into_iter()
+        .filter(|r| r.command == COMMAND)
+        .map(|r| r.id)
+        .collect();
+    let runs = store.load_runs(&ids)?;
+    let tag_of = |r: &RunRecord| r.tags.get(MATRIX_TAG).cloned().unwrap_or_default();
+    let chosen = if which == "latest" {
+        runs.iter()
+            .max_by_key(|r| r.started_at)
+            .map(tag_of)
+            .unwrap_or_default()
+    } else {
+        let mut found: Vec<String> = runs
+            .iter()
+            .map(tag_of)
+            .filter(|t| t.starts_with(which))
+            .collect();
+        found.sort();
+        found.dedup();
+        match found.as_slice() {
+            [one] => one.clone(),
+            [] => String::new(),
+            many => bail!(
+                "--show {which}: {} matrices start so ({}); give more of the id",
+                many.len(),
+                many.join(", ")
+            ),
+        }
+    };
+    if chosen.is_empty() {
+        bail!(
+            "no stored matrix{} in {} (make one with `sysgauge fleet net --inventory FILE`)",
+            if which == "latest" {
+                String::new()
+            } else {
+                format!(" whose id starts with {which}")
+            },
+            store.path().display()
+        );
+    }
+    let mut mine: Vec<RunRecord> = runs.into_iter().filter(|r| tag_of(r) == chosen).collect();
+    mine.sort_by_key(|r| r.tags.get(sysgauge_core::record::ALIAS_TAG).cloned());
+    eprintln!("fleet net: matrix {chosen}, {} hosts", mine.len());
+    print_matrices(&mine, a.format)?;
+    Ok(Exit::Ok)
 }
 
 /// One run of a host from the records it printed (its pings and the pair
