@@ -46,6 +46,10 @@ const KEY_ENV: &[(&str, &str)] = &[
     ("SYSGAUGE_NET_KEY", KEY_FILE),
 ];
 
+/// How far ahead a fleet flood's common window starts (`net --flood-at`):
+/// time for every host's ssh session to start its sysgauge and set up.
+const FLOOD_LEAD: Duration = Duration::from_secs(3);
+
 /// How long a listener may take to say it listens.
 const LISTEN_READY: Duration = Duration::from_secs(30);
 
@@ -111,44 +115,7 @@ fn serve_binds(address: &str) -> Vec<String> {
 pub fn run(hosts: &[MatrixHost], mp: &MatrixPlan, cancel: &CancelToken, tx: mpsc::Sender<Event>) {
     let deadline = Instant::now() + mp.plan.timeout;
     // 1. Place.
-    let placed: Vec<Option<Placed>> = std::thread::scope(|s| {
-        let handles: Vec<_> = hosts
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                let tx = tx.clone();
-                s.spawn(move || {
-                    let _ = tx.send(Event::Stage(i, "connecting".into()));
-                    let placed = remote::place(&h.host, i, &mp.plan, cancel)
-                        .map_err(|(f, _)| f)
-                        .and_then(|p| {
-                            let _ = tx.send(Event::Stage(
-                                i,
-                                format!("sysgauge for {} placed and checked", p.arch),
-                            ));
-                            match p.put_secret(KEY_FILE, mp.key.as_bytes(), deadline) {
-                                Ok(()) => Ok(p),
-                                Err(f) => {
-                                    let _ = p.clean_up();
-                                    Err(f)
-                                }
-                            }
-                        });
-                    match placed {
-                        Ok(p) => Some(p),
-                        Err(f) => {
-                            let _ = tx.send(Event::HostFailed(i, f));
-                            None
-                        }
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
-    });
+    let placed = place_all(hosts, mp, deadline, cancel, &tx);
 
     // 2. Listeners.
     let mut listeners: Vec<Option<Child>> = Vec::with_capacity(hosts.len());
@@ -243,6 +210,140 @@ pub fn run(hosts: &[MatrixHost], mp: &MatrixPlan, cancel: &CancelToken, tx: mpsc
     }
 
     // 5. Clean up everywhere.
+    clean_all(placed, listeners, &tx);
+}
+
+/// One step of a fleet flood: `hosts` hosts (the first ones of the list)
+/// flooded the target at once; the records they printed, by host index.
+pub type FloodStep = (usize, Vec<(usize, String)>);
+
+/// The flood from several hosts at once (`fleet net --icmp`): every host
+/// placed, then for each count of `steps` (1, 2, 4 … hosts) the first
+/// that many hosts run `sysgauge net --icmp TARGET` followed by
+/// `mp.pair_args` at the same moment, each record reported as
+/// [`Event::Record`]; after each step `go_on` sees every step so far and
+/// says whether to add hosts (the caller knows when the reply rate stopped
+/// rising). No listener is started: the target runs no sysgauge.
+pub fn flood(
+    hosts: &[MatrixHost],
+    mp: &MatrixPlan,
+    target: &str,
+    steps: &[usize],
+    go_on: &dyn Fn(&[FloodStep]) -> bool,
+    cancel: &CancelToken,
+    tx: mpsc::Sender<Event>,
+) {
+    let deadline = Instant::now() + mp.plan.timeout;
+    let placed = place_all(hosts, mp, deadline, cancel, &tx);
+    let live: Vec<usize> = (0..hosts.len()).filter(|&i| placed[i].is_some()).collect();
+    let mut done: Vec<FloodStep> = Vec::new();
+    for &k in steps {
+        if k > live.len() || cancel.is_cancelled() {
+            break;
+        }
+        let flooding = &live[..k];
+        // Every flooding host waits for the same moment, a little after the
+        // slowest ssh session can have started its sysgauge.
+        let start = std::time::SystemTime::now() + FLOOD_LEAD;
+        let start_at = start
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| format!("{:.3}", d.as_secs_f64()))
+            .unwrap_or_default();
+        let (rtx, rrx) = mpsc::channel();
+        std::thread::scope(|s| {
+            for &i in flooding {
+                let Some(p) = placed[i].as_ref() else {
+                    continue;
+                };
+                let (tx, rtx) = (tx.clone(), rtx.clone());
+                let mut args: Vec<String> = vec!["net".into(), "--icmp".into(), target.into()];
+                args.extend(mp.pair_args.iter().cloned());
+                args.extend(["--flood-at".into(), start_at.clone()]);
+                args.extend(["--json", "-", "--no-store"].map(String::from));
+                s.spawn(move || {
+                    let _ = tx.send(Event::Stage(
+                        i,
+                        format!("flooding {target} with {k} host(s) at once"),
+                    ));
+                    match record_of(p.run(&args, &[], deadline, cancel)) {
+                        Ok(json) => {
+                            let _ = rtx.send((i, json.clone()));
+                            let _ = tx.send(Event::Record(i, json));
+                        }
+                        Err(reason) => {
+                            let _ = tx.send(Event::PairFailed {
+                                from: i,
+                                to: None,
+                                reason,
+                            });
+                        }
+                    }
+                });
+            }
+        });
+        drop(rtx);
+        done.push((k, rrx.into_iter().collect()));
+        if !go_on(&done) {
+            break;
+        }
+    }
+    clean_all(placed, Vec::new(), &tx);
+}
+
+/// Phase 1 on every host at once: connect, place the binary, write the
+/// key. `None` for a host that failed (reported as [`Event::HostFailed`]).
+fn place_all(
+    hosts: &[MatrixHost],
+    mp: &MatrixPlan,
+    deadline: Instant,
+    cancel: &CancelToken,
+    tx: &mpsc::Sender<Event>,
+) -> Vec<Option<Placed>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let tx = tx.clone();
+                s.spawn(move || {
+                    let _ = tx.send(Event::Stage(i, "connecting".into()));
+                    let placed = remote::place(&h.host, i, &mp.plan, cancel)
+                        .map_err(|(f, _)| f)
+                        .and_then(|p| {
+                            let _ = tx.send(Event::Stage(
+                                i,
+                                format!("sysgauge for {} placed and checked", p.arch),
+                            ));
+                            match p.put_secret(KEY_FILE, mp.key.as_bytes(), deadline) {
+                                Ok(()) => Ok(p),
+                                Err(f) => {
+                                    let _ = p.clean_up();
+                                    Err(f)
+                                }
+                            }
+                        });
+                    match placed {
+                        Ok(p) => Some(p),
+                        Err(f) => {
+                            let _ = tx.send(Event::HostFailed(i, f));
+                            None
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    })
+}
+
+/// Phase 5 on every host at once: stop what runs from the private
+/// directory, remove it, and end the local ssh of each listener.
+fn clean_all(placed: Vec<Option<Placed>>, listeners: Vec<Option<Child>>, tx: &mpsc::Sender<Event>) {
+    let mut listeners = listeners;
+    listeners.resize_with(placed.len(), || None);
     std::thread::scope(|s| {
         for (i, (p, l)) in placed.into_iter().zip(listeners).enumerate() {
             let tx = tx.clone();

@@ -214,7 +214,11 @@ fn goodness(m: &Matrix, v: f64) -> f64 {
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let g = if m.unit == Unit::Percent {
-        let scale = if m.better == Better::Higher { hi } else { hi.max(10.0) };
+        let scale = if m.better == Better::Higher {
+            hi
+        } else {
+            hi.max(10.0)
+        };
         let t = if scale > 0.0 { v / scale } else { 0.0 };
         if m.better == Better::Higher {
             t

@@ -557,6 +557,18 @@ pub struct NetArgs {
     #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
     pub senders: Vec<NiceCount>,
 
+    /// Flood in a fixed window instead of timed repetitions: start at TIME
+    /// (RFC 3339, or seconds since the Unix epoch), so that several
+    /// machines flooding one host count their replies over the same
+    /// moments (`fleet net --icmp` sets it). Needs --flood-for.
+    #[arg(long, value_name = "TIME", requires_all = ["icmp", "flood_for"])]
+    pub flood_at: Option<String>,
+
+    /// The fixed flood window's length in seconds (five equal slices, one
+    /// sample each). Needs --flood-at.
+    #[arg(long, value_name = "SECONDS", requires = "flood_at")]
+    pub flood_for: Option<f64>,
+
     /// TCP connection set-up time to HOST:PORT, any open port ([V6]:PORT
     /// for IPv6; repeat for more).
     #[arg(long, value_name = "HOST:PORT")]
@@ -1276,6 +1288,21 @@ pub struct FleetNetArgs {
     /// RTT and loss only: no throughput or packet-rate rounds.
     #[arg(long)]
     pub no_throughput: bool,
+
+    /// Instead of the matrix: flood HOST (which needs to run nothing but its
+    /// network stack) with ICMP echoes from 1, 2, 4 … of the hosts at once,
+    /// until the total reply rate stops rising.
+    #[arg(long, value_name = "HOST", conflicts_with_all = ["show", "no_throughput"])]
+    pub icmp: Option<String>,
+
+    /// ICMP flood senders on each flooding host (with --icmp).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "icmp")]
+    pub senders: usize,
+
+    /// Seconds each step of the flood lasts: every flooding host counts its
+    /// replies over the same window (with --icmp).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, requires = "icmp")]
+    pub flood_for: f64,
 
     /// Measure nothing: print a stored matrix again (the latest, or the
     /// one whose id starts with MATRIX), e.g. in another --format.

@@ -409,9 +409,52 @@ pub fn net_options(a: &NetArgs) -> Result<NetOptions> {
             })
             .transpose()?,
         senders: senders(&a.senders, !a.icmp.is_empty())?,
+        flood_window: flood_window(a.flood_at.as_deref(), a.flood_for)?,
         connect: connect_targets(&a.connect)?,
         http: http_targets(&a.http)?,
     })
+}
+
+/// The longest `--flood-at` may lie ahead: a typo must not leave a run
+/// waiting for days.
+const MAX_START_DELAY: chrono::Duration = chrono::Duration::hours(24);
+
+/// `--flood-at`: RFC 3339 or seconds since the epoch, at most a day ahead.
+fn parse_moment(text: &str) -> Result<chrono::DateTime<chrono::Utc>> {
+    let t = text.trim();
+    let at = match t.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => {
+            chrono::DateTime::from_timestamp_millis((secs * 1e3) as i64)
+        }
+        Ok(_) => None,
+        Err(_) => chrono::DateTime::parse_from_rfc3339(t)
+            .ok()
+            .map(|d| d.with_timezone(&chrono::Utc)),
+    };
+    let Some(at) = at else {
+        bail!("--flood-at '{text}': give an RFC 3339 time (2026-11-27T08:00:00Z) or seconds since the Unix epoch");
+    };
+    if at - chrono::Utc::now() > MAX_START_DELAY {
+        bail!("--flood-at '{text}' is more than 24 hours ahead");
+    }
+    Ok(at)
+}
+
+/// `--flood-at TIME --flood-for SECONDS`: the fixed flood window.
+fn flood_window(at: Option<&str>, seconds: Option<f64>) -> Result<Option<icmp::FloodWindow>> {
+    let (Some(at), Some(seconds)) = (at, seconds) else {
+        return Ok(None);
+    };
+    if !(seconds.is_finite() && (0.5..=600.0).contains(&seconds)) {
+        bail!("--flood-for {seconds} must be between 0.5 and 600 seconds");
+    }
+    let start = parse_moment(at)?;
+    let start = std::time::UNIX_EPOCH
+        + std::time::Duration::from_millis(u64::try_from(start.timestamp_millis()).unwrap_or(0));
+    Ok(Some(icmp::FloodWindow::new(
+        start,
+        std::time::Duration::from_secs_f64(seconds),
+    )))
 }
 
 /// `--icmp HOST…`: each resolved once, here, so a typo fails before any
@@ -530,6 +573,28 @@ pub fn check_ping_json(json: Option<&std::path::Path>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flood_windows() {
+        let now = chrono::Utc::now();
+        let epoch = format!("{}.5", now.timestamp());
+        let w = flood_window(Some(&epoch), Some(5.0))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("no window"));
+        assert_eq!(w.length, std::time::Duration::from_secs(5));
+        let rfc = now.to_rfc3339();
+        assert!(flood_window(Some(&rfc), Some(1.0)).is_ok_and(|w| w.is_some()));
+        assert!(flood_window(None, Some(1.0)).is_ok_and(|w| w.is_none()));
+        for (at, secs) in [
+            ("tomorrow", 1.0),
+            ("-5", 1.0),
+            (epoch.as_str(), 0.1),
+            (epoch.as_str(), f64::NAN),
+            ("4102444800", 1.0), // 2100: more than a day ahead
+        ] {
+            assert!(flood_window(Some(at), Some(secs)).is_err(), "{at} {secs}");
+        }
+    }
 
     #[test]
     fn host_port_forms() {

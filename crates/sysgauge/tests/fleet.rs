@@ -1113,3 +1113,90 @@ fn network_matrix_finds_the_one_lossy_direction_over_ipv4_and_ipv6() {
         assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
     }
 }
+
+#[test]
+fn a_fleet_flood_adds_hosts_until_the_reply_rate_stops_rising() {
+    if !available()
+        || !require(
+            "the fleet flood test needs nft",
+            on_path("nft"),
+            "apt-get install -y nftables",
+        )
+    {
+        return;
+    }
+    // Four hosts with sshd; the fifth namespace runs nothing but its
+    // network stack, and answers at most LIMIT echo requests a second.
+    const LIMIT: f64 = 1500.0;
+    let mut lab = Lab::with_hosts(5);
+    for h in lab.hosts.iter_mut().take(4) {
+        h.start();
+    }
+    let target = lab.hosts[4].address.clone();
+    let ruleset = format!(
+        "table inet sglimit {{\n  chain in {{\n    type filter hook input priority 0; policy accept;\n    \
+         icmp type echo-request limit rate over {LIMIT}/second burst 50 packets drop\n  }}\n}}\n"
+    );
+    let mut nft = Command::new("ip")
+        .args(["netns", "exec", &lab.hosts[4].ns, "nft", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(nft.stdin.as_mut().unwrap(), ruleset.as_bytes()).unwrap();
+    drop(nft.stdin.take());
+    assert!(nft.wait().unwrap().success(), "nft refused:\n{ruleset}");
+    let mut inv = String::new();
+    for (i, name) in ["alpha", "bravo", "charlie", "delta"].iter().enumerate() {
+        inv.push_str(&format!("{} name={name}\n", lab.hosts[i].address));
+    }
+    let file = lab.dir.path().join("flood.txt");
+    std::fs::write(&file, inv).unwrap();
+    let sb = Sandbox::new();
+    let out = lab
+        .fleet_action(
+            sb.db().as_os_str(),
+            "net",
+            &[
+                "--inventory",
+                &file.display().to_string(),
+                "--icmp",
+                &target,
+                "--profile",
+                "quick",
+                "--timeout",
+                "300",
+            ],
+        )
+        .output()
+        .unwrap();
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{table}\n{log}");
+    // Rows: hosts flooding, senders, replies/s, per host, overlap.
+    let steps: Vec<(usize, f64)> = table
+        .lines()
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            Some((cols.first()?.parse().ok()?, cols.get(2)?.parse().ok()?))
+        })
+        .collect();
+    // The limit is reached by one host: two hosts give no more, and the
+    // flood stops there instead of going on to four.
+    assert_eq!(
+        steps.iter().map(|s| s.0).collect::<Vec<_>>(),
+        [1, 2],
+        "{table}\n{log}"
+    );
+    for (k, rate) in &steps {
+        assert!(
+            (rate - LIMIT).abs() <= LIMIT * 0.1,
+            "{k} host(s): {rate} replies/s against a limit of {LIMIT}\n{table}\n{log}"
+        );
+    }
+    assert!(log.contains("the reply rate stopped rising"), "{log}");
+    // Shown with --nocapture (docs/fleet.md quotes it).
+    println!("{table}{log}");
+    // alpha flooded in both steps, bravo in the second: their runs.
+    let runs = runs(&sb);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+}

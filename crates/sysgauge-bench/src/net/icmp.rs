@@ -651,12 +651,113 @@ fn patience(t: &IcmpTarget, size: usize) -> Result<Duration, String> {
     Ok((slowest * 4).clamp(MIN_PATIENCE, MAX_PATIENCE))
 }
 
+/// The flood in a fixed window of wall-clock time: from `start`, for
+/// `length`, cut into [`WINDOW_SLICES`] equal slices, one sample each.
+/// Several machines flooding one host at once (a fleet flood) then count
+/// their replies over the same moments, so their rates add up to what the
+/// host answered; timed repetitions would each be calibrated and placed by
+/// their own machine, and a host's median could come from moments when
+/// the others were not flooding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FloodWindow {
+    pub start: std::time::SystemTime,
+    pub length: Duration,
+}
+
+/// Samples of a windowed flood.
+pub const WINDOW_SLICES: u32 = 5;
+
+/// Echoes answered per call while a windowed flood watches the clock:
+/// small, so a slice ends at most a few replies late.
+const WINDOW_CHUNK: u64 = 4;
+
+impl FloodWindow {
+    pub fn new(start: std::time::SystemTime, length: Duration) -> FloodWindow {
+        FloodWindow { start, length }
+    }
+
+    fn slice_end(&self, i: u32) -> std::time::SystemTime {
+        self.start + self.length / WINDOW_SLICES * (i + 1)
+    }
+}
+
+/// The echo reply rate of every slice of `w`, all senders together.
+fn flood_window(
+    w: &FloodWindow,
+    flooders: &[Mutex<Flooder>],
+    totals: &FloodTotals,
+    cancel: &CancelToken,
+) -> Result<Vec<f64>, BenchError> {
+    let late = std::time::SystemTime::now()
+        .duration_since(w.start)
+        .unwrap_or(Duration::ZERO);
+    if late > w.length / WINDOW_SLICES / 2 {
+        return Err(BenchError::failed(format!(
+            "the flood window began {:.1} s before this host was ready (--flood-at lies too close)",
+            late.as_secs_f64()
+        )));
+    }
+    // Each sender: (replies, seconds) per slice.
+    let per_sender: Vec<Result<Vec<(f64, f64)>, BenchError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = flooders
+            .iter()
+            .map(|f| {
+                s.spawn(move || -> Result<Vec<(f64, f64)>, BenchError> {
+                    let mut f = f
+                        .lock()
+                        .map_err(|_| BenchError::failed("a sender panicked"))?;
+                    while std::time::SystemTime::now() < w.start {
+                        cancel.check()?;
+                        let left = w
+                            .start
+                            .duration_since(std::time::SystemTime::now())
+                            .unwrap_or(Duration::ZERO);
+                        std::thread::sleep(left.min(Duration::from_millis(20)));
+                    }
+                    let mut out = Vec::with_capacity(WINDOW_SLICES as usize);
+                    let mut from = std::time::SystemTime::now();
+                    for i in 0..WINDOW_SLICES {
+                        let end = w.slice_end(i);
+                        let mut got = 0.0;
+                        while std::time::SystemTime::now() < end {
+                            got += f.flood(WINDOW_CHUNK, totals, cancel)?;
+                        }
+                        let now = std::time::SystemTime::now();
+                        let secs = now.duration_since(from).unwrap_or(Duration::ZERO);
+                        out.push((got, secs.as_secs_f64()));
+                        from = now;
+                    }
+                    Ok(out)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(BenchError::failed("a sender panicked")))
+            })
+            .collect()
+    });
+    let mut rates = vec![0.0; WINDOW_SLICES as usize];
+    for slices in per_sender {
+        for (rate, (got, secs)) in rates.iter_mut().zip(slices?) {
+            if secs > 0.0 {
+                *rate += got / secs;
+            }
+        }
+    }
+    Ok(rates)
+}
+
 /// `net.icmp-pps`: the flood, one case per sender count.
 pub struct IcmpPpsBenchmark {
     options: Arc<NetOptions>,
 }
 
 impl IcmpPpsBenchmark {
+    pub const ID: &'static str = "net.icmp-pps";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         IcmpPpsBenchmark { options }
     }
@@ -664,7 +765,7 @@ impl IcmpPpsBenchmark {
 
 impl Benchmark for IcmpPpsBenchmark {
     fn id(&self) -> &str {
-        "net.icmp-pps"
+        Self::ID
     }
 
     fn describe(&self) -> Description {
@@ -745,7 +846,13 @@ impl Benchmark for IcmpPpsBenchmark {
                 .map_err(|_| BenchError::failed("a sender panicked"))?;
             f.flood(n, &totals, &cancel)
         };
-        let samples = if senders == 1 {
+        let samples = if let Some(w) = &self.options.flood_window {
+            ctx.note_detail(
+                "flood_window_ms",
+                u64::try_from(w.length.as_millis()).unwrap_or(u64::MAX),
+            );
+            flood_window(w, &flooders, &totals, &cancel)?
+        } else if senders == 1 {
             ctx.measure_rate(|n| op(0, n))?
         } else {
             ctx.measure_rate_parallel(senders, op)?

@@ -18,6 +18,7 @@
 //! from the way back); where a's own pings are missing, b's inbound loss
 //! from a stands in.
 
+use super::icmp::IcmpPpsBenchmark;
 use super::ping::PingBenchmark;
 use super::tcp::TcpThroughputBenchmark;
 use super::udp::UdpPpsBenchmark;
@@ -66,6 +67,35 @@ pub fn name_peers(run: &mut RunRecord, peers: &[(String, String)]) -> usize {
         named += 1;
     }
     named
+}
+
+/// The param of a fleet flood's `net.icmp-pps` results: how many hosts
+/// flooded the target at once (each with the case's `senders`).
+pub const FLEET_HOSTS: &str = "fleet_hosts";
+
+/// Marks the ICMP flood results of `run` as made while `hosts` hosts
+/// flooded the same target at once.
+pub fn mark_fleet_flood(run: &mut RunRecord, hosts: usize) {
+    for r in &mut run.results {
+        if r.bench_id == IcmpPpsBenchmark::ID {
+            r.params.insert(FLEET_HOSTS, hosts as u64);
+        }
+    }
+}
+
+/// A host's echo reply rate in a fleet flood step: the median of its
+/// `net.icmp-pps` case (one sample per slice of the common window).
+pub fn flood_rate(run: &RunRecord) -> Option<f64> {
+    run.results
+        .iter()
+        .find(|r| r.bench_id == IcmpPpsBenchmark::ID)
+        .and_then(|r| median(r, "rate"))
+}
+
+/// Whether a fleet flood is worth another step: the total reply rate rose
+/// by at least 5 % with the last hosts added (as the sender ladders judge).
+pub fn flood_still_rising(previous_total: f64, total: f64) -> bool {
+    total >= previous_total * super::udp::RISING
 }
 
 /// The name a run's host goes by in a matrix: its inventory alias, else
@@ -277,6 +307,23 @@ mod tests {
         assert_eq!(a.results[1].params.get_str(DIRECTION), Some(OUT));
         assert_eq!(a.results[2].params.get_str(PEER), None);
         assert_eq!(a.results[3].params.get_str(PEER), None);
+    }
+
+    #[test]
+    fn fleet_flood_steps() {
+        assert!(flood_still_rising(1000.0, 1060.0));
+        assert!(!flood_still_rising(1000.0, 1040.0));
+        let mut run = run(
+            "a",
+            vec![result(
+                IcmpPpsBenchmark::ID,
+                Params::new().with("senders", 1u64),
+                &[("rate", 1500.0)],
+            )],
+        );
+        mark_fleet_flood(&mut run, 2);
+        assert_eq!(run.results[0].params.get_u64(FLEET_HOSTS), Some(2));
+        assert_eq!(flood_rate(&run), Some(1500.0));
     }
 
     #[test]

@@ -43,7 +43,7 @@ const LOSS_TIMEOUT: Duration = Duration::from_millis(50);
 /// This many loss timeouts in a row (1 s) with nothing back fail the case.
 const MAX_SILENT_TIMEOUTS: u32 = 20;
 /// A step must raise the rate by this factor to count as still rising.
-const RISING: f64 = 1.05;
+pub(super) const RISING: f64 = 1.05;
 /// Most round trips kept per latency repetition.
 const MAX_RTTS: usize = 200_000;
 

@@ -16,13 +16,15 @@ use crate::cli::{FleetNetArgs, MatrixFormatArg};
 use crate::exit::Exit;
 use crate::machines::parse_record_text;
 use anyhow::{bail, Context, Result};
-use sysgauge_bench::net::matrix::{matrices, name_peers};
+use sysgauge_bench::net::matrix::{
+    flood_rate, flood_still_rising, mark_fleet_flood, matrices, name_peers,
+};
 use sysgauge_core::record::{RunRecord, RunStatus};
 use sysgauge_core::text::for_terminal;
 use sysgauge_fleet::inventory::Host;
-use sysgauge_fleet::matrix::{self, Event, MatrixHost, MatrixPlan};
+use sysgauge_fleet::matrix::{self, Event, FloodStep, MatrixHost, MatrixPlan};
 use sysgauge_fleet::remote::Plan;
-use sysgauge_report::{render_matrices, MatrixFormat, Table, TableFormat};
+use sysgauge_report::{format_value, render_matrices, MatrixFormat, Table, TableFormat};
 
 /// The inventory variable naming the address a host is measured at, when
 /// it is not the one ssh reaches it by (a data network beside the
@@ -31,6 +33,9 @@ pub const NET_ADDRESS_VAR: &str = "net_address";
 
 /// The tag that ties the runs of one matrix together.
 pub const MATRIX_TAG: &str = "fleet_net";
+
+/// The tag that ties the runs of one fleet flood (`--icmp`) together.
+pub const FLOOD_TAG: &str = "fleet_flood";
 
 /// The command name the merged per-host runs are stored under.
 const COMMAND: &str = "fleet-net";
@@ -51,6 +56,15 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
         bail!(
             "the matrix needs at least two hosts; the selection has {}",
             hosts.len()
+        );
+    }
+    if !(1..=256).contains(&a.senders) {
+        bail!("--senders must be between 1 and 256, not {}", a.senders);
+    }
+    if !(a.flood_for.is_finite() && (0.5..=600.0).contains(&a.flood_for)) {
+        bail!(
+            "--flood-for must be between 0.5 and 600 seconds, not {}",
+            a.flood_for
         );
     }
     if !(1..=100_000).contains(&a.pings) {
@@ -129,6 +143,19 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
         },
     };
     let matrix_id = uuid::Uuid::new_v4().to_string();
+    if let Some(target) = &a.icmp {
+        let setup = Setup {
+            hosts: &hosts,
+            members: &members,
+            store: &mut store,
+            cancel: &cancel,
+            mp,
+            id: matrix_id,
+        };
+        let exit = fleet_flood(setup, target, a.senders, a.flood_for, &profile);
+        drop(control);
+        return exit;
+    }
     eprintln!(
         "fleet net: {} hosts, {} ordered pairs; {} 2ping probes per pair{}",
         hosts.len(),
@@ -198,24 +225,7 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     }
     print_matrices(&stored, a.format)?;
 
-    let mut failed = Table::columns("host or pair, problem");
-    for (host, f) in hosts.iter().zip(&host_failures) {
-        if let Some(f) = f {
-            failed.push(vec![
-                for_terminal(&host.name).into_owned(),
-                for_terminal(f).into_owned(),
-            ]);
-        }
-    }
-    for (what, reason) in &problems {
-        failed.push(vec![
-            for_terminal(what).into_owned(),
-            for_terminal(reason).into_owned(),
-        ]);
-    }
-    if !failed.is_empty() {
-        eprintln!("\nnot measured:\n{}", failed.render(TableFormat::Text));
-    }
+    report_problems(&hosts, &host_failures, &problems);
     eprintln!(
         "fleet net: {} of {} hosts measured; matrix {matrix_id} stored in {} (`sysgauge report net.html` draws its heatmaps)",
         stored.len(),
@@ -224,11 +234,202 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     );
     Ok(if cancel.is_cancelled() {
         Exit::Interrupted
-    } else if failed.is_empty() {
+    } else if host_failures.iter().all(Option::is_none) && problems.is_empty() {
         Exit::Ok
     } else {
         Exit::BenchFailed
     })
+}
+
+/// What a matrix or a fleet flood runs with.
+struct Setup<'a> {
+    hosts: &'a [Host],
+    members: &'a [MatrixHost],
+    store: &'a mut sysgauge_store::Store,
+    cancel: &'a sysgauge_core::CancelToken,
+    mp: MatrixPlan,
+    /// The id tying the stored runs together.
+    id: String,
+}
+
+/// `--icmp TARGET`: 1, 2, 4 … hosts flood TARGET at once until the total
+/// echo reply rate stops rising; a table of the steps, one run per host.
+fn fleet_flood(
+    setup: Setup,
+    target: &str,
+    senders: usize,
+    seconds: f64,
+    profile: &str,
+) -> Result<Exit> {
+    let Setup {
+        hosts,
+        members,
+        store,
+        cancel,
+        mut mp,
+        id,
+    } = setup;
+    mp.pair_args = vec![
+        "--profile".into(),
+        profile.to_string(),
+        "--senders".into(),
+        senders.to_string(),
+        "--flood-for".into(),
+        seconds.to_string(),
+    ];
+    let mut steps: Vec<usize> = std::iter::successors(Some(1usize), |k| Some(k * 2))
+        .take_while(|&k| k < hosts.len())
+        .collect();
+    steps.push(hosts.len());
+    eprintln!(
+        "fleet net: flooding {target} with ICMP echoes from {} host(s) at once, {senders} sender(s) each, {seconds} s a step, until the reply rate stops rising",
+        steps
+            .iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    // What each step gave: (hosts, [(host index, record)]).
+    let parse = |i: usize, json: &str| -> Option<RunRecord> {
+        parse_record_text(&format!("host {}", hosts[i].name), json)
+            .ok()?
+            .into_iter()
+            .next()
+    };
+    let total = |records: &[(usize, String)]| -> f64 {
+        records
+            .iter()
+            .filter_map(|(i, json)| parse(*i, json))
+            .filter_map(|r| flood_rate(&r))
+            .sum()
+    };
+    let steps_seen: std::sync::Mutex<Vec<FloodStep>> = std::sync::Mutex::new(Vec::new());
+    let go_on = |done: &[FloodStep]| -> bool {
+        if let Ok(mut seen) = steps_seen.lock() {
+            *seen = done.to_vec();
+        }
+        match done {
+            [.., (_, prev), (_, last)] => flood_still_rising(total(prev), total(last)),
+            _ => true,
+        }
+    };
+    let progress = Progress::new(hosts);
+    let mut problems: Vec<(String, String)> = Vec::new();
+    let mut host_failures: Vec<Option<String>> = vec![None; hosts.len()];
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let (mp, go_on) = (&mp, &go_on);
+        s.spawn(move || matrix::flood(members, mp, target, &steps, go_on, cancel, tx));
+        for ev in rx {
+            match ev {
+                Event::Stage(i, text) => progress.set(i, &for_terminal(&text), false),
+                Event::HostFailed(i, f) => {
+                    progress.set(i, &for_terminal(&format!("failed: {}", f.reason)), true);
+                    host_failures[i] = Some(f.reason);
+                }
+                // The steps' records come through `go_on`.
+                Event::Record(..) => {}
+                Event::PairFailed { from, reason, .. } => {
+                    problems.push((hosts[from].name.clone(), reason));
+                }
+            }
+        }
+    });
+    progress.clear();
+    let done = steps_seen.into_inner().unwrap_or_default();
+    let mut table = Table::columns("hosts flooding, senders, echo replies/s, per host");
+    let mut per_host: Vec<Vec<RunRecord>> = vec![Vec::new(); hosts.len()];
+    let mut best: Option<(usize, f64)> = None;
+    for (k, records) in &done {
+        let mut sum = 0.0;
+        let mut parts = Vec::new();
+        for (i, json) in records {
+            let Some(mut run) = parse(*i, json) else {
+                problems.push((hosts[*i].name.clone(), "its record was refused".into()));
+                continue;
+            };
+            mark_fleet_flood(&mut run, *k);
+            if let Some(rate) = flood_rate(&run) {
+                parts.push(format!("{} {}", hosts[*i].name, format_value(rate)));
+                sum += rate;
+            }
+            per_host[*i].push(run);
+        }
+        if best.is_none_or(|(_, b)| sum > b) {
+            best = Some((*k, sum));
+        }
+        table.push(vec![
+            k.to_string(),
+            (k * senders).to_string(),
+            format_value(sum),
+            for_terminal(&parts.join(", ")).into_owned(),
+        ]);
+    }
+    crate::output::stdout(&table.render(TableFormat::Text))?;
+    let stopped = match (done.len(), done.last()) {
+        (n, Some((k, _))) if n >= 2 && *k < hosts.len() => "the reply rate stopped rising",
+        (_, Some((k, _))) if *k == hosts.len() => "every host flooded",
+        _ => "not every step ran",
+    };
+    if let Some((k, rate)) = best {
+        eprintln!(
+            "fleet net: {target} answered at most {} echo replies/s, with {k} host(s) flooding ({stopped})",
+            format_value(rate)
+        );
+    }
+    let mut stored = 0;
+    for (i, runs) in per_host.into_iter().enumerate() {
+        let Some(mut run) = merge(runs, &hosts[i]) else {
+            continue;
+        };
+        run.tags.insert(FLOOD_TAG.to_string(), id.clone());
+        store
+            .insert_run(&run, "fleet")
+            .with_context(|| format!("storing the run of {}", hosts[i].name))?;
+        stored += 1;
+    }
+    report_problems(hosts, &host_failures, &problems);
+    eprintln!(
+        "fleet net: {stored} host run(s) of flood {id} stored in {}",
+        store.path().display()
+    );
+    Ok(if cancel.is_cancelled() {
+        Exit::Interrupted
+    } else if host_failures.iter().any(Option::is_some) || !problems.is_empty() {
+        Exit::BenchFailed
+    } else {
+        Exit::Ok
+    })
+}
+
+/// The hosts that could not take part and the steps or pairs that failed,
+/// on stderr.
+fn report_problems(
+    hosts: &[Host],
+    host_failures: &[Option<String>],
+    problems: &[(String, String)],
+) {
+    let mut failed = Table::columns("host or pair, problem");
+    for (host, f) in hosts.iter().zip(host_failures) {
+        if let Some(f) = f {
+            failed.push(vec![
+                for_terminal(&host.name).into_owned(),
+                for_terminal(f).into_owned(),
+            ]);
+        }
+    }
+    for (what, reason) in problems {
+        failed.push(vec![
+            for_terminal(what).into_owned(),
+            for_terminal(reason).into_owned(),
+        ]);
+    }
+    if !failed.is_empty() {
+        eprintln!(
+            "\nnot measured, or to note:\n{}",
+            failed.render(TableFormat::Text)
+        );
+    }
 }
 
 fn print_matrices(runs: &[RunRecord], format: MatrixFormatArg) -> Result<()> {
