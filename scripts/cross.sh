@@ -198,14 +198,19 @@ qemu_arch() {
   esac
 }
 
-# The tiny run: every family measured something, no case failed, and
-# every skipped case says why.
+# The tiny run: flagged as measuring the emulator, every family measured
+# something, no case failed, and every skipped case says why.
 check_tiny_run() {
   local t=$1 json=$2
   python3 - "$t" "$json" <<'EOF'
 import json, sys
 target, path = sys.argv[1], sys.argv[2]
-results = json.load(open(path))["results"]
+record = json.load(open(path))
+results = record["results"]
+# Under qemu-user the run must say that it measured the emulator.
+if record["host"]["cpu"].get("virtualization") != "qemu-user" or not any(
+        f["code"] == "user-mode-emulated" for f in record["findings"]):
+    sys.exit(f"{target}: the run under qemu-user is not flagged as emulated")
 ok, skipped, failed = {}, [], []
 for r in results:
     kind = r["status"]["kind"]

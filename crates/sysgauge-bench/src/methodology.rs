@@ -10,6 +10,7 @@ pub const LSM_ACTIVE: &str = "lsm-active";
 pub const GOVERNOR: &str = "cpu-governor";
 pub const BUSY: &str = "busy-machine";
 pub const VIRTUALIZED: &str = "virtualized";
+pub const EMULATED: &str = "user-mode-emulated";
 
 /// Findings about the machine and the build that apply to the whole run.
 pub fn run_findings(host: &HostInfo, build: &BuildInfo) -> Vec<Finding> {
@@ -73,7 +74,20 @@ pub fn run_findings(host: &HostInfo, build: &BuildInfo) -> Vec<Finding> {
             );
         }
     }
-    if let Some(virt) = host.cpu.virtualization.as_deref() {
+    if host.cpu.virtualization.as_deref() == Some(sysgauge_host::USER_MODE_EMULATION) {
+        v.push(
+            Finding::new(
+                EMULATED,
+                Severity::Critical,
+                format!(
+                    "this {} build runs under a user-mode emulator (qemu-user) on another CPU: its figures measure the emulator, not a {} machine",
+                    std::env::consts::ARCH,
+                    std::env::consts::ARCH
+                ),
+            )
+            .with_remedy("run it on the machine it was built for, or run the build for this machine's own architecture"),
+        );
+    } else if let Some(virt) = host.cpu.virtualization.as_deref() {
         if virt != "none" {
             v.push(
                 Finding::new(
@@ -111,6 +125,10 @@ mod tests {
             codes,
             vec![DEBUG_BUILD, LSM_ACTIVE, GOVERNOR, BUSY, VIRTUALIZED]
         );
+        h.cpu.virtualization = Some(sysgauge_host::USER_MODE_EMULATION.into());
+        let codes: Vec<String> = run_findings(&h, &b).into_iter().map(|f| f.code).collect();
+        assert_eq!(codes.last().map(String::as_str), Some(EMULATED));
+        assert!(!codes.iter().any(|c| c == VIRTUALIZED));
         h.cpu.virtualization = Some("none".into());
         h.cpu.governor = Some("performance".into());
         h.load.load1 = Some(0.1);

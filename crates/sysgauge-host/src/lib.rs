@@ -61,7 +61,9 @@ pub use mounts::{
 pub use os::{container_from_environ, parse_os_release};
 pub use sysroot::SysRoot;
 pub use table::{facts_table, format_bytes_binary};
-pub use virt::{hypervisor_from_cpuid_signature, hypervisor_from_dmi};
+pub use virt::{
+    hypervisor_from_cpuid_signature, hypervisor_from_dmi, user_mode_emulated, USER_MODE_EMULATION,
+};
 pub use writeback::{wait_for_writeback, DrainReport};
 
 use std::path::Path;
@@ -98,6 +100,14 @@ pub fn collect(root: &SysRoot, scratch: Option<&Path>) -> HostInfo {
         if let Some(name) = live::cpuid_hypervisor() {
             cpu.virtualization = Some(name.to_string());
         }
+    }
+    if root.live
+        && virt::user_mode_emulated(
+            std::env::consts::ARCH,
+            cpu::infer_architecture(&cpuinfo).as_deref(),
+        )
+    {
+        cpu.virtualization = Some(virt::USER_MODE_EMULATION.to_string());
     }
 
     let mut os = os::collect_os(root);

@@ -18,6 +18,34 @@
 use crate::cpu::ProcCpuinfo;
 use crate::sysroot::SysRoot;
 
+/// `virtualization` of a process run by a user-mode emulator (qemu-user
+/// through binfmt_misc): an ARM binary on an x86 machine. Its figures
+/// measure the emulator on another CPU, so it outranks any VM below.
+pub const USER_MODE_EMULATION: &str = "qemu-user";
+
+/// Whether a live process built for `build_arch` (Rust's name) runs on a
+/// CPU whose /proc/cpuinfo describes `cpuinfo_arch` of another family.
+/// qemu-user emulates `uname` (it answers the guest's architecture) but
+/// passes the host's /proc/cpuinfo through, so the two disagree only under
+/// such an emulator; an arm 32-bit build on an aarch64 kernel (which
+/// runs it natively) is not emulation.
+pub fn user_mode_emulated(build_arch: &str, cpuinfo_arch: Option<&str>) -> bool {
+    let Some(seen) = cpuinfo_arch else {
+        return false;
+    };
+    let family = |a: &str| -> &'static str {
+        if a == "x86_64" || a == "x86" || (a.starts_with('i') && a.ends_with("86")) {
+            "x86"
+        } else if a == "aarch64" || a == "arm" || a.starts_with("armv") {
+            "arm"
+        } else {
+            "other"
+        }
+    };
+    let (built, seen) = (family(build_arch), family(seen));
+    built != "other" && seen != "other" && built != seen
+}
+
 /// DMI strings (sys_vendor, product_name, bios_vendor) naming a hypervisor.
 /// Matched as prefixes, case-sensitively, like systemd does.
 const DMI_VENDORS: &[(&str, &str)] = &[
@@ -123,6 +151,20 @@ pub(crate) fn detect_virtualization(root: &SysRoot, info: &ProcCpuinfo) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn user_mode_emulation_is_a_build_on_another_cpu_family() {
+        assert!(user_mode_emulated("aarch64", Some("x86_64")));
+        assert!(user_mode_emulated("arm", Some("x86_64")));
+        assert!(user_mode_emulated("x86_64", Some("aarch64")));
+        assert!(!user_mode_emulated("x86_64", Some("x86_64")));
+        assert!(!user_mode_emulated("x86", Some("x86_64")));
+        // 32-bit ARM code runs natively on most 64-bit ARM kernels.
+        assert!(!user_mode_emulated("arm", Some("aarch64")));
+        assert!(!user_mode_emulated("arm", Some("armv7l")));
+        assert!(!user_mode_emulated("riscv64", Some("x86_64")));
+        assert!(!user_mode_emulated("aarch64", None));
+    }
 
     #[test]
     fn dmi_names() {
