@@ -3,44 +3,48 @@
 //! with fixed keys and the known answers each is checked against before it
 //! is timed.
 //!
-//! Implementation: aws-lc (`aws-lc-rs`) for everything. It carries
+//! Implementation: aws-lc (`aws-lc-rs`) for most rows. It carries
 //! OpenSSL's RSA code with the AVX-512 IFMA and MULX/ADX Montgomery
 //! multiplications, OpenSSL's P-256 assembly, and formally verified
 //! s2n-bignum code for P-384, P-521 and Curve25519, so it matches or beats
 //! `openssl speed` (docs/performance.md); `ring` has no P-521 and no IFMA
 //! RSA, and RustCrypto's RSA is several times slower.
 //!
-//! aws-lc refuses RSA signing keys below 2048 bits, so `crypto.rsa-1024`
-//! (a row of every published `openssl speed` table) signs and verifies with
-//! RustCrypto's `rsa` crate instead, the maintained Rust library that takes
-//! the key. It is portable code, far slower than OpenSSL's, and allocates
-//! in every operation (its big integers are boxed): the row says what that
-//! library does, not what the CPU can do, and its details name the
-//! implementation. RSA-512 is not a row: the `rsa` crate refuses moduli
-//! below 1024 bits as well.
+//! Some rows of the old `openssl speed` tables have two implementations,
+//! and the implementation trial (`crate::implementation`, in operations
+//! per second) picks the faster on this CPU; the choice is in the result's
+//! details, the workload is the same either way:
+//! - `crypto.rsa-1024`: aws-lc-rs refuses RSA signing keys below 2048
+//!   bits, so aws-lc's C API (`crate::awslc`) signs, and RustCrypto's `rsa`
+//!   (portable code, boxed big integers allocated in every operation) is
+//!   the other candidate. RSA-512 is not a row: the `rsa` crate refuses
+//!   moduli below 1024 bits as well.
+//! - `crypto.dsa-1024`, `crypto.dsa-2048`: aws-lc's DSA (C API; aws-lc-rs
+//!   has no DSA) or RustCrypto's `dsa`, whose signing sits behind the
+//!   crate's `hazmat` feature (FIPS 186-5 retired DSA signing). Both sign
+//!   SHA-256 of the message; `dsa` takes its nonces from RFC 6979, aws-lc
+//!   draws them at random. The keys are RFC 6979's (appendix A.2), so
+//!   `dsa`'s deterministic signature of "sample" is checked against the
+//!   RFC, and the RFC's signature must verify under aws-lc; OpenSSL's
+//!   (randomised) signature of `MESSAGE` must verify under either. The
+//!   crate refuses 512-bit parameters, so `dsa 512 bits` is not a row.
+//! - `crypto.ecdsa-p224`, `crypto.ecdh-p224`: aws-lc's P-224 (C API, its
+//!   64-bit fiat-crypto code; aws-lc-rs does not expose the curve) or
+//!   RustCrypto's `p224` 0.13. ECDSA signs SHA-224 of the message (the hash
+//!   `p224` signs with).
 //!
-//! DSA (`crypto.dsa-1024`, `crypto.dsa-2048`, rows of the old tables) is
-//! RustCrypto's `dsa`: aws-lc has no DSA signing. Its signing sits behind
-//! the crate's `hazmat` feature (FIPS 186-5 retired DSA signing). The keys
-//! are RFC 6979's (appendix A.2), so the deterministic signature of
-//! "sample" is checked against the RFC; OpenSSL's (randomised) signature
-//! of `MESSAGE` must verify. The crate refuses 512-bit parameters, so
-//! `dsa 512 bits` is not a row.
-//!
-//! ECDSA and ECDH on P-224 and P-192 (`crypto.ecdsa-p224`,
-//! `crypto.ecdsa-p192`, `crypto.ecdh-p224`, `crypto.ecdh-p192`, rows of the
-//! old tables) are RustCrypto's `p224` and `p192` 0.13: aws-lc has neither
-//! curve. ECDH is `elliptic-curve`'s generic Diffie-Hellman over the
-//! crate's arithmetic. `p192` 0.13 deliberately implements ECDSA
-//! verification only (NIST SP 800-131A forbids signing below 112 bits of
-//! security), so the P-192 row has a verify/s and no sign/s. The keys are
-//! RFC 6979's (appendix A.2.3 and A.2.4): P-224's deterministic signature
-//! of "sample" must be the RFC's (with SHA-224, the hash `p224` signs with
-//! and its RFC 6979 nonces use), and the RFC's SHA-256 signatures of
-//! "sample" must verify on both curves. P-224 signs and verifies `MESSAGE`
-//! with SHA-224, P-192 verifies OpenSSL's signature of it with SHA-256.
-//! Each ECDH secret is checked against the one `openssl pkeyutl -derive`
-//! made from the same keys (`keys/ecdh-p*.secret`).
+//! P-192 (`crypto.ecdsa-p192`, `crypto.ecdh-p192`) is RustCrypto's `p192`
+//! 0.13 alone: aws-lc has no P-192. ECDH there and on P-224 is
+//! `elliptic-curve`'s generic Diffie-Hellman over the crate's arithmetic.
+//! `p192` 0.13 deliberately implements ECDSA verification only (NIST SP
+//! 800-131A forbids signing below 112 bits of security), so the P-192 row
+//! has a verify/s and no sign/s. The curve keys are RFC 6979's (appendix
+//! A.2.3 and A.2.4): P-224's deterministic `p224` signature of "sample"
+//! must be the RFC's (with SHA-224, the hash its RFC 6979 nonces use), and
+//! the RFC's SHA-256 signatures of "sample" must verify on both curves
+//! (under aws-lc too). P-192 verifies OpenSSL's signature of `MESSAGE`
+//! with SHA-256. Each ECDH secret is checked against the one `openssl
+//! pkeyutl -derive` made from the same keys (`keys/ecdh-p*.secret`).
 //!
 //! The keys are fixed (generated once with OpenSSL, in `keys/`): generating
 //! RSA-4096 keys at run time takes seconds and would eat the time budget.
