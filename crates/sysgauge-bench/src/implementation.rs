@@ -49,6 +49,38 @@ pub trait Candidates {
     /// A worker that processes one `block`-byte buffer per call with `name`,
     /// set up (keyed, buffer allocated and touched) before it is returned.
     fn worker(&self, name: &'static str, block: usize) -> Result<Worker, String>;
+    /// What one worker call counts as in the trial's figures: `block`
+    /// bytes (MB/s, digests and ciphers) or one operation (op/s, the
+    /// public-key cases).
+    fn trial_unit(&self) -> TrialUnit {
+        TrialUnit::MBps
+    }
+}
+
+/// The unit of the trial's rates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrialUnit {
+    /// Decimal MB per second of CPU time (a call processes `block` bytes).
+    MBps,
+    /// Calls per second of CPU time (a call is one operation).
+    OpsPerSec,
+}
+
+impl TrialUnit {
+    fn label(self) -> &'static str {
+        match self {
+            TrialUnit::MBps => "MB/s",
+            TrialUnit::OpsPerSec => "op/s",
+        }
+    }
+
+    /// What one call of a worker on `block` bytes adds to the rate.
+    fn per_call(self, block: usize) -> f64 {
+        match self {
+            TrialUnit::MBps => block as f64 / 1e6,
+            TrialUnit::OpsPerSec => 1.0,
+        }
+    }
 }
 
 /// Processes one buffer per call; an error ends the candidate's trial.
@@ -61,7 +93,8 @@ pub enum How {
     Only,
     /// Named with `--implementation`.
     Forced,
-    /// The fastest in the trial: per candidate, its best round in MB/s.
+    /// The fastest in the trial: per candidate, its best round (in the
+    /// choice's `unit`).
     Trial(Vec<(&'static str, f64)>),
 }
 
@@ -73,6 +106,8 @@ pub struct Choice {
     /// Candidates left out because their known-answer check failed, with
     /// the failure (or because the trial could not run them).
     pub excluded: Vec<(&'static str, String)>,
+    /// The unit of the trial's rates.
+    pub unit: TrialUnit,
 }
 
 /// Detail keys (the result's details, not its params).
@@ -93,7 +128,10 @@ impl Choice {
         ctx.note_detail(DETAIL_CHOICE, how);
         if let How::Trial(t) = &self.how {
             let list: Vec<String> = t.iter().map(|(n, mbps)| format!("{n} {mbps:.0}")).collect();
-            ctx.note_detail(DETAIL_TRIAL, format!("{} MB/s", list.join(", ")));
+            ctx.note_detail(
+                DETAIL_TRIAL,
+                format!("{} {}", list.join(", "), self.unit.label()),
+            );
         }
         if !self.excluded.is_empty() {
             let list: Vec<String> = self
@@ -290,7 +328,7 @@ pub fn validate(
         if let Some(a) = alg {
             if !algorithms.iter().any(|c| a.matches(c.algorithm_id())) {
                 return Err(format!(
-                    "--implementation {a}={name}: '{a}' names no hash or cipher with implementations to choose from"
+                    "--implementation {a}={name}: '{a}' names no hash, cipher or public-key algorithm with implementations to choose from"
                 ));
             }
         }
@@ -369,6 +407,7 @@ impl ChoiceCache {
                 name,
                 how: How::Forced,
                 excluded: Vec::new(),
+                unit: alg.trial_unit(),
             }));
         }
         let key = (id, block);
@@ -404,6 +443,7 @@ fn trial(
                 name,
                 how: How::Only,
                 excluded,
+                unit: alg.trial_unit(),
             }),
             None => Err(ChoiceError::NoneVerified {
                 algorithm: alg.algorithm_id().to_string(),
@@ -431,7 +471,7 @@ fn trial(
         let n = workers.len();
         workers.rotate_left(round % n.max(1));
         for (name, w, rates) in workers.iter_mut() {
-            match time_slice(w, block, slice) {
+            match time_slice(w, alg.trial_unit().per_call(block), slice) {
                 Ok(mbps) if round > 0 => rates.push(mbps),
                 Ok(_) => {}
                 Err(why) => {
@@ -454,6 +494,7 @@ fn trial(
         name,
         how: How::Trial(rates),
         excluded,
+        unit: alg.trial_unit(),
     })
 }
 
@@ -484,12 +525,12 @@ fn thread_cpu() -> Duration {
 }
 
 /// Run `w` for about `slice` of wall time in batches that grow until one
-/// batch takes a sixteenth of it; the rate in decimal MB/s per second of
-/// this thread's CPU time. CPU time, because the trial compares code, not
+/// batch takes a sixteenth of it; the rate (`per_call` units per call: MB
+/// or operations) per second of this thread's CPU time. CPU time, because the trial compares code, not
 /// the machine: time the thread spent descheduled (another process on a
 /// shared CPU, often in step with the rounds) would otherwise count against
 /// whichever candidate it fell on.
-fn time_slice(w: &mut Worker, block: usize, slice: Duration) -> Result<f64, String> {
+fn time_slice(w: &mut Worker, per_call: f64, slice: Duration) -> Result<f64, String> {
     let start = Instant::now();
     let cpu_start = thread_cpu();
     let mut batch = 1u64;
@@ -508,7 +549,7 @@ fn time_slice(w: &mut Worker, block: usize, slice: Duration) -> Result<f64, Stri
             } else {
                 cpu.as_secs_f64()
             };
-            return Ok(done as f64 * block as f64 / secs / 1e6);
+            return Ok(done as f64 * per_call / secs);
         }
         if t.elapsed() < slice / 16 {
             batch *= 2;
@@ -671,6 +712,7 @@ mod tests {
             name: "good",
             how: How::Trial(vec![("good", 1234.4), ("slow", 99.0)]),
             excluded: vec![("wrong", "gave 295".to_string())],
+            unit: TrialUnit::MBps,
         };
         c.note(&mut ctx);
         let out = ctx.take_case_output();
@@ -678,6 +720,18 @@ mod tests {
         assert_eq!(
             out.details.get_str(DETAIL_TRIAL),
             Some("good 1234, slow 99 MB/s")
+        );
+        // A public-key case's trial counts operations.
+        ctx.begin_case(Duration::from_millis(1));
+        Choice {
+            unit: TrialUnit::OpsPerSec,
+            ..c.clone()
+        }
+        .note(&mut ctx);
+        let out = ctx.take_case_output();
+        assert_eq!(
+            out.details.get_str(DETAIL_TRIAL),
+            Some("good 1234, slow 99 op/s")
         );
         assert_eq!(
             out.details.get_str(DETAIL_EXCLUDED),
@@ -703,7 +757,10 @@ mod tests {
         let e = validate(&forced(&["gone"]), &algs, &all).unwrap_err();
         assert!(e.contains("no selected algorithm has 'gone'"), "{e}");
         let e = validate(&forced(&["cpu=good"]), &algs, &all).unwrap_err();
-        assert!(e.contains("names no hash or cipher"), "{e}");
+        assert!(
+            e.contains("names no hash, cipher or public-key algorithm"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -8,6 +8,9 @@
 //! one line in `registry::FAMILIES`). Benchmarks
 //! never print, format units or write SQL: they return metrics and findings.
 
+// aws-lc's C API for the public-key operations aws-lc-rs lacks: the
+// crate's one FFI wrapper (the crypto family itself forbids unsafe code).
+pub mod awslc;
 pub mod baseline;
 pub mod clock;
 pub mod cpu;

@@ -1080,8 +1080,9 @@ pub struct ListArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// List the implementations each hash and cipher can choose from (the
-    /// names `--implementation` takes), and which run on this CPU.
+    /// List the implementations each hash, cipher and public-key algorithm
+    /// can choose from (the names `--implementation` takes), and which run
+    /// on this CPU.
     #[arg(long)]
     pub implementations: bool,
 }

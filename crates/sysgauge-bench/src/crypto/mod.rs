@@ -310,16 +310,26 @@ impl CryptoAlgorithm for SignAlg {
         threads: usize,
         options: &CryptoOptions,
     ) -> Result<Vec<Metric>, BenchError> {
+        // The fastest implementation on this CPU that passes the known
+        // answers (the trial is cached per process); each thread's signer
+        // passes them again before it is timed.
+        let choice = ChoiceCache::global()
+            .choose(
+                &pubkey::SignCandidates(self),
+                0,
+                &options.implementation,
+                TrialPlan::DEFAULT,
+            )
+            .map_err(|e| BenchError::failed(e.to_string()))?;
         let signers = per_thread(threads, |_| {
-            let mut s = self.signer().map_err(pk_error)?;
+            let mut s = self.signer_with(choice.name).map_err(pk_error)?;
             s.self_test().map_err(pk_error)?;
             Ok(s)
         })?;
+        choice.note(ctx);
         let mut can_sign = true;
         if let Some(first) = signers.first() {
-            let first = lock_lane(first)?;
-            ctx.note_detail("implementation", first.implementation());
-            can_sign = first.can_sign();
+            can_sign = lock_lane(first)?.can_sign();
         }
         let sign = |t: usize, n: u64| -> Result<f64, BenchError> {
             let mut s = lock_lane(&signers[t])?;
@@ -386,12 +396,20 @@ impl CryptoAlgorithm for KexAlg {
         ctx: &mut RunCtx,
         _params: &Params,
         threads: usize,
-        _options: &CryptoOptions,
+        options: &CryptoOptions,
     ) -> Result<Vec<Metric>, BenchError> {
-        let lanes = per_thread(threads, |_| self.exchange().map_err(pk_error))?;
-        if let Some(first) = lanes.first() {
-            ctx.note_detail("implementation", lock_lane(first)?.implementation());
-        }
+        let choice = ChoiceCache::global()
+            .choose(
+                &pubkey::KexCandidates(self),
+                0,
+                &options.implementation,
+                TrialPlan::DEFAULT,
+            )
+            .map_err(|e| BenchError::failed(e.to_string()))?;
+        let lanes = per_thread(threads, |_| {
+            self.exchange_with(choice.name).map_err(pk_error)
+        })?;
+        choice.note(ctx);
         let op = |t: usize, n: u64| -> Result<f64, BenchError> {
             let mut x = lock_lane(&lanes[t])?;
             for _ in 0..n {
@@ -456,8 +474,9 @@ pub fn speed_benchmarks(
     v
 }
 
-/// Every digest and symmetric algorithm with the implementations it can
-/// choose from (for `--implementation` checks and `list --implementations`).
+/// Every digest, symmetric and public-key algorithm with the
+/// implementations it can choose from (for `--implementation` checks and
+/// `list --implementations`).
 pub fn implementation_catalog() -> Vec<Box<dyn crate::implementation::Candidates>> {
     let mut v: Vec<Box<dyn crate::implementation::Candidates>> = Vec::new();
     for a in crate::hash::Algorithm::ALL {
@@ -465,6 +484,12 @@ pub fn implementation_catalog() -> Vec<Box<dyn crate::implementation::Candidates
     }
     for c in Cipher::ALL {
         v.push(Box::new(CipherCandidates(c)));
+    }
+    for a in SignAlg::ALL {
+        v.push(Box::new(pubkey::SignCandidates(a)));
+    }
+    for k in KexAlg::ALL {
+        v.push(Box::new(pubkey::KexCandidates(k)));
     }
     v
 }
@@ -599,9 +624,38 @@ mod tests {
         assert_eq!(m.len(), 2);
         assert!(m.iter().all(|m| m.value() > 0.0));
         let out = cx.take_case_output();
+        // Two candidates: the trial chose one and says so, in op/s (aws-lc
+        // is several times faster, but a trial under load is no test).
+        let chosen = out.details.get_str("implementation");
+        assert!(
+            matches!(chosen, Some("aws-lc" | "rustcrypto rsa")),
+            "{chosen:?}"
+        );
+        let trial = out.details.get_str("implementation_trial").unwrap_or("");
+        assert!(
+            trial.contains("aws-lc") && trial.contains("rustcrypto rsa") && trial.ends_with("op/s"),
+            "{trial}"
+        );
+        assert!(out.params.get_str("implementation").is_none());
+        // Forced: the named candidate runs.
+        let forced = Arc::new(CryptoOptions {
+            full_table: true,
+            implementation: Forced::parse(&["rsa-1024=rustcrypto rsa".to_string()])
+                .map_err(|e| e.to_string())
+                .unwrap(),
+            ..Default::default()
+        });
+        let (_, mut cx) = run(&SignBenchmark::new(SignAlg::Rsa1024, forced), 1);
+        let out = cx.take_case_output();
         assert_eq!(
             out.details.get_str("implementation"),
             Some("rustcrypto rsa")
+        );
+        let (_, mut cx) = run(&SignBenchmark::new(SignAlg::EcdsaP192, full.clone()), 1);
+        let out = cx.take_case_output();
+        assert_eq!(
+            out.details.get_str("implementation"),
+            Some("rustcrypto p192")
         );
         let k = KexBenchmark::new(KexAlg::X25519, full);
         let mut cx = ctx();

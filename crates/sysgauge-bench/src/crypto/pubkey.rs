@@ -3,44 +3,48 @@
 //! with fixed keys and the known answers each is checked against before it
 //! is timed.
 //!
-//! Implementation: aws-lc (`aws-lc-rs`) for everything. It carries
+//! Implementation: aws-lc (`aws-lc-rs`) for most rows. It carries
 //! OpenSSL's RSA code with the AVX-512 IFMA and MULX/ADX Montgomery
 //! multiplications, OpenSSL's P-256 assembly, and formally verified
 //! s2n-bignum code for P-384, P-521 and Curve25519, so it matches or beats
 //! `openssl speed` (docs/performance.md); `ring` has no P-521 and no IFMA
 //! RSA, and RustCrypto's RSA is several times slower.
 //!
-//! aws-lc refuses RSA signing keys below 2048 bits, so `crypto.rsa-1024`
-//! (a row of every published `openssl speed` table) signs and verifies with
-//! RustCrypto's `rsa` crate instead, the maintained Rust library that takes
-//! the key. It is portable code, far slower than OpenSSL's, and allocates
-//! in every operation (its big integers are boxed): the row says what that
-//! library does, not what the CPU can do, and its details name the
-//! implementation. RSA-512 is not a row: the `rsa` crate refuses moduli
-//! below 1024 bits as well.
+//! Some rows of the old `openssl speed` tables have two implementations,
+//! and the implementation trial (`crate::implementation`, in operations
+//! per second) picks the faster on this CPU; the choice is in the result's
+//! details, the workload is the same either way:
+//! - `crypto.rsa-1024`: aws-lc-rs refuses RSA signing keys below 2048
+//!   bits, so aws-lc's C API (`crate::awslc`) signs, and RustCrypto's `rsa`
+//!   (portable code, boxed big integers allocated in every operation) is
+//!   the other candidate. RSA-512 is not a row: the `rsa` crate refuses
+//!   moduli below 1024 bits as well.
+//! - `crypto.dsa-1024`, `crypto.dsa-2048`: aws-lc's DSA (C API; aws-lc-rs
+//!   has no DSA) or RustCrypto's `dsa`, whose signing sits behind the
+//!   crate's `hazmat` feature (FIPS 186-5 retired DSA signing). Both sign
+//!   SHA-256 of the message; `dsa` takes its nonces from RFC 6979, aws-lc
+//!   draws them at random. The keys are RFC 6979's (appendix A.2), so
+//!   `dsa`'s deterministic signature of "sample" is checked against the
+//!   RFC, and the RFC's signature must verify under aws-lc; OpenSSL's
+//!   (randomised) signature of `MESSAGE` must verify under either. The
+//!   crate refuses 512-bit parameters, so `dsa 512 bits` is not a row.
+//! - `crypto.ecdsa-p224`, `crypto.ecdh-p224`: aws-lc's P-224 (C API, its
+//!   64-bit fiat-crypto code; aws-lc-rs does not expose the curve) or
+//!   RustCrypto's `p224` 0.13. ECDSA signs SHA-224 of the message (the hash
+//!   `p224` signs with).
 //!
-//! DSA (`crypto.dsa-1024`, `crypto.dsa-2048`, rows of the old tables) is
-//! RustCrypto's `dsa`: aws-lc has no DSA signing. Its signing sits behind
-//! the crate's `hazmat` feature (FIPS 186-5 retired DSA signing). The keys
-//! are RFC 6979's (appendix A.2), so the deterministic signature of
-//! "sample" is checked against the RFC; OpenSSL's (randomised) signature
-//! of `MESSAGE` must verify. The crate refuses 512-bit parameters, so
-//! `dsa 512 bits` is not a row.
-//!
-//! ECDSA and ECDH on P-224 and P-192 (`crypto.ecdsa-p224`,
-//! `crypto.ecdsa-p192`, `crypto.ecdh-p224`, `crypto.ecdh-p192`, rows of the
-//! old tables) are RustCrypto's `p224` and `p192` 0.13: aws-lc has neither
-//! curve. ECDH is `elliptic-curve`'s generic Diffie-Hellman over the
-//! crate's arithmetic. `p192` 0.13 deliberately implements ECDSA
-//! verification only (NIST SP 800-131A forbids signing below 112 bits of
-//! security), so the P-192 row has a verify/s and no sign/s. The keys are
-//! RFC 6979's (appendix A.2.3 and A.2.4): P-224's deterministic signature
-//! of "sample" must be the RFC's (with SHA-224, the hash `p224` signs with
-//! and its RFC 6979 nonces use), and the RFC's SHA-256 signatures of
-//! "sample" must verify on both curves. P-224 signs and verifies `MESSAGE`
-//! with SHA-224, P-192 verifies OpenSSL's signature of it with SHA-256.
-//! Each ECDH secret is checked against the one `openssl pkeyutl -derive`
-//! made from the same keys (`keys/ecdh-p*.secret`).
+//! P-192 (`crypto.ecdsa-p192`, `crypto.ecdh-p192`) is RustCrypto's `p192`
+//! 0.13 alone: aws-lc has no P-192. ECDH there and on P-224 is
+//! `elliptic-curve`'s generic Diffie-Hellman over the crate's arithmetic.
+//! `p192` 0.13 deliberately implements ECDSA verification only (NIST SP
+//! 800-131A forbids signing below 112 bits of security), so the P-192 row
+//! has a verify/s and no sign/s. The curve keys are RFC 6979's (appendix
+//! A.2.3 and A.2.4): P-224's deterministic `p224` signature of "sample"
+//! must be the RFC's (with SHA-224, the hash its RFC 6979 nonces use), and
+//! the RFC's SHA-256 signatures of "sample" must verify on both curves
+//! (under aws-lc too). P-192 verifies OpenSSL's signature of `MESSAGE`
+//! with SHA-256. Each ECDH secret is checked against the one `openssl
+//! pkeyutl -derive` made from the same keys (`keys/ecdh-p*.secret`).
 //!
 //! The keys are fixed (generated once with OpenSSL, in `keys/`): generating
 //! RSA-4096 keys at run time takes seconds and would eat the time budget.
@@ -49,6 +53,8 @@
 //! pure), and an ECDH operation derives one shared secret from a fixed
 //! private key and the peer's public key.
 
+use crate::awslc;
+use crate::implementation::{Candidates, TrialUnit, Worker};
 use crate::util::hex;
 use aws_lc_rs::agreement;
 use aws_lc_rs::rand::SystemRandom;
@@ -61,6 +67,10 @@ type RustRsaVerifying = rsa::pkcs1v15::VerifyingKey<sha2::Sha256>;
 
 /// The message every signature covers.
 pub const MESSAGE: &[u8] = b"sysgauge known answer";
+
+/// The aws-lc implementation (through aws-lc-rs, or its C API where
+/// aws-lc-rs does not go: `crate::awslc`).
+pub const AWS_LC: &str = "aws-lc";
 
 /// A signature algorithm with a fixed key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -169,12 +179,57 @@ impl SignAlg {
         }
     }
 
-    /// Load the fixed key and check the known answer.
+    /// The implementations that can run it, in order of preference (the
+    /// first is used when the trial is a tie).
+    pub fn implementations(self) -> &'static [&'static str] {
+        match self {
+            SignAlg::Rsa1024 => &[AWS_LC, "rustcrypto rsa"],
+            SignAlg::Dsa1024 | SignAlg::Dsa2048 => &[AWS_LC, "rustcrypto dsa"],
+            SignAlg::EcdsaP224 => &[AWS_LC, "rustcrypto p224"],
+            SignAlg::EcdsaP192 => &["rustcrypto p192"],
+            _ => &[AWS_LC],
+        }
+    }
+
+    /// The preferred implementation's signer (see [`SignAlg::signer_with`]).
     pub fn signer(self) -> Result<Signer, PubkeyError> {
+        let first = self.implementations().first().copied().unwrap_or(AWS_LC);
+        self.signer_with(first)
+    }
+
+    /// Load the fixed key into `implementation` (one of
+    /// [`SignAlg::implementations`]); `self_test` checks the known answers.
+    pub fn signer_with(self, implementation: &str) -> Result<Signer, PubkeyError> {
         let fail = |what: &str| PubkeyError::Failed {
             alg: self.name(),
             what: what.to_string(),
         };
+        if !self.implementations().contains(&implementation) {
+            return Err(PubkeyError::Unsupported {
+                alg: self.name(),
+                reason: format!(
+                    "no implementation '{implementation}'; it has {}",
+                    self.implementations().join(", ")
+                ),
+            });
+        }
+        if implementation == AWS_LC {
+            if let Some((der, kind, hash)) = self.aws_lc_c_key() {
+                let key =
+                    awslc::Key::from_pkcs8(der, kind).map_err(|e| fail(&format!("key: {e}")))?;
+                let public =
+                    awslc::Key::from_pkcs8(der, kind).map_err(|e| fail(&format!("key: {e}")))?;
+                let len = key.max_signature_len();
+                return Ok(Signer {
+                    alg: self,
+                    key: SignKey::AwsLcC(key, hash),
+                    public: Public::AwsLcC(public, hash),
+                    rng: SystemRandom::new(),
+                    sig: vec![0u8; len],
+                    sig_len: 0,
+                });
+            }
+        }
         let s = match self {
             SignAlg::Rsa1024 => {
                 use rsa::pkcs8::DecodePrivateKey;
@@ -315,6 +370,86 @@ impl SignAlg {
     }
 }
 
+impl SignAlg {
+    /// The fixed key, its kind and the hash signed with, for the algorithms
+    /// whose aws-lc implementation is its C API (`crate::awslc`): RSA-1024
+    /// (aws-lc-rs does not sign with it), DSA and P-224 (not in
+    /// aws-lc-rs). The hash is the one the RustCrypto candidate uses, so
+    /// both do the same work.
+    fn aws_lc_c_key(self) -> Option<(&'static [u8], awslc::KeyKind, awslc::Hash)> {
+        use awslc::{Hash, KeyKind};
+        Some(match self {
+            SignAlg::Rsa1024 => (
+                include_bytes!("keys/rsa-1024.pk8.der"),
+                KeyKind::Rsa,
+                Hash::Sha256,
+            ),
+            SignAlg::Dsa1024 => (
+                include_bytes!("keys/dsa-1024.pk8.der"),
+                KeyKind::Dsa,
+                Hash::Sha256,
+            ),
+            SignAlg::Dsa2048 => (
+                include_bytes!("keys/dsa-2048.pk8.der"),
+                KeyKind::Dsa,
+                Hash::Sha256,
+            ),
+            SignAlg::EcdsaP224 => (
+                include_bytes!("keys/ec-p224.pk8.der"),
+                KeyKind::EcP224,
+                Hash::Sha224,
+            ),
+            _ => return None,
+        })
+    }
+}
+
+/// `msg`'s digest with `hash`, into a buffer that fits either.
+fn digest_of(hash: awslc::Hash, msg: &[u8]) -> ([u8; 32], usize) {
+    use sha2::Digest as _;
+    let mut out = [0u8; 32];
+    let n = match hash {
+        awslc::Hash::Sha224 => {
+            out[..28].copy_from_slice(&sha2::Sha224::digest(msg));
+            28
+        }
+        awslc::Hash::Sha256 => {
+            out.copy_from_slice(&sha2::Sha256::digest(msg));
+            32
+        }
+    };
+    (out, n)
+}
+
+/// The DER encoding (SEQUENCE of two INTEGERs) of an (EC)DSA signature
+/// given as big-endian r and s, as OpenSSL and aws-lc read it; `None` if
+/// either is longer than a signature can be.
+fn der_signature(r: &[u8], s: &[u8]) -> Option<Vec<u8>> {
+    fn integer(out: &mut Vec<u8>, v: &[u8]) -> Option<()> {
+        let first = v
+            .iter()
+            .position(|&b| b != 0)
+            .unwrap_or(v.len().saturating_sub(1));
+        let v = v.get(first..)?;
+        let pad = v.first().is_some_and(|&b| b & 0x80 != 0);
+        out.push(0x02);
+        out.push(u8::try_from(v.len() + usize::from(pad)).ok()?);
+        if pad {
+            out.push(0);
+        }
+        out.extend_from_slice(v);
+        Some(())
+    }
+    let mut body = Vec::with_capacity(72);
+    integer(&mut body, r)?;
+    integer(&mut body, s)?;
+    // Short-form lengths only: DSA-2048's and P-224's fit.
+    let len = u8::try_from(body.len()).ok().filter(|&l| l < 0x80)?;
+    let mut der = vec![0x30, len];
+    der.extend_from_slice(&body);
+    Some(der)
+}
+
 /// RFC 8032 section 7.1, test 1: the secret key (seed).
 const ED25519_SEED: [u8; 32] = [
     0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
@@ -327,6 +462,8 @@ const ED25519_SIG: &str = "ecf7aeaefeb41b3009f5118554e37b39b5149e79c2a10023346c2
 
 enum SignKey {
     Rsa(RsaKeyPair),
+    /// aws-lc's C API: RSA-1024, DSA, P-224, with the hash signed with.
+    AwsLcC(awslc::Key, awslc::Hash),
     RustRsa(Box<RustRsaSigning>),
     Dsa(Box<dsa::SigningKey>),
     Ecdsa(EcdsaKeyPair),
@@ -339,6 +476,7 @@ enum SignKey {
 /// The public half a signer verifies with.
 enum Public {
     AwsLc(signature::ParsedPublicKey),
+    AwsLcC(awslc::Key, awslc::Hash),
     RustRsa(RustRsaVerifying),
     Dsa(dsa::VerifyingKey),
     P224(p224::ecdsa::VerifyingKey),
@@ -369,7 +507,9 @@ impl Signer {
             SignKey::Dsa(_) => "rustcrypto dsa",
             SignKey::P224(_) => "rustcrypto p224",
             SignKey::VerifyOnly => "rustcrypto p192",
-            _ => "aws-lc",
+            SignKey::Rsa(_) | SignKey::AwsLcC(..) | SignKey::Ecdsa(_) | SignKey::Ed25519(_) => {
+                AWS_LC
+            }
         }
     }
 
@@ -392,6 +532,12 @@ impl Signer {
                 kp.sign(&signature::RSA_PKCS1_SHA256, &self.rng, msg, &mut self.sig)
                     .map_err(|_| self.fail("signing failed"))?;
                 self.sig_len = kp.public_modulus_len();
+            }
+            SignKey::AwsLcC(key, hash) => {
+                let (digest, n) = digest_of(*hash, msg);
+                self.sig_len = key
+                    .sign(*hash, &digest[..n], &mut self.sig)
+                    .map_err(|e| self.fail(&e.to_string()))?;
             }
             SignKey::RustRsa(key) => {
                 use rsa::signature::{SignatureEncoding, Signer as _};
@@ -465,6 +611,10 @@ impl Signer {
     pub fn verify(&self, msg: &[u8], sig: &[u8]) -> Result<(), PubkeyError> {
         let ok = match &self.public {
             Public::AwsLc(p) => p.verify_sig(msg, sig).is_ok(),
+            Public::AwsLcC(key, hash) => {
+                let (digest, n) = digest_of(*hash, msg);
+                key.verify(*hash, &digest[..n], sig)
+            }
             Public::RustRsa(p) => {
                 use rsa::signature::Verifier as _;
                 rsa::pkcs1v15::Signature::try_from(sig).is_ok_and(|s| p.verify(msg, &s).is_ok())
@@ -521,6 +671,20 @@ impl Signer {
         }
         if let SignKey::Dsa(key) = &self.key {
             dsa_rfc6979_answer(self.alg, key).map_err(|what| self.fail(what))?;
+        }
+        if let (Public::AwsLcC(key, _), Some((r, s))) =
+            (&self.public, dsa_rfc6979_expected(self.alg))
+        {
+            // aws-lc's DSA nonces are random, so the RFC's deterministic
+            // signature cannot be reproduced: it must verify.
+            let der = from_hex(r)
+                .zip(from_hex(s))
+                .and_then(|(r, s)| der_signature(&r, &s))
+                .ok_or_else(|| self.fail("the RFC 6979 vector is not hex"))?;
+            let (digest, n) = digest_of(awslc::Hash::Sha256, b"sample");
+            if !key.verify(awslc::Hash::Sha256, &digest[..n], &der) {
+                return Err(self.fail("the RFC 6979 signature of \"sample\" does not verify"));
+            }
         }
         for sample in ecdsa_rfc6979_samples(self.alg) {
             self.ecdsa_rfc6979_answer(sample)
@@ -671,6 +835,15 @@ impl Signer {
                 .is_ok_and(|sig| p.verify_prehash(&prehash, &sig).is_ok()),
             Public::P192(p) => p192::ecdsa::Signature::from_slice(&rs)
                 .is_ok_and(|sig| p.verify_prehash(&prehash, &sig).is_ok()),
+            Public::AwsLcC(key, _) if key.kind() == awslc::KeyKind::EcP224 => {
+                let half = rs.len() / 2;
+                let der = der_signature(&rs[..half], &rs[half..]).ok_or(DIFFERS)?;
+                let hash = match sample.hash {
+                    SampleHash::Sha224 => awslc::Hash::Sha224,
+                    SampleHash::Sha256 => awslc::Hash::Sha256,
+                };
+                key.verify(hash, &prehash, &der)
+            }
             _ => return Err("no RFC 6979 vector for this key"),
         };
         if !verified {
@@ -741,13 +914,55 @@ impl KexAlg {
         }
     }
 
-    /// Fixed keys, checked against the known shared secret.
+    /// The implementations that can run it, in order of preference.
+    pub fn implementations(self) -> &'static [&'static str] {
+        match self {
+            KexAlg::EcdhP224 => &[AWS_LC, "rustcrypto p224"],
+            KexAlg::EcdhP192 => &["rustcrypto p192"],
+            _ => &[AWS_LC],
+        }
+    }
+
+    /// The preferred implementation's exchange (see [`KexAlg::exchange_with`]).
     pub fn exchange(self) -> Result<Exchange, PubkeyError> {
+        let first = self.implementations().first().copied().unwrap_or(AWS_LC);
+        self.exchange_with(first)
+    }
+
+    /// Fixed keys in `implementation` (one of [`KexAlg::implementations`]),
+    /// checked against the known shared secret.
+    pub fn exchange_with(self, implementation: &str) -> Result<Exchange, PubkeyError> {
         let fail = |what: String| PubkeyError::Failed {
             alg: self.name(),
             what,
         };
+        if !self.implementations().contains(&implementation) {
+            return Err(PubkeyError::Unsupported {
+                alg: self.name(),
+                reason: format!(
+                    "no implementation '{implementation}'; it has {}",
+                    self.implementations().join(", ")
+                ),
+            });
+        }
+        let c_api = implementation == AWS_LC && self == KexAlg::EcdhP224;
         let (key, expect): (KexKey, &[u8]) = match self {
+            KexAlg::EcdhP224 if c_api => {
+                // aws-lc-rs has no P-224: aws-lc's C API (`crate::awslc`).
+                use awslc::{Key, KeyKind};
+                let private =
+                    Key::from_pkcs8(include_bytes!("keys/ec-p224.pk8.der"), KeyKind::EcP224)
+                        .map_err(|e| fail(format!("key: {e}")))?;
+                let peer = Key::from_spki(
+                    include_bytes!("keys/ecdh-p224-peer.pub.der"),
+                    KeyKind::EcP224,
+                )
+                .map_err(|e| fail(format!("peer key: {e}")))?;
+                (
+                    KexKey::AwsLcC { private, peer },
+                    include_bytes!("keys/ecdh-p224.secret"),
+                )
+            }
             KexAlg::EcdhP192 => {
                 use p192::pkcs8::{DecodePrivateKey, DecodePublicKey};
                 let private = elliptic_curve::SecretKey::<p192::NistP192>::from_pkcs8_der(
@@ -856,6 +1071,11 @@ enum KexKey {
         private: agreement::PrivateKey,
         peer: Vec<u8>,
     },
+    /// aws-lc's C API (P-224): the peer key parsed once, as RustCrypto's.
+    AwsLcC {
+        private: awslc::Key,
+        peer: awslc::Key,
+    },
     P224(
         elliptic_curve::NonZeroScalar<p224::NistP224>,
         p224::AffinePoint,
@@ -895,7 +1115,7 @@ impl Exchange {
     /// Which library derives the secret (for the record's details).
     pub fn implementation(&self) -> &'static str {
         match self.key {
-            KexKey::AwsLc { .. } => "aws-lc",
+            KexKey::AwsLc { .. } | KexKey::AwsLcC { .. } => AWS_LC,
             KexKey::P224(..) => "rustcrypto p224",
             KexKey::P192(..) => "rustcrypto p192",
         }
@@ -924,6 +1144,7 @@ impl Exchange {
                 )
                 .ok()
             }
+            KexKey::AwsLcC { private, peer } => private.ecdh(peer, &mut self.secret).ok(),
             KexKey::P224(private, peer) => rustcrypto_agree(private, peer, &mut self.secret),
             KexKey::P192(private, peer) => rustcrypto_agree(private, peer, &mut self.secret),
         };
@@ -952,6 +1173,82 @@ impl Exchange {
     }
 }
 
+/// A signature algorithm's implementations, for the trial
+/// (`crate::implementation`): each call signs `MESSAGE` and verifies the
+/// signature (verifies OpenSSL's where the library only verifies), so the
+/// winner is the faster at the pair; rates in operations per second.
+pub struct SignCandidates(pub SignAlg);
+
+impl Candidates for SignCandidates {
+    fn algorithm_id(&self) -> &'static str {
+        self.0.id()
+    }
+
+    fn names(&self) -> Vec<&'static str> {
+        self.0.implementations().to_vec()
+    }
+
+    fn check(&self, name: &'static str, _block: usize) -> Result<(), String> {
+        let mut s = self.0.signer_with(name).map_err(|e| e.to_string())?;
+        s.self_test().map_err(|e| e.to_string())
+    }
+
+    fn worker(&self, name: &'static str, _block: usize) -> Result<Worker, String> {
+        let mut s = self.0.signer_with(name).map_err(|e| e.to_string())?;
+        s.self_test().map_err(|e| e.to_string())?;
+        let mut sig = s.signature().to_vec();
+        Ok(Box::new(move || {
+            if s.can_sign() {
+                s.sign(std::hint::black_box(MESSAGE))
+                    .map_err(|e| e.to_string())?;
+                sig.clear();
+                sig.extend_from_slice(s.signature());
+            }
+            s.verify(std::hint::black_box(MESSAGE), &sig)
+                .map_err(|e| e.to_string())
+        }))
+    }
+
+    fn trial_unit(&self) -> TrialUnit {
+        TrialUnit::OpsPerSec
+    }
+}
+
+/// A key agreement's implementations, for the trial: each call derives
+/// the shared secret once.
+pub struct KexCandidates(pub KexAlg);
+
+impl Candidates for KexCandidates {
+    fn algorithm_id(&self) -> &'static str {
+        self.0.id()
+    }
+
+    fn names(&self) -> Vec<&'static str> {
+        self.0.implementations().to_vec()
+    }
+
+    fn check(&self, name: &'static str, _block: usize) -> Result<(), String> {
+        // `exchange_with` derives the secret and checks the known answer.
+        self.0
+            .exchange_with(name)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn worker(&self, name: &'static str, _block: usize) -> Result<Worker, String> {
+        let mut x = self.0.exchange_with(name).map_err(|e| e.to_string())?;
+        Ok(Box::new(move || {
+            x.agree().map_err(|e| e.to_string())?;
+            std::hint::black_box(x.secret());
+            Ok(())
+        }))
+    }
+
+    fn trial_unit(&self) -> TrialUnit {
+        TrialUnit::OpsPerSec
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -959,15 +1256,28 @@ mod tests {
     #[test]
     fn signers_pass_known_answers() {
         for a in SignAlg::ALL {
-            let mut s = a.signer().unwrap_or_else(|e| panic!("{e}"));
-            s.self_test()
-                .unwrap_or_else(|e| panic!("{}: {e}", a.name()));
+            for &i in a.implementations() {
+                let mut s = a.signer_with(i).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(s.implementation(), i);
+                s.self_test()
+                    .unwrap_or_else(|e| panic!("{} {i}: {e}", a.name()));
+                SignCandidates(a).check(i, 0).unwrap();
+            }
+            assert!(matches!(
+                a.signer_with("nope"),
+                Err(PubkeyError::Unsupported { .. })
+            ));
         }
     }
 
     #[test]
     fn exchanges_pass_known_answers() {
         for k in KexAlg::ALL {
+            for &i in k.implementations() {
+                let x = k.exchange_with(i).unwrap();
+                assert_eq!(x.implementation(), i);
+                KexCandidates(k).check(i, 0).unwrap();
+            }
             let mut x = k.exchange().unwrap();
             x.agree().unwrap();
             let len = match k {
@@ -995,7 +1305,7 @@ mod tests {
                 "rustcrypto p224",
             ),
         ] {
-            let mut x = k.exchange().unwrap();
+            let mut x = k.exchange_with(implementation).unwrap();
             assert_eq!(x.implementation(), implementation);
             x.agree().unwrap();
             assert_eq!(x.secret(), theirs);
@@ -1013,13 +1323,18 @@ mod tests {
 
     #[test]
     fn ecdsa_p224_p192_match_rfc_6979_and_a_wrong_answer_is_caught() {
-        for alg in [SignAlg::EcdsaP192, SignAlg::EcdsaP224] {
-            let mut s = alg.signer().unwrap();
+        for (alg, implementation) in [
+            (SignAlg::EcdsaP192, "rustcrypto p192"),
+            (SignAlg::EcdsaP224, "rustcrypto p224"),
+            (SignAlg::EcdsaP224, AWS_LC),
+        ] {
+            let mut s = alg.signer_with(implementation).unwrap();
             s.self_test().unwrap();
             let samples = ecdsa_rfc6979_samples(alg);
             assert!(!samples.is_empty());
             for sample in samples {
-                s.ecdsa_rfc6979_answer(sample).unwrap();
+                s.ecdsa_rfc6979_answer(sample)
+                    .unwrap_or_else(|e| panic!("{implementation}: {e}"));
                 // One digit of r or of s changed: caught.
                 let mut r = sample.r.to_string();
                 r.replace_range(..1, if r.starts_with('0') { "1" } else { "0" });
@@ -1056,11 +1371,13 @@ mod tests {
             assert!(s.verify(MESSAGE, &bad).is_err());
         }
         // The other curve's vector does not fit the key.
-        let p224 = SignAlg::EcdsaP224.signer().unwrap();
         let p192_sample = &ecdsa_rfc6979_samples(SignAlg::EcdsaP192)[0];
-        assert!(p224.ecdsa_rfc6979_answer(p192_sample).is_err());
-        assert_eq!(p224.implementation(), "rustcrypto p224");
-        assert!(p224.can_sign());
+        for implementation in ["rustcrypto p224", AWS_LC] {
+            let p224 = SignAlg::EcdsaP224.signer_with(implementation).unwrap();
+            assert!(p224.ecdsa_rfc6979_answer(p192_sample).is_err());
+            assert_eq!(p224.implementation(), implementation);
+            assert!(p224.can_sign());
+        }
         // p192 only verifies: asking it to sign is a skip, not a number.
         let mut p192 = SignAlg::EcdsaP192.signer().unwrap();
         assert_eq!(p192.implementation(), "rustcrypto p192");
@@ -1077,7 +1394,7 @@ mod tests {
 
     #[test]
     fn rsa_1024_is_rustcrypto_and_matches_openssl() {
-        let mut s = SignAlg::Rsa1024.signer().unwrap();
+        let mut s = SignAlg::Rsa1024.signer_with("rustcrypto rsa").unwrap();
         assert_eq!(s.implementation(), "rustcrypto rsa");
         s.sign(MESSAGE).unwrap();
         assert_eq!(s.signature(), include_bytes!("keys/rsa-1024.sig"));
@@ -1110,7 +1427,7 @@ mod tests {
     #[test]
     fn dsa_is_rustcrypto_and_matches_rfc_6979() {
         for alg in [SignAlg::Dsa1024, SignAlg::Dsa2048] {
-            let mut s = alg.signer().unwrap();
+            let mut s = alg.signer_with("rustcrypto dsa").unwrap();
             assert_eq!(s.implementation(), "rustcrypto dsa");
             s.self_test().unwrap();
             let SignKey::Dsa(key) = &s.key else {
@@ -1133,6 +1450,108 @@ mod tests {
             bad[n - 3] ^= 1;
             assert!(s.verify(MESSAGE, &bad).is_err());
         }
+    }
+
+    /// aws-lc's C API (RSA-1024, DSA, P-224) against the RustCrypto
+    /// candidate: each one's signature verifies with the other, RSA's is
+    /// OpenSSL's byte for byte, and changed signatures are refused by both.
+    #[test]
+    fn aws_lc_and_rustcrypto_verify_each_others_signatures() {
+        for alg in [
+            SignAlg::Rsa1024,
+            SignAlg::Dsa1024,
+            SignAlg::Dsa2048,
+            SignAlg::EcdsaP224,
+        ] {
+            let [aws, rust] = alg.implementations() else {
+                panic!("{alg:?} has not two implementations")
+            };
+            assert_eq!(*aws, AWS_LC);
+            assert_eq!(alg.signer().unwrap().implementation(), AWS_LC);
+            let mut a = alg.signer_with(aws).unwrap();
+            let mut r = alg.signer_with(rust).unwrap();
+            a.self_test().unwrap();
+            r.self_test().unwrap();
+            for _ in 0..3 {
+                a.sign(MESSAGE).unwrap();
+                r.sign(MESSAGE).unwrap();
+                r.verify(MESSAGE, a.signature())
+                    .unwrap_or_else(|e| panic!("{rust} on aws-lc's: {e}"));
+                a.verify(MESSAGE, r.signature())
+                    .unwrap_or_else(|e| panic!("aws-lc on {rust}'s: {e}"));
+                for (s, other) in [(&a, &r), (&r, &a)] {
+                    let mut bad = s.signature().to_vec();
+                    let n = bad.len();
+                    bad[n - 2] ^= 1;
+                    assert!(other.verify(MESSAGE, &bad).is_err());
+                    assert!(s.verify(MESSAGE, &bad).is_err());
+                    assert!(other.verify(b"another message", s.signature()).is_err());
+                }
+            }
+            if alg == SignAlg::Rsa1024 {
+                // PKCS#1 v1.5 is deterministic: the same bytes as OpenSSL's.
+                assert_eq!(a.signature(), include_bytes!("keys/rsa-1024.sig"));
+                assert_eq!(a.signature(), r.signature());
+            }
+        }
+        // The RFC 6979 DSA vectors verify under aws-lc; the other key's do not.
+        let a = SignAlg::Dsa1024.signer_with(AWS_LC).unwrap();
+        let (r, s) = dsa_rfc6979_expected(SignAlg::Dsa2048).unwrap();
+        let der = der_signature(&from_hex(r).unwrap(), &from_hex(s).unwrap()).unwrap();
+        let (digest, n) = digest_of(awslc::Hash::Sha256, b"sample");
+        let Public::AwsLcC(key, _) = &a.public else {
+            panic!("not aws-lc's C API")
+        };
+        assert!(!key.verify(awslc::Hash::Sha256, &digest[..n], &der));
+    }
+
+    #[test]
+    fn ecdh_p224_aws_lc_and_rustcrypto_agree() {
+        let mut a = KexAlg::EcdhP224.exchange_with(AWS_LC).unwrap();
+        let mut r = KexAlg::EcdhP224.exchange_with("rustcrypto p224").unwrap();
+        assert_eq!(
+            KexAlg::EcdhP224.exchange().unwrap().implementation(),
+            AWS_LC
+        );
+        a.agree().unwrap();
+        r.agree().unwrap();
+        assert_eq!(a.secret(), r.secret());
+        assert_eq!(a.secret(), include_bytes!("keys/ecdh-p224.secret"));
+        assert!(matches!(
+            KexAlg::EcdhP224.exchange_with("nope"),
+            Err(PubkeyError::Unsupported { .. })
+        ));
+    }
+
+    #[test]
+    fn der_signatures_are_minimal_integers() {
+        // A high bit gets a zero byte; leading zeros are dropped.
+        assert_eq!(
+            der_signature(&[0x80, 1], &[0, 0, 0x7f]).unwrap(),
+            [0x30, 0x08, 0x02, 0x03, 0x00, 0x80, 0x01, 0x02, 0x01, 0x7f]
+        );
+        assert_eq!(
+            der_signature(&[0], &[0, 0]).unwrap(),
+            [0x30, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x00]
+        );
+        assert!(der_signature(&[1; 80], &[1; 80]).is_none());
+    }
+
+    #[test]
+    fn pubkey_trials_count_operations() {
+        assert_eq!(
+            SignCandidates(SignAlg::Rsa1024).trial_unit(),
+            TrialUnit::OpsPerSec
+        );
+        let mut w = SignCandidates(SignAlg::EcdsaP192)
+            .worker("rustcrypto p192", 0)
+            .unwrap();
+        w().unwrap();
+        let mut w = KexCandidates(KexAlg::EcdhP224).worker(AWS_LC, 0).unwrap();
+        w().unwrap();
+        assert!(SignCandidates(SignAlg::Rsa2048)
+            .check("rustcrypto rsa", 0)
+            .is_err());
     }
 
     #[test]
