@@ -308,7 +308,10 @@ mod tests {
     fn charts_unique_and_documented() {
         const COMPARING_DOC: &str = include_str!("../../../docs/comparing.md");
         let names: Vec<&str> = charts().map(|c| c.name).collect();
-        assert_eq!(names, ["latency", "sweep"]);
+        assert_eq!(
+            names,
+            ["latency", "sweep", "net-loss", "net-rtt", "net-tcp", "net-udp"]
+        );
         for name in names {
             assert!(chart(name).is_some_and(|c| c.name == name));
             assert!(
