@@ -72,8 +72,13 @@ impl TestHost {
         let d = self.dir.display();
         // sshd started as root needs its privilege separation directory,
         // which only its packaged service creates.
+        // Each host also gets a plain root shell profile: every ssh
+        // session's bash reads ~/.bashrc (Debian's sshd rule), and the
+        // build machine's own runs `pyenv init`, which would add its cost
+        // (about 0.2 s a session) to every fleet step the lab times.
         let mut script = format!(
-            "mkdir -p -m 0755 /run/sshd && hostname {h} && mount --bind {d}/machine-id /etc/machine-id",
+            "mkdir -p -m 0755 /run/sshd && hostname {h} && mount --bind {d}/machine-id /etc/machine-id \
+             && {{ ! test -e /root/.bashrc || mount --bind {d}/bashrc /root/.bashrc; }}",
             h = self.hostname
         );
         if let Some(u) = &self.fake_uname {
@@ -156,6 +161,7 @@ impl Lab {
             };
             std::fs::write(hd.join("authorized_keys"), format!("{authorized}\n")).unwrap();
             std::fs::write(hd.join("machine-id"), format!("{:032x}\n", 0xf1ee7000 + i)).unwrap();
+            std::fs::write(hd.join("bashrc"), "# a lab host's plain shell profile\n").unwrap();
             let d = hd.display();
             std::fs::write(
                 hd.join("sshd_config"),
