@@ -26,10 +26,19 @@
 //! Flood mode sends the next ping as soon as a reply arrives (or 10 ms after
 //! the last send if none does, like the reference); with a preload of N,
 //! N pings go out at once and each reply sends the next, so N stay in
-//! flight (ping(8)'s and the reference's `-l`); send and receive
-//! buffers, the packet being built and the event list are reused, so the
-//! rate is bounded by the kernel and the peer, not by sleeps or allocation.
-//! All times come from `Instant` (monotonic).
+//! flight (ping(8)'s and the reference's `-l`).
+//!
+//! The loop never spins: it sleeps in `poll` until a reply or the next
+//! send is due, so that a flood leaves the CPU to the peer when both share
+//! a machine (namespaces, containers) or a loaded host. It makes few
+//! system calls instead: one `recvmmsg` reads the replies queued, and the
+//! 3rd legs they call for go out with the pings they make due in one
+//! `sendmmsg` per pass. A datagram is recorded as sent when queued and its
+//! send time set just before the `sendmmsg`, so RTTs cover the wire, not
+//! the batching. Send and receive buffers, the packet being built and the
+//! event list are reused, so the rate is bounded by the kernel and the
+//! peer, not by sleeps or allocation. All times come from `Instant`
+//! (monotonic).
 
 use crate::auth::Auth;
 use crate::codec::{

@@ -24,6 +24,13 @@
 //! - **No stall**: sockets are non-blocking, each wake-up reads at most
 //!   `max_batch` datagrams per socket, and `poll` has a bounded timeout, so
 //!   cancellation is seen within `poll_timeout` whatever arrives.
+//!
+//! The listener never spins: it sleeps in `poll` until a datagram comes
+//! (a spinning listener takes the CPU its clients need when they share a
+//! machine or the host is loaded). Each wake-up reads with `recvmmsg` (up
+//! to 32 datagrams a call) and answers the batch with one `sendmmsg`; a
+//! 2nd leg is recorded when queued and its send time set just before the
+//! call, so our RTTs cover the wire, not the batching.
 //! - Every dropped datagram is counted by reason ([`ListenerCounters`]).
 //!
 //! Replies to a wildcard-bound socket leave with the source address the
