@@ -778,7 +778,7 @@ impl Client {
             let Some(h) = self.hosts.get_mut(i) else {
                 break;
             };
-            let n = match inbox.recv(&h.socket) {
+            let n = match inbox.recv(&h.socket, left) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -803,11 +803,11 @@ impl Client {
                     self.handle(i, bytes, received_at, on_event);
                 }
             }
-            left = left.saturating_sub(n);
             // A short batch emptied the queue.
-            if n < inbox.capacity() {
+            if n < inbox.capacity().min(left) {
                 break;
             }
+            left = left.saturating_sub(n);
         }
         self.inbox = inbox;
     }

@@ -621,7 +621,7 @@ impl Listener {
             let Some((socket, _)) = self.sockets.get(i) else {
                 break;
             };
-            let n = match inbox.recv(socket) {
+            let n = match inbox.recv(socket, left) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -631,18 +631,18 @@ impl Listener {
                 }
             };
             let received_at = Instant::now();
-            for k in 0..n.min(left) {
+            for k in 0..n {
                 match inbox.get(k) {
                     Some((bytes, Some(peer))) => self.handle(i, bytes, peer, received_at, on_event),
                     // Neither IPv4 nor IPv6: not from a socket of ours.
                     _ => ListenerCounters::add(&self.counters.recv_errors),
                 }
             }
-            left = left.saturating_sub(n);
             // A short batch emptied the queue: back to poll.
-            if n < inbox.capacity() {
+            if n < inbox.capacity().min(left) {
                 break;
             }
+            left = left.saturating_sub(n);
         }
         self.inbox = inbox;
         self.flush(i);
