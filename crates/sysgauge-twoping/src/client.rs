@@ -26,10 +26,19 @@
 //! Flood mode sends the next ping as soon as a reply arrives (or 10 ms after
 //! the last send if none does, like the reference); with a preload of N,
 //! N pings go out at once and each reply sends the next, so N stay in
-//! flight (ping(8)'s and the reference's `-l`); send and receive
-//! buffers, the packet being built and the event list are reused, so the
-//! rate is bounded by the kernel and the peer, not by sleeps or allocation.
-//! All times come from `Instant` (monotonic).
+//! flight (ping(8)'s and the reference's `-l`).
+//!
+//! The loop never spins: it sleeps in `poll` until a reply or the next
+//! send is due, so that a flood leaves the CPU to the peer when both share
+//! a machine (namespaces, containers) or a loaded host. It makes few
+//! system calls instead: one `recvmmsg` reads the replies queued, and the
+//! 3rd legs they call for go out with the pings they make due in one
+//! `sendmmsg` per pass. A datagram is recorded as sent when queued and its
+//! send time set just before the `sendmmsg`, so RTTs cover the wire, not
+//! the batching. Send and receive buffers, the packet being built and the
+//! event list are reused, so the rate is bounded by the kernel and the
+//! peer, not by sleeps or allocation. All times come from `Instant`
+//! (monotonic).
 
 use crate::auth::Auth;
 use crate::codec::{
@@ -56,9 +65,6 @@ pub const MAX_PRELOAD: usize = 1024;
 const MAX_SENDS_PER_STEP: u64 = 64;
 /// Flood mode: send again this long after a send if no reply came.
 const FLOOD_RETRY: Duration = Duration::from_millis(10);
-/// How long a flooding client waits for a reply without sleeping before it
-/// blocks in `poll`: several loopback round trips.
-const FLOOD_SPIN: Duration = Duration::from_millis(1);
 /// Extra bytes a ping carrying investigation requests is padded with, so
 /// that a listener that never answers with more bytes than it received
 /// (ours) still has room for the verdicts: a reply's fixed parts ("in reply
@@ -314,7 +320,27 @@ struct Host {
     probes: u64,
     errors: u64,
     invalid: u64,
+    /// Datagrams encoded for this host and not yet sent: a pass of the
+    /// loop (3rd legs for the replies just read, then the pings they make
+    /// due) goes out in one `sendmmsg`.
+    outbox: net::SendBatch,
+    outgoing: Vec<Outgoing>,
 }
+
+/// A queued datagram, for what must happen once it is sent.
+#[derive(Debug, Clone, Copy)]
+struct Outgoing {
+    /// Its message ID, if it requested a reply: its send time is set to
+    /// just before the `sendmmsg` (it was recorded as sent when queued).
+    awaits_reply: Option<crate::codec::MessageId>,
+}
+
+/// Most datagrams queued per host before a send.
+const SEND_SLOTS: usize = 64;
+/// Most datagrams one `recvmmsg` reads.
+const RECV_SLOTS: usize = 32;
+/// Most datagrams read from one host's socket per wake-up.
+const MAX_RECV_PER_WAKE: usize = 64;
 
 /// A 2ping client bound to its targets; [`Client::run`] pings them.
 pub struct Client {
@@ -322,8 +348,8 @@ pub struct Client {
     hosts: Vec<Host>,
     /// Our version and notice segments, put in every packet.
     extended: Option<Vec<ExtendedSegment>>,
-    send_buf: Vec<u8>,
-    recv_buf: Vec<u8>,
+    inbox: net::RecvBatch,
+    send_failures: Vec<(usize, io::Error)>,
     packet: Packet,
     reply: Packet,
     events: Vec<SessionEvent>,
@@ -452,12 +478,15 @@ impl Client {
                 probes: 0,
                 errors: 0,
                 invalid: 0,
+                outbox: net::SendBatch::new(SEND_SLOTS, config.max_packet_size),
+                outgoing: Vec::with_capacity(SEND_SLOTS),
             });
         }
         Ok(Client {
             extended: session::own_segments(config.send_version, config.notice.as_deref()),
-            send_buf: Vec::with_capacity(config.max_packet_size),
-            recv_buf: vec![0; 65_536],
+            // A datagram of any size is read whole, as by `recv`.
+            inbox: net::RecvBatch::new(RECV_SLOTS, MAX_DATAGRAM.next_power_of_two()),
+            send_failures: Vec::new(),
             packet: Packet::default(),
             reply: Packet::default(),
             events: Vec::new(),
@@ -529,6 +558,7 @@ impl Client {
                 if let Some(t) = self.step_host(i, now, deadline_at, on_event) {
                     wake = wake.min(t);
                 }
+                self.flush(i, on_event);
             }
             if self.hosts.iter().all(|h| h.finished) {
                 break;
@@ -541,24 +571,20 @@ impl Client {
             for fd in fds.iter_mut() {
                 fd.revents = 0;
             }
-            // A flood keeps one ping in flight: wait for its reply without
-            // letting the CPU sleep (see net::poll_spin).
-            let spin = if self.config.flood && self.hosts.iter().any(|h| h.sending) {
-                FLOOD_SPIN
-            } else {
-                Duration::ZERO
-            };
-            net::poll_spin(
-                &mut fds,
-                spin,
-                wake.saturating_duration_since(Instant::now()),
-            )
-            .map_err(ClientError::Poll)?;
+            // Block until a reply or the next send is due; never spin (see
+            // net.rs): during a flood the peer needs the CPU we would burn.
+            net::poll(&mut fds, wake.saturating_duration_since(Instant::now()))
+                .map_err(ClientError::Poll)?;
             for (i, fd) in fds.iter().enumerate() {
                 if net::ready(fd) {
                     self.receive(i, on_event);
                 }
             }
+        }
+        // 3rd legs of the last replies read, if cancelled before the pass
+        // that would have sent them.
+        for i in 0..self.hosts.len() {
+            self.flush(i, on_event);
         }
         self.elapsed = start.elapsed();
         self.started = None;
@@ -668,6 +694,9 @@ impl Client {
         kind: SentKind,
         on_event: &mut dyn FnMut(&ClientEvent),
     ) {
+        if self.hosts.get(i).is_some_and(|h| h.outbox.is_full()) {
+            self.flush(i, on_event);
+        }
         let investigate_after = match kind {
             SentKind::Ping => self.config.inquire_wait,
             SentKind::Probe => self.config.inquire_wait.min(self.config.linger / 2),
@@ -690,6 +719,9 @@ impl Client {
             pad = pad.max(packet.encoded_len(auth) + INVESTIGATION_RESERVE);
         }
         let pad = pad.min(max);
+        let Some(out) = h.outbox.slot() else {
+            return;
+        };
         codec::encode_into(
             packet,
             &EncodeOptions {
@@ -698,12 +730,36 @@ impl Client {
                 pad_to: Some(pad),
                 auth,
             },
-            &mut self.send_buf,
+            out,
         );
+        h.outbox.commit(None);
+        // Recorded as sent now, restamped by `flush` just before the send.
+        // A ping the kernel refuses still counts as transmitted: it was
+        // attempted and was not answered, as ping(8) counts it.
+        h.session.commit_sent(packet, now, kind);
+        h.outgoing.push(Outgoing {
+            awaits_reply: Some(packet.message_id),
+        });
+    }
+
+    /// Sends what host `i` has queued, in one `sendmmsg` if the kernel takes
+    /// it all, and sets the send time of its requests to just before it.
+    fn flush(&mut self, i: usize, on_event: &mut dyn FnMut(&ClientEvent)) {
+        let Some(h) = self.hosts.get_mut(i) else {
+            return;
+        };
+        if h.outbox.len() == 0 {
+            return;
+        }
         let sent_at = Instant::now();
-        if let Err(e) = h.socket.send(&self.send_buf) {
-            // The ping still counts as transmitted: it was attempted and was
-            // not answered, as ping(8) counts it.
+        let failures = &mut self.send_failures;
+        h.outbox.flush(&h.socket, &mut |k, e| failures.push((k, e)));
+        for o in h.outgoing.drain(..) {
+            if let Some(id) = o.awaits_reply {
+                h.session.restamp(&id, sent_at);
+            }
+        }
+        for (_, e) in self.send_failures.drain(..) {
             h.errors += 1;
             on_event(&ClientEvent::Error {
                 host: i,
@@ -711,18 +767,20 @@ impl Client {
                 message: e.to_string(),
             });
         }
-        h.session.commit_sent(packet, sent_at, kind);
     }
 
-    /// Reads what host `i`'s socket has (a bounded batch).
+    /// Reads what host `i`'s socket has (a bounded batch, a `recvmmsg` at
+    /// a time; one clock reading stamps a call's datagrams).
     fn receive(&mut self, i: usize, on_event: &mut dyn FnMut(&ClientEvent)) {
-        for _ in 0..64 {
+        let mut inbox = std::mem::take(&mut self.inbox);
+        let mut left = MAX_RECV_PER_WAKE;
+        while left > 0 {
             let Some(h) = self.hosts.get_mut(i) else {
-                return;
+                break;
             };
-            let n = match h.socket.recv(&mut self.recv_buf) {
+            let n = match inbox.recv(&h.socket, left) {
                 Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     h.errors += 1;
@@ -736,26 +794,40 @@ impl Client {
                         peer: h.target.addr,
                         message,
                     });
-                    return;
+                    break;
                 }
             };
             let received_at = Instant::now();
-            self.handle(i, n, received_at, on_event);
+            for k in 0..n {
+                if let Some((bytes, _)) = inbox.get(k) {
+                    self.handle(i, bytes, received_at, on_event);
+                }
+            }
+            // A short batch emptied the queue.
+            if n < inbox.capacity().min(left) {
+                break;
+            }
+            left = left.saturating_sub(n);
         }
+        self.inbox = inbox;
     }
 
     fn handle(
         &mut self,
         i: usize,
-        n: usize,
+        bytes: &[u8],
         received_at: Instant,
         on_event: &mut dyn FnMut(&ClientEvent),
     ) {
+        // Room for our reply, if it needs one.
+        if self.hosts.get(i).is_some_and(|h| h.outbox.is_full()) {
+            self.flush(i, on_event);
+        }
         let Some(h) = self.hosts.get_mut(i) else {
             return;
         };
         let peer = h.target.addr;
-        let bytes = &self.recv_buf[..n.min(self.recv_buf.len())];
+        let n = bytes.len();
         let decoded = match &self.config.auth {
             Some(auth) => codec::decode_authenticated(bytes, auth),
             None => codec::decode(bytes),
@@ -844,6 +916,9 @@ impl Client {
         if reply.opcodes.host_latency_us.is_some() {
             reply.opcodes.host_latency_us = Some(micros(received_at.elapsed()));
         }
+        let Some(out) = h.outbox.slot() else {
+            return;
+        };
         let encoded = codec::encode_into(
             reply,
             &EncodeOptions {
@@ -852,27 +927,19 @@ impl Client {
                 pad_to: Some(pad),
                 auth,
             },
-            &mut self.send_buf,
+            out,
         );
         if !encoded.complete {
             return;
         }
-        match h.socket.send(&self.send_buf) {
-            // Our replies are not our pings: a reply that requests one (the
-            // peer started a 3-way ping) is tracked, but not counted.
-            Ok(_) => {
-                h.session
-                    .commit_sent(reply, Instant::now(), SentKind::Probe);
-            }
-            Err(e) => {
-                h.errors += 1;
-                on_event(&ClientEvent::Error {
-                    host: i,
-                    peer,
-                    message: e.to_string(),
-                });
-            }
-        }
+        h.outbox.commit(None);
+        // Our replies are not our pings: a reply that requests one (the
+        // peer started a 3-way ping) is tracked, but not counted. Recorded
+        // when queued, like a ping (see `send_ping`).
+        h.session.commit_sent(reply, received_at, SentKind::Probe);
+        h.outgoing.push(Outgoing {
+            awaits_reply: reply.opcodes.reply_requested.then_some(reply.message_id),
+        });
     }
 }
 

@@ -235,28 +235,249 @@ pub(crate) fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<us
     Ok(usize::try_from(n).unwrap_or(0))
 }
 
-/// Like [`poll`], but first checks the sockets without sleeping for up to
-/// `spin` (bounded by `timeout`). While packets flow back and forth one at a
-/// time (a flood ping on loopback), sleeping in `poll` lets the CPU halt and
-/// every packet then pays the wake-up of an idle CPU (tens of microseconds
-/// in a virtual machine), which would set the rate instead of the network
-/// stack. The spin costs CPU only while traffic flows: callers pass a zero
-/// `spin` when they have been idle.
-pub(crate) fn poll_spin(
-    fds: &mut [libc::pollfd],
-    spin: Duration,
-    timeout: Duration,
-) -> io::Result<usize> {
-    let start = std::time::Instant::now();
-    let spin = spin.min(timeout);
-    while start.elapsed() < spin {
-        let n = poll(fds, Duration::ZERO)?;
-        if n > 0 {
-            return Ok(n);
+/// Datagrams read by one `recvmmsg(2)`: one system call drains what a
+/// flood has queued, instead of a `recv` per datagram and a last one that
+/// finds the socket empty.
+#[derive(Default)]
+pub(crate) struct RecvBatch {
+    bufs: Vec<Vec<u8>>,
+    lens: Vec<usize>,
+    addrs: Vec<libc::sockaddr_storage>,
+    count: usize,
+}
+
+impl RecvBatch {
+    /// Room for `slots` datagrams of up to `size` bytes each. Every buffer
+    /// is allocated (and zeroed) here, never while receiving.
+    pub(crate) fn new(slots: usize, size: usize) -> RecvBatch {
+        let slots = slots.max(1);
+        RecvBatch {
+            bufs: (0..slots).map(|_| vec![0; size]).collect(),
+            lens: vec![0; slots],
+            // SAFETY: sockaddr_storage is plain data; all zeroes is valid.
+            addrs: vec![unsafe { std::mem::zeroed() }; slots],
+            count: 0,
         }
-        std::hint::spin_loop();
     }
-    poll(fds, timeout.saturating_sub(start.elapsed()))
+
+    /// Most datagrams one call reads.
+    pub(crate) fn capacity(&self) -> usize {
+        self.bufs.len()
+    }
+
+    /// Datagram `i` of the last read: its bytes and its source address
+    /// (`None` if the kernel gave none of IPv4 or IPv6).
+    pub(crate) fn get(&self, i: usize) -> Option<(&[u8], Option<SocketAddr>)> {
+        if i >= self.count {
+            return None;
+        }
+        let buf = self.bufs.get(i)?;
+        let len = (*self.lens.get(i)?).min(buf.len());
+        Some((&buf[..len], self.addrs.get(i).and_then(to_socket_addr)))
+    }
+
+    /// Reads up to `max` datagrams (at most [`RecvBatch::capacity`])
+    /// without waiting. Returns how many; `WouldBlock` when none is queued.
+    /// Like `recv`, a datagram longer than its buffer is cut to it.
+    pub(crate) fn recv(&mut self, socket: &UdpSocket, max: usize) -> io::Result<usize> {
+        self.count = 0;
+        let n = self.bufs.len().min(max.max(1));
+        let mut iovs: Vec<libc::iovec> = Vec::new();
+        let mut hdrs: Vec<libc::mmsghdr> = Vec::new();
+        // Built per call, so that no raw pointer into `self` outlives the
+        // call (and the batch stays `Send`): two small allocations per
+        // batch, not per datagram.
+        iovs.reserve_exact(n);
+        hdrs.reserve_exact(n);
+        for buf in self.bufs.iter_mut().take(n) {
+            iovs.push(libc::iovec {
+                iov_base: buf.as_mut_ptr().cast(),
+                iov_len: buf.len(),
+            });
+        }
+        for (iov, addr) in iovs.iter_mut().zip(self.addrs.iter_mut()) {
+            // SAFETY: msghdr is plain data; all zeroes is valid.
+            let mut hdr: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            hdr.msg_hdr.msg_name = (addr as *mut libc::sockaddr_storage).cast();
+            hdr.msg_hdr.msg_namelen = SOCKADDR_STORAGE_LEN;
+            hdr.msg_hdr.msg_iov = iov;
+            hdr.msg_hdr.msg_iovlen = 1;
+            hdrs.push(hdr);
+        }
+        let vlen = libc::c_uint::try_from(hdrs.len()).unwrap_or(libc::c_uint::MAX);
+        // SAFETY: every header points at a live, exclusively borrowed buffer
+        // and address of `self` and at an iovec in `iovs`, all valid for the
+        // whole call; the kernel writes at most iov_len / msg_namelen bytes.
+        let r = unsafe {
+            libc::recvmmsg(
+                socket.as_raw_fd(),
+                hdrs.as_mut_ptr(),
+                vlen,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let got = usize::try_from(r).unwrap_or(0).min(n);
+        for (len, hdr) in self.lens.iter_mut().zip(&hdrs).take(got) {
+            *len = hdr.msg_len as usize;
+        }
+        self.count = got;
+        Ok(got)
+    }
+}
+
+/// Datagrams waiting for one `sendmmsg(2)`: encoded into slots that are
+/// reused from batch to batch, each with its destination (or none on a
+/// connected socket).
+#[derive(Default)]
+pub(crate) struct SendBatch {
+    bufs: Vec<Vec<u8>>,
+    addrs: Vec<Option<SocketAddr>>,
+    count: usize,
+}
+
+impl SendBatch {
+    /// Room for `slots` datagrams of up to `size` bytes before a flush.
+    pub(crate) fn new(slots: usize, size: usize) -> SendBatch {
+        let slots = slots.max(1);
+        SendBatch {
+            bufs: (0..slots).map(|_| Vec::with_capacity(size)).collect(),
+            addrs: vec![None; slots],
+            count: 0,
+        }
+    }
+
+    /// Datagrams queued.
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when another datagram would not fit: flush first.
+    pub(crate) fn is_full(&self) -> bool {
+        self.count >= self.bufs.len()
+    }
+
+    /// The next slot's buffer, to encode a datagram for `to` into; the
+    /// datagram is queued by [`SendBatch::commit`]. `None` when full.
+    pub(crate) fn slot(&mut self) -> Option<&mut Vec<u8>> {
+        self.bufs.get_mut(self.count)
+    }
+
+    /// Queues the datagram just encoded into [`SendBatch::slot`].
+    pub(crate) fn commit(&mut self, to: Option<SocketAddr>) {
+        if let Some(a) = self.addrs.get_mut(self.count) {
+            *a = to;
+            self.count += 1;
+        }
+    }
+
+    /// Sends every queued datagram, in order, with as few system calls as
+    /// the kernel allows; a datagram the kernel refuses is skipped and
+    /// reported to `on_error` with its index, as a `send` of each would.
+    /// The batch is empty afterwards.
+    pub(crate) fn flush(&mut self, socket: &UdpSocket, on_error: &mut dyn FnMut(usize, io::Error)) {
+        let n = self.count;
+        self.count = 0;
+        if n == 0 {
+            return;
+        }
+        let mut names: Vec<libc::sockaddr_storage> = Vec::with_capacity(n);
+        let mut name_lens: Vec<libc::socklen_t> = Vec::with_capacity(n);
+        for a in self.addrs.iter().take(n) {
+            let (storage, len) = a.map_or_else(
+                // SAFETY: sockaddr_storage is plain data; zeroes are valid.
+                || (unsafe { std::mem::zeroed() }, 0),
+                |a| from_socket_addr(&a),
+            );
+            names.push(storage);
+            name_lens.push(len);
+        }
+        let mut iovs: Vec<libc::iovec> = self
+            .bufs
+            .iter_mut()
+            .take(n)
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(n);
+        for ((iov, name), len) in iovs.iter_mut().zip(names.iter_mut()).zip(&name_lens) {
+            // SAFETY: msghdr is plain data; all zeroes is valid.
+            let mut hdr: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            if *len > 0 {
+                hdr.msg_hdr.msg_name = (name as *mut libc::sockaddr_storage).cast();
+                hdr.msg_hdr.msg_namelen = *len;
+            }
+            hdr.msg_hdr.msg_iov = iov;
+            hdr.msg_hdr.msg_iovlen = 1;
+            hdrs.push(hdr);
+        }
+        let mut done = 0;
+        while done < n {
+            let rest = &mut hdrs[done..];
+            let vlen = libc::c_uint::try_from(rest.len()).unwrap_or(libc::c_uint::MAX);
+            // SAFETY: each header points at a buffer, an iovec and an
+            // address that live until the end of this function and are not
+            // otherwise borrowed; the kernel only reads them (and writes
+            // msg_len).
+            let r = unsafe { libc::sendmmsg(socket.as_raw_fd(), rest.as_mut_ptr(), vlen, 0) };
+            if r < 0 {
+                let err = io::Error::last_os_error();
+                if err.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                // The first remaining datagram failed: report it, go on
+                // with the next, as separate sends would.
+                on_error(done, err);
+                done += 1;
+            } else if r == 0 {
+                // Not seen in practice; never loop on it.
+                on_error(done, io::Error::other("sendmmsg sent nothing"));
+                done += 1;
+            } else {
+                done += usize::try_from(r).unwrap_or(0);
+            }
+        }
+    }
+}
+
+const SOCKADDR_STORAGE_LEN: libc::socklen_t =
+    std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+
+fn to_socket_addr(s: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match libc::c_int::from(s.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in, which
+            // it is large and aligned enough for.
+            let a = unsafe { &*(s as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
+            Some(SocketAddr::new(IpAddr::V4(ip), u16::from_be(a.sin_port)))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: as above, for sockaddr_in6.
+            let a = unsafe { &*(s as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(a.sin6_addr.s6_addr),
+                u16::from_be(a.sin6_port),
+                a.sin6_flowinfo,
+                a.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+fn from_socket_addr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    let sa = socket2::SockAddr::from(*addr);
+    // SAFETY: both are plain data; SockAddr's storage is a full
+    // sockaddr_storage and `len` says how much of it is the address.
+    let storage: libc::sockaddr_storage =
+        unsafe { std::ptr::read(sa.as_ptr().cast::<libc::sockaddr_storage>()) };
+    (storage, sa.len())
 }
 
 /// A pollfd waiting for input on `socket`.
@@ -280,25 +501,78 @@ mod tests {
     use super::*;
 
     #[test]
-    fn poll_spin_returns_at_once_when_ready_and_times_out_otherwise() {
+    fn poll_times_out_when_idle_and_returns_when_ready() {
         let a = UdpSocket::bind("127.0.0.1:0").unwrap();
         let b = UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut fds = [pollfd(&a)];
         let t = std::time::Instant::now();
-        let n = poll_spin(
-            &mut fds,
-            Duration::from_millis(2),
-            Duration::from_millis(20),
-        )
-        .unwrap();
+        let n = poll(&mut fds, Duration::from_millis(20)).unwrap();
         assert_eq!(n, 0);
         assert!(t.elapsed() >= Duration::from_millis(20));
         let to = a.local_addr().unwrap();
         b.send_to(b"x", to).unwrap();
         fds[0].revents = 0;
-        let n = poll_spin(&mut fds, Duration::from_secs(1), Duration::from_secs(5)).unwrap();
+        let n = poll(&mut fds, Duration::from_secs(5)).unwrap();
         assert_eq!(n, 1);
         assert!(ready(&fds[0]));
+    }
+
+    #[test]
+    fn batches_carry_datagrams_and_sources_both_ways() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.set_nonblocking(true).unwrap();
+        let (to_a, from_b) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+        let mut out = SendBatch::new(4, 64);
+        for text in [&b"one"[..], b"two", b"three"] {
+            let slot = out.slot().unwrap();
+            slot.clear();
+            slot.extend_from_slice(text);
+            out.commit(Some(to_a));
+        }
+        assert_eq!(out.len(), 3);
+        out.flush(&b, &mut |i, e| panic!("datagram {i}: {e}"));
+        assert_eq!(out.len(), 0);
+        let mut batch = RecvBatch::new(2, 4);
+        let mut got = Vec::new();
+        let end = std::time::Instant::now() + Duration::from_secs(5);
+        while got.len() < 3 && std::time::Instant::now() < end {
+            match batch.recv(&a, 8) {
+                Ok(n) => {
+                    assert!(n <= 2);
+                    for i in 0..n {
+                        let (bytes, src) = batch.get(i).unwrap();
+                        assert_eq!(src, Some(from_b));
+                        got.push(bytes.to_vec());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        // A datagram longer than its buffer is cut, as `recv` cuts it.
+        assert_eq!(
+            got,
+            vec![b"one".to_vec(), b"two".to_vec(), b"thre".to_vec()]
+        );
+        assert!(batch
+            .recv(&a, 8)
+            .is_err_and(|e| e.kind() == io::ErrorKind::WouldBlock));
+    }
+
+    #[test]
+    fn addresses_convert_both_ways() {
+        let link_local = SocketAddrV6::new("fe80::1".parse().unwrap(), 7, 0, 2);
+        for addr in [
+            "10.1.2.3:15998".parse().unwrap(),
+            SocketAddr::V6(link_local),
+            "[2001:db8::5]:65535".parse().unwrap(),
+        ] {
+            let (storage, _) = from_socket_addr(&addr);
+            assert_eq!(to_socket_addr(&storage), Some(addr));
+        }
     }
 
     #[test]

@@ -409,6 +409,15 @@ impl Session {
         (kind == SentKind::Ping).then_some(seq)
     }
 
+    /// Moves the send time of our request `id`, recorded by
+    /// [`Session::commit_sent`] when it was queued, to when it was actually
+    /// handed to the kernel with the rest of its batch.
+    pub(crate) fn restamp(&mut self, id: &MessageId, sent_at: Instant) {
+        if let Some(e) = self.sent.get_mut(id) {
+            e.sent_at = sent_at;
+        }
+    }
+
     /// Forgets entries older than the state TTL.
     pub(crate) fn expire(&mut self, now: Instant) {
         let ttl = self.limits.state_ttl;

@@ -265,3 +265,46 @@ fn rate_limit_drops_and_counts_the_excess() {
         "a fresh source is not limited"
     );
 }
+
+/// A burst of pings queued before the listener reads is answered in full,
+/// each reply to its own request, whether a wake-up may read fewer
+/// datagrams than one `recvmmsg` holds (`max_batch` 3), a number that ends
+/// within a `recvmmsg` (40: 32 + 8), or several full ones (the default).
+#[test]
+fn a_queued_burst_is_answered_in_full_whatever_the_batch_limit() {
+    for max_batch in [3usize, 40, ListenerLimits::default().max_batch] {
+        let l = loopback_listener(ListenerLimits {
+            max_batch,
+            ..ListenerLimits::default()
+        });
+        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        sock.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let burst = 200usize;
+        let mut asked = std::collections::HashSet::new();
+        for _ in 0..burst {
+            let req = ping_bytes(128);
+            let id: [u8; 6] = req[4..10].try_into().expect("id");
+            asked.insert(id);
+            sock.send_to(&req, l.addr()).expect("send");
+        }
+        let mut buf = [0u8; 2048];
+        let mut answered = std::collections::HashSet::new();
+        while answered.len() < burst {
+            let (n, _) = sock.recv_from(&mut buf).unwrap_or_else(|e| {
+                panic!(
+                    "max_batch {max_batch}: {} of {burst} answered: {e}",
+                    answered.len()
+                )
+            });
+            let reply = codec::decode(&buf[..n]).expect("valid reply");
+            let to = reply.opcodes.in_reply_to.expect("in reply to");
+            assert!(asked.contains(&to), "a reply to a request never sent");
+            assert!(answered.insert(to), "two replies to one request");
+        }
+        let c = await_received(&l.counters, burst as u64);
+        assert_eq!(c.received, burst as u64, "{c:?}");
+        assert_eq!(c.replies, burst as u64, "{c:?}");
+        assert_eq!(c.dropped(), 0, "{c:?}");
+    }
+}

@@ -4,7 +4,8 @@
 //! - a flood between two sysgauge hosts that share a key (`sysgauge ping
 //!   -f -l 32 --auth` against `sysgauge listen --auth` with its default
 //!   per-source limit of 5000 datagrams/s, far below the flood) loses no
-//!   ping: the authenticated client is exempt from the limit, and the
+//!   ping, nor does the flood with one ping in flight (`-f` alone, the
+//!   reference's flood): the authenticated client is exempt from the limit, and the
 //!   listener says how many datagrams over the limit it answered. The same
 //!   flood without a key is cut by the limit (the listener counts drops),
 //!   which shows the limit was really in play. The reference `2ping -f`
@@ -34,6 +35,8 @@ const READY: Duration = Duration::from_secs(20);
 const FLOOD_COUNT: u64 = 20_000;
 /// Pings in flight during the flood.
 const PRELOAD: &str = "32";
+/// Pings of the authenticated flood with one ping in flight.
+const FLOOD_ONE_COUNT: u64 = 5_000;
 const KEY: &str = "netns-flood-key";
 
 fn requirements(test: &str) -> bool {
@@ -180,6 +183,50 @@ fn authenticated_flood_between_sysgauge_hosts_loses_nothing_to_the_rate_limit() 
     );
     assert_eq!(loss.params.get_u64("preload"), Some(32));
     assert!(stderr.contains("Peer notice (10.217."), "{stderr}");
+    let ours = FLOOD_COUNT as f64 / seconds;
+
+    // One ping in flight, same listener and key: no loss either.
+    let started = Instant::now();
+    let count = FLOOD_ONE_COUNT.to_string();
+    let out = run_bounded(
+        in_ns(
+            &pair.a,
+            &bin(),
+            &[
+                "ping",
+                "-f",
+                "-c",
+                &count,
+                "--auth",
+                KEY,
+                "--port",
+                &port_s,
+                "--no-store",
+                "--json",
+                "-",
+                &pair.v4_b,
+            ],
+        ),
+        Duration::from_secs(240),
+    );
+    let seconds_one = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    let run = strict_record(&out.stdout);
+    let loss = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "net.ping-loss")
+        .unwrap();
+    let d = &loss.details;
+    assert_eq!(d.get_u64("transmitted"), Some(FLOOD_ONE_COUNT), "{stderr}");
+    assert_eq!(
+        d.get_u64("received"),
+        Some(FLOOD_ONE_COUNT),
+        "lost pings with one in flight:\n{stderr}"
+    );
+    assert_eq!(loss.params.get_u64("preload"), None);
+    let ours_one = FLOOD_ONE_COUNT as f64 / seconds_one;
     let summary = stop(l);
     assert_eq!(
         number_after(&summary, "rate limited "),
@@ -192,7 +239,6 @@ fn authenticated_flood_between_sysgauge_hosts_loses_nothing_to_the_rate_limit() 
         "the flood never went over the limit:\n{summary}"
     );
     assert!(summary.contains("peer notice: client in a"), "{summary}");
-    let ours = FLOOD_COUNT as f64 / seconds;
 
     // Without the key the same limit drops the flood's excess.
     let l = listener(&pair.b, &pair.v4_b, port, &[]);
@@ -251,7 +297,7 @@ fn authenticated_flood_between_sysgauge_hosts_loses_nothing_to_the_rate_limit() 
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let theirs = number_before(&text, "pings transmitted").unwrap_or(0) as f64 / 5.0;
     eprintln!(
-        "flood between namespaces: sysgauge {ours:.0} pings/s (preload {PRELOAD}, {FLOOD_COUNT} pings, no loss), reference 2ping -f {theirs:.0} pings/s (this build's profile: {})",
+        "flood between namespaces: sysgauge {ours:.0} pings/s (preload {PRELOAD}, {FLOOD_COUNT} pings, no loss), {ours_one:.0} pings/s (one in flight, {FLOOD_ONE_COUNT} pings, no loss), reference 2ping -f {theirs:.0} pings/s (this build's profile: {})",
         if cfg!(debug_assertions) { "debug" } else { "release" }
     );
 }

@@ -24,6 +24,13 @@
 //! - **No stall**: sockets are non-blocking, each wake-up reads at most
 //!   `max_batch` datagrams per socket, and `poll` has a bounded timeout, so
 //!   cancellation is seen within `poll_timeout` whatever arrives.
+//!
+//! The listener never spins: it sleeps in `poll` until a datagram comes
+//! (a spinning listener takes the CPU its clients need when they share a
+//! machine or the host is loaded). Each wake-up reads with `recvmmsg` (up
+//! to 32 datagrams a call) and answers the batch with one `sendmmsg`; a
+//! 2nd leg is recorded when queued and its send time set just before the
+//! call, so our RTTs cover the wire, not the batching.
 //! - Every dropped datagram is counted by reason ([`ListenerCounters`]).
 //!
 //! Replies to a wildcard-bound socket leave with the source address the
@@ -37,8 +44,8 @@ pub use ratelimit::{RateLimit, RateLimiter};
 
 use crate::auth::Auth;
 use crate::codec::{
-    self, DecodeErrorClass, EncodeOptions, ExtendedSegment, Packet, DEFAULT_MAX_PACKET_SIZE,
-    DEFAULT_MIN_PACKET_SIZE, HEADER_LEN, MAX_DATAGRAM,
+    self, DecodeErrorClass, EncodeOptions, ExtendedSegment, MessageId, Packet,
+    DEFAULT_MAX_PACKET_SIZE, DEFAULT_MIN_PACKET_SIZE, HEADER_LEN, MAX_DATAGRAM,
 };
 use crate::net::{self, Cancel};
 use crate::session::{
@@ -50,13 +57,6 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// After a packet, the listener polls without sleeping for up to
-/// `BUSY_SPIN` while packets keep coming (the last one less than
-/// `BUSY_WINDOW` ago): a ping-pong on loopback otherwise waits for an idle
-/// CPU to wake for every packet. Bounded: at most `BUSY_SPIN` of CPU per
-/// packet, none once the traffic stops.
-const BUSY_SPIN: Duration = Duration::from_micros(500);
-const BUSY_WINDOW: Duration = Duration::from_millis(10);
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -64,6 +64,11 @@ use thiserror::Error;
 pub const DEFAULT_PORT: u16 = 15998;
 /// Receive buffer asked for each listening socket.
 const RECV_BUFFER: usize = 4 << 20;
+/// Most datagrams one `recvmmsg` reads (buffers of 64 KiB each, so that
+/// any datagram is read whole; only the bytes received are touched).
+const RECV_SLOTS: usize = 32;
+/// Most replies sent by one `sendmmsg`.
+const SEND_SLOTS: usize = 32;
 
 /// Bounds on the listener's work and memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -394,8 +399,13 @@ pub struct Listener {
     counters: Arc<ListenerCounters>,
     /// Our version and notice segments, put in every reply.
     extended: Option<Vec<ExtendedSegment>>,
-    recv_buf: Vec<u8>,
-    send_buf: Vec<u8>,
+    /// Datagrams read by one `recvmmsg`.
+    inbox: net::RecvBatch,
+    /// Replies encoded and waiting for one `sendmmsg`, and for each the
+    /// peer and the ID of a reply that requested a reply (to restamp once
+    /// sent).
+    outbox: net::SendBatch,
+    outgoing: Vec<(SocketAddr, Option<MessageId>)>,
     reply: Packet,
     events: Vec<SessionEvent>,
 }
@@ -495,8 +505,13 @@ impl Listener {
             counters: Arc::new(ListenerCounters::default()),
             extended: session::own_segments(config.send_version, config.notice.as_deref()),
             sockets,
-            recv_buf: vec![0; 65_536],
-            send_buf: Vec::with_capacity(config.max_packet_size),
+            // A datagram of any size is read whole, as by `recv_from`.
+            inbox: net::RecvBatch::new(
+                l.max_batch.min(RECV_SLOTS),
+                MAX_DATAGRAM.next_power_of_two(),
+            ),
+            outbox: net::SendBatch::new(SEND_SLOTS, config.max_packet_size),
+            outgoing: Vec::with_capacity(SEND_SLOTS),
             reply: Packet::default(),
             events: Vec::new(),
             config,
@@ -560,7 +575,6 @@ impl Listener {
         let mut fds: Vec<libc::pollfd> = self.sockets.iter().map(|(s, _)| net::pollfd(s)).collect();
         let maintenance_every = Duration::from_secs(1);
         let mut next_maintenance = Instant::now() + maintenance_every;
-        let mut last_packet: Option<Instant> = None;
         loop {
             if cancel.is_cancelled() {
                 return Ok(());
@@ -577,19 +591,12 @@ impl Listener {
             for fd in fds.iter_mut() {
                 fd.revents = 0;
             }
-            // Right after a packet, the next one usually follows within
-            // microseconds (a flood, or a ping's third leg): wait for it
-            // briefly without sleeping; after a quiet spell, just sleep.
-            let spin = if last_packet.is_some_and(|t| now.duration_since(t) < BUSY_WINDOW) {
-                BUSY_SPIN
-            } else {
-                Duration::ZERO
-            };
-            net::poll_spin(&mut fds, spin, wait).map_err(ListenerError::Poll)?;
+            // Sleep in the kernel until a datagram comes; never spin (see
+            // net.rs).
+            net::poll(&mut fds, wait).map_err(ListenerError::Poll)?;
             for (i, fd) in fds.iter().enumerate() {
                 if net::ready(fd) {
                     self.drain(i, on_event);
-                    last_packet = Some(Instant::now());
                 }
             }
         }
@@ -604,23 +611,62 @@ impl Listener {
             .set_gauges(self.peers.len(), self.peers.entries());
     }
 
-    /// Reads up to `max_batch` datagrams from socket `i`.
+    /// Reads up to `max_batch` datagrams from socket `i`, a `recvmmsg`
+    /// at a time, and answers them with as few `sendmmsg` as the replies
+    /// fill. One clock reading per batch stamps its datagrams' arrival.
     fn drain(&mut self, i: usize, on_event: &mut dyn FnMut(&ListenerEvent)) {
-        for _ in 0..self.config.limits.max_batch {
+        let mut left = self.config.limits.max_batch;
+        let mut inbox = std::mem::take(&mut self.inbox);
+        while left > 0 {
             let Some((socket, _)) = self.sockets.get(i) else {
-                return;
+                break;
             };
-            match socket.recv_from(&mut self.recv_buf) {
-                Ok((n, peer)) => {
-                    let received_at = Instant::now();
-                    self.handle(i, n, peer, received_at, on_event);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            let n = match inbox.recv(socket, left) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => {
                     ListenerCounters::add(&self.counters.recv_errors);
-                    return;
+                    break;
                 }
+            };
+            let received_at = Instant::now();
+            for k in 0..n {
+                match inbox.get(k) {
+                    Some((bytes, Some(peer))) => self.handle(i, bytes, peer, received_at, on_event),
+                    // Neither IPv4 nor IPv6: not from a socket of ours.
+                    _ => ListenerCounters::add(&self.counters.recv_errors),
+                }
+            }
+            // A short batch emptied the queue: back to poll.
+            if n < inbox.capacity().min(left) {
+                break;
+            }
+            left = left.saturating_sub(n);
+        }
+        self.inbox = inbox;
+        self.flush(i);
+    }
+
+    /// Sends the queued replies on socket `i`, then stamps each 2nd leg
+    /// with the time just before the send, so that our RTT covers the whole
+    /// round trip and not the rest of the batch's processing.
+    fn flush(&mut self, i: usize) {
+        if self.outbox.len() == 0 {
+            return;
+        }
+        let Some((socket, _)) = self.sockets.get(i) else {
+            return;
+        };
+        let sent_at = Instant::now();
+        let counters = &self.counters;
+        self.outbox.flush(socket, &mut |_, _| {
+            ListenerCounters::add(&counters.send_errors);
+            counters.replies.fetch_sub(1, Ordering::Relaxed);
+        });
+        for (peer, id) in self.outgoing.drain(..) {
+            if let Some(id) = id {
+                self.peers.restamp(&peer, &id, sent_at);
             }
         }
     }
@@ -638,7 +684,7 @@ impl Listener {
     fn handle(
         &mut self,
         i: usize,
-        n: usize,
+        bytes: &[u8],
         peer: SocketAddr,
         received_at: Instant,
         on_event: &mut dyn FnMut(&ListenerEvent),
@@ -663,7 +709,7 @@ impl Listener {
                 over_limit = true;
             }
         }
-        let bytes = &self.recv_buf[..n.min(self.recv_buf.len())];
+        let n = bytes.len();
         let decoded = match &self.config.auth {
             Some(auth) => codec::decode_authenticated(bytes, auth),
             None => codec::decode(bytes),
@@ -747,6 +793,9 @@ impl Listener {
         reply: &mut Packet,
         on_event: &mut dyn FnMut(&ListenerEvent),
     ) {
+        if self.outbox.is_full() {
+            self.flush(i);
+        }
         if let Some(v) = &self.extended {
             reply.opcodes.extended = Some(v.clone());
         }
@@ -766,6 +815,9 @@ impl Listener {
             reply.opcodes.host_latency_us =
                 Some(u32::try_from(held.as_micros()).unwrap_or(u32::MAX));
         }
+        let Some(out) = self.outbox.slot() else {
+            return;
+        };
         let encoded = codec::encode_into(
             reply,
             &EncodeOptions {
@@ -774,26 +826,23 @@ impl Listener {
                 pad_to: Some(pad),
                 auth,
             },
-            &mut self.send_buf,
+            out,
         );
         if !encoded.complete || encoded.len > request_len {
             return self.drop_packet(peer, DropReason::ReplyTooLarge, on_event);
         }
-        let Some((socket, _)) = self.sockets.get(i) else {
-            return;
-        };
-        // Stamped before the send, like the client's pings, so our RTT
-        // covers the whole round trip.
-        let sent_at = Instant::now();
-        match socket.send_to(&self.send_buf, peer) {
-            Ok(_) => {
-                ListenerCounters::add(&self.counters.replies);
-                self.peers.with_session(peer, sent_at, |s| {
-                    s.commit_sent(reply, sent_at, SentKind::Ping);
-                });
-            }
-            Err(_) => ListenerCounters::add(&self.counters.send_errors),
-        }
+        // Recorded as sent now and restamped by `flush` just before the
+        // send, so that the replies of one batch go in one system call. A
+        // reply the kernel then refuses is counted in `send_errors` and
+        // still counts as a 2nd leg sent (as a client's refused ping counts
+        // as transmitted): it is never answered.
+        self.outbox.commit(Some(peer));
+        ListenerCounters::add(&self.counters.replies);
+        self.peers.with_session(peer, received_at, |s| {
+            s.commit_sent(reply, received_at, SentKind::Ping);
+        });
+        let id = reply.opcodes.reply_requested.then_some(reply.message_id);
+        self.outgoing.push((peer, id));
     }
 }
 

@@ -32,6 +32,7 @@
 //! The total number of ID entries is tracked incrementally so the listener
 //! can publish it as a gauge without walking every session per packet.
 
+use crate::codec::MessageId;
 use crate::session::{Session, SessionLimits};
 use hashlink::LinkedHashMap;
 use std::net::SocketAddr;
@@ -131,6 +132,18 @@ impl PeerTable {
             self.promote(peer, now);
         }
         r
+    }
+
+    /// Sets the send time of our request `id` to `peer`, if both are still
+    /// known (see [`Session::restamp`]); never creates a session. O(1).
+    pub(crate) fn restamp(&mut self, peer: &SocketAddr, id: &MessageId, sent_at: Instant) {
+        let session = match self.trusted.get_mut(peer) {
+            Some(s) => Some(s),
+            None => self.probation.get_mut(peer),
+        };
+        if let Some(s) = session {
+            s.restamp(id, sent_at);
+        }
     }
 
     /// Moves `peer` from probation to the trusted list, dropping the least
