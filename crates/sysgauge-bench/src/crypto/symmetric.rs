@@ -29,14 +29,14 @@
 //! - Blowfish-CBC: `blowfish` (written for speed: the RustCrypto `blowfish`
 //!   crate under the CBC loop below falls short of OpenSSL) and the crate;
 //!   the crate decrypts in the round trip.
-//! - CAST5-CBC: `cast5`, and Camellia-128-CBC: `camellia` (written for speed
-//!   from RFC 2144 and RFC 3713: the RustCrypto `cast5` and `camellia`
-//!   crates under a CBC loop fall short of OpenSSL) and the crates, which
-//!   also decrypt in the round trip.
+//! - CAST5-CBC: `cast5`, and Camellia-128/192/256-CBC: `camellia` (written
+//!   for speed from RFC 2144 and RFC 3713: the RustCrypto `cast5` and
+//!   `camellia` crates under a CBC loop fall short of OpenSSL) and the
+//!   crates, which also decrypt in the round trip.
 //! - RC4: `rc4` (the `rc4` crate falls behind OpenSSL) and the crate, which
 //!   also decrypts in the round trip.
-//! - DES-CBC, IDEA-CBC, RC2-CBC, Camellia-192/256-CBC: the RustCrypto block
-//!   ciphers (`des`, `idea`, `rc2`, `camellia`) under the `cbc` crate's
+//! - DES-CBC, IDEA-CBC, RC2-CBC: the RustCrypto block
+//!   ciphers (`des`, `idea`, `rc2`) under the `cbc` crate's
 //!   mode. These are the rows of the published `openssl speed` tables
 //!   (0.9.8 to 1.0.1) that aws-lc lacks; they are portable code, measured so
 //!   such a table can be matched row by row, not written for speed. Their
@@ -346,16 +346,17 @@ impl Cipher {
             Cipher::ChaCha20Poly1305 => &[SYSGAUGE_AVX512, AWS_LC],
             Cipher::Aes128Gcm | Cipher::Aes256Gcm => &[AWS_LC],
             Cipher::DesEde3Cbc => &[AWS_LC, RUSTCRYPTO],
-            Cipher::BfCbc | Cipher::Cast5Cbc | Cipher::Camellia128Cbc | Cipher::Rc4 => {
-                &[SYSGAUGE, RUSTCRYPTO]
-            }
+            Cipher::BfCbc
+            | Cipher::Cast5Cbc
+            | Cipher::Camellia128Cbc
+            | Cipher::Camellia192Cbc
+            | Cipher::Camellia256Cbc
+            | Cipher::Rc4 => &[SYSGAUGE, RUSTCRYPTO],
             Cipher::HmacSha256 => &[RUSTCRYPTO, AWS_LC],
             Cipher::HmacMd5 => &[RUSTCRYPTO, SYSGAUGE],
             Cipher::DesCbc
             | Cipher::IdeaCbc
             | Cipher::Rc2Cbc
-            | Cipher::Camellia192Cbc
-            | Cipher::Camellia256Cbc
             | Cipher::Aes128Ige
             | Cipher::Aes192Ige
             | Cipher::Aes256Ige
@@ -545,7 +546,7 @@ impl Cipher {
             (Cipher::Cast5Cbc, RUSTCRYPTO) => {
                 self.crate_cbc::<cast5::Cast5>(key, iv, RUSTCRYPTO)?
             }
-            (Cipher::Camellia128Cbc, SYSGAUGE) => Box::new(CbcKernel {
+            (Cipher::Camellia128Cbc | Cipher::Camellia192Cbc | Cipher::Camellia256Cbc, SYSGAUGE) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::camellia::CamelliaCbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
