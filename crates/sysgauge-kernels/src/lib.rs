@@ -12,7 +12,7 @@
 //! need none.
 //!
 //! - `sha512`: SHA-512 with an AVX2 schedule and BMI2 rounds;
-//! - `md5`: MD5 with work taken off its dependency chain;
+//! - `md5`, `md4`: MD5 and MD4 with work taken off their dependency chains;
 //! - `aes`: AES-CBC (AES-NI) and AES-CTR (VAES / AES-NI) encryption;
 //! - `chacha_poly`: ChaCha20-Poly1305 with AVX-512 and IFMA;
 //! - `rc4`, `blowfish`, `cast5`, `camellia`: scalar kernels shaped for
@@ -25,6 +25,7 @@ pub mod blowfish;
 pub mod camellia;
 pub mod cast5;
 pub mod chacha_poly;
+pub mod md4;
 pub mod md5;
 pub mod opaque;
 pub mod rc4;

@@ -22,9 +22,11 @@
 //!   (plain scalar code in the shape of OpenSSL's C: on AMD Zen 5 the AVX2
 //!   code runs at about half OpenSSL's speed, the scalar code ahead of it);
 //! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time);
-//! - MD4, RIPEMD-160, Whirlpool: RustCrypto `md4`, `ripemd`, `whirlpool`
-//!   (portable code; these are rows of the published `openssl speed` tables
-//!   that aws-lc does not have, measured so such a table can be matched).
+//! - MD4: `sysgauge_kernels::md4` (written because `md4` fell behind, in
+//!   the shape of the MD5 kernel) and RustCrypto `md4`;
+//! - RIPEMD-160, Whirlpool: RustCrypto `ripemd`, `whirlpool` (portable
+//!   code; these are rows of the published `openssl speed` tables that
+//!   aws-lc does not have, measured so such a table can be matched).
 
 use crate::implementation::{Candidates, Worker};
 use crate::util::{fill_pattern, hex};
@@ -112,7 +114,7 @@ impl Algorithm {
     /// of preference (the first this CPU runs is the default).
     pub fn candidates(self) -> &'static [DigestImpl] {
         match self {
-            Algorithm::Md4 => &[RUSTCRYPTO_MD4],
+            Algorithm::Md4 => &[SYSGAUGE_MD4, RUSTCRYPTO_MD4],
             Algorithm::Md5 => &[SYSGAUGE_MD5, RUSTCRYPTO_MD5],
             Algorithm::Sha1 => &[RUSTCRYPTO_SHA1, AWS_LC_SHA1],
             Algorithm::Rmd160 => &[RUSTCRYPTO_RMD160],
@@ -299,6 +301,12 @@ aws_lc!(AWS_LC_SHA512, &aws_lc_rs::digest::SHA512, 64);
 const SYSGAUGE_MD5: DigestImpl = DigestImpl {
     name: "sysgauge",
     digest: |data, out| out[..16].copy_from_slice(&super::md5::md5(data)),
+    available: always,
+};
+
+const SYSGAUGE_MD4: DigestImpl = DigestImpl {
+    name: "sysgauge",
+    digest: |data, out| out[..16].copy_from_slice(&sysgauge_kernels::md4::md4(data)),
     available: always,
 };
 
