@@ -15,7 +15,8 @@
 //! - `md5`, `md4`: MD5 and MD4 with work taken off their dependency chains;
 //! - `aes`: AES-CBC (AES-NI) and AES-CTR (VAES / AES-NI) encryption;
 //! - `chacha_poly`: ChaCha20-Poly1305 with AVX-512 and IFMA;
-//! - `rc4`, `blowfish`, `cast5`, `camellia`: scalar kernels shaped for
+//! - `ghash`: GHASH with PCLMULQDQ or VPCLMULQDQ, eight blocks per reduction;
+//! - `rc4`, `blowfish`, `cast5`, `camellia`, `des`: scalar kernels shaped for
 //!   their dependency chains;
 //! - `opaque`: the optimisation barriers that keep an order of operations.
 
@@ -25,6 +26,8 @@ pub mod blowfish;
 pub mod camellia;
 pub mod cast5;
 pub mod chacha_poly;
+pub mod des;
+pub mod ghash;
 pub mod md4;
 pub mod md5;
 pub mod opaque;
