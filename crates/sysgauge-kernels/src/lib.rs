@@ -18,6 +18,7 @@
 //! - `ghash`: GHASH with PCLMULQDQ or VPCLMULQDQ, eight blocks per reduction;
 //! - `rc4`, `blowfish`, `cast5`, `camellia`, `des`: scalar kernels shaped for
 //!   their dependency chains;
+//! - `whirlpool`: Whirlpool in the eight-table form;
 //! - `opaque`: the optimisation barriers that keep an order of operations.
 
 pub mod aes;
@@ -33,6 +34,7 @@ pub mod md5;
 pub mod opaque;
 pub mod rc4;
 pub mod sha512;
+pub mod whirlpool;
 
 /// A big-endian `u32` from exactly four bytes (the block ciphers' word order).
 #[inline(always)]

@@ -24,9 +24,11 @@
 //! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time);
 //! - MD4: `sysgauge_kernels::md4` (written because `md4` fell behind, in
 //!   the shape of the MD5 kernel) and RustCrypto `md4`;
-//! - RIPEMD-160, Whirlpool: RustCrypto `ripemd`, `whirlpool` (portable
-//!   code; these are rows of the published `openssl speed` tables that
-//!   aws-lc does not have, measured so such a table can be matched).
+//! - Whirlpool: `sysgauge_kernels::whirlpool` (the eight-table form,
+//!   written because `whirlpool` fell behind) and RustCrypto `whirlpool`;
+//! - RIPEMD-160: RustCrypto `ripemd` (portable code; a row of the
+//!   published `openssl speed` tables that aws-lc does not have, measured
+//!   so such a table can be matched).
 
 use crate::implementation::{Candidates, Worker};
 use crate::util::{fill_pattern, hex};
@@ -125,7 +127,7 @@ impl Algorithm {
                 RUSTCRYPTO_SHA512,
                 AWS_LC_SHA512,
             ],
-            Algorithm::Whirlpool => &[RUSTCRYPTO_WHIRLPOOL],
+            Algorithm::Whirlpool => &[SYSGAUGE_WHIRLPOOL, RUSTCRYPTO_WHIRLPOOL],
             Algorithm::Blake2b512 => &[BLAKE2B_SIMD, RUSTCRYPTO_BLAKE2B, SYSGAUGE_BLAKE2B],
             Algorithm::Blake3 => &[BLAKE3],
         }
@@ -307,6 +309,12 @@ const SYSGAUGE_MD5: DigestImpl = DigestImpl {
 const SYSGAUGE_MD4: DigestImpl = DigestImpl {
     name: "sysgauge",
     digest: |data, out| out[..16].copy_from_slice(&sysgauge_kernels::md4::md4(data)),
+    available: always,
+};
+
+const SYSGAUGE_WHIRLPOOL: DigestImpl = DigestImpl {
+    name: "sysgauge",
+    digest: |data, out| out.copy_from_slice(&sysgauge_kernels::whirlpool::whirlpool(data)),
     available: always,
 };
 

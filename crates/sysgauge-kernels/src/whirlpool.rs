@@ -1,0 +1,291 @@
+//! Whirlpool (the ISO/IEC 10118-3 version, as OpenSSL and the NESSIE
+//! vectors have it), written for this project because the RustCrypto
+//! `whirlpool` crate falls behind `openssl speed whirlpool`
+//! (docs/performance.md).
+//!
+//! Shape: the classic table form. Each round of the block cipher W (on the
+//! key and on the state alike) is, per output row, eight table loads XORed
+//! together: `C[k][x]` is S-box x times row k of the circulant MDS matrix,
+//! so the S-box (gamma), the column shift (pi) and the mixing (theta) are
+//! one load per input byte. The eight tables (16 KiB, L1-resident) are the
+//! byte rotations of one, kept apart so that no rotation is spent per
+//! load. Whirlpool's speed is throughput, not latency (the eight rows of a
+//! round are independent), so the work per byte is what counts: the key
+//! schedule and the state share each round's loop so the two sets of loads
+//! interleave.
+//!
+//! The S-box is built at compile time from the mini-boxes E and R of the
+//! Whirlpool paper (S(u, l): a = E(u), b = E^-1(l), c = R(a ^ b), output
+//! E(a ^ c), E^-1(b ^ c)), and the tables from it and the MDS row
+//! (1, 1, 4, 1, 8, 5, 2, 9) over GF(2^8) mod x^8 + x^4 + x^3 + x^2 + 1, so
+//! no table is entered as data. The tests check the NESSIE and ISO
+//! vectors and compare with the `whirlpool` crate on random inputs.
+
+/// The mini-box E and the mini-box R of the S-box construction.
+const E: [u8; 16] = [1, 11, 9, 12, 13, 6, 15, 3, 14, 8, 7, 4, 10, 2, 5, 0];
+const R: [u8; 16] = [7, 12, 11, 13, 14, 4, 9, 15, 6, 3, 8, 10, 2, 5, 1, 0];
+
+const fn e_inv(x: u8) -> u8 {
+    let mut i = 0;
+    while i < 16 {
+        if E[i] == x {
+            return i as u8;
+        }
+        i += 1;
+    }
+    0
+}
+
+const fn sbox(x: u8) -> u8 {
+    let a = E[(x >> 4) as usize];
+    let b = e_inv(x & 15);
+    let c = R[(a ^ b) as usize];
+    (E[(a ^ c) as usize] << 4) | e_inv(b ^ c)
+}
+
+/// Multiplication in GF(2^8) modulo x^8 + x^4 + x^3 + x^2 + 1.
+const fn gf_mul(mut a: u8, mut b: u8) -> u8 {
+    let mut r = 0u8;
+    while b != 0 {
+        if b & 1 == 1 {
+            r ^= a;
+        }
+        let carry = a & 0x80 != 0;
+        a <<= 1;
+        if carry {
+            a ^= 0x1d;
+        }
+        b >>= 1;
+    }
+    r
+}
+
+/// The first row of the circulant MDS matrix.
+const MDS: [u8; 8] = [1, 1, 4, 1, 8, 5, 2, 9];
+
+/// `C[k][x]`: S(x) times the MDS row, as a big-endian word rotated right by
+/// 8k bits.
+const fn tables() -> [[u64; 256]; 8] {
+    let mut t = [[0u64; 256]; 8];
+    let mut x = 0;
+    while x < 256 {
+        let s = sbox(x as u8);
+        let mut bytes = [0u8; 8];
+        let mut j = 0;
+        while j < 8 {
+            bytes[j] = gf_mul(s, MDS[j]);
+            j += 1;
+        }
+        let c0 = u64::from_be_bytes(bytes);
+        let mut k = 0;
+        while k < 8 {
+            t[k][x] = c0.rotate_right(8 * k as u32);
+            k += 1;
+        }
+        x += 1;
+    }
+    t
+}
+
+static C: [[u64; 256]; 8] = tables();
+
+/// The round constants: c^r's first row is S(8(r-1)) .. S(8(r-1)+7), the
+/// other rows zero.
+const fn round_constants() -> [u64; 10] {
+    let mut rc = [0u64; 10];
+    let mut r = 0;
+    while r < 10 {
+        let mut bytes = [0u8; 8];
+        let mut j = 0;
+        while j < 8 {
+            bytes[j] = sbox((8 * r + j) as u8);
+            j += 1;
+        }
+        rc[r] = u64::from_be_bytes(bytes);
+        r += 1;
+    }
+    rc
+}
+
+const RC: [u64; 10] = round_constants();
+
+/// One round's gamma, pi and theta on the eight rows `a`.
+#[inline(always)]
+fn rho(a: &[u64; 8]) -> [u64; 8] {
+    let c = &C;
+    let mut out = [0u64; 8];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = (c[0][(a[i] >> 56) as usize] ^ c[1][(a[(i + 7) & 7] >> 48) as u8 as usize])
+            ^ (c[2][(a[(i + 6) & 7] >> 40) as u8 as usize]
+                ^ c[3][(a[(i + 5) & 7] >> 32) as u8 as usize])
+            ^ ((c[4][(a[(i + 4) & 7] >> 24) as u8 as usize]
+                ^ c[5][(a[(i + 3) & 7] >> 16) as u8 as usize])
+                ^ (c[6][(a[(i + 2) & 7] >> 8) as u8 as usize]
+                    ^ c[7][a[(i + 1) & 7] as u8 as usize]));
+    }
+    out
+}
+
+/// Process whole 64-byte blocks.
+fn compress(h: &mut [u64; 8], blocks: &[u8]) {
+    for block in blocks.chunks_exact(64) {
+        let mut m = [0u64; 8];
+        for (w, b) in m.iter_mut().zip(block.chunks_exact(8)) {
+            *w = crate::be64(b);
+        }
+        let mut k = *h;
+        let mut s = [0u64; 8];
+        for i in 0..8 {
+            s[i] = m[i] ^ k[i];
+        }
+        for rc in RC {
+            k = rho(&k);
+            k[0] ^= rc;
+            let t = rho(&s);
+            for i in 0..8 {
+                s[i] = t[i] ^ k[i];
+            }
+        }
+        for i in 0..8 {
+            h[i] ^= s[i] ^ m[i];
+        }
+    }
+}
+
+/// Incremental Whirlpool.
+#[derive(Clone)]
+pub struct Whirlpool {
+    h: [u64; 8],
+    buf: [u8; 64],
+    buffered: usize,
+    /// Message length in bytes (the 256-bit length field's low bits are
+    /// this times 8; no input reaches 2^61 bytes).
+    total: u64,
+}
+
+impl Default for Whirlpool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Whirlpool {
+    pub fn new() -> Self {
+        Whirlpool {
+            h: [0; 8],
+            buf: [0; 64],
+            buffered: 0,
+            total: 0,
+        }
+    }
+
+    pub fn update(&mut self, mut data: &[u8]) {
+        self.total = self.total.wrapping_add(data.len() as u64);
+        if self.buffered > 0 {
+            let take = (64 - self.buffered).min(data.len());
+            self.buf[self.buffered..self.buffered + take].copy_from_slice(&data[..take]);
+            self.buffered += take;
+            data = &data[take..];
+            if self.buffered < 64 {
+                return;
+            }
+            compress(&mut self.h, &self.buf);
+            self.buffered = 0;
+        }
+        let full = data.len() / 64 * 64;
+        compress(&mut self.h, &data[..full]);
+        let rem = &data[full..];
+        self.buf[..rem.len()].copy_from_slice(rem);
+        self.buffered = rem.len();
+    }
+
+    pub fn finalize(self) -> [u8; 64] {
+        finish(self.h, &self.buf[..self.buffered], self.total)
+    }
+}
+
+/// The padding (a 1 bit, zeros up to 32 bytes before a block's end, then
+/// the bit length as a 256-bit big-endian number) and the digest's bytes.
+fn finish(mut h: [u64; 8], rem: &[u8], len: u64) -> [u8; 64] {
+    let mut tail = [0u8; 128];
+    tail[..rem.len()].copy_from_slice(rem);
+    tail[rem.len()] = 0x80;
+    let end = if rem.len() < 32 { 64 } else { 128 };
+    let bits = u128::from(len) * 8;
+    tail[end - 16..end].copy_from_slice(&bits.to_be_bytes());
+    compress(&mut h, &tail[..end]);
+    let mut out = [0u8; 64];
+    for (o, w) in out.chunks_exact_mut(8).zip(h.iter()) {
+        o.copy_from_slice(&w.to_be_bytes());
+    }
+    out
+}
+
+/// Whirlpool of `data` in one call.
+pub fn whirlpool(data: &[u8]) -> [u8; 64] {
+    let mut h = [0u64; 8];
+    let full = data.len() / 64 * 64;
+    compress(&mut h, &data[..full]);
+    finish(h, &data[full..], data.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytes::hex;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sbox_and_first_table_entry() {
+        // The paper's S-box starts 18 23 c6 e8; C0[0] = 18 18 60 18 c0 78 30 d8.
+        assert_eq!([sbox(0), sbox(1), sbox(2), sbox(3)], [0x18, 0x23, 0xc6, 0xe8]);
+        assert_eq!(C[0][0], 0x1818_6018_c078_30d8);
+        let mut seen = [false; 256];
+        for x in 0..=255u8 {
+            seen[sbox(x) as usize] = true;
+        }
+        assert!(seen.iter().all(|&s| s), "the S-box is a permutation");
+    }
+
+    #[test]
+    fn nessie_and_iso_vectors() {
+        let cases: [(&[u8], &str); 3] = [
+            (b"", "19fa61d75522a4669b44e39c1d2e1726c530232130d407f89afee0964997f7a73e83be698b288febcf88e3e03c4f0757ea8964e59b63d93708b138cc42a66eb3"),
+            (b"abc", "4e2448a4c6f486bb16b6562c73b4020bf3043e3a731bce721ae1b303d97e6d4c7181eebdb6c57e277d0e34957114cbd6c797fc9d95d8b582d225292076d4eef5"),
+            (b"The quick brown fox jumps over the lazy dog", "b97de512e91e3828b40d2b0fdce9ceb3c4a71f9bea8d88e75c4fa854df36725fd2b52eb6544edcacd6f8beddfea403cb55ae31f03ad62a5ef54e42ee82c3fb35"),
+        ];
+        for (input, expect) in cases {
+            assert_eq!(hex(&whirlpool(input)), expect, "{:?}", String::from_utf8_lossy(input));
+        }
+    }
+
+    fn reference(data: &[u8]) -> [u8; 64] {
+        use whirlpool_crate::Digest;
+        whirlpool_crate::Whirlpool::digest(data).into()
+    }
+
+    #[test]
+    fn every_length_around_the_padding_boundaries() {
+        let mut data = vec![0u8; 300];
+        crate::bytes::fill_pattern(&mut data, 9);
+        for len in 0..data.len() {
+            assert_eq!(whirlpool(&data[..len]), reference(&data[..len]), "length {len}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn same_as_the_whirlpool_crate(
+            data in proptest::collection::vec(any::<u8>(), 0..5_000),
+            cut in 0usize..5_000,
+        ) {
+            let expect = reference(&data);
+            prop_assert_eq!(whirlpool(&data), expect);
+            let mut w = Whirlpool::new();
+            let cut = cut.min(data.len());
+            w.update(&data[..cut]);
+            w.update(&data[cut..]);
+            prop_assert_eq!(w.finalize(), expect);
+        }
+    }
+}
