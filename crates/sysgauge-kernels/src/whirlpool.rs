@@ -10,9 +10,12 @@
 //! one load per input byte. The eight tables (16 KiB, L1-resident) are the
 //! byte rotations of one, kept apart so that no rotation is spent per
 //! load. Whirlpool's speed is throughput, not latency (the eight rows of a
-//! round are independent), so the work per byte is what counts: the key
-//! schedule and the state share each round's loop so the two sets of loads
-//! interleave.
+//! round are independent), so the work per byte is what counts: 64 table
+//! loads and 64 byte extractions per round, for the key and the state
+//! each. The extractions are split between the load ports (bytes read
+//! from a copy of the rows in memory) and the ALUs (bytes taken from the
+//! rows in registers); see `FROM_REGISTER`. Plain code leaves all of them
+//! to the ALUs and spills rows besides.
 //!
 //! The S-box is built at compile time from the mini-boxes E and R of the
 //! Whirlpool paper (S(u, l): a = E(u), b = E^-1(l), c = R(a ^ b), output
@@ -87,7 +90,24 @@ const fn tables() -> [[u64; 256]; 8] {
     t
 }
 
-static C: [[u64; 256]; 8] = tables();
+/// `C[k][x]` with its bytes swapped: a row is kept as the little-endian
+/// load of its big-endian bytes, so that byte k of a row in memory, or
+/// `(row >> 8k) as u8` in a register, is byte k of the spec's row.
+const fn swapped_tables() -> [[u64; 256]; 8] {
+    let mut t = tables();
+    let mut k = 0;
+    while k < 8 {
+        let mut x = 0;
+        while x < 256 {
+            t[k][x] = t[k][x].swap_bytes();
+            x += 1;
+        }
+        k += 1;
+    }
+    t
+}
+
+static C: [[u64; 256]; 8] = swapped_tables();
 
 /// The round constants: c^r's first row is S(8(r-1)) .. S(8(r-1)+7), the
 /// other rows zero.
@@ -109,42 +129,71 @@ const fn round_constants() -> [u64; 10] {
 
 const RC: [u64; 10] = round_constants();
 
-/// One round's gamma, pi and theta on the eight rows `a`.
+/// Which bytes of a row `rho` takes from the register (bit k: byte k). The
+/// others are loaded from the row's copy in memory. The eight table loads
+/// per row are fixed; each byte index costs either a load (`movzx` from
+/// memory) or one or two ALU instructions (`movzx` of a low byte, a shift
+/// for the top one, `movzx` of the second byte's high-byte register), so
+/// splitting them balances the load and ALU ports. Bytes 0, 1 and 7 (one
+/// instruction each) from the register was the fastest split tried
+/// (docs/performance.md has the comparison).
+const FROM_REGISTER: u8 = 0b1000_0011;
+
+/// One round's gamma, pi and theta on the eight rows (`w` in registers,
+/// `bytes` the same in memory), each output row XORed with `key`'s.
 #[inline(always)]
-fn rho(a: &[u64; 8]) -> [u64; 8] {
+fn rho(w: &[u64; 8], bytes: &[u8; 64], key: &[u64; 8]) -> [u64; 8] {
     let c = &C;
     let mut out = [0u64; 8];
     for (i, o) in out.iter_mut().enumerate() {
-        *o = (c[0][(a[i] >> 56) as usize] ^ c[1][(a[(i + 7) & 7] >> 48) as u8 as usize])
-            ^ (c[2][(a[(i + 6) & 7] >> 40) as u8 as usize]
-                ^ c[3][(a[(i + 5) & 7] >> 32) as u8 as usize])
-            ^ ((c[4][(a[(i + 4) & 7] >> 24) as u8 as usize]
-                ^ c[5][(a[(i + 3) & 7] >> 16) as u8 as usize])
-                ^ (c[6][(a[(i + 2) & 7] >> 8) as u8 as usize]
-                    ^ c[7][a[(i + 1) & 7] as u8 as usize]));
+        // Byte k of row i - k (mod 8), as pi shifts column k down by k.
+        let at = |k: usize| {
+            let j = (i + 8 - k) & 7;
+            if (FROM_REGISTER >> k) & 1 == 1 {
+                (w[j] >> (8 * k)) as u8 as usize
+            } else {
+                bytes[8 * j + k] as usize
+            }
+        };
+        *o = ((c[0][at(0)] ^ c[1][at(1)]) ^ (c[2][at(2)] ^ c[3][at(3)]))
+            ^ ((c[4][at(4)] ^ c[5][at(5)]) ^ (c[6][at(6)] ^ c[7][at(7)]))
+            ^ key[i];
     }
     out
 }
 
+/// The rows' bytes in memory. `black_box` keeps the copy there: without
+/// it LLVM forwards the stored words to the byte loads as shifts, which
+/// undoes the split of `FROM_REGISTER`. It costs no instruction.
+#[inline(always)]
+fn in_memory(w: &[u64; 8]) -> [u8; 64] {
+    let mut b = [0u8; 64];
+    for (o, x) in b.chunks_exact_mut(8).zip(w) {
+        o.copy_from_slice(&x.to_le_bytes());
+    }
+    std::hint::black_box(b)
+}
+
 /// Process whole 64-byte blocks.
 fn compress(h: &mut [u64; 8], blocks: &[u8]) {
+    let rc = RC.map(u64::swap_bytes);
     for block in blocks.chunks_exact(64) {
         let mut m = [0u64; 8];
         for (w, b) in m.iter_mut().zip(block.chunks_exact(8)) {
-            *w = crate::be64(b);
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            *w = u64::from_le_bytes(a);
         }
         let mut k = *h;
         let mut s = [0u64; 8];
         for i in 0..8 {
             s[i] = m[i] ^ k[i];
         }
-        for rc in RC {
-            k = rho(&k);
-            k[0] ^= rc;
-            let t = rho(&s);
-            for i in 0..8 {
-                s[i] = t[i] ^ k[i];
-            }
+        for rc in rc {
+            let mut round_key = [0u64; 8];
+            round_key[0] = rc;
+            k = rho(&k, &in_memory(&k), &round_key);
+            s = rho(&s, &in_memory(&s), &k);
         }
         for i in 0..8 {
             h[i] ^= s[i] ^ m[i];
@@ -216,7 +265,7 @@ fn finish(mut h: [u64; 8], rem: &[u8], len: u64) -> [u8; 64] {
     compress(&mut h, &tail[..end]);
     let mut out = [0u8; 64];
     for (o, w) in out.chunks_exact_mut(8).zip(h.iter()) {
-        o.copy_from_slice(&w.to_be_bytes());
+        o.copy_from_slice(&w.to_le_bytes());
     }
     out
 }
@@ -239,7 +288,8 @@ mod tests {
     fn sbox_and_first_table_entry() {
         // The paper's S-box starts 18 23 c6 e8; C0[0] = 18 18 60 18 c0 78 30 d8.
         assert_eq!([sbox(0), sbox(1), sbox(2), sbox(3)], [0x18, 0x23, 0xc6, 0xe8]);
-        assert_eq!(C[0][0], 0x1818_6018_c078_30d8);
+        assert_eq!(tables()[0][0], 0x1818_6018_c078_30d8);
+        assert_eq!(C[1][0], 0x1818_6018_c078_30d8u64.rotate_right(8).swap_bytes());
         let mut seen = [false; 256];
         for x in 0..=255u8 {
             seen[sbox(x) as usize] = true;
