@@ -194,12 +194,18 @@ impl CamelliaCbc {
         let (kl, kr) = match key.len() {
             16 | 32 => {
                 wide[..key.len()].copy_from_slice(key);
-                (u128::from_be_bytes(wide[..16].try_into().ok()?), u128::from_be_bytes(wide[16..].try_into().ok()?))
+                (
+                    u128::from_be_bytes(wide[..16].try_into().ok()?),
+                    u128::from_be_bytes(wide[16..].try_into().ok()?),
+                )
             }
             24 => {
                 wide[..24].copy_from_slice(key);
                 let right = be64(&wide[16..24]);
-                (u128::from_be_bytes(wide[..16].try_into().ok()?), (u128::from(right) << 64) | u128::from(!right))
+                (
+                    u128::from_be_bytes(wide[..16].try_into().ok()?),
+                    (u128::from(right) << 64) | u128::from(!right),
+                )
             }
             _ => return None,
         };

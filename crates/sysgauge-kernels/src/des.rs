@@ -379,7 +379,10 @@ mod tests {
         let (x, y) = buf.split_at_mut(8);
         assert!(c.encrypt_cbc(x));
         assert!(c.encrypt_cbc(y));
-        assert_eq!(hex(&buf), "e5c7cdde872bf27c43e934008c389c0f683788499a7c05f6");
+        assert_eq!(
+            hex(&buf),
+            "e5c7cdde872bf27c43e934008c389c0f683788499a7c05f6"
+        );
         let mut d = DesCbc::new(&key, &iv).unwrap();
         assert!(d.decrypt_cbc(&mut buf));
         assert_eq!(buf, plain);

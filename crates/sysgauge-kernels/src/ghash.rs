@@ -465,7 +465,11 @@ mod tests {
             for len in 0..data.len() {
                 let mut g = Ghash::with_kernel(k, &h).unwrap();
                 g.update_padded(&data[..len]);
-                assert_eq!(g.finalize(), reference(&h, &data[..len]), "{k:?} length {len}");
+                assert_eq!(
+                    g.finalize(),
+                    reference(&h, &data[..len]),
+                    "{k:?} length {len}"
+                );
             }
         }
     }

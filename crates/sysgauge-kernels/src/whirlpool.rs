@@ -134,10 +134,11 @@ const RC: [u64; 10] = round_constants();
 /// per row are fixed; each byte index costs either a load (`movzx` from
 /// memory) or one or two ALU instructions (`movzx` of a low byte, a shift
 /// for the top one, `movzx` of the second byte's high-byte register), so
-/// splitting them balances the load and ALU ports. Bytes 0, 1 and 7 (one
-/// instruction each) from the register was the fastest split tried
+/// splitting them balances the load and ALU ports. Bytes 0, 1, 6 and 7
+/// from the register (a shift by 48 leaves 6 and 7 as a low and a
+/// high-byte register) was the fastest of the splits tried
 /// (docs/performance.md has the comparison).
-const FROM_REGISTER: u8 = 0b1000_0011;
+const FROM_REGISTER: u8 = 0b1100_0011;
 
 /// One round's gamma, pi and theta on the eight rows (`w` in registers,
 /// `bytes` the same in memory), each output row XORed with `key`'s.
@@ -287,9 +288,15 @@ mod tests {
     #[test]
     fn sbox_and_first_table_entry() {
         // The paper's S-box starts 18 23 c6 e8; C0[0] = 18 18 60 18 c0 78 30 d8.
-        assert_eq!([sbox(0), sbox(1), sbox(2), sbox(3)], [0x18, 0x23, 0xc6, 0xe8]);
+        assert_eq!(
+            [sbox(0), sbox(1), sbox(2), sbox(3)],
+            [0x18, 0x23, 0xc6, 0xe8]
+        );
         assert_eq!(tables()[0][0], 0x1818_6018_c078_30d8);
-        assert_eq!(C[1][0], 0x1818_6018_c078_30d8u64.rotate_right(8).swap_bytes());
+        assert_eq!(
+            C[1][0],
+            0x1818_6018_c078_30d8u64.rotate_right(8).swap_bytes()
+        );
         let mut seen = [false; 256];
         for x in 0..=255u8 {
             seen[sbox(x) as usize] = true;
@@ -305,7 +312,12 @@ mod tests {
             (b"The quick brown fox jumps over the lazy dog", "b97de512e91e3828b40d2b0fdce9ceb3c4a71f9bea8d88e75c4fa854df36725fd2b52eb6544edcacd6f8beddfea403cb55ae31f03ad62a5ef54e42ee82c3fb35"),
         ];
         for (input, expect) in cases {
-            assert_eq!(hex(&whirlpool(input)), expect, "{:?}", String::from_utf8_lossy(input));
+            assert_eq!(
+                hex(&whirlpool(input)),
+                expect,
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
         }
     }
 
@@ -319,7 +331,11 @@ mod tests {
         let mut data = vec![0u8; 300];
         crate::bytes::fill_pattern(&mut data, 9);
         for len in 0..data.len() {
-            assert_eq!(whirlpool(&data[..len]), reference(&data[..len]), "length {len}");
+            assert_eq!(
+                whirlpool(&data[..len]),
+                reference(&data[..len]),
+                "length {len}"
+            );
         }
     }
 

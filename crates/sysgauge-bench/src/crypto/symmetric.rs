@@ -573,7 +573,10 @@ impl Cipher {
             (Cipher::Cast5Cbc, RUSTCRYPTO) => {
                 self.crate_cbc::<cast5::Cast5>(key, iv, RUSTCRYPTO)?
             }
-            (Cipher::Camellia128Cbc | Cipher::Camellia192Cbc | Cipher::Camellia256Cbc, SYSGAUGE) => Box::new(CbcKernel {
+            (
+                Cipher::Camellia128Cbc | Cipher::Camellia192Cbc | Cipher::Camellia256Cbc,
+                SYSGAUGE,
+            ) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::camellia::CamelliaCbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
