@@ -18,7 +18,8 @@
 //! - `ghash`: GHASH with PCLMULQDQ or VPCLMULQDQ, eight blocks per reduction;
 //! - `rc4`, `blowfish`, `cast5`, `camellia`, `des`: scalar kernels shaped for
 //!   their dependency chains;
-//! - `whirlpool`: Whirlpool in the eight-table form;
+//! - `whirlpool`: Whirlpool with AVX-512 VBMI and GFNI, or in the
+//!   eight-table form;
 //! - `opaque`: the optimisation barriers that keep an order of operations.
 
 pub mod aes;

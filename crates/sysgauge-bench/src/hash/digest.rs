@@ -24,8 +24,9 @@
 //! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time);
 //! - MD4: `sysgauge_kernels::md4` (written because `md4` fell behind, in
 //!   the shape of the MD5 kernel) and RustCrypto `md4`;
-//! - Whirlpool: `sysgauge_kernels::whirlpool` (the eight-table form,
-//!   written because `whirlpool` fell behind) and RustCrypto `whirlpool`;
+//! - Whirlpool: `sysgauge_kernels::whirlpool`'s AVX-512 VBMI + GFNI kernel
+//!   (the state in one register) and its eight-table form (written because
+//!   `whirlpool` fell behind), and RustCrypto `whirlpool`;
 //! - RIPEMD-160: RustCrypto `ripemd` (portable code; a row of the
 //!   published `openssl speed` tables that aws-lc does not have, measured
 //!   so such a table can be matched).
@@ -127,7 +128,11 @@ impl Algorithm {
                 RUSTCRYPTO_SHA512,
                 AWS_LC_SHA512,
             ],
-            Algorithm::Whirlpool => &[SYSGAUGE_WHIRLPOOL, RUSTCRYPTO_WHIRLPOOL],
+            Algorithm::Whirlpool => &[
+                SYSGAUGE_WHIRLPOOL_AVX512,
+                SYSGAUGE_WHIRLPOOL,
+                RUSTCRYPTO_WHIRLPOOL,
+            ],
             Algorithm::Blake2b512 => &[BLAKE2B_SIMD, RUSTCRYPTO_BLAKE2B, SYSGAUGE_BLAKE2B],
             Algorithm::Blake3 => &[BLAKE3],
         }
@@ -316,6 +321,16 @@ const SYSGAUGE_WHIRLPOOL: DigestImpl = DigestImpl {
     name: "sysgauge",
     digest: |data, out| out.copy_from_slice(&sysgauge_kernels::whirlpool::whirlpool(data)),
     available: always,
+};
+
+const SYSGAUGE_WHIRLPOOL_AVX512: DigestImpl = DigestImpl {
+    name: "sysgauge-avx512-gfni",
+    digest: |data, out| {
+        if let Some(d) = sysgauge_kernels::whirlpool::whirlpool_avx512(data) {
+            out.copy_from_slice(&d);
+        }
+    },
+    available: sysgauge_kernels::whirlpool::avx512_available,
 };
 
 const SYSGAUGE_SHA512_AVX512VL: DigestImpl = DigestImpl {
