@@ -12,11 +12,14 @@
 //! need none.
 //!
 //! - `sha512`: SHA-512 with an AVX2 schedule and BMI2 rounds;
-//! - `md5`: MD5 with work taken off its dependency chain;
+//! - `md5`, `md4`: MD5 and MD4 with work taken off their dependency chains;
 //! - `aes`: AES-CBC (AES-NI) and AES-CTR (VAES / AES-NI) encryption;
 //! - `chacha_poly`: ChaCha20-Poly1305 with AVX-512 and IFMA;
-//! - `rc4`, `blowfish`, `cast5`, `camellia`: scalar kernels shaped for
+//! - `ghash`: GHASH with PCLMULQDQ or VPCLMULQDQ, eight blocks per reduction;
+//! - `rc4`, `blowfish`, `cast5`, `camellia`, `des`: scalar kernels shaped for
 //!   their dependency chains;
+//! - `whirlpool`: Whirlpool with AVX-512 VBMI and GFNI, or in the
+//!   eight-table form;
 //! - `opaque`: the optimisation barriers that keep an order of operations.
 
 pub mod aes;
@@ -25,10 +28,14 @@ pub mod blowfish;
 pub mod camellia;
 pub mod cast5;
 pub mod chacha_poly;
+pub mod des;
+pub mod ghash;
+pub mod md4;
 pub mod md5;
 pub mod opaque;
 pub mod rc4;
 pub mod sha512;
+pub mod whirlpool;
 
 /// A big-endian `u32` from exactly four bytes (the block ciphers' word order).
 #[inline(always)]

@@ -30,7 +30,7 @@ pub mod reference;
 pub mod report;
 pub mod symmetric;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
-pub use sysgauge_kernels::{aes, blowfish, camellia, cast5, chacha_poly, rc4};
+pub use sysgauge_kernels::{aes, blowfish, camellia, cast5, chacha_poly, ghash, rc4};
 
 use crate::implementation::{ChoiceCache, Forced, TrialPlan};
 use crate::util::{

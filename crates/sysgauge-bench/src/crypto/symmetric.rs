@@ -29,14 +29,17 @@
 //! - Blowfish-CBC: `blowfish` (written for speed: the RustCrypto `blowfish`
 //!   crate under the CBC loop below falls short of OpenSSL) and the crate;
 //!   the crate decrypts in the round trip.
-//! - CAST5-CBC: `cast5`, and Camellia-128-CBC: `camellia` (written for speed
-//!   from RFC 2144 and RFC 3713: the RustCrypto `cast5` and `camellia`
-//!   crates under a CBC loop fall short of OpenSSL) and the crates, which
-//!   also decrypt in the round trip.
+//! - CAST5-CBC: `cast5`, and Camellia-128/192/256-CBC: `camellia` (written
+//!   for speed from RFC 2144 and RFC 3713: the RustCrypto `cast5` and
+//!   `camellia` crates under a CBC loop fall short of OpenSSL) and the
+//!   crates, which also decrypt in the round trip.
 //! - RC4: `rc4` (the `rc4` crate falls behind OpenSSL) and the crate, which
 //!   also decrypts in the round trip.
-//! - DES-CBC, IDEA-CBC, RC2-CBC, Camellia-192/256-CBC: the RustCrypto block
-//!   ciphers (`des`, `idea`, `rc2`, `camellia`) under the `cbc` crate's
+//! - DES-CBC: `des` (table-driven, written for speed: the RustCrypto `des`
+//!   crate under a CBC loop runs at half OpenSSL's speed) and the crate,
+//!   which also decrypts in the round trip.
+//! - DES-CBC (the crate), IDEA-CBC, RC2-CBC: the RustCrypto block
+//!   ciphers (`des`, `idea`, `rc2`) under the `cbc` crate's
 //!   mode. These are the rows of the published `openssl speed` tables
 //!   (0.9.8 to 1.0.1) that aws-lc lacks; they are portable code, measured so
 //!   such a table can be matched row by row, not written for speed. Their
@@ -51,7 +54,9 @@
 //!
 //! - HMAC-MD5, AES-128/192/256-IGE and GHASH (rows of the old tables):
 //!   RustCrypto `hmac` over `md-5` (and HMAC over sysgauge's MD5 kernel),
-//!   `ige` over `aes`, and `ghash`. Known answers: RFC 2202, OpenSSL's
+//!   `ige` over `aes`, and `ghash` (and `ghash`'s VPCLMULQDQ and PCLMULQDQ
+//!   kernels, written because the crate, one block per reduction, falls
+//!   far behind OpenSSL). Known answers: RFC 2202, OpenSSL's
 //!   igetest vector, the GCM spec's test case 2; the independent checks are
 //!   RFC 2104 over sysgauge's MD5 (RustCrypto's HMAC for the kernel's), IGE
 //!   decryption over aws-lc's AES, and aws-lc's AES-GCM tags.
@@ -136,6 +141,27 @@ pub const SYSGAUGE_AES_NI: &str = "sysgauge-aes-ni";
 pub const SYSGAUGE_VAES_AVX512: &str = "sysgauge-vaes-avx512";
 pub const SYSGAUGE_VAES_AVX2: &str = "sysgauge-vaes-avx2";
 pub const SYSGAUGE_AVX512: &str = "sysgauge-avx512";
+pub const SYSGAUGE_VPCLMUL_AVX512: &str = "sysgauge-vpclmul-avx512";
+pub const SYSGAUGE_PCLMUL: &str = "sysgauge-pclmul";
+
+/// The name of a hand-written GHASH kernel (the portable one is not a
+/// candidate: the crate is faster than a carry-less multiplication in
+/// integer code).
+fn ghash_name(k: super::ghash::Kernel) -> Option<&'static str> {
+    match k {
+        super::ghash::Kernel::Vpclmul => Some(SYSGAUGE_VPCLMUL_AVX512),
+        super::ghash::Kernel::Pclmul => Some(SYSGAUGE_PCLMUL),
+        super::ghash::Kernel::Portable => None,
+    }
+}
+
+/// The GHASH kernel called `name`, if this CPU runs it.
+fn ghash_kernel(name: &str) -> Option<super::ghash::Kernel> {
+    use super::ghash::Kernel;
+    [Kernel::Vpclmul, Kernel::Pclmul]
+        .into_iter()
+        .find(|&k| ghash_name(k) == Some(name) && k.available())
+}
 
 /// The name of a hand-written AES-CTR kernel.
 fn ctr_name(k: super::aes::CtrKernel) -> &'static str {
@@ -346,20 +372,21 @@ impl Cipher {
             Cipher::ChaCha20Poly1305 => &[SYSGAUGE_AVX512, AWS_LC],
             Cipher::Aes128Gcm | Cipher::Aes256Gcm => &[AWS_LC],
             Cipher::DesEde3Cbc => &[AWS_LC, RUSTCRYPTO],
-            Cipher::BfCbc | Cipher::Cast5Cbc | Cipher::Camellia128Cbc | Cipher::Rc4 => {
-                &[SYSGAUGE, RUSTCRYPTO]
-            }
-            Cipher::HmacSha256 => &[RUSTCRYPTO, AWS_LC],
-            Cipher::HmacMd5 => &[RUSTCRYPTO, SYSGAUGE],
-            Cipher::DesCbc
-            | Cipher::IdeaCbc
-            | Cipher::Rc2Cbc
+            Cipher::BfCbc
+            | Cipher::Cast5Cbc
+            | Cipher::Camellia128Cbc
             | Cipher::Camellia192Cbc
             | Cipher::Camellia256Cbc
+            | Cipher::Rc4 => &[SYSGAUGE, RUSTCRYPTO],
+            Cipher::HmacSha256 => &[RUSTCRYPTO, AWS_LC],
+            Cipher::HmacMd5 => &[RUSTCRYPTO, SYSGAUGE],
+            Cipher::DesCbc => &[SYSGAUGE, RUSTCRYPTO],
+            Cipher::IdeaCbc
+            | Cipher::Rc2Cbc
             | Cipher::Aes128Ige
             | Cipher::Aes192Ige
-            | Cipher::Aes256Ige
-            | Cipher::Ghash => &[RUSTCRYPTO],
+            | Cipher::Aes256Ige => &[RUSTCRYPTO],
+            Cipher::Ghash => &[SYSGAUGE_VPCLMUL_AVX512, SYSGAUGE_PCLMUL, RUSTCRYPTO],
         }
     }
 
@@ -374,6 +401,7 @@ impl Cipher {
                 (Cipher::Aes128Ctr, n) if n != AWS_LC => ctr.iter().any(|k| ctr_name(*k) == n),
                 (_, SYSGAUGE_AES_NI) => super::aes::cbc_available(),
                 (_, SYSGAUGE_AVX512) => super::chacha_poly::available(),
+                (Cipher::Ghash, n) if n != RUSTCRYPTO => ghash_kernel(n).is_some(),
                 _ => true,
             })
             .collect()
@@ -545,7 +573,10 @@ impl Cipher {
             (Cipher::Cast5Cbc, RUSTCRYPTO) => {
                 self.crate_cbc::<cast5::Cast5>(key, iv, RUSTCRYPTO)?
             }
-            (Cipher::Camellia128Cbc, SYSGAUGE) => Box::new(CbcKernel {
+            (
+                Cipher::Camellia128Cbc | Cipher::Camellia192Cbc | Cipher::Camellia256Cbc,
+                SYSGAUGE,
+            ) => Box::new(CbcKernel {
                 cipher: self,
                 kernel: super::camellia::CamelliaCbc::new(key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?,
@@ -554,6 +585,12 @@ impl Cipher {
             (Cipher::Camellia128Cbc, RUSTCRYPTO) => {
                 self.crate_cbc::<camellia::Camellia128>(key, iv, RUSTCRYPTO)?
             }
+            (Cipher::DesCbc, SYSGAUGE) => Box::new(CbcKernel {
+                cipher: self,
+                kernel: sysgauge_kernels::des::DesCbc::new(key, iv)
+                    .ok_or_else(|| self.setup_err("bad key or IV"))?,
+                implementation: SYSGAUGE,
+            }),
             (Cipher::DesCbc, RUSTCRYPTO) => self.crate_cbc::<des::Des>(key, iv, RUSTCRYPTO)?,
             (Cipher::IdeaCbc, RUSTCRYPTO) => self.crate_cbc::<idea::Idea>(key, iv, RUSTCRYPTO)?,
             (Cipher::Rc2Cbc, RUSTCRYPTO) => self.crate_cbc::<rc2::Rc2>(key, iv, RUSTCRYPTO)?,
@@ -590,6 +627,19 @@ impl Cipher {
                 key: aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key),
                 tag: [0; 32],
             }),
+            (Cipher::Ghash, n @ (SYSGAUGE_VPCLMUL_AVX512 | SYSGAUGE_PCLMUL)) => {
+                let kernel = ghash_kernel(n).ok_or_else(unavailable)?;
+                Box::new(KernelGhashStream {
+                    keyed: super::ghash::Ghash::with_kernel(kernel, key)
+                        .ok_or_else(|| self.setup_err("bad key"))?,
+                    tag: [0; 16],
+                    implementation: if kernel == super::ghash::Kernel::Vpclmul {
+                        SYSGAUGE_VPCLMUL_AVX512
+                    } else {
+                        SYSGAUGE_PCLMUL
+                    },
+                })
+            }
             (Cipher::Ghash, RUSTCRYPTO) => {
                 use cipher::KeyInit as _;
                 Box::new(GhashStream {
@@ -759,7 +809,7 @@ impl Cipher {
             Cipher::HmacMd5 if hmac_md5_by_definition(&key, &plain)[..] != tag[..] => {
                 return Err(bad("the tag differs from RFC 2104 over sysgauge's MD5"));
             }
-            Cipher::Ghash => return ghash_against_aws_gcm(&key, &plain).map_err(bad),
+            Cipher::Ghash => return ghash_against_aws_gcm(name, &key, &plain).map_err(bad),
             Cipher::HmacMd5 => return Ok(()),
             _ => {}
         }
@@ -882,7 +932,7 @@ fn hmac_md5_by_definition(key: &[u8], msg: &[u8]) -> [u8; 16] {
 /// GHASH checked against aws-lc's AES-GCM: with H = AES_K(0), the GCM tag
 /// of a message is GHASH(H, {}, C) ^ AES_K(J0), and AES_K(J0) is the tag
 /// of the empty message under the same nonce.
-fn ghash_against_aws_gcm(key: &[u8], plain: &[u8]) -> Result<(), &'static str> {
+fn ghash_against_aws_gcm(name: &str, key: &[u8], plain: &[u8]) -> Result<(), &'static str> {
     let k = UnboundCipherKey::new(&aws_lc_rs::cipher::AES_128, key).map_err(|_| "AES key")?;
     let ecb = aws_lc_rs::cipher::EncryptingKey::ecb(k).map_err(|_| "AES key")?;
     let mut h = [0u8; 16];
@@ -898,7 +948,7 @@ fn ghash_against_aws_gcm(key: &[u8], plain: &[u8]) -> Result<(), &'static str> {
     let mut ct = plain.to_vec();
     let tag = seal(&mut ct)?;
     let mut s = Cipher::Ghash
-        .start(&h, &[], ct.len())
+        .start_with(name, &h, &[], ct.len())
         .map_err(|_| "GHASH key")?;
     s.process(&mut ct).map_err(|_| "GHASH failed")?;
     let ours: Vec<u8> = s.tag().iter().zip(mask).map(|(a, b)| a ^ b).collect();
@@ -1238,6 +1288,32 @@ impl Stream for GhashStream {
     }
 }
 
+/// GHASH with a `sysgauge_kernels::ghash` kernel, as [`GhashStream`] does
+/// it with the crate: each buffer is one GCM ciphertext with no AAD.
+struct KernelGhashStream {
+    keyed: super::ghash::Ghash,
+    tag: [u8; 16],
+    implementation: &'static str,
+}
+
+impl Stream for KernelGhashStream {
+    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
+        let mut g = self.keyed.clone();
+        g.update_padded(buf);
+        let mut lengths = [0u8; 16];
+        lengths[8..].copy_from_slice(&(buf.len() as u64 * 8).to_be_bytes());
+        g.update_padded(&lengths);
+        self.tag = g.finalize();
+        Ok(())
+    }
+    fn tag(&self) -> &[u8] {
+        &self.tag
+    }
+    fn implementation(&self) -> &'static str {
+        self.implementation
+    }
+}
+
 /// A known-answer vector: ciphertext (and tag) as hex. The plaintext is a
 /// whole number of the cipher's blocks.
 struct Vector {
@@ -1417,7 +1493,8 @@ macro_rules! cbc_encrypt_of_kernel {
 cbc_encrypt_of_kernel!(
     super::blowfish::BlowfishCbc,
     super::cast5::Cast5Cbc,
-    super::camellia::CamelliaCbc
+    super::camellia::CamelliaCbc,
+    sysgauge_kernels::des::DesCbc
 );
 
 /// The crypto family's stream: every buffer is sealed as one message, with
@@ -1605,7 +1682,9 @@ mod tests {
             assert!(c.start(&[0; 15], &[0; 32], 16).is_err());
         }
         // The independent checks disagree with a wrong implementation too.
-        assert!(ghash_against_aws_gcm(&[1; 16], b"sixteen bytes!!!").is_ok());
+        for name in Cipher::Ghash.available() {
+            assert!(ghash_against_aws_gcm(name, &[1; 16], b"sixteen bytes!!!").is_ok());
+        }
         assert_ne!(
             hmac_md5_by_definition(&[0x0b; 16], b"Hi There"),
             hmac_md5_by_definition(&[0x0b; 16], b"Hi there")

@@ -22,9 +22,14 @@
 //!   (plain scalar code in the shape of OpenSSL's C: on AMD Zen 5 the AVX2
 //!   code runs at about half OpenSSL's speed, the scalar code ahead of it);
 //! - BLAKE3: the reference `blake3` crate (SIMD dispatch at run time);
-//! - MD4, RIPEMD-160, Whirlpool: RustCrypto `md4`, `ripemd`, `whirlpool`
-//!   (portable code; these are rows of the published `openssl speed` tables
-//!   that aws-lc does not have, measured so such a table can be matched).
+//! - MD4: `sysgauge_kernels::md4` (written because `md4` fell behind, in
+//!   the shape of the MD5 kernel) and RustCrypto `md4`;
+//! - Whirlpool: `sysgauge_kernels::whirlpool`'s AVX-512 VBMI + GFNI kernel
+//!   (the state in one register) and its eight-table form (written because
+//!   `whirlpool` fell behind), and RustCrypto `whirlpool`;
+//! - RIPEMD-160: RustCrypto `ripemd` (portable code; a row of the
+//!   published `openssl speed` tables that aws-lc does not have, measured
+//!   so such a table can be matched).
 
 use crate::implementation::{Candidates, Worker};
 use crate::util::{fill_pattern, hex};
@@ -112,7 +117,7 @@ impl Algorithm {
     /// of preference (the first this CPU runs is the default).
     pub fn candidates(self) -> &'static [DigestImpl] {
         match self {
-            Algorithm::Md4 => &[RUSTCRYPTO_MD4],
+            Algorithm::Md4 => &[SYSGAUGE_MD4, RUSTCRYPTO_MD4],
             Algorithm::Md5 => &[SYSGAUGE_MD5, RUSTCRYPTO_MD5],
             Algorithm::Sha1 => &[RUSTCRYPTO_SHA1, AWS_LC_SHA1],
             Algorithm::Rmd160 => &[RUSTCRYPTO_RMD160],
@@ -123,7 +128,11 @@ impl Algorithm {
                 RUSTCRYPTO_SHA512,
                 AWS_LC_SHA512,
             ],
-            Algorithm::Whirlpool => &[RUSTCRYPTO_WHIRLPOOL],
+            Algorithm::Whirlpool => &[
+                SYSGAUGE_WHIRLPOOL_AVX512,
+                SYSGAUGE_WHIRLPOOL,
+                RUSTCRYPTO_WHIRLPOOL,
+            ],
             Algorithm::Blake2b512 => &[BLAKE2B_SIMD, RUSTCRYPTO_BLAKE2B, SYSGAUGE_BLAKE2B],
             Algorithm::Blake3 => &[BLAKE3],
         }
@@ -300,6 +309,28 @@ const SYSGAUGE_MD5: DigestImpl = DigestImpl {
     name: "sysgauge",
     digest: |data, out| out[..16].copy_from_slice(&super::md5::md5(data)),
     available: always,
+};
+
+const SYSGAUGE_MD4: DigestImpl = DigestImpl {
+    name: "sysgauge",
+    digest: |data, out| out[..16].copy_from_slice(&sysgauge_kernels::md4::md4(data)),
+    available: always,
+};
+
+const SYSGAUGE_WHIRLPOOL: DigestImpl = DigestImpl {
+    name: "sysgauge",
+    digest: |data, out| out.copy_from_slice(&sysgauge_kernels::whirlpool::whirlpool(data)),
+    available: always,
+};
+
+const SYSGAUGE_WHIRLPOOL_AVX512: DigestImpl = DigestImpl {
+    name: "sysgauge-avx512-gfni",
+    digest: |data, out| {
+        if let Some(d) = sysgauge_kernels::whirlpool::whirlpool_avx512(data) {
+            out.copy_from_slice(&d);
+        }
+    },
+    available: sysgauge_kernels::whirlpool::avx512_available,
 };
 
 const SYSGAUGE_SHA512_AVX512VL: DigestImpl = DigestImpl {
