@@ -762,7 +762,7 @@ fn sweep_and_latency_chart_errors() {
     let err = stderr_of(&out);
     assert_eq!(
         err.trim_end(),
-        "sysgauge: error: invalid value 'pie' for '--kind <KIND>' (possible values: summary, ratios, block-size, sweep, latency)"
+        "sysgauge: error: invalid value 'pie' for '--kind <KIND>' (possible values: summary, ratios, block-size, sweep, latency, net-loss, net-rtt, net-tcp, net-udp)"
     );
     assert!(!file.exists());
 }
