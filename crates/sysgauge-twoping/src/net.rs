@@ -313,7 +313,7 @@ impl RecvBatch {
                 socket.as_raw_fd(),
                 hdrs.as_mut_ptr(),
                 vlen,
-                libc::MSG_DONTWAIT,
+                libc::MSG_DONTWAIT as _,
                 std::ptr::null_mut(),
             )
         };
