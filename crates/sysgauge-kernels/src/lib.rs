@@ -24,6 +24,7 @@
 
 pub mod aes;
 pub mod blake2b;
+mod block64;
 pub mod blowfish;
 pub mod camellia;
 pub mod cast5;

@@ -21,6 +21,7 @@
 // As in `md5`: LLVM would move the constants' addition to the end of the
 // sum, back onto the dependency chain; a value passed through `opaque` is
 // added as one term, where the source puts it.
+use crate::block64::{md_finish, Blocks64};
 use crate::opaque::opaque_u32 as opaque;
 
 const INIT: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
@@ -121,9 +122,7 @@ fn compress(state: &mut [u32; 4], blocks: &[u8]) {
 #[derive(Clone)]
 pub struct Md4 {
     state: [u32; 4],
-    buf: [u8; 64],
-    buffered: usize,
-    total: u64,
+    input: Blocks64,
 }
 
 impl Default for Md4 {
@@ -136,52 +135,22 @@ impl Md4 {
     pub fn new() -> Self {
         Md4 {
             state: INIT,
-            buf: [0; 64],
-            buffered: 0,
-            total: 0,
+            input: Blocks64::new(),
         }
     }
 
-    pub fn update(&mut self, mut data: &[u8]) {
-        self.total = self.total.wrapping_add(data.len() as u64);
-        if self.buffered > 0 {
-            let take = (64 - self.buffered).min(data.len());
-            self.buf[self.buffered..self.buffered + take].copy_from_slice(&data[..take]);
-            self.buffered += take;
-            data = &data[take..];
-            if self.buffered < 64 {
-                return;
-            }
-            compress(&mut self.state, &self.buf);
-            self.buffered = 0;
-        }
-        let full = data.len() / 64 * 64;
-        compress(&mut self.state, &data[..full]);
-        let rem = &data[full..];
-        self.buf[..rem.len()].copy_from_slice(rem);
-        self.buffered = rem.len();
+    pub fn update(&mut self, data: &[u8]) {
+        let state = &mut self.state;
+        self.input.update(data, |blocks| compress(state, blocks));
     }
 
     pub fn finalize(self) -> [u8; 16] {
-        finish(self.state, &self.buf[..self.buffered], self.total)
+        finish(self.state, self.input.rest(), self.input.total())
     }
 }
 
-/// The padding (RFC 1320 3.1, 3.2: as MD5's, a 1 bit, zeros, and the bit
-/// length little-endian) and the digest's bytes.
-fn finish(mut state: [u32; 4], rem: &[u8], len: u64) -> [u8; 16] {
-    let mut tail = [0u8; 128];
-    tail[..rem.len()].copy_from_slice(rem);
-    tail[rem.len()] = 0x80;
-    let end = if rem.len() < 56 { 64 } else { 128 };
-    let bits = len.wrapping_mul(8);
-    tail[end - 8..end].copy_from_slice(&bits.to_le_bytes());
-    compress(&mut state, &tail[..end]);
-    let mut out = [0u8; 16];
-    for (o, s) in out.chunks_exact_mut(4).zip(state.iter()) {
-        o.copy_from_slice(&s.to_le_bytes());
-    }
-    out
+fn finish(state: [u32; 4], rem: &[u8], len: u64) -> [u8; 16] {
+    md_finish(state, rem, len, compress)
 }
 
 /// MD4 of `data` in one call.

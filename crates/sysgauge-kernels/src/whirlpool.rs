@@ -29,6 +29,8 @@
 //! vectors and compare with the `whirlpool` crate on random inputs.
 
 /// The mini-box E and the mini-box R of the S-box construction.
+use crate::block64::Blocks64;
+
 const E: [u8; 16] = [1, 11, 9, 12, 13, 6, 15, 3, 14, 8, 7, 4, 10, 2, 5, 0];
 const R: [u8; 16] = [7, 12, 11, 13, 14, 4, 9, 15, 6, 3, 8, 10, 2, 5, 1, 0];
 
@@ -210,11 +212,9 @@ fn compress(h: &mut [u64; 8], blocks: &[u8]) {
 #[derive(Clone)]
 pub struct Whirlpool {
     h: [u64; 8],
-    buf: [u8; 64],
-    buffered: usize,
-    /// Message length in bytes (the 256-bit length field's low bits are
-    /// this times 8; no input reaches 2^61 bytes).
-    total: u64,
+    /// Its length in bytes is the 256-bit length field's low bits over 8
+    /// (no input reaches 2^61 bytes).
+    input: Blocks64,
 }
 
 impl Default for Whirlpool {
@@ -227,34 +227,17 @@ impl Whirlpool {
     pub fn new() -> Self {
         Whirlpool {
             h: [0; 8],
-            buf: [0; 64],
-            buffered: 0,
-            total: 0,
+            input: Blocks64::new(),
         }
     }
 
-    pub fn update(&mut self, mut data: &[u8]) {
-        self.total = self.total.wrapping_add(data.len() as u64);
-        if self.buffered > 0 {
-            let take = (64 - self.buffered).min(data.len());
-            self.buf[self.buffered..self.buffered + take].copy_from_slice(&data[..take]);
-            self.buffered += take;
-            data = &data[take..];
-            if self.buffered < 64 {
-                return;
-            }
-            compress(&mut self.h, &self.buf);
-            self.buffered = 0;
-        }
-        let full = data.len() / 64 * 64;
-        compress(&mut self.h, &data[..full]);
-        let rem = &data[full..];
-        self.buf[..rem.len()].copy_from_slice(rem);
-        self.buffered = rem.len();
+    pub fn update(&mut self, data: &[u8]) {
+        let h = &mut self.h;
+        self.input.update(data, |blocks| compress(h, blocks));
     }
 
     pub fn finalize(self) -> [u8; 64] {
-        finish(self.h, &self.buf[..self.buffered], self.total)
+        finish(self.h, self.input.rest(), self.input.total())
     }
 }
 

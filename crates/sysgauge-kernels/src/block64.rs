@@ -1,0 +1,77 @@
+//! The streaming part every 64-byte-block hash shares (MD4, MD5,
+//! Whirlpool): the bytes of an unfinished block, the message length, and
+//! feeding whole blocks to the algorithm's compression function straight
+//! from the caller's slice (no copy for full blocks).
+
+/// Buffered input of a hash with 64-byte blocks.
+#[derive(Clone)]
+pub(crate) struct Blocks64 {
+    buf: [u8; 64],
+    buffered: usize,
+    total: u64,
+}
+
+impl Blocks64 {
+    pub(crate) const fn new() -> Self {
+        Blocks64 {
+            buf: [0; 64],
+            buffered: 0,
+            total: 0,
+        }
+    }
+
+    /// Takes `data`, calling `compress` with whole blocks only (a multiple
+    /// of 64 bytes, possibly none); the rest waits for the next call.
+    pub(crate) fn update(&mut self, mut data: &[u8], mut compress: impl FnMut(&[u8])) {
+        self.total = self.total.wrapping_add(data.len() as u64);
+        if self.buffered > 0 {
+            let take = (64 - self.buffered).min(data.len());
+            self.buf[self.buffered..self.buffered + take].copy_from_slice(&data[..take]);
+            self.buffered += take;
+            data = &data[take..];
+            if self.buffered < 64 {
+                return;
+            }
+            compress(&self.buf);
+            self.buffered = 0;
+        }
+        let full = data.len() / 64 * 64;
+        compress(&data[..full]);
+        let rem = &data[full..];
+        self.buf[..rem.len()].copy_from_slice(rem);
+        self.buffered = rem.len();
+    }
+
+    /// The bytes of the unfinished block.
+    pub(crate) fn rest(&self) -> &[u8] {
+        &self.buf[..self.buffered]
+    }
+
+    /// The message length so far, in bytes.
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+}
+
+/// MD4's and MD5's ending (RFC 1320 3.1-3.2, RFC 1321 3.1-3.2): a 1 bit,
+/// zeros, the bit length little-endian, and the state's words as the
+/// digest's bytes.
+pub(crate) fn md_finish(
+    mut state: [u32; 4],
+    rem: &[u8],
+    len: u64,
+    compress: impl Fn(&mut [u32; 4], &[u8]),
+) -> [u8; 16] {
+    let mut tail = [0u8; 128];
+    tail[..rem.len()].copy_from_slice(rem);
+    tail[rem.len()] = 0x80;
+    let end = if rem.len() < 56 { 64 } else { 128 };
+    let bits = len.wrapping_mul(8);
+    tail[end - 8..end].copy_from_slice(&bits.to_le_bytes());
+    compress(&mut state, &tail[..end]);
+    let mut out = [0u8; 16];
+    for (o, s) in out.chunks_exact_mut(4).zip(state.iter()) {
+        o.copy_from_slice(&s.to_le_bytes());
+    }
+    out
+}
