@@ -957,6 +957,11 @@ fn drop_2ping_towards(ns: &str, v4: &str, v6: &str, percent: u32) {
     let ruleset = format!(
         "table inet sgloss {{\n  chain out {{\n    type filter hook output priority 0; policy accept;\n{rules}  }}\n}}\n"
     );
+    nft_in(ns, &ruleset);
+}
+
+/// Loads an nftables `ruleset` in namespace `ns`.
+fn nft_in(ns: &str, ruleset: &str) {
     let mut child = Command::new("ip")
         .args(["netns", "exec", ns, "nft", "-f", "-"])
         .stdin(std::process::Stdio::piped())
@@ -1143,14 +1148,7 @@ fn a_fleet_flood_adds_hosts_until_the_reply_rate_stops_rising() {
         "table inet sglimit {{\n  chain in {{\n    type filter hook input priority 0; policy accept;\n    \
          icmp type echo-request limit rate over {LIMIT}/second burst 50 packets drop\n  }}\n}}\n"
     );
-    let mut nft = Command::new("ip")
-        .args(["netns", "exec", &lab.hosts[4].ns, "nft", "-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(nft.stdin.as_mut().unwrap(), ruleset.as_bytes()).unwrap();
-    drop(nft.stdin.take());
-    assert!(nft.wait().unwrap().success(), "nft refused:\n{ruleset}");
+    nft_in(&lab.hosts[4].ns, &ruleset);
     let mut inv = String::new();
     for (i, name) in ["alpha", "bravo", "charlie", "delta"].iter().enumerate() {
         inv.push_str(&format!("{} name={name}\n", lab.hosts[i].address));
