@@ -154,7 +154,7 @@ cmd_build() {
   local dir=$profile t
   [ "$profile" = dev ] && dir=debug
   for t in "${targets[@]}"; do
-    echo "== build $t ($profile)"
+    echo "== build $t ($profile) [${SECONDS} s into cross.sh]"
     (cargo_for "$t" build --profile "$profile" -p sysgauge)
     file "${CARGO_TARGET_DIR:-target}/$t/$dir/sysgauge"
   done
@@ -164,7 +164,7 @@ cmd_clippy() {
   local targets=("$@") t
   [ "${#targets[@]}" -gt 0 ] || targets=("${ALL_TARGETS[@]}")
   for t in "${targets[@]}"; do
-    echo "== clippy $t"
+    echo "== clippy $t [${SECONDS} s into cross.sh]"
     (cargo_for "$t" clippy --workspace --all-targets -- -D warnings)
   done
 }
@@ -174,9 +174,9 @@ cmd_test() {
   [ "${#targets[@]}" -gt 0 ] || targets=("${EMULATED_TARGETS[@]}")
   for t in "${targets[@]}"; do
     in_list "$t" "${EMULATED_TARGETS[@]}" || die "$t is not tested under qemu-user (${EMULATED_TARGETS[*]} are)"
-    echo "== unit tests $t (qemu-user)"
+    echo "== unit tests $t (qemu-user) [${SECONDS} s into cross.sh]"
     (cargo_for "$t" test --workspace --lib)
-    echo "== tiny run $t (qemu-user)"
+    echo "== tiny run $t (qemu-user) [${SECONDS} s into cross.sh]"
     (cargo_for "$t" build -p sysgauge)
     tmp=$(mktemp -d)
     # Every family must measure or skip with a reason; spawn's static
