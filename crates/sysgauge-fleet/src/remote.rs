@@ -1,32 +1,36 @@
-//! What a fleet run does on one host, in three round trips (each costs an
-//! ssh session on the host, a few hundred milliseconds on a busy one, so
-//! steps share a trip wherever a failure can still be told apart):
+//! What a fleet run does on one host, in two ssh sessions (each costs a
+//! shell on the host and a round trip, so the steps share them wherever a
+//! failure can still be told apart):
 //! 1. connect (one multiplexed OpenSSH connection);
-//! 2. `uname -m` and `mktemp -d` under the host's `$TMPDIR` (or /tmp): the
-//!    host's architecture, and so which binary it needs (the running one
-//!    when it matches, else one given with `--binary ARCH=PATH`; none is a
-//!    failure naming the architecture), and a private 0700 directory for
-//!    everything this run puts on the host;
-//! 3. one script: the binary streamed in through ssh (`cat >`), made
-//!    executable, its SHA-256 checked on the host with `sha256sum -c`
-//!    against ours (exit 201 when the copy fails, 202 with the host's sum
-//!    when it differs), then `sysgauge SUBCOMMAND ARGS --json - --no-store`
-//!    run with `TMPDIR` pointing into the private directory (so the run's
-//!    scratch space goes too), the run record read from stdout, and the
-//!    directory removed whatever the run did (a marker on stderr when it
-//!    could not be);
-//! 4. only when step 3 was cut off (the timeout, Ctrl-C, a lost
-//!    connection) or a host had no binary: a clean-up trip. On timeout or
+//! 2. one session, answered in two steps: the host prints its `uname -m`
+//!    and a private 0700 directory it made with `mktemp -d` under its
+//!    `$TMPDIR` (or /tmp), named with a nonce of this run; sysgauge picks
+//!    the binary for that architecture (the running one when it matches,
+//!    else one given with `--binary ARCH=PATH`; none is a failure naming
+//!    the architecture) and sends its SHA-256 and the binary itself on the
+//!    session's stdin; the host writes it, makes it executable, checks the
+//!    sum (`sha256sum -c`), runs `sysgauge SUBCOMMAND ARGS --json -
+//!    --no-store` with `TMPDIR` pointing into the directory (so the run's
+//!    scratch space goes too), and removes the directory whatever the run
+//!    did (a marker on stderr when it could not); the run record comes
+//!    back on stdout;
+//! 3. only when step 2 was cut off (the timeout, Ctrl-C, a lost
+//!    connection): a clean-up session. It finds the directory by its name,
+//!    or by the nonce when the host's answer never came. On timeout or
 //!    Ctrl-C the binary is deleted first (so a session still on its way to
 //!    start it cannot), then the remote sysgauge (found by its path in our
 //!    directory with `ps`) is sent SIGINT (it cleans up its scratch and
 //!    stops), then SIGKILL if it lingers, then the directory goes.
 //!
-//! The host needs a POSIX shell, `uname`, `mktemp`, `cat`, `chmod` and
-//! `sha256sum` (coreutils or busybox): what any Linux system has.
+//! The host needs a POSIX shell, `uname`, `mktemp`, `cat`, `chmod`,
+//! `sha256sum`, `ps`, `awk` and `rm` (coreutils or busybox): what any Linux
+//! system has.
 
 use crate::inventory::Host;
-use crate::ssh::{last_line, shell_quote, Connection, Output, SshError, SshSettings};
+use crate::ssh::{
+    classify, last_line, shell_quote, Connection, Output, SshError, SshSettings, MAX_STDERR,
+    MAX_STDOUT,
+};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -200,14 +204,51 @@ pub struct Plan {
 const CLEANUP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A directory name `mktemp -d` may print that is safe to put in a shell
-/// command unquoted-equivalent (we quote it anyway).
-fn plausible_dir(s: &str) -> bool {
+/// command unquoted-equivalent (we quote it anyway), made for this run
+/// (its name carries the run's `nonce`).
+fn plausible_dir(s: &str, nonce: &str) -> bool {
     s.starts_with('/')
         && s.len() > 1
         && !s.contains("..")
-        && s.contains("sysgauge-fleet.")
+        && s.rsplit('/')
+            .next()
+            .is_some_and(|name| name.starts_with(&format!("sysgauge-fleet.{nonce}")))
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+}
+
+/// A name part for this run's directory on a host, so that a clean-up can
+/// find the directory even when the host's answer naming it never came.
+fn new_nonce() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = [0u8; 10];
+    rand::fill(&mut bytes);
+    bytes
+        .iter()
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// Where this run's directory is on a host: named by the host's answer,
+/// or only known by the run's nonce (the answer was cut off).
+#[derive(Debug, Clone)]
+enum Spot {
+    Dir(String),
+    Nonce(String),
+}
+
+impl Spot {
+    /// Shell words: the directory's path (or its prefix) as `pre`, and the
+    /// glob that completes it.
+    fn shell(&self) -> (String, &'static str) {
+        match self {
+            Spot::Dir(d) => (shell_quote(d), ""),
+            Spot::Nonce(n) => (
+                format!("\"${{TMPDIR:-/tmp}}/sysgauge-fleet.{n}\""),
+                "??????",
+            ),
+        }
+    }
 }
 
 /// Runs the whole procedure on `host` (index `n`), reporting stages.
@@ -225,38 +266,64 @@ pub fn run_host(
     let record = (|| {
         stage(Stage::Connecting);
         let conn = Connection::open(host, n, &plan.control_dir, &plan.ssh, deadline, cancel)?;
-        let (machine, dir) = probe(&conn, deadline, cancel, &mut arch)?;
-        let Some(binary) = plan.binaries.for_uname(&machine) else {
-            stage(Stage::CleaningUp);
-            if let Err(e) = clean_up(&conn, &dir, false) {
-                cleanup_problem = Some(format!("could not remove {dir} on the host: {e}"));
-            }
-            return Err(Failure::new(format!(
-                "no binary for {machine}; pass --binary {machine}=PATH (have: {})",
-                plan.binaries.arches().join(", ")
-            )));
-        };
-        stage(Stage::Running {
-            arch: machine.clone(),
-            bytes: binary.bytes,
-        });
-        let result = place_and_run(&conn, &dir, binary, plan, deadline, cancel);
-        let cut_off = match &result {
-            Ok((_, removed)) | Err((_, Some(removed))) => {
-                if !removed {
-                    cleanup_problem = Some(format!("could not remove {dir} on the host"));
+        let nonce = new_nonce();
+        let args: Vec<String> = plan.args.iter().map(|a| shell_quote(a)).collect();
+        let then = format!(
+            "TMPDIR=\"$d\" \"$b\" {} --json - --no-store; rc=$?; gone; exit $rc",
+            args.join(" ")
+        );
+        let session = placement(
+            &conn,
+            &nonce,
+            &then,
+            &plan.binaries,
+            deadline,
+            cancel,
+            &mut |a, b| {
+                arch = Some(a.to_string());
+                if let Some(b) = b {
+                    stage(Stage::Running {
+                        arch: a.to_string(),
+                        bytes: b.bytes,
+                    });
                 }
-                false
+            },
+        );
+        let (spot, out) = match session {
+            Placement::CutOff(spot, failure) => {
+                stage(Stage::CleaningUp);
+                if let Err(e) = clean_up(&conn, &spot, true) {
+                    cleanup_problem =
+                        Some(format!("could not remove {} on the host: {e}", spot.name()));
+                }
+                return Err(failure);
             }
-            Err((_, None)) => true,
+            Placement::Ended(spot, out) => (spot, out),
         };
-        if cut_off {
-            stage(Stage::CleaningUp);
-            if let Err(e) = clean_up(&conn, &dir, true) {
-                cleanup_problem = Some(format!("could not remove {dir} on the host: {e}"));
-            }
+        if out.stderr.contains(NOT_REMOVED) {
+            cleanup_problem = Some(format!("could not remove {} on the host", spot.name()));
         }
-        result.map(|(record, _)| record).map_err(|(f, _)| f)
+        let stderr = out
+            .stderr
+            .lines()
+            .filter(|l| !l.starts_with(NOT_REMOVED))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if let Some(reason) = placement_failure(&out, &stderr, arch.as_deref(), &plan.binaries) {
+            return Err(Failure::new(reason));
+        }
+        match out.code() {
+            // 0: all ran; 1: some benchmark failed, the record says which.
+            Some(0 | 1) if String::from_utf8_lossy(&out.stdout).trim().starts_with('{') => {
+                Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+            }
+            code => Err(Failure::new(format!(
+                "sysgauge failed on the host (exit {}): {}",
+                code.map(|c| c.to_string())
+                    .unwrap_or_else(|| "by signal".into()),
+                last_line(&stderr)
+            ))),
+        }
     })();
     Outcome {
         arch,
@@ -266,152 +333,243 @@ pub fn run_host(
     }
 }
 
-/// Step 2: the host's `uname -m` (also stored into `arch` as soon as it is
-/// known) and a private directory made by `mktemp -d`.
-fn probe(
-    conn: &Connection,
-    deadline: Instant,
-    cancel: &CancelToken,
-    arch: &mut Option<String>,
-) -> Result<(String, String), Failure> {
-    let probe = conn.run(
-        r#"uname -m && mktemp -d "${TMPDIR:-/tmp}/sysgauge-fleet.XXXXXXXXXX""#,
-        None,
-        deadline,
-        Some(cancel),
-    )?;
-    let text = String::from_utf8_lossy(&probe.stdout);
-    let mut lines = text.lines().map(str::trim);
-    let machine = lines.next().unwrap_or_default().to_string();
-    if machine.is_empty() || machine.contains(char::is_whitespace) {
-        return Err(Failure::new(format!(
-            "uname -m failed on the host: {}",
-            last_line(&probe.stderr)
-        )));
-    }
-    *arch = Some(machine.clone());
-    let dir = lines.next().unwrap_or_default().to_string();
-    if probe.code() != Some(0) || !plausible_dir(&dir) {
-        return Err(Failure::new(format!(
-            "mktemp -d failed on the host: {}",
-            last_line(&probe.stderr)
-        )));
-    }
-    Ok((machine, dir))
-}
-
 /// The marker the script writes on stderr when the directory stayed.
 const NOT_REMOVED: &str = "sysgauge-fleet: could not remove ";
 
-/// Step 3: the record and whether the directory was removed; on failure
-/// the reason and, when the script ran to its end, whether the directory
-/// was removed (`None`: cut off, the remote run may still be going).
-#[allow(clippy::type_complexity)]
-fn place_and_run(
-    conn: &Connection,
-    dir: &str,
-    binary: &Binary,
-    plan: &Plan,
-    deadline: Instant,
-    cancel: &CancelToken,
-) -> Result<(String, bool), (Failure, Option<bool>)> {
-    let d = shell_quote(dir);
-    let b = shell_quote(&format!("{dir}/sysgauge"));
-    let args: Vec<String> = plan.args.iter().map(|a| shell_quote(a)).collect();
-    let remove = format!(
-        "rm -rf -- {d}; if test -e {d}; then echo {} >&2; fi",
-        shell_quote(&format!("{NOT_REMOVED}{dir}"))
-    );
-    let script = format!(
-        "{copy} TMPDIR={d} {b} {args} --json - --no-store; rc=$?; {remove}; exit $rc",
-        copy = copy_and_check(&b, binary, &remove),
-        args = args.join(" "),
-    );
-    let out = conn
-        .run(&script, Some(&binary.path), deadline, Some(cancel))
-        .map_err(|e| (Failure::from(e), None))?;
-    let stderr = out
-        .stderr
-        .lines()
-        .filter(|l| !l.starts_with(NOT_REMOVED))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let removed = !out.stderr.contains(NOT_REMOVED);
-    let fail = |reason: String| Err((Failure::new(reason), Some(removed)));
-    if let Some(reason) = copy_failure(out.code(), &stderr, binary) {
-        return fail(reason);
-    }
-    match out.code() {
-        // 0: all ran; 1: some benchmark failed, the record says which.
-        Some(0 | 1) if String::from_utf8_lossy(&out.stdout).trim().starts_with('{') => Ok((
-            String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            removed,
-        )),
-        code => fail(format!(
-            "sysgauge failed on the host (exit {}): {}",
-            code.map(|c| c.to_string())
-                .unwrap_or_else(|| "by signal".into()),
-            last_line(&stderr)
-        )),
+/// How the placement session ended.
+enum Placement {
+    /// The script ran to its end (whatever its exit status): what it
+    /// printed after its answer, and the directory it named (or the nonce
+    /// when it named none).
+    Ended(Spot, Output),
+    /// Cut off (timeout, Ctrl-C, lost connection): what it made may still
+    /// be there, a run may still go on.
+    CutOff(Spot, Failure),
+}
+
+impl Spot {
+    /// The directory for messages.
+    fn name(&self) -> String {
+        match self {
+            Spot::Dir(d) => d.clone(),
+            Spot::Nonce(n) => format!("$TMPDIR/sysgauge-fleet.{n}*"),
+        }
     }
 }
 
-/// The start of a script that streams `binary` in from stdin to the path
-/// `b` (quoted), makes it executable and checks its SHA-256 on the host,
-/// running `remove` and exiting 201 (copy failed) or 202 (checksum
-/// differs, the host's sum on stderr) when either goes wrong. 201 and 202
-/// are no exit status of sysgauge's (0, 1, 2, 129, 130, 143).
-fn copy_and_check(b: &str, binary: &Binary, remove: &str) -> String {
-    format!(
-        "if ! {{ cat > {b} && chmod 0700 {b}; }}; then {remove}; exit 201; fi; \
-         if ! printf '%s  %s\\n' {sum} {b} | sha256sum -c - >/dev/null 2>&1; then \
-         sha256sum {b} >&2; {remove}; exit 202; fi;",
-        sum = shell_quote(&binary.sha256),
+/// Steps 2 and 3 in one ssh session. The host answers its `uname -m` and a
+/// private directory it made (`mktemp -d`, 0700, named with `nonce`);
+/// sysgauge then sends, on the same session's stdin, the SHA-256 of the
+/// binary for that architecture and the binary itself (or nothing when it
+/// has none, and the host removes the directory and exits 204). The host
+/// writes it, makes it executable and checks the sum (exit 201 when the
+/// copy fails, 202 with its own sum when it differs), then runs `then`
+/// with `$d` the directory, `$b` the binary and `gone` the shell function
+/// that removes the directory (writing [`NOT_REMOVED`] on stderr when it
+/// could not). 201-204 are no exit status of sysgauge's (0, 1, 2, 129,
+/// 130, 143). `answered` hears the architecture and the binary chosen as
+/// soon as the host has answered.
+fn placement(
+    conn: &Connection,
+    nonce: &str,
+    then: &str,
+    binaries: &Binaries,
+    deadline: Instant,
+    cancel: &CancelToken,
+    answered: &mut dyn FnMut(&str, Option<&Binary>),
+) -> Placement {
+    use std::io::{Read, Write};
+    let script = format!(
+        "m=$(uname -m) && d=$(mktemp -d \"${{TMPDIR:-/tmp}}/sysgauge-fleet.{nonce}XXXXXX\") || exit 203; \
+         b=\"$d/sysgauge\"; \
+         gone() {{ rm -rf -- \"$d\"; if test -e \"$d\"; then echo \"{NOT_REMOVED}$d\" >&2; fi; }}; \
+         printf '%s\\n%s\\n' \"$m\" \"$d\"; \
+         IFS= read -r sum || sum=; \
+         case $sum in ''|*[!0-9a-f]*) gone; exit 204;; esac; \
+         if ! {{ cat > \"$b\" && chmod 0700 \"$b\"; }}; then gone; exit 201; fi; \
+         if ! printf '%s  %s\\n' \"$sum\" \"$b\" | sha256sum -c - >/dev/null 2>&1; then \
+         sha256sum \"$b\" >&2; gone; exit 202; fi; {then}"
+    );
+    let mut spot = Spot::Nonce(nonce.to_string());
+    let mut child = match conn.spawn(&script, std::process::Stdio::piped()) {
+        Ok(c) => c,
+        Err(e) => return Placement::CutOff(spot, Failure::from(e)),
+    };
+    let mut stdin = child.stdin.take();
+    // The answer is the first two lines of stdout; the rest is the run's.
+    let (answer_tx, answer_rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 64 * 1024];
+            let mut told = false;
+            loop {
+                let n = match pipe.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                if (buf.len() as u64) < MAX_STDOUT {
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                if !told && buf.iter().filter(|&&c| c == b'\n').count() >= 2 {
+                    told = true;
+                    let _ = answer_tx.send(answer_of(&buf).map(|(m, d, _)| (m, d)));
+                }
+            }
+            buf
+        })
+    });
+    let stderr = child.stderr.take().map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.by_ref().take(MAX_STDERR).read_to_end(&mut buf);
+            let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+            buf
+        })
+    });
+    let mut writer = None;
+    let status = loop {
+        if let Ok(Some((machine, dir))) = answer_rx.try_recv() {
+            if plausible_dir(&dir, nonce) {
+                spot = Spot::Dir(dir);
+            }
+            let binary = binaries
+                .for_uname(&machine)
+                .filter(|_| matches!(spot, Spot::Dir(_)));
+            answered(&machine, binary);
+            match (binary, stdin.take()) {
+                (Some(b), Some(mut pipe)) => {
+                    let (sum, path) = (b.sha256.clone(), b.path.clone());
+                    writer = Some(std::thread::spawn(move || {
+                        // A host that stops reading (a failed copy) ends
+                        // the session; its exit status says why.
+                        let _ = writeln!(pipe, "{sum}");
+                        if let Ok(mut f) = std::fs::File::open(&path) {
+                            let _ = std::io::copy(&mut f, &mut pipe);
+                        }
+                    }));
+                }
+                // No binary (or an implausible directory): stdin closes,
+                // and the host removes its directory and exits 204.
+                (_, pipe) => drop(pipe),
+            }
+        }
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) => {}
+            Err(e) => break Err(SshError::Spawn(e.to_string())),
+        }
+        if cancel.is_cancelled() {
+            break Err(SshError::Cancelled);
+        }
+        if Instant::now() >= deadline {
+            break Err(SshError::Timeout);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            // Neither the readers nor the writer are joined: the master
+            // keeps the pipes until the remote command ends (see ssh.rs).
+            return Placement::CutOff(spot, Failure::from(e));
+        }
+    };
+    drop(stdin);
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    let out = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
+    let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+    let err = String::from_utf8_lossy(&err).into_owned();
+    if status.code() == Some(255) {
+        return Placement::CutOff(spot, Failure::from(SshError::Connect(classify(&err))));
+    }
+    let rest = match answer_of(&out) {
+        Some((machine, dir, rest)) => {
+            if matches!(spot, Spot::Nonce(_)) {
+                // The host answered and ended before the answer was read.
+                answered(&machine, None);
+                if plausible_dir(&dir, nonce) {
+                    spot = Spot::Dir(dir);
+                }
+            }
+            rest
+        }
+        None => out,
+    };
+    Placement::Ended(
+        spot,
+        Output {
+            status,
+            stdout: rest,
+            stderr: err,
+        },
     )
 }
 
-/// The reason for [`copy_and_check`]'s exit codes, `None` for any other.
-fn copy_failure(code: Option<i32>, stderr: &str, binary: &Binary) -> Option<String> {
-    match code {
+/// The host's answer in the placement session's stdout: `uname -m`, the
+/// directory, and what follows them.
+fn answer_of(out: &[u8]) -> Option<(String, String, Vec<u8>)> {
+    let first = out.iter().position(|&c| c == b'\n')?;
+    let second = first + 1 + out[first + 1..].iter().position(|&c| c == b'\n')?;
+    let line = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+    Some((
+        line(&out[..first]),
+        line(&out[first + 1..second]),
+        out[second + 1..].to_vec(),
+    ))
+}
+
+/// The reason for the placement session's own exit statuses (201-204),
+/// `None` for any other.
+fn placement_failure(
+    out: &Output,
+    stderr: &str,
+    machine: Option<&str>,
+    binaries: &Binaries,
+) -> Option<String> {
+    match out.code() {
         Some(201) => Some(format!("copying the binary failed: {}", last_line(stderr))),
-        Some(202) => Some(format!(
-            "checksum mismatch after copying {} (sha256 on the host {}, expected {})",
-            binary.path.display(),
+        Some(202) => {
+            let b = machine.and_then(|m| binaries.for_uname(m));
+            Some(format!(
+                "checksum mismatch after copying {} (sha256 on the host {}, expected {})",
+                b.map(|b| b.path.display().to_string()).unwrap_or_default(),
+                last_line(stderr)
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("unknown"),
+                b.map(|b| b.sha256.as_str()).unwrap_or("unknown")
+            ))
+        }
+        Some(203) => Some(format!(
+            "uname -m or mktemp -d failed on the host: {}",
             last_line(stderr)
-                .split_whitespace()
-                .next()
-                .unwrap_or("unknown"),
-            binary.sha256
         )),
+        Some(204) => Some(match machine {
+            Some(m) if binaries.for_uname(m).is_none() => format!(
+                "no binary for {m}; pass --binary {m}=PATH (have: {})",
+                binaries.arches().join(", ")
+            ),
+            _ => "the host named no usable private directory".to_string(),
+        }),
         _ => None,
     }
 }
 
-/// Stops what still runs from `dir` (when `running` is set) and removes it.
-fn clean_up(conn: &Connection, dir: &str, running: bool) -> Result<(), String> {
-    let d = shell_quote(dir);
-    let mut script = String::new();
-    if running {
-        // The binary goes first: a session whose shell has not reached its
-        // `exec` yet (ssh was cut off while the channel was opening) then
-        // fails there instead of starting a run nobody waits for. Whatever
-        // runs the binary from our directory is ours: SIGINT lets it clean
-        // its scratch space, SIGKILL after 5 s, then a wait (up to 5 s) until
-        // it is gone, since a signal is delivered, not awaited. The scan is
-        // made twice, a moment apart, to catch an exec that was in flight.
-        let bin = format!("{dir}/sysgauge");
-        let pattern = shell_quote(&bin);
-        let wait = "i=0; while [ -n \"$pids\" ] && kill -0 $pids 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; ";
-        let stop = format!(
-            "pids=$(ps -eo pid=,args= 2>/dev/null | awk -v p={pattern} 'index($0, p) && !/awk/ {{print $1}}'); \
-             [ -n \"$pids\" ] && kill -INT $pids 2>/dev/null; {wait}\
-             [ -n \"$pids\" ] && kill -KILL $pids 2>/dev/null; {wait}"
-        );
-        script.push_str(&format!("rm -f -- {pattern}; {stop}sleep 0.2; {stop}"));
-    }
-    script.push_str(&format!("rm -rf -- {d} && ! test -e {d}"));
+/// Stops what still runs from the run's directory (when `running` is set)
+/// and removes it.
+fn clean_up(conn: &Connection, spot: &Spot, running: bool) -> Result<(), String> {
     let out = conn
-        .run(&script, None, Instant::now() + CLEANUP_TIMEOUT, None)
+        .run(
+            &clean_up_script(spot, running),
+            None,
+            Instant::now() + CLEANUP_TIMEOUT,
+            None,
+        )
         .map_err(|e| e.to_string())?;
     if out.code() == Some(0) {
         Ok(())
@@ -420,11 +578,42 @@ fn clean_up(conn: &Connection, dir: &str, running: bool) -> Result<(), String> {
     }
 }
 
+/// The clean-up's script (POSIX shell); exits 0 when the directory is gone.
+fn clean_up_script(spot: &Spot, running: bool) -> String {
+    let (pre, glob) = spot.shell();
+    let mut script = format!("pre={pre}; ");
+    if running {
+        // The binary goes first: a session whose shell has not reached its
+        // `exec` yet (ssh was cut off while the channel was opening) then
+        // fails there instead of starting a run nobody waits for. Whatever
+        // runs a program from our directory is ours: SIGINT lets it clean
+        // its scratch space, SIGKILL after 5 s, then a wait (up to 5 s) until
+        // it is gone, since a signal is delivered, not awaited. The scan is
+        // made twice, a moment apart, to catch an exec that was in flight.
+        // It skips lines with "awk": the scan itself and this shell, whose
+        // command line holds the same path.
+        let wait = "i=0; while [ -n \"$pids\" ] && kill -0 $pids 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; ";
+        let stop = format!(
+            "pids=$(ps -eo pid=,args= 2>/dev/null | awk -v p=\"$pre\" 'index($0, p) && !/awk/ {{print $1}}'); \
+             [ -n \"$pids\" ] && kill -INT $pids 2>/dev/null; {wait}\
+             [ -n \"$pids\" ] && kill -KILL $pids 2>/dev/null; {wait}"
+        );
+        script.push_str(&format!(
+            "rm -f -- \"$pre\"{glob}/sysgauge; {stop}sleep 0.2; {stop}"
+        ));
+    }
+    script.push_str(&format!(
+        "for d in \"$pre\"{glob}; do if test -e \"$d\"; then rm -rf -- \"$d\"; fi; done; \
+         ! ls -d \"$pre\"{glob} >/dev/null 2>&1"
+    ));
+    script
+}
+
 /// A host with sysgauge placed in its private directory, for several
-/// commands one after another (the network matrix): steps 1 and 2 as for
-/// a run, the copy and check of step 3 alone, then [`Placed::run`] and
-/// [`Placed::spawn`] as often as needed, and [`Placed::clean_up`] (which
-/// also stops whatever still runs from the directory) at the end.
+/// commands one after another (the network matrix): steps 1 to 3 as for
+/// a run, without the run, then [`Placed::run`] and [`Placed::spawn`] as
+/// often as needed, and [`Placed::clean_up`] (which also stops whatever
+/// still runs from the directory) at the end.
 pub struct Placed {
     conn: Connection,
     /// The private directory on the host.
@@ -449,46 +638,49 @@ pub fn place(
     let mut arch = None;
     let conn = Connection::open(host, n, &plan.control_dir, &plan.ssh, deadline, cancel)
         .map_err(|e| (Failure::from(e), None))?;
-    let (machine, dir) =
-        probe(&conn, deadline, cancel, &mut arch).map_err(|f| (f, arch.clone()))?;
-    let placed = Placed {
-        conn,
-        dir,
-        arch: machine.clone(),
-        control_dir: plan.control_dir.clone(),
-        n,
-    };
-    let fail = |placed: Placed, f: Failure| {
-        let _ = placed.clean_up();
-        Err((f, Some(machine.clone())))
-    };
-    let Some(binary) = plan.binaries.for_uname(&machine) else {
-        let reason = format!(
-            "no binary for {machine}; pass --binary {machine}=PATH (have: {})",
-            plan.binaries.arches().join(", ")
-        );
-        return fail(placed, Failure::new(reason));
-    };
-    let d = shell_quote(&placed.dir);
-    let script = format!(
-        "{} exit 0",
-        copy_and_check(&placed.binary(), binary, &format!("rm -rf -- {d}"))
+    let nonce = new_nonce();
+    let session = placement(
+        &conn,
+        &nonce,
+        "exit 0",
+        &plan.binaries,
+        deadline,
+        cancel,
+        &mut |a, _| arch = Some(a.to_string()),
     );
-    let out = match placed
-        .conn
-        .run(&script, Some(&binary.path), deadline, Some(cancel))
-    {
-        Ok(out) => out,
-        Err(e) => return fail(placed, Failure::from(e)),
-    };
-    if let Some(reason) = copy_failure(out.code(), &out.stderr, binary) {
-        return fail(placed, Failure::new(reason));
+    let failed = |f: Failure, arch: Option<String>| Err((f, arch));
+    match session {
+        Placement::CutOff(spot, f) => {
+            let _ = clean_up(&conn, &spot, true);
+            failed(f, arch)
+        }
+        Placement::Ended(spot, out) => {
+            if let Some(reason) =
+                placement_failure(&out, &out.stderr, arch.as_deref(), &plan.binaries)
+            {
+                return failed(Failure::new(reason), arch);
+            }
+            match (out.code(), spot, arch.clone()) {
+                (Some(0), Spot::Dir(dir), Some(machine)) => Ok(Placed {
+                    conn,
+                    dir,
+                    arch: machine,
+                    control_dir: plan.control_dir.clone(),
+                    n,
+                }),
+                (_, spot, _) => {
+                    let _ = clean_up(&conn, &spot, false);
+                    failed(
+                        Failure::new(format!(
+                            "placing the binary failed: {}",
+                            last_line(&out.stderr)
+                        )),
+                        arch,
+                    )
+                }
+            }
+        }
     }
-    if out.code() != Some(0) {
-        let reason = format!("placing the binary failed: {}", last_line(&out.stderr));
-        return fail(placed, Failure::new(reason));
-    }
-    Ok(placed)
 }
 
 impl Placed {
@@ -574,13 +766,14 @@ impl Placed {
     /// listener for the length of the matrix); [`Placed::clean_up`] stops
     /// it on the host.
     pub fn spawn(&self, args: &[String], env: &[(&str, &str)]) -> Result<Child, SshError> {
-        self.conn.spawn(&self.command_line(args, env))
+        self.conn
+            .spawn(&self.command_line(args, env), std::process::Stdio::null())
     }
 
     /// Stops everything that runs from the private directory (SIGINT, then
     /// SIGKILL) and removes the directory.
     pub fn clean_up(self) -> Result<(), String> {
-        clean_up(&self.conn, &self.dir, true)
+        clean_up(&self.conn, &Spot::Dir(self.dir.clone()), true)
     }
 }
 
@@ -607,13 +800,96 @@ mod tests {
     }
 
     #[test]
-    fn only_mktemp_like_directories_are_used() {
-        assert!(plausible_dir("/tmp/sysgauge-fleet.AbC123xyz0"));
-        assert!(!plausible_dir("/"));
-        assert!(!plausible_dir("/tmp/../etc/sysgauge-fleet.x"));
-        assert!(!plausible_dir("/tmp/sysgauge-fleet.a b"));
-        assert!(!plausible_dir("tmp/sysgauge-fleet.x"));
-        assert!(!plausible_dir("/tmp/x"));
+    fn only_this_runs_mktemp_directories_are_used() {
+        let n = "k3y0nc3abc";
+        assert!(plausible_dir("/tmp/sysgauge-fleet.k3y0nc3abcAbC123", n));
+        assert!(!plausible_dir("/tmp/sysgauge-fleet.otherrun00AbC123", n));
+        assert!(!plausible_dir("/", n));
+        assert!(!plausible_dir("/tmp/../etc/sysgauge-fleet.k3y0nc3abcx", n));
+        assert!(!plausible_dir("/tmp/sysgauge-fleet.k3y0nc3abc a b", n));
+        assert!(!plausible_dir("tmp/sysgauge-fleet.k3y0nc3abcx", n));
+        assert!(!plausible_dir("/tmp/sysgauge-fleet.k3y0nc3abc/x", n));
+        assert!(!plausible_dir("/tmp/x", n));
+    }
+
+    #[test]
+    fn nonces_are_shell_safe_and_differ() {
+        let a = new_nonce();
+        assert_eq!(a.len(), 10);
+        assert!(a
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
+        assert_ne!(a, new_nonce());
+    }
+
+    #[test]
+    fn the_hosts_answer_and_what_follows() {
+        let (m, d, rest) = answer_of(b"x86_64\n/tmp/sysgauge-fleet.abc\n{\"id\": 1}\n").unwrap();
+        assert_eq!(
+            (m.as_str(), d.as_str()),
+            ("x86_64", "/tmp/sysgauge-fleet.abc")
+        );
+        assert_eq!(rest, b"{\"id\": 1}\n");
+        assert!(answer_of(b"x86_64\n").is_none());
+        assert!(answer_of(b"").is_none());
+    }
+
+    /// The clean-up script, run by a real shell: a directory known only by
+    /// the run's nonce is found, what runs from it is stopped, another
+    /// run's directory stays.
+    #[test]
+    fn clean_up_by_nonce_stops_the_run_and_spares_other_runs() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let ours = tmp.path().join("sysgauge-fleet.k3y0nc3abcQx7Zp1");
+        let theirs = tmp.path().join("sysgauge-fleet.otherrun00Ab12Cd");
+        for d in [&ours, &theirs] {
+            std::fs::create_dir(d).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let bin = ours.join("sysgauge");
+        std::fs::copy("/bin/sleep", &bin).unwrap_or_else(|e| panic!("{e}"));
+        let running = std::process::Command::new(&bin)
+            .arg("30")
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pid = running.id();
+        // Reaped at once, as the run session's shell would on a host.
+        let reaper = std::thread::spawn(move || {
+            let mut running = running;
+            running.wait()
+        });
+        let script = clean_up_script(&Spot::Nonce("k3y0nc3abc".into()), true);
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!ours.exists());
+        assert!(theirs.exists());
+        let gone = (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            reaper.is_finished()
+        });
+        if !gone {
+            if let Some(p) = rustix::process::Pid::from_raw(pid as i32) {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+            }
+        }
+        assert!(gone, "the run from the directory was not stopped");
+        // Nothing left to remove is success too; a named directory works alike.
+        let again = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &clean_up_script(&Spot::Dir(theirs.display().to_string()), false),
+            ])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(again.status.success());
+        assert!(!theirs.exists());
     }
 
     #[test]

@@ -623,6 +623,82 @@ fn timeout_stops_and_cleans_up() {
     assert!(runs(&sb).is_empty());
 }
 
+/// The master connection offers curve25519-sha256 ahead of OpenSSH 9's
+/// costly sntrup761 hybrid when nothing configures `KexAlgorithms`, and
+/// leaves a configured list alone (`ssh` is wrapped to log its command
+/// lines; the host is real).
+#[test]
+fn the_quick_key_exchange_unless_one_is_configured() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    lab.hosts[0].start();
+    let sb = Sandbox::new();
+    let wrap = tempfile::tempdir().unwrap();
+    let log = wrap.path().join("ssh.log");
+    let ssh = Command::new("sh")
+        .args(["-c", "command -v ssh"])
+        .output()
+        .unwrap();
+    let real = String::from_utf8_lossy(&ssh.stdout).trim().to_string();
+    let wrapper = wrap.path().join("ssh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        wrap.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let address = lab.hosts[0].address.clone();
+    let master = |extra: &[&str]| {
+        let _ = std::fs::remove_file(&log);
+        let mut args = extra.to_vec();
+        args.extend([
+            address.as_str(),
+            "--",
+            "--profile",
+            "tiny",
+            "--only",
+            "hash.md5",
+        ]);
+        let out = lab
+            .fleet_cmd(&sb, &args)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        let lines = std::fs::read_to_string(&log).unwrap();
+        lines
+            .lines()
+            .find(|l| l.contains(" -M "))
+            .unwrap_or_else(|| panic!("no master connection in:\n{lines}"))
+            .to_string()
+    };
+    let quick = master(&[]);
+    assert!(
+        quick.contains("KexAlgorithms=curve25519-sha256,sntrup761"),
+        "{quick}"
+    );
+    let configured = "KexAlgorithms=sntrup761x25519-sha512@openssh.com,curve25519-sha256";
+    let kept = master(&["--ssh-option", configured]);
+    assert!(kept.contains(configured), "{kept}");
+    assert!(!kept.contains("KexAlgorithms=curve25519-sha256"), "{kept}");
+    assert_eq!(runs(&sb).len(), 2);
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+}
+
 #[test]
 fn usage_errors_exit_2_before_connecting() {
     let sb = Sandbox::new();
