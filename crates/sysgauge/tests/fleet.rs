@@ -907,9 +907,11 @@ fn a_wave_of_hosts_and_the_fan_out_cost() {
         "--",
     ];
     fleet_args.extend(args.split_whitespace());
+    let cpu0 = children_cpu();
     let t0 = Instant::now();
     let out = lab.fleet(&sb, &fleet_args);
     let wall = t0.elapsed().as_secs_f64();
+    let controller = children_cpu() - cpu0;
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -935,8 +937,24 @@ fn a_wave_of_hosts_and_the_fan_out_cost() {
         "fleet of {n} hosts (--forks {n}, {args}): wall {wall:.2} s, slowest host's own run {slowest:.2} s, fan-out {:.2} s",
         wall - slowest
     );
+    // The part of the cost a real fleet pays on one machine: the fleet
+    // process and its ssh clients (alone only when this test runs alone).
+    eprintln!(
+        "controller CPU (sysgauge fleet and its ssh processes): {controller:.2} s, {:.0} ms per host",
+        controller * 1000.0 / n as f64
+    );
     assert!(wall >= slowest);
     assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+}
+
+/// CPU seconds (user and system) of this process's waited-for children.
+fn children_cpu() -> f64 {
+    // SAFETY: getrusage fills the struct it is given and nothing else.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0);
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// The namespace fleet into PostgreSQL (reached from the hub's namespace
