@@ -1,5 +1,5 @@
 //! Many hosts at once: a bounded pool of `forks` worker threads takes hosts
-//! in inventory order, runs [`remote::run_host`] on each, and sends every
+//! in inventory order, runs [`crate::remote::run_host`] on each, and sends every
 //! stage change and outcome to the caller's channel as it happens, so the
 //! caller draws progress and ingests records while other hosts still run.
 //! One host's failure is only its own outcome; it never stops the others.

@@ -10,7 +10,7 @@
 //! Shape (the idea of OpenSSL's AVX2 path, written anew in Rust intrinsics):
 //! - two blocks are scheduled at once, block A in the low 128-bit lane of
 //!   each AVX2 register and block B in the high lane, two message words per
-//!   lane; W[t] + K[t] of both blocks goes to a stack array;
+//!   lane; `W[t] + K[t]` of both blocks goes to a stack array;
 //! - block A's 80 rounds run with the schedule of the next words interleaved
 //!   (the vector work hides in the gaps of the scalar round chain); block
 //!   B's rounds then only read the stored sums;

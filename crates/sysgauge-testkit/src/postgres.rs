@@ -1,7 +1,7 @@
 //! A real PostgreSQL server for a test: `initdb` into a temporary
 //! directory, `pg_ctl start` on a free loopback port (its unix socket in
 //! the same directory), stopped and removed on drop. Debian's `postgresql`
-//! package puts the programs in /usr/lib/postgresql/<version>/bin, off
+//! package puts the programs in `/usr/lib/postgresql/<version>/bin`, off
 //! PATH. initdb refuses to run as root, so as root the server runs as the
 //! `postgres` user (`runuser`), its directory handed to that user.
 

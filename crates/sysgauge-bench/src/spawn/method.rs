@@ -556,7 +556,7 @@ impl ExecPlan {
     /// at all, and libc's wrappers would: a failing `dup3` or `execve`
     /// sets errno, which (no CLONE_SETTLS) is this thread's errno, read
     /// concurrently by the parent's `read` loop. Hence the child is raw
-    /// system calls ([`clone_pipe_child`]).
+    /// system calls (`clone_pipe_child`).
     pub fn clone_vm_pipe(&mut self, sink: &mut dyn FnMut(&[u8])) -> Result<u64, SpawnError> {
         if !CLONE_VM_PIPE_SUPPORTED {
             return Err(SpawnError::Os {

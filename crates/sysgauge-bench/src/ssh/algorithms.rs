@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// The MAC column of an AEAD cipher's combination: OpenSSH's own word for it
-/// in `ssh -v` ("MAC: <implicit>").
+/// in `ssh -v` (`MAC: <implicit>`).
 pub const IMPLICIT_MAC: &str = "implicit";
 
 /// The three negotiated algorithm classes the matrix varies.
