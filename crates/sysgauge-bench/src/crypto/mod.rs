@@ -3,8 +3,8 @@
 //! RustCrypto's crates). Symmetric ciphers, AEADs, GHASH and the MACs
 //! (HMAC-SHA256, HMAC-MD5) in MB/s at the block sizes `openssl speed` uses;
 //! RSA, DSA, ECDSA and Ed25519 signatures and verifications per second
-//! (ECDSA P-192 verifications only); ECDH and X25519 operations per
-//! second. On one thread or on several (one independent instance per
+//! (ECDSA P-192 verifications only if RustCrypto's `p192` is forced); ECDH
+//! and X25519 operations per second. On one thread or on several (one independent instance per
 //! thread, aggregate rate).
 //!
 //! Two shapes, chosen by `CryptoOptions::full_table`:
@@ -352,7 +352,8 @@ impl CryptoAlgorithm for SignAlg {
         };
         // Inside `run` only signing is timed (its slice is short); the full
         // table times both, each in half of the case's time. A library
-        // that only verifies (p192) has verification timed alone.
+        // that only verifies (p192, when forced) has verification timed
+        // alone.
         let both = options.full_table || matches!(ctx.profile(), Profile::Standard | Profile::Full);
         let share = if both && can_sign { 0.5 } else { 1.0 };
         let mut metrics = Vec::new();
