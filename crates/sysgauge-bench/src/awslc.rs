@@ -354,9 +354,9 @@ impl Key {
             });
         }
         // SAFETY: both keys are valid EC keys on the same curve (checked
-        // when parsed or built, and above), so their EC_KEYs and the peer's public point
-        // are non-NULL (NULL is checked anyway) and borrowed while the keys
-        // live. `out` is writable for `out.len()` bytes; without a KDF,
+        // when parsed or built, and above), so their EC_KEYs and the
+        // peer's public point are non-NULL (NULL is checked anyway) and
+        // borrowed while the keys live. `out` is writable for `out.len()` bytes; without a KDF,
         // ECDH_compute_key writes at most that many and returns the count.
         let n = unsafe {
             let ours = ffi::EVP_PKEY_get0_EC_KEY(self.pkey.as_ptr());
@@ -1101,5 +1101,45 @@ mod tests {
         .unwrap();
         let mut out = [0u8; 66];
         assert!(key.ecdh(&peer, &mut out).is_err());
+    }
+
+    /// The hand-built P-192 group: FIPS 186-4's generator times 1 is the
+    /// generator, a point off the curve and a scalar of 0 are refused,
+    /// and ECDH needs both keys on P-192.
+    #[test]
+    fn p192_keys_are_on_the_hand_built_curve() {
+        let one = Key::p192_private(&[1]).unwrap();
+        let mut g = vec![0x04];
+        g.extend_from_slice(&P192_GX);
+        g.extend_from_slice(&P192_GY);
+        assert_eq!(one.ec_public_point().unwrap(), g);
+        assert_eq!(one.kind(), KeyKind::EcP192);
+        let public = Key::p192_public(&g).unwrap();
+        let mut off = g.clone();
+        off[48] ^= 1;
+        assert!(matches!(
+            Key::p192_public(&off),
+            Err(AwsLcError::Call { .. })
+        ));
+        assert!(Key::p192_public(&g[..40]).is_err());
+        assert!(Key::p192_private(&[0]).is_err());
+        assert!(Key::p192_private(&P192_N).is_err());
+        let mut out = [0u8; 24];
+        assert_eq!(one.ecdh(&public, &mut out).unwrap(), 24);
+        assert_eq!(out[..], P192_GX[..]);
+        let p224 = Key::from_spki(
+            include_bytes!("crypto/keys/ecdh-p224-peer.pub.der"),
+            KeyKind::EcP224,
+        )
+        .unwrap();
+        assert!(matches!(
+            one.ecdh(&p224, &mut out),
+            Err(AwsLcError::WrongKey { .. })
+        ));
+        let dsa =
+            Key::from_pkcs8(include_bytes!("crypto/keys/dsa-1024.pk8.der"), KeyKind::Dsa).unwrap();
+        assert!(dsa.ec_public_point().is_err());
+        assert!(one.dsa_public().is_err());
+        assert!(dsa.dsa_public().is_ok());
     }
 }
