@@ -11,8 +11,8 @@
 //!
 //! It is a complete verification (FIPS 186-4 section 4.7): the signature is
 //! strict DER, 0 < r, s < q, the digest is cut to q's bit length, w =
-//! s^-1 mod q (crypto-bigint's safegcd), u1 = z·w and u2 = r·w mod q, and it holds iff (g^u1 · y^u2
-//! mod p) mod q = r. Everything here is public (key, signature, digest),
+//! s^-1 mod q (crypto-bigint's safegcd), u1 = z·w and u2 = r·w mod q, and
+//! it holds iff (g^u1 · y^u2 mod p) mod q = r. Everything here is public (key, signature, digest),
 //! so variable-time code is fine, as in OpenSSL's and aws-lc's own.
 
 use crate::awslc::{self, AwsLcError, BigNum, BnCtx, MontCtx};
@@ -74,10 +74,8 @@ impl MultiExp {
         out: &mut BigNum,
     ) -> Result<(), AwsLcError> {
         let ctx = &self.ctx;
-        let mut windows = [0usize; 2];
         for k in 0..2 {
             let w = window_for(exps[k].num_bits());
-            windows[k] = w;
             sliding_windows(exps[k], w, &mut self.bytes, &mut self.digits[k]);
             // The odd powers that the digits use: b^1, b^3, ..., b^(2^w - 1).
             let table = &mut self.tables[k];
