@@ -1,8 +1,13 @@
 //! aws-lc's C API, through `aws-lc-sys`, for the public-key operations
 //! `aws-lc-rs` does not offer: RSA PKCS#1 v1.5 signing with a 1024-bit key
 //! (aws-lc-rs refuses signing keys below 2048 bits; the C library does
-//! not), DSA, and ECDSA and ECDH on P-224 (the C library has the curve,
-//! a 64-bit fiat-crypto implementation, aws-lc-rs does not expose it).
+//! not), DSA, ECDSA and ECDH on P-224 (the C library has the curve,
+//! a 64-bit fiat-crypto implementation, aws-lc-rs does not expose it), and
+//! on P-192, which aws-lc does not carry: its group is built here from the
+//! domain parameters and runs on aws-lc's generic Montgomery-form curve
+//! code. Also the bignum primitives ([`BigNum`], [`MontCtx`]) that the
+//! crypto family's DSA verification (`crypto::dsa_verify`) builds its
+//! simultaneous exponentiation on.
 //!
 //! It is the same aws-lc build aws-lc-rs links (one `aws-lc-sys`), so the
 //! crypto family's `aws-lc` implementation is one library whichever crate
@@ -55,6 +60,8 @@ pub enum KeyKind {
     Dsa,
     /// An EC key on P-224 (secp224r1).
     EcP224,
+    /// An EC key on P-192 (secp192r1, a group built from its parameters).
+    EcP192,
 }
 
 impl KeyKind {
@@ -63,6 +70,7 @@ impl KeyKind {
             KeyKind::Rsa => "an RSA key",
             KeyKind::Dsa => "a DSA key",
             KeyKind::EcP224 => "an EC key on P-224",
+            KeyKind::EcP192 => "an EC key on P-192",
         }
     }
 }
@@ -186,6 +194,9 @@ impl Key {
         match kind {
             KeyKind::Rsa => id == EVP_PKEY_RSA,
             KeyKind::Dsa => id == EVP_PKEY_DSA,
+            // aws-lc's parsers do not know the curve, so no parsed key is
+            // on it: P-192 keys are built by `Key::p192_*`.
+            KeyKind::EcP192 => false,
             KeyKind::EcP224 => {
                 if id != EVP_PKEY_EC {
                     return false;
@@ -222,7 +233,7 @@ impl Key {
                 KeyKind::Dsa => {
                     usize::try_from(ffi::DSA_size(ffi::EVP_PKEY_get0_DSA(p))).unwrap_or(0)
                 }
-                KeyKind::EcP224 => ffi::ECDSA_size(ffi::EVP_PKEY_get0_EC_KEY(p)),
+                KeyKind::EcP224 | KeyKind::EcP192 => ffi::ECDSA_size(ffi::EVP_PKEY_get0_EC_KEY(p)),
             }
         }
     }
@@ -271,7 +282,7 @@ impl Key {
                     ),
                     "DSA_sign",
                 ),
-                KeyKind::EcP224 => (
+                KeyKind::EcP224 | KeyKind::EcP192 => (
                     ffi::ECDSA_sign(
                         0,
                         digest.as_ptr(),
@@ -315,7 +326,7 @@ impl Key {
                     sig.len(),
                     ffi::EVP_PKEY_get0_DSA(p),
                 ),
-                KeyKind::EcP224 => ffi::ECDSA_verify(
+                KeyKind::EcP224 | KeyKind::EcP192 => ffi::ECDSA_verify(
                     0,
                     digest.as_ptr(),
                     digest.len(),
@@ -334,17 +345,18 @@ impl Key {
     }
 
     /// ECDH: the x-coordinate of this private key times `peer`'s public
-    /// point, into `out`; its length (28 bytes on P-224).
+    /// point, into `out`; its length (28 bytes on P-224, 24 on P-192).
     pub fn ecdh(&self, peer: &Key, out: &mut [u8]) -> Result<usize, AwsLcError> {
-        if self.kind != KeyKind::EcP224 || peer.kind != KeyKind::EcP224 {
+        let is_ec = |k: KeyKind| matches!(k, KeyKind::EcP224 | KeyKind::EcP192);
+        if !is_ec(self.kind) || peer.kind != self.kind {
             return Err(AwsLcError::WrongKey {
-                want: KeyKind::EcP224.name(),
+                want: "two EC keys on the same curve",
             });
         }
-        // SAFETY: both keys are valid EC keys on P-224 (checked when
-        // parsed and above), so their EC_KEYs and the peer's public point
-        // are non-NULL (NULL is checked anyway) and borrowed while the keys
-        // live. `out` is writable for `out.len()` bytes; without a KDF,
+        // SAFETY: both keys are valid EC keys on the same curve (checked
+        // when parsed or built, and above), so their EC_KEYs and the
+        // peer's public point are non-NULL (NULL is checked anyway) and
+        // borrowed while the keys live. `out` is writable for `out.len()` bytes; without a KDF,
         // ECDH_compute_key writes at most that many and returns the count.
         let n = unsafe {
             let ours = ffi::EVP_PKEY_get0_EC_KEY(self.pkey.as_ptr());
@@ -365,6 +377,669 @@ impl Key {
             .ok()
             .filter(|&n| n > 0)
             .ok_or_else(|| last_error("ECDH_compute_key"))
+    }
+}
+
+/// P-192's domain parameters, big-endian: FIPS 186-4 appendix D.1.2.1
+/// (the same curve as SEC 2's secp192r1). a is p - 3.
+const P192_P: [u8; 24] = [
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+];
+const P192_A: [u8; 24] = [
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfc,
+];
+const P192_B: [u8; 24] = [
+    0x64, 0x21, 0x05, 0x19, 0xe5, 0x9c, 0x80, 0xe7, 0x0f, 0xa7, 0xe9, 0xab, 0x72, 0x24, 0x30, 0x49,
+    0xfe, 0xb8, 0xde, 0xec, 0xc1, 0x46, 0xb9, 0xb1,
+];
+const P192_GX: [u8; 24] = [
+    0x18, 0x8d, 0xa8, 0x0e, 0xb0, 0x30, 0x90, 0xf6, 0x7c, 0xbf, 0x20, 0xeb, 0x43, 0xa1, 0x88, 0x00,
+    0xf4, 0xff, 0x0a, 0xfd, 0x82, 0xff, 0x10, 0x12,
+];
+const P192_GY: [u8; 24] = [
+    0x07, 0x19, 0x2b, 0x95, 0xff, 0xc8, 0xda, 0x78, 0x63, 0x10, 0x11, 0xed, 0x6b, 0x24, 0xcd, 0xd5,
+    0x73, 0xf9, 0x77, 0xa1, 0x1e, 0x79, 0x48, 0x11,
+];
+const P192_N: [u8; 24] = [
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x99, 0xde, 0xf8, 0x36,
+    0x14, 0x6b, 0xc9, 0xb1, 0xb4, 0xd2, 0x28, 0x31,
+];
+
+/// An owned `EC_GROUP` (a hand-built one: built-in groups are static).
+struct Group(NonNull<ffi::EC_GROUP>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        // SAFETY: the group came from EC_GROUP_new_curve_GFp, is owned
+        // here alone (EC_KEY_set_group copies it) and is freed once.
+        unsafe { ffi::EC_GROUP_free(self.0.as_ptr()) };
+    }
+}
+
+/// An owned `EC_POINT`.
+struct Point(NonNull<ffi::EC_POINT>);
+
+impl Drop for Point {
+    fn drop(&mut self) {
+        // SAFETY: the point came from EC_POINT_new, is owned here alone
+        // (EC_KEY_set_public_key copies it) and is freed once.
+        unsafe { ffi::EC_POINT_free(self.0.as_ptr()) };
+    }
+}
+
+/// An owned `EC_KEY` not yet handed to an `EVP_PKEY`.
+struct EcKey(NonNull<ffi::EC_KEY>);
+
+impl Drop for EcKey {
+    fn drop(&mut self) {
+        // SAFETY: the key came from EC_KEY_new and is owned here alone
+        // (`into_pkey` forgets it once an EVP_PKEY owns it).
+        unsafe { ffi::EC_KEY_free(self.0.as_ptr()) };
+    }
+}
+
+/// P-192 as an aws-lc group: aws-lc has no P-192 of its own, so the
+/// group comes from the FIPS 186-4 parameters and runs on aws-lc's generic
+/// Montgomery-form prime-curve code (constant-time scalar multiplication,
+/// 3-word field elements).
+fn p192_group(ctx: &BnCtx) -> Result<Group, AwsLcError> {
+    let p = BigNum::from_be_bytes(&P192_P)?;
+    let a = BigNum::from_be_bytes(&P192_A)?;
+    let b = BigNum::from_be_bytes(&P192_B)?;
+    let gx = BigNum::from_be_bytes(&P192_GX)?;
+    let gy = BigNum::from_be_bytes(&P192_GY)?;
+    let n = BigNum::from_be_bytes(&P192_N)?;
+    let one = BigNum::from_be_bytes(&[1])?;
+    // SAFETY: every BIGNUM and the BN_CTX are valid and owned by this
+    // function or the caller; aws-lc copies what it keeps. The new group
+    // and point are owned by `Group`/`Point` as soon as they exist, so an
+    // early return frees them.
+    unsafe {
+        let group = Group(
+            NonNull::new(ffi::EC_GROUP_new_curve_GFp(
+                p.as_ptr(),
+                a.as_ptr(),
+                b.as_ptr(),
+                ctx.as_ptr(),
+            ))
+            .ok_or_else(|| last_error("EC_GROUP_new_curve_GFp"))?,
+        );
+        let g = Point(
+            NonNull::new(ffi::EC_POINT_new(group.0.as_ptr()))
+                .ok_or_else(|| last_error("EC_POINT_new"))?,
+        );
+        // Checks that the generator is on the curve.
+        if ffi::EC_POINT_set_affine_coordinates_GFp(
+            group.0.as_ptr(),
+            g.0.as_ptr(),
+            gx.as_ptr(),
+            gy.as_ptr(),
+            ctx.as_ptr(),
+        ) != 1
+        {
+            return Err(last_error("EC_POINT_set_affine_coordinates_GFp"));
+        }
+        if ffi::EC_GROUP_set_generator(group.0.as_ptr(), g.0.as_ptr(), n.as_ptr(), one.as_ptr())
+            != 1
+        {
+            return Err(last_error("EC_GROUP_set_generator"));
+        }
+        Ok(group)
+    }
+}
+
+impl Key {
+    /// A P-192 private key from its big-endian scalar (the public point
+    /// is computed), on the hand-built group (see [`p192_group`]).
+    pub fn p192_private(scalar: &[u8]) -> Result<Key, AwsLcError> {
+        let ctx = BnCtx::new()?;
+        let group = p192_group(&ctx)?;
+        let d = BigNum::from_be_bytes(scalar)?;
+        let key = EcKey::on(&group)?;
+        // SAFETY: `key` has `group` (copied into it), `d` and `ctx` are
+        // valid; aws-lc copies the scalar and the point into the key and
+        // checks the scalar's range. The point is owned by `Point`.
+        unsafe {
+            if ffi::EC_KEY_set_private_key(key.0.as_ptr(), d.as_ptr()) != 1 {
+                return Err(last_error("EC_KEY_set_private_key"));
+            }
+            let grp = ffi::EC_KEY_get0_group(key.0.as_ptr());
+            let public = Point(
+                NonNull::new(ffi::EC_POINT_new(grp)).ok_or_else(|| last_error("EC_POINT_new"))?,
+            );
+            if ffi::EC_POINT_mul(
+                grp,
+                public.0.as_ptr(),
+                d.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                ctx.as_ptr(),
+            ) != 1
+            {
+                return Err(last_error("EC_POINT_mul"));
+            }
+            if ffi::EC_KEY_set_public_key(key.0.as_ptr(), public.0.as_ptr()) != 1 {
+                return Err(last_error("EC_KEY_set_public_key"));
+            }
+        }
+        key.into_pkey(KeyKind::EcP192)
+    }
+
+    /// A P-192 public key from its SEC 1 encoding (an ECDH peer or a
+    /// verifying key); the point must be on the curve.
+    pub fn p192_public(sec1: &[u8]) -> Result<Key, AwsLcError> {
+        let ctx = BnCtx::new()?;
+        let group = p192_group(&ctx)?;
+        let key = EcKey::on(&group)?;
+        // SAFETY: `key` has the group; `sec1` is readable for its length
+        // and only read; EC_POINT_oct2point checks that the point is on
+        // the curve; EC_KEY_set_public_key copies it.
+        unsafe {
+            let grp = ffi::EC_KEY_get0_group(key.0.as_ptr());
+            let point = Point(
+                NonNull::new(ffi::EC_POINT_new(grp)).ok_or_else(|| last_error("EC_POINT_new"))?,
+            );
+            if ffi::EC_POINT_oct2point(
+                grp,
+                point.0.as_ptr(),
+                sec1.as_ptr(),
+                sec1.len(),
+                ctx.as_ptr(),
+            ) != 1
+            {
+                return Err(last_error("EC_POINT_oct2point"));
+            }
+            if ffi::EC_KEY_set_public_key(key.0.as_ptr(), point.0.as_ptr()) != 1 {
+                return Err(last_error("EC_KEY_set_public_key"));
+            }
+        }
+        key.into_pkey(KeyKind::EcP192)
+    }
+
+    /// An EC key's public point, SEC 1 uncompressed.
+    pub fn ec_public_point(&self) -> Result<Vec<u8>, AwsLcError> {
+        if !matches!(self.kind, KeyKind::EcP224 | KeyKind::EcP192) {
+            return Err(AwsLcError::WrongKey { want: "an EC key" });
+        }
+        let ctx = BnCtx::new()?;
+        let mut out = [0u8; 1 + 2 * 66];
+        // SAFETY: `pkey` is a valid EC key, so its EC_KEY and group are
+        // non-NULL and borrowed while `pkey` lives (the point is checked
+        // for NULL); `out` is writable for its length, which
+        // EC_POINT_point2oct does not exceed (it returns 0 instead).
+        let n = unsafe {
+            let ec = ffi::EVP_PKEY_get0_EC_KEY(self.pkey.as_ptr());
+            let point = ffi::EC_KEY_get0_public_key(ec);
+            if point.is_null() {
+                return Err(AwsLcError::WrongKey {
+                    want: "an EC key with a public point",
+                });
+            }
+            ffi::EC_POINT_point2oct(
+                ffi::EC_KEY_get0_group(ec),
+                point,
+                ffi::point_conversion_form_t::POINT_CONVERSION_UNCOMPRESSED,
+                out.as_mut_ptr(),
+                out.len(),
+                ctx.as_ptr(),
+            )
+        };
+        if n == 0 {
+            return Err(last_error("EC_POINT_point2oct"));
+        }
+        Ok(out[..n].to_vec())
+    }
+
+    /// A DSA key's public values (p, q, g, y), copied.
+    pub fn dsa_public(&self) -> Result<DsaPublic, AwsLcError> {
+        if self.kind != KeyKind::Dsa {
+            return Err(AwsLcError::WrongKey {
+                want: KeyKind::Dsa.name(),
+            });
+        }
+        let (mut p, mut q, mut g, mut y) = (
+            std::ptr::null(),
+            std::ptr::null(),
+            std::ptr::null(),
+            std::ptr::null(),
+        );
+        // SAFETY: `pkey` is a valid DSA key, so its DSA is non-NULL and
+        // borrowed while `pkey` lives; the get0 accessors write borrowed
+        // pointers (or NULL), which `BigNum::copy_of` checks and copies.
+        unsafe {
+            let dsa = ffi::EVP_PKEY_get0_DSA(self.pkey.as_ptr());
+            ffi::DSA_get0_pqg(dsa, &mut p, &mut q, &mut g);
+            ffi::DSA_get0_key(dsa, &mut y, std::ptr::null_mut());
+            Ok(DsaPublic {
+                p: BigNum::copy_of(p)?,
+                q: BigNum::copy_of(q)?,
+                g: BigNum::copy_of(g)?,
+                y: BigNum::copy_of(y)?,
+            })
+        }
+    }
+}
+
+impl EcKey {
+    /// A new EC_KEY with (a copy of) `group`.
+    fn on(group: &Group) -> Result<EcKey, AwsLcError> {
+        // SAFETY: EC_KEY_new has no arguments; the key is owned by `EcKey`
+        // at once. EC_KEY_set_group copies the valid `group`.
+        unsafe {
+            let key =
+                EcKey(NonNull::new(ffi::EC_KEY_new()).ok_or_else(|| last_error("EC_KEY_new"))?);
+            if ffi::EC_KEY_set_group(key.0.as_ptr(), group.0.as_ptr()) != 1 {
+                return Err(last_error("EC_KEY_set_group"));
+            }
+            Ok(key)
+        }
+    }
+
+    /// Hand the key to a new `EVP_PKEY` (which then owns it).
+    fn into_pkey(self, kind: KeyKind) -> Result<Key, AwsLcError> {
+        // SAFETY: EVP_PKEY_new has no arguments; on success
+        // EVP_PKEY_assign_EC_KEY takes ownership of the EC_KEY, so `self`
+        // is forgotten rather than dropped; on failure both are freed.
+        unsafe {
+            let pkey =
+                NonNull::new(ffi::EVP_PKEY_new()).ok_or_else(|| last_error("EVP_PKEY_new"))?;
+            if ffi::EVP_PKEY_assign_EC_KEY(pkey.as_ptr(), self.0.as_ptr()) != 1 {
+                ffi::EVP_PKEY_free(pkey.as_ptr());
+                return Err(last_error("EVP_PKEY_assign_EC_KEY"));
+            }
+            std::mem::forget(self);
+            Ok(Key { pkey, kind })
+        }
+    }
+}
+
+/// A DSA key's public values.
+pub struct DsaPublic {
+    pub p: BigNum,
+    pub q: BigNum,
+    pub g: BigNum,
+    pub y: BigNum,
+}
+
+/// The (r, s) of a DER-encoded DSA signature, parsed by aws-lc (strict
+/// DER, minimal non-negative INTEGERs); `None` if it is not exactly that.
+pub fn dsa_signature(der: &[u8]) -> Option<(BigNum, BigNum)> {
+    let mut cbs = ffi::CBS {
+        data: der.as_ptr(),
+        len: der.len(),
+    };
+    // SAFETY: `cbs` points into `der`, which outlives the call; the parser
+    // reads at most `len` bytes and returns a new DSA_SIG (or NULL) that
+    // keeps no pointer into `der`. r and s are borrowed from it, copied
+    // (checked for NULL), and the DSA_SIG is freed once.
+    unsafe {
+        let sig = ffi::DSA_SIG_parse(&mut cbs);
+        if sig.is_null() {
+            ffi::ERR_clear_error();
+            return None;
+        }
+        let (mut r, mut s) = (std::ptr::null(), std::ptr::null());
+        ffi::DSA_SIG_get0(sig, &mut r, &mut s);
+        let out = BigNum::copy_of(r).ok().zip(BigNum::copy_of(s).ok());
+        ffi::DSA_SIG_free(sig);
+        out.filter(|_| cbs.len == 0)
+    }
+}
+
+/// An owned aws-lc `BIGNUM`, cleared when freed.
+pub struct BigNum(NonNull<ffi::BIGNUM>);
+
+// SAFETY: a BIGNUM is plain owned memory with no thread affinity; `BigNum`
+// owns it exclusively.
+unsafe impl Send for BigNum {}
+
+impl Drop for BigNum {
+    fn drop(&mut self) {
+        // SAFETY: owned by this `BigNum` alone and freed once.
+        unsafe { ffi::BN_clear_free(self.0.as_ptr()) };
+    }
+}
+
+impl std::fmt::Debug for BigNum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BigNum({} bits)", self.num_bits())
+    }
+}
+
+impl BigNum {
+    /// Zero.
+    pub fn new() -> Result<BigNum, AwsLcError> {
+        // SAFETY: BN_new has no arguments; the result is owned at once.
+        NonNull::new(unsafe { ffi::BN_new() })
+            .map(BigNum)
+            .ok_or_else(|| last_error("BN_new"))
+    }
+
+    /// The non-negative number with these big-endian bytes.
+    pub fn from_be_bytes(b: &[u8]) -> Result<BigNum, AwsLcError> {
+        let mut n = BigNum::new()?;
+        n.set_be_bytes(b)?;
+        Ok(n)
+    }
+
+    /// Set to the number with these big-endian bytes, reusing the memory.
+    pub fn set_be_bytes(&mut self, b: &[u8]) -> Result<(), AwsLcError> {
+        // SAFETY: `b` is readable for its length and only read; the
+        // BIGNUM is valid and owned by `self`.
+        let r = unsafe { ffi::BN_bin2bn(b.as_ptr(), b.len(), self.0.as_ptr()) };
+        if r.is_null() {
+            return Err(last_error("BN_bin2bn"));
+        }
+        Ok(())
+    }
+
+    /// A copy of a borrowed BIGNUM; an error if it is NULL.
+    ///
+    /// # Safety
+    /// `src` is NULL or points to a valid BIGNUM for the call.
+    unsafe fn copy_of(src: *const ffi::BIGNUM) -> Result<BigNum, AwsLcError> {
+        if src.is_null() {
+            return Err(AwsLcError::Call {
+                op: "BN_dup",
+                reason: "the key lacks a value".into(),
+            });
+        }
+        // SAFETY: `src` is a valid BIGNUM (the caller's contract); BN_dup
+        // returns a new one, owned at once.
+        NonNull::new(unsafe { ffi::BN_dup(src) })
+            .map(BigNum)
+            .ok_or_else(|| last_error("BN_dup"))
+    }
+
+    fn as_ptr(&self) -> *mut ffi::BIGNUM {
+        self.0.as_ptr()
+    }
+
+    /// Big-endian bytes, without leading zeros (empty for zero).
+    pub fn to_be_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_be_bytes(&mut out);
+        out
+    }
+
+    /// Big-endian bytes, without leading zeros, into `out` (reusing its
+    /// memory).
+    pub fn write_be_bytes(&self, out: &mut Vec<u8>) {
+        // SAFETY: the BIGNUM is valid; BN_bn2bin writes exactly
+        // BN_num_bytes bytes into `out`, resized to that length.
+        unsafe {
+            out.clear();
+            out.resize(ffi::BN_num_bytes(self.as_ptr()) as usize, 0);
+            let n = ffi::BN_bn2bin(self.as_ptr(), out.as_mut_ptr());
+            out.truncate(n);
+        }
+    }
+
+    /// Set to `other`'s value.
+    pub fn copy_from(&mut self, other: &BigNum) -> Result<(), AwsLcError> {
+        // SAFETY: both valid and distinct (`self` is borrowed mutably);
+        // BN_copy writes only `self`.
+        let r = unsafe { ffi::BN_copy(self.as_ptr(), other.as_ptr()) };
+        if r.is_null() {
+            return Err(last_error("BN_copy"));
+        }
+        Ok(())
+    }
+
+    pub fn num_bits(&self) -> usize {
+        // SAFETY: the BIGNUM is valid and only read.
+        unsafe { ffi::BN_num_bits(self.as_ptr()) as usize }
+    }
+
+    /// Bit `i` (0 is the least significant); false beyond the top.
+    pub fn bit(&self, i: usize) -> bool {
+        let Ok(i) = c_int::try_from(i) else {
+            return false;
+        };
+        // SAFETY: the BIGNUM is valid and only read; aws-lc returns 0 for
+        // bits past its width.
+        unsafe { ffi::BN_is_bit_set(self.as_ptr(), i) == 1 }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        // SAFETY: the BIGNUM is valid and only read.
+        unsafe { ffi::BN_is_zero(self.as_ptr()) == 1 }
+    }
+
+    /// Compares absolute values (all of ours are non-negative).
+    pub fn ucmp(&self, other: &BigNum) -> std::cmp::Ordering {
+        // SAFETY: both BIGNUMs are valid and only read.
+        unsafe { ffi::BN_ucmp(self.as_ptr(), other.as_ptr()) }.cmp(&0)
+    }
+
+    /// self^-1 mod `m`, into `out`; an error if there is none.
+    pub fn mod_inverse_into(
+        &self,
+        out: &mut BigNum,
+        m: &BigNum,
+        ctx: &BnCtx,
+    ) -> Result<(), AwsLcError> {
+        // SAFETY: all BIGNUMs and the BN_CTX are valid, `out` is a
+        // distinct BIGNUM (it is borrowed mutably); aws-lc writes only it.
+        let r =
+            unsafe { ffi::BN_mod_inverse(out.as_ptr(), self.as_ptr(), m.as_ptr(), ctx.as_ptr()) };
+        if r.is_null() {
+            return Err(last_error("BN_mod_inverse"));
+        }
+        Ok(())
+    }
+
+    /// a · b mod `m`, into `out`.
+    pub fn mod_mul_into(
+        out: &mut BigNum,
+        a: &BigNum,
+        b: &BigNum,
+        m: &BigNum,
+        ctx: &BnCtx,
+    ) -> Result<(), AwsLcError> {
+        // SAFETY: all BIGNUMs and the BN_CTX are valid; aws-lc writes
+        // only `out`.
+        let ok = unsafe {
+            ffi::BN_mod_mul(
+                out.as_ptr(),
+                a.as_ptr(),
+                b.as_ptr(),
+                m.as_ptr(),
+                ctx.as_ptr(),
+            )
+        };
+        if ok != 1 {
+            return Err(last_error("BN_mod_mul"));
+        }
+        Ok(())
+    }
+
+    /// a mod `m` (non-negative), into `out`.
+    pub fn nnmod_into(
+        out: &mut BigNum,
+        a: &BigNum,
+        m: &BigNum,
+        ctx: &BnCtx,
+    ) -> Result<(), AwsLcError> {
+        // SAFETY: all valid; aws-lc writes only `out`.
+        let ok = unsafe { ffi::BN_nnmod(out.as_ptr(), a.as_ptr(), m.as_ptr(), ctx.as_ptr()) };
+        if ok != 1 {
+            return Err(last_error("BN_nnmod"));
+        }
+        Ok(())
+    }
+
+    /// base^exp mod m with aws-lc's `BN_mod_exp_mont` (one sliding-window
+    /// exponentiation, variable time: for public values), into `out`.
+    pub fn mod_exp_into(
+        out: &mut BigNum,
+        base: &BigNum,
+        exp: &BigNum,
+        mont: &MontCtx,
+        ctx: &BnCtx,
+    ) -> Result<(), AwsLcError> {
+        // SAFETY: all valid; `mont` was made for its modulus, which the
+        // call takes from it as well; aws-lc writes only `out`.
+        let ok = unsafe {
+            ffi::BN_mod_exp_mont(
+                out.as_ptr(),
+                base.as_ptr(),
+                exp.as_ptr(),
+                mont.modulus.as_ptr(),
+                ctx.as_ptr(),
+                mont.ctx.as_ptr(),
+            )
+        };
+        if ok != 1 {
+            return Err(last_error("BN_mod_exp_mont"));
+        }
+        Ok(())
+    }
+}
+
+/// An owned `BN_CTX` (aws-lc's scratch space for bignum operations).
+pub struct BnCtx(NonNull<ffi::BN_CTX>);
+
+// SAFETY: a BN_CTX is scratch memory with no thread affinity, owned here
+// exclusively.
+unsafe impl Send for BnCtx {}
+
+impl Drop for BnCtx {
+    fn drop(&mut self) {
+        // SAFETY: owned by this `BnCtx` alone and freed once.
+        unsafe { ffi::BN_CTX_free(self.0.as_ptr()) };
+    }
+}
+
+impl BnCtx {
+    pub fn new() -> Result<BnCtx, AwsLcError> {
+        // SAFETY: BN_CTX_new has no arguments; the result is owned at once.
+        NonNull::new(unsafe { ffi::BN_CTX_new() })
+            .map(BnCtx)
+            .ok_or_else(|| last_error("BN_CTX_new"))
+    }
+
+    fn as_ptr(&self) -> *mut ffi::BN_CTX {
+        self.0.as_ptr()
+    }
+}
+
+/// Montgomery arithmetic modulo an odd number, with aws-lc's
+/// `BN_mod_mul_montgomery` (its assembly `bn_mul_mont`, the same code
+/// its own exponentiations use: MULX/ADX and a dedicated squaring on
+/// x86-64).
+pub struct MontCtx {
+    ctx: NonNull<ffi::BN_MONT_CTX>,
+    modulus: BigNum,
+}
+
+// SAFETY: a BN_MONT_CTX is immutable after creation and has no thread
+// affinity; `MontCtx` owns it and its modulus exclusively.
+unsafe impl Send for MontCtx {}
+
+impl Drop for MontCtx {
+    fn drop(&mut self) {
+        // SAFETY: owned by this `MontCtx` alone and freed once.
+        unsafe { ffi::BN_MONT_CTX_free(self.ctx.as_ptr()) };
+    }
+}
+
+impl MontCtx {
+    /// The context for `modulus`, which must be odd and above 1.
+    pub fn new(modulus: &BigNum, ctx: &BnCtx) -> Result<MontCtx, AwsLcError> {
+        // SAFETY: both valid; aws-lc copies the modulus (and refuses an
+        // even one); the result is owned at once.
+        let raw = unsafe { ffi::BN_MONT_CTX_new_for_modulus(modulus.as_ptr(), ctx.as_ptr()) };
+        let mont = NonNull::new(raw).ok_or_else(|| last_error("BN_MONT_CTX_new_for_modulus"))?;
+        // SAFETY: `modulus` is valid; the copy is owned at once.
+        let copy = unsafe { BigNum::copy_of(modulus.as_ptr()) };
+        match copy {
+            Ok(modulus) => Ok(MontCtx { ctx: mont, modulus }),
+            Err(e) => {
+                // SAFETY: not yet owned by a `MontCtx`; freed once.
+                unsafe { ffi::BN_MONT_CTX_free(mont.as_ptr()) };
+                Err(e)
+            }
+        }
+    }
+
+    pub fn modulus(&self) -> &BigNum {
+        &self.modulus
+    }
+
+    /// a (below the modulus) into Montgomery form, into `out`.
+    pub fn to_mont(&self, out: &mut BigNum, a: &BigNum, ctx: &BnCtx) -> Result<(), AwsLcError> {
+        if a.ucmp(&self.modulus).is_ge() {
+            return Err(AwsLcError::Call {
+                op: "BN_to_montgomery",
+                reason: "the value is not below the modulus".into(),
+            });
+        }
+        // SAFETY: all valid and `a` is reduced (checked above), as
+        // BN_to_montgomery requires; aws-lc writes only `out`.
+        let ok = unsafe {
+            ffi::BN_to_montgomery(out.as_ptr(), a.as_ptr(), self.ctx.as_ptr(), ctx.as_ptr())
+        };
+        if ok != 1 {
+            return Err(last_error("BN_to_montgomery"));
+        }
+        Ok(())
+    }
+
+    /// a out of Montgomery form, into `out`.
+    pub fn from_mont(&self, out: &mut BigNum, a: &BigNum, ctx: &BnCtx) -> Result<(), AwsLcError> {
+        // SAFETY: all valid; aws-lc writes only `out`.
+        let ok = unsafe {
+            ffi::BN_from_montgomery(out.as_ptr(), a.as_ptr(), self.ctx.as_ptr(), ctx.as_ptr())
+        };
+        if ok != 1 {
+            return Err(last_error("BN_from_montgomery"));
+        }
+        Ok(())
+    }
+
+    /// a · b / R mod m (both in Montgomery form), into `out`.
+    pub fn mul(
+        &self,
+        out: &mut BigNum,
+        a: &BigNum,
+        b: &BigNum,
+        ctx: &BnCtx,
+    ) -> Result<(), AwsLcError> {
+        self.mul_raw(out.as_ptr(), a.as_ptr(), b.as_ptr(), ctx)
+    }
+
+    /// acc · b / R mod m, in place.
+    pub fn mul_assign(&self, acc: &mut BigNum, b: &BigNum, ctx: &BnCtx) -> Result<(), AwsLcError> {
+        self.mul_raw(acc.as_ptr(), acc.as_ptr(), b.as_ptr(), ctx)
+    }
+
+    /// acc² / R mod m, in place (`bn_mul_mont` sees equal operands and
+    /// takes its squaring path).
+    pub fn square_assign(&self, acc: &mut BigNum, ctx: &BnCtx) -> Result<(), AwsLcError> {
+        self.mul_raw(acc.as_ptr(), acc.as_ptr(), acc.as_ptr(), ctx)
+    }
+
+    fn mul_raw(
+        &self,
+        out: *mut ffi::BIGNUM,
+        a: *const ffi::BIGNUM,
+        b: *const ffi::BIGNUM,
+        ctx: &BnCtx,
+    ) -> Result<(), AwsLcError> {
+        // SAFETY: the pointers come from live `BigNum`s borrowed by the
+        // callers (`out` mutably), and the values are in Montgomery form,
+        // so below the modulus (they come from `to_mont` or `mul`).
+        // BN_mod_mul_montgomery allows `out` to be `a` and/or `b`:
+        // aws-lc's own `BN_mod_exp_mont` calls it as (r, r, r) and
+        // (r, r, x).
+        let ok = unsafe { ffi::BN_mod_mul_montgomery(out, a, b, self.ctx.as_ptr(), ctx.as_ptr()) };
+        if ok != 1 {
+            return Err(last_error("BN_mod_mul_montgomery"));
+        }
+        Ok(())
     }
 }
 
@@ -426,5 +1101,45 @@ mod tests {
         .unwrap();
         let mut out = [0u8; 66];
         assert!(key.ecdh(&peer, &mut out).is_err());
+    }
+
+    /// The hand-built P-192 group: FIPS 186-4's generator times 1 is the
+    /// generator, a point off the curve and a scalar of 0 are refused,
+    /// and ECDH needs both keys on P-192.
+    #[test]
+    fn p192_keys_are_on_the_hand_built_curve() {
+        let one = Key::p192_private(&[1]).unwrap();
+        let mut g = vec![0x04];
+        g.extend_from_slice(&P192_GX);
+        g.extend_from_slice(&P192_GY);
+        assert_eq!(one.ec_public_point().unwrap(), g);
+        assert_eq!(one.kind(), KeyKind::EcP192);
+        let public = Key::p192_public(&g).unwrap();
+        let mut off = g.clone();
+        off[48] ^= 1;
+        assert!(matches!(
+            Key::p192_public(&off),
+            Err(AwsLcError::Call { .. })
+        ));
+        assert!(Key::p192_public(&g[..40]).is_err());
+        assert!(Key::p192_private(&[0]).is_err());
+        assert!(Key::p192_private(&P192_N).is_err());
+        let mut out = [0u8; 24];
+        assert_eq!(one.ecdh(&public, &mut out).unwrap(), 24);
+        assert_eq!(out[..], P192_GX[..]);
+        let p224 = Key::from_spki(
+            include_bytes!("crypto/keys/ecdh-p224-peer.pub.der"),
+            KeyKind::EcP224,
+        )
+        .unwrap();
+        assert!(matches!(
+            one.ecdh(&p224, &mut out),
+            Err(AwsLcError::WrongKey { .. })
+        ));
+        let dsa =
+            Key::from_pkcs8(include_bytes!("crypto/keys/dsa-1024.pk8.der"), KeyKind::Dsa).unwrap();
+        assert!(dsa.ec_public_point().is_err());
+        assert!(one.dsa_public().is_err());
+        assert!(dsa.dsa_public().is_ok());
     }
 }

@@ -55,6 +55,14 @@ pub trait Candidates {
     fn trial_unit(&self) -> TrialUnit {
         TrialUnit::MBps
     }
+    /// Why `name` does only part of the case's work (a library that
+    /// verifies but cannot sign), or `None` if it does all of it. A partial
+    /// candidate is timed only when no complete one passes its check: its
+    /// rate would count lighter operations, and the case would lose the
+    /// figures it cannot make. It can still be forced.
+    fn partial(&self, _name: &'static str) -> Option<String> {
+        None
+    }
 }
 
 /// The unit of the trial's rates.
@@ -437,6 +445,15 @@ fn trial(
             Err(why) => excluded.push((n, why)),
         }
     }
+    if verified.iter().any(|&n| alg.partial(n).is_none()) {
+        verified.retain(|&n| match alg.partial(n) {
+            Some(why) => {
+                excluded.push((n, why));
+                false
+            }
+            None => true,
+        });
+    }
     if verified.len() <= 1 {
         return match verified.first() {
             Some(&name) => Ok(Choice {
@@ -645,6 +662,61 @@ mod tests {
         // Another block size is another trial.
         let other = cache.choose(&alg, 128, &Forced::default(), QUICK).unwrap();
         assert!(!Arc::ptr_eq(&c, &other));
+    }
+
+    /// "half" does part of the work (a library that verifies and cannot
+    /// sign); "full" does all of it, and fails its check when `full_fails`.
+    struct Partial {
+        id: &'static str,
+        full_fails: bool,
+    }
+
+    impl Candidates for Partial {
+        fn algorithm_id(&self) -> &'static str {
+            self.id
+        }
+        fn names(&self) -> Vec<&'static str> {
+            vec!["half", "full"]
+        }
+        fn check(&self, name: &'static str, _block: usize) -> Result<(), String> {
+            if name == "full" && self.full_fails {
+                Err("wrong answer".into())
+            } else {
+                Ok(())
+            }
+        }
+        fn worker(&self, _name: &'static str, _block: usize) -> Result<Worker, String> {
+            Ok(Box::new(|| Ok(())))
+        }
+        fn partial(&self, name: &'static str) -> Option<String> {
+            (name == "half").then(|| "verifies only".to_string())
+        }
+    }
+
+    #[test]
+    fn a_partial_candidate_runs_only_when_no_complete_one_passes() {
+        let cache = ChoiceCache::default();
+        let alg = Partial {
+            id: "test.partial",
+            full_fails: false,
+        };
+        let c = cache.choose(&alg, 0, &Forced::default(), QUICK).unwrap();
+        assert_eq!((c.name, &c.how), ("full", &How::Only));
+        assert_eq!(c.excluded, [("half", "verifies only".to_string())]);
+        let alg = Partial {
+            id: "test.partial-only",
+            full_fails: true,
+        };
+        let c = cache.choose(&alg, 0, &Forced::default(), QUICK).unwrap();
+        assert_eq!(c.name, "half");
+        assert_eq!(c.excluded, [("full", "wrong answer".to_string())]);
+        // Forcing it still works.
+        let alg = Partial {
+            id: "test.partial-forced",
+            full_fails: false,
+        };
+        let c = cache.choose(&alg, 0, &forced(&["half"]), QUICK).unwrap();
+        assert_eq!((c.name, &c.how), ("half", &How::Forced));
     }
 
     #[test]

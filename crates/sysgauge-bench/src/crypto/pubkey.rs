@@ -28,22 +28,32 @@
 //!   RFC, and the RFC's signature must verify under aws-lc; OpenSSL's
 //!   (randomised) signature of `MESSAGE` must verify under either. The
 //!   crate refuses 512-bit parameters, so `dsa 512 bits` is not a row.
+//!   A third candidate, `aws-lc multiexp`, signs with aws-lc and verifies
+//!   with `crate::crypto::dsa_verify` (g^u1 · y^u2 in one simultaneous
+//!   exponentiation on aws-lc's Montgomery arithmetic, where aws-lc does
+//!   two); it passes the same known answers.
 //! - `crypto.ecdsa-p224`, `crypto.ecdh-p224`: aws-lc's P-224 (C API, its
 //!   64-bit fiat-crypto code; aws-lc-rs does not expose the curve) or
 //!   RustCrypto's `p224` 0.13. ECDSA signs SHA-224 of the message (the hash
 //!   `p224` signs with).
 //!
-//! P-192 (`crypto.ecdsa-p192`, `crypto.ecdh-p192`) is RustCrypto's `p192`
-//! 0.13 alone: aws-lc has no P-192. ECDH there and on P-224 is
-//! `elliptic-curve`'s generic Diffie-Hellman over the crate's arithmetic.
-//! `p192` 0.13 deliberately implements ECDSA verification only (NIST SP
-//! 800-131A forbids signing below 112 bits of security), so the P-192 row
-//! has a verify/s and no sign/s. The curve keys are RFC 6979's (appendix
+//! - `crypto.ecdsa-p192`, `crypto.ecdh-p192`: aws-lc's generic prime-curve
+//!   code on a P-192 group built from the FIPS 186-4 parameters (C API;
+//!   aws-lc has no built-in P-192), or RustCrypto's `p192` 0.13. `p192`
+//!   deliberately implements ECDSA verification only (NIST SP 800-131A
+//!   forbids signing below 112 bits of security), so with it the row has a
+//!   verify/s and no sign/s. The trial leaves it out while aws-lc passes
+//!   its known answers (`SignCandidates::partial`): its operation would be
+//!   a verification where aws-lc's is a signature and a verification.
+//!
+//! RustCrypto's ECDH on P-192 and P-224 is `elliptic-curve`'s generic
+//! Diffie-Hellman over the crate's arithmetic. The curve keys are RFC 6979's (appendix
 //! A.2.3 and A.2.4): P-224's deterministic `p224` signature of "sample"
 //! must be the RFC's (with SHA-224, the hash its RFC 6979 nonces use), and
 //! the RFC's SHA-256 signatures of "sample" must verify on both curves
-//! (under aws-lc too). P-192 verifies OpenSSL's signature of `MESSAGE`
-//! with SHA-256. Each ECDH secret is checked against the one `openssl
+//! (under aws-lc too). P-192 signs and verifies SHA-256 of `MESSAGE`;
+//! aws-lc's P-192 public key must be the one `p192` computes from the
+//! same scalar. Each ECDH secret is checked against the one `openssl
 //! pkeyutl -derive` made from the same keys (`keys/ecdh-p*.secret`).
 //!
 //! The keys are fixed (generated once with OpenSSL, in `keys/`): generating
@@ -54,6 +64,7 @@
 //! private key and the peer's public key.
 
 use crate::awslc;
+use crate::crypto::dsa_verify::DsaVerifier;
 use crate::implementation::{Candidates, TrialUnit, Worker};
 use crate::util::hex;
 use aws_lc_rs::agreement;
@@ -71,6 +82,9 @@ pub const MESSAGE: &[u8] = b"sysgauge known answer";
 /// The aws-lc implementation (through aws-lc-rs, or its C API where
 /// aws-lc-rs does not go: `crate::awslc`).
 pub const AWS_LC: &str = "aws-lc";
+
+/// DSA: aws-lc signs, `crate::crypto::dsa_verify` verifies.
+pub const AWS_LC_MULTIEXP: &str = "aws-lc multiexp";
 
 /// A signature algorithm with a fixed key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -184,9 +198,9 @@ impl SignAlg {
     pub fn implementations(self) -> &'static [&'static str] {
         match self {
             SignAlg::Rsa1024 => &[AWS_LC, "rustcrypto rsa"],
-            SignAlg::Dsa1024 | SignAlg::Dsa2048 => &[AWS_LC, "rustcrypto dsa"],
+            SignAlg::Dsa1024 | SignAlg::Dsa2048 => &[AWS_LC_MULTIEXP, AWS_LC, "rustcrypto dsa"],
             SignAlg::EcdsaP224 => &[AWS_LC, "rustcrypto p224"],
-            SignAlg::EcdsaP192 => &["rustcrypto p192"],
+            SignAlg::EcdsaP192 => &[AWS_LC, "rustcrypto p192"],
             _ => &[AWS_LC],
         }
     }
@@ -213,17 +227,35 @@ impl SignAlg {
                 ),
             });
         }
-        if implementation == AWS_LC {
+        if implementation == AWS_LC && self == SignAlg::EcdsaP192 {
+            let (key, public) = aws_lc_p192_keys().map_err(|e| fail(&e))?;
+            let len = key.max_signature_len();
+            return Ok(Signer {
+                alg: self,
+                key: SignKey::AwsLcC(key, awslc::Hash::Sha256),
+                public: Public::AwsLcC(public, awslc::Hash::Sha256),
+                rng: SystemRandom::new(),
+                sig: vec![0u8; len],
+                sig_len: 0,
+            });
+        }
+        if implementation == AWS_LC || implementation == AWS_LC_MULTIEXP {
             if let Some((der, kind, hash)) = self.aws_lc_c_key() {
                 let key =
                     awslc::Key::from_pkcs8(der, kind).map_err(|e| fail(&format!("key: {e}")))?;
                 let public =
                     awslc::Key::from_pkcs8(der, kind).map_err(|e| fail(&format!("key: {e}")))?;
+                let public = if implementation == AWS_LC_MULTIEXP {
+                    let v = DsaVerifier::new(&public).map_err(|e| fail(&format!("key: {e}")))?;
+                    Public::DsaMultiExp(Box::new(v), hash)
+                } else {
+                    Public::AwsLcC(public, hash)
+                };
                 let len = key.max_signature_len();
                 return Ok(Signer {
                     alg: self,
                     key: SignKey::AwsLcC(key, hash),
-                    public: Public::AwsLcC(public, hash),
+                    public,
                     rng: SystemRandom::new(),
                     sig: vec![0u8; len],
                     sig_len: 0,
@@ -404,6 +436,27 @@ impl SignAlg {
     }
 }
 
+/// aws-lc's P-192 signing key and public key from `keys/ec-p192.pk8.der`
+/// (aws-lc cannot parse a key on a curve it does not name, so `p192`
+/// reads the file). The public point aws-lc computes from the scalar must
+/// be the one `p192` computes: a check of the hand-built group.
+fn aws_lc_p192_keys() -> Result<(awslc::Key, awslc::Key), String> {
+    use p192::elliptic_curve::sec1::ToEncodedPoint as _;
+    use p192::pkcs8::DecodePrivateKey;
+    let secret = elliptic_curve::SecretKey::<p192::NistP192>::from_pkcs8_der(include_bytes!(
+        "keys/ec-p192.pk8.der"
+    ))
+    .map_err(|e| format!("key: {e}"))?;
+    let key = awslc::Key::p192_private(&secret.to_bytes()).map_err(|e| format!("key: {e}"))?;
+    let theirs = secret.public_key().to_encoded_point(false);
+    let ours = key.ec_public_point().map_err(|e| format!("key: {e}"))?;
+    if ours != theirs.as_bytes() {
+        return Err("aws-lc's P-192 public key differs from p192's for the same scalar".into());
+    }
+    let public = awslc::Key::p192_public(&ours).map_err(|e| format!("public key: {e}"))?;
+    Ok((key, public))
+}
+
 /// `msg`'s digest with `hash`, into a buffer that fits either.
 fn digest_of(hash: awslc::Hash, msg: &[u8]) -> ([u8; 32], usize) {
     use sha2::Digest as _;
@@ -462,7 +515,7 @@ const ED25519_SIG: &str = "ecf7aeaefeb41b3009f5118554e37b39b5149e79c2a10023346c2
 
 enum SignKey {
     Rsa(RsaKeyPair),
-    /// aws-lc's C API: RSA-1024, DSA, P-224, with the hash signed with.
+    /// aws-lc's C API: RSA-1024, DSA, P-224, P-192, with the hash signed with.
     AwsLcC(awslc::Key, awslc::Hash),
     RustRsa(Box<RustRsaSigning>),
     Dsa(Box<dsa::SigningKey>),
@@ -477,6 +530,8 @@ enum SignKey {
 enum Public {
     AwsLc(signature::ParsedPublicKey),
     AwsLcC(awslc::Key, awslc::Hash),
+    /// DSA verified by `crate::crypto::dsa_verify`.
+    DsaMultiExp(Box<DsaVerifier>, awslc::Hash),
     RustRsa(RustRsaVerifying),
     Dsa(dsa::VerifyingKey),
     P224(p224::ecdsa::VerifyingKey),
@@ -502,6 +557,9 @@ impl Signer {
 
     /// Which library signs and verifies (for the record's details).
     pub fn implementation(&self) -> &'static str {
+        if matches!(self.public, Public::DsaMultiExp(..)) {
+            return AWS_LC_MULTIEXP;
+        }
         match self.key {
             SignKey::RustRsa(_) => "rustcrypto rsa",
             SignKey::Dsa(_) => "rustcrypto dsa",
@@ -615,6 +673,11 @@ impl Signer {
                 let (digest, n) = digest_of(*hash, msg);
                 key.verify(*hash, &digest[..n], sig)
             }
+            Public::DsaMultiExp(v, hash) => {
+                let (digest, n) = digest_of(*hash, msg);
+                v.verify(&digest[..n], sig)
+                    .map_err(|e| self.fail(&e.to_string()))?
+            }
             Public::RustRsa(p) => {
                 use rsa::signature::Verifier as _;
                 rsa::pkcs1v15::Signature::try_from(sig).is_ok_and(|s| p.verify(msg, &s).is_ok())
@@ -672,9 +735,7 @@ impl Signer {
         if let SignKey::Dsa(key) = &self.key {
             dsa_rfc6979_answer(self.alg, key).map_err(|what| self.fail(what))?;
         }
-        if let (Public::AwsLcC(key, _), Some((r, s))) =
-            (&self.public, dsa_rfc6979_expected(self.alg))
-        {
+        if let (SignKey::AwsLcC(..), Some((r, s))) = (&self.key, dsa_rfc6979_expected(self.alg)) {
             // aws-lc's DSA nonces are random, so the RFC's deterministic
             // signature cannot be reproduced: it must verify.
             let der = from_hex(r)
@@ -682,7 +743,14 @@ impl Signer {
                 .and_then(|(r, s)| der_signature(&r, &s))
                 .ok_or_else(|| self.fail("the RFC 6979 vector is not hex"))?;
             let (digest, n) = digest_of(awslc::Hash::Sha256, b"sample");
-            if !key.verify(awslc::Hash::Sha256, &digest[..n], &der) {
+            let verified = match &self.public {
+                Public::AwsLcC(key, _) => key.verify(awslc::Hash::Sha256, &digest[..n], &der),
+                Public::DsaMultiExp(v, _) => v
+                    .verify(&digest[..n], &der)
+                    .map_err(|e| self.fail(&e.to_string()))?,
+                _ => false,
+            };
+            if !verified {
                 return Err(self.fail("the RFC 6979 signature of \"sample\" does not verify"));
             }
         }
@@ -835,7 +903,9 @@ impl Signer {
                 .is_ok_and(|sig| p.verify_prehash(&prehash, &sig).is_ok()),
             Public::P192(p) => p192::ecdsa::Signature::from_slice(&rs)
                 .is_ok_and(|sig| p.verify_prehash(&prehash, &sig).is_ok()),
-            Public::AwsLcC(key, _) if key.kind() == awslc::KeyKind::EcP224 => {
+            Public::AwsLcC(key, _)
+                if matches!(key.kind(), awslc::KeyKind::EcP224 | awslc::KeyKind::EcP192) =>
+            {
                 let half = rs.len() / 2;
                 let der = der_signature(&rs[..half], &rs[half..]).ok_or(DIFFERS)?;
                 let hash = match sample.hash {
@@ -918,7 +988,7 @@ impl KexAlg {
     pub fn implementations(self) -> &'static [&'static str] {
         match self {
             KexAlg::EcdhP224 => &[AWS_LC, "rustcrypto p224"],
-            KexAlg::EcdhP192 => &["rustcrypto p192"],
+            KexAlg::EcdhP192 => &[AWS_LC, "rustcrypto p192"],
             _ => &[AWS_LC],
         }
     }
@@ -945,8 +1015,25 @@ impl KexAlg {
                 ),
             });
         }
-        let c_api = implementation == AWS_LC && self == KexAlg::EcdhP224;
+        let c_api = implementation == AWS_LC && matches!(self, KexAlg::EcdhP224 | KexAlg::EcdhP192);
         let (key, expect): (KexKey, &[u8]) = match self {
+            KexAlg::EcdhP192 if c_api => {
+                // aws-lc has no P-192: its generic code on a hand-built
+                // group (`crate::awslc`), the keys read by `p192`.
+                use p192::elliptic_curve::sec1::ToEncodedPoint as _;
+                use p192::pkcs8::DecodePublicKey;
+                let (private, _) = aws_lc_p192_keys().map_err(fail)?;
+                let peer = elliptic_curve::PublicKey::<p192::NistP192>::from_public_key_der(
+                    include_bytes!("keys/ecdh-p192-peer.pub.der"),
+                )
+                .map_err(|e| fail(format!("peer key: {e}")))?;
+                let peer = awslc::Key::p192_public(peer.to_encoded_point(false).as_bytes())
+                    .map_err(|e| fail(format!("peer key: {e}")))?;
+                (
+                    KexKey::AwsLcC { private, peer },
+                    include_bytes!("keys/ecdh-p192.secret"),
+                )
+            }
             KexAlg::EcdhP224 if c_api => {
                 // aws-lc-rs has no P-224: aws-lc's C API (`crate::awslc`).
                 use awslc::{Key, KeyKind};
@@ -1071,7 +1158,7 @@ enum KexKey {
         private: agreement::PrivateKey,
         peer: Vec<u8>,
     },
-    /// aws-lc's C API (P-224): the peer key parsed once, as RustCrypto's.
+    /// aws-lc's C API (P-224, P-192): the peer key parsed once, as RustCrypto's.
     AwsLcC {
         private: awslc::Key,
         peer: awslc::Key,
@@ -1212,6 +1299,12 @@ impl Candidates for SignCandidates {
     fn trial_unit(&self) -> TrialUnit {
         TrialUnit::OpsPerSec
     }
+
+    fn partial(&self, name: &'static str) -> Option<String> {
+        // Only `p192` cannot sign; asking its signer is cheap (no signing).
+        let s = self.0.signer_with(name).ok()?;
+        (!s.can_sign()).then(|| "verifies only, and a candidate that signs passed".to_string())
+    }
 }
 
 /// A key agreement's implementations, for the trial: each call derives
@@ -1304,6 +1397,11 @@ mod tests {
                 &include_bytes!("keys/ecdh-p224.secret")[..],
                 "rustcrypto p224",
             ),
+            (
+                KexAlg::EcdhP192,
+                &include_bytes!("keys/ecdh-p192.secret")[..],
+                AWS_LC,
+            ),
         ] {
             let mut x = k.exchange_with(implementation).unwrap();
             assert_eq!(x.implementation(), implementation);
@@ -1325,6 +1423,7 @@ mod tests {
     fn ecdsa_p224_p192_match_rfc_6979_and_a_wrong_answer_is_caught() {
         for (alg, implementation) in [
             (SignAlg::EcdsaP192, "rustcrypto p192"),
+            (SignAlg::EcdsaP192, AWS_LC),
             (SignAlg::EcdsaP224, "rustcrypto p224"),
             (SignAlg::EcdsaP224, AWS_LC),
         ] {
@@ -1379,7 +1478,7 @@ mod tests {
             assert!(p224.can_sign());
         }
         // p192 only verifies: asking it to sign is a skip, not a number.
-        let mut p192 = SignAlg::EcdsaP192.signer().unwrap();
+        let mut p192 = SignAlg::EcdsaP192.signer_with("rustcrypto p192").unwrap();
         assert_eq!(p192.implementation(), "rustcrypto p192");
         assert!(!p192.can_sign());
         assert!(matches!(
@@ -1452,47 +1551,61 @@ mod tests {
         }
     }
 
-    /// aws-lc's C API (RSA-1024, DSA, P-224) against the RustCrypto
-    /// candidate: each one's signature verifies with the other, RSA's is
-    /// OpenSSL's byte for byte, and changed signatures are refused by both.
+    /// Every implementation of RSA-1024, DSA, P-224 and P-192 against the
+    /// others: each one's signature verifies with every other (`p192`
+    /// only verifies), RSA's is OpenSSL's byte for byte, and changed
+    /// signatures are refused by all.
     #[test]
-    fn aws_lc_and_rustcrypto_verify_each_others_signatures() {
+    fn implementations_verify_each_others_signatures() {
         for alg in [
             SignAlg::Rsa1024,
             SignAlg::Dsa1024,
             SignAlg::Dsa2048,
             SignAlg::EcdsaP224,
+            SignAlg::EcdsaP192,
         ] {
-            let [aws, rust] = alg.implementations() else {
-                panic!("{alg:?} has not two implementations")
-            };
-            assert_eq!(*aws, AWS_LC);
-            assert_eq!(alg.signer().unwrap().implementation(), AWS_LC);
-            let mut a = alg.signer_with(aws).unwrap();
-            let mut r = alg.signer_with(rust).unwrap();
-            a.self_test().unwrap();
-            r.self_test().unwrap();
+            assert!(alg.implementations().len() >= 2, "{alg:?}");
+            let mut all: Vec<Signer> = alg
+                .implementations()
+                .iter()
+                .map(|&i| {
+                    let mut s = alg.signer_with(i).unwrap();
+                    s.self_test().unwrap_or_else(|e| panic!("{i}: {e}"));
+                    s
+                })
+                .collect();
             for _ in 0..3 {
-                a.sign(MESSAGE).unwrap();
-                r.sign(MESSAGE).unwrap();
-                r.verify(MESSAGE, a.signature())
-                    .unwrap_or_else(|e| panic!("{rust} on aws-lc's: {e}"));
-                a.verify(MESSAGE, r.signature())
-                    .unwrap_or_else(|e| panic!("aws-lc on {rust}'s: {e}"));
-                for (s, other) in [(&a, &r), (&r, &a)] {
+                for s in all.iter_mut().filter(|s| s.can_sign()) {
+                    s.sign(MESSAGE).unwrap();
+                }
+                for s in all.iter().filter(|s| s.can_sign()) {
                     let mut bad = s.signature().to_vec();
                     let n = bad.len();
                     bad[n - 2] ^= 1;
-                    assert!(other.verify(MESSAGE, &bad).is_err());
-                    assert!(s.verify(MESSAGE, &bad).is_err());
-                    assert!(other.verify(b"another message", s.signature()).is_err());
+                    for other in &all {
+                        let (a, b) = (s.implementation(), other.implementation());
+                        other
+                            .verify(MESSAGE, s.signature())
+                            .unwrap_or_else(|e| panic!("{b} on {a}'s: {e}"));
+                        assert!(other.verify(MESSAGE, &bad).is_err(), "{b} on {a}'s");
+                        assert!(other.verify(b"another message", s.signature()).is_err());
+                    }
                 }
             }
             if alg == SignAlg::Rsa1024 {
                 // PKCS#1 v1.5 is deterministic: the same bytes as OpenSSL's.
-                assert_eq!(a.signature(), include_bytes!("keys/rsa-1024.sig"));
-                assert_eq!(a.signature(), r.signature());
+                for s in &all {
+                    assert_eq!(s.signature(), include_bytes!("keys/rsa-1024.sig"));
+                }
             }
+        }
+        for (alg, first) in [
+            (SignAlg::Rsa1024, AWS_LC),
+            (SignAlg::Dsa1024, AWS_LC_MULTIEXP),
+            (SignAlg::EcdsaP224, AWS_LC),
+            (SignAlg::EcdsaP192, AWS_LC),
+        ] {
+            assert_eq!(alg.signer().unwrap().implementation(), first);
         }
         // The RFC 6979 DSA vectors verify under aws-lc; the other key's do not.
         let a = SignAlg::Dsa1024.signer_with(AWS_LC).unwrap();
@@ -1503,6 +1616,66 @@ mod tests {
             panic!("not aws-lc's C API")
         };
         assert!(!key.verify(awslc::Hash::Sha256, &digest[..n], &der));
+    }
+
+    /// The simultaneous-exponentiation DSA verification: the RFC 6979
+    /// vectors and OpenSSL's signatures verify, and it refuses every
+    /// malformed or wrong signature that aws-lc's DSA_verify refuses.
+    #[test]
+    fn dsa_multiexp_passes_known_answers_and_refuses_bad_signatures() {
+        for alg in [SignAlg::Dsa1024, SignAlg::Dsa2048] {
+            let m = alg.signer_with(AWS_LC_MULTIEXP).unwrap();
+            let a = alg.signer_with(AWS_LC).unwrap();
+            assert_eq!(m.implementation(), AWS_LC_MULTIEXP);
+            let (Public::DsaMultiExp(v, _), Public::AwsLcC(key, _)) = (&m.public, &a.public) else {
+                panic!("{alg:?}: not the multi-exponentiation and aws-lc")
+            };
+            let (r, s) = dsa_rfc6979_expected(alg).unwrap();
+            let (r, s) = (from_hex(r).unwrap(), from_hex(s).unwrap());
+            let (digest, n) = digest_of(awslc::Hash::Sha256, b"sample");
+            let digest = &digest[..n];
+            assert!(v.verify(digest, &der_signature(&r, &s).unwrap()).unwrap());
+            m.verify(MESSAGE, openssl_signature(alg).unwrap()).unwrap();
+            let q = awslc::Key::from_pkcs8(alg.aws_lc_c_key().unwrap().0, awslc::KeyKind::Dsa)
+                .unwrap()
+                .dsa_public()
+                .unwrap()
+                .q
+                .to_be_bytes();
+            let mut q_plus_r = q.clone();
+            // q + 1 as bytes (q is odd, so only the last byte changes).
+            *q_plus_r.last_mut().unwrap() += 1;
+            let good = der_signature(&r, &s).unwrap();
+            let mut trailing = good.clone();
+            trailing.push(0);
+            let mut long_form = vec![0x30, 0x81, good[1]];
+            long_form.extend_from_slice(&good[2..]);
+            let mut flipped_r = r.clone();
+            flipped_r[5] ^= 1;
+            let cases: Vec<(&str, Vec<u8>)> = vec![
+                ("r = 0", der_signature(&[0], &s).unwrap()),
+                ("s = 0", der_signature(&r, &[0]).unwrap()),
+                ("r = q", der_signature(&q, &s).unwrap()),
+                ("s = q", der_signature(&r, &q).unwrap()),
+                ("s = q + 1", der_signature(&r, &q_plus_r).unwrap()),
+                ("a changed r", der_signature(&flipped_r, &s).unwrap()),
+                ("r and s swapped", der_signature(&s, &r).unwrap()),
+                ("a byte after the DER", trailing),
+                ("a long-form length", long_form),
+                ("cut short", good[..good.len() - 1].to_vec()),
+                ("empty", Vec::new()),
+            ];
+            for (what, sig) in &cases {
+                assert!(!v.verify(digest, sig).unwrap(), "{alg:?}: {what} verified");
+                assert!(
+                    !key.verify(awslc::Hash::Sha256, digest, sig),
+                    "{alg:?}: aws-lc verified {what}"
+                );
+            }
+            // The right signature of another digest.
+            let (other, n) = digest_of(awslc::Hash::Sha256, b"sampl3");
+            assert!(!v.verify(&other[..n], &good).unwrap());
+        }
     }
 
     #[test]
