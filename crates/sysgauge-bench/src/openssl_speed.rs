@@ -568,7 +568,9 @@ fn canonical_cipher(name: &str) -> Option<String> {
 /// (`ripemd160`, the EVP name, is `rmd160` as the table calls it); ciphers
 /// `crypto.<evp name>` (`crypto.aes-128-gcm`, `crypto.des-ede3-cbc`);
 /// `hmac(sha256)` → `crypto.hmac-sha256`; `aes-128 ige` →
-/// `crypto.aes-128-ige`; `ghash` → `crypto.ghash`; DSA `crypto.dsa-<bits>`; RSA `crypto.rsa-<bits>`; ECDSA on
+/// `crypto.aes-128-ige`; `ghash` → `crypto.ghash`; DSA `crypto.dsa-<bits>`
+/// (but `dsa2048`, whose key is not `crypto.dsa-2048`'s, is
+/// `openssl.dsa2048`); RSA `crypto.rsa-<bits>`; ECDSA on
 /// the NIST P curves `crypto.ecdsa-p192|p224|p256|p384|p521`; `crypto.ed25519`;
 /// ECDH `crypto.ecdh-p192|p224|p256|p384|p521` and `crypto.x25519`; anything else
 /// `openssl.<sanitised name>`, which compares only with other openssl
@@ -605,6 +607,13 @@ pub fn bench_id_for(openssl_algorithm: &str) -> String {
     let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
     if let Some(bits) = lower.strip_prefix("rsa").filter(|b| numeric(b)) {
         return format!("crypto.rsa-{bits}");
+    }
+    // OpenSSL's built-in DSA-2048 test key has a 160-bit q, where
+    // `crypto.dsa-2048` is FIPS 186-4's (2048, 256): DSA's exponents are
+    // as long as q, so the two are different workloads and must not share
+    // an id. DSA-1024 is (1024, 160) in both.
+    if lower == "dsa2048" {
+        return "openssl.dsa2048".to_string();
     }
     if let Some(bits) = lower.strip_prefix("dsa").filter(|b| numeric(b)) {
         return format!("crypto.dsa-{bits}");
@@ -889,7 +898,7 @@ mod tests {
             ids,
             [
                 "crypto.rsa-4096",
-                "crypto.dsa-2048",
+                "openssl.dsa2048",
                 "crypto.ecdsa-p384",
                 "crypto.ecdsa-p521",
                 "openssl.ed448",
@@ -1015,6 +1024,7 @@ mod tests {
             ("rsa1024", "crypto.rsa-1024"),
             ("dsa512", "crypto.dsa-512"),
             ("dsa1024", "crypto.dsa-1024"),
+            ("dsa2048", "openssl.dsa2048"),
             ("rc5-32/12 cbc", "crypto.rc5-cbc"),
             ("cmac(aes-128-cbc)", "openssl.cmac-aes-128-cbc"),
             ("SHA3-256", "openssl.sha3-256"),

@@ -36,6 +36,7 @@ pub fn display_name(bench_id: &str) -> String {
         return format!("ecdh {bits} bits ({name})");
     }
     match tail {
+        "dsa2048" => "dsa 2048 bits, openssl's key (160-bit q)".into(),
         "ed25519" => "EdDSA 253 bits (Ed25519)".into(),
         "x25519" => "ecdh 253 bits (X25519)".into(),
         t => t.to_string(),
@@ -310,7 +311,22 @@ fn metric_of(what: &str) -> &str {
     }
 }
 
-/// The side-by-side table: algorithm, case, sysgauge, OpenSSL, ratio.
+/// Why an id of OpenSSL's has no sysgauge counterpart, where that is not
+/// plain (the table shows it on its own row, without a ratio).
+fn not_comparable(bench_id: &str) -> Option<&'static str> {
+    match bench_id {
+        "openssl.dsa2048" => Some(
+            "dsa 2048 bits: `openssl speed` signs with its built-in key, whose q has 160 bits; \
+             crypto.dsa-2048 uses FIPS 186-4's (2048, 256) (RFC 6979 A.2.2's key). DSA's \
+             exponents are as long as q, so these are different workloads and get no ratio \
+             (docs/performance.md compares both on the same key).",
+        ),
+        _ => None,
+    }
+}
+
+/// The side-by-side table: algorithm, case, sysgauge, OpenSSL, ratio, and
+/// a note for each OpenSSL row that is a different workload.
 pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
     let mut t = Table::columns("algorithm, case, >threads, >sysgauge, >openssl, unit, >ratio");
     let num = |v: Option<f64>| v.map_or("-".to_string(), sysgauge_report::format::format_value);
@@ -325,7 +341,18 @@ pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
             r.ratio().map_or("-".to_string(), |x| format!("{x:.2}")),
         ]);
     }
-    t.render(format)
+    let mut out = t.render(format);
+    let mut notes: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| not_comparable(&r.bench_id))
+        .collect();
+    notes.dedup();
+    for n in notes {
+        out.push_str("note: ");
+        out.push_str(n);
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -463,9 +490,34 @@ mod tests {
         assert!(text.contains("EdDSA 253 bits (Ed25519)"), "{text}");
     }
 
+    /// OpenSSL's DSA-2048 (its 160-bit-q key) is not paired with
+    /// `crypto.dsa-2048`: its own row, no ratio, and a note saying why.
+    #[test]
+    fn openssls_dsa_2048_key_is_another_workload() {
+        let dsa = |id: &str, v: f64| {
+            rec(
+                id,
+                Params::new().with("threads", 1u64),
+                &[("sign", Unit::OpsPerSec, v)],
+            )
+        };
+        let ours = vec![dsa("crypto.dsa-2048", 2900.0)];
+        let theirs = vec![dsa(&crate::openssl_speed::bench_id_for("dsa2048"), 4200.0)];
+        let rows = vs_rows(&ours, &theirs);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(rows.iter().all(|r| r.ratio().is_none()));
+        let text = vs_openssl_table(&rows, TableFormat::Text);
+        assert!(text.contains("openssl's key (160-bit q)"), "{text}");
+        assert_eq!(text.matches("note: dsa 2048 bits").count(), 1, "{text}");
+    }
+
     #[test]
     fn names() {
         assert_eq!(display_name("crypto.dsa-2048"), "dsa 2048 bits");
+        assert_eq!(
+            display_name("openssl.dsa2048"),
+            "dsa 2048 bits, openssl's key (160-bit q)"
+        );
         assert_eq!(
             display_name("crypto.ecdsa-p384"),
             "ecdsa 384 bits (nistp384)"
