@@ -26,8 +26,8 @@ fn cpu_ticks(pid: u32) -> u64 {
 }
 
 fn machine_times() -> CpuTimes {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap();
-    parse_cpu_times(&stat).unwrap()
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_else(|e| panic!("/proc/stat: {e}"));
+    parse_cpu_times(&stat).unwrap_or_else(|| panic!("no cpu line in /proc/stat"))
 }
 
 /// CPU seconds of this process's waited-for children (the sysgauge runs).
