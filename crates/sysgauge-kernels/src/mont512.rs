@@ -120,6 +120,8 @@ pub struct Mont512 {
     /// R^2 mod n, for conversions into Montgomery form.
     rr: Limbs,
     backend: Backend,
+    /// Whether the table is read with AVX2 (x86-64 only).
+    avx2: bool,
 }
 
 impl fmt::Debug for Mont512 {
@@ -178,6 +180,7 @@ impl Mont512 {
             n_n0,
             rr: x,
             backend,
+            avx2: avx2_available(),
         })
     }
 
@@ -227,6 +230,37 @@ impl Mont512 {
         }
     }
 
+    /// The 1024-bit product a·b, no reduction.
+    #[inline]
+    pub(crate) fn product(backend: Backend, a: &Limbs, b: &Limbs) -> [u64; 2 * LIMBS] {
+        match backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::MulxAdx => {
+                let mut t = [0u64; 2 * LIMBS];
+                // SAFETY: MulxAdx is only used once `available()` saw BMI2
+                // and ADX (callers hold a checked backend).
+                unsafe { x86::mul_wide(&mut t, a, b) };
+                t
+            }
+            _ => portable::mul_wide(a, b),
+        }
+    }
+
+    /// The 1024-bit square a^2, no reduction.
+    #[inline]
+    pub(crate) fn square(backend: Backend, a: &Limbs) -> [u64; 2 * LIMBS] {
+        match backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::MulxAdx => {
+                let mut t = [0u64; 2 * LIMBS];
+                // SAFETY: as in `product`.
+                unsafe { x86::sqr_wide(&mut t, a) };
+                t
+            }
+            _ => portable::sqr_wide(a),
+        }
+    }
+
     /// t·R^-1 mod n for a 1024-bit t < n·R (a number twice n's width
     /// reduced into Montgomery form's inverse: with t = x, the result is
     /// x·R^-1; multiply by R^2 again to get x mod n in Montgomery form).
@@ -260,12 +294,12 @@ impl Mont512 {
     /// the table is read whole for every window.
     pub fn pow(&self, base: &Limbs, exp: &Limbs) -> Limbs {
         let table = self.table(base);
-        let mut acc = gather(&table, window(exp, 127));
+        let mut acc = self.gather(&table, window(exp, 127));
         for i in (0..127).rev() {
             for _ in 0..4 {
                 acc = self.sqr(&acc);
             }
-            acc = self.mul(&acc, &gather(&table, window(exp, i)));
+            acc = self.mul(&acc, &self.gather(&table, window(exp, i)));
         }
         acc
     }
@@ -277,17 +311,29 @@ impl Mont512 {
     /// side fill them (RSA's two CRT halves are such a pair).
     pub fn pow2(&self, a: &Limbs, ea: &Limbs, other: &Mont512, b: &Limbs, eb: &Limbs) -> (Limbs, Limbs) {
         let (ta, tb) = (self.table(a), other.table(b));
-        let mut x = gather(&ta, window(ea, 127));
-        let mut y = gather(&tb, window(eb, 127));
+        let mut x = self.gather(&ta, window(ea, 127));
+        let mut y = other.gather(&tb, window(eb, 127));
         for i in (0..127).rev() {
             for _ in 0..4 {
                 x = self.sqr(&x);
                 y = other.sqr(&y);
             }
-            x = self.mul(&x, &gather(&ta, window(ea, i)));
-            y = other.mul(&y, &gather(&tb, window(eb, i)));
+            x = self.mul(&x, &self.gather(&ta, window(ea, i)));
+            y = other.mul(&y, &other.gather(&tb, window(eb, i)));
         }
         (x, y)
+    }
+
+    /// table[index] in constant time: AVX2 where the CPU has it (a fifth
+    /// of the instructions), else the portable masks.
+    #[inline]
+    fn gather(&self, table: &[Limbs; 16], index: usize) -> Limbs {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: `avx2` is set only when the CPU has AVX2.
+            return unsafe { x86::gather_avx2(table, index) };
+        }
+        gather(table, index)
     }
 
     /// base^0 .. base^15 in Montgomery form.
@@ -322,6 +368,17 @@ impl Mont512 {
 #[inline(always)]
 fn window(exp: &Limbs, i: usize) -> usize {
     ((exp[i / 16] >> ((i % 16) * 4)) & 0xf) as usize
+}
+
+fn avx2_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 /// 1 as limbs.
@@ -491,6 +548,38 @@ mod x86 {
     //! per row (the rows are written out by macros for that reason).
     use super::{Limbs, LIMBS};
 
+    /// table[index]: every entry is loaded and masked by a vector
+    /// comparison, so neither branches nor addresses depend on `index`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn gather_avx2(table: &[Limbs; 16], index: usize) -> Limbs {
+        use core::arch::x86_64::*;
+        let want = _mm256_set1_epi64x(index as i64);
+        let mut lo = _mm256_setzero_si256();
+        let mut hi = _mm256_setzero_si256();
+        for (i, entry) in table.iter().enumerate() {
+            let mask = _mm256_cmpeq_epi64(_mm256_set1_epi64x(i as i64), want);
+            // SAFETY: each entry is 8 limbs, two unaligned 32-byte loads.
+            let (a, b) = unsafe {
+                (
+                    _mm256_loadu_si256(entry.as_ptr().cast()),
+                    _mm256_loadu_si256(entry.as_ptr().add(4).cast()),
+                )
+            };
+            lo = _mm256_or_si256(lo, _mm256_and_si256(a, mask));
+            hi = _mm256_or_si256(hi, _mm256_and_si256(b, mask));
+        }
+        let mut r = [0u64; LIMBS];
+        // SAFETY: `r` is 8 limbs, two unaligned 32-byte stores.
+        unsafe {
+            _mm256_storeu_si256(r.as_mut_ptr().cast(), lo);
+            _mm256_storeu_si256(r.as_mut_ptr().add(4).cast(), hi);
+        }
+        r
+    }
+
     /// One schoolbook row: acc (8 limbs, $r0 lowest) += a·b[i] (b[i] read
     /// from the product's still unused high half, where `mul_wide` put b,
     /// as no register is left for a third pointer); then $r0
@@ -602,6 +691,39 @@ mod x86 {
         };
     }
 
+    /// Doubling and square for limbs 2k, 2k+1 held in t: a_k^2's halves
+    /// go in on the OF chain after each limb is doubled on the CF chain.
+    macro_rules! dbl_mem {
+        ($aoff:literal, $lo:literal, $hi:literal) => {
+            concat!(
+                "mov rdx, qword ptr [{a} + ", $aoff, "]\n",
+                "mulx rcx, rax, rdx\n",
+                "mov rdx, qword ptr [{t} + ", $lo, "]\n",
+                "adcx rdx, rdx\n",
+                "adox rdx, rax\n",
+                "mov qword ptr [{t} + ", $lo, "], rdx\n",
+                "mov rdx, qword ptr [{t} + ", $hi, "]\n",
+                "adcx rdx, rdx\n",
+                "adox rdx, rcx\n",
+                "mov qword ptr [{t} + ", $hi, "], rdx\n",
+            )
+        };
+    }
+
+    /// The same for limbs held in registers.
+    macro_rules! dbl_reg {
+        ($aoff:literal, $lo:literal, $hi:literal) => {
+            concat!(
+                "mov rdx, qword ptr [{a} + ", $aoff, "]\n",
+                "mulx rcx, rax, rdx\n",
+                "adcx ", $lo, ", ", $lo, "\n",
+                "adox ", $lo, ", rax\n",
+                "adcx ", $hi, ", ", $hi, "\n",
+                "adox ", $hi, ", rcx\n",
+            )
+        };
+    }
+
     /// t = a^2 (1024 bits).
     ///
     /// # Safety
@@ -661,8 +783,26 @@ mod x86 {
                 "xor eax, eax",
                 tri!("56", "r12", "r13"),
                 "adc r13, 0",
-                // Limbs 7..14 are r14, r15, r8..r13; limb 15 is zero.
+                // Limbs 0..6 are in t, 7..14 in r14, r15, r8..r13; limb 15
+                // is zero. t = 2U + sum of a_i^2·2^(128 i): the doubling on
+                // the CF chain (ADCX x, x), the squares on the OF chain;
+                // rdx, free once MULX has read it, carries the limbs that
+                // are in memory.
+                "xor eax, eax",
+                dbl_mem!("0", "0", "8"),
+                dbl_mem!("8", "16", "24"),
+                dbl_mem!("16", "32", "40"),
+                "mov rdx, qword ptr [{a} + 24]", "mulx rcx, rax, rdx",
+                "mov rdx, qword ptr [{t} + 48]", "adcx rdx, rdx", "adox rdx, rax",
+                "mov qword ptr [{t} + 48], rdx",
+                "adcx r14, r14", "adox r14, rcx",
                 "mov qword ptr [{t} + 56], r14",
+                dbl_reg!("32", "r15", "r8"),
+                dbl_reg!("40", "r9", "r10"),
+                dbl_reg!("48", "r11", "r12"),
+                "mov rdx, qword ptr [{a} + 56]", "mulx rcx, rax, rdx",
+                "adcx r13, r13", "adox r13, rax",
+                "mov edx, 0", "adcx rdx, rdx", "adox rdx, rcx",
                 "mov qword ptr [{t} + 64], r15",
                 "mov qword ptr [{t} + 72], r8",
                 "mov qword ptr [{t} + 80], r9",
@@ -670,57 +810,7 @@ mod x86 {
                 "mov qword ptr [{t} + 96], r11",
                 "mov qword ptr [{t} + 104], r12",
                 "mov qword ptr [{t} + 112], r13",
-                // t = 2U + sum of a_i^2·2^(128 i): the doubling on the CF
-                // chain (ADCX x, x), the squares on the OF chain.
-                "xor eax, eax",
-                "mov r8, qword ptr [{t}]",
-                "mov r9, qword ptr [{t} + 8]",
-                "mov r10, qword ptr [{t} + 16]",
-                "mov r11, qword ptr [{t} + 24]",
-                "mov r12, qword ptr [{t} + 32]",
-                "mov r13, qword ptr [{t} + 40]",
-                "mov r14, qword ptr [{t} + 48]",
-                "mov r15, qword ptr [{t} + 56]",
-                "mov rdx, qword ptr [{a}]", "mulx rcx, rax, rdx",
-                "adcx r8, r8", "adox r8, rax", "adcx r9, r9", "adox r9, rcx",
-                "mov rdx, qword ptr [{a} + 8]", "mulx rcx, rax, rdx",
-                "adcx r10, r10", "adox r10, rax", "adcx r11, r11", "adox r11, rcx",
-                "mov rdx, qword ptr [{a} + 16]", "mulx rcx, rax, rdx",
-                "adcx r12, r12", "adox r12, rax", "adcx r13, r13", "adox r13, rcx",
-                "mov rdx, qword ptr [{a} + 24]", "mulx rcx, rax, rdx",
-                "adcx r14, r14", "adox r14, rax", "adcx r15, r15", "adox r15, rcx",
-                "mov qword ptr [{t}], r8",
-                "mov qword ptr [{t} + 8], r9",
-                "mov qword ptr [{t} + 16], r10",
-                "mov qword ptr [{t} + 24], r11",
-                "mov qword ptr [{t} + 32], r12",
-                "mov qword ptr [{t} + 40], r13",
-                "mov qword ptr [{t} + 48], r14",
-                "mov qword ptr [{t} + 56], r15",
-                "mov r8, qword ptr [{t} + 64]",
-                "mov r9, qword ptr [{t} + 72]",
-                "mov r10, qword ptr [{t} + 80]",
-                "mov r11, qword ptr [{t} + 88]",
-                "mov r12, qword ptr [{t} + 96]",
-                "mov r13, qword ptr [{t} + 104]",
-                "mov r14, qword ptr [{t} + 112]",
-                "mov r15d, 0",
-                "mov rdx, qword ptr [{a} + 32]", "mulx rcx, rax, rdx",
-                "adcx r8, r8", "adox r8, rax", "adcx r9, r9", "adox r9, rcx",
-                "mov rdx, qword ptr [{a} + 40]", "mulx rcx, rax, rdx",
-                "adcx r10, r10", "adox r10, rax", "adcx r11, r11", "adox r11, rcx",
-                "mov rdx, qword ptr [{a} + 48]", "mulx rcx, rax, rdx",
-                "adcx r12, r12", "adox r12, rax", "adcx r13, r13", "adox r13, rcx",
-                "mov rdx, qword ptr [{a} + 56]", "mulx rcx, rax, rdx",
-                "adcx r14, r14", "adox r14, rax", "adcx r15, r15", "adox r15, rcx",
-                "mov qword ptr [{t} + 64], r8",
-                "mov qword ptr [{t} + 72], r9",
-                "mov qword ptr [{t} + 80], r10",
-                "mov qword ptr [{t} + 88], r11",
-                "mov qword ptr [{t} + 96], r12",
-                "mov qword ptr [{t} + 104], r13",
-                "mov qword ptr [{t} + 112], r14",
-                "mov qword ptr [{t} + 120], r15",
+                "mov qword ptr [{t} + 120], rdx",
                 a = in(reg) a.as_ptr(),
                 t = in(reg) t.as_mut_ptr(),
                 out("rax") _, out("rcx") _, out("rdx") _,
@@ -980,6 +1070,29 @@ mod tests {
     }
 
     #[test]
+    fn the_table_reads_agree() {
+        let mut table = [[0u64; LIMBS]; 16];
+        for (i, e) in table.iter_mut().enumerate() {
+            for (j, l) in e.iter_mut().enumerate() {
+                *l = (i as u64) << 32 | j as u64 | 0xa5a5_0000_0000_0000;
+            }
+        }
+        let mut n = [0u64; LIMBS];
+        n[0] = 3;
+        let m = Mont512::new(&n).unwrap();
+        for i in 0..16 {
+            assert_eq!(gather(&table, i), table[i]);
+            assert_eq!(m.gather(&table, i), table[i]);
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                assert!(m.avx2);
+                // SAFETY: AVX2 was just detected.
+                assert_eq!(unsafe { x86::gather_avx2(&table, i) }, table[i]);
+            }
+        }
+    }
+
+    #[test]
     fn every_backend_this_cpu_runs_is_tested() {
         let all = Backend::all_available();
         assert!(all.contains(&Backend::Portable));
@@ -1025,45 +1138,6 @@ mod tests {
             n[LIMBS - 1] = n[LIMBS - 1].min(u64::MAX - 1) | (1 << 63);
             let (a, b) = (reduce(&a, &n), reduce(&b, &n));
             check_all(&n, &a, &b, &e);
-        }
-    }
-}
-#[cfg(test)]
-mod tmp_speed {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn speed() {
-        let mut n = [0x9e37_79b9_7f4a_7c15u64; LIMBS];
-        n[0] |= 1;
-        n[7] |= 1 << 63;
-        let e = [0x1234_5678_9abc_def1u64; LIMBS];
-        for b in Backend::all_available() {
-            let m = Mont512::with_backend(&n, b).unwrap();
-            let mut x = m.to_mont(&[7, 0, 0, 0, 0, 0, 0, 0]);
-            let t = std::time::Instant::now();
-            for _ in 0..2000 {
-                x = m.pow(std::hint::black_box(&x), &e);
-            }
-            let per = t.elapsed().as_secs_f64() / 2000.0;
-            let t2 = std::time::Instant::now();
-            for _ in 0..1_000_000 {
-                x = m.sqr(std::hint::black_box(&x));
-            }
-            let s = t2.elapsed().as_secs_f64() / 1e6;
-            let t3 = std::time::Instant::now();
-            for _ in 0..1_000_000 {
-                x = m.mul(std::hint::black_box(&x), &e);
-            }
-            let mu = t3.elapsed().as_secs_f64() / 1e6;
-            let m2 = Mont512::with_backend(&[3; LIMBS], b).unwrap();
-            let t4 = std::time::Instant::now();
-            let mut y = x;
-            for _ in 0..2000 {
-                (x, y) = m.pow2(std::hint::black_box(&x), &e, &m2, &[5; 8], &e);
-            }
-            println!("pow2 {:.1} us {}", t4.elapsed().as_secs_f64() / 2000.0 * 1e6, y[0]);
-            println!("{b:?}: pow {:.1} us, sqr {:.1} ns, mul {:.1} ns {}", per * 1e6, s * 1e9, mu * 1e9, x[0]);
         }
     }
 }
