@@ -212,17 +212,30 @@ fn low(x: &[u64; WIDE]) -> Limbs {
 /// fit). AT is a constant so that the loops unroll into one carry chain.
 #[inline(always)]
 fn add_at<const AT: usize>(t: &mut [u64; 2 * WIDE + 1], x: &[u64; WIDE]) {
-    let mut carry = 0u64;
+    let mut carry = 0u8;
     for i in 0..WIDE {
-        let (s, c1) = t[AT + i].overflowing_add(x[i]);
-        let (s, c2) = s.overflowing_add(carry);
-        t[AT + i] = s;
-        carry = u64::from(c1) + u64::from(c2);
+        (t[AT + i], carry) = adc(t[AT + i], x[i], carry);
     }
     for limb in t[AT + WIDE..].iter_mut() {
-        let (s, c) = limb.overflowing_add(carry);
-        *limb = s;
-        carry = u64::from(c);
+        (*limb, carry) = adc(*limb, 0, carry);
+    }
+}
+
+/// a + b + carry and the carry out: `_addcarry_u64` on x86-64, which LLVM
+/// turns into one ADC chain (it does not for `overflowing_add` pairs).
+#[inline(always)]
+fn adc(a: u64, b: u64, carry: u8) -> (u64, u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut out = 0u64;
+        let c = core::arch::x86_64::_addcarry_u64(carry, a, b, &mut out);
+        (out, c)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let (s, c1) = a.overflowing_add(b);
+        let (s, c2) = s.overflowing_add(u64::from(carry));
+        (s, u8::from(c1 | c2))
     }
 }
 
