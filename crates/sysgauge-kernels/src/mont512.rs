@@ -313,12 +313,15 @@ impl Mont512 {
         let (ta, tb) = (self.table(a), other.table(b));
         let mut x = self.gather(&ta, window(ea, 127));
         let mut y = other.gather(&tb, window(eb, 127));
+        // The products' scratch, reused: the assembly writes all of it
+        // before reading it, so it is not cleared for every step.
+        let mut scratch = [[0u64; 2 * LIMBS]; 2];
         for i in (0..127).rev() {
             for _ in 0..4 {
-                (x, y) = self.sqr2(&x, other, &y);
+                (x, y) = self.sqr2(&x, other, &y, &mut scratch);
             }
             let (gx, gy) = (self.gather(&ta, window(ea, i)), other.gather(&tb, window(eb, i)));
-            (x, y) = self.mul2(&x, &gx, other, &y, &gy);
+            (x, y) = self.mul2(&x, &gx, other, &y, &gy, &mut scratch);
         }
         (x, y)
     }
@@ -327,37 +330,53 @@ impl Mont512 {
     /// waits for a result two steps back (the products of both, then the
     /// reductions of both): the CPU overlaps more of the two chains.
     #[inline]
-    fn sqr2(&self, x: &Limbs, other: &Mont512, y: &Limbs) -> (Limbs, Limbs) {
+    fn sqr2(
+        &self,
+        x: &Limbs,
+        other: &Mont512,
+        y: &Limbs,
+        scratch: &mut [[u64; 2 * LIMBS]; 2],
+    ) -> (Limbs, Limbs) {
         #[cfg(target_arch = "x86_64")]
         if self.backend == Backend::MulxAdx && other.backend == Backend::MulxAdx {
-            let (mut tx, mut ty) = ([0u64; 2 * LIMBS], [0u64; 2 * LIMBS]);
+            let [tx, ty] = scratch;
             // SAFETY: both use MulxAdx, set only when BMI2 and ADX exist.
             unsafe {
-                x86::sqr_wide(&mut tx, x);
-                x86::sqr_wide(&mut ty, y);
-                x86::redc(&mut tx, &self.n_n0);
-                x86::redc(&mut ty, &other.n_n0);
+                x86::sqr_wide(tx, x);
+                x86::sqr_wide(ty, y);
+                x86::redc(tx, &self.n_n0);
+                x86::redc(ty, &other.n_n0);
             }
-            return (first_half(&tx), first_half(&ty));
+            return (first_half(tx), first_half(ty));
         }
+        let _ = scratch;
         (self.sqr(x), other.sqr(y))
     }
 
     /// `(self.mul(x, a), other.mul(y, b))`, ordered as in `sqr2`.
     #[inline]
-    fn mul2(&self, x: &Limbs, a: &Limbs, other: &Mont512, y: &Limbs, b: &Limbs) -> (Limbs, Limbs) {
+    fn mul2(
+        &self,
+        x: &Limbs,
+        a: &Limbs,
+        other: &Mont512,
+        y: &Limbs,
+        b: &Limbs,
+        scratch: &mut [[u64; 2 * LIMBS]; 2],
+    ) -> (Limbs, Limbs) {
         #[cfg(target_arch = "x86_64")]
         if self.backend == Backend::MulxAdx && other.backend == Backend::MulxAdx {
-            let (mut tx, mut ty) = ([0u64; 2 * LIMBS], [0u64; 2 * LIMBS]);
+            let [tx, ty] = scratch;
             // SAFETY: as in `sqr2`.
             unsafe {
-                x86::mul_wide(&mut tx, x, a);
-                x86::mul_wide(&mut ty, y, b);
-                x86::redc(&mut tx, &self.n_n0);
-                x86::redc(&mut ty, &other.n_n0);
+                x86::mul_wide(tx, x, a);
+                x86::mul_wide(ty, y, b);
+                x86::redc(tx, &self.n_n0);
+                x86::redc(ty, &other.n_n0);
             }
-            return (first_half(&tx), first_half(&ty));
+            return (first_half(tx), first_half(ty));
         }
+        let _ = scratch;
         (self.mul(x, a), other.mul(y, b))
     }
 
