@@ -290,8 +290,16 @@ mod tests {
             .to_words();
         for backend in Backend::all_available() {
             let m = Mont1024::with_backend(n, backend).unwrap();
-            assert_eq!(m.mul(a, b), x.mul(&y).as_montgomery().to_words(), "{backend:?} mul");
-            assert_eq!(m.sqr(a), x.square().as_montgomery().to_words(), "{backend:?} sqr");
+            assert_eq!(
+                m.mul(a, b),
+                x.mul(&y).as_montgomery().to_words(),
+                "{backend:?} mul"
+            );
+            assert_eq!(
+                m.sqr(a),
+                x.square().as_montgomery().to_words(),
+                "{backend:?} sqr"
+            );
             assert_eq!(m.from_mont(&m.to_mont(a)), *a, "{backend:?} round trip");
             let got = m.from_mont(&m.pow_public(&m.to_mont(a), e));
             assert_eq!(got, want_pow, "{backend:?} pow e={e}");

@@ -100,7 +100,10 @@ impl fmt::Display for ModulusError {
             ModulusError::Even => write!(f, "the modulus is even"),
             ModulusError::One => write!(f, "the modulus is 1"),
             ModulusError::TooLarge => {
-                write!(f, "the modulus is at or above 2^512 - 2^448 (its top 64 bits are all ones)")
+                write!(
+                    f,
+                    "the modulus is at or above 2^512 - 2^448 (its top 64 bits are all ones)"
+                )
             }
             ModulusError::Unavailable(b) => write!(f, "this CPU does not run the {b:?} backend"),
         }
@@ -309,7 +312,14 @@ impl Mont512 {
     /// it (a chain of dependent carries), so one exponentiation leaves most
     /// of the CPU's execution units idle; two independent chains side by
     /// side fill them (RSA's two CRT halves are such a pair).
-    pub fn pow2(&self, a: &Limbs, ea: &Limbs, other: &Mont512, b: &Limbs, eb: &Limbs) -> (Limbs, Limbs) {
+    pub fn pow2(
+        &self,
+        a: &Limbs,
+        ea: &Limbs,
+        other: &Mont512,
+        b: &Limbs,
+        eb: &Limbs,
+    ) -> (Limbs, Limbs) {
         let (ta, tb) = (self.table(a), other.table(b));
         let mut x = self.gather(&ta, window(ea, 127));
         let mut y = other.gather(&tb, window(eb, 127));
@@ -320,7 +330,10 @@ impl Mont512 {
             for _ in 0..4 {
                 (x, y) = self.sqr2(&x, other, &y, &mut scratch);
             }
-            let (gx, gy) = (self.gather(&ta, window(ea, i)), other.gather(&tb, window(eb, i)));
+            let (gx, gy) = (
+                self.gather(&ta, window(ea, i)),
+                other.gather(&tb, window(eb, i)),
+            );
             (x, y) = self.mul2(&x, &gx, other, &y, &gy, &mut scratch);
         }
         (x, y)
@@ -644,35 +657,77 @@ mod x86 {
     macro_rules! mul_row {
         ($boff:literal, $toff:literal, $r0:literal, $r1:literal, $r2:literal, $r3:literal, $r4:literal, $r5:literal, $r6:literal, $r7:literal) => {
             concat!(
-                "mov rdx, qword ptr [{t} + ", $boff, "]\n",
+                "mov rdx, qword ptr [{t} + ",
+                $boff,
+                "]\n",
                 "xor eax, eax\n",
                 "mulx rcx, rax, qword ptr [{a}]\n",
-                "adcx ", $r0, ", rax\n",
-                "adox ", $r1, ", rcx\n",
+                "adcx ",
+                $r0,
+                ", rax\n",
+                "adox ",
+                $r1,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{a} + 8]\n",
-                "adcx ", $r1, ", rax\n",
-                "adox ", $r2, ", rcx\n",
+                "adcx ",
+                $r1,
+                ", rax\n",
+                "adox ",
+                $r2,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{a} + 16]\n",
-                "adcx ", $r2, ", rax\n",
-                "adox ", $r3, ", rcx\n",
+                "adcx ",
+                $r2,
+                ", rax\n",
+                "adox ",
+                $r3,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{a} + 24]\n",
-                "adcx ", $r3, ", rax\n",
-                "adox ", $r4, ", rcx\n",
+                "adcx ",
+                $r3,
+                ", rax\n",
+                "adox ",
+                $r4,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{a} + 32]\n",
-                "adcx ", $r4, ", rax\n",
-                "adox ", $r5, ", rcx\n",
+                "adcx ",
+                $r4,
+                ", rax\n",
+                "adox ",
+                $r5,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{a} + 40]\n",
-                "adcx ", $r5, ", rax\n",
-                "adox ", $r6, ", rcx\n",
-                "mov qword ptr [{t} + ", $toff, "], ", $r0, "\n",
-                "mov ", $r0, ", 0\n",
+                "adcx ",
+                $r5,
+                ", rax\n",
+                "adox ",
+                $r6,
+                ", rcx\n",
+                "mov qword ptr [{t} + ",
+                $toff,
+                "], ",
+                $r0,
+                "\n",
+                "mov ",
+                $r0,
+                ", 0\n",
                 "mulx rcx, rax, qword ptr [{a} + 48]\n",
-                "adcx ", $r6, ", rax\n",
-                "adox ", $r7, ", rcx\n",
+                "adcx ",
+                $r6,
+                ", rax\n",
+                "adox ",
+                $r7,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{a} + 56]\n",
-                "adcx ", $r7, ", rax\n",
-                "adox ", $r0, ", rcx\n",
-                "adc ", $r0, ", 0\n",
+                "adcx ",
+                $r7,
+                ", rax\n",
+                "adox ",
+                $r0,
+                ", rcx\n",
+                "adc ",
+                $r0,
+                ", 0\n",
             )
         };
     }
@@ -727,9 +782,15 @@ mod x86 {
     macro_rules! tri {
         ($aoff:literal, $lo:literal, $hi:literal) => {
             concat!(
-                "mulx rcx, rax, qword ptr [{a} + ", $aoff, "]\n",
-                "adcx ", $lo, ", rax\n",
-                "adox ", $hi, ", rcx\n",
+                "mulx rcx, rax, qword ptr [{a} + ",
+                $aoff,
+                "]\n",
+                "adcx ",
+                $lo,
+                ", rax\n",
+                "adox ",
+                $hi,
+                ", rcx\n",
             )
         };
     }
@@ -740,9 +801,17 @@ mod x86 {
     macro_rules! tri_end {
         ($top:literal, $toff:literal, $r0:literal) => {
             concat!(
-                "adc ", $top, ", 0\n",
-                "mov qword ptr [{t} + ", $toff, "], ", $r0, "\n",
-                "mov ", $r0, ", 0\n",
+                "adc ",
+                $top,
+                ", 0\n",
+                "mov qword ptr [{t} + ",
+                $toff,
+                "], ",
+                $r0,
+                "\n",
+                "mov ",
+                $r0,
+                ", 0\n",
             )
         };
     }
@@ -752,16 +821,26 @@ mod x86 {
     macro_rules! dbl_mem {
         ($aoff:literal, $lo:literal, $hi:literal) => {
             concat!(
-                "mov rdx, qword ptr [{a} + ", $aoff, "]\n",
+                "mov rdx, qword ptr [{a} + ",
+                $aoff,
+                "]\n",
                 "mulx rcx, rax, rdx\n",
-                "mov rdx, qword ptr [{t} + ", $lo, "]\n",
+                "mov rdx, qword ptr [{t} + ",
+                $lo,
+                "]\n",
                 "adcx rdx, rdx\n",
                 "adox rdx, rax\n",
-                "mov qword ptr [{t} + ", $lo, "], rdx\n",
-                "mov rdx, qword ptr [{t} + ", $hi, "]\n",
+                "mov qword ptr [{t} + ",
+                $lo,
+                "], rdx\n",
+                "mov rdx, qword ptr [{t} + ",
+                $hi,
+                "]\n",
                 "adcx rdx, rdx\n",
                 "adox rdx, rcx\n",
-                "mov qword ptr [{t} + ", $hi, "], rdx\n",
+                "mov qword ptr [{t} + ",
+                $hi,
+                "], rdx\n",
             )
         };
     }
@@ -770,12 +849,26 @@ mod x86 {
     macro_rules! dbl_reg {
         ($aoff:literal, $lo:literal, $hi:literal) => {
             concat!(
-                "mov rdx, qword ptr [{a} + ", $aoff, "]\n",
+                "mov rdx, qword ptr [{a} + ",
+                $aoff,
+                "]\n",
                 "mulx rcx, rax, rdx\n",
-                "adcx ", $lo, ", ", $lo, "\n",
-                "adox ", $lo, ", rax\n",
-                "adcx ", $hi, ", ", $hi, "\n",
-                "adox ", $hi, ", rcx\n",
+                "adcx ",
+                $lo,
+                ", ",
+                $lo,
+                "\n",
+                "adox ",
+                $lo,
+                ", rax\n",
+                "adcx ",
+                $hi,
+                ", ",
+                $hi,
+                "\n",
+                "adox ",
+                $hi,
+                ", rcx\n",
             )
         };
     }
@@ -883,34 +976,70 @@ mod x86 {
     macro_rules! redc_step {
         ($r0:literal, $r1:literal, $r2:literal, $r3:literal, $r4:literal, $r5:literal, $r6:literal, $r7:literal) => {
             concat!(
-                "mov rdx, ", $r0, "\n",
+                "mov rdx, ",
+                $r0,
+                "\n",
                 "imul rdx, qword ptr [{n} + 64]\n",
                 "xor eax, eax\n",
                 "mulx rcx, rax, qword ptr [{n}]\n",
-                "adcx ", $r0, ", rax\n",
-                "adox ", $r1, ", rcx\n",
+                "adcx ",
+                $r0,
+                ", rax\n",
+                "adox ",
+                $r1,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{n} + 8]\n",
-                "adcx ", $r1, ", rax\n",
-                "adox ", $r2, ", rcx\n",
+                "adcx ",
+                $r1,
+                ", rax\n",
+                "adox ",
+                $r2,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{n} + 16]\n",
-                "adcx ", $r2, ", rax\n",
-                "adox ", $r3, ", rcx\n",
+                "adcx ",
+                $r2,
+                ", rax\n",
+                "adox ",
+                $r3,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{n} + 24]\n",
-                "adcx ", $r3, ", rax\n",
-                "adox ", $r4, ", rcx\n",
+                "adcx ",
+                $r3,
+                ", rax\n",
+                "adox ",
+                $r4,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{n} + 32]\n",
-                "adcx ", $r4, ", rax\n",
-                "adox ", $r5, ", rcx\n",
+                "adcx ",
+                $r4,
+                ", rax\n",
+                "adox ",
+                $r5,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{n} + 40]\n",
-                "adcx ", $r5, ", rax\n",
-                "adox ", $r6, ", rcx\n",
+                "adcx ",
+                $r5,
+                ", rax\n",
+                "adox ",
+                $r6,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{n} + 48]\n",
-                "adcx ", $r6, ", rax\n",
-                "adox ", $r7, ", rcx\n",
+                "adcx ",
+                $r6,
+                ", rax\n",
+                "adox ",
+                $r7,
+                ", rcx\n",
                 "mulx rcx, rax, qword ptr [{n} + 56]\n",
-                "adcx ", $r7, ", rax\n",
-                "adox ", $r0, ", rcx\n",
-                "adc ", $r0, ", 0\n",
+                "adcx ",
+                $r7,
+                ", rax\n",
+                "adox ",
+                $r0,
+                ", rcx\n",
+                "adc ",
+                $r0,
+                ", 0\n",
             )
         };
     }
@@ -1059,7 +1188,13 @@ mod tests {
         let mut one = [0u64; LIMBS];
         one[0] = 1;
         let all = reduce(&[u64::MAX; LIMBS], n);
-        vec![[0; LIMBS], one, n_minus_1, all, reduce(&[0x5555_5555_5555_5555; LIMBS], n)]
+        vec![
+            [0; LIMBS],
+            one,
+            n_minus_1,
+            all,
+            reduce(&[0x5555_5555_5555_5555; LIMBS], n),
+        ]
     }
 
     fn check_all(n: &Limbs, a: &Limbs, b: &Limbs, e: &Limbs) {
@@ -1081,7 +1216,9 @@ mod tests {
             let b2 = reduce(b, &n2);
             let (x, y) = m.pow2(&m.to_mont(a), e, &m2, &m2.to_mont(&b2), a);
             assert_eq!(m.from_mont(&x), want_pow, "{backend:?} pow2");
-            let want2 = FixedMontyForm::new(&to_u(&b2), &params(&n2)).pow(&to_u(a)).retrieve();
+            let want2 = FixedMontyForm::new(&to_u(&b2), &params(&n2))
+                .pow(&to_u(a))
+                .retrieve();
             assert_eq!(m2.from_mont(&y), from_u(&want2), "{backend:?} pow2, second");
             // redc of a 1024-bit number below n·R: x·R^-1 mod n.
             let mut t = [0u64; 2 * LIMBS];
@@ -1094,7 +1231,10 @@ mod tests {
                 w
             });
             if x < nr {
-                assert_eq!(m.redc(&t), ref_mont_mul(n, &reduce_wide(&t, n), &[1, 0, 0, 0, 0, 0, 0, 0]));
+                assert_eq!(
+                    m.redc(&t),
+                    ref_mont_mul(n, &reduce_wide(&t, n), &[1, 0, 0, 0, 0, 0, 0, 0])
+                );
             }
             assert_eq!(m.sub_mod(a, b), {
                 let nz = Odd::new(to_u(n)).unwrap();
@@ -1118,11 +1258,16 @@ mod tests {
     fn edge_moduli_and_operands_match_crypto_bigint() {
         for n in edge_moduli() {
             let ops = edge_operands(&n);
-            let exps = [[0u64; LIMBS], [1, 0, 0, 0, 0, 0, 0, 0], [u64::MAX; LIMBS], {
-                let mut e = [0u64; LIMBS];
-                e[LIMBS - 1] = 1 << 63;
-                e
-            }];
+            let exps = [
+                [0u64; LIMBS],
+                [1, 0, 0, 0, 0, 0, 0, 0],
+                [u64::MAX; LIMBS],
+                {
+                    let mut e = [0u64; LIMBS];
+                    e[LIMBS - 1] = 1 << 63;
+                    e
+                },
+            ];
             for a in &ops {
                 for b in &ops {
                     check_all(&n, a, b, &exps[(a[0] ^ b[0]) as usize % exps.len()]);

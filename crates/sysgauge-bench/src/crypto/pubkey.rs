@@ -230,7 +230,8 @@ impl SignAlg {
         }
         if let (SignAlg::Rsa1024, Some(backend)) = (self, rsa1024::backend_for(implementation)) {
             let der = include_bytes!("keys/rsa-1024.pk8.der");
-            let signer = Rsa1024Signer::from_pkcs8(der, backend).map_err(|e| fail(&e.to_string()))?;
+            let signer =
+                Rsa1024Signer::from_pkcs8(der, backend).map_err(|e| fail(&e.to_string()))?;
             let public = awslc::Key::from_pkcs8(der, awslc::KeyKind::Rsa)
                 .map_err(|e| fail(&format!("key: {e}")))?;
             return Ok(Signer {

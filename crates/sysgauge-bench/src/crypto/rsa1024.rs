@@ -129,7 +129,9 @@ impl Rsa1024Signer {
         let k = rsa::pkcs1::RsaPrivateKeyRef::try_from(inner.as_bytes())
             .map_err(|e| key_err(format!("not a PKCS#1 RSA key: {e}")))?;
         if k.other_prime_infos.is_some() {
-            return Err(key_err("a multi-prime key; this signer takes two primes".into()));
+            return Err(key_err(
+                "a multi-prime key; this signer takes two primes".into(),
+            ));
         }
         let wide = |name: &str, v: &[u8]| {
             be_limbs::<WIDE>(v).ok_or_else(|| key_err(format!("{name} is longer than 1024 bits")))
@@ -158,12 +160,14 @@ impl Rsa1024Signer {
         if !less(&dp, &p) || !less(&dq, &q) || !less(&qinv, &p) {
             return Err(key_err("dP, dQ or qInv is not reduced".into()));
         }
-        let mp =
-            Mont512::with_backend(&p, backend).map_err(|source| Rsa1024Error::Prime { which: "p", source })?;
-        let mq =
-            Mont512::with_backend(&q, backend).map_err(|source| Rsa1024Error::Prime { which: "q", source })?;
+        let mp = Mont512::with_backend(&p, backend)
+            .map_err(|source| Rsa1024Error::Prime { which: "p", source })?;
+        let mq = Mont512::with_backend(&q, backend)
+            .map_err(|source| Rsa1024Error::Prime { which: "q", source })?;
         if e[1..].iter().any(|&l| l != 0) || e[0] < 3 {
-            return Err(key_err("the public exponent is not between 3 and 2^64".into()));
+            return Err(key_err(
+                "the public exponent is not between 3 and 2^64".into(),
+            ));
         }
         let e = e[0];
         let n_odd = Option::<Odd<U1024>>::from(Odd::new(U1024::from_words(n)))
@@ -399,10 +403,14 @@ mod tests {
         );
         assert!(Rsa1024Signer::from_pkcs8(&KEY[..200], Backend::Portable).is_err());
         let other = include_bytes!("keys/rsa-2048.pk8.der");
-        let e = Rsa1024Signer::from_pkcs8(other, Backend::Portable).err().unwrap();
+        let e = Rsa1024Signer::from_pkcs8(other, Backend::Portable)
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("longer than"), "{e}");
         let ec = include_bytes!("keys/ec-p256.pk8.der");
-        let e = Rsa1024Signer::from_pkcs8(ec, Backend::Portable).err().unwrap();
+        let e = Rsa1024Signer::from_pkcs8(ec, Backend::Portable)
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("rsaEncryption"), "{e}");
         assert_eq!(backend_for("nope"), None);
         assert_eq!(backend_for(SYSGAUGE_PORTABLE), Some(Backend::Portable));
@@ -422,7 +430,10 @@ mod tests {
     #[test]
     fn limbs_from_big_endian() {
         assert_eq!(be_limbs::<2>(&[1, 2]), Some([0x0102, 0]));
-        assert_eq!(be_limbs::<1>(&[0, 0, 1, 2, 3, 4, 5, 6, 7, 8]), Some([0x0102030405060708]));
+        assert_eq!(
+            be_limbs::<1>(&[0, 0, 1, 2, 3, 4, 5, 6, 7, 8]),
+            Some([0x0102030405060708])
+        );
         assert_eq!(be_limbs::<1>(&[1, 2, 3, 4, 5, 6, 7, 8, 9]), None);
         assert_eq!(be_limbs::<2>(&[]), Some([0, 0]));
         assert!(less(&[1, 0, 0, 0, 0, 0, 0, 0], &[0, 1, 0, 0, 0, 0, 0, 0]));
