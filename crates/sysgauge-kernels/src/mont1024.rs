@@ -1,10 +1,11 @@
 //! Montgomery arithmetic modulo a 1024-bit odd number, built from
 //! `mont512`'s 512-bit products: RSA-1024's steps around the CRT halves
 //! (blinding the input, the check of the result with e, unblinding) work
-//! modulo n. Written here because crypto-bigint's portable 1024-bit
-//! Montgomery product, which those steps used at first, cost about a tenth
-//! of an RSA-1024 signature on its own; the MULX/ADX 512-bit products make
-//! them about twice as fast (docs/performance.md).
+//! modulo n. Written here because with crypto-bigint's portable 1024-bit
+//! Montgomery arithmetic, which those steps used at first, they took about
+//! a tenth of an RSA-1024 signature, enough to decide the comparison with
+//! OpenSSL; built on the MULX/ADX 512-bit products they are about a third
+//! faster (docs/performance.md, "Design measurements quoted by the code").
 //!
 //! How it is shaped: R = 2^1024 and B = 2^512. A product is four (a square
 //! three) 512-bit products added at their offsets; the reduction takes two

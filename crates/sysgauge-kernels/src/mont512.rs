@@ -23,8 +23,12 @@
 //!   modulus that is gets an error, not a wrong answer);
 //! - exponentiation takes the exponent four bits at a time from the top,
 //!   whatever its value: 4 squarings and one multiplication by a table
-//!   entry per window, and the entry is read by scanning all 16 with masks,
-//!   so neither the time nor the memory addresses depend on the exponent.
+//!   entry per window, and the entry is read by scanning all 16 with masks
+//!   (AVX2 compares where the CPU has them), so neither the time nor the
+//!   memory addresses depend on the exponent;
+//! - [`Mont512::pow2`] runs two exponentiations (RSA's CRT halves) step by
+//!   step side by side: one alone is a chain of dependent carries that
+//!   leaves execution units idle, which the other chain fills.
 //!
 //! Two backends compute the same thing: [`Backend::MulxAdx`] (x86-64 with
 //! BMI2 and ADX, inline assembly, chosen at run time) and
