@@ -272,35 +272,50 @@ mod tests {
     use crypto_bigint::{NonZero, Odd, U1024};
     use proptest::prelude::*;
 
-    fn reference(n: &Wide) -> FixedMontyParams<WIDE> {
-        FixedMontyParams::new_vartime(Odd::new(U1024::from_words(*n)).unwrap())
+    /// crypto-bigint's number from 64-bit limbs, and back, through bytes
+    /// (its limbs are 32 bits wide on 32-bit targets).
+    fn to_cb<const N: usize, const L: usize>(x: &[u64; N]) -> crypto_bigint::Uint<L> {
+        let bytes: Vec<u8> = x.iter().flat_map(|l| l.to_le_bytes()).collect();
+        crypto_bigint::Uint::<L>::from_le_slice(&bytes)
+    }
+
+    fn from_cb<const N: usize, const L: usize>(x: &crypto_bigint::Uint<L>) -> [u64; N] {
+        let bytes: Vec<u8> = x.as_words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut out = [0u64; N];
+        for (o, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+            *o = u64::from_le_bytes(c.try_into().unwrap());
+        }
+        out
+    }
+
+    fn u(x: &Wide) -> U1024 {
+        to_cb(x)
+    }
+
+    fn w(x: &U1024) -> Wide {
+        from_cb(x)
+    }
+
+    fn reference(n: &Wide) -> FixedMontyParams<{ U1024::LIMBS }> {
+        FixedMontyParams::new_vartime(Odd::new(u(n)).unwrap())
     }
 
     fn reduce(x: &Wide, n: &Wide) -> Wide {
-        let nz = NonZero::new(U1024::from_words(*n)).unwrap();
-        U1024::from_words(*x).rem_vartime(&nz).to_words()
+        let nz = NonZero::new(u(n)).unwrap();
+        w(&u(x).rem_vartime(&nz))
     }
 
     fn check(n: &Wide, a: &Wide, b: &Wide, e: u64) {
         let p = reference(n);
-        let x = FixedMontyForm::from_montgomery(U1024::from_words(*a), &p);
-        let y = FixedMontyForm::from_montgomery(U1024::from_words(*b), &p);
-        let want_pow = FixedMontyForm::new(&U1024::from_words(*a), &p)
+        let x = FixedMontyForm::from_montgomery(u(a), &p);
+        let y = FixedMontyForm::from_montgomery(u(b), &p);
+        let want_pow = w(&FixedMontyForm::new(&u(a), &p)
             .pow(&U1024::from_u64(e))
-            .retrieve()
-            .to_words();
+            .retrieve());
         for backend in Backend::all_available() {
             let m = Mont1024::with_backend(n, backend).unwrap();
-            assert_eq!(
-                m.mul(a, b),
-                x.mul(&y).as_montgomery().to_words(),
-                "{backend:?} mul"
-            );
-            assert_eq!(
-                m.sqr(a),
-                x.square().as_montgomery().to_words(),
-                "{backend:?} sqr"
-            );
+            assert_eq!(m.mul(a, b), w(x.mul(&y).as_montgomery()), "{backend:?} mul");
+            assert_eq!(m.sqr(a), w(x.square().as_montgomery()), "{backend:?} sqr");
             assert_eq!(m.from_mont(&m.to_mont(a)), *a, "{backend:?} round trip");
             let got = m.from_mont(&m.pow_public(&m.to_mont(a), e));
             assert_eq!(got, want_pow, "{backend:?} pow e={e}");

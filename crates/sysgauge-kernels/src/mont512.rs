@@ -203,10 +203,10 @@ impl Mont512 {
     /// a·b·R^-1 mod n, for a, b < n (or a·b < n·R).
     #[inline]
     pub fn mul(&self, a: &Limbs, b: &Limbs) -> Limbs {
-        let mut t = [0u64; 2 * LIMBS];
         match self.backend {
             #[cfg(target_arch = "x86_64")]
             Backend::MulxAdx => {
+                let mut t = [0u64; 2 * LIMBS];
                 // SAFETY: MulxAdx is only set when `available()` saw BMI2
                 // and ADX (`with_backend`).
                 unsafe {
@@ -406,6 +406,8 @@ impl Mont512 {
             // SAFETY: `avx2` is set only when the CPU has AVX2.
             return unsafe { x86::gather_avx2(table, index) };
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = self.avx2; // always false there
         gather(table, index)
     }
 
@@ -461,6 +463,7 @@ fn one() -> Limbs {
     x
 }
 
+#[cfg(target_arch = "x86_64")]
 fn first_half(t: &[u64; 2 * LIMBS]) -> Limbs {
     let mut r = [0u64; LIMBS];
     r.copy_from_slice(&t[..LIMBS]);
@@ -1142,15 +1145,31 @@ mod tests {
     use crypto_bigint::{Odd, U512};
     use proptest::prelude::*;
 
+    /// crypto-bigint's number from 64-bit limbs, and back, through bytes
+    /// (its limbs are 32 bits wide on 32-bit targets).
+    fn to_cb<const N: usize, const L: usize>(x: &[u64; N]) -> crypto_bigint::Uint<L> {
+        let bytes: Vec<u8> = x.iter().flat_map(|l| l.to_le_bytes()).collect();
+        crypto_bigint::Uint::<L>::from_le_slice(&bytes)
+    }
+
+    fn from_cb<const N: usize, const L: usize>(x: &crypto_bigint::Uint<L>) -> [u64; N] {
+        let bytes: Vec<u8> = x.as_words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut out = [0u64; N];
+        for (o, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+            *o = u64::from_le_bytes(c.try_into().unwrap());
+        }
+        out
+    }
+
     fn to_u(x: &Limbs) -> U512 {
-        U512::from_words(*x)
+        to_cb(x)
     }
 
     fn from_u(x: &U512) -> Limbs {
-        x.to_words()
+        from_cb(x)
     }
 
-    fn params(n: &Limbs) -> FixedMontyParams<LIMBS> {
+    fn params(n: &Limbs) -> FixedMontyParams<{ U512::LIMBS }> {
         FixedMontyParams::new_vartime(Odd::new(to_u(n)).unwrap())
     }
 
@@ -1228,8 +1247,8 @@ mod tests {
             let mut t = [0u64; 2 * LIMBS];
             t[..LIMBS].copy_from_slice(a);
             t[LIMBS..].copy_from_slice(b);
-            let x = crypto_bigint::U1024::from_words(t);
-            let nr = crypto_bigint::U1024::from_words({
+            let x: crypto_bigint::U1024 = to_cb(&t);
+            let nr: crypto_bigint::U1024 = to_cb(&{
                 let mut w = [0u64; 2 * LIMBS];
                 w[LIMBS..].copy_from_slice(n);
                 w
@@ -1248,11 +1267,14 @@ mod tests {
     }
 
     fn reduce_wide(t: &[u64; 2 * LIMBS], n: &Limbs) -> Limbs {
-        let x = crypto_bigint::U1024::from_words(*t);
+        let x: crypto_bigint::U1024 = to_cb(t);
         let mut w = [0u64; 2 * LIMBS];
         w[..LIMBS].copy_from_slice(n);
-        let nz = crypto_bigint::NonZero::new(crypto_bigint::U1024::from_words(w)).unwrap();
-        let r = x.rem_vartime(&nz).to_words();
+        let nz = crypto_bigint::NonZero::new(
+            to_cb::<{ 2 * LIMBS }, { crypto_bigint::U1024::LIMBS }>(&w),
+        )
+        .unwrap();
+        let r: [u64; 2 * LIMBS] = from_cb(&x.rem_vartime(&nz));
         let mut out = [0u64; LIMBS];
         out.copy_from_slice(&r[..LIMBS]);
         out

@@ -56,8 +56,9 @@ const SHA256_DIGEST_INFO: [u8; 19] = [
 pub enum Rsa1024Error {
     #[error("RSA-1024 key: {0}")]
     Key(String),
-    #[error("RSA-1024 key: prime {which}: {source}")]
-    Prime {
+    /// p, q or n cannot be a modulus of the Montgomery kernels.
+    #[error("RSA-1024 key: {which}: {source}")]
+    Modulus {
         which: &'static str,
         source: ModulusError,
     },
@@ -98,7 +99,7 @@ pub struct Rsa1024Signer {
     rrr_q: Limbs,
     n: Mont1024,
     /// crypto-bigint's view of n, for the blinding value's inverse.
-    n_params: FixedMontyParams<WIDE>,
+    n_params: FixedMontyParams<{ U1024::LIMBS }>,
     e: u64,
     blinding: Blinding,
     rng: SystemRandom,
@@ -161,20 +162,20 @@ impl Rsa1024Signer {
             return Err(key_err("dP, dQ or qInv is not reduced".into()));
         }
         let mp = Mont512::with_backend(&p, backend)
-            .map_err(|source| Rsa1024Error::Prime { which: "p", source })?;
+            .map_err(|source| Rsa1024Error::Modulus { which: "p", source })?;
         let mq = Mont512::with_backend(&q, backend)
-            .map_err(|source| Rsa1024Error::Prime { which: "q", source })?;
+            .map_err(|source| Rsa1024Error::Modulus { which: "q", source })?;
         if e[1..].iter().any(|&l| l != 0) || e[0] < 3 {
             return Err(key_err(
                 "the public exponent is not between 3 and 2^64".into(),
             ));
         }
         let e = e[0];
-        let n_odd = Option::<Odd<U1024>>::from(Odd::new(U1024::from_words(n)))
+        let n_odd = Option::<Odd<U1024>>::from(Odd::new(to_u1024(&n)))
             .ok_or_else(|| key_err("the modulus is even".into()))?;
         let n_params = FixedMontyParams::new(n_odd);
         let n_mont = Mont1024::with_backend(&n, backend)
-            .map_err(|source| Rsa1024Error::Prime { which: "n", source })?;
+            .map_err(|source| Rsa1024Error::Modulus { which: "n", source })?;
         // to_mont(x) = x·R: from 1 to R, R^2, R^3.
         let rrr = |m: &Mont512| m.to_mont(&m.to_mont(&m.to_mont(&one_limbs())));
         let mut signer = Rsa1024Signer {
@@ -223,7 +224,7 @@ impl Rsa1024Signer {
         em[t..t + SHA256_DIGEST_INFO.len()].copy_from_slice(&SHA256_DIGEST_INFO);
         em[SIGNATURE_LEN - 32..].copy_from_slice(digest);
         // Below n: EM starts 00 01 and n has its top bit set.
-        let m = U1024::from_be_slice(&em).to_words();
+        let m = from_u1024(&U1024::from_be_slice(&em));
 
         self.update_blinding()?;
         // The blinded input m·A: A is in Montgomery form and m is not, so
@@ -241,7 +242,7 @@ impl Rsa1024Signer {
             return Err(Rsa1024Error::Check);
         }
         // Unblind: s·r^-1.
-        let sig = U1024::from_words(self.n.mul(&s, &self.blinding.ai));
+        let sig = to_u1024(&self.n.mul(&s, &self.blinding.ai));
         out.copy_from_slice(&sig.to_be_bytes());
         Ok(SIGNATURE_LEN)
     }
@@ -285,7 +286,7 @@ impl Rsa1024Signer {
     /// A new blinding pair: a random r in [1, n) that has an inverse,
     /// A = r^e, Ai = r^-1.
     fn renew_blinding(&mut self) -> Result<(), Rsa1024Error> {
-        let n = U1024::from_words(*self.n.modulus());
+        let n = to_u1024(self.n.modulus());
         for _ in 0..64 {
             let mut bytes = [0u8; SIGNATURE_LEN];
             self.rng
@@ -300,14 +301,14 @@ impl Rsa1024Signer {
             // crypto-bigint's Montgomery form for 1024 bits has the same
             // R = 2^1024 as `mont1024`, so the inverse carries over as is.
             let r_cb = FixedMontyForm::new(&r, &self.n_params);
-            let Some(ai) = Option::<FixedMontyForm<WIDE>>::from(r_cb.invert()) else {
+            let Some(ai) = Option::<FixedMontyForm<{ U1024::LIMBS }>>::from(r_cb.invert()) else {
                 continue;
             };
-            let r_mont = self.n.to_mont(&r.to_words());
+            let r_mont = self.n.to_mont(&from_u1024(&r));
             self.blinding = Blinding {
                 // Variable time in the public e only, as OpenSSL's.
                 a: self.n.pow_public(&r_mont, self.e),
-                ai: ai.as_montgomery().to_words(),
+                ai: from_u1024(ai.as_montgomery()),
                 uses: 0,
             };
             return Ok(());
@@ -316,6 +317,28 @@ impl Rsa1024Signer {
             "64 draws gave no usable blinding value".into(),
         ))
     }
+}
+
+/// crypto-bigint's 1024-bit number from 64-bit limbs (its own limbs are
+/// 32 bits wide on 32-bit targets, so the bytes are the common ground).
+fn to_u1024(x: &Wide) -> U1024 {
+    let mut bytes = [0u8; SIGNATURE_LEN];
+    for (chunk, limb) in bytes.chunks_exact_mut(8).zip(x) {
+        chunk.copy_from_slice(&limb.to_le_bytes());
+    }
+    U1024::from_le_slice(&bytes)
+}
+
+/// The 64-bit limbs of crypto-bigint's 1024-bit number.
+fn from_u1024(x: &U1024) -> Wide {
+    let bytes = x.to_le_bytes();
+    let mut out = [0u64; WIDE];
+    for (limb, chunk) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        *limb = u64::from_le_bytes(word);
+    }
+    out
 }
 
 fn one_limbs() -> Limbs {
