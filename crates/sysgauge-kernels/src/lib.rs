@@ -20,6 +20,9 @@
 //!   their dependency chains;
 //! - `whirlpool`: Whirlpool with AVX-512 VBMI and GFNI, or in the
 //!   eight-table form;
+//! - `mont512`: 512-bit Montgomery multiplication (MULX/ADX) and the
+//!   constant-time exponentiation of RSA-1024's CRT halves; `mont1024`: the
+//!   1024-bit Montgomery arithmetic around them, from the same products;
 //! - `opaque`: the optimisation barriers that keep an order of operations.
 
 pub mod aes;
@@ -33,6 +36,8 @@ pub mod des;
 pub mod ghash;
 pub mod md4;
 pub mod md5;
+pub mod mont1024;
+pub mod mont512;
 pub mod opaque;
 pub mod rc4;
 pub mod sha512;

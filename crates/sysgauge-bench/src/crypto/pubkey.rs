@@ -18,7 +18,9 @@
 //!   bits, so aws-lc's C API (`crate::awslc`) signs, and RustCrypto's `rsa`
 //!   (portable code, boxed big integers allocated in every operation) is
 //!   the other candidate. RSA-512 is not a row: the `rsa` crate refuses
-//!   moduli below 1024 bits as well.
+//!   moduli below 1024 bits as well. sysgauge's own signer (`rsa1024.rs`,
+//!   on the `mont512` kernel: `sysgauge-mulx-adx`, or `sysgauge` where the
+//!   CPU lacks MULX/ADX) is the third; it verifies with aws-lc's C API.
 //! - `crypto.dsa-1024`, `crypto.dsa-2048`: aws-lc's DSA (C API; aws-lc-rs
 //!   has no DSA) or RustCrypto's `dsa`, whose signing sits behind the
 //!   crate's `hazmat` feature (FIPS 186-5 retired DSA signing). Both sign
@@ -63,6 +65,7 @@
 //! pure), and an ECDH operation derives one shared secret from a fixed
 //! private key and the peer's public key.
 
+use super::rsa1024::{self, Rsa1024Signer};
 use crate::awslc;
 use crate::crypto::dsa_verify::DsaVerifier;
 use crate::implementation::{Candidates, TrialUnit, Worker};
@@ -197,12 +200,24 @@ impl SignAlg {
     /// first is used when the trial is a tie).
     pub fn implementations(self) -> &'static [&'static str] {
         match self {
-            SignAlg::Rsa1024 => &[AWS_LC, "rustcrypto rsa"],
+            SignAlg::Rsa1024 => &[
+                AWS_LC,
+                "rustcrypto rsa",
+                rsa1024::SYSGAUGE_MULX_ADX,
+                rsa1024::SYSGAUGE_PORTABLE,
+            ],
             SignAlg::Dsa1024 | SignAlg::Dsa2048 => &[AWS_LC_MULTIEXP, AWS_LC, "rustcrypto dsa"],
             SignAlg::EcdsaP224 => &[AWS_LC, "rustcrypto p224"],
             SignAlg::EcdsaP192 => &[AWS_LC, "rustcrypto p192"],
             _ => &[AWS_LC],
         }
+    }
+
+    /// Whether this CPU runs `implementation` (sysgauge's MULX/ADX signer
+    /// needs those instructions; the others run everywhere).
+    pub fn runs_here(self, implementation: &str) -> bool {
+        rsa1024::backend_for(implementation).is_some()
+            || ![rsa1024::SYSGAUGE_MULX_ADX, rsa1024::SYSGAUGE_PORTABLE].contains(&implementation)
     }
 
     /// The preferred implementation's signer (see [`SignAlg::signer_with`]).
@@ -237,6 +252,27 @@ impl SignAlg {
                 rng: SystemRandom::new(),
                 sig: vec![0u8; len],
                 sig_len: 0,
+            });
+        }
+        if let (SignAlg::Rsa1024, Some(backend)) = (self, rsa1024::backend_for(implementation)) {
+            let der = include_bytes!("keys/rsa-1024.pk8.der");
+            let signer =
+                Rsa1024Signer::from_pkcs8(der, backend).map_err(|e| fail(&e.to_string()))?;
+            let public = awslc::Key::from_pkcs8(der, awslc::KeyKind::Rsa)
+                .map_err(|e| fail(&format!("key: {e}")))?;
+            return Ok(Signer {
+                alg: self,
+                key: SignKey::Sysgauge(Box::new(signer), backend_name(implementation)),
+                public: Public::AwsLcC(public, awslc::Hash::Sha256),
+                rng: SystemRandom::new(),
+                sig: vec![0u8; rsa1024::SIGNATURE_LEN],
+                sig_len: 0,
+            });
+        }
+        if !self.runs_here(implementation) {
+            return Err(PubkeyError::Unsupported {
+                alg: self.name(),
+                reason: format!("implementation '{implementation}' does not run on this CPU"),
             });
         }
         if implementation == AWS_LC || implementation == AWS_LC_MULTIEXP {
@@ -457,6 +493,15 @@ fn aws_lc_p192_keys() -> Result<(awslc::Key, awslc::Key), String> {
     Ok((key, public))
 }
 
+/// The static name of sysgauge's RSA-1024 signer `name` stands for.
+fn backend_name(name: &str) -> &'static str {
+    if name == rsa1024::SYSGAUGE_MULX_ADX {
+        rsa1024::SYSGAUGE_MULX_ADX
+    } else {
+        rsa1024::SYSGAUGE_PORTABLE
+    }
+}
+
 /// `msg`'s digest with `hash`, into a buffer that fits either.
 fn digest_of(hash: awslc::Hash, msg: &[u8]) -> ([u8; 32], usize) {
     use sha2::Digest as _;
@@ -518,6 +563,8 @@ enum SignKey {
     /// aws-lc's C API: RSA-1024, DSA, P-224, P-192, with the hash signed with.
     AwsLcC(awslc::Key, awslc::Hash),
     RustRsa(Box<RustRsaSigning>),
+    /// sysgauge's RSA-1024 signer (`rsa1024.rs`) and its candidate name.
+    Sysgauge(Box<Rsa1024Signer>, &'static str),
     Dsa(Box<dsa::SigningKey>),
     Ecdsa(EcdsaKeyPair),
     P224(Box<p224::ecdsa::SigningKey>),
@@ -562,6 +609,7 @@ impl Signer {
         }
         match self.key {
             SignKey::RustRsa(_) => "rustcrypto rsa",
+            SignKey::Sysgauge(_, name) => name,
             SignKey::Dsa(_) => "rustcrypto dsa",
             SignKey::P224(_) => "rustcrypto p224",
             SignKey::VerifyOnly => "rustcrypto p192",
@@ -585,6 +633,16 @@ impl Signer {
 
     /// Sign `msg`; the signature is kept for `verify_last`.
     pub fn sign(&mut self, msg: &[u8]) -> Result<(), PubkeyError> {
+        if let SignKey::Sysgauge(signer, _) = &mut self.key {
+            let (digest, n) = digest_of(awslc::Hash::Sha256, msg);
+            self.sig_len = signer
+                .sign_sha256(&digest[..n], &mut self.sig)
+                .map_err(|e| PubkeyError::Failed {
+                    alg: self.alg.name(),
+                    what: e.to_string(),
+                })?;
+            return Ok(());
+        }
         match &self.key {
             SignKey::Rsa(kp) => {
                 kp.sign(&signature::RSA_PKCS1_SHA256, &self.rng, msg, &mut self.sig)
@@ -645,6 +703,8 @@ impl Signer {
                 self.sig[..s.len()].copy_from_slice(s);
                 self.sig_len = s.len();
             }
+            // Signed above.
+            SignKey::Sysgauge(..) => {}
             SignKey::Ed25519(kp) => {
                 let s = kp.sign(msg);
                 self.sig[..64].copy_from_slice(s.as_ref());
@@ -1272,6 +1332,15 @@ impl Candidates for SignCandidates {
     }
 
     fn names(&self) -> Vec<&'static str> {
+        let alg = self.0;
+        alg.implementations()
+            .iter()
+            .copied()
+            .filter(|i| alg.runs_here(i))
+            .collect()
+    }
+
+    fn all_names(&self) -> Vec<&'static str> {
         self.0.implementations().to_vec()
     }
 
@@ -1349,7 +1418,7 @@ mod tests {
     #[test]
     fn signers_pass_known_answers() {
         for a in SignAlg::ALL {
-            for &i in a.implementations() {
+            for i in SignCandidates(a).names() {
                 let mut s = a.signer_with(i).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(s.implementation(), i);
                 s.self_test()
@@ -1568,6 +1637,7 @@ mod tests {
             let mut all: Vec<Signer> = alg
                 .implementations()
                 .iter()
+                .filter(|i| alg.runs_here(i))
                 .map(|&i| {
                     let mut s = alg.signer_with(i).unwrap();
                     s.self_test().unwrap_or_else(|e| panic!("{i}: {e}"));
