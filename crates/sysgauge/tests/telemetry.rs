@@ -1,7 +1,7 @@
 //! What the machine did during a case: a CPU hog beside one case is found,
-//! and sized within 15 % of the CPU it really used; without it the same
-//! case reports what the rest of the machine really did (on a quiet
-//! machine: nothing, and no finding). In a binary of its own, its tests one
+//! and sized within 15 % of the CPU it really used; without it, on a quiet
+//! machine, the same case has no finding (other work on the machine,
+//! measured from outside, excuses the quiet half). In a binary of its own, its tests one
 //! at a time, so no other test runs beside the hog's and counts as "other
 //! processes".
 
@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 use sysgauge_core::record::RunRecord;
-use sysgauge_host::telemetry::{parse_cpu_times, CpuTimes};
+use sysgauge_host::telemetry::{parse_cpu_times, CpuTimes, OTHER_CPUS_LIMIT};
 use sysgauge_testkit::ChildGuard;
 
 /// Held by every test of this binary: one at a time.
@@ -92,26 +92,29 @@ fn has_finding(run: &RunRecord) -> bool {
 fn a_cpu_hog_beside_a_case_is_found_and_sized() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let sb = Sandbox::new();
-    // Without the hog: the case reports what the rest of the machine did,
-    // as measured from outside (the whole command's window, so 0.15 CPUs of
-    // slack); on a quiet machine that is nothing, and no finding.
+    // Without the hog, on a quiet machine: nothing seen, no finding. Other
+    // work on the machine (measured from outside) comes and goes at its
+    // own pace, so the case's own window may see more or less of it than
+    // the whole command's: then there is nothing exact to check.
     let (quiet, outside) = one_case(&sb, "quiet");
     let seen = other_cpus(&quiet);
-    assert!(
-        (seen - outside).abs() <= 0.15 + 0.15 * outside,
-        "the case saw {seen:.2} CPUs of other processes; from outside {outside:.2}"
-    );
     if outside < 0.1 {
+        assert!(
+            seen < OTHER_CPUS_LIMIT,
+            "the case saw {seen:.2} CPUs of other processes on a quiet machine"
+        );
         assert!(
             !has_finding(&quiet),
             "a quiet case has no finding: {:?}",
             quiet.results[0].findings
         );
         assert!(quiet.results[0].disturbed().is_none());
+    } else {
+        eprintln!("the machine was busy ({outside:.2} CPUs besides sysgauge): the quiet half is not checked");
     }
     assert_eq!(
         has_finding(&quiet),
-        seen >= 0.2,
+        seen >= OTHER_CPUS_LIMIT,
         "{:?}",
         quiet.results[0].findings
     );
@@ -128,11 +131,17 @@ fn a_cpu_hog_beside_a_case_is_found_and_sized() {
     let hog_cpus = used as f64 / sysgauge_host::procs::clock_ticks() / secs;
     let seen = other_cpus(&busy);
     assert!(hog_cpus > 0.5, "the hog ran: {hog_cpus:.2} CPUs");
+    // At least the hog; exactly the hog (within 15 %) when nothing else ran.
     assert!(
-        seen >= 0.85 * hog_cpus && (seen - outside).abs() <= 0.15 * outside,
-        "the case saw {seen:.2} CPUs of other processes; the hog used {hog_cpus:.2}, \
-         everything but sysgauge {outside:.2}"
+        seen >= 0.85 * hog_cpus,
+        "the case saw {seen:.2} CPUs of other processes; the hog used {hog_cpus:.2}"
     );
+    if outside - hog_cpus < 0.1 {
+        assert!(
+            seen <= 1.15 * hog_cpus,
+            "the case saw {seen:.2} CPUs of other processes; the hog used {hog_cpus:.2}"
+        );
+    }
     assert!(has_finding(&busy), "{:?}", busy.results[0].findings);
     let why = busy.results[0].disturbed().unwrap_or("");
     assert!(why.contains("other processes used"), "{why}");
