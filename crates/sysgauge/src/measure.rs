@@ -108,11 +108,24 @@ pub fn build_info() -> BuildInfo {
 pub fn long_version() -> String {
     let b = build_info();
     format!(
-        "{}\ntarget: {} ({} build)\nCPU features compiled in: {}\n\
+        "{}\ntarget: {}{} ({} build{})\nCPU features compiled in: {}\n\
          (the kernels also pick faster code at run time from this CPU's own features; `sysgauge host` lists them)",
         env!("CARGO_PKG_VERSION"),
         b.target,
+        // The C library: the musl builds are the static ones to copy.
+        if cfg!(target_env = "musl") {
+            "-musl"
+        } else if cfg!(target_env = "gnu") {
+            "-gnu"
+        } else {
+            ""
+        },
         b.profile,
+        if cfg!(target_env = "musl") {
+            ", statically linked"
+        } else {
+            ""
+        },
         if b.target_features.is_empty() {
             "none beyond the target's baseline".to_string()
         } else {
