@@ -1139,20 +1139,21 @@ mod x86 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crypto_bigint::modular::{FixedMontyForm, FixedMontyParams};
     use crypto_bigint::{Odd, U512};
     use proptest::prelude::*;
 
     /// crypto-bigint's number from 64-bit limbs, and back, through bytes
-    /// (its limbs are 32 bits wide on 32-bit targets).
-    fn to_cb<const N: usize, const L: usize>(x: &[u64; N]) -> crypto_bigint::Uint<L> {
+    /// (its limbs are 32 bits wide on 32-bit targets); mont1024's tests
+    /// use them too.
+    pub(crate) fn to_cb<const N: usize, const L: usize>(x: &[u64; N]) -> crypto_bigint::Uint<L> {
         let bytes: Vec<u8> = x.iter().flat_map(|l| l.to_le_bytes()).collect();
         crypto_bigint::Uint::<L>::from_le_slice(&bytes)
     }
 
-    fn from_cb<const N: usize, const L: usize>(x: &crypto_bigint::Uint<L>) -> [u64; N] {
+    pub(crate) fn from_cb<const N: usize, const L: usize>(x: &crypto_bigint::Uint<L>) -> [u64; N] {
         let bytes: Vec<u8> = x.as_words().iter().flat_map(|w| w.to_le_bytes()).collect();
         let mut out = [0u64; N];
         for (o, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
