@@ -35,6 +35,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Child;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use sysgauge_core::CancelToken;
 
@@ -44,34 +45,70 @@ pub struct Binary {
     pub path: PathBuf,
     pub sha256: String,
     pub bytes: u64,
+    packed: Packed,
+}
+
+/// The binary as one zstd frame, for hosts that have `zstd`: made once
+/// (in the background, from [`Binary::load`]) and shared by every host and
+/// clone; `None` when it could not be made or would be no smaller.
+#[derive(Clone, Default)]
+struct Packed(Arc<OnceLock<Option<Arc<[u8]>>>>);
+
+impl std::fmt::Debug for Packed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.get() {
+            Some(Some(z)) => write!(f, "Packed({} bytes)", z.len()),
+            Some(None) => f.write_str("Packed(none)"),
+            None => f.write_str("Packed(pending)"),
+        }
+    }
+}
+
+/// zstd's own default level: the release binary (19.4 MB) becomes 7.8 MB in
+/// 65 ms on the driving machine, once per run; level 1 leaves 8.8 MB, level
+/// 6 takes 2.5 times as long for 7.3 MB (docs/performance.md).
+const ZSTD_LEVEL: i32 = 3;
+
+/// One zstd frame with the checksum of its content (XXH64), which
+/// `zstd -d` on the host verifies as it writes the binary.
+fn pack(data: &[u8]) -> Option<Arc<[u8]>> {
+    let mut z = zstd::bulk::Compressor::new(ZSTD_LEVEL).ok()?;
+    z.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
+        .ok()?;
+    z.compress(data)
+        .ok()
+        .filter(|z| z.len() < data.len())
+        .map(Arc::from)
 }
 
 impl Binary {
-    /// Reads `path` and computes its checksum.
+    /// Reads `path` and computes its checksum; its zstd form is made in the
+    /// background.
     pub fn load(path: &Path) -> std::io::Result<Binary> {
-        use std::io::Read;
-        let mut file = std::fs::File::open(path)?;
-        let mut hasher = Sha256::new();
-        let mut buf = vec![0u8; 1 << 20];
-        let mut bytes = 0u64;
-        loop {
-            let n = file.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buf[..n]);
-            bytes += n as u64;
-        }
-        let sha256 = hasher
-            .finalize()
+        let data = std::fs::read(path)?;
+        let sha256 = Sha256::digest(&data)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
+        let bytes = data.len() as u64;
+        let packed = Packed::default();
+        let cell = Arc::clone(&packed.0);
+        std::thread::spawn(move || cell.get_or_init(|| pack(&data)).is_some());
         Ok(Binary {
             path: path.to_path_buf(),
             sha256,
             bytes,
+            packed,
         })
+    }
+
+    /// The binary as one zstd frame (waits while it is being made), or
+    /// `None` when only the plain binary can be sent.
+    pub fn packed(&self) -> Option<Arc<[u8]>> {
+        self.packed
+            .0
+            .get_or_init(|| std::fs::read(&self.path).ok().and_then(|d| pack(&d)))
+            .clone()
     }
 }
 
@@ -137,10 +174,12 @@ impl Binaries {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stage {
     Connecting,
-    /// The binary for `arch` (`bytes` long) being copied, then run.
+    /// The binary for `arch` (`bytes` long; `sent` bytes on the wire,
+    /// fewer when zstd-compressed) being copied, then run.
     Running {
         arch: String,
         bytes: u64,
+        sent: u64,
     },
     CleaningUp,
 }
@@ -281,10 +320,11 @@ pub fn run_host(
             cancel,
             &mut |a, b| {
                 arch = Some(a.to_string());
-                if let Some(b) = b {
+                if let Some((b, sent)) = b {
                     stage(Stage::Running {
                         arch: a.to_string(),
                         bytes: b.bytes,
+                        sent,
                     });
                 }
             },
@@ -357,18 +397,24 @@ impl Spot {
     }
 }
 
-/// Steps 2 and 3 in one ssh session. The host answers its `uname -m` and a
-/// private directory it made (`mktemp -d`, 0700, named with `nonce`);
-/// sysgauge then sends, on the same session's stdin, the SHA-256 of the
-/// binary for that architecture and the binary itself (or nothing when it
-/// has none, and the host removes the directory and exits 204). The host
-/// writes it, makes it executable and checks the sum (exit 201 when the
-/// copy fails, 202 with its own sum when it differs), then runs `then`
+/// The binary chosen for a host, and the bytes it takes on the wire.
+type Chosen<'a> = Option<(&'a Binary, u64)>;
+
+/// Steps 2 and 3 in one ssh session. The host answers its `uname -m`, a
+/// private directory it made (`mktemp -d`, 0700, named with `nonce`) and
+/// whether it has a working `zstd`; sysgauge then sends, on the same
+/// session's stdin, the SHA-256 of the binary for that architecture (with
+/// the word `zstd` when the binary follows compressed) and the binary
+/// itself (or nothing when it has none, and the host removes the directory
+/// and exits 204). The host writes it, makes it executable and checks it
+/// (exit 201 when the copy fails, or the decompression with the frame's
+/// checksum; for a plain copy 202 with its own SHA-256 when that differs),
+/// then runs `then`
 /// with `$d` the directory, `$b` the binary and `gone` the shell function
 /// that removes the directory (writing [`NOT_REMOVED`] on stderr when it
 /// could not). 201-204 are no exit status of sysgauge's (0, 1, 2, 129,
-/// 130, 143). `answered` hears the architecture and the binary chosen as
-/// soon as the host has answered.
+/// 130, 143). `answered` hears the architecture, and the binary chosen with
+/// the bytes it takes on the wire, as soon as the host has answered.
 fn placement(
     conn: &Connection,
     nonce: &str,
@@ -376,20 +422,10 @@ fn placement(
     binaries: &Binaries,
     deadline: Instant,
     cancel: &CancelToken,
-    answered: &mut dyn FnMut(&str, Option<&Binary>),
+    answered: &mut dyn FnMut(&str, Chosen<'_>),
 ) -> Placement {
     use std::io::{Read, Write};
-    let script = format!(
-        "m=$(uname -m) && d=$(mktemp -d \"${{TMPDIR:-/tmp}}/sysgauge-fleet.{nonce}XXXXXX\") || exit 203; \
-         b=\"$d/sysgauge\"; \
-         gone() {{ rm -rf -- \"$d\"; if test -e \"$d\"; then echo \"{NOT_REMOVED}$d\" >&2; fi; }}; \
-         printf '%s\\n%s\\n' \"$m\" \"$d\"; \
-         IFS= read -r sum || sum=; \
-         case $sum in ''|*[!0-9a-f]*) gone; exit 204;; esac; \
-         if ! {{ cat > \"$b\" && chmod 0700 \"$b\"; }}; then gone; exit 201; fi; \
-         if ! printf '%s  %s\\n' \"$sum\" \"$b\" | sha256sum -c - >/dev/null 2>&1; then \
-         sha256sum \"$b\" >&2; gone; exit 202; fi; {then}"
-    );
+    let script = placement_script(nonce, then);
     let mut spot = Spot::Nonce(nonce.to_string());
     let mut child = match conn.spawn(&script, std::process::Stdio::piped()) {
         Ok(c) => c,
@@ -411,9 +447,9 @@ fn placement(
                 if (buf.len() as u64) < MAX_STDOUT {
                     buf.extend_from_slice(&chunk[..n]);
                 }
-                if !told && buf.iter().filter(|&&c| c == b'\n').count() >= 2 {
+                if !told && buf.iter().filter(|&&c| c == b'\n').count() >= 3 {
                     told = true;
-                    let _ = answer_tx.send(answer_of(&buf).map(|(m, d, _)| (m, d)));
+                    let _ = answer_tx.send(answer_of(&buf).map(|(a, _)| a));
                 }
             }
             buf
@@ -429,23 +465,35 @@ fn placement(
     });
     let mut writer = None;
     let status = loop {
-        if let Ok(Some((machine, dir))) = answer_rx.try_recv() {
-            if plausible_dir(&dir, nonce) {
-                spot = Spot::Dir(dir);
+        if let Ok(Some(answer)) = answer_rx.try_recv() {
+            if plausible_dir(&answer.dir, nonce) {
+                spot = Spot::Dir(answer.dir.clone());
             }
             let binary = binaries
-                .for_uname(&machine)
+                .for_uname(&answer.machine)
                 .filter(|_| matches!(spot, Spot::Dir(_)));
-            answered(&machine, binary);
+            let packed = binary.filter(|_| answer.zstd).and_then(Binary::packed);
+            answered(
+                &answer.machine,
+                binary.map(|b| (b, packed.as_ref().map_or(b.bytes, |z| z.len() as u64))),
+            );
             match (binary, stdin.take()) {
                 (Some(b), Some(mut pipe)) => {
                     let (sum, path) = (b.sha256.clone(), b.path.clone());
                     writer = Some(std::thread::spawn(move || {
                         // A host that stops reading (a failed copy) ends
                         // the session; its exit status says why.
-                        let _ = writeln!(pipe, "{sum}");
-                        if let Ok(mut f) = std::fs::File::open(&path) {
-                            let _ = std::io::copy(&mut f, &mut pipe);
+                        match packed {
+                            Some(z) => {
+                                let _ = writeln!(pipe, "{sum} zstd");
+                                let _ = pipe.write_all(&z);
+                            }
+                            None => {
+                                let _ = writeln!(pipe, "{sum}");
+                                if let Ok(mut f) = std::fs::File::open(&path) {
+                                    let _ = std::io::copy(&mut f, &mut pipe);
+                                }
+                            }
                         }
                     }));
                 }
@@ -488,12 +536,12 @@ fn placement(
         return Placement::CutOff(spot, Failure::from(SshError::Connect(classify(&err))));
     }
     let rest = match answer_of(&out) {
-        Some((machine, dir, rest)) => {
+        Some((answer, rest)) => {
             if matches!(spot, Spot::Nonce(_)) {
                 // The host answered and ended before the answer was read.
-                answered(&machine, None);
-                if plausible_dir(&dir, nonce) {
-                    spot = Spot::Dir(dir);
+                answered(&answer.machine, None);
+                if plausible_dir(&answer.dir, nonce) {
+                    spot = Spot::Dir(answer.dir);
                 }
             }
             rest
@@ -510,16 +558,60 @@ fn placement(
     )
 }
 
-/// The host's answer in the placement session's stdout: `uname -m`, the
-/// directory, and what follows them.
-fn answer_of(out: &[u8]) -> Option<(String, String, Vec<u8>)> {
-    let first = out.iter().position(|&c| c == b'\n')?;
-    let second = first + 1 + out[first + 1..].iter().position(|&c| c == b'\n')?;
-    let line = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+/// The placement session's script (POSIX shell); see [`placement`].
+/// `zstd -V` rather than `command -v zstd`: bash names a file on PATH
+/// even when it cannot run it. A compressed binary is checked by its zstd
+/// frame's checksum instead of `sha256sum`: the host has hashed it once
+/// already while decompressing, and SHA-256 in coreutils (no SHA
+/// extensions) costs a Raspberry Pi far more than the copy.
+fn placement_script(nonce: &str, then: &str) -> String {
+    format!(
+        "m=$(uname -m) && d=$(mktemp -d \"${{TMPDIR:-/tmp}}/sysgauge-fleet.{nonce}XXXXXX\") || exit 203; \
+         b=\"$d/sysgauge\"; \
+         gone() {{ rm -rf -- \"$d\"; if test -e \"$d\"; then echo \"{NOT_REMOVED}$d\" >&2; fi; }}; \
+         z=; if zstd -V >/dev/null 2>&1; then z=zstd; fi; \
+         printf '%s\\n%s\\n%s\\n' \"$m\" \"$d\" \"$z\"; \
+         read -r sum how || sum=; \
+         case $sum in ''|*[!0-9a-f]*) gone; exit 204;; esac; \
+         if [ \"$how\" = zstd ]; then \
+         if ! {{ zstd -d -q -c > \"$b\" && chmod 0700 \"$b\"; }}; then gone; exit 201; fi; \
+         else \
+         if ! {{ cat > \"$b\" && chmod 0700 \"$b\"; }}; then gone; exit 201; fi; \
+         if ! printf '%s  %s\\n' \"$sum\" \"$b\" | sha256sum -c - >/dev/null 2>&1; then \
+         sha256sum \"$b\" >&2; gone; exit 202; fi; \
+         fi; {then}"
+    )
+}
+
+/// The host's answer at the start of the placement session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Answer {
+    /// `uname -m`.
+    machine: String,
+    /// The private directory it made.
+    dir: String,
+    /// It has a working `zstd`.
+    zstd: bool,
+}
+
+/// The host's answer in the placement session's stdout (three lines), and
+/// what follows it.
+fn answer_of(out: &[u8]) -> Option<(Answer, Vec<u8>)> {
+    let mut lines = out.splitn(4, |&c| c == b'\n');
+    let mut line = || {
+        lines
+            .next()
+            .map(|b| String::from_utf8_lossy(b).trim().to_string())
+    };
+    let (machine, dir, zstd) = (line()?, line()?, line()?);
+    let rest = lines.next()?.to_vec();
     Some((
-        line(&out[..first]),
-        line(&out[first + 1..second]),
-        out[second + 1..].to_vec(),
+        Answer {
+            machine,
+            dir,
+            zstd: zstd == "zstd",
+        },
+        rest,
     ))
 }
 
@@ -780,6 +872,7 @@ impl Placed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn architecture_names() {
@@ -792,6 +885,7 @@ mod tests {
             path: "/x".into(),
             sha256: "00".into(),
             bytes: 1,
+            packed: Packed::default(),
         };
         let bins = Binaries::new(None, vec![("armv7l".into(), b)]);
         assert!(bins.for_uname("armv6l").is_some());
@@ -824,12 +918,29 @@ mod tests {
 
     #[test]
     fn the_hosts_answer_and_what_follows() {
-        let (m, d, rest) = answer_of(b"x86_64\n/tmp/sysgauge-fleet.abc\n{\"id\": 1}\n").unwrap();
+        let (a, rest) = answer_of(b"x86_64\n/tmp/sysgauge-fleet.abc\nzstd\n{\"id\": 1}\n").unwrap();
+        let dir = "/tmp/sysgauge-fleet.abc".to_string();
+        let machine = "x86_64".to_string();
         assert_eq!(
-            (m.as_str(), d.as_str()),
-            ("x86_64", "/tmp/sysgauge-fleet.abc")
+            a,
+            Answer {
+                machine: machine.clone(),
+                dir: dir.clone(),
+                zstd: true
+            }
         );
         assert_eq!(rest, b"{\"id\": 1}\n");
+        let (a, rest) = answer_of(b"x86_64\n/tmp/sysgauge-fleet.abc\n\n").unwrap();
+        assert_eq!(
+            a,
+            Answer {
+                machine,
+                dir,
+                zstd: false
+            }
+        );
+        assert!(rest.is_empty());
+        assert!(answer_of(b"x86_64\n/tmp/sysgauge-fleet.abc\n").is_none());
         assert!(answer_of(b"x86_64\n").is_none());
         assert!(answer_of(b"").is_none());
     }
@@ -847,10 +958,18 @@ mod tests {
         }
         let bin = ours.join("sysgauge");
         std::fs::copy("/bin/sleep", &bin).unwrap_or_else(|e| panic!("{e}"));
-        let running = std::process::Command::new(&bin)
-            .arg("30")
-            .spawn()
-            .unwrap_or_else(|e| panic!("{e}"));
+        // ETXTBSY while another test's fork still holds the copy's
+        // descriptor (between its fork and exec) passes in a moment.
+        let mut tries = 0;
+        let running = loop {
+            match std::process::Command::new(&bin).arg("30").spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                r => break r.unwrap_or_else(|e| panic!("{e}")),
+            }
+        };
         let pid = running.id();
         // Reaped at once, as the run session's shell would on a host.
         let reaper = std::thread::spawn(move || {
@@ -890,6 +1009,134 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(again.status.success());
         assert!(!theirs.exists());
+    }
+
+    /// What the host's side of the placement session does with what the
+    /// driver sends, run by a real shell (sh, as on a host) without ssh.
+    fn place_by_hand(
+        send: impl FnOnce(&Answer, &mut std::process::ChildStdin),
+    ) -> (Answer, std::process::Output) {
+        use std::io::BufRead;
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let nonce = "k3y0nc3abc";
+        let then = "\"$b\" hello; rc=$?; gone; exit $rc";
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &placement_script(nonce, then)])
+            .env("TMPDIR", tmp.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap_or_else(|| panic!()));
+        let mut head = Vec::new();
+        for _ in 0..3 {
+            out.read_until(b'\n', &mut head)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let (answer, _) = answer_of(&head).unwrap_or_else(|| panic!("no answer: {head:?}"));
+        assert_eq!(answer.machine, std::env::consts::ARCH);
+        assert!(plausible_dir(&answer.dir, nonce), "{}", answer.dir);
+        let mut stdin = child.stdin.take().unwrap_or_else(|| panic!());
+        send(&answer, &mut stdin);
+        drop(stdin);
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut rest).unwrap_or_else(|e| panic!("{e}"));
+        let mut output = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+        output.stdout = rest;
+        assert!(
+            !Path::new(&answer.dir).exists(),
+            "the host's directory stayed"
+        );
+        (answer, output)
+    }
+
+    /// A "binary" (a shell script with a long, compressible comment) that
+    /// prints its argument.
+    fn script_binary(dir: &Path) -> Binary {
+        let p = dir.join("sysgauge");
+        let text = format!(
+            "#!/bin/sh\n# {}\necho \"ran: $1\"\n",
+            "padding ".repeat(4096)
+        );
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{e}"));
+        Binary::load(&p).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[derive(Debug, Clone, Copy)]
+    enum Damage {
+        Cut,
+        Checksum,
+    }
+
+    #[test]
+    fn the_host_takes_the_binary_compressed_or_plain_and_checks_it() {
+        let have_zstd = std::process::Command::new("zstd")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !sysgauge_testkit::require("the zstd program", have_zstd, "apt-get install zstd") {
+            return;
+        }
+        let src = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let b = script_binary(src.path());
+        let z = b.packed().unwrap_or_else(|| panic!("no zstd form"));
+        assert!(
+            z.len() * 10 < b.bytes as usize,
+            "{} of {}",
+            z.len(),
+            b.bytes
+        );
+        // Compressed.
+        let (answer, out) = place_by_hand(|a, w| {
+            assert!(a.zstd, "the host's zstd was not found");
+            writeln!(w, "{} zstd", b.sha256).unwrap_or_else(|e| panic!("{e}"));
+            w.write_all(&z).unwrap_or_else(|e| panic!("{e}"));
+        });
+        assert!(answer.zstd);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "ran: hello\n");
+        // Plain.
+        let (_, out) = place_by_hand(|_, w| {
+            writeln!(w, "{}", b.sha256).unwrap_or_else(|e| panic!("{e}"));
+            w.write_all(&std::fs::read(&b.path).unwrap_or_else(|e| panic!("{e}")))
+                .unwrap_or_else(|e| panic!("{e}"));
+        });
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "ran: hello\n");
+        // A damaged or cut zstd stream: the copy fails (201), nothing runs.
+        // A wrong checksum (the frame's last four bytes) on content that
+        // decodes: only the check catches it.
+        for damage in [Damage::Cut, Damage::Checksum] {
+            let (_, out) = place_by_hand(|_, w| {
+                writeln!(w, "{} zstd", b.sha256).unwrap_or_else(|e| panic!("{e}"));
+                let mut bad = z.to_vec();
+                match damage {
+                    Damage::Cut => bad.truncate(bad.len() / 2),
+                    Damage::Checksum => {
+                        if let Some(last) = bad.last_mut() {
+                            *last ^= 1;
+                        }
+                    }
+                }
+                let _ = w.write_all(&bad);
+            });
+            assert_eq!(out.status.code(), Some(201), "{damage:?}: {out:?}");
+            assert!(out.stdout.is_empty());
+        }
+        // A plain copy that is not what the sum says: 202 with the host's
+        // sum.
+        let (_, out) = place_by_hand(|_, w| {
+            writeln!(w, "{}", "0".repeat(64)).unwrap_or_else(|e| panic!("{e}"));
+            w.write_all(&std::fs::read(&b.path).unwrap_or_else(|e| panic!("{e}")))
+                .unwrap_or_else(|e| panic!("{e}"));
+        });
+        assert_eq!(out.status.code(), Some(202), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with(&b.sha256));
+        assert!(out.stdout.is_empty());
+        // Nothing sent (no binary for the host): 204.
+        let (_, out) = place_by_hand(|_, _| {});
+        assert_eq!(out.status.code(), Some(204), "{out:?}");
     }
 
     #[test]

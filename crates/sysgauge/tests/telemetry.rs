@@ -7,12 +7,12 @@
 
 mod common;
 
-use common::{read_record, Outcome, Sandbox};
+use common::{children_cpu, machine_busy, read_record, Outcome, Sandbox};
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 use sysgauge_core::record::RunRecord;
-use sysgauge_host::telemetry::{parse_cpu_times, CpuTimes, OTHER_CPUS_LIMIT};
+use sysgauge_host::telemetry::OTHER_CPUS_LIMIT;
 use sysgauge_testkit::ChildGuard;
 
 /// Held by every test of this binary: one at a time.
@@ -25,29 +25,12 @@ fn cpu_ticks(pid: u32) -> u64 {
     p.utime + p.stime
 }
 
-fn machine_times() -> CpuTimes {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_else(|e| panic!("/proc/stat: {e}"));
-    parse_cpu_times(&stat).unwrap_or_else(|| panic!("no cpu line in /proc/stat"))
-}
-
-/// CPU seconds of this process's waited-for children (the sysgauge runs).
-fn children_cpu() -> f64 {
-    // SAFETY: getrusage fills the struct it is given and nothing else.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    assert_eq!(
-        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
-        0
-    );
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
-}
-
 /// One single-thread cpu case of a second or more, recorded as JSON, and
 /// what the rest of the machine used meanwhile, in CPUs, measured from
 /// outside: every CPU's busy time in /proc/stat less the sysgauge run's own.
 fn one_case(sb: &Sandbox, name: &str) -> (RunRecord, f64) {
     let json = sb.path().join(format!("{name}.json"));
-    let (m0, c0, t0) = (machine_times(), children_cpu(), Instant::now());
+    let (m0, c0, t0) = (machine_busy(), children_cpu(), Instant::now());
     sb.cmd()
         .args([
             "cpu",
@@ -63,13 +46,11 @@ fn one_case(sb: &Sandbox, name: &str) -> (RunRecord, f64) {
         .arg(&json)
         .assert()
         .success();
-    let (d, own, secs) = (
-        machine_times().since(&m0),
+    let (busy, own, secs) = (
+        machine_busy() - m0,
         children_cpu() - c0,
         t0.elapsed().as_secs_f64(),
     );
-    let busy = (d.user + d.nice + d.system + d.irq + d.softirq) as f64
-        / sysgauge_host::procs::clock_ticks();
     (read_record(&json), ((busy - own) / secs).max(0.0))
 }
 

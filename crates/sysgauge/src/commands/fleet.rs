@@ -299,9 +299,14 @@ impl Progress {
 fn stage_text(st: &Stage) -> String {
     match st {
         Stage::Connecting => "started: connecting".into(),
-        Stage::Running { arch, bytes } => format!(
-            "running (sysgauge for {arch}, {:.1} MB, copied and checked first)",
-            *bytes as f64 / 1e6
+        Stage::Running { arch, bytes, sent } => format!(
+            "running (sysgauge for {arch}, {:.1} MB{}, copied and checked first)",
+            *bytes as f64 / 1e6,
+            if sent < bytes {
+                format!(" sent as {:.1} MB of zstd", *sent as f64 / 1e6)
+            } else {
+                String::new()
+            }
         ),
         Stage::CleaningUp => "cleaning up".into(),
     }

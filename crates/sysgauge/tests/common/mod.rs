@@ -246,3 +246,25 @@ pub fn run_status_and_results(conn: &rusqlite::Connection) -> (String, i64) {
     )
     .unwrap_or_else(|e| panic!("reading the run back: {e}"))
 }
+
+/// CPU seconds (user and system) of this process's waited-for children.
+pub fn children_cpu() -> f64 {
+    // SAFETY: getrusage fills the struct it is given and nothing else.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
+        0
+    );
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// Busy CPU seconds of the whole machine so far (every CPU, from
+/// /proc/stat): the difference of two readings is what everything on it
+/// used meanwhile.
+pub fn machine_busy() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_else(|e| panic!("/proc/stat: {e}"));
+    let t = sysgauge_host::telemetry::parse_cpu_times(&stat)
+        .unwrap_or_else(|| panic!("no cpu line in /proc/stat"));
+    (t.user + t.nice + t.system + t.irq + t.softirq) as f64 / sysgauge_host::procs::clock_ticks()
+}
