@@ -564,12 +564,22 @@ fn placement(
 /// frame's checksum instead of `sha256sum`: the host has hashed it once
 /// already while decompressing, and SHA-256 in coreutils (no SHA
 /// extensions) costs a Raspberry Pi far more than the copy.
+///
+/// sshd feeds the session's stdin through a pipe; with the default 64 KiB
+/// it writes little per turn of its loop while it reads 256 KiB from the
+/// network, and OpenSSH grows its channel buffer for the rest one packet
+/// at a time, each step a fresh allocation and copy: about 70 ms of the
+/// host's CPU for our binary (docs/performance.md). A 1 MiB pipe
+/// (F_SETPIPE_SZ = 1031 on every Linux, 1 MiB the unprivileged limit) keeps
+/// the buffer small; perl, which Debian counts as essential, sets it where
+/// present, and nothing changes where it is not.
 fn placement_script(nonce: &str, then: &str) -> String {
     format!(
         "m=$(uname -m) && d=$(mktemp -d \"${{TMPDIR:-/tmp}}/sysgauge-fleet.{nonce}XXXXXX\") || exit 203; \
          b=\"$d/sysgauge\"; \
          gone() {{ rm -rf -- \"$d\"; if test -e \"$d\"; then echo \"{NOT_REMOVED}$d\" >&2; fi; }}; \
          z=; if zstd -V >/dev/null 2>&1; then z=zstd; fi; \
+         perl -e 'fcntl(STDIN, 1031, 1048576)' 2>/dev/null; \
          printf '%s\\n%s\\n%s\\n' \"$m\" \"$d\" \"$z\"; \
          read -r sum how || sum=; \
          case $sum in ''|*[!0-9a-f]*) gone; exit 204;; esac; \
