@@ -2,14 +2,16 @@
 //! shell on the host and a round trip, so the steps share them wherever a
 //! failure can still be told apart):
 //! 1. connect (one multiplexed OpenSSH connection);
-//! 2. one session, answered in two steps: the host prints its `uname -m`
-//!    and a private 0700 directory it made with `mktemp -d` under its
-//!    `$TMPDIR` (or /tmp), named with a nonce of this run; sysgauge picks
-//!    the binary for that architecture (the running one when it matches,
-//!    else one given with `--binary ARCH=PATH`; none is a failure naming
-//!    the architecture) and sends its SHA-256 and the binary itself on the
-//!    session's stdin; the host writes it, makes it executable, checks the
-//!    sum (`sha256sum -c`), runs `sysgauge SUBCOMMAND ARGS --json -
+//! 2. one session, answered in two steps: the host prints its `uname -m`,
+//!    a private 0700 directory it made with `mktemp -d` under its
+//!    `$TMPDIR` (or /tmp), named with a nonce of this run, and whether it
+//!    has a working `zstd`; sysgauge picks the binary for that architecture
+//!    (the running one when it matches, else one given with `--binary
+//!    ARCH=PATH`; none is a failure naming the architecture) and sends its
+//!    SHA-256 and the binary itself on the session's stdin, as one zstd
+//!    frame when the host can unpack it; the host writes it, makes it
+//!    executable, checks it (the zstd frame's checksum, or `sha256sum -c`
+//!    for a plain copy), runs `sysgauge SUBCOMMAND ARGS --json -
 //!    --no-store` with `TMPDIR` pointing into the directory (so the run's
 //!    scratch space goes too), and removes the directory whatever the run
 //!    did (a marker on stderr when it could not); the run record comes
@@ -24,7 +26,8 @@
 //!
 //! The host needs a POSIX shell, `uname`, `mktemp`, `cat`, `chmod`,
 //! `sha256sum`, `ps`, `awk` and `rm` (coreutils or busybox): what any Linux
-//! system has.
+//! system has. `zstd` and `perl` are used when present (fewer bytes on the
+//! wire; less of the host's CPU, see [`placement_script`]).
 
 use crate::inventory::Host;
 use crate::ssh::{
