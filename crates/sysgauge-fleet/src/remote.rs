@@ -1048,7 +1048,9 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
         }
         let (answer, _) = answer_of(&head).unwrap_or_else(|| panic!("no answer: {head:?}"));
-        assert_eq!(answer.machine, std::env::consts::ARCH);
+        // Not this build's ARCH: under qemu-user the shell is the
+        // machine's own.
+        assert!(!answer.machine.is_empty());
         assert!(plausible_dir(&answer.dir, nonce), "{}", answer.dir);
         let mut stdin = child.stdin.take().unwrap_or_else(|| panic!());
         send(&answer, &mut stdin);

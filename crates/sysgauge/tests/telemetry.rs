@@ -111,7 +111,13 @@ fn a_cpu_hog_beside_a_case_is_found_and_sized() {
     drop(hog);
     let hog_cpus = used as f64 / sysgauge_host::procs::clock_ticks() / secs;
     let seen = other_cpus(&busy);
-    assert!(hog_cpus > 0.5, "the hog ran: {hog_cpus:.2} CPUs");
+    // Alone it takes a whole CPU; on a machine busy with other work (a
+    // build beside the tests) it may get half or less, still well above
+    // the finding's limit.
+    assert!(
+        hog_cpus > 2.0 * OTHER_CPUS_LIMIT,
+        "the hog ran: {hog_cpus:.2} CPUs"
+    );
     // At least the hog; exactly the hog (within 15 %) when nothing else ran.
     assert!(
         seen >= 0.85 * hog_cpus,
