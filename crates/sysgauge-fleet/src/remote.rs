@@ -89,10 +89,7 @@ impl Binary {
     /// background.
     pub fn load(path: &Path) -> std::io::Result<Binary> {
         let data = std::fs::read(path)?;
-        let sha256 = Sha256::digest(&data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let sha256 = hex_sha256(&data);
         let bytes = data.len() as u64;
         let packed = Packed::default();
         let cell = Arc::clone(&packed.0);
@@ -106,13 +103,27 @@ impl Binary {
     }
 
     /// The binary as one zstd frame (waits while it is being made), or
-    /// `None` when only the plain binary can be sent.
+    /// `None` when only the plain binary can be sent. Should it have to be
+    /// made here from the file, it is made only when the file still has
+    /// the checksum: the host checks the frame, not the SHA-256.
     pub fn packed(&self) -> Option<Arc<[u8]>> {
         self.packed
             .0
-            .get_or_init(|| std::fs::read(&self.path).ok().and_then(|d| pack(&d)))
+            .get_or_init(|| {
+                std::fs::read(&self.path)
+                    .ok()
+                    .filter(|d| hex_sha256(d) == self.sha256)
+                    .and_then(|d| pack(&d))
+            })
             .clone()
     }
+}
+
+fn hex_sha256(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// `uname -m` names that mean the same architecture, by Rust's name for it
@@ -1152,6 +1163,26 @@ mod tests {
         // Nothing sent (no binary for the host): 204.
         let (_, out) = place_by_hand(|_, _| {});
         assert_eq!(out.status.code(), Some(204), "{out:?}");
+    }
+
+    #[test]
+    fn a_frame_made_late_is_made_only_from_the_checked_file() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let p = dir.path().join("f");
+        std::fs::write(&p, "x".repeat(4096)).unwrap_or_else(|e| panic!("{e}"));
+        let loaded = Binary::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        // The same binary, its frame not made yet (as when a host asks
+        // before the background thread has started), then the file changes.
+        let b = Binary {
+            packed: Packed::default(),
+            ..loaded.clone()
+        };
+        std::fs::write(&p, "y".repeat(4096)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(b.packed().is_none());
+        // The one made at load is of the content that was checked.
+        let z = loaded.packed().unwrap_or_else(|| panic!("no frame"));
+        let back = zstd::bulk::decompress(&z, 1 << 20).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, "x".repeat(4096).into_bytes());
     }
 
     #[test]
