@@ -67,9 +67,9 @@ impl std::fmt::Debug for Packed {
     }
 }
 
-/// zstd's own default level: the release binary (19.4 MB) becomes 7.8 MB in
-/// 65 ms on the driving machine, once per run; level 1 leaves 8.8 MB, level
-/// 6 takes 2.5 times as long for 7.3 MB (docs/performance.md).
+/// zstd's own default level: a 19.4 MB release binary became 7.8 MB in
+/// 65 ms on the driving machine (once per run); level 1 left 8.8 MB in
+/// 37 ms, level 6 took 160 ms for 7.3 MB (docs/performance.md).
 const ZSTD_LEVEL: i32 = 3;
 
 /// One zstd frame with the checksum of its content (XXH64), which
