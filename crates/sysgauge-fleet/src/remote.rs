@@ -55,11 +55,15 @@ pub struct Binary {
 /// (in the background, from [`Binary::load`]) and shared by every host and
 /// clone; `None` when it could not be made or would be no smaller.
 #[derive(Clone, Default)]
-struct Packed(Arc<OnceLock<Option<Arc<[u8]>>>>);
+struct Packed {
+    frame: Arc<OnceLock<Option<Arc<[u8]>>>>,
+    /// A thread makes it from the bytes that were checked.
+    making: bool,
+}
 
 impl std::fmt::Debug for Packed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0.get() {
+        match self.frame.get() {
             Some(Some(z)) => write!(f, "Packed({} bytes)", z.len()),
             Some(None) => f.write_str("Packed(none)"),
             None => f.write_str("Packed(pending)"),
@@ -91,8 +95,11 @@ impl Binary {
         let data = std::fs::read(path)?;
         let sha256 = hex_sha256(&data);
         let bytes = data.len() as u64;
-        let packed = Packed::default();
-        let cell = Arc::clone(&packed.0);
+        let packed = Packed {
+            making: true,
+            ..Packed::default()
+        };
+        let cell = Arc::clone(&packed.frame);
         std::thread::spawn(move || cell.get_or_init(|| pack(&data)).is_some());
         Ok(Binary {
             path: path.to_path_buf(),
@@ -104,11 +111,15 @@ impl Binary {
 
     /// The binary as one zstd frame (waits while it is being made), or
     /// `None` when only the plain binary can be sent. Should it have to be
-    /// made here from the file, it is made only when the file still has
-    /// the checksum: the host checks the frame, not the SHA-256.
+    /// made here from the file (a `Binary` not from [`Binary::load`]), it
+    /// is made only when the file still has the checksum: the host checks
+    /// the frame, not the SHA-256.
     pub fn packed(&self) -> Option<Arc<[u8]>> {
+        if self.packed.making {
+            return self.packed.frame.wait().clone();
+        }
         self.packed
-            .0
+            .frame
             .get_or_init(|| {
                 std::fs::read(&self.path)
                     .ok()
@@ -1171,8 +1182,8 @@ mod tests {
         let p = dir.path().join("f");
         std::fs::write(&p, "x".repeat(4096)).unwrap_or_else(|e| panic!("{e}"));
         let loaded = Binary::load(&p).unwrap_or_else(|e| panic!("{e}"));
-        // The same binary, its frame not made yet (as when a host asks
-        // before the background thread has started), then the file changes.
+        // The same binary without the frame made at load, then the file
+        // changes: no frame from the new content.
         let b = Binary {
             packed: Packed::default(),
             ..loaded.clone()
