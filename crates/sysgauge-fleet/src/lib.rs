@@ -15,6 +15,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod arch;
 pub mod fanout;
 pub mod inventory;
 pub mod matrix;

@@ -29,6 +29,7 @@
 //! system has. `zstd` and `perl` are used when present (fewer bytes on the
 //! wire; less of the host's CPU, see [`placement_script`]).
 
+use crate::arch::{self, Built};
 use crate::inventory::Host;
 use crate::ssh::{
     classify, last_line, shell_quote, Connection, Output, SshError, SshSettings, MAX_STDERR,
@@ -48,6 +49,8 @@ pub struct Binary {
     pub path: PathBuf,
     pub sha256: String,
     pub bytes: u64,
+    /// What the file says it is built for.
+    pub built: Built,
     packed: Packed,
 }
 
@@ -95,6 +98,7 @@ impl Binary {
         let data = std::fs::read(path)?;
         let sha256 = hex_sha256(&data);
         let bytes = data.len() as u64;
+        let built = Built::of(&data);
         let packed = Packed {
             making: true,
             ..Packed::default()
@@ -105,6 +109,7 @@ impl Binary {
             path: path.to_path_buf(),
             sha256,
             bytes,
+            built,
             packed,
         })
     }
@@ -137,33 +142,6 @@ fn hex_sha256(data: &[u8]) -> String {
         .collect()
 }
 
-/// `uname -m` names that mean the same architecture, by Rust's name for it
-/// (`std::env::consts::ARCH`).
-const ARCH_NAMES: &[(&str, &[&str])] = &[
-    ("x86_64", &["x86_64", "amd64"]),
-    ("x86", &["i386", "i486", "i586", "i686", "x86"]),
-    ("aarch64", &["aarch64", "arm64", "armv8b", "aarch64_be"]),
-    (
-        "arm",
-        &["armv7l", "armv6l", "armv8l", "armv7", "armv6", "arm"],
-    ),
-    ("riscv64", &["riscv64"]),
-    ("powerpc64", &["ppc64", "ppc64le"]),
-    ("s390x", &["s390x"]),
-    ("loongarch64", &["loongarch64"]),
-];
-
-/// Canonical (Rust) name of a `uname -m` answer; unknown names stay as
-/// they are.
-pub fn canonical_arch(uname: &str) -> String {
-    let u = uname.trim();
-    ARCH_NAMES
-        .iter()
-        .find(|(_, names)| names.contains(&u) || u == (*names)[0])
-        .map(|(rust, _)| rust.to_string())
-        .unwrap_or_else(|| u.to_string())
-}
-
 /// The binaries a fleet run can place, by canonical architecture.
 #[derive(Debug, Clone, Default)]
 pub struct Binaries {
@@ -171,22 +149,29 @@ pub struct Binaries {
 }
 
 impl Binaries {
-    /// The running binary for this build's architecture, and `extra`
-    /// (`--binary ARCH=PATH`, which wins for its architecture).
-    pub fn new(running: Option<Binary>, extra: Vec<(String, Binary)>) -> Binaries {
+    /// The running binary, for the architecture its file says, and `extra`
+    /// (`--binary NAME=PATH`, which wins for its architecture). An error
+    /// names a binary whose file does not fit its name (see
+    /// [`arch::resolve`]).
+    pub fn new(running: Option<Binary>, extra: Vec<(String, Binary)>) -> Result<Binaries, String> {
         let mut by_arch = BTreeMap::new();
         if let Some(b) = running {
-            by_arch.insert(std::env::consts::ARCH.to_string(), b);
+            by_arch.insert(arch::of_running(&b.built), b);
         }
-        for (arch, b) in extra {
-            by_arch.insert(canonical_arch(&arch), b);
+        for (name, b) in extra {
+            let a = arch::resolve(&name, &b.built)
+                .map_err(|e| format!("--binary {name}={}: {e}", b.path.display()))?;
+            by_arch.insert(a, b);
         }
-        Binaries { by_arch }
+        Ok(Binaries { by_arch })
     }
 
-    /// The binary for a host whose `uname -m` said `uname`.
+    /// The binary for a host whose `uname -m` said `uname`: one for its
+    /// own architecture, else one whose code it runs (ARMv6 on ARMv7).
     pub fn for_uname(&self, uname: &str) -> Option<&Binary> {
-        self.by_arch.get(&canonical_arch(uname))
+        arch::runnable_on(&arch::canonical_arch(uname))
+            .into_iter()
+            .find_map(|a| self.by_arch.get(a))
     }
 
     /// The architectures there is a binary for.
@@ -909,23 +894,52 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    #[test]
-    fn architecture_names() {
-        assert_eq!(canonical_arch("x86_64\n"), "x86_64");
-        assert_eq!(canonical_arch("armv7l"), "arm");
-        assert_eq!(canonical_arch("arm64"), "aarch64");
-        assert_eq!(canonical_arch("riscv64"), "riscv64");
-        assert_eq!(canonical_arch("mips"), "mips");
-        let b = Binary {
+    /// A binary as `--binary` would load it, of an architecture as its
+    /// file says.
+    fn built_as(built: Built) -> Binary {
+        Binary {
             path: "/x".into(),
             sha256: "00".into(),
             bytes: 1,
+            built,
             packed: Packed::default(),
-        };
-        let bins = Binaries::new(None, vec![("armv7l".into(), b)]);
+        }
+    }
+
+    #[test]
+    fn which_binary_a_host_gets() {
+        let v6 = built_as(Built::Arch("armv6"));
+        let v7 = built_as(Built::Arch("armv7"));
+        // Only ARMv6 code: every 32-bit ARM host gets it.
+        let bins = Binaries::new(None, vec![("armv6l".into(), v6.clone())])
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(bins.for_uname("armv6l").is_some());
+        assert!(bins.for_uname("armv7l").is_some());
+        assert!(bins.for_uname("armv8l").is_some());
         assert!(bins.for_uname("x86_64").is_none());
-        assert_eq!(bins.arches(), ["arm"]);
+        assert!(bins.for_uname("aarch64").is_none());
+        assert_eq!(bins.arches(), ["armv6"]);
+        // Only ARMv7 code: an ARMv6 host (Pi 1, Zero) gets none.
+        let bins = Binaries::new(None, vec![("armv7l".into(), v7.clone())])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(bins.for_uname("armv6l").is_none());
+        assert!(bins.for_uname("armv7l").is_some());
+        // Both: each its own.
+        let mut v7b = v7.clone();
+        v7b.path = "/v7".into();
+        let bins = Binaries::new(None, vec![("armv6l".into(), v6), ("armv7l".into(), v7b)])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            bins.for_uname("armv7l").map(|b| b.path.clone()),
+            Some("/v7".into())
+        );
+        assert_eq!(
+            bins.for_uname("armv6l").map(|b| b.path.clone()),
+            Some("/x".into())
+        );
+        // A file that is not what its name says is refused, named.
+        let e = Binaries::new(None, vec![("armv6l".into(), v7)]).unwrap_err();
+        assert!(e.starts_with("--binary armv6l=/x: it is ARMv7 code"), "{e}");
     }
 
     #[test]

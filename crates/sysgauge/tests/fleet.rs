@@ -722,6 +722,9 @@ fn usage_errors_exit_2_before_connecting() {
     let bad = dir.path().join("bad.ini");
     std::fs::write(&bad, "[web]\nh1 ansible_port=99999\n").unwrap();
     let empty_retry = dir.path().join("none.db");
+    let me = assert_cmd::cargo::cargo_bin("sysgauge")
+        .display()
+        .to_string();
     let cases: Vec<(Vec<String>, String)> = vec![
         (
             vec!["--inventory".into(), bad.display().to_string()],
@@ -764,6 +767,22 @@ fn usage_errors_exit_2_before_connecting() {
         (
             vec!["h1".into(), "--limit".into(), "web".into()],
             "--limit web: no group or host named 'web'".into(),
+        ),
+        // A binary is checked against the name it is given under.
+        (
+            vec!["h1".into(), "--binary".into(), format!("aarch64={me}")],
+            format!(
+                "--binary aarch64={me}: it is an {} executable, not aarch64",
+                std::env::consts::ARCH
+            ),
+        ),
+        (
+            vec![
+                "h1".into(),
+                "--binary".into(),
+                format!("riscv64={}", bad.display()),
+            ],
+            format!("--binary riscv64={}: not an ELF executable", bad.display()),
         ),
     ];
     for (args, want) in cases {

@@ -172,7 +172,7 @@ pub(super) fn check_reach(t: &FleetHostsArgs) -> Result<Reach> {
                 .collect(),
             connect_timeout: Duration::from_secs(t.connect_timeout),
         },
-        binaries: Binaries::new(running, extra),
+        binaries: Binaries::new(running, extra).map_err(anyhow::Error::msg)?,
     })
 }
 
