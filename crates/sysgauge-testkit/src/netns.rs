@@ -217,23 +217,48 @@ impl Hub {
         format!("10.{}.0.{}", self.net, 10 + i)
     }
 
-    /// Kills every process inside namespace `ns` (SIGKILL).
+    /// Kills every process inside namespace `ns` (SIGKILL), as a machine
+    /// that goes away: all of them are stopped first, so none sees another
+    /// die and acts on it (a shell whose child failed removing its files,
+    /// a process woken by a closed pipe) before it is killed too.
     pub fn kill_all_in(ns: &str) {
+        let pids_in = || -> Vec<rustix::process::Pid> {
+            Command::new("ip")
+                .args(["netns", "pids", ns])
+                .output()
+                .map(|out| {
+                    String::from_utf8_lossy(&out.stdout)
+                        .split_whitespace()
+                        .filter_map(|p| p.parse().ok())
+                        .filter_map(rustix::process::Pid::from_raw)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let signal_all = |pids: &[rustix::process::Pid], signal| {
+            for &pid in pids {
+                let _ = rustix::process::kill_process(pid, signal);
+            }
+        };
+        // Stop until a listing finds nothing new (one forked meanwhile).
+        let mut stopped = Vec::new();
         for _ in 0..5 {
-            let out = Command::new("ip").args(["netns", "pids", ns]).output();
-            let Ok(out) = out else { return };
-            let pids: Vec<i32> = String::from_utf8_lossy(&out.stdout)
-                .split_whitespace()
-                .filter_map(|p| p.parse().ok())
+            let new: Vec<_> = pids_in()
+                .into_iter()
+                .filter(|p| !stopped.contains(p))
                 .collect();
+            if new.is_empty() {
+                break;
+            }
+            signal_all(&new, rustix::process::Signal::STOP);
+            stopped.extend(new);
+        }
+        for _ in 0..5 {
+            let pids = pids_in();
             if pids.is_empty() {
                 return;
             }
-            for p in pids {
-                if let Some(pid) = rustix::process::Pid::from_raw(p) {
-                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-                }
-            }
+            signal_all(&pids, rustix::process::Signal::KILL);
             std::thread::sleep(Duration::from_millis(50));
         }
     }
