@@ -8,6 +8,7 @@
 //! same dimension (kB/s and MB/s, ns and ms) are converted; anything else
 //! that differs makes the pair not comparable.
 
+use crate::machine::Machine;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use sysgauge_core::record::{family_of, Params, RunRecord, Status};
@@ -71,6 +72,13 @@ pub struct CaseData {
     /// these factors carry the between-run spread over to a run of the
     /// same case measured once (see `index`).
     pub round_factors: Vec<f64>,
+    /// The result's headline (first) metric: only these count in means and
+    /// indexes, so a %CP or a latency beside a throughput is shown but never
+    /// averaged into a speed ratio.
+    pub headline: bool,
+    /// The run the result came from (`RunSource::reference`), when the
+    /// machine is several runs.
+    pub run: Option<String>,
 }
 
 /// The cases of a run in the run's order: every metric of every result
@@ -84,12 +92,26 @@ pub struct CaseSet {
 
 impl CaseSet {
     pub fn from_run(run: &RunRecord) -> CaseSet {
+        CaseSet::from_results(run, |_| None)
+    }
+
+    /// The cases of a machine, each with the run it came from.
+    pub fn from_machine(m: &Machine) -> CaseSet {
+        let named = m.sources.len() > 1;
+        CaseSet::from_results(&m.run, |i| {
+            named
+                .then(|| m.source_of(i).map(|s| s.reference.clone()))
+                .flatten()
+        })
+    }
+
+    fn from_results(run: &RunRecord, source: impl Fn(usize) -> Option<String>) -> CaseSet {
         let mut set = CaseSet::default();
-        for r in &run.results {
+        for (i, r) in run.results.iter().enumerate() {
             if !matches!(r.status, Status::Ok) {
                 continue;
             }
-            for m in &r.metrics {
+            for (mi, m) in r.metrics.iter().enumerate() {
                 let key = CaseKey {
                     bench_id: r.bench_id.clone(),
                     params: r.params.clone(),
@@ -114,6 +136,8 @@ impl CaseSet {
                         }
                         _ => Vec::new(),
                     },
+                    headline: mi == 0,
+                    run: source(i),
                 };
                 if set.data.insert(key.clone(), data).is_none() {
                     set.order.push(key);

@@ -15,6 +15,8 @@
 
 use crate::case::{adjusted_ratio, conversion_factor, CaseKey, CaseSet};
 use crate::facts::differing_facts;
+pub use crate::machine::Machine;
+use crate::machine::RunSource;
 use serde::{Deserialize, Serialize};
 use sysgauge_core::record::{Params, RunRecord};
 use sysgauge_core::{Better, Unit};
@@ -37,13 +39,6 @@ pub enum CompareError {
         "no results for family '{family}' on the compared machines (families present: {present})"
     )]
     UnknownFamily { family: String, present: String },
-}
-
-/// One machine: a run and the name it goes by in the comparison.
-#[derive(Debug, Clone)]
-pub struct Machine {
-    pub label: String,
-    pub run: RunRecord,
 }
 
 /// A 95 % interval.
@@ -74,7 +69,11 @@ impl Interval {
 pub struct MachineInfo {
     pub label: String,
     pub host: String,
+    /// The newest run the machine's results came from.
     pub run_id: String,
+    /// Every run its results came from, newest first.
+    #[serde(default)]
+    pub runs: Vec<RunSource>,
     /// RFC 3339 start time of the run.
     pub started_at: String,
     pub command: String,
@@ -110,6 +109,10 @@ pub struct Cell {
     /// `disturbed` detail says what).
     #[serde(default)]
     pub disturbed: bool,
+    /// The run the number came from (a `runs[].reference` of its machine),
+    /// when the machine's results come from more than one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,9 +125,18 @@ pub struct CaseRow {
     pub metric: String,
     pub unit: String,
     pub better: Better,
+    /// The case's headline (first) metric. Only headline rows count in the
+    /// means; other metrics (a %CP, a latency beside a throughput) are shown
+    /// with their ratios but never averaged into a speed ratio.
+    #[serde(default = "headline_default")]
+    pub headline: bool,
     /// One per machine, in machine order; null where the machine lacks the
     /// case or its number could not be compared.
     pub cells: Vec<Option<Cell>>,
+}
+
+fn headline_default() -> bool {
+    true
 }
 
 impl CaseRow {
@@ -142,7 +154,7 @@ impl CaseRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeanCell {
-    /// Cases with a ratio.
+    /// Cases with a ratio (headline metrics only).
     pub cases: usize,
     pub arith_mean: Option<f64>,
     pub geomean: Option<f64>,
@@ -245,6 +257,9 @@ struct Prepared {
     values: Vec<Option<(Vec<f64>, f64)>>,
     /// Per machine: whether the case was disturbed there.
     disturbed: Vec<bool>,
+    /// Per machine: the run the number came from.
+    runs: Vec<Option<String>>,
+    headline: bool,
 }
 
 /// Mark every disturbed result of `run` as not a measure of its machine,
@@ -297,7 +312,7 @@ pub fn compare_with_intervals(
     if reference >= machines.len() {
         return Err(CompareError::BadReference(reference));
     }
-    let mut sets: Vec<CaseSet> = machines.iter().map(|m| CaseSet::from_run(&m.run)).collect();
+    let mut sets: Vec<CaseSet> = machines.iter().map(CaseSet::from_machine).collect();
     if !families.is_empty() {
         let mut present: Vec<String> = Vec::new();
         for s in &sets {
@@ -449,6 +464,7 @@ pub fn compare_with_intervals(
                 label: m.label.clone(),
                 host: m.run.host_name().to_string(),
                 run_id: m.run.run_id.clone(),
+                runs: m.sources.clone(),
                 started_at: m.run.started_at.to_rfc3339(),
                 command: m.run.command.clone(),
                 status: m.run.status.as_str().to_string(),
@@ -487,6 +503,7 @@ fn prepare(
     let base = sets[anchor].get(key)?;
     let mut values: Vec<Option<(Vec<f64>, f64)>> = vec![None; sets.len()];
     let mut disturbed = vec![false; sets.len()];
+    let mut runs = vec![None; sets.len()];
     let mut usable = 0;
     for &i in present {
         let Some(d) = sets[i].get(key) else { continue };
@@ -529,6 +546,7 @@ fn prepare(
         let samples: Vec<f64> = d.samples.iter().map(|s| s * f).collect();
         values[i] = Some((samples, d.value * f));
         disturbed[i] = d.disturbed.is_some();
+        runs[i] = d.run.clone();
         usable += 1;
     }
     (usable >= 2).then_some(Prepared {
@@ -536,6 +554,8 @@ fn prepare(
         better: base.better,
         values,
         disturbed,
+        runs,
+        headline: base.headline,
     })
 }
 
@@ -566,6 +586,7 @@ fn build_row(
                 ci: None,
                 significant: None,
                 disturbed: p.disturbed[i],
+                run: p.runs[i].clone(),
             };
             if let Some((ref_samples, ref_value)) = &reference_value {
                 cell.ratio = adjusted_ratio(*value, *ref_value, p.better);
@@ -607,6 +628,7 @@ fn build_row(
         metric: key.metric.clone(),
         unit: p.unit.symbol().to_string(),
         better: p.better,
+        headline: p.headline,
         cells,
     }
 }
@@ -619,7 +641,9 @@ fn summarise<'a>(
     sets: &[CaseSet],
     intervals: bool,
 ) -> GroupSummary {
-    let rows: Vec<&CaseRow> = rows.collect();
+    // Only headline metrics: a ratio of %CP or of a secondary latency is
+    // not a speed ratio.
+    let rows: Vec<&CaseRow> = rows.filter(|r| r.headline).collect();
     let cells = (0..n_machines)
         .map(|m| {
             let with_ratio: Vec<&CaseRow> = rows

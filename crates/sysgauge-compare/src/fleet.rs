@@ -269,9 +269,11 @@ mod tests {
     fn fleet(values: &[(&str, f64)]) -> Comparison {
         let machines: Vec<Machine> = values
             .iter()
-            .map(|(h, v)| Machine {
-                label: h.to_string(),
-                run: run_with(h, None, vec![throughput("t.case", &[*v, *v, *v])]),
+            .map(|(h, v)| {
+                Machine::new(
+                    h.to_string(),
+                    run_with(h, None, vec![throughput("t.case", &[*v, *v, *v])]),
+                )
             })
             .collect();
         compare(&machines, 0, &[]).unwrap_or_else(|e| panic!("{e}"))
@@ -373,21 +375,23 @@ mod tests {
         use sysgauge_core::Unit;
         let machines: Vec<Machine> = [("a", 10.0), ("b", 10.0), ("c", 10.0), ("d", 30.0)]
             .iter()
-            .map(|(h, v)| Machine {
-                label: h.to_string(),
-                run: run_with(
-                    h,
-                    None,
-                    vec![result(
-                        "t.lat",
-                        0,
-                        1,
-                        "latency",
-                        Unit::Nanoseconds,
-                        Better::Lower,
-                        &[*v, *v],
-                    )],
-                ),
+            .map(|(h, v)| {
+                Machine::new(
+                    h.to_string(),
+                    run_with(
+                        h,
+                        None,
+                        vec![result(
+                            "t.lat",
+                            0,
+                            1,
+                            "latency",
+                            Unit::Nanoseconds,
+                            Better::Lower,
+                            &[*v, *v],
+                        )],
+                    ),
+                )
             })
             .collect();
         let c = compare(&machines, 0, &[]).unwrap_or_else(|e| panic!("{e}"));

@@ -141,7 +141,9 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
         .map(|family| {
             let mut t = Tally::default();
             for key in ours.keys() {
-                let Some(a) = ours.get(key).filter(|d| d.family == family) else {
+                // Headline metrics only: a %CP or a latency beside a
+                // throughput is not a speed ratio.
+                let Some(a) = ours.get(key).filter(|d| d.family == family && d.headline) else {
                     continue;
                 };
                 // Indexes computed inside a run (cpu.index-*) are already

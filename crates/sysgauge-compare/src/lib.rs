@@ -11,6 +11,8 @@
 //!   index every `sysgauge run` ends with);
 //! - `fleet`: hosts in groups (inventory group, tag, CPU model): each
 //!   case's median per group and the hosts that stand out (median/MAD);
+//! - `machine`: a machine is every result stored for it (per case the
+//!   newest finished one, each with the run it came from);
 //! - `facts`: host facts as text for the tables above the numbers;
 //! - `import`: CSV tables and sysgauge JSON as run records (text in,
 //!   records or an error naming file and line out).
@@ -27,6 +29,7 @@ pub mod facts;
 pub mod fleet;
 pub mod import;
 pub mod index;
+pub mod machine;
 
 #[cfg(any(test, feature = "testutil"))]
 pub mod testutil;
@@ -34,10 +37,11 @@ pub mod testutil;
 pub use case::{adjusted_ratio, conversion_factor, CaseData, CaseKey, CaseSet};
 pub use comparison::{
     compare, compare_with_intervals, leave_out_disturbed, CaseRow, Cell, CompareError, Comparison,
-    Excluded, FactRow, GroupSummary, Interval, Machine, MachineInfo, MeanCell, MissingCase,
+    Excluded, FactRow, GroupSummary, Interval, MachineInfo, MeanCell, MissingCase,
     COMPARE_SCHEMA_VERSION, MAX_MACHINES_WITH_INTERVALS, OVERALL,
 };
 pub use facts::{differing_facts, host_facts};
 pub use fleet::{group_hosts, FleetGroups, GroupCell, GroupRow, HostGroup, Outlier};
 pub use import::{parse_csv, parse_json, sniff, synthetic_run, Format, ImportContext, ImportError};
 pub use index::{index_against, IndexLine, IndexReport};
+pub use machine::{run_kind, user_label, Machine, RunSource};

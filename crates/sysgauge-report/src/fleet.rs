@@ -210,9 +210,11 @@ mod tests {
             ("b1", 300.0),
         ]
         .iter()
-        .map(|(h, v)| Machine {
-            label: h.to_string(),
-            run: run_with(h, None, vec![throughput("t.case", &[*v, *v])]),
+        .map(|(h, v)| {
+            Machine::new(
+                h.to_string(),
+                run_with(h, None, vec![throughput("t.case", &[*v, *v])]),
+            )
         })
         .collect();
         let c = compare(&machines, 0, &[]).unwrap_or_else(|e| panic!("{e}"));

@@ -77,18 +77,9 @@ pub fn runs() -> Vec<RunRecord> {
 
 pub fn comparison() -> Comparison {
     let machines = vec![
-        Machine {
-            label: "hostx".into(),
-            run: run("hostx", 1.0, 5200.0, "6.1.0"),
-        },
-        Machine {
-            label: "hosta".into(),
-            run: run("hosta", 0.625, 108.0, "6.1.0"),
-        },
-        Machine {
-            label: "hostb".into(),
-            run: run("hostb", 2.5, 38.4, "6.6.0"),
-        },
+        Machine::new("hostx", run("hostx", 1.0, 5200.0, "6.1.0")),
+        Machine::new("hosta", run("hosta", 0.625, 108.0, "6.1.0")),
+        Machine::new("hostb", run("hostb", 2.5, 38.4, "6.6.0")),
     ];
     compare(&machines, 0, &[]).unwrap()
 }

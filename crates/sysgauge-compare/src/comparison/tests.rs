@@ -7,10 +7,7 @@ use proptest::prelude::*;
 use sysgauge_core::{Better, Unit};
 
 fn m(label: &str, run: RunRecord) -> Machine {
-    Machine {
-        label: label.to_string(),
-        run,
-    }
+    Machine::new(label, run)
 }
 
 /// `beta.sha256` throughput in MB/s at 8 KiB on one thread with these
@@ -366,16 +363,18 @@ proptest! {
 fn intervals_up_to_the_machine_limit() {
     let fleet = |n: usize| -> Vec<Machine> {
         (0..n)
-            .map(|i| Machine {
-                label: format!("m{i}"),
-                run: run_with(
-                    &format!("m{i}"),
-                    None,
-                    vec![throughput(
-                        "t.case",
-                        &[100.0 + i as f64, 101.0 + i as f64, 99.0 + i as f64],
-                    )],
-                ),
+            .map(|i| {
+                Machine::new(
+                    format!("m{i}"),
+                    run_with(
+                        &format!("m{i}"),
+                        None,
+                        vec![throughput(
+                            "t.case",
+                            &[100.0 + i as f64, 101.0 + i as f64, 99.0 + i as f64],
+                        )],
+                    ),
+                )
             })
             .collect()
     };

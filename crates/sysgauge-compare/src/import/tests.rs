@@ -96,10 +96,7 @@ fn hand_checkable_comparison_of_the_csv() {
     let runs = csv(fixture!("three-hosts.csv"), "three-hosts.csv");
     let machines: Vec<Machine> = runs
         .into_iter()
-        .map(|r| Machine {
-            label: r.host_name().to_string(),
-            run: r,
-        })
+        .map(|r| Machine::new(r.host_name().to_string(), r))
         .collect();
     let c = compare(&machines, 0, &[]).unwrap();
     let ratio = |row: usize, m: usize| {
@@ -501,10 +498,7 @@ laptop,hash.md5,throughput,600,MB/s,,,,,,,
     assert_eq!(pi.os.kernel_release.as_deref(), Some("4.14.98"));
     let machines: Vec<Machine> = runs
         .into_iter()
-        .map(|run| Machine {
-            label: run.host_name().to_string(),
-            run,
-        })
+        .map(|run| Machine::new(run.host_name().to_string(), run))
         .collect();
     let c = compare(&machines, 1, &[]).unwrap();
     let ratio = c.bogomips_ratio[0].unwrap();
