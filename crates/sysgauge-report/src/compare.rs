@@ -109,8 +109,59 @@ pub fn facts_table(c: &Comparison) -> Table {
     t
 }
 
+/// Whether some machine's numbers come from more than one run (then every
+/// case row says which run each number is from).
+pub fn several_runs(c: &Comparison) -> bool {
+    c.machines.iter().any(|m| m.runs.len() > 1)
+}
+
+/// Each machine: the name it goes by, its host, and the runs its numbers
+/// come from (number or file, date, what made it, label), newest first.
+pub fn machines_table(c: &Comparison) -> Table {
+    let mut t = Table::columns("machine, host, runs");
+    for m in &c.machines {
+        let runs: Vec<String> = m
+            .runs
+            .iter()
+            .map(|r| {
+                let mut s = format!(
+                    "{} ({}, {}, {} case{}",
+                    r.reference,
+                    r.started_at.get(..10).unwrap_or(&r.started_at),
+                    r.kind,
+                    r.cases,
+                    if r.cases == 1 { "" } else { "s" }
+                );
+                if let Some(l) = &r.label {
+                    s.push_str(&format!(", label {l}"));
+                }
+                s.push(')');
+                s
+            })
+            .collect();
+        t.push(vec![m.label.clone(), m.host.clone(), runs.join("; ")]);
+    }
+    t
+}
+
+/// The runs each machine's number for a row came from, in machine order
+/// (`-` where a machine has none).
+fn row_runs(r: &sysgauge_compare::CaseRow) -> String {
+    r.cells
+        .iter()
+        .map(|c| {
+            c.as_ref()
+                .and_then(|c| c.run.clone())
+                .unwrap_or_else(|| "-".to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// One row per case: value and ratio per machine (the reference shows its
-/// value only).
+/// value only); a metric that is not its case's headline is marked `*`
+/// (shown, never in the means); when a machine is several runs, the runs
+/// the numbers came from.
 pub fn cases_table<'a>(
     c: &Comparison,
     rows: impl Iterator<Item = &'a sysgauge_compare::CaseRow>,
@@ -128,17 +179,29 @@ pub fn cases_table<'a>(
             headers.push(format!("{} ratio", m.label));
         }
     }
+    let runs = several_runs(c);
+    if runs {
+        headers.push("runs".into());
+    }
+    let last = headers.len() - 1;
     let cols: Vec<(&str, Align)> = headers
         .iter()
         .enumerate()
-        .map(|(i, h)| (h.as_str(), if i < 4 { Align::Left } else { Align::Right }))
+        .map(|(i, h)| {
+            let left = i < 4 || (runs && i == last);
+            (h.as_str(), if left { Align::Left } else { Align::Right })
+        })
         .collect();
     let mut t = Table::new(&cols);
     for r in rows {
         let mut row = vec![
             r.bench_id.clone(),
             r.params.to_string(),
-            r.metric.clone(),
+            if r.headline {
+                r.metric.clone()
+            } else {
+                format!("{} *", r.metric)
+            },
             format!(
                 "{} ({})",
                 r.unit,
@@ -154,6 +217,9 @@ pub fn cases_table<'a>(
             if i != reference {
                 row.push(cell_ratio(cell));
             }
+        }
+        if runs {
+            row.push(row_runs(r));
         }
         t.push(row);
     }
@@ -287,6 +353,9 @@ fn text(c: &Comparison, tf: TableFormat) -> String {
     }
     out.push_str(&preamble(c));
     out.push_str("\n\n");
+    out.push_str(&heading("Machines"));
+    out.push_str(&machines_table(c).render(tf));
+    out.push('\n');
     if !c.differing_facts.is_empty() {
         out.push_str(&heading("Host facts that differ"));
         out.push_str(&facts_table(c).render(tf));
@@ -304,6 +373,16 @@ fn text(c: &Comparison, tf: TableFormat) -> String {
         {
             out.push_str(
                 "! = the machine was disturbed while the case ran (other processes, steal, throttling, waits: see the run's findings); --exclude-disturbed leaves such numbers out\n",
+            );
+        }
+        if c.rows.iter().any(|r| !r.headline) {
+            out.push_str(
+                "* = not the case's headline metric (a CPU share, a latency beside a throughput): shown with its ratio, never counted in the means\n",
+            );
+        }
+        if several_runs(c) {
+            out.push_str(
+                "runs: the run (number or file) each machine's number came from, in machine order; a machine is all of its runs, each case its newest result (NAME@RUN compares one run)\n",
             );
         }
     }
@@ -335,7 +414,7 @@ fn opt(v: Option<f64>) -> String {
 }
 
 fn csv(c: &Comparison) -> String {
-    let mut t = Table::columns("kind, family, benchmark, params, metric, unit, better, machine, reference, >value, >samples, >ratio, >ci_low, >ci_high, significant");
+    let mut t = Table::columns("kind, family, benchmark, params, metric, unit, better, machine, reference, >value, >samples, >ratio, >ci_low, >ci_high, significant, headline, run");
     for r in &c.rows {
         for (i, cell) in r.cells.iter().enumerate() {
             let Some(cell) = cell else { continue };
@@ -355,6 +434,8 @@ fn csv(c: &Comparison) -> String {
                 opt(cell.ci.map(|x| x.low)),
                 opt(cell.ci.map(|x| x.high)),
                 cell.significant.map(|b| b.to_string()).unwrap_or_default(),
+                r.headline.to_string(),
+                cell.run.clone().unwrap_or_default(),
             ]);
         }
     }

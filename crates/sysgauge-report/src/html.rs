@@ -15,7 +15,9 @@
 #[cfg(test)]
 use crate::chart::lines::LineFigure;
 use crate::chart::{chart_svg, machine_color, ChartError, ChartKind, Figure};
-use crate::compare::{cases_table, excluded_lines, missing_lines, preamble, summary_table};
+use crate::compare::{
+    cases_table, excluded_lines, machines_table, missing_lines, preamble, summary_table,
+};
 use crate::fleet::{groups_table, medians_table, outlier_rule, outliers_table};
 use crate::table::TableFormat;
 use sysgauge_compare::{host_facts, Comparison, FleetGroups};
@@ -133,8 +135,11 @@ pub fn render_html(
             esc(l)
         ));
     }
+    h.push_str("</p>\n");
+    // Where each machine's numbers come from, and the names users gave.
+    h.push_str(&table_html(&machines_table(c)));
     h.push_str(
-        "</p>\n</header>\n<nav>\n<a href=\"#facts\">Host facts</a><a href=\"#summary\">Summary</a>",
+        "</header>\n<nav>\n<a href=\"#facts\">Host facts</a><a href=\"#summary\">Summary</a>",
     );
     if groups.is_some() {
         h.push_str("<a href=\"#groups\">Groups</a>");

@@ -916,11 +916,10 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
 }
 
 #[test]
-fn a_host_stands_for_its_latest_run() {
+fn a_host_is_all_of_its_runs_and_a_run_can_be_pinned() {
     let sb = Sandbox::new();
-    for _ in 0..2 {
-        sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
-    }
+    sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
+    sb.tiny_run().args(["--only", "hash.sha256"]).succeeds();
     let v = sb.listed_runs();
     let host = v[0]["host"]
         .as_str()
@@ -933,16 +932,188 @@ fn a_host_stands_for_its_latest_run() {
         .succeeds();
     let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c.machines.len(), 2);
-    assert_eq!(
-        c.machines[0].run_id, latest,
-        "the host name means its latest run"
-    );
-    assert_eq!(c.machines[0].label, format!("{host} (run 2)"));
+    // The host is both runs: md5 from run 1, sha256 from run 2.
+    assert_eq!(c.machines[0].run_id, latest, "the newest run heads it");
+    let refs: Vec<&str> = c.machines[0]
+        .runs
+        .iter()
+        .map(|r| r.reference.as_str())
+        .collect();
+    assert_eq!(refs, ["2", "1"]);
+    assert_eq!(c.machines[0].label, host);
     assert_eq!(c.machines[1].label, format!("{host} (run 1)"));
-    assert_eq!(c.reference, c.machines[0].label);
-    // The same run named twice is one machine: too few to compare.
-    let out = sb.on_db("compare").args([host.as_str(), "2"]).exits_with(2);
+    let md5 = c
+        .rows
+        .iter()
+        .find(|r| r.bench_id == "hash.md5")
+        .unwrap_or_else(|| panic!("no md5 row"));
+    assert_eq!(
+        md5.cells[0].as_ref().and_then(|c| c.run.as_deref()),
+        Some("1")
+    );
+    let text = stdout_of(
+        &sb.on_db("compare")
+            .args([host.as_str()])
+            .arg("1")
+            .succeeds(),
+    );
+    assert!(text.contains("Machines:"), "{text}");
+    assert!(
+        text.contains("2 (") && text.contains("run (tiny)"),
+        "{text}"
+    );
+    // NAME@RUN pins one run; the same run named twice is one machine.
+    let out = sb
+        .on_db("compare")
+        .args([
+            format!("{host}@2"),
+            "1".to_string(),
+            "--format".into(),
+            "json".into(),
+        ])
+        .succeeds();
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c.machines[0].runs.len(), 1);
+    assert_eq!(c.machines[0].run_id, latest);
+    let out = sb
+        .on_db("compare")
+        .args(["2", &format!("{host}@2")])
+        .exits_with(2);
     assert!(stderr_of(&out).contains("at least two machines"));
+    let out = sb
+        .on_db("compare")
+        .args([format!("{host}@9"), "1".into()])
+        .exits_with(2);
+    assert!(
+        stderr_of(&out).contains("has no run '9'"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// Runs labelled `A` and `B` are compared as `A` and `B`; fleet hosts
+/// that share a host name and a machine-id (cloned VMs, a namespace lab)
+/// but have inventory names `h1`, `h2` are compared as `h1` and `h2`.
+#[test]
+fn names_users_gave_are_the_machines_names() {
+    let sb = Sandbox::new();
+    sb.tiny_run()
+        .args(["--only", "hash.md5", "--label", "A"])
+        .succeeds();
+    sb.tiny_run()
+        .args(["--only", "hash.md5", "--label", "B"])
+        .succeeds();
+    let text = stdout_of(&sb.on_db("compare").args(["A", "B"]).succeeds());
+    assert!(text.contains("Reference: A."), "{text}");
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("benchmark"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        header.contains(" A ") && header.contains("B ratio"),
+        "{header}"
+    );
+
+    // Two fleet hosts of one image: same host name, same machine-id.
+    let record = sb.tiny_run_record("hash.md5");
+    let mut files = Vec::new();
+    for (alias, id) in [
+        ("h1", "6f9c0a52-0000-4000-8000-000000000001"),
+        ("h2", "6f9c0a52-0000-4000-8000-000000000002"),
+    ] {
+        let mut r = record.clone();
+        r.run_id = id.to_string();
+        r.host.hostname = Some("vm".into());
+        r.host.identity.machine_id = Some("0123456789abcdef0123456789abcdef".into());
+        r.label = None;
+        r.tags.insert("alias".into(), alias.into());
+        let f = sb.path().join(format!("{alias}.json"));
+        std::fs::write(&f, serde_json::to_vec(&r).unwrap()).unwrap();
+        files.push(f);
+    }
+    let out = import(&sb, &files);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = sb
+        .on_db("compare")
+        .args(["h1", "h2", "--format", "json"])
+        .succeeds();
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    let labels: Vec<&str> = c.machines.iter().map(|m| m.label.as_str()).collect();
+    assert_eq!(labels, ["h1", "h2"]);
+    let text = stdout_of(&sb.on_db("compare").args(["h1", "h2"]).succeeds());
+    assert!(
+        text.contains("Reference: h1.") && text.contains("h2 ratio"),
+        "{text}"
+    );
+    // `vm` names both lab machines (and not the sandbox's own host).
+    let out = sb
+        .on_db("compare")
+        .args(["vm", "--format", "json"])
+        .succeeds();
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    let labels: Vec<&str> = c.machines.iter().map(|m| m.label.as_str()).collect();
+    assert_eq!(labels, ["h1", "h2"]);
+}
+
+/// One machine's outputs of three tools, imported with one `--host` as
+/// three files, are one machine in `compare`: the nbench, openssl and
+/// Bonnie++ rows all show, and none of Bonnie++'s `%CP` or latency rows
+/// count in a family mean.
+#[test]
+fn three_tools_of_one_host_compare_whole() {
+    let sb = Sandbox::new();
+    let fixture = |dir: &str, name: &str| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../sysgauge-bench/tests/fixtures")
+            .join(dir)
+            .join(name)
+    };
+    let files = [
+        openssl_fixture("3.0-sha256-md5-8k.txt"),
+        fixture("nbench", "linux-port-x86_64.txt"),
+        fixture("bonnie", "2.00a-1G-n4.txt"),
+    ];
+    for host in ["rpi1", "rpi2"] {
+        for f in &files {
+            let out = sb
+                .on_db("import")
+                .args(["--host", host])
+                .arg(f)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", stderr_of(&out));
+        }
+    }
+    let out = sb
+        .on_db("compare")
+        .args(["rpi1", "rpi2", "--format", "json"])
+        .succeeds();
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    for family in ["openssl", "nbench", "bonnie"] {
+        assert!(
+            c.rows.iter().any(|r| r.family == family),
+            "no {family} row: {:?}",
+            c.rows.iter().map(|r| &r.bench_id).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(c.machines[0].runs.len(), 3);
+    let secondary: Vec<&str> = c
+        .rows
+        .iter()
+        .filter(|r| !r.headline)
+        .map(|r| r.metric.as_str())
+        .collect();
+    assert!(!secondary.is_empty(), "Bonnie++'s %CP rows are secondary");
+    // Every mean counts headline rows only.
+    for g in c.families.iter().chain(std::iter::once(&c.overall)) {
+        let headline = c
+            .rows
+            .iter()
+            .filter(|r| r.headline && (g.family == "all" || r.family == g.family))
+            .filter(|r| r.cells[1].as_ref().and_then(|x| x.ratio).is_some())
+            .count();
+        assert_eq!(g.cells[1].cases, headline, "{}", g.family);
+    }
 }
 
 /// A host name with an escape sequence, a bell and markup, from a CSV:

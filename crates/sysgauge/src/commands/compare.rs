@@ -9,7 +9,7 @@ use crate::cli::{CompareArgs, CompareFormatArg, GroupArgs, MachineArgs};
 use crate::config::check_output_path;
 use crate::exit::Exit;
 use crate::machines::{
-    label_machines, load_machines, membership, not_found, resolve_stored, FileOptions, Origin,
+    label_machines, load_machines, membership, not_found, resolve_machines, FileOptions,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -17,6 +17,7 @@ use sysgauge_compare::{
     compare_with_intervals, group_hosts, leave_out_disturbed, Comparison, FleetGroups, Machine,
     MAX_MACHINES_WITH_INTERVALS,
 };
+use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_core::RunRecord;
 use sysgauge_report::{render_comparison, render_groups, CompareFormat};
 use sysgauge_store::Store;
@@ -49,48 +50,63 @@ pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
             bail!("--family has an empty entry");
         }
     }
-    let mut loaded = load_machines(store.as_ref(), &args.machines, &files)?;
-    // The reference: a compared machine's host name, else a stored host or
-    // run, which then joins the comparison (first).
-    let reference_run_id = match &args.reference {
-        None => None,
+    let mut named = load_machines(store.as_ref(), &args.machines, &files)?;
+    let mut machines: Vec<Machine> = label_machines(named.clone());
+    // The reference: a compared machine by the name it goes by (its label,
+    // fleet alias or host name), else a stored machine or run, which then
+    // joins the comparison (first).
+    let reference = match &args.reference {
+        None => 0,
         Some(key) => {
             let key = key.trim();
-            if let Some((run, _)) = loaded.iter().find(|(r, _)| r.host_name() == key) {
-                Some(run.run_id.clone())
-            } else {
-                let row = match store.as_ref() {
-                    Some(s) => resolve_stored(s, key)?,
-                    None => None,
-                };
-                let (Some(row), Some(s)) = (row, store.as_ref()) else {
-                    let mut names: Vec<&str> = loaded.iter().map(|(r, _)| r.host_name()).collect();
-                    names.dedup();
-                    bail!(
-                        "{}; the compared machines are: {}",
-                        not_found(store.as_ref(), key, "reference "),
-                        names.join(", ")
-                    );
-                };
-                let run = s.load_run(row)?;
-                let id = run.run_id.clone();
-                if !loaded.iter().any(|(r, _)| r.run_id == id) {
-                    loaded.insert(0, (run, Origin::Stored(row)));
+            match machines.iter().position(|m| goes_by(m, key)) {
+                Some(p) => p,
+                None => {
+                    let found = match store.as_ref() {
+                        Some(s) => resolve_machines(s, key)?,
+                        None => None,
+                    };
+                    let Some(first) = found.and_then(|f| f.into_iter().next()) else {
+                        let names: Vec<&str> = machines.iter().map(|m| m.label.as_str()).collect();
+                        bail!(
+                            "{}; the compared machines are: {}",
+                            not_found(store.as_ref(), key, "reference "),
+                            names.join(", ")
+                        );
+                    };
+                    let within = machines.iter().position(|m| {
+                        first
+                            .runs
+                            .iter()
+                            .all(|(r, _)| m.sources.iter().any(|s| s.run_id == r.run_id))
+                    });
+                    match within {
+                        Some(p) => p,
+                        None => {
+                            named.insert(0, first);
+                            machines = label_machines(named);
+                            0
+                        }
+                    }
                 }
-                Some(id)
             }
         }
     };
-    let mut machines: Vec<Machine> = label_machines(loaded);
     if args.exclude_disturbed {
         for m in &mut machines {
             leave_out_disturbed(&mut m.run);
         }
     }
-    let reference = reference_run_id
-        .and_then(|id| machines.iter().position(|m| m.run.run_id == id))
-        .unwrap_or(0);
     Ok((machines, reference))
+}
+
+/// Whether `m` goes by `key`: its label in the comparison, the label a
+/// user gave its runs, its fleet alias or its host name.
+fn goes_by(m: &Machine, key: &str) -> bool {
+    m.label == key
+        || m.run.host_name() == key
+        || m.run.tags.get(ALIAS_TAG).is_some_and(|a| a == key)
+        || m.sources.iter().any(|s| s.label.as_deref() == Some(key))
 }
 
 /// The hosts of `c` (whose runs are `runs`, in its machine order) in the

@@ -10,44 +10,14 @@
 //! asks which one).
 
 use crate::exit::Exit;
+use crate::machines::MachineKey;
 use crate::output;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use sysgauge_compare::IndexReport;
-use sysgauge_core::host::IdentityInfo;
 use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_report::{Table, TableFormat};
 use sysgauge_store::{MachineRow, Store};
-
-/// A machine: its identity (empty when unknown, then its host name stands
-/// for it) and its fleet alias.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct MachineKey {
-    identity: IdentityInfo,
-    host_if_anonymous: Option<String>,
-    alias: Option<String>,
-}
-
-impl MachineKey {
-    fn of(r: &MachineRow) -> MachineKey {
-        MachineKey {
-            identity: r.identity.clone(),
-            host_if_anonymous: r.identity.is_empty().then(|| r.host.clone()),
-            alias: r.alias.clone(),
-        }
-    }
-
-    fn describe(&self, host: &str) -> String {
-        let mut s = host.to_string();
-        if let Some(a) = &self.alias {
-            s.push_str(&format!(" (alias {a})"));
-        }
-        if let Some(id) = self.identity.short() {
-            s.push_str(&format!(" (machine {id})"));
-        }
-        s
-    }
-}
 
 /// One run of the history.
 #[derive(Debug, Serialize)]
@@ -82,7 +52,7 @@ fn machine_history(rows: &[MachineRow], name: &str) -> Result<Vec<MachineRow>> {
     };
     let mut keys: Vec<(MachineKey, String)> = Vec::new();
     for r in rows.iter().filter(|r| named(r)) {
-        let k = MachineKey::of(r);
+        let k = MachineKey::of_row(r);
         if !keys.iter().any(|(x, _)| *x == k) {
             keys.push((k, r.host.clone()));
         }
@@ -114,7 +84,7 @@ fn machine_history(rows: &[MachineRow], name: &str) -> Result<Vec<MachineRow>> {
     let key = &keys[0].0;
     let mut runs: Vec<MachineRow> = rows
         .iter()
-        .filter(|r| MachineKey::of(r) == *key)
+        .filter(|r| MachineKey::of_row(r) == *key)
         .cloned()
         .collect();
     runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.id.cmp(&b.id)));
@@ -237,6 +207,7 @@ fn history_table(entries: &[HistoryEntry]) -> String {
 mod tests {
     use super::*;
     use chrono::{Duration, Utc};
+    use sysgauge_core::host::IdentityInfo;
 
     fn row(id: i64, host: &str, machine_id: Option<&str>, alias: Option<&str>) -> MachineRow {
         MachineRow {
