@@ -65,7 +65,7 @@ fn markdown_csv_json() {
     assert!(md.contains("- gamma.copy bandwidth"));
     let csv = render_comparison(&c, CompareFormat::Csv);
     let header = csv.lines().next().unwrap_or("");
-    assert_eq!(header, "kind,family,benchmark,params,metric,unit,better,machine,reference,value,samples,ratio,ci_low,ci_high,significant");
+    assert_eq!(header, "kind,family,benchmark,params,metric,unit,better,machine,reference,value,samples,ratio,ci_low,ci_high,significant,headline,run");
     assert!(csv.lines().any(
         |l| l.starts_with("case,beta,beta.sha256,block_size=16,threads=1")
             || l.starts_with("case,beta,beta.sha256,\"block_size=16,threads=1\"")
@@ -75,4 +75,54 @@ fn markdown_csv_json() {
     let json = render_comparison(&c, CompareFormat::Json);
     let back: Comparison = serde_json::from_str(&json).unwrap();
     assert_eq!(back, c);
+}
+
+/// A machine of two runs and a case with a secondary metric: the text
+/// names each machine's runs, gives each number's run, marks the
+/// secondary metric and leaves it out of the means.
+#[test]
+fn runs_and_secondary_metrics_are_shown() {
+    use sysgauge_compare::testutil::{run_with, throughput};
+    use sysgauge_compare::{compare, Machine};
+    use sysgauge_core::{Better, Unit};
+    let mut bonnie = throughput("beta.block", &[100.0]);
+    bonnie.metrics.push(
+        sysgauge_core::record::Metric::new("cpu", Unit::Percent, Better::Lower, vec![50.0])
+            .unwrap_or_else(|| panic!("metric")),
+    );
+    let mut old = run_with("pi", None, vec![throughput("beta.sha256", &[10.0])]);
+    old.run_id = "old-run".into();
+    old.started_at -= chrono::Duration::days(1);
+    let new = run_with("pi", None, vec![bonnie.clone()]);
+    let pi = Machine::from_runs("pi", vec![(new, "7".into()), (old, "3".into())]);
+    let mut other_bonnie = bonnie;
+    other_bonnie.metrics[0] =
+        sysgauge_core::record::Metric::new("throughput", Unit::MBps, Better::Higher, vec![200.0])
+            .unwrap_or_else(|| panic!("metric"));
+    other_bonnie.metrics[1] =
+        sysgauge_core::record::Metric::new("cpu", Unit::Percent, Better::Lower, vec![5.0])
+            .unwrap_or_else(|| panic!("metric"));
+    let nas = Machine::new(
+        "nas",
+        run_with(
+            "nas",
+            None,
+            vec![throughput("beta.sha256", &[20.0]), other_bonnie],
+        ),
+    );
+    let c = compare(&[pi, nas], 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let t = render_comparison(&c, CompareFormat::Table);
+    assert!(t.contains("Machines:"), "{t}");
+    assert!(t.contains("7 ("), "{t}");
+    assert!(t.contains("3 ("), "{t}");
+    let sha = t
+        .lines()
+        .find(|l| l.starts_with("beta.sha256"))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(sha.trim_end().ends_with("3 -"), "{sha}");
+    assert!(t.contains("cpu *"), "{t}");
+    // Means: sha256 2.0 and block 2.0; the cpu ratio (10) is not in them.
+    let all = &c.overall.cells[1];
+    assert_eq!(all.cases, 2);
+    assert!((all.geomean.unwrap_or(0.0) - 2.0).abs() < 1e-9, "{all:?}");
 }
