@@ -447,7 +447,7 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     let cmp = sysgauge(&sb, &compare);
     let text = stdout_of(&cmp);
     assert!(cmp.status.success(), "{}", stderr_of(&cmp));
-    for label in ["twin (alpha)", "twin (bravo)", "charlie", "hash.md5"] {
+    for label in ["alpha", "bravo", "charlie", "hash.md5"] {
         assert!(text.contains(label), "missing {label}:\n{text}");
     }
     // …and in their inventory groups: all three in `lab`.
@@ -459,7 +459,7 @@ fn fleet_of_namespaces_with_faults_then_retry() {
         .lines()
         .find(|l| l.starts_with("lab "))
         .unwrap_or_else(|| panic!("{text}"));
-    for m in ["twin (alpha)", "twin (bravo)", "charlie"] {
+    for m in ["alpha", "bravo", "charlie"] {
         assert!(lab_row.contains(m), "{lab_row}");
     }
 
@@ -1034,7 +1034,7 @@ fn fleet_into_postgres_then_compare_and_report() {
         stdout_of(&out)
     };
     let table = on_pg(&["compare"]);
-    for label in ["twin (alpha)", "twin (bravo)", "charlie", "hash.md5"] {
+    for label in ["alpha", "bravo", "charlie", "hash.md5"] {
         assert!(table.contains(label), "missing {label}:\n{table}");
     }
     let grouped = on_pg(&["compare", "--group-by", "group"]);
@@ -1045,7 +1045,7 @@ fn fleet_into_postgres_then_compare_and_report() {
     let html = sb.path().join("fleet.html");
     on_pg(&["report", &html.display().to_string()]);
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("twin (alpha)") && page.contains("charlie"));
+    assert!(page.contains("alpha") && page.contains("charlie"));
     // Again: three more runs, none lost or doubled; the hosts keep nothing.
     let out = lab.fleet_cmd_on(url.as_ref(), &args).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
