@@ -656,7 +656,7 @@ fn is_the_pi(run: &sysgauge_core::record::RunRecord) {
     assert_eq!(value(run, "nbench.numeric-sort", "", "iterations"), 93.292);
     let aes = value(
         run,
-        "cipher.aes-128-cbc",
+        "crypto.aes-128-cbc",
         "block_size=8192,threads=1",
         "throughput",
     );
@@ -788,7 +788,7 @@ fn intel_against_the_pi_on_bonnie_block_input_is_about_21x() {
         .rows
         .iter()
         .find(|r| {
-            r.bench_id == "cipher.aes-128-cbc"
+            r.bench_id == "crypto.aes-128-cbc"
                 && r.metric == "throughput"
                 && r.params.get_u64("block_size") == Some(8192)
         })
