@@ -44,6 +44,11 @@ pub struct SpeedReport {
     /// output of `openssl version` placed before the records). Plain `-mr`
     /// output does not.
     pub version: Option<String>,
+    /// The table's preamble: `built on:`, `options:`, `compiler:` (the
+    /// build the numbers are of).
+    pub built_on: Option<String>,
+    pub options: Option<String>,
+    pub compiler: Option<String>,
     /// Number of processes the numbers add up (`-multi N`); 1 otherwise.
     pub processes: u32,
     pub symmetric: Vec<SymmetricRow>,
@@ -59,6 +64,9 @@ impl SpeedReport {
     fn empty() -> SpeedReport {
         SpeedReport {
             version: None,
+            built_on: None,
+            options: None,
+            compiler: None,
             processes: 1,
             symmetric: Vec::new(),
             sign_verify: Vec::new(),
@@ -660,16 +668,20 @@ pub fn to_results(report: &SpeedReport) -> Vec<ResultRecord> {
 /// metric has a single sample; `details.source` is `openssl speed`. Values
 /// of 0 (a size openssl did not run) are left out.
 pub fn to_results_at(report: &SpeedReport, at: DateTime<Utc>) -> Vec<ResultRecord> {
+    to_results_with(report, at, &|id| {
+        Some(crate::registry::workload_version_of(id))
+    })
+}
+
+/// [`to_results_at`] with the workload version of each id given (an
+/// import passes the map it built once); 1 for an id it does not know.
+pub fn to_results_with(
+    report: &SpeedReport,
+    at: DateTime<Utc>,
+    workload_version: &dyn Fn(&str) -> Option<u32>,
+) -> Vec<ResultRecord> {
     let threads = u64::from(report.processes.max(1));
-    let mut wv_cache: Vec<(String, u32)> = Vec::new();
-    let mut workload = |id: &str| -> u32 {
-        if let Some((_, v)) = wv_cache.iter().find(|(k, _)| k == id) {
-            return *v;
-        }
-        let v = crate::registry::workload_version_of(id);
-        wv_cache.push((id.to_string(), v));
-        v
-    };
+    let workload = |id: &str| -> u32 { workload_version(id).unwrap_or(1) };
     let details = |algorithm: &str| {
         let mut d = Params::new()
             .with("source", "openssl speed")

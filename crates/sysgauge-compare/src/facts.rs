@@ -81,7 +81,7 @@ pub fn host_facts(run: &RunRecord) -> Vec<(&'static str, String)> {
         ("virtualization", or_unknown(cpu.virtualization.clone())),
         ("build", or_unknown(build)),
         ("tool", format!("{} {}", run.command, run.tool_version)),
-        ("profile", run.profile.to_string()),
+        ("profile", run.profile_shown()),
     ]
 }
 

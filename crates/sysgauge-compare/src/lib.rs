@@ -42,6 +42,6 @@ pub use comparison::{
 };
 pub use facts::{differing_facts, host_facts};
 pub use fleet::{group_hosts, FleetGroups, GroupCell, GroupRow, HostGroup, Outlier};
-pub use import::{parse_csv, parse_json, sniff, synthetic_run, Format, ImportContext, ImportError};
+pub use import::{parse_csv, parse_json, synthetic_run, ImportContext, ImportError};
 pub use index::{index_against, IndexLine, IndexReport};
 pub use machine::{run_kind, user_label, Machine, RunSource};

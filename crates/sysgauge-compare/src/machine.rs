@@ -59,20 +59,12 @@ pub fn user_label(run: &RunRecord) -> Option<&str> {
     Some(label)
 }
 
-/// What made `run`, as a person reads it: the command, or for imported
-/// runs `imported (TOOL)` (the tools an import read, from its `format`
-/// tag), never a sysgauge profile they did not have.
+/// What made `run`, as a person reads it: the command and its profile,
+/// or for runs `import` made of other tools' outputs `imported (TOOLS)`,
+/// never a sysgauge profile they did not have.
 pub fn run_kind(run: &RunRecord) -> String {
-    if run.status == RunStatus::Imported || run.command == "import" {
-        match run
-            .tags
-            .get("format")
-            .map(|f| f.trim())
-            .filter(|f| !f.is_empty())
-        {
-            Some(f) => format!("imported ({f})"),
-            None => "imported".to_string(),
-        }
+    if run.status == RunStatus::Imported && run.command == "import" {
+        run.profile_shown()
     } else {
         format!("{} ({})", run.command, run.profile)
     }

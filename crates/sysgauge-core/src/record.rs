@@ -63,6 +63,19 @@ impl RunRecord {
     pub fn host_name(&self) -> &str {
         self.host.hostname.as_deref().unwrap_or("unknown-host")
     }
+
+    /// The profile as shown to people: `imported (nbench, openssl)` for a
+    /// run made by `import` from other tools' outputs or CSV (its stored
+    /// profile is only the field's default); sysgauge runs imported from
+    /// JSON keep their own profile.
+    pub fn profile_shown(&self) -> String {
+        match (self.status, self.tags.get("format")) {
+            (RunStatus::Imported, Some(f)) if self.command == "import" => {
+                format!("imported ({})", f.split(',').collect::<Vec<_>>().join(", "))
+            }
+            _ => self.profile.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -230,7 +230,7 @@ pub fn export_run(run: &RunRecord, format: ExportFormat) -> String {
                 run.run_id,
                 run.host_name(),
                 run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
-                run.profile,
+                run.profile_shown(),
                 run.status.as_str()
             );
             s.push_str(&summary_table(run, TableFormat::Markdown));

@@ -111,30 +111,6 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ImportFormatArg {
-    /// Tell the format from the file's content.
-    Auto,
-    /// A sysgauge run record (or an array of them), as `run --json` writes.
-    Json,
-    /// host,benchmark,metric,value,unit[,better][,params]
-    Csv,
-    /// The output of `openssl speed`: its table (any version) or its -mr records.
-    Openssl,
-    /// mbw's output: its result lines (`AVG  Method: MEMCPY …`), with or without the others.
-    Mbw,
-    /// Bonnie++'s output: its text table (1.03 to 2.00) or CSV lines.
-    Bonnie,
-    /// nbench (BYTEmark 2, Linux/Unix port) output.
-    Nbench,
-    /// hyperfine's --export-json file.
-    Hyperfine,
-    /// fio's --output-format=json (or json+).
-    Fio,
-    /// sysbench's cpu or memory test output (sysbench 1.0).
-    Sysbench,
-}
-
 /// The results database, the one option every command that reads or
 /// writes results shares.
 #[derive(Debug, Clone, Args)]
@@ -200,11 +176,11 @@ pub struct ImportArgs {
     #[command(flatten)]
     pub db: DbArg,
 
-    /// The files' format.
-    #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
-    pub format: ImportFormatArg,
+    /// The files' format (the values come from the importer table).
+    #[arg(long, value_parser = crate::importing::format_values(), default_value = "auto")]
+    pub format: String,
 
-    /// Host name for `openssl speed`, mbw, nbench, hyperfine, sysbench or fio output (default: the file's name without extension), or instead of the one Bonnie++ or fio's client mode printed.
+    /// Host name for `openssl speed`, mbw, nbench, hyperfine, sysbench or fio output (default: the file's name without extension), or instead of the one Bonnie++ or fio's client mode printed. Files imported together with one --host are that machine's and are stored as one run.
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
 }

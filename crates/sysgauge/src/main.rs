@@ -9,6 +9,7 @@ mod commands;
 mod config;
 mod db;
 mod exit;
+mod importing;
 mod machines;
 mod measure;
 mod netconfig;

@@ -611,3 +611,198 @@ fn broken_hyperfine_fio_and_sysbench_files_are_refused_with_the_place() {
     let said = refused(&sb, &bad);
     assert!(said.contains("bad-sysbench.txt:line 15:"), "{said}");
 }
+
+/// A write-up machine's output of one tool (`rpib.nbench.txt`, …).
+fn pasted_fixture(name: &str) -> PathBuf {
+    tool_fixture(&format!("pasted/{name}"))
+}
+
+/// `import --host HOST FILE…`; stderr.
+fn import_as(sb: &Sandbox, host: &str, files: &[&Path]) -> String {
+    let out = sb
+        .cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .args(["--host", host])
+        .args(files)
+        .succeeds();
+    stderr_of(&out)
+}
+
+/// Results per family of `run`: (nbench, bonnie, other).
+fn family_counts(run: &sysgauge_core::record::RunRecord) -> (usize, usize, usize) {
+    let n = |p: &str| {
+        run.results
+            .iter()
+            .filter(|r| r.bench_id.starts_with(p))
+            .count()
+    };
+    (
+        n("nbench."),
+        n("bonnie."),
+        run.results.len() - n("nbench.") - n("bonnie."),
+    )
+}
+
+fn value(run: &sysgauge_core::record::RunRecord, id: &str, params: &str, metric: &str) -> f64 {
+    samples(result(run, id, params), metric)[0]
+}
+
+/// What the Raspberry Pi B's text says, checked on its stored run.
+fn is_the_pi(run: &sysgauge_core::record::RunRecord) {
+    // 15 nbench rows and indexes, 11 timed Bonnie++ tests (one +++++),
+    // 4 digests and ciphers at 5 sizes and 2 RSA sizes.
+    assert_eq!(family_counts(run), (15, 11, 22), "{:?}", run.results);
+    assert_eq!(value(run, "nbench.numeric-sort", "", "iterations"), 93.292);
+    let aes = value(
+        run,
+        "crypto.aes-128-cbc",
+        "block_size=8192,threads=1",
+        "throughput",
+    );
+    assert!((aes - 14347.33 * 1000.0 / 1e6).abs() < 1e-9, "{aes}");
+    let block = result(run, "bonnie.seq-input-block", "");
+    assert!((samples(block, "throughput")[0] - 19512.0 * 1024.0 / 1e6).abs() < 1e-9);
+    assert_eq!(
+        block.metrics[0].name, "throughput",
+        "the rate is the headline"
+    );
+    assert_eq!(block.details.get_u64("file_size"), Some(1 << 30));
+    assert_eq!(block.workload_version, 2);
+    // Host facts the tools printed.
+    assert_eq!(
+        run.host.cpu.model.as_deref(),
+        Some("ARMv6-compatible processor rev 7 (v6l)")
+    );
+    assert_eq!(run.host.os.kernel_release.as_deref(), Some("3.6.11+"));
+    assert_eq!(
+        run.tags.get("openssl_version").map(String::as_str),
+        Some("1.0.1e")
+    );
+    assert!(run
+        .tags
+        .get("openssl_compiler")
+        .is_some_and(|c| c.starts_with("gcc")));
+    assert_eq!(
+        run.tags.get("bonnie_version").map(String::as_str),
+        Some("1.96")
+    );
+}
+
+#[test]
+fn a_machines_tool_outputs_imported_with_one_host_are_one_run() {
+    let sb = Sandbox::new();
+    let files = [
+        pasted_fixture("rpib.openssl.txt"),
+        pasted_fixture("rpib.nbench.txt"),
+        pasted_fixture("rpib.bonnie.txt"),
+    ];
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let err = import_as(&sb, "rpib", &refs);
+    assert!(err.contains("1 new run(s)"), "{err}");
+    let run = exported_run(&sb, "1");
+    assert_eq!(run.host_name(), "rpib");
+    is_the_pi(&run);
+    let shown = first_run_shown(&sb);
+    assert!(
+        shown.contains("imported (openssl, nbench, bonnie)"),
+        "{shown}"
+    );
+    // The same files again are the same run.
+    let again = import_as(&sb, "rpib", &refs);
+    assert!(again.contains("0 new run(s), 1 already present"), "{again}");
+}
+
+#[test]
+fn a_pasted_block_of_three_tools_imports_whole() {
+    let sb = Sandbox::new();
+    let read = |n: &str| std::fs::read_to_string(pasted_fixture(n)).unwrap();
+    let text = format!(
+        "pi@raspberrypi ~ $ ./nbench\n{}\nNext the disk, on the SD card:\n\n{}\npi@raspberrypi ~ $ openssl speed md5 sha1 sha256 aes-128-cbc rsa1024 rsa2048\n{}",
+        read("rpib.nbench.txt"),
+        read("rpib.bonnie.txt"),
+        read("rpib.openssl.txt")
+    );
+    let file = sb.dir.path().join("all.txt");
+    std::fs::write(&file, &text).unwrap();
+    let err = import_as(&sb, "rpib", &[&file]);
+    // What was not read is named, with its lines.
+    assert!(err.contains("lines 1, 36, 63 not read"), "{err}");
+    let run = exported_run(&sb, "1");
+    is_the_pi(&run);
+    let shown = first_run_shown(&sb);
+    assert!(
+        shown.contains("imported (nbench, bonnie, openssl)"),
+        "{shown}"
+    );
+
+    // Without --host, the nameless outputs are the file's and Bonnie++'s
+    // is the machine it names: every result is stored either way.
+    let sb = Sandbox::new();
+    let out = import(&sb, &[&file]);
+    assert!(
+        stderr_of(&out).contains("2 new run(s)"),
+        "{}",
+        stderr_of(&out)
+    );
+    let a = exported_run(&sb, "1");
+    let b = exported_run(&sb, "2");
+    let total = |r: &sysgauge_core::record::RunRecord| family_counts(r);
+    let (n1, b1, o1) = total(&a);
+    let (n2, b2, o2) = total(&b);
+    assert_eq!((n1 + n2, b1 + b2, o1 + o2), (15, 11, 22));
+
+    // Prose alone is refused, nothing stored.
+    let prose = sb.dir.path().join("prose.txt");
+    std::fs::write(&prose, "My Pi is fast.\nVery fast.\n").unwrap();
+    let sb2 = Sandbox::new();
+    assert!(refused(&sb2, &prose).contains("cannot tell the format"));
+}
+
+#[test]
+fn intel_against_the_pi_on_bonnie_block_input_is_about_21x() {
+    let sb = Sandbox::new();
+    for (host, prefix) in [("rpib", "rpib"), ("intel", "intel")] {
+        let files: Vec<PathBuf> = ["nbench", "bonnie", "openssl"]
+            .iter()
+            .map(|t| pasted_fixture(&format!("{prefix}.{t}.txt")))
+            .collect();
+        let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        import_as(&sb, host, &refs);
+    }
+    let c = compare_json(&sb, "rpib");
+    let intel = c.machines.iter().position(|m| m.label == "intel").unwrap();
+    let ratio = |id: &str, metric: &str| {
+        row_with_ratios(&c, id, metric).cells[intel]
+            .as_ref()
+            .and_then(|x| x.ratio)
+            .unwrap()
+    };
+    // The two machines chose 1G and 63744M: the cases meet all the same.
+    let block_in = ratio("bonnie.seq-input-block", "throughput");
+    assert!((block_in - 409752.0 / 19512.0).abs() < 0.01, "{block_in}");
+    assert!((20.5..21.5).contains(&block_in), "{block_in}");
+    let sort = ratio("nbench.numeric-sort", "iterations");
+    assert!((sort - 1247.3 / 93.292).abs() < 0.01, "{sort}");
+    let row = c
+        .rows
+        .iter()
+        .find(|r| {
+            r.bench_id == "crypto.aes-128-cbc"
+                && r.metric == "throughput"
+                && r.params.get_u64("block_size") == Some(8192)
+        })
+        .unwrap();
+    let aes = row.cells[intel].as_ref().and_then(|x| x.ratio).unwrap();
+    assert!((aes - 134803.46 / 14347.33).abs() < 0.01, "{aes}");
+}
+
+#[test]
+fn bonnie_output_with_progress_lines_needs_no_format() {
+    let sb = Sandbox::new();
+    let run = import_one(&sb, &pasted_fixture("intel.bonnie.txt"));
+    assert_eq!(run.host_name(), "intelbox");
+    assert_eq!(family_counts(&run), (0, 6, 0));
+    let r = result(&run, "bonnie.seq-output-block", "");
+    assert_eq!(r.details.get_u64("file_size"), Some(63744 << 20));
+}

@@ -21,13 +21,14 @@
 
 use crate::util::{line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
+use sysgauge_core::host::{CacheInfo, HostInfo};
 use sysgauge_core::record::{Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
 
 pub type NbenchError = LineError;
 
 /// nbench's test names, in its order.
-const TESTS: [&str; 10] = [
+pub const TESTS: [&str; 10] = [
     "NUMERIC SORT",
     "STRING SORT",
     "BITFIELD",
@@ -48,6 +49,49 @@ pub struct NbenchReport {
     pub cpu: Option<String>,
     /// The `OS` line (`Linux 6.1.0-…`).
     pub os: Option<String>,
+    /// The `L2 Cache` line (`512 KB`).
+    pub l2_cache: Option<String>,
+    /// The `libc` line (`libc-2.13.so`; empty on some systems).
+    pub libc: Option<String>,
+    /// The `C compiler` line.
+    pub compiler: Option<String>,
+}
+
+impl NbenchReport {
+    /// The machine the Linux data names, as host facts: the CPU, its L2
+    /// cache, the kernel; the rest unknown.
+    pub fn host(&self) -> HostInfo {
+        let mut host = HostInfo::default();
+        host.cpu.model = self.cpu.clone();
+        host.os.kernel_release = self
+            .os
+            .as_deref()
+            .and_then(|o| o.strip_prefix("Linux "))
+            .map(|k| k.trim().to_string());
+        if let Some(bytes) = self.l2_cache.as_deref().and_then(cache_bytes) {
+            host.cpu.caches.push(CacheInfo {
+                level: 2,
+                kind: "Unified".to_string(),
+                size_bytes: bytes,
+                shared_by: None,
+                instances: None,
+            });
+        }
+        host
+    }
+}
+
+/// `512 KB`, `2048 KB`, `6 MB` → bytes.
+fn cache_bytes(s: &str) -> Option<u64> {
+    let mut it = s.split_whitespace();
+    let n: u64 = it.next()?.parse().ok()?;
+    let unit = match it.next().map(str::to_ascii_uppercase).as_deref() {
+        Some("KB" | "K" | "KIB") => 1 << 10,
+        Some("MB" | "M" | "MIB") => 1 << 20,
+        None | Some("B") => 1,
+        _ => return None,
+    };
+    n.checked_mul(unit).filter(|&b| b > 0)
 }
 
 /// `nbench.numeric-sort` for `NUMERIC SORT`.
@@ -61,6 +105,8 @@ pub fn parse_nbench(text: &str, at: DateTime<Utc>) -> Result<NbenchReport, Nbenc
     let mut cpu = None;
     let mut os = None;
     let mut compiler = None;
+    let mut l2_cache = None;
+    let mut libc = None;
     let mut linux_section = false;
     let mut last = 0;
     let record = |id: String, m: sysgauge_core::Metric| ResultRecord {
@@ -113,6 +159,8 @@ pub fn parse_nbench(text: &str, at: DateTime<Utc>) -> Result<NbenchReport, Nbenc
                 "CPU" => cpu = keep(),
                 "OS" => os = keep(),
                 "C compiler" => compiler = keep(),
+                "L2 Cache" => l2_cache = keep(),
+                "libc" => libc = keep(),
                 _ => {}
             }
         }
@@ -123,12 +171,19 @@ pub fn parse_nbench(text: &str, at: DateTime<Utc>) -> Result<NbenchReport, Nbenc
             "no nbench result ('NUMERIC SORT        :  1393.6  :  35.74  :  11.74' rows or the indexes)",
         ));
     }
-    if let Some(c) = compiler {
+    if let Some(c) = &compiler {
         for r in &mut results {
             r.details.insert("compiler", c.as_str());
         }
     }
-    Ok(NbenchReport { results, cpu, os })
+    Ok(NbenchReport {
+        results,
+        cpu,
+        os,
+        l2_cache,
+        libc,
+        compiler,
+    })
 }
 
 fn positive(s: &str, n: usize) -> Result<f64, NbenchError> {
@@ -216,6 +271,24 @@ INTEGER INDEX       : 5.000
         assert_eq!(value(&r, "nbench.index-integer"), 5.0);
         assert_eq!(r.cpu.as_deref(), Some("4 CPU ARMv7 Processor rev 4 (v7l)"));
         assert_eq!(r.os.as_deref(), Some("Linux 4.19.66-v7+"));
+        let host = r.host();
+        assert_eq!(host.os.kernel_release.as_deref(), Some("4.19.66-v7+"));
+        assert!(host.cpu.caches.is_empty());
+    }
+
+    #[test]
+    fn the_linux_data_are_host_facts() {
+        let r = parse_nbench(fixture!("linux-port-x86_64.txt"), Utc::now()).unwrap();
+        assert_eq!(r.l2_cache.as_deref(), Some("512 KB"));
+        assert_eq!(r.libc, None);
+        let host = r.host();
+        assert_eq!(
+            host.cpu.model.as_deref(),
+            Some("Dual AuthenticAMD AMD EPYC 2445MHz")
+        );
+        assert_eq!(host.cpu.caches[0].size_bytes, 512 * 1024);
+        assert_eq!(host.cpu.caches[0].level, 2);
+        assert_eq!(host.os.kernel_release.as_deref(), Some("6.18.44-fc-v657"));
     }
 
     #[test]

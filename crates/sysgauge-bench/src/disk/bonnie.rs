@@ -37,6 +37,11 @@ use sysgauge_core::{Better, Unit};
 
 pub type BonnieError = LineError;
 
+/// The workload version of every Bonnie++ case: 2 since the file size is
+/// a detail instead of a param (version 1 ids carried `size`, so cases of
+/// machines that chose different sizes never met).
+pub const WORKLOAD_VERSION: u32 = 2;
+
 /// The I/O tests, in Bonnie++'s column order.
 const IO_TESTS: [&str; 6] = [
     "bonnie.seq-output-char",
@@ -88,6 +93,9 @@ struct Cell {
 struct Group {
     host: String,
     io: bool,
+    /// The file size of the I/O tests (bytes): Bonnie++'s own choice, so a
+    /// detail rather than a param.
+    size: Option<u64>,
     params: Params,
     cells: [Cell; 6],
 }
@@ -290,7 +298,7 @@ fn from_csv(line: &str, n: usize, version: &mut Option<String>) -> Result<Vec<Gr
         )
     };
     let (size, size_chunk) = size_bytes(size, n)?;
-    let mut io_params = Params::new().with("size", size);
+    let mut io_params = Params::new();
     let chunk = match chunk.filter(|c| !c.trim().is_empty()) {
         Some(c) => Some(size_bytes(&format!("1:{c}"), n)?.1.unwrap_or(0)),
         None => size_chunk,
@@ -314,6 +322,7 @@ fn from_csv(line: &str, n: usize, version: &mut Option<String>) -> Result<Vec<Gr
     out.push(Group {
         host: host.clone(),
         io: true,
+        size: Some(size),
         params: io_params,
         cells: io_cells,
     });
@@ -325,6 +334,7 @@ fn from_csv(line: &str, n: usize, version: &mut Option<String>) -> Result<Vec<Gr
         out.push(Group {
             host,
             io: false,
+            size: None,
             params: p,
             cells: file_cells,
         });
@@ -428,13 +438,14 @@ fn from_table(
         let name = name.join(" ");
         if io {
             let (size, chunk) = size_bytes(last, n)?;
-            let mut params = Params::new().with("size", size);
+            let mut params = Params::new();
             if let Some(c) = chunk {
                 params.insert("chunk_size", c);
             }
             groups.push(Group {
                 host: name,
                 io: true,
+                size: Some(size),
                 params,
                 cells: cells(&refs, true, n)?,
             });
@@ -450,6 +461,7 @@ fn from_table(
             groups.push(Group {
                 host,
                 io: false,
+                size: None,
                 params: file_params(last, n)?,
                 cells: cells(&refs, false, n)?,
             });
@@ -462,7 +474,7 @@ fn from_table(
 /// of one case are its samples.
 fn collect(groups: Vec<Group>, version: Option<String>, at: DateTime<Utc>) -> BonnieReport {
     type Key = (String, &'static str, String);
-    let mut cases: BTreeMap<Key, (Params, Vec<Cell>)> = BTreeMap::new();
+    let mut cases: BTreeMap<Key, (Params, Vec<u64>, Vec<Cell>)> = BTreeMap::new();
     let mut order: Vec<Key> = Vec::new();
     for g in groups {
         let tests = if g.io { IO_TESTS } else { FILE_TESTS };
@@ -470,15 +482,18 @@ fn collect(groups: Vec<Group>, version: Option<String>, at: DateTime<Utc>) -> Bo
             let key = (g.host.clone(), tests[k], g.params.canonical());
             let entry = cases.entry(key.clone()).or_insert_with(|| {
                 order.push(key.clone());
-                (g.params.clone(), Vec::new())
+                (g.params.clone(), Vec::new(), Vec::new())
             });
-            entry.1.push(*cell);
+            if let Some(s) = g.size.filter(|s| !entry.1.contains(s)) {
+                entry.1.push(s);
+            }
+            entry.2.push(*cell);
         }
     }
     let mut machines: Vec<BonnieMachine> = Vec::new();
     let mut warnings = Vec::new();
     for key in order {
-        let Some((params, cells)) = cases.remove(&key) else {
+        let Some((params, sizes, cells)) = cases.remove(&key) else {
             continue;
         };
         let (host, id, _) = key;
@@ -507,12 +522,22 @@ fn collect(groups: Vec<Group>, version: Option<String>, at: DateTime<Utc>) -> Bo
         let lat: Vec<f64> = cells.iter().filter_map(|c| c.latency_us).collect();
         metrics.extend(metric("latency", Unit::Microseconds, Better::Lower, lat).ok());
         let mut details = Params::new().with("source", "bonnie++");
+        // Bonnie++ picks the file size (twice the RAM by default), so each
+        // machine's differs; it is recorded and shown, and cases of
+        // different sizes compare.
+        if let [size] = sizes[..] {
+            details.insert("file_size", size);
+        } else if !sizes.is_empty() {
+            let list: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
+            details.insert("file_size", list.join(","));
+        }
         if let Some(v) = &version {
             details.insert("bonnie_version", v.as_str());
         }
         let record = ResultRecord {
             details,
             started_at: at,
+            workload_version: WORKLOAD_VERSION,
             ..ResultRecord::new(id, params, Status::Ok, metrics)
         };
         match machines.iter_mut().find(|m| m.host == host) {
@@ -562,7 +587,12 @@ mod tests {
         assert!((value(putc, "throughput") - 982.0 * 1024.0 / 1e6).abs() < 1e-9);
         assert_eq!(value(putc, "cpu"), 98.0);
         assert_eq!(value(putc, "latency"), 13489.0);
-        assert_eq!(putc.params.get_u64("size"), Some(1 << 30));
+        assert_eq!(putc.details.get_u64("file_size"), Some(1 << 30));
+        assert_eq!(putc.params.get_u64("size"), None);
+        assert_eq!(putc.workload_version, WORKLOAD_VERSION);
+        // The rate first (the headline), then %CP and latency.
+        let names: Vec<&str> = putc.metrics.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["throughput", "cpu", "latency"]);
         let block = case(&r, "testhost2", "bonnie.seq-output-block");
         assert!((value(block, "throughput") - 781.0 * 1024.0 * 1024.0 / 1e6).abs() < 1e-6);
         let rewrite = case(&r, "testhost2", "bonnie.seq-output-rewrite");
@@ -584,7 +614,7 @@ mod tests {
         assert_eq!(putc.metrics[0].samples.len(), 1);
         assert!((value(putc, "throughput") - 982.0 * 1024.0 / 1e6).abs() < 1e-9);
         assert_eq!(value(putc, "latency"), 13489.0);
-        assert_eq!(putc.params.get_u64("size"), Some(1 << 30));
+        assert_eq!(putc.details.get_u64("file_size"), Some(1 << 30));
     }
 
     #[test]

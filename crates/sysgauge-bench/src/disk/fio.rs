@@ -305,7 +305,6 @@ pub fn parse_fio(text: &str, at: DateTime<Utc>) -> Result<FioReport, JsonDocErro
         {
             Some(r) => add_run(r, c.metrics),
             None => m.results.push(ResultRecord {
-                workload_version: crate::registry::workload_version_of(&c.id),
                 details: c.details,
                 started_at: at,
                 ..ResultRecord::new(&c.id, c.params, Status::Ok, c.metrics)

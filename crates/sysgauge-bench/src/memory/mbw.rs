@@ -68,6 +68,40 @@ fn result_line(text: &str, n: usize) -> Result<Option<Line<'_>>, MbwError> {
     }))
 }
 
+/// The lines of `text`, trimmed, with their 1-based numbers; a result line
+/// broken across lines (as a blog post wraps it: `… MiB: 100.00000` then
+/// `Copy: 1039.968 MiB/s`) joined back into one, numbered by its first.
+fn logical_lines(text: &str) -> Vec<(usize, String)> {
+    let raw: Vec<&str> = text.lines().map(str::trim).collect();
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < raw.len() {
+        let mut line = raw[k].to_string();
+        let start = k;
+        let is_result = line.split_whitespace().nth(1) == Some("Method:");
+        // At most the two breaks a result line has room for.
+        while is_result && !line.ends_with("MiB/s") && k + 1 < raw.len() && k - start < 2 {
+            let next = raw[k + 1];
+            let continues = ["Elapsed:", "MiB:", "Copy:", "MiB/s"]
+                .iter()
+                .any(|w| next.starts_with(w))
+                || next
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|t| t.parse::<f64>().is_ok());
+            if !continues {
+                break;
+            }
+            k += 1;
+            line.push(' ');
+            line.push_str(next);
+        }
+        out.push((start + 1, line));
+        k += 1;
+    }
+    out
+}
+
 /// One test at one array size, in file order.
 struct Case {
     method: String,
@@ -81,10 +115,9 @@ pub fn parse_mbw(text: &str, at: DateTime<Utc>) -> Result<Vec<ResultRecord>, Mbw
     let mut block_size: Option<u64> = None;
     let mut cases: Vec<Case> = Vec::new();
     let mut last = 0;
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
+    for (n, joined) in logical_lines(text) {
         last = n;
-        let line = raw.trim();
+        let line = joined.as_str();
         if let Some(rest) = line.strip_prefix("Using ") {
             if let Some(bytes) = rest.strip_suffix(" bytes as blocks for memcpy block copy test.") {
                 block_size = Some(
@@ -162,9 +195,7 @@ fn record(
     let mbps: Vec<f64> = samples.iter().map(|r| r * 1.048_576).collect();
     let m = metric("copy", Unit::MBps, Better::Higher, mbps)
         .map_err(|e| err(last, format!("{}: {e}", c.method)))?;
-    let workload_version = crate::registry::workload_version_of(&id);
     Ok(ResultRecord {
-        workload_version,
         details: Params::new().with("source", "mbw"),
         started_at: at,
         ..ResultRecord::new(&id, params, Status::Ok, vec![m])
@@ -187,6 +218,35 @@ fn sanitise(method: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lines as a blog post's narrow column wraps them.
+    #[test]
+    fn wrapped_result_lines_are_joined() {
+        let text = "\
+Long uses 8 bytes. Allocating 2*13107200 elements = 209715200 bytes of memory.
+Getting down to business... Doing 10 runs per test.
+0       Method: MEMCPY  Elapsed: 0.33105        MiB: 100.00000
+Copy: 302.070 MiB/s
+AVG     Method: MEMCPY  Elapsed: 0.33200        MiB:
+100.00000       Copy: 301.205 MiB/s
+AVG     Method: DUMB    Elapsed: 0.41000
+MiB: 100.00000  Copy: 243.902
+MiB/s
+";
+        let r = parse_mbw(text, Utc::now()).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].bench_id, "mbw.memcpy");
+        assert_eq!(r[0].metrics[0].samples, vec![302.070 * 1.048_576]);
+        assert_eq!(r[1].bench_id, "mbw.dumb");
+        assert!((r[1].metrics[0].value() - 243.902 * 1.048_576).abs() < 1e-9);
+        // A break elsewhere is still an error that names the line.
+        let e = parse_mbw(
+            "AVG Method: MEMCPY Elapsed: 0.3\nsomething else\n",
+            Utc::now(),
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 1);
+    }
 
     macro_rules! fixture {
         ($name:literal) => {

@@ -57,6 +57,20 @@ pub fn parse_table(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
             report.version.get_or_insert(v);
             continue;
         }
+        if matches!(section, Section::Preamble) {
+            for (prefix, slot) in [
+                ("built on:", &mut report.built_on),
+                ("options:", &mut report.options),
+                ("compiler:", &mut report.compiler),
+            ] {
+                if let Some(v) = line.strip_prefix(prefix) {
+                    let v = v.trim();
+                    if !v.is_empty() {
+                        slot.get_or_insert_with(|| v.to_string());
+                    }
+                }
+            }
+        }
         if let Some(header) = header_of(&tokens, n)? {
             section = header;
             continue;

@@ -263,28 +263,6 @@ fn bad_json_names_file_and_line() {
 }
 
 #[test]
-fn sniffing() {
-    assert_eq!(sniff(fixture!("three-hosts.csv")), Some(Format::Csv));
-    assert_eq!(sniff("  {\"schema_version\": 1}"), Some(Format::Json));
-    assert_eq!(sniff("[]"), Some(Format::Json));
-    assert_eq!(sniff("+H:16\n+F:3:md5:1.0\n"), Some(Format::OpensslSpeed));
-    assert_eq!(
-        sniff("OpenSSL 3.0.19 27 Jan 2026\n+H:16"),
-        Some(Format::OpensslSpeed)
-    );
-    assert_eq!(sniff("Forked child 0\n"), Some(Format::OpensslSpeed));
-    assert_eq!(sniff("hello world\n"), None);
-    assert_eq!(sniff(""), None);
-}
-
-/// `json_run()` as a JSON value, changed by `edit`, then imported.
-fn json_edited(edit: impl FnOnce(&mut serde_json::Value)) -> Result<Vec<RunRecord>, ImportError> {
-    let mut v = serde_json::to_value(json_run()).unwrap();
-    edit(&mut v);
-    parse_json(&v.to_string(), &ctx("bad.json"))
-}
-
-#[test]
 fn json_is_validated_like_csv() {
     use serde_json::json;
     type Edit = Box<dyn FnOnce(&mut serde_json::Value)>;
@@ -433,52 +411,6 @@ fn csv_grouping_of_twenty_thousand_cases() {
 }
 
 #[test]
-fn sniffing_the_human_openssl_table() {
-    for opening in [
-        "To get the most accurate results, try to run this\n",
-        "Doing md5 for 3s on 16 size blocks: 100 md5's in 3.00s\n",
-        "OpenSSL 1.0.1f 6 Jan 2014\nbuilt on: today\n",
-        "version: 3.0.2\n",
-        "CPUINFO: OPENSSL_ia32cap=0x0:0x0\n",
-        "The 'numbers' are in 1000s of bytes per second processed.\n",
-        "type             16 bytes     64 bytes\nmd5 1.00k 2.00k\n",
-        "                  sign    verify    sign/s verify/s\n",
-        "                              op      op/s\n",
-    ] {
-        assert_eq!(sniff(opening), Some(Format::OpensslSpeed), "{opening}");
-    }
-}
-
-#[test]
-fn sniffing_mbw() {
-    assert_eq!(
-        sniff("Long uses 8 bytes. Allocating 2*1 elements = 16 bytes of memory.\n"),
-        Some(Format::Mbw)
-    );
-    assert_eq!(
-        sniff("AVG\tMethod: MEMCPY\tElapsed: 0.1\tMiB: 8.0\tCopy: 80.0 MiB/s\n"),
-        Some(Format::Mbw)
-    );
-    assert_eq!(
-        sniff("0\tMethod: DUMB\tElapsed: 0.1\tMiB: 8.0\tCopy: 80.0 MiB/s\n"),
-        Some(Format::Mbw)
-    );
-}
-
-#[test]
-fn sniffing_bonnie() {
-    assert_eq!(
-        sniff("Version 2.00a       ------Sequential Output------ --Sequential Input- --Random-\n"),
-        Some(Format::Bonnie)
-    );
-    assert_eq!(
-        sniff("1.98,2.00a,h,1,1,1G,,8192,5,982,98,800147,67,1143272,69,1656,99,+++++,+++,+++++,+++,4,,,,,2923,97\n"),
-        Some(Format::Bonnie)
-    );
-    assert_eq!(sniff(fixture!("three-hosts.csv")), Some(Format::Csv));
-}
-
-#[test]
 fn host_fact_columns_reach_the_comparison() {
     let text = "\
 host,benchmark,metric,value,unit,bogomips,cpu_model,cores,mhz,arch,os,kernel
@@ -546,55 +478,9 @@ fn host_fact_columns_are_checked() {
     );
 }
 
-#[test]
-fn sniffing_nbench() {
-    for opening in [
-        "BYTEmark* Native Mode Benchmark ver. 2 (10/95)\n",
-        "TEST                : Iterations/sec.  : Old Index   : New Index\n",
-        "NUMERIC SORT        :          1000.5  :      25.66  :       8.43\n",
-    ] {
-        assert_eq!(sniff(opening), Some(Format::Nbench), "{opening}");
-    }
-}
-
-/// The captured outputs of hyperfine, fio and sysbench (the bench crate's
-/// fixtures) are told apart from each other and from sysgauge's JSON.
-#[test]
-fn sniffing_hyperfine_fio_sysbench() {
-    macro_rules! tool {
-        ($path:literal) => {
-            include_str!(concat!("../../../sysgauge-bench/tests/fixtures/", $path))
-        };
-    }
-    for text in [
-        tool!("hyperfine/1.15-two-commands.json"),
-        tool!("hyperfine/1.15-scan.json"),
-        r#"{"results":[{"command":"x","mean":0.5}]}"#,
-    ] {
-        assert_eq!(sniff(text), Some(Format::Hyperfine), "{text}");
-    }
-    for text in [
-        tool!("fio/3.33-seq-write-read-randread.json"),
-        tool!("fio/3.33-two-clients.json"),
-        tool!("fio/3.33-jsonplus-randrw-libaio.json"),
-        tool!("fio/3.33-note-before-json.txt"),
-    ] {
-        assert_eq!(sniff(text), Some(Format::Fio), "{}", &text[..60]);
-    }
-    for text in [
-        tool!("sysbench/1.0.20-cpu.txt"),
-        tool!("sysbench/1.0.20-memory-1M-2G-write.txt"),
-        tool!("sysbench/1.0.20-memory-rnd-read-t2-with-command.txt"),
-        "Running the test with following options:\nNumber of threads: 1\n",
-    ] {
-        assert_eq!(sniff(text), Some(Format::Sysbench), "{}", &text[..40]);
-    }
-    // sysgauge's own record stays JSON, even holding the other names.
-    assert_eq!(
-        sniff(
-            r#"{"schema_version": 1, "results": [], "command": "run", "tags": {"fio version": "x"}}"#
-        ),
-        Some(Format::Json)
-    );
-    assert_eq!(sniff("note: something else\n"), None);
+/// `json_run()` as a JSON value, changed by `edit`, then imported.
+fn json_edited(edit: impl FnOnce(&mut serde_json::Value)) -> Result<Vec<RunRecord>, ImportError> {
+    let mut v = serde_json::to_value(json_run()).unwrap();
+    edit(&mut v);
+    parse_json(&v.to_string(), &ctx("bad.json"))
 }

@@ -1,32 +1,31 @@
 //! `sysgauge import FILE…`: bring results from other machines into the
-//! results database: sysgauge JSON run records, CSV tables, `openssl speed
-//! -mr` output. Every file is read and checked first; then all runs are
-//! stored in one transaction, so a bad file anywhere leaves the database
-//! exactly as it was. A run already present (same run id; CSV and openssl
-//! runs get ids derived from their content) is skipped.
+//! results database: sysgauge JSON run records, CSV tables, other tools'
+//! outputs (`crate::importing`). Every file is read and checked first;
+//! then all runs are stored in one transaction, so a bad file anywhere
+//! leaves the database exactly as it was. A run already present (same run
+//! id; imported runs get ids derived from their content) is skipped.
+//!
+//! With `--host`, the tool outputs of all the files are that machine's and
+//! are stored as one run (a case given twice starts another run), so the
+//! machine's nbench, Bonnie++ and openssl numbers stay together.
 
-use crate::cli::{ImportArgs, ImportFormatArg};
+use crate::cli::ImportArgs;
 use crate::exit::Exit;
-use crate::machines::{load_file, FileOptions};
+use crate::importing::{importer, load_files, FileOptions};
 use anyhow::{bail, Result};
-use sysgauge_compare::import::Format;
+use std::path::Path;
 use sysgauge_store::Inserted;
 
 pub fn run(args: ImportArgs) -> Result<Exit> {
     if args.files.is_empty() {
         bail!("name at least one file to import");
     }
-    let format = match args.format {
-        ImportFormatArg::Auto => None,
-        ImportFormatArg::Json => Some(Format::Json),
-        ImportFormatArg::Csv => Some(Format::Csv),
-        ImportFormatArg::Openssl => Some(Format::OpensslSpeed),
-        ImportFormatArg::Mbw => Some(Format::Mbw),
-        ImportFormatArg::Bonnie => Some(Format::Bonnie),
-        ImportFormatArg::Nbench => Some(Format::Nbench),
-        ImportFormatArg::Hyperfine => Some(Format::Hyperfine),
-        ImportFormatArg::Fio => Some(Format::Fio),
-        ImportFormatArg::Sysbench => Some(Format::Sysbench),
+    let format = match args.format.as_str() {
+        "auto" => None,
+        name => match importer(name) {
+            Some(i) => Some(i),
+            None => bail!("--format {name}: no such importer"),
+        },
     };
     if let Some(h) = &args.host {
         if h.trim().is_empty() {
@@ -41,17 +40,13 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     };
     // Parse everything before opening the database: a bad file must not
     // leave anything behind, not even a new empty database.
-    let mut runs = Vec::new();
-    let mut origins = Vec::new();
     for path in &args.files {
         if !path.is_file() {
             bail!("{}: no such file", path.display());
         }
-        for run in load_file(path, &opts)? {
-            origins.push(path.display().to_string());
-            runs.push(run);
-        }
     }
+    let paths: Vec<&Path> = args.files.iter().map(|p| p.as_path()).collect();
+    let (runs, origins): (Vec<_>, Vec<_>) = load_files(&paths, &opts)?.into_iter().unzip();
     let mut store = crate::db::open_arg_for_writing(args.db.db.as_deref())?;
     let inserted = store.insert_runs(&runs, "import")?;
     let mut new = 0;

@@ -56,7 +56,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                 run.command,
                 sysgauge_core::text::for_terminal(run.host_name()),
                 run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
-                run.profile,
+                run.profile_shown(),
                 run.status.as_str(),
                 run.label
                     .as_ref()
@@ -278,7 +278,7 @@ fn list(store: &Store, json: bool) -> Result<Exit> {
             r.started_at.format("%Y-%m-%d %H:%M:%S").to_string(),
             shown(&r.host),
             shown(&r.command),
-            r.profile,
+            listed_profile(&r.command, r.status, &r.profile, r.label.as_deref()),
             r.status.as_str().to_string(),
             r.results.to_string(),
             r.failed.to_string(),
@@ -288,4 +288,27 @@ fn list(store: &Store, json: bool) -> Result<Exit> {
     }
     output::stdout(&t.render(TableFormat::Text))?;
     Ok(Exit::Ok)
+}
+
+/// The profile column: `imported (nbench, openssl)` for a run `import`
+/// made from other tools' outputs (its label names the tools last), as
+/// `RunRecord::profile_shown` says it.
+fn listed_profile(
+    command: &str,
+    status: sysgauge_core::record::RunStatus,
+    profile: &str,
+    label: Option<&str>,
+) -> String {
+    if command != "import" || status != sysgauge_core::record::RunStatus::Imported {
+        return profile.to_string();
+    }
+    let tools = label
+        .filter(|l| l.starts_with("imported from "))
+        .and_then(|l| l.strip_suffix(')'))
+        .and_then(|l| l.rsplit_once(" ("))
+        .map(|(_, t)| t.split(',').collect::<Vec<_>>().join(", "));
+    match tools {
+        Some(t) => format!("imported ({t})"),
+        None => profile.to_string(),
+    }
 }

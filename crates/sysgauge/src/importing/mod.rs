@@ -1,0 +1,511 @@
+//! Reading files into run records: sysgauge JSON, CSV, and other tools'
+//! outputs (`openssl speed`, mbw, Bonnie++, nbench, hyperfine, fio,
+//! sysbench). Used by `import`, `compare`, `report`, `chart` and
+//! `baseline make`.
+//!
+//! Every format is one [`Importer`] in [`IMPORTERS`]: its name (the
+//! `--format` value), how to recognise it, and its parser. `--format`'s
+//! values and the detection both come from that table, so adding an
+//! importer is its file and one line there.
+//!
+//! Files are parsed completely before anything is stored or compared, and
+//! every problem is reported as `FILE:LINE: what`, so an import is
+//! all-or-nothing and a bad file never half-enters the database.
+
+mod bonnie;
+mod csv;
+mod fio;
+mod hyperfine;
+mod json;
+mod mbw;
+mod nbench;
+mod openssl;
+mod sections;
+mod sysbench;
+#[cfg(test)]
+mod tests;
+
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+use sysgauge_bench::foreign_json::JsonDocError;
+use sysgauge_bench::registry::{benchmarks, Options};
+use sysgauge_compare::import::{parse_json, synthetic_run, ImportContext};
+use sysgauge_core::host::HostInfo;
+use sysgauge_core::record::{ResultRecord, RunRecord};
+
+/// One format sysgauge can import.
+pub trait Importer: Sync {
+    /// The `--format` value, also the run's `format` tag.
+    fn name(&self) -> &'static str;
+    /// One line for `--format`'s help.
+    fn about(&self) -> &'static str;
+    /// Whether a document whose first meaningful line is `first` is this
+    /// format (`text` is the whole document, for formats a first line does
+    /// not tell apart: JSON of several tools).
+    fn sniff(&self, first: &str, text: &str) -> bool;
+    /// The records say their own machines (sysgauge JSON, CSV): `--host`
+    /// does not apply.
+    fn names_its_hosts(&self) -> bool {
+        false
+    }
+    /// A tool's text output, which write-ups paste one after another with
+    /// others' (then `starts` and `claims` find its section).
+    fn pasted(&self) -> bool {
+        false
+    }
+    /// For a tool's text output that write-ups paste one after another
+    /// with others: whether `line` begins this tool's output (a banner, a
+    /// progress line, a table header). `false` for whole-document formats.
+    fn starts(&self, _line: &str) -> bool {
+        false
+    }
+    /// Whether `line` looks like part of this tool's output; lines of a
+    /// section that do not are named as not read.
+    fn claims(&self, line: &str) -> bool {
+        self.starts(line)
+    }
+    /// Read `text` (the whole file, lines of other sections blanked, so
+    /// line numbers are the file's).
+    fn parse(&self, text: &str, ctx: &ImportContext<'_>) -> Result<Parsed>;
+}
+
+/// Every importer, in detection order: the first whose `sniff` accepts a
+/// document's first line reads it.
+pub static IMPORTERS: &[&dyn Importer] = &[
+    &json::Json,
+    &fio::Fio,
+    &hyperfine::Hyperfine,
+    &mbw::Mbw,
+    &nbench::Nbench,
+    &sysbench::Sysbench,
+    &bonnie::Bonnie,
+    &openssl::Openssl,
+    &csv::Csv,
+];
+
+/// The importer named `name` (a `--format` value).
+pub fn importer(name: &str) -> Option<&'static dyn Importer> {
+    IMPORTERS.iter().copied().find(|i| i.name() == name)
+}
+
+/// `--format`'s values: `auto`, then every importer's name.
+pub fn format_values() -> clap::builder::PossibleValuesParser {
+    let auto =
+        clap::builder::PossibleValue::new("auto").help("Tell the format from the file's content");
+    clap::builder::PossibleValuesParser::new(
+        std::iter::once(auto).chain(
+            IMPORTERS
+                .iter()
+                .map(|i| clap::builder::PossibleValue::new(i.name()).help(i.about())),
+        ),
+    )
+}
+
+/// What an importer read.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    /// Whole run records (sysgauge JSON, CSV).
+    pub runs: Vec<RunRecord>,
+    /// A tool's results, one entry per machine it names (or one).
+    pub machines: Vec<ToolMachine>,
+    /// Said on stderr: what was left out, and why.
+    pub warnings: Vec<String>,
+}
+
+/// One machine's results from a tool's output.
+#[derive(Debug, Default)]
+pub struct ToolMachine {
+    /// The name the output gives the machine (Bonnie++, fio's client
+    /// mode); else `--host` or the file's name stands for it.
+    pub host: Option<String>,
+    pub results: Vec<ResultRecord>,
+    /// Host facts the tool printed (CPU, caches, kernel); the rest unknown.
+    pub facts: HostInfo,
+    /// Tags for the run (`openssl_version`, …).
+    pub tags: BTreeMap<String, String>,
+}
+
+impl ToolMachine {
+    pub fn new(results: Vec<ResultRecord>) -> Self {
+        ToolMachine {
+            results,
+            ..ToolMachine::default()
+        }
+    }
+
+    pub fn tag(mut self, key: &str, value: Option<&String>) -> Self {
+        if let Some(v) = value {
+            self.tags.insert(key.to_string(), v.clone());
+        }
+        self
+    }
+}
+
+/// How to read files.
+#[derive(Clone, Default)]
+pub struct FileOptions {
+    /// Force a format instead of telling it from the content.
+    pub format: Option<&'static dyn Importer>,
+    /// Host name for tool outputs (default: the file's stem).
+    pub host: Option<String>,
+}
+
+impl std::fmt::Debug for FileOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileOptions")
+            .field("format", &self.format.map(|i| i.name()))
+            .field("host", &self.host)
+            .finish()
+    }
+}
+
+/// Each benchmark id's workload version in this sysgauge, built once:
+/// imported numbers are taken to be of today's workload.
+pub fn workload_versions() -> &'static BTreeMap<String, u32> {
+    static VERSIONS: OnceLock<BTreeMap<String, u32>> = OnceLock::new();
+    VERSIONS.get_or_init(|| {
+        benchmarks(&Options::default())
+            .iter()
+            .map(|b| (b.id().to_string(), b.describe().workload_version))
+            .collect()
+    })
+}
+
+fn workload_version(id: &str) -> Option<u32> {
+    workload_versions().get(id).copied()
+}
+
+/// One file read, before its tool outputs become runs.
+pub struct LoadedFile {
+    /// The file as the user named it.
+    pub name: String,
+    /// The file name without extension (the host of nameless outputs).
+    pub stem: Option<String>,
+    pub text: String,
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// The importers that read it, in file order.
+    pub formats: Vec<&'static str>,
+    pub runs: Vec<RunRecord>,
+    pub machines: Vec<ToolMachine>,
+}
+
+/// Read one file into run records (one per host for CSV). Warnings go to
+/// stderr.
+pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
+    let file = read_file(path, opts)?;
+    Ok(into_runs(vec![file], opts.host.as_deref())
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect())
+}
+
+/// Read every file, then make runs: with `--host`, the tool outputs of all
+/// files are one machine's and are stored as one run (a case read twice
+/// starts another run); without it, each file's outputs are grouped by the
+/// machine they name. Returns each run with the files it came from.
+pub fn load_files(paths: &[&Path], opts: &FileOptions) -> Result<Vec<(RunRecord, String)>> {
+    let mut files = Vec::new();
+    for path in paths {
+        files.push(read_file(path, opts)?);
+    }
+    if opts.host.is_some() {
+        return Ok(into_runs(files, opts.host.as_deref()));
+    }
+    Ok(files
+        .into_iter()
+        .flat_map(|f| into_runs(vec![f], None))
+        .collect())
+}
+
+fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        anyhow::anyhow!(
+            "{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, or {} output)",
+            tool_list()
+        )
+    })?;
+    let at = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .map(chrono::DateTime::<chrono::Utc>::from)
+        .unwrap_or_else(|_| chrono::Utc::now());
+    let ctx = ImportContext {
+        source_name: &name,
+        at,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        workload_version: &workload_version,
+    };
+    let pieces = match opts.format {
+        Some(i) => vec![(i, text.clone())],
+        None => sections::split(&text, &name)?,
+    };
+    let mut file = LoadedFile {
+        stem: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .filter(|s| !s.is_empty()),
+        name: name.clone(),
+        text: text.clone(),
+        at,
+        formats: Vec::new(),
+        runs: Vec::new(),
+        machines: Vec::new(),
+    };
+    for (importer, piece) in pieces {
+        if opts.host.is_some() && importer.names_its_hosts() {
+            bail!(
+                "{name}: --host names the machine of a tool's output; this file is {} and names its own hosts",
+                importer.name()
+            );
+        }
+        let parsed = importer.parse(&piece, &ctx)?;
+        for w in &parsed.warnings {
+            eprintln!("sysgauge: warning: {w}");
+        }
+        if opts.host.is_some() {
+            let named: Vec<&str> = parsed
+                .machines
+                .iter()
+                .filter_map(|m| m.host.as_deref())
+                .collect();
+            if named.len() > 1 {
+                let what = if importer.name() == "fio" {
+                    "client hosts"
+                } else {
+                    "machines"
+                };
+                bail!(
+                    "{name}: the file holds {} {what} ({}); --host names one machine, so leave it out",
+                    named.len(),
+                    named.join(", ")
+                );
+            }
+        }
+        file.formats.push(importer.name());
+        file.runs.extend(parsed.runs);
+        for mut m in parsed.machines {
+            if m.results.is_empty() {
+                continue;
+            }
+            for r in &mut m.results {
+                r.workload_version = workload_version(&r.bench_id).unwrap_or(r.workload_version);
+            }
+            m.tags
+                .insert("format".to_string(), importer.name().to_string());
+            file.machines.push(m);
+        }
+    }
+    if file.runs.is_empty() && file.machines.is_empty() {
+        bail!("{name}: no positive result in the file");
+    }
+    Ok(file)
+}
+
+/// "openssl speed, mbw, …": the tools the table can read.
+fn tool_list() -> String {
+    IMPORTERS
+        .iter()
+        .filter(|i| !i.names_its_hosts())
+        .map(|i| i.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One run in the making: a machine's outputs from one or more files.
+struct Pending {
+    host: String,
+    formats: Vec<&'static str>,
+    files: Vec<String>,
+    identity: Vec<String>,
+    at: chrono::DateTime<chrono::Utc>,
+    results: Vec<ResultRecord>,
+    facts: HostInfo,
+    tags: BTreeMap<String, String>,
+}
+
+/// Runs from loaded files: whole records as they are; tool outputs grouped
+/// by machine (`host` for all when given, else the name each output gives
+/// or its file's stem), one run per machine unless a case would appear
+/// twice in it.
+fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, String)> {
+    let mut out = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
+    for f in files {
+        out.extend(f.runs.into_iter().map(|r| (r, f.name.clone())));
+        let identity = f.text;
+        for m in f.machines {
+            let format = m.tags.get("format").cloned().unwrap_or_default();
+            let format = f
+                .formats
+                .iter()
+                .copied()
+                .find(|x| *x == format)
+                .unwrap_or("import");
+            let name = host
+                .map(str::to_string)
+                .or(m.host)
+                .or_else(|| f.stem.clone())
+                .unwrap_or_else(|| format.to_string());
+            let fits = |p: &Pending| {
+                p.host == name
+                    && !m.results.iter().any(|r| {
+                        p.results
+                            .iter()
+                            .any(|q| q.bench_id == r.bench_id && q.params == r.params)
+                    })
+            };
+            let k = match pending.iter().position(fits) {
+                Some(k) => k,
+                None => {
+                    pending.push(Pending {
+                        host: name.clone(),
+                        formats: Vec::new(),
+                        files: Vec::new(),
+                        identity: Vec::new(),
+                        at: f.at,
+                        results: Vec::new(),
+                        facts: HostInfo::default(),
+                        tags: BTreeMap::new(),
+                    });
+                    pending.len() - 1
+                }
+            };
+            let p = &mut pending[k];
+            if !p.formats.contains(&format) {
+                p.formats.push(format);
+            }
+            if !p.files.contains(&f.name) {
+                p.files.push(f.name.clone());
+                p.identity.push(identity.clone());
+            }
+            p.at = p.at.max(f.at);
+            p.results.extend(m.results);
+            merge_facts(&mut p.facts, m.facts);
+            for (key, v) in m.tags {
+                if key != "format" {
+                    p.tags.entry(key).or_insert(v);
+                }
+            }
+        }
+    }
+    for p in pending {
+        let files = p.files.join(", ");
+        out.push((finish(p), files));
+    }
+    out
+}
+
+fn finish(p: Pending) -> RunRecord {
+    let file_names = p.files.join(", ");
+    let ctx = ImportContext {
+        source_name: &file_names,
+        at: p.at,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        workload_version: &workload_version,
+    };
+    let mut host = p.facts;
+    host.hostname = Some(p.host);
+    let format = p.formats.join(",");
+    // One file: the text is the identity, as it always was (the same file
+    // imported again is the same run); several: all their texts.
+    let identity = p.identity.join("\n");
+    let mut run = synthetic_run(&ctx, &format, host, p.results, &identity);
+    if p.files.len() > 1 {
+        run.tags
+            .insert("imported_from".to_string(), file_names.clone());
+        run.label = Some(format!("imported from {file_names} ({format})"));
+    }
+    for (k, v) in p.tags {
+        run.tags.entry(k).or_insert(v);
+    }
+    run
+}
+
+/// Facts `from` knows that `into` does not.
+fn merge_facts(into: &mut HostInfo, from: HostInfo) {
+    fn fill<T>(a: &mut Option<T>, b: Option<T>) {
+        if a.is_none() {
+            *a = b;
+        }
+    }
+    fill(&mut into.cpu.model, from.cpu.model);
+    fill(&mut into.cpu.architecture, from.cpu.architecture);
+    fill(&mut into.cpu.cores, from.cpu.cores);
+    fill(&mut into.memory.total_bytes, from.memory.total_bytes);
+    fill(&mut into.os.kernel_release, from.os.kernel_release);
+    fill(&mut into.os.kernel_version, from.os.kernel_version);
+    fill(&mut into.os.distribution, from.os.distribution);
+    if into.cpu.caches.is_empty() {
+        into.cpu.caches = from.cpu.caches;
+    }
+}
+
+/// Run records in sysgauge's JSON (what `--json` writes) received as text
+/// rather than read from a file (a fleet host's stdout); `name` names the
+/// source in errors. Checked exactly as `import` checks a file.
+pub fn parse_record_text(name: &str, text: &str) -> Result<Vec<RunRecord>> {
+    let ctx = ImportContext {
+        source_name: name,
+        at: chrono::Utc::now(),
+        tool_version: env!("CARGO_PKG_VERSION"),
+        workload_version: &workload_version,
+    };
+    Ok(parse_json(text, &ctx)?)
+}
+
+/// A JSON document's error as `FILE:line N column M: …` (syntax) or
+/// `FILE: FIELD: …`.
+fn json_error(name: &str, e: JsonDocError) -> anyhow::Error {
+    match e {
+        JsonDocError::Syntax { .. } => anyhow::anyhow!("{name}:{e}"),
+        JsonDocError::Field { .. } => anyhow::anyhow!("{name}: {e}"),
+    }
+}
+
+/// Which tool's JSON a document is, from the names in it: sysgauge's own
+/// unless it is clearly fio's or hyperfine's (then the sysgauge parser
+/// would only say what it lacks).
+fn json_kind(text: &str) -> &'static str {
+    if text.contains("\"schema_version\"") {
+        "json"
+    } else if text.contains("\"fio version\"")
+        || text.contains("\"client_stats\"")
+        || (text.contains("\"jobs\"") && text.contains("\"jobname\""))
+    {
+        "fio"
+    } else if text.contains("\"results\"")
+        && (text.contains("\"times\"") || text.contains("\"mean\""))
+        && text.contains("\"command\"")
+    {
+        "hyperfine"
+    } else {
+        "json"
+    }
+}
+
+/// The importer whose `sniff` accepts the first meaningful line of `text`.
+pub(crate) fn sniffed(text: &str) -> Option<&'static dyn Importer> {
+    let first = first_line(text)?;
+    IMPORTERS.iter().copied().find(|i| i.sniff(first, text))
+}
+
+/// The first line that is not blank or a `#` comment, trimmed.
+fn first_line(text: &str) -> Option<&str> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.trim_start_matches('\u{feff}'))
+}
+
+fn is_json(first: &str) -> bool {
+    first.starts_with('{') || first.starts_with('[')
+}
+
+impl std::fmt::Debug for dyn Importer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

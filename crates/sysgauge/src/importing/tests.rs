@@ -1,0 +1,223 @@
+//! The importer table: detection of every format, and texts of several
+//! tools read section by section.
+
+use super::*;
+
+/// The importer that reads `text` as a whole document, by name.
+fn sniff(text: &str) -> Option<&'static str> {
+    sniffed(text).map(|i| i.name())
+}
+
+#[test]
+fn sniffing() {
+    assert_eq!(
+        sniff(include_str!(
+            "../../../sysgauge-compare/tests/fixtures/csv/three-hosts.csv"
+        )),
+        Some("csv")
+    );
+    assert_eq!(sniff("  {\"schema_version\": 1}"), Some("json"));
+    assert_eq!(sniff("[]"), Some("json"));
+    assert_eq!(sniff("+H:16\n+F:3:md5:1.0\n"), Some("openssl"));
+    assert_eq!(sniff("OpenSSL 3.0.19 27 Jan 2026\n+H:16"), Some("openssl"));
+    assert_eq!(sniff("Forked child 0\n"), Some("openssl"));
+    assert_eq!(sniff("hello world\n"), None);
+    assert_eq!(sniff(""), None);
+}
+
+#[test]
+fn sniffing_the_human_openssl_table() {
+    for opening in [
+        "To get the most accurate results, try to run this\n",
+        "Doing md5 for 3s on 16 size blocks: 100 md5's in 3.00s\n",
+        "OpenSSL 1.0.1f 6 Jan 2014\nbuilt on: today\n",
+        "version: 3.0.2\n",
+        "CPUINFO: OPENSSL_ia32cap=0x0:0x0\n",
+        "The 'numbers' are in 1000s of bytes per second processed.\n",
+        "type             16 bytes     64 bytes\nmd5 1.00k 2.00k\n",
+        "                  sign    verify    sign/s verify/s\n",
+        "                              op      op/s\n",
+    ] {
+        assert_eq!(sniff(opening), Some("openssl"), "{opening}");
+    }
+}
+
+#[test]
+fn sniffing_mbw() {
+    assert_eq!(
+        sniff("Long uses 8 bytes. Allocating 2*1 elements = 16 bytes of memory.\n"),
+        Some("mbw")
+    );
+    assert_eq!(
+        sniff("AVG\tMethod: MEMCPY\tElapsed: 0.1\tMiB: 8.0\tCopy: 80.0 MiB/s\n"),
+        Some("mbw")
+    );
+    assert_eq!(
+        sniff("0\tMethod: DUMB\tElapsed: 0.1\tMiB: 8.0\tCopy: 80.0 MiB/s\n"),
+        Some("mbw")
+    );
+}
+
+#[test]
+fn sniffing_bonnie() {
+    assert_eq!(
+        sniff("Version 2.00a       ------Sequential Output------ --Sequential Input- --Random-\n"),
+        Some("bonnie")
+    );
+    assert_eq!(
+        sniff("1.98,2.00a,h,1,1,1G,,8192,5,982,98,800147,67,1143272,69,1656,99,+++++,+++,+++++,+++,4,,,,,2923,97\n"),
+        Some("bonnie")
+    );
+    assert_eq!(
+        sniff(include_str!(
+            "../../../sysgauge-compare/tests/fixtures/csv/three-hosts.csv"
+        )),
+        Some("csv")
+    );
+}
+
+#[test]
+fn sniffing_nbench() {
+    for opening in [
+        "BYTEmark* Native Mode Benchmark ver. 2 (10/95)\n",
+        "TEST                : Iterations/sec.  : Old Index   : New Index\n",
+        "NUMERIC SORT        :          1000.5  :      25.66  :       8.43\n",
+    ] {
+        assert_eq!(sniff(opening), Some("nbench"), "{opening}");
+    }
+}
+
+/// The captured outputs of hyperfine, fio and sysbench (the bench crate's
+/// fixtures) are told apart from each other and from sysgauge's JSON.
+#[test]
+fn sniffing_hyperfine_fio_sysbench() {
+    macro_rules! tool {
+        ($path:literal) => {
+            include_str!(concat!("../../../sysgauge-bench/tests/fixtures/", $path))
+        };
+    }
+    for text in [
+        tool!("hyperfine/1.15-two-commands.json"),
+        tool!("hyperfine/1.15-scan.json"),
+        r#"{"results":[{"command":"x","mean":0.5}]}"#,
+    ] {
+        assert_eq!(sniff(text), Some("hyperfine"), "{text}");
+    }
+    for text in [
+        tool!("fio/3.33-seq-write-read-randread.json"),
+        tool!("fio/3.33-two-clients.json"),
+        tool!("fio/3.33-jsonplus-randrw-libaio.json"),
+        tool!("fio/3.33-note-before-json.txt"),
+    ] {
+        assert_eq!(sniff(text), Some("fio"), "{}", &text[..60]);
+    }
+    for text in [
+        tool!("sysbench/1.0.20-cpu.txt"),
+        tool!("sysbench/1.0.20-memory-1M-2G-write.txt"),
+        tool!("sysbench/1.0.20-memory-rnd-read-t2-with-command.txt"),
+        "Running the test with following options:\nNumber of threads: 1\n",
+    ] {
+        assert_eq!(sniff(text), Some("sysbench"), "{}", &text[..40]);
+    }
+    // sysgauge's own record stays JSON, even holding the other names.
+    assert_eq!(
+        sniff(
+            r#"{"schema_version": 1, "results": [], "command": "run", "tags": {"fio version": "x"}}"#
+        ),
+        Some("json")
+    );
+    assert_eq!(sniff("note: something else\n"), None);
+}
+
+macro_rules! pasted {
+    ($name:literal) => {
+        include_str!(concat!(
+            "../../../sysgauge-bench/tests/fixtures/pasted/",
+            $name
+        ))
+    };
+}
+
+/// A write-up's block: a prompt, nbench, prose, Bonnie++ with its progress
+/// lines, a prompt, `openssl speed`.
+fn pasted_block() -> String {
+    format!(
+        "pi@raspberrypi ~ $ ./nbench\n{}\nNext the disk, on the SD card:\n\n{}\npi@raspberrypi ~ $ openssl speed md5 sha1 sha256 aes-128-cbc rsa1024 rsa2048\n{}",
+        pasted!("rpib.nbench.txt"),
+        pasted!("rpib.bonnie.txt"),
+        pasted!("rpib.openssl.txt")
+    )
+}
+
+#[test]
+fn every_format_has_one_unique_name() {
+    let mut names: Vec<&str> = IMPORTERS.iter().map(|i| i.name()).collect();
+    let n = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), n);
+    assert!(!names.contains(&"auto"));
+    for i in IMPORTERS {
+        assert!(importer(i.name()).is_some());
+    }
+}
+
+#[test]
+fn a_pasted_block_is_cut_into_each_tools_section() {
+    let text = pasted_block();
+    let pieces = sections::split(&text, "all.txt").unwrap();
+    let names: Vec<&str> = pieces.iter().map(|(i, _)| i.name()).collect();
+    assert_eq!(names, ["nbench", "bonnie", "openssl"]);
+    // Line numbers stay the file's: each piece has every line.
+    for (_, piece) in &pieces {
+        assert_eq!(piece.lines().count(), text.lines().count());
+    }
+    // Each tool reads its own section.
+    let ctx = ImportContext {
+        source_name: "all.txt",
+        at: chrono::Utc::now(),
+        tool_version: "0",
+        workload_version: &workload_version,
+    };
+    let counts: Vec<usize> = pieces
+        .iter()
+        .map(|(i, p)| i.parse(p, &ctx).unwrap().machines[0].results.len())
+        .collect();
+    assert_eq!(counts, [15, 11, 22]);
+}
+
+#[test]
+fn a_single_tools_output_is_read_whole() {
+    for text in [
+        pasted!("rpib.nbench.txt"),
+        pasted!("intel.bonnie.txt"),
+        pasted!("rpib.openssl.txt"),
+    ] {
+        let pieces = sections::split(text, "one.txt").unwrap();
+        assert_eq!(pieces.len(), 1);
+        assert_eq!(pieces[0].1, text);
+    }
+}
+
+#[test]
+fn bonnie_with_its_progress_lines_is_recognised() {
+    assert_eq!(sniff(pasted!("rpib.bonnie.txt")), Some("bonnie"));
+    assert_eq!(sniff(pasted!("intel.bonnie.txt")), Some("bonnie"));
+}
+
+#[test]
+fn prose_alone_is_not_a_section() {
+    let e = sections::split("Here are my results.\nThey were good.\n", "p.txt").unwrap_err();
+    assert!(e.to_string().contains("cannot tell the format"), "{e}");
+    let e = sections::split("  \n\n", "p.txt").unwrap_err();
+    assert!(e.to_string().contains("empty"), "{e}");
+}
+
+#[test]
+fn line_ranges_read_as_people_write_them() {
+    assert_eq!(sections::line_ranges(&[0]), "line 1");
+    assert_eq!(
+        sections::line_ranges(&[0, 1, 5, 9, 10, 11]),
+        "lines 1-2, 6, 10-12"
+    );
+}
