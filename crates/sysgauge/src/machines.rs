@@ -566,6 +566,27 @@ pub fn label_machines(named: Vec<NamedMachine>) -> Vec<Machine> {
         .collect()
 }
 
+/// A stored run's machine row for tests: row `id` started `id` minutes
+/// ago (so lower ids are newer, as the store lists them).
+#[cfg(test)]
+pub(crate) fn test_row(
+    id: i64,
+    host: &str,
+    machine_id: Option<&str>,
+    alias: Option<&str>,
+) -> MachineRow {
+    MachineRow {
+        id,
+        host: host.into(),
+        identity: IdentityInfo {
+            machine_id: machine_id.map(str::to_string),
+            ..Default::default()
+        },
+        alias: alias.map(str::to_string),
+        started_at: chrono::Utc::now() - chrono::Duration::minutes(id),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -662,18 +683,7 @@ mod tests {
         assert_eq!(machines[0].sources.len(), 2);
     }
 
-    fn row(id: i64, host: &str, machine_id: Option<&str>, alias: Option<&str>) -> MachineRow {
-        MachineRow {
-            id,
-            host: host.into(),
-            identity: IdentityInfo {
-                machine_id: machine_id.map(str::to_string),
-                ..Default::default()
-            },
-            alias: alias.map(str::to_string),
-            started_at: chrono::Utc::now() - chrono::Duration::minutes(id),
-        }
-    }
+    use crate::machines::test_row as row;
 
     #[test]
     fn imported_runs_join_the_one_machine_of_their_host_name() {

@@ -206,22 +206,8 @@ fn history_table(entries: &[HistoryEntry]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::{Duration, Utc};
-    use sysgauge_core::host::IdentityInfo;
 
-    fn row(id: i64, host: &str, machine_id: Option<&str>, alias: Option<&str>) -> MachineRow {
-        MachineRow {
-            id,
-            host: host.into(),
-            identity: IdentityInfo {
-                machine_id: machine_id.map(str::to_string),
-                ..Default::default()
-            },
-            alias: alias.map(str::to_string),
-            // Newest first, as the store gives them.
-            started_at: Utc::now() - Duration::minutes(id),
-        }
-    }
+    use crate::machines::test_row as row;
 
     fn ids(r: Result<Vec<MachineRow>>) -> Vec<i64> {
         r.unwrap_or_else(|e| panic!("{e}"))
