@@ -379,6 +379,22 @@ pub struct MeasureArgs {
     /// CPU, steal, iowait, pressure, clock, temperature) nor flag disturbed cases.
     #[arg(long)]
     pub no_telemetry: bool,
+
+    /// Before measuring, wait at most SECONDS for a quiet machine: other
+    /// processes below --quiet-below of the CPUs for 3 s (docs/telemetry.md); 0
+    /// does not wait.
+    #[arg(long, value_name = "SECONDS", default_value = "30")]
+    pub wait_quiet: Seconds,
+
+    /// Other processes' share of all CPUs, in %, below which the machine is
+    /// quiet.
+    #[arg(long, value_name = "PERCENT", default_value_t = sysgauge_host::quiet::DEFAULT_LIMIT_PERCENT)]
+    pub quiet_below: f64,
+
+    /// Measure at once, without waiting for a quiet machine (tests, scripts,
+    /// fleets); also set by SYSGAUGE_NO_WAIT=1.
+    #[arg(long, env = "SYSGAUGE_NO_WAIT", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_wait: bool,
 }
 
 /// `--implementation`, shared by the commands that run hash and crypto
