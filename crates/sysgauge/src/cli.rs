@@ -1199,6 +1199,11 @@ pub enum BaselineAction {
         /// Accept runs that are not complete, release-build runs of the quick and standard profiles.
         #[arg(long)]
         force: bool,
+        /// Write the baseline even when cases were measured on a noisy machine
+        /// (other processes above 0.05 CPUs, any steal, rounds varying more
+        /// than 2 %), with a warning naming them.
+        #[arg(long)]
+        allow_noisy: bool,
     },
 }
 
