@@ -183,7 +183,7 @@ cmd_test() {
     # helper and /bin/true are spawned through binfmt_misc.
     (target_env "$t" && SYSGAUGE_EMULATOR=qemu-user \
       scripts/qemu-runner.sh "$(qemu_arch "$t")" "${CARGO_TARGET_DIR:-target}/$t/debug/sysgauge" \
-      run --profile tiny --db "$tmp/tiny.db" --scratch-dir "$tmp" --json "$tmp/run.json" >"$tmp/out.txt") ||
+      run --no-wait --profile tiny --db "$tmp/tiny.db" --scratch-dir "$tmp" --json "$tmp/run.json" >"$tmp/out.txt") ||
       { cat "$tmp/out.txt"; rm -rf "$tmp"; die "the tiny run on $t failed"; }
     check_tiny_run "$t" "$tmp/run.json"
     rm -rf "$tmp"

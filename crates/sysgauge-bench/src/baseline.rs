@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 use sysgauge_compare::{index_against, IndexReport};
-use sysgauge_core::record::{Params, Profile, ResultRecord, RunRecord, Status, SCHEMA_VERSION};
+use sysgauge_core::record::{
+    ParamValue, Params, Profile, ResultRecord, RunRecord, Status, SCHEMA_VERSION,
+};
 use thiserror::Error;
 
 /// Version of the baseline file's shape (not of its numbers).
@@ -201,6 +203,80 @@ pub fn stale_cases(baseline: &Baseline) -> Vec<String> {
     out
 }
 
+/// Other processes may use at most this many CPUs on average during a
+/// reference case.
+pub const QUIET_OTHER_CPUS: f64 = 0.05;
+/// A reference case's rounds may differ by at most this (coefficient of
+/// variation, percent).
+pub const QUIET_SPREAD_PERCENT: f64 = 2.0;
+
+/// How quiet the machine was while one reference case ran, from the
+/// telemetry and rounds in its record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseQuiet {
+    /// `id params (profile)`.
+    pub case: String,
+    /// Other processes, CPUs on average (`other_cpus`); `None` without
+    /// telemetry.
+    pub other_cpus: Option<f64>,
+    /// Stolen time, percent of all CPUs' time (`steal_percent`).
+    pub steal_percent: Option<f64>,
+    /// Between-round spread, percent (`between_round_spread`); `None` when
+    /// measured in one round.
+    pub spread_percent: Option<f64>,
+    /// Why the case is too noisy for a reference; empty when it is not.
+    pub noisy: Vec<String>,
+}
+
+/// A numeric detail, written as text (`"0.57"`) or as an integer.
+fn detail_f64(r: &ResultRecord, key: &str) -> Option<f64> {
+    let v = match r.details.get(key)? {
+        ParamValue::Int(i) => *i as f64,
+        ParamValue::Text(t) => t.trim().parse().ok()?,
+        ParamValue::Bool(_) => return None,
+    };
+    v.is_finite().then_some(v)
+}
+
+/// Every successful case of `runs`, judged by the limits a reference must
+/// meet: other processes above [`QUIET_OTHER_CPUS`], any steal, or rounds
+/// that differ by more than [`QUIET_SPREAD_PERCENT`].
+pub fn quietness(runs: &[RunRecord]) -> Vec<CaseQuiet> {
+    runs.iter()
+        .flat_map(|run| {
+            run.results
+                .iter()
+                .filter(|r| matches!(r.status, Status::Ok))
+                .map(move |r| {
+                    let other_cpus = detail_f64(r, "other_cpus");
+                    let steal_percent = detail_f64(r, "steal_percent");
+                    let spread_percent = detail_f64(r, sysgauge_core::rounds::BETWEEN_ROUND_SPREAD);
+                    let mut noisy = Vec::new();
+                    if let Some(o) = other_cpus.filter(|o| *o > QUIET_OTHER_CPUS) {
+                        noisy.push(format!(
+                            "other processes used {o:.2} CPUs (limit {QUIET_OTHER_CPUS})"
+                        ));
+                    }
+                    if let Some(s) = steal_percent.filter(|s| *s > 0.0) {
+                        noisy.push(format!("the hypervisor stole {s:.1} % of the CPU time"));
+                    }
+                    if let Some(s) = spread_percent.filter(|s| *s > QUIET_SPREAD_PERCENT) {
+                        noisy.push(format!(
+                            "its rounds varied {s:.1} % (limit {QUIET_SPREAD_PERCENT} %)"
+                        ));
+                    }
+                    CaseQuiet {
+                        case: format!("{} {} ({})", r.bench_id, r.params, run.profile),
+                        other_cpus,
+                        steal_percent,
+                        spread_percent,
+                        noisy,
+                    }
+                })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,6 +403,64 @@ mod tests {
         assert_eq!(ix.overall.index, None);
         assert_eq!(ix.overall.cases, 0);
         assert!(!stale_cases(&stale).is_empty());
+    }
+
+    #[test]
+    fn noisy_cases_are_named_with_why() {
+        let case = |id: &str, details: &[(&str, &str)]| {
+            let mut r = ResultRecord::new(id, Params::new(), Status::Ok, Vec::new());
+            for (k, v) in details {
+                r.details.insert(k, *v);
+            }
+            r
+        };
+        let mut run = RunRecord::new("q", "run", "0");
+        run.profile = Profile::Quick;
+        run.results = vec![
+            case(
+                "hash.sha512",
+                &[
+                    ("other_cpus", "0.57"),
+                    ("steal_percent", "0.0"),
+                    ("between_round_spread", "28.90"),
+                ],
+            ),
+            case(
+                "hash.md5",
+                &[
+                    ("other_cpus", "0.01"),
+                    ("steal_percent", "0.0"),
+                    ("between_round_spread", "0.70"),
+                ],
+            ),
+            case(
+                "cpu.bitfield",
+                &[("other_cpus", "0.05"), ("steal_percent", "0.3")],
+            ),
+            // No telemetry, one round: nothing to judge by.
+            case("clock.tsc", &[]),
+            ResultRecord::new(
+                "disk.raw",
+                Params::new(),
+                Status::Skipped {
+                    reason: "x".into(),
+                    hint: None,
+                },
+                Vec::new(),
+            ),
+        ];
+        let q = quietness(&[run]);
+        assert_eq!(q.len(), 4, "skipped cases are not judged");
+        assert!(q[0].case.starts_with("hash.sha512") && q[0].case.ends_with("(quick)"));
+        assert_eq!(q[0].noisy.len(), 2, "{:?}", q[0].noisy);
+        assert!(q[0].noisy[0].contains("0.57 CPUs"));
+        assert!(q[0].noisy[1].contains("varied 28.9 %"));
+        assert!(q[1].noisy.is_empty(), "{:?}", q[1]);
+        assert_eq!(q[1].spread_percent, Some(0.7));
+        // At the limit is quiet; any steal is not.
+        assert_eq!(q[2].noisy.len(), 1, "{:?}", q[2].noisy);
+        assert!(q[2].noisy[0].contains("stole 0.3 %"));
+        assert!(q[3].noisy.is_empty() && q[3].other_cpus.is_none());
     }
 
     #[test]

@@ -12,8 +12,19 @@ pub const BUSY: &str = "busy-machine";
 pub const VIRTUALIZED: &str = "virtualized";
 pub const EMULATED: &str = "user-mode-emulated";
 
+/// Other processes' share of all CPUs, in percent, at or above which the
+/// machine is busy as a run starts.
+pub const BUSY_LIMIT_PERCENT: f64 = 50.0;
+
 /// Findings about the machine and the build that apply to the whole run.
-pub fn run_findings(host: &HostInfo, build: &BuildInfo) -> Vec<Finding> {
+/// `others_percent` is other processes' share of all CPUs as the run
+/// starts, measured then (not the load average, which still counts a
+/// build that ended a minute ago).
+pub fn run_findings(
+    host: &HostInfo,
+    build: &BuildInfo,
+    others_percent: Option<f64>,
+) -> Vec<Finding> {
     let mut v = Vec::new();
     if build.profile == "debug" {
         v.push(
@@ -62,17 +73,19 @@ pub fn run_findings(host: &HostInfo, build: &BuildInfo) -> Vec<Finding> {
             );
         }
     }
-    if let (Some(load), Some(threads)) = (host.load.load1, host.cpu.threads) {
-        if threads > 0 && load > 0.5 * f64::from(threads) {
-            v.push(
-                Finding::new(
-                    BUSY,
-                    Severity::Warning,
-                    format!("the machine was busy when the run started (load average {load:.2} on {threads} CPUs)"),
-                )
-                .with_remedy("stop other work (see `sysgauge procs`) and run again"),
-            );
-        }
+    if let Some(others) = others_percent.filter(|p| *p >= BUSY_LIMIT_PERCENT) {
+        let cpus = host
+            .cpu
+            .threads
+            .map_or(String::new(), |n| format!(" of its {n} CPUs"));
+        v.push(
+            Finding::new(
+                BUSY,
+                Severity::Warning,
+                format!("the machine was busy when the run started: other processes used {others:.0} %{cpus}"),
+            )
+            .with_remedy("stop other work (see `sysgauge procs`) and run again"),
+        );
     }
     if host.cpu.virtualization.as_deref() == Some(sysgauge_host::USER_MODE_EMULATION) {
         v.push(
@@ -113,20 +126,35 @@ mod tests {
             profile: "release".into(),
             ..Default::default()
         };
-        assert!(run_findings(&h, &b).is_empty());
+        assert!(run_findings(&h, &b, None).is_empty());
         b.profile = "debug".into();
         h.security.lsms = vec!["capability".into(), "apparmor".into()];
         h.cpu.governor = Some("powersave".into());
+        // A load average left over from a busy minute says nothing.
         h.load.load1 = Some(3.0);
         h.cpu.threads = Some(2);
         h.cpu.virtualization = Some("kvm".into());
-        let codes: Vec<String> = run_findings(&h, &b).into_iter().map(|f| f.code).collect();
+        let codes: Vec<String> = run_findings(&h, &b, Some(1.0))
+            .into_iter()
+            .map(|f| f.code)
+            .collect();
+        assert!(!codes.iter().any(|c| c == BUSY), "{codes:?}");
+        let all = run_findings(&h, &b, Some(75.0));
+        let busy = all.iter().find(|f| f.code == BUSY);
+        assert!(
+            busy.is_some_and(|f| f.message.contains("75 % of its 2 CPUs")),
+            "{all:?}"
+        );
+        let codes: Vec<String> = all.into_iter().map(|f| f.code).collect();
         assert_eq!(
             codes,
             vec![DEBUG_BUILD, LSM_ACTIVE, GOVERNOR, BUSY, VIRTUALIZED]
         );
         h.cpu.virtualization = Some(sysgauge_host::USER_MODE_EMULATION.into());
-        let codes: Vec<String> = run_findings(&h, &b).into_iter().map(|f| f.code).collect();
+        let codes: Vec<String> = run_findings(&h, &b, None)
+            .into_iter()
+            .map(|f| f.code)
+            .collect();
         assert_eq!(codes.last().map(String::as_str), Some(EMULATED));
         assert!(!codes.iter().any(|c| c == VIRTUALIZED));
         h.cpu.virtualization = Some("none".into());
@@ -134,6 +162,6 @@ mod tests {
         h.load.load1 = Some(0.1);
         h.security.lsms = vec!["capability".into(), "yama".into()];
         b.profile = "release".into();
-        assert!(run_findings(&h, &b).is_empty());
+        assert!(run_findings(&h, &b, Some(49.0)).is_empty());
     }
 }

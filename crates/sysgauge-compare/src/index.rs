@@ -130,6 +130,32 @@ fn with_between_runs(samples: Vec<f64>, side: &CaseData, other: &CaseData) -> Ve
         .collect()
 }
 
+/// Why a case is left out, saying whose result it is: this run's
+/// (`ours`), the reference machine's (`theirs`), or both. A case that does
+/// not repeat reads "the reference machine's rounds varied 28.9 % (…)", so
+/// a user whose own rounds agreed does not take it for their machine's
+/// fault.
+pub fn left_out_reason(ours: Option<&str>, theirs: Option<&str>) -> String {
+    let whose = |side: &str, why: &str| -> String {
+        // The reason `rounds` writes: "does not repeat: P % between rounds (cause)".
+        match why
+            .strip_prefix("does not repeat: ")
+            .and_then(|rest| rest.split_once(" between rounds"))
+        {
+            Some((spread, cause)) => format!("{side}'s rounds varied {spread}{cause}"),
+            None => format!("{side}'s result: {why}"),
+        }
+    };
+    let mut v = Vec::new();
+    if let Some(why) = ours {
+        v.push(whose("this run", why));
+    }
+    if let Some(why) = theirs {
+        v.push(whose("the reference machine", why));
+    }
+    v.join("; ")
+}
+
 /// Index `run` against `reference`.
 pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
     let ours = CaseSet::from_run(run);
@@ -169,8 +195,12 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
                     t.unmatched += 1;
                     continue;
                 };
-                if let Some(why) = a.untrusted.as_ref().or(b.untrusted.as_ref()) {
-                    t.left_out.push(format!("{}: {why}", key.label()));
+                if a.untrusted.is_some() || b.untrusted.is_some() {
+                    t.left_out.push(format!(
+                        "{}: {}",
+                        key.label(),
+                        left_out_reason(a.untrusted.as_deref(), b.untrusted.as_deref())
+                    ));
                     continue;
                 }
                 if a.disturbed.is_some() || b.disturbed.is_some() {
@@ -404,12 +434,63 @@ mod tests {
         );
         assert_eq!(disk.left_out.len(), 1);
         assert!(
-            disk.left_out[0].contains("omega.write") && disk.left_out[0].contains("write cache")
+            disk.left_out[0].contains("omega.write")
+                && disk.left_out[0].contains("this run's result: O_DIRECT writes")
+                && disk.left_out[0].contains("write cache"),
+            "{}",
+            disk.left_out[0]
         );
         assert_eq!(ix.overall.left_out, disk.left_out);
-        // Marked on the reference side, it is left out too.
+        // Marked on the reference side, it is left out too, as the
+        // reference machine's.
         let ix = index_against(&reference, &run);
         assert_eq!(ix.overall.left_out.len(), 1);
+        assert!(
+            ix.overall.left_out[0].contains("the reference machine's result: O_DIRECT"),
+            "{}",
+            ix.overall.left_out[0]
+        );
+    }
+
+    #[test]
+    fn left_out_lines_say_whose_rounds_did_not_repeat() {
+        let spread = |p: &str| format!("does not repeat: {p} % between rounds (another process)");
+        let case = |why: Option<String>| {
+            let mut r = throughput("beta.sha512", &[100.0]);
+            if let Some(w) = why {
+                r.details.insert(sysgauge_core::UNTRUSTED, w);
+            }
+            r
+        };
+        let reference = run_with("ref", None, vec![case(Some(spread("28.9")))]);
+        let steady = run_with("new", None, vec![case(None)]);
+        let ix = index_against(&steady, &reference);
+        assert_eq!(ix.overall.left_out.len(), 1);
+        let line = &ix.overall.left_out[0];
+        assert!(
+            line.starts_with("beta.sha512")
+                && line
+                    .ends_with(": the reference machine's rounds varied 28.9 % (another process)"),
+            "{line}"
+        );
+        assert!(!line.contains("this run"), "{line}");
+        // This run's own rounds.
+        let shaky = run_with("new", None, vec![case(Some(spread("7.5")))]);
+        let clean = run_with("ref", None, vec![case(None)]);
+        let line = &index_against(&shaky, &clean).overall.left_out[0];
+        assert!(
+            line.ends_with(": this run's rounds varied 7.5 % (another process)"),
+            "{line}"
+        );
+        assert!(!line.contains("reference"), "{line}");
+        // Both.
+        let line = &index_against(&shaky, &reference).overall.left_out[0];
+        assert!(
+            line.ends_with(
+                ": this run's rounds varied 7.5 % (another process); the reference machine's rounds varied 28.9 % (another process)"
+            ),
+            "{line}"
+        );
     }
 
     #[test]

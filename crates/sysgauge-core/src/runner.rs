@@ -331,7 +331,13 @@ impl<'a> Runner<'a> {
             details.extend(&seen.details);
             findings.extend(seen.findings);
             if !seen.disturbed.is_empty() {
-                details.insert(DISTURBED, seen.disturbed.join("; "));
+                // Beside the benchmark's own reason (a spawn that waited),
+                // not over it.
+                let why = match details.get_str(DISTURBED) {
+                    Some(own) => format!("{own}; {}", seen.disturbed.join("; ")),
+                    None => seen.disturbed.join("; "),
+                };
+                details.insert(DISTURBED, why);
             }
         }
         for (key, value) in &case.params.0 {

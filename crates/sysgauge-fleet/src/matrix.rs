@@ -62,7 +62,7 @@ pub struct MatrixPlan {
     /// The run's shared key (the listeners accept nothing else).
     pub key: String,
     /// `ping` options after the command name, before the peers (count,
-    /// interval, …); the matrix adds `--json - --no-store -q`.
+    /// interval, …); the matrix adds `--json - --no-store -q --no-wait`.
     pub ping_args: Vec<String>,
     /// `net` options of a pair test, after `--peer ADDRESS` (the
     /// profile); empty: no throughput rounds.
@@ -181,7 +181,7 @@ pub fn run(hosts: &[MatrixHost], mp: &MatrixPlan, cancel: &CancelToken, tx: mpsc
                 };
                 let mut args: Vec<String> = vec!["ping".into()];
                 args.extend(mp.ping_args.iter().cloned());
-                args.extend(["-q", "--json", "-", "--no-store"].map(String::from));
+                args.extend(["-q", "--no-wait", "--json", "-", "--no-store"].map(String::from));
                 args.extend(
                     live.iter()
                         .filter(|&&j| j != i)
@@ -259,7 +259,7 @@ pub fn flood(
                 let mut args: Vec<String> = vec!["net".into(), "--icmp".into(), target.into()];
                 args.extend(mp.pair_args.iter().cloned());
                 args.extend(["--flood-at".into(), start_at.clone()]);
-                args.extend(["--json", "-", "--no-store"].map(String::from));
+                args.extend(["--no-wait", "--json", "-", "--no-store"].map(String::from));
                 s.spawn(move || {
                     let _ = tx.send(Event::Stage(
                         i,
@@ -397,7 +397,7 @@ fn rounds(
                     peer_arg(&hosts[to].net_address),
                 ];
                 args.extend(mp.pair_args.iter().cloned());
-                args.extend(["--json", "-", "--no-store"].map(String::from));
+                args.extend(["--no-wait", "--json", "-", "--no-store"].map(String::from));
                 s.spawn(move || {
                     let _ = tx.send(Event::Stage(
                         from,

@@ -13,6 +13,8 @@
 //!   `available_memory_bytes`, `free_space_bytes`, `fs_info`, `block_device`.
 //! - `procs`: per-process CPU time and state from /proc/PID/stat, for
 //!   `sysgauge procs`.
+//! - `quiet`: the wait for a quiet machine before measuring, judged by the
+//!   CPU time other processes use now (not by the load average).
 //! - `facts_table` shapes the facts as label/value rows; this crate never
 //!   prints.
 //!
@@ -35,6 +37,7 @@ mod memory;
 mod mounts;
 mod os;
 pub mod procs;
+pub mod quiet;
 mod sysroot;
 mod table;
 pub mod telemetry;

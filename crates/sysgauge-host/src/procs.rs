@@ -195,6 +195,25 @@ pub fn snapshot(proc_root: &Path) -> std::io::Result<Snapshot> {
     Ok(s)
 }
 
+/// `root` and every process descended from it, by the parent pids in
+/// `all` (parents are listed before their children only by chance).
+pub fn descendants(all: &[ProcStat], root: i32) -> std::collections::BTreeSet<i32> {
+    let mut out: std::collections::BTreeSet<i32> = [root].into_iter().collect();
+    // Repeat until nothing is added (bounded by the process count).
+    for _ in 0..all.len() {
+        let before = out.len();
+        for p in all {
+            if out.contains(&p.ppid) {
+                out.insert(p.pid);
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    out
+}
+
 /// Clock ticks per second (USER_HZ) for the tick fields of /proc/PID/stat.
 pub fn clock_ticks() -> f64 {
     // From the aux vector the kernel gives every process, as sysconf does.

@@ -268,20 +268,8 @@ struct Full {
 /// Pids of kernel threads (children of kthreadd, pid 2) and of this
 /// process with its descendants: what "other processes" leaves out.
 fn not_others(all: &[ProcStat], me: i32) -> BTreeSet<i32> {
-    let mut out: BTreeSet<i32> = [2, me].into_iter().collect();
-    // Parents come before children in pid order only by chance: repeat
-    // until nothing is added (bounded by the process count).
-    for _ in 0..all.len() {
-        let before = out.len();
-        for p in all {
-            if out.contains(&p.ppid) {
-                out.insert(p.pid);
-            }
-        }
-        if out.len() == before {
-            break;
-        }
-    }
+    let mut out = procs::descendants(all, me);
+    out.extend(procs::descendants(all, 2));
     out
 }
 

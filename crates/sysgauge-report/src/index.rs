@@ -48,7 +48,7 @@ pub fn index_text(report: &IndexReport, baseline_version: u32, machine: &str) ->
         t.render(TableFormat::Text)
     );
     if !report.overall.left_out.is_empty() {
-        text.push_str("left out of the index (not a measure of the machine):\n");
+        text.push_str("left out of the index (a result that is not a measure of its machine, here or on the reference):\n");
         for why in &report.overall.left_out {
             text.push_str(&format!("  - {why}\n"));
         }

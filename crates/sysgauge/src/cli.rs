@@ -355,6 +355,22 @@ pub struct MeasureArgs {
     /// CPU, steal, iowait, pressure, clock, temperature) nor flag disturbed cases.
     #[arg(long)]
     pub no_telemetry: bool,
+
+    /// Before measuring, wait at most SECONDS for a quiet machine: other
+    /// processes below --quiet-below of the CPUs for 3 s (docs/telemetry.md); 0
+    /// does not wait.
+    #[arg(long, value_name = "SECONDS", default_value = "30")]
+    pub wait_quiet: Seconds,
+
+    /// Other processes' share of all CPUs, in %, below which the machine is
+    /// quiet.
+    #[arg(long, value_name = "PERCENT", default_value_t = sysgauge_host::quiet::DEFAULT_LIMIT_PERCENT)]
+    pub quiet_below: f64,
+
+    /// Measure at once, without waiting for a quiet machine (tests, scripts,
+    /// fleets); also set by SYSGAUGE_NO_WAIT=1.
+    #[arg(long, env = "SYSGAUGE_NO_WAIT", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_wait: bool,
 }
 
 /// `--implementation`, shared by the commands that run hash and crypto
@@ -1159,6 +1175,11 @@ pub enum BaselineAction {
         /// Accept runs that are not complete, release-build runs of the quick and standard profiles.
         #[arg(long)]
         force: bool,
+        /// Write the baseline even when cases were measured on a noisy machine
+        /// (other processes above 0.05 CPUs, any steal, rounds varying more
+        /// than 2 %), with a warning naming them.
+        #[arg(long)]
+        allow_noisy: bool,
     },
 }
 

@@ -39,6 +39,9 @@ pub struct MeasureConfig {
     pub quiet_progress: bool,
     /// Watch every case with the host's telemetry.
     pub telemetry: bool,
+    /// The wait for a quiet machine before the first case; `None` with
+    /// `--no-wait` (or `--wait-quiet 0`).
+    pub wait: Option<sysgauge_host::quiet::QuietRule>,
 }
 
 impl MeasureConfig {
@@ -75,6 +78,14 @@ impl MeasureConfig {
         if let Some(json) = &a.json {
             check_output_path(json, "--json")?;
         }
+        if !(a.quiet_below.is_finite() && a.quiet_below > 0.0 && a.quiet_below <= 100.0) {
+            bail!(
+                "--quiet-below must be a percentage above 0 and at most 100, not {}",
+                a.quiet_below
+            );
+        }
+        let wait = (!a.no_wait && !a.wait_quiet.0.is_zero())
+            .then(|| sysgauge_host::quiet::QuietRule::bounded(a.wait_quiet.0, a.quiet_below));
         let scratch_base = match &a.scratch_dir {
             Some(d) => {
                 check_writable_dir(d, "--scratch-dir")?;
@@ -101,6 +112,7 @@ impl MeasureConfig {
             family_budgets: BTreeMap::new(),
             quiet_progress: false,
             telemetry: !a.no_telemetry,
+            wait,
         })
     }
 }

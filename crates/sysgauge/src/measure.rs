@@ -20,6 +20,7 @@ use sysgauge_bench::{families, Family};
 use sysgauge_core::record::{BuildInfo, Finding, RunRecord, RunStatus, Status};
 use sysgauge_core::runner::{Runner, RunnerConfig, Sink, Sinks};
 use sysgauge_core::{Benchmark, CancelToken, CtxSettings, MonotonicClock};
+use sysgauge_host::quiet::{self, WaitReport};
 use sysgauge_report::{summary_table, TableFormat};
 use sysgauge_store::{Store, StoreSink};
 
@@ -134,17 +135,63 @@ pub fn long_version() -> String {
     )
 }
 
-/// A new, empty run record for `command`.
-pub fn new_record(command: &str, cfg: &MeasureConfig) -> RunRecord {
+/// How the machine was as the run began: the wait for a quiet machine
+/// (none with `--no-wait`), and other processes' share of the CPUs then.
+pub struct QuietStart {
+    pub wait: Option<WaitReport>,
+    pub others_percent: Option<f64>,
+}
+
+/// Wait for a quiet machine as `cfg` says (saying so on stderr), or, with
+/// `--no-wait`, only look at what the CPUs do for a tenth of a second.
+pub fn quiet_start(cfg: &MeasureConfig, cancel: &CancelToken) -> QuietStart {
+    let root = sysgauge_host::SysRoot::live();
+    let Some(rule) = &cfg.wait else {
+        return QuietStart {
+            wait: None,
+            others_percent: quiet::others_now(&root, std::time::Duration::from_millis(100)),
+        };
+    };
+    eprintln!(
+        "sysgauge: waiting up to {:.0} s for a quiet machine (other processes below {} % of the CPUs for {:.0} s; --no-wait skips this)",
+        rule.bound.as_secs_f64(),
+        rule.limit_percent,
+        rule.quiet_for.as_secs_f64()
+    );
+    let mut said = std::time::Instant::now();
+    let report = quiet::wait_for_quiet(&root, rule, &|| cancel.is_cancelled(), &mut |r| {
+        if said.elapsed() >= std::time::Duration::from_secs(5) {
+            eprintln!("sysgauge: {}", r.summary());
+            said = std::time::Instant::now();
+        }
+    });
+    eprintln!("sysgauge: {}", report.summary());
+    QuietStart {
+        others_percent: report.others_percent,
+        wait: Some(report),
+    }
+}
+
+/// A new, empty run record for `command`, with how quiet the machine was
+/// as it began (its tags and findings).
+pub fn new_record(command: &str, cfg: &MeasureConfig, start: &QuietStart) -> RunRecord {
     let host = sysgauge_host::collect_live(Some(&cfg.scratch_base));
     let build = build_info();
-    let findings = sysgauge_bench::methodology::run_findings(&host, &build);
+    let mut findings =
+        sysgauge_bench::methodology::run_findings(&host, &build, start.others_percent);
+    let mut tags = cfg.tags.clone();
+    if let Some(w) = &start.wait {
+        findings.extend(w.finding());
+        for (k, v) in w.tags() {
+            tags.entry(k.to_string()).or_insert(v);
+        }
+    }
     RunRecord {
         build,
         host,
         profile: cfg.profile,
         label: cfg.label.clone(),
-        tags: cfg.tags.clone(),
+        tags,
         findings,
         ..RunRecord::new(
             &uuid::Uuid::new_v4().to_string(),
@@ -176,8 +223,6 @@ pub fn execute_with(
     extra_sink: Option<&mut dyn Sink>,
 ) -> Result<Outcome> {
     let mut store = open_store(cfg)?;
-    let mut record = new_record(command, cfg);
-    record.findings.extend(extra_findings);
     let family_budgets: BTreeMap<String, std::time::Duration> = families()
         .iter()
         .map(|f| {
@@ -223,6 +268,11 @@ pub fn execute_with(
             cfg.profile
         );
     }
+    // Last before the first case, so a bad option or an empty selection
+    // fails at once rather than after the wait.
+    let start = quiet_start(cfg, cancel);
+    let mut record = new_record(command, cfg, &start);
+    record.findings.extend(extra_findings);
     let mut console = ConsoleProgress::new(cfg.quiet_progress);
     let mut store_error: Option<String> = None;
     let (mut record, stored_as) = match store.as_mut() {

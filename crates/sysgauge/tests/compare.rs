@@ -882,6 +882,13 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
     let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     assert!(v["version"].as_u64().unwrap_or(0) >= 1);
     assert_eq!(v["stale"], serde_json::json!([]));
+    let quiet = v["quiet"]["cases"].as_array().map_or(0, Vec::len);
+    assert!(quiet > 50, "every reference case is judged: {}", v["quiet"]);
+    let text = stdout_of(&sb.cmd().args(["baseline", "show"]).succeeds());
+    assert!(
+        text.contains("How quiet the recording was") && text.contains("others' CPUs"),
+        "{text}"
+    );
 
     // A tiny debug run is refused as a baseline unless forced.
     let make = |extra: &[&str]| {
@@ -901,8 +908,22 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
         stderr_of(&refused)
     );
     let file = sb.path().join("reference.json");
+    // A run measured beside other work is refused, naming its cases; a
+    // quiet machine's tiny run (one round) passes.
+    let noisy = make(&["--force", "-o", file.to_str().unwrap_or("x")]);
+    if !noisy.status.success() {
+        let err = stderr_of(&noisy);
+        assert_eq!(noisy.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("measured on a noisy machine")
+                && err.contains("hash.sha256")
+                && err.contains("--allow-noisy"),
+            "{err}"
+        );
+    }
     let forced = make(&[
         "--force",
+        "--allow-noisy",
         "--version",
         "7",
         "-o",

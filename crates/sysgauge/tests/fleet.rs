@@ -860,7 +860,10 @@ fn ansible_role_measures_fetches_and_imports() {
                 sb.db().display(),
                 results.display()
             ))
-            .args(["-e", "sysgauge_args='run --profile tiny --only hash.md5'"])
+            .args([
+                "-e",
+                "sysgauge_args='run --profile tiny --only hash.md5 --no-wait'",
+            ])
             .env("ANSIBLE_LOCAL_TEMP", d.join("ansible-local"))
             .env("ANSIBLE_REMOTE_TMP", d.join("tmp/ansible-remote"))
             .env("ANSIBLE_NOCOLOR", "1")

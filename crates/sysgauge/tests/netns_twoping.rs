@@ -57,7 +57,9 @@ fn bin() -> String {
 fn in_ns(ns: &str, program: &str, args: &[&str]) -> Command {
     let mut c = Command::new("ip");
     c.args(["netns", "exec", ns, program]).args(args);
-    c.env("HOME", std::env::temp_dir()).stdin(Stdio::null());
+    c.env("HOME", std::env::temp_dir())
+        .env("SYSGAUGE_NO_WAIT", "1")
+        .stdin(Stdio::null());
     c
 }
 

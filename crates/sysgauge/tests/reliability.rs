@@ -509,6 +509,7 @@ fn hangup_of_a_real_terminal_is_survived() {
         .arg(sb.db())
         .env("HOME", sb.path())
         .env("XDG_DATA_HOME", sb.path().join("xdg"))
+        .env("SYSGAUGE_NO_WAIT", "1")
         .env("TMPDIR", &tmp)
         .stdin(std::process::Stdio::null())
         .stdout(slave.try_clone().unwrap())

@@ -22,8 +22,12 @@
 //! are reported: Linux accounts each task's total CPU time exactly but
 //! splits it into user and system by sampling at the timer tick, so over a
 //! repetition of tens of milliseconds the split is mostly sampling noise.
+//! The wall time over the CPU time (`wall_per_cpu` detail) tells a cost
+//! from a wait: `cost` flags the cells that waited, or sit on the
+//! scheduler tick, as disturbed, with a finding.
 
 pub mod ballast;
+pub mod cost;
 pub mod method;
 pub mod report;
 pub mod target;
@@ -125,6 +129,21 @@ impl SpawnBenchmark {
             new
         });
         v
+    }
+}
+
+/// The median of `v` (0 when empty).
+fn median(v: &[f64]) -> f64 {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return 0.0;
+    }
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
     }
 }
 
@@ -328,6 +347,27 @@ impl Benchmark for SpawnBenchmark {
             timed.iter().map(|r| f(r) / r.spawns * 1e6).collect()
         };
         let spawn_time: Vec<f64> = samples.iter().map(|r| spawners as f64 * 1e6 / r).collect();
+        let cpu = per_spawn(|r| r.parent_cpu + r.children_cpu);
+        // With several spawners the wall time is per spawner and the CPU
+        // time per spawn of all: both are one spawner's share of a CPU.
+        let (wall_med, cpu_med) = (median(&spawn_time), median(&cpu));
+        let judged = cost::judge(wall_med, cpu_med, cost::kernel_hz());
+        if let Some(r) = judged.wall_per_cpu {
+            ctx.note_detail("wall_per_cpu", format!("{r:.2}"));
+        }
+        let case = format!("{} {params}", method.id());
+        for f in judged.findings(&case, wall_med, cpu_med) {
+            ctx.finding(f);
+        }
+        let mut why: Vec<String> = judged.waiting.into_iter().collect();
+        if let Some((hz, k)) = judged.tick {
+            why.push(format!(
+                "{k} scheduler tick(s) of a {hz} Hz kernel per spawn"
+            ));
+        }
+        if !why.is_empty() {
+            ctx.note_detail(sysgauge_core::DISTURBED, why.join("; "));
+        }
         Ok(vec![
             metric("spawn_time", Unit::Microseconds, Better::Lower, spawn_time)?,
             metric("spawn_rate", Unit::OpsPerSec, Better::Higher, samples)?,

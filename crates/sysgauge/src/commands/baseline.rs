@@ -23,6 +23,7 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
             version,
             output: out,
             force,
+            allow_noisy,
         } => {
             if let Some(p) = &out {
                 check_output_path(p, "--output")?;
@@ -58,6 +59,7 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
                     }
                 }
             }
+            check_quiet(&records, allow_noisy)?;
             let version = match version {
                 Some(0) => bail!("--version must be at least 1"),
                 Some(v) => v,
@@ -117,6 +119,14 @@ fn show(json: bool) -> Result<Exit> {
                 "results": r.results.len(),
             })).collect::<Vec<_>>(),
             "stale": stale,
+            "quiet": {
+                "limits": {
+                    "other_cpus": baseline::QUIET_OTHER_CPUS,
+                    "steal_percent": 0.0,
+                    "between_round_spread_percent": baseline::QUIET_SPREAD_PERCENT,
+                },
+                "cases": baseline::quietness(&b.runs),
+            },
         });
         output::stdout(&(serde_json::to_string_pretty(&v)? + "\n"))?;
         return Ok(Exit::Ok);
@@ -157,8 +167,118 @@ fn show(json: bool) -> Result<Exit> {
             text.push_str(&format!("  {s}\n"));
         }
     }
+    text.push_str(&quiet_text(b));
     output::stdout(&text)?;
     Ok(Exit::Ok)
+}
+
+/// Refuse (or, with `allow_noisy`, warn loudly about) reference runs with
+/// cases measured on a noisy machine, naming them: a reference that does
+/// not repeat makes every user's index wander with it.
+fn check_quiet(records: &[RunRecord], allow_noisy: bool) -> Result<()> {
+    let all = baseline::quietness(records);
+    let noisy: Vec<&baseline::CaseQuiet> = all.iter().filter(|c| !c.noisy.is_empty()).collect();
+    if noisy.is_empty() {
+        return Ok(());
+    }
+    const SHOWN: usize = 30;
+    let mut list: String = noisy
+        .iter()
+        .take(SHOWN)
+        .map(|c| format!("\n  {}: {}", c.case, c.noisy.join("; ")))
+        .collect();
+    if noisy.len() > SHOWN {
+        list.push_str(&format!("\n  … and {} more", noisy.len() - SHOWN));
+    }
+    let head = format!(
+        "{} of the {} reference cases were measured on a noisy machine (limits: other processes at most {} CPUs, no steal, rounds within {} %):{list}",
+        noisy.len(),
+        all.len(),
+        baseline::QUIET_OTHER_CPUS,
+        baseline::QUIET_SPREAD_PERCENT
+    );
+    if allow_noisy {
+        eprintln!(
+            "sysgauge: WARNING: {head}\nsysgauge: WARNING: writing the baseline anyway (--allow-noisy): every index against it inherits this noise"
+        );
+        Ok(())
+    } else {
+        bail!("{head}\nrecord the runs again on a quiet machine (stop other work; with --rounds 3), or pass --allow-noisy")
+    }
+}
+
+/// Median and maximum of `v`, `-` when empty.
+fn median_max(v: &mut [f64], places: usize) -> String {
+    if v.is_empty() {
+        return "-".to_string();
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    format!("{median:.places$} / {:.places$}", v[n - 1])
+}
+
+/// How quiet the recording was: per family, other processes' CPUs and
+/// the between-round spread (median / max over its cases), the cases with
+/// steal, and every case above the limits.
+fn quiet_text(b: &Baseline) -> String {
+    let cases = baseline::quietness(&b.runs);
+    let mut t = sysgauge_report::Table::columns(
+        "family, >cases, >others' CPUs median / max, >with steal, >round spread % median / max, >above limits",
+    );
+    let mut families: Vec<&str> = Vec::new();
+    for c in &cases {
+        let f = c.case.split('.').next().unwrap_or("");
+        if !families.contains(&f) {
+            families.push(f);
+        }
+    }
+    for f in families {
+        let of: Vec<&baseline::CaseQuiet> = cases
+            .iter()
+            .filter(|c| c.case.split('.').next() == Some(f))
+            .collect();
+        let mut others: Vec<f64> = of.iter().filter_map(|c| c.other_cpus).collect();
+        let mut spread: Vec<f64> = of.iter().filter_map(|c| c.spread_percent).collect();
+        t.push(vec![
+            f.to_string(),
+            of.len().to_string(),
+            median_max(&mut others, 2),
+            of.iter()
+                .filter(|c| c.steal_percent.is_some_and(|s| s > 0.0))
+                .count()
+                .to_string(),
+            median_max(&mut spread, 1),
+            of.iter()
+                .filter(|c| !c.noisy.is_empty())
+                .count()
+                .to_string(),
+        ]);
+    }
+    let noisy: Vec<&baseline::CaseQuiet> = cases.iter().filter(|c| !c.noisy.is_empty()).collect();
+    let mut text = format!(
+        "\nHow quiet the recording was (limits: other processes at most {} CPUs, no steal, rounds within {} %):\n{}",
+        baseline::QUIET_OTHER_CPUS,
+        baseline::QUIET_SPREAD_PERCENT,
+        t.render(sysgauge_report::TableFormat::Text)
+    );
+    if noisy.is_empty() {
+        text.push_str("every case within the limits\n");
+    } else {
+        text.push_str(&format!(
+            "{} of {} cases above the limits:\n",
+            noisy.len(),
+            cases.len()
+        ));
+        for c in noisy {
+            text.push_str(&format!("  {}: {}\n", c.case, c.noisy.join("; ")));
+        }
+    }
+    text
 }
 
 fn profile_list() -> String {

@@ -46,8 +46,23 @@ pub fn run(args: FleetArgs) -> Result<Exit> {
 
 /// The sysgauge command line a host runs: `args` as given when they start
 /// with a measuring subcommand, else `run` followed by them; `run
-/// --profile quick` when empty.
+/// --profile quick` when empty. `--no-wait` follows the subcommand unless
+/// the user asks for the wait (`--wait-quiet`): hosts of one lab often
+/// share CPUs, and each would wait for the others.
 fn remote_args(args: &[String]) -> Result<Vec<String>> {
+    let mut v = host_command(args)?;
+    let asks = |a: &String| {
+        let name = a.split('=').next().unwrap_or_default();
+        name == "--wait-quiet" || name == "--no-wait"
+    };
+    if !v.iter().any(asks) {
+        v.insert(1, "--no-wait".into());
+    }
+    Ok(v)
+}
+
+/// `remote_args` before `--no-wait` is added.
+fn host_command(args: &[String]) -> Result<Vec<String>> {
     if args.is_empty() {
         return Ok(vec!["run".into(), "--profile".into(), "quick".into()]);
     }
@@ -531,15 +546,31 @@ mod tests {
     fn host_command_lines() {
         assert_eq!(
             remote_args(&[]).unwrap_or_default(),
-            s(&["run", "--profile", "quick"])
+            s(&["run", "--no-wait", "--profile", "quick"])
         );
         assert_eq!(
             remote_args(&s(&["--profile", "tiny", "--only", "family.case"])).unwrap_or_default(),
-            s(&["run", "--profile", "tiny", "--only", "family.case"])
+            s(&[
+                "run",
+                "--no-wait",
+                "--profile",
+                "tiny",
+                "--only",
+                "family.case"
+            ])
         );
         assert_eq!(
             remote_args(&s(&["crypto", "--profile", "tiny"])).unwrap_or_default(),
-            s(&["crypto", "--profile", "tiny"])
+            s(&["crypto", "--no-wait", "--profile", "tiny"])
+        );
+        // Asked for: the hosts wait.
+        assert_eq!(
+            remote_args(&s(&["--wait-quiet=60", "--only", "hash"])).unwrap_or_default(),
+            s(&["run", "--wait-quiet=60", "--only", "hash"])
+        );
+        assert_eq!(
+            remote_args(&s(&["spawn", "--no-wait"])).unwrap_or_default(),
+            s(&["spawn", "--no-wait"])
         );
         for bad in [
             &["--json", "x"][..],

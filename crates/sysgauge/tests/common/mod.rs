@@ -39,12 +39,15 @@ impl Sandbox {
     }
 
     /// The binary with HOME and XDG_DATA_HOME pointing into the sandbox, so
-    /// no test ever touches the user's real database.
+    /// no test ever touches the user's real database, and with
+    /// SYSGAUGE_NO_WAIT=1: tests run side by side and never wait for a
+    /// quiet machine (the wait's own tests remove it).
     pub fn cmd(&self) -> Command {
         let mut c = Command::cargo_bin("sysgauge").unwrap_or_else(|e| panic!("binary: {e}"));
         c.env("HOME", self.dir.path())
             .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
             .env_remove("SYSGAUGE_DB")
+            .env("SYSGAUGE_NO_WAIT", "1")
             .current_dir(self.dir.path())
             .timeout(std::time::Duration::from_secs(300));
         c
@@ -58,6 +61,7 @@ impl Sandbox {
         c.env("HOME", self.dir.path())
             .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
             .env_remove("SYSGAUGE_DB")
+            .env("SYSGAUGE_NO_WAIT", "1")
             .current_dir(self.dir.path());
         c
     }
