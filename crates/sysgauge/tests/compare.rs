@@ -1347,3 +1347,64 @@ fn missing_cases_are_summed_up_unless_verbose() {
         assert_eq!(text.matches("\" open>\n<summary>").count(), open);
     }
 }
+
+/// A machine imported from CSV with sweep rows (the rate alone, as a
+/// write-up's table gives it) is drawn beside a sysgauge JSON machine, by
+/// `chart --kind sweep` and in the report's sweep section.
+#[test]
+fn sweep_chart_includes_machines_imported_from_csv() {
+    use sysgauge_report::chart::lines::{svg_lines_of, svg_texts};
+    let sb = Sandbox::new();
+    let json = built_machines(sb.path(), &["fastbox"]);
+    let csv = sb.path().join("csvbox.csv");
+    let mut text = String::from("host,benchmark,metric,value,unit,better,params\n");
+    for n in [64, 128, 256] {
+        for (copies, mbps) in [(1, 150), (64, 400)] {
+            text.push_str(&format!(
+                "csvbox,sweep.sha256sum,throughput,{},MB/s,higher,\"copies={copies} iterations={n} data=words\"\n",
+                mbps + n
+            ));
+        }
+    }
+    std::fs::write(&csv, text).unwrap();
+
+    let svg = sb.path().join("sweep.svg");
+    sb.cmd()
+        .arg("chart")
+        .arg(&json)
+        .arg(&csv)
+        .args(["--kind", "sweep", "--svg"])
+        .arg(&svg)
+        .succeeds();
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(
+        svg_lines_of(&svg, 0),
+        4,
+        "fastbox: dd and sha256sum, ×1 and ×64"
+    );
+    assert_eq!(svg_lines_of(&svg, 1), 2, "csvbox: sha256sum, ×1 and ×64");
+    let texts = svg_texts(&svg);
+    for t in ["fastbox", "csvbox", "sha256sum", "dd"] {
+        assert!(texts.contains(&t), "no {t} in {texts:?}");
+    }
+
+    let html = sb.path().join("report.html");
+    sb.cmd()
+        .arg("report")
+        .arg(&html)
+        .arg(&json)
+        .arg(&csv)
+        .succeeds();
+    let html = std::fs::read_to_string(&html).unwrap();
+    let section = html
+        .split("<section id=\"chart-sweep\"")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .unwrap_or_else(|| panic!("no sweep section"));
+    assert_eq!(
+        svg_lines_of(section, 1),
+        2,
+        "csvbox in the report's sweep chart"
+    );
+    assert!(svg_texts(section).contains(&"csvbox"));
+}
