@@ -306,6 +306,187 @@ pub fn missing_lines(c: &Comparison) -> Vec<String> {
         .collect()
 }
 
+/// What a rendering shows beyond the defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// List every case some machines lack (by default, one line per
+    /// family sums them up; the JSON document always lists them all).
+    pub verbose: bool,
+}
+
+/// The cases of one family that some machines lack: a line summing them
+/// up and one line per case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingFamily {
+    pub family: String,
+    /// `cpu: 3 cases only on rpi1`, `bonnie: 12 cases on some machines
+    /// only; missing on rpi1 (12), rpi2 (3)`.
+    pub summary: String,
+    /// The cases, as `missing_lines` words them.
+    pub lines: Vec<String>,
+}
+
+fn cases_count(n: usize) -> String {
+    if n == 1 {
+        "1 case".to_string()
+    } else {
+        format!("{n} cases")
+    }
+}
+
+/// The cases some machines lack, per family in order of first appearance.
+/// A comparison of many machines lacks hundreds of cases (an imported tool
+/// only one machine ran, a profile with more sizes), so the summary says
+/// how many per family and which machines lack how many; the lines are
+/// there for those who ask.
+pub fn missing_by_family(c: &Comparison) -> Vec<MissingFamily> {
+    let mut families: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, m) in c.missing.iter().enumerate() {
+        match families.iter_mut().find(|(f, _)| *f == m.family) {
+            Some((_, cases)) => cases.push(i),
+            None => families.push((m.family.clone(), vec![i])),
+        }
+    }
+    let lines = missing_lines(c);
+    families
+        .into_iter()
+        .map(|(family, cases)| {
+            let first = &c.missing[cases[0]];
+            let only_one = first.present_on.len() == 1
+                && cases
+                    .iter()
+                    .all(|&i| c.missing[i].present_on == first.present_on);
+            let mut summary = if only_one {
+                format!(
+                    "{family}: {} only on {}",
+                    cases_count(cases.len()),
+                    first.present_on[0]
+                )
+            } else {
+                // Machines in the comparison's order, then any label not
+                // among them (none, unless the document was edited).
+                let mut labels: Vec<&str> = c.machines.iter().map(|m| m.label.as_str()).collect();
+                for &i in &cases {
+                    for l in &c.missing[i].missing_on {
+                        if !labels.contains(&l.as_str()) {
+                            labels.push(l);
+                        }
+                    }
+                }
+                let lacking: Vec<String> = labels
+                    .iter()
+                    .filter_map(|l| {
+                        let n = cases
+                            .iter()
+                            .filter(|&&i| c.missing[i].missing_on.iter().any(|m| m == l))
+                            .count();
+                        (n > 0).then(|| format!("{l} ({n})"))
+                    })
+                    .collect();
+                format!(
+                    "{family}: {} on some machines only; missing on {}",
+                    cases_count(cases.len()),
+                    lacking.join(", ")
+                )
+            };
+            let other_versions = cases
+                .iter()
+                .filter(|&&i| c.missing[i].note.is_some())
+                .count();
+            if other_versions > 0 {
+                summary.push_str(&format!(
+                    "; {other_versions} of them present elsewhere in another workload version"
+                ));
+            }
+            MissingFamily {
+                family,
+                summary,
+                lines: cases.iter().map(|&i| lines[i].clone()).collect(),
+            }
+        })
+        .collect()
+}
+
+/// The text or Markdown section of the cases some machines lack: a line
+/// per family, or with `verbose` a line per case.
+fn missing_section(c: &Comparison, tf: TableFormat, verbose: bool) -> String {
+    if c.missing.is_empty() {
+        return String::new();
+    }
+    let item = if tf == TableFormat::Markdown {
+        "- "
+    } else {
+        "  "
+    };
+    let mut out = String::from("\n");
+    if verbose {
+        out.push_str(&section_heading(tf, "Cases not on every machine"));
+        for l in missing_lines(c) {
+            out.push_str(&format!("{item}{l}\n"));
+        }
+    } else {
+        out.push_str(&section_heading(
+            tf,
+            "Cases not on every machine (--verbose lists each case)",
+        ));
+        for f in missing_by_family(c) {
+            out.push_str(&format!("{item}{}\n", f.summary));
+        }
+    }
+    out
+}
+
+/// CSV rows of the cases some machines lack: by default one `missing_cases`
+/// row per family and machine lacking some (the count under `samples`),
+/// with `verbose` one `missing` row per case and machine lacking it.
+fn missing_csv_rows(c: &Comparison, verbose: bool, t: &mut Table) {
+    let row = |kind: &str,
+               family: &str,
+               case: Option<&sysgauge_compare::MissingCase>,
+               machine: &str,
+               count: String| {
+        vec![
+            kind.to_string(),
+            family.to_string(),
+            case.map(|m| m.bench_id.clone()).unwrap_or_default(),
+            case.map(|m| m.params.canonical()).unwrap_or_default(),
+            case.map(|m| m.metric.clone()).unwrap_or_default(),
+            String::new(),
+            String::new(),
+            machine.to_string(),
+            c.reference.clone(),
+            String::new(),
+            count,
+        ]
+    };
+    if verbose {
+        for m in &c.missing {
+            for machine in &m.missing_on {
+                t.push(row("missing", &m.family, Some(m), machine, String::new()));
+            }
+        }
+        return;
+    }
+    for f in missing_by_family(c) {
+        for machine in &c.machines {
+            let n = c
+                .missing
+                .iter()
+                .filter(|m| m.family == f.family && m.missing_on.contains(&machine.label))
+                .count();
+            if n > 0 {
+                t.push(row(
+                    "missing_cases",
+                    &f.family,
+                    None,
+                    &machine.label,
+                    n.to_string(),
+                ));
+            }
+        }
+    }
+}
+
 /// Numbers left out of the rows.
 pub fn excluded_lines(c: &Comparison) -> Vec<String> {
     c.excluded
@@ -321,17 +502,27 @@ pub fn excluded_lines(c: &Comparison) -> Vec<String> {
         .collect()
 }
 
-/// Render a comparison.
+/// Render a comparison (the cases some machines lack summed up per family).
 pub fn render_comparison(c: &Comparison, format: CompareFormat) -> String {
+    render_comparison_with(c, format, RenderOptions::default())
+}
+
+/// Render a comparison with `options`.
+pub fn render_comparison_with(
+    c: &Comparison,
+    format: CompareFormat,
+    options: RenderOptions,
+) -> String {
+    let verbose = options.verbose;
     match format {
         CompareFormat::Json => {
             let mut s = serde_json::to_string_pretty(c).unwrap_or_else(|_| "{}".to_string());
             s.push('\n');
             s
         }
-        CompareFormat::Csv => csv(c),
-        CompareFormat::Table => text(c, TableFormat::Text),
-        CompareFormat::Markdown => text(c, TableFormat::Markdown),
+        CompareFormat::Csv => csv(c, verbose),
+        CompareFormat::Table => text(c, TableFormat::Text, verbose),
+        CompareFormat::Markdown => text(c, TableFormat::Markdown, verbose),
     }
 }
 
@@ -344,7 +535,7 @@ pub(crate) fn section_heading(tf: TableFormat, s: &str) -> String {
     }
 }
 
-fn text(c: &Comparison, tf: TableFormat) -> String {
+fn text(c: &Comparison, tf: TableFormat, verbose: bool) -> String {
     let md = tf == TableFormat::Markdown;
     let heading = |s: &str| section_heading(tf, s);
     let mut out = String::new();
@@ -404,7 +595,7 @@ fn text(c: &Comparison, tf: TableFormat) -> String {
             out.push('\n');
         }
     };
-    list(&mut out, "Cases not on every machine", missing_lines(c));
+    out.push_str(&missing_section(c, tf, verbose));
     list(&mut out, "Numbers left out", excluded_lines(c));
     out
 }
@@ -413,7 +604,7 @@ fn opt(v: Option<f64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
 
-fn csv(c: &Comparison) -> String {
+fn csv(c: &Comparison, verbose: bool) -> String {
     let mut t = Table::columns("kind, family, benchmark, params, metric, unit, better, machine, reference, >value, >samples, >ratio, >ci_low, >ci_high, significant, headline, run");
     for r in &c.rows {
         for (i, cell) in r.cells.iter().enumerate() {
@@ -485,6 +676,7 @@ fn csv(c: &Comparison) -> String {
             opt(*b),
         ]);
     }
+    missing_csv_rows(c, verbose, &mut t);
     t.render(TableFormat::Csv)
 }
 

@@ -16,7 +16,8 @@
 use crate::chart::lines::LineFigure;
 use crate::chart::{chart_svg, machine_color, ChartError, ChartKind, Figure};
 use crate::compare::{
-    cases_table, excluded_lines, machines_table, missing_lines, preamble, summary_table,
+    cases_table, excluded_lines, machines_table, missing_by_family, preamble, summary_table,
+    RenderOptions,
 };
 use crate::fleet::{groups_table, medians_table, outlier_rule, outliers_table};
 use crate::table::TableFormat;
@@ -74,6 +75,8 @@ figure.chart svg { max-width: 100%; height: auto; }
 figcaption { font-size: 0.85em; color: #555; }
 .swatch { display: inline-block; width: 0.9em; height: 0.9em; margin-right: 0.3em; vertical-align: middle; }
 .note { color: #555; font-size: 0.9em; }
+details.missing summary { cursor: pointer; }
+details.missing ul { margin-top: 0.3em; }
 "#;
 
 fn table_html(t: &crate::table::Table) -> String {
@@ -113,6 +116,28 @@ pub fn render_html(
     groups: Option<&FleetGroups>,
     generated: &str,
     width: u32,
+) -> Result<String, ChartError> {
+    render_html_with(
+        c,
+        runs,
+        figures,
+        groups,
+        generated,
+        width,
+        RenderOptions::default(),
+    )
+}
+
+/// The whole report, with `options` (`verbose`: the lists of missing
+/// cases open).
+pub fn render_html_with(
+    c: &Comparison,
+    runs: &[&RunRecord],
+    figures: &[ReportFigure],
+    groups: Option<&FleetGroups>,
+    generated: &str,
+    width: u32,
+    options: RenderOptions,
 ) -> Result<String, ChartError> {
     let mut h = String::new();
     let labels: Vec<&str> = c.machines.iter().map(|m| m.label.as_str()).collect();
@@ -301,16 +326,38 @@ pub fn render_html(
         }
         h.push_str("</ul>\n</section>\n");
     };
-    list(
-        &mut h,
-        "missing",
-        "Cases not on every machine",
-        missing_lines(c),
-    );
+    h.push_str(&missing_html(c, options.verbose));
     list(&mut h, "excluded", "Numbers left out", excluded_lines(c));
 
     h.push_str("<footer>\n<h2 id=\"method\">How to read this</h2>\n<p class=\"note\">Each value is the median of the repetitions of a case. A ratio divides a machine's value by the reference's, turned round for times and latencies, so above 1 always means faster. Only equal benchmark ids, parameters, workload versions and metrics are compared. Intervals are percentile-bootstrap 95 % intervals computed from the raw samples (shown where both machines have at least two); a ratio or mean marked ~ is not significantly different from 1. A value marked ! was measured while its machine was disturbed (other processes, stolen time, throttling or waits; the run's findings say which); --exclude-disturbed leaves such values out. The geometric mean is the fair average of ratios; the arithmetic mean is shown beside it as spreadsheets do.</p>\n</footer>\n</body>\n</html>\n");
     Ok(h)
+}
+
+/// The cases some machines lack: a line per family, each opening (a
+/// `<details>`, so no script) on the family's cases; open from the start
+/// with `verbose`. Hundreds of such cases are common and would bury the
+/// rest of the report.
+fn missing_html(c: &Comparison, verbose: bool) -> String {
+    if c.missing.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from(
+        "<section id=\"missing\">\n<h2>Cases not on every machine</h2>\n<p class=\"note\">One line per family; open a line for its cases.</p>\n",
+    );
+    for f in missing_by_family(c) {
+        h.push_str(&format!(
+            "<details class=\"missing\" data-family=\"{}\"{}>\n<summary>{}</summary>\n<ul>\n",
+            esc(&f.family),
+            if verbose { " open" } else { "" },
+            esc(&f.summary)
+        ));
+        for l in &f.lines {
+            h.push_str(&format!("<li>{}</li>\n", esc(l)));
+        }
+        h.push_str("</ul>\n</details>\n");
+    }
+    h.push_str("</section>\n");
+    h
 }
 
 #[cfg(test)]
@@ -431,5 +478,56 @@ mod tests {
         assert!(html.contains("<h2>Hosts grouped by tag:rack</h2>"));
         assert!(html.contains("rack&lt;1&gt;"), "group names are escaped");
         assert!(html.contains("id=\"outliers\""));
+    }
+
+    #[test]
+    fn missing_cases_collapse_per_family() {
+        let mut c = comparison();
+        for n in 0..40u64 {
+            c.missing.push(sysgauge_compare::MissingCase {
+                family: "delta".into(),
+                bench_id: "delta.x".into(),
+                params: sysgauge_core::record::Params::new().with("size", n),
+                workload_version: 1,
+                metric: "t<p>".into(),
+                present_on: vec!["hostx".into()],
+                missing_on: vec!["hosta".into(), "hostb".into()],
+                note: None,
+            });
+        }
+        let runs = crate::testutil::runs();
+        let refs: Vec<&RunRecord> = runs.iter().collect();
+        let html = render_html(&c, &refs, &[], None, "test", 1000).unwrap();
+        let section = html
+            .split("<section id=\"missing\">")
+            .nth(1)
+            .and_then(|s| s.split("</section>").next())
+            .unwrap_or_else(|| panic!("no missing section"));
+        assert_eq!(section.matches("<details").count(), 2, "{section}");
+        assert!(!section.contains(" open>"), "collapsed: {section}");
+        assert!(section.contains(
+            "<details class=\"missing\" data-family=\"delta\">\n<summary>delta: 40 cases only on hostx</summary>"
+        ));
+        assert!(section.contains(
+            "<summary>gamma: 1 case on some machines only; missing on hostb (1)</summary>"
+        ));
+        assert_eq!(section.matches("<li>delta.x size=").count(), 40);
+        assert!(section.contains("t&lt;p&gt;"), "escaped");
+        let open = render_html_with(
+            &c,
+            &refs,
+            &[],
+            None,
+            "test",
+            1000,
+            RenderOptions { verbose: true },
+        )
+        .unwrap();
+        assert_eq!(
+            open.matches("<details class=\"missing\" data-family=")
+                .count(),
+            2
+        );
+        assert_eq!(open.matches("\" open>\n<summary>").count(), 2);
     }
 }

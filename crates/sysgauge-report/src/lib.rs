@@ -26,10 +26,12 @@ mod testutil;
 
 pub use chart::lines::{figure_png, figure_svg, LineFigure};
 pub use chart::{chart_png, chart_svg, ChartError, ChartKind, Figure};
-pub use compare::{format_ratio, render_comparison, CompareFormat};
+pub use compare::{
+    format_ratio, render_comparison, render_comparison_with, CompareFormat, RenderOptions,
+};
 pub use fleet::render_groups;
 pub use format::{format_value, format_with_unit};
-pub use html::{render_html, ReportFigure};
+pub use html::{render_html, render_html_with, ReportFigure};
 pub use index::index_text;
 pub use matrix::{heatmap_png, heatmap_svg, render_matrices, Matrix, MatrixFormat};
 pub use prometheus::{prometheus_text, PromRun};

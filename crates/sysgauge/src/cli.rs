@@ -211,6 +211,11 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub groups: GroupArgs,
+
+    /// List every case some machines lack (by default one line per family
+    /// sums them up; JSON always lists them).
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]
@@ -224,6 +229,11 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub groups: GroupArgs,
+
+    /// Open the per-family lists of the cases some machines lack (they
+    /// are collapsed by default).
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]

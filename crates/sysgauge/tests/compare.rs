@@ -490,6 +490,22 @@ fn html_report_renders_in_headless_chromium() {
         "charts missing from the DOM"
     );
     assert!(dom.contains("0.625") && dom.contains("hostx"));
+    // The cases some machines lack: a collapsed list per family, its
+    // summary line in the page and its cases in the DOM.
+    let missing = dom
+        .split("<section id=\"missing\">")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .unwrap_or_else(|| panic!("no missing section in the DOM"));
+    assert!(
+        missing.contains("<details class=\"missing\" data-family=\"hash\">"),
+        "{missing}"
+    );
+    assert!(!missing.contains(" open>"), "collapsed: {missing}");
+    assert!(
+        missing.contains("<summary>hash: ") && missing.contains("<li>hash.md5 throughput"),
+        "{missing}"
+    );
     let shot = sb.path().join("report.png");
     browser.screenshot(&html, &shot);
     keep_report(&html, &shot, "report");
@@ -1402,4 +1418,187 @@ fn history_follows_a_machine_through_a_rename() {
         .exits_with(2);
     let err = stderr_of(&out);
     assert!(err.contains("'old-name' names 2 machines"), "{err}");
+}
+
+/// A CSV of two machines where one has many more cases: `compare` sums the
+/// cases the other lacks up in one line per family, lists them with
+/// `--verbose` and always in JSON; the report collapses them.
+#[test]
+fn missing_cases_are_summed_up_unless_verbose() {
+    let sb = Sandbox::new();
+    let mut csv = String::from("host,benchmark,metric,value,unit,better,params\n");
+    for host in ["big", "small"] {
+        csv.push_str(&format!("{host},hash.sha256,throughput,80,MB/s,higher,\n"));
+    }
+    for n in 1..=40 {
+        csv.push_str(&format!(
+            "big,tool.read,throughput,{n},MB/s,higher,size={n}\n"
+        ));
+        if n <= 3 {
+            csv.push_str(&format!(
+                "small,tool.read,throughput,{n},MB/s,higher,size={n}\n"
+            ));
+        }
+    }
+    for n in 1..=4 {
+        csv.push_str(&format!("small,other.x,time,{n},s,,n={n}\n"));
+    }
+    let file = sb.path().join("two.csv");
+    std::fs::write(&file, csv).unwrap();
+    assert!(import(&sb, std::slice::from_ref(&file)).status.success());
+
+    let text = stdout_of(&sb.on_db("compare").args(["big", "small"]).succeeds());
+    let section = text
+        .split("Cases not on every machine (--verbose lists each case):\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary:\n{text}"));
+    let lines: Vec<&str> = section
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "  tool: 37 cases only on big",
+            "  other: 4 cases only on small"
+        ],
+        "{text}"
+    );
+    assert!(!text.contains("tool.read size="), "{text}");
+
+    let verbose = stdout_of(
+        &sb.on_db("compare")
+            .args(["big", "small", "--verbose"])
+            .succeeds(),
+    );
+    assert!(
+        verbose.contains("Cases not on every machine:\n"),
+        "{verbose}"
+    );
+    assert_eq!(
+        verbose.matches("\n  tool.read size=").count(),
+        37,
+        "{verbose}"
+    );
+    assert_eq!(verbose.matches("\n  other.x n=").count(), 4, "{verbose}");
+
+    let md = stdout_of(
+        &sb.on_db("compare")
+            .args(["big", "small", "--format", "md"])
+            .succeeds(),
+    );
+    assert!(md.contains("\n- tool: 37 cases only on big\n"), "{md}");
+    let csv = stdout_of(
+        &sb.on_db("compare")
+            .args(["big", "small", "--format", "csv"])
+            .succeeds(),
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("missing_cases,tool,,,,,,small,") && l.contains(",37,")),
+        "{csv}"
+    );
+    let csv = stdout_of(
+        &sb.on_db("compare")
+            .args(["big", "small", "--format", "csv", "-v"])
+            .succeeds(),
+    );
+    assert_eq!(
+        csv.lines()
+            .filter(|l| l.starts_with("missing,tool,tool.read,size="))
+            .count(),
+        37
+    );
+
+    let json = sb
+        .on_db("compare")
+        .args(["big", "small", "--format", "json"])
+        .succeeds();
+    let c: Comparison = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(c.missing.len(), 41);
+    assert!(c
+        .missing
+        .iter()
+        .filter(|m| m.family == "tool")
+        .all(|m| m.missing_on == ["small"]));
+
+    for (verbose, open) in [(false, 0), (true, 2)] {
+        let html = sb.path().join(format!("report-{verbose}.html"));
+        let mut cmd = sb.cmd();
+        cmd.arg("report")
+            .arg(&html)
+            .arg("--db")
+            .arg(sb.db())
+            .args(["big", "small"]);
+        if verbose {
+            cmd.arg("--verbose");
+        }
+        cmd.succeeds();
+        let text = std::fs::read_to_string(&html).unwrap();
+        assert!(text.contains("<summary>tool: 37 cases only on big</summary>"));
+        assert_eq!(text.matches("<li>tool.read size=").count(), 37);
+        assert_eq!(text.matches("<details class=\"missing\"").count(), 2);
+        assert_eq!(text.matches("\" open>\n<summary>").count(), open);
+    }
+}
+
+/// A machine imported from CSV with sweep rows (the rate alone, as a
+/// write-up's table gives it) is drawn beside a sysgauge JSON machine, by
+/// `chart --kind sweep` and in the report's sweep section.
+#[test]
+fn sweep_chart_includes_machines_imported_from_csv() {
+    use sysgauge_report::chart::lines::{svg_lines_of, svg_texts};
+    let sb = Sandbox::new();
+    let json = built_machines(sb.path(), &["fastbox"]);
+    let csv = sb.path().join("csvbox.csv");
+    let mut text = String::from("host,benchmark,metric,value,unit,better,params\n");
+    for n in [64, 128, 256] {
+        for (copies, mbps) in [(1, 150), (64, 400)] {
+            text.push_str(&format!(
+                "csvbox,sweep.sha256sum,throughput,{},MB/s,higher,\"copies={copies} iterations={n} data=words\"\n",
+                mbps + n
+            ));
+        }
+    }
+    std::fs::write(&csv, text).unwrap();
+
+    let svg = sb.path().join("sweep.svg");
+    sb.cmd()
+        .arg("chart")
+        .arg(&json)
+        .arg(&csv)
+        .args(["--kind", "sweep", "--svg"])
+        .arg(&svg)
+        .succeeds();
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(
+        svg_lines_of(&svg, 0),
+        4,
+        "fastbox: dd and sha256sum, ×1 and ×64"
+    );
+    assert_eq!(svg_lines_of(&svg, 1), 2, "csvbox: sha256sum, ×1 and ×64");
+    let texts = svg_texts(&svg);
+    for t in ["fastbox", "csvbox", "sha256sum", "dd"] {
+        assert!(texts.contains(&t), "no {t} in {texts:?}");
+    }
+
+    let html = sb.path().join("report.html");
+    sb.cmd()
+        .arg("report")
+        .arg(&html)
+        .arg(&json)
+        .arg(&csv)
+        .succeeds();
+    let html = std::fs::read_to_string(&html).unwrap();
+    let section = html
+        .split("<section id=\"chart-sweep\"")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .unwrap_or_else(|| panic!("no sweep section"));
+    assert_eq!(
+        svg_lines_of(section, 1),
+        2,
+        "csvbox in the report's sweep chart"
+    );
+    assert!(svg_texts(section).contains(&"csvbox"));
 }

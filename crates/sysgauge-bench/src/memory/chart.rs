@@ -305,4 +305,24 @@ mod tests {
             "{err}"
         );
     }
+
+    /// One working set (what `sysgauge run` measures) is one point: the
+    /// y axis still has at least two numbers, whatever the latency.
+    #[test]
+    fn one_working_set_has_y_axis_numbers() {
+        for ns in [0.9, 1.25, 3.5, 7.0, 30.0, 85.0, 150.0, 700.0] {
+            let r = run("pi", 1 << 20, &[(128 << 20, ns)]);
+            let f = latency_figure(&[("pi", &r)]).unwrap();
+            let (lo, hi) = f.y_range(0);
+            assert!(lo < ns && ns < hi, "{ns} outside {lo}..{hi}");
+            let svg = figure_svg(&f, 1000).unwrap();
+            let texts = svg_texts(&svg);
+            let numbers: Vec<f64> = texts.iter().filter_map(|t| t.parse().ok()).collect();
+            assert!(
+                numbers.len() >= 2,
+                "{ns} ns: y axis {lo}..{hi} has the numbers {numbers:?} ({texts:?})"
+            );
+            assert!(texts.contains(&"128 MiB"), "{texts:?}");
+        }
+    }
 }

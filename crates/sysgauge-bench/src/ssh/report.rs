@@ -151,22 +151,13 @@ fn balanced<T>(
     value: impl Fn(&T) -> f64,
 ) -> Vec<(String, f64, usize)> {
     let mut order: Vec<String> = Vec::new();
-    let mut contexts: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for r in rows {
         let k = key(r);
         if !order.contains(&k) {
-            order.push(k.clone());
+            order.push(k);
         }
-        contexts.entry(k).or_default().insert(context(r));
     }
-    let mut common: Option<BTreeSet<String>> = None;
-    for set in contexts.values() {
-        common = Some(match common {
-            None => set.clone(),
-            Some(c) => c.intersection(set).cloned().collect(),
-        });
-    }
-    let common = common.unwrap_or_default();
+    let common = common_contexts(rows, &key, &context);
     order
         .into_iter()
         .map(|k| {
@@ -180,6 +171,43 @@ fn balanced<T>(
             (k, mean(&vals), n)
         })
         .collect()
+}
+
+/// The contexts every key of `rows` was measured in.
+fn common_contexts<T, C: Ord + Clone>(
+    rows: &[T],
+    key: impl Fn(&T) -> String,
+    context: impl Fn(&T) -> C,
+) -> BTreeSet<C> {
+    let mut contexts: BTreeMap<String, BTreeSet<C>> = BTreeMap::new();
+    for r in rows {
+        contexts.entry(key(r)).or_default().insert(context(r));
+    }
+    let mut common: Option<BTreeSet<C>> = None;
+    for set in contexts.values() {
+        common = Some(match common {
+            None => set.clone(),
+            Some(c) => c.intersection(set).cloned().collect(),
+        });
+    }
+    common.unwrap_or_default()
+}
+
+/// The one context every key was measured in, when there is exactly one:
+/// the context a table of single measurements ranks its keys in. Read from
+/// the results, never from their order (a cipher sweep may come first and
+/// pair another cipher with the fixed MAC).
+fn single_context<'a>(
+    rows: &[&Transfer<'a>],
+    key: impl Fn(&Transfer<'a>) -> &'a str,
+    context: impl Fn(&Transfer<'a>) -> (&'a str, &'a str),
+) -> Option<(&'a str, &'a str)> {
+    let common = common_contexts(rows, |r| key(r).to_string(), |r| context(r));
+    let mut it = common.into_iter();
+    match (it.next(), it.next()) {
+        (Some(c), None) => Some(c),
+        _ => None,
+    }
 }
 
 /// Per-cipher averages: AEAD ciphers over their kex contexts, the others
@@ -361,6 +389,7 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
         }
         out.push_str(&t.render(format));
 
+        let non_aead: Vec<&Transfer> = tr.iter().filter(|t| t.mac != IMPLICIT_MAC).collect();
         out.push_str("\nBy cipher (mean MB/s over the MAC and kex every cipher of its kind was measured with; n = combinations averaged)\n");
         let ciphers = per_cipher(&tr);
         let mut t = Table::columns(">#, cipher, >MB/s, >n, note");
@@ -379,10 +408,9 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
             &ciphers,
             "cipher",
             "MAC/kex",
-            tr.iter()
-                .find(|t| t.mac != IMPLICIT_MAC)
-                .or(tr.first())
-                .map(|t| format!("MAC {}, kex {}", t.mac, t.kex)),
+            single_context(&non_aead, |t| t.cipher, |t| (t.mac, t.kex))
+                .or_else(|| tr.first().map(|t| (t.mac, t.kex)))
+                .map(|(mac, kex)| format!("MAC {mac}, kex {kex}")),
         ));
 
         let macs = per_mac(&tr);
@@ -404,9 +432,8 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
                 &macs,
                 "MAC",
                 "cipher/kex",
-                tr.iter()
-                    .find(|t| t.mac != IMPLICIT_MAC)
-                    .map(|t| format!("cipher {}, kex {}", t.cipher, t.kex)),
+                single_context(&non_aead, |t| t.mac, |t| (t.cipher, t.kex))
+                    .map(|(cipher, kex)| format!("cipher {cipher}, kex {kex}")),
             ));
         }
     }
@@ -870,5 +897,49 @@ mod tests {
         assert!(text.contains("Not measured"), "{text}");
         assert!(text.contains("the server offers: aes256-ctr"), "{text}");
         assert!(text.contains("no recommendation"), "{text}");
+    }
+
+    /// The cipher sweep first, as a run measures it: the first non-AEAD
+    /// transfer is 3des-cbc with the fixed MAC, while every MAC was timed
+    /// with aes128-ctr. The notes name the context the results share.
+    #[test]
+    fn single_context_notes_name_the_shared_context() {
+        let t = |c, m, v| rec(TRANSFER_ID, c, m, KEX, vec![("throughput", v)]);
+        let r = run(vec![
+            t("chacha20-poly1305@openssh.com", IMPLICIT_MAC, 300.0),
+            t("3des-cbc", FM, 10.0),
+            t("aes128-ctr", FM, 400.0),
+            t("aes128-ctr", "hmac-md5", 420.0),
+            t("aes128-ctr", "hmac-sha2-512", 200.0),
+        ]);
+        let text = ssh_report(&r, TableFormat::Text, false);
+        assert!(
+            text.contains(&format!(
+                "Each MAC's figure comes from a single cipher/kex context (cipher aes128-ctr, kex {KEX})"
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("cipher 3des-cbc"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "Each cipher's figure comes from a single MAC/kex context (MAC {FM}, kex {KEX})"
+            )),
+            "{text}"
+        );
+        // The MAC sweep first: the first non-AEAD transfer pairs aes128-ctr
+        // with hmac-md5, yet the ciphers shared the fixed MAC.
+        let mut results = r.results.clone();
+        results.rotate_left(3);
+        let text = ssh_report(&run(results), TableFormat::Text, false);
+        assert!(
+            text.contains(&format!("single MAC/kex context (MAC {FM}, kex {KEX})")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "single cipher/kex context (cipher aes128-ctr, kex {KEX})"
+            )),
+            "{text}"
+        );
     }
 }

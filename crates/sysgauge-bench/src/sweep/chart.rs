@@ -86,7 +86,7 @@ pub fn sweep_figure(machines: &[LabelledRun]) -> Result<LineFigure, ChartError> 
                 if copies_vary {
                     tag.push(format!("×{}", p.copies));
                 }
-                if data_vary {
+                if data_vary && !p.data.is_empty() {
                     tag.push(p.data.clone());
                 }
                 if output_vary {

@@ -6,6 +6,7 @@
 //! 1-copy and many-copy points of each program side by side.
 
 use sysgauge_core::record::{ResultRecord, RunRecord};
+use sysgauge_core::Unit;
 use sysgauge_report::format::format_value;
 use sysgauge_report::table::{Table, TableFormat};
 
@@ -25,8 +26,9 @@ pub struct SweepPoint {
     pub runs: u64,
     /// Bytes processed per repetition.
     pub bytes: u64,
-    /// Median seconds per repetition.
-    pub wall: f64,
+    /// Median seconds per repetition; `None` for imported points that give
+    /// only the rate.
+    pub wall: Option<f64>,
     pub user: f64,
     pub sys: f64,
     /// MB/s (10^6 bytes/s) by wall, user and system time (medians).
@@ -46,11 +48,26 @@ fn metric(r: &ResultRecord, name: &str) -> Option<f64> {
 
 impl SweepPoint {
     /// The point of a successful `sweep.*` result; `None` for anything else.
+    /// Only the rate, copies and iterations are required: a machine imported
+    /// from CSV may give no more (and its metrics in any order), and still
+    /// belongs in the figure.
     pub fn from_result(host: &str, r: &ResultRecord) -> Option<SweepPoint> {
         if r.family != "sweep" || !r.is_ok() {
             return None;
         }
-        let head = r.primary()?;
+        let head = r
+            .metrics
+            .iter()
+            .find(|m| m.name == "throughput")
+            .or_else(|| r.primary().filter(|m| m.name != "wall_time"))?;
+        // Imported rates may come in another byte rate; the figure is in MB/s.
+        let to_mbps = match head.unit {
+            Unit::MBps => 1.0,
+            Unit::GBps => 1e3,
+            Unit::KBps => 1e-3,
+            Unit::MiBps => 1.048_576,
+            _ => return None,
+        };
         let copies = r.params.get_u64("copies")?;
         let iterations = r.params.get_u64("iterations")?;
         let program = match r.params.get_str("command") {
@@ -71,10 +88,10 @@ impl SweepPoint {
             iterations,
             runs,
             bytes,
-            wall: metric(r, "wall_time")?,
+            wall: metric(r, "wall_time"),
             user: metric(r, "user_time").unwrap_or(0.0),
             sys: metric(r, "sys_time").unwrap_or(0.0),
-            mbps_wall: head.value(),
+            mbps_wall: head.value() * to_mbps,
             mbps_user: metric(r, "throughput_user"),
             mbps_sys: metric(r, "throughput_sys"),
             hash_only_estimate: metric(r, "hash_only_estimate"),
@@ -106,7 +123,7 @@ pub fn sweep_table(points: &[SweepPoint], format: TableFormat) -> String {
             p.iterations.to_string(),
             p.runs.to_string(),
             format_value(p.bytes as f64 / 1e6),
-            format_value(p.wall),
+            opt(p.wall),
             format_value(p.user),
             format_value(p.sys),
             format_value(p.mbps_wall),
@@ -135,7 +152,7 @@ pub fn sweep_csv(points: &[SweepPoint]) -> String {
             p.iterations.to_string(),
             p.runs.to_string(),
             p.bytes.to_string(),
-            f(Some(p.wall), 6),
+            f(p.wall, 6),
             f(Some(p.user), 6),
             f(Some(p.sys), 6),
             f(Some(p.mbps_wall), 3),
@@ -166,10 +183,13 @@ pub fn sweep_contrast(points: &[SweepPoint]) -> String {
             })
             .max_by_key(|p| p.copies);
         if let Some(many) = many {
-            let startup_share = if one.wall > 0.0 {
-                ((one.wall - many.wall) / one.wall * 100.0).max(0.0)
-            } else {
-                0.0
+            // The same bytes at both: the times' ratio is the rates'.
+            let startup_share = match (one.wall, many.wall) {
+                (Some(w1), Some(wk)) if w1 > 0.0 => ((w1 - wk) / w1 * 100.0).max(0.0),
+                (None, _) | (_, None) if many.mbps_wall > 0.0 => {
+                    ((1.0 - one.mbps_wall / many.mbps_wall) * 100.0).max(0.0)
+                }
+                _ => 0.0,
             };
             let runs = |n: u64| {
                 if n == 1 {
@@ -274,7 +294,7 @@ pub(crate) mod tests {
         assert_eq!(p[1].program, "sha256sum");
         assert_eq!(p[1].runs, 64);
         assert_eq!(p[1].bytes, 64_000_000);
-        assert_eq!(p[1].wall, 0.4);
+        assert_eq!(p[1].wall, Some(0.4));
         assert_eq!(p[1].mbps_wall, 160.0);
         assert_eq!(p[1].hash_only_estimate, Some(213.3));
         assert_eq!(p[2].mbps_user, Some(330.0));
@@ -314,5 +334,34 @@ pub(crate) mod tests {
             c,
             "sha256sum: N=64 at 1 copy 160.0 MB/s (64 runs), at 64 copies 320.0 MB/s (1 run): 50 % of the 1-copy time is the extra process starts\n"
         );
+    }
+
+    /// A point imported from CSV: the rate alone (in kB/s here), its
+    /// metrics in the file's order, no details.
+    #[test]
+    fn an_imported_rate_alone_is_a_point() {
+        let m = |name: &str, unit: Unit, v: f64| {
+            Metric::new(name, unit, Better::Higher, vec![v]).unwrap_or_else(|| panic!("metric"))
+        };
+        let mut r = ResultRecord::new(
+            "sweep.sha256sum",
+            Params::new().with("copies", 4u64).with("iterations", 16u64),
+            Status::Ok,
+            vec![
+                m("wall_time", Unit::Seconds, 2.0),
+                m("throughput", Unit::KBps, 250_000.0),
+            ],
+        );
+        r.family = "sweep".into();
+        let p = SweepPoint::from_result("csvbox", &r).unwrap_or_else(|| panic!("no point"));
+        assert_eq!((p.mbps_wall, p.wall), (250.0, Some(2.0)));
+        assert_eq!((p.copies, p.iterations, p.runs, p.bytes), (4, 16, 4, 0));
+        r.metrics.remove(0);
+        let p = SweepPoint::from_result("csvbox", &r).unwrap_or_else(|| panic!("no point"));
+        assert_eq!((p.mbps_wall, p.wall), (250.0, None));
+        assert!(sweep_table(&[p], TableFormat::Text).contains("250.0"));
+        // A time alone is no rate.
+        r.metrics = vec![m("wall_time", Unit::Seconds, 2.0)];
+        assert_eq!(SweepPoint::from_result("csvbox", &r), None);
     }
 }

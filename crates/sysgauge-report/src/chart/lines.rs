@@ -135,6 +135,31 @@ pub(crate) fn panel_columns(width: u32) -> u32 {
     }
 }
 
+/// A log axis range with at least two numbers on it. Plotters puts a log
+/// axis's key points at the powers of ten inside the range and at
+/// multiples of each upwards, and `axis_value` labels only 1, 2 and 5
+/// times a power of ten; so a narrow range (one point, values all equal:
+/// one working set of the latency chart, 2.3–5.3 ns) can hold no power of
+/// ten and no number at all. Such a range starts at the power of ten below
+/// it instead (a hair under, so that rounding in plotters' logarithms
+/// keeps that power a key point), and ends at twice that power or beyond.
+pub(crate) fn readable_log_range(lo: f64, hi: f64) -> (f64, f64) {
+    if !(lo > 0.0 && hi >= lo && hi.is_finite()) {
+        return (lo, hi);
+    }
+    let mut labelled = 0;
+    let mut p = 10f64.powf(lo.log10().ceil());
+    while p <= hi && labelled < 2 {
+        labelled += [1.0, 2.0, 5.0].iter().filter(|m| *m * p <= hi).count();
+        p *= 10.0;
+    }
+    if labelled >= 2 {
+        return (lo, hi);
+    }
+    let p = 10f64.powf(lo.log10().floor());
+    (p * (1.0 - 1e-9), hi.max(2.0 * p))
+}
+
 fn span(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (lo, hi) = values
         .filter(|v| v.is_finite() && *v > 0.0)
@@ -208,14 +233,16 @@ impl LineFigure {
 
     /// The y range panel `panel` is drawn on: from 0 to a tenth above the
     /// largest value, or on a log axis a factor 1.5 beyond the smallest
-    /// and the largest; over every panel's points when `shared`.
+    /// and the largest (widened when that would leave the axis without
+    /// two numbers: see `readable_log_range`); over every panel's points
+    /// when `shared`.
     pub fn y_range(&self, panel: usize) -> (f64, f64) {
         let log = self.panels.get(panel).is_some_and(|p| p.log_y);
         let Some((lo, hi)) = span(self.points_of(panel).into_iter().map(|p| p.1)) else {
             return (1.0, 10.0);
         };
         if log {
-            (lo / 1.5, hi * 1.5)
+            readable_log_range(lo / 1.5, hi * 1.5)
         } else {
             (0.0, hi * 1.1)
         }
@@ -672,5 +699,38 @@ mod tests {
         assert_eq!(TickFormat::Decimal.format(10_000.0), "10k");
         assert_eq!(TickFormat::Bytes.format(4096.0), "4 KiB");
         assert_eq!(TickFormat::Bytes.format(1_048_576.0), "1 MiB");
+    }
+
+    #[test]
+    fn narrow_log_ranges_reach_a_power_of_ten() {
+        // Ranges with two labelled values stay as they are.
+        assert_eq!(readable_log_range(0.8, 225.0), (0.8, 225.0));
+        assert_eq!(readable_log_range(100.0, 225.0), (100.0, 225.0));
+        // One point, or equal values: no power of ten, or one label.
+        for (lo, hi, start, end) in [
+            (3.5 / 1.5, 3.5 * 1.5, 1.0, 5.25),
+            (85.0 / 1.5, 85.0 * 1.5, 10.0, 127.5),
+            (466.0, 1050.0, 100.0, 1050.0),
+            (0.6, 1.35, 0.1, 1.35),
+            (0.2, 0.22, 0.1, 0.22),
+        ] {
+            let (a, b) = readable_log_range(lo, hi);
+            assert!(
+                (a / start - 1.0).abs() < 1e-6 && a <= start,
+                "{lo}..{hi}: {a}"
+            );
+            assert_eq!(b, end, "{lo}..{hi}");
+        }
+        // The y range of a panel of one point.
+        let mut f = figure(false, XScale::Linear);
+        f.panels[0].log_y = true;
+        f.panels[0].series = vec![series(0, &[(1.0, 40.0)])];
+        let (a, b) = f.y_range(0);
+        assert!((a - 10.0).abs() < 1e-6 && b == 60.0, "{a}..{b}");
+        let svg = figure_svg(&f, 800).unwrap();
+        let texts = svg_texts(&svg);
+        for label in ["10.0", "20.0"] {
+            assert!(texts.contains(&label), "no {label} in {texts:?}");
+        }
     }
 }

@@ -51,7 +51,14 @@ fn text_table_has_every_part() {
     assert!(t.contains("Means of ratios to hostx"));
     assert!(has_line(&t, "all", "hostb"), "{t}");
     assert!(has_line(&t, "BogoMIPS", "0.0208"), "{t}");
-    assert!(t.contains(
+    assert!(
+        t.contains(
+            "Cases not on every machine (--verbose lists each case):\n  gamma: 1 case on some machines only; missing on hostb (1)\n"
+        ),
+        "{t}"
+    );
+    let v = render_comparison_with(&c, CompareFormat::Table, RenderOptions { verbose: true });
+    assert!(v.contains(
         "Cases not on every machine:\n  gamma.copy bandwidth — on hostx, hosta; missing on hostb"
     ));
 }
@@ -62,7 +69,7 @@ fn markdown_csv_json() {
     let md = render_comparison(&c, CompareFormat::Markdown);
     assert!(md.starts_with("# sysgauge comparison\n"));
     assert!(md.contains("## Cases\n\n| benchmark | params |"));
-    assert!(md.contains("- gamma.copy bandwidth"));
+    assert!(md.contains("- gamma: 1 case on some machines only"));
     let csv = render_comparison(&c, CompareFormat::Csv);
     let header = csv.lines().next().unwrap_or("");
     assert_eq!(header, "kind,family,benchmark,params,metric,unit,better,machine,reference,value,samples,ratio,ci_low,ci_high,significant,headline,run");
@@ -125,4 +132,120 @@ fn runs_and_secondary_metrics_are_shown() {
     let all = &c.overall.cells[1];
     assert_eq!(all.cases, 2);
     assert!((all.geomean.unwrap_or(0.0) - 2.0).abs() < 1e-9, "{all:?}");
+}
+
+/// A comparison lacking many cases: 30 `delta` cases only hostx has, and
+/// 12 `bonnie` cases hosta lacks, 5 of which hostb lacks too (2 of those
+/// there in another workload version).
+fn with_many_missing() -> Comparison {
+    let mut c = comparison();
+    let case = |family: &str, id: &str, n: u64, present: &[&str], missing: &[&str], note: bool| {
+        sysgauge_compare::MissingCase {
+            family: family.into(),
+            bench_id: id.into(),
+            params: Params::new().with("size", n),
+            workload_version: 1,
+            metric: "throughput".into(),
+            present_on: present.iter().map(|s| s.to_string()).collect(),
+            missing_on: missing.iter().map(|s| s.to_string()).collect(),
+            note: note.then(|| {
+                "not compared: hostb has workload version 2 (this case is version 1)".into()
+            }),
+        }
+    };
+    for n in 0..30 {
+        c.missing.push(case(
+            "delta",
+            "delta.x",
+            n,
+            &["hostx"],
+            &["hosta", "hostb"],
+            false,
+        ));
+    }
+    for n in 0..12 {
+        if n < 5 {
+            c.missing.push(case(
+                "bonnie",
+                "bonnie.block",
+                n,
+                &["hostx"],
+                &["hosta", "hostb"],
+                n < 2,
+            ));
+        } else {
+            c.missing.push(case(
+                "bonnie",
+                "bonnie.block",
+                n,
+                &["hostx", "hostb"],
+                &["hosta"],
+                false,
+            ));
+        }
+    }
+    c
+}
+
+#[test]
+fn missing_cases_are_summed_up_per_family() {
+    let c = with_many_missing();
+    let t = render_comparison(&c, CompareFormat::Table);
+    let section = t
+        .split("Cases not on every machine (--verbose lists each case):\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary section:\n{t}"));
+    let lines: Vec<&str> = section
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "  gamma: 1 case on some machines only; missing on hostb (1)",
+            "  delta: 30 cases only on hostx",
+            "  bonnie: 12 cases on some machines only; missing on hosta (12), hostb (5); 2 of them present elsewhere in another workload version",
+        ]
+    );
+    assert!(!t.contains("delta.x"), "no case listed without --verbose");
+
+    let verbose = RenderOptions { verbose: true };
+    let v = render_comparison_with(&c, CompareFormat::Table, verbose);
+    assert_eq!(v.matches("\n  delta.x size=").count(), 30, "{v}");
+    assert_eq!(v.matches("\n  bonnie.block size=").count(), 12, "{v}");
+    assert!(!v.contains("delta: 30 cases"));
+
+    let md = render_comparison(&c, CompareFormat::Markdown);
+    assert!(
+        md.contains("## Cases not on every machine (--verbose lists each case)\n\n- gamma: 1 case")
+    );
+    assert!(md.contains("\n- delta: 30 cases only on hostx\n"));
+    let md = render_comparison_with(&c, CompareFormat::Markdown, verbose);
+    assert_eq!(md.matches("\n- delta.x size=").count(), 30);
+
+    // CSV: a count per family and machine lacking some, else every case
+    // and machine lacking it.
+    let csv = render_comparison(&c, CompareFormat::Csv);
+    let rows: Vec<&str> = csv.lines().filter(|l| l.starts_with("missing")).collect();
+    assert_eq!(
+        rows,
+        [
+            "missing_cases,gamma,,,,,,hostb,hostx,,1,,,,,,",
+            "missing_cases,delta,,,,,,hosta,hostx,,30,,,,,,",
+            "missing_cases,delta,,,,,,hostb,hostx,,30,,,,,,",
+            "missing_cases,bonnie,,,,,,hosta,hostx,,12,,,,,,",
+            "missing_cases,bonnie,,,,,,hostb,hostx,,5,,,,,,",
+        ]
+    );
+    let csv = render_comparison_with(&c, CompareFormat::Csv, verbose);
+    let rows: Vec<&str> = csv.lines().filter(|l| l.starts_with("missing,")).collect();
+    assert_eq!(rows.len(), 1 + 60 + 12 + 5);
+    assert!(rows.contains(&"missing,bonnie,bonnie.block,size=7,throughput,,,hosta,hostx,,,,,,,,"));
+
+    // JSON is the document: every case, whatever the options.
+    for o in [RenderOptions::default(), verbose] {
+        let back: Comparison =
+            serde_json::from_str(&render_comparison_with(&c, CompareFormat::Json, o)).unwrap();
+        assert_eq!(back.missing.len(), 43);
+    }
 }

@@ -19,7 +19,7 @@ use sysgauge_compare::{
 };
 use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_core::RunRecord;
-use sysgauge_report::{render_comparison, render_groups, CompareFormat};
+use sysgauge_report::{render_comparison_with, render_groups, CompareFormat, RenderOptions};
 use sysgauge_store::Store;
 
 /// Open the results database if it exists (comparing must not create one).
@@ -164,7 +164,13 @@ pub fn run(args: CompareArgs) -> Result<Exit> {
     };
     let text = match grouped(&c, &runs, &args.groups) {
         Some(g) => render_groups(&g, format),
-        None => render_comparison(&c, format),
+        None => render_comparison_with(
+            &c,
+            format,
+            RenderOptions {
+                verbose: args.verbose,
+            },
+        ),
     };
     match &args.output {
         Some(p) => output::to_file_or_stdout(p, &text)

@@ -26,8 +26,17 @@ pub fn run(args: ReportArgs) -> Result<Exit> {
     );
     let figures = family_figures(&c, &refs, &args.machines.family)?;
     let groups = super::compare::grouped(&c, &runs, &args.groups);
-    let html =
-        sysgauge_report::render_html(&c, &refs, &figures, groups.as_ref(), &generated, 1000)?;
+    let html = sysgauge_report::render_html_with(
+        &c,
+        &refs,
+        &figures,
+        groups.as_ref(),
+        &generated,
+        1000,
+        sysgauge_report::RenderOptions {
+            verbose: args.verbose,
+        },
+    )?;
     crate::output::bytes_to_file(out, html.as_bytes())
         .with_context(|| format!("writing the report to {}", out.display()))?;
     eprintln!(
