@@ -12,6 +12,11 @@
 #   scripts/cross.sh test [T...]                  unit tests and a tiny run
 #                                                 under qemu-user (ARM targets)
 #
+# build and test take --lint: the workspace's crates are compiled by
+# clippy-driver with -D warnings (what `cargo clippy` runs, but in the
+# build itself), so a build that is needed anyway is also the lint; .ci/run
+# uses that instead of a clippy pass of its own.
+#
 # Targets (docs/architecture.md, "Targets"): glibc builds link dynamically
 # with Debian's cross gcc; musl builds are fully static and link with zig.
 # The 32-bit musl targets (armv7 Pi 2 and later, armv6 Pi 1 and Zero) build
@@ -142,11 +147,22 @@ cmd_setup() {
   setup_binfmt
 }
 
+# Set by --lint: the environment under which cargo lints the workspace's
+# crates while it builds them (as cargo-clippy sets it).
+LINT_ENV=()
+lint_on() {
+  LINT_ENV=(RUSTC_WORKSPACE_WRAPPER=clippy-driver "CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__")
+}
+lint_env() {
+  if [ "${#LINT_ENV[@]}" -gt 0 ]; then export "${LINT_ENV[@]}"; fi
+}
+
 cmd_build() {
   local profile=release targets=()
   while [ $# -gt 0 ]; do
     case "$1" in
       --profile) profile=${2:?--profile needs a name}; shift 2 ;;
+      --lint) lint_on; shift ;;
       *) targets+=("$1"); shift ;;
     esac
   done
@@ -154,8 +170,8 @@ cmd_build() {
   local dir=$profile t
   [ "$profile" = dev ] && dir=debug
   for t in "${targets[@]}"; do
-    echo "== build $t ($profile) [${SECONDS} s into cross.sh]"
-    (cargo_for "$t" build --profile "$profile" -p sysgauge)
+    echo "== build $t ($profile${LINT_ENV:+, linted}) [${SECONDS} s into cross.sh]"
+    (lint_env && cargo_for "$t" build --profile "$profile" -p sysgauge)
     file "${CARGO_TARGET_DIR:-target}/$t/$dir/sysgauge"
   done
 }
@@ -170,14 +186,18 @@ cmd_clippy() {
 }
 
 cmd_test() {
+  if [ "${1:-}" = --lint ]; then
+    lint_on
+    shift
+  fi
   local targets=("$@") t tmp
   [ "${#targets[@]}" -gt 0 ] || targets=("${EMULATED_TARGETS[@]}")
   for t in "${targets[@]}"; do
     in_list "$t" "${EMULATED_TARGETS[@]}" || die "$t is not tested under qemu-user (${EMULATED_TARGETS[*]} are)"
-    echo "== unit tests $t (qemu-user) [${SECONDS} s into cross.sh]"
-    (cargo_for "$t" test --workspace --lib)
-    echo "== tiny run $t (qemu-user) [${SECONDS} s into cross.sh]"
-    (cargo_for "$t" build -p sysgauge)
+    echo "== unit tests $t (qemu-user${LINT_ENV:+, linted}) [${SECONDS} s into cross.sh]"
+    (lint_env && cargo_for "$t" test --workspace --lib)
+    echo "== tiny run $t (qemu-user${LINT_ENV:+, linted}) [${SECONDS} s into cross.sh]"
+    (lint_env && cargo_for "$t" build -p sysgauge)
     tmp=$(mktemp -d)
     # Every family must measure or skip with a reason; spawn's static
     # helper and /bin/true are spawned through binfmt_misc.
@@ -236,5 +256,5 @@ case "$sub" in
   build) cmd_build "$@" ;;
   clippy) cmd_clippy "$@" ;;
   test) cmd_test "$@" ;;
-  *) die "usage: scripts/cross.sh setup | build [--profile P] [TARGET...] | clippy [TARGET...] | test [TARGET...]" ;;
+  *) die "usage: scripts/cross.sh setup | build [--lint] [--profile P] [TARGET...] | clippy [TARGET...] | test [--lint] [TARGET...]" ;;
 esac
