@@ -1,14 +1,14 @@
-//! What the CSV and JSON import targets share: the fuzzer's bytes as text,
-//! the format sniffer, and an import context like `sysgauge import`'s.
+//! What the CSV and JSON import targets share: the fuzzer's bytes as text
+//! and an import context like `sysgauge import`'s.
 
-use sysgauge_compare::{sniff, ImportContext};
+use sysgauge_compare::ImportContext;
 
 fn known(id: &str) -> Option<u32> {
     (id == "hash.sha256").then_some(3)
 }
 
-/// Sniff `data` and hand it to `import` as file `source_name`; any text
-/// either imports or is an error, and nothing may panic.
+/// Hand `data` to `import` as file `source_name`; any text either imports
+/// or is an error, and nothing may panic.
 pub fn feed<T, E>(
     data: &[u8],
     source_name: &str,
@@ -17,7 +17,6 @@ pub fn feed<T, E>(
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let _ = sniff(text);
     let ctx = ImportContext {
         source_name,
         at: chrono::Utc::now(),

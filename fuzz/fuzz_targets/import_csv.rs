@@ -1,5 +1,5 @@
 //! Fuzz target: `sysgauge import` of a CSV file. Any text either imports
-//! or is an error; the sniffer never panics either.
+//! or is an error.
 
 #![no_main]
 

@@ -1,6 +1,5 @@
 //! Fuzz target: `sysgauge import` of a JSON run record (or an array of
-//! them). Any text either imports or is an error; the sniffer never panics
-//! either.
+//! them). Any text either imports or is an error.
 
 #![no_main]
 
