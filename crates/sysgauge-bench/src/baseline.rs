@@ -20,7 +20,8 @@
 //! case out and says so) until the baseline is re-recorded; a unit test
 //! fails in the meantime, so the baseline does not stay stale by accident.
 
-use crate::registry::{benchmarks, Options};
+use crate::family::Options;
+use crate::registry::benchmarks;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;

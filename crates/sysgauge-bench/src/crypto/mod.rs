@@ -431,7 +431,7 @@ impl CryptoAlgorithm for KexAlg {
     }
 }
 
-crate::registry::register_family! {
+crate::family::register_family! {
     name: "crypto", options: CryptoOptions, in_default_run: true, summary_first: false,
     budget_seconds: [0.4, 8.0, 40.0, 160.0], report: Some(|run, format| report::speed_table(&run.results, format)),
     summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
