@@ -16,6 +16,7 @@
 // crate's one FFI wrapper (the crypto family itself forbids unsafe code).
 pub mod awslc;
 pub mod baseline;
+pub mod baseline_file;
 pub mod clock;
 pub mod cpu;
 pub mod crypto;

@@ -98,7 +98,7 @@ pub fn workload_version_of(id: &str) -> u32 {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
-    use sysgauge_core::{family_of, is_valid_bench_id};
+    use sysgauge_core::{family_of, is_valid_bench_id, Profile};
 
     const BENCHMARKS_DOC: &str = include_str!("../../../docs/benchmarks.md");
 
