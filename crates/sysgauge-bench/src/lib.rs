@@ -31,6 +31,7 @@ pub mod net;
 pub mod openssl_speed;
 pub mod registry;
 pub mod spawn;
+pub mod speed;
 pub mod ssh;
 pub mod startup;
 pub mod sweep;
