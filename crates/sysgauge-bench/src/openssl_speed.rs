@@ -655,9 +655,13 @@ pub fn bench_id_for(openssl_algorithm: &str) -> String {
     }
 }
 
-/// Result records for a report, timestamped now. See `to_results_at`.
-pub fn to_results(report: &SpeedReport) -> Vec<ResultRecord> {
-    to_results_at(report, Utc::now())
+/// Result records for a report, timestamped now, with the workload version
+/// of each id given. See `to_results_with`.
+pub fn to_results(
+    report: &SpeedReport,
+    workload_version: &dyn Fn(&str) -> Option<u32>,
+) -> Vec<ResultRecord> {
+    to_results_with(report, Utc::now(), workload_version)
 }
 
 /// Result records for a report: one per symmetric algorithm and block size
@@ -666,15 +670,9 @@ pub fn to_results(report: &SpeedReport) -> Vec<ResultRecord> {
 /// per key exchange (metric `ops`, op/s). `threads` is the number of
 /// processes (`-multi`), else 1. openssl gives one number per case, so each
 /// metric has a single sample; `details.source` is `openssl speed`. Values
-/// of 0 (a size openssl did not run) are left out.
-pub fn to_results_at(report: &SpeedReport, at: DateTime<Utc>) -> Vec<ResultRecord> {
-    to_results_with(report, at, &|id| {
-        Some(crate::registry::workload_version_of(id))
-    })
-}
-
-/// [`to_results_at`] with the workload version of each id given (an
-/// import passes the map it built once); 1 for an id it does not know.
+/// of 0 (a size openssl did not run) are left out. The workload version of
+/// each id is given (an import passes the map it built once, from the
+/// families' benchmarks); 1 for an id it does not know.
 pub fn to_results_with(
     report: &SpeedReport,
     at: DateTime<Utc>,
@@ -810,7 +808,7 @@ mod tests {
         assert!(close(r.symmetric[0].bytes_per_second[0], 731_065_664.65));
         assert_eq!(r.symmetric[1].algorithm, "sha256");
         assert!(r.sign_verify.is_empty() && r.key_exchange.is_empty());
-        let res = to_results(&r);
+        let res = to_results(&r, &|id| (id == "hash.sha256").then_some(5));
         assert_eq!(res.len(), 2);
         assert_eq!(res[0].bench_id, "hash.md5");
         assert_eq!(res[0].family, "hash");
@@ -827,11 +825,10 @@ mod tests {
         assert_eq!(m.samples.len(), 1);
         assert_eq!(res[0].details.get_str("source"), Some("openssl speed"));
         assert_eq!(res[1].bench_id, "hash.sha256");
-        // The hash family's own workload version, so imports compare.
-        assert_eq!(
-            res[1].workload_version,
-            crate::registry::workload_version_of("hash.sha256")
-        );
+        // The workload version given (on import, the hash family's own),
+        // so imports compare; 1 for an id without one.
+        assert_eq!(res[1].workload_version, 5);
+        assert_eq!(res[0].workload_version, 1);
     }
 
     #[test]
@@ -848,7 +845,7 @@ mod tests {
             .map(|s| bench_id_for(&s.algorithm))
             .collect();
         assert_eq!(ids, ["hash.md5", "hash.sha1", "hash.sha256", "hash.sha512"]);
-        assert_eq!(to_results(&r).len(), 24);
+        assert_eq!(to_results(&r, &|_| None).len(), 24);
     }
 
     #[test]
@@ -873,7 +870,7 @@ mod tests {
         assert_eq!(r.key_exchange.len(), 1);
         assert_eq!(r.key_exchange[0].algorithm, "ecdhx25519");
         assert!(close(r.key_exchange[0].ops_per_second, 33027.272727));
-        let res = to_results(&r);
+        let res = to_results(&r, &|_| None);
         let ids: Vec<&str> = res.iter().map(|x| x.bench_id.as_str()).collect();
         assert_eq!(
             ids,
@@ -905,7 +902,10 @@ mod tests {
             .map(|s| s.algorithm.as_str())
             .collect();
         assert_eq!(kx, ["ecdhp256", "ecdhx448", "ffdh2048"]);
-        let ids: Vec<String> = to_results(&r).into_iter().map(|x| x.bench_id).collect();
+        let ids: Vec<String> = to_results(&r, &|_| None)
+            .into_iter()
+            .map(|x| x.bench_id)
+            .collect();
         assert_eq!(
             ids,
             [
@@ -935,7 +935,10 @@ mod tests {
         let table = super::parse(fixture!("3.0-human-table-p192-p224.txt")).unwrap();
         for r in [&mr, &table] {
             assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
-            let ids: Vec<String> = to_results(r).into_iter().map(|x| x.bench_id).collect();
+            let ids: Vec<String> = to_results(r, &|_| None)
+                .into_iter()
+                .map(|x| x.bench_id)
+                .collect();
             assert_eq!(ids, want);
         }
         assert_eq!(
@@ -963,7 +966,7 @@ mod tests {
         let gcm = parse(fixture!("3.0-evp-aes-128-gcm.txt"));
         assert_eq!(gcm.symmetric[0].algorithm, "AES-128-GCM");
         assert_eq!(bench_id_for("AES-128-GCM"), "crypto.aes-128-gcm");
-        assert_eq!(to_results(&gcm).len(), 6);
+        assert_eq!(to_results(&gcm, &|_| None).len(), 6);
         let b2 = parse(fixture!("3.0-evp-blake2b512-8k.txt"));
         assert_eq!(bench_id_for(&b2.symmetric[0].algorithm), "hash.blake2b-512");
         let hmac = parse(fixture!("3.0-hmac-sha256-8k.txt"));
@@ -1059,7 +1062,7 @@ mod tests {
             r.sign_verify[0].sign_per_second.unwrap_or(0.0),
             6612.0
         ));
-        let res = to_results(&r);
+        let res = to_results(&r, &|_| None);
         assert_eq!(res[0].params.get_u64("threads"), Some(2));
         assert_eq!(res[0].details.get_u64("processes"), Some(2));
     }
@@ -1072,7 +1075,7 @@ mod tests {
         assert!(r.unsupported.is_empty());
         let v = parse(fixture!("3.0-with-version-line-sha512-16.txt"));
         assert_eq!(v.version.as_deref(), Some("3.0.19"));
-        let res = to_results(&v);
+        let res = to_results(&v, &|_| None);
         assert_eq!(res[0].details.get_str("openssl_version"), Some("3.0.19"));
         let v2 = parse("version: 3.2.1\n+H:16\n+F:3:md5:100.00\n");
         assert_eq!(v2.version.as_deref(), Some("3.2.1"));
@@ -1094,7 +1097,7 @@ mod tests {
     #[test]
     fn zero_sizes_are_left_out() {
         let r = parse("+H:16:64\n+F:25:AES-128-OCB:0.00:64000000.00\n");
-        let res = to_results(&r);
+        let res = to_results(&r, &|_| None);
         assert_eq!(res.len(), 1);
         assert_eq!(res[0].params.get_u64("block_size"), Some(64));
         assert!(close(res[0].metrics[0].value(), 64.0));

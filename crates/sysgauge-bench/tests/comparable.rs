@@ -8,8 +8,9 @@
 //! family applies it when a case runs.
 
 use std::collections::BTreeSet;
+use sysgauge_bench::family::Options;
 use sysgauge_bench::memory::{check_memory, fit_array_size, last_level_cache};
-use sysgauge_bench::registry::{benchmarks, family_info, Options};
+use sysgauge_bench::registry::{benchmarks, family_info};
 use sysgauge_compare::index_against;
 use sysgauge_core::host::CacheInfo;
 use sysgauge_core::record::{Metric, Params, ResultRecord, RunRecord, Status};

@@ -17,7 +17,7 @@
 
 use super::kernels::{Group, KernelId, WORKLOAD_VERSION};
 use super::{CpuOptions, SingleThreadRates, SINGLE_RATES};
-use crate::baseline::Baseline;
+use crate::baseline_file::Baseline;
 use crate::util::{metric, Count};
 use std::sync::Arc;
 use sysgauge_core::record::{RunRecord, Status};
@@ -68,7 +68,7 @@ fn rate_in(run: &RunRecord, kernel: KernelId) -> Option<f64> {
 
 /// The compiled-in reference.
 pub fn embedded_reference() -> Result<Reference, String> {
-    crate::baseline::embedded()
+    crate::baseline_file::embedded()
         .map(Reference)
         .map_err(|e| e.to_string())
 }

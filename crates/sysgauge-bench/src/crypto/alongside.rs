@@ -21,17 +21,19 @@ pub fn openssl_seconds(profile: Profile) -> u32 {
     }
 }
 
-/// OpenSSL's numbers as records, and a line per invocation that produced
-/// none (the legacy provider missing, an unknown algorithm).
+/// OpenSSL's numbers as records (with the workload version of each id
+/// given), and a line per invocation that produced none (the legacy
+/// provider missing, an unknown algorithm).
 pub fn openssl_records(
     outputs: &[(String, Result<String, String>)],
+    workload_version: &dyn Fn(&str) -> Option<u32>,
 ) -> (Vec<ResultRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut notes = Vec::new();
     for (what, out) in outputs {
         match out {
             Ok(text) => match parse_mr(text) {
-                Ok(report) => records.extend(to_results(&report)),
+                Ok(report) => records.extend(to_results(&report, workload_version)),
                 Err(e) => notes.push(format!("openssl {what}: unreadable output ({e})")),
             },
             Err(e) => notes.push(format!("openssl {what}: {e}")),
@@ -76,7 +78,13 @@ impl<'a> OpensslAlongside<'a> {
             );
             return text;
         }
-        let (theirs, notes) = openssl_records(&self.outputs);
+        // The versions of the cases sysgauge just ran (today's benchmarks).
+        let (theirs, notes) = openssl_records(&self.outputs, &|id| {
+            run.results
+                .iter()
+                .find(|r| r.bench_id == id)
+                .map(|r| r.workload_version)
+        });
         let rows = vs_rows(&run.results, &theirs);
         text.push_str(&vs_openssl_table(&rows, TableFormat::Text));
         for n in notes {
@@ -143,7 +151,7 @@ mod tests {
             ),
             ("-evp x".to_string(), Ok("not openssl output".to_string())),
         ];
-        let (records, notes) = openssl_records(&outputs);
+        let (records, notes) = openssl_records(&outputs, &|_| None);
         assert_eq!(records.len(), 2, "{records:?}");
         assert_eq!(records[0].bench_id, "crypto.aes-128-cbc");
         assert_eq!(records[1].params.get_u64("block_size"), Some(8192));

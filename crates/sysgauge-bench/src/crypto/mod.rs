@@ -431,7 +431,7 @@ impl CryptoAlgorithm for KexAlg {
     }
 }
 
-crate::registry::register_family! {
+crate::family::register_family! {
     name: "crypto", options: CryptoOptions, in_default_run: true, summary_first: false,
     budget_seconds: [0.4, 8.0, 40.0, 160.0], report: Some(|run, format| report::speed_table(&run.results, format)),
     summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
@@ -453,64 +453,10 @@ pub fn benchmarks(options: &Arc<CryptoOptions>) -> Vec<Box<dyn Benchmark>> {
     v
 }
 
-/// What `sysgauge crypto` runs: the hash family then the crypto family's
-/// whole table, at the given block sizes (default: openssl's) and thread
-/// count, so its table reads like `openssl speed`.
-pub fn speed_benchmarks(
-    sizes: Option<Vec<u64>>,
-    threads: usize,
-    implementation: Forced,
-) -> Vec<Box<dyn Benchmark>> {
-    let hash_opts = Arc::new(crate::hash::HashOptions {
-        block_sizes: Some(sizes.clone().unwrap_or_else(|| BLOCK_SIZES.to_vec())),
-        threads: Some(vec![threads]),
-        implementation: implementation.clone(),
-    });
-    let crypto_opts = Arc::new(CryptoOptions {
-        full_table: true,
-        block_sizes: sizes,
-        threads: Some(vec![threads]),
-        implementation,
-    });
-    let mut v = crate::hash::benchmarks(&hash_opts);
-    v.extend(benchmarks(&crypto_opts));
-    v
-}
-
-/// Every digest, symmetric and public-key algorithm with the
-/// implementations it can choose from (for `--implementation` checks and
-/// `list --implementations`).
-pub fn implementation_catalog() -> Vec<Box<dyn crate::implementation::Candidates>> {
-    let mut v: Vec<Box<dyn crate::implementation::Candidates>> = Vec::new();
-    for a in crate::hash::Algorithm::ALL {
-        v.push(Box::new(crate::hash::DigestCandidates(a)));
-    }
-    for c in Cipher::ALL {
-        v.push(Box::new(CipherCandidates(c)));
-    }
-    for a in SignAlg::ALL {
-        v.push(Box::new(pubkey::SignCandidates(a)));
-    }
-    for k in KexAlg::ALL {
-        v.push(Box::new(pubkey::KexCandidates(k)));
-    }
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn runs_hash_and_crypto_with_unique_ids() {
-        let b = speed_benchmarks(None, 1, Forced::default());
-        let ids: Vec<&str> = b.iter().map(|b| b.id()).collect();
-        assert!(ids.contains(&"hash.sha256") && ids.contains(&"crypto.x25519"));
-        let mut sorted = ids.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(sorted.len(), ids.len());
-    }
     use sysgauge_core::CtxSettings;
 
     fn ctx() -> RunCtx {

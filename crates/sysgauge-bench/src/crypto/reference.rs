@@ -426,7 +426,7 @@ mod tests {
         let mut ids = Vec::new();
         for t in texts {
             let report = crate::openssl_speed::parse_mr(t).unwrap();
-            for r in crate::openssl_speed::to_results(&report) {
+            for r in crate::openssl_speed::to_results(&report, &|_| None) {
                 ids.push(r.bench_id);
             }
         }

@@ -12,7 +12,7 @@
 //! still get their lines).
 
 use super::LATENCY;
-use crate::registry::FamilyChart;
+use crate::family::FamilyChart;
 use sysgauge_core::record::{ResultRecord, RunRecord};
 use sysgauge_core::size::Bytes;
 use sysgauge_report::chart::lines::{

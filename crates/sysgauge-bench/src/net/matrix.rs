@@ -22,7 +22,7 @@ use super::icmp::IcmpPpsBenchmark;
 use super::ping::PingBenchmark;
 use super::tcp::TcpThroughputBenchmark;
 use super::udp::UdpPpsBenchmark;
-use crate::registry::FamilyChart;
+use crate::family::FamilyChart;
 use sysgauge_core::record::{ResultRecord, RunRecord, Status, ALIAS_TAG};
 use sysgauge_core::{Better, Unit};
 use sysgauge_report::chart::lines::LabelledRun;

@@ -121,7 +121,7 @@ pub fn loopback_finding() -> Finding {
     .with_remedy("run `sysgauge listen --serve --serve-bind ADDR` on another machine and `sysgauge net --peer HOST` here to measure a link")
 }
 
-crate::registry::register_family! {
+crate::family::register_family! {
     name: "net", options: NetOptions, in_default_run: true, summary_first: true,
     budget_seconds: [0.4, 5.0, 30.0, 90.0], report: Some(|run, _| report::net_summary(run)),
     summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",

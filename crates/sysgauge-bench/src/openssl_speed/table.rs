@@ -406,8 +406,10 @@ mod tests {
     #[test]
     fn results_match_sysgauge_ids() {
         let r = parse_table(fixture!("3.0-human-table-digests-ciphers-pkey.txt")).unwrap();
-        let ids: std::collections::BTreeSet<String> =
-            to_results(&r).into_iter().map(|x| x.bench_id).collect();
+        let ids: std::collections::BTreeSet<String> = to_results(&r, &|_| None)
+            .into_iter()
+            .map(|x| x.bench_id)
+            .collect();
         for id in [
             "hash.md5",
             "hash.sha256",
@@ -439,7 +441,10 @@ mod tests {
         assert_eq!(r.sign_verify[0].algorithm, "rsa2048");
         assert_eq!(r.sign_verify[0].sign_per_second, Some(1344.3));
         assert_eq!(r.sign_verify[0].verify_per_second, Some(45232.2));
-        let ids: Vec<String> = to_results(&r).into_iter().map(|x| x.bench_id).collect();
+        let ids: Vec<String> = to_results(&r, &|_| None)
+            .into_iter()
+            .map(|x| x.bench_id)
+            .collect();
         assert!(ids.contains(&"crypto.aes-128-cbc".to_string()), "{ids:?}");
 
         let r = parse_table(fixture!("1.1.0i-human-table.txt")).unwrap();

@@ -495,7 +495,7 @@ impl Benchmark for StartupBenchmark {
 // The startup family runs only the commands given to `sysgauge
 // startup` (none in `sysgauge run`); its slice is the default
 // minimum time of the timed runs of each command.
-crate::registry::register_family! {
+crate::family::register_family! {
     name: "startup", options: StartupOptions, in_default_run: true, summary_first: false,
     budget_seconds: [0.3, 3.0, 10.0, 30.0], report: Some(report::startup_report),
     summary: "start-up time of given commands against a baseline, and the shared libraries they load",

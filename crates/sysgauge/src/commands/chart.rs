@@ -11,7 +11,8 @@ use crate::exit::Exit;
 use crate::values::ChartFormat;
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use sysgauge_bench::registry::{self, FamilyChart};
+use sysgauge_bench::family::FamilyChart;
+use sysgauge_bench::registry;
 use sysgauge_core::RunRecord;
 use sysgauge_report::{chart_png, chart_svg, ChartKind, Figure};
 

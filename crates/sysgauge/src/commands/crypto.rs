@@ -12,7 +12,7 @@ use crate::values::NiceSize;
 use anyhow::{bail, Result};
 use sysgauge_bench::crypto::alongside::{openssl_seconds, OpensslAlongside};
 use sysgauge_bench::crypto::report::speed_table;
-use sysgauge_bench::crypto::speed_benchmarks;
+use sysgauge_bench::speed::speed_benchmarks;
 use sysgauge_report::TableFormat;
 
 /// Largest block size accepted (one buffer per thread is allocated).

@@ -6,7 +6,7 @@ use crate::output;
 use crate::values::FamilyName;
 use anyhow::Result;
 use serde::Serialize;
-use sysgauge_bench::crypto::implementation_catalog;
+use sysgauge_bench::speed::implementation_catalog;
 use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::family_of;
 use sysgauge_report::{Table, TableFormat};
