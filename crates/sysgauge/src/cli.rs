@@ -138,9 +138,11 @@ pub struct SelectArgs {
 /// Where machines come from and how files are read (compare, report, chart).
 #[derive(Debug, Clone, Args)]
 pub struct MachineArgs {
-    /// Machines to compare: stored runs (number or run-id prefix), host names
-    /// (their latest run), or files (JSON, CSV, openssl speed output).
-    /// Default: every host in the database.
+    /// Machines to compare: fleet aliases, host names or machine-id
+    /// prefixes (each machine with all of its results: per case its newest),
+    /// run labels, run numbers or run-id prefixes, NAME@RUN (one run of a
+    /// machine), or files (JSON, CSV, other tools' outputs).
+    /// Default: every machine in the database.
     #[arg(value_name = "RUN|HOST|FILE")]
     pub machines: Vec<String>,
 
