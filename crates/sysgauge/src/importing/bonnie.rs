@@ -2,7 +2,7 @@
 //! without its progress lines (`Writing a byte at a time...done`).
 
 use super::sections::numberish;
-use super::{Importer, Parsed, ToolMachine};
+use super::{file_warnings, Importer, Parsed, ToolMachine};
 use anyhow::{bail, Result};
 use sysgauge_bench::disk::bonnie;
 use sysgauge_compare::import::ImportContext;
@@ -67,11 +67,7 @@ impl Importer for Bonnie {
         }
         Ok(Parsed {
             machines,
-            warnings: report
-                .warnings
-                .iter()
-                .map(|w| format!("{name}: {w}"))
-                .collect(),
+            warnings: file_warnings(name, &report.warnings),
             ..Parsed::default()
         })
     }

@@ -1,7 +1,7 @@
 //! fio's `--output-format=json` (or `json+`), maybe after a `note:` line;
 //! client mode gives one machine per server.
 
-use super::{is_json, json_error, json_kind, Importer, Parsed, ToolMachine};
+use super::{file_warnings, is_json, json_error, json_kind, Importer, Parsed, ToolMachine};
 use anyhow::Result;
 use sysgauge_bench::disk::fio;
 use sysgauge_compare::import::ImportContext;
@@ -22,11 +22,7 @@ impl Importer for Fio {
         let name = ctx.source_name;
         let report = fio::parse_fio(text, ctx.at).map_err(|e| json_error(name, e))?;
         Ok(Parsed {
-            warnings: report
-                .warnings
-                .iter()
-                .map(|w| format!("{name}: {w}"))
-                .collect(),
+            warnings: file_warnings(name, &report.warnings),
             machines: report
                 .machines
                 .into_iter()

@@ -1,6 +1,6 @@
 //! hyperfine's `--export-json` file: every run a sample.
 
-use super::{is_json, json_error, json_kind, Importer, Parsed, ToolMachine};
+use super::{file_warnings, is_json, json_error, json_kind, Importer, Parsed, ToolMachine};
 use anyhow::Result;
 use sysgauge_bench::startup::hyperfine;
 use sysgauge_compare::import::ImportContext;
@@ -21,11 +21,7 @@ impl Importer for Hyperfine {
         let name = ctx.source_name;
         let report = hyperfine::parse_hyperfine(text, ctx.at).map_err(|e| json_error(name, e))?;
         Ok(Parsed {
-            warnings: report
-                .warnings
-                .iter()
-                .map(|w| format!("{name}: {w}"))
-                .collect(),
+            warnings: file_warnings(name, &report.warnings),
             machines: vec![ToolMachine::new(report.results)],
             ..Parsed::default()
         })

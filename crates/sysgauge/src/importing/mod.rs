@@ -115,6 +115,11 @@ pub struct Parsed {
     pub warnings: Vec<String>,
 }
 
+/// A tool's warnings as said on stderr: each prefixed with the file's name.
+pub fn file_warnings(name: &str, warnings: &[String]) -> Vec<String> {
+    warnings.iter().map(|w| format!("{name}: {w}")).collect()
+}
+
 /// One machine's results from a tool's output.
 #[derive(Debug, Default)]
 pub struct ToolMachine {
