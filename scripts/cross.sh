@@ -9,8 +9,14 @@
 #                                                 every target, release) and
 #                                                 print `file` of each binary
 #   scripts/cross.sh clippy [T...]                clippy -D warnings, all targets
-#   scripts/cross.sh test [T...]                  unit tests and a tiny run
-#                                                 under qemu-user (ARM targets)
+#   scripts/cross.sh test [-p CRATE]... [T...]    unit tests (the workspace's,
+#                                                 or those crates') and a tiny
+#                                                 run under qemu-user (ARM glibc)
+#   scripts/cross.sh tiny [--cpu C] [--profile P] T...
+#                                                 a tiny run of the binary
+#                                                 already built for T (any ARM
+#                                                 target) under qemu-user, on
+#                                                 CPU model C (e.g. arm1176)
 #
 # build and test take --lint: the workspace's crates are compiled by
 # clippy-driver with -D warnings (what `cargo clippy` runs, but in the
@@ -186,28 +192,62 @@ cmd_clippy() {
 }
 
 cmd_test() {
-  if [ "${1:-}" = --lint ]; then
-    lint_on
-    shift
-  fi
-  local targets=("$@") t tmp
+  local targets=() crates=() t
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --lint) lint_on; shift ;;
+      -p) crates+=(-p "${2:?-p needs a crate}"); shift 2 ;;
+      *) targets+=("$1"); shift ;;
+    esac
+  done
   [ "${#targets[@]}" -gt 0 ] || targets=("${EMULATED_TARGETS[@]}")
+  [ "${#crates[@]}" -gt 0 ] || crates=(--workspace)
   for t in "${targets[@]}"; do
     in_list "$t" "${EMULATED_TARGETS[@]}" || die "$t is not tested under qemu-user (${EMULATED_TARGETS[*]} are)"
     echo "== unit tests $t (qemu-user${LINT_ENV:+, linted}) [${SECONDS} s into cross.sh]"
-    (lint_env && cargo_for "$t" test --workspace --lib)
-    echo "== tiny run $t (qemu-user${LINT_ENV:+, linted}) [${SECONDS} s into cross.sh]"
-    (lint_env && cargo_for "$t" build -p sysgauge)
-    tmp=$(mktemp -d)
-    # Every family must measure or skip with a reason; spawn's static
-    # helper and /bin/true are spawned through binfmt_misc.
-    (target_env "$t" && SYSGAUGE_EMULATOR=qemu-user \
-      scripts/qemu-runner.sh "$(qemu_arch "$t")" "${CARGO_TARGET_DIR:-target}/$t/debug/sysgauge" \
-      run --no-wait --profile tiny --db "$tmp/tiny.db" --scratch-dir "$tmp" --json "$tmp/run.json" >"$tmp/out.txt") ||
-      { cat "$tmp/out.txt"; rm -rf "$tmp"; die "the tiny run on $t failed"; }
-    check_tiny_run "$t" "$tmp/run.json"
-    rm -rf "$tmp"
+    (lint_env && cargo_for "$t" test "${crates[@]}" --lib)
+    if [ "${crates[0]}" = --workspace ]; then
+      (lint_env && cargo_for "$t" build -p sysgauge)
+      tiny_run "$t" debug ""
+    fi
   done
+}
+
+cmd_tiny() {
+  local profile=dev cpu="" targets=() t dir
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --cpu) cpu=${2:?--cpu needs a qemu CPU model}; shift 2 ;;
+      --profile) profile=${2:?--profile needs a name}; shift 2 ;;
+      *) targets+=("$1"); shift ;;
+    esac
+  done
+  [ "${#targets[@]}" -gt 0 ] || die "tiny needs the targets whose built binary to run"
+  dir=$profile
+  [ "$profile" = dev ] && dir=debug
+  for t in "${targets[@]}"; do
+    tiny_run "$t" "$dir" "$cpu"
+  done
+}
+
+# `sysgauge run --profile tiny` of the binary built for target $1 (profile
+# directory $2) under qemu-user, on qemu's CPU model $3 when given (an ARMv6
+# build on the first Pi's core proves it uses no later instructions).
+tiny_run() {
+  local t=$1 dir=$2 cpu=$3 tmp bin
+  bin="${CARGO_TARGET_DIR:-target}/$t/$dir/sysgauge"
+  [ -x "$bin" ] || die "no binary for $t at $bin: build it first"
+  echo "== tiny run $t (qemu-user${cpu:+, CPU $cpu}) [${SECONDS} s into cross.sh]"
+  tmp=$(mktemp -d)
+  # Every family must measure or skip with a reason; spawn's static
+  # helper and /bin/true are spawned through binfmt_misc.
+  # QEMU_CPU reaches the children started through binfmt_misc too.
+  (target_env "$t" && if [ -n "$cpu" ]; then export QEMU_CPU=$cpu; fi &&
+    SYSGAUGE_EMULATOR=qemu-user scripts/qemu-runner.sh "$(qemu_arch "$t")" "$bin" \
+    run --no-wait --profile tiny --db "$tmp/tiny.db" --scratch-dir "$tmp" --json "$tmp/run.json" >"$tmp/out.txt") ||
+    { cat "$tmp/out.txt"; rm -rf "$tmp"; die "the tiny run on $t failed"; }
+  check_tiny_run "$t" "$tmp/run.json"
+  rm -rf "$tmp"
 }
 
 qemu_arch() {
@@ -256,5 +296,6 @@ case "$sub" in
   build) cmd_build "$@" ;;
   clippy) cmd_clippy "$@" ;;
   test) cmd_test "$@" ;;
-  *) die "usage: scripts/cross.sh setup | build [--lint] [--profile P] [TARGET...] | clippy [TARGET...] | test [--lint] [TARGET...]" ;;
+  tiny) cmd_tiny "$@" ;;
+  *) die "usage: scripts/cross.sh setup | build [--lint] [--profile P] [TARGET...] | clippy [TARGET...] | test [--lint] [-p CRATE]... [TARGET...] | tiny [--cpu C] [--profile P] TARGET..." ;;
 esac
