@@ -734,7 +734,7 @@ pub struct ListenArgs {
     /// Per-source UDP rate limit of the net service's reflector, in
     /// datagrams per second per reflector thread (IPv6: per /64); loopback
     /// sources are exempt; 0 turns it off.
-    #[arg(long, value_name = "PPS", default_value_t = sysgauge_bench::net::DEFAULT_UDP_RATE, requires = "serve")]
+    #[arg(long, value_name = "PPS", default_value_t = sysgauge_net::net::DEFAULT_UDP_RATE, requires = "serve")]
     pub serve_udp_rate: u32,
 
     /// Most slow (sink) connections of the net service from one source

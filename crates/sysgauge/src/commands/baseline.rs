@@ -10,8 +10,8 @@ use crate::machines::resolve_stored;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
-use sysgauge_bench::baseline::{self, Baseline, BASELINE_FORMAT, BASELINE_PROFILES};
 use sysgauge_core::record::{RunRecord, RunStatus, Status};
+use sysgauge_registry::baseline::{self, Baseline, BASELINE_FORMAT, BASELINE_PROFILES};
 
 pub fn run(args: BaselineArgs) -> Result<Exit> {
     match args.action {

@@ -11,9 +11,8 @@ use crate::exit::Exit;
 use crate::values::ChartFormat;
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use sysgauge_bench::family::FamilyChart;
-use sysgauge_bench::registry;
 use sysgauge_core::RunRecord;
+use sysgauge_family::family::FamilyChart;
 use sysgauge_report::{chart_png, chart_svg, ChartKind, Figure};
 
 pub fn run(args: ChartArgs) -> Result<Exit> {
@@ -128,12 +127,12 @@ fn kind_name(kind: ChartKindArg) -> String {
 /// The family figure a kind draws: the registered chart of the kind's
 /// name; `None` for the comparison's own charts.
 fn family_chart(kind: ChartKindArg) -> Option<&'static FamilyChart> {
-    registry::chart(&kind_name(kind))
+    sysgauge_registry::chart(&kind_name(kind))
 }
 
 /// `--kind sweep` (the kinds whose panels `--program` selects).
 fn kinds_with_panels() -> String {
-    let kinds: Vec<String> = registry::charts()
+    let kinds: Vec<String> = sysgauge_registry::charts()
         .filter(|c| c.panels == Some("program"))
         .map(|c| format!("--kind {}", c.name))
         .collect();
@@ -161,7 +160,7 @@ mod tests {
                 "--kind {name}"
             );
         }
-        for chart in registry::charts() {
+        for chart in sysgauge_registry::charts() {
             assert!(
                 ChartKindArg::value_variants()
                     .iter()

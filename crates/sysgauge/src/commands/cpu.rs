@@ -50,7 +50,7 @@ mod tests {
         let build = measure::build_info();
         let record = RunRecord {
             status: sysgauge_core::RunStatus::Complete,
-            findings: sysgauge_bench::methodology::run_findings(&host, &build, None),
+            findings: sysgauge_family::methodology::run_findings(&host, &build, None),
             build,
             host,
             ..RunRecord::new("t", "cpu", "0")

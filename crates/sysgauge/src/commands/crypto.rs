@@ -2,7 +2,7 @@
 //! `openssl speed` block sizes, stored as a run like any other, then shown
 //! as an `openssl speed`-style table rendered from the run's records.
 //! With `--vs-openssl` the system OpenSSL runs beside each case
-//! (`sysgauge_bench::crypto::alongside`) and both are printed side by side.
+//! (`sysgauge_crypto::crypto::alongside`) and both are printed side by side.
 
 use crate::cli::CryptoArgs;
 use crate::config::MeasureConfig;
@@ -10,9 +10,9 @@ use crate::exit::Exit;
 use crate::measure;
 use crate::values::NiceSize;
 use anyhow::{bail, Result};
-use sysgauge_bench::crypto::alongside::{openssl_seconds, OpensslAlongside};
-use sysgauge_bench::crypto::report::speed_table;
-use sysgauge_bench::speed::speed_benchmarks;
+use sysgauge_crypto::crypto::alongside::{openssl_seconds, OpensslAlongside};
+use sysgauge_crypto::crypto::report::speed_table;
+use sysgauge_crypto::speed::speed_benchmarks;
 use sysgauge_report::TableFormat;
 
 /// Largest block size accepted (one buffer per thread is allocated).

@@ -6,7 +6,7 @@
 //! `sysgauge_fleet::matrix` (what happens on the hosts) while it draws a
 //! progress line per host, then turns each host's records (its pings and
 //! the pair tests it sent in) into one run per host: results named by
-//! peer (`sysgauge_bench::net::matrix::name_peers`), tagged with the
+//! peer (`sysgauge_net::net::matrix::name_peers`), tagged with the
 //! inventory alias, groups and variables and with `fleet_net` = the
 //! matrix's id, stored, and printed as matrices. docs/fleet.md tells the
 //! whole story.
@@ -16,14 +16,14 @@ use crate::cli::{FleetNetArgs, MatrixFormatArg};
 use crate::exit::Exit;
 use crate::machines::parse_record_text;
 use anyhow::{bail, Context, Result};
-use sysgauge_bench::net::matrix::{
-    flood_rate, flood_still_rising, mark_fleet_flood, matrices, name_peers,
-};
 use sysgauge_core::record::{RunRecord, RunStatus};
 use sysgauge_core::text::for_terminal;
 use sysgauge_fleet::inventory::Host;
 use sysgauge_fleet::matrix::{self, Event, FloodStep, MatrixHost, MatrixPlan};
 use sysgauge_fleet::remote::Plan;
+use sysgauge_net::net::matrix::{
+    flood_rate, flood_still_rising, mark_fleet_flood, matrices, name_peers,
+};
 use sysgauge_report::{format_value, render_matrices, MatrixFormat, Table, TableFormat};
 
 /// The inventory variable naming the address a host is measured at, when

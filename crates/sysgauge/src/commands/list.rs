@@ -6,9 +6,10 @@ use crate::output;
 use crate::values::FamilyName;
 use anyhow::Result;
 use serde::Serialize;
-use sysgauge_bench::speed::implementation_catalog;
-use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::family_of;
+use sysgauge_crypto::speed::implementation_catalog;
+use sysgauge_family::family::Options;
+use sysgauge_registry::{benchmarks, family_info};
 use sysgauge_report::{Table, TableFormat};
 
 #[derive(Serialize)]

@@ -18,8 +18,8 @@ use crate::netconfig::listen_config;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::time::Instant;
-use sysgauge_bench::net::report::{render_stats, PingStats};
-use sysgauge_bench::net::NetService;
+use sysgauge_net::net::report::{render_stats, PingStats};
+use sysgauge_net::net::NetService;
 use sysgauge_twoping::listener::{Listener, ListenerEvent};
 use sysgauge_twoping::{LossDirection, PeerTextKind};
 

@@ -10,7 +10,7 @@ use crate::measure;
 use crate::netconfig::net_options;
 use anyhow::Result;
 use std::sync::Arc;
-use sysgauge_bench::net;
+use sysgauge_net::net;
 
 pub fn run(args: NetArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;

@@ -23,9 +23,9 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use sysgauge_bench::net::report::ping_statistics;
-use sysgauge_bench::net::{self, NetOptions, PingSetup};
 use sysgauge_core::CancelToken;
+use sysgauge_net::net::report::ping_statistics;
+use sysgauge_net::net::{self, NetOptions, PingSetup};
 use sysgauge_twoping::client::{Client, ClientEvent};
 use sysgauge_twoping::LossDirection;
 

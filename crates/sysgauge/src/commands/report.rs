@@ -7,7 +7,6 @@ use crate::cli::ReportArgs;
 use crate::config::check_output_path;
 use crate::exit::Exit;
 use anyhow::{bail, Context, Result};
-use sysgauge_bench::registry;
 use sysgauge_core::record::RunRecord;
 use sysgauge_report::{ChartError, ReportFigure};
 
@@ -67,7 +66,7 @@ fn family_figures(
         .collect();
     let mut out = Vec::new();
     let named = |name: &str| families.is_empty() || families.iter().any(|n| n == name);
-    for chart in registry::FAMILIES
+    for chart in sysgauge_registry::FAMILIES
         .iter()
         .filter(|f| named(f.info().name))
         .flat_map(|f| f.charts())

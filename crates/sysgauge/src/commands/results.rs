@@ -65,7 +65,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
             );
             text.push_str(&summary_table(&run, TableFormat::Text));
             // Each family's own tables, for the families the run holds.
-            for family in sysgauge_bench::FAMILIES {
+            for family in sysgauge_registry::FAMILIES {
                 let tables = family.report(&run, TableFormat::Text);
                 if !tables.is_empty() {
                     text.push('\n');
@@ -111,7 +111,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                 ExportFormatArg::Prometheus => {
                     let indexes: Vec<_> = runs
                         .iter()
-                        .map(|r| sysgauge_bench::baseline::index(r).ok())
+                        .map(|r| sysgauge_registry::baseline::index(r).ok())
                         .collect();
                     let prom: Vec<PromRun<'_>> = runs
                         .iter()

@@ -18,15 +18,15 @@ use anyhow::{bail, Context, Result};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use sysgauge_bench::ssh::algorithms::{secure_names, ClientAlgorithms, Combo, Kind, Matrix};
-use sysgauge_bench::ssh::client::SshError;
-use sysgauge_bench::ssh::planning::{calibrate, check_names, plan, plural, probe_names, Choices};
-use sysgauge_bench::ssh::server::ServerOptions;
-use sysgauge_bench::ssh::session::{ssh_program, ClientSettings, OpenError, Session, Target};
-use sysgauge_bench::ssh::sink::Sink;
-use sysgauge_bench::ssh::{default_size, estimate_seconds, restrict_of, SshOptions};
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::Requirement;
+use sysgauge_net::ssh::algorithms::{secure_names, ClientAlgorithms, Combo, Kind, Matrix};
+use sysgauge_net::ssh::client::SshError;
+use sysgauge_net::ssh::planning::{calibrate, check_names, plan, plural, probe_names, Choices};
+use sysgauge_net::ssh::server::ServerOptions;
+use sysgauge_net::ssh::session::{ssh_program, ClientSettings, OpenError, Session, Target};
+use sysgauge_net::ssh::sink::Sink;
+use sysgauge_net::ssh::{default_size, estimate_seconds, restrict_of, SshOptions};
 use sysgauge_report::TableFormat;
 
 /// Probes running at once: enough to hide the round trips, few enough not
@@ -196,7 +196,7 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     if p.target == Target::Local {
         reqs.push(Requirement::program("ssh-keygen", "openssh-client"));
         reqs.push(Requirement::program(
-            sysgauge_bench::ssh::server::SSHD,
+            sysgauge_net::ssh::server::SSHD,
             "openssh-server",
         ));
     }
@@ -366,12 +366,12 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     }
     ssh_opts.session = opened;
     let options = Arc::new(ssh_opts);
-    let selected = sysgauge_bench::ssh::benchmarks(&options);
+    let selected = sysgauge_net::ssh::benchmarks(&options);
     let outcome = measure::execute("ssh", &cfg, &selected, &cancel, extra_findings)?;
     // Stop the private server (and remove its keys) before printing.
     drop(selected);
     drop(options);
-    let text = sysgauge_bench::ssh::report::ssh_report(
+    let text = sysgauge_net::ssh::report::ssh_report(
         &outcome.record,
         TableFormat::Text,
         args.only_secure || args.secure_set,
