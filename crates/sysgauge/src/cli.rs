@@ -1181,7 +1181,7 @@ pub enum BaselineAction {
         /// Version of the new baseline (default: the embedded one's plus 1).
         #[arg(long, value_name = "N")]
         version: Option<u32>,
-        /// Write to FILE (e.g. crates/sysgauge-bench/baseline/reference.json) instead of stdout.
+        /// Write to FILE (e.g. crates/sysgauge-family/baseline/reference.json) instead of stdout.
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Accept runs that are not complete, release-build runs of the quick and standard profiles.
