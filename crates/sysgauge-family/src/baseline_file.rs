@@ -2,7 +2,8 @@
 //! and checked (`parse`) and the copy compiled into the binary (`embedded`).
 //! It needs nothing of the families, so the cpu family's index can read the
 //! reference machine's numbers from it; what compares runs with it against
-//! today's benchmarks is `baseline`, above the list of families.
+//! today's benchmarks is `sysgauge_registry::baseline`, beside the list of
+//! families.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
