@@ -4,7 +4,8 @@
 //! with one line naming the option (exit 2) and never as a failed
 //! measurement.
 
-use crate::cli::{ListenArgs, NetArgs, PingArgs, TwopingArgs};
+use crate::cli::TwopingArgs;
+use crate::commands::{listen::ListenArgs, net::NetArgs, ping::PingArgs};
 use crate::values::{NiceCount, NiceSize};
 use anyhow::{bail, Context, Result};
 use std::net::{IpAddr, SocketAddr};

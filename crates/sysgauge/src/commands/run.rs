@@ -3,11 +3,13 @@
 //! table and the findings. Families marked `in_default_run: false` in the
 //! registry (ssh) run only when `--only` names them or one of their ids.
 
-use crate::cli::{ImplementationArgs, RunArgs, SelectArgs};
+use crate::cli::MeasureArgs;
+use crate::cli::{ImplementationArgs, SelectArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use anyhow::{anyhow, Result};
+use clap::Args;
 use sysgauge_bench::clock::ClockOptions;
 use sysgauge_bench::sweep::SweepOptions;
 use sysgauge_core::{family_of, Benchmark};
@@ -18,6 +20,23 @@ use sysgauge_crypto::speed::implementation_catalog;
 use sysgauge_family::family::Options;
 use sysgauge_registry::{benchmarks, family_info};
 use sysgauge_report::{summary_table, TableFormat};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    #[command(flatten)]
+    pub select: SelectArgs,
+
+    #[command(flatten)]
+    pub implementation: ImplementationArgs,
+
+    /// Leave cases measured while the machine was disturbed (other
+    /// processes, steal, throttling, waits) out of the closing index.
+    #[arg(long)]
+    pub exclude_disturbed: bool,
+}
 
 pub fn run(args: RunArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
