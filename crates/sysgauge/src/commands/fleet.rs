@@ -113,12 +113,20 @@ pub struct FleetRunArgs {
     pub args: Vec<String>,
 }
 
-/// Subcommands whose runs a fleet host may make (they all take `--json`
-/// and `--no-store`).
-const MEASURING: &[&str] = &[
-    "run", "sweep", "cpu", "mem", "disk", "net", "ping", "crypto", "clock", "spawn", "startup",
-    "ssh",
-];
+/// Subcommands whose runs a fleet host may make: those with the shared
+/// measuring options (`--json`, `--no-store`), read from the command line
+/// itself so that a new measuring command needs no list here.
+fn measuring() -> Vec<String> {
+    use clap::CommandFactory;
+    crate::cli::Cli::command()
+        .get_subcommands()
+        .filter(|c| {
+            let has = |id: &str| c.get_arguments().any(|a| a.get_id() == id);
+            has("json") && has("no_store")
+        })
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
 
 /// Options the fleet sets itself on the host's command line.
 const OURS: &[&str] = &["--json", "--no-store", "--db"];
@@ -159,13 +167,14 @@ fn host_command(args: &[String]) -> Result<Vec<String>> {
         }
     }
     let first = args[0].as_str();
-    if MEASURING.contains(&first) {
+    let measuring = measuring();
+    if measuring.iter().any(|m| m == first) {
         return Ok(args.to_vec());
     }
     if !first.starts_with('-') {
         bail!(
             "'{first}' after `--` is not a measuring subcommand (one of {}); or start with options for `run`",
-            MEASURING.join(", ")
+            measuring.join(", ")
         );
     }
     let mut v = vec!["run".to_string()];
@@ -626,6 +635,19 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn measuring_commands_are_those_with_the_measuring_options() {
+        let mut m = measuring();
+        m.sort();
+        assert_eq!(
+            m,
+            [
+                "clock", "cpu", "crypto", "disk", "mem", "net", "ping", "run", "spawn", "ssh",
+                "startup", "sweep"
+            ]
+        );
     }
 
     #[test]
