@@ -8,7 +8,7 @@
  *
  *   cc -O2 -o /tmp/openssl-dsa-same-key scripts/openssl-dsa-same-key.c -lcrypto
  *   taskset -c 1 /tmp/openssl-dsa-same-key \
- *       crates/sysgauge-bench/src/crypto/keys/dsa-2048.pk8.der 1
+ *       crates/sysgauge-crypto/src/crypto/keys/dsa-2048.pk8.der 1
  *
  * Prints "sign N/s" and "verify N/s".
  */

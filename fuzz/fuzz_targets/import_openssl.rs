@@ -7,6 +7,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = sysgauge_bench::openssl_speed::parse_mr(text);
+        let _ = sysgauge_crypto::openssl_speed::parse_mr(text);
     }
 });

@@ -10,7 +10,7 @@ use sysgauge_bench::cpu::nbench::parse_nbench;
 use sysgauge_bench::disk::bonnie::parse_bonnie;
 use sysgauge_bench::disk::fio::parse_fio;
 use sysgauge_bench::memory::mbw::parse_mbw;
-use sysgauge_bench::openssl_speed;
+use sysgauge_crypto::openssl_speed;
 use sysgauge_bench::startup::hyperfine::parse_hyperfine;
 use sysgauge_bench::sysbench::parse_sysbench;
 

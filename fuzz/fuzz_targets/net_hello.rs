@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sysgauge_bench::net::proto::{
+use sysgauge_net::net::proto::{
     udp_authentic, udp_seq, Hello, Reply, ServiceKey, HELLO_LEN, MSG_LEN,
 };
 

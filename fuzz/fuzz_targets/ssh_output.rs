@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sysgauge_bench::ssh::{algorithms, client, session};
+use sysgauge_net::ssh::{algorithms, client, session};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -18,7 +18,7 @@ use std::hint::black_box;
 use std::time::Instant;
 use sysgauge_bench::memory::buffer::MappedBuf;
 use sysgauge_bench::memory::copy::{copy_blocks, copy_loop, copy_memcpy, verify_copy};
-use sysgauge_bench::util::fill_pattern;
+use sysgauge_family::util::fill_pattern;
 
 type CopyFn = fn(&mut [u8], &[u8]);
 

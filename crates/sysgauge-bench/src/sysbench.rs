@@ -29,11 +29,11 @@
 //! the cases keep sysbench's names and compare with other sysbench
 //! imports.
 
-use crate::util::{add_run, line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
 use sysgauge_compare::import::MAX_IMPORT_VALUE;
 use sysgauge_core::record::{Metric, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
+use sysgauge_family::util::{add_run, line_error as err, metric, LineError};
 
 pub type SysbenchError = LineError;
 
@@ -360,7 +360,7 @@ fn size(s: &str, n: usize, what: &str) -> Result<u64, SysbenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::metric_value as value;
+    use sysgauge_family::util::metric_value as value;
 
     macro_rules! fixture {
         ($name:literal) => {

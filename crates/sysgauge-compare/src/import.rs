@@ -1,7 +1,7 @@
 //! Turning other machines' results into run records: sysgauge's own JSON
 //! run records, and plain CSV tables (`host,benchmark,metric,value,unit`
 //! with optional `better` and `params` columns). `openssl speed -mr` output
-//! is parsed in `sysgauge-bench` and wrapped here by `synthetic_run`.
+//! is parsed in `sysgauge-crypto` and wrapped here by `synthetic_run`.
 //!
 //! Everything takes text and returns records or an error naming the source
 //! and line; nothing is stored here, so an import is all-or-nothing: the

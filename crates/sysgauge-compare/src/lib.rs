@@ -19,7 +19,7 @@
 //!
 //! A crate of its own because two sides need it and neither should own it:
 //! the renderers (`sysgauge-report`) and the embedded baseline
-//! (`sysgauge-bench`). It only computes; it never prints or reads files.
+//! (`sysgauge-registry`). It only computes; it never prints or reads files.
 
 #![forbid(unsafe_code)]
 

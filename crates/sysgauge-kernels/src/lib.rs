@@ -1,5 +1,5 @@
 //! sysgauge-kernels: the hand-written hash and cipher kernels, apart from the
-//! benchmark logic that times them (`sysgauge-bench`'s hash and crypto
+//! benchmark logic that times them (`sysgauge-crypto`'s hash and crypto
 //! families). Each module opens with why it is written by hand: what the
 //! crate alternative lacks. The numbers behind those reasons are in
 //! docs/performance.md.

@@ -5,7 +5,7 @@
 //! from them) and return strings or bytes.
 //!
 //! This crate is generic: it names no benchmark id. Each family's own
-//! renderers live with the family in sysgauge-bench (`<family>/report.rs`)
+//! renderers live with the family in its crate (`<family>/report.rs`)
 //! and build on the tables, formatting and chart helpers here.
 
 #![forbid(unsafe_code)]

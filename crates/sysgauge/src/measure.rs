@@ -16,11 +16,12 @@ use crate::progress::ConsoleProgress;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use sysgauge_bench::{families, Family};
 use sysgauge_core::record::{BuildInfo, Finding, RunRecord, RunStatus, Status};
 use sysgauge_core::runner::{Runner, RunnerConfig, Sink, Sinks};
 use sysgauge_core::{Benchmark, CancelToken, CtxSettings, MonotonicClock};
+use sysgauge_family::family::Family;
 use sysgauge_host::quiet::{self, WaitReport};
+use sysgauge_registry::families;
 use sysgauge_report::{summary_table, TableFormat};
 use sysgauge_store::{Store, StoreSink};
 
@@ -178,7 +179,7 @@ pub fn new_record(command: &str, cfg: &MeasureConfig, start: &QuietStart) -> Run
     let host = sysgauge_host::collect_live(Some(&cfg.scratch_base));
     let build = build_info();
     let mut findings =
-        sysgauge_bench::methodology::run_findings(&host, &build, start.others_percent);
+        sysgauge_family::methodology::run_findings(&host, &build, start.others_percent);
     let mut tags = cfg.tags.clone();
     if let Some(w) = &start.wait {
         findings.extend(w.finding());
@@ -433,8 +434,8 @@ impl Sink for GuardedStoreSink<'_> {
 /// The index lines against the embedded baseline that end a run summary
 /// (one line saying why when there is no index).
 pub fn baseline_index_text(record: &RunRecord) -> String {
-    match sysgauge_bench::baseline::embedded() {
-        Ok(b) => match sysgauge_bench::baseline::index(record) {
+    match sysgauge_registry::baseline::embedded() {
+        Ok(b) => match sysgauge_registry::baseline::index(record) {
             Ok(ix) => sysgauge_report::index_text(&ix, b.version, &b.machine),
             Err(e) => format!("No index: {e}\n"),
         },

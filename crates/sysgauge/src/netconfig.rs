@@ -4,14 +4,15 @@
 //! with one line naming the option (exit 2) and never as a failed
 //! measurement.
 
-use crate::cli::{ListenArgs, NetArgs, PingArgs, TwopingArgs};
+use crate::cli::TwopingArgs;
+use crate::commands::{listen::ListenArgs, net::NetArgs, ping::PingArgs};
 use crate::values::{NiceCount, NiceSize};
 use anyhow::{bail, Context, Result};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
-use sysgauge_bench::net::http::{split_url, ConnectTarget, HttpTarget};
-use sysgauge_bench::net::icmp::{self, IcmpTarget};
-use sysgauge_bench::net::{udp, NetOptions, Peer, ServiceConfig, ServiceKey, DEFAULT_SERVICE_PORT};
+use sysgauge_net::net::http::{split_url, ConnectTarget, HttpTarget};
+use sysgauge_net::net::icmp::{self, IcmpTarget};
+use sysgauge_net::net::{udp, NetOptions, Peer, ServiceConfig, ServiceKey, DEFAULT_SERVICE_PORT};
 use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{ClientConfig, Target};
 use sysgauge_twoping::listener::{ListenerConfig, ListenerLimits, RateLimit};

@@ -243,10 +243,13 @@ impl FromStr for FamilyName {
 
     fn from_str(s: &str) -> Result<FamilyName, String> {
         let s = s.trim();
-        sysgauge_bench::family_info(s)
+        sysgauge_registry::family_info(s)
             .map(|f| FamilyName(f.name))
             .ok_or_else(|| {
-                let names: Vec<&str> = sysgauge_bench::families().iter().map(|f| f.name).collect();
+                let names: Vec<&str> = sysgauge_registry::families()
+                    .iter()
+                    .map(|f| f.name)
+                    .collect();
                 format!("unknown family '{s}' (families: {})", names.join(", "))
             })
     }

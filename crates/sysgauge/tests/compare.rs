@@ -16,7 +16,7 @@ fn csv_fixture(name: &str) -> PathBuf {
 
 fn openssl_fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../sysgauge-bench/tests/fixtures/openssl")
+        .join("../sysgauge-crypto/tests/fixtures/openssl")
         .join(name)
 }
 
@@ -623,7 +623,7 @@ fn built_machines(dir: &Path, hosts: &[&str]) -> PathBuf {
                 vec![metric("latency", Unit::Nanoseconds, Better::Lower, *ns)],
             ));
         }
-        let version = sysgauge_bench::registry::workload_version_of("crypto.aes-128-cbc");
+        let version = sysgauge_registry::workload_version_of("crypto.aes-128-cbc");
         for (i, bs) in [16u64, 64, 256, 1024, 8192, 16384].iter().enumerate() {
             results.push(ResultRecord {
                 workload_version: version,
@@ -946,7 +946,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
         file.to_str().unwrap_or("x"),
     ]);
     assert!(forced.status.success(), "{}", stderr_of(&forced));
-    let b = sysgauge_bench::baseline::parse(&std::fs::read_to_string(&file).unwrap_or_default())
+    let b = sysgauge_registry::baseline::parse(&std::fs::read_to_string(&file).unwrap_or_default())
         .unwrap();
     assert_eq!((b.version, b.machine.as_str()), (7, "test box"));
     assert!(b.recorded_with.starts_with("sysgauge "));

@@ -190,7 +190,7 @@ fn crypto_bad_input_is_a_usage_error() {
 fn crypto_versus_openssl() {
     if !sysgauge_testkit::require(
         "openssl is not installed",
-        sysgauge_bench::crypto::reference::openssl_program().is_some(),
+        sysgauge_crypto::crypto::reference::openssl_program().is_some(),
         "apt-get install openssl",
     ) {
         return;

@@ -16,9 +16,9 @@ use common::{read_record, stderr_of, stdout_of, strict_record, Outcome, Sandbox}
 use std::net::{TcpListener, UdpSocket};
 use std::process::Command;
 use std::time::Duration;
-use sysgauge_bench::net::proto::put_udp_header;
-use sysgauge_bench::net::ServiceKey;
 use sysgauge_core::Status;
+use sysgauge_net::net::proto::put_udp_header;
+use sysgauge_net::net::ServiceKey;
 use sysgauge_testkit::{free_udp_port, on_path, reference_2ping_listener, ChildGuard};
 
 const READY: Duration = Duration::from_secs(20);

@@ -17,9 +17,9 @@ mod common;
 use common::{read_record, stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use sysgauge_bench::ssh::algorithms::ClientAlgorithms;
-use sysgauge_bench::ssh::server::{LocalServer, ServerOptions, SSHD};
 use sysgauge_core::{CancelToken, Status};
+use sysgauge_net::ssh::algorithms::ClientAlgorithms;
+use sysgauge_net::ssh::server::{LocalServer, ServerOptions, SSHD};
 use sysgauge_testkit::{processes_mentioning, require_openssh, Interrupt};
 
 fn have_openssh() -> bool {
@@ -64,7 +64,7 @@ fn secure_set_measures_only_the_sources_algorithms() {
     let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
     assert!(out.status.success(), "{stderr}\n{stdout}");
     let run = read_record(&json);
-    use sysgauge_bench::ssh::algorithms::{in_secure_set, Kind};
+    use sysgauge_net::ssh::algorithms::{in_secure_set, Kind};
     let mut ciphers = std::collections::BTreeSet::new();
     for r in run.results.iter().filter(|r| r.family == "ssh") {
         assert_eq!(r.status, Status::Ok, "{} {}", r.bench_id, r.params);

@@ -24,7 +24,6 @@ pub mod chain;
 pub mod facts;
 pub mod report;
 
-use crate::util::metric;
 use facts::{CpuClockFacts, FactsRoot};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -32,6 +31,7 @@ use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, HostInfo, Metric, Params, Plan, RunCtx, Unit,
 };
+use sysgauge_family::util::metric;
 
 pub const BELOW_NOMINAL: &str = "clock-below-nominal";
 pub const UNJUDGED: &str = "clock-unjudged";
@@ -483,7 +483,7 @@ impl ClockBenchmark {
     }
 }
 
-crate::family::register_family! {
+sysgauge_family::register_family! {
     name: "clock", options: ClockOptions, in_default_run: true, summary_first: false,
     budget_seconds: [0.1, 1.0, 4.0, 8.0], report: Some(|run, format| report::clock_table(&run.results, format)),
     summary: "effective clock of each CPU against its nominal clock (at the start and end of a run)",
@@ -591,7 +591,7 @@ mod tests {
         assert_eq!(cases.len(), 1, "one case measures every CPU");
         assert_eq!(cases[0].get_str("phase"), Some("start"));
         assert_eq!(cases[0].get_str("cpus"), Some(sysgauge_core::ALL_CPUS));
-        let mut c = crate::util::tiny_ctx(1);
+        let mut c = sysgauge_family::util::tiny_ctx(1);
         c.begin_case(std::time::Duration::from_millis(20));
         let m = start.run(&mut c, &cases[0]).unwrap();
         assert_eq!(m[0].name, "effective");
@@ -615,7 +615,7 @@ mod tests {
         let end = end_of_run(&opts);
         let mut endcase = cases[0].clone();
         endcase.insert("phase", "end");
-        let mut c = crate::util::tiny_ctx(1);
+        let mut c = sysgauge_family::util::tiny_ctx(1);
         c.begin_case(std::time::Duration::from_millis(20));
         end.run(&mut c, &endcase).unwrap();
         let out = c.take_case_output();
@@ -629,7 +629,7 @@ mod tests {
     #[test]
     fn a_cpu_outside_the_mask_is_a_skip() {
         let b = ClockBenchmark::new(Arc::new(ClockOptions::default()), Phase::Single);
-        let mut c = crate::util::tiny_ctx(1);
+        let mut c = sysgauge_family::util::tiny_ctx(1);
         c.begin_case(std::time::Duration::from_millis(5));
         let r = b.run(
             &mut c,

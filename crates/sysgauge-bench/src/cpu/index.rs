@@ -17,19 +17,19 @@
 
 use super::kernels::{Group, KernelId, WORKLOAD_VERSION};
 use super::{CpuOptions, SingleThreadRates, SINGLE_RATES};
-use crate::baseline_file::Baseline;
-use crate::util::{metric, Count};
 use std::sync::Arc;
 use sysgauge_core::record::{RunRecord, Status};
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, RunCtx, Unit,
 };
+use sysgauge_family::baseline_file::Baseline;
+use sysgauge_family::util::{metric, Count};
 
 /// Index value of the reference machine.
 pub const SCALE: f64 = 1000.0;
 
 /// The reference machine's numbers: the workspace's embedded baseline
-/// (crate::baseline, docs/baseline.md), whose standard-profile run includes
+/// (sysgauge_registry::baseline, docs/baseline.md), whose standard-profile run includes
 /// every kernel on one thread. One reference for the whole program, so the
 /// cpu indexes and the run's family indexes rest on the same machine.
 #[derive(Debug, Clone, Copy)]
@@ -68,7 +68,7 @@ fn rate_in(run: &RunRecord, kernel: KernelId) -> Option<f64> {
 
 /// The compiled-in reference.
 pub fn embedded_reference() -> Result<Reference, String> {
-    crate::baseline_file::embedded()
+    sysgauge_family::baseline_file::embedded()
         .map(Reference)
         .map_err(|e| e.to_string())
 }
@@ -237,7 +237,7 @@ mod tests {
         let opts = Arc::new(CpuOptions::default());
         let b = IndexBenchmark::new(Group::FloatingPoint, opts);
         assert_eq!(b.id(), "cpu.index-float");
-        let mut c = crate::util::tiny_ctx(1);
+        let mut c = sysgauge_family::util::tiny_ctx(1);
         c.begin_case(Duration::from_millis(10));
         match b.run(&mut c, &Params::new().with("threads", 1u64)) {
             Err(BenchError::Skip { reason, .. }) => {

@@ -23,7 +23,6 @@ pub mod nbench;
 pub mod report;
 pub mod timing;
 
-use crate::util::{metric, Count};
 use index::IndexBenchmark;
 use kernels::{Group, KernelId};
 use std::collections::BTreeMap;
@@ -32,6 +31,7 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Finding, Metric, Params, Plan, Profile, RunCtx,
     Severity, Unit,
 };
+use sysgauge_family::util::{metric, Count};
 use timing::{measure_passes, PassPlan};
 
 /// Finding code: the confidence target was not reached in the budget.
@@ -264,7 +264,7 @@ fn libm_detail(kernel: KernelId) -> Option<String> {
     }
 }
 
-crate::family::register_family! {
+sysgauge_family::register_family! {
     name: "cpu", options: CpuOptions, in_default_run: true, summary_first: true,
     budget_seconds: [0.3, 12.0, 60.0, 180.0], report: Some(report::cpu_table),
     summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn single_then_parallel_with_efficiency() {
         let b = KernelBenchmark::new(KernelId::Idea, Arc::new(CpuOptions::default()));
-        let mut c = crate::util::tiny_ctx(2);
+        let mut c = sysgauge_family::util::tiny_ctx(2);
         c.begin_case(Duration::from_millis(30));
         let m = b.run(&mut c, &Params::new().with("threads", 1u64)).unwrap();
         assert_eq!(m.len(), 1);
@@ -369,7 +369,7 @@ mod tests {
     #[test]
     fn parallel_without_single_has_no_efficiency() {
         let b = KernelBenchmark::new(KernelId::LuDecomposition, Arc::new(CpuOptions::default()));
-        let mut c = crate::util::tiny_ctx(2);
+        let mut c = sysgauge_family::util::tiny_ctx(2);
         c.begin_case(Duration::from_millis(20));
         let m = b.run(&mut c, &Params::new().with("threads", 3u64)).unwrap();
         assert_eq!(m.len(), 1);
@@ -382,7 +382,7 @@ mod tests {
     #[test]
     fn rejects_bad_params() {
         let b = KernelBenchmark::new(KernelId::Idea, Arc::new(CpuOptions::default()));
-        let mut c = crate::util::tiny_ctx(1);
+        let mut c = sysgauge_family::util::tiny_ctx(1);
         assert!(b.run(&mut c, &Params::new()).is_err());
         assert!(b.run(&mut c, &Params::new().with("threads", 0u64)).is_err());
     }

@@ -19,11 +19,11 @@
 //! (Pentium 90 = 1); like `cpu.index-*` they are not counted again in an
 //! index over cases.
 
-use crate::util::{line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
 use sysgauge_core::host::{CacheInfo, HostInfo};
 use sysgauge_core::record::{Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
+use sysgauge_family::util::{line_error as err, metric, LineError};
 
 pub type NbenchError = LineError;
 

@@ -29,11 +29,11 @@
 //! I/O cells, `files,max,min,dirs,file_chunk,` the file cells and twelve
 //! latencies.
 
-use crate::util::{line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 use sysgauge_core::record::{Metric, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
+use sysgauge_family::util::{line_error as err, metric, LineError};
 
 pub type BonnieError = LineError;
 
@@ -558,7 +558,7 @@ fn collect(groups: Vec<Group>, version: Option<String>, at: DateTime<Utc>) -> Bo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::metric_value as value;
+    use sysgauge_family::util::metric_value as value;
 
     macro_rules! fixture {
         ($name:literal) => {

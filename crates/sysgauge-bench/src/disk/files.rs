@@ -29,11 +29,11 @@ use super::seq::begin;
 use super::target::lock;
 use super::traps;
 use super::{DiskOptions, Kind};
-use crate::util::by_profile;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use sysgauge_core::{BenchError, Metric, Profile, RunCtx, Unit};
+use sysgauge_family::util::by_profile;
 use sysgauge_stats::SplitMix64;
 
 /// Directories of the tree.

@@ -57,10 +57,10 @@
 use super::io::HUGE_FROM;
 use super::Kind;
 use crate::foreign_json::{parse_document, At, JsonDocError};
-use crate::util::{add_run, metric};
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Metric, ParamValue, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
+use sysgauge_family::util::{add_run, metric};
 
 /// The directions of a job's sections, in fio's order.
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
@@ -557,7 +557,7 @@ fn direction_metrics(section: &At<'_>) -> Result<Vec<Metric>, JsonDocError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::metric_value as value;
+    use sysgauge_family::util::metric_value as value;
 
     macro_rules! fixture {
         ($name:literal) => {

@@ -123,7 +123,7 @@ pub struct Pattern {
 impl Pattern {
     pub fn new(max_block: usize) -> Option<Pattern> {
         let mut buf = AlignedBuf::new(PATTERN_PERIOD.checked_add(max_block)?)?;
-        crate::util::fill_pattern(&mut buf[..PATTERN_PERIOD], 0xd15c_5eed);
+        sysgauge_family::util::fill_pattern(&mut buf[..PATTERN_PERIOD], 0xd15c_5eed);
         let (head, tail) = buf.split_at_mut(PATTERN_PERIOD);
         for (i, b) in tail.iter_mut().enumerate() {
             *b = head[i % PATTERN_PERIOD];

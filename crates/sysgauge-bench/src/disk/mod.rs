@@ -30,13 +30,13 @@ pub mod signature;
 pub mod target;
 pub mod traps;
 
-use crate::util::by_profile;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,
 };
+use sysgauge_family::util::by_profile;
 
 /// Default block sizes of the block tests.
 pub const DEFAULT_BLOCK_SIZES: [u64; 3] = [4 << 10, 64 << 10, 1 << 20];
@@ -287,7 +287,7 @@ impl Benchmark for DiskBenchmark {
     }
 }
 
-crate::family::register_family! {
+sysgauge_family::register_family! {
     name: "disk", options: DiskOptions, in_default_run: true, summary_first: false,
     budget_seconds: [0.4, 8.0, 40.0, 120.0], report: Some(report::disk_report),
     summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",

@@ -13,12 +13,12 @@
 //! fixed rule; the calibration pass and the per-operation timing are the
 //! disk-specific parts kept here.
 
-use crate::util::metric;
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::{
     BenchError, Better, CancelToken, Clock, Metric, Phase, Rule, RunCtx, Sampler, Unit,
 };
+use sysgauge_family::util::metric;
 use sysgauge_stats::{median, percentile};
 
 /// How many operations a pass does.

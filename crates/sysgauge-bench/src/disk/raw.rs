@@ -43,12 +43,12 @@ use super::passes::{run_passes, OpTimer};
 use super::signature;
 use super::traps::{self, StatsWatch};
 use super::{DiskOptions, Kind};
-use crate::util::by_profile;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use sysgauge_core::size::{size_label, Bytes};
 use sysgauge_core::{BenchError, Metric, Profile, RunCtx, Unit};
+use sysgauge_family::util::by_profile;
 use sysgauge_host::SysRoot;
 use thiserror::Error;
 

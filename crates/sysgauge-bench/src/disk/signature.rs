@@ -265,7 +265,7 @@ mod tests {
         assert!(scan(&[]).is_empty());
         // Random-looking data is not mistaken for a signature.
         let mut v = vec![0u8; 1 << 20];
-        crate::util::fill_pattern(&mut v, 99);
+        sysgauge_family::util::fill_pattern(&mut v, 99);
         assert!(scan(&v).is_empty());
     }
 

@@ -9,7 +9,6 @@
 
 use super::io::{self, Pattern};
 use super::DiskOptions;
-use crate::util::by_profile;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -17,6 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use sysgauge_core::host::{BlockDevice, FsInfo};
 use sysgauge_core::size::{size_label, Bytes};
 use sysgauge_core::{BenchError, Profile, RunCtx};
+use sysgauge_family::util::by_profile;
 
 /// Default test file size per profile ("quick: a few hundred MiB").
 pub fn default_size(profile: Profile) -> u64 {

@@ -16,12 +16,12 @@
 //! The decision functions are pure so unit tests can drive them with
 //! numbers; the live probes (meminfo, diskstats) are thin wrappers.
 
-use crate::util::by_profile;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::size::Bytes;
 use sysgauge_core::{Finding, Profile, RunCtx, Severity};
+use sysgauge_family::util::by_profile;
 use sysgauge_host::{DiskStats, DiskStatsDelta};
 
 pub const DIRTY_PAGES: &str = "dirty-pages";

@@ -12,9 +12,9 @@
 //! still get their lines).
 
 use super::LATENCY;
-use crate::family::FamilyChart;
 use sysgauge_core::record::{ResultRecord, RunRecord};
 use sysgauge_core::size::Bytes;
+use sysgauge_family::family::FamilyChart;
 use sysgauge_report::chart::lines::{
     LabelledRun, LineFigure, LinePanel, Mark, Marker, Series, TickFormat, XAxis, XScale,
 };

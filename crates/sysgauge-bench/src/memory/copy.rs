@@ -31,12 +31,12 @@ use super::{
     cache_findings, ensure_memory, huge_page_findings, huge_param, opaque, resolve_size, with_pool,
     MemOptions, Pool, Scope, DEFAULT_BLOCK_SIZE,
 };
-use crate::util::{fill_pattern, mb_per_s, metric};
 use std::hint::black_box;
 use std::sync::Arc;
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, IoContext, Metric, Params, Plan, RunCtx, Unit,
 };
+use sysgauge_family::util::{fill_pattern, mb_per_s, metric};
 
 /// The byte the destination is filled with before the verified copy.
 const POISON: u8 = 0xA5;

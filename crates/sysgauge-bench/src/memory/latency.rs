@@ -25,7 +25,6 @@ use super::{
     live_llc, slice_working_set, validate_working_set, with_pool, MemOptions, Scope, FITS_IN_CACHE,
     LINE,
 };
-use crate::util::metric;
 use std::hint::black_box;
 use std::sync::Arc;
 use sysgauge_core::size::Bytes;
@@ -33,6 +32,7 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Finding, IoContext, Metric, Params, Plan, Profile,
     RunCtx, Severity, Unit,
 };
+use sysgauge_family::util::metric;
 use sysgauge_stats::SplitMix64;
 
 /// Uniform integer in `0..n` (n > 0) from 64 random bits by multiply-shift;

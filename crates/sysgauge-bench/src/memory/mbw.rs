@@ -22,10 +22,10 @@
 //! The per-run lines are the samples; with only `AVG` lines, the average
 //! is the one sample.
 
-use crate::util::{line_error as err, metric, LineError};
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
+use sysgauge_family::util::{line_error as err, metric, LineError};
 
 pub type MbwError = LineError;
 

@@ -41,7 +41,7 @@ pub const LATENCY: &str = "mem.latency";
 pub const MEMCPY: &str = "mem.memcpy";
 
 use crate::memory::buffer::MappedBuf;
-use crate::util::by_profile;
+use sysgauge_family::util::by_profile;
 
 // A loop of small copies indexed through `opaque` cannot be fused into one
 // `memcpy` call (the loop idiom LLVM otherwise recognises) while the copies
@@ -602,7 +602,7 @@ fn huge_param(params: &Params) -> bool {
 // and build the latency chain (about a second in all at the quick
 // sizes), outside the measuring budget: 5 s of measuring is about
 // 6 s of wall time.
-crate::family::register_family! {
+sysgauge_family::register_family! {
     name: "mem", options: MemOptions, in_default_run: true, summary_first: true,
     budget_seconds: [0.3, 5.0, 30.0, 90.0], report: Some(report::memory_report),
     summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
@@ -632,7 +632,7 @@ pub(crate) mod testutil {
     use sysgauge_core::RunCtx;
 
     pub fn ctx(threads: usize) -> RunCtx {
-        let mut c = crate::util::tiny_ctx(threads);
+        let mut c = sysgauge_family::util::tiny_ctx(threads);
         c.begin_case(std::time::Duration::from_millis(20));
         c
     }

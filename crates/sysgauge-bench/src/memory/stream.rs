@@ -29,12 +29,12 @@ use super::{
     cache_findings, ensure_memory, huge_page_findings, huge_param, opaque, resolve_size, with_pool,
     MemOptions, Pool, Scope,
 };
-use crate::util::{metric, Count};
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, IoContext, Metric, Params, Plan, RunCtx, Unit,
 };
+use sysgauge_family::util::{metric, Count};
 
 /// STREAM's scalar.
 pub const Q: f64 = 3.0;

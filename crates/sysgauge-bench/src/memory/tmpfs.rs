@@ -15,7 +15,6 @@
 //! and available memory are checked first: tmpfs pages are memory.
 
 use super::{canonical_array_size, check_memory, with_pool, MemOptions, Scope};
-use crate::util::{fill_pattern, metric};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,6 +23,7 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, Description, IoContext, Metric, Params, Plan, Profile, RunCtx,
     Unit,
 };
+use sysgauge_family::util::{fill_pattern, metric};
 
 /// Bytes per `write(2)` (dd's `bs=1M` as binary).
 pub const WRITE_BLOCK: u64 = 1 << 20;

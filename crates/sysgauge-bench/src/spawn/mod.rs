@@ -32,7 +32,6 @@ pub mod method;
 pub mod report;
 pub mod target;
 
-use crate::util::{metric, Count};
 use ballast::Ballast;
 pub use method::{ExecPlan, Method};
 use std::path::PathBuf;
@@ -40,6 +39,7 @@ use std::sync::Arc;
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,
 };
+use sysgauge_family::util::{metric, Count};
 pub use target::Target;
 
 /// The parent sizes of the sweep, in MiB.
@@ -387,7 +387,7 @@ impl Benchmark for SpawnBenchmark {
     }
 }
 
-crate::family::register_family! {
+sysgauge_family::register_family! {
     name: "spawn", options: SpawnOptions, in_default_run: true, summary_first: false,
     budget_seconds: [0.3, 4.0, 40.0, 120.0], report: Some(report::spawn_report),
     summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, popen_noshell, system), parent-size sweep",

@@ -28,10 +28,10 @@
 //! imported with a warning (a ratio of it cannot be taken).
 
 use crate::foreign_json::{parse_document, short, At, JsonDocError};
-use crate::util::{add_run, metric};
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Metric, ParamValue, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
+use sysgauge_family::util::{add_run, metric};
 
 /// What a hyperfine export holds.
 #[derive(Debug, Clone, PartialEq)]

@@ -27,7 +27,6 @@ pub mod libraries;
 pub mod report;
 
 use crate::spawn::method::ChildEnd;
-use crate::util::metric;
 use std::ffi::CString;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
@@ -39,6 +38,7 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Phase, Plan, Rule, RunCtx, Sampler,
     Unit,
 };
+use sysgauge_family::util::metric;
 
 pub const ID: &str = "startup.command";
 
@@ -495,7 +495,7 @@ impl Benchmark for StartupBenchmark {
 // The startup family runs only the commands given to `sysgauge
 // startup` (none in `sysgauge run`); its slice is the default
 // minimum time of the timed runs of each command.
-crate::family::register_family! {
+sysgauge_family::register_family! {
     name: "startup", options: StartupOptions, in_default_run: true, summary_first: false,
     budget_seconds: [0.3, 3.0, 10.0, 30.0], report: Some(report::startup_report),
     summary: "start-up time of given commands against a baseline, and the shared libraries they load",
@@ -569,7 +569,7 @@ mod tests {
             profile: Profile::Tiny,
             threads: 1,
         });
-        let mut c = crate::util::tiny_ctx(1);
+        let mut c = sysgauge_family::util::tiny_ctx(1);
         c.begin_case(Duration::from_millis(10));
         let m = b.run(&mut c, &cases[0]).unwrap();
         assert_eq!(m[0].samples.len(), 7);
@@ -595,7 +595,7 @@ mod tests {
         assert_eq!(cases.len(), 1);
         assert_eq!(cases[0].get_str("command"), Some("true"));
         assert_eq!(cases[0].get_bool("shell"), Some(false));
-        let mut c = crate::util::tiny_ctx(1);
+        let mut c = sysgauge_family::util::tiny_ctx(1);
         c.begin_case(Duration::from_millis(10));
         let m = b.run(&mut c, &cases[0]).unwrap();
         let names: Vec<&str> = m.iter().map(|x| x.name.as_str()).collect();
@@ -612,7 +612,7 @@ mod tests {
     fn failing_command_fails_unless_ignored() {
         let b = StartupBenchmark::new(Arc::new(opts(&["false"])));
         let p = Params::new().with("command", "false").with("shell", false);
-        let mut c = crate::util::tiny_ctx(1);
+        let mut c = sysgauge_family::util::tiny_ctx(1);
         c.begin_case(Duration::from_millis(10));
         match b.run(&mut c, &p) {
             Err(BenchError::Failed(m)) => assert!(m.contains("--ignore-failure")),

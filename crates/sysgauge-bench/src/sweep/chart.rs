@@ -12,7 +12,7 @@
 //! machines that swept different N still get their lines.
 
 use super::report::{sweep_points, SweepPoint};
-use crate::family::FamilyChart;
+use sysgauge_family::family::FamilyChart;
 use sysgauge_report::chart::lines::{
     LabelledRun, LineFigure, LinePanel, Marker, Series, TickFormat, XAxis, XScale,
 };

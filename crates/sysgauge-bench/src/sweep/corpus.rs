@@ -6,12 +6,12 @@
 //! and SHA-256 are recorded with every result, so two results can be seen
 //! to have hashed the same text.
 
-use crate::util::{fill_pattern, hex};
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use sysgauge_core::{BenchError, CancelToken, IoContext};
+use sysgauge_family::util::{fill_pattern, hex};
 
 /// Dictionaries tried in order for `--data words`.
 pub const DICTIONARIES: [&str; 2] = ["/usr/share/dict/words", "/usr/share/dict/american-english"];

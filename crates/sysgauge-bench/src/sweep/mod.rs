@@ -31,7 +31,6 @@ pub mod input;
 pub mod program;
 pub mod report;
 
-use crate::util::{by_profile, metric};
 use corpus::{Corpus, DataSpec, DICTIONARIES};
 use exec::{with_launcher, Invocation, Launcher, Output};
 use input::InputFile;
@@ -44,6 +43,7 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, CancelToken, Clock, Description, Finding, Metric, Params, Plan,
     Profile, Requirement, RunCtx, Severity, Unit,
 };
+use sysgauge_family::util::{by_profile, metric};
 
 /// Finding: the input file is on a RAM-backed file system.
 pub const RAM_BACKED: &str = "ram-backed-dir";
@@ -274,7 +274,7 @@ impl SweepBenchmark {
     }
 }
 
-crate::family::register_family! {
+sysgauge_family::register_family! {
     name: "sweep", options: SweepOptions, in_default_run: true, summary_first: false,
     budget_seconds: [0.3, 6.0, 40.0, 120.0], report: Some(|run, format| report::sweep_table(&report::sweep_points(run), format)),
     summary: "the system's hash programs and dd over K copies of a corpus: start-up vs throughput",

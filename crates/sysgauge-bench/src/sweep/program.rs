@@ -5,10 +5,10 @@
 //! every byte copied), so a broken or substituted program cannot produce a
 //! plausible-looking number.
 
-use crate::util::hex;
 use std::ffi::OsString;
 use std::path::Path;
 use sysgauge_core::{BenchError, CancelToken};
+use sysgauge_family::util::hex;
 
 use super::corpus::Corpus;
 use super::exec::Invocation;
@@ -150,7 +150,7 @@ impl Known {
         Ok(Some(match self {
             Known::Dd => return Ok(None),
             Known::Md5sum => {
-                let mut m = crate::hash::md5::Md5::new();
+                let mut m = sysgauge_kernels::md5::Md5::new();
                 feed(&mut |b| m.update(b))?;
                 hex(&m.finalize())
             }

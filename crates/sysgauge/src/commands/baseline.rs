@@ -3,15 +3,58 @@
 //! baseline file from stored runs of the quick and standard profiles. The procedure
 //! for re-recording is in docs/baseline.md.
 
-use crate::cli::{BaselineAction, BaselineArgs};
+use crate::cli::DbArg;
 use crate::config::check_output_path;
 use crate::exit::Exit;
 use crate::machines::resolve_stored;
 use crate::output;
 use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
-use sysgauge_bench::baseline::{self, Baseline, BASELINE_FORMAT, BASELINE_PROFILES};
+use std::path::PathBuf;
 use sysgauge_core::record::{RunRecord, RunStatus, Status};
+use sysgauge_registry::baseline::{self, Baseline, BASELINE_FORMAT, BASELINE_PROFILES};
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[command(subcommand)]
+    pub action: BaselineAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineAction {
+    /// Describe the embedded baseline: version, machine, cases, stale cases.
+    Show {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a baseline file from stored runs of the quick and standard profiles (see docs/baseline.md).
+    Make {
+        #[command(flatten)]
+        db: DbArg,
+        /// The reference runs, one per profile (quick, standard): run number or run-id prefix.
+        #[arg(value_name = "RUN", required = true, num_args = 1..)]
+        runs: Vec<String>,
+        /// Description of the reference machine (CPU, cores, memory, VM or bare metal).
+        #[arg(long, value_name = "TEXT")]
+        machine: String,
+        /// Version of the new baseline (default: the embedded one's plus 1).
+        #[arg(long, value_name = "N")]
+        version: Option<u32>,
+        /// Write to FILE (e.g. crates/sysgauge-family/baseline/reference.json) instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Accept runs that are not complete, release-build runs of the quick and standard profiles.
+        #[arg(long)]
+        force: bool,
+        /// Write the baseline even when cases were measured on a noisy machine
+        /// (other processes above 0.05 CPUs, any steal, rounds varying more
+        /// than 2 %), with a warning naming them.
+        #[arg(long)]
+        allow_noisy: bool,
+    },
+}
 
 pub fn run(args: BaselineArgs) -> Result<Exit> {
     match args.action {

@@ -5,16 +5,69 @@
 //! `FamilyChart`s, whose names are the kinds'), drawn with the font
 //! compiled into the binary.
 
-use crate::cli::{ChartArgs, ChartKindArg, MachineArgs};
+use crate::cli::MachineArgs;
 use crate::config::check_output_path;
 use crate::exit::Exit;
 use crate::values::ChartFormat;
 use anyhow::{bail, Context, Result};
-use clap::ValueEnum;
-use sysgauge_bench::family::FamilyChart;
-use sysgauge_bench::registry;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
 use sysgauge_core::RunRecord;
+use sysgauge_family::family::FamilyChart;
 use sysgauge_report::{chart_png, chart_svg, ChartKind, Figure};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChartKindArg {
+    /// Geometric mean of ratios per family, one bar per machine.
+    Summary,
+    /// Ratio of every case to the reference.
+    Ratios,
+    /// Values by block size, one panel per benchmark (cases with a block_size), one line per machine.
+    BlockSize,
+    /// The sweep: MB/s against effective iterations N, one chart per program on one scale, one line per machine (`sysgauge sweep` results).
+    Sweep,
+    /// Memory latency by working set, one line per machine, each machine's caches marked (`mem.latency` results).
+    Latency,
+    /// The network matrix's 2ping loss from host to host, a heatmap (`fleet net` runs).
+    NetLoss,
+    /// The network matrix's round trip from host to host, a heatmap (`fleet net` runs).
+    NetRtt,
+    /// The network matrix's TCP throughput from host to host, a heatmap (`fleet net` runs).
+    NetTcp,
+    /// The network matrix's UDP packet rate from host to host, a heatmap (`fleet net` runs).
+    NetUdp,
+}
+
+#[derive(Debug, Args)]
+pub struct ChartArgs {
+    #[command(flatten)]
+    pub machines: MachineArgs,
+
+    /// What to draw.
+    #[arg(long, value_enum, default_value_t = ChartKindArg::Summary)]
+    pub kind: ChartKindArg,
+
+    /// Write a PNG image.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "svg",
+        required_unless_present = "svg"
+    )]
+    pub png: Option<PathBuf>,
+
+    /// Write an SVG image.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+
+    /// Width in pixels (400 to 4000).
+    #[arg(long, value_name = "PX", default_value_t = 1000)]
+    pub width: u32,
+
+    /// With --kind sweep: only these programs' charts (`dd`, `sha256sum`, a custom command as the sweep names it), comma-separated.
+    #[arg(long, value_name = "NAME[,...]", value_delimiter = ',')]
+    pub program: Vec<String>,
+}
 
 pub fn run(args: ChartArgs) -> Result<Exit> {
     let (path, format) = match (&args.png, &args.svg) {
@@ -128,12 +181,12 @@ fn kind_name(kind: ChartKindArg) -> String {
 /// The family figure a kind draws: the registered chart of the kind's
 /// name; `None` for the comparison's own charts.
 fn family_chart(kind: ChartKindArg) -> Option<&'static FamilyChart> {
-    registry::chart(&kind_name(kind))
+    sysgauge_registry::chart(&kind_name(kind))
 }
 
 /// `--kind sweep` (the kinds whose panels `--program` selects).
 fn kinds_with_panels() -> String {
-    let kinds: Vec<String> = registry::charts()
+    let kinds: Vec<String> = sysgauge_registry::charts()
         .filter(|c| c.panels == Some("program"))
         .map(|c| format!("--kind {}", c.name))
         .collect();
@@ -161,7 +214,7 @@ mod tests {
                 "--kind {name}"
             );
         }
-        for chart in registry::charts() {
+        for chart in sysgauge_registry::charts() {
             assert!(
                 ChartKindArg::value_variants()
                     .iter()

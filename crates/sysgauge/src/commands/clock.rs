@@ -3,14 +3,26 @@
 //! run's records, with the findings (running below the rated clock, or no
 //! rated clock to judge against).
 
-use crate::cli::ClockArgs;
+use crate::cli::MeasureArgs;
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use crate::values::CpuList;
 use anyhow::{bail, Result};
+use clap::Args;
 use std::sync::Arc;
 use sysgauge_bench::clock::{self, ClockOptions, Phase};
+
+#[derive(Debug, Args)]
+pub struct ClockArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Only these CPUs (a kernel CPU list such as 0-3,8; default: every CPU
+    /// this process may run on).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<CpuList>,
+}
 
 /// `--cpus LIST` into CPU numbers, each one this process may run on.
 pub fn check_cpus(list: Option<&CpuList>) -> Result<Option<Vec<u32>>> {

@@ -5,7 +5,7 @@
 //! the labelled machines alone (in the same order, so the same colours) for
 //! the figures drawn from the machines' own results.
 
-use crate::cli::{CompareArgs, CompareFormatArg, GroupArgs, MachineArgs};
+use crate::cli::{GroupArgs, MachineArgs};
 use crate::config::check_output_path;
 use crate::exit::Exit;
 use crate::machines::{
@@ -13,6 +13,8 @@ use crate::machines::{
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
 use sysgauge_compare::{
     compare_with_intervals, group_hosts, leave_out_disturbed, Comparison, FleetGroups, Machine,
     MAX_MACHINES_WITH_INTERVALS,
@@ -21,6 +23,39 @@ use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_core::RunRecord;
 use sysgauge_report::{render_comparison_with, render_groups, CompareFormat, RenderOptions};
 use sysgauge_store::Store;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormatArg {
+    /// Aligned text tables.
+    Table,
+    /// Markdown.
+    Md,
+    /// One row per machine and case, then the means.
+    Csv,
+    /// The comparison document (versioned, see docs/output-schema.md).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub machines: MachineArgs,
+
+    #[arg(long, value_enum, default_value_t = CompareFormatArg::Table)]
+    pub format: CompareFormatArg,
+
+    /// Write to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub groups: GroupArgs,
+
+    /// List every case some machines lack (by default one line per family
+    /// sums them up; JSON always lists them).
+    #[arg(long, short)]
+    pub verbose: bool,
+}
 
 /// Open the results database if it exists (comparing must not create one).
 fn open_existing(db: Option<&std::path::Path>) -> Result<Option<Store>> {

@@ -3,11 +3,27 @@
 //! drift from what the binary accepts. A package build runs both; a user
 //! can too.
 
-use crate::cli::{Cli, CompletionsArgs, ManArgs};
+use crate::cli::Cli;
 use crate::exit::Exit;
 use crate::output;
 use anyhow::{Context, Result};
-use clap::CommandFactory;
+use clap::{Args, CommandFactory};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: `sysgauge completions bash > /usr/share/bash-completion/completions/sysgauge`.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write sysgauge.1 and one sysgauge-COMMAND.1 per subcommand into DIR
+    /// (e.g. /usr/share/man/man1) instead of printing sysgauge.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
 
 pub fn completions(args: CompletionsArgs) -> Result<Exit> {
     let mut cmd = Cli::command();

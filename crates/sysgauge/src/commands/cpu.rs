@@ -4,14 +4,41 @@
 //! kernel-by-threads table with scaling efficiency and the indexes after the
 //! summary.
 
-use crate::cli::CpuArgs;
+use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use crate::values::thread_list;
+use crate::values::ThreadCount;
 use anyhow::Result;
+use clap::Args;
 use std::sync::Arc;
 use sysgauge_bench::cpu::{self, CpuOptions};
+use sysgauge_core::Selector;
+
+#[derive(Debug, Args)]
+pub struct CpuArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Thread counts to run, e.g. `1,2,8` (default: 1 and all CPUs, as
+    /// `threads=all`, so machines with any CPU count compare).
+    #[arg(long, value_name = "N[,...]|all", value_delimiter = ',')]
+    pub threads: Vec<ThreadCount>,
+
+    /// Run the thread ladder 1, 2, 4 … below the CPU count, then all CPUs.
+    #[arg(long, conflicts_with = "threads")]
+    pub ladder: bool,
+
+    /// Kernels by name or id (`idea`, `cpu.idea`); an index runs when all
+    /// its kernels do.
+    #[command(flatten)]
+    pub select: SelectArgs,
+
+    /// The former spelling of --only.
+    #[arg(long, hide = true, value_delimiter = ',', conflicts_with = "only")]
+    pub kernels: Vec<Selector>,
+}
 
 pub fn run(args: CpuArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
@@ -50,7 +77,7 @@ mod tests {
         let build = measure::build_info();
         let record = RunRecord {
             status: sysgauge_core::RunStatus::Complete,
-            findings: sysgauge_bench::methodology::run_findings(&host, &build, None),
+            findings: sysgauge_family::methodology::run_findings(&host, &build, None),
             build,
             host,
             ..RunRecord::new("t", "cpu", "0")

@@ -2,18 +2,47 @@
 //! `openssl speed` block sizes, stored as a run like any other, then shown
 //! as an `openssl speed`-style table rendered from the run's records.
 //! With `--vs-openssl` the system OpenSSL runs beside each case
-//! (`sysgauge_bench::crypto::alongside`) and both are printed side by side.
+//! (`sysgauge_crypto::crypto::alongside`) and both are printed side by side.
 
-use crate::cli::CryptoArgs;
+use crate::cli::{ImplementationArgs, MeasureArgs, SelectArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use crate::values::NiceSize;
+use crate::values::ThreadCount;
 use anyhow::{bail, Result};
-use sysgauge_bench::crypto::alongside::{openssl_seconds, OpensslAlongside};
-use sysgauge_bench::crypto::report::speed_table;
-use sysgauge_bench::speed::speed_benchmarks;
+use clap::Args;
+use sysgauge_crypto::crypto::alongside::{openssl_seconds, OpensslAlongside};
+use sysgauge_crypto::crypto::report::speed_table;
+use sysgauge_crypto::speed::speed_benchmarks;
 use sysgauge_report::TableFormat;
+
+#[derive(Debug, Args)]
+pub struct CryptoArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Threads: a number, or `all` for one per CPU (each runs its own instance).
+    #[arg(long, value_name = "N|all", default_value = "1")]
+    pub threads: ThreadCount,
+
+    /// Block sizes for ciphers and digests (comma-separated, nice numbers such
+    /// as 8KiB; multiples of 16). Default: openssl's 16,64,256,1024,8192,16384.
+    #[arg(long, value_name = "SIZE[,...]", value_delimiter = ',')]
+    pub block_sizes: Vec<NiceSize>,
+
+    /// Algorithms by name or id (`aes-128-gcm`, `hash.md5`, `rsa-2048`).
+    #[command(flatten)]
+    pub select: SelectArgs,
+
+    /// Also run the system `openssl speed -mr` for the same algorithms,
+    /// sizes and threads, and print both side by side with the ratio.
+    #[arg(long)]
+    pub vs_openssl: bool,
+
+    #[command(flatten)]
+    pub implementation: ImplementationArgs,
+}
 
 /// Largest block size accepted (one buffer per thread is allocated).
 const MAX_BLOCK: u64 = 64 << 20;

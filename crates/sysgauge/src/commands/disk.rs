@@ -8,15 +8,55 @@
 //! mode only explains what it would do and exits 2. Results are stored as
 //! a run like any other; the table shows throughput with latency.
 
-use crate::cli::DiskArgs;
+use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::{check_writable_dir, MeasureConfig};
 use crate::exit::Exit;
 use crate::measure;
 use crate::values::NiceSize;
 use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::path::PathBuf;
 use std::sync::Arc;
 use sysgauge_bench::disk::{self, raw, DiskOptions, MAX_BLOCK_SIZE};
 use sysgauge_core::size::Bytes;
+
+#[derive(Debug, Args)]
+pub struct DiskArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Directory on the file system to test (default: the current directory).
+    #[arg(long, value_name = "DIR", conflicts_with = "device")]
+    pub path: Option<PathBuf>,
+
+    /// Test file size, e.g. 256MiB or 4G (default: from the profile; in raw
+    /// mode the bytes written per block size).
+    #[arg(long, value_name = "NICE")]
+    pub size: Option<NiceSize>,
+
+    /// Block sizes of the block tests, e.g. 4KiB,64KiB,1MiB (raw mode
+    /// default: 256,512,4KiB,1MiB).
+    #[arg(long, value_name = "NICE[,...]", value_delimiter = ',')]
+    pub block_size: Vec<NiceSize>,
+
+    /// Raw device mode: write straight to this block device (a full path
+    /// under /dev). Destroys its data; needs --destroy-data.
+    #[arg(long, value_name = "/dev/X")]
+    pub device: Option<PathBuf>,
+
+    /// Really write to --device, destroying what is on it.
+    #[arg(long, requires = "device")]
+    pub destroy_data: bool,
+
+    /// Write to --device even though it carries a file-system, RAID, LVM,
+    /// LUKS or partition-table signature.
+    #[arg(long, requires = "device")]
+    pub force: bool,
+
+    /// Tests by name or id (seq-write, disk.seq-read, ...).
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
 
 /// Parsed and checked disk options (before any work).
 pub fn options_from_args(args: &DiskArgs, cfg: &mut MeasureConfig) -> Result<DiskOptions> {

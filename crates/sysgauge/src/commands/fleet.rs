@@ -9,13 +9,17 @@
 //! `--retry-failed` reads (`<db>.fleet.json`). What happens on each host is
 //! `sysgauge_fleet::remote`'s; docs/fleet.md tells the whole story.
 
-use crate::cli::{FleetAction, FleetArgs, FleetHostsArgs, FleetRunArgs};
+use super::fleet_net::FleetNetArgs;
+use crate::cli::DbArg;
 use crate::exit::Exit;
 use crate::machines::parse_record_text;
+use crate::values::{KeyValue, Seconds};
 use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 use sysgauge_core::record::{RunRecord, ALIAS_TAG, GROUPS_TAG};
 use sysgauge_core::text::for_terminal;
@@ -27,12 +31,102 @@ use sysgauge_fleet::state::{self, FleetState};
 use sysgauge_report::{Table, TableFormat};
 use sysgauge_store::{Inserted, Store};
 
-/// Subcommands whose runs a fleet host may make (they all take `--json`
-/// and `--no-store`).
-const MEASURING: &[&str] = &[
-    "run", "sweep", "cpu", "mem", "disk", "net", "ping", "crypto", "clock", "spawn", "startup",
-    "ssh",
-];
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    #[command(subcommand)]
+    pub action: FleetAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FleetAction {
+    /// Run sysgauge on every host over ssh (no agent on the hosts) and store
+    /// each host's run in the results database. See docs/fleet.md.
+    Run(FleetRunArgs),
+    /// Measure the network between every ordered pair of hosts (2ping RTT
+    /// and per-direction loss, TCP throughput, UDP packet rate) and print
+    /// the matrices. See docs/fleet.md.
+    Net(FleetNetArgs),
+}
+
+/// Which hosts, and how to reach them: shared by every fleet action.
+#[derive(Debug, Args)]
+pub struct FleetHostsArgs {
+    /// Hosts, as `[user@]host[:port]` (instead of --inventory).
+    #[arg(value_name = "HOST")]
+    pub hosts: Vec<String>,
+
+    /// A host list or an Ansible inventory (INI or YAML).
+    #[arg(long, short = 'i', value_name = "FILE")]
+    pub inventory: Option<PathBuf>,
+
+    /// Only these groups or hosts (`web`, `web,db`).
+    #[arg(long, value_name = "PATTERN")]
+    pub limit: Option<String>,
+
+    /// The most one host may take, from connecting to clean-up (e.g. 600, 90s).
+    #[arg(long, value_name = "SECONDS", default_value = "1800")]
+    pub timeout: Seconds,
+
+    /// ssh's ConnectTimeout in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub connect_timeout: u64,
+
+    /// The sysgauge binary for hosts of another architecture (as `uname -m`
+    /// names it, e.g. aarch64=./sysgauge-aarch64), repeatable.
+    #[arg(long = "binary", value_name = "ARCH=PATH")]
+    pub binaries: Vec<KeyValue>,
+
+    /// Read this ssh config file instead of ~/.ssh/config (ssh -F).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+
+    /// An extra ssh option KEY=VALUE (ssh -o), repeatable.
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
+    pub ssh_options: Vec<KeyValue>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Everything after `--` is the sysgauge command line each host runs \
+(default: `run --profile quick`); it may start with any measuring subcommand \
+(`-- crypto --profile tiny`), else `run` is implied (`-- --profile tiny --only hash`). \
+Exit status: 0 every host ran, 1 some host failed, 2 usage error, 130 interrupted."
+)]
+pub struct FleetRunArgs {
+    #[command(flatten)]
+    pub target: FleetHostsArgs,
+
+    /// How many hosts at once.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub forks: usize,
+
+    /// Run only the hosts that failed (or were interrupted) in the previous
+    /// fleet run on this database.
+    #[arg(long)]
+    pub retry_failed: bool,
+
+    #[command(flatten)]
+    pub db: DbArg,
+
+    /// The sysgauge command line each host runs (after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}
+
+/// Subcommands whose runs a fleet host may make: those with the shared
+/// measuring options (`--json`, `--no-store`), read from the command line
+/// itself so that a new measuring command needs no list here.
+fn measuring() -> Vec<String> {
+    use clap::CommandFactory;
+    crate::cli::Cli::command()
+        .get_subcommands()
+        .filter(|c| {
+            let has = |id: &str| c.get_arguments().any(|a| a.get_id() == id);
+            has("json") && has("no_store")
+        })
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
 
 /// Options the fleet sets itself on the host's command line.
 const OURS: &[&str] = &["--json", "--no-store", "--db"];
@@ -73,13 +167,14 @@ fn host_command(args: &[String]) -> Result<Vec<String>> {
         }
     }
     let first = args[0].as_str();
-    if MEASURING.contains(&first) {
+    let measuring = measuring();
+    if measuring.iter().any(|m| m == first) {
         return Ok(args.to_vec());
     }
     if !first.starts_with('-') {
         bail!(
             "'{first}' after `--` is not a measuring subcommand (one of {}); or start with options for `run`",
-            MEASURING.join(", ")
+            measuring.join(", ")
         );
     }
     let mut v = vec!["run".to_string()];
@@ -540,6 +635,19 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn measuring_commands_are_those_with_the_measuring_options() {
+        let mut m = measuring();
+        m.sort();
+        assert_eq!(
+            m,
+            [
+                "clock", "cpu", "crypto", "disk", "mem", "net", "ping", "run", "spawn", "ssh",
+                "startup", "sweep"
+            ]
+        );
     }
 
     #[test]

@@ -6,25 +6,92 @@
 //! `sysgauge_fleet::matrix` (what happens on the hosts) while it draws a
 //! progress line per host, then turns each host's records (its pings and
 //! the pair tests it sent in) into one run per host: results named by
-//! peer (`sysgauge_bench::net::matrix::name_peers`), tagged with the
+//! peer (`sysgauge_net::net::matrix::name_peers`), tagged with the
 //! inventory alias, groups and variables and with `fleet_net` = the
 //! matrix's id, stored, and printed as matrices. docs/fleet.md tells the
 //! whole story.
 
-use super::fleet::{check_reach, tag_run, Progress, Reach};
-use crate::cli::{FleetNetArgs, MatrixFormatArg};
+use super::fleet::{check_reach, tag_run, FleetHostsArgs, Progress, Reach};
+use crate::cli::{DbArg, ProfileArg};
+use clap::{Args, ValueEnum};
+
 use crate::exit::Exit;
 use crate::machines::parse_record_text;
 use anyhow::{bail, Context, Result};
-use sysgauge_bench::net::matrix::{
-    flood_rate, flood_still_rising, mark_fleet_flood, matrices, name_peers,
-};
 use sysgauge_core::record::{RunRecord, RunStatus};
 use sysgauge_core::text::for_terminal;
 use sysgauge_fleet::inventory::Host;
 use sysgauge_fleet::matrix::{self, Event, FloodStep, MatrixHost, MatrixPlan};
 use sysgauge_fleet::remote::Plan;
+use sysgauge_net::net::matrix::{
+    flood_rate, flood_still_rising, mark_fleet_flood, matrices, name_peers,
+};
 use sysgauge_report::{format_value, render_matrices, MatrixFormat, Table, TableFormat};
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Every ordered pair of hosts: 2ping round trip and loss split into outbound and \
+inbound, TCP throughput and UDP packet rate, the throughput tests in rounds of disjoint pairs. \
+A host's `net_address` inventory variable names the address the others measure it at \
+(default: the address ssh reaches). Exit status: 0 every host and pair measured, 1 some \
+failed, 2 usage error, 130 interrupted. See docs/fleet.md."
+)]
+pub struct FleetNetArgs {
+    #[command(flatten)]
+    pub target: FleetHostsArgs,
+
+    /// The pair tests' profile (tiny, quick, standard, full): how long each
+    /// throughput and packet-rate test runs.
+    #[arg(long, value_enum, default_value_t = ProfileArg::Quick)]
+    pub profile: ProfileArg,
+
+    /// 2ping probes per ordered pair, sent alongside the throughput rounds.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub pings: u64,
+
+    /// Seconds between two probes to the same peer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.05)]
+    pub ping_interval: f64,
+
+    /// RTT and loss only: no throughput or packet-rate rounds.
+    #[arg(long)]
+    pub no_throughput: bool,
+
+    /// Instead of the matrix: flood HOST (which needs to run nothing but its
+    /// network stack) with ICMP echoes from 1, 2, 4 … of the hosts at once,
+    /// until the total reply rate stops rising.
+    #[arg(long, value_name = "HOST", conflicts_with_all = ["show", "no_throughput"])]
+    pub icmp: Option<String>,
+
+    /// ICMP flood senders on each flooding host (with --icmp).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "icmp")]
+    pub senders: usize,
+
+    /// Seconds each step of the flood lasts: every flooding host counts its
+    /// replies over the same window (with --icmp).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, requires = "icmp")]
+    pub flood_for: f64,
+
+    /// Measure nothing: print a stored matrix again (the latest, or the
+    /// one whose id starts with MATRIX), e.g. in another --format.
+    #[arg(long, value_name = "MATRIX", num_args = 0..=1, default_missing_value = "latest")]
+    pub show: Option<String>,
+
+    /// How to print the matrices.
+    #[arg(long, value_enum, default_value_t = MatrixFormatArg::Text)]
+    pub format: MatrixFormatArg,
+
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MatrixFormatArg {
+    Text,
+    Markdown,
+    Csv,
+    Json,
+}
 
 /// The inventory variable naming the address a host is measured at, when
 /// it is not the one ssh reaches it by (a data network beside the

@@ -97,7 +97,7 @@ pub fn run(store: &Store, name: &str, json: bool) -> Result<Exit> {
     let mut entries: Vec<HistoryEntry> = Vec::new();
     for r in &history {
         let run = store.load_run(r.id)?;
-        let index = sysgauge_bench::baseline::index(&run)
+        let index = sysgauge_registry::baseline::index(&run)
             .ok()
             .filter(|ix| ix.overall.index.is_some());
         let previous = entries

@@ -1,11 +1,23 @@
 //! `sysgauge host`: the machine facts stored with every run.
 
-use crate::cli::HostArgs;
 use crate::config::check_writable_dir;
 use crate::exit::Exit;
 use crate::output;
 use anyhow::Result;
+use clap::Args;
+use std::path::PathBuf;
 use sysgauge_report::{Table, TableFormat};
+
+#[derive(Debug, Args)]
+pub struct HostArgs {
+    /// Print the facts as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Describe the filesystem of this directory as the scratch directory.
+    #[arg(long, value_name = "DIR")]
+    pub scratch_dir: Option<PathBuf>,
+}
 
 pub fn run(args: HostArgs) -> Result<Exit> {
     let scratch = match &args.scratch_dir {

@@ -9,12 +9,32 @@
 //! are stored as one run (a case given twice starts another run), so the
 //! machine's nbench, Bonnie++ and openssl numbers stay together.
 
-use crate::cli::ImportArgs;
+use crate::cli::DbArg;
 use crate::exit::Exit;
 use crate::importing::{importer, load_files, FileOptions};
 use anyhow::{bail, Result};
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 use sysgauge_store::Inserted;
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files to import.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub db: DbArg,
+
+    /// The files' format (the values come from the importer table).
+    #[arg(long, value_parser = crate::importing::format_values(), default_value = "auto")]
+    pub format: String,
+
+    /// Host name for `openssl speed`, mbw, nbench, hyperfine, sysbench or fio output (default: the file's name without extension), or instead of the one Bonnie++ or fio's client mode printed. Files imported together with one --host are that machine's and are stored as one run.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+}
 
 pub fn run(args: ImportArgs) -> Result<Exit> {
     if args.files.is_empty() {

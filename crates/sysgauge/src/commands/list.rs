@@ -1,15 +1,33 @@
 //! `sysgauge list`: every benchmark id with its family, unit and description.
 
-use crate::cli::ListArgs;
 use crate::exit::Exit;
 use crate::output;
 use crate::values::FamilyName;
 use anyhow::Result;
+use clap::Args;
 use serde::Serialize;
-use sysgauge_bench::speed::implementation_catalog;
-use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::family_of;
+use sysgauge_crypto::speed::implementation_catalog;
+use sysgauge_family::family::Options;
+use sysgauge_registry::{benchmarks, family_info};
 use sysgauge_report::{Table, TableFormat};
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only this family.
+    #[arg(long, value_name = "FAMILY")]
+    pub family: Option<FamilyName>,
+
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// List the implementations each hash, cipher and public-key algorithm
+    /// can choose from (the names `--implementation` takes), and which run
+    /// on this CPU.
+    #[arg(long)]
+    pub implementations: bool,
+}
 
 #[derive(Serialize)]
 struct Entry {

@@ -12,16 +12,78 @@
 //! statistics of its own second legs and what it dropped. This is a server,
 //! not a measurement: nothing is stored.
 
-use crate::cli::ListenArgs;
+use crate::cli::TwopingArgs;
 use crate::exit::Exit;
 use crate::netconfig::listen_config;
 use anyhow::{Context, Result};
+use clap::Args;
 use std::io::Write;
 use std::time::Instant;
-use sysgauge_bench::net::report::{render_stats, PingStats};
-use sysgauge_bench::net::NetService;
+use sysgauge_net::net::report::{render_stats, PingStats};
+use sysgauge_net::net::NetService;
 use sysgauge_twoping::listener::{Listener, ListenerEvent};
 use sysgauge_twoping::{LossDirection, PeerTextKind};
+
+#[derive(Debug, Args)]
+pub struct ListenArgs {
+    #[command(flatten)]
+    pub twoping: TwopingArgs,
+
+    /// Address or name to listen on (repeat for more; fe80::1%eth0 works;
+    /// a name binds every address it resolves to, IPv4 and IPv6, unless -4
+    /// or -6). Without it the listener binds every address, 0.0.0.0 and
+    /// ::, because its purpose is to be reached from other machines.
+    #[arg(short = 'I', long = "interface-address", value_name = "ADDR")]
+    pub addresses: Vec<String>,
+
+    /// Per-source rate limit in datagrams per second (IPv6: per /64); 0
+    /// turns it off. Loopback sources are never limited, nor, with --auth,
+    /// a client that completed an exchange with the right key.
+    #[arg(long, value_name = "PPS", default_value_t = 5000)]
+    pub rate_limit: u32,
+
+    /// Also serve `sysgauge net --peer`: a TCP sink and UDP reflector on
+    /// --serve-port, bound to loopback unless --serve-bind says otherwise.
+    #[arg(long)]
+    pub serve: bool,
+
+    /// Address of the net service (repeat for more; default 127.0.0.1).
+    /// Give this machine's address (or 0.0.0.0 / ::) to be reachable; any
+    /// address but loopback needs --serve-key.
+    #[arg(long, value_name = "ADDR", requires = "serve")]
+    pub serve_bind: Vec<String>,
+
+    /// TCP and UDP port of the net service.
+    #[arg(long, value_name = "PORT", default_value_t = 15999)]
+    pub serve_port: u16,
+
+    /// Shared key of the net service: clients must give the same one
+    /// (`sysgauge net --peer-key`); unauthenticated hellos are refused and
+    /// datagrams dropped. Prefer the environment variable, which `ps` does
+    /// not show.
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "SYSGAUGE_NET_KEY",
+        hide_env_values = true
+    )]
+    pub serve_key: Option<String>,
+
+    /// Per-source UDP rate limit of the net service's reflector, in
+    /// datagrams per second per reflector thread (IPv6: per /64); loopback
+    /// sources are exempt; 0 turns it off.
+    #[arg(long, value_name = "PPS", default_value_t = sysgauge_net::net::DEFAULT_UDP_RATE, requires = "serve")]
+    pub serve_udp_rate: u32,
+
+    /// Most slow (sink) connections of the net service from one source
+    /// address at once (all sources together: 256).
+    #[arg(long, value_name = "N", default_value_t = 64, requires = "serve")]
+    pub serve_max_per_source: usize,
+
+    /// Stop after this many seconds (default: until Ctrl-C).
+    #[arg(short = 'w', long, value_name = "SECONDS")]
+    pub deadline: Option<f64>,
+}
 
 fn say(text: &str) {
     let mut out = std::io::stdout().lock();

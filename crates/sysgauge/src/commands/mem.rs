@@ -4,15 +4,56 @@
 //! after the summary. The same benchmark ids as the `mem` slice of
 //! `sysgauge run`, so the two compare.
 
-use crate::cli::MemArgs;
+use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::{check_output_path, MeasureConfig};
 use crate::exit::Exit;
 use crate::measure;
+use crate::values::ThreadCount;
 use crate::values::{thread_list, ChartFile, NiceSize};
 use anyhow::{bail, Context, Result};
+use clap::Args;
 use std::sync::Arc;
 use sysgauge_bench::memory::chart::latency_figure;
 use sysgauge_bench::memory::{self, full_budget, MemChoices, MemOptions};
+
+#[derive(Debug, Args)]
+pub struct MemArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Bytes per array for the copy and STREAM tests, and of the /dev/shm file
+    /// (nice numbers: 256MiB, 1G). Default: 4 × the last-level cache, bounded by
+    /// the profile and by available memory.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<NiceSize>,
+
+    /// Block size of the block-copy test (default 256KiB).
+    #[arg(long, value_name = "SIZE")]
+    pub block_size: Option<NiceSize>,
+
+    /// Thread counts for the STREAM kernels (default: 1 and all CPUs).
+    #[arg(long, value_name = "N[,...]|all", value_delimiter = ',')]
+    pub threads: Vec<ThreadCount>,
+
+    /// Working sets of the latency test (default: 4KiB doubling to beyond the
+    /// last-level cache).
+    #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',')]
+    pub working_sets: Vec<NiceSize>,
+
+    /// Forbid transparent huge pages for the buffers (default: ask for them).
+    #[arg(long)]
+    pub no_huge_pages: bool,
+
+    /// Tests by name or id: memcpy, loop-copy, block-copy, stream-triad,
+    /// latency, tmpfs-write, ...
+    #[command(flatten)]
+    pub select: SelectArgs,
+
+    /// Also draw latency against working-set size, with the cache sizes
+    /// marked, into FILE (`.svg` or `.png`).
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
+    pub chart: Option<ChartFile>,
+}
 
 /// Width in pixels of the `--chart` picture.
 const CHART_WIDTH: u32 = 1000;

@@ -13,21 +13,71 @@
 //! token Ctrl-C never cancels, and the client gets the one it does; a
 //! second Ctrl-C quits at once as everywhere else.
 
-use crate::cli::PingArgs;
+use crate::cli::{MeasureArgs, TwopingArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use crate::netconfig::{check_ping_json, ping_config};
 use anyhow::{Context, Result};
+use clap::Args;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use sysgauge_bench::net::report::ping_statistics;
-use sysgauge_bench::net::{self, NetOptions, PingSetup};
 use sysgauge_core::CancelToken;
+use sysgauge_net::net::report::ping_statistics;
+use sysgauge_net::net::{self, NetOptions, PingSetup};
 use sysgauge_twoping::client::{Client, ClientEvent};
 use sysgauge_twoping::LossDirection;
+
+#[derive(Debug, Args)]
+pub struct PingArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    #[command(flatten)]
+    pub twoping: TwopingArgs,
+
+    /// Hosts to ping, all in parallel: names (AAAA preferred unless -4),
+    /// IPv4 or IPv6 addresses, link-local with a zone (fe80::1%eth0).
+    #[arg(required = true, value_name = "HOST")]
+    pub hosts: Vec<String>,
+
+    /// Stop after this many pings per host.
+    #[arg(short = 'c', long, value_name = "COUNT")]
+    pub count: Option<u64>,
+
+    /// Seconds between pings.
+    #[arg(short = 'i', long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub interval: f64,
+
+    /// Flood: send the next ping as soon as a reply arrives (10 ms after
+    /// the last send otherwise); no line per reply.
+    #[arg(short = 'f', long)]
+    pub flood: bool,
+
+    /// Send this many pings at once at the start; with --flood, each reply
+    /// sends the next, so this many stay in flight (at most 1024).
+    #[arg(short = 'l', long, value_name = "N", default_value_t = 1)]
+    pub preload: usize,
+
+    /// Adaptive: send at the pace of the RTT's moving average.
+    #[arg(short = 'A', long)]
+    pub adaptive: bool,
+
+    /// Stop sending after this many seconds.
+    #[arg(short = 'w', long, value_name = "SECONDS")]
+    pub deadline: Option<f64>,
+
+    /// Source address to send from.
+    #[arg(short = 'I', long = "interface-address", value_name = "ADDR")]
+    pub source: Option<String>,
+
+    /// After the last ping, wait at most this long for late replies and
+    /// loss verdicts (0 = stop at once, like the reference).
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub linger: f64,
+}
 
 /// Error lines shown per host before the rest are only counted.
 const MAX_ERROR_LINES: u64 = 10;

@@ -6,13 +6,45 @@
 //! (us/sy/ni/id/wa/hi/si/st) in total and per CPU, over the interval (or
 //! since boot). An inspection tool, not a benchmark: it stores nothing.
 
-use crate::cli::{ProcSortArg, ProcsArgs};
 use crate::exit::Exit;
 use crate::output;
 use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
 use sysgauge_host::format_bytes_binary;
 use sysgauge_host::procs::{self, printable, state_name, CpuLine, ProcsReport, SortBy};
 use sysgauge_report::{Align, Table, TableFormat};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProcSortArg {
+    User,
+    System,
+    Total,
+    Pid,
+}
+
+#[derive(Debug, Args)]
+pub struct ProcsArgs {
+    /// Sort by this column (largest first; pid ascending).
+    #[arg(long, value_enum, default_value_t = ProcSortArg::System)]
+    pub sort: ProcSortArg,
+
+    /// Show this many processes (0 = all).
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 20)]
+    pub top: usize,
+
+    /// Take two snapshots this many seconds apart and show CPU % over the interval.
+    #[arg(long, value_name = "SECONDS")]
+    pub interval: Option<f64>,
+
+    /// Print as JSON (docs/output-schema.md).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Read this /proc instead of /proc (for tests and saved copies).
+    #[arg(long, value_name = "DIR", default_value = "/proc", hide = true)]
+    pub proc_root: PathBuf,
+}
 
 pub fn run(args: ProcsArgs) -> Result<Exit> {
     let sort = match args.sort {

@@ -3,13 +3,32 @@
 //! `sysgauge_report::html`), and a section for each family figure (the
 //! registry's `FamilyChart`s) that some machine has the data for.
 
-use crate::cli::ReportArgs;
+use crate::cli::{GroupArgs, MachineArgs};
 use crate::config::check_output_path;
 use crate::exit::Exit;
 use anyhow::{bail, Context, Result};
-use sysgauge_bench::registry;
+use clap::Args;
+use std::path::PathBuf;
 use sysgauge_core::record::RunRecord;
 use sysgauge_report::{ChartError, ReportFigure};
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The HTML file to write.
+    #[arg(value_name = "FILE.html")]
+    pub output: PathBuf,
+
+    #[command(flatten)]
+    pub machines: MachineArgs,
+
+    #[command(flatten)]
+    pub groups: GroupArgs,
+
+    /// Open the per-family lists of the cases some machines lack (they
+    /// are collapsed by default).
+    #[arg(long, short)]
+    pub verbose: bool,
+}
 
 pub fn run(args: ReportArgs) -> Result<Exit> {
     let out = &args.output;
@@ -67,7 +86,7 @@ fn family_figures(
         .collect();
     let mut out = Vec::new();
     let named = |name: &str| families.is_empty() || families.iter().any(|n| n == name);
-    for chart in registry::FAMILIES
+    for chart in sysgauge_registry::FAMILIES
         .iter()
         .filter(|f| named(f.info().name))
         .flat_map(|f| f.charts())

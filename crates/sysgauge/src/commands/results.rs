@@ -1,20 +1,95 @@
 //! `sysgauge results list|show|export|history|delete|sync`: the stored runs
 //! (`history` lives in its own file).
 
-use crate::cli::{ExportFormatArg, ResultsAction, ResultsArgs};
+use crate::cli::DbArg;
 use crate::config::check_output_path;
 use crate::exit::Exit;
 use crate::output;
 use anyhow::{Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
+use std::path::PathBuf;
 use sysgauge_core::record::{RunStatus, ALIAS_TAG};
 use sysgauge_report::{
     export_run, findings_text, prometheus_text, summary_table, telemetry_table, ExportFormat,
     PromRun, Table, TableFormat,
 };
 use sysgauge_store::{display_name, Inserted, Store, StoreError};
+
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+
+    #[command(subcommand)]
+    pub action: ResultsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResultsAction {
+    /// List stored runs, newest first.
+    List {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one run: host, summary table, findings.
+    Show {
+        /// Run number (from `results list`) or a prefix of its run id.
+        id: String,
+    },
+    /// Export one run; with `--format prometheus`, every machine's latest
+    /// run when none is named (a whole fleet in one textfile).
+    Export {
+        /// Run number (from `results list`), a prefix of its run id, or a
+        /// host name (its latest run).
+        id: Option<String>,
+        #[arg(long, value_enum, default_value_t = ExportFormatArg::Json)]
+        format: ExportFormatArg,
+        /// Write to FILE instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// One machine's runs over time: each run's index against the embedded
+    /// baseline (overall and per family) and the change from the run before.
+    History {
+        /// Host name, fleet alias or the start of a machine-id (a renamed
+        /// machine keeps its history; two machines sharing a name are told
+        /// apart).
+        #[arg(value_name = "HOST")]
+        host: String,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete one run and all its results.
+    Delete {
+        /// Run number (from `results list`) or a prefix of its run id.
+        id: String,
+    },
+    /// Copy every run the target lacks (by run id) from one database to
+    /// another: SQLite file or PostgreSQL URL, either way.
+    Sync {
+        /// The database to copy from (default: --db, else the default database).
+        #[arg(long, value_name = "PATH|URL")]
+        from: Option<PathBuf>,
+        /// The database to copy to (created if needed).
+        #[arg(long, value_name = "PATH|URL")]
+        to: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormatArg {
+    Json,
+    Csv,
+    Md,
+    /// The Prometheus text format, for node_exporter's textfile collector
+    /// (base units; id, params, host as labels).
+    Prometheus,
+}
 
 #[derive(Serialize)]
 struct ListEntry {
@@ -65,7 +140,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
             );
             text.push_str(&summary_table(&run, TableFormat::Text));
             // Each family's own tables, for the families the run holds.
-            for family in sysgauge_bench::FAMILIES {
+            for family in sysgauge_registry::FAMILIES {
                 let tables = family.report(&run, TableFormat::Text);
                 if !tables.is_empty() {
                     text.push('\n');
@@ -111,7 +186,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                 ExportFormatArg::Prometheus => {
                     let indexes: Vec<_> = runs
                         .iter()
-                        .map(|r| sysgauge_bench::baseline::index(r).ok())
+                        .map(|r| sysgauge_registry::baseline::index(r).ok())
                         .collect();
                     let prom: Vec<PromRun<'_>> = runs
                         .iter()

@@ -3,20 +3,40 @@
 //! table and the findings. Families marked `in_default_run: false` in the
 //! registry (ssh) run only when `--only` names them or one of their ids.
 
-use crate::cli::{ImplementationArgs, RunArgs, SelectArgs};
+use crate::cli::MeasureArgs;
+use crate::cli::{ImplementationArgs, SelectArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use anyhow::{anyhow, Result};
+use clap::Args;
 use sysgauge_bench::clock::ClockOptions;
-use sysgauge_bench::crypto::CryptoOptions;
-use sysgauge_bench::hash::HashOptions;
-use sysgauge_bench::implementation::{validate, Forced};
-use sysgauge_bench::speed::implementation_catalog;
 use sysgauge_bench::sweep::SweepOptions;
-use sysgauge_bench::{benchmarks, family_info, Options};
 use sysgauge_core::{family_of, Benchmark};
+use sysgauge_crypto::crypto::CryptoOptions;
+use sysgauge_crypto::hash::HashOptions;
+use sysgauge_crypto::implementation::{validate, Forced};
+use sysgauge_crypto::speed::implementation_catalog;
+use sysgauge_family::family::Options;
+use sysgauge_registry::{benchmarks, family_info};
 use sysgauge_report::{summary_table, TableFormat};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    #[command(flatten)]
+    pub select: SelectArgs,
+
+    #[command(flatten)]
+    pub implementation: ImplementationArgs,
+
+    /// Leave cases measured while the machine was disturbed (other
+    /// processes, steal, throttling, waits) out of the closing index.
+    #[arg(long)]
+    pub exclude_disturbed: bool,
+}
 
 pub fn run(args: RunArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
@@ -86,7 +106,7 @@ pub fn select(all: Vec<Box<dyn Benchmark>>, sel: &SelectArgs) -> Result<Vec<Box<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_bench::registry::opt_in_example;
+    use sysgauge_registry::opt_in_example;
 
     fn ids(v: &[Box<dyn Benchmark>]) -> Vec<String> {
         v.iter().map(|b| b.id().to_string()).collect()
@@ -124,7 +144,7 @@ mod tests {
         assert!(e.contains("aws-lc") && e.contains("rustcrypto"), "{e}");
         // md5 has no aws-lc implementation: asked for by name, it is an error.
         let e = check_implementations(&forced(&["md5=aws-lc"]), &all()).unwrap_err();
-        let md5 = sysgauge_bench::hash::Algorithm::Md5.id();
+        let md5 = sysgauge_crypto::hash::Algorithm::Md5.id();
         let expected = format!(
             "{md5}: implementation 'aws-lc' is not one of its own; it has sysgauge, rustcrypto"
         );

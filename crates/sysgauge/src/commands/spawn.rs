@@ -4,14 +4,53 @@
 //! matrix; the profile sets the time per case. Prints the spawn tables from
 //! sysgauge-report.
 
-use crate::cli::SpawnArgs;
+use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
+use crate::values::ThreadCount;
 use crate::values::{thread_list, NiceSize};
 use anyhow::{bail, Result};
+use clap::Args;
 use std::sync::Arc;
 use sysgauge_bench::spawn::SpawnOptions;
+use sysgauge_core::Selector;
+
+#[derive(Debug, Args)]
+pub struct SpawnArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Methods by name or id (fork-exit, fork-exec, vfork-exec,
+    /// clone-vfork-exec, posix-spawn, std-command, popen-sh, clone-vm-pipe,
+    /// system, and the
+    /// parent-size and spawners cases).
+    #[command(flatten)]
+    pub select: SelectArgs,
+
+    /// The former spelling of --only for the methods.
+    #[arg(
+        long = "method",
+        hide = true,
+        value_delimiter = ',',
+        conflicts_with = "only"
+    )]
+    pub methods: Vec<Selector>,
+
+    /// Targets to start: `static` (the embedded static no-op program) and/or
+    /// `true` (/bin/true); comma-separated.
+    #[arg(long = "target", value_name = "static|true", value_delimiter = ',')]
+    pub targets: Vec<sysgauge_bench::spawn::Target>,
+
+    /// Memory the parent holds (touched) while spawning, e.g. `0,256MiB,1GiB`;
+    /// whole MiB.
+    #[arg(long = "parent-size", value_name = "SIZE[,...]", value_delimiter = ',')]
+    pub parent_sizes: Vec<NiceSize>,
+
+    /// Spawning threads, e.g. `1,4` (`all` = one per CPU).
+    #[arg(long = "spawners", value_name = "N[,...]|all", value_delimiter = ',')]
+    pub spawners: Vec<ThreadCount>,
+}
 
 /// The spawn options from the command line (the matrix: every case).
 pub fn options_from(args: &SpawnArgs) -> Result<SpawnOptions> {

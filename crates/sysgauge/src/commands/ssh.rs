@@ -9,25 +9,121 @@
 //! open session and the plan (same ids and params as `sysgauge run --only
 //! ssh`), is stored, and is rendered by sysgauge-report's ssh report.
 
-use crate::cli::{MatrixArg, SshArgs};
+use crate::cli::MeasureArgs;
 use crate::config::{check_repetitions, MeasureConfig};
 use crate::exit::Exit;
 use crate::measure;
+use crate::values::KeyValue;
 use crate::values::NiceSize;
 use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use sysgauge_bench::ssh::algorithms::{secure_names, ClientAlgorithms, Combo, Kind, Matrix};
-use sysgauge_bench::ssh::client::SshError;
-use sysgauge_bench::ssh::planning::{calibrate, check_names, plan, plural, probe_names, Choices};
-use sysgauge_bench::ssh::server::ServerOptions;
-use sysgauge_bench::ssh::session::{ssh_program, ClientSettings, OpenError, Session, Target};
-use sysgauge_bench::ssh::sink::Sink;
-use sysgauge_bench::ssh::{default_size, estimate_seconds, restrict_of, SshOptions};
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::Requirement;
+use sysgauge_net::ssh::algorithms::{secure_names, ClientAlgorithms, Combo, Kind, Matrix};
+use sysgauge_net::ssh::client::SshError;
+use sysgauge_net::ssh::planning::{calibrate, check_names, plan, plural, probe_names, Choices};
+use sysgauge_net::ssh::server::ServerOptions;
+use sysgauge_net::ssh::session::{ssh_program, ClientSettings, OpenError, Session, Target};
+use sysgauge_net::ssh::sink::Sink;
+use sysgauge_net::ssh::{default_size, estimate_seconds, restrict_of, SshOptions};
 use sysgauge_report::TableFormat;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MatrixArg {
+    /// Ciphers with a fixed MAC and kex, MACs with a fixed cipher and kex,
+    /// key exchanges by handshake time: minutes.
+    Factorial,
+    /// Every working cipher × MAC × kex combination: hours.
+    Full,
+}
+
+#[derive(Debug, Args)]
+pub struct SshArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Measure against a private sshd started on 127.0.0.1 (the default).
+    #[arg(long, conflicts_with = "host")]
+    pub local: bool,
+
+    /// Measure against this server instead, with your own keys or agent
+    /// (batch mode: no prompts; your known_hosts decides the host key).
+    #[arg(long, value_name = "[USER@]HOST[:PORT]")]
+    pub host: Option<String>,
+
+    /// Bytes of zeros per transfer (100M, 1GiB, ...); default by profile:
+    /// 1M tiny, 500M quick, 1G standard, 4G full.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<NiceSize>,
+
+    /// Write each transfer into this file on the far side instead of
+    /// /dev/null (absolute path; truncated for every transfer, removed
+    /// afterwards), so its file system is part of what is timed.
+    #[arg(long, value_name = "PATH")]
+    pub sink: Option<PathBuf>,
+
+    /// The former spelling of --repetitions here.
+    #[arg(long, value_name = "N", hide = true, conflicts_with = "repetitions")]
+    pub runs: Option<u32>,
+
+    /// Which combinations to measure.
+    #[arg(long, value_enum, default_value_t = MatrixArg::Factorial)]
+    pub matrix: MatrixArg,
+
+    /// Recommend only algorithms not considered weak (no CBC, 3DES, RC4,
+    /// SHA-1 or MD5 MACs, SHA-1 key exchanges) and show what that costs.
+    #[arg(long)]
+    pub only_secure: bool,
+
+    /// Measure only the "secure" subset as "Secure Secure Shell" (stribika,
+    /// 2015) defines it: curve25519 and DH group exchange with SHA-256;
+    /// ChaCha20-Poly1305, AES-GCM and AES-CTR; the EtM MACs over SHA-2,
+    /// RIPEMD-160 and UMAC-128 (those this client has). Implies --only-secure.
+    #[arg(long, conflicts_with_all = ["ciphers", "macs", "kex"])]
+    pub secure_set: bool,
+
+    /// Measure only these ciphers (comma-separated OpenSSH names).
+    #[arg(long = "cipher", value_name = "NAME[,...]", value_delimiter = ',')]
+    pub ciphers: Vec<String>,
+
+    /// Measure only these MACs (comma-separated).
+    #[arg(long = "mac", value_name = "NAME[,...]", value_delimiter = ',')]
+    pub macs: Vec<String>,
+
+    /// Measure only these key exchanges (comma-separated).
+    #[arg(long = "kex", value_name = "NAME[,...]", value_delimiter = ',')]
+    pub kex: Vec<String>,
+
+    /// The factorial matrix's fixed cipher, used to compare MACs and key
+    /// exchanges (one that uses a MAC; default aes128-ctr).
+    #[arg(long, value_name = "NAME")]
+    pub fixed_cipher: Option<String>,
+
+    /// The fixed MAC, used to compare ciphers (default umac-128-etm@openssh.com).
+    #[arg(long, value_name = "NAME")]
+    pub fixed_mac: Option<String>,
+
+    /// The fixed key exchange, used to compare ciphers and MACs (default curve25519-sha256).
+    #[arg(long, value_name = "NAME")]
+    pub fixed_kex: Option<String>,
+
+    /// ssh's ConnectTimeout in seconds, for every connection.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub connect_timeout: u64,
+
+    /// With --host: read this ssh config file instead of ~/.ssh/config (ssh -F).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+
+    /// An extra ssh option KEY=VALUE (ssh -o), repeatable; it takes
+    /// precedence over sysgauge's own.
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
+    pub ssh_options: Vec<KeyValue>,
+}
 
 /// Probes running at once: enough to hide the round trips, few enough not
 /// to trip a server's MaxStartups (default 10).
@@ -196,7 +292,7 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     if p.target == Target::Local {
         reqs.push(Requirement::program("ssh-keygen", "openssh-client"));
         reqs.push(Requirement::program(
-            sysgauge_bench::ssh::server::SSHD,
+            sysgauge_net::ssh::server::SSHD,
             "openssh-server",
         ));
     }
@@ -366,12 +462,12 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     }
     ssh_opts.session = opened;
     let options = Arc::new(ssh_opts);
-    let selected = sysgauge_bench::ssh::benchmarks(&options);
+    let selected = sysgauge_net::ssh::benchmarks(&options);
     let outcome = measure::execute("ssh", &cfg, &selected, &cancel, extra_findings)?;
     // Stop the private server (and remove its keys) before printing.
     drop(selected);
     drop(options);
-    let text = sysgauge_bench::ssh::report::ssh_report(
+    let text = sysgauge_net::ssh::report::ssh_report(
         &outcome.record,
         TableFormat::Text,
         args.only_secure || args.secure_set,

@@ -4,15 +4,61 @@
 //! stops everything with a clear message (unless --ignore-failure), before
 //! anything is measured or stored.
 
-use crate::cli::StartupArgs;
+use crate::cli::MeasureArgs;
 use crate::config::{check_output_path, MeasureConfig};
 use crate::exit::Exit;
 use crate::values::Seconds;
 use crate::{measure, output};
 use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::path::PathBuf;
 use std::sync::Arc;
 use sysgauge_bench::startup::{preflight, prepare, StartupOptions};
 use sysgauge_report::TableFormat;
+
+#[derive(Debug, Args)]
+pub struct StartupArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// The baseline command, e.g. "perl -e ''" (split like a shell would,
+    /// then executed directly unless --shell).
+    #[arg(value_name = "CMD")]
+    pub command: String,
+
+    /// A command to compare with the baseline; repeat for more.
+    #[arg(long = "vs", value_name = "CMD")]
+    pub vs: Vec<String>,
+
+    /// Run each command through `sh -c` instead of executing it directly.
+    #[arg(long)]
+    pub shell: bool,
+
+    /// Minimum number of timed runs per command.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub runs: u64,
+
+    /// Minimum total time of the timed runs per command, in seconds
+    /// (`3`, `0.5`, `500ms`); default: the profile's (3 s for quick).
+    #[arg(long, value_name = "SECONDS")]
+    pub min_time: Option<Seconds>,
+
+    /// Maximum number of timed runs per command (stops even if --min-time is not reached).
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u64>,
+
+    /// Keep timing commands that exit with a non-zero status.
+    #[arg(long)]
+    pub ignore_failure: bool,
+
+    /// Do not count the shared libraries each command loads.
+    #[arg(long)]
+    pub no_libraries: bool,
+
+    /// Also write the timings in the startup export format (docs/output-schema.md).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+}
 
 pub fn options_from(args: &StartupArgs) -> Result<StartupOptions> {
     let mut commands = vec![args.command.clone()];

@@ -9,12 +9,13 @@
 //! input files fit in the allowed share of free space. When copies were not
 //! given, the large default K is halved until it fits (and the run says so).
 
-use crate::cli::{DataArg, SweepArgs};
+use crate::cli::MeasureArgs;
 use crate::config::{check_output_path, check_writable_dir, MeasureConfig};
 use crate::exit::Exit;
 use crate::values::{ChartFile, NiceCount, NiceSize};
 use crate::{measure, output};
 use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::sync::Arc;
 use sysgauge_bench::sweep::chart::sweep_figure;
@@ -25,6 +26,80 @@ use sysgauge_bench::sweep::report::{sweep_contrast, sweep_csv, sweep_points, swe
 use sysgauge_bench::sweep::{self, Mode, SweepOptions};
 use sysgauge_core::record::{Finding, Status};
 use sysgauge_report::TableFormat;
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Counts take nice numbers: 1K = 1000, 1M = 10^6, 1Ki = 1KiB = 1024, 1Mi = 2^20.\n\
+                        Example: sysgauge sweep --program sha256sum,dd --copies 1,512 --iterations 512,1Ki,2Ki"
+)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+
+    /// Programs to time: b2sum, sha1sum, sha256sum, sha512sum, md5sum, dd (comma-separated),
+    /// or one command line 'CMD ARGS' (run without a shell; `{input}` in it stands for the
+    /// input file, else the file is appended). Repeat for more. Default: all six.
+    #[arg(long = "program", value_name = "NAME[,...]|'CMD ARGS'")]
+    pub programs: Vec<String>,
+
+    /// The corpus: a file to use instead of the system dictionary.
+    #[arg(long, value_name = "PATH", conflicts_with = "data")]
+    pub corpus: Option<PathBuf>,
+
+    /// The corpus: the system dictionary (else a generated 1 MB word list), or seeded
+    /// random bytes.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub data: Option<DataArg>,
+
+    /// Copies of the corpus in the input file (comma-separated). Default: 1 and a
+    /// large count for the profile (512 quick and standard), bounded by free space.
+    #[arg(long, value_name = "K[,K...]", value_delimiter = ',')]
+    pub copies: Vec<NiceCount>,
+
+    /// Effective iterations N (comma-separated): each point runs the program N/K times
+    /// over K copies, so N must be a multiple of every K.
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',', conflicts_with_all = ["max", "step"])]
+    pub iterations: Vec<NiceCount>,
+
+    /// Largest effective iteration count; with --step: N = STEP, 2×STEP, … ≤ MAX.
+    #[arg(long, value_name = "N", requires = "step")]
+    pub max: Option<NiceCount>,
+
+    /// Step between effective iteration counts (with --max).
+    #[arg(long, value_name = "N", requires = "max")]
+    pub step: Option<NiceCount>,
+
+    /// dd's block size (`bs=`, a nice size such as 32KiB; at most 1GiB). Default: none
+    /// given, dd's own (512 bytes for GNU dd), as the write-up ran it.
+    #[arg(long = "dd-bs", value_name = "SIZE")]
+    pub dd_bs: Option<NiceSize>,
+
+    /// Send each run's output to a file in the scratch directory instead of /dev/null.
+    #[arg(long)]
+    pub to_file: bool,
+
+    /// Directory in which the input file is made (a scratch directory inside it,
+    /// removed afterwards). Default: --scratch-dir.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Also write one CSV row per point to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Also draw MB/s against effective iterations, one line per program and copy
+    /// count, to FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
+    pub chart: Option<ChartFile>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DataArg {
+    /// /usr/share/dict/words (Debian: wamerican), else a generated word list.
+    Words,
+    /// Seeded pseudo-random bytes: the same on every machine.
+    Random,
+}
 
 /// Most points `--max/--step` may make.
 const MAX_STEPS: u64 = 1000;

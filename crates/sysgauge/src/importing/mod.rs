@@ -29,12 +29,12 @@ use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
-use sysgauge_bench::family::Options;
 use sysgauge_bench::foreign_json::JsonDocError;
-use sysgauge_bench::registry::benchmarks;
 use sysgauge_compare::import::{parse_json, synthetic_run, ImportContext};
 use sysgauge_core::host::HostInfo;
 use sysgauge_core::record::{ResultRecord, RunRecord};
+use sysgauge_family::family::Options;
+use sysgauge_registry::benchmarks;
 
 /// One format sysgauge can import.
 pub trait Importer: Sync {

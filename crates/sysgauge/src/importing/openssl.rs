@@ -4,8 +4,8 @@
 use super::sections::numberish;
 use super::{Importer, Parsed, ToolMachine};
 use anyhow::Result;
-use sysgauge_bench::openssl_speed;
 use sysgauge_compare::import::ImportContext;
+use sysgauge_crypto::openssl_speed;
 
 pub struct Openssl;
 

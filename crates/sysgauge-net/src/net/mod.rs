@@ -1,0 +1,153 @@
+//! The `net` family: TCP throughput (one and several streams), TCP
+//! connection rate, UDP small-packet rate with a growing number of senders,
+//! UDP round-trip latency, and the 2ping results of `sysgauge ping`; and,
+//! to hosts that run no sysgauge at all, ICMP echo round trip and flood
+//! rate ([`icmp`]), TCP connection set-up time and HTTP download
+//! throughput ([`http`]).
+//!
+//! The TCP and UDP cases talk to a net service: by default one started in
+//! this process on 127.0.0.1 at a free port (so `sysgauge run` measures the
+//! loopback path, the kernel's network stack and memory, with nothing to
+//! set up), or a peer's `sysgauge listen --serve` given as `--peer`. The
+//! service and its wire format are in [`service`] and [`proto`]; the
+//! `target` param ("loopback" or the peer as given) keeps loopback numbers
+//! from being compared with numbers over a real link.
+//!
+//! The ping cases exist only when `sysgauge ping` supplies hosts
+//! ([`ping::PingSetup`]); otherwise they plan no case, and the TCP/UDP
+//! cases plan none when hosts are supplied, so one family serves both
+//! commands with the same ids. The ICMP, connect and HTTP cases plan one
+//! case per host or URL named (`--icmp`, `--connect`, `--http`), and
+//! none otherwise.
+
+pub mod endpoint;
+pub mod http;
+pub mod icmp;
+pub mod matrix;
+pub mod ping;
+pub mod proto;
+pub mod report;
+pub mod service;
+mod sys;
+pub mod tcp;
+#[cfg(test)]
+mod tests;
+pub mod udp;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use sysgauge_core::{Benchmark, Finding, Params, Severity};
+
+pub use ping::{PingObserver, PingSetup};
+pub use proto::ServiceKey;
+pub use proto::DEFAULT_SERVICE_PORT;
+pub use service::{NetService, ServiceConfig, DEFAULT_UDP_RATE};
+
+/// A peer running `sysgauge listen --serve`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peer {
+    /// As given on the command line (the `target` param).
+    pub name: String,
+    /// Its service's TCP address (the UDP port comes from the handshake).
+    pub addr: SocketAddr,
+}
+
+/// Command-line choices for the family; `Default` is the loopback run of
+/// `sysgauge run`.
+#[derive(Debug, Clone, Default)]
+pub struct NetOptions {
+    /// Measure against this peer instead of the in-process loopback service.
+    pub peer: Option<Peer>,
+    /// Streams of the multi-stream TCP case (default: one per CPU, at least 2).
+    pub streams: Option<usize>,
+    /// UDP datagram size for packet rate and latency (default 64 bytes).
+    pub udp_size: Option<usize>,
+    /// Set by `sysgauge ping`: the hosts and the client.
+    pub ping: Option<PingSetup>,
+    /// The peer's shared key (`--peer-key` or SYSGAUGE_NET_KEY).
+    pub key: Option<proto::ServiceKey>,
+    /// Hosts to send ICMP echoes to (`--icmp`; no sysgauge there).
+    pub icmp: Vec<icmp::IcmpTarget>,
+    /// ICMP echo payload size (`--icmp-size`, default 56 bytes).
+    pub icmp_size: Option<usize>,
+    /// Sender counts of the ICMP flood (`--senders`; default 1, 2, 4 … by
+    /// profile).
+    pub senders: Option<Vec<usize>>,
+    /// The ICMP flood in a fixed window of wall-clock time instead of timed
+    /// repetitions (`--flood-at`, `--flood-for`; a fleet flood).
+    pub flood_window: Option<icmp::FloodWindow>,
+    /// Ports to time TCP connections to (`--connect`).
+    pub connect: Vec<http::ConnectTarget>,
+    /// URLs to download from (`--http`).
+    pub http: Vec<http::HttpTarget>,
+}
+
+impl NetOptions {
+    /// The cases of a TCP or UDP benchmark: none in a `sysgauge ping` run,
+    /// which measures only its pings, and none when only hosts that run no
+    /// sysgauge were named (`--icmp`, `--connect`, `--http` without
+    /// `--peer`).
+    pub fn service_cases(&self, cases: impl FnOnce() -> Vec<Params>) -> Vec<Params> {
+        if self.ping.is_some() || (self.peer.is_none() && self.has_foreign_targets()) {
+            Vec::new()
+        } else {
+            cases()
+        }
+    }
+}
+
+impl NetOptions {
+    /// Whether hosts that run no sysgauge were named.
+    pub fn has_foreign_targets(&self) -> bool {
+        !(self.icmp.is_empty() && self.connect.is_empty() && self.http.is_empty())
+    }
+}
+
+/// The `target` param of the TCP and UDP cases.
+pub fn target_param(options: &NetOptions) -> String {
+    match &options.peer {
+        Some(p) => p.name.clone(),
+        None => "loopback".into(),
+    }
+}
+
+/// Said once per loopback run: what loopback numbers mean.
+pub fn loopback_finding() -> Finding {
+    Finding::new(
+        "net-loopback",
+        Severity::Info,
+        "the net cases ran over loopback: they measure the kernel's TCP/IP stack, memory copies and scheduling on this machine, not a network card or a link",
+    )
+    .with_remedy("run `sysgauge listen --serve --serve-bind ADDR` on another machine and `sysgauge net --peer HOST` here to measure a link")
+}
+
+sysgauge_family::register_family! {
+    name: "net", options: NetOptions, in_default_run: true, summary_first: true,
+    budget_seconds: [0.4, 5.0, 30.0, 90.0], report: Some(|run, _| report::net_summary(run)),
+    summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
+    charts: &matrix::CHARTS,
+}
+
+/// Every net benchmark, in display order.
+pub fn benchmarks(options: &Arc<NetOptions>) -> Vec<Box<dyn Benchmark>> {
+    vec![
+        Box::new(tcp::TcpThroughputBenchmark::new(options.clone())),
+        Box::new(tcp::TcpConnectBenchmark::new(options.clone())),
+        Box::new(udp::UdpPpsBenchmark::new(options.clone())),
+        Box::new(udp::UdpRttBenchmark::new(options.clone())),
+        // The flood first: with `--flood-at` (a fleet flood) no other case
+        // can make a host late for the agreed window.
+        Box::new(icmp::IcmpPpsBenchmark::new(options.clone())),
+        Box::new(icmp::IcmpRttBenchmark::new(options.clone())),
+        Box::new(http::TcpConnectRttBenchmark::new(options.clone())),
+        Box::new(http::HttpDownloadBenchmark::new(options.clone())),
+        Box::new(ping::PingBenchmark::new(
+            ping::PingMeasure::Rtt,
+            options.clone(),
+        )),
+        Box::new(ping::PingBenchmark::new(
+            ping::PingMeasure::Loss,
+            options.clone(),
+        )),
+    ]
+}
