@@ -135,7 +135,7 @@ pub enum Profile {
     /// A few milliseconds per case, for tests and smoke checks. Numbers from
     /// it are not meaningful.
     Tiny,
-    /// About a minute for the whole suite on a 2-core machine.
+    /// About 80 seconds for the whole suite on a 2-core machine.
     #[default]
     Quick,
     Standard,

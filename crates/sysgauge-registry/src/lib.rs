@@ -18,7 +18,8 @@ use sysgauge_net::{net, ssh};
 /// Every family, in display order: the registry. Adding a family is one
 /// line here (see docs/architecture.md). The clock check comes first, before
 /// anything has warmed the CPU. The quick budgets of the default run add up
-/// to about a minute on a 2-core machine.
+/// to about a minute on a 2-core machine; with each case's set-up, the run
+/// takes about 80 seconds there (docs/performance.md).
 pub static FAMILIES: &[&dyn Family] = &[
     &clock::FAMILY,
     &hash::FAMILY,

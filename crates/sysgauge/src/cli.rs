@@ -194,7 +194,7 @@ pub struct GroupArgs {
 pub enum ProfileArg {
     /// A few milliseconds per case: a smoke test, not a measurement.
     Tiny,
-    /// About a minute on a 2-core machine (the default).
+    /// About 80 seconds on a 2-core machine (the default).
     Quick,
     /// Several minutes: every block size, more time per case.
     Standard,
