@@ -163,6 +163,11 @@ lint_env() {
   if [ "${#LINT_ENV[@]}" -gt 0 ]; then export "${LINT_ENV[@]}"; fi
 }
 
+# The directory under target/TARGET/ that cargo puts a profile's output in.
+profile_dir() {
+  if [ "$1" = dev ]; then echo debug; else echo "$1"; fi
+}
+
 cmd_build() {
   local profile=release targets=()
   while [ $# -gt 0 ]; do
@@ -173,8 +178,8 @@ cmd_build() {
     esac
   done
   [ "${#targets[@]}" -gt 0 ] || targets=("${ALL_TARGETS[@]}")
-  local dir=$profile t
-  [ "$profile" = dev ] && dir=debug
+  local dir t
+  dir=$(profile_dir "$profile")
   for t in "${targets[@]}"; do
     echo "== build $t ($profile${LINT_ENV:+, linted}) [${SECONDS} s into cross.sh]"
     (lint_env && cargo_for "$t" build --profile "$profile" -p sysgauge)
@@ -223,8 +228,7 @@ cmd_tiny() {
     esac
   done
   [ "${#targets[@]}" -gt 0 ] || die "tiny needs the targets whose built binary to run"
-  dir=$profile
-  [ "$profile" = dev ] && dir=debug
+  dir=$(profile_dir "$profile")
   for t in "${targets[@]}"; do
     tiny_run "$t" "$dir" "$cpu"
   done
