@@ -26,6 +26,10 @@ pub struct FamilyInfo {
     /// (ssh) are opt-in: `sysgauge run --only FAMILY` or their own
     /// subcommand. `sysgauge list` shows them all the same.
     pub in_default_run: bool,
+    /// Whether its cases only compute: a case that waited for I/O or
+    /// stalled on memory while it ran was disturbed (telemetry flags it).
+    /// Not for families whose work is I/O or memory traffic by design.
+    pub cpu_bound: bool,
 }
 
 impl FamilyInfo {
@@ -125,7 +129,7 @@ macro_rules! register_family {
     (@charts $charts:expr) => { $charts };
     (
         name: $name:literal, options: $options:ty, in_default_run: $run:expr,
-        summary_first: $summary_first:expr, budget_seconds: $budget:expr,
+        cpu_bound: $cpu_bound:expr, summary_first: $summary_first:expr, budget_seconds: $budget:expr,
         report: $report:expr, summary: $summary:literal
         $(, charts: $charts:expr)? $(,)?
     ) => {
@@ -136,6 +140,7 @@ macro_rules! register_family {
                 summary: $summary,
                 budget_seconds: $budget,
                 in_default_run: $run,
+                cpu_bound: $cpu_bound,
             },
             benchmarks,
             report: $report,

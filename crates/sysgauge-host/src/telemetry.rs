@@ -39,8 +39,6 @@ pub const STEAL_LIMIT_PERCENT: f64 = 2.0;
 pub const CLOCK_DROP_FRACTION: f64 = 0.9;
 /// iowait or memory stalls at or above this share disturb a CPU case.
 pub const CPU_CASE_WAIT_LIMIT_PERCENT: f64 = 5.0;
-/// Families whose cases should neither wait for I/O nor for memory.
-const CPU_FAMILIES: [&str; 4] = ["cpu", "hash", "crypto", "clock"];
 
 /// Finding: other processes used the CPUs.
 pub const OTHER_PROCESSES: &str = "other-processes";
@@ -320,6 +318,9 @@ pub struct Telemetry {
     ticks: f64,
     /// The mean clock at the first case of the run, the throttle reference.
     run_start_mhz: Mutex<Option<f64>>,
+    /// Families whose cases should neither wait for I/O nor stall on
+    /// memory (the registry's CPU-bound ones, given by the caller).
+    cpu_bound: Vec<String>,
 }
 
 impl Telemetry {
@@ -336,7 +337,19 @@ impl Telemetry {
             paths,
             ticks: procs::clock_ticks(),
             run_start_mhz: Mutex::new(None),
+            cpu_bound: Vec::new(),
         }
+    }
+
+    /// The same, judging the cases of `families` as CPU-bound: one that
+    /// waited for I/O or stalled on memory is disturbed. Without it no
+    /// family is.
+    pub fn with_cpu_bound_families<S: Into<String>>(
+        mut self,
+        families: impl IntoIterator<Item = S>,
+    ) -> Telemetry {
+        self.cpu_bound = families.into_iter().map(Into::into).collect();
+        self
     }
 }
 
@@ -350,7 +363,7 @@ struct Point {
 }
 
 struct Watch {
-    family: String,
+    cpu_bound: bool,
     start: Full,
     stop: Sender<()>,
     sampler: Option<JoinHandle<Vec<Point>>>,
@@ -404,7 +417,7 @@ impl CaseMonitor for Telemetry {
             })
             .ok();
         Box::new(Watch {
-            family: family.to_string(),
+            cpu_bound: self.cpu_bound.iter().any(|f| f == family),
             start,
             stop,
             sampler,
@@ -570,12 +583,12 @@ impl Summary {
         d
     }
 
-    /// Findings and the reasons the case is disturbed, for a case of
-    /// `family` called `case`; `run_start_mhz` is the clock at the run's
-    /// first case.
+    /// Findings and the reasons the case is disturbed, for a case called
+    /// `case` (of a CPU-bound family or not); `run_start_mhz` is the clock
+    /// at the run's first case.
     pub fn judge(
         &self,
-        family: &str,
+        cpu_bound: bool,
         case: &str,
         run_start_mhz: Option<f64>,
     ) -> (Vec<Finding>, Vec<String>) {
@@ -620,7 +633,7 @@ impl Summary {
                 );
             }
         }
-        if CPU_FAMILIES.contains(&family) {
+        if cpu_bound {
             if let Some(w) = self
                 .iowait_percent
                 .filter(|w| *w >= CPU_CASE_WAIT_LIMIT_PERCENT)
@@ -679,7 +692,7 @@ impl CaseWatch for Watch {
         if s.seconds >= SERIES_MIN.as_secs_f64() && !points.is_empty() {
             details.insert("telemetry_series", series_text(&points));
         }
-        let (findings, disturbed) = s.judge(&self.family, case, self.run_start_mhz);
+        let (findings, disturbed) = s.judge(self.cpu_bound, case, self.run_start_mhz);
         Observed {
             details,
             findings,
@@ -745,7 +758,7 @@ mod tests {
 
     #[test]
     fn a_quiet_case_is_not_disturbed() {
-        let (f, why) = summary().judge("hash", "hash.sha256", Some(3000.0));
+        let (f, why) = summary().judge(true, "hash.sha256", Some(3000.0));
         assert!(f.is_empty() && why.is_empty(), "{f:?}");
         let d = summary().details();
         assert_eq!(d.get_int("cpu_percent"), Some(99));
@@ -758,8 +771,8 @@ mod tests {
 
     #[test]
     fn each_threshold_gives_its_finding() {
-        let judge = |s: Summary, family: &str| {
-            let (f, why) = s.judge(family, "x.y", Some(3000.0));
+        let judge = |s: Summary, cpu_bound: bool| {
+            let (f, why) = s.judge(cpu_bound, "x.y", Some(3000.0));
             assert_eq!(f.len(), why.len());
             f.into_iter().map(|f| f.code).collect::<Vec<_>>()
         };
@@ -767,8 +780,8 @@ mod tests {
             other_cpus: Some(0.97),
             ..summary()
         };
-        assert_eq!(judge(busy.clone(), "hash"), vec![OTHER_PROCESSES]);
-        let (f, why) = busy.judge("hash", "hash.sha256", None);
+        assert_eq!(judge(busy.clone(), true), vec![OTHER_PROCESSES]);
+        let (f, why) = busy.judge(true, "hash.sha256", None);
         assert!(f[0]
             .message
             .starts_with("hash.sha256: other processes used 0.97 CPUs"));
@@ -777,25 +790,25 @@ mod tests {
             steal_percent: Some(6.0),
             ..summary()
         };
-        assert_eq!(judge(stolen, "disk"), vec![STEAL]);
+        assert_eq!(judge(stolen, false), vec![STEAL]);
         let slow = Summary {
             mhz_min: Some(2000.0),
             ..summary()
         };
-        assert_eq!(judge(slow, "cpu"), vec![THROTTLED]);
+        assert_eq!(judge(slow, true), vec![THROTTLED]);
         let hot = Summary {
             throttle_events: Some(3),
             ..summary()
         };
-        assert_eq!(judge(hot, "cpu"), vec![THROTTLED]);
+        assert_eq!(judge(hot, true), vec![THROTTLED]);
         let waiting = Summary {
             iowait_percent: Some(12.0),
             memory_stall_percent: Some(9.0),
             ..summary()
         };
-        assert_eq!(judge(waiting.clone(), "cpu"), vec![WAITED, WAITED]);
+        assert_eq!(judge(waiting.clone(), true), vec![WAITED, WAITED]);
         // A disk case waits for I/O by design.
-        assert!(judge(waiting, "disk").is_empty());
+        assert!(judge(waiting, false).is_empty());
     }
 
     #[test]

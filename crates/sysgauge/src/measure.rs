@@ -259,7 +259,13 @@ pub fn execute_with(
         cancel.clone(),
     );
     if cfg.telemetry {
-        runner = runner.with_monitor(Arc::new(sysgauge_host::telemetry::Telemetry::live()));
+        let cpu_bound = sysgauge_registry::families()
+            .into_iter()
+            .filter(|f| f.cpu_bound)
+            .map(|f| f.name);
+        runner = runner.with_monitor(Arc::new(
+            sysgauge_host::telemetry::Telemetry::live().with_cpu_bound_families(cpu_bound),
+        ));
     }
     if runner.planned_cases() == 0 {
         anyhow::bail!(

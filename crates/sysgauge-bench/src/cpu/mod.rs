@@ -265,7 +265,8 @@ fn libm_detail(kernel: KernelId) -> Option<String> {
 }
 
 sysgauge_family::register_family! {
-    name: "cpu", options: CpuOptions, in_default_run: true, summary_first: true,
+    name: "cpu", options: CpuOptions, in_default_run: true,
+    cpu_bound: true, summary_first: true,
     budget_seconds: [0.3, 12.0, 60.0, 180.0], report: Some(report::cpu_table),
     summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
 }

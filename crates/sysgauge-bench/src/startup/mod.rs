@@ -496,7 +496,8 @@ impl Benchmark for StartupBenchmark {
 // startup` (none in `sysgauge run`); its slice is the default
 // minimum time of the timed runs of each command.
 sysgauge_family::register_family! {
-    name: "startup", options: StartupOptions, in_default_run: true, summary_first: false,
+    name: "startup", options: StartupOptions, in_default_run: true,
+    cpu_bound: false, summary_first: false,
     budget_seconds: [0.3, 3.0, 10.0, 30.0], report: Some(report::startup_report),
     summary: "start-up time of given commands against a baseline, and the shared libraries they load",
 }

@@ -275,7 +275,8 @@ impl SweepBenchmark {
 }
 
 sysgauge_family::register_family! {
-    name: "sweep", options: SweepOptions, in_default_run: true, summary_first: false,
+    name: "sweep", options: SweepOptions, in_default_run: true,
+    cpu_bound: false, summary_first: false,
     budget_seconds: [0.3, 6.0, 40.0, 120.0], report: Some(|run, format| report::sweep_table(&report::sweep_points(run), format)),
     summary: "the system's hash programs and dd over K copies of a corpus: start-up vs throughput",
     charts: &[chart::CHART],

@@ -611,7 +611,8 @@ fn handshake(
 // describes `sysgauge run --only ssh`; the cases run a fixed number
 // of transfers of a fixed size whatever the budget.
 sysgauge_family::register_family! {
-    name: "ssh", options: SshOptions, in_default_run: false, summary_first: false,
+    name: "ssh", options: SshOptions, in_default_run: false,
+    cpu_bound: false, summary_first: false,
     budget_seconds: [2.0, 30.0, 120.0, 600.0], report: Some(|run, format| report::ssh_report(run, format, false)),
     summary: "OpenSSH cipher, MAC and key exchange speed: transfer throughput and handshake time (private sshd on loopback, or --host)",
 }
