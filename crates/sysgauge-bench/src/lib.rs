@@ -17,6 +17,7 @@
 pub mod clock;
 pub mod cpu;
 pub mod disk;
+pub mod fake;
 pub mod foreign_json;
 pub mod memory;
 pub mod spawn;

@@ -9,7 +9,7 @@
 
 pub mod baseline;
 
-use sysgauge_bench::{clock, cpu, disk, memory, spawn, startup, sweep};
+use sysgauge_bench::{clock, cpu, disk, fake, memory, spawn, startup, sweep};
 use sysgauge_core::Benchmark;
 use sysgauge_crypto::{crypto, hash};
 use sysgauge_family::family::{Family, FamilyChart, FamilyInfo, Options};
@@ -20,7 +20,7 @@ use sysgauge_net::{net, ssh};
 /// anything has warmed the CPU. The quick budgets of the default run add up
 /// to about a minute on a 2-core machine; with each case's set-up, the run
 /// takes about 80 seconds there (docs/performance.md).
-pub static FAMILIES: &[&dyn Family] = &[
+static FAMILIES: &[&dyn Family] = &[
     &clock::FAMILY,
     &hash::FAMILY,
     &crypto::FAMILY,
@@ -34,14 +34,23 @@ pub static FAMILIES: &[&dyn Family] = &[
     &ssh::FAMILY,
 ];
 
+/// The families of this process, in display order: `FAMILIES`, and last
+/// the fake family of the command-line tests when its variable is set
+/// (`sysgauge_bench::fake`). Everything that lists families goes through
+/// here.
+pub fn registered() -> impl Iterator<Item = &'static dyn Family> {
+    let fake: Option<&'static dyn Family> = fake::enabled().then_some(&fake::FAMILY);
+    FAMILIES.iter().copied().chain(fake)
+}
+
 /// Every family's info, in display order.
 pub fn families() -> Vec<&'static FamilyInfo> {
-    FAMILIES.iter().map(|f| f.info()).collect()
+    registered().map(|f| f.info()).collect()
 }
 
 /// The family called `name`.
 pub fn family(name: &str) -> Option<&'static dyn Family> {
-    FAMILIES.iter().copied().find(|f| f.info().name == name)
+    registered().find(|f| f.info().name == name)
 }
 
 /// An opt-in family and its first benchmark's id, for tests of the rule
@@ -61,7 +70,7 @@ pub fn opt_in_example() -> (&'static str, String) {
 
 /// Every family's figures across machines, in family order.
 pub fn charts() -> impl Iterator<Item = &'static FamilyChart> {
-    FAMILIES.iter().flat_map(|f| f.charts().iter())
+    registered().flat_map(|f| f.charts().iter())
 }
 
 /// The figure called `name` (`sysgauge chart --kind NAME`).
@@ -75,10 +84,7 @@ pub fn family_info(name: &str) -> Option<&'static FamilyInfo> {
 
 /// Every benchmark, in display order.
 pub fn benchmarks(options: &Options) -> Vec<Box<dyn Benchmark>> {
-    FAMILIES
-        .iter()
-        .flat_map(|f| f.benchmarks(options))
-        .collect()
+    registered().flat_map(|f| f.benchmarks(options)).collect()
 }
 
 /// The workload version sysgauge's own benchmark `id` has today, so an

@@ -86,8 +86,7 @@ fn family_figures(
         .collect();
     let mut out = Vec::new();
     let named = |name: &str| families.is_empty() || families.iter().any(|n| n == name);
-    for chart in sysgauge_registry::FAMILIES
-        .iter()
+    for chart in sysgauge_registry::registered()
         .filter(|f| named(f.info().name))
         .flat_map(|f| f.charts())
     {

@@ -140,7 +140,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
             );
             text.push_str(&summary_table(&run, TableFormat::Text));
             // Each family's own tables, for the families the run holds.
-            for family in sysgauge_registry::FAMILIES {
+            for family in sysgauge_registry::registered() {
                 let tables = family.report(&run, TableFormat::Text);
                 if !tables.is_empty() {
                     text.push('\n');

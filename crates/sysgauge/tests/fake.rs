@@ -1,0 +1,145 @@
+//! Output, comparisons and exit codes of the real binary on the fake
+//! family (`SYSGAUGE_FAKE_FAMILY`, sysgauge_bench::fake), whose cases
+//! return scripted values: every number here is stated exactly, and none of
+//! these tests depends on the machine's speed or load.
+
+mod common;
+
+use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use sysgauge_core::record::Status;
+
+const VARIABLE: &str = "SYSGAUGE_FAKE_FAMILY";
+
+/// A tiny stored `run --only fake` with `script`, its record written to
+/// `json` (a file in the sandbox).
+fn fake_run(sb: &Sandbox, script: &str, json: &str) -> assert_cmd::Command {
+    let mut c = sb.tiny_run();
+    c.env(VARIABLE, script)
+        .args(["--only", "fake", "--json"])
+        .arg(sb.path().join(json));
+    c
+}
+
+fn value(run: &sysgauge_core::RunRecord, id: &str) -> f64 {
+    let r = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == id)
+        .unwrap_or_else(|| panic!("no {id} in the run"));
+    r.metrics.first().map_or(f64::NAN, |m| m.value())
+}
+
+#[test]
+fn a_run_prints_stores_and_shows_the_scripted_numbers() {
+    let sb = Sandbox::new();
+    let out = fake_run(&sb, "rate=250,latency=40", "run.json").succeeds();
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("fake.rate             250.0  MB/s   ±0.0%  3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fake.latency          40.00  us     ±0.0%  3"),
+        "{text}"
+    );
+    let run = common::read_record(&sb.path().join("run.json"));
+    assert_eq!(
+        (value(&run, "fake.rate"), value(&run, "fake.latency")),
+        (250.0, 40.0)
+    );
+    assert!(run.results.iter().all(|r| matches!(r.status, Status::Ok)));
+    // The stored run reads back with the same numbers.
+    let shown = sb.on_db("results").args(["show", &run.run_id]).succeeds();
+    let shown = stdout_of(&shown);
+    assert!(
+        shown.contains("250.0") && shown.contains("40.00"),
+        "{shown}"
+    );
+    // Without the variable the family does not exist.
+    sb.tiny_run()
+        .env_remove(VARIABLE)
+        .args(["--only", "fake"])
+        .usage_error("unknown family or benchmark 'fake'");
+    let listed = sb.cmd().env_remove(VARIABLE).arg("list").succeeds();
+    assert!(!stdout_of(&listed).contains("fake."));
+    let listed = sb.cmd().env(VARIABLE, "").arg("list").succeeds();
+    assert!(stdout_of(&listed).contains("fake.rate"));
+}
+
+#[test]
+fn exit_codes_follow_the_cases() {
+    let sb = Sandbox::new();
+    // A skipped case is not a failure: exit 0, with the reason and remedy.
+    let out = fake_run(&sb, "skip=fake.latency", "skip.json").succeeds();
+    let text = format!("{}{}", stdout_of(&out), stderr_of(&out));
+    assert!(
+        text.contains("skipped: SYSGAUGE_FAKE_FAMILY skips it"),
+        "{text}"
+    );
+    assert!(
+        text.contains("leave skip=fake.latency out of SYSGAUGE_FAKE_FAMILY"),
+        "{text}"
+    );
+    // A failed case: exit 1, the run and the other case kept.
+    let out = fake_run(&sb, "fail=fake.latency", "fail.json").exits_with(1);
+    assert!(stdout_of(&out).contains("FAILED: SYSGAUGE_FAKE_FAMILY fails it"));
+    let run = common::read_record(&sb.path().join("fail.json"));
+    assert_eq!(value(&run, "fake.rate"), 100.0);
+    assert!(run
+        .results
+        .iter()
+        .any(|r| r.bench_id == "fake.latency" && matches!(r.status, Status::Failed { .. })));
+    // A malformed script fails every case, naming what is wrong.
+    let out = fake_run(&sb, "rate=fast", "bad.json").exits_with(1);
+    assert!(
+        stdout_of(&out).contains("SYSGAUGE_FAKE_FAMILY: rate=fast is not a positive number"),
+        "{}",
+        stdout_of(&out)
+    );
+    // Bad options are usage errors before anything runs.
+    fake_run(&sb, "", "none.json")
+        .args(["--repetitions", "0"])
+        .usage_error("--repetitions");
+}
+
+#[test]
+fn compare_states_exact_ratios_and_means() {
+    let sb = Sandbox::new();
+    fake_run(&sb, "", "slow.json").succeeds();
+    fake_run(&sb, "rate=250,latency=40", "fast.json").succeeds();
+    let files = [sb.path().join("slow.json"), sb.path().join("fast.json")];
+    let out = sb.cmd().arg("compare").args(&files).succeeds();
+    let text = stdout_of(&out);
+    // Higher is better for the rate, lower for the latency: both ratios
+    // say how much faster the second machine is.
+    assert!(text.contains("2.50 (2.50–2.50)"), "{text}");
+    assert!(text.contains("1.25 (1.25–1.25)"), "{text}");
+    let out = sb
+        .cmd()
+        .arg("compare")
+        .args(["--format", "json"])
+        .args(&files)
+        .succeeds();
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout_of(&out)));
+    let rows = json["rows"].as_array().cloned().unwrap_or_default();
+    let ratio = |id: &str| {
+        rows.iter()
+            .find(|r| r["bench_id"] == id)
+            .and_then(|r| r["cells"][1]["ratio"].as_f64())
+            .unwrap_or_else(|| panic!("no ratio for {id}: {rows:?}"))
+    };
+    assert_eq!(ratio("fake.rate"), 2.5);
+    assert_eq!(ratio("fake.latency"), 1.25);
+    // The family's geometric mean is sqrt(2.5 × 1.25).
+    assert!(text.contains("1.77"), "{text}");
+    // The other way round, the same numbers inverted.
+    let out = sb
+        .cmd()
+        .arg("compare")
+        .args([&files[1], &files[0]])
+        .succeeds();
+    let text = stdout_of(&out);
+    assert!(text.contains("0.400 (0.400–0.400)"), "{text}");
+    assert!(text.contains("0.800 (0.800–0.800)"), "{text}");
+}
