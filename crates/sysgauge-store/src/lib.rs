@@ -117,7 +117,29 @@ pub enum Inserted {
     New(i64),
     /// The run (same run id) was already there; nothing was written.
     AlreadyPresent(i64),
+    /// The run was there without some of the record's results (its database
+    /// failed mid-run, or as it ended): the missing results were added, its
+    /// status, end, findings and tags set from the record, and the tag
+    /// [`COMPLETED_FROM`] names what completed it.
+    Completed {
+        row: i64,
+        added: usize,
+    },
 }
+
+impl Inserted {
+    /// The run's row, whatever was done.
+    pub fn row(&self) -> i64 {
+        match *self {
+            Inserted::New(row) | Inserted::AlreadyPresent(row) => row,
+            Inserted::Completed { row, .. } => row,
+        }
+    }
+}
+
+/// Tag of a run completed from its record after its database failed it
+/// (value: `import`, `fleet`, `sync`: the source of the insert).
+pub const COMPLETED_FROM: &str = "completed_from";
 
 /// True when `db` names a PostgreSQL database (`postgres://…` or
 /// `postgresql://…`) rather than a file.

@@ -715,6 +715,44 @@ fn insert_result(
     Ok(())
 }
 
+/// Add to the stored run `id` what its record `run` has and it lacks
+/// (`rows::completion`), or leave it alone. Result by result: a completion
+/// adds the few a failed database missed.
+fn complete_run(
+    tx: &mut Transaction<'_>,
+    id: i64,
+    run: &RunRecord,
+    source: &str,
+) -> std::result::Result<Inserted, Fail> {
+    let status: String = tx.query_one(&dollar(rows::RUN_STATUS), &[&id])?.get(0);
+    let stored: Vec<(i64, String, String)> = tx
+        .query(&dollar(rows::STORED_CASES), &[&id])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let Some(from) = rows::completion(&status, &stored, run) else {
+        return Ok(Inserted::AlreadyPresent(id));
+    };
+    for (i, r) in run.results.iter().enumerate().skip(from) {
+        insert_result(tx, id, i, r)?;
+    }
+    let v = RunValues::of(run);
+    tx.execute(
+        &dollar(rows::COMPLETE_RUN),
+        &[
+            &v.status,
+            &v.finished_at,
+            &rows::completed_tags(run, source),
+            &v.findings_json,
+            &id,
+        ],
+    )?;
+    Ok(Inserted::Completed {
+        row: id,
+        added: run.results.len() - from,
+    })
+}
+
 /// A whole run: the header by INSERT (idempotent), results and metrics by
 /// COPY with result ids taken from their sequence beforehand.
 fn copy_run(
@@ -726,7 +764,7 @@ fn copy_run(
         let id: i64 = tx
             .query_one(&dollar(rows::FIND_UUID), &[&run.run_id])?
             .get(0);
-        return Ok(Inserted::AlreadyPresent(id));
+        return complete_run(tx, id, run, source);
     };
     if run.results.is_empty() {
         return Ok(Inserted::New(id));

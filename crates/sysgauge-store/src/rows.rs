@@ -74,6 +74,49 @@ pub(crate) const SET_WRITER: &str = "UPDATE runs SET pid = ?1, boot_id = ?2 WHER
 pub(crate) const FINISH_RUN: &str =
     "UPDATE runs SET status = ?1, finished_at = ?2, findings_json = ?3, host_json = ?4 WHERE id = ?5";
 pub(crate) const FIND_UUID: &str = "SELECT id FROM runs WHERE run_uuid = ?1";
+/// What completing a stored run from its record compares: its status, and
+/// its results' positions and cases in order.
+pub(crate) const RUN_STATUS: &str = "SELECT status FROM runs WHERE id = ?1";
+pub(crate) const STORED_CASES: &str =
+    "SELECT seq, bench_id, params_key FROM results WHERE run_id = ?1 ORDER BY seq";
+/// The header of a run completed from its record.
+pub(crate) const COMPLETE_RUN: &str =
+    "UPDATE runs SET status = ?1, finished_at = ?2, tags_json = ?3, findings_json = ?4 WHERE id = ?5";
+
+/// Where a stored copy of `run` stands against the record itself: `None`
+/// when there is nothing to complete (the copy is whole, differs from the
+/// record, or is a run still being measured), else the index of the
+/// record's first result the copy lacks (its length when only the header
+/// lags: a run whose database failed as it ended). `stored` is the copy's
+/// results as (seq, bench id, params key) in seq order.
+///
+/// A run that lost its database mid-run holds the record's first results,
+/// in the record's order (the runner stores each as it finishes); anything
+/// else is another run's data under the same id and is left alone.
+pub(crate) fn completion(
+    status: &str,
+    stored: &[(i64, String, String)],
+    run: &RunRecord,
+) -> Option<usize> {
+    if status == "running" || stored.len() > run.results.len() {
+        return None;
+    }
+    let same_prefix = stored.iter().enumerate().all(|(k, (seq, id, key))| {
+        let r = &run.results[k];
+        *seq == k as i64 && *id == r.bench_id && *key == r.params.canonical()
+    });
+    let lacking = stored.len() < run.results.len() || status != run.status.as_str();
+    (same_prefix && lacking).then_some(stored.len())
+}
+
+/// The tags of a run completed from its record: the record's, and
+/// `completed_from` saying by what (`import`, `fleet`, `sync`), so the
+/// run says it was not stored as it was measured.
+pub(crate) fn completed_tags(run: &RunRecord, source: &str) -> String {
+    let mut tags = run.tags.clone();
+    tags.insert(crate::COMPLETED_FROM.to_string(), source.to_string());
+    to_json(&tags)
+}
 /// Insert a run header unless its run id is there (then no row comes back).
 pub(crate) const INSERT_RUN: &str =
     "INSERT INTO runs (run_uuid, schema_version, command, status, started_at, finished_at,

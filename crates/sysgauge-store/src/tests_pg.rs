@@ -79,6 +79,82 @@ fn incremental_then_delete(open: Opener<'_>) {
     assert!(s.list_runs().unwrap().is_empty());
 }
 
+/// A run whose database failed mid-run (its first result stored, marked
+/// failed) is completed by inserting its record: the missing result added
+/// at its place, the record's status, findings and tags, and a tag saying
+/// what completed it; again, nothing changes. A stored run that is not a
+/// prefix of the record, or one still being measured, is left alone.
+fn completed_from_record(open: Opener<'_>) {
+    let mut s = open();
+    let mut run = sample_run("dddddddd-0000-4000-8000-000000000001");
+    let results = std::mem::take(&mut run.results);
+    run.status = RunStatus::Running;
+    run.finished_at = None;
+    let row = s.begin_run(&run, "local").unwrap();
+    s.add_result(row, 0, &results[0]).unwrap();
+    let mut failed = run.clone();
+    failed.status = RunStatus::Failed;
+    failed.finished_at = Some(Utc::now());
+    s.finish_run(row, &failed).unwrap();
+    run.results = results;
+    run.status = RunStatus::Complete;
+    run.finished_at = Some(Utc::now());
+    assert_eq!(
+        s.insert_run(&run, "import").unwrap(),
+        Inserted::Completed { row, added: 1 }
+    );
+    let done = s.load_run(row).unwrap();
+    assert_eq!(
+        done.tags.get(COMPLETED_FROM).map(String::as_str),
+        Some("import")
+    );
+    let mut want = normalise(run.clone());
+    want.tags.insert(COMPLETED_FROM.into(), "import".into());
+    assert_eq!(done, want);
+    assert_eq!(
+        s.insert_run(&run, "import").unwrap(),
+        Inserted::AlreadyPresent(row)
+    );
+    assert_eq!(s.load_run(row).unwrap(), want);
+    // Only the header lagged (the database failed as the run ended).
+    let mut lagging = sample_run("dddddddd-0000-4000-8000-000000000002");
+    lagging.status = RunStatus::Failed;
+    let lag_row = id_of(s.insert_run(&lagging, "local").unwrap());
+    lagging.status = RunStatus::Complete;
+    assert_eq!(
+        s.insert_run(&lagging, "import").unwrap(),
+        Inserted::Completed {
+            row: lag_row,
+            added: 0
+        }
+    );
+    assert_eq!(s.load_run(lag_row).unwrap().status, RunStatus::Complete);
+    // Other data under the same id: left alone.
+    let mut other = sample_run("dddddddd-0000-4000-8000-000000000003");
+    other.status = RunStatus::Failed;
+    let first = other.results.remove(0);
+    let other_row = id_of(s.insert_run(&other, "local").unwrap());
+    other.results.insert(0, first);
+    other.status = RunStatus::Complete;
+    assert_eq!(
+        s.insert_run(&other, "import").unwrap(),
+        Inserted::AlreadyPresent(other_row)
+    );
+    assert_eq!(s.load_run(other_row).unwrap().results.len(), 1);
+    // A run still being measured: left to its writer.
+    let mut live = sample_run("dddddddd-0000-4000-8000-000000000004");
+    let live_results = std::mem::take(&mut live.results);
+    live.status = RunStatus::Running;
+    let live_row = s.begin_run(&live, "local").unwrap();
+    live.results = live_results;
+    live.status = RunStatus::Complete;
+    assert_eq!(
+        s.insert_run(&live, "import").unwrap(),
+        Inserted::AlreadyPresent(live_row)
+    );
+    assert_eq!(s.load_run(live_row).unwrap().status, RunStatus::Running);
+}
+
 /// Eight openers creating one new database at once all succeed.
 fn concurrent_creation(open: &(dyn Fn() -> Store + Sync)) {
     let barrier = std::sync::Barrier::new(8);
@@ -121,7 +197,7 @@ fn machines(open: Opener<'_>) {
         r.status = status;
         match s.insert_run(&r, "test").unwrap_or_else(|e| panic!("{e}")) {
             Inserted::New(id) => id,
-            Inserted::AlreadyPresent(id) => panic!("{uuid} already there as {id}"),
+            other => panic!("{uuid} already there: {other:?}"),
         }
     };
     // Two machines named `twin`, each measured twice; a clone of one of
@@ -164,6 +240,7 @@ fn scenarios(open: &(dyn Fn(&str) -> Store + Sync)) {
     incremental_then_delete(&|| open("c"));
     concurrent_creation(&|| open("d"));
     machines(&|| open("e"));
+    completed_from_record(&|| open("f"));
 }
 
 #[test]
@@ -187,7 +264,7 @@ fn open_url(url: &str) -> Result<Store> {
 
 #[test]
 fn scenarios_on_postgres() {
-    let Some(pg) = server("scenarios_on_postgres", &["a", "b", "c", "d", "e"]) else {
+    let Some(pg) = server("scenarios_on_postgres", &["a", "b", "c", "d", "e", "f"]) else {
         return;
     };
     scenarios(&|name| open_url(&pg.url(name)).unwrap());

@@ -317,9 +317,9 @@ pub fn execute_with(
             )
         }
     };
-    if store_error.is_some() {
-        record.status = RunStatus::Failed;
-    }
+    // The record keeps the status of the measuring: a database that
+    // failed lost no measurement, and importing this record completes the
+    // stored run (with `completed_from`), which then counts like any other.
     if let Some(path) = &cfg.json {
         let text = sysgauge_report::export_run(&record, sysgauge_report::ExportFormat::Json);
         output::to_file_or_stdout(path, &text)
@@ -332,7 +332,8 @@ pub fn execute_with(
         };
         let kept = match &cfg.json {
             Some(p) if p.as_os_str() != "-" => format!(
-                "; the measurements were written to {} (`sysgauge import` stores them later)",
+                "; the measurements were written to {} (`sysgauge import {}` completes the stored run)",
+                p.display(),
                 p.display()
             ),
             Some(_) => "; the measurements were written to standard output".to_string(),

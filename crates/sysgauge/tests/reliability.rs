@@ -433,9 +433,46 @@ fn a_failing_store_marks_the_run_failed_and_still_writes_json() {
     assert!(err.contains(&json.display().to_string()), "{err}");
     let kept: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(kept["status"], "failed");
-    assert!(!kept["results"].as_array().unwrap().is_empty());
+    // The measuring went well: the record says so.
+    assert_eq!(kept["status"], "complete");
+    let measured = kept["results"].as_array().unwrap().len();
+    assert!(measured > 0);
     assert_eq!(run_status(&sb.db()), vec!["complete", "failed"]);
+    // The database works again: importing the record completes the stored
+    // run (same run, every result, its status), and again changes nothing.
+    rusqlite::Connection::open(sb.db())
+        .unwrap()
+        .execute_batch("DROP TRIGGER refuse;")
+        .unwrap();
+    let out = sb.on_db("import").arg(&json).succeeds();
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(&format!(
+            "added the {measured} result(s) its database had missed"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("1 completed, 0 already present"), "{err}");
+    assert_eq!(run_status(&sb.db()), vec!["complete", "complete"]);
+    let listed = sb.listed_runs();
+    let runs = listed.as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{listed}");
+    assert!(
+        runs.iter()
+            .any(|r| r["results"] == measured as u64 && r["run_id"] == kept["run_id"]),
+        "{listed}"
+    );
+    let shown = sb
+        .on_db("results")
+        .args(["show", kept["run_id"].as_str().unwrap()])
+        .succeeds();
+    assert!(
+        stdout_of(&shown).contains("complete (completed from its record by import)"),
+        "{}",
+        stdout_of(&shown)
+    );
+    let err = stderr_of(&sb.on_db("import").arg(&json).succeeds());
+    assert!(err.contains("0 new run(s), 1 already present"), "{err}");
 }
 
 #[test]

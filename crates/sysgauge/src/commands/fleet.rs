@@ -614,7 +614,9 @@ fn finish_host(store: &mut Store, host: &Host, outcome: Outcome) -> Row {
     }
     let (status, detail) = match record {
         Ok(json) => match ingest(store, host, &json) {
-            Ok((Inserted::New(_), id)) => ("ok", id),
+            // A host's record is stored here only by this ingest: a
+            // completion would be of a run an earlier fleet run stored.
+            Ok((Inserted::New(_) | Inserted::Completed { .. }, id)) => ("ok", id),
             Ok((Inserted::AlreadyPresent(_), id)) => ("already stored", id),
             Err(e) => ("failed", format!("its run record was refused: {e:#}")),
         },

@@ -69,9 +69,19 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     let (runs, origins): (Vec<_>, Vec<_>) = load_files(&paths, &opts)?.into_iter().unzip();
     let mut store = crate::db::open_arg_for_writing(args.db.db.as_deref())?;
     let inserted = store.insert_runs(&runs, "import")?;
-    let mut new = 0;
+    let (mut new, mut completed) = (0, 0);
     for ((run, origin), ins) in runs.iter().zip(&origins).zip(&inserted) {
         match ins {
+            Inserted::Completed { row, added } => {
+                completed += 1;
+                eprintln!(
+                    "completed run {row} from {origin}: added the {added} result(s) its database had missed \
+                     (host {}, {} results, {})",
+                    sysgauge_core::text::for_terminal(run.host_name()),
+                    run.results.len(),
+                    run.status.as_str()
+                );
+            }
             Inserted::New(row) => {
                 new += 1;
                 eprintln!(
@@ -87,9 +97,14 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
             ),
         }
     }
+    let completed_text = if completed > 0 {
+        format!("{completed} completed, ")
+    } else {
+        String::new()
+    };
     eprintln!(
-        "{new} new run(s), {} already present, in {}",
-        runs.len() - new,
+        "{new} new run(s), {completed_text}{} already present, in {}",
+        runs.len() - new - completed,
         store.path().display()
     );
     Ok(Exit::Ok)

@@ -125,8 +125,20 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
         ResultsAction::Show { id } => {
             let row = store.resolve_run(&id)?;
             let run = store.load_run(row)?;
+            // A run whose database failed it and whose record completed it
+            // says so beside its status.
+            let completed = run
+                .tags
+                .get(sysgauge_store::COMPLETED_FROM)
+                .map(|by| {
+                    format!(
+                        " (completed from its record by {})",
+                        sysgauge_core::text::for_terminal(by)
+                    )
+                })
+                .unwrap_or_default();
             let mut text = format!(
-                "Run {row} ({}) · {} · host {} · {} · profile {} · {}{}\n\n",
+                "Run {row} ({}) · {} · host {} · {} · profile {} · {}{completed}{}\n\n",
                 run.run_id,
                 run.command,
                 sysgauge_core::text::for_terminal(run.host_name()),
@@ -267,7 +279,7 @@ fn sync(from: &Path, to: &Path) -> Result<Exit> {
             } else {
                 let run = source.load_run(r.id)?;
                 match target.insert_run(&run, &r.source)? {
-                    Inserted::New(_) => copied += 1,
+                    Inserted::New(_) | Inserted::Completed { .. } => copied += 1,
                     Inserted::AlreadyPresent(_) => present += 1,
                 }
             }
