@@ -282,7 +282,7 @@ pub fn execute_with(
     record.findings.extend(extra_findings);
     let mut console = ConsoleProgress::new(cfg.quiet_progress);
     let mut store_error: Option<String> = None;
-    let (mut record, stored_as) = match store.as_mut() {
+    let (record, stored_as) = match store.as_mut() {
         Some(store) => {
             let mut db = GuardedStoreSink {
                 inner: StoreSink::new(store),
