@@ -12,9 +12,7 @@
 //! `nft`; skips without them and fails under SYSGAUGE_REQUIRE_ALL=1.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{strict_record, Sandbox};
+use crate::common::{strict_record, Sandbox};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

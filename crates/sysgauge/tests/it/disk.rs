@@ -11,9 +11,7 @@
 //! is undone by a guard's Drop, also when the test fails.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{loop_devices, stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use sysgauge_core::{ResultRecord, RunRecord, Status};
@@ -23,7 +21,7 @@ use sysgauge_testkit::{output_of_success, Interrupt};
 /// time), when it can run: root, the programs exist, and loop devices do.
 /// None when it cannot (after the skip-or-fail rule).
 fn loop_device_turn(programs: &[&str]) -> Option<std::sync::MutexGuard<'static, ()>> {
-    let turn = serial();
+    let turn = loop_devices();
     let root = sysgauge_testkit::is_root();
     let missing: Vec<&str> = programs
         .iter()
@@ -87,13 +85,6 @@ impl Drop for LoopDev {
         }
         eprintln!("warning: {} is still attached", self.dev.display());
     }
-}
-
-/// Loop-device tests run one at a time: `losetup --find` in one test can
-/// hold a device open just as another test detaches it.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Undo something on drop (umount, swapoff, dmsetup remove).

@@ -4,9 +4,7 @@
 //! restarts. Skipped without PostgreSQL; failing under
 //! `SYSGAUGE_REQUIRE_ALL=1` (CI installs Debian's postgresql).
 
-mod common;
-
-use common::{stderr_of, stdout_of, strict_record, Outcome, Sandbox};
+use crate::common::{stderr_of, stdout_of, strict_record, Outcome, Sandbox};
 use sysgauge_testkit::require_postgres;
 
 /// The run numbered `n` in `db`, as `results export` prints it.

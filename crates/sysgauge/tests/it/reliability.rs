@@ -6,9 +6,7 @@
 //! each test here to the behaviour it proves.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{loop_devices, stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -138,6 +136,7 @@ fn db_on_a_block_device_is_refused_and_the_file_system_survives() {
     ) {
         return;
     }
+    let _turn = loop_devices();
     let sb = Sandbox::new();
     let json = record_json(&sb, "one.json");
     let img = sb.path().join("fs.img");

@@ -2,9 +2,7 @@
 //! indexes, the same ids inside `sysgauge run`, and bad input.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{completed_record, read_record, stdout_of, Outcome, Sandbox};
+use crate::common::{completed_record, read_record, stdout_of, Outcome, Sandbox};
 use sysgauge_core::{Status, Unit};
 
 const KERNELS: [&str; 10] = [

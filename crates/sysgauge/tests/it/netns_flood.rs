@@ -25,6 +25,7 @@
 //! without them, and fails under SYSGAUGE_REQUIRE_ALL=1.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
+use crate::common::Sandbox;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io::{BufRead, BufReader, Read};
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -175,6 +176,9 @@ fn spoofed_flood_neither_starves_a_real_client_nor_burns_the_listener() {
     if !requirements() {
         return;
     }
+    // Paced sending, a client that must lose nothing and the listener's
+    // CPU time: no other test beside it.
+    let _machine = Sandbox::alone();
     let ns = flood_link();
     let addr_b = ns.v4_b.clone();
     let bin = assert_cmd::cargo::cargo_bin("sysgauge");

@@ -5,9 +5,7 @@
 //! left" is checked against files that really existed.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::Sandbox;
+use crate::common::{self, Sandbox};
 use sysgauge_testkit::Interrupt;
 
 #[test]

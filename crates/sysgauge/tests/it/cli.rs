@@ -1,9 +1,7 @@
 //! The real binary, driven end to end on temporary databases.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_core::{RunRecord, RunStatus, Status, SCHEMA_VERSION};
 
 #[test]

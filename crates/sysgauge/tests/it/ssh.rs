@@ -12,9 +12,7 @@
 //! note and pass, unless SYSGAUGE_REQUIRE_ALL=1 (CI), where they fail.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{read_record, stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{read_record, stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use sysgauge_core::{CancelToken, Status};

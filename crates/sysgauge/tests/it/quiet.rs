@@ -1,8 +1,9 @@
 //! The wait for a quiet machine before the first case: a CPU hog started
 //! before `run` is named, and the run starts only after it ends; a hog
 //! that outlasts the bound makes the run say so, record it and measure
-//! anyway. Its tests one at a time (a hog of one test is "busy" to the
-//! other's run).
+//! anyway. The hog tests have the machine alone (`Sandbox::alone`): a hog
+//! of one test is "busy" to another test's run, and another test's work
+//! could keep the machine from becoming quiet after the hogs end.
 //!
 //! The hogs (one busy loop per CPU, so they fill the machine whatever
 //! else runs) are siblings of the sysgauge run, not its children: other
@@ -12,18 +13,12 @@
 //! bound generous, and the checks are on the hog being named and on the
 //! run starting after the hogs' end, never on exact timings.
 
-mod common;
-
-use common::{stderr_of, strict_record, Outcome, Sandbox};
+use crate::common::{stderr_of, strict_record, Outcome, Sandbox};
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Duration;
 use sysgauge_core::record::RunRecord;
 use sysgauge_host::quiet::{NOT_QUIET, TAG_BUSY, TAG_OUTCOME, TAG_SECONDS};
 use sysgauge_testkit::ChildGuard;
-
-/// Held by every test of this binary: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Others' share of the CPUs, in %, below which these tests call the
 /// machine quiet: the hogs fill it (about 100 %), other work must stay
@@ -85,8 +80,7 @@ fn names_a_hog(text: &str, pids: &[u32]) -> bool {
 
 #[test]
 fn the_run_waits_for_a_hog_to_end_and_names_it() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let sb = Sandbox::new();
+    let sb = Sandbox::alone();
     let hogs = Hogs::start();
     let pids = hogs.pids();
     let run = waiting_run(&sb, "60");
@@ -140,8 +134,7 @@ fn the_run_waits_for_a_hog_to_end_and_names_it() {
 
 #[test]
 fn the_bound_ends_the_wait_and_the_run_says_so() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let sb = Sandbox::new();
+    let sb = Sandbox::alone();
     let hogs = Hogs::start();
     let pids = hogs.pids();
     let out = waiting_run(&sb, "2").wait_with_output().unwrap();
@@ -173,7 +166,6 @@ fn the_bound_ends_the_wait_and_the_run_says_so() {
 
 #[test]
 fn no_wait_and_the_environment_skip_the_wait() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let sb = Sandbox::new();
     // The sandbox sets SYSGAUGE_NO_WAIT=1.
     let (run, out) = sb.tiny_unstored_run("hash.md5");

@@ -4,9 +4,7 @@
 //! run of the same workload or with the captured output.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use sysgauge_compare::Comparison;
 

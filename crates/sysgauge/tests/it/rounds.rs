@@ -5,9 +5,7 @@
 //! case whose rounds disagree is tested with a synthetic case in
 //! sysgauge-core (`runner::tests::rounds_are_interleaved_merged_and_judged`).
 
-mod common;
-
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{stderr_of, stdout_of, Outcome, Sandbox};
 
 #[test]
 fn run_with_rounds_stores_each_case_once_with_its_rounds() {

@@ -5,9 +5,7 @@
 //! reaped, the scratch files are removed, the finished points are kept.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{completed_record, read_record, stdout_of, Outcome, Sandbox};
+use crate::common::{self, completed_record, read_record, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use sysgauge_core::{RunRecord, Status};

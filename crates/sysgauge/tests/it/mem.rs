@@ -2,9 +2,7 @@
 //! real binary on temporary databases.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{completed_record, stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{completed_record, stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_core::Status;
 
 #[test]

@@ -4,11 +4,120 @@
 #![allow(dead_code)]
 
 use assert_cmd::Command;
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use sysgauge_core::RunRecord;
 
+/// A test's temporary home, and its turn on the machine (see [`Turn`]).
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
+    // After `dir`: the sandbox is cleaned up before the turn ends.
+    _turn: Turn,
+}
+
+/// Who has the machine. Tests of every topic run side by side in this one
+/// binary, each sandbox sharing the machine; a test that measures it
+/// (timing, CPU shares of other processes, its own hogs) has it alone,
+/// with no other test's sandbox beside it.
+///
+/// A read-write lock in effect, but not `std::sync::RwLock`: tests hold
+/// several sandboxes at once, and a second read of std's lock may wait
+/// for a writer that waits for the first (a deadlock). Here a thread that
+/// holds a turn never waits for another; a thread that holds none waits
+/// while a test has the machine alone or waits for it, so those get it.
+struct Machine {
+    shared: usize,
+    alone: bool,
+    waiting_alone: usize,
+}
+
+static MACHINE: Mutex<Machine> = Mutex::new(Machine {
+    shared: 0,
+    alone: false,
+    waiting_alone: 0,
+});
+static MACHINE_CHANGED: Condvar = Condvar::new();
+
+thread_local! {
+    /// Turns (sandboxes) this thread holds; libtest runs each test on a
+    /// thread of its own.
+    static TURNS_HERE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The machine's state. A test that panicked never holds this mutex (it
+/// is held only below, where nothing panics), so poisoning says nothing.
+fn machine() -> MutexGuard<'static, Machine> {
+    MACHINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn wait_for_machine(m: MutexGuard<'static, Machine>) -> MutexGuard<'static, Machine> {
+    MACHINE_CHANGED.wait(m).unwrap_or_else(|e| e.into_inner())
+}
+
+/// A sandbox's share of the machine, or the whole of it; given back on
+/// drop, also when the test panics. Not `Send` (a `MutexGuard` marker):
+/// it counts as its own thread's turn, so it ends on that thread.
+struct Turn {
+    alone: bool,
+    _here: PhantomData<MutexGuard<'static, ()>>,
+}
+
+impl Turn {
+    fn take(alone: bool) -> Turn {
+        let held = TURNS_HERE.with(Cell::get);
+        assert!(
+            !(alone && held > 0),
+            "Sandbox::alone() must be the test's first sandbox: it waits for every other one to go"
+        );
+        let mut m = machine();
+        if alone {
+            m.waiting_alone += 1;
+            while m.alone || m.shared > 0 {
+                m = wait_for_machine(m);
+            }
+            m.waiting_alone -= 1;
+            m.alone = true;
+        } else {
+            // Another sandbox of this test already holds a turn (a share,
+            // or the machine alone): waiting would wait for itself.
+            while held == 0 && (m.alone || m.waiting_alone > 0) {
+                m = wait_for_machine(m);
+            }
+            m.shared += 1;
+        }
+        TURNS_HERE.with(|t| t.set(held + 1));
+        Turn {
+            alone,
+            _here: PhantomData,
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let mut m = machine();
+        if self.alone {
+            m.alone = false;
+        } else {
+            m.shared -= 1;
+        }
+        drop(m);
+        TURNS_HERE.with(|t| t.set(t.get().saturating_sub(1)));
+        MACHINE_CHANGED.notify_all();
+    }
+}
+
+/// The turn of a test that attaches loop devices (the raw-device tests of
+/// `disk`, the block-device `--db` test of `reliability`): one at a time,
+/// as `losetup --find` in one test can hold a device open just as another
+/// detaches it, and a new `/dev/loopN` of one is a leftover to another. A
+/// lock of its own rather than [`Sandbox::alone`]: only these tests get
+/// in each other's way, and none of them measures the machine.
+pub fn loop_devices() -> MutexGuard<'static, ()> {
+    static LOOP_DEVICES: Mutex<()> = Mutex::new(());
+    LOOP_DEVICES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Default for Sandbox {
@@ -18,9 +127,26 @@ impl Default for Sandbox {
 }
 
 impl Sandbox {
+    /// A sandbox sharing the machine with the other tests' sandboxes.
     pub fn new() -> Sandbox {
+        Sandbox::with(Turn::take(false))
+    }
+
+    /// A sandbox with the machine to itself: it waits until no other
+    /// test holds a sandbox, and none starts one until it is dropped. For
+    /// tests that measure the machine (timing, CPU shares of other
+    /// processes, CPU seconds of this process's children) or fill it
+    /// (hogs on every CPU). Take it first: a test that already holds a
+    /// sandbox panics here rather than wait for itself; sandboxes it
+    /// makes after this one share its turn.
+    pub fn alone() -> Sandbox {
+        Sandbox::with(Turn::take(true))
+    }
+
+    fn with(turn: Turn) -> Sandbox {
         Sandbox {
             dir: tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}")),
+            _turn: turn,
         }
     }
 

@@ -1,22 +1,16 @@
 //! What the machine did during a case: a CPU hog beside one case is found,
 //! and sized within 15 % of the CPU it really used; without it, on a quiet
 //! machine, the same case has no finding (other work on the machine,
-//! measured from outside, excuses the quiet half). In a binary of its own, its tests one
-//! at a time, so no other test runs beside the hog's and counts as "other
-//! processes".
+//! measured from outside, excuses the quiet half). The hog test has the
+//! machine alone (`Sandbox::alone`), so no other test runs beside it and
+//! counts as "other processes", or as this process's children.
 
-mod common;
-
-use common::{children_cpu, machine_busy, read_record, Outcome, Sandbox};
+use crate::common::{self, children_cpu, machine_busy, read_record, Outcome, Sandbox};
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Instant;
 use sysgauge_core::record::RunRecord;
 use sysgauge_host::telemetry::OTHER_CPUS_LIMIT;
 use sysgauge_testkit::ChildGuard;
-
-/// Held by every test of this binary: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// User + system ticks of a process, from /proc/PID/stat.
 fn cpu_ticks(pid: u32) -> u64 {
@@ -71,8 +65,7 @@ fn has_finding(run: &RunRecord) -> bool {
 
 #[test]
 fn a_cpu_hog_beside_a_case_is_found_and_sized() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let sb = Sandbox::new();
+    let sb = Sandbox::alone();
     // Without the hog, on a quiet machine: nothing seen, no finding. Other
     // work on the machine (measured from outside) comes and goes at its
     // own pace, so the case's own window may see more or less of it than
@@ -140,7 +133,6 @@ fn a_cpu_hog_beside_a_case_is_found_and_sized() {
 /// `run --exclude-disturbed` counts what it left out.
 #[test]
 fn telemetry_is_kept_shown_and_disturbed_numbers_are_marked() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let sb = Sandbox::new();
     let run = sb.tiny_run_record("hash.md5,hash.sha256");
     for r in &run.results {

@@ -10,9 +10,7 @@
 //! SYSGAUGE_REQUIRE_ALL=1 (as CI sets).
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{read_record, stderr_of, stdout_of, strict_record, Outcome, Sandbox};
+use crate::common::{read_record, stderr_of, stdout_of, strict_record, Outcome, Sandbox};
 use std::net::{TcpListener, UdpSocket};
 use std::process::Command;
 use std::time::Duration;

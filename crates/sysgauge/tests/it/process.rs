@@ -2,9 +2,7 @@
 //! end through the real binary on temporary databases.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{completed_record, stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{completed_record, stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_bench::startup::report::StartupExport;
 use sysgauge_core::{RunRecord, Status};
 use sysgauge_host::procs::ProcsReport;

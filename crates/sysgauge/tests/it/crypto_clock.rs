@@ -2,9 +2,7 @@
 //! checks at the start and end of `sysgauge run`.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{read_record, stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{self, read_record, stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_core::Status;
 
 /// `sysgauge crypto` with the tiny profile, one repetition, at these block
