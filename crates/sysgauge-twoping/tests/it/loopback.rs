@@ -3,9 +3,7 @@
 //! cancellation. Every run is bounded by a count or a deadline.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{listener_on, run_client, RunningListener};
+use crate::common::{listener_on, run_client, RunningListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -15,9 +15,7 @@
 //! tests skip with a note, and fail under SYSGAUGE_REQUIRE_ALL=1.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::have_requirements;
+use crate::common::have_requirements;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};

@@ -9,10 +9,8 @@
 //! a timeout.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::{
-    have_requirements, parse_reference_summary, reference_peertime_lines, RunningListener,
+use crate::common::{
+    self, have_requirements, parse_reference_summary, reference_peertime_lines, RunningListener,
 };
 use std::net::SocketAddr;
 use std::process::Command;
@@ -296,7 +294,7 @@ fn reference_client_gets_our_investigation_answers() {
 
 #[test]
 fn reference_output_parsers_on_captured_output() {
-    let out = include_str!("fixtures/2ping-4.5-client-loss.txt");
+    let out = include_str!("../fixtures/2ping-4.5-client-loss.txt");
     assert_eq!(
         parse_reference_summary(out),
         Some(common::ReferenceSummary {
@@ -308,7 +306,7 @@ fn reference_output_parsers_on_captured_output() {
             undetermined: 2,
         })
     );
-    let listener = include_str!("fixtures/2ping-4.5-listener.txt");
+    let listener = include_str!("../fixtures/2ping-4.5-listener.txt");
     assert_eq!(reference_peertime_lines(listener), 3);
     assert_eq!(reference_peertime_lines(out), 0);
 }

@@ -1,5 +1,5 @@
 //! Packets encoded by the reference 2ping itself (its Python encoder, see
-//! `fixtures/gen_reference_packets.py`): we must decode them, verify their
+//! `tests/fixtures/gen_reference_packets.py`): we must decode them, verify their
 //! HMACs for every digest, and re-encode them byte for byte. This pins the
 //! precise MAC rule (whole payload incl. padding, checksum and digest zeroed,
 //! MAC before checksum) without needing the program at test time.
@@ -15,7 +15,7 @@ struct Fixture {
 }
 
 fn fixtures() -> Vec<Fixture> {
-    let text = include_str!("fixtures/reference-packets.txt");
+    let text = include_str!("../fixtures/reference-packets.txt");
     let mut out = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let fields: Vec<&str> = line.split_whitespace().collect();

@@ -9,9 +9,7 @@
 //! and the counts can be compared exactly. Every loop is bounded.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-mod common;
-
-use common::RunningListener;
+use crate::common::RunningListener;
 use rand::RngExt;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicBool;
