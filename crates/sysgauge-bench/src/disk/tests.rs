@@ -2,7 +2,7 @@
 //! sizes in a temporary directory, and the traps that a file system can
 //! provoke are provoked (the dirty-pages trap in `tests/disk_dirty.rs`, a
 //! process of its own; the raw-device traps on loop devices in the
-//! binary's `tests/disk.rs`).
+//! binary's `tests/it/disk.rs`).
 
 use super::*;
 use std::path::Path;

@@ -1,0 +1,400 @@
+//! Helpers shared by the integration tests: a temporary home with its own
+//! database and scratch directory, and a command builder for the real binary.
+
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use sysgauge_core::RunRecord;
+
+/// A test's temporary home, and its turn on the machine (see [`Turn`]).
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    // After `dir`: the sandbox is cleaned up before the turn ends.
+    _turn: Turn,
+}
+
+/// Who has the machine. Tests of every topic run side by side in this one
+/// binary, each sandbox sharing the machine; a test that measures it
+/// (timing, CPU shares of other processes, its own hogs) has it alone,
+/// with no other test's sandbox beside it.
+///
+/// A read-write lock in effect, but not `std::sync::RwLock`: tests hold
+/// several sandboxes at once, and a second read of std's lock may wait
+/// for a writer that waits for the first (a deadlock). Here a thread that
+/// holds a turn never waits for another; a thread that holds none waits
+/// while a test has the machine alone or waits for it, so those get it.
+struct Machine {
+    shared: usize,
+    alone: bool,
+    waiting_alone: usize,
+}
+
+static MACHINE: Mutex<Machine> = Mutex::new(Machine {
+    shared: 0,
+    alone: false,
+    waiting_alone: 0,
+});
+static MACHINE_CHANGED: Condvar = Condvar::new();
+
+thread_local! {
+    /// Turns (sandboxes) this thread holds; libtest runs each test on a
+    /// thread of its own.
+    static TURNS_HERE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The machine's state. A test that panicked never holds this mutex (it
+/// is held only below, where nothing panics), so poisoning says nothing.
+fn machine() -> MutexGuard<'static, Machine> {
+    MACHINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn wait_for_machine(m: MutexGuard<'static, Machine>) -> MutexGuard<'static, Machine> {
+    MACHINE_CHANGED.wait(m).unwrap_or_else(|e| e.into_inner())
+}
+
+/// A sandbox's share of the machine, or the whole of it; given back on
+/// drop, also when the test panics. Not `Send` (a `MutexGuard` marker):
+/// it counts as its own thread's turn, so it ends on that thread.
+struct Turn {
+    alone: bool,
+    _here: PhantomData<MutexGuard<'static, ()>>,
+}
+
+impl Turn {
+    fn take(alone: bool) -> Turn {
+        let held = TURNS_HERE.with(Cell::get);
+        assert!(
+            !(alone && held > 0),
+            "Sandbox::alone() must be the test's first sandbox: it waits for every other one to go"
+        );
+        let mut m = machine();
+        if alone {
+            m.waiting_alone += 1;
+            while m.alone || m.shared > 0 {
+                m = wait_for_machine(m);
+            }
+            m.waiting_alone -= 1;
+            m.alone = true;
+        } else {
+            // Another sandbox of this test already holds a turn (a share,
+            // or the machine alone): waiting would wait for itself.
+            while held == 0 && (m.alone || m.waiting_alone > 0) {
+                m = wait_for_machine(m);
+            }
+            m.shared += 1;
+        }
+        TURNS_HERE.with(|t| t.set(held + 1));
+        Turn {
+            alone,
+            _here: PhantomData,
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let mut m = machine();
+        if self.alone {
+            m.alone = false;
+        } else {
+            m.shared -= 1;
+        }
+        drop(m);
+        TURNS_HERE.with(|t| t.set(t.get().saturating_sub(1)));
+        MACHINE_CHANGED.notify_all();
+    }
+}
+
+/// The turn of a test that attaches loop devices (the raw-device tests of
+/// `disk`, the block-device `--db` test of `reliability`): one at a time,
+/// as `losetup --find` in one test can hold a device open just as another
+/// detaches it, and a new `/dev/loopN` of one is a leftover to another. A
+/// lock of its own rather than [`Sandbox::alone`]: only these tests get
+/// in each other's way, and none of them measures the machine.
+pub fn loop_devices() -> MutexGuard<'static, ()> {
+    static LOOP_DEVICES: Mutex<()> = Mutex::new(());
+    LOOP_DEVICES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    /// A sandbox sharing the machine with the other tests' sandboxes.
+    pub fn new() -> Sandbox {
+        Sandbox::with(Turn::take(false))
+    }
+
+    /// A sandbox with the machine to itself: it waits until no other
+    /// test holds a sandbox, and none starts one until it is dropped. For
+    /// tests that measure the machine (timing, CPU shares of other
+    /// processes, CPU seconds of this process's children) or fill it
+    /// (hogs on every CPU). Take it first: a test that already holds a
+    /// sandbox panics here rather than wait for itself; sandboxes it
+    /// makes after this one share its turn.
+    pub fn alone() -> Sandbox {
+        Sandbox::with(Turn::take(true))
+    }
+
+    fn with(turn: Turn) -> Sandbox {
+        Sandbox {
+            dir: tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}")),
+            _turn: turn,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("results.db")
+    }
+
+    pub fn scratch(&self) -> PathBuf {
+        let p = self.dir.path().join("scratch");
+        std::fs::create_dir_all(&p).unwrap_or_else(|e| panic!("mkdir: {e}"));
+        p
+    }
+
+    /// The binary with HOME and XDG_DATA_HOME pointing into the sandbox, so
+    /// no test ever touches the user's real database, and with
+    /// SYSGAUGE_NO_WAIT=1: tests run side by side and never wait for a
+    /// quiet machine (the wait's own tests remove it).
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("sysgauge").unwrap_or_else(|e| panic!("binary: {e}"));
+        c.env("HOME", self.dir.path())
+            .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
+            .env_remove("SYSGAUGE_DB")
+            .env("SYSGAUGE_NO_WAIT", "1")
+            .current_dir(self.dir.path())
+            .timeout(std::time::Duration::from_secs(300));
+        c
+    }
+
+    /// The binary as a plain `std::process::Command` (for tests that
+    /// signal or watch the running process), with the same sandboxed
+    /// environment as [`Sandbox::cmd`].
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysgauge"));
+        c.env("HOME", self.dir.path())
+            .env("XDG_DATA_HOME", self.dir.path().join("xdg"))
+            .env_remove("SYSGAUGE_DB")
+            .env("SYSGAUGE_NO_WAIT", "1")
+            .current_dir(self.dir.path());
+        c
+    }
+
+    /// A standard-profile `disk` run on a 64 MiB file in `target`, stopped
+    /// by `interrupt` once its second case is under way.
+    pub fn stopped_disk_run(
+        &self,
+        interrupt: sysgauge_testkit::Interrupt,
+        target: &Path,
+    ) -> sysgauge_testkit::Interrupted {
+        interrupt.run(
+            self.std_cmd()
+                .args(["disk", "--profile", "standard", "--size", "64MiB", "--db"])
+                .arg(self.db())
+                .arg("--path")
+                .arg(target),
+            // Let the second case get under way, then stop it.
+            |_, _| std::thread::sleep(std::time::Duration::from_millis(300)),
+        )
+    }
+
+    /// `sysgauge COMMAND --db DB` on the sandbox database: every command
+    /// that reads or writes results.
+    pub fn on_db(&self, command: &str) -> Command {
+        let mut c = self.cmd();
+        c.arg(command).arg("--db").arg(self.db());
+        c
+    }
+
+    /// Run `number` read back from the sandbox database (`results export
+    /// N --format json`), deserialised strictly.
+    pub fn stored_run(&self, number: u32) -> RunRecord {
+        let out = self
+            .on_db("results")
+            .args(["export", &number.to_string(), "--format", "json"])
+            .succeeds();
+        strict_record(&out.stdout)
+    }
+
+    /// The record of a tiny `run --only ONLY` printed to stdout (`--json -`)
+    /// and stored nowhere (`--no-store`), with the whole output.
+    pub fn tiny_unstored_run(&self, only: &str) -> (RunRecord, std::process::Output) {
+        let out = self
+            .tiny_run()
+            .args(["--only", only, "--json", "-", "--no-store"])
+            .succeeds();
+        (strict_record(&out.stdout), out)
+    }
+
+    /// A measuring command (`run`, `mem`, `cpu`...) with the tiny profile
+    /// and three repetitions, on the sandbox database and scratch directory.
+    pub fn tiny(&self, command: &str) -> Command {
+        let mut c = self.on_db(command);
+        c.args(["--profile", "tiny", "--repetitions", "3"])
+            .arg("--scratch-dir")
+            .arg(self.scratch());
+        c
+    }
+
+    /// `run` with the tiny profile on the sandbox database.
+    pub fn tiny_run(&self) -> Command {
+        self.tiny("run")
+    }
+
+    /// `results list --json` of the sandbox database, parsed.
+    pub fn listed_runs(&self) -> serde_json::Value {
+        let out = self
+            .on_db("results")
+            .args(["list", "--json"])
+            .output()
+            .unwrap_or_else(|e| panic!("spawn: {e}"));
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    /// A tiny `run --only ONLY`, stored, and its record as `--json FILE`
+    /// wrote it.
+    pub fn tiny_run_record(&self, only: &str) -> RunRecord {
+        let json = self.path().join("run.json");
+        self.tiny_run()
+            .args(["--only", only])
+            .arg("--json")
+            .arg(&json)
+            .succeeds();
+        read_record(&json)
+    }
+}
+
+/// A run record from JSON bytes; every struct in it denies unknown fields.
+pub fn strict_record(bytes: &[u8]) -> RunRecord {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(bytes)))
+}
+
+/// A run record from a JSON file written with `--json FILE`.
+pub fn read_record(path: &Path) -> RunRecord {
+    strict_record(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+}
+
+/// The record `--json FILE` wrote for a `command` run that completed.
+pub fn completed_record(path: &Path, command: &str) -> RunRecord {
+    let run = read_record(path);
+    assert_eq!(run.command, command);
+    assert_eq!(run.status, sysgauge_core::RunStatus::Complete);
+    run
+}
+
+pub fn stdout_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+pub fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// Running the binary and checking how it ended, in one step, so each test
+/// states only what it expects and a failure always shows the binary's stderr.
+pub trait Outcome {
+    /// Runs to the end and asserts exit status 0.
+    fn succeeds(&mut self) -> std::process::Output;
+    /// Runs to the end and asserts the given exit code.
+    fn exits_with(&mut self, code: i32) -> std::process::Output;
+    /// Runs to the end and asserts a usage error: exit code 2, `expect` in
+    /// stderr, and no panic. Failures name the command line.
+    fn usage_error(&mut self, expect: &str) -> std::process::Output;
+}
+
+fn succeeded(out: std::io::Result<std::process::Output>) -> std::process::Output {
+    let out = out.unwrap_or_else(|e| panic!("spawn: {e}"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    out
+}
+
+fn exited_with(out: std::io::Result<std::process::Output>, code: i32) -> std::process::Output {
+    let out = out.unwrap_or_else(|e| panic!("spawn: {e}"));
+    assert_eq!(out.status.code(), Some(code), "{}", stderr_of(&out));
+    out
+}
+
+fn was_usage_error(
+    out: std::io::Result<std::process::Output>,
+    what: &str,
+    expect: &str,
+) -> std::process::Output {
+    let out = out.unwrap_or_else(|e| panic!("spawn: {e}"));
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert!(
+        err.contains(expect),
+        "{what}: expected {expect:?} in: {err}"
+    );
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    out
+}
+
+/// The binary under test (assert_cmd) and the system tools some tests set up
+/// with (std) end the same way.
+macro_rules! impl_outcome {
+    ($($command:ty),*) => {$(
+        impl Outcome for $command {
+            fn succeeds(&mut self) -> std::process::Output {
+                succeeded(self.output())
+            }
+
+            fn exits_with(&mut self, code: i32) -> std::process::Output {
+                exited_with(self.output(), code)
+            }
+
+            fn usage_error(&mut self, expect: &str) -> std::process::Output {
+                let what = format!("{self:?}");
+                was_usage_error(self.output(), &what, expect)
+            }
+        }
+    )*};
+}
+
+impl_outcome!(Command, std::process::Command);
+
+/// The one run's status in the database and how many results it kept.
+pub fn run_status_and_results(conn: &rusqlite::Connection) -> (String, i64) {
+    conn.query_row(
+        "SELECT status, (SELECT count(*) FROM results) FROM runs",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap_or_else(|e| panic!("reading the run back: {e}"))
+}
+
+/// CPU seconds (user and system) of this process's waited-for children.
+pub fn children_cpu() -> f64 {
+    // SAFETY: getrusage fills the struct it is given and nothing else.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
+        0
+    );
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// Busy CPU seconds of the whole machine so far (every CPU, from
+/// /proc/stat): the difference of two readings is what everything on it
+/// used meanwhile.
+pub fn machine_busy() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_else(|e| panic!("/proc/stat: {e}"));
+    let t = sysgauge_host::telemetry::parse_cpu_times(&stat)
+        .unwrap_or_else(|| panic!("no cpu line in /proc/stat"));
+    (t.user + t.nice + t.system + t.irq + t.softirq) as f64 / sysgauge_host::procs::clock_ticks()
+}

@@ -1,0 +1,207 @@
+//! `chart`: PNG and SVG, sweep and latency charts across machines, and their errors.
+
+use super::{built_machines, chart, csv_fixture};
+use crate::common::{stderr_of, Outcome, Sandbox};
+use std::path::{Path, PathBuf};
+
+#[test]
+fn charts_as_png_and_svg() {
+    let sb = Sandbox::new();
+    let csv = csv_fixture("three-hosts.csv");
+    let png = sb.path().join("summary.png");
+    chart(&sb, &csv, &["--reference", "hostx", "--png"], &png).succeeds();
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let svg = sb.path().join("ratios.svg");
+    let ratios = ["--kind", "ratios", "--family", "other", "--svg"];
+    chart(&sb, &csv, &ratios, &svg).succeeds();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("dd-zero"));
+    // No block-size data in this CSV: a clear error, no file.
+    let none = sb.path().join("none.svg");
+    let block_size = ["--kind", "block-size", "--family", "other", "--svg"];
+    let out = chart(&sb, &csv, &block_size, &none).exits_with(2);
+    assert!(stderr_of(&out).contains("block_size"));
+    assert!(!none.exists());
+}
+
+#[test]
+fn sweep_and_latency_charts_across_machines() {
+    use sysgauge_report::chart::lines::{svg_lines_of, svg_texts};
+    let sb = Sandbox::new();
+    let both = built_machines(sb.path(), &["fastbox", "slowbox"]);
+    let svg_of = |options: &[&str]| -> String {
+        let file = sb.path().join("chart.svg");
+        let _ = std::fs::remove_file(&file);
+        chart(&sb, &both, options, &file).succeeds();
+        std::fs::read_to_string(&file).unwrap()
+    };
+    // The sweep: a chart per program, a line per machine and copy count.
+    let svg = svg_of(&["--kind", "sweep", "--svg"]);
+    assert_eq!(
+        svg_lines_of(&svg, 0),
+        4,
+        "fastbox: dd and sha256sum, ×1 and ×64"
+    );
+    assert_eq!(svg_lines_of(&svg, 1), 4, "slowbox: the same");
+    let texts = svg_texts(&svg);
+    // N from 64 to 256: a linear axis.
+    for t in [
+        "fastbox",
+        "slowbox",
+        "dd",
+        "sha256sum",
+        "64 copies",
+        "100",
+        "200",
+    ] {
+        assert!(texts.contains(&t), "no {t} in {texts:?}");
+    }
+    // One program.
+    let svg = svg_of(&["--kind", "sweep", "--program", "sha256sum", "--svg"]);
+    assert_eq!((svg_lines_of(&svg, 0), svg_lines_of(&svg, 1)), (2, 2));
+    assert!(!svg_texts(&svg).contains(&"dd"));
+    // Latency: one line each, the L2s differ, so each is marked.
+    let svg = svg_of(&["--kind", "latency", "--svg"]);
+    assert_eq!((svg_lines_of(&svg, 0), svg_lines_of(&svg, 1)), (1, 1));
+    let texts = svg_texts(&svg);
+    for t in ["L1d 48 KiB", "L2 2 MiB", "L2 1 MiB", "4 KiB", "64 MiB"] {
+        assert!(texts.contains(&t), "no {t} in {texts:?}");
+    }
+    // PNG, and a single machine is enough.
+    let one = built_machines(sb.path(), &["slowbox"]);
+    for (kind, file) in [("sweep", &both), ("latency", &one)] {
+        let png = sb.path().join(format!("{kind}.png"));
+        chart(
+            &sb,
+            file,
+            &["--kind", kind, "--width", "800", "--png"],
+            &png,
+        )
+        .succeeds();
+        let bytes = std::fs::read(&png).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{kind}");
+        let w = u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
+        assert_eq!(w, 800);
+        if let Some(dir) = std::env::var_os("SYSGAUGE_KEEP_REPORT") {
+            let _ = std::fs::copy(&png, PathBuf::from(dir).join(format!("{kind}.png")));
+        }
+    }
+}
+
+#[test]
+fn sweep_and_latency_chart_errors() {
+    let sb = Sandbox::new();
+    let csv = csv_fixture("three-hosts.csv");
+    let both = built_machines(sb.path(), &["fastbox", "slowbox"]);
+    let file = sb.path().join("none.png");
+    let cases: Vec<(&Path, Vec<&str>, &str)> = vec![
+        (
+            &csv,
+            vec!["--kind", "sweep"],
+            "no sweep results in these runs: run `sysgauge sweep`",
+        ),
+        (
+            &csv,
+            vec!["--kind", "latency"],
+            "no mem.latency results in these runs: run `sysgauge mem --only latency`",
+        ),
+        (
+            &both,
+            vec!["--kind", "sweep", "--program", "b2sum"],
+            "no program 'b2sum' in these runs (there are: dd, sha256sum)",
+        ),
+        (
+            &both,
+            vec!["--kind", "latency", "--program", "dd"],
+            "--program selects the charts of --kind sweep; --kind latency has one chart",
+        ),
+        (
+            &csv,
+            vec!["--kind", "ratios", "--program", "dd"],
+            "--program selects the charts of --kind sweep; --kind ratios has none",
+        ),
+        (
+            &both,
+            vec!["--kind", "sweep", "--family", "hash"],
+            "--kind sweep draws its own family's results; --family does not apply",
+        ),
+    ];
+    for (input, mut options, want) in cases {
+        options.push("--png");
+        let out = chart(&sb, input, &options, &file).exits_with(2);
+        let err = stderr_of(&out);
+        assert!(err.contains(want), "{options:?}: wanted {want:?} in {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(!file.exists(), "{options:?} wrote a file");
+    }
+    // An unknown kind is a usage error naming the kinds there are.
+    let out = chart(&sb, &both, &["--kind", "pie", "--png"], &file).exits_with(2);
+    let err = stderr_of(&out);
+    assert_eq!(
+        err.trim_end(),
+        "sysgauge: error: invalid value 'pie' for '--kind <KIND>' (possible values: summary, ratios, block-size, sweep, latency, net-loss, net-rtt, net-tcp, net-udp)"
+    );
+    assert!(!file.exists());
+}
+
+/// A machine imported from CSV with sweep rows (the rate alone, as a
+/// write-up's table gives it) is drawn beside a sysgauge JSON machine, by
+/// `chart --kind sweep` and in the report's sweep section.
+#[test]
+fn sweep_chart_includes_machines_imported_from_csv() {
+    use sysgauge_report::chart::lines::{svg_lines_of, svg_texts};
+    let sb = Sandbox::new();
+    let json = built_machines(sb.path(), &["fastbox"]);
+    let csv = sb.path().join("csvbox.csv");
+    let mut text = String::from("host,benchmark,metric,value,unit,better,params\n");
+    for n in [64, 128, 256] {
+        for (copies, mbps) in [(1, 150), (64, 400)] {
+            text.push_str(&format!(
+                "csvbox,sweep.sha256sum,throughput,{},MB/s,higher,\"copies={copies} iterations={n} data=words\"\n",
+                mbps + n
+            ));
+        }
+    }
+    std::fs::write(&csv, text).unwrap();
+
+    let svg = sb.path().join("sweep.svg");
+    sb.cmd()
+        .arg("chart")
+        .arg(&json)
+        .arg(&csv)
+        .args(["--kind", "sweep", "--svg"])
+        .arg(&svg)
+        .succeeds();
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(
+        svg_lines_of(&svg, 0),
+        4,
+        "fastbox: dd and sha256sum, ×1 and ×64"
+    );
+    assert_eq!(svg_lines_of(&svg, 1), 2, "csvbox: sha256sum, ×1 and ×64");
+    let texts = svg_texts(&svg);
+    for t in ["fastbox", "csvbox", "sha256sum", "dd"] {
+        assert!(texts.contains(&t), "no {t} in {texts:?}");
+    }
+
+    let html = sb.path().join("report.html");
+    sb.cmd()
+        .arg("report")
+        .arg(&html)
+        .arg(&json)
+        .arg(&csv)
+        .succeeds();
+    let html = std::fs::read_to_string(&html).unwrap();
+    let section = html
+        .split("<section id=\"chart-sweep\"")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .unwrap_or_else(|| panic!("no sweep section"));
+    assert_eq!(
+        svg_lines_of(section, 1),
+        2,
+        "csvbox in the report's sweep chart"
+    );
+    assert!(svg_texts(section).contains(&"csvbox"));
+}

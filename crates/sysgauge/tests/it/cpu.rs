@@ -1,0 +1,127 @@
+//! `sysgauge cpu` driven end to end: the kernels' records, thread scaling,
+//! indexes, the same ids inside `sysgauge run`, and bad input.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
+
+use crate::common::{completed_record, read_record, stdout_of, Outcome, Sandbox};
+use sysgauge_core::{Status, Unit};
+
+const KERNELS: [&str; 10] = [
+    "cpu.numeric-sort",
+    "cpu.string-sort",
+    "cpu.bitfield",
+    "cpu.fp-emulation",
+    "cpu.fourier",
+    "cpu.assignment",
+    "cpu.idea",
+    "cpu.huffman",
+    "cpu.neural-net",
+    "cpu.lu-decomposition",
+];
+
+#[test]
+fn every_kernel_and_the_indexes() {
+    let sb = Sandbox::new();
+    let json = sb.path().join("cpu.json");
+    let out = sb.tiny("cpu").arg("--json").arg(&json).succeeds();
+    let run = completed_record(&json, "cpu");
+    let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
+    let mut expected: Vec<&str> = KERNELS.to_vec();
+    expected.extend(["cpu.index-integer", "cpu.index-float", "cpu.index-memory"]);
+    assert_eq!(ids, expected);
+    for r in &run.results[..10] {
+        assert_eq!(r.status, Status::Ok, "{}", r.bench_id);
+        assert_eq!(r.params.get_u64("threads"), Some(1));
+        let m = r.primary().unwrap_or_else(|| panic!("metric"));
+        assert_eq!((m.name.as_str(), &m.unit), ("rate", &Unit::ItersPerSec));
+        assert!(m.samples.len() >= 3 && m.value() > 0.0, "{}", r.bench_id);
+        assert!(r.details.get_bool("confidence_reached").is_some());
+        assert!(r.details.get_str("group").is_some());
+    }
+    for r in &run.results[10..] {
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.bench_id, r.status);
+        assert_eq!(r.primary().map(|m| m.unit.clone()), Some(Unit::Index));
+        assert!(r.params.get_str("reference").is_some());
+    }
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("1 thr iter/s") && text.contains("integer index"),
+        "{text}"
+    );
+}
+
+#[test]
+fn thread_counts_give_scaling_efficiency() {
+    let sb = Sandbox::new();
+    let json = sb.path().join("cpu.json");
+    let out = sb
+        .tiny("cpu")
+        .args([
+            "--threads",
+            "2,1",
+            "--kernels",
+            "idea,cpu.lu-decomposition",
+            "--no-store",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .succeeds();
+    let run = read_record(&json);
+    let cases: Vec<(String, Option<u64>)> = run
+        .results
+        .iter()
+        .map(|r| (r.bench_id.clone(), r.params.get_u64("threads")))
+        .collect();
+    assert_eq!(
+        cases,
+        vec![
+            ("cpu.idea".to_string(), Some(1)),
+            ("cpu.idea".to_string(), Some(2)),
+            ("cpu.lu-decomposition".to_string(), Some(1)),
+            ("cpu.lu-decomposition".to_string(), Some(2)),
+        ]
+    );
+    for r in run
+        .results
+        .iter()
+        .filter(|r| r.params.get_u64("threads") == Some(2))
+    {
+        let eff = r
+            .metrics
+            .iter()
+            .find(|m| m.name == "scaling_efficiency")
+            .unwrap_or_else(|| panic!("no efficiency for {}", r.bench_id));
+        assert_eq!(eff.unit, Unit::Percent);
+        assert!(eff.value() > 0.0);
+    }
+    assert!(!sb.db().exists(), "--no-store must not create the database");
+    assert!(stdout_of(&out).contains("2 thr scaling"));
+}
+
+#[test]
+fn run_and_cpu_use_the_same_ids() {
+    let sb = Sandbox::new();
+    let run = sb.tiny_run_record("cpu.idea,cpu.fourier");
+    let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
+    assert_eq!(ids, vec!["cpu.fourier", "cpu.idea"]);
+    assert!(run
+        .results
+        .iter()
+        .all(|r| r.status == Status::Ok && r.params.get_u64("threads") == Some(1)));
+}
+
+#[test]
+fn bad_cpu_arguments_exit_2() {
+    let sb = Sandbox::new();
+    for (args, needle) in [
+        (vec!["--threads", "0"], "out of range"),
+        (vec!["--threads", "two"], "not a whole number"),
+        (
+            vec!["--kernels", "quicksort"],
+            "unknown family or benchmark 'quicksort'",
+        ),
+        (vec!["--threads", "2", "--ladder"], "cannot be used with"),
+    ] {
+        sb.tiny("cpu").args(&args).usage_error(needle);
+    }
+    assert!(!sb.db().exists(), "nothing may be written on bad input");
+}

@@ -1,0 +1,333 @@
+//! `sysgauge crypto` and `sysgauge clock` driven end to end, and the clock
+//! checks at the start and end of `sysgauge run`.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
+
+use crate::common::{self, read_record, stderr_of, stdout_of, Outcome, Sandbox};
+use sysgauge_core::Status;
+
+/// `sysgauge crypto` with the tiny profile, one repetition, at these block
+/// sizes.
+fn crypto_once(sb: &Sandbox, block_sizes: &str) -> assert_cmd::Command {
+    let mut c = sb.cmd();
+    c.args(["crypto", "--profile", "tiny", "--repetitions", "1"])
+        .args(["--block-sizes", block_sizes]);
+    c
+}
+
+#[test]
+fn crypto_table_and_records() {
+    let sb = Sandbox::new();
+    let json = sb.path().join("crypto.json");
+    let out = crypto_once(&sb, "16,8KiB")
+        .arg("--db")
+        .arg(sb.db())
+        .arg("--json")
+        .arg(&json)
+        .succeeds();
+    let table = stdout_of(&out);
+    assert!(
+        table.contains("The 'numbers' are in 1000s of bytes per second processed."),
+        "{table}"
+    );
+    assert!(
+        table.contains("8192 bytes") && table.contains("aes-128-gcm"),
+        "{table}"
+    );
+    assert!(
+        table.contains("sign/s") && table.contains("op/s"),
+        "{table}"
+    );
+    let run = read_record(&json);
+    assert_eq!(run.command, "crypto");
+    let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
+    for id in [
+        "hash.md4",
+        "hash.md5",
+        "hash.rmd160",
+        "hash.sha512",
+        "hash.whirlpool",
+        "crypto.aes-128-cbc",
+        "crypto.des-cbc",
+        "crypto.idea-cbc",
+        "crypto.rc2-cbc",
+        "crypto.camellia-192-cbc",
+        "crypto.camellia-256-cbc",
+        "crypto.rc4",
+        "crypto.hmac-sha256",
+        "crypto.rsa-2048",
+        "crypto.ecdsa-p521",
+        "crypto.x25519",
+    ] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+    let gcm: Vec<_> = run
+        .results
+        .iter()
+        .filter(|r| r.bench_id == "crypto.aes-128-gcm")
+        .collect();
+    assert_eq!(gcm.len(), 2);
+    assert!(gcm
+        .iter()
+        .all(|r| r.status == Status::Ok && r.metrics[0].unit.symbol() == "MB/s"));
+    let rsa = run.results.iter().find(|r| r.bench_id == "crypto.rsa-2048");
+    let names: Vec<&str> = rsa
+        .map(|r| r.metrics.iter().map(|m| m.name.as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, vec!["sign", "verify"]);
+    // aws-lc refuses RSA-1024 signing keys; the `rsa` crate measures it.
+    let rsa1024 = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "crypto.rsa-1024")
+        .unwrap();
+    assert_eq!(rsa1024.status, Status::Ok, "{rsa1024:?}");
+    let names: Vec<&str> = rsa1024.metrics.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, vec!["sign", "verify"]);
+    assert!(
+        table.contains("rsa 1024 bits") && table.contains("whirlpool"),
+        "{table}"
+    );
+}
+
+/// The rows of the old `openssl speed` tables added from RustCrypto crates:
+/// each is printed, measured, in openssl's order.
+#[test]
+fn crypto_old_table_rows_are_measured() {
+    let sb = Sandbox::new();
+    let rows = [
+        ("crypto.hmac-md5", "hmac-md5"),
+        ("crypto.aes-128-ige", "aes-128-ige"),
+        ("crypto.aes-192-ige", "aes-192-ige"),
+        ("crypto.aes-256-ige", "aes-256-ige"),
+        ("crypto.ghash", "ghash"),
+        ("crypto.dsa-1024", "dsa"),
+        ("crypto.dsa-2048", "dsa"),
+        ("crypto.ecdsa-p192", "ecdsa"),
+        ("crypto.ecdsa-p224", "ecdsa"),
+        ("crypto.ecdh-p192", "ecdh"),
+        ("crypto.ecdh-p224", "ecdh"),
+        ("crypto.ecdh-p384", "ecdh"),
+        ("crypto.ecdh-p521", "ecdh"),
+    ];
+    let only: Vec<&str> = rows.iter().map(|(id, _)| *id).collect();
+    let out = crypto_once(&sb, "16")
+        .args(["--only", &only.join(","), "--no-store"])
+        .succeeds();
+    let table = stdout_of(&out);
+    let mut last = 0;
+    for (id, name) in rows {
+        // `dsa 1024 bits`, `ecdsa 224 bits (nistp224)`: the bits follow.
+        let bits = id
+            .rsplit('-')
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches('p');
+        let public_key = matches!(name, "dsa" | "ecdsa" | "ecdh");
+        let (at, line) = table
+            .lines()
+            .enumerate()
+            .find(|(_, l)| {
+                let mut w = l.split_whitespace();
+                w.next() == Some(name) && (!public_key || w.next() == Some(bits))
+            })
+            .unwrap_or_else(|| panic!("no {name} row for {id} in\n{table}"));
+        // The name's words: `ghash`, `dsa 1024 bits`, `ecdh 224 bits (nistp224)`.
+        let words = match name {
+            "dsa" => 3,
+            "ecdsa" | "ecdh" => 4,
+            _ => 1,
+        };
+        let cells: Vec<&str> = line.split_whitespace().skip(words).collect();
+        // Throughput cells end in `k`; public-key rows are seconds per
+        // operation (`0.000123s`) and rates.
+        let measured = |c: &&str| {
+            let number = c
+                .strip_suffix('k')
+                .or_else(|| c.strip_suffix('s'))
+                .unwrap_or(c);
+            number.parse::<f64>().is_ok_and(|v| v > 0.0)
+        };
+        // Every row is measured in full: P-192 too signs (aws-lc on a
+        // hand-built group; `p192` alone would only verify).
+        assert!(
+            !cells.is_empty() && !cells.contains(&"-") && cells.iter().all(measured),
+            "{id} is not measured: {line}"
+        );
+        assert!(at > last, "{name} out of openssl's order in\n{table}");
+        last = at;
+    }
+    assert!(
+        !table.contains("FAILED") && !table.contains("skipped"),
+        "{table}"
+    );
+}
+
+#[test]
+fn crypto_bad_input_is_a_usage_error() {
+    let sb = Sandbox::new();
+    for args in [
+        vec!["crypto", "--block-sizes", "100"],
+        vec!["crypto", "--block-sizes", "lots"],
+        vec!["crypto", "--threads", "0"],
+        vec!["clock", "--cpus", "banana"],
+    ] {
+        let out = sb.cmd().args(&args).arg("--no-store").usage_error(args[1]);
+        let err = stderr_of(&out);
+        // Checked by sysgauge or by the command line's value parser: either
+        // way one line that names the option.
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with("sysgauge: error: ") && first.contains(args[1]),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn crypto_versus_openssl() {
+    if !sysgauge_testkit::require(
+        "openssl is not installed",
+        sysgauge_crypto::crypto::reference::openssl_program().is_some(),
+        "apt-get install openssl",
+    ) {
+        return;
+    }
+    let sb = Sandbox::new();
+    // A small case: a digest, a cipher and a signature at one size.
+    let out = crypto_once(&sb, "16")
+        .args(["--vs-openssl", "--no-store"])
+        .args(["--only", "md5,aes-128-cbc,rsa-2048"])
+        .succeeds();
+    let text = stdout_of(&out);
+    assert!(text.contains("ratio = sysgauge / openssl"), "{text}");
+    let aes = text
+        .lines()
+        .find(|l| l.starts_with("aes-128-cbc") && l.contains("16 bytes"))
+        .unwrap_or_else(|| panic!("no aes-128-cbc row in\n{text}"));
+    let cells: Vec<&str> = aes.split_whitespace().collect();
+    let ratio: f64 = cells.last().and_then(|c| c.parse().ok()).unwrap_or(0.0);
+    assert!(ratio > 0.0, "no ratio in {aes}");
+    assert!(text.contains("rsa 2048 bits"), "{text}");
+}
+
+#[test]
+fn clock_command_and_run_phases() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args([
+            "clock",
+            "--profile",
+            "tiny",
+            "--repetitions",
+            "3",
+            "--no-store",
+            "--cpus",
+            "0",
+        ])
+        .succeeds();
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("measured MHz") && text.contains("single"),
+        "{text}"
+    );
+
+    let run = sb.tiny_run_record("clock,hash.md5");
+    let phases: Vec<(&str, Option<&str>)> = run
+        .results
+        .iter()
+        .map(|r| (r.bench_id.as_str(), r.params.get_str("phase")))
+        .collect();
+    let first = phases.first().copied();
+    let last = phases.last().copied();
+    assert_eq!(
+        first,
+        Some(("clock.effective", Some("start"))),
+        "{phases:?}"
+    );
+    assert_eq!(last, Some(("clock.effective", Some("end"))), "{phases:?}");
+    assert!(phases.iter().any(|p| p.0 == "hash.md5"));
+    let end = run.results.last().unwrap_or_else(|| panic!("results"));
+    assert_eq!(end.params.get_str("cpus"), Some("all"));
+    assert!(
+        end.details.get_str("start_per_cpu_mhz").is_some(),
+        "{:?}",
+        end.details
+    );
+    assert!(end.metrics[0].value() > 100.0);
+}
+
+/// `--implementation`: a forced candidate runs and the details say so; a
+/// name no algorithm has, or one an algorithm lacks, is a usage error that
+/// lists the names, before anything runs; `list --implementations` shows
+/// them. Without it, the choice and the trial are in the details, not the
+/// params.
+#[test]
+fn implementation_is_chosen_forced_and_listed() {
+    let sb = Sandbox::new();
+    let forced = crypto_once(&sb, "1KiB")
+        .args(["--only", "sha512,blake2b-512", "--no-store", "--json", "-"])
+        .args(["--implementation", "sha512=rustcrypto"])
+        .succeeds();
+    let run = common::strict_record(&forced.stdout);
+    let sha = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "hash.sha512")
+        .unwrap();
+    assert_eq!(sha.details.get_str("implementation"), Some("rustcrypto"));
+    assert_eq!(
+        sha.details.get_str("implementation_choice"),
+        Some("forced with --implementation")
+    );
+    assert!(sha.params.get_str("implementation").is_none());
+    let b2 = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "hash.blake2b-512")
+        .unwrap();
+    let trial = b2.details.get_str("implementation_trial").unwrap_or("");
+    assert!(
+        trial.contains("blake2b-simd") && trial.contains("rustcrypto"),
+        "{trial}"
+    );
+    assert_eq!(
+        b2.params,
+        sysgauge_core::Params::new()
+            .with("block_size", 1024u64)
+            .with("threads", 1u64)
+    );
+
+    crypto_once(&sb, "16")
+        .args(["--only", "md5", "--no-store", "--implementation", "nope"])
+        .usage_error("'nope' is not an implementation sysgauge has; the names are aws-lc,");
+    crypto_once(&sb, "16")
+        .args([
+            "--only",
+            "md5",
+            "--no-store",
+            "--implementation",
+            "md5=aws-lc",
+        ])
+        .usage_error(
+            "hash.md5: implementation 'aws-lc' is not one of its own; it has sysgauge, rustcrypto",
+        );
+    sb.tiny_run()
+        .args([
+            "--only",
+            "hash.md4",
+            "--no-store",
+            "--implementation",
+            "aws-lc",
+        ])
+        .usage_error("no selected algorithm has 'aws-lc'");
+
+    let listed = sb.cmd().args(["list", "--implementations"]).succeeds();
+    let text = stdout_of(&listed);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("hash.sha512") && l.contains("aws-lc")),
+        "{text}"
+    );
+}

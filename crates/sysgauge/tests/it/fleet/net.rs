@@ -1,0 +1,276 @@
+//! `fleet net`: the network matrix over a lossy direction, and the flood that
+//! adds hosts until the reply rate stops rising.
+
+use super::{available, runs, sysgauge, Lab};
+use crate::common::{stderr_of, stdout_of, Sandbox};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use sysgauge_testkit::{on_path, output_of_success, require};
+
+/// 2ping's UDP port, which the loss rule below matches.
+const TWOPING_PORT: u16 = 15998;
+
+/// Drops `percent` % of the 2ping packets that leave namespace `ns` for
+/// `v4` or `v6` (both ways of 2ping's exchange: its pings to the peer's
+/// listener and its replies to the peer's pings), and nothing else: one
+/// direction of one pair.
+fn drop_2ping_towards(ns: &str, v4: &str, v6: &str, percent: u32) {
+    let mut rules = String::new();
+    for (family, address) in [("ip", v4), ("ip6", v6)] {
+        for port in ["dport", "sport"] {
+            rules.push_str(&format!(
+                "    {family} daddr {address} udp {port} {TWOPING_PORT} numgen random mod 100 < {percent} drop\n"
+            ));
+        }
+    }
+    let ruleset = format!(
+        "table inet sgloss {{\n  chain out {{\n    type filter hook output priority 0; policy accept;\n{rules}  }}\n}}\n"
+    );
+    nft_in(ns, &ruleset);
+}
+
+/// Loads an nftables `ruleset` in namespace `ns`.
+fn nft_in(ns: &str, ruleset: &str) {
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", ns, "nft", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), ruleset.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success(), "nft refused:\n{ruleset}");
+}
+
+/// The matrices `fleet net --format json` printed, as name → cells.
+fn matrix_cells(out: &std::process::Output) -> (Vec<String>, serde_json::Value) {
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout_of(out), stderr_of(out)));
+    assert_eq!(doc["schema_version"], 1);
+    let hosts: Vec<String> = serde_json::from_value(doc["hosts"].clone()).unwrap();
+    let mut by_name = serde_json::Map::new();
+    for m in doc["matrices"].as_array().unwrap() {
+        by_name.insert(m["name"].as_str().unwrap().to_string(), m["cells"].clone());
+    }
+    (hosts, serde_json::Value::Object(by_name))
+}
+
+#[test]
+fn network_matrix_finds_the_one_lossy_direction_over_ipv4_and_ipv6() {
+    if !available()
+        || !require(
+            "the network matrix test needs nft",
+            on_path("nft"),
+            "apt-get install -y nftables",
+        )
+    {
+        return;
+    }
+    let mut lab = Lab::with_hosts(4);
+    let v6 = |i: usize| format!("fd00:213::{:x}", 0x10 + i);
+    for (i, h) in lab.hosts.iter_mut().enumerate() {
+        output_of_success(Command::new("ip").args([
+            "-n",
+            &h.ns,
+            "addr",
+            "add",
+            &format!("{}/64", v6(i)),
+            "dev",
+            "eth0",
+            "nodad",
+        ]));
+        h.start();
+    }
+    // alpha → bravo loses 30 % of its 2ping packets; nothing else does.
+    drop_2ping_towards(&lab.hosts[0].ns, &lab.hosts[1].address, &v6(1), 30);
+    let names = ["alpha", "bravo", "charlie", "delta"];
+    for family in ["ipv4", "ipv6"] {
+        let mut inv = String::from("# the matrix lab\n");
+        for (i, name) in names.iter().enumerate() {
+            let net = if family == "ipv6" {
+                format!(" net_address={}", v6(i))
+            } else {
+                String::new()
+            };
+            inv.push_str(&format!(
+                "{} name={name} room=r{i}{net}\n",
+                lab.hosts[i].address
+            ));
+        }
+        let file = lab.dir.path().join(format!("{family}.txt"));
+        std::fs::write(&file, inv).unwrap();
+        let sb = Sandbox::new();
+        let t0 = Instant::now();
+        let out = lab
+            .fleet_action(
+                sb.db().as_os_str(),
+                "net",
+                &[
+                    "--inventory",
+                    &file.display().to_string(),
+                    "--profile",
+                    "tiny",
+                    "--pings",
+                    "300",
+                    "--ping-interval",
+                    "0.02",
+                    "--format",
+                    "json",
+                    "--timeout",
+                    "300",
+                ],
+            )
+            .output()
+            .unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(400));
+        assert_eq!(out.status.code(), Some(0), "{family}: {}", stderr_of(&out));
+        let (hosts, cells) = matrix_cells(&out);
+        assert_eq!(hosts, names);
+        for (f, from) in names.iter().enumerate() {
+            for (t, to) in names.iter().enumerate() {
+                let cell = |m: &str| cells[m][f][t].as_f64();
+                if f == t {
+                    assert!(cell("loss").is_none(), "{family}: a host to itself");
+                    continue;
+                }
+                let loss = cell("loss").unwrap_or_else(|| panic!("{family}: {from} → {to}"));
+                if (f, t) == (0, 1) {
+                    // 300 probes at 30 %: 90 ± 8 expected; far outside by
+                    // chance is less likely than one in a million.
+                    assert!(
+                        (15.0..=45.0).contains(&loss),
+                        "{family}: {from} → {to} lost {loss} %"
+                    );
+                } else {
+                    assert!(loss < 1.0, "{family}: {from} → {to} lost {loss} %");
+                }
+                for m in ["rtt", "tcp-throughput", "udp-rate"] {
+                    let v = cell(m).unwrap_or_else(|| panic!("{family}: no {m} {from} → {to}"));
+                    assert!(v > 0.0, "{family}: {m} {from} → {to} = {v}");
+                }
+            }
+        }
+        // One run per host, its results named by peer, tied by the tag.
+        let runs = runs(&sb);
+        assert_eq!(runs.len(), 4, "{runs:?}");
+        // The stored matrix prints again, in another format.
+        let shown = sysgauge(&sb, &["fleet", "net", "--show", "--format", "csv"]);
+        assert!(shown.status.success(), "{}", stderr_of(&shown));
+        let csv = stdout_of(&shown);
+        assert!(csv.starts_with("matrix,unit,from,to,value\n"), "{csv}");
+        assert!(csv.contains("\nloss,%,alpha,bravo,"), "{csv}");
+        let png = sb.path().join("loss.png");
+        let chart = sysgauge(
+            &sb,
+            &[
+                "chart",
+                "--kind",
+                "net-loss",
+                "--png",
+                &png.display().to_string(),
+            ],
+        );
+        assert!(chart.status.success(), "{}", stderr_of(&chart));
+        assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+        // SYSGAUGE_MATRIX_OUT=DIR keeps the database (docs/fleet.md's
+        // matrix and heatmaps come from it).
+        if let Some(dir) = std::env::var_os("SYSGAUGE_MATRIX_OUT") {
+            std::fs::copy(sb.db(), Path::new(&dir).join(format!("matrix-{family}.db"))).unwrap();
+        }
+        let html = sb.path().join("net.html");
+        let report = sysgauge(&sb, &["report", &html.display().to_string()]);
+        assert!(report.status.success(), "{}", stderr_of(&report));
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains("data-chart=\"net-loss\""), "no loss heatmap");
+        let text = sysgauge(&sb, &["results", "export", "1", "--format", "json"]);
+        let run: serde_json::Value = serde_json::from_slice(&text.stdout).unwrap();
+        assert!(run["tags"]["fleet_net"].is_string(), "{}", run["tags"]);
+        assert!(run["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["params"]["peer"].is_string() && r["params"]["direction"].is_string()));
+        // The listeners are gone, and so is everything put on the hosts.
+        assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+    }
+}
+
+#[test]
+fn a_fleet_flood_adds_hosts_until_the_reply_rate_stops_rising() {
+    if !available()
+        || !require(
+            "the fleet flood test needs nft",
+            on_path("nft"),
+            "apt-get install -y nftables",
+        )
+    {
+        return;
+    }
+    // Four hosts with sshd; the fifth namespace runs nothing but its
+    // network stack, and answers at most LIMIT echo requests a second.
+    const LIMIT: f64 = 1500.0;
+    let mut lab = Lab::with_hosts(5);
+    for h in lab.hosts.iter_mut().take(4) {
+        h.start();
+    }
+    let target = lab.hosts[4].address.clone();
+    let ruleset = format!(
+        "table inet sglimit {{\n  chain in {{\n    type filter hook input priority 0; policy accept;\n    \
+         icmp type echo-request limit rate over {LIMIT}/second burst 50 packets drop\n  }}\n}}\n"
+    );
+    nft_in(&lab.hosts[4].ns, &ruleset);
+    let mut inv = String::new();
+    for (i, name) in ["alpha", "bravo", "charlie", "delta"].iter().enumerate() {
+        inv.push_str(&format!("{} name={name}\n", lab.hosts[i].address));
+    }
+    let file = lab.dir.path().join("flood.txt");
+    std::fs::write(&file, inv).unwrap();
+    let sb = Sandbox::new();
+    let out = lab
+        .fleet_action(
+            sb.db().as_os_str(),
+            "net",
+            &[
+                "--inventory",
+                &file.display().to_string(),
+                "--icmp",
+                &target,
+                "--profile",
+                "quick",
+                "--timeout",
+                "300",
+            ],
+        )
+        .output()
+        .unwrap();
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{table}\n{log}");
+    // Rows: hosts flooding, senders, replies/s, per host, overlap.
+    let steps: Vec<(usize, f64)> = table
+        .lines()
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            Some((cols.first()?.parse().ok()?, cols.get(2)?.parse().ok()?))
+        })
+        .collect();
+    // The limit is reached by one host: two hosts give no more, and the
+    // flood stops there instead of going on to four.
+    assert_eq!(
+        steps.iter().map(|s| s.0).collect::<Vec<_>>(),
+        [1, 2],
+        "{table}\n{log}"
+    );
+    for (k, rate) in &steps {
+        assert!(
+            (rate - LIMIT).abs() <= LIMIT * 0.1,
+            "{k} host(s): {rate} replies/s against a limit of {LIMIT}\n{table}\n{log}"
+        );
+    }
+    assert!(log.contains("the reply rate stopped rising"), "{log}");
+    // Shown with --nocapture (docs/fleet.md quotes it).
+    println!("{table}{log}");
+    // alpha flooded in both steps, bravo in the second: their runs.
+    let runs = runs(&sb);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+}

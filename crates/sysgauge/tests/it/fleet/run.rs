@@ -1,0 +1,486 @@
+//! `fleet run` on the namespace LAN: faults and `--retry-failed`, a host lost
+//! mid-run and Ctrl-C, `--timeout`, the key exchange offered, usage errors.
+
+use super::{available, runs, sysgauge, table_row, Lab, HOSTNAMES};
+use crate::common::{stderr_of, stdout_of, Sandbox};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use sysgauge_testkit::netns::Hub;
+
+#[test]
+fn fleet_of_namespaces_with_faults_then_retry() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    for h in lab.hosts.iter_mut() {
+        h.start();
+    }
+    // delta goes down before the run.
+    lab.hosts[3].stop();
+    let sb = Sandbox::new();
+    let before = lab.remote_dirs();
+    assert!(before.is_empty());
+
+    let out = lab.fleet(
+        &sb,
+        &[
+            "--inventory",
+            &lab.inventory(),
+            "--",
+            "--profile",
+            "tiny",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{log}\n{table}");
+    for alias in ["alpha", "bravo", "charlie"] {
+        let row = table_row(&table, alias);
+        assert!(row.contains(" ok ") && row.contains("x86_64"), "{row}");
+        assert!(
+            log.contains(&format!("fleet: {alias}: running")),
+            "no live line for {alias}:\n{log}"
+        );
+        // charlie's zstd does not work: it gets the binary as it is.
+        let compressed = log.lines().any(|l| {
+            l.starts_with(&format!("fleet: {alias}: running")) && l.contains("MB of zstd")
+        });
+        assert_eq!(compressed, alias != "charlie", "{alias}:\n{log}");
+    }
+    assert!(
+        table_row(&table, "delta").contains("connection refused"),
+        "{table}"
+    );
+    assert!(
+        table_row(&table, "echo").contains("key refused (Permission denied)"),
+        "{table}"
+    );
+    let fox = table_row(&table, "foxtrot");
+    assert!(
+        fox.contains("riscv64")
+            && fox.contains("no binary for riscv64; pass --binary riscv64=PATH"),
+        "{fox}"
+    );
+    assert!(log.contains("3 of 6 host(s) ran, 3 failed"), "{log}");
+    assert_eq!(
+        lab.remote_dirs(),
+        before,
+        "temporary directories left on hosts"
+    );
+
+    // Stored: one run per healthy host, with its alias, vars and identity.
+    let stored = runs(&sb);
+    assert_eq!(stored.len(), 3, "{stored:?}");
+    let list = stdout_of(&sysgauge(&sb, &["results", "list"]));
+    for alias in ["alpha", "bravo", "charlie"] {
+        assert!(list.contains(alias), "{list}");
+    }
+    let show = |key: &str| -> serde_json::Value {
+        let out = sysgauge(&sb, &["results", "export", key]);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        serde_json::from_str(&stdout_of(&out)).unwrap()
+    };
+    let mut ids = Vec::new();
+    for (i, alias) in ["alpha", "bravo", "charlie"].iter().enumerate() {
+        let id = table_row(&table, alias)
+            .split_whitespace()
+            .nth(4)
+            .unwrap()
+            .to_string();
+        let run = show(&id);
+        assert_eq!(run["label"], *alias, "{run}");
+        assert_eq!(run["tags"]["alias"], *alias);
+        assert_eq!(run["tags"]["site"], "lab");
+        assert_eq!(run["tags"]["room"], format!("r{i}"));
+        assert_eq!(run["tags"]["groups"], "lab", "the inventory groups");
+        assert_eq!(run["host"]["hostname"], HOSTNAMES[i]);
+        assert_eq!(
+            run["host"]["identity"]["machine_id"],
+            format!("{:032x}", 0xf1ee7000 + i)
+        );
+        ids.push(id);
+    }
+
+    // Ingest is idempotent by run id: the same record again adds nothing.
+    let again = sb.path().join("alpha.json");
+    std::fs::write(&again, show(&ids[0]).to_string()).unwrap();
+    let imp = sysgauge(&sb, &["import", &again.display().to_string()]);
+    assert!(imp.status.success(), "{}", stderr_of(&imp));
+    assert!(
+        stderr_of(&imp).contains("already imported"),
+        "{}",
+        stderr_of(&imp)
+    );
+    assert_eq!(runs(&sb).len(), 3);
+
+    // compare over them: the two `twin`s are told apart by alias.
+    let mut compare = vec!["compare"];
+    compare.extend(ids.iter().map(String::as_str));
+    let cmp = sysgauge(&sb, &compare);
+    let text = stdout_of(&cmp);
+    assert!(cmp.status.success(), "{}", stderr_of(&cmp));
+    for label in ["alpha", "bravo", "charlie", "hash.md5"] {
+        assert!(text.contains(label), "missing {label}:\n{text}");
+    }
+    // …and in their inventory groups: all three in `lab`.
+    let grouped = sysgauge(&sb, &["compare", "--group-by", "group"]);
+    let text = stdout_of(&grouped);
+    assert!(grouped.status.success(), "{}", stderr_of(&grouped));
+    assert!(text.starts_with("3 hosts in 1 groups by group."), "{text}");
+    let lab_row = text
+        .lines()
+        .find(|l| l.starts_with("lab "))
+        .unwrap_or_else(|| panic!("{text}"));
+    for m in ["alpha", "bravo", "charlie"] {
+        assert!(lab_row.contains(m), "{lab_row}");
+    }
+
+    // delta comes back; only the failed hosts of the flaky group are retried.
+    lab.hosts[3].start();
+    let out = lab.fleet(
+        &sb,
+        &[
+            "--retry-failed",
+            "--inventory",
+            &lab.inventory(),
+            "--limit",
+            "flaky",
+        ],
+    );
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{log}\n{table}");
+    assert!(table_row(&table, "delta").contains(" ok "), "{table}");
+    assert_eq!(table.lines().count(), 3, "only delta ran:\n{table}");
+    // Its command line was the first run's (kept in the state file).
+    let stored = runs(&sb);
+    assert_eq!(stored.len(), 4, "{stored:?}");
+    let delta = show(
+        table_row(&table, "delta")
+            .split_whitespace()
+            .nth(4)
+            .unwrap(),
+    );
+    assert_eq!(delta["profile"], "tiny");
+    assert_eq!(delta["results"].as_array().map(Vec::len), Some(1));
+
+    // What still failed: echo and foxtrot. Plain retry runs just those,
+    // fails them again and stores nothing new.
+    let out = lab.fleet(&sb, &["--retry-failed"]);
+    let table = stdout_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert_eq!(table.lines().count(), 4, "{table}");
+    assert!(
+        table.contains("echo") && table.contains("foxtrot"),
+        "{table}"
+    );
+    assert_eq!(runs(&sb).len(), 4);
+    assert_eq!(
+        lab.remote_dirs(),
+        before,
+        "temporary directories left on hosts"
+    );
+}
+
+/// A host lost mid-run is reported failed while the others go on; Ctrl-C
+/// then stops the others, whose remote sysgauge is stopped and whose
+/// directories are removed; `--retry-failed` completes them all.
+#[test]
+fn host_lost_mid_run_then_ctrl_c_then_retry() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    for h in lab.hosts.iter_mut().take(4) {
+        h.start();
+    }
+    let sb = Sandbox::new();
+    let before = lab.remote_dirs();
+    assert!(before.is_empty());
+    let inventory = lab.inventory();
+    let delta_ns = lab.hosts[3].ns.clone();
+    let mut cmd = lab.fleet_cmd(
+        &sb,
+        &[
+            "--inventory",
+            &inventory,
+            "--limit",
+            "lab,flaky",
+            "--",
+            "--profile",
+            "quick",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    let run = sysgauge_testkit::Interrupt::after("fleet: delta: running")
+        .waiting_up_to(Duration::from_secs(180))
+        .exiting_within(Duration::from_secs(40))
+        .run(&mut cmd, |_, started| {
+            if started {
+                // delta's machine goes away: its sshd and everything it
+                // started (the remote sysgauge among them) die at once.
+                Hub::kill_all_in(&delta_ns);
+                std::thread::sleep(Duration::from_secs(3));
+            }
+        });
+    run.assert_started_then_exited(130);
+    let log = &run.log;
+    assert!(
+        log.contains("fleet: delta: failed:"),
+        "delta not reported failed:\n{log}"
+    );
+    assert!(
+        log.contains("could not remove") && log.contains("sysgauge-fleet."),
+        "the directory left on the lost host is not named:\n{log}"
+    );
+    for alias in ["alpha", "bravo", "charlie"] {
+        assert!(
+            log.contains(&format!("fleet: {alias}: interrupted"))
+                || log.contains(&format!("fleet: {alias}: done")),
+            "{alias}:\n{log}"
+        );
+    }
+    // Only the lost host's directory is left (it could not be reached to
+    // remove it); remove it as its reboot would.
+    let left: Vec<String> = lab
+        .remote_dirs()
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}\n{log}");
+    std::fs::remove_dir_all(lab.tmp().join(&left[0])).unwrap();
+    let running = sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string());
+    assert!(
+        running.is_empty(),
+        "remote sysgauge left running: {running:?}\n{log}"
+    );
+
+    lab.hosts[3].start();
+    let out = lab.fleet(
+        &sb,
+        &[
+            "--retry-failed",
+            "--",
+            "--profile",
+            "tiny",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(runs(&sb).len(), 4);
+    assert_eq!(lab.remote_dirs(), before);
+}
+
+/// A host past `--timeout` is stopped, cleaned up and reported; hosts can
+/// be named on the command line.
+#[test]
+fn timeout_stops_and_cleans_up() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    lab.hosts[0].start();
+    let sb = Sandbox::new();
+    let t0 = Instant::now();
+    let address = lab.hosts[0].address.clone();
+    let out = lab.fleet(
+        &sb,
+        &[
+            &address,
+            "--timeout",
+            "4",
+            "--",
+            "--profile",
+            "standard",
+            "--only",
+            "hash.md5",
+        ],
+    );
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{log}\n{table}");
+    assert!(table_row(&table, &address).contains("timed out"), "{table}");
+    // Stopped at the timeout, not when the remote run would have ended.
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+    let running = sysgauge_testkit::processes_mentioning(&lab.tmp().display().to_string());
+    assert!(
+        running.is_empty(),
+        "remote sysgauge left running: {running:?}\n{log}"
+    );
+    assert!(runs(&sb).is_empty());
+}
+
+/// The master connection offers curve25519-sha256 ahead of OpenSSH 9's
+/// costly sntrup761 hybrid when nothing configures `KexAlgorithms`, and
+/// leaves a configured list alone (`ssh` is wrapped to log its command
+/// lines; the host is real).
+#[test]
+fn the_quick_key_exchange_unless_one_is_configured() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::new();
+    lab.hosts[0].start();
+    let sb = Sandbox::new();
+    let wrap = tempfile::tempdir().unwrap();
+    let log = wrap.path().join("ssh.log");
+    let ssh = Command::new("sh")
+        .args(["-c", "command -v ssh"])
+        .output()
+        .unwrap();
+    let real = String::from_utf8_lossy(&ssh.stdout).trim().to_string();
+    let wrapper = wrap.path().join("ssh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        wrap.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let address = lab.hosts[0].address.clone();
+    let master = |extra: &[&str]| {
+        let _ = std::fs::remove_file(&log);
+        let mut args = extra.to_vec();
+        args.extend([
+            address.as_str(),
+            "--",
+            "--profile",
+            "tiny",
+            "--only",
+            "hash.md5",
+        ]);
+        let out = lab
+            .fleet_cmd(&sb, &args)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        let lines = std::fs::read_to_string(&log).unwrap();
+        lines
+            .lines()
+            .find(|l| l.contains(" -M "))
+            .unwrap_or_else(|| panic!("no master connection in:\n{lines}"))
+            .to_string()
+    };
+    let quick = master(&[]);
+    assert!(
+        quick.contains("KexAlgorithms=curve25519-sha256,sntrup761"),
+        "{quick}"
+    );
+    let configured = "KexAlgorithms=sntrup761x25519-sha512@openssh.com,curve25519-sha256";
+    let kept = master(&["--ssh-option", configured]);
+    assert!(kept.contains(configured), "{kept}");
+    assert!(!kept.contains("KexAlgorithms=curve25519-sha256"), "{kept}");
+    assert_eq!(runs(&sb).len(), 2);
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+}
+
+#[test]
+fn usage_errors_exit_2_before_connecting() {
+    let sb = Sandbox::new();
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.ini");
+    std::fs::write(&bad, "[web]\nh1 ansible_port=99999\n").unwrap();
+    let empty_retry = dir.path().join("none.db");
+    let me = assert_cmd::cargo::cargo_bin("sysgauge")
+        .display()
+        .to_string();
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--inventory".into(), bad.display().to_string()],
+            format!("{}:2: '99999' is not a port number", bad.display()),
+        ),
+        (
+            vec![
+                "--inventory".into(),
+                bad.display().to_string(),
+                "--limit".into(),
+                "db".into(),
+            ],
+            format!("{}:2:", bad.display()),
+        ),
+        (
+            vec!["h1".into(), "--forks".into(), "0".into()],
+            "--forks must be between 1 and 256".into(),
+        ),
+        (
+            vec!["h1".into(), "--".into(), "compare".into()],
+            "'compare' after `--` is not a measuring subcommand".into(),
+        ),
+        (
+            vec!["h1".into(), "--".into(), "--json".into(), "x".into()],
+            "must not set --json".into(),
+        ),
+        (
+            vec!["-oProxyCommand=x".into()],
+            "unexpected argument".into(),
+        ),
+        (vec!["--".into(), "run".into()], "name the hosts".into()),
+        (
+            vec![
+                "h1".into(),
+                "--binary".into(),
+                "aarch64=/nonexistent".into(),
+            ],
+            "--binary aarch64: cannot read /nonexistent".into(),
+        ),
+        (
+            vec!["h1".into(), "--limit".into(), "web".into()],
+            "--limit web: no group or host named 'web'".into(),
+        ),
+        // A binary is checked against the name it is given under.
+        (
+            vec!["h1".into(), "--binary".into(), format!("aarch64={me}")],
+            format!(
+                "--binary aarch64={me}: it is an {} executable, not aarch64",
+                std::env::consts::ARCH
+            ),
+        ),
+        (
+            vec![
+                "h1".into(),
+                "--binary".into(),
+                format!("riscv64={}", bad.display()),
+            ],
+            format!("--binary riscv64={}: not an ELF executable", bad.display()),
+        ),
+    ];
+    for (args, want) in cases {
+        let out = sb
+            .cmd()
+            .args(["fleet", "run", "--db"])
+            .arg(sb.db())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: want {want:?}, got {err}");
+    }
+    let out = sb
+        .cmd()
+        .args(["fleet", "run", "--retry-failed", "--db"])
+        .arg(&empty_retry)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("no fleet run has been recorded"),
+        "{}",
+        stderr_of(&out)
+    );
+}

@@ -1,0 +1,806 @@
+//! `import` of other tools' outputs (mbw, Bonnie++, nbench, hyperfine,
+//! fio, sysbench), through the real binary: the captured fixtures, and
+//! fresh runs of the real programs compared with this machine's sysgauge
+//! run of the same workload or with the captured output.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
+
+use crate::common::{stderr_of, stdout_of, Outcome, Sandbox};
+use std::path::{Path, PathBuf};
+use sysgauge_compare::Comparison;
+
+fn mbw_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-bench/tests/fixtures/mbw")
+        .join(name)
+}
+
+fn bonnie_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-bench/tests/fixtures/bonnie")
+        .join(name)
+}
+
+/// A captured output of another tool: `tool/name` under the bench crate's
+/// fixtures.
+fn tool_fixture(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-bench/tests/fixtures")
+        .join(path)
+}
+
+/// `results show` of the database's first run.
+fn first_run_shown(sb: &Sandbox) -> String {
+    let out = sb
+        .cmd()
+        .args(["results", "show", "--db"])
+        .arg(sb.db())
+        .arg("1")
+        .succeeds();
+    stdout_of(&out)
+}
+
+fn every_cell_has_a_ratio(row: &sysgauge_compare::CaseRow) -> bool {
+    row.cells
+        .iter()
+        .all(|x| x.as_ref().and_then(|c| c.ratio).is_some())
+}
+
+/// The row of `id` and `metric`, which every machine has with a ratio.
+fn row_with_ratios<'a>(c: &'a Comparison, id: &str, metric: &str) -> &'a sysgauge_compare::CaseRow {
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.bench_id == id && r.metric == metric)
+        .unwrap_or_else(|| panic!("no {id} {metric} row: {c:?}"));
+    assert!(every_cell_has_a_ratio(row), "{row:?}");
+    row
+}
+
+/// `import FILE…` into the sandbox's database, format told from the
+/// content.
+fn import(sb: &Sandbox, files: &[&Path]) -> std::process::Output {
+    sb.cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .args(files)
+        .succeeds()
+}
+
+/// Run a real program, which must succeed; its standard output saved as
+/// `name` in the sandbox, for import.
+fn real_output(sb: &Sandbox, mut program: std::process::Command, name: &str) -> PathBuf {
+    let out = program.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = sb.dir.path().join(name);
+    std::fs::write(&file, &out.stdout).unwrap();
+    file
+}
+
+fn compare_json(sb: &Sandbox, reference: &str) -> Comparison {
+    let out = sb
+        .cmd()
+        .args(["compare", "--db"])
+        .arg(sb.db())
+        .args(["--reference", reference, "--format", "json"])
+        .succeeds();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn captured_mbw_output_imports_under_its_own_names() {
+    let sb = Sandbox::new();
+    import(&sb, &[&mbw_fixture("1.2.2-n3-16MiB.txt")]);
+    let text = first_run_shown(&sb);
+    for id in ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"] {
+        assert!(text.contains(id), "{id} missing:\n{text}");
+    }
+    assert!(text.contains("host 1.2.2-n3-16MiB"), "{text}");
+    // A second import of the same file is recognised, not duplicated.
+    let again = import(&sb, &[&mbw_fixture("1.2.2-n3-16MiB.txt")]);
+    let said = format!("{}{}", stdout_of(&again), stderr_of(&again));
+    assert!(said.contains("0 new run(s), 1 already present"), "{said}");
+}
+
+#[test]
+fn a_bad_mbw_line_is_refused_with_its_line() {
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("broken.txt");
+    std::fs::write(
+        &file,
+        "Long uses 8 bytes. Allocating 2*1048576 elements = 16777216 bytes of memory.\n\
+         AVG\tMethod: MEMCPY\tElapsed: 0.1\tMiB: 8.0\tCopy: fast MiB/s\n",
+    )
+    .unwrap();
+    let out = sb
+        .cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .arg(&file)
+        .exits_with(2);
+    assert!(
+        stderr_of(&out).contains("broken.txt:line 2:"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!sb.db().exists());
+}
+
+#[test]
+fn real_mbw_runs_compare_with_each_other() {
+    let Some(mbw) = sysgauge_core::bench::find_program("mbw") else {
+        sysgauge_testkit::require("mbw is not installed", false, "apt-get install mbw");
+        return;
+    };
+    let sb = Sandbox::new();
+    for name in ["mbw-a.txt", "mbw-b.txt"] {
+        let mut program = std::process::Command::new(&mbw);
+        program.args(["-n", "3", "8"]);
+        let file = real_output(&sb, program, name);
+        import(&sb, &[&file]);
+    }
+    let c = compare_json(&sb, "mbw-a");
+    for id in ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"] {
+        let row = row_with_ratios(&c, id, "copy");
+        assert_eq!(row.params.get_u64("size"), Some(8 << 20));
+    }
+}
+
+#[test]
+fn captured_bonnie_output_imports_under_its_own_names() {
+    let sb = Sandbox::new();
+    let out = import(&sb, &[&bonnie_fixture("2.00a-1G-n4.txt")]);
+    // The cases Bonnie++ could not time are named, not stored as zeros.
+    assert!(
+        stderr_of(&out).contains("bonnie.seq-input-block was too fast"),
+        "{}",
+        stderr_of(&out)
+    );
+    let text = first_run_shown(&sb);
+    assert!(text.contains("host testhost2"), "{text}");
+    for id in [
+        "bonnie.seq-output-char",
+        "bonnie.seq-output-block",
+        "bonnie.seq-create",
+    ] {
+        assert!(text.contains(id), "{id} missing:\n{text}");
+    }
+}
+
+#[test]
+fn two_real_bonnie_runs_compare() {
+    let Some(bonnie) = sysgauge_core::bench::find_program("bonnie++") else {
+        sysgauge_testkit::require(
+            "bonnie++ is not installed",
+            false,
+            "apt-get install bonnie++",
+        );
+        return;
+    };
+    let sb = Sandbox::new();
+    let mut files = Vec::new();
+    for host in ["bonnie-a", "bonnie-b"] {
+        let dir = sb.scratch().join(host);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut cmd = std::process::Command::new(&bonnie);
+        cmd.arg("-d")
+            .arg(&dir)
+            .args(["-s", "128M", "-r", "64", "-n", "1", "-m", host]);
+        if sysgauge_testkit::is_root() {
+            // Bonnie++ refuses to run as root unless told which user to be.
+            cmd.args(["-u", "root"]);
+        }
+        files.push(real_output(&sb, cmd, &format!("{host}.txt")));
+    }
+    let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    import(&sb, &files);
+    let c = compare_json(&sb, "bonnie-a");
+    let both: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| r.cells.iter().all(Option::is_some))
+        .collect();
+    assert!(!both.is_empty(), "no case on both: {c:?}");
+    for r in both {
+        assert!(r.bench_id.starts_with("bonnie."), "{}", r.bench_id);
+        assert!(every_cell_has_a_ratio(r), "{r:?}");
+    }
+}
+
+#[test]
+fn nbench_output_imports_and_compares_machine_against_machine() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-bench/tests/fixtures/nbench/linux-port-x86_64.txt");
+    let sb = Sandbox::new();
+    for host in ["board-a", "board-b"] {
+        sb.cmd()
+            .args(["import", "--db"])
+            .arg(sb.db())
+            .args(["--host", host])
+            .arg(&file)
+            .succeeds();
+    }
+    let text = first_run_shown(&sb);
+    for id in [
+        "nbench.numeric-sort",
+        "nbench.lu-decomposition",
+        "nbench.index-integer",
+    ] {
+        assert!(text.contains(id), "{id} missing:\n{text}");
+    }
+    let c = compare_json(&sb, "board-a");
+    assert_eq!(c.rows.len(), 15, "{c:?}");
+    for r in &c.rows {
+        assert_eq!(
+            r.cells[1].as_ref().and_then(|c| c.ratio),
+            Some(1.0),
+            "{r:?}"
+        );
+    }
+    // The CPU and kernel named in nbench's Linux data are the machine's.
+    let run = exported_run(&sb, "1");
+    assert_eq!(
+        run.host.cpu.model.as_deref(),
+        Some("Dual AuthenticAMD AMD EPYC 2445MHz")
+    );
+    assert_eq!(
+        run.host.os.kernel_release.as_deref(),
+        Some("6.18.44-fc-v657")
+    );
+}
+
+/// The run `results export` gives for run `row`.
+fn exported_run(sb: &Sandbox, row: &str) -> sysgauge_core::record::RunRecord {
+    let out = sb
+        .cmd()
+        .args(["results", "export", "--format", "json", "--db"])
+        .arg(sb.db())
+        .arg(row)
+        .succeeds();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The case `id` with `params` (canonical) of `run`.
+fn result<'a>(
+    run: &'a sysgauge_core::record::RunRecord,
+    id: &str,
+    params: &str,
+) -> &'a sysgauge_core::record::ResultRecord {
+    run.results
+        .iter()
+        .find(|r| r.bench_id == id && r.params.canonical() == params)
+        .unwrap_or_else(|| panic!("no {id} {params} in {:?}", run.results))
+}
+
+fn samples(r: &sysgauge_core::record::ResultRecord, metric: &str) -> Vec<f64> {
+    r.metrics
+        .iter()
+        .find(|m| m.name == metric)
+        .map(|m| m.samples.clone())
+        .unwrap_or_else(|| panic!("no {metric} in {r:?}"))
+}
+
+/// `import FILE` (format told from the content) into a fresh database;
+/// the stored run.
+fn import_one(sb: &Sandbox, file: &Path) -> sysgauge_core::record::RunRecord {
+    import(sb, &[file]);
+    exported_run(sb, "1")
+}
+
+/// `import FILE` refused: exit 2, nothing stored, the message.
+fn refused(sb: &Sandbox, file: &Path) -> String {
+    let out = sb
+        .cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .arg(file)
+        .exits_with(2);
+    assert!(!sb.db().exists(), "a refused import left a database");
+    stderr_of(&out)
+}
+
+#[test]
+fn captured_hyperfine_export_imports_with_every_run_as_a_sample() {
+    let sb = Sandbox::new();
+    let run = import_one(&sb, &tool_fixture("hyperfine/1.15-scan.json"));
+    assert_eq!(run.host_name(), "1.15-scan");
+    assert_eq!(
+        run.tags.get("format").map(String::as_str),
+        Some("hyperfine")
+    );
+    let n2 = result(&run, "hyperfine.sleep-0-0-n", "n=2");
+    assert_eq!(
+        samples(n2, "wall"),
+        [
+            0.019762561100000003,
+            0.023070731100000002,
+            0.024336312100000004
+        ]
+    );
+    assert_eq!(samples(n2, "user"), [0.0019252133333333336]);
+    assert_eq!(samples(n2, "system"), [0.0]);
+    assert_eq!(n2.metrics[0].unit, sysgauge_core::Unit::Seconds);
+    assert_eq!(n2.metrics[0].better, sysgauge_core::Better::Lower);
+    assert_eq!(run.results.len(), 3);
+}
+
+#[test]
+fn a_hyperfine_export_compares_with_another_file() {
+    // The same scan with every run twice as long: each ratio is 0.5, with
+    // an interval from the three runs.
+    let sb = Sandbox::new();
+    let text = std::fs::read_to_string(tool_fixture("hyperfine/1.15-scan.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for r in doc["results"].as_array_mut().unwrap() {
+        for t in r["times"].as_array_mut().unwrap() {
+            *t = serde_json::json!(t.as_f64().unwrap() * 2.0);
+        }
+    }
+    let slower = sb.dir.path().join("slower.json");
+    std::fs::write(&slower, doc.to_string()).unwrap();
+    let out = sb
+        .cmd()
+        .arg("compare")
+        .arg(tool_fixture("hyperfine/1.15-scan.json"))
+        .arg(&slower)
+        .args(["--reference", "1.15-scan", "--format", "json"])
+        .succeeds();
+    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    let walls: Vec<_> = c.rows.iter().filter(|r| r.metric == "wall").collect();
+    assert_eq!(walls.len(), 3, "{c:?}");
+    for r in walls {
+        let ratio = r.cells[1].as_ref().and_then(|x| x.ratio).unwrap();
+        assert!((ratio - 0.5).abs() < 1e-9, "{r:?}");
+    }
+}
+
+#[test]
+fn a_real_hyperfine_run_compares_with_the_captured_export() {
+    let Some(hyperfine) = sysgauge_core::bench::find_program("hyperfine") else {
+        sysgauge_testkit::require(
+            "hyperfine is not installed",
+            false,
+            "apt-get install hyperfine",
+        );
+        return;
+    };
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("hyperfine-here.json");
+    let mut program = std::process::Command::new(hyperfine);
+    program
+        .args(["--runs", "3", "--style", "none", "--export-json"])
+        .arg(&file)
+        .arg("sleep 0.01");
+    real_output(&sb, program, "hyperfine-stdout.txt");
+    import(
+        &sb,
+        &[&file, &tool_fixture("hyperfine/1.15-two-commands.json")],
+    );
+    let c = compare_json(&sb, "hyperfine-here");
+    row_with_ratios(&c, "hyperfine.sleep-0-01", "wall");
+}
+
+#[test]
+fn captured_fio_output_imports_as_disk_and_fio_cases() {
+    let sb = Sandbox::new();
+    let run = import_one(&sb, &tool_fixture("fio/3.33-seq-64k-write-read.json"));
+    assert_eq!(run.host_name(), "3.33-seq-64k-write-read");
+    assert_eq!(
+        run.tags.get("fio_version").map(String::as_str),
+        Some("fio-3.33")
+    );
+    let read = result(
+        &run,
+        "disk.seq-read",
+        "block_size=65536,direct=true,size=16777216",
+    );
+    assert_eq!(samples(read, "throughput"), [372.827022]);
+    assert_eq!(samples(read, "iops"), [5688.888889]);
+    assert_eq!(samples(read, "latency_median"), [162.816]);
+    // 1 MiB blocks from fio's ordinary-page buffer keep fio's names.
+    let sb = Sandbox::new();
+    let run = import_one(&sb, &tool_fixture("fio/3.33-seq-write-read-randread.json"));
+    let rand = result(
+        &run,
+        "fio.randread",
+        "block_size=4096,direct=true,direction=read,iodepth=1,ioengine=psync,numjobs=1,size=16777216",
+    );
+    assert_eq!(samples(rand, "iops"), [11130.434783]);
+    assert_eq!(samples(rand, "latency_p99"), [164864.0]);
+    // `results show` renders the imported disk cases in the disk table.
+    let sb = Sandbox::new();
+    import_one(&sb, &tool_fixture("fio/3.33-seq-64k-write-read.json"));
+    let text = first_run_shown(&sb);
+    assert!(text.contains("seq-read"), "{text}");
+}
+
+#[test]
+fn fio_client_mode_gives_one_machine_per_server() {
+    let sb = Sandbox::new();
+    let out = import(&sb, &[&tool_fixture("fio/3.33-two-clients.json")]);
+    assert!(
+        stderr_of(&out).contains("2 new run(s)"),
+        "{}",
+        stderr_of(&out)
+    );
+    let c = compare_json(&sb, "127.0.0.1:8767");
+    assert_eq!(
+        c.rows.iter().filter(|r| r.bench_id == "fio.read").count(),
+        8
+    );
+    for r in &c.rows {
+        assert!(every_cell_has_a_ratio(r), "{r:?}");
+    }
+    // Both servers read 4 MiB in the same 6 ms.
+    let throughput = c.rows.iter().find(|r| r.metric == "throughput").unwrap();
+    assert_eq!(
+        throughput.cells[1].as_ref().and_then(|x| x.ratio),
+        Some(1.0)
+    );
+    // --host cannot name two machines.
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["import", "--host", "one", "--db"])
+        .arg(sb.db())
+        .arg(tool_fixture("fio/3.33-two-clients.json"))
+        .exits_with(2);
+    assert!(
+        stderr_of(&out).contains("2 client hosts"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// A real fio job of this family's method (sequential 64 KiB O_DIRECT
+/// reads, psync, one job) and `sysgauge disk` of the same file size and
+/// block size are one case.
+#[test]
+fn a_real_fio_run_compares_with_sysgauge_disk_seq_read() {
+    let Some(fio) = sysgauge_core::bench::find_program("fio") else {
+        sysgauge_testkit::require("fio is not installed", false, "apt-get install fio");
+        return;
+    };
+    let sb = Sandbox::new();
+    let dir = sb.scratch().join("fio");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut program = std::process::Command::new(fio);
+    program
+        .args([
+            "--output-format=json",
+            "--name=seqread",
+            "--size=16m",
+            "--bs=64k",
+            "--rw=read",
+            "--direct=1",
+            "--ioengine=psync",
+        ])
+        .arg(format!("--directory={}", dir.display()));
+    let file = real_output(&sb, program, "fio-here.json");
+    sb.cmd()
+        .args(["disk", "--profile", "tiny", "--repetitions", "3"])
+        .args([
+            "--size",
+            "16MiB",
+            "--block-size",
+            "64KiB",
+            "--only",
+            "seq-read",
+        ])
+        .arg("--path")
+        .arg(&dir)
+        .arg("--db")
+        .arg(sb.db())
+        .succeeds();
+    import(&sb, &[&file]);
+    let c = compare_json(&sb, "fio-here");
+    let row = row_with_ratios(&c, "disk.seq-read", "throughput");
+    assert_eq!(row.params.get_u64("block_size"), Some(64 << 10));
+}
+
+#[test]
+fn captured_sysbench_output_imports_with_its_params() {
+    let sb = Sandbox::new();
+    let run = import_one(&sb, &tool_fixture("sysbench/1.0.20-cpu-t2-prime20000.txt"));
+    assert_eq!(
+        run.tags.get("sysbench_version").map(String::as_str),
+        Some("1.0.20")
+    );
+    let cpu = result(&run, "sysbench.cpu", "cpu_max_prime=20000,threads=2");
+    assert_eq!(samples(cpu, "events"), [2687.33]);
+    assert_eq!(samples(cpu, "latency_p95"), [0.83]);
+    let sb = Sandbox::new();
+    let run = import_one(&sb, &tool_fixture("sysbench/1.0.20-memory-1M-2G-write.txt"));
+    let mem = result(
+        &run,
+        "sysbench.memory",
+        "access_mode=seq,block_size=1048576,operation=write,scope=global,threads=1,total_size=2147483648",
+    );
+    assert_eq!(samples(mem, "operations"), [18233.80]);
+    assert_eq!(samples(mem, "throughput"), [18233.80 * 1.048_576]);
+}
+
+#[test]
+fn a_real_sysbench_run_compares_with_the_captured_output() {
+    let Some(sysbench) = sysgauge_core::bench::find_program("sysbench") else {
+        sysgauge_testkit::require(
+            "sysbench is not installed",
+            false,
+            "apt-get install sysbench",
+        );
+        return;
+    };
+    let sb = Sandbox::new();
+    let mut program = std::process::Command::new(sysbench);
+    program.args(["cpu", "--time=1", "run"]);
+    let file = real_output(&sb, program, "sysbench-here.txt");
+    import(&sb, &[&file, &tool_fixture("sysbench/1.0.20-cpu.txt")]);
+    let c = compare_json(&sb, "sysbench-here");
+    let row = row_with_ratios(&c, "sysbench.cpu", "events");
+    assert_eq!(row.params.get_u64("cpu_max_prime"), Some(10_000));
+}
+
+/// A cut-short or corrupted file of each new format is refused with its
+/// place named, and nothing is stored.
+#[test]
+fn broken_hyperfine_fio_and_sysbench_files_are_refused_with_the_place() {
+    let sb = Sandbox::new();
+    let write = |name: &str, text: String| {
+        let p = sb.dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let read = |path: &str| std::fs::read_to_string(tool_fixture(path)).unwrap();
+
+    let hf = read("hyperfine/1.15-scan.json");
+    let cut = write("cut.json", hf[..hf.len() / 2].to_string());
+    let said = refused(&sb, &cut);
+    assert!(said.contains("cut.json:line "), "{said}");
+    assert!(said.contains("cut short"), "{said}");
+    // The first run of the second command (its value is also its min).
+    let (head, tail) = hf.split_at(hf.match_indices("\"times\"").nth(1).unwrap().0);
+    let bad = write(
+        "bad-times.json",
+        format!(
+            "{head}{}",
+            tail.replacen("0.019762561100000003", "\"slow\"", 1)
+        ),
+    );
+    let said = refused(&sb, &bad);
+    assert!(
+        said.contains("bad-times.json: results[1] (sleep 0.02).times[0]: \"slow\" is not a number"),
+        "{said}"
+    );
+
+    let fio = read("fio/3.33-seq-64k-write-read.json");
+    let cut = write("cut-fio.json", fio[..fio.len() / 3].to_string());
+    let said = refused(&sb, &cut);
+    assert!(said.contains("cut-fio.json:line "), "{said}");
+    let bad = write(
+        "bad-fio.json",
+        fio.replacen("\"iops\" : 5688.888889", "\"iops\" : -1", 1),
+    );
+    let said = refused(&sb, &bad);
+    assert!(
+        said.contains(
+            "bad-fio.json: jobs[1] (seqread).read.iops: -1 is not a number of zero or more"
+        ),
+        "{said}"
+    );
+
+    let sysbench = read("sysbench/1.0.20-cpu.txt");
+    let cut: String = sysbench
+        .lines()
+        .take(14)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let cut = write("cut-sysbench.txt", cut);
+    let said = refused(&sb, &cut);
+    assert!(
+        said.contains(
+            "cut-sysbench.txt:line 14: the cpu run from line 1 has no 'events per second:' line"
+        ),
+        "{said}"
+    );
+    let bad = write("bad-sysbench.txt", sysbench.replace("3510.80", "lots"));
+    let said = refused(&sb, &bad);
+    assert!(said.contains("bad-sysbench.txt:line 15:"), "{said}");
+}
+
+/// A write-up machine's output of one tool (`rpib.nbench.txt`, …).
+fn pasted_fixture(name: &str) -> PathBuf {
+    tool_fixture(&format!("pasted/{name}"))
+}
+
+/// `import --host HOST FILE…`; stderr.
+fn import_as(sb: &Sandbox, host: &str, files: &[&Path]) -> String {
+    let out = sb
+        .cmd()
+        .args(["import", "--db"])
+        .arg(sb.db())
+        .args(["--host", host])
+        .args(files)
+        .succeeds();
+    stderr_of(&out)
+}
+
+/// Results per family of `run`: (nbench, bonnie, other).
+fn family_counts(run: &sysgauge_core::record::RunRecord) -> (usize, usize, usize) {
+    let n = |p: &str| {
+        run.results
+            .iter()
+            .filter(|r| r.bench_id.starts_with(p))
+            .count()
+    };
+    (
+        n("nbench."),
+        n("bonnie."),
+        run.results.len() - n("nbench.") - n("bonnie."),
+    )
+}
+
+fn value(run: &sysgauge_core::record::RunRecord, id: &str, params: &str, metric: &str) -> f64 {
+    samples(result(run, id, params), metric)[0]
+}
+
+/// What the Raspberry Pi B's text says, checked on its stored run.
+fn is_the_pi(run: &sysgauge_core::record::RunRecord) {
+    // 15 nbench rows and indexes, 11 timed Bonnie++ tests (one +++++),
+    // 4 digests and ciphers at 5 sizes and 2 RSA sizes.
+    assert_eq!(family_counts(run), (15, 11, 22), "{:?}", run.results);
+    assert_eq!(value(run, "nbench.numeric-sort", "", "iterations"), 93.292);
+    let aes = value(
+        run,
+        "crypto.aes-128-cbc",
+        "block_size=8192,threads=1",
+        "throughput",
+    );
+    assert!((aes - 14347.33 * 1000.0 / 1e6).abs() < 1e-9, "{aes}");
+    let block = result(run, "bonnie.seq-input-block", "");
+    assert!((samples(block, "throughput")[0] - 19512.0 * 1024.0 / 1e6).abs() < 1e-9);
+    assert_eq!(
+        block.metrics[0].name, "throughput",
+        "the rate is the headline"
+    );
+    assert_eq!(block.details.get_u64("file_size"), Some(1 << 30));
+    assert_eq!(block.workload_version, 2);
+    // Host facts the tools printed.
+    assert_eq!(
+        run.host.cpu.model.as_deref(),
+        Some("ARMv6-compatible processor rev 7 (v6l)")
+    );
+    assert_eq!(run.host.os.kernel_release.as_deref(), Some("3.6.11+"));
+    assert_eq!(
+        run.tags.get("openssl_version").map(String::as_str),
+        Some("1.0.1e")
+    );
+    assert!(run
+        .tags
+        .get("openssl_compiler")
+        .is_some_and(|c| c.starts_with("gcc")));
+    assert_eq!(
+        run.tags.get("bonnie_version").map(String::as_str),
+        Some("1.96")
+    );
+}
+
+#[test]
+fn a_machines_tool_outputs_imported_with_one_host_are_one_run() {
+    let sb = Sandbox::new();
+    let files = [
+        pasted_fixture("rpib.openssl.txt"),
+        pasted_fixture("rpib.nbench.txt"),
+        pasted_fixture("rpib.bonnie.txt"),
+    ];
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let err = import_as(&sb, "rpib", &refs);
+    assert!(err.contains("1 new run(s)"), "{err}");
+    let run = exported_run(&sb, "1");
+    assert_eq!(run.host_name(), "rpib");
+    is_the_pi(&run);
+    let shown = first_run_shown(&sb);
+    assert!(
+        shown.contains("imported (openssl, nbench, bonnie)"),
+        "{shown}"
+    );
+    // The same files again are the same run.
+    let again = import_as(&sb, "rpib", &refs);
+    assert!(again.contains("0 new run(s), 1 already present"), "{again}");
+}
+
+#[test]
+fn a_pasted_block_of_three_tools_imports_whole() {
+    let sb = Sandbox::new();
+    let read = |n: &str| std::fs::read_to_string(pasted_fixture(n)).unwrap();
+    let text = format!(
+        "pi@raspberrypi ~ $ ./nbench\n{}\nNext the disk, on the SD card:\n\n{}\npi@raspberrypi ~ $ openssl speed md5 sha1 sha256 aes-128-cbc rsa1024 rsa2048\n{}",
+        read("rpib.nbench.txt"),
+        read("rpib.bonnie.txt"),
+        read("rpib.openssl.txt")
+    );
+    let file = sb.dir.path().join("all.txt");
+    std::fs::write(&file, &text).unwrap();
+    let err = import_as(&sb, "rpib", &[&file]);
+    // What was not read is named, with its lines.
+    assert!(err.contains("lines 1, 36, 63 not read"), "{err}");
+    let run = exported_run(&sb, "1");
+    is_the_pi(&run);
+    let shown = first_run_shown(&sb);
+    assert!(
+        shown.contains("imported (nbench, bonnie, openssl)"),
+        "{shown}"
+    );
+
+    // Without --host, the nameless outputs are the file's and Bonnie++'s
+    // is the machine it names: every result is stored either way.
+    let sb = Sandbox::new();
+    let out = import(&sb, &[&file]);
+    assert!(
+        stderr_of(&out).contains("2 new run(s)"),
+        "{}",
+        stderr_of(&out)
+    );
+    let a = exported_run(&sb, "1");
+    let b = exported_run(&sb, "2");
+    let total = |r: &sysgauge_core::record::RunRecord| family_counts(r);
+    let (n1, b1, o1) = total(&a);
+    let (n2, b2, o2) = total(&b);
+    assert_eq!((n1 + n2, b1 + b2, o1 + o2), (15, 11, 22));
+
+    // Prose alone is refused, nothing stored.
+    let prose = sb.dir.path().join("prose.txt");
+    std::fs::write(&prose, "My Pi is fast.\nVery fast.\n").unwrap();
+    let sb2 = Sandbox::new();
+    assert!(refused(&sb2, &prose).contains("cannot tell the format"));
+}
+
+#[test]
+fn intel_against_the_pi_on_bonnie_block_input_is_about_21x() {
+    let sb = Sandbox::new();
+    for (host, prefix) in [("rpib", "rpib"), ("intel", "intel")] {
+        let files: Vec<PathBuf> = ["nbench", "bonnie", "openssl"]
+            .iter()
+            .map(|t| pasted_fixture(&format!("{prefix}.{t}.txt")))
+            .collect();
+        let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        import_as(&sb, host, &refs);
+    }
+    let c = compare_json(&sb, "rpib");
+    let intel = c.machines.iter().position(|m| m.label == "intel").unwrap();
+    let ratio = |id: &str, metric: &str| {
+        row_with_ratios(&c, id, metric).cells[intel]
+            .as_ref()
+            .and_then(|x| x.ratio)
+            .unwrap()
+    };
+    // The two machines chose 1G and 63744M: the cases meet all the same.
+    let block_in = ratio("bonnie.seq-input-block", "throughput");
+    assert!((block_in - 409752.0 / 19512.0).abs() < 0.01, "{block_in}");
+    assert!((20.5..21.5).contains(&block_in), "{block_in}");
+    let sort = ratio("nbench.numeric-sort", "iterations");
+    assert!((sort - 1247.3 / 93.292).abs() < 0.01, "{sort}");
+    let row = c
+        .rows
+        .iter()
+        .find(|r| {
+            r.bench_id == "crypto.aes-128-cbc"
+                && r.metric == "throughput"
+                && r.params.get_u64("block_size") == Some(8192)
+        })
+        .unwrap();
+    let aes = row.cells[intel].as_ref().and_then(|x| x.ratio).unwrap();
+    assert!((aes - 134803.46 / 14347.33).abs() < 0.01, "{aes}");
+}
+
+#[test]
+fn bonnie_output_with_progress_lines_needs_no_format() {
+    let sb = Sandbox::new();
+    let run = import_one(&sb, &pasted_fixture("intel.bonnie.txt"));
+    assert_eq!(run.host_name(), "intelbox");
+    assert_eq!(family_counts(&run), (0, 6, 0));
+    let r = result(&run, "bonnie.seq-output-block", "");
+    assert_eq!(r.details.get_u64("file_size"), Some(63744 << 20));
+}

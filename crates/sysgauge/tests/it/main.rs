@@ -1,0 +1,30 @@
+//! The command-line binary's integration tests, one test crate: a module
+//! per topic, all linked once into one binary (`cargo test -p sysgauge
+//! --test it`, `... --test it fleet::` for one topic). Tests of every topic
+//! share the test threads, so a test that measures the machine (timing,
+//! CPU shares, its own hogs) takes it for itself with `Sandbox::alone()`;
+//! see `common`.
+
+mod common;
+
+mod cli;
+mod compare;
+mod cpu;
+mod crypto_clock;
+mod disk;
+mod fleet;
+mod import_tools;
+mod interrupt;
+mod mem;
+mod net;
+mod netns_flood;
+mod netns_icmp;
+mod netns_twoping;
+mod postgres;
+mod process;
+mod quiet;
+mod reliability;
+mod rounds;
+mod ssh;
+mod sweep;
+mod telemetry;

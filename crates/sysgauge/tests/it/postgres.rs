@@ -1,0 +1,237 @@
+//! Every command that reads or writes results, on a real PostgreSQL server
+//! started by the test (`--db postgres://…` and `SYSGAUGE_DB`), and
+//! `results sync` between SQLite and PostgreSQL, also while the server
+//! restarts. Skipped without PostgreSQL; failing under
+//! `SYSGAUGE_REQUIRE_ALL=1` (CI installs Debian's postgresql).
+
+use crate::common::{stderr_of, stdout_of, strict_record, Outcome, Sandbox};
+use sysgauge_testkit::require_postgres;
+
+/// The run numbered `n` in `db`, as `results export` prints it.
+fn exported(sb: &Sandbox, db: &str, n: u32) -> sysgauge_core::RunRecord {
+    let out = sb
+        .cmd()
+        .args([
+            "results",
+            "export",
+            &n.to_string(),
+            "--format",
+            "json",
+            "--db",
+            db,
+        ])
+        .succeeds();
+    strict_record(&out.stdout)
+}
+
+#[test]
+fn every_results_command_over_postgres() {
+    let Some(pg) = require_postgres("every_results_command_over_postgres") else {
+        return;
+    };
+    let url = pg.create_database("r");
+    let sb = Sandbox::new();
+    let scratch = sb.scratch();
+    for _ in 0..2 {
+        sb.cmd()
+            .args([
+                "run",
+                "--profile",
+                "tiny",
+                "--repetitions",
+                "3",
+                "--only",
+                "hash.sha1",
+            ])
+            .arg("--scratch-dir")
+            .arg(&scratch)
+            .args(["--db", &url])
+            .succeeds();
+    }
+    // The URL never became a file.
+    assert!(!sb.path().join("postgres:").exists());
+    let list = stdout_of(
+        &sb.cmd()
+            .args(["results", "list", "--json", "--db", &url])
+            .succeeds(),
+    );
+    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(list.as_array().map(Vec::len), Some(2), "{list}");
+    // SYSGAUGE_DB stands for --db.
+    let out = sb
+        .cmd()
+        .env("SYSGAUGE_DB", &url)
+        .args(["results", "show", "1"])
+        .succeeds();
+    assert!(stdout_of(&out).contains("hash.sha1"), "{}", stdout_of(&out));
+    let out = sb
+        .cmd()
+        .args(["compare", "1", "2", "--db", &url])
+        .succeeds();
+    assert!(stdout_of(&out).contains("sha1"), "{}", stdout_of(&out));
+    let html = sb.path().join("report.html");
+    sb.cmd()
+        .arg("report")
+        .arg(&html)
+        .args(["1", "2", "--db", &url])
+        .succeeds();
+    assert!(std::fs::read_to_string(&html).unwrap().contains("sha1"));
+
+    // A fresh database reads as empty and gets no tables from reading.
+    let empty = pg.create_database("empty");
+    let out = sb
+        .cmd()
+        .args(["results", "list", "--db", &empty])
+        .succeeds();
+    assert!(
+        stderr_of(&out).contains("no runs stored yet"),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = sb
+        .cmd()
+        .args(["compare", "a", "b", "--db", &empty])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(
+        pg.psql(
+            "empty",
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+        ),
+        "0"
+    );
+
+    // sync PostgreSQL → SQLite → another PostgreSQL database → SQLite: the
+    // runs arrive equal, and a second sync copies nothing.
+    let a = sb.path().join("a.db");
+    let b = sb.path().join("b.db");
+    let url2 = pg.create_database("r2");
+    let (a_s, b_s) = (
+        a.to_string_lossy().to_string(),
+        b.to_string_lossy().to_string(),
+    );
+    for (from, to) in [(&url, &a_s), (&a_s, &url2), (&url2, &b_s)] {
+        let out = sb
+            .cmd()
+            .args(["results", "sync", "--from", from, "--to", to])
+            .succeeds();
+        assert!(
+            stderr_of(&out).contains("copied 2 run(s)"),
+            "{}",
+            stderr_of(&out)
+        );
+    }
+    for n in [1, 2] {
+        let original = exported(&sb, &url, n);
+        assert_eq!(exported(&sb, &b_s, n), original);
+        assert_eq!(exported(&sb, &url2, n), original);
+    }
+    let out = sb
+        .cmd()
+        .env("SYSGAUGE_DB", &url)
+        .args(["results", "sync", "--to", &a_s])
+        .succeeds();
+    assert!(
+        stderr_of(&out).contains("copied 0 run(s)") && stderr_of(&out).contains("2 already there"),
+        "{}",
+        stderr_of(&out)
+    );
+
+    // delete writes through the URL.
+    sb.cmd()
+        .args(["results", "delete", "2", "--db", &url])
+        .succeeds();
+    let list = stdout_of(
+        &sb.cmd()
+            .args(["results", "list", "--json", "--db", &url])
+            .succeeds(),
+    );
+    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+}
+
+/// The server restarts (fast shutdown) while `results sync` ingests 300
+/// runs: the sync reconnects (or, if it gave up, a second sync completes
+/// it), and every run is there exactly once.
+#[test]
+fn sync_into_postgres_survives_a_restart() {
+    let Some(pg) = require_postgres("sync_into_postgres_survives_a_restart") else {
+        return;
+    };
+    let url = pg.create_database("s");
+    let sb = Sandbox::new();
+    let (template, _) = sb.tiny_unstored_run("hash.sha1");
+    let src = sb.path().join("many.db");
+    {
+        let mut store = sysgauge_store::Store::open(&src).unwrap();
+        let runs: Vec<_> = (0..300)
+            .map(|i| {
+                let mut r = template.clone();
+                r.run_id = format!("0000cafe-0000-4000-8000-{i:012}");
+                r.host.hostname = Some(format!("host{i:03}"));
+                r
+            })
+            .collect();
+        store.insert_runs(&runs, "import").unwrap();
+    }
+    // A sync from nowhere copies nothing and creates the schema (so the
+    // progress below can be counted from the start).
+    let out = sb
+        .cmd()
+        .args(["results", "sync", "--to", &url, "--from"])
+        .arg(sb.path().join("none.db"))
+        .succeeds();
+    assert!(
+        stderr_of(&out).contains("copied 0 run(s)"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!sb.path().join("none.db").exists());
+    let child = sb
+        .std_cmd()
+        .args(["results", "sync", "--to", &url, "--from"])
+        .arg(&src)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let count = || {
+        pg.psql("s", "SELECT count(*) FROM runs")
+            .parse::<usize>()
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while count() < 30 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let before = count();
+    assert!(
+        (1..300).contains(&before),
+        "restart not during the sync ({before} runs)"
+    );
+    pg.restart("fast");
+    let out = child.wait_with_output().unwrap();
+    let first = String::from_utf8_lossy(&out.stderr).to_string();
+    let again = sb
+        .cmd()
+        .args(["results", "sync", "--to", &url, "--from"])
+        .arg(&src)
+        .succeeds();
+    assert_eq!(count(), 300, "first sync: {first}");
+    assert_eq!(
+        pg.psql("s", "SELECT count(DISTINCT run_uuid) FROM runs"),
+        "300"
+    );
+    let per_run = template.results.len();
+    assert_eq!(
+        pg.psql("s", "SELECT count(*) FROM results"),
+        (300 * per_run).to_string()
+    );
+    if out.status.success() {
+        assert!(
+            stderr_of(&again).contains("copied 0 run(s)"),
+            "{}",
+            stderr_of(&again)
+        );
+    }
+}
