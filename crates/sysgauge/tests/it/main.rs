@@ -12,6 +12,7 @@ mod compare;
 mod cpu;
 mod crypto_clock;
 mod disk;
+mod fake;
 mod fleet;
 mod import_tools;
 mod interrupt;

@@ -3,9 +3,7 @@
 //! return scripted values: every number here is stated exactly, and none of
 //! these tests depends on the machine's speed or load.
 
-mod common;
-
-use common::{stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{self, stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_core::record::Status;
 
 const VARIABLE: &str = "SYSGAUGE_FAKE_FAMILY";
