@@ -13,7 +13,9 @@
 mod bootstrap;
 mod summary;
 
-pub use bootstrap::{bootstrap_ci, geomean_ci, ratio_ci, ConfidenceInterval, SplitMix64};
+pub use bootstrap::{
+    bootstrap_ci, geomean_ci, ratio_ci, ConfidenceInterval, SplitMix64, MAX_RESAMPLED,
+};
 pub use summary::{mad, mad_outliers, mean, median, percentile, stddev, Summary};
 
 /// Geometric mean of strictly positive values; `None` when empty or when a

@@ -178,6 +178,16 @@ pub fn build_with_runs(
         );
     }
     let c = compare_with_intervals(&machines, reference, &args.family, intervals)?;
+    let most = sysgauge_stats::MAX_RESAMPLED;
+    if intervals
+        && c.rows
+            .iter()
+            .any(|r| r.cells.iter().flatten().any(|cell| cell.samples > most))
+    {
+        eprintln!(
+            "sysgauge: note: a case with more than {most} samples has its interval resampled from {most} of them (evenly spaced in order), so it is wider than all of them would give"
+        );
+    }
     if c.rows.is_empty() {
         eprintln!(
             "sysgauge: warning: no case is present on two of the machines; nothing to compare"

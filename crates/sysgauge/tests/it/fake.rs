@@ -141,3 +141,41 @@ fn compare_states_exact_ratios_and_means() {
     assert!(text.contains("0.400 (0.400–0.400)"), "{text}");
     assert!(text.contains("0.800 (0.800–0.800)"), "{text}");
 }
+
+/// `path`'s record with every metric's samples repeated to `n` of them.
+fn with_samples(path: &std::path::Path, n: usize) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
+    let mut run: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    for r in run["results"].as_array_mut().into_iter().flatten() {
+        for m in r["metrics"].as_array_mut().into_iter().flatten() {
+            let v = m["samples"][0].clone();
+            m["samples"] = serde_json::Value::Array(vec![v; n]);
+            m["summary"]["n"] = n.into();
+        }
+    }
+    std::fs::write(path, run.to_string()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn huge_sample_sets_compare_with_a_bounded_interval_that_says_so() {
+    let sb = Sandbox::new();
+    fake_run(&sb, "", "slow.json").succeeds();
+    fake_run(&sb, "rate=250,latency=40", "fast.json").succeeds();
+    let files = [sb.path().join("slow.json"), sb.path().join("fast.json")];
+    let out = sb.cmd().arg("compare").args(&files).succeeds();
+    assert!(!stderr_of(&out).contains("resampled from"));
+    for f in &files {
+        with_samples(f, 20_000);
+    }
+    let out = sb.cmd().arg("compare").args(&files).succeeds();
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("more than 4096 samples has its interval resampled from 4096 of them"),
+        "{err}"
+    );
+    assert!(
+        stdout_of(&out).contains("2.50 (2.50–2.50)"),
+        "{}",
+        stdout_of(&out)
+    );
+}
