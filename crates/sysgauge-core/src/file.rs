@@ -131,12 +131,7 @@ pub fn open_regular_file(
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .map_err(open_error)?;
-    let size = check_meta(
-        &file.metadata().map_err(open_error)?,
-        path,
-        what,
-        max_bytes,
-    )?;
+    let size = check_meta(&file.metadata().map_err(open_error)?, path, what, max_bytes)?;
     Ok((file, size))
 }
 
@@ -201,7 +196,10 @@ mod tests {
     fn a_fifo_is_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("pipe");
-        let made = std::process::Command::new("mkfifo").arg(&p).status().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap();
         assert!(made.success());
         // No writer: an open without O_NONBLOCK, or a read, would block.
         let e = err(read_regular_file(&p, "--inventory", MIB));
@@ -215,12 +213,19 @@ mod tests {
         let e = check_regular_file(&p, "--ssh-config", MIB)
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("--ssh-config ") && e.contains("a FIFO"), "{e}");
+        assert!(
+            e.starts_with("--ssh-config ") && e.contains("a FIFO"),
+            "{e}"
+        );
     }
 
     #[test]
     fn a_device_is_refused() {
-        let e = err(read_regular_file(Path::new("/dev/zero"), "--inventory", MIB));
+        let e = err(read_regular_file(
+            Path::new("/dev/zero"),
+            "--inventory",
+            MIB,
+        ));
         assert_eq!(
             e,
             "--inventory /dev/zero: not a regular file (a character device)"

@@ -175,7 +175,6 @@ fn redact_url(url: &str) -> String {
     format!("{scheme}{authority}{tail}")
 }
 
-
 /// The results database; see the crate doc.
 pub struct Store {
     backend: Backend,
