@@ -10,12 +10,13 @@ use sysgauge_core::CancelToken;
 use sysgauge_fleet::inventory::Host;
 use sysgauge_fleet::ssh::{control_dir, Connection, SshSettings};
 
-fn mode(p: &Path) -> u32 {
-    std::fs::metadata(p)
+/// The permission bits in octal, as `ls` and `chmod` speak of them.
+fn mode(p: &Path) -> String {
+    let m = std::fs::metadata(p)
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
         .permissions()
-        .mode()
-        & 0o7777
+        .mode();
+    format!("{:o}", m & 0o7777)
 }
 
 #[test]
@@ -42,7 +43,7 @@ fn control_dir_and_master_log_are_private_under_umask_000() {
     });
     rustix::process::umask(old);
     let dir = dir.unwrap_or_else(|e| panic!("control_dir: {e}"));
-    assert_eq!(mode(dir.path()), 0o700);
+    assert_eq!(mode(dir.path()), "700");
     let log = log.unwrap_or_else(|| panic!("no log"));
-    assert_eq!(mode(&log), 0o600);
+    assert_eq!(mode(&log), "600");
 }
