@@ -218,9 +218,10 @@ pub(super) struct Reach {
     pub binaries: Binaries,
 }
 
-/// The largest `--ssh-config` accepted: a config is a few KiB; this is
-/// far above any real one and far below what would hurt ssh.
-const MAX_SSH_CONFIG_BYTES: u64 = 16 << 20;
+/// The largest `--ssh-config` accepted (here and by `sysgauge ssh`): a
+/// config is a few KiB; this is far above any real one and far below what
+/// would hurt ssh.
+pub(crate) const MAX_SSH_CONFIG_BYTES: u64 = 16 << 20;
 
 pub(super) fn check_reach(t: &FleetHostsArgs) -> Result<Reach> {
     if t.timeout.0 < Duration::from_secs(1) {
