@@ -679,11 +679,7 @@ fn check_run(run: &RunRecord, which: &str) -> Result<(), String> {
     let mut cases = HashSet::new();
     for r in &run.results {
         let id = &r.bench_id;
-        if !is_importable_bench_id(id) {
-            return Err(format!(
-                "{which}: benchmark id '{id}' is malformed ({BENCH_ID_RULE})"
-            ));
-        }
+        check_result(r, id).map_err(|m| format!("{which}: {m}"))?;
         if !cases.insert((id.as_str(), r.params.canonical())) {
             return Err(format!(
                 "{which}: {id} with params '{}' appears twice (one case, one result)",
@@ -691,30 +687,46 @@ fn check_run(run: &RunRecord, which: &str) -> Result<(), String> {
             ));
         }
         check_time(r.started_at, now).map_err(|m| format!("{which}: {id} started_at {m}"))?;
-        if !r.duration_seconds.is_finite()
-            || r.duration_seconds < 0.0
-            || r.duration_seconds > MAX_IMPORT_VALUE
-        {
+    }
+    Ok(())
+}
+
+/// What every imported result must be, whatever read it (sysgauge JSON,
+/// CSV, any tool's importer): a well-formed benchmark id, a duration, named
+/// metrics each once, and every sample a number the comparisons, the
+/// summaries and the database can hold ([`check_number`]). One rule set,
+/// so that what one importer stores another can read back. `case` names
+/// the result in messages (its id, with its params where they tell cases
+/// apart).
+pub fn check_result(r: &ResultRecord, case: &str) -> Result<(), String> {
+    let id = &r.bench_id;
+    if !is_importable_bench_id(id) {
+        return Err(format!(
+            "benchmark id '{id}' is malformed ({BENCH_ID_RULE})"
+        ));
+    }
+    if !r.duration_seconds.is_finite()
+        || r.duration_seconds < 0.0
+        || r.duration_seconds > MAX_IMPORT_VALUE
+    {
+        return Err(format!(
+            "{case} duration_seconds {} is not a duration",
+            r.duration_seconds
+        ));
+    }
+    let mut names = HashSet::new();
+    for m in &r.metrics {
+        if m.name.trim().is_empty() || m.name.chars().any(char::is_control) {
             return Err(format!(
-                "{which}: {id} duration_seconds {} is not a duration",
-                r.duration_seconds
+                "{case} has a metric with an empty or unprintable name"
             ));
         }
-        let mut names = HashSet::new();
-        for m in &r.metrics {
-            if m.name.trim().is_empty() || m.name.chars().any(char::is_control) {
-                return Err(format!(
-                    "{which}: {id} has a metric with an empty or unprintable name"
-                ));
-            }
-            if !names.insert(m.name.as_str()) {
-                return Err(format!("{which}: {id} metric '{}' appears twice", m.name));
-            }
-            for (k, v) in m.samples.iter().enumerate() {
-                check_number(*v, m.better).map_err(|e| {
-                    format!("{which}: {id} metric '{}' sample {}: {e}", m.name, k + 1)
-                })?;
-            }
+        if !names.insert(m.name.as_str()) {
+            return Err(format!("{case} metric '{}' appears twice", m.name));
+        }
+        for (k, v) in m.samples.iter().enumerate() {
+            check_number(*v, m.better)
+                .map_err(|e| format!("{case} metric '{}' sample {}: {e}", m.name, k + 1))?;
         }
     }
     Ok(())

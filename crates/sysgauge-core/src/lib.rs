@@ -10,7 +10,8 @@
 //! - `sampler`: the one measuring loop (warm-up, stopping rules, cancel);
 //! - `select`: the one `--only`/`--skip` grammar;
 //! - `size`: nice-number parsing (`1M` = 10^6, `1MiB` = 2^20);
-//! - `clock`, `cancel`, `scratch`: the monotonic clock, Ctrl-C, clean-up.
+//! - `clock`, `cancel`, `scratch`: the monotonic clock, Ctrl-C, clean-up;
+//! - `file`: reading a file argument: a regular file of bounded size.
 
 #![forbid(unsafe_code)]
 
@@ -18,6 +19,7 @@ pub mod bench;
 pub mod cancel;
 pub mod clock;
 pub mod ctx;
+pub mod file;
 pub mod host;
 pub mod monitor;
 pub mod record;

@@ -41,6 +41,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+use sysgauge_core::file::{read_regular_file, FileError};
 use sysgauge_core::CancelToken;
 
 /// A sysgauge binary for one architecture.
@@ -79,6 +80,11 @@ impl std::fmt::Debug for Packed {
 /// 37 ms, level 6 took 160 ms for 7.3 MB (docs/performance.md).
 const ZSTD_LEVEL: i32 = 3;
 
+/// The largest binary a fleet run sends. It is held in memory (and its
+/// zstd form too) for the whole run; a release build is tens of MiB, a
+/// debug build a few hundred.
+pub const MAX_BINARY_BYTES: u64 = 1 << 30;
+
 /// One zstd frame with the checksum of its content (XXH64), which
 /// `zstd -d` on the host verifies as it writes the binary.
 fn pack(data: &[u8]) -> Option<Arc<[u8]>> {
@@ -92,10 +98,11 @@ fn pack(data: &[u8]) -> Option<Arc<[u8]>> {
 }
 
 impl Binary {
-    /// Reads `path` and computes its checksum; its zstd form is made in the
-    /// background.
-    pub fn load(path: &Path) -> std::io::Result<Binary> {
-        let data = std::fs::read(path)?;
+    /// Reads `path` (a regular file of at most [`MAX_BINARY_BYTES`]; `what`
+    /// names it in errors, e.g. `--binary aarch64=`) and computes its
+    /// checksum; its zstd form is made in the background.
+    pub fn load(path: &Path, what: &str) -> Result<Binary, FileError> {
+        let data = read_regular_file(path, what, MAX_BINARY_BYTES)?;
         let sha256 = hex_sha256(&data);
         let bytes = data.len() as u64;
         let built = Built::of(&data);
@@ -126,7 +133,7 @@ impl Binary {
         self.packed
             .frame
             .get_or_init(|| {
-                std::fs::read(&self.path)
+                read_regular_file(&self.path, "", MAX_BINARY_BYTES)
                     .ok()
                     .filter(|d| hex_sha256(d) == self.sha256)
                     .and_then(|d| pack(&d))
@@ -1111,7 +1118,7 @@ mod tests {
             "padding ".repeat(4096)
         );
         std::fs::write(&p, text).unwrap_or_else(|e| panic!("{e}"));
-        Binary::load(&p).unwrap_or_else(|e| panic!("{e}"))
+        Binary::load(&p, "--binary").unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[derive(Debug, Clone, Copy)]
@@ -1195,7 +1202,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let p = dir.path().join("f");
         std::fs::write(&p, "x".repeat(4096)).unwrap_or_else(|e| panic!("{e}"));
-        let loaded = Binary::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        let loaded = Binary::load(&p, "--binary").unwrap_or_else(|e| panic!("{e}"));
         // The same binary without the frame made at load, then the file
         // changes: no frame from the new content.
         let b = Binary {
@@ -1210,12 +1217,24 @@ mod tests {
         assert_eq!(back, "x".repeat(4096).into_bytes());
     }
 
+    /// `--binary aarch64=/dev/zero` once grew until the kernel killed it.
+    #[test]
+    fn a_binary_that_is_no_regular_file_is_refused() {
+        let e = Binary::load(Path::new("/dev/zero"), "--binary aarch64=")
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some("--binary aarch64=/dev/zero: not a regular file (a character device)")
+        );
+    }
+
     #[test]
     fn checksum_of_a_file() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let p = dir.path().join("f");
         std::fs::write(&p, b"abc").unwrap_or_else(|e| panic!("{e}"));
-        let b = Binary::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        let b = Binary::load(&p, "--binary").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             b.sha256,
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

@@ -141,6 +141,40 @@ pub fn last_line(text: &str) -> &str {
         .unwrap_or("")
 }
 
+/// A fresh private directory (0700 whatever the umask) for a fleet run's
+/// control sockets, master logs and secrets in transit; removed on drop.
+/// Anyone who can enter it can use the connections through their sockets,
+/// so the mode is set explicitly (the umask cannot widen a `chmod`) and
+/// checked.
+pub fn control_dir() -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("sysgauge-fleet-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+    let mode = std::fs::metadata(dir.path())?.permissions().mode() & 0o7777;
+    if mode != 0o700 {
+        return Err(std::io::Error::other(format!(
+            "{} has mode {mode:o} after it was made 0700",
+            dir.path().display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// Creates (or empties) `path` readable by its owner alone: a master's log
+/// can hold host names, users and key file names.
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
 /// A live multiplexed connection to one host; closed on drop.
 pub struct Connection {
     settings: SshSettings,
@@ -163,7 +197,7 @@ impl Connection {
     ) -> Result<Connection, SshError> {
         let socket = control_dir.join(format!("{n}.sock"));
         let log = control_dir.join(format!("{n}.log"));
-        let log_file = std::fs::File::create(&log).map_err(|e| SshError::Spawn(e.to_string()))?;
+        let log_file = private_file(&log).map_err(|e| SshError::Spawn(e.to_string()))?;
         let mut conn = Connection {
             settings: settings.clone(),
             host: host.clone(),

@@ -37,14 +37,8 @@ pub(crate) fn check(path: &Path) -> Result<DbPath, StoreError> {
                 "a directory; give a file name inside it"
             } else if t.is_block_device() {
                 "a block device; sysgauge would overwrite what it holds"
-            } else if t.is_char_device() {
-                "a character device"
-            } else if t.is_fifo() {
-                "a FIFO (named pipe)"
-            } else if t.is_socket() {
-                "a socket"
             } else {
-                "not a regular file"
+                sysgauge_core::file::file_kind(&t)
             };
             let via = if is_symlink(path) {
                 " (through a symbolic link)"

@@ -42,39 +42,42 @@ use sysgauge_core::record::{ResultRecord, RunRecord, RunStatus};
 /// Marks a SQLite file (and a PostgreSQL schema) as a sysgauge database ("SGDB").
 pub const APPLICATION_ID: i32 = 0x5347_4442;
 
+/// What went wrong with the results database. Every `path` is shown
+/// through [`display_name`] whoever built the error, so a PostgreSQL URL's
+/// password never reaches a message.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open the results database {path}: {reason}")]
+    #[error("cannot open the results database {}: {reason}", display_name(.path))]
     Open { path: PathBuf, reason: String },
     #[error(
-        "refusing to use {path} as the results database: {reason}; pass --db with a file path"
+        "refusing to use {} as the results database: {reason}; pass --db with a file path",
+        display_name(.path)
     )]
     Refused { path: PathBuf, reason: String },
-    #[error("no results database at {path}")]
+    #[error("no results database at {}", display_name(.path))]
     Missing { path: PathBuf },
-    #[error("the results database {path} was written by a newer sysgauge (schema {found}, this version knows up to {supported}); upgrade sysgauge or pass --db with another file")]
+    #[error("the results database {} was written by a newer sysgauge (schema {found}, this version knows up to {supported}); upgrade sysgauge or pass --db with another file", display_name(.path))]
     NewerSchema {
         path: PathBuf,
         found: i64,
         supported: i64,
     },
-    #[error("{path} is not a sysgauge results database; pass --db with another file or database")]
+    #[error("{} is not a sysgauge results database; pass --db with another file or database", display_name(.path))]
     Foreign { path: PathBuf },
-    #[error("results database {path}: {context}: {source}")]
+    #[error("results database {}: {context}: {source}", display_name(.path))]
     Sqlite {
         path: PathBuf,
         context: String,
         #[source]
         source: rusqlite::Error,
     },
-    /// `path` is the URL without its password.
-    #[error("results database {path}: {context}: {reason}")]
+    #[error("results database {}: {context}: {reason}", display_name(.path))]
     Postgres {
         path: PathBuf,
         context: String,
         reason: String,
     },
-    #[error("results database {path}: stored data is damaged ({what})")]
+    #[error("results database {}: stored data is damaged ({what})", display_name(.path))]
     Corrupt { path: PathBuf, what: String },
     #[error("no run '{0}' in the results database (see `sysgauge results list`)")]
     NotFound(String),
@@ -151,11 +154,47 @@ pub fn is_url(db: &Path) -> bool {
 }
 
 /// `db` as it may be shown: a URL without its password (a path as it is).
+/// The one redaction of database addresses: every message that names a
+/// database goes through it (`StoreError` applies it to its `path` when
+/// displayed), so no error path can print a password, whoever built it.
 pub fn display_name(db: &Path) -> String {
     match db.to_str() {
-        Some(s) if is_url(db) => pg::redact(s),
+        Some(s) if is_url(db) => redact_url(s),
         _ => db.display().to_string(),
     }
+}
+
+/// The URL without its password (in the user part or as a parameter).
+fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let (scheme, rest) = url.split_at(scheme_end);
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rfind('@') {
+        Some(at) => {
+            let (user, host) = authority.split_at(at);
+            let user = user.split(':').next().unwrap_or_default();
+            format!("{user}{host}")
+        }
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|p| !p.to_ascii_lowercase().starts_with("password="))
+                .collect();
+            if kept.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}?{}", kept.join("&"))
+            }
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}{authority}{tail}")
 }
 
 /// The results database; see the crate doc.

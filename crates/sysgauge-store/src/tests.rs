@@ -516,3 +516,75 @@ fn latest_is_the_latest_complete_run() {
     let (_, st) = s.latest_any_run_for_host("box1").unwrap().unwrap();
     assert_ne!(st, RunStatus::Complete);
 }
+
+/// A URL's password in every shape `redact_url` knows.
+#[test]
+fn display_name_drops_passwords() {
+    let shown = |u: &str| display_name(Path::new(u));
+    assert_eq!(
+        shown("postgres://bob:s3cret@db.example:5433/results"),
+        "postgres://bob@db.example:5433/results"
+    );
+    assert_eq!(
+        shown("postgresql://bob@/results?host=/run/postgresql&password=x"),
+        "postgresql://bob@/results?host=/run/postgresql"
+    );
+    assert_eq!(shown("postgres://h/db?password=x"), "postgres://h/db");
+    assert_eq!(shown("postgres://h/db"), "postgres://h/db");
+    assert_eq!(shown("/var/lib/x.db"), "/var/lib/x.db");
+}
+
+/// Every error the store can make, built with a URL carrying a password
+/// (as a careless constructor would), and the errors of opening such URLs
+/// for real: none shows the password.
+#[test]
+fn no_store_error_shows_a_password() {
+    const SECRET: &str = "sgpass";
+    let url = "postgres://sg:sgpass@127.0.0.1:1/results?password=sgpass";
+    let path = || PathBuf::from(url);
+    let sqlite_error = || rusqlite::Error::InvalidQuery;
+    let mut errors = vec![
+        StoreError::Open {
+            path: path(),
+            reason: "x".into(),
+        },
+        StoreError::Refused {
+            path: path(),
+            reason: "x".into(),
+        },
+        StoreError::Missing { path: path() },
+        StoreError::NewerSchema {
+            path: path(),
+            found: 9,
+            supported: 1,
+        },
+        StoreError::Foreign { path: path() },
+        StoreError::Sqlite {
+            path: path(),
+            context: "x".into(),
+            source: sqlite_error(),
+        },
+        StoreError::Postgres {
+            path: path(),
+            context: "x".into(),
+            reason: "x".into(),
+        },
+        StoreError::Corrupt {
+            path: path(),
+            what: "x".into(),
+        },
+    ];
+    // Nothing listens on port 1: the connection is refused at once.
+    errors.extend(Store::open(Path::new(url)).err());
+    errors.extend(Store::open_read_only(Path::new(url)).err());
+    // Not a URL the driver parses (the port): the parse error.
+    let bad = "postgres://sg:sgpass@host:port/results";
+    errors.extend(Store::open(Path::new(bad)).err());
+    errors.extend(Store::check_path(Path::new(bad)).err());
+    assert_eq!(errors.len(), 12);
+    for e in &errors {
+        let text = e.to_string();
+        assert!(!text.contains(SECRET), "{text}");
+        assert!(text.contains("postgres://sg@"), "{text}");
+    }
+}

@@ -128,7 +128,15 @@ pub enum Command {
 pub struct DbArg {
     /// Results database: a SQLite file, or a PostgreSQL URL
     /// (postgres://USER@HOST/DB) (default: $XDG_DATA_HOME/sysgauge/sysgauge.db).
-    #[arg(long, value_name = "PATH|URL", env = "SYSGAUGE_DB", global = true)]
+    // The value is not shown in --help: a URL in SYSGAUGE_DB may carry a
+    // password.
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "SYSGAUGE_DB",
+        hide_env_values = true,
+        global = true
+    )]
     pub db: Option<PathBuf>,
 }
 
@@ -347,5 +355,23 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// `--help` shows environment values unless told not to; SYSGAUGE_DB
+    /// may hold a URL with its password.
+    #[test]
+    fn help_never_shows_the_database_url() {
+        fn visit(cmd: &clap::Command, seen: &mut usize) {
+            for a in cmd.get_arguments().filter(|a| a.get_id() == "db") {
+                *seen += 1;
+                assert!(a.is_hide_env_values_set(), "{}", cmd.get_name());
+            }
+            for sub in cmd.get_subcommands() {
+                visit(sub, seen);
+            }
+        }
+        let mut seen = 0;
+        visit(&Cli::command(), &mut seen);
+        assert!(seen > 10, "--db found {seen} times");
     }
 }

@@ -380,7 +380,10 @@ pub fn load_machines(
     }
     for key in keys {
         let path = Path::new(key);
-        if path.is_file() {
+        // Anything there but a directory is meant as a file (a FIFO or a
+        // device is then refused as what it is); a directory's name may be
+        // a host's.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_dir()) {
             let file = path
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())

@@ -326,20 +326,7 @@ pub fn execute_with(
             .with_context(|| format!("writing the JSON record to {}", path.display()))?;
     }
     if let Some(e) = store_error {
-        let db = match &cfg.db {
-            DbChoice::File(p) => p.display().to_string(),
-            DbChoice::None => String::new(),
-        };
-        let kept = match &cfg.json {
-            Some(p) if p.as_os_str() != "-" => format!(
-                "; the measurements were written to {} (`sysgauge import {}` completes the stored run)",
-                p.display(),
-                p.display()
-            ),
-            Some(_) => "; the measurements were written to standard output".to_string(),
-            None => "; pass --json FILE next time to keep the measurements anyway".to_string(),
-        };
-        anyhow::bail!("the run could not be stored in the results database {db}: {e}{kept}");
+        anyhow::bail!("{}", unstored_message(&cfg.db, cfg.json.as_deref(), &e));
     }
     let exit = if record.status == RunStatus::Interrupted {
         Exit::Interrupted
@@ -357,6 +344,25 @@ pub fn execute_with(
         exit,
         stored_as,
     })
+}
+
+/// What a run the database failed during ends with: the database (shown
+/// without its password), the error, and where the measurements went.
+fn unstored_message(db: &DbChoice, json: Option<&std::path::Path>, error: &str) -> String {
+    let db = match db {
+        DbChoice::File(p) => sysgauge_store::display_name(p),
+        DbChoice::None => String::new(),
+    };
+    let kept = match json {
+        Some(p) if p.as_os_str() != "-" => format!(
+            "; the measurements were written to {} (`sysgauge import {}` completes the stored run)",
+            p.display(),
+            p.display()
+        ),
+        Some(_) => "; the measurements were written to standard output".to_string(),
+        None => "; pass --json FILE next time to keep the measurements anyway".to_string(),
+    };
+    format!("the run could not be stored in the results database {db}: {error}{kept}")
 }
 
 /// A family's own subcommand, where nothing about it is specific: run
@@ -512,5 +518,44 @@ pub fn print_human(cfg: &MeasureConfig, text: &str) -> Result<()> {
         Ok(())
     } else {
         output::stdout(&crate::style::paint(text, crate::style::Stream::Stdout))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    /// The message a run ends with when its database failed, for every
+    /// place the measurements can have gone: the database is named, its
+    /// password never.
+    #[test]
+    fn unstored_message_hides_the_password() {
+        let url = "postgres://sg:sgpass@db.example/results?password=sgpass";
+        let db = DbChoice::File(PathBuf::from(url));
+        let store_error = sysgauge_store::StoreError::Postgres {
+            path: PathBuf::from(url),
+            context: "storing a result".into(),
+            reason: "connection closed".into(),
+        }
+        .to_string();
+        for json in [None, Some(Path::new("-")), Some(Path::new("run.json"))] {
+            let m = unstored_message(&db, json, &store_error);
+            assert!(!m.contains("sgpass"), "{m}");
+            assert!(
+                m.starts_with(
+                    "the run could not be stored in the results database postgres://sg@db.example/results: \
+                     results database postgres://sg@db.example/results: storing a result: connection closed; "
+                ),
+                "{m}"
+            );
+        }
+        let file = DbChoice::File(PathBuf::from("/tmp/x.db"));
+        let m = unstored_message(&file, Some(Path::new("run.json")), "disk full");
+        assert_eq!(
+            m,
+            "the run could not be stored in the results database /tmp/x.db: disk full; \
+             the measurements were written to run.json (`sysgauge import run.json` completes the stored run)"
+        );
     }
 }

@@ -137,10 +137,12 @@ pub enum InventoryError {
     },
     #[error("{file}: {what}")]
     InFile { file: String, what: String },
-    #[error("cannot read the inventory {file}: {what}")]
-    Read { file: String, what: String },
     #[error("--limit {pattern}: {what}")]
     Limit { pattern: String, what: String },
+    /// Not a regular file, too large, or unreadable (the message names
+    /// the file and what it is).
+    #[error("{0}")]
+    File(String),
 }
 
 impl InventoryError {
@@ -201,13 +203,16 @@ fn yaml_key(line: &str) -> bool {
     }
 }
 
-/// Reads and parses the inventory at `path` (any of the three formats).
+/// The largest inventory read: a line a host, so millions of hosts; what
+/// is larger is not an inventory (and would be held in memory whole).
+pub const MAX_INVENTORY_BYTES: u64 = 64 << 20;
+
+/// Reads and parses the inventory at `path` (any of the three formats), a
+/// regular file of at most [`MAX_INVENTORY_BYTES`].
 pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| InventoryError::Read {
-        file: file.clone(),
-        what: e.to_string(),
-    })?;
+    let bytes = sysgauge_core::file::read_regular_file(path, "--inventory", MAX_INVENTORY_BYTES)
+        .map_err(|e| InventoryError::File(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|_| InventoryError::InFile {
         file: file.clone(),
         what: "not UTF-8 text".into(),

@@ -346,3 +346,34 @@ proptest! {
         }
     }
 }
+
+/// `--inventory /dev/zero` once grew until the kernel killed it, and a
+/// FIFO blocked for ever: only a regular file is read.
+#[test]
+fn an_inventory_that_is_no_regular_file_is_refused() {
+    let shown = |p: &Path| match load(p) {
+        Ok(i) => panic!("accepted: {i:?}"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        shown(Path::new("/dev/zero")),
+        "--inventory /dev/zero: not a regular file (a character device)"
+    );
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let fifo = dir.path().join("hosts");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(made.success());
+    assert_eq!(
+        shown(&fifo),
+        format!(
+            "--inventory {}: not a regular file (a FIFO (named pipe))",
+            fifo.display()
+        )
+    );
+    let good = dir.path().join("hosts.txt");
+    std::fs::write(&good, "web1\n").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(load(&good).map(|i| i.hosts.len()), Ok(1));
+}

@@ -218,6 +218,11 @@ pub(super) struct Reach {
     pub binaries: Binaries,
 }
 
+/// The largest `--ssh-config` accepted (here and by `sysgauge ssh`): a
+/// config is a few KiB; this is far above any real one and far below what
+/// would hurt ssh.
+pub(crate) const MAX_SSH_CONFIG_BYTES: u64 = 16 << 20;
+
 pub(super) fn check_reach(t: &FleetHostsArgs) -> Result<Reach> {
     if t.timeout.0 < Duration::from_secs(1) {
         bail!("--timeout must be at least 1 second");
@@ -229,8 +234,9 @@ pub(super) fn check_reach(t: &FleetHostsArgs) -> Result<Reach> {
         );
     }
     if let Some(p) = &t.ssh_config {
-        std::fs::File::open(p)
-            .with_context(|| format!("--ssh-config {}: cannot read it", p.display()))?;
+        // ssh reads it by its path: a FIFO would block ssh, /dev/zero fill
+        // its memory.
+        sysgauge_core::file::check_regular_file(p, "--ssh-config", MAX_SSH_CONFIG_BYTES)?;
     }
     for o in &t.ssh_options {
         if !o.key.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -259,11 +265,13 @@ pub(super) fn check_reach(t: &FleetHostsArgs) -> Result<Reach> {
                 b.key
             );
         }
-        let bin = Binary::load(Path::new(&b.value))
-            .with_context(|| format!("--binary {}: cannot read {}", b.key, b.value))?;
+        let bin = Binary::load(Path::new(&b.value), &format!("--binary {}=", b.key))?;
         extra.push((b.key.clone(), bin));
     }
-    let running = match std::env::current_exe().and_then(|p| Binary::load(&p)) {
+    let running = match std::env::current_exe()
+        .map_err(|e| e.to_string())
+        .and_then(|p| Binary::load(&p, "").map_err(|e| e.to_string()))
+    {
         Ok(b) => Some(b),
         Err(e) => {
             eprintln!("sysgauge: warning: cannot read the running binary ({e}); only --binary architectures can be served");
@@ -484,9 +492,7 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     };
     let mut store = crate::db::open_for_writing(&db, None)?;
     let cancel = crate::signals::install()?;
-    let control = tempfile::Builder::new()
-        .prefix("sysgauge-fleet-")
-        .tempdir()
+    let control = sysgauge_fleet::ssh::control_dir()
         .context("cannot create a private directory for the ssh control sockets")?;
     let plan = Plan {
         binaries: c.binaries,
@@ -637,6 +643,69 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// The errors of `check_reach` for `args` (after `fleet run`'s host
+    /// options).
+    fn reach_error(args: &[&str]) -> String {
+        #[derive(clap::Parser)]
+        struct Hosts {
+            #[command(flatten)]
+            target: FleetHostsArgs,
+        }
+        let hosts = <Hosts as clap::Parser>::try_parse_from(
+            std::iter::once("fleet").chain(args.iter().copied()),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        match check_reach(&hosts.target) {
+            Ok(_) => panic!("accepted: {args:?}"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    /// Every file argument of a fleet run once read (or had ssh read)
+    /// /dev/zero until the kernel killed it, or blocked for ever on a FIFO.
+    #[test]
+    fn file_arguments_that_are_not_regular_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+        assert!(made.success());
+        let fifo = fifo.to_string_lossy().to_string();
+        assert_eq!(
+            reach_error(&["--inventory", "/dev/zero"]),
+            "--inventory /dev/zero: not a regular file (a character device)"
+        );
+        assert_eq!(
+            reach_error(&["--inventory", &fifo]),
+            format!("--inventory {fifo}: not a regular file (a FIFO (named pipe))")
+        );
+        assert_eq!(
+            reach_error(&["--ssh-config", "/dev/zero", "h1"]),
+            "--ssh-config /dev/zero: not a regular file (a character device)"
+        );
+        assert_eq!(
+            reach_error(&["--ssh-config", &fifo, "h1"]),
+            format!("--ssh-config {fifo}: not a regular file (a FIFO (named pipe))")
+        );
+        assert_eq!(
+            reach_error(&["--binary", "aarch64=/dev/zero", "h1"]),
+            "--binary aarch64=/dev/zero: not a regular file (a character device)"
+        );
+        let big = dir.path().join("big_config");
+        std::fs::File::create(&big)
+            .and_then(|f| f.set_len(1 << 30))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            reach_error(&["--ssh-config", &big.to_string_lossy(), "h1"]),
+            format!(
+                "--ssh-config {}: 1 GiB, more than the 16 MiB such a file may be",
+                big.display()
+            )
+        );
     }
 
     #[test]

@@ -174,9 +174,7 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     let db = crate::config::resolve_db(a.db.db.as_deref())?;
     let mut store = crate::db::open_for_writing(&db, None)?;
     let cancel = crate::signals::install()?;
-    let control = tempfile::Builder::new()
-        .prefix("sysgauge-fleet-")
-        .tempdir()
+    let control = sysgauge_fleet::ssh::control_dir()
         .context("cannot create a private directory for the ssh control sockets")?;
     let profile = clap::ValueEnum::to_possible_value(&a.profile)
         .map(|v| v.get_name().to_string())

@@ -60,10 +60,10 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     };
     // Parse everything before opening the database: a bad file must not
     // leave anything behind, not even a new empty database.
+    // Every file is checked before any is parsed: a FIFO, a directory or
+    // /dev/zero named last is said at once, as what it is.
     for path in &args.files {
-        if !path.is_file() {
-            bail!("{}: no such file", path.display());
-        }
+        sysgauge_core::file::check_regular_file(path, "", crate::importing::MAX_IMPORT_BYTES)?;
     }
     let paths: Vec<&Path> = args.files.iter().map(|p| p.as_path()).collect();
     let (runs, origins): (Vec<_>, Vec<_>) = load_files(&paths, &opts)?.into_iter().unzip();

@@ -15,7 +15,7 @@ use crate::exit::Exit;
 use crate::measure;
 use crate::values::KeyValue;
 use crate::values::NiceSize;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -175,8 +175,13 @@ fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
             "--ssh-config applies to --host only (the private server's client uses a generated configuration)"
         ),
         (Some(p), _) => {
-            std::fs::File::open(p)
-                .with_context(|| format!("--ssh-config {}: cannot read it", p.display()))?;
+            // ssh reads it by its path: a FIFO would block ssh, /dev/zero
+            // fill its memory.
+            sysgauge_core::file::check_regular_file(
+                p,
+                "--ssh-config",
+                super::fleet::MAX_SSH_CONFIG_BYTES,
+            )?;
             Some(p.clone())
         }
     };

@@ -25,12 +25,12 @@ mod sysbench;
 #[cfg(test)]
 mod tests;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 use sysgauge_bench::foreign_json::JsonDocError;
-use sysgauge_compare::import::{parse_json, synthetic_run, ImportContext};
+use sysgauge_compare::import::{check_result, parse_json, synthetic_run, ImportContext};
 use sysgauge_core::host::HostInfo;
 use sysgauge_core::record::{ResultRecord, RunRecord};
 use sysgauge_family::family::Options;
@@ -225,9 +225,13 @@ pub fn load_files(paths: &[&Path], opts: &FileOptions) -> Result<Vec<(RunRecord,
         .collect())
 }
 
+/// The largest file read for import, compare or report: it is held in
+/// memory whole, and parsed into records several times its size.
+pub const MAX_IMPORT_BYTES: u64 = 1 << 30;
+
 fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+    let bytes = sysgauge_core::file::read_regular_file(path, "", MAX_IMPORT_BYTES)?;
     let text = String::from_utf8(bytes).map_err(|_| {
         anyhow::anyhow!(
             "{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, or {} output)",
@@ -268,6 +272,7 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
             );
         }
         let parsed = importer.parse(&piece, &ctx)?;
+        check_values(&name, &parsed)?;
         for w in &parsed.warnings {
             eprintln!("sysgauge: warning: {w}");
         }
@@ -308,6 +313,29 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
         bail!("{name}: no positive result in the file");
     }
     Ok(file)
+}
+
+/// Every result an importer read, held to the rules of sysgauge JSON
+/// import ([`check_result`]): what one importer stores, `export` writes and
+/// `import` must read back, so no importer may store what JSON import
+/// refuses (a rate of 1e308 that overflows the summaries, a value so small
+/// that it becomes 0 MB/s). Checked here, where every importer's output
+/// passes, so that a new importer cannot forget it.
+fn check_values(name: &str, parsed: &Parsed) -> Result<()> {
+    let results = parsed
+        .runs
+        .iter()
+        .flat_map(|run| &run.results)
+        .chain(parsed.machines.iter().flat_map(|m| &m.results));
+    for r in results {
+        let case = if r.params.is_empty() {
+            r.bench_id.clone()
+        } else {
+            format!("{} ({})", r.bench_id, r.params.canonical())
+        };
+        check_result(r, &case).map_err(|m| anyhow::anyhow!("{name}: {m}"))?;
+    }
+    Ok(())
 }
 
 /// "openssl speed, mbw, …": the tools the table can read.

@@ -221,3 +221,76 @@ fn line_ranges_read_as_people_write_them() {
         "lines 1-2, 6, 10-12"
     );
 }
+
+/// The openssl importer once stored 1e308 B/s (an overflow in the
+/// summaries) and 1e-320 B/s (0 MB/s), which JSON import then refused on
+/// export → import: every importer's values now meet JSON import's rules,
+/// and the error names the file, the case and the value.
+#[test]
+fn tool_values_json_import_refuses_are_refused() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let read = |file: &str, text: &str| {
+        let p = dir.path().join(file);
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{e}"));
+        match load_file(&p, &FileOptions::default()) {
+            Ok(runs) => panic!("accepted: {runs:?}"),
+            Err(e) => (p.display().to_string(), e.to_string()),
+        }
+    };
+    let (name, e) = read("huge.txt", "+H:16:64\n+F:3:md5:1e308:2000000\n");
+    assert!(
+        e.starts_with(&format!("{name}: ")) && e.contains("(block_size=16"),
+        "{e}"
+    );
+    assert!(
+        e.contains("metric 'throughput' sample 1: 1e302 is beyond what sysgauge accepts"),
+        "{e}"
+    );
+    let (name, e) = read("tiny.txt", "+H:16:64\n+F:3:md5:2000000:1e-320\n");
+    assert!(
+        e.starts_with(&format!("{name}: ")) && e.contains("(block_size=64"),
+        "{e}"
+    );
+    assert!(
+        e.contains("metric 'throughput' sample 1: 0 where higher is better"),
+        "{e}"
+    );
+    // The same output with sane values is read.
+    let p = dir.path().join("sane.txt");
+    std::fs::write(&p, "+H:16:64\n+F:3:md5:2000000:3000000\n").unwrap_or_else(|e| panic!("{e}"));
+    let runs = load_file(&p, &FileOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(runs[0].results.len(), 2);
+}
+
+/// `import` of a FIFO, a directory or /dev/zero said "no such file"; the
+/// file is now named as what it is, and never read (a FIFO would block,
+/// /dev/zero never ends).
+#[test]
+fn files_that_are_not_regular_are_named_as_what_they_are() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let fifo = dir.path().join("results.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(made.success());
+    let error = |p: &Path| match load_file(p, &FileOptions::default()) {
+        Ok(runs) => panic!("accepted: {runs:?}"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        error(&fifo),
+        format!(
+            "{}: not a regular file (a FIFO (named pipe))",
+            fifo.display()
+        )
+    );
+    assert_eq!(
+        error(Path::new("/dev/zero")),
+        "/dev/zero: not a regular file (a character device)"
+    );
+    assert_eq!(
+        error(dir.path()),
+        format!("{}: not a regular file (a directory)", dir.path().display())
+    );
+}

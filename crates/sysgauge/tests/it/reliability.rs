@@ -610,3 +610,47 @@ fn hangup_of_a_real_terminal_is_survived() {
     let left = scratch_of(&tmp, child.id());
     assert!(left.is_empty(), "scratch left behind: {left:?}");
 }
+
+#[test]
+fn import_names_what_a_special_file_is() {
+    let sb = Sandbox::new();
+    let fifo = sb.path().join("run.json");
+    mkfifo(&fifo);
+    for (arg, want) in [
+        (fifo.clone(), "not a regular file (a FIFO (named pipe))"),
+        (
+            PathBuf::from("/dev/zero"),
+            "/dev/zero: not a regular file (a character device)",
+        ),
+        (sb.path().to_path_buf(), "not a regular file (a directory)"),
+    ] {
+        let out = sb.on_db("import").arg(&arg).output().unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+    assert!(!sb.db().exists(), "nothing was created");
+}
+
+#[test]
+fn a_database_password_is_never_printed() {
+    let sb = Sandbox::new();
+    // Port 1 refuses at once: every command fails on its database.
+    let url = "postgres://sg:sgpass@127.0.0.1:1/results";
+    for args in [
+        vec!["results", "list"],
+        vec!["run", "--profile", "tiny", "--only", "hash.md5"],
+        vec!["import", "/dev/null"],
+    ] {
+        let out = sb.cmd().args(&args).args(["--db", url]).output().unwrap();
+        let text = format!("{}{}", stdout_of(&out), stderr_of(&out));
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {text}");
+        assert!(!text.contains("sgpass"), "{args:?}: {text}");
+    }
+    let out = sb
+        .cmd()
+        .env("SYSGAUGE_DB", url)
+        .args(["results", "list", "--help"])
+        .succeeds();
+    assert!(!stdout_of(&out).contains("sgpass"), "{}", stdout_of(&out));
+}

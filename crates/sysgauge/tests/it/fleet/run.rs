@@ -436,7 +436,21 @@ fn usage_errors_exit_2_before_connecting() {
                 "--binary".into(),
                 "aarch64=/nonexistent".into(),
             ],
-            "--binary aarch64: cannot read /nonexistent".into(),
+            "--binary aarch64=/nonexistent: No such file or directory".into(),
+        ),
+        // Special files are refused before anything reads them: /dev/zero
+        // would fill memory, a FIFO block for ever.
+        (
+            vec!["--inventory".into(), "/dev/zero".into()],
+            "--inventory /dev/zero: not a regular file (a character device)".into(),
+        ),
+        (
+            vec!["h1".into(), "--binary".into(), "aarch64=/dev/zero".into()],
+            "--binary aarch64=/dev/zero: not a regular file (a character device)".into(),
+        ),
+        (
+            vec!["h1".into(), "--ssh-config".into(), "/dev/zero".into()],
+            "--ssh-config /dev/zero: not a regular file (a character device)".into(),
         ),
         (
             vec!["h1".into(), "--limit".into(), "web".into()],
