@@ -18,6 +18,7 @@ use crate::facts::differing_facts;
 pub use crate::machine::Machine;
 use crate::machine::RunSource;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use sysgauge_core::record::{Params, RunRecord};
 use sysgauge_core::{Better, Unit};
 use sysgauge_stats::{arith_mean, geomean, geomean_ci, ratio_ci, ConfidenceInterval};
@@ -350,39 +351,52 @@ pub fn compare_with_intervals(
         }
     }
 
+    // Which machines have each key, and which workload versions of each
+    // case (id, params, metric) every machine has: built once, so a key's
+    // machines and an absent machine's other version are lookups, and the
+    // work grows with machines × cases, not with their square.
+    let mut holders: HashMap<&CaseKey, Vec<usize>> = HashMap::new();
+    let mut versions: HashMap<SameCase<'_>, Vec<(usize, u32)>> = HashMap::new();
+    for (i, set) in sets.iter().enumerate() {
+        for k in set.keys() {
+            holders.entry(k).or_default().push(i);
+            versions
+                .entry((&k.bench_id, &k.params, &k.metric))
+                .or_default()
+                .push((i, k.workload_version));
+        }
+    }
+
     let mut rows = Vec::new();
     let mut missing = Vec::new();
     let mut excluded = Vec::new();
     for key in &order {
-        let present: Vec<usize> = (0..machines.len())
-            .filter(|&i| sets[i].get(key).is_some())
-            .collect();
+        let present: Vec<usize> = holders.get(key).cloned().unwrap_or_default();
         let family = present
             .first()
             .and_then(|&i| sets[i].get(key))
             .map(|d| d.family.clone())
             .unwrap_or_else(|| key.family().to_string());
         if present.len() < machines.len() {
-            let absent: Vec<usize> = (0..machines.len())
-                .filter(|i| !present.contains(i))
-                .collect();
-            let other_versions: Vec<String> = absent
-                .iter()
-                .filter_map(|&i| {
-                    sets[i]
-                        .keys()
-                        .iter()
-                        .find(|k| {
-                            k.bench_id == key.bench_id
-                                && k.params == key.params
-                                && k.metric == key.metric
-                                && k.workload_version != key.workload_version
-                        })
-                        .map(|k| {
-                            format!("{} has workload version {}", labels[i], k.workload_version)
-                        })
-                })
-                .collect();
+            let mut has = vec![false; machines.len()];
+            for &i in &present {
+                has[i] = true;
+            }
+            let absent: Vec<usize> = (0..machines.len()).filter(|&i| !has[i]).collect();
+            // An absent machine's first other version of the case, in the
+            // order of its keys.
+            let mut other_versions: Vec<String> = Vec::new();
+            let mut named = vec![false; machines.len()];
+            let same_case = versions
+                .get(&(key.bench_id.as_str(), &key.params, key.metric.as_str()))
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for &(i, v) in same_case {
+                if !has[i] && !named[i] && v != key.workload_version {
+                    named[i] = true;
+                    other_versions.push(format!("{} has workload version {v}", labels[i]));
+                }
+            }
             missing.push(MissingCase {
                 family: family.clone(),
                 bench_id: key.bench_id.clone(),
@@ -483,6 +497,9 @@ pub fn compare_with_intervals(
         excluded,
     })
 }
+
+/// A case whatever its workload version: id, params, metric.
+type SameCase<'a> = (&'a str, &'a Params, &'a str);
 
 /// Bring every present machine's number into one unit (the reference's, or
 /// the first present machine's); numbers in another dimension or with the

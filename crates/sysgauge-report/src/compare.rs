@@ -11,6 +11,7 @@
 
 use crate::format::format_value;
 use crate::table::{Align, Table, TableFormat};
+use std::collections::HashMap;
 use sysgauge_compare::{Cell, Comparison, Interval, MeanCell, OVERALL};
 use sysgauge_core::record::Params;
 
@@ -322,8 +323,11 @@ pub struct MissingFamily {
     /// `cpu: 3 cases only on rpi1`, `bonnie: 12 cases on some machines
     /// only; missing on rpi1 (12), rpi2 (3)`.
     pub summary: String,
-    /// The cases, as `missing_lines` words them.
+    /// The cases, as `missing_lines` words them (empty unless asked for).
     pub lines: Vec<String>,
+    /// The machines lacking some of its cases, in the comparison's order,
+    /// and how many each lacks.
+    pub lacking: Vec<(String, usize)>,
 }
 
 fn cases_count(n: usize) -> String {
@@ -339,18 +343,50 @@ fn cases_count(n: usize) -> String {
 /// only one machine ran, a profile with more sizes), so the summary says
 /// how many per family and which machines lack how many; the lines are
 /// there for those who ask.
-pub fn missing_by_family(c: &Comparison) -> Vec<MissingFamily> {
+///
+/// Counted in one pass over the cases (a comparison of hundreds of
+/// machines can lack hundreds of thousands of cases); each case's line
+/// only `with_lines`.
+pub fn missing_by_family(c: &Comparison, with_lines: bool) -> Vec<MissingFamily> {
     let mut families: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut family_of: HashMap<&str, usize> = HashMap::new();
     for (i, m) in c.missing.iter().enumerate() {
-        match families.iter_mut().find(|(f, _)| *f == m.family) {
-            Some((_, cases)) => cases.push(i),
-            None => families.push((m.family.clone(), vec![i])),
+        match family_of.get(m.family.as_str()) {
+            Some(&f) => families[f].1.push(i),
+            None => {
+                family_of.insert(&m.family, families.len());
+                families.push((m.family.clone(), vec![i]));
+            }
         }
     }
-    let lines = missing_lines(c);
+    let lines = if with_lines {
+        missing_lines(c)
+    } else {
+        Vec::new()
+    };
     families
         .into_iter()
         .map(|(family, cases)| {
+            // Machines in the comparison's order, then any label not among
+            // them (none, unless the document was edited).
+            let mut count: HashMap<&str, usize> = HashMap::new();
+            let mut extra: Vec<&str> = Vec::new();
+            for &i in &cases {
+                for l in &c.missing[i].missing_on {
+                    let n = count.entry(l).or_insert(0);
+                    if *n == 0 && !c.machines.iter().any(|m| m.label == *l) {
+                        extra.push(l);
+                    }
+                    *n += 1;
+                }
+            }
+            let lacking: Vec<(String, usize)> = c
+                .machines
+                .iter()
+                .map(|m| m.label.as_str())
+                .chain(extra)
+                .filter_map(|l| count.get(l).map(|&n| (l.to_string(), n)))
+                .collect();
             let first = &c.missing[cases[0]];
             let only_one = first.present_on.len() == 1
                 && cases
@@ -363,30 +399,14 @@ pub fn missing_by_family(c: &Comparison) -> Vec<MissingFamily> {
                     first.present_on[0]
                 )
             } else {
-                // Machines in the comparison's order, then any label not
-                // among them (none, unless the document was edited).
-                let mut labels: Vec<&str> = c.machines.iter().map(|m| m.label.as_str()).collect();
-                for &i in &cases {
-                    for l in &c.missing[i].missing_on {
-                        if !labels.contains(&l.as_str()) {
-                            labels.push(l);
-                        }
-                    }
-                }
-                let lacking: Vec<String> = labels
-                    .iter()
-                    .filter_map(|l| {
-                        let n = cases
-                            .iter()
-                            .filter(|&&i| c.missing[i].missing_on.iter().any(|m| m == l))
-                            .count();
-                        (n > 0).then(|| format!("{l} ({n})"))
-                    })
-                    .collect();
                 format!(
                     "{family}: {} on some machines only; missing on {}",
                     cases_count(cases.len()),
-                    lacking.join(", ")
+                    lacking
+                        .iter()
+                        .map(|(l, n)| format!("{l} ({n})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             };
             let other_versions = cases
@@ -401,7 +421,12 @@ pub fn missing_by_family(c: &Comparison) -> Vec<MissingFamily> {
             MissingFamily {
                 family,
                 summary,
-                lines: cases.iter().map(|&i| lines[i].clone()).collect(),
+                lines: if with_lines {
+                    cases.iter().map(|&i| lines[i].clone()).collect()
+                } else {
+                    Vec::new()
+                },
+                lacking,
             }
         })
         .collect()
@@ -429,7 +454,7 @@ fn missing_section(c: &Comparison, tf: TableFormat, verbose: bool) -> String {
             tf,
             "Cases not on every machine (--verbose lists each case)",
         ));
-        for f in missing_by_family(c) {
+        for f in missing_by_family(c, false) {
             out.push_str(&format!("{item}{}\n", f.summary));
         }
     }
@@ -467,13 +492,13 @@ fn missing_csv_rows(c: &Comparison, verbose: bool, t: &mut Table) {
         }
         return;
     }
-    for f in missing_by_family(c) {
+    for f in missing_by_family(c, false) {
         for machine in &c.machines {
-            let n = c
-                .missing
+            let n = f
+                .lacking
                 .iter()
-                .filter(|m| m.family == f.family && m.missing_on.contains(&machine.label))
-                .count();
+                .find(|(l, _)| *l == machine.label)
+                .map_or(0, |(_, n)| *n);
             if n > 0 {
                 t.push(row(
                     "missing_cases",

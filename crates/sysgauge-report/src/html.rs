@@ -344,7 +344,7 @@ fn missing_html(c: &Comparison, verbose: bool) -> String {
     let mut h = String::from(
         "<section id=\"missing\">\n<h2>Cases not on every machine</h2>\n<p class=\"note\">One line per family; open a line for its cases.</p>\n",
     );
-    for f in missing_by_family(c) {
+    for f in missing_by_family(c, true) {
         h.push_str(&format!(
             "<details class=\"missing\" data-family=\"{}\"{}>\n<summary>{}</summary>\n<ul>\n",
             esc(&f.family),
