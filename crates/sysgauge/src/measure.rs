@@ -213,6 +213,19 @@ pub fn execute(
     execute_with(command, cfg, benches, cancel, extra_findings, None)
 }
 
+/// `execute` for the cases of one family, the run named after it: how
+/// a family's own subcommand runs when it has more to do than
+/// `family_command` (a chart, an export, a session to close).
+pub fn execute_family(
+    family: &dyn Family,
+    cfg: &MeasureConfig,
+    benches: &[Box<dyn Benchmark>],
+    cancel: &CancelToken,
+    extra_findings: Vec<Finding>,
+) -> Result<Outcome> {
+    execute(family.info().name, cfg, benches, cancel, extra_findings)
+}
+
 /// `execute` with one more sink fed after the console and the database
 /// (e.g. `crypto --vs-openssl` running the reference right after each case).
 pub fn execute_with(
@@ -374,7 +387,7 @@ pub fn family_command(
     benches: &[Box<dyn Benchmark>],
 ) -> Result<Exit> {
     let cancel = crate::signals::install()?;
-    let outcome = execute(family.info().name, cfg, benches, &cancel, Vec::new())?;
+    let outcome = execute_family(family, cfg, benches, &cancel, Vec::new())?;
     finish(cfg, &outcome, family_text(family, &outcome.record))
 }
 

@@ -15,6 +15,7 @@ use clap::Args;
 use std::sync::Arc;
 use sysgauge_bench::memory::chart::latency_figure;
 use sysgauge_bench::memory::{self, full_budget, MemChoices, MemOptions};
+use sysgauge_family::family::Family;
 
 #[derive(Debug, Args)]
 pub struct MemArgs {
@@ -61,8 +62,10 @@ const CHART_WIDTH: u32 = 1000;
 pub fn run(args: MemArgs) -> Result<Exit> {
     let mut cfg = MeasureConfig::from_args(&args.measure)?;
     let options = mem_options(&args, sysgauge_host::available_memory_bytes())?;
-    cfg.family_budgets
-        .insert("mem".to_string(), full_budget(cfg.profile));
+    cfg.family_budgets.insert(
+        memory::FAMILY.info().name.to_string(),
+        full_budget(cfg.profile),
+    );
     let benches = measure::select(memory::benchmarks(&Arc::new(options)), &args.select)?;
     if let Some(chart) = &args.chart {
         check_output_path(&chart.path, "--chart")?;
@@ -74,7 +77,7 @@ pub fn run(args: MemArgs) -> Result<Exit> {
         }
     }
     let cancel = crate::signals::install()?;
-    let outcome = measure::execute("mem", &cfg, &benches, &cancel, Vec::new())?;
+    let outcome = measure::execute_family(&memory::FAMILY, &cfg, &benches, &cancel, Vec::new())?;
     let text = measure::family_text(&memory::FAMILY, &outcome.record);
     if let Some(chart) = &args.chart {
         write_chart(&outcome.record, chart);

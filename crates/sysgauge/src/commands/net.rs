@@ -87,8 +87,5 @@ pub fn run(args: NetArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
     let options = Arc::new(net_options(&args)?);
     let benches = net::benchmarks(&options);
-    let cancel = crate::signals::install()?;
-    let outcome = measure::execute("net", &cfg, &benches, &cancel, Vec::new())?;
-    let text = measure::family_text(&net::FAMILY, &outcome.record);
-    measure::finish(&cfg, &outcome, text)
+    measure::family_command(&net::FAMILY, &cfg, &benches)
 }

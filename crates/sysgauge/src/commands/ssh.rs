@@ -468,7 +468,13 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     ssh_opts.session = opened;
     let options = Arc::new(ssh_opts);
     let selected = sysgauge_net::ssh::benchmarks(&options);
-    let outcome = measure::execute("ssh", &cfg, &selected, &cancel, extra_findings)?;
+    let outcome = measure::execute_family(
+        &sysgauge_net::ssh::FAMILY,
+        &cfg,
+        &selected,
+        &cancel,
+        extra_findings,
+    )?;
     // Stop the private server (and remove its keys) before printing.
     drop(selected);
     drop(options);

@@ -111,7 +111,13 @@ pub fn run(args: StartupArgs) -> Result<Exit> {
     }
     let selected = sysgauge_bench::startup::benchmarks(&Arc::new(startup));
     let cancel = crate::signals::install()?;
-    let outcome = measure::execute("startup", &cfg, &selected, &cancel, Vec::new())?;
+    let outcome = measure::execute_family(
+        &sysgauge_bench::startup::FAMILY,
+        &cfg,
+        &selected,
+        &cancel,
+        Vec::new(),
+    )?;
     if let Some(p) = &args.export_json {
         let text = sysgauge_bench::startup::report::startup_export_json(&outcome.record);
         output::to_file_or_stdout(p, &text)
