@@ -661,11 +661,12 @@ fn insert_result(
     r: &ResultRecord,
 ) -> rusqlite::Result<()> {
     let v = ResultValues::of(r);
-    let result_row: i64 = tx.query_row(
-        &format!(
-            "INSERT INTO results ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
-            rows::RESULT_COLUMNS
-        ),
+    // Prepared once per connection (an import inserts hundreds of
+    // thousands of rows; parsing the statement each time was most of it).
+    let result_row: i64 = tx.prepare_cached(&format!(
+        "INSERT INTO results ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
+        rows::RESULT_COLUMNS
+    ))?.query_row(
         params![
             run_row,
             rows::seq(seq),
@@ -683,29 +684,27 @@ fn insert_result(
         ],
         |r| r.get(0),
     )?;
+    let mut insert_metric = tx.prepare_cached(&format!(
+        "INSERT INTO metrics ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        rows::METRIC_COLUMNS
+    ))?;
     for (i, m) in r.metrics.iter().enumerate() {
-        tx.execute(
-            &format!(
-                "INSERT INTO metrics ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                rows::METRIC_COLUMNS
-            ),
-            params![
-                result_row,
-                rows::seq(i),
-                m.name,
-                m.unit.symbol(),
-                m.better.as_str(),
-                rows::to_json(&m.samples),
-                rows::seq(m.summary.n),
-                m.summary.median,
-                m.summary.min,
-                m.summary.max,
-                m.summary.mean,
-                m.summary.stddev,
-                m.summary.cov,
-                m.summary.mad,
-            ],
-        )?;
+        insert_metric.execute(params![
+            result_row,
+            rows::seq(i),
+            m.name,
+            m.unit.symbol(),
+            m.better.as_str(),
+            rows::to_json(&m.samples),
+            rows::seq(m.summary.n),
+            m.summary.median,
+            m.summary.min,
+            m.summary.max,
+            m.summary.mean,
+            m.summary.stddev,
+            m.summary.cov,
+            m.summary.mad,
+        ])?;
     }
     Ok(())
 }
