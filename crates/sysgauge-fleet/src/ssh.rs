@@ -8,6 +8,8 @@
 //!   `ControlPersist=no`), not a daemon left behind by ControlPersist: it
 //!   lives exactly as long as the [`Connection`], is closed (`-O exit`, then
 //!   killed) on drop, and so on success, failure, timeout and Ctrl-C alike.
+//!   Only a fleet process killed outright leaves it running; the next fleet
+//!   run stops it ([`crate::leftover`]).
 //!   Every command after it goes through its socket (one handshake a host).
 //! - The socket lives in a private (0700) temporary directory of the fleet
 //!   run, named by a short index: a socket path is limited to about 100
