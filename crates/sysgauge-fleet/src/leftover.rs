@@ -151,7 +151,7 @@ fn ssh_processes(uid: u32, deadline: Instant) -> Vec<SshProc> {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
             continue;
         };
-        if std::fs::metadata(e.path()).map(|m| m.uid()) != Ok(uid) {
+        if std::fs::metadata(e.path()).ok().map(|m| m.uid()) != Some(uid) {
             continue;
         }
         let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {

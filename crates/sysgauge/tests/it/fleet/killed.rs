@@ -13,7 +13,11 @@ fn control_dirs(tmp: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(tmp)
         .map(|d| {
             d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("sysgauge-fleet-"))
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("sysgauge-fleet-")
+                })
                 .map(|e| e.path())
                 .collect()
         })
