@@ -7,6 +7,8 @@
 //! - `remote`: what happens on each host (architecture, binary placement
 //!   with a checksum, the run, clean-up);
 //! - `fanout`: a bounded pool running hosts in parallel, reporting events;
+//! - `leftover`: what a killed fleet run left (its ssh masters and control
+//!   directory), removed by the next;
 //! - `state`: which hosts failed last time, for `--retry-failed`;
 //! - `matrix`: the network matrix on the hosts (listeners, pings, the
 //!   throughput rounds, clean-up);
@@ -18,6 +20,7 @@
 pub mod arch;
 pub mod fanout;
 pub mod inventory;
+pub mod leftover;
 pub mod matrix;
 pub mod remote;
 pub mod schedule;

@@ -8,6 +8,8 @@
 //!   `ControlPersist=no`), not a daemon left behind by ControlPersist: it
 //!   lives exactly as long as the [`Connection`], is closed (`-O exit`, then
 //!   killed) on drop, and so on success, failure, timeout and Ctrl-C alike.
+//!   Only a fleet process killed outright leaves it running; the next fleet
+//!   run stops it ([`crate::leftover`]).
 //!   Every command after it goes through its socket (one handshake a host).
 //! - The socket lives in a private (0700) temporary directory of the fleet
 //!   run, named by a short index: a socket path is limited to about 100
@@ -145,11 +147,12 @@ pub fn last_line(text: &str) -> &str {
 /// control sockets, master logs and secrets in transit; removed on drop.
 /// Anyone who can enter it can use the connections through their sockets,
 /// so the mode is set explicitly (the umask cannot widen a `chmod`) and
-/// checked.
+/// checked. It names this process as its owner, so that the next fleet
+/// run can tell it was abandoned if this one is killed ([`crate::leftover`]).
 pub fn control_dir() -> std::io::Result<tempfile::TempDir> {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::Builder::new()
-        .prefix("sysgauge-fleet-")
+        .prefix(crate::leftover::DIR_PREFIX)
         .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()?;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
@@ -159,6 +162,9 @@ pub fn control_dir() -> std::io::Result<tempfile::TempDir> {
             "{} has mode {mode:o} after it was made 0700",
             dir.path().display()
         )));
+    }
+    if Path::new("/proc/self/stat").exists() {
+        crate::leftover::write_owner(dir.path(), std::process::id())?;
     }
     Ok(dir)
 }

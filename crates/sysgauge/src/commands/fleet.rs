@@ -467,6 +467,15 @@ pub(super) fn tag_run(run: &mut RunRecord, host: &Host) {
     }
 }
 
+/// Stops the ssh masters of fleet runs that were killed (SIGKILL, a crash)
+/// and removes their control directories, before this run makes its own
+/// there: nothing else would ever end them.
+pub(super) fn remove_leftovers() {
+    for r in sysgauge_fleet::leftover::reap_abandoned(&std::env::temp_dir()) {
+        eprintln!("sysgauge: {r}");
+    }
+}
+
 fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     let db = crate::config::resolve_db(a.db.db.as_deref())?;
     let state_file = if sysgauge_store::is_url(&db) {
@@ -492,6 +501,7 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     };
     let mut store = crate::db::open_for_writing(&db, None)?;
     let cancel = crate::signals::install()?;
+    remove_leftovers();
     let control = sysgauge_fleet::ssh::control_dir()
         .context("cannot create a private directory for the ssh control sockets")?;
     let plan = Plan {

@@ -11,7 +11,7 @@
 //! matrix's id, stored, and printed as matrices. docs/fleet.md tells the
 //! whole story.
 
-use super::fleet::{check_reach, tag_run, FleetHostsArgs, Progress, Reach};
+use super::fleet::{check_reach, remove_leftovers, tag_run, FleetHostsArgs, Progress, Reach};
 use crate::cli::{DbArg, ProfileArg};
 use clap::{Args, ValueEnum};
 
@@ -174,6 +174,7 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     let db = crate::config::resolve_db(a.db.db.as_deref())?;
     let mut store = crate::db::open_for_writing(&db, None)?;
     let cancel = crate::signals::install()?;
+    remove_leftovers();
     let control = sysgauge_fleet::ssh::control_dir()
         .context("cannot create a private directory for the ssh control sockets")?;
     let profile = clap::ValueEnum::to_possible_value(&a.profile)

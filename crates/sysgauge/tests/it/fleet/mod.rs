@@ -19,6 +19,7 @@
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 mod ansible;
+mod killed;
 mod net;
 mod postgres;
 mod run;
