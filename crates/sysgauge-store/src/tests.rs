@@ -386,7 +386,14 @@ fn empty_file_is_a_new_database() {
         .unwrap()
         .insert_run(&run, "local")
         .unwrap();
-    assert_eq!(Store::open_read_only(&path).unwrap().list_runs().unwrap().len(), 1);
+    assert_eq!(
+        Store::open_read_only(&path)
+            .unwrap()
+            .list_runs()
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 /// A database with `n` stored runs at `path`, its WAL checkpointed into
@@ -426,7 +433,10 @@ fn damaged_database_refused_for_writing() {
         Err(e) => panic!("unexpected error {e}"),
         Ok(_) => panic!("a damaged database was opened for writing"),
     }
-    assert!(std::fs::read(&path).unwrap() == bytes, "the damaged file was written");
+    assert!(
+        std::fs::read(&path).unwrap() == bytes,
+        "the damaged file was written"
+    );
 }
 
 /// Our tables with a schema version of 0 or -1: named as such, never
@@ -442,10 +452,7 @@ fn missing_schema_version_refused() {
             .execute_batch(&format!("PRAGMA user_version = {version}"))
             .unwrap();
         let before = std::fs::read(&path).unwrap();
-        for err in [
-            Store::open(&path).err(),
-            Store::open_read_only(&path).err(),
-        ] {
+        for err in [Store::open(&path).err(), Store::open_read_only(&path).err()] {
             match err {
                 Some(e @ StoreError::BadSchemaVersion { found, .. }) => {
                     assert_eq!(found, version);
@@ -476,12 +483,8 @@ impl Tmpfs {
             .arg(dir.path())
             .status()
             .is_ok_and(|s| s.success());
-        sysgauge_testkit::require(
-            "mounting a tmpfs (needs root)",
-            ok,
-            "run the tests as root",
-        )
-        .then_some(Tmpfs { dir })
+        sysgauge_testkit::require("mounting a tmpfs (needs root)", ok, "run the tests as root")
+            .then_some(Tmpfs { dir })
     }
 }
 

@@ -56,7 +56,12 @@ fn database_of_another_user_reads_and_refuses_writes_clearly() {
     std::fs::copy(mbw_fixture(), &fixture).unwrap();
     chmod(&fixture, 0o644);
     let db = shared.join("results.db");
-    sb.cmd().arg("import").arg("--db").arg(&db).arg(&fixture).succeeds();
+    sb.cmd()
+        .arg("import")
+        .arg("--db")
+        .arg(&db)
+        .arg(&fixture)
+        .succeeds();
     chmod(&db, 0o644);
     let as_nobody = |args: &[&str]| {
         let mut c = std::process::Command::new("setpriv");
@@ -96,7 +101,10 @@ fn database_of_another_user_reads_and_refuses_writes_clearly() {
 #[test]
 fn sweep_of_a_missing_program_is_refused_before_it_runs() {
     let sb = Sandbox::new();
-    for programs in ["sysgauge-no-such-program", "sha256sum,sysgauge-no-such-program"] {
+    for programs in [
+        "sysgauge-no-such-program",
+        "sha256sum,sysgauge-no-such-program",
+    ] {
         let out = sb
             .tiny("sweep")
             .args(["--program", programs])
@@ -112,10 +120,23 @@ fn sweep_of_a_missing_program_is_refused_before_it_runs() {
 fn listen_exits_with_the_signal_code() {
     use std::time::Duration;
     let sb = Sandbox::new();
-    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+    for (signal, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+    ] {
         let port = sysgauge_testkit::free_udp_port("127.0.0.1");
         let mut cmd = sb.std_cmd();
-        cmd.args(["listen", "-q", "-I", "127.0.0.1", "--port", &port.to_string(), "-w", "120"]);
+        cmd.args([
+            "listen",
+            "-q",
+            "-I",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "-w",
+            "120",
+        ]);
         let mut l = sysgauge_testkit::ChildGuard::spawn_ready(
             &mut cmd,
             "2PING listener",
@@ -126,7 +147,11 @@ fn listen_exits_with_the_signal_code() {
         unsafe { libc::kill(pid, signal) };
         let status = l.wait_exit(Duration::from_secs(20));
         let out = l.output();
-        assert_eq!(status.and_then(|s| s.code()), Some(code), "signal {signal}: {out}");
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(code),
+            "signal {signal}: {out}"
+        );
         assert!(out.contains("datagrams received"), "signal {signal}: {out}");
     }
 }
@@ -146,7 +171,11 @@ fn million_column_csv_header_says_how_many_columns() {
         .on_db("import")
         .arg(&file)
         .usage_error("wide.csv:1: the header has 1000000 columns; a sysgauge CSV has at most 15");
-    assert!(!stderr_of(&out).contains("not a size"), "{}", stderr_of(&out));
+    assert!(
+        !stderr_of(&out).contains("not a size"),
+        "{}",
+        stderr_of(&out)
+    );
     assert!(!sb.db().exists(), "a refused import made a database");
 }
 
@@ -156,7 +185,9 @@ fn ping_interval_below_the_minimum_names_it() {
     let sb = Sandbox::new();
     sb.cmd()
         .args(["ping", "-i", "1e-12", "-c", "1", "127.0.0.1"])
-        .usage_error("--interval 0.000000000001 is below the smallest interval allowed, 0.000001 s");
+        .usage_error(
+            "--interval 0.000000000001 is below the smallest interval allowed, 0.000001 s",
+        );
 }
 
 /// A count past what a run can store is refused as typed, with the range;
@@ -165,7 +196,16 @@ fn ping_interval_below_the_minimum_names_it() {
 fn sweep_iterations_out_of_range_shows_the_value_and_range() {
     let sb = Sandbox::new();
     sb.tiny("sweep")
-        .args(["--program", "sha256sum", "--copies", "1", "--iterations", "18446744073709551615"])
-        .usage_error("--iterations 18446744073709551615 is out of range: give 1 to 9223372036854775807");
+        .args([
+            "--program",
+            "sha256sum",
+            "--copies",
+            "1",
+            "--iterations",
+            "18446744073709551615",
+        ])
+        .usage_error(
+            "--iterations 18446744073709551615 is out of range: give 1 to 9223372036854775807",
+        );
     assert!(!sb.db().exists(), "a refused sweep made a database");
 }
