@@ -282,6 +282,19 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
         "better",
         "params",
     ];
+    // Each column may appear once: more columns than there are names is
+    // said as such, before naming the first unknown or repeated one.
+    let most = KNOWN.len() + HOST_FACT_COLUMNS.len();
+    if headers.len() > most {
+        return Err(ctx.err(
+            Some(1),
+            format!(
+                "the header has {} columns; a sysgauge CSV has at most {most} (host,benchmark,metric,value,unit[,better][,params], and host facts {})",
+                headers.len(),
+                HOST_FACT_COLUMNS.join(",")
+            ),
+        ));
+    }
     let mut col: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, h) in headers.iter().enumerate() {
         let h = h.trim().to_ascii_lowercase();

@@ -64,6 +64,20 @@ pub enum StoreError {
     },
     #[error("{} is not a sysgauge results database; pass --db with another file or database", display_name(.path))]
     Foreign { path: PathBuf },
+    /// A 0-byte file: what `mktemp` leaves. Writers take it as a new
+    /// database, so readers see no runs in it rather than a foreign file.
+    #[error("the results database {} is empty: no runs stored yet", display_name(.path))]
+    Empty { path: PathBuf },
+    #[error("the results database {} has schema version {found}, which no sysgauge writes (the version is missing or invalid); it is not a database this sysgauge can use: pass --db with another file", display_name(.path))]
+    BadSchemaVersion { path: PathBuf, found: i64 },
+    #[error("{path} is damaged ({what}): copy what can be read with `sqlite3 {path} .recover`, then pass --db with another file; nothing was written", path = display_name(.path))]
+    Damaged { path: PathBuf, what: String },
+    #[error("{path} belongs to user {owner} and is not writable by you (uid {uid}); read it with `sysgauge results list --db {path}`, or write to a database of your own with --db", path = display_name(.path))]
+    NotWritable {
+        path: PathBuf,
+        owner: String,
+        uid: u32,
+    },
     #[error("results database {}: {context}: {source}", display_name(.path))]
     Sqlite {
         path: PathBuf,

@@ -358,14 +358,163 @@ fn read_only_open_never_creates() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
     // And no -wal or -shm is left beside the database.
     assert_eq!(names(dir.path()), vec!["none.db".to_string()]);
-    // An empty file is nobody's database.
+    // An empty file has no runs yet (writers take it as a new database).
     let empty = dir.path().join("empty.db");
     std::fs::write(&empty, b"").unwrap();
     assert!(matches!(
         Store::open_read_only(&empty),
-        Err(StoreError::Foreign { .. })
+        Err(StoreError::Empty { .. })
     ));
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+}
+
+/// Readers and writers agree on a 0-byte file (`mktemp`): a new database
+/// for a writer, no runs yet for a reader.
+#[test]
+fn empty_file_is_a_new_database() {
+    let dir = tmp();
+    let path = dir.path().join("mktemp.db");
+    std::fs::write(&path, b"").unwrap();
+    let err = Store::open_read_only(&path).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("no runs stored yet") && !e.contains("not a sysgauge")),
+        "{err:?}"
+    );
+    let run = sample_run("11111111-2222-4333-8444-000000000031");
+    Store::open(&path)
+        .unwrap()
+        .insert_run(&run, "local")
+        .unwrap();
+    assert_eq!(
+        Store::open_read_only(&path)
+            .unwrap()
+            .list_runs()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+/// A database with `n` stored runs at `path`, its WAL checkpointed into
+/// the file.
+fn database_with_runs(path: &Path, n: usize) {
+    let mut s = Store::open(path).unwrap();
+    for i in 0..n {
+        let run = sample_run(&format!("11111111-2222-4333-8444-{i:012}"));
+        s.insert_run(&run, "local").unwrap();
+    }
+}
+
+/// A page overwritten with garbage: no writer adds a run on top of it, the
+/// error names the damage and the way to copy what is left, and the file
+/// is left as it was.
+#[test]
+fn damaged_database_refused_for_writing() {
+    let dir = tmp();
+    let path = dir.path().join("damaged.db");
+    database_with_runs(&path, 40);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let page = 4096;
+    let pages = bytes.len() / page;
+    assert!(pages >= 4, "only {pages} pages");
+    let last = (pages - 1) * page;
+    bytes[last..last + page].fill(0xA5);
+    std::fs::write(&path, &bytes).unwrap();
+    match Store::open(&path) {
+        Err(e @ StoreError::Damaged { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("is damaged"), "{text}");
+            assert!(
+                text.contains(&format!("sqlite3 {} .recover", path.display())),
+                "{text}"
+            );
+        }
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("a damaged database was opened for writing"),
+    }
+    assert!(
+        std::fs::read(&path).unwrap() == bytes,
+        "the damaged file was written"
+    );
+}
+
+/// Our tables with a schema version of 0 or -1: named as such, never
+/// migrated again ("table runs already exists"), by readers and writers.
+#[test]
+fn missing_schema_version_refused() {
+    for version in [0, -1] {
+        let dir = tmp();
+        let path = dir.path().join("v.db");
+        database_with_runs(&path, 1);
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(&format!("PRAGMA user_version = {version}"))
+            .unwrap();
+        let before = std::fs::read(&path).unwrap();
+        for err in [Store::open(&path).err(), Store::open_read_only(&path).err()] {
+            match err {
+                Some(e @ StoreError::BadSchemaVersion { found, .. }) => {
+                    assert_eq!(found, version);
+                    let text = e.to_string();
+                    assert!(
+                        text.contains(&format!("schema version {version}"))
+                            && text.contains("not a database this sysgauge can use"),
+                        "{text}"
+                    );
+                }
+                other => panic!("version {version}: {other:?}"),
+            }
+        }
+        assert!(std::fs::read(&path).unwrap() == before);
+    }
+}
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted on drop.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tmp();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        sysgauge_testkit::require("mounting a tmpfs (needs root)", ok, "run the tests as root")
+            .then_some(Tmpfs { dir })
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// A full disk does not stop reading: the -shm file a WAL reader needs
+/// cannot be made there, so the file is read as it was committed.
+#[test]
+fn full_disk_still_reads() {
+    let Some(fs) = Tmpfs::mount("1m") else {
+        return;
+    };
+    let path = fs.dir.path().join("results.db");
+    database_with_runs(&path, 3);
+    // Fill what is left.
+    let mut filler = std::fs::File::create(fs.dir.path().join("filler")).unwrap();
+    let block = vec![1u8; 4096];
+    while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+    drop(filler);
+    let s = Store::open_read_only(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.list_runs().unwrap().len(), 3);
+    drop(s);
+    assert_eq!(names(fs.dir.path()), ["filler", "results.db"]);
 }
 
 /// Many connections creating one new database at the same moment: each
@@ -573,6 +722,20 @@ fn no_store_error_shows_a_password() {
             path: path(),
             what: "x".into(),
         },
+        StoreError::Empty { path: path() },
+        StoreError::BadSchemaVersion {
+            path: path(),
+            found: 0,
+        },
+        StoreError::Damaged {
+            path: path(),
+            what: "x".into(),
+        },
+        StoreError::NotWritable {
+            path: path(),
+            owner: "x".into(),
+            uid: 1,
+        },
     ];
     // Nothing listens on port 1: the connection is refused at once.
     errors.extend(Store::open(Path::new(url)).err());
@@ -581,7 +744,7 @@ fn no_store_error_shows_a_password() {
     let bad = "postgres://sg:sgpass@host:port/results";
     errors.extend(Store::open(Path::new(bad)).err());
     errors.extend(Store::check_path(Path::new(bad)).err());
-    assert_eq!(errors.len(), 12);
+    assert_eq!(errors.len(), 16);
     for e in &errors {
         let text = e.to_string();
         assert!(!text.contains(SECRET), "{text}");

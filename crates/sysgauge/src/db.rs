@@ -36,6 +36,7 @@ pub fn open_for_reading(arg: Option<&Path>) -> Result<Option<Store>> {
     match Store::open_read_only(&path) {
         Ok(s) => Ok(Some(s)),
         Err(StoreError::Missing { .. }) if arg.is_none() || is_url(&path) => Ok(None),
+        Err(StoreError::Empty { .. }) => Ok(None),
         Err(StoreError::Missing { .. }) => bail!(
             "no results database at {} (nothing was created); check the path, or let a \
              measuring command such as `sysgauge run --db {}` create it",

@@ -40,6 +40,9 @@ pub struct TwopingCommon {
     pub notice: Option<String>,
 }
 
+/// The shortest `--interval` of 2ping.
+const MIN_INTERVAL: Duration = Duration::from_micros(1);
+
 /// A time option in seconds: finite, not negative (zero only if allowed).
 pub fn seconds(v: f64, option: &str, allow_zero: bool) -> Result<Duration> {
     if !v.is_finite() || v < 0.0 || (!allow_zero && v == 0.0) || v > MAX_SECONDS {
@@ -143,6 +146,15 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
         );
     }
     let interval = seconds(a.interval, "--interval", false)?;
+    // Below a microsecond the timer cannot tell intervals apart (and below
+    // a nanosecond the interval is zero): flood mode is the way to go faster.
+    if interval < MIN_INTERVAL {
+        bail!(
+            "--interval {} is below the smallest interval allowed, {} s (1 µs); give at least that, or -f for flood mode",
+            a.interval,
+            MIN_INTERVAL.as_secs_f64()
+        );
+    }
     let deadline = a
         .deadline
         .map(|d| seconds(d, "--deadline", false))

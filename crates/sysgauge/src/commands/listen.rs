@@ -256,5 +256,10 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
         ));
     }
     crate::output::stdout(&text)?;
+    // A signal ends a listener as it ends every command (128 + its number,
+    // after the statistics); the end of -w is the ordinary end.
+    if stop.is_cancelled() {
+        return Ok(Exit::Interrupted);
+    }
     Ok(Exit::Ok)
 }

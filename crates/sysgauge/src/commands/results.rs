@@ -258,7 +258,7 @@ fn sync(from: &Path, to: &Path) -> Result<Exit> {
     }
     let source = match Store::open_read_only(from) {
         Ok(s) => Some(s),
-        Err(StoreError::Missing { .. }) => None,
+        Err(StoreError::Missing { .. } | StoreError::Empty { .. }) => None,
         Err(e) => return Err(e).context("opening the database to copy from (--from)"),
     };
     let mut target =

@@ -16,7 +16,7 @@ use crate::values::{ChartFile, NiceCount, NiceSize};
 use crate::{measure, output};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use sysgauge_bench::sweep::chart::sweep_figure;
 use sysgauge_bench::sweep::corpus::DataSpec;
@@ -164,11 +164,18 @@ pub fn run(args: SweepArgs) -> Result<Exit> {
 }
 
 /// Counts given on the command line, each at least 1.
+/// The largest count of --copies and --iterations (i64::MAX).
+const MAX_COUNT: u64 = i64::MAX as u64;
+
 fn counts(raw: &[NiceCount], option: &str) -> Result<Vec<u64>> {
     raw.iter()
         .map(|&NiceCount(n)| {
             if n == 0 {
                 bail!("{option}: every count must be at least 1");
+            }
+            // A count is stored as a signed 64-bit parameter.
+            if n > MAX_COUNT {
+                bail!("{option} {n} is out of range: give 1 to {MAX_COUNT}");
             }
             Ok(n)
         })
@@ -197,6 +204,9 @@ fn stepped(NiceCount(max): NiceCount, NiceCount(step): NiceCount) -> Result<Vec<
     if step > max {
         bail!("--step {step} is larger than --max {max}");
     }
+    if max > MAX_COUNT {
+        bail!("--max {max} is out of range: give 1 to {MAX_COUNT}");
+    }
     if max / step > MAX_STEPS {
         bail!(
             "--max {max} --step {step} makes {} points; at most {MAX_STEPS} are allowed (use a larger --step)",
@@ -212,6 +222,18 @@ fn sweep_config(args: &SweepArgs, cfg: &MeasureConfig) -> Result<SweepConfig> {
     } else {
         parse_programs(&args.programs).map_err(anyhow::Error::msg)?
     };
+    // A program the user named is meant to run: missing, it is an error
+    // before anything runs, not a sweep whose every case is skipped.
+    if !args.programs.is_empty() {
+        for p in &programs {
+            if let Err(sysgauge_core::bench::BenchError::Skip { reason, hint }) =
+                p.invocation(Path::new("/dev/null"), None)
+            {
+                let hint = hint.map(|h| format!("; {h}")).unwrap_or_default();
+                bail!("--program {}: {reason}{hint}", p.name());
+            }
+        }
+    }
     let dd_block = dd_block(args.dd_bs, &programs)?;
     let data = match (&args.corpus, args.data) {
         (Some(p), _) => DataSpec::File(p.clone()),

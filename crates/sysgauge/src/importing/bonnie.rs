@@ -17,8 +17,7 @@ impl Importer for Bonnie {
         "Bonnie++'s output: its text table (1.03 to 2.00) or CSV lines"
     }
     fn sniff(&self, first: &str, _text: &str) -> bool {
-        // Its CSV line has far more fields than a sysgauge CSV header.
-        self.starts(first) || first.split(',').count() >= 27
+        self.starts(first)
     }
     fn pasted(&self) -> bool {
         true
@@ -30,7 +29,7 @@ impl Importer for Bonnie {
             || line.starts_with("File size should be double RAM")
             || (line.starts_with("Version ") && line.contains("Sequential"))
             || line.contains("-Per Chr-")
-            || line.matches(',').count() >= 26
+            || is_csv_line(line)
     }
     fn claims(&self, line: &str) -> bool {
         let tokens: Vec<&str> = line.split_whitespace().collect();
@@ -78,4 +77,12 @@ fn is_size(t: &str) -> bool {
     t.chars()
         .all(|c| c.is_ascii_digit() || ":/kKmMgGT".contains(c))
         && t.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Bonnie++'s CSV line: 27 fields (1.03), 38 or 50 (1.9x, 2.00), some of
+/// them numbers. A wider line, or one of names only, is some other CSV
+/// (a header), and the CSV importer says what is wrong with it.
+fn is_csv_line(line: &str) -> bool {
+    let fields = line.split(',').count();
+    (27..=80).contains(&fields) && line.split(',').any(|f| f.trim().parse::<f64>().is_ok())
 }

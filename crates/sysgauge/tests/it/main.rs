@@ -12,6 +12,7 @@ mod compare;
 mod cpu;
 mod crypto_clock;
 mod disk;
+mod errors;
 mod fake;
 mod fleet;
 mod import_tools;

@@ -54,13 +54,13 @@ fn reference_listener(ip: &str, port: u16, extra: &[&str]) -> ChildGuard {
     reference_2ping_listener(ip, port, extra, READY)
 }
 
-/// Ctrl-C to `sysgauge listen`: it must exit 0 within 20 s.
+/// Ctrl-C to `sysgauge listen`: it must exit 130 within 20 s.
 fn stop_with_ctrl_c(listener: &mut ChildGuard) {
     listener.interrupt();
     let status = listener.wait_exit(Duration::from_secs(20));
     assert_eq!(
         status.and_then(|s| s.code()),
-        Some(0),
+        Some(130),
         "{}",
         listener.output()
     );

@@ -95,7 +95,7 @@ fn stop(mut l: ChildGuard) -> String {
     l.interrupt();
     let status = l.wait_exit(Duration::from_secs(20));
     let out = l.output();
-    assert_eq!(status.and_then(|s| s.code()), Some(0), "{out}");
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{out}");
     out
 }
 

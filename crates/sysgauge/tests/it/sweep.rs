@@ -189,6 +189,9 @@ fn sweep_refuses_bad_input_before_running() {
     }
 }
 
+/// Of the programs sysgauge picks itself, a missing one is skipped naming
+/// its package; one the user named with --program is an error before
+/// anything runs.
 #[test]
 fn missing_program_is_skipped_naming_its_package() {
     if !require("dd") {
@@ -201,26 +204,25 @@ fn missing_program_is_skipped_naming_its_package() {
     let dd = sysgauge_core::bench::find_program("dd").unwrap_or_else(|| panic!("dd"));
     std::os::unix::fs::symlink(&dd, bin.join("dd")).unwrap();
     let json = sb.path().join("run.json");
-    let out = sb
-        .cmd()
-        .env("PATH", &bin)
-        .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
-        .args([
-            "--program",
-            "b2sum,dd",
-            "--copies",
-            "2",
-            "--iterations",
-            "2",
-        ])
-        .arg("--no-store")
-        .arg("--scratch-dir")
-        .arg(sb.scratch())
-        .arg("--json")
-        .arg(&json)
-        .succeeds();
+    let sweep = |programs: &[&str]| {
+        let mut c = sb.cmd();
+        c.env("PATH", &bin)
+            .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+            .args(programs)
+            .args(["--copies", "2", "--iterations", "2", "--no-store"])
+            .arg("--scratch-dir")
+            .arg(sb.scratch())
+            .arg("--json")
+            .arg(&json);
+        c
+    };
+    sweep(&["--program", "b2sum,dd"]).usage_error(
+        "--program b2sum: 'b2sum' is not installed; install it (Debian/Ubuntu: apt-get install coreutils)",
+    );
+    assert!(!json.exists(), "a refused sweep wrote its record");
+    let out = sweep(&[]).succeeds();
     let run = read_record(&json);
-    assert_eq!(run.results.len(), 2);
+    assert_eq!(run.results.len(), 6);
     assert_eq!(run.results[0].bench_id, "sweep.dd");
     assert_eq!(run.results[0].status, Status::Ok);
     match &run.results[1].status {
