@@ -121,7 +121,8 @@ fn detail_f64(r: &ResultRecord, key: &str) -> Option<f64> {
 
 /// Why a reference case is above the limits a reference must meet (other
 /// processes above [`QUIET_OTHER_CPUS`], any steal, rounds that differ by
-/// more than [`QUIET_SPREAD_PERCENT`]); empty when it meets them.
+/// more than [`QUIET_SPREAD_PERCENT`], a capacity dip); empty when it meets
+/// them.
 fn noisy_reasons(r: &ResultRecord) -> Vec<String> {
     let mut noisy = Vec::new();
     if let Some(o) = detail_f64(r, "other_cpus").filter(|o| *o > QUIET_OTHER_CPUS) {
@@ -137,6 +138,15 @@ fn noisy_reasons(r: &ResultRecord) -> Vec<String> {
     {
         noisy.push(format!(
             "its rounds varied {s:.1} % (limit {QUIET_SPREAD_PERCENT} %)"
+        ));
+    }
+    if r.findings
+        .iter()
+        .any(|f| f.code == sysgauge_core::monitor::CAPACITY_DIP)
+    {
+        noisy.push(format!(
+            "the capacity probe fell to {} of the run's best (something shared the core)",
+            r.details.get_str("capacity").unwrap_or("?")
         ));
     }
     noisy
