@@ -10,6 +10,12 @@ use crate::record::{Finding, Params, ResultRecord};
 /// throttling …), with the reasons.
 pub const DISTURBED: &str = "disturbed";
 
+/// The finding of a case measured while the machine gave less than its
+/// best of the run (another guest sharing the core: sysgauge-host's
+/// capacity probe). Such a case is untrusted; merged from rounds, only when
+/// its median round is.
+pub const CAPACITY_DIP: &str = "capacity-dip";
+
 /// Watches cases; one per run.
 pub trait CaseMonitor: Send + Sync {
     /// Start watching a case of `family` that begins now.

@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 mod block;
+pub mod capacity;
 mod cpu;
 mod identity;
 mod live;

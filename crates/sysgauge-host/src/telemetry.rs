@@ -14,11 +14,12 @@
 //! The summary goes into the result's details; the thresholds below decide
 //! the findings and the `disturbed` mark (docs/comparing.md lists them).
 
+use crate::capacity::{self, Tracker};
 use crate::procs::{self, ProcStat};
 use crate::sysroot::SysRoot;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use sysgauge_core::{CaseMonitor, CaseWatch, Finding, Observed, Params, Severity};
@@ -321,12 +322,18 @@ pub struct Telemetry {
     /// Families whose cases should neither wait for I/O nor stall on
     /// memory (the registry's CPU-bound ones, given by the caller).
     cpu_bound: Vec<String>,
+    /// The capacity probe (`capacity`), started at the first case; only
+    /// on the live machine (a fixture tree has no CPU to probe).
+    capacity: Option<Arc<Mutex<Option<Tracker>>>>,
 }
 
 impl Telemetry {
     /// Telemetry of the running machine.
     pub fn live() -> Telemetry {
-        Telemetry::at(SysRoot::live())
+        Telemetry {
+            capacity: Some(Arc::new(Mutex::new(None))),
+            ..Telemetry::at(SysRoot::live())
+        }
     }
 
     /// Telemetry read through `root` (a fixture tree in tests).
@@ -338,6 +345,7 @@ impl Telemetry {
             ticks: procs::clock_ticks(),
             run_start_mhz: Mutex::new(None),
             cpu_bound: Vec::new(),
+            capacity: None,
         }
     }
 
@@ -371,10 +379,24 @@ struct Watch {
     paths: Paths,
     ticks: f64,
     run_start_mhz: Option<f64>,
+    capacity: Option<Arc<Mutex<Option<Tracker>>>>,
+    /// The capacity probe's reading before the case, as a share of the
+    /// run's best.
+    capacity_before: Option<f64>,
+}
+
+/// A capacity reading as a share of the run's best, starting the tracker
+/// at the first call.
+fn read_capacity(tracker: &Mutex<Option<Tracker>>) -> f64 {
+    let mut t = tracker.lock().unwrap_or_else(|e| e.into_inner());
+    t.get_or_insert_with(Tracker::start).read()
 }
 
 impl CaseMonitor for Telemetry {
     fn watch(&self, family: &str) -> Box<dyn CaseWatch> {
+        // Before the snapshot, so that the case's own CPU time leaves the
+        // probe out.
+        let capacity_before = self.capacity.as_deref().map(read_capacity);
         let start = full(&self.root, &self.paths);
         let run_start_mhz = {
             let mut first = self.run_start_mhz.lock().unwrap_or_else(|e| e.into_inner());
@@ -425,6 +447,8 @@ impl CaseMonitor for Telemetry {
             paths: self.paths.clone(),
             ticks: self.ticks,
             run_start_mhz,
+            capacity: self.capacity.clone(),
+            capacity_before,
         })
     }
 }
@@ -687,12 +711,36 @@ impl CaseWatch for Watch {
             .and_then(|h| h.join().ok())
             .unwrap_or_default();
         let end = full(&self.root, &self.paths);
+        let capacity_after = self.capacity.as_deref().map(read_capacity);
         let s = summarize(&self.start, &end, &points, self.ticks);
         let mut details = s.details();
         if s.seconds >= SERIES_MIN.as_secs_f64() && !points.is_empty() {
             details.insert("telemetry_series", series_text(&points));
         }
-        let (findings, disturbed) = s.judge(self.cpu_bound, case, self.run_start_mhz);
+        let (mut findings, mut disturbed) = s.judge(self.cpu_bound, case, self.run_start_mhz);
+        let lower = self
+            .capacity_before
+            .into_iter()
+            .chain(capacity_after)
+            .reduce(f64::min);
+        if let Some(share) = lower {
+            details.insert("capacity", format!("{share:.3}"));
+            if let Some(why) = capacity::judge(share) {
+                findings.push(
+                    Finding::new(
+                        capacity::CAPACITY_DIP,
+                        Severity::Warning,
+                        format!("{case}: {why}"),
+                    )
+                    .with_remedy(
+                        "run again (the case is left out of every index); on a cloud \
+                             machine, a type with dedicated cores does not share them",
+                    ),
+                );
+                details.insert(sysgauge_core::UNTRUSTED, format!("capacity fell: {why}"));
+                disturbed.push(why);
+            }
+        }
         Observed {
             details,
             findings,

@@ -119,43 +119,93 @@ fn detail_f64(r: &ResultRecord, key: &str) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
+/// Why a reference case is above the limits a reference must meet (other
+/// processes above [`QUIET_OTHER_CPUS`], any steal, rounds that differ by
+/// more than [`QUIET_SPREAD_PERCENT`], a capacity dip); empty when it meets
+/// them.
+fn noisy_reasons(r: &ResultRecord) -> Vec<String> {
+    let mut noisy = Vec::new();
+    if let Some(o) = detail_f64(r, "other_cpus").filter(|o| *o > QUIET_OTHER_CPUS) {
+        noisy.push(format!(
+            "other processes used {o:.2} CPUs (limit {QUIET_OTHER_CPUS})"
+        ));
+    }
+    if let Some(s) = detail_f64(r, "steal_percent").filter(|s| *s > 0.0) {
+        noisy.push(format!("the hypervisor stole {s:.1} % of the CPU time"));
+    }
+    if let Some(s) = detail_f64(r, sysgauge_core::rounds::BETWEEN_ROUND_SPREAD)
+        .filter(|s| *s > QUIET_SPREAD_PERCENT)
+    {
+        noisy.push(format!(
+            "its rounds varied {s:.1} % (limit {QUIET_SPREAD_PERCENT} %)"
+        ));
+    }
+    if r.findings
+        .iter()
+        .any(|f| f.code == sysgauge_core::monitor::CAPACITY_DIP)
+    {
+        noisy.push(format!(
+            "the capacity probe fell to {} of the run's best (something shared the core)",
+            r.details.get_str("capacity").unwrap_or("?")
+        ));
+    }
+    noisy
+}
+
 /// Every successful case of `runs`, judged by the limits a reference must
-/// meet: other processes above [`QUIET_OTHER_CPUS`], any steal, or rounds
-/// that differ by more than [`QUIET_SPREAD_PERCENT`].
+/// meet ([`noisy_reasons`]).
 pub fn quietness(runs: &[RunRecord]) -> Vec<CaseQuiet> {
     runs.iter()
         .flat_map(|run| {
             run.results
                 .iter()
                 .filter(|r| matches!(r.status, Status::Ok))
-                .map(move |r| {
-                    let other_cpus = detail_f64(r, "other_cpus");
-                    let steal_percent = detail_f64(r, "steal_percent");
-                    let spread_percent = detail_f64(r, sysgauge_core::rounds::BETWEEN_ROUND_SPREAD);
-                    let mut noisy = Vec::new();
-                    if let Some(o) = other_cpus.filter(|o| *o > QUIET_OTHER_CPUS) {
-                        noisy.push(format!(
-                            "other processes used {o:.2} CPUs (limit {QUIET_OTHER_CPUS})"
-                        ));
-                    }
-                    if let Some(s) = steal_percent.filter(|s| *s > 0.0) {
-                        noisy.push(format!("the hypervisor stole {s:.1} % of the CPU time"));
-                    }
-                    if let Some(s) = spread_percent.filter(|s| *s > QUIET_SPREAD_PERCENT) {
-                        noisy.push(format!(
-                            "its rounds varied {s:.1} % (limit {QUIET_SPREAD_PERCENT} %)"
-                        ));
-                    }
-                    CaseQuiet {
-                        case: format!("{} {} ({})", r.bench_id, r.params, run.profile),
-                        other_cpus,
-                        steal_percent,
-                        spread_percent,
-                        noisy,
-                    }
+                .map(move |r| CaseQuiet {
+                    case: format!("{} {} ({})", r.bench_id, r.params, run.profile),
+                    other_cpus: detail_f64(r, "other_cpus"),
+                    steal_percent: detail_f64(r, "steal_percent"),
+                    spread_percent: detail_f64(r, sysgauge_core::rounds::BETWEEN_ROUND_SPREAD),
+                    noisy: noisy_reasons(r),
                 })
         })
         .collect()
+}
+
+/// The detail of a reference case taken from a re-measurement: the run id
+/// it was measured in.
+pub const REMEASURED_IN: &str = "remeasured_in";
+
+/// Re-measure the noisy cases of a reference run: each case of `main` above
+/// the limits is replaced by the first measurement of the same case (id and
+/// params) in `again` that meets them, marked with [`REMEASURED_IN`]. The
+/// choice is made by the limits alone, never by the value, so the
+/// reference is what a quiet machine measured, not the best of several
+/// tries. Returns the cases replaced.
+pub fn take_remeasured(main: &mut RunRecord, again: &[RunRecord]) -> Vec<String> {
+    let mut replaced = Vec::new();
+    for r in main
+        .results
+        .iter_mut()
+        .filter(|r| matches!(r.status, Status::Ok) && !noisy_reasons(r).is_empty())
+    {
+        let quiet = again.iter().find_map(|run| {
+            run.results
+                .iter()
+                .find(|o| {
+                    o.bench_id == r.bench_id
+                        && o.params == r.params
+                        && matches!(o.status, Status::Ok)
+                        && noisy_reasons(o).is_empty()
+                })
+                .map(|o| (run, o))
+        });
+        if let Some((run, o)) = quiet {
+            *r = o.clone();
+            r.details.insert(REMEASURED_IN, run.run_id.clone());
+            replaced.push(format!("{} {}", r.bench_id, r.params));
+        }
+    }
+    replaced
 }
 
 #[cfg(test)]
@@ -164,6 +214,49 @@ mod tests {
 
     fn baseline() -> &'static Baseline {
         embedded().unwrap()
+    }
+
+    #[test]
+    fn noisy_cases_are_taken_from_a_quiet_remeasurement_only() {
+        let quiet = |r: &mut ResultRecord, spread: &str| {
+            r.details.insert("other_cpus", "0.01");
+            r.details.insert("steal_percent", "0.0");
+            r.details.insert(
+                sysgauge_core::rounds::BETWEEN_ROUND_SPREAD,
+                spread.to_string(),
+            );
+        };
+        let mut main = baseline().runs[0].clone();
+        main.results.truncate(3);
+        for r in &mut main.results {
+            r.status = Status::Ok;
+            quiet(r, "1.0");
+        }
+        quiet(&mut main.results[0], "9.0");
+        quiet(&mut main.results[1], "7.0");
+        let mut again = main.clone();
+        again.run_id = "again".into();
+        // Re-measured within the limits: taken; still noisy: kept as it was.
+        quiet(&mut again.results[0], "0.5");
+        again.results[0].details.insert("marker", "re-measured");
+        quiet(&mut again.results[1], "8.0");
+        // A quiet case is never replaced, even by a quieter one.
+        quiet(&mut again.results[2], "0.1");
+        again.results[2].details.insert("marker", "re-measured");
+        let replaced = take_remeasured(&mut main, std::slice::from_ref(&again));
+        assert_eq!(replaced.len(), 1, "{replaced:?}");
+        assert_eq!(
+            main.results[0].details.get_str("marker"),
+            Some("re-measured")
+        );
+        assert_eq!(
+            main.results[0].details.get_str(REMEASURED_IN),
+            Some("again")
+        );
+        assert!(noisy_reasons(&main.results[0]).is_empty());
+        assert_eq!(main.results[1].details.get_str(REMEASURED_IN), None);
+        assert!(!noisy_reasons(&main.results[1]).is_empty());
+        assert_eq!(main.results[2].details.get_str("marker"), None);
     }
 
     #[test]

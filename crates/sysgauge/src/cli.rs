@@ -202,9 +202,11 @@ pub struct GroupArgs {
 pub enum ProfileArg {
     /// A few milliseconds per case: a smoke test, not a measurement.
     Tiny,
-    /// About 80 seconds on a 2-core machine (the default).
+    /// The default: `run` takes about 45 seconds on a 2-core machine, one
+    /// family a few seconds, `sweep` about a minute.
     Quick,
-    /// Several minutes: every block size, more time per case.
+    /// Every block size, more time per case: `run` takes about 6 minutes on
+    /// a 2-core machine, `sweep` several.
     Standard,
     /// Everything, longest time per case.
     Full,

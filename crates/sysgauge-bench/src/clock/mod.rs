@@ -486,7 +486,7 @@ impl ClockBenchmark {
 sysgauge_family::register_family! {
     name: "clock", options: ClockOptions, in_default_run: true,
     cpu_bound: true, summary_first: false,
-    budget_seconds: [0.1, 1.0, 4.0, 8.0], report: Some(|run, format| report::clock_table(&run.results, format)),
+    budget_seconds: [0.1, 0.6, 4.0, 8.0], report: Some(|run, format| report::clock_table(&run.results, format)),
     summary: "effective clock of each CPU against its nominal clock (at the start and end of a run)",
 }
 

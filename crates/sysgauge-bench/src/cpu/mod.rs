@@ -267,7 +267,7 @@ fn libm_detail(kernel: KernelId) -> Option<String> {
 sysgauge_family::register_family! {
     name: "cpu", options: CpuOptions, in_default_run: true,
     cpu_bound: true, summary_first: true,
-    budget_seconds: [0.3, 12.0, 60.0, 180.0], report: Some(report::cpu_table),
+    budget_seconds: [0.3, 8.0, 60.0, 180.0], report: Some(report::cpu_table),
     summary: "classic CPU kernels (numeric sort ... LU decomposition) in iterations/s, thread scaling, integer/float/memory indexes",
 }
 

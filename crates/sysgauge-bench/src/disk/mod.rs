@@ -290,7 +290,7 @@ impl Benchmark for DiskBenchmark {
 sysgauge_family::register_family! {
     name: "disk", options: DiskOptions, in_default_run: true,
     cpu_bound: false, summary_first: false,
-    budget_seconds: [0.4, 8.0, 40.0, 120.0], report: Some(report::disk_report),
+    budget_seconds: [0.4, 6.0, 40.0, 120.0], report: Some(report::disk_report),
     summary: "file-system and raw-device I/O: sequential, rewrite, per-character, random seeks, file operations",
 }
 

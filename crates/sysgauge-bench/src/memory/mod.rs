@@ -600,12 +600,12 @@ fn huge_param(params: &Params) -> bool {
 
 // The slice's three cases also allocate and fault in their buffers
 // and build the latency chain (about a second in all at the quick
-// sizes), outside the measuring budget: 5 s of measuring is about
-// 6 s of wall time.
+// sizes), outside the measuring budget: 3 s of measuring is about
+// 5 s of wall time.
 sysgauge_family::register_family! {
     name: "mem", options: MemOptions, in_default_run: true,
     cpu_bound: false, summary_first: true,
-    budget_seconds: [0.3, 5.0, 30.0, 90.0], report: Some(report::memory_report),
+    budget_seconds: [0.3, 3.0, 30.0, 90.0], report: Some(report::memory_report),
     summary: "memory copy bandwidth (mbw style), STREAM kernels, latency by working set, tmpfs writes",
     charts: &[chart::CHART],
 }

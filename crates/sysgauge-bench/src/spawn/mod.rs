@@ -390,7 +390,7 @@ impl Benchmark for SpawnBenchmark {
 sysgauge_family::register_family! {
     name: "spawn", options: SpawnOptions, in_default_run: true,
     cpu_bound: false, summary_first: false,
-    budget_seconds: [0.3, 4.0, 40.0, 120.0], report: Some(report::spawn_report),
+    budget_seconds: [0.3, 2.5, 40.0, 120.0], report: Some(report::spawn_report),
     summary: "process start-up cost by method (fork, vfork, clone, posix_spawn, std, popen, popen_noshell, system), parent-size sweep",
 }
 

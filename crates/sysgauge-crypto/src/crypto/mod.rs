@@ -434,7 +434,7 @@ impl CryptoAlgorithm for KexAlg {
 sysgauge_family::register_family! {
     name: "crypto", options: CryptoOptions, in_default_run: true,
     cpu_bound: true, summary_first: false,
-    budget_seconds: [0.4, 8.0, 40.0, 160.0], report: Some(|run, format| report::speed_table(&run.results, format)),
+    budget_seconds: [0.4, 3.5, 40.0, 160.0], report: Some(|run, format| report::speed_table(&run.results, format)),
     summary: "openssl-speed-style ciphers, AEADs, HMAC, signatures and key agreement",
 }
 

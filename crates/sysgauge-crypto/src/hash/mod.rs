@@ -176,7 +176,7 @@ impl Benchmark for HashBenchmark {
 sysgauge_family::register_family! {
     name: "hash", options: HashOptions, in_default_run: true,
     cpu_bound: true, summary_first: true,
-    budget_seconds: [0.3, 6.0, 40.0, 120.0], report: None,
+    budget_seconds: [0.3, 3.5, 40.0, 120.0], report: None,
     summary: "in-process digest throughput (md4, md5, sha1, rmd160, sha256, sha512, whirlpool, blake2b-512, blake3)",
 }
 

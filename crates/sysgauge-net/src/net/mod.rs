@@ -124,7 +124,7 @@ pub fn loopback_finding() -> Finding {
 sysgauge_family::register_family! {
     name: "net", options: NetOptions, in_default_run: true,
     cpu_bound: false, summary_first: true,
-    budget_seconds: [0.4, 5.0, 30.0, 90.0], report: Some(|run, _| report::net_summary(run)),
+    budget_seconds: [0.4, 3.5, 30.0, 90.0], report: Some(|run, _| report::net_summary(run)),
     summary: "TCP throughput and connection rate, UDP packet rate and latency (loopback or --peer); 2ping results of `sysgauge ping`",
     charts: &matrix::CHARTS,
 }

@@ -33,7 +33,10 @@ pub enum BaselineAction {
     Make {
         #[command(flatten)]
         db: DbArg,
-        /// The reference runs, one per profile (quick, standard): run number or run-id prefix.
+        /// The reference runs, one per profile (quick, standard), run number or
+        /// run-id prefix; a later run of a profile already given re-measures
+        /// it: each case above the quiet limits is taken from the first of
+        /// them that measured it within the limits (`run --only … --rounds 3`).
         #[arg(value_name = "RUN", required = true, num_args = 1..)]
         runs: Vec<String>,
         /// Description of the reference machine (CPU, cores, memory, VM or bare metal).
@@ -78,6 +81,7 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
                 bail!("no runs stored yet, so no run to make a baseline from (see `sysgauge results list`)");
             };
             let mut records = Vec::new();
+            let mut again: Vec<RunRecord> = Vec::new();
             for run in &runs {
                 let row = resolve_stored(&store, run)?
                     .with_context(|| format!("'{run}' is neither a stored run nor a host with runs (see `sysgauge results list`)"))?;
@@ -87,12 +91,10 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
                     .iter()
                     .any(|r: &RunRecord| r.profile == record.profile)
                 {
-                    bail!(
-                        "two of the runs used the {} profile; give one run per profile",
-                        record.profile
-                    );
+                    again.push(record);
+                } else {
+                    records.push(record);
                 }
-                records.push(record);
             }
             records.sort_by_key(|r| BASELINE_PROFILES.iter().position(|p| *p == r.profile));
             if !force {
@@ -101,6 +103,23 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
                         bail!("no run of the {p} profile: the baseline holds one run per profile ({}), so every run gets a full index; record it with `sysgauge run --profile {p}`, or pass --force", profile_list());
                     }
                 }
+            }
+            for main in &mut records {
+                let of_profile: Vec<RunRecord> = again
+                    .iter()
+                    .filter(|r| r.profile == main.profile)
+                    .cloned()
+                    .collect();
+                if of_profile.is_empty() {
+                    continue;
+                }
+                let replaced = baseline::take_remeasured(main, &of_profile);
+                eprintln!(
+                    "{} of the {} profile's cases taken from its re-measurements (they met the quiet limits there, not in run {})",
+                    replaced.len(),
+                    main.profile,
+                    main.run_id
+                );
             }
             check_quiet(&records, allow_noisy)?;
             let version = match version {

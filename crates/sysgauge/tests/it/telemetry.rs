@@ -72,6 +72,13 @@ fn a_cpu_hog_beside_a_case_is_found_and_sized() {
     // the whole command's: then there is nothing exact to check.
     let (quiet, outside) = one_case(&sb, "quiet");
     let seen = other_cpus(&quiet);
+    // The capacity probe read the case against the run's best.
+    let capacity: f64 = quiet.results[0]
+        .details
+        .get_str("capacity")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no capacity in {:?}", quiet.results[0].details));
+    assert!(capacity > 0.0 && capacity <= 1.0, "capacity {capacity}");
     if outside < 0.1 {
         assert!(
             seen < OTHER_CPUS_LIMIT,
