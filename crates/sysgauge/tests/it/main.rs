@@ -23,6 +23,7 @@ mod netns_flood;
 mod netns_icmp;
 mod netns_twoping;
 mod postgres;
+mod postgres_frozen;
 mod process;
 mod quiet;
 mod reliability;
