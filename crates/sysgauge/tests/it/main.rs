@@ -21,6 +21,7 @@ mod mem;
 mod net;
 mod netns_flood;
 mod netns_icmp;
+mod netns_serve;
 mod netns_twoping;
 mod postgres;
 mod postgres_frozen;
