@@ -30,7 +30,7 @@ use postgres::NoTls;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use sysgauge_core::record::{ResultRecord, RunRecord, RunStatus};
@@ -47,16 +47,21 @@ pub const CANCEL_GRACE: Duration = Duration::from_secs(1);
 /// How often a waiting call looks at the clock and the token.
 const SLICE: Duration = Duration::from_millis(50);
 
-static CANCEL: OnceLock<CancelToken> = OnceLock::new();
+static CANCEL: Mutex<Option<CancelToken>> = Mutex::new(None);
 
 /// Lets waits on PostgreSQL end shortly after `token` is cancelled (the
-/// token of the process's signal handler). The first token given stays.
+/// token of the process's signal handler); replaces the token given
+/// before.
 pub fn watch_cancel(token: &CancelToken) {
-    let _ = CANCEL.set(token.clone());
+    if let Ok(mut t) = CANCEL.lock() {
+        *t = Some(token.clone());
+    }
 }
 
 fn cancelled() -> bool {
-    CANCEL.get().is_some_and(CancelToken::is_cancelled)
+    CANCEL
+        .lock()
+        .is_ok_and(|t| t.as_ref().is_some_and(CancelToken::is_cancelled))
 }
 
 type Job = Box<dyn FnOnce(&mut PgStore) + Send>;
