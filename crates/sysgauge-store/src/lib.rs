@@ -19,6 +19,11 @@
 //! - raw samples stored as JSON arrays next to their summary, so statistics
 //!   can be recomputed and comparisons can bootstrap.
 //!
+//! Every PostgreSQL call has a deadline (`pg_remote`): a server that
+//! answers nothing, even to a new connection, fails the call within
+//! [`FROZEN_AFTER`], and a cancelled run (see [`watch_cancel`]) stops
+//! waiting within [`CANCEL_GRACE`].
+//!
 //! The store is addressed by a `Path` for both backends (a URL is a valid
 //! path), which keeps every caller's `--db PATH` plumbing unchanged; the
 //! store decides, and a URL never reaches the file system.
@@ -29,10 +34,12 @@ mod dbpath;
 mod liveness;
 mod migrations;
 mod pg;
+mod pg_remote;
 mod rows;
 mod sink;
 mod sqlite;
 
+pub use pg_remote::{watch_cancel, CANCEL_GRACE, FROZEN_AFTER};
 pub use sink::StoreSink;
 
 use chrono::{DateTime, Utc};
@@ -218,7 +225,7 @@ pub struct Store {
 
 enum Backend {
     Sqlite(sqlite::SqliteStore),
-    Postgres(Box<pg::PgStore>),
+    Postgres(Box<pg_remote::PgRemote>),
 }
 
 /// The same call on whichever backend this store has.
@@ -238,7 +245,7 @@ impl Store {
     /// died are marked interrupted (see `stale_runs`).
     pub fn open(db: &Path) -> Result<Store> {
         let backend = match url_of(db) {
-            Some(url) => Backend::Postgres(Box::new(pg::PgStore::open(url)?)),
+            Some(url) => Backend::Postgres(Box::new(pg_remote::PgRemote::open(url)?)),
             None => Backend::Sqlite(sqlite::SqliteStore::open(db)?),
         };
         Ok(Store { backend })
@@ -250,7 +257,7 @@ impl Store {
     /// database without our tables, is `StoreError::Missing`.
     pub fn open_read_only(db: &Path) -> Result<Store> {
         let backend = match url_of(db) {
-            Some(url) => Backend::Postgres(Box::new(pg::PgStore::open_read_only(url)?)),
+            Some(url) => Backend::Postgres(Box::new(pg_remote::PgRemote::open_read_only(url)?)),
             None => Backend::Sqlite(sqlite::SqliteStore::open_read_only(db)?),
         };
         Ok(Store { backend })

@@ -24,6 +24,9 @@
 //!   (a server restart), the transaction is gone as a whole; the ingest
 //!   reconnects and stores the run again, and a run whose commit did reach
 //!   the server is then found present. Nothing is lost or duplicated.
+//!
+//! `PgStore` blocks while it waits for the server; the `Store` reaches it
+//! through `pg_remote`, which gives every call a deadline.
 
 use crate::rows::{self, dollar, Decoder, ResultValues, Row, RunValues};
 use crate::{migrations, Inserted, MachineRow, Result, RunSummary, StoreError, APPLICATION_ID};
@@ -46,15 +49,17 @@ const RECONNECT_FOR: Duration = Duration::from_secs(60);
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
 
-fn config_of(url: &str) -> Result<Config> {
+pub(crate) fn config_of(url: &str) -> Result<Config> {
     let mut config: Config = url.parse().map_err(|e| StoreError::Open {
         path: PathBuf::from(crate::display_name(Path::new(url))),
         reason: format!(
             "not a valid PostgreSQL URL ({e}); write postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
         ),
     })?;
+    // Well under the stall that makes a call probe the server (see
+    // `pg_remote`), so an unreachable address is reported as such.
     if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(10));
+        config.connect_timeout(Duration::from_secs(5));
     }
     if config.get_application_name().is_none() {
         config.application_name("sysgauge");
@@ -184,10 +189,6 @@ impl PgStore {
             }
         }
         Ok(store)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     pub fn stale_runs(&self) -> &[i64] {

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::tests::{normalise, sample_run};
+use std::time::Duration;
 use sysgauge_testkit::{require_postgres, PgServer};
 
 /// Opens (for writing) one database of the backend under test.
@@ -441,4 +442,36 @@ fn postgres_restart_during_ingest_loses_and_duplicates_nothing() {
         ));
     }
     assert_eq!(s.list_runs().unwrap().len(), runs.len());
+}
+
+/// A call that waits longer than the stall on a live server (here for the
+/// migration lock another session holds) is waited for: the probe's new
+/// connection is answered, so the server is slow, not frozen.
+#[test]
+fn postgres_slow_but_live_server_is_waited_for() {
+    let Some(pg) = server("postgres_slow_but_live", &["slow"]) else {
+        return;
+    };
+    let url = pg.url("slow");
+    drop(open_url(&url).unwrap());
+    // Past the time a call on a frozen server is given up.
+    let hold = crate::FROZEN_AFTER + Duration::from_secs(3);
+    let (locked, is_locked) = std::sync::mpsc::channel();
+    let holder = {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            c.execute("SELECT pg_advisory_lock($1)", &[&i64::from(APPLICATION_ID)])
+                .unwrap();
+            locked.send(()).unwrap();
+            std::thread::sleep(hold);
+        })
+    };
+    is_locked.recv().unwrap();
+    let started = std::time::Instant::now();
+    let opened = open_url(&url);
+    let waited = started.elapsed();
+    holder.join().unwrap();
+    assert!(opened.is_ok(), "{:?}", opened.err().map(|e| e.to_string()));
+    assert!(waited >= hold - Duration::from_millis(500), "{waited:?}");
 }

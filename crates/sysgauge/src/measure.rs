@@ -236,6 +236,8 @@ pub fn execute_with(
     extra_findings: Vec<Finding>,
     extra_sink: Option<&mut dyn Sink>,
 ) -> Result<Outcome> {
+    // A signal ends a wait on a frozen database server too.
+    sysgauge_store::watch_cancel(cancel);
     let mut store = open_store(cfg)?;
     let family_budgets: BTreeMap<String, std::time::Duration> = families()
         .iter()

@@ -167,12 +167,23 @@ pub fn read_reply(stream: &mut TcpStream, addr: SocketAddr) -> Result<Reply, Str
                 "the net service at {addr} does not know this request: run the same sysgauge version on both ends"
             )),
             ReplyStatus::Busy => Err(format!(
-                "the net service at {addr} is busy (too many connections, in all or from this address); try again later or with fewer --streams"
+                "the net service at {addr} refused the connection: peer busy (too many connections, in all or from this address); try again later or with fewer --streams"
             )),
             ReplyStatus::Unauthenticated => Err(format!(
                 "the net service at {addr} refused our key: give the key it was started with (--peer-key or SYSGAUGE_NET_KEY), or none for a keyless loopback service"
             )),
         },
+    }
+}
+
+/// Why a write to the service failed: when the service refused the
+/// connection it said so before closing, and its reply ("peer busy") is a
+/// better message than the broken pipe the write ran into.
+pub fn write_failed(stream: &mut TcpStream, addr: SocketAddr, e: io::Error) -> String {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    match read_reply(stream, addr) {
+        Err(refusal) if refusal.contains("refused") => refusal,
+        _ => format!("sending to {addr}: {e}"),
     }
 }
 

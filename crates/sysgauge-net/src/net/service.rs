@@ -26,9 +26,15 @@
 //!   of the shared key (see [`super::proto`]); a non-loopback address is
 //!   refused at start without a key. Unauthenticated datagrams are dropped,
 //!   never reflected; an unauthenticated hello gets "not authenticated".
-//! - Limits: at most `max_connections` slow (sink, or hello not yet
-//!   complete) connections at once, and `max_per_source` of them per source
-//!   address; each reflector thread rate-limits per source (IPv6: per /64)
+//! - Limits, so that strangers cannot lock a keyed client out: a
+//!   connection whose hello is not complete yet is *pending*; at most
+//!   `max_pending` of them at once and `max_pending_per_source` per source
+//!   address, each given [`HELLO_TIMEOUT`] to finish its hello or be
+//!   closed. Only a sink whose hello carries the key's tag takes one of the
+//!   `max_connections` slots (and of its source's `max_per_source`), so
+//!   idle or half-sent connections, however many and from however many
+//!   addresses, never count against an authenticated client. A refused
+//!   connection is told "busy" before it is closed. Each reflector thread rate-limits per source (IPv6: per /64)
 //!   with the 2ping listener's token buckets (new sources share one bucket,
 //!   so a spoofed flood is held to one source's rate). Loopback sources are
 //!   exempt from the UDP rate only: the in-process service measures the
@@ -60,8 +66,9 @@ const SINK_BUFFER: usize = 256 << 10;
 const READ_SLICE: Duration = Duration::from_millis(250);
 /// How long `accept` polling waits before the stop flag is checked again.
 const POLL_SLICE: Duration = Duration::from_millis(100);
-/// Longest time a client may take to finish sending its hello.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest time a client may take to finish sending its hello. A real
+/// client sends its 48 bytes in one write, so they arrive together.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Service settings.
 #[derive(Debug, Clone)]
@@ -71,12 +78,16 @@ pub struct ServiceConfig {
     pub addresses: Vec<SocketAddr>,
     /// UDP reflector threads per address (sockets sharing the port).
     pub reflector_threads: usize,
-    /// Most sink connections served at once.
+    /// Most authenticated sink connections served at once.
     pub max_connections: usize,
     /// A sink connection that sends nothing for this long is closed.
     pub idle_timeout: Duration,
-    /// Most slow connections at once from one source address.
+    /// Most authenticated sink connections at once from one source address.
     pub max_per_source: usize,
+    /// Most connections at once whose hello is not complete yet.
+    pub max_pending: usize,
+    /// Most such pending connections at once from one source address.
+    pub max_pending_per_source: usize,
     /// The shared key; required unless every address is loopback.
     pub key: Option<ServiceKey>,
     /// Per-source UDP rate limit of each reflector thread; `None`: none.
@@ -114,6 +125,8 @@ impl Default for ServiceConfig {
             max_connections: 256,
             idle_timeout: Duration::from_secs(10),
             max_per_source: 64,
+            max_pending: 64,
+            max_pending_per_source: 4,
             key: None,
             udp_rate: Some(RateLimit {
                 packets_per_second: f64::from(DEFAULT_UDP_RATE),
@@ -154,15 +167,23 @@ pub struct ServiceCounters {
     pub udp_unauthenticated: AtomicU64,
     /// Datagrams over their source's rate.
     pub udp_rate_limited: AtomicU64,
-    /// Slow connections refused for their source's limit.
+    /// Connections refused for their source's limit (sinks or pending).
     pub refused_per_source: AtomicU64,
+    /// Pending connections refused because `max_pending` were waiting.
+    pub refused_pending: AtomicU64,
+    /// Pending connections closed for not finishing their hello in time.
+    pub hello_timeouts: AtomicU64,
 }
 
 struct Shared {
     stop: AtomicBool,
     counters: ServiceCounters,
+    /// Authenticated sink connections, in all and per source.
     active: AtomicUsize,
     per_source: Mutex<HashMap<IpAddr, usize>>,
+    /// Connections whose hello is not complete, in all and per source.
+    pending: AtomicUsize,
+    pending_source: Mutex<HashMap<IpAddr, usize>>,
     buffers: Mutex<Vec<Vec<u8>>>,
     config: ServiceConfig,
 }
@@ -258,6 +279,8 @@ impl NetService {
         if config.reflector_threads == 0
             || config.max_connections == 0
             || config.max_per_source == 0
+            || config.max_pending == 0
+            || config.max_pending_per_source == 0
         {
             return Err(ServiceError::Config(
                 "reflector threads and connection limits must be at least 1".into(),
@@ -279,6 +302,8 @@ impl NetService {
             counters: ServiceCounters::default(),
             active: AtomicUsize::new(0),
             per_source: Mutex::new(HashMap::new()),
+            pending: AtomicUsize::new(0),
+            pending_source: Mutex::new(HashMap::new()),
             buffers: Mutex::new(Vec::new()),
             config,
         });
@@ -390,7 +415,9 @@ fn accept_loop(
 }
 
 /// Answers a fresh connection: inline when its hello is complete and asks
-/// for something quick, else in a worker thread.
+/// for something quick; a complete sink hello with the key takes a sink
+/// slot and a worker; an incomplete hello takes a pending slot and a worker
+/// that waits at most [`HELLO_TIMEOUT`] for the rest.
 fn handle_new(
     mut stream: TcpStream,
     udp_port: u16,
@@ -410,63 +437,154 @@ fn handle_new(
             }
         }
     }
-    if have == HELLO_LEN {
-        match Hello::decode(&hello, sh.config.key.as_ref()) {
-            Ok(h) if h.mode == Mode::Sink => {}
-            other => {
-                answer_quick(&mut stream, other, udp_port, sh);
-                return;
-            }
-        }
-    }
     let Some(source) = stream.peer_addr().ok().map(|a| a.ip()) else {
         return;
     };
-    if !enter_source(sh, source) {
-        sh.counters
-            .refused_per_source
-            .fetch_add(1, Ordering::Relaxed);
-        let _ = stream.write_all(&Reply::new(ReplyStatus::Busy, 0).encode());
+    if have == HELLO_LEN {
+        match Hello::decode(&hello, sh.config.key.as_ref()) {
+            Ok(h) if h.mode == Mode::Sink => {
+                let Some(slot) = Slot::take(sh, Budget::Sink, source) else {
+                    refuse(stream);
+                    return;
+                };
+                spawn_worker(workers, sh, move |sh| {
+                    if prepare(&stream, sh) {
+                        sink(&mut stream, h.argument, sh);
+                    }
+                    drop(slot);
+                });
+            }
+            other => answer_quick(&mut stream, other, udp_port, sh),
+        }
         return;
     }
-    if sh.active.fetch_add(1, Ordering::SeqCst) >= sh.config.max_connections {
-        sh.active.fetch_sub(1, Ordering::SeqCst);
-        leave_source(sh, source);
-        sh.counters.refused_busy.fetch_add(1, Ordering::Relaxed);
-        let _ = stream.write_all(&Reply::new(ReplyStatus::Busy, 0).encode());
+    let Some(slot) = Slot::take(sh, Budget::Pending, source) else {
+        refuse(stream);
         return;
-    }
+    };
+    spawn_worker(workers, sh, move |sh| {
+        finish_hello(stream, hello, have, udp_port, slot, sh)
+    });
+}
+
+/// Runs `work` on a new worker thread (kept in `workers` to be joined).
+/// When no thread can be started, `work` is dropped with what it owns (its
+/// connection and slot).
+fn spawn_worker(
+    workers: &Arc<Mutex<Vec<JoinHandle<()>>>>,
+    sh: &Arc<Shared>,
+    work: impl FnOnce(&Shared) + Send + 'static,
+) {
     let sh2 = Arc::clone(sh);
     let spawned = std::thread::Builder::new()
         .name("net-sink".into())
         .stack_size(256 << 10)
-        .spawn(move || {
-            serve_slow(stream, hello, have, udp_port, &sh2);
-            sh2.active.fetch_sub(1, Ordering::SeqCst);
-            leave_source(&sh2, source);
-        });
-    match spawned {
-        Ok(h) => {
-            if let Ok(mut w) = workers.lock() {
-                w.push(h);
-            }
-        }
-        Err(_) => {
-            sh.active.fetch_sub(1, Ordering::SeqCst);
-            leave_source(sh, source);
+        .spawn(move || work(&sh2));
+    if let Ok(h) = spawned {
+        if let Ok(mut w) = workers.lock() {
+            w.push(h);
         }
     }
 }
 
-/// Counts a slow connection of `source`; false if it already has
-/// `max_per_source`. The map holds only sources with live connections, so
-/// it is bounded by `max_connections`.
-fn enter_source(sh: &Shared, source: IpAddr) -> bool {
-    let Ok(mut m) = sh.per_source.lock() else {
+/// Says "busy" and closes. The write side is shut first and what the
+/// client already sent is read away, so the close is a FIN after the
+/// reply rather than a reset that could overtake it.
+fn refuse(mut stream: TcpStream) {
+    let _ = stream.set_nonblocking(true);
+    let _ = stream.write_all(&Reply::new(ReplyStatus::Busy, 0).encode());
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut junk = [0u8; 4096];
+    for _ in 0..16 {
+        match stream.read(&mut junk) {
+            Ok(n) if n > 0 => {}
+            _ => break,
+        }
+    }
+}
+
+/// The two budgets: connections still sending their hello, and
+/// authenticated sinks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Budget {
+    Pending,
+    Sink,
+}
+
+/// One connection's place in a budget (in all and for its source), given
+/// back when dropped.
+struct Slot {
+    sh: Arc<Shared>,
+    budget: Budget,
+    source: IpAddr,
+}
+
+impl Slot {
+    /// Takes a place for `source`, or counts the refusal and returns None.
+    fn take(sh: &Arc<Shared>, budget: Budget, source: IpAddr) -> Option<Slot> {
+        let (count, map, max, max_source) = Slot::parts(sh, budget);
+        if !enter_source(map, source, max_source) {
+            sh.counters
+                .refused_per_source
+                .fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        if count.fetch_add(1, Ordering::SeqCst) >= max {
+            count.fetch_sub(1, Ordering::SeqCst);
+            leave_source(map, source);
+            let refused = match budget {
+                Budget::Pending => &sh.counters.refused_pending,
+                Budget::Sink => &sh.counters.refused_busy,
+            };
+            refused.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(Slot {
+            sh: Arc::clone(sh),
+            budget,
+            source,
+        })
+    }
+
+    fn parts(
+        sh: &Shared,
+        budget: Budget,
+    ) -> (&AtomicUsize, &Mutex<HashMap<IpAddr, usize>>, usize, usize) {
+        let c = &sh.config;
+        match budget {
+            Budget::Pending => (
+                &sh.pending,
+                &sh.pending_source,
+                c.max_pending,
+                c.max_pending_per_source,
+            ),
+            Budget::Sink => (
+                &sh.active,
+                &sh.per_source,
+                c.max_connections,
+                c.max_per_source,
+            ),
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let (count, map, _, _) = Slot::parts(&self.sh, self.budget);
+        count.fetch_sub(1, Ordering::SeqCst);
+        leave_source(map, self.source);
+    }
+}
+
+/// Counts a connection of `source`; false if it already has `max`. The map
+/// holds only sources with live connections, so it is bounded by its
+/// budget.
+fn enter_source(map: &Mutex<HashMap<IpAddr, usize>>, source: IpAddr, max: usize) -> bool {
+    let Ok(mut m) = map.lock() else {
         return false;
     };
     let n = m.entry(source).or_insert(0);
-    if *n >= sh.config.max_per_source {
+    if *n >= max {
         if *n == 0 {
             m.remove(&source);
         }
@@ -476,8 +594,8 @@ fn enter_source(sh: &Shared, source: IpAddr) -> bool {
     true
 }
 
-fn leave_source(sh: &Shared, source: IpAddr) {
-    if let Ok(mut m) = sh.per_source.lock() {
+fn leave_source(map: &Mutex<HashMap<IpAddr, usize>>, source: IpAddr) {
+    if let Ok(mut m) = map.lock() {
         if let Some(n) = m.get_mut(&source) {
             *n = n.saturating_sub(1);
             if *n == 0 {
@@ -549,30 +667,56 @@ fn read_some(
     }
 }
 
-/// A worker: finishes reading the hello if needed, then serves it.
-fn serve_slow(
+/// A worker's socket: blocking, with the read slice and a write timeout.
+fn prepare(stream: &TcpStream, sh: &Shared) -> bool {
+    if stream.set_nonblocking(false).is_err() || stream.set_read_timeout(Some(READ_SLICE)).is_err()
+    {
+        return false;
+    }
+    let _ = stream.set_write_timeout(Some(sh.config.idle_timeout));
+    true
+}
+
+/// A pending connection's worker: waits at most [`HELLO_TIMEOUT`] for the
+/// rest of the hello, gives its pending slot back, then serves the hello
+/// (a sink only with a sink slot).
+fn finish_hello(
     mut stream: TcpStream,
     mut hello: [u8; HELLO_LEN],
     mut have: usize,
     udp_port: u16,
+    pending: Slot,
     sh: &Shared,
 ) {
-    if stream.set_nonblocking(false).is_err() || stream.set_read_timeout(Some(READ_SLICE)).is_err()
-    {
+    if !prepare(&stream, sh) {
         return;
     }
-    let _ = stream.set_write_timeout(Some(sh.config.idle_timeout));
     let started = Instant::now();
     while have < HELLO_LEN {
         let left = HELLO_TIMEOUT.saturating_sub(started.elapsed());
         match read_some(&mut stream, &mut hello[have..], left, sh) {
-            Ok(0) | Err(_) => return,
+            Ok(0) => return,
+            Err(e) => {
+                if e.kind() == io::ErrorKind::TimedOut {
+                    sh.counters.hello_timeouts.fetch_add(1, Ordering::Relaxed);
+                }
+                return;
+            }
             Ok(n) => have += n,
         }
     }
-    let h = Hello::decode(&hello, sh.config.key.as_ref());
-    match h {
-        Ok(h) if h.mode == Mode::Sink => sink(&mut stream, h.argument, sh),
+    let source = pending.source;
+    let shared = Arc::clone(&pending.sh);
+    drop(pending);
+    match Hello::decode(&hello, sh.config.key.as_ref()) {
+        Ok(h) if h.mode == Mode::Sink => {
+            let Some(slot) = Slot::take(&shared, Budget::Sink, source) else {
+                refuse(stream);
+                return;
+            };
+            sink(&mut stream, h.argument, sh);
+            drop(slot);
+        }
         other => answer_quick(&mut stream, other, udp_port, sh),
     }
 }

@@ -81,16 +81,19 @@ fn transfer(
         None => endpoint::connect(addr)
             .map_err(|e| BenchError::failed(format!("cannot connect to {addr}: {e}")))?,
     };
-    let send_err = |e: std::io::Error| BenchError::failed(format!("sending to {addr}: {e}"));
-    if fresh {
+    let sent = if fresh {
         s.write_all(&Hello::new(Mode::Sink, total).encode(key))
-            .map_err(send_err)?;
     } else {
-        s.write_all(&total.to_be_bytes()).map_err(send_err)?;
+        s.write_all(&total.to_be_bytes())
+    };
+    if let Err(e) = sent {
+        return Err(BenchError::failed(endpoint::write_failed(&mut s, addr, e)));
     }
     for _ in 0..chunks {
         cancel.check()?;
-        s.write_all(std::hint::black_box(data)).map_err(send_err)?;
+        if let Err(e) = s.write_all(std::hint::black_box(data)) {
+            return Err(BenchError::failed(endpoint::write_failed(&mut s, addr, e)));
+        }
     }
     let reply = endpoint::read_reply(&mut s, addr).map_err(BenchError::failed)?;
     if reply.value != total {

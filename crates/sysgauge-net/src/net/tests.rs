@@ -6,6 +6,7 @@
 
 use super::endpoint;
 use super::proto::{self, Hello, Mode, Reply, ReplyStatus, MSG_LEN};
+use super::service::HELLO_TIMEOUT;
 use super::*;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
@@ -320,15 +321,30 @@ fn sink_request_status(addr: SocketAddr) -> Result<ReplyStatus, proto::ReplyErro
     Reply::decode(&b).map(|r| r.status)
 }
 
+/// A sink of `n` bytes on a new connection: its reply's status and value.
+fn sink_exchange(addr: SocketAddr, n: u64) -> (TcpStream, ReplyStatus, u64) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut out = Hello::new(Mode::Sink, n).encode(None).to_vec();
+    out.extend(std::iter::repeat_n(7u8, usize::try_from(n).unwrap()));
+    s.write_all(&out).unwrap();
+    let mut b = [0u8; MSG_LEN];
+    s.read_exact(&mut b).unwrap();
+    let r = Reply::decode(&b).unwrap();
+    (s, r.status, r.value)
+}
+
 #[test]
 fn connections_are_limited_per_source() {
     let service = NetService::start(ServiceConfig {
         max_per_source: 2,
+        max_pending_per_source: 2,
         ..ServiceConfig::loopback()
     })
     .unwrap();
     let addr = service.local_addrs()[0];
-    // Two slow connections (hellos never finished) hold this source's share.
+    // Two connections that never finish their hello hold this source's
+    // pending share: a third is told "busy" ...
     let mut held = Vec::new();
     for _ in 0..2 {
         let mut s = TcpStream::connect(addr).unwrap();
@@ -336,11 +352,54 @@ fn connections_are_limited_per_source() {
         held.push(s);
     }
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(sink_request_status(addr), Ok(ReplyStatus::Busy));
+    let mut third = TcpStream::connect(addr).unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    third.write_all(b"SG").unwrap();
+    let mut b = [0u8; MSG_LEN];
+    third.read_exact(&mut b).unwrap();
+    assert_eq!(Reply::decode(&b).map(|r| r.status), Ok(ReplyStatus::Busy));
     assert_eq!(counter(&service.counters().refused_per_source), 1);
-    // Quick requests are answered inline and not limited by the share.
+    // ... but they take nothing from authenticated sinks, which have their
+    // own share: two are served, the next is busy.
+    let (a, status, value) = sink_exchange(addr, 10);
+    assert_eq!((status, value), (ReplyStatus::Ok, 10));
+    let (b2, status, _) = sink_exchange(addr, 10);
+    assert_eq!(status, ReplyStatus::Ok);
+    assert_eq!(sink_request_status(addr), Ok(ReplyStatus::Busy));
+    assert_eq!(counter(&service.counters().refused_per_source), 2);
+    // Quick requests are answered inline and not limited by the shares.
     assert_eq!(endpoint::info(addr, "loopback", None), Ok(addr.port()));
-    drop(held);
+    drop((held, a, b2));
+}
+
+#[test]
+fn an_unfinished_hello_is_closed_after_the_deadline() {
+    let service = NetService::start(ServiceConfig {
+        max_pending: 1,
+        ..ServiceConfig::loopback()
+    })
+    .unwrap();
+    let addr = service.local_addrs()[0];
+    let mut slow = TcpStream::connect(addr).unwrap();
+    slow.write_all(b"S").unwrap();
+    slow.set_read_timeout(Some(HELLO_TIMEOUT + Duration::from_secs(5)))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut b = [0u8; 1];
+    // Closed without a word: it never said what it is.
+    assert_eq!(slow.read(&mut b).unwrap(), 0);
+    let waited = started.elapsed();
+    assert!(
+        waited >= HELLO_TIMEOUT - Duration::from_millis(500)
+            && waited < HELLO_TIMEOUT + Duration::from_secs(2),
+        "{waited:?}"
+    );
+    assert_eq!(counter(&service.counters().hello_timeouts), 1);
+    // The pending slot is free again.
+    let (_s, status, _) = sink_exchange(addr, 10);
+    assert_eq!(status, ReplyStatus::Ok);
 }
 
 #[test]
@@ -389,6 +448,40 @@ fn busy_service_says_so() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(sink_request_status(addr), Ok(ReplyStatus::Busy));
+    drop(hold);
+}
+
+/// A client refused while it writes its first block hears "peer busy",
+/// not the broken pipe its writes run into.
+#[test]
+fn a_refused_throughput_case_says_peer_busy() {
+    let service = NetService::start(ServiceConfig {
+        max_connections: 1,
+        ..ServiceConfig::loopback()
+    })
+    .unwrap();
+    let addr = service.local_addrs()[0];
+    let mut hold = TcpStream::connect(addr).unwrap();
+    hold.write_all(&Hello::new(Mode::Sink, 1 << 30).encode(None))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let options = NetOptions {
+        peer: Some(Peer {
+            name: format!("{addr}"),
+            addr,
+        }),
+        ..NetOptions::default()
+    };
+    let mut refused = 0;
+    for (id, _, r) in run_all(options) {
+        if id == "net.tcp-throughput" {
+            let e = r.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("refused the connection: peer busy"), "{e}");
+            assert!(!e.contains("pipe") && !e.contains("reset"), "{e}");
+            refused += 1;
+        }
+    }
+    assert!(refused > 0);
     drop(hold);
 }
 

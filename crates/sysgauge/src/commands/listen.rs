@@ -75,8 +75,11 @@ pub struct ListenArgs {
     #[arg(long, value_name = "PPS", default_value_t = sysgauge_net::net::DEFAULT_UDP_RATE, requires = "serve")]
     pub serve_udp_rate: u32,
 
-    /// Most slow (sink) connections of the net service from one source
-    /// address at once (all sources together: 256).
+    /// Most authenticated sink connections of the net service from one
+    /// source address at once (all sources together: 256). Connections
+    /// that have not sent a complete hello with the key yet never take
+    /// these places: they have their own small budget (4 per source, 64 in
+    /// all) and 3 s to finish the hello.
     #[arg(long, value_name = "N", default_value_t = 64, requires = "serve")]
     pub serve_max_per_source: usize,
 
@@ -199,7 +202,7 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
         let c = s.counters();
         let n = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
         text.push_str(&format!(
-            "net service: {} datagrams reflected, {} dropped (not authenticated {}, rate limited {}); {} connections, {} not authenticated, {} refused busy, {} refused for their source's limit\n",
+            "net service: {} datagrams reflected, {} dropped (not authenticated {}, rate limited {}); {} connections, {} not authenticated, {} refused busy, {} refused for their source's limit, {} refused while too many hellos were pending, {} closed for not finishing their hello within {} s\n",
             n(&c.udp_reflected),
             n(&c.udp_dropped),
             n(&c.udp_unauthenticated),
@@ -207,7 +210,10 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
             n(&c.connections),
             n(&c.unauthenticated),
             n(&c.refused_busy),
-            n(&c.refused_per_source)
+            n(&c.refused_per_source),
+            n(&c.refused_pending),
+            n(&c.hello_timeouts),
+            sysgauge_net::net::service::HELLO_TIMEOUT.as_secs()
         ));
     }
     drop(service);
