@@ -203,7 +203,7 @@ pub enum ProfileArg {
     /// A few milliseconds per case: a smoke test, not a measurement.
     Tiny,
     /// The default: `run` takes about 45 seconds on a 2-core machine, one
-    /// family a few seconds, `sweep` about a minute.
+    /// family a few seconds, `sweep` about a minute and a half.
     Quick,
     /// Every block size, more time per case: `run` takes about 6 minutes on
     /// a 2-core machine, `sweep` several.

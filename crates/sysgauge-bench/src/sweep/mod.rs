@@ -128,7 +128,7 @@ pub fn default_copies(profile: Profile, mode: Mode) -> Vec<u64> {
         // 128 and 512: the ends of the write-up's recommended 128–512
         // copies (64 understated the many-copy rate); the quick profile
         // takes the smaller so that `run` stays within its 45 s and
-        // `sweep` within its minute. `sysgauge sweep` halves it when the
+        // `sweep` within a minute and a half. `sysgauge sweep` halves it when the
         // scratch space is short, `run` skips the case with the reason.
         (Profile::Quick, _) => vec![1, 128],
         (Profile::Standard, _) | (Profile::Full, Mode::Slice) => vec![1, 512],
