@@ -12,8 +12,8 @@ pub const DISTURBED: &str = "disturbed";
 
 /// The finding of a case measured while the machine gave less than its
 /// best of the run (another guest sharing the core: sysgauge-host's
-/// capacity probe). Such a case is untrusted; merged from rounds, only when
-/// its median round is.
+/// capacity probe). Such a case is disturbed, and a reference case with
+/// it is above the quiet limits.
 pub const CAPACITY_DIP: &str = "capacity-dip";
 
 /// Watches cases; one per run.

@@ -181,18 +181,7 @@ pub fn merge(rounds: Vec<ResultRecord>, state: Option<&str>) -> Option<ResultRec
         d.insert(DISTURBED, disturbed.join("; "));
     }
     if base.untrusted().is_none() {
-        // A round measured while the machine gave less is left behind by
-        // the median, unlike a method's own reason (it holds every round).
-        let dipped = |r: &&ResultRecord| {
-            r.findings
-                .iter()
-                .any(|f| f.code == crate::monitor::CAPACITY_DIP)
-        };
-        if let Some(why) = rounds
-            .iter()
-            .filter(|r| !dipped(r))
-            .find_map(|r| r.untrusted())
-        {
+        if let Some(why) = rounds.iter().find_map(|r| r.untrusted()) {
             d.insert(UNTRUSTED, why.to_string());
         }
     }

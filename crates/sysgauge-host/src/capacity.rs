@@ -20,7 +20,7 @@
 //! same quiet machine spread by 37 % (the shared cache's other users), too
 //! wide to judge anything by. [`Tracker`] keeps the run's best reading; a
 //! case whose reading before or after it fell below the limit was measured
-//! on a machine that gave less than it can, and is left out of indexes.
+//! on a machine that gave less than it can, and is marked disturbed.
 //!
 //! A disturbance present from the run's first reading to its last is not
 //! seen (nothing in the run is better); `docs/repeatability.md` says so.

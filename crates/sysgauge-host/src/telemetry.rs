@@ -733,11 +733,10 @@ impl CaseWatch for Watch {
                         format!("{case}: {why}"),
                     )
                     .with_remedy(
-                        "run again (the case is left out of every index); on a cloud \
-                             machine, a type with dedicated cores does not share them",
+                        "run again (`--exclude-disturbed` leaves the case out); on a \
+                         cloud machine, a type with dedicated cores does not share them",
                     ),
                 );
-                details.insert(sysgauge_core::UNTRUSTED, format!("capacity fell: {why}"));
                 disturbed.push(why);
             }
         }
