@@ -157,7 +157,7 @@ fn icmp_rate_and_rtt_to_a_namespace_with_and_without_an_nftables_limit() {
         // The limit is a ceiling: at most 10 % over it (its burst), and
         // close under it (the sender's own pauses count against the rate).
         assert!(
-            rate <= 1.1 * LIMIT && rate >= 0.8 * LIMIT,
+            (0.8 * LIMIT..=1.1 * LIMIT).contains(&rate),
             "{t}: {rate:.0} replies/s measured, the far end's limit is {LIMIT}/s"
         );
         // The round trip is still measured: it is paced below the limit.
