@@ -225,7 +225,9 @@ fn a_fleet_flood_adds_hosts_until_the_reply_rate_stops_rising() {
     }
     let file = lab.dir.path().join("flood.txt");
     std::fs::write(&file, inv).unwrap();
-    let sb = Sandbox::new();
+    // Alone: senders sharing the CPUs with other tests fall short of the
+    // target's limit.
+    let sb = Sandbox::alone();
     let out = lab
         .fleet_action(
             sb.db().as_os_str(),
@@ -261,8 +263,10 @@ fn a_fleet_flood_adds_hosts_until_the_reply_rate_stops_rising() {
         "{table}\n{log}"
     );
     for (k, rate) in &steps {
+        // The limit is a ceiling: at most 10 % over it (its burst), and
+        // close under it (the senders' own pauses count against the rate).
         assert!(
-            (rate - LIMIT).abs() <= LIMIT * 0.1,
+            (LIMIT * 0.8..=LIMIT * 1.1).contains(rate),
             "{k} host(s): {rate} replies/s against a limit of {LIMIT}\n{table}\n{log}"
         );
     }
