@@ -89,7 +89,10 @@ fn a_cpu_hog_beside_a_case_is_found_and_sized() {
             "a quiet case has no finding: {:?}",
             quiet.results[0].findings
         );
-        assert!(quiet.results[0].disturbed().is_none());
+        // Another guest on the host may still dip the capacity probe; no
+        // process here disturbed it.
+        let why = quiet.results[0].disturbed().unwrap_or("");
+        assert!(!why.contains("other processes"), "{why}");
     } else {
         eprintln!("the machine was busy ({outside:.2} CPUs besides sysgauge): the quiet half is not checked");
     }
