@@ -398,3 +398,52 @@ pub fn machine_busy() -> f64 {
         .unwrap_or_else(|| panic!("no cpu line in /proc/stat"));
     (t.user + t.nice + t.system + t.irq + t.softirq) as f64 / sysgauge_host::procs::clock_ticks()
 }
+
+/// The binary under test, for command lines that start it through another
+/// program (`ip netns exec`, a shell).
+pub fn sysgauge_bin() -> String {
+    assert_cmd::cargo::cargo_bin("sysgauge")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `ip netns exec NS PROGRAM ARGS` (ip execs the program: same pid), with
+/// HOME outside the user's and no wait for a quiet machine.
+pub fn in_ns(ns: &str, program: &str, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new("ip");
+    c.args(["netns", "exec", ns, program]).args(args);
+    c.env("HOME", std::env::temp_dir())
+        .env("SYSGAUGE_NO_WAIT", "1")
+        .stdin(std::process::Stdio::null());
+    c
+}
+
+/// Runs `cmd` to its end with its output captured; past `limit` it is
+/// killed and the test fails, naming it.
+pub fn run_bounded(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    use std::process::Stdio;
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap_or_else(|e| panic!("waiting for {cmd:?}: {e}")),
+        Err(_) => {
+            // SAFETY: kill has no memory-safety preconditions; the pid is our
+            // own child, which has not been reaped (wait has not returned).
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+            panic!("{cmd:?} did not finish within {limit:?}");
+        }
+    }
+}

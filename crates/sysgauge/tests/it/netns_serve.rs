@@ -17,11 +17,11 @@
 //! `ip`; skips without them, and fails under SYSGAUGE_REQUIRE_ALL=1.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-use crate::common::{strict_record, Sandbox};
+use crate::common::{in_ns, run_bounded, strict_record, sysgauge_bin, Sandbox};
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,41 +45,11 @@ fn requirements() -> bool {
     )
 }
 
-fn bin() -> String {
-    assert_cmd::cargo::cargo_bin("sysgauge")
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn in_ns(ns: &str, args: &[&str]) -> Command {
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", ns, &bin()]).args(args);
-    c.env("HOME", std::env::temp_dir())
-        .env("SYSGAUGE_NO_WAIT", "1")
-        .env("SYSGAUGE_NET_KEY", KEY)
-        .env_remove("SYSGAUGE_DB")
-        .stdin(Stdio::null());
+/// The binary in namespace `ns`, keyed, outside any results database.
+fn sysgauge_in(ns: &str, args: &[&str]) -> Command {
+    let mut c = in_ns(ns, &sysgauge_bin(), args);
+    c.env("SYSGAUGE_NET_KEY", KEY).env_remove("SYSGAUGE_DB");
     c
-}
-
-fn run_bounded(mut cmd: Command, deadline: Duration) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let id = child.id();
-    let waiter = std::thread::spawn(move || child.wait_with_output());
-    let end = Instant::now() + deadline;
-    while !waiter.is_finished() {
-        if Instant::now() > end {
-            // SAFETY: kill with a pid we spawned and have not reaped.
-            unsafe { libc::kill(id as i32, libc::SIGKILL) };
-            panic!("{cmd:?} ran over {deadline:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    waiter.join().unwrap().unwrap()
 }
 
 /// A connection from `source` to `target`, idle or after one byte.
@@ -139,7 +109,7 @@ fn strangers_cannot_lock_out_a_keyed_peer() {
     let serve_port = 15999;
     let mut listener = {
         let port = serve_port.to_string();
-        let mut cmd = in_ns(
+        let mut cmd = sysgauge_in(
             &pair.b,
             &[
                 "listen",
@@ -191,7 +161,7 @@ fn strangers_cannot_lock_out_a_keyed_peer() {
     for round in 0..2 {
         let t0 = Instant::now();
         let out = run_bounded(
-            in_ns(
+            sysgauge_in(
                 &pair.a,
                 &[
                     "net",

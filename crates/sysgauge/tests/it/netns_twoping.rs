@@ -22,9 +22,10 @@
 //! SYSGAUGE_REQUIRE_ALL=1.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-use crate::common::{strict_record, Sandbox};
-use std::process::{Command, Output, Stdio};
+use crate::common::{in_ns, run_bounded, strict_record, sysgauge_bin, Sandbox};
+use std::process::Command;
 use std::time::{Duration, Instant};
+use sysgauge_core::ResultRecord;
 use sysgauge_testkit::netns::VethPair;
 use sysgauge_testkit::{free_udp_port, is_root, on_path, ChildGuard};
 
@@ -45,49 +46,45 @@ fn requirements(test: &str) -> bool {
     )
 }
 
-fn bin() -> String {
-    assert_cmd::cargo::cargo_bin("sysgauge")
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// `ip netns exec NS PROGRAM ARGS` (ip execs the program: same pid).
-fn in_ns(ns: &str, program: &str, args: &[&str]) -> Command {
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", ns, program]).args(args);
-    c.env("HOME", std::env::temp_dir())
-        .env("SYSGAUGE_NO_WAIT", "1")
-        .stdin(Stdio::null());
-    c
-}
-
-/// Runs to the end, killed after `deadline`.
-fn run_bounded(mut cmd: Command, deadline: Duration) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let id = child.id();
-    let waiter = std::thread::spawn(move || child.wait_with_output());
-    let end = Instant::now() + deadline;
-    while !waiter.is_finished() {
-        if Instant::now() > end {
-            // SAFETY: kill with a pid we spawned and have not reaped.
-            unsafe { libc::kill(id as i32, libc::SIGKILL) };
-            panic!("{cmd:?} ran over {deadline:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    waiter.join().unwrap().unwrap()
-}
-
 /// The listener in namespace `ns` on `addr`, with `extra` options.
 fn listener(ns: &str, addr: &str, port: u16, extra: &[&str]) -> ChildGuard {
     let port = port.to_string();
     let mut args = vec!["listen", "-q", "-I", addr, "--port", &port, "-w", "300"];
     args.extend_from_slice(extra);
-    ChildGuard::spawn_ready(&mut in_ns(ns, &bin(), &args), "2PING listener", READY)
+    ChildGuard::spawn_ready(
+        &mut in_ns(ns, &sysgauge_bin(), &args),
+        "2PING listener",
+        READY,
+    )
+}
+
+/// A keyed flood of `count` pings from namespace a to b's listener on
+/// `port` (`extra` options added): its loss result, what it printed on
+/// stderr, and its pings a second.
+fn keyed_flood(
+    pair: &VethPair,
+    port: &str,
+    count: u64,
+    extra: &[&str],
+) -> (ResultRecord, String, f64) {
+    let started = Instant::now();
+    let count_s = count.to_string();
+    let mut args = vec!["ping", "-f", "-c", &count_s, "--auth", KEY, "--port", port];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--no-store", "--json", "-", &pair.v4_b]);
+    let out = run_bounded(
+        in_ns(&pair.a, &sysgauge_bin(), &args),
+        Duration::from_secs(240),
+    );
+    let seconds = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    let loss = strict_record(&out.stdout)
+        .results
+        .into_iter()
+        .find(|r| r.bench_id == "net.ping-loss")
+        .unwrap();
+    (loss, stderr, count as f64 / seconds)
 }
 
 /// SIGINT, then everything it printed.
@@ -135,42 +132,12 @@ fn authenticated_flood_between_sysgauge_hosts_loses_nothing_to_the_rate_limit() 
         port,
         &["--auth", KEY, "--notice", "listener in b"],
     );
-    let started = Instant::now();
-    let count = FLOOD_COUNT.to_string();
-    let out = run_bounded(
-        in_ns(
-            &pair.a,
-            &bin(),
-            &[
-                "ping",
-                "-f",
-                "-l",
-                PRELOAD,
-                "-c",
-                &count,
-                "--auth",
-                KEY,
-                "--port",
-                &port_s,
-                "--notice",
-                "client in a",
-                "--no-store",
-                "--json",
-                "-",
-                &pair.v4_b,
-            ],
-        ),
-        Duration::from_secs(240),
+    let (loss, stderr, ours) = keyed_flood(
+        &pair,
+        &port_s,
+        FLOOD_COUNT,
+        &["-l", PRELOAD, "--notice", "client in a"],
     );
-    let seconds = started.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{stderr}");
-    let run = strict_record(&out.stdout);
-    let loss = run
-        .results
-        .iter()
-        .find(|r| r.bench_id == "net.ping-loss")
-        .unwrap();
     let d = &loss.details;
     assert_eq!(d.get_u64("transmitted"), Some(FLOOD_COUNT), "{stderr}");
     assert_eq!(
@@ -186,41 +153,9 @@ fn authenticated_flood_between_sysgauge_hosts_loses_nothing_to_the_rate_limit() 
     );
     assert_eq!(loss.params.get_u64("preload"), Some(32));
     assert!(stderr.contains("Peer notice (10.217."), "{stderr}");
-    let ours = FLOOD_COUNT as f64 / seconds;
 
     // One ping in flight, same listener and key: no loss either.
-    let started = Instant::now();
-    let count = FLOOD_ONE_COUNT.to_string();
-    let out = run_bounded(
-        in_ns(
-            &pair.a,
-            &bin(),
-            &[
-                "ping",
-                "-f",
-                "-c",
-                &count,
-                "--auth",
-                KEY,
-                "--port",
-                &port_s,
-                "--no-store",
-                "--json",
-                "-",
-                &pair.v4_b,
-            ],
-        ),
-        Duration::from_secs(240),
-    );
-    let seconds_one = started.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{stderr}");
-    let run = strict_record(&out.stdout);
-    let loss = run
-        .results
-        .iter()
-        .find(|r| r.bench_id == "net.ping-loss")
-        .unwrap();
+    let (loss, stderr, ours_one) = keyed_flood(&pair, &port_s, FLOOD_ONE_COUNT, &[]);
     let d = &loss.details;
     assert_eq!(d.get_u64("transmitted"), Some(FLOOD_ONE_COUNT), "{stderr}");
     assert_eq!(
@@ -229,7 +164,6 @@ fn authenticated_flood_between_sysgauge_hosts_loses_nothing_to_the_rate_limit() 
         "lost pings with one in flight:\n{stderr}"
     );
     assert_eq!(loss.params.get_u64("preload"), None);
-    let ours_one = FLOOD_ONE_COUNT as f64 / seconds_one;
     let summary = stop(l);
     assert_eq!(
         number_after(&summary, "rate limited "),
@@ -248,7 +182,7 @@ fn authenticated_flood_between_sysgauge_hosts_loses_nothing_to_the_rate_limit() 
     let out = run_bounded(
         in_ns(
             &pair.a,
-            &bin(),
+            &sysgauge_bin(),
             &[
                 "ping",
                 "-f",
@@ -322,7 +256,7 @@ fn listen_on_a_name_binds_both_families_and_both_answer() {
     let script = format!(
         "mount --bind {} /etc/hosts && exec {} listen -I sgdual.test --port {port} -w 120 --notice dual",
         hosts.display(),
-        bin()
+        sysgauge_bin()
     );
     let mut cmd = Command::new("unshare");
     cmd.args(["--mount", "--propagation", "private", "sh", "-c", &script])

@@ -1,7 +1,7 @@
 //! The HTML report, rendered in headless Chromium.
 
 use super::{built_machines, csv_fixture, import, openssl_fixture};
-use crate::common::{stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{run_bounded, stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 
 /// Headless Chromium, to load a report as a reader's browser would.
@@ -192,32 +192,6 @@ fn html_report_renders_in_headless_chromium() {
     let shot = sb.path().join("report.png");
     browser.screenshot(&html, &shot);
     keep_report(&html, &shot, "report");
-}
-
-/// Run a command with a time limit; the child is killed if it overruns.
-fn run_bounded(mut cmd: std::process::Command, limit: std::time::Duration) -> std::process::Output {
-    use std::process::Stdio;
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start the browser: {e}"));
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            // SAFETY: kill has no memory-safety preconditions; the pid is our
-            // own child, which has not been reaped (wait has not returned).
-            unsafe {
-                libc::kill(pid as i32, libc::SIGKILL);
-            }
-            panic!("the browser did not finish within {limit:?}");
-        }
-    }
 }
 
 /// The report of a machine measured here (a real tiny sweep), two built
