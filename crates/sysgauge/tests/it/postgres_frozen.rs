@@ -88,6 +88,25 @@ fn run_on(sb: &Sandbox, url: &str, json: &std::path::Path) -> ChildGuard {
     ChildGuard::spawn(&mut cmd)
 }
 
+/// SIGTERM to a run waiting on the frozen server: it ends within 2 s,
+/// saying it was interrupted while waiting. What it printed.
+fn terminated_at_once(mut run: ChildGuard, when: &str) -> String {
+    // SAFETY: signals the child this test spawned.
+    unsafe { libc::kill(run.pid() as i32, libc::SIGTERM) };
+    let t0 = Instant::now();
+    let status = run.wait_exit(Duration::from_secs(30));
+    let took = t0.elapsed();
+    let log = run.output();
+    assert!(status.is_some(), "{when}: no exit after SIGTERM: {log}");
+    eprintln!("{when}: exit {took:?} after SIGTERM\n{log}");
+    assert!(
+        took < Duration::from_secs(2),
+        "{when}: {took:?} from SIGTERM to the exit: {log}"
+    );
+    assert!(log.contains("interrupted while waiting"), "{log}");
+    log
+}
+
 #[test]
 fn a_frozen_postgres_ends_the_run_with_its_json_and_signals_are_answered() {
     let Some(pg) = require_postgres("a frozen PostgreSQL") else {
@@ -129,21 +148,9 @@ fn a_frozen_postgres_ends_the_run_with_its_json_and_signals_are_answered() {
 
     // Still frozen: a new run hangs on its connection; SIGTERM ends it.
     let json2 = sb.path().join("run2.json");
-    let mut run = run_on(&sb, &url, &json2);
+    let run = run_on(&sb, &url, &json2);
     std::thread::sleep(Duration::from_secs(2));
-    // SAFETY: signals the child this test spawned.
-    unsafe { libc::kill(run.pid() as i32, libc::SIGTERM) };
-    let t0 = Instant::now();
-    let status = run.wait_exit(Duration::from_secs(30));
-    let took = t0.elapsed();
-    let log = run.output();
-    assert!(status.is_some(), "no exit after SIGTERM: {log}");
-    eprintln!("frozen at open: exit {took:?} after SIGTERM\n{log}");
-    assert!(
-        took < Duration::from_secs(2),
-        "{took:?} from SIGTERM to the exit: {log}"
-    );
-    assert!(log.contains("interrupted while waiting"), "{log}");
+    let log = terminated_at_once(run, "frozen at open");
     assert!(log.contains(&plain), "{log}");
     assert!(!log.contains("frozenpw"), "{log}");
 
@@ -161,19 +168,7 @@ fn a_frozen_postgres_ends_the_run_with_its_json_and_signals_are_answered() {
     let frozen = Frozen::server(&pg);
     // A store call is waiting now (well before the 13 s give it up).
     std::thread::sleep(Duration::from_secs(3));
-    // SAFETY: signals the child this test spawned.
-    unsafe { libc::kill(run.pid() as i32, libc::SIGTERM) };
-    let t0 = Instant::now();
-    let status = run.wait_exit(Duration::from_secs(30));
-    let took = t0.elapsed();
-    let log = run.output();
-    assert!(status.is_some(), "no exit after SIGTERM: {log}");
-    eprintln!("frozen mid-run, SIGTERM: exit {took:?} after it\n{log}");
-    assert!(
-        took < Duration::from_secs(2),
-        "{took:?} from SIGTERM to the exit: {log}"
-    );
-    assert!(log.contains("interrupted while waiting"), "{log}");
+    let log = terminated_at_once(run, "frozen mid-run");
     let record = read_record(&json3);
     assert!(!record.results.is_empty(), "{log}");
     drop(frozen);
