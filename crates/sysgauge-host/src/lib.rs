@@ -105,12 +105,7 @@ pub fn collect(root: &SysRoot, scratch: Option<&Path>) -> HostInfo {
             cpu.virtualization = Some(name.to_string());
         }
     }
-    if root.live
-        && virt::user_mode_emulated(
-            std::env::consts::ARCH,
-            cpu::infer_architecture(&cpuinfo).as_deref(),
-        )
-    {
+    if root.live && virt::live_user_mode_emulated(&cpuinfo) {
         cpu.virtualization = Some(virt::USER_MODE_EMULATION.to_string());
     }
 

@@ -328,11 +328,19 @@ pub struct Telemetry {
 }
 
 impl Telemetry {
-    /// Telemetry of the running machine.
+    /// Telemetry of the running machine. No capacity probe under a
+    /// user-mode emulator: it would time the emulator (the run is flagged
+    /// as emulated anyway), at a cost of seconds a case.
     pub fn live() -> Telemetry {
+        let root = SysRoot::live();
+        let cpuinfo = root
+            .read_proc("cpuinfo")
+            .map(|t| crate::parse_cpuinfo(&t))
+            .unwrap_or_default();
+        let probe = !crate::virt::live_user_mode_emulated(&cpuinfo);
         Telemetry {
-            capacity: Some(Arc::new(Mutex::new(None))),
-            ..Telemetry::at(SysRoot::live())
+            capacity: probe.then(|| Arc::new(Mutex::new(None))),
+            ..Telemetry::at(root)
         }
     }
 

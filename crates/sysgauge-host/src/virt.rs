@@ -46,6 +46,16 @@ pub fn user_mode_emulated(build_arch: &str, cpuinfo_arch: Option<&str>) -> bool 
     built != "other" && seen != "other" && built != seen
 }
 
+/// Whether this process runs under a user-mode emulator: its build's
+/// architecture against the CPU family `cpuinfo` (of the live machine)
+/// describes.
+pub fn live_user_mode_emulated(cpuinfo: &ProcCpuinfo) -> bool {
+    user_mode_emulated(
+        std::env::consts::ARCH,
+        crate::cpu::infer_architecture(cpuinfo).as_deref(),
+    )
+}
+
 /// DMI strings (sys_vendor, product_name, bios_vendor) naming a hypervisor.
 /// Matched as prefixes, case-sensitively, like systemd does.
 const DMI_VENDORS: &[(&str, &str)] = &[
