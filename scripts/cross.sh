@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds, lints and tests sysgauge for every target it ships on, from an
 # x86-64 Debian 12 machine, with tools from package registries only:
-# Debian's cross compilers and qemu-user, rustup's targets, zig from PyPI
-# (the ziglang package) with cargo-zigbuild and bindgen-cli from crates.io.
+# Debian's cross compilers and qemu-user, rustup's targets, zig and
+# cargo-zigbuild from PyPI (the ziglang and cargo-zigbuild packages) and
+# bindgen-cli from crates.io.
 #
 #   scripts/cross.sh setup                        install all of that (root)
 #   scripts/cross.sh build [--profile P] [T...]   build sysgauge (default:
@@ -48,6 +49,7 @@ APT_PACKAGES=(
   file
 )
 ZIGLANG_VERSION=0.17.1
+ZIGBUILD_VERSION=0.24.1
 
 die() {
   echo "cross.sh: $*" >&2
@@ -148,7 +150,11 @@ cmd_setup() {
   rustup component add rust-src --toolchain nightly
   python3 -m ziglang version >/dev/null 2>&1 ||
     python3 -m pip install --quiet --root-user-action=ignore "ziglang==$ZIGLANG_VERSION"
-  command -v cargo-zigbuild >/dev/null 2>&1 || cargo install --locked cargo-zigbuild
+  # PyPI ships cargo-zigbuild built (seconds, not a compile of minutes).
+  command -v cargo-zigbuild >/dev/null 2>&1 ||
+    python3 -m pip install --quiet --root-user-action=ignore "cargo-zigbuild==$ZIGBUILD_VERSION" ||
+    cargo install --locked cargo-zigbuild
+  hash -r
   command -v bindgen >/dev/null 2>&1 || cargo install --locked bindgen-cli
   setup_binfmt
 }
