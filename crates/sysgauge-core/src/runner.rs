@@ -52,6 +52,12 @@ pub trait Sink {
         _result: &ResultRecord,
     ) {
     }
+    /// Findings about the whole run that only this sink can make (from
+    /// what it saw case by case), asked once after the last case and
+    /// added to the record before `run_finished`, so they are stored.
+    fn closing_findings(&mut self) -> Vec<Finding> {
+        Vec::new()
+    }
     fn run_finished(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
         Ok(())
     }
@@ -91,6 +97,12 @@ impl Sink for Sinks<'_> {
         for s in self.0.iter_mut() {
             s.round_finished(index, total, round, rounds, result);
         }
+    }
+    fn closing_findings(&mut self) -> Vec<Finding> {
+        self.0
+            .iter_mut()
+            .flat_map(|s| s.closing_findings())
+            .collect()
     }
     fn run_finished(&mut self, run: &RunRecord) -> Result<(), SinkError> {
         self.0.iter_mut().try_for_each(|s| s.run_finished(run))
@@ -271,6 +283,7 @@ impl<'a> Runner<'a> {
             RunStatus::Complete
         };
         record.finished_at = Some(Utc::now());
+        record.findings.extend(sink.closing_findings());
         sink.run_finished(&record)?;
         Ok(record)
     }
@@ -537,7 +550,19 @@ mod tests {
                 .push(format!("done {} {}", r.bench_id, r.status.label()));
             Ok(())
         }
+        fn closing_findings(&mut self) -> Vec<Finding> {
+            let done = self.events.iter().filter(|e| e.starts_with("done")).count();
+            self.events.push("closing".into());
+            vec![Finding::new(
+                "t-seen",
+                Severity::Info,
+                format!("{done} cases seen"),
+            )]
+        }
         fn run_finished(&mut self, run: &RunRecord) -> Result<(), SinkError> {
+            if run.findings.iter().any(|f| f.code == "t-seen") {
+                self.events.push("finished with t-seen".into());
+            }
             self.events.push(format!("end {}", run.status.as_str()));
             Ok(())
         }
@@ -587,6 +612,17 @@ mod tests {
             rec.events.iter().filter(|e| e.starts_with("done")).count(),
             9
         );
+        // A sink's closing findings are in the record it is finished with.
+        let tail: Vec<&str> = rec
+            .events
+            .iter()
+            .rev()
+            .take(3)
+            .map(String::as_str)
+            .collect();
+        assert_eq!(tail, ["end complete", "finished with t-seen", "closing"]);
+        let seen = done.findings.iter().find(|f| f.code == "t-seen");
+        assert_eq!(seen.map(|f| f.message.as_str()), Some("9 cases seen"));
     }
 
     struct Secondary;

@@ -6,9 +6,9 @@
 //! stored: the run holds what sysgauge measured.
 
 use super::reference::{run_reference, ReferenceError, ReferencePlan};
-use super::report::{vs_openssl_table, vs_rows};
+use super::report::{below_openssl, vs_openssl_table, vs_rows, VsRow};
 use crate::openssl_speed::{parse_mr, to_results};
-use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_core::record::{Finding, ResultRecord, RunRecord, Status};
 use sysgauge_core::runner::{Sink, SinkError};
 use sysgauge_core::{CancelToken, Profile};
 use sysgauge_report::TableFormat;
@@ -49,6 +49,8 @@ pub struct OpensslAlongside<'a> {
     announce: &'a dyn Fn(&str),
     cancel: &'a CancelToken,
     outputs: Vec<(String, Result<String, String>)>,
+    /// sysgauge's finished cases, for the closing finding.
+    ours: Vec<ResultRecord>,
     missing: bool,
     /// Ctrl-C stopped OpenSSL before the run's last case.
     pub interrupted: bool,
@@ -62,9 +64,22 @@ impl<'a> OpensslAlongside<'a> {
             announce,
             cancel,
             outputs: Vec::new(),
+            ours: Vec::new(),
             missing: false,
             interrupted: false,
         }
+    }
+
+    /// sysgauge's results `ours` beside OpenSSL's, and a line per OpenSSL
+    /// invocation that produced nothing.
+    fn rows(&self, ours: &[ResultRecord]) -> (Vec<VsRow>, Vec<String>) {
+        // The versions of the cases sysgauge just ran (today's benchmarks).
+        let (theirs, notes) = openssl_records(&self.outputs, &|id| {
+            ours.iter()
+                .find(|r| r.bench_id == id)
+                .map(|r| r.workload_version)
+        });
+        (vs_rows(ours, &theirs), notes)
     }
 
     /// The side-by-side table (or why there is none).
@@ -78,14 +93,7 @@ impl<'a> OpensslAlongside<'a> {
             );
             return text;
         }
-        // The versions of the cases sysgauge just ran (today's benchmarks).
-        let (theirs, notes) = openssl_records(&self.outputs, &|id| {
-            run.results
-                .iter()
-                .find(|r| r.bench_id == id)
-                .map(|r| r.workload_version)
-        });
-        let rows = vs_rows(&run.results, &theirs);
+        let (rows, notes) = self.rows(&run.results);
         text.push_str(&vs_openssl_table(&rows, TableFormat::Text));
         for n in notes {
             text.push_str(&n);
@@ -99,6 +107,12 @@ impl<'a> OpensslAlongside<'a> {
 }
 
 impl Sink for OpensslAlongside<'_> {
+    fn closing_findings(&mut self) -> Vec<Finding> {
+        below_openssl(&self.rows(&self.ours).0)
+            .into_iter()
+            .collect()
+    }
+
     fn case_finished(
         &mut self,
         _index: usize,
@@ -108,6 +122,7 @@ impl Sink for OpensslAlongside<'_> {
         if self.missing || self.interrupted || !matches!(result.status, Status::Ok) {
             return Ok(());
         }
+        self.ours.push(result.clone());
         let plan = ReferencePlan {
             bench_ids: vec![result.bench_id.clone()],
             block_sizes: result.params.get_u64("block_size").into_iter().collect(),

@@ -6,8 +6,9 @@
 //! records by the `openssl speed -mr` importer, which uses the same ids,
 //! params and metric names), so what is shown is what was stored.
 
+use crate::implementation::{DETAIL_CHOICE, DETAIL_IMPLEMENTATION, DETAIL_TRIAL};
 use std::collections::BTreeSet;
-use sysgauge_core::record::{ResultRecord, Status};
+use sysgauge_core::record::{Finding, ResultRecord, Severity, Status};
 use sysgauge_core::Unit;
 use sysgauge_report::table::{Align, Table, TableFormat};
 
@@ -221,6 +222,11 @@ pub struct VsRow {
     pub unit: &'static str,
     pub sysgauge: Option<f64>,
     pub openssl: Option<f64>,
+    /// The implementation sysgauge's case used, how it was chosen, and the
+    /// trial's rate of every candidate (its details), when it has them.
+    pub implementation: Option<String>,
+    pub choice: Option<String>,
+    pub trial: Option<String>,
 }
 
 impl VsRow {
@@ -251,6 +257,7 @@ pub fn vs_rows(ours: &[ResultRecord], openssl: &[ResultRecord]) -> Vec<VsRow> {
         } else {
             r.metrics.iter().map(|m| m.name.as_str()).collect()
         };
+        let detail = |key: &str| r.details.get_str(key).map(str::to_string);
         for m in metrics {
             let key = key_of(r, m);
             let value = metric_value(r, m);
@@ -266,6 +273,12 @@ pub fn vs_rows(ours: &[ResultRecord], openssl: &[ResultRecord]) -> Vec<VsRow> {
                 Some(row) => {
                     if from_ours {
                         row.sysgauge = row.sysgauge.or(value);
+                        row.implementation = row
+                            .implementation
+                            .take()
+                            .or_else(|| detail(DETAIL_IMPLEMENTATION));
+                        row.choice = row.choice.take().or_else(|| detail(DETAIL_CHOICE));
+                        row.trial = row.trial.take().or_else(|| detail(DETAIL_TRIAL));
                     } else {
                         row.openssl = row.openssl.or(value);
                     }
@@ -282,6 +295,9 @@ pub fn vs_rows(ours: &[ResultRecord], openssl: &[ResultRecord]) -> Vec<VsRow> {
                         unit,
                         sysgauge: if from_ours { value } else { None },
                         openssl: if from_ours { None } else { value },
+                        implementation: from_ours.then(|| detail(DETAIL_IMPLEMENTATION)).flatten(),
+                        choice: from_ours.then(|| detail(DETAIL_CHOICE)).flatten(),
+                        trial: from_ours.then(|| detail(DETAIL_TRIAL)).flatten(),
                     });
                 }
             }
@@ -342,6 +358,32 @@ pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
         ]);
     }
     let mut out = t.render(format);
+    let used: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let name = r.implementation.as_deref()?;
+            let how = match (&r.trial, &r.choice) {
+                (Some(trial), _) => format!("trial on this CPU: {trial}"),
+                (None, Some(choice)) => choice.clone(),
+                (None, None) => String::new(),
+            };
+            let sep = if how.is_empty() { "" } else { "; " };
+            Some(format!(
+                "  {} {}: {name}{sep}{how}\n",
+                display_name(&r.bench_id),
+                r.what
+            ))
+        })
+        .collect();
+    if !used.is_empty() {
+        out.push_str("implementation of each row (for a trial: every candidate's rate, the fastest chosen):\n");
+        let mut seen = BTreeSet::new();
+        for line in used {
+            if seen.insert(line.clone()) {
+                out.push_str(&line);
+            }
+        }
+    }
     let mut notes: Vec<&str> = rows
         .iter()
         .filter_map(|r| not_comparable(&r.bench_id))
@@ -353,6 +395,56 @@ pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The code of the finding that names the rows where sysgauge's code was
+/// slower than the system OpenSSL.
+pub const BELOW_OPENSSL: &str = "below-openssl";
+
+/// The finding for the rows whose ratio, as the table shows it (two
+/// decimals), is below 1.00: those figures are about sysgauge's code, and
+/// understate the machine. `None` when no row is.
+pub fn below_openssl(rows: &[VsRow]) -> Option<Finding> {
+    let compared = rows.iter().filter(|r| r.ratio().is_some()).count();
+    let below: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let x = r.ratio()?;
+            let threads = if r.threads > 1 {
+                format!(", {} threads", r.threads)
+            } else {
+                String::new()
+            };
+            (x < 0.995).then(|| {
+                format!(
+                    "{} {}{threads} {x:.2}x ({})",
+                    display_name(&r.bench_id),
+                    r.what,
+                    r.implementation.as_deref().unwrap_or("its only code")
+                )
+            })
+        })
+        .collect();
+    if below.is_empty() {
+        return None;
+    }
+    let mut f = Finding::new(
+        BELOW_OPENSSL,
+        Severity::Warning,
+        format!(
+            "sysgauge's code was slower than the system OpenSSL on {} of {compared} rows: {}; \
+             those figures (and the indexes built on them) understate this machine: they \
+             measure sysgauge's implementation, not the CPU",
+            below.len(),
+            below.join("; ")
+        ),
+    );
+    f.remedy = Some(
+        "report the `crypto --vs-openssl` output (its trial lines name every candidate's \
+         rate) with `sysgauge host`, so a faster candidate can be added for this CPU"
+            .to_string(),
+    );
+    Some(f)
 }
 
 #[cfg(test)]
@@ -488,6 +580,64 @@ mod tests {
         let text = vs_openssl_table(&rows, TableFormat::Text);
         assert!(text.contains("2.60") && text.contains("1.50"), "{text}");
         assert!(text.contains("EdDSA 253 bits (Ed25519)"), "{text}");
+    }
+
+    /// Each row names the implementation its case used and the trial's
+    /// rates; rows below 1.00 as shown (not 0.996) make the finding.
+    #[test]
+    fn trial_lines_and_the_below_openssl_finding() {
+        let with_trial = |mut r: ResultRecord, name: &str, trial: Option<&str>| {
+            r.details.insert(DETAIL_IMPLEMENTATION, name);
+            match trial {
+                Some(t) => r.details.insert(DETAIL_TRIAL, t),
+                None => r
+                    .details
+                    .insert(DETAIL_CHOICE, "forced with --implementation"),
+            }
+            r
+        };
+        let ours = vec![
+            with_trial(
+                sym("hash.sha512", 8192, 775.8),
+                "sysgauge-avx512vl",
+                Some("sysgauge-avx512vl 790, sysgauge-avx2 770, rustcrypto 600 MB/s"),
+            ),
+            with_trial(sym("hash.md5", 8192, 996.0), "sysgauge", None),
+            sym("crypto.rc4", 8192, 1020.0),
+        ];
+        let theirs = vec![
+            sym("hash.sha512", 8192, 854.8),
+            sym("hash.md5", 8192, 1000.0),
+            sym("crypto.rc4", 8192, 1000.0),
+        ];
+        let rows = vs_rows(&ours, &theirs);
+        let text = vs_openssl_table(&rows, TableFormat::Text);
+        assert!(
+            text.contains("sha512 8192 bytes: sysgauge-avx512vl; trial on this CPU: sysgauge-avx512vl 790, sysgauge-avx2 770, rustcrypto 600 MB/s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("md5 8192 bytes: sysgauge; forced with --implementation"),
+            "{text}"
+        );
+        let f = below_openssl(&rows).unwrap_or_else(|| panic!("no finding for\n{text}"));
+        assert_eq!(f.code, BELOW_OPENSSL);
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.contains("on 1 of 3 rows"), "{}", f.message);
+        assert!(
+            f.message
+                .contains("sha512 8192 bytes 0.91x (sysgauge-avx512vl)"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.message.contains("understate this machine"),
+            "{}",
+            f.message
+        );
+        assert!(!f.message.contains("md5") && !f.message.contains("rc4"));
+        // Even or faster everywhere: no finding.
+        assert!(below_openssl(&rows[1..]).is_none());
     }
 
     /// OpenSSL's DSA-2048 (its 160-bit-q key) is not paired with

@@ -211,6 +211,56 @@ fn crypto_versus_openssl() {
     assert!(text.contains("rsa 2048 bits"), "{text}");
 }
 
+/// A candidate slower than OpenSSL, forced: the run says so in a stored
+/// finding naming the row, and the table names each row's implementation
+/// (with the trial's rates where a trial chose it). In this debug build
+/// sysgauge's own MD5 kernel is unoptimised, so it is far below OpenSSL.
+#[test]
+fn a_slower_forced_candidate_is_disclosed() {
+    if !sysgauge_testkit::require(
+        "openssl is not installed",
+        sysgauge_crypto::crypto::reference::openssl_program().is_some(),
+        "apt-get install openssl",
+    ) {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path().join("vs.json");
+    let out = crypto_once(&sb, "8KiB")
+        .args(["--vs-openssl", "--only", "md5,sha256"])
+        .args(["--implementation", "md5=sysgauge", "--db"])
+        .arg(sb.db())
+        .arg("--json")
+        .arg(&json)
+        .succeeds();
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("md5 8192 bytes: sysgauge; forced with --implementation"),
+        "{text}"
+    );
+    assert!(text.contains("sha256 8192 bytes: "), "{text}");
+    let below = |findings: &[sysgauge_core::Finding]| {
+        findings
+            .iter()
+            .find(|f| f.code == sysgauge_crypto::crypto::report::BELOW_OPENSSL)
+            .map(|f| f.message.clone())
+    };
+    let record = read_record(&json);
+    let message = below(&record.findings).unwrap_or_else(|| panic!("no finding:\n{text}"));
+    assert!(message.contains("md5 8192 bytes"), "{message}");
+    assert!(message.contains("(sysgauge)"), "{message}");
+    assert!(text.contains("below-openssl"), "{text}");
+    // Stored with the run.
+    let shown = sb
+        .cmd()
+        .args(["results", "--db"])
+        .arg(sb.db())
+        .args(["export", "1", "--format", "json"])
+        .succeeds();
+    let stored: sysgauge_core::RunRecord = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(below(&stored.findings), Some(message));
+}
+
 #[test]
 fn clock_command_and_run_phases() {
     let sb = Sandbox::new();
