@@ -9,8 +9,8 @@
 //! that differs makes the pair not comparable.
 
 use crate::machine::Machine;
-use serde::{Deserialize, Serialize};
 use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
 use sysgauge_core::record::{family_of, Params, RunRecord, Status};
 use sysgauge_core::{Better, Unit};
 

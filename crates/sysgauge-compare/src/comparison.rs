@@ -417,7 +417,9 @@ pub fn compare_with_intervals(
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             for &(i, v) in same_case {
-                if v != key.workload_version && present.binary_search(&i).is_err() && named.insert(i)
+                if v != key.workload_version
+                    && present.binary_search(&i).is_err()
+                    && named.insert(i)
                 {
                     other_versions.push(format!("{} has workload version {v}", labels[i]));
                 }
@@ -441,8 +443,7 @@ pub fn compare_with_intervals(
         if present.len() < 2 {
             continue;
         }
-        let Some(prepared) = prepare(key, present, reference, &sets, &labels, &mut excluded)
-        else {
+        let Some(prepared) = prepare(key, present, reference, &sets, &labels, &mut excluded) else {
             continue;
         };
         rows.push(build_row(

@@ -163,7 +163,10 @@ fn sharing_nothing(n: usize, cases: usize) -> Vec<Machine> {
             let results = (0..cases)
                 .map(|k| throughput_at(&format!("tool.h{h}c{k}"), 8192, &[100.0 + k as f64]))
                 .collect();
-            m(&format!("host{h}"), run_with(&format!("host{h}"), None, results))
+            m(
+                &format!("host{h}"),
+                run_with(&format!("host{h}"), None, results),
+            )
         })
         .collect()
 }
