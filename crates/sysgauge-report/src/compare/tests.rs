@@ -309,8 +309,8 @@ fn machines_sharing_nothing_render_linearly() {
     // for longer names); a line naming every machine lacking a case would
     // quadruple it.
     for w in sizes.windows(2) {
-        for k in 0..4 {
-            let growth = w[1][k] as f64 / w[0][k] as f64;
+        for (k, (small, big)) in w[0].iter().zip(&w[1]).enumerate() {
+            let growth = *big as f64 / *small as f64;
             assert!(growth < 2.3, "rendering {k}: {sizes:?}");
         }
     }
