@@ -9,8 +9,8 @@
 //! that differs makes the pair not comparable.
 
 use crate::machine::Machine;
+use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use sysgauge_core::record::{family_of, Params, RunRecord, Status};
 use sysgauge_core::{Better, Unit};
 
@@ -86,8 +86,8 @@ pub struct CaseData {
 /// one run) replaces the earlier one.
 #[derive(Debug, Clone, Default)]
 pub struct CaseSet {
-    order: Vec<CaseKey>,
-    data: HashMap<CaseKey, CaseData>,
+    /// In the run's order; each key held once.
+    data: IndexMap<CaseKey, CaseData>,
 }
 
 impl CaseSet {
@@ -139,9 +139,8 @@ impl CaseSet {
                     headline: mi == 0,
                     run: source(i),
                 };
-                if set.data.insert(key.clone(), data).is_none() {
-                    set.order.push(key);
-                }
+                // A duplicate keeps its place and takes the later data.
+                set.data.insert(key, data);
             }
         }
         set
@@ -154,12 +153,11 @@ impl CaseSet {
         }
         let keep = |d: &CaseData| families.contains(&d.family);
         self.data.retain(|_, d| keep(d));
-        let data = &self.data;
-        self.order.retain(|k| data.contains_key(k));
     }
 
-    pub fn keys(&self) -> &[CaseKey] {
-        &self.order
+    /// The keys in the run's order.
+    pub fn keys(&self) -> impl Iterator<Item = &CaseKey> + '_ {
+        self.data.keys()
     }
 
     pub fn get(&self, key: &CaseKey) -> Option<&CaseData> {
@@ -167,21 +165,19 @@ impl CaseSet {
     }
 
     pub fn len(&self) -> usize {
-        self.order.len()
+        self.data.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
+        self.data.is_empty()
     }
 
     /// Families in order of first appearance.
     pub fn families(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for k in &self.order {
-            if let Some(d) = self.data.get(k) {
-                if !out.contains(&d.family) {
-                    out.push(d.family.clone());
-                }
+        for d in self.data.values() {
+            if !out.contains(&d.family) {
+                out.push(d.family.clone());
             }
         }
         out

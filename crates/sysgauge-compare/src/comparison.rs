@@ -24,8 +24,10 @@ use sysgauge_core::{Better, Unit};
 use sysgauge_stats::{arith_mean, geomean, geomean_ci, ratio_ci, ConfidenceInterval};
 use thiserror::Error;
 
-/// Version of the `compare --format json` document.
-pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+/// Version of the `compare --format json` document. 2: a missing case
+/// names the machines that have it (`present_on`), no longer also every
+/// machine that lacks it (the rest of `machines`).
+pub const COMPARE_SCHEMA_VERSION: u32 = 2;
 
 /// The family name of the all-cases summary.
 pub const OVERALL: &str = "all";
@@ -174,6 +176,12 @@ pub struct GroupSummary {
 }
 
 /// A case some machines have and others lack.
+///
+/// Only the machines that have it are named: every machine of the
+/// comparison not among them lacks it ([`MissingCase::missing_on`]). So the
+/// comparison holds one name per result it was given; naming the lacking
+/// machines too would hold machines × cases names (500 machines that share
+/// no case: 300,000 cases × 499 names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MissingCase {
@@ -182,10 +190,29 @@ pub struct MissingCase {
     pub params: Params,
     pub workload_version: u32,
     pub metric: String,
+    /// Labels of the machines that have the case, in machine order.
     pub present_on: Vec<String>,
-    pub missing_on: Vec<String>,
     /// Why, when known (the case exists there with another workload version).
     pub note: Option<String>,
+}
+
+impl MissingCase {
+    /// How many of `machines` lack the case.
+    pub fn missing_count(&self, machines: &[MachineInfo]) -> usize {
+        machines.len().saturating_sub(self.present_on.len())
+    }
+
+    /// Labels of the machines that lack the case, in machine order: the
+    /// machines not in `present_on`. Costs one pass over the machines.
+    pub fn missing_on<'a>(&self, machines: &'a [MachineInfo]) -> Vec<&'a str> {
+        let present: std::collections::HashSet<&str> =
+            self.present_on.iter().map(String::as_str).collect();
+        machines
+            .iter()
+            .map(|m| m.label.as_str())
+            .filter(|l| !present.contains(l))
+            .collect()
+    }
 }
 
 /// A machine's number that was left out of a row, and why.
@@ -338,15 +365,15 @@ pub fn compare_with_intervals(
     let labels: Vec<String> = machines.iter().map(|m| m.label.clone()).collect();
 
     // Keys in order of first appearance, the reference's first.
-    let mut order: Vec<CaseKey> = Vec::new();
+    let mut order: Vec<&CaseKey> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let visit: Vec<usize> = std::iter::once(reference)
         .chain((0..machines.len()).filter(|&i| i != reference))
         .collect();
     for &i in &visit {
         for k in sets[i].keys() {
-            if seen.insert(k.clone()) {
-                order.push(k.clone());
+            if seen.insert(k) {
+                order.push(k);
             }
         }
     }
@@ -370,30 +397,30 @@ pub fn compare_with_intervals(
     let mut rows = Vec::new();
     let mut missing = Vec::new();
     let mut excluded = Vec::new();
-    for key in &order {
-        let present: Vec<usize> = holders.get(key).cloned().unwrap_or_default();
+    drop(seen);
+    for &key in &order {
+        let present: &[usize] = holders.get(key).map(Vec::as_slice).unwrap_or_default();
         let family = present
             .first()
             .and_then(|&i| sets[i].get(key))
             .map(|d| d.family.clone())
             .unwrap_or_else(|| key.family().to_string());
         if present.len() < machines.len() {
-            let mut has = vec![false; machines.len()];
-            for &i in &present {
-                has[i] = true;
-            }
-            let absent: Vec<usize> = (0..machines.len()).filter(|&i| !has[i]).collect();
             // An absent machine's first other version of the case, in the
-            // order of its keys.
+            // order of its keys. Only the machines holding some version are
+            // visited (`present` is in machine order), so a case costs its
+            // holders, not every machine.
             let mut other_versions: Vec<String> = Vec::new();
-            let mut named = vec![false; machines.len()];
+            let mut named = std::collections::HashSet::new();
             let same_case = versions
                 .get(&(key.bench_id.as_str(), &key.params, key.metric.as_str()))
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             for &(i, v) in same_case {
-                if !has[i] && !named[i] && v != key.workload_version {
-                    named[i] = true;
+                if v != key.workload_version
+                    && present.binary_search(&i).is_err()
+                    && named.insert(i)
+                {
                     other_versions.push(format!("{} has workload version {v}", labels[i]));
                 }
             }
@@ -404,7 +431,6 @@ pub fn compare_with_intervals(
                 workload_version: key.workload_version,
                 metric: key.metric.clone(),
                 present_on: present.iter().map(|&i| labels[i].clone()).collect(),
-                missing_on: absent.iter().map(|&i| labels[i].clone()).collect(),
                 note: (!other_versions.is_empty()).then(|| {
                     format!(
                         "not compared: {} (this case is version {})",
@@ -417,8 +443,7 @@ pub fn compare_with_intervals(
         if present.len() < 2 {
             continue;
         }
-        let Some(prepared) = prepare(key, &present, reference, &sets, &labels, &mut excluded)
-        else {
+        let Some(prepared) = prepare(key, present, reference, &sets, &labels, &mut excluded) else {
             continue;
         };
         rows.push(build_row(

@@ -321,6 +321,12 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
             ));
         }
     }
+    // The host-fact columns the header has: the others cost nothing per row.
+    let fact_columns: Vec<&str> = HOST_FACT_COLUMNS
+        .iter()
+        .copied()
+        .filter(|c| col.contains_key(c))
+        .collect();
     let mut hosts: Vec<(String, CsvHost)> = Vec::new();
     let mut host_index: HashMap<String, usize> = HashMap::new();
     let mut rows = 0usize;
@@ -369,7 +375,7 @@ pub fn parse_csv(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>, 
             hosts.len() - 1
         });
         let entry = &mut hosts[idx].1;
-        for column in HOST_FACT_COLUMNS {
+        for column in &fact_columns {
             let v = get(column);
             if !v.is_empty() {
                 set_fact_column(entry, column, &v, line.unwrap_or(0))

@@ -123,21 +123,23 @@ impl Machine {
         let mut results = Vec::new();
         let mut result_source: Vec<usize> = Vec::new();
         let mut index: HashMap<(String, String, u32), usize> = HashMap::new();
-        for (si, (run, _)) in sorted.iter().enumerate().rev() {
-            for r in &run.results {
-                let key = case_of(r);
+        // The results are moved, not copied: a machine of one run holds
+        // its results once.
+        for (si, (run, _)) in sorted.iter_mut().enumerate().rev() {
+            for r in std::mem::take(&mut run.results) {
+                let key = case_of(&r);
                 match index.get(&key) {
                     // A newer run's finished result replaces an older one; a
                     // newer failure does not hide an older measurement.
                     Some(&at) => {
                         if r.is_ok() || !results_ok(&results, at) {
-                            results[at] = r.clone();
+                            results[at] = r;
                             result_source[at] = si;
                         }
                     }
                     None => {
                         index.insert(key, results.len());
-                        results.push(r.clone());
+                        results.push(r);
                         result_source.push(si);
                     }
                 }

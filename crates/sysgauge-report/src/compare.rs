@@ -288,23 +288,35 @@ fn case_name(bench_id: &str, params: &Params, metric: &str) -> String {
     }
 }
 
-/// Cases some machines lack.
+/// A missing case's line names the machines lacking it when they are at
+/// most this many, or no more than the machines having it; otherwise it
+/// counts them. Hundreds of machines that share no case lack hundreds of
+/// thousands of cases each: naming every lacking machine on every line
+/// would grow with machines² × cases.
+pub const NAMED_LACKING: usize = 8;
+
+/// One missing case's line: where it is and where it is not.
+fn missing_line(c: &Comparison, m: &sysgauge_compare::MissingCase) -> String {
+    let lacking = m.missing_count(&c.machines);
+    let mut s = format!(
+        "{} — on {}; missing on ",
+        case_name(&m.bench_id, &m.params, &m.metric),
+        m.present_on.join(", ")
+    );
+    if lacking <= NAMED_LACKING.max(m.present_on.len()) {
+        s.push_str(&m.missing_on(&c.machines).join(", "));
+    } else {
+        s.push_str(&format!("the other {lacking} machines"));
+    }
+    if let Some(n) = &m.note {
+        s.push_str(&format!(" ({n})"));
+    }
+    s
+}
+
+/// Cases some machines lack, a line each.
 pub fn missing_lines(c: &Comparison) -> Vec<String> {
-    c.missing
-        .iter()
-        .map(|m| {
-            let mut s = format!(
-                "{} — on {}; missing on {}",
-                case_name(&m.bench_id, &m.params, &m.metric),
-                m.present_on.join(", "),
-                m.missing_on.join(", ")
-            );
-            if let Some(n) = &m.note {
-                s.push_str(&format!(" ({n})"));
-            }
-            s
-        })
-        .collect()
+    c.missing.iter().map(|m| missing_line(c, m)).collect()
 }
 
 /// What a rendering shows beyond the defaults.
@@ -323,8 +335,10 @@ pub struct MissingFamily {
     /// `cpu: 3 cases only on rpi1`, `bonnie: 12 cases on some machines
     /// only; missing on rpi1 (12), rpi2 (3)`.
     pub summary: String,
-    /// The cases, as `missing_lines` words them (empty unless asked for).
+    /// The cases, as `missing_lines` words them (as many as asked for).
     pub lines: Vec<String>,
+    /// How many cases the family lacks somewhere.
+    pub cases: usize,
     /// The machines lacking some of its cases, in the comparison's order,
     /// and how many each lacks.
     pub lacking: Vec<(String, usize)>,
@@ -338,16 +352,21 @@ fn cases_count(n: usize) -> String {
     }
 }
 
+/// At most this many machines are named in a family's summary line; the
+/// rest are counted (the CSV and `--verbose` have every one).
+pub const NAMED_IN_SUMMARY: usize = 10;
+
 /// The cases some machines lack, per family in order of first appearance.
 /// A comparison of many machines lacks hundreds of cases (an imported tool
 /// only one machine ran, a profile with more sizes), so the summary says
 /// how many per family and which machines lack how many; the lines are
 /// there for those who ask.
 ///
-/// Counted in one pass over the cases (a comparison of hundreds of
-/// machines can lack hundreds of thousands of cases); each case's line
-/// only `with_lines`.
-pub fn missing_by_family(c: &Comparison, with_lines: bool) -> Vec<MissingFamily> {
+/// Counted in one pass over the cases and the machines that have them (a
+/// comparison of hundreds of machines can lack hundreds of thousands of
+/// cases), so the work grows with the results compared plus families ×
+/// machines; at most `lines_per_family` lines are made per family.
+pub fn missing_by_family(c: &Comparison, lines_per_family: usize) -> Vec<MissingFamily> {
     let mut families: Vec<(String, Vec<usize>)> = Vec::new();
     let mut family_of: HashMap<&str, usize> = HashMap::new();
     for (i, m) in c.missing.iter().enumerate() {
@@ -359,34 +378,40 @@ pub fn missing_by_family(c: &Comparison, with_lines: bool) -> Vec<MissingFamily>
             }
         }
     }
-    let lines = if with_lines {
-        missing_lines(c)
-    } else {
-        Vec::new()
-    };
+    let machine_of: HashMap<&str, usize> = c
+        .machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.label.as_str(), i))
+        .collect();
+    // Per machine, how many of the family's cases it has: reset after each
+    // family through the cases' own machines, so no family costs a pass
+    // over the machines beyond its summary.
+    let mut has = vec![0usize; c.machines.len()];
     families
         .into_iter()
         .map(|(family, cases)| {
-            // Machines in the comparison's order, then any label not among
-            // them (none, unless the document was edited).
-            let mut count: HashMap<&str, usize> = HashMap::new();
-            let mut extra: Vec<&str> = Vec::new();
             for &i in &cases {
-                for l in &c.missing[i].missing_on {
-                    let n = count.entry(l).or_insert(0);
-                    if *n == 0 && !c.machines.iter().any(|m| m.label == *l) {
-                        extra.push(l);
+                for l in &c.missing[i].present_on {
+                    if let Some(&k) = machine_of.get(l.as_str()) {
+                        has[k] += 1;
                     }
-                    *n += 1;
                 }
             }
             let lacking: Vec<(String, usize)> = c
                 .machines
                 .iter()
-                .map(|m| m.label.as_str())
-                .chain(extra)
-                .filter_map(|l| count.get(l).map(|&n| (l.to_string(), n)))
+                .zip(&has)
+                .filter(|(_, &n)| n < cases.len())
+                .map(|(m, &n)| (m.label.clone(), cases.len() - n))
                 .collect();
+            for &i in &cases {
+                for l in &c.missing[i].present_on {
+                    if let Some(&k) = machine_of.get(l.as_str()) {
+                        has[k] = 0;
+                    }
+                }
+            }
             let first = &c.missing[cases[0]];
             let only_one = first.present_on.len() == 1
                 && cases
@@ -399,14 +424,22 @@ pub fn missing_by_family(c: &Comparison, with_lines: bool) -> Vec<MissingFamily>
                     first.present_on[0]
                 )
             } else {
+                let mut named: Vec<String> = lacking
+                    .iter()
+                    .take(NAMED_IN_SUMMARY)
+                    .map(|(l, n)| format!("{l} ({n})"))
+                    .collect();
+                if lacking.len() > NAMED_IN_SUMMARY {
+                    let more = lacking.len() - NAMED_IN_SUMMARY;
+                    named.push(format!(
+                        "and {more} more machine{}",
+                        if more == 1 { "" } else { "s" }
+                    ));
+                }
                 format!(
                     "{family}: {} on some machines only; missing on {}",
                     cases_count(cases.len()),
-                    lacking
-                        .iter()
-                        .map(|(l, n)| format!("{l} ({n})"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    named.join(", ")
                 )
             };
             let other_versions = cases
@@ -421,11 +454,12 @@ pub fn missing_by_family(c: &Comparison, with_lines: bool) -> Vec<MissingFamily>
             MissingFamily {
                 family,
                 summary,
-                lines: if with_lines {
-                    cases.iter().map(|&i| lines[i].clone()).collect()
-                } else {
-                    Vec::new()
-                },
+                lines: cases
+                    .iter()
+                    .take(lines_per_family)
+                    .map(|&i| missing_line(c, &c.missing[i]))
+                    .collect(),
+                cases: cases.len(),
                 lacking,
             }
         })
@@ -454,7 +488,7 @@ fn missing_section(c: &Comparison, tf: TableFormat, verbose: bool) -> String {
             tf,
             "Cases not on every machine (--verbose lists each case)",
         ));
-        for f in missing_by_family(c, false) {
+        for f in missing_by_family(c, 0) {
             out.push_str(&format!("{item}{}\n", f.summary));
         }
     }
@@ -485,29 +519,24 @@ fn missing_csv_rows(c: &Comparison, verbose: bool, t: &mut Table) {
         ]
     };
     if verbose {
+        // A row per case and machine lacking it, as asked: this output
+        // alone grows with machines × cases.
         for m in &c.missing {
-            for machine in &m.missing_on {
+            for machine in m.missing_on(&c.machines) {
                 t.push(row("missing", &m.family, Some(m), machine, String::new()));
             }
         }
         return;
     }
-    for f in missing_by_family(c, false) {
-        for machine in &c.machines {
-            let n = f
-                .lacking
-                .iter()
-                .find(|(l, _)| *l == machine.label)
-                .map_or(0, |(_, n)| *n);
-            if n > 0 {
-                t.push(row(
-                    "missing_cases",
-                    &f.family,
-                    None,
-                    &machine.label,
-                    n.to_string(),
-                ));
-            }
+    for f in missing_by_family(c, 0) {
+        for (machine, n) in &f.lacking {
+            t.push(row(
+                "missing_cases",
+                &f.family,
+                None,
+                machine,
+                n.to_string(),
+            ));
         }
     }
 }

@@ -145,7 +145,8 @@ fn missing_cases_are_listed() {
     let md5 = &c.missing[0];
     assert_eq!(md5.bench_id, "beta.md5");
     assert_eq!(md5.present_on, vec!["ref", "b"]);
-    assert_eq!(md5.missing_on, vec!["c"]);
+    assert_eq!(md5.missing_on(&c.machines), vec!["c"]);
+    assert_eq!(md5.missing_count(&c.machines), 1);
     assert!(c.rows[2].cells[2].is_none());
     let sort = &c.missing[1];
     assert_eq!(sort.bench_id, "alpha.sort");
@@ -153,6 +154,50 @@ fn missing_cases_are_listed() {
     // The hash family mean for c rests on one case, for b on two.
     assert_eq!(c.families[0].cells[1].cases, 2);
     assert_eq!(c.families[0].cells[2].cases, 1);
+}
+
+/// `n` machines of `cases` cases each, no case on two of them.
+fn sharing_nothing(n: usize, cases: usize) -> Vec<Machine> {
+    (0..n)
+        .map(|h| {
+            let results = (0..cases)
+                .map(|k| throughput_at(&format!("tool.h{h}c{k}"), 8192, &[100.0 + k as f64]))
+                .collect();
+            m(
+                &format!("host{h}"),
+                run_with(&format!("host{h}"), None, results),
+            )
+        })
+        .collect()
+}
+
+/// Machines that share no case: what the comparison holds (and its JSON
+/// document) grows with machines × cases, the size of its input, not with
+/// machines² × cases. Each missing case names the one machine that has it;
+/// a machine's name stored per case it lacks made 500 machines need GBs.
+#[test]
+fn machines_sharing_nothing_give_a_comparison_linear_in_the_input() {
+    let cases = 7;
+    let mut sizes = Vec::new();
+    for n in [20, 40, 80] {
+        let c = compare(&sharing_nothing(n, cases), 0, &[]).unwrap();
+        assert!(c.rows.is_empty());
+        assert_eq!(c.missing.len(), n * cases);
+        let names: usize = c.missing.iter().map(|x| x.present_on.len()).sum();
+        assert_eq!(names, n * cases, "one machine named per missing case");
+        assert!(c
+            .missing
+            .iter()
+            .all(|x| x.missing_count(&c.machines) == n - 1));
+        assert_eq!(c.overall.cells.len(), n);
+        sizes.push(serde_json::to_string(&c).unwrap().len());
+    }
+    // Doubling the machines doubles the document (a per-case list of the
+    // machines lacking it would quadruple it).
+    for w in sizes.windows(2) {
+        let growth = w[1] as f64 / w[0] as f64;
+        assert!((1.8..2.3).contains(&growth), "sizes {sizes:?}");
+    }
 }
 
 #[test]
@@ -168,7 +213,7 @@ fn changed_workload_is_not_like_with_like() {
         .iter()
         .find(|x| x.workload_version == 1 && x.bench_id == "beta.sha256")
         .unwrap_or_else(|| panic!("{:?}", c.missing));
-    assert_eq!(miss.missing_on, vec!["b"]);
+    assert_eq!(miss.missing_on(&c.machines), vec!["b"]);
     assert!(miss
         .note
         .as_deref()

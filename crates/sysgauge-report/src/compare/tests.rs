@@ -139,7 +139,8 @@ fn runs_and_secondary_metrics_are_shown() {
 /// there in another workload version).
 fn with_many_missing() -> Comparison {
     let mut c = comparison();
-    let case = |family: &str, id: &str, n: u64, present: &[&str], missing: &[&str], note: bool| {
+    // The machines lacking a case are the comparison's others.
+    let case = |family: &str, id: &str, n: u64, present: &[&str], note: bool| {
         sysgauge_compare::MissingCase {
             family: family.into(),
             bench_id: id.into(),
@@ -147,39 +148,25 @@ fn with_many_missing() -> Comparison {
             workload_version: 1,
             metric: "throughput".into(),
             present_on: present.iter().map(|s| s.to_string()).collect(),
-            missing_on: missing.iter().map(|s| s.to_string()).collect(),
             note: note.then(|| {
                 "not compared: hostb has workload version 2 (this case is version 1)".into()
             }),
         }
     };
     for n in 0..30 {
-        c.missing.push(case(
-            "delta",
-            "delta.x",
-            n,
-            &["hostx"],
-            &["hosta", "hostb"],
-            false,
-        ));
+        c.missing
+            .push(case("delta", "delta.x", n, &["hostx"], false));
     }
     for n in 0..12 {
         if n < 5 {
-            c.missing.push(case(
-                "bonnie",
-                "bonnie.block",
-                n,
-                &["hostx"],
-                &["hosta", "hostb"],
-                n < 2,
-            ));
+            c.missing
+                .push(case("bonnie", "bonnie.block", n, &["hostx"], n < 2));
         } else {
             c.missing.push(case(
                 "bonnie",
                 "bonnie.block",
                 n,
                 &["hostx", "hostb"],
-                &["hosta"],
                 false,
             ));
         }
@@ -248,4 +235,95 @@ fn missing_cases_are_summed_up_per_family() {
             serde_json::from_str(&render_comparison_with(&c, CompareFormat::Json, o)).unwrap();
         assert_eq!(back.missing.len(), 43);
     }
+}
+
+/// `n` machines of `cases` cases each, no case on two of them.
+fn sharing_nothing(n: usize, cases: usize) -> Comparison {
+    use sysgauge_compare::testutil::{run_with, throughput};
+    let machines: Vec<sysgauge_compare::Machine> = (0..n)
+        .map(|h| {
+            let results = (0..cases)
+                .map(|k| throughput(&format!("tool.h{h}c{k}"), &[100.0 + k as f64]))
+                .collect();
+            sysgauge_compare::Machine::new(
+                format!("host{h}"),
+                run_with(&format!("host{h}"), None, results),
+            )
+        })
+        .collect();
+    sysgauge_compare::compare(&machines, 0, &[]).unwrap()
+}
+
+/// Machines that share no case: every rendering grows with machines ×
+/// cases at most, never with machines² × cases. A case's line counts the
+/// machines lacking it instead of naming hundreds; the summary names ten
+/// machines and counts the rest; the report lists at most 1,000 cases per
+/// family.
+#[test]
+fn machines_sharing_nothing_render_linearly() {
+    let cases = 6;
+    let mut sizes: Vec<[usize; 4]> = Vec::new();
+    for n in [30, 60, 120] {
+        let c = sharing_nothing(n, cases);
+        let table = render_comparison(&c, CompareFormat::Table);
+        let summary = table
+            .split("Cases not on every machine (--verbose lists each case):\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{table}"));
+        assert!(
+            summary.contains(&format!(
+                "  tool: {} cases on some machines only; missing on host0 ({}), host1 ({})",
+                n * cases,
+                (n - 1) * cases,
+                (n - 1) * cases
+            )),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(&format!(", and {} more machines\n", n - NAMED_IN_SUMMARY)),
+            "{summary}"
+        );
+        let verbose =
+            render_comparison_with(&c, CompareFormat::Table, RenderOptions { verbose: true });
+        let lines: Vec<&str> = verbose
+            .lines()
+            .filter(|l| l.starts_with("  tool.h"))
+            .collect();
+        assert_eq!(lines.len(), n * cases);
+        assert!(
+            lines[0].ends_with(&format!(
+                "— on host0; missing on the other {} machines",
+                n - 1
+            )),
+            "{}",
+            lines[0]
+        );
+        let runs: Vec<sysgauge_core::RunRecord> = Vec::new();
+        let html =
+            crate::html::render_html(&c, &runs.iter().collect::<Vec<_>>(), &[], None, "t", 800)
+                .unwrap();
+        let json = render_comparison(&c, CompareFormat::Json);
+        sizes.push([table.len(), verbose.len(), html.len(), json.len()]);
+    }
+    // Doubling the machines at most doubles each rendering (plus a little
+    // for longer names); a line naming every machine lacking a case would
+    // quadruple it.
+    for w in sizes.windows(2) {
+        for (k, (small, big)) in w[0].iter().zip(&w[1]).enumerate() {
+            let growth = *big as f64 / *small as f64;
+            assert!(growth < 2.3, "rendering {k}: {sizes:?}");
+        }
+    }
+}
+
+/// A report lists at most 1,000 of a family's missing cases and says how
+/// many more there are.
+#[test]
+fn report_lists_a_thousand_missing_cases_per_family() {
+    let c = sharing_nothing(3, 400);
+    let runs: Vec<sysgauge_core::RunRecord> = Vec::new();
+    let html = crate::html::render_html(&c, &runs.iter().collect::<Vec<_>>(), &[], None, "t", 800)
+        .unwrap();
+    assert_eq!(html.matches("<li>tool.h").count(), 1000);
+    assert!(html.contains("<li class=\"note\">and 200 more (sysgauge compare --verbose"));
 }

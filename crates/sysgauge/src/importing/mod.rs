@@ -328,6 +328,11 @@ fn check_values(name: &str, parsed: &Parsed) -> Result<()> {
         .flat_map(|run| &run.results)
         .chain(parsed.machines.iter().flat_map(|m| &m.results));
     for r in results {
+        // The case's name is only made for a result that fails (checked
+        // again with it): an import of 600,000 results named each one.
+        if check_result(r, "").is_ok() {
+            continue;
+        }
         let case = if r.params.is_empty() {
             r.bench_id.clone()
         } else {
