@@ -91,6 +91,12 @@ pub struct CpuInfo {
     pub base_mhz: Option<f64>,
     pub governor: Option<String>,
     pub scaling_driver: Option<String>,
+    /// The rated clock the user gave (`clock --rated`, `run --rated`, a
+    /// fleet inventory's `rated_mhz`), for machines that publish none (VMs,
+    /// many ARM boards): given, not read from the machine. Absent when none
+    /// was given and from records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_rated_mhz: Option<f64>,
     /// Hypervisor or container kind (`kvm`, `vmware`, `xen`, ...); `none` on
     /// bare metal when that can be told; `None` when unknown.
     pub virtualization: Option<String>,

@@ -323,7 +323,10 @@ pub fn run_host(
         stage(Stage::Connecting);
         let conn = Connection::open(host, n, &plan.control_dir, &plan.ssh, deadline, cancel)?;
         let nonce = new_nonce();
-        let args: Vec<String> = plan.args.iter().map(|a| shell_quote(a)).collect();
+        let args: Vec<String> = host_args(&plan.args, host)
+            .iter()
+            .map(|a| shell_quote(a))
+            .collect();
         let then = format!(
             "TMPDIR=\"$d\" \"$b\" {} --json - --no-store; rc=$?; gone; exit $rc",
             args.join(" ")
@@ -388,6 +391,26 @@ pub fn run_host(
         duration: started.elapsed(),
         cleanup_problem,
     }
+}
+
+/// Subcommands that take `--rated`.
+const RATED_COMMANDS: [&str; 2] = ["run", "clock"];
+
+/// The command line `host` runs: the plan's, with `--rated` from the
+/// host's `rated_mhz` when its subcommand takes one and the command line
+/// gives none (a `--rated` after `--` is for every host, and wins).
+pub fn host_args(args: &[String], host: &Host) -> Vec<String> {
+    let mut v = args.to_vec();
+    let takes = v
+        .first()
+        .is_some_and(|c| RATED_COMMANDS.contains(&c.as_str()));
+    let given = v
+        .iter()
+        .any(|a| a == "--rated" || a.starts_with("--rated="));
+    if let (true, false, Some(mhz)) = (takes, given, host.rated_mhz()) {
+        v.insert(1, format!("--rated={mhz}MHz"));
+    }
+    v
 }
 
 /// The marker the script writes on stderr when the directory stayed.
@@ -900,6 +923,25 @@ impl Placed {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn rated_mhz_reaches_clock_and_run_only() {
+        let words = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut host = Host::new("h");
+        let run = words(&["run", "--no-wait", "--profile", "tiny"]);
+        assert_eq!(host_args(&run, &host), run);
+        host.vars.insert("rated_mhz".into(), "4500".into());
+        assert_eq!(
+            host_args(&run, &host),
+            words(&["run", "--rated=4500MHz", "--no-wait", "--profile", "tiny"])
+        );
+        let clock = words(&["clock", "--no-wait"]);
+        assert_eq!(host_args(&clock, &host)[1], "--rated=4500MHz");
+        let crypto = words(&["crypto", "--no-wait"]);
+        assert_eq!(host_args(&crypto, &host), crypto);
+        let given = words(&["clock", "--rated", "3GHz"]);
+        assert_eq!(host_args(&given, &host), given);
+    }
 
     /// A binary as `--binary` would load it, of an architecture as its
     /// file says.

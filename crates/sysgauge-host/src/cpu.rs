@@ -687,6 +687,8 @@ pub(crate) fn collect_cpu(root: &SysRoot, info: &ProcCpuinfo) -> CpuInfo {
         base_mhz: freq.base_mhz,
         governor: freq.governor,
         scaling_driver: freq.driver,
+        // Only the user gives it (`--rated`); nothing on the machine does.
+        user_rated_mhz: None,
         virtualization: None,
         features: select_features(&info.flags, info.arm_features),
     }

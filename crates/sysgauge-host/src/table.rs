@@ -150,6 +150,15 @@ pub fn facts_table(host: &HostInfo) -> Vec<(String, String)> {
     row("BogoMIPS", or_unknown(cpu.bogomips, |b| format!("{b:.2}")));
     row("Nominal clock", mhz(cpu.nominal_mhz));
     row("Base clock", mhz(cpu.base_mhz));
+    if let Some(r) = cpu.user_rated_mhz {
+        row(
+            "Rated clock",
+            format!(
+                "{} (given by the user, not read from the machine)",
+                mhz(Some(r))
+            ),
+        );
+    }
     row("Reported clock", mhz(cpu.reported_mhz));
     row("cpufreq min", mhz(cpu.cpufreq_min_mhz));
     row("cpufreq max", mhz(cpu.cpufreq_max_mhz));
@@ -305,6 +314,22 @@ mod tests {
         assert_eq!(get("Scratch fs"), Some("unknown"));
         assert_eq!(get("Swap devices"), Some("unknown"));
         assert_eq!(get("MAC LSM active"), Some("no"));
+        assert_eq!(get("Rated clock"), None, "shown only when given");
+    }
+
+    #[test]
+    fn a_given_rated_clock_says_so() {
+        let mut host = HostInfo::default();
+        host.cpu.user_rated_mhz = Some(4500.0);
+        let rows = facts_table(&host);
+        let rated = rows
+            .iter()
+            .find(|(k, _)| k == "Rated clock")
+            .map(|(_, v)| v.as_str());
+        assert_eq!(
+            rated,
+            Some("4500 MHz (given by the user, not read from the machine)")
+        );
     }
 
     #[test]

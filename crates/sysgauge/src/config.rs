@@ -42,6 +42,9 @@ pub struct MeasureConfig {
     /// The wait for a quiet machine before the first case; `None` with
     /// `--no-wait` (or `--wait-quiet 0`).
     pub wait: Option<sysgauge_host::quiet::QuietRule>,
+    /// The CPU's rated clock (MHz) as the user gave it (`--rated`): a host
+    /// fact of the run, set by the commands that take it.
+    pub rated_mhz: Option<f64>,
 }
 
 impl MeasureConfig {
@@ -113,6 +116,7 @@ impl MeasureConfig {
             quiet_progress: false,
             telemetry: !a.no_telemetry,
             wait,
+            rated_mhz: None,
         })
     }
 }

@@ -176,7 +176,8 @@ pub fn quiet_start(cfg: &MeasureConfig, cancel: &CancelToken) -> QuietStart {
 /// A new, empty run record for `command`, with how quiet the machine was
 /// as it began (its tags and findings).
 pub fn new_record(command: &str, cfg: &MeasureConfig, start: &QuietStart) -> RunRecord {
-    let host = sysgauge_host::collect_live(Some(&cfg.scratch_base));
+    let mut host = sysgauge_host::collect_live(Some(&cfg.scratch_base));
+    host.cpu.user_rated_mhz = cfg.rated_mhz;
     let build = build_info();
     let mut findings =
         sysgauge_family::methodology::run_findings(&host, &build, start.others_percent);

@@ -8,6 +8,11 @@
 //! `cpuinfo_max_freq`) and with what the kernel reports (`cpu MHz`,
 //! `scaling_cur_freq`).
 //!
+//! A rated clock the user gives (`--rated 4.5GHz`, the fleet inventory's
+//! `rated_mhz`) takes the nominal clock's place, as if it were published:
+//! VMs and many ARM boards publish none. It is a judgement input and a
+//! host fact, never a param, so runs with and without it compare.
+//!
 //! Findings: `clock-below-nominal` when a core runs below 90 % of its
 //! nominal clock, with the likely causes and what was seen (governor,
 //! temperatures, throttle counters); `clock-unjudged` when no nominal clock
@@ -73,6 +78,46 @@ pub struct ClockOptions {
     pub cpus: Option<Vec<u32>>,
     /// Start-of-run clock per CPU, filled by the start check.
     pub start_mhz: Mutex<BTreeMap<u32, f64>>,
+    /// The rated clock the user gave (MHz), judged against as if published.
+    pub rated_mhz: Option<f64>,
+}
+
+/// Where a rated clock given by the user is said to come from.
+pub const GIVEN_SOURCE: &str = "given by the user (--rated)";
+
+/// The lowest and highest rated clock accepted (MHz): below or above, the
+/// value is a typo or a unit slip (`--rated 4.5` for 4.5 GHz).
+pub const RATED_MIN_MHZ: f64 = 50.0;
+pub const RATED_MAX_MHZ: f64 = 10_000.0;
+
+/// A rated clock as the user writes it: a number with `GHz` or `MHz`
+/// (either case, a space allowed), or a bare number of MHz; in MHz.
+pub fn parse_rated(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    let (number, scale, unit) = if let Some(n) = lower.strip_suffix("ghz") {
+        (n, 1000.0, "GHz")
+    } else if let Some(n) = lower.strip_suffix("mhz") {
+        (n, 1.0, "MHz")
+    } else {
+        (lower.as_str(), 1.0, "")
+    };
+    let value: f64 = number.trim().parse().map_err(|_| {
+        format!("'{text}' is not a clock: give a number with GHz or MHz, e.g. 4.5GHz or 2400MHz")
+    })?;
+    let mhz = value * scale;
+    if !mhz.is_finite() || !(RATED_MIN_MHZ..=RATED_MAX_MHZ).contains(&mhz) {
+        let hint = if unit.is_empty() && value > 0.0 && value < RATED_MIN_MHZ {
+            format!(" (a bare number is MHz: did you mean {value}GHz?)")
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "'{text}' is not a plausible rated clock: it must be between {RATED_MIN_MHZ:.0} MHz and {:.0} GHz{hint}",
+            RATED_MAX_MHZ / 1000.0
+        ));
+    }
+    Ok(mhz)
 }
 
 /// The nominal clock of a CPU and where it came from.
@@ -96,6 +141,22 @@ pub fn nominal(host: &HostInfo, f: &CpuClockFacts) -> Option<Nominal> {
 
 fn ghz(mhz: f64) -> String {
     format!("{:.2} GHz", mhz / 1000.0)
+}
+
+/// The clock a core is judged against: the user's rated clock when given,
+/// else the published nominal clock.
+pub fn judged_against(
+    rated_mhz: Option<f64>,
+    host: &HostInfo,
+    f: &CpuClockFacts,
+) -> Option<Nominal> {
+    rated_mhz
+        .filter(|m| *m > 0.0)
+        .map(|mhz| Nominal {
+            mhz,
+            source: GIVEN_SOURCE,
+        })
+        .or_else(|| nominal(host, f))
 }
 
 /// What was seen that can explain a slow core, as one sentence.
@@ -178,7 +239,7 @@ pub fn judge(
                 ),
             )
             .with_remedy(
-                "compare with the CPU vendor's rated clock for this model, or with the same machine type measured elsewhere",
+                "give the CPU vendor's rated clock for this model with --rated (e.g. --rated 3.5GHz; `rated_mhz` in a fleet inventory), or compare with the same machine type measured elsewhere",
             ),
         ),
     }
@@ -428,7 +489,8 @@ impl ClockBenchmark {
         let median = sysgauge_stats::Summary::from_samples(&samples)
             .map(|s| s.median)
             .ok_or_else(|| BenchError::failed("no clock samples"))?;
-        let nominal = nominal(&host, &f);
+        let published = nominal(&host, &f);
+        let nominal = judged_against(self.options.rated_mhz, &host, &f);
         let seen = observations(&f, &host, &zones);
         for finding in judge(cpu, median, nominal.as_ref(), &seen, chain::exact()) {
             ctx.finding(finding);
@@ -474,6 +536,12 @@ impl ClockBenchmark {
                     ctx.note_detail("nominal_source", n.source);
                 }
                 None => ctx.note_detail("nominal_source", "none"),
+            }
+            // Beside a given rated clock, what the machine publishes (if
+            // anything), so a wrong --rated shows.
+            if let (Some(_), Some(p)) = (self.options.rated_mhz, &published) {
+                ctx.note_detail("published_nominal_mhz", p.mhz.round() as i64);
+                ctx.note_detail("published_nominal_source", p.source);
             }
             if let Some(g) = f.governor.as_deref().or(host.cpu.governor.as_deref()) {
                 ctx.note_detail("governor", g);
@@ -528,6 +596,47 @@ mod tests {
                 mhz: 2100.0,
                 source: "cpufreq base_frequency"
             })
+        );
+    }
+
+    #[test]
+    fn rated_clocks_parse_with_units() {
+        assert_eq!(parse_rated("4.5GHz"), Ok(4500.0));
+        assert_eq!(parse_rated("4.5 ghz"), Ok(4500.0));
+        assert_eq!(parse_rated("2400MHz"), Ok(2400.0));
+        assert_eq!(parse_rated(" 1800 "), Ok(1800.0));
+        for bad in [
+            "", "fast", "GHz", "4.5THz", "-1GHz", "0MHz", "NaNGHz", "infMHz", "11GHz",
+        ] {
+            let e = parse_rated(bad).unwrap_err();
+            assert!(e.contains(&format!("'{bad}'")), "{e}");
+        }
+        let slip = parse_rated("4.5").unwrap_err();
+        assert!(slip.contains("did you mean 4.5GHz?"), "{slip}");
+    }
+
+    #[test]
+    fn a_given_rated_clock_is_judged_against_first() {
+        let mut host = HostInfo::default();
+        let f = CpuClockFacts::default();
+        assert_eq!(judged_against(None, &host, &f), None);
+        let given = judged_against(Some(4500.0), &host, &f);
+        assert_eq!(
+            given,
+            Some(Nominal {
+                mhz: 4500.0,
+                source: GIVEN_SOURCE
+            })
+        );
+        host.cpu.nominal_mhz = Some(2600.0);
+        assert_eq!(judged_against(Some(4500.0), &host, &f), given);
+        assert_eq!(judged_against(None, &host, &f).map(|n| n.mhz), Some(2600.0));
+        let slow = judge(0, 3400.0, given.as_ref(), "", true);
+        assert_eq!(slow.len(), 1);
+        assert!(
+            slow[0].message.contains(GIVEN_SOURCE),
+            "{}",
+            slow[0].message
         );
     }
 

@@ -317,9 +317,35 @@ pub(crate) fn check_user(s: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The variable that gives a host's rated CPU clock in MHz: passed to
+/// the host's `clock` or `run` as `--rated`.
+pub const RATED_MHZ: &str = "rated_mhz";
+
+/// A `rated_mhz` value: a number of MHz within what `--rated` accepts.
+pub fn parse_rated_mhz(value: &str) -> Result<f64, String> {
+    match value.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (50.0..=10_000.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{RATED_MHZ} '{value}' is not a rated clock in MHz (a number from 50 to 10000, e.g. 4500)"
+        )),
+    }
+}
+
+impl Host {
+    /// The host's rated clock in MHz (`rated_mhz`), when given.
+    pub fn rated_mhz(&self) -> Option<f64> {
+        self.vars
+            .get(RATED_MHZ)
+            .and_then(|v| parse_rated_mhz(v).ok())
+    }
+}
+
 /// A variable that becomes a run tag: a key of letters, digits, `_`, `-`
 /// and `.`; a value without control characters.
 pub(crate) fn check_tag(key: &str, value: &str) -> Result<(), String> {
+    if key == RATED_MHZ {
+        parse_rated_mhz(value)?;
+    }
     if key.is_empty()
         || !key
             .chars()

@@ -377,3 +377,22 @@ fn an_inventory_that_is_no_regular_file_is_refused() {
     std::fs::write(&good, "web1\n").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(load(&good).map(|i| i.hosts.len()), Ok(1));
 }
+
+#[test]
+fn rated_mhz_is_checked_in_every_format() {
+    let inv = ok("box1 rated_mhz=4500\nbox2\n");
+    assert_eq!(host(&inv, "box1").rated_mhz(), Some(4500.0));
+    assert_eq!(host(&inv, "box2").rated_mhz(), None);
+    let ini = ok("[pis]\npi1\n[pis:vars]\nrated_mhz=1800\n");
+    assert_eq!(host(&ini, "pi1").rated_mhz(), Some(1800.0));
+    let yaml = ok("all:\n  hosts:\n    vm1:\n      rated_mhz: 2600\n");
+    assert_eq!(host(&yaml, "vm1").rated_mhz(), Some(2600.0));
+    for bad in [
+        "box1 rated_mhz=4.5GHz\n",
+        "[pis]\npi1 rated_mhz=0\n",
+        "all:\n  hosts:\n    vm1:\n      rated_mhz: fast\n",
+    ] {
+        let e = error(bad);
+        assert!(e.contains("rated_mhz") && e.contains("in MHz"), "{e}");
+    }
+}

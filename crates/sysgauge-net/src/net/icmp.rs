@@ -526,6 +526,10 @@ struct FloodTotals {
     sent: AtomicU64,
     lost: AtomicU64,
     late: AtomicU64,
+    /// Echo replies counted (what the `rate` metric counts).
+    replied: AtomicU64,
+    /// Time spent flooding, summed over the senders (ns).
+    busy_ns: AtomicU64,
 }
 
 impl Flooder {
@@ -556,6 +560,7 @@ impl Flooder {
     ) -> Result<f64, BenchError> {
         let mut got = 0u64;
         let mut last_reply = Instant::now();
+        let began = last_reply;
         let w = WINDOW as u64;
         while got < n {
             let now = Instant::now();
@@ -623,8 +628,19 @@ impl Flooder {
                 Err(e) => return Err(BenchError::failed(format!("receiving ICMP: {e}"))),
             }
         }
+        totals.replied.fetch_add(got, Ordering::Relaxed);
+        let busy = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        totals.busy_ns.fetch_add(busy, Ordering::Relaxed);
         Ok(got as f64)
     }
+}
+
+/// Both directions' packet rates over a whole flood (calibration and
+/// warm-up included): requests sent and replies received per second of
+/// flooding, the senders' busy time shared out among them.
+fn direction_rates(sent: u64, replied: u64, busy_ns: u64, senders: usize) -> Option<(f64, f64)> {
+    let secs = busy_ns as f64 * 1e-9 / senders.max(1) as f64;
+    (secs > 0.0).then(|| (sent as f64 / secs, replied as f64 / secs))
 }
 
 /// Four times the slowest of a few single echoes, within the bounds.
@@ -865,6 +881,19 @@ impl Benchmark for IcmpPpsBenchmark {
         ctx.note_detail("sent", totals.sent.load(Ordering::Relaxed));
         ctx.note_detail("lost", totals.lost.load(Ordering::Relaxed));
         ctx.note_detail("late", totals.late.load(Ordering::Relaxed));
+        // The rate counts replies, not both directions of the flood.
+        ctx.note_detail("counts", "echo replies received per second");
+        let replied = totals.replied.load(Ordering::Relaxed);
+        ctx.note_detail("replied", replied);
+        if let Some((req, rep)) = direction_rates(
+            totals.sent.load(Ordering::Relaxed),
+            replied,
+            totals.busy_ns.load(Ordering::Relaxed),
+            senders,
+        ) {
+            ctx.note_detail("requests_per_s", req.round() as i64);
+            ctx.note_detail("replies_per_s", rep.round() as i64);
+        }
         let m = metric("rate", Unit::PacketsPerSec, Better::Higher, samples)?;
         let last_step =
             sender_ladder(&self.options, ctx.profile()).last().copied() == Some(senders);

@@ -287,6 +287,31 @@ pub fn net_summary(run: &RunRecord) -> String {
             None => {}
         }
     }
+    let icmp: Vec<_> = of("net.icmp-pps").collect();
+    if !icmp.is_empty() {
+        out.push_str(
+            "ICMP echo flood, echo replies received per second (requests sent/s and replies received/s over the whole flood):\n",
+        );
+        for r in &icmp {
+            let s = r.params.get_u64("senders").unwrap_or(1);
+            let label = format!("{s} {}", plural(s, "sender", "senders"));
+            let both = match (
+                r.details.get_int("requests_per_s"),
+                r.details.get_int("replies_per_s"),
+            ) {
+                (Some(q), Some(p)) => {
+                    format!(" (requests sent {q}/s, replies received {p}/s)")
+                }
+                _ => String::new(),
+            };
+            let line = match (status_note(r), metric_value(r, "rate")) {
+                (None, Some(v)) => format!("{} replies/s{both}", format_value(v)),
+                (Some(n), _) => n,
+                _ => "no metric".into(),
+            };
+            out.push_str(&format!("  {label:<12} {line}\n"));
+        }
+    }
     for r in of("net.udp-rtt") {
         let size = r.params.get_u64("size").unwrap_or(0);
         let line = match (
@@ -420,6 +445,33 @@ mod tests {
         );
         assert!(
             text.contains("pkt/s, CPU 3.00 s per million packets"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn icmp_flood_names_replies_and_both_directions() {
+        use sysgauge_core::record::{Metric, Params, Status};
+        use sysgauge_core::{Better, Unit};
+        let metric = Metric::new("rate", Unit::PacketsPerSec, Better::Higher, vec![1000.0])
+            .unwrap_or_else(|| panic!("metric"));
+        let mut r = ResultRecord::new(
+            "net.icmp-pps",
+            Params::new().with("senders", 1u64),
+            Status::Ok,
+            vec![metric],
+        );
+        r.details.insert("requests_per_s", 5000i64);
+        r.details.insert("replies_per_s", 990i64);
+        let run = RunRecord {
+            results: vec![r],
+            ..RunRecord::new("r", "net", "0")
+        };
+        let text = net_summary(&run);
+        assert!(text.contains("echo replies received per second"), "{text}");
+        assert!(text.contains("1 sender"), "{text}");
+        assert!(
+            text.contains("replies/s (requests sent 5000/s, replies received 990/s)"),
             "{text}"
         );
     }

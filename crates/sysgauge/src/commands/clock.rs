@@ -1,7 +1,8 @@
 //! `sysgauge clock`: the effective clock of each CPU against its nominal
 //! and reported clock, stored as a run, shown as a table rendered from the
 //! run's records, with the findings (running below the rated clock, or no
-//! rated clock to judge against).
+//! rated clock to judge against). `--rated` gives the rated clock a
+//! machine does not publish; it is recorded in the host facts as given.
 
 use crate::cli::MeasureArgs;
 use crate::config::MeasureConfig;
@@ -22,6 +23,37 @@ pub struct ClockArgs {
     /// this process may run on).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<CpuList>,
+
+    #[command(flatten)]
+    pub rated: RatedArg,
+}
+
+/// `--rated`, shared by `clock` and `run`.
+#[derive(Debug, Args)]
+pub struct RatedArg {
+    /// The CPU's rated clock (e.g. 4.5GHz, 2400MHz), for machines that
+    /// publish none (VMs, many ARM boards): each core is judged against it
+    /// as if published, and the run's host facts record it as given.
+    #[arg(long, value_name = "CLOCK")]
+    pub rated: Option<RatedClock>,
+}
+
+impl RatedArg {
+    pub fn mhz(&self) -> Option<f64> {
+        self.rated.map(|r| r.0)
+    }
+}
+
+/// A rated clock as given on the command line, in MHz.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatedClock(pub f64);
+
+impl std::str::FromStr for RatedClock {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        clock::parse_rated(s).map(RatedClock)
+    }
 }
 
 /// `--cpus LIST` into CPU numbers, each one this process may run on.
@@ -44,10 +76,12 @@ pub fn check_cpus(list: Option<&CpuList>) -> Result<Option<Vec<u32>>> {
 }
 
 pub fn run(args: ClockArgs) -> Result<Exit> {
-    let cfg = MeasureConfig::from_args(&args.measure)?;
+    let mut cfg = MeasureConfig::from_args(&args.measure)?;
+    cfg.rated_mhz = args.rated.mhz();
     let options = Arc::new(ClockOptions {
         phase: Phase::Single,
         cpus: check_cpus(args.cpus.as_ref())?,
+        rated_mhz: args.rated.mhz(),
         ..Default::default()
     });
     measure::family_command(&clock::FAMILY, &cfg, &clock::benchmarks(&options))

@@ -159,6 +159,12 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                     text.push_str(&tables);
                 }
             }
+            // A ping run's statistics as `sysgauge ping` printed them: the
+            // outbound/inbound loss split is what 2ping is for.
+            let pings = sysgauge_net::net::report::ping_statistics(&run);
+            if !pings.is_empty() {
+                text.push_str(&pings);
+            }
             let telemetry = telemetry_table(&run, TableFormat::Text);
             if !telemetry.is_empty() {
                 text.push_str("\nWhat the machine did during each case:\n");

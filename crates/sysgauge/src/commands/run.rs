@@ -3,6 +3,7 @@
 //! table and the findings. Families marked `in_default_run: false` in the
 //! registry (ssh) run only when `--only` names them or one of their ids.
 
+use super::clock::RatedArg;
 use crate::cli::MeasureArgs;
 use crate::cli::{ImplementationArgs, SelectArgs};
 use crate::config::MeasureConfig;
@@ -32,6 +33,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub implementation: ImplementationArgs,
 
+    #[command(flatten)]
+    pub rated: RatedArg,
+
     /// Leave cases measured while the machine was disturbed (other
     /// processes, steal, throttling, waits) out of the closing index.
     #[arg(long)]
@@ -39,13 +43,17 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<Exit> {
-    let cfg = MeasureConfig::from_args(&args.measure)?;
+    let mut cfg = MeasureConfig::from_args(&args.measure)?;
+    cfg.rated_mhz = args.rated.mhz();
     // The clock options are given, not defaulted, so that the end-of-run
     // check below shares them (and the start's readings) with the first.
     let forced = forced_implementations(&args.implementation)?;
     let options = Options::default()
         .with(SweepOptions::for_run(&args.select.only))
-        .with(ClockOptions::default())
+        .with(ClockOptions {
+            rated_mhz: args.rated.mhz(),
+            ..Default::default()
+        })
         .with(HashOptions {
             implementation: forced.clone(),
             ..Default::default()
@@ -160,6 +168,17 @@ mod tests {
             implementation: vec!["sha512=".into()]
         })
         .is_err());
+    }
+
+    #[test]
+    fn run_takes_the_rated_clock() {
+        use clap::Parser;
+        let parsed = crate::cli::Cli::try_parse_from(["sysgauge", "run", "--rated", "3.2GHz"]);
+        match parsed.map(|c| c.command) {
+            Ok(crate::cli::Command::Run(a)) => assert_eq!(a.rated.mhz(), Some(3200.0)),
+            other => panic!("{other:?}"),
+        }
+        assert!(crate::cli::Cli::try_parse_from(["sysgauge", "run", "--rated", "3.2"]).is_err());
     }
 
     #[test]

@@ -383,3 +383,51 @@ fn implementation_is_chosen_forced_and_listed() {
         "{text}"
     );
 }
+
+/// `clock --rated`: judged against the given clock as if published
+/// (`clock-below-nominal` far above this machine's clock, nothing far
+/// below), recorded in the host facts as given; a bad value is a usage
+/// error.
+#[test]
+fn clock_judged_against_a_given_rated_clock() {
+    let sb = Sandbox::new();
+    let judged = |rated: &str| {
+        let out = sb
+            .cmd()
+            .args(["clock", "--profile", "tiny", "--repetitions", "3"])
+            .args(["--no-store", "--cpus", "0", "--json", "-", "--rated", rated])
+            .succeeds();
+        common::strict_record(&out.stdout)
+    };
+    let high = judged("9.5GHz");
+    assert_eq!(high.host.cpu.user_rated_mhz, Some(9500.0));
+    let r = &high.results[0];
+    let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.contains(&"clock-below-nominal"), "{codes:?}");
+    assert!(!codes.contains(&"clock-unjudged"), "{codes:?}");
+    assert_eq!(r.details.get_int("nominal_mhz"), Some(9500));
+    assert_eq!(
+        r.details.get_str("nominal_source"),
+        Some("given by the user (--rated)")
+    );
+    let low = judged("100MHz");
+    assert_eq!(low.host.cpu.user_rated_mhz, Some(100.0));
+    let codes: Vec<&str> = low.results[0]
+        .findings
+        .iter()
+        .map(|f| f.code.as_str())
+        .collect();
+    assert!(
+        !codes.contains(&"clock-below-nominal") && !codes.contains(&"clock-unjudged"),
+        "{codes:?}"
+    );
+    for bad in ["fast", "4.5", "0GHz"] {
+        let out = sb
+            .cmd()
+            .args(["clock", "--no-store", "--rated", bad])
+            .usage_error("--rated");
+        let err = stderr_of(&out);
+        assert!(err.contains("--rated") && err.contains(bad), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

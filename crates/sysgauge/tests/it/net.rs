@@ -701,3 +701,24 @@ fn bad_input_is_a_usage_error() {
     // Nothing was stored by any of them.
     assert!(!sb.db().exists());
 }
+
+/// `results show` of a stored ping run prints 2ping's statistics with the
+/// outbound/inbound loss split, as `sysgauge ping` did.
+#[test]
+fn results_show_of_a_ping_run_splits_the_loss() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let _l = our_listener(&sb, "127.0.0.1", port, &[]);
+    sb.cmd()
+        .args(["ping", "-c", "2", "-i", "0.2", "--port", &port.to_string()])
+        .arg("127.0.0.1")
+        .timeout(Duration::from_secs(60))
+        .succeeds();
+    let out = sb.cmd().args(["results", "show", "1"]).succeeds();
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("2 pings transmitted, 2 received, 0% ping loss")
+            && text.contains("0 outbound ping losses (0%), 0 inbound (0%), 0 undetermined (0%)"),
+        "{text}"
+    );
+}

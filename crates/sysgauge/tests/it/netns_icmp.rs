@@ -172,6 +172,18 @@ fn icmp_rate_and_rtt_to_a_namespace_with_and_without_an_nftables_limit() {
             flood.details.get_u64("lost").unwrap_or(0) > 0,
             "{t}: nothing lost under the limit"
         );
+        // Both directions' rates: requests go out faster than the limit
+        // lets replies back.
+        let per_s = |k: &str| flood.details.get_int(k).unwrap_or(0) as f64;
+        assert_eq!(
+            flood.details.get_str("counts"),
+            Some("echo replies received per second")
+        );
+        let (req, rep) = (per_s("requests_per_s"), per_s("replies_per_s"));
+        assert!(
+            rep > 0.0 && rep <= 1.2 * LIMIT && req > rep,
+            "{t}: {req:.0} requests/s, {rep:.0} replies/s under a limit of {LIMIT}/s"
+        );
         // Two senders add nothing when the far end sets the rate.
         let two = value(&run, "net.icmp-pps", Some(2));
         assert!(

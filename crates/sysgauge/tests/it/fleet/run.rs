@@ -21,6 +21,15 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     let sb = Sandbox::new();
     let before = lab.remote_dirs();
     assert!(before.is_empty());
+    // alpha's rated clock comes from the inventory (`--rated` on the host).
+    let inv = std::fs::read_to_string(lab.inventory()).unwrap();
+    let inv = inv.replacen(
+        "alpha ansible_host=",
+        "alpha rated_mhz=4500 ansible_host=",
+        1,
+    );
+    assert!(inv.contains("rated_mhz=4500"), "{inv}");
+    std::fs::write(lab.inventory(), inv).unwrap();
 
     let out = lab.fleet(
         &sb,
@@ -96,6 +105,12 @@ fn fleet_of_namespaces_with_faults_then_retry() {
         assert_eq!(run["tags"]["room"], format!("r{i}"));
         assert_eq!(run["tags"]["groups"], "lab", "the inventory groups");
         assert_eq!(run["host"]["hostname"], HOSTNAMES[i]);
+        let rated = (*alias == "alpha").then_some(4500.0);
+        assert_eq!(
+            run["host"]["cpu"]["user_rated_mhz"].as_f64(),
+            rated,
+            "{alias}"
+        );
         assert_eq!(
             run["host"]["identity"]["machine_id"],
             format!("{:032x}", 0xf1ee7000 + i)
