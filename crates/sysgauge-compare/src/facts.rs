@@ -37,11 +37,18 @@ pub fn host_facts(run: &RunRecord) -> Vec<(&'static str, String)> {
             (Some(k), _) => format!("{a} ({k}-bit)"),
             _ => a.clone(),
         });
-    let clocks = match (cpu.nominal_mhz, cpu.cpufreq_max_mhz) {
+    let read = match (cpu.nominal_mhz, cpu.cpufreq_max_mhz) {
         (Some(n), Some(m)) => Some(format!("nominal {n:.0} MHz, max {m:.0} MHz")),
         (Some(n), None) => Some(format!("nominal {n:.0} MHz")),
         (None, Some(m)) => Some(format!("max {m:.0} MHz")),
         (None, None) => mhz(cpu.reported_mhz).map(|s| format!("reported {s}")),
+    };
+    // A rated clock the user gave (`--rated`) is what the run was judged
+    // against: shown first, and named as given, beside what was read.
+    let clocks = match (cpu.user_rated_mhz, read) {
+        (Some(r), Some(read)) => Some(format!("rated {r:.0} MHz (given by the user); {read}")),
+        (Some(r), None) => Some(format!("rated {r:.0} MHz (given by the user)")),
+        (None, read) => read,
     };
     let sec = &h.security;
     let lsm = if sec.lsms.is_empty() && sec.apparmor.is_none() && sec.selinux.is_none() {
@@ -100,4 +107,33 @@ pub fn differing_facts(runs: &[&RunRecord]) -> Vec<(String, Vec<String>)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clocks(run: &RunRecord) -> String {
+        host_facts(run)
+            .into_iter()
+            .find(|(k, _)| *k == "clocks")
+            .map(|(_, v)| v)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_rated_clock_the_user_gave_is_shown_as_given() {
+        let mut run = crate::testutil::run_with("vm", None, Vec::new());
+        run.host.cpu.nominal_mhz = None;
+        run.host.cpu.cpufreq_max_mhz = None;
+        run.host.cpu.reported_mhz = Some(2994.0);
+        assert_eq!(clocks(&run), "reported 2994 MHz");
+        run.host.cpu.user_rated_mhz = Some(4500.0);
+        assert_eq!(
+            clocks(&run),
+            "rated 4500 MHz (given by the user); reported 2994 MHz"
+        );
+        run.host.cpu.reported_mhz = None;
+        assert_eq!(clocks(&run), "rated 4500 MHz (given by the user)");
+    }
 }
