@@ -60,6 +60,12 @@ impl IdentityInfo {
     }
 }
 
+/// The lowest and highest rated clock a user may give (MHz, for
+/// `user_rated_mhz`): below or above, the value is a typo or a unit slip
+/// (`--rated 4.5` for 4.5 GHz).
+pub const RATED_MIN_MHZ: f64 = 50.0;
+pub const RATED_MAX_MHZ: f64 = 10_000.0;
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpuInfo {

@@ -85,10 +85,7 @@ pub struct ClockOptions {
 /// Where a rated clock given by the user is said to come from.
 pub const GIVEN_SOURCE: &str = "given by the user (--rated)";
 
-/// The lowest and highest rated clock accepted (MHz): below or above, the
-/// value is a typo or a unit slip (`--rated 4.5` for 4.5 GHz).
-pub const RATED_MIN_MHZ: f64 = 50.0;
-pub const RATED_MAX_MHZ: f64 = 10_000.0;
+pub use sysgauge_core::host::{RATED_MAX_MHZ, RATED_MIN_MHZ};
 
 /// A rated clock as the user writes it: a number with `GHz` or `MHz`
 /// (either case, a space allowed), or a bare number of MHz; in MHz.

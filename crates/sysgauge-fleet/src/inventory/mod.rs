@@ -323,10 +323,11 @@ pub const RATED_MHZ: &str = "rated_mhz";
 
 /// A `rated_mhz` value: a number of MHz within what `--rated` accepts.
 pub fn parse_rated_mhz(value: &str) -> Result<f64, String> {
+    use sysgauge_core::host::{RATED_MAX_MHZ, RATED_MIN_MHZ};
     match value.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (50.0..=10_000.0).contains(&v) => Ok(v),
+        Ok(v) if v.is_finite() && (RATED_MIN_MHZ..=RATED_MAX_MHZ).contains(&v) => Ok(v),
         _ => Err(format!(
-            "{RATED_MHZ} '{value}' is not a rated clock in MHz (a number from 50 to 10000, e.g. 4500)"
+            "{RATED_MHZ} '{value}' is not a rated clock in MHz (a number from {RATED_MIN_MHZ:.0} to {RATED_MAX_MHZ:.0}, e.g. 4500)"
         )),
     }
 }
