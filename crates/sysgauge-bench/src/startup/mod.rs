@@ -66,7 +66,20 @@ pub struct StartupOptions {
     pub ignore_failure: bool,
     /// Do not count libraries.
     pub skip_libraries: bool,
+    /// A shell command run before every run of a command (warm-up and
+    /// timed) and not timed (`--prepare`): by command text.
+    pub prepare: std::collections::BTreeMap<String, String>,
+    /// The parameter values a command was made with (`--parameter-scan`,
+    /// `--parameter-list`): by command text.
+    pub parameters: std::collections::BTreeMap<String, Vec<(String, String)>>,
 }
+
+/// The param naming a case's `--prepare` command.
+pub const PREPARE_PARAM: &str = "prepare";
+
+/// The prefix of the params naming a case's parameter values
+/// (`parameter.threads`).
+pub const PARAMETER_PREFIX: &str = "parameter.";
 
 pub const DEFAULT_MIN_RUNS: u64 = 10;
 
@@ -348,6 +361,23 @@ pub fn preflight(text: &str, shell: bool) -> Result<(), String> {
     }
 }
 
+/// Run a `--prepare` command once (through the shell, as every run does):
+/// one that fails stops everything, --ignore-failure or not.
+pub fn preflight_prepare(text: &str) -> Result<(), String> {
+    let mut r = CommandRunner::new(prepare(text, true)?)?;
+    let start = std::time::Instant::now();
+    let res = r.run_once(&|| start.elapsed())?;
+    if res.end.success() {
+        Ok(())
+    } else {
+        Err(prepare_failure(text, res.end))
+    }
+}
+
+fn prepare_failure(text: &str, end: ChildEnd) -> String {
+    format!("the --prepare command {text:?} {end}")
+}
+
 pub struct StartupBenchmark {
     options: Arc<StartupOptions>,
 }
@@ -372,9 +402,18 @@ impl Benchmark for StartupBenchmark {
             .commands
             .iter()
             .map(|c| {
-                Params::new()
+                // Only present when given, so a case without them compares
+                // with what was stored before they existed.
+                let mut p = Params::new()
                     .with("command", c.as_str())
-                    .with("shell", self.options.shell)
+                    .with("shell", self.options.shell);
+                if let Some(prep) = self.options.prepare.get(c) {
+                    p.insert(PREPARE_PARAM, prep.as_str());
+                }
+                for (name, value) in self.options.parameters.get(c).into_iter().flatten() {
+                    p.insert(&format!("{PARAMETER_PREFIX}{name}"), value.as_str());
+                }
+                p
             })
             .collect()
     }
@@ -404,6 +443,16 @@ impl Benchmark for StartupBenchmark {
             }
         };
         let mut runner = CommandRunner::new(prepared).map_err(BenchError::failed)?;
+        // hyperfine runs its --prepare through the shell (`sync; echo 3 >
+        // /proc/sys/vm/drop_caches`), and so does this.
+        let mut preparer = match params.get_str(PREPARE_PARAM) {
+            Some(p) => Some((
+                p.to_string(),
+                CommandRunner::new(prepare(p, true).map_err(BenchError::failed)?)
+                    .map_err(BenchError::failed)?,
+            )),
+            None => None,
+        };
         let clock = ctx.clock().clone();
         let now = move || clock.now();
         let mut failed_runs: u64 = 0;
@@ -439,6 +488,15 @@ impl Benchmark for StartupBenchmark {
         let (clock, cancel) = (ctx.clock().clone(), ctx.cancel_token().clone());
         let warmup = u64::from(ctx.warmup());
         Sampler::new(clock.as_ref(), &cancel).run(warmup, &rule, |phase| {
+            if let Some((text, p)) = preparer.as_mut() {
+                let res = p.run_once(&now).map_err(BenchError::failed)?;
+                if res.end == ChildEnd::Signalled(libc::SIGINT) {
+                    return Err(BenchError::Cancelled);
+                }
+                if !res.end.success() {
+                    return Err(BenchError::failed(prepare_failure(text, res.end)));
+                }
+            }
             let res = runner.run_once(&now).map_err(BenchError::failed)?;
             check(&res, &mut failed_runs)?;
             if phase == Phase::Warmup {
@@ -553,6 +611,55 @@ mod tests {
         );
         let e = preflight("exit 3", true).err().unwrap_or_default();
         assert!(e.contains("status 3"), "{e}");
+    }
+
+    #[test]
+    fn prepare_runs_before_every_run_and_its_failure_stops() {
+        // The prepare appends "p", the command "c": every run of the
+        // command (1 warm-up + 5 timed) follows its own prepare.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("log");
+        let mut o = opts(&[&format!("printf c >> {}", f.display())]);
+        o.shell = true;
+        o.skip_libraries = true;
+        o.min_time = Some(Duration::ZERO);
+        o.prepare.insert(
+            o.commands[0].clone(),
+            format!("printf p >> {}", f.display()),
+        );
+        o.parameters
+            .insert(o.commands[0].clone(), vec![("n".into(), "3".into())]);
+        let b = StartupBenchmark::new(Arc::new(o.clone()));
+        let cases = b.cases(&Plan {
+            profile: Profile::Tiny,
+            threads: 1,
+        });
+        assert_eq!(
+            cases[0].get_str(PREPARE_PARAM),
+            o.prepare.values().next().map(String::as_str)
+        );
+        assert_eq!(cases[0].get_str("parameter.n"), Some("3"));
+        let mut c = sysgauge_family::util::tiny_ctx(1);
+        c.begin_case(Duration::from_millis(10));
+        let m = b.run(&mut c, &cases[0]).unwrap();
+        assert_eq!(m[0].samples.len(), 5);
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "pc".repeat(6));
+        // A prepare that fails fails the case, naming it.
+        let mut o = opts(&["true"]);
+        o.min_time = Some(Duration::ZERO);
+        o.skip_libraries = true;
+        o.prepare.insert("true".into(), "exit 3".into());
+        let b = StartupBenchmark::new(Arc::new(o));
+        let cases = b.cases(&Plan {
+            profile: Profile::Tiny,
+            threads: 1,
+        });
+        let mut c = sysgauge_family::util::tiny_ctx(1);
+        c.begin_case(Duration::from_millis(10));
+        let e = b.run(&mut c, &cases[0]).unwrap_err().to_string();
+        assert!(e.contains("--prepare command \"exit 3\""), "{e}");
+        assert!(preflight_prepare("exit 3").unwrap_err().contains("exit 3"));
+        assert!(preflight_prepare("true").is_ok());
     }
 
     #[test]

@@ -62,6 +62,13 @@ pub struct StartupExportCommand {
     pub library_paths: Vec<String>,
     /// Against the baseline (null for the baseline itself).
     pub relative: Option<Relative>,
+    /// The shell command run before every run (`--prepare`), else null.
+    #[serde(default)]
+    pub prepare: Option<String>,
+    /// The parameter values this command was made with (`--parameter-scan`,
+    /// `--parameter-list`), by name, as hyperfine's export has them.
+    #[serde(default)]
+    pub parameters: std::collections::BTreeMap<String, String>,
 }
 
 /// A command against the baseline: ratio of medians with its 95 %
@@ -305,6 +312,21 @@ pub fn startup_export(run: &RunRecord) -> StartupExport {
                 } else {
                     cmds.first().and_then(|b| relative(b, c))
                 },
+                prepare: c
+                    .r
+                    .params
+                    .get_str(crate::startup::PREPARE_PARAM)
+                    .map(str::to_string),
+                parameters: c
+                    .r
+                    .params
+                    .0
+                    .iter()
+                    .filter_map(|(k, v)| {
+                        let name = k.strip_prefix(crate::startup::PARAMETER_PREFIX)?;
+                        Some((name.to_string(), v.to_string()))
+                    })
+                    .collect(),
             }
         })
         .collect();
