@@ -13,16 +13,14 @@
 //! children's user and system CPU time from wait4(2)'s rusage, so a point
 //! has MB/s by wall, user and system time. After the input file is made it
 //! is flushed and the kernel's dirty pages are waited out (see `input`).
-//! With `dd` in the same sweep, a digest program's point also gets an
-//! estimated hash-only rate: bytes / (its time − dd's time for the same
-//! point), which removes start-up and reading; it is named an estimate.
+//! The report estimates each digest program's hash-only rate from the user
+//! CPU times of its points (`report::estimate_hash_only`).
 //!
 //! Each program is a benchmark (`sweep.sha256sum`, `sweep.dd`, and
 //! `sweep.custom` for a user's command, with the command in `params`).
-//! Cases run program by program in `Known::ALL` order, `dd` first, so the
-//! baseline exists before the digest programs need it. The corpus, the
-//! input files (one per K) and dd's times are fixtures shared by the cases
-//! of one session.
+//! Cases run program by program in `Known::ALL` order, `dd` (the reading
+//! alone) first. The corpus and the input files (one per K) are fixtures
+//! shared by the cases of one session.
 
 pub mod chart;
 pub mod corpus;
@@ -606,49 +604,7 @@ fn run_point(
         reps.iter().map(|r| r.sys).collect(),
     )?);
 
-    let baseline_key = format!("{}|{}|{}", point.copies, point.iterations, options.to_file);
-    let baselines =
-        ctx.fixture::<BTreeMap<String, f64>, _>("sweep.dd-baseline", |_| Ok(BTreeMap::new()))?;
-    match program {
-        Program::Known(Known::Dd) => {
-            if let Some(m) = metrics.iter().find(|m| m.name == "wall_time") {
-                baselines.insert(baseline_key, m.value());
-            }
-        }
-        Program::Known(_) => {
-            if let Some(&dd) = baselines.get(&baseline_key) {
-                match hash_only_estimate(bytes, &walls, dd) {
-                    Some(samples) => {
-                        metrics.push(metric(
-                            "hash_only_estimate",
-                            Unit::MBps,
-                            Better::Higher,
-                            samples,
-                        )?);
-                        ctx.note_detail("dd_wall_us", (dd * 1e6).round() as u64);
-                    }
-                    None => ctx.note_detail(
-                        "hash_only_estimate",
-                        "not computed: the program took no longer than dd for the same bytes",
-                    ),
-                }
-            }
-        }
-        Program::Custom { .. } => {}
-    }
     Ok(metrics)
-}
-
-/// Per repetition: bytes / (program's wall time − dd's median wall time for
-/// the same point), in MB/s. `None` when any difference is not positive.
-pub fn hash_only_estimate(bytes: u64, walls: &[f64], dd_wall: f64) -> Option<Vec<f64>> {
-    walls
-        .iter()
-        .map(|&w| {
-            let d = w - dd_wall;
-            (d > 0.0 && d.is_finite()).then(|| bytes as f64 / d / 1e6)
-        })
-        .collect()
 }
 
 /// One repetition: `runs` runs back to back, timed as a whole.
@@ -850,7 +806,7 @@ mod tests {
     }
 
     #[test]
-    fn slice_runs_dd_then_sha256sum_with_an_estimate() {
+    fn slice_runs_dd_then_sha256sum() {
         if !require("sha256sum") || !require("dd") {
             return;
         }
@@ -916,20 +872,11 @@ mod tests {
                 out.details
             );
         }
-        // dd provided the baseline; the digest program got its estimate.
-        // (In the tiny profile the hash may take no longer than dd; then
-        // the case says so instead of inventing a number.)
-        for (id, m, out) in &results[2..] {
-            let has_metric = m.iter().any(|m| m.name == "hash_only_estimate");
-            let says_why = out
-                .details
-                .get_str("hash_only_estimate")
-                .is_some_and(|s| s.starts_with("not computed"));
-            assert!(has_metric != says_why, "{id}: {m:?} {:?}", out.details);
-            assert_eq!(has_metric, out.details.get_u64("dd_wall_us").is_some());
-        }
-        for (_, m, _) in &results[..2] {
-            assert!(!m.iter().any(|m| m.name == "hash_only_estimate"));
+        // The hash-only estimate is the report's, from the user times.
+        for (id, m, _) in &results {
+            assert!(!m.iter().any(|m| m.name == "hash_only_estimate"), "{id}");
+            let user = m.iter().find(|m| m.name == "user_time");
+            assert!(user.is_some(), "{id}");
         }
         c.end_session();
         assert!(!scratch.exists());
@@ -1215,12 +1162,5 @@ mod tests {
             ids_with_cases(SweepOptions::for_run(&sel(&["b2sum", "md5sum"]))),
             ["sweep.b2sum", "sweep.md5sum"]
         );
-    }
-
-    #[test]
-    fn estimate() {
-        let e = hash_only_estimate(100_000_000, &[2.0, 3.0], 1.0);
-        assert_eq!(e, Some(vec![100.0, 50.0]));
-        assert_eq!(hash_only_estimate(1, &[1.0, 0.5], 1.0), None);
     }
 }
