@@ -156,6 +156,19 @@ pub fn open_rw(path: &Path, direct: bool) -> std::io::Result<File> {
     o.open(path)
 }
 
+/// Whether the file system holding `dir` takes O_DIRECT: a probe file is
+/// opened direct, written one 4 KiB block, and removed.
+pub fn direct_supported(dir: &Path) -> bool {
+    let path = dir.join(format!(".sysgauge-direct-probe-{}", std::process::id()));
+    let ok = match open_rw(&path, true) {
+        Ok(f) => AlignedBuf::new(ALIGN)
+            .is_some_and(|b| std::os::unix::fs::FileExt::write_all_at(&f, &b, 0).is_ok()),
+        Err(_) => false,
+    };
+    let _ = std::fs::remove_file(&path);
+    ok
+}
+
 /// True when the error is the kernel refusing O_DIRECT (unsupported by the
 /// file system, or misaligned buffer, offset or length).
 pub fn is_direct_refusal(e: &std::io::Error) -> bool {
