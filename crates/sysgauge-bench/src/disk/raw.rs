@@ -690,7 +690,9 @@ pub fn raw_write(
         if direct {
             flags |= libc::O_DIRECT;
         }
+        // Readable too: direct mode reads the blocks it rewrites.
         OpenOptions::new()
+            .read(true)
             .write(true)
             .custom_flags(flags)
             .open(&rt.path)
