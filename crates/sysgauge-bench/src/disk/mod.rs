@@ -30,6 +30,7 @@ pub mod seq;
 pub mod signature;
 pub mod target;
 pub mod traps;
+pub mod yabs;
 
 use std::path::PathBuf;
 use std::sync::Arc;
