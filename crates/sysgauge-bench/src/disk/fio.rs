@@ -438,7 +438,17 @@ fn job_cases(
         };
         if let Some(b) = one_bs {
             let size_value = size.as_ref().map(|(t, _)| size_param(t, kb_base_1000));
-            if let Some(c) = randrw_case(job, name, b, size_value, iodepth, numjobs, host.clone(), version, &ioengine)? {
+            if let Some(c) = randrw_case(
+                job,
+                name,
+                b,
+                size_value,
+                iodepth,
+                numjobs,
+                host.clone(),
+                version,
+                &ioengine,
+            )? {
                 return Ok(vec![c]);
             }
         }
@@ -779,12 +789,14 @@ mod tests {
         assert!((value(c, "read_latency_max") - 24801.13).abs() < 1e-9);
         assert_eq!(c.details.get_str("engine"), Some("libaio"));
         // The same job at another depth keeps fio's names.
-        let other = fixture!("3.33-yabs-randrw-4k-qd64x2.json").replace(
-            "\"iodepth\" : \"64\"",
-            "\"iodepth\" : \"32\"",
-        );
+        let other = fixture!("3.33-yabs-randrw-4k-qd64x2.json")
+            .replace("\"iodepth\" : \"64\"", "\"iodepth\" : \"32\"");
         let r = parse_fio(&other, Utc::now()).unwrap();
-        let ids: Vec<&str> = r.machines[0].results.iter().map(|x| x.bench_id.as_str()).collect();
+        let ids: Vec<&str> = r.machines[0]
+            .results
+            .iter()
+            .map(|x| x.bench_id.as_str())
+            .collect();
         assert_eq!(ids, ["fio.randrw", "fio.randrw"]);
     }
 

@@ -74,9 +74,11 @@ pub struct DiskOptions {
     /// Raw device mode: only `disk.raw-write`, on this device.
     pub device: Option<raw::RawTarget>,
     /// The I/O modes of the block-size sweeps (`--io`), each size run in
-    /// each: cases then carry an `io` param. `None` keeps the old way
-    /// (direct where the kernel takes the size, else buffered), which
-    /// `sysgauge run`'s slice and stored results use.
+    /// each: cases then carry the `direct` param from the start (true or
+    /// false, as results always recorded it, so a direct row is the case
+    /// stored before and fio's imports of the same job). `None` keeps the
+    /// old way (direct where the kernel takes the size, else buffered),
+    /// which `sysgauge run`'s slice uses.
     pub io_modes: Option<Vec<IoMode>>,
 }
 
@@ -247,7 +249,7 @@ fn sweep_cases(o: &DiskOptions) -> Vec<Params> {
             .flat_map(|m| {
                 o.block_sizes()
                     .into_iter()
-                    .map(move |bs| block_case(bs).with("io", m.as_str()))
+                    .map(move |bs| block_case(bs).with("direct", *m == IoMode::Direct))
             })
             .collect(),
         None => o.block_sizes().into_iter().map(block_case).collect(),
@@ -339,12 +341,12 @@ impl Benchmark for DiskBenchmark {
             Some("random") => Ok(files::Order::Random),
             _ => Err(BenchError::failed("missing or invalid order")),
         };
-        let mode = match params.get_str("io") {
-            None => None,
-            Some(m) => Some(
-                IoMode::parse(m).ok_or_else(|| BenchError::failed(format!("invalid io '{m}'")))?,
-            ),
-        };
+        // A sweep's cases name their mode; the run slice's do not (then
+        // direct where the kernel takes the size, else buffered).
+        let mode =
+            params
+                .get_bool("direct")
+                .map(|d| if d { IoMode::Direct } else { IoMode::Buffered });
         match self.kind {
             Kind::SeqWrite => seq::seq_write(ctx, o, block()?, mode),
             Kind::SeqRead => seq::seq_read(ctx, o, block()?, mode),

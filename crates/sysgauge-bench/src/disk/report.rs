@@ -158,16 +158,15 @@ fn case_label(r: &ResultRecord) -> String {
     if let Some(w) = p.get_u64("write_percent") {
         parts.push(format!("{w}% writes"));
     }
-    match (p.get_str("io"), p.get_bool("direct")) {
-        // A chosen mode; direct at a size the device refuses is done as
-        // whole-block read-modify-write, which the label says.
-        (Some("direct"), _) if r.details.get_str("io_mode") == Some("direct+read-modify-write") => {
+    match p.get_bool("direct") {
+        // Direct at a size the device refuses is done as whole-block
+        // read-modify-write, which the label says.
+        Some(true) if r.details.get_str("io_mode") == Some("direct+read-modify-write") => {
             parts.push("direct (rmw)".into())
         }
-        (Some(m), _) => parts.push(m.to_string()),
-        (None, Some(true)) => parts.push("direct".into()),
-        (None, Some(false)) => parts.push("buffered".into()),
-        (None, None) => {}
+        Some(true) => parts.push("direct".into()),
+        Some(false) => parts.push("buffered".into()),
+        None => {}
     }
     parts.join(" ")
 }

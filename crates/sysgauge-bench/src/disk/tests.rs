@@ -139,10 +139,10 @@ fn a_chosen_io_mode_holds_for_every_size() {
     assert_eq!(
         shown,
         [
-            "block_size=4096 io=buffered",
-            "block_size=1000 io=buffered",
-            "block_size=4096 io=direct",
-            "block_size=1000 io=direct"
+            "block_size=4096 direct=false",
+            "block_size=1000 direct=false",
+            "block_size=4096 direct=true",
+            "block_size=1000 direct=true"
         ]
     );
     let mut c = ctx_in(dir.path(), 3);

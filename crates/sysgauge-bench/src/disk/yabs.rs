@@ -212,11 +212,7 @@ pub fn parse_yabs(text: &str, at: DateTime<Utc>) -> Result<YabsReport, JsonDocEr
         if let Some(v) = &r.version {
             details.insert("yabs_version", v.as_str());
         }
-        if r
-            .results
-            .iter()
-            .any(|x: &ResultRecord| x.params == params)
-        {
+        if r.results.iter().any(|x: &ResultRecord| x.params == params) {
             return Err(bs_at.error(format!("block size {bs_text} appears twice")));
         }
         r.results.push(ResultRecord {
@@ -252,7 +248,13 @@ mod tests {
         let ids: Vec<String> = r
             .results
             .iter()
-            .map(|x| format!("{} {}", x.bench_id, x.params.get_u64("block_size").unwrap_or(0)))
+            .map(|x| {
+                format!(
+                    "{} {}",
+                    x.bench_id,
+                    x.params.get_u64("block_size").unwrap_or(0)
+                )
+            })
             .collect();
         assert_eq!(
             ids,
@@ -320,7 +322,11 @@ mod tests {
     fn recognised_by_its_names() {
         assert!(looks_like_yabs(fixture!("shaped-full.json")));
         assert!(looks_like_yabs(fixture!("shaped-geekbench-only.json")));
-        assert!(!looks_like_yabs("{\"schema_version\":1,\"os\":{},\"cpu\":{},\"mem\":{},\"runtime\":1}"));
-        assert!(!looks_like_yabs("{\"fio version\":\"fio-3.33\",\"jobs\":[]}"));
+        assert!(!looks_like_yabs(
+            "{\"schema_version\":1,\"os\":{},\"cpu\":{},\"mem\":{},\"runtime\":1}"
+        ));
+        assert!(!looks_like_yabs(
+            "{\"fio version\":\"fio-3.33\",\"jobs\":[]}"
+        ));
     }
 }

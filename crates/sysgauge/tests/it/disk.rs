@@ -125,20 +125,13 @@ fn parse_run(out: &std::process::Output) -> RunRecord {
         .unwrap_or_else(|e| panic!("{e}\nstderr:\n{}", stderr_of(out)))
 }
 
-fn find<'a>(run: &'a RunRecord, id: &str, block: u64) -> &'a ResultRecord {
-    run.results
-        .iter()
-        .find(|r| r.bench_id == id && r.params.get_u64("block_size") == Some(block))
-        .unwrap_or_else(|| panic!("no {id} at {block}"))
-}
-
 fn find_in<'a>(run: &'a RunRecord, id: &str, block: u64, io: &str) -> &'a ResultRecord {
     run.results
         .iter()
         .find(|r| {
             r.bench_id == id
                 && r.params.get_u64("block_size") == Some(block)
-                && r.params.get_str("io") == Some(io)
+                && r.params.get_bool("direct") == Some(io == "direct")
         })
         .unwrap_or_else(|| panic!("no {id} at {block} {io}"))
 }
@@ -393,8 +386,12 @@ fn raw_sweep_in_each_mode_shows_the_sub_sector_sizes_slow() {
         .args(["--io", "buffered", "--json", "-"])
         .exits_with(0);
     let run = parse_run(&out);
-    let modes: Vec<Option<&str>> = run.results.iter().map(|r| r.params.get_str("io")).collect();
-    assert_eq!(modes, [Some("buffered"), Some("buffered")]);
+    let modes: Vec<Option<bool>> = run
+        .results
+        .iter()
+        .map(|r| r.params.get_bool("direct"))
+        .collect();
+    assert_eq!(modes, [Some(false), Some(false)]);
 }
 
 #[test]
