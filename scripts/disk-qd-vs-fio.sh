@@ -10,10 +10,12 @@
 # OUT (raw numbers, default a temp file).
 #
 # Like for like: fio runs YABS's command line (--ioengine=libaio --rw=randrw --rwmixread=50
-# --iodepth=64 --numjobs=2 --direct=1 --group_reporting) with --time_based, on a file of SIZE
-# it lays out itself; sysgauge runs `disk --only disk.randrw --profile standard` on a file of
-# SIZE it writes in full first (1 warm-up pass + 5 timed passes of about a second each; the
-# median of the passes is its figure). Both count both directions: total MB/s is read + write.
+# --iodepth=64 --numjobs=2 --direct=1 --gtod_reduce=1 --group_reporting) with --time_based,
+# on a file of SIZE it lays out itself, from its buffers of ordinary pages; sysgauge runs
+# `disk --only disk.randrw --profile standard` on a file of SIZE it writes in full first,
+# from buffers of ordinary pages too (1 warm-up pass + 5 timed passes of about a second
+# each; the median of the passes is its figure). Both count both directions: total MB/s is
+# read + write.
 set -u
 BASE=${1:-${TMPDIR:-/tmp}}
 D=$(mktemp -d "$BASE/disk-qd-vs-fio.XXXXXX")
@@ -38,7 +40,7 @@ for r in json.load(sys.stdin)["results"]:
 }
 fiorun() {
   fio --name=rand_rw_$1 --ioengine=libaio --rw=randrw --rwmixread=50 --bs=$1 --iodepth=64 \
-    --numjobs=2 --size=${SIZE}M --runtime=$RUNTIME --time_based --direct=1 \
+    --numjobs=2 --size=${SIZE}M --runtime=$RUNTIME --time_based --direct=1 --gtod_reduce=1 \
     --filename="$D/test.fio" --group_reporting --output-format=json 2>/dev/null | python3 -c '
 import json,sys
 j=json.load(sys.stdin)["jobs"][0]

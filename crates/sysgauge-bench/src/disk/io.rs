@@ -79,6 +79,17 @@ impl AlignedBuf {
         Some(AlignedBuf { ptr, len, layout })
     }
 
+    /// A zeroed buffer of `len` bytes in ordinary pages whatever its size,
+    /// as fio's `malloc`ed buffers are where transparent huge pages are
+    /// `madvise`-only (see `qd.rs` for why that matters).
+    pub fn ordinary_pages(len: usize) -> Option<AlignedBuf> {
+        let layout = Layout::from_size_align(len.max(1), ALIGN).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw)?;
+        Some(AlignedBuf { ptr, len, layout })
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
