@@ -6,7 +6,7 @@
 #
 # Usage: scripts/disk-qd-vs-fio.sh [DIR]   (DIR on the disk to test; default $TMPDIR or /tmp)
 # Environment: SYSGAUGE (binary, default target/release/sysgauge), SIZE (MiB, default 1024;
-# YABS uses 2048), ROUNDS (default 3), RUNTIME (fio seconds per size, default 5),
+# YABS uses 2048), ROUNDS (default 5), RUNTIME (fio seconds per size, default 5),
 # OUT (raw numbers, default a temp file).
 #
 # Like for like: fio runs YABS's command line (--ioengine=libaio --rw=randrw --rwmixread=50
@@ -22,7 +22,7 @@ D=$(mktemp -d "$BASE/disk-qd-vs-fio.XXXXXX")
 BIN=${SYSGAUGE:-$(dirname "$0")/../target/release/sysgauge}
 trap 'rm -rf "$D"' EXIT
 SIZE=${SIZE:-1024}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 RUNTIME=${RUNTIME:-5}
 OUT=${OUT:-$D.tsv}
 SIZES="4k 64k 512k 1m"
@@ -47,7 +47,9 @@ j=json.load(sys.stdin)["jobs"][0]
 r,w=j["read"]["bw_bytes"]/1e6,j["write"]["bw_bytes"]/1e6
 print(sys.argv[1], "%.2f %.2f %.2f libaio" % (r+w, r, w))' "$1"
 }
-fioall() { for bs in $SIZES; do fiorun "$bs"; done; }
+# A fresh file each round, as sysgauge writes its own before its cases: both then measure
+# right after writing SIZE, with whatever write-back that leaves below the guest.
+fioall() { rm -f "$D/test.fio"; for bs in $SIZES; do fiorun "$bs"; done; }
 for round in $(seq 1 "$ROUNDS"); do
   if [ $((round % 2)) = 1 ]; then a=$(sg); b=$(fioall); else b=$(fioall); a=$(sg); fi
   echo "$a" | sed "s/^/$round\tsysgauge\t/" >> "$OUT"
