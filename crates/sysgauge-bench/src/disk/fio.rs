@@ -571,7 +571,7 @@ fn randrw_case(
             }
             let m = in_microseconds(m);
             let renamed = format!("{direction}_{}", m.name);
-            per_direction.extend(Metric::new(&renamed, m.unit, m.better, m.samples).into_iter());
+            per_direction.extend(Metric::new(&renamed, m.unit, m.better, m.samples));
         }
     }
     if per_direction.is_empty() {

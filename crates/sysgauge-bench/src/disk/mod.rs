@@ -343,10 +343,9 @@ impl Benchmark for DiskBenchmark {
         };
         // A sweep's cases name their mode; the run slice's do not (then
         // direct where the kernel takes the size, else buffered).
-        let mode =
-            params
-                .get_bool("direct")
-                .map(|d| if d { IoMode::Direct } else { IoMode::Buffered });
+        let mode = params
+            .get_bool("direct")
+            .map(|d| if d { IoMode::Direct } else { IoMode::Buffered });
         match self.kind {
             Kind::SeqWrite => seq::seq_write(ctx, o, block()?, mode),
             Kind::SeqRead => seq::seq_read(ctx, o, block()?, mode),

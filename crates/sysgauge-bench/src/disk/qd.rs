@@ -272,7 +272,11 @@ fn uring_job(
             if !read {
                 // SAFETY: the slot is free (no request in flight uses it),
                 // and lies inside `bufs`, `len` bytes from `buf`.
-                scramble(unsafe { std::slice::from_raw_parts_mut(buf, len) }, off, issued);
+                scramble(
+                    unsafe { std::slice::from_raw_parts_mut(buf, len) },
+                    off,
+                    issued,
+                );
             }
             let entry = if read {
                 opcode::Read::new(fd, buf, len32).offset(off).build()
