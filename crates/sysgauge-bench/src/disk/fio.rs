@@ -52,10 +52,20 @@
 //! latencies are given in this family's µs. Its latency percentiles are
 //! fio's histogram estimates, this family's are exact, so the latency
 //! ratios are close but not exact.
+//!
+//! YABS's disk job (`rw=randrw`, `rwmixread=50`, `iodepth=64`,
+//! `numjobs=2` summed by `group_reporting`, `direct=1`, an asynchronous
+//! engine: `libaio` or `io_uring`, one block size, one file) is this
+//! family's `disk.randrw` (`qd.rs`): one case for both directions, params
+//! `block_size`, `direct`, `iodepth`, `numjobs`, `rwmixread` and `size`;
+//! metrics `throughput` and `iops` (both directions), then per direction
+//! `read_throughput`, `read_iops`, `read_latency_median`, `read_latency_p99`,
+//! `read_latency_max` (µs) and the same for `write`. It compares with
+//! `sysgauge disk --size SIZE` (YABS: 2 GiB, 512 MiB on ARM).
 //! Every other job keeps fio's names.
 
 use super::io::HUGE_FROM;
-use super::Kind;
+use super::{qd, Kind};
 use crate::foreign_json::{parse_document, At, JsonDocError};
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Metric, ParamValue, Params, ResultRecord, Status};
@@ -409,6 +419,40 @@ fn job_cases(
         && o.whole(&["nrfiles"], 1)? == 1
         && o.get(&["filesize"])?.is_none()
         && !o.limits(&["rate", "rate_iops", "rate_min", "thinktime"])?;
+    // YABS's queue-depth job: see the module doc.
+    let yabs_job = rw == "randrw"
+        && direct
+        && matches!(ioengine.as_str(), "libaio" | "io_uring")
+        && iodepth == qd::QD_DEPTH
+        && numjobs == qd::QD_JOBS
+        && rwmixread == Some(qd::QD_READ_PERCENT)
+        && bs_range.is_none()
+        && o.whole(&["nrfiles"], 1)? == 1
+        && o.get(&["filesize"])?.is_none()
+        && !o.limits(&["rate", "rate_iops", "rate_min", "thinktime"])?;
+    if yabs_job {
+        let one_bs = match &bs {
+            Some((t, _)) => block_size_for(t, 0, kb_base_1000)
+                .filter(|&b| b > 0 && Some(b) == block_size_for(t, 1, kb_base_1000)),
+            None => Some(DEFAULT_BS),
+        };
+        if let Some(b) = one_bs {
+            let size_value = size.as_ref().map(|(t, _)| size_param(t, kb_base_1000));
+            if let Some(c) = randrw_case(
+                job,
+                name,
+                b,
+                size_value,
+                iodepth,
+                numjobs,
+                host.clone(),
+                version,
+                &ioengine,
+            )? {
+                return Ok(vec![c]);
+            }
+        }
+    }
     let huge_buffer = o.get(&["iomem", "mem"])?.is_some_and(|(t, _)| {
         let kind = t.split(':').next().unwrap_or("");
         kind == "mmaphuge" || kind == "shmhuge"
@@ -491,6 +535,76 @@ fn job_cases(
         });
     }
     Ok(out)
+}
+
+/// YABS's job as one `disk.randrw` case: both directions' sections in one
+/// record (see the module doc). `None` when neither did I/O.
+#[allow(clippy::too_many_arguments)]
+fn randrw_case(
+    job: &At<'_>,
+    name: &str,
+    block: u64,
+    size: Option<ParamValue>,
+    iodepth: u64,
+    numjobs: u64,
+    host: Option<String>,
+    version: Option<&str>,
+    ioengine: &str,
+) -> Result<Option<Case>, JsonDocError> {
+    let mut total_bw = 0.0;
+    let mut total_iops = 0.0;
+    let mut per_direction = Vec::new();
+    for direction in ["read", "write"] {
+        let Some(section) = job.get(direction) else {
+            continue;
+        };
+        if section.require("io_bytes")?.number()? == 0.0 {
+            continue;
+        }
+        for m in direction_metrics(&section)? {
+            let v = m.value();
+            match m.name.as_str() {
+                "throughput" => total_bw += v,
+                "iops" => total_iops += v,
+                "latency_median" | "latency_p99" | "latency_max" => {}
+                _ => continue,
+            }
+            let m = in_microseconds(m);
+            let renamed = format!("{direction}_{}", m.name);
+            per_direction.extend(Metric::new(&renamed, m.unit, m.better, m.samples));
+        }
+    }
+    if per_direction.is_empty() {
+        return Ok(None);
+    }
+    let mut metrics = Vec::new();
+    metrics.extend(metric("throughput", Unit::MBps, Better::Higher, vec![total_bw]).ok());
+    metrics.extend(metric("iops", Unit::OpsPerSec, Better::Higher, vec![total_iops]).ok());
+    metrics.extend(per_direction);
+    let mut params = Params::new()
+        .with("block_size", block)
+        .with("direct", true)
+        .with("iodepth", iodepth)
+        .with("numjobs", numjobs)
+        .with("rwmixread", qd::QD_READ_PERCENT);
+    if let Some(s) = size {
+        params.0.insert("size".to_string(), s);
+    }
+    let mut details = Params::new()
+        .with("source", "fio")
+        .with("fio_job", name)
+        .with("fio_rw", "randrw")
+        .with("engine", ioengine);
+    if let Some(v) = version {
+        details.insert("fio_version", v);
+    }
+    Ok(Some(Case {
+        host,
+        id: Kind::RandRw.id().to_string(),
+        params,
+        details,
+        metrics,
+    }))
 }
 
 /// A latency in ns as µs (the disk family's latency unit); any other
@@ -653,6 +767,37 @@ mod tests {
         assert_eq!(write.params.get_str("direction"), Some("write"));
         assert_eq!(value(write, "latency_mean"), 211344.861742);
         assert_eq!(value(write, "latency_p99"), 1712128.0);
+    }
+
+    /// YABS's job, run by fio for real: one disk.randrw case.
+    #[test]
+    fn yabs_job_is_the_queue_depth_case() {
+        let r = parse_fio(fixture!("3.33-yabs-randrw-4k-qd64x2.json"), Utc::now()).unwrap();
+        let m = &r.machines[0];
+        assert_eq!(m.results.len(), 1);
+        let c = case(m, "disk.randrw");
+        assert_eq!(
+            c.params.canonical(),
+            "block_size=4096,direct=true,iodepth=64,numjobs=2,rwmixread=50,size=16777216"
+        );
+        assert!((value(c, "read_throughput") - 85.002219).abs() < 1e-9);
+        assert!((value(c, "write_throughput") - 85.455968).abs() < 1e-9);
+        assert!((value(c, "throughput") - (85.002219 + 85.455968)).abs() < 1e-9);
+        assert!((value(c, "iops") - (20752.49501 + 20863.273453)).abs() < 1e-6);
+        assert!((value(c, "read_latency_median") - 1728.512).abs() < 1e-9);
+        assert!((value(c, "read_latency_p99") - 16449.536).abs() < 1e-9);
+        assert!((value(c, "read_latency_max") - 24801.13).abs() < 1e-9);
+        assert_eq!(c.details.get_str("engine"), Some("libaio"));
+        // The same job at another depth keeps fio's names.
+        let other = fixture!("3.33-yabs-randrw-4k-qd64x2.json")
+            .replace("\"iodepth\" : \"64\"", "\"iodepth\" : \"32\"");
+        let r = parse_fio(&other, Utc::now()).unwrap();
+        let ids: Vec<&str> = r.machines[0]
+            .results
+            .iter()
+            .map(|x| x.bench_id.as_str())
+            .collect();
+        assert_eq!(ids, ["fio.randrw", "fio.randrw"]);
     }
 
     #[test]

@@ -79,6 +79,17 @@ impl AlignedBuf {
         Some(AlignedBuf { ptr, len, layout })
     }
 
+    /// A zeroed buffer of `len` bytes in ordinary pages whatever its size,
+    /// as fio's `malloc`ed buffers are where transparent huge pages are
+    /// `madvise`-only (see `qd.rs` for why that matters).
+    pub fn ordinary_pages(len: usize) -> Option<AlignedBuf> {
+        let layout = Layout::from_size_align(len.max(1), ALIGN).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw)?;
+        Some(AlignedBuf { ptr, len, layout })
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -154,6 +165,19 @@ pub fn open_rw(path: &Path, direct: bool) -> std::io::Result<File> {
         o.custom_flags(libc::O_DIRECT);
     }
     o.open(path)
+}
+
+/// Whether the file system holding `dir` takes O_DIRECT: a probe file is
+/// opened direct, written one 4 KiB block, and removed.
+pub fn direct_supported(dir: &Path) -> bool {
+    let path = dir.join(format!(".sysgauge-direct-probe-{}", std::process::id()));
+    let ok = match open_rw(&path, true) {
+        Ok(f) => AlignedBuf::new(ALIGN)
+            .is_some_and(|b| std::os::unix::fs::FileExt::write_all_at(&f, &b, 0).is_ok()),
+        Err(_) => false,
+    };
+    let _ = std::fs::remove_file(&path);
+    ok
 }
 
 /// True when the error is the kernel refusing O_DIRECT (unsupported by the

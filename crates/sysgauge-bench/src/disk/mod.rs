@@ -22,6 +22,7 @@ pub mod files;
 pub mod fio;
 pub mod io;
 pub mod passes;
+pub mod qd;
 pub mod raw;
 pub mod report;
 pub mod seek;
@@ -29,6 +30,7 @@ pub mod seq;
 pub mod signature;
 pub mod target;
 pub mod traps;
+pub mod yabs;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -71,6 +73,46 @@ pub struct DiskOptions {
     pub repetition_time: Option<Duration>,
     /// Raw device mode: only `disk.raw-write`, on this device.
     pub device: Option<raw::RawTarget>,
+    /// The I/O modes of the block-size sweeps (`--io`), each size run in
+    /// each: cases then carry the `direct` param from the start (true or
+    /// false, as results always recorded it, so a direct row is the case
+    /// stored before and fio's imports of the same job). `None` keeps the
+    /// old way (direct where the kernel takes the size, else buffered),
+    /// which `sysgauge run`'s slice uses.
+    pub io_modes: Option<Vec<IoMode>>,
+}
+
+/// How a block case does its I/O, chosen for every size alike so sizes
+/// compare like for like (as dd writes every size the same way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoMode {
+    /// Through the page cache: each write pass ends with fdatasync, the
+    /// file's (or device's) cached pages are dropped before every pass.
+    Buffered,
+    /// O_DIRECT. A size the kernel refuses direct: on a raw device the
+    /// enclosing logical blocks are read and written whole (the
+    /// read-modify-write the device forces, done in user space); on a file
+    /// system the case is skipped.
+    Direct,
+}
+
+impl IoMode {
+    pub const BOTH: [IoMode; 2] = [IoMode::Buffered, IoMode::Direct];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IoMode::Buffered => "buffered",
+            IoMode::Direct => "direct",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<IoMode> {
+        match s {
+            "buffered" => Some(IoMode::Buffered),
+            "direct" => Some(IoMode::Direct),
+            _ => None,
+        }
+    }
 }
 
 impl DiskOptions {
@@ -114,6 +156,7 @@ pub enum Kind {
     Putc,
     Getc,
     RandomSeek,
+    RandRw,
     Create,
     Stat,
     Delete,
@@ -121,13 +164,14 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::SeqWrite,
         Kind::SeqRead,
         Kind::Rewrite,
         Kind::Putc,
         Kind::Getc,
         Kind::RandomSeek,
+        Kind::RandRw,
         Kind::Create,
         Kind::Stat,
         Kind::Delete,
@@ -142,6 +186,7 @@ impl Kind {
             Kind::Putc => "disk.putc",
             Kind::Getc => "disk.getc",
             Kind::RandomSeek => "disk.random-seek",
+            Kind::RandRw => "disk.randrw",
             Kind::Create => "disk.create",
             Kind::Stat => "disk.stat",
             Kind::Delete => "disk.delete",
@@ -158,6 +203,9 @@ impl Kind {
             Kind::Getc => "per-character reads through a buffered stream (getc)",
             Kind::RandomSeek => {
                 "random block reads (with a share written back) by several workers, seeks/s"
+            }
+            Kind::RandRw => {
+                "random reads and writes mixed at a queue depth (YABS's fio job: 50/50, depth 64, 2 jobs, O_DIRECT), MB/s"
             }
             Kind::Create => "empty files created in a directory tree, files/s",
             Kind::Stat => "stat of files in a directory tree, files/s",
@@ -192,6 +240,31 @@ fn block_case(bs: u64) -> Params {
     Params::new().with("block_size", bs)
 }
 
+/// A sweep's cases: every size in each chosen mode (mode by mode, so a
+/// mode's sizes sit together), or every size once without `--io`.
+fn sweep_cases(o: &DiskOptions) -> Vec<Params> {
+    match &o.io_modes {
+        Some(modes) => modes
+            .iter()
+            .flat_map(|m| {
+                o.block_sizes()
+                    .into_iter()
+                    .map(move |bs| block_case(bs).with("direct", *m == IoMode::Direct))
+            })
+            .collect(),
+        None => o.block_sizes().into_iter().map(block_case).collect(),
+    }
+}
+
+/// A queue-depth case: YABS's job at block size `bs`.
+fn qd_case(bs: u64) -> Params {
+    Params::new()
+        .with("block_size", bs)
+        .with("iodepth", qd::QD_DEPTH)
+        .with("numjobs", qd::QD_JOBS)
+        .with("rwmixread", qd::QD_READ_PERCENT)
+}
+
 fn seek_case(write_percent: u64) -> Params {
     Params::new()
         .with("block_size", SEEK_BLOCK)
@@ -220,7 +293,7 @@ impl Benchmark for DiskBenchmark {
         let o = &self.options;
         if o.device.is_some() {
             return match self.kind {
-                Kind::RawWrite => o.block_sizes().into_iter().map(block_case).collect(),
+                Kind::RawWrite => sweep_cases(o),
                 _ => Vec::new(),
             };
         }
@@ -240,11 +313,16 @@ impl Benchmark for DiskBenchmark {
             };
         }
         match self.kind {
-            Kind::SeqWrite | Kind::SeqRead | Kind::Rewrite => {
-                o.block_sizes().into_iter().map(block_case).collect()
-            }
+            Kind::SeqWrite | Kind::SeqRead | Kind::Rewrite => sweep_cases(o),
             Kind::Putc | Kind::Getc => vec![Params::new()],
             Kind::RandomSeek => vec![seek_case(0), seek_case(SEEK_WRITE_PERCENT)],
+            Kind::RandRw => {
+                let sizes = match &o.block_sizes {
+                    Some(v) if !v.is_empty() => v.clone(),
+                    _ => qd::QD_BLOCK_SIZES.to_vec(),
+                };
+                sizes.into_iter().map(qd_case).collect()
+            }
             Kind::Create | Kind::Stat | Kind::Delete => orders(),
             Kind::RawWrite => Vec::new(),
         }
@@ -263,10 +341,15 @@ impl Benchmark for DiskBenchmark {
             Some("random") => Ok(files::Order::Random),
             _ => Err(BenchError::failed("missing or invalid order")),
         };
+        // A sweep's cases name their mode; the run slice's do not (then
+        // direct where the kernel takes the size, else buffered).
+        let mode = params
+            .get_bool("direct")
+            .map(|d| if d { IoMode::Direct } else { IoMode::Buffered });
         match self.kind {
-            Kind::SeqWrite => seq::seq_write(ctx, o, block()?),
-            Kind::SeqRead => seq::seq_read(ctx, o, block()?),
-            Kind::Rewrite => seq::rewrite(ctx, o, block()?),
+            Kind::SeqWrite => seq::seq_write(ctx, o, block()?, mode),
+            Kind::SeqRead => seq::seq_read(ctx, o, block()?, mode),
+            Kind::Rewrite => seq::rewrite(ctx, o, block()?, mode),
             Kind::Putc => seq::putc(ctx, o),
             Kind::Getc => seq::getc(ctx, o),
             Kind::RandomSeek => seek::random_seek(
@@ -279,10 +362,27 @@ impl Benchmark for DiskBenchmark {
                     .clamp(1, 64),
                 params.get_u64("write_percent").unwrap_or(0).min(100),
             ),
+            Kind::RandRw => qd::randrw(
+                ctx,
+                o,
+                block()?,
+                params
+                    .get_u64("iodepth")
+                    .unwrap_or(qd::QD_DEPTH)
+                    .clamp(1, 4096),
+                params
+                    .get_u64("numjobs")
+                    .unwrap_or(qd::QD_JOBS)
+                    .clamp(1, 64),
+                params
+                    .get_u64("rwmixread")
+                    .unwrap_or(qd::QD_READ_PERCENT)
+                    .min(100),
+            ),
             Kind::Create => files::run(ctx, o, files::Op::Create, order()?),
             Kind::Stat => files::run(ctx, o, files::Op::Stat, order()?),
             Kind::Delete => files::run(ctx, o, files::Op::Delete, order()?),
-            Kind::RawWrite => raw::raw_write(ctx, o, block()?),
+            Kind::RawWrite => raw::raw_write(ctx, o, block()?, mode),
         }
     }
 }

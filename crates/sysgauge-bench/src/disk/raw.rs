@@ -38,11 +38,11 @@
 //! block is read from the device first, and /proc/diskstats shows the
 //! reads.
 
-use super::io::{self, Pattern};
+use super::io::{self, AlignedBuf, Pattern};
 use super::passes::{run_passes, OpTimer};
 use super::signature;
 use super::traps::{self, StatsWatch};
-use super::{DiskOptions, Kind};
+use super::{DiskOptions, IoMode, Kind};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -621,7 +621,19 @@ pub fn plan_text(f: &DeviceFacts, blocks: &[u64], size: Option<u64>, profile: Pr
 }
 
 /// `disk.raw-write`.
-pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
+///
+/// `mode` (`--io`): every size buffered, or every size direct; a size
+/// below (or not a multiple of) the logical block size is then written by
+/// reading the logical blocks it falls in and writing them back whole, with
+/// O_DIRECT, which is the read-modify-write the device forces on anyone
+/// writing less than a block, done where it can be seen. Without a mode,
+/// aligned sizes go direct and the others buffered (the old way).
+pub fn raw_write(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    block: u64,
+    mode: Option<IoMode>,
+) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::RawWrite.id();
     let rt = o.device.as_ref().ok_or_else(|| {
         BenchError::skip("no --device given", "pass --device /dev/X --destroy-data")
@@ -678,7 +690,9 @@ pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
         if direct {
             flags |= libc::O_DIRECT;
         }
+        // Readable too: direct mode reads the blocks it rewrites.
         OpenOptions::new()
+            .read(true)
             .write(true)
             .custom_flags(flags)
             .open(&rt.path)
@@ -693,11 +707,17 @@ pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
                 }
             })
     };
-    let mut direct = want_direct;
+    let mut direct = match mode {
+        Some(IoMode::Buffered) => false,
+        Some(IoMode::Direct) => true,
+        None => want_direct,
+    };
+    // Direct mode at a size the device cannot take: whole logical blocks.
+    let rmw = direct && !want_direct;
     let mut file = open(direct)?;
-    if direct {
+    if direct && !rmw {
         if let Err(e) = file.write_all_at(pattern.at(0, len), 0) {
-            if io::is_direct_refusal(&e) {
+            if io::is_direct_refusal(&e) && mode.is_none() {
                 direct = false;
                 drop(file);
                 file = open(false)?;
@@ -712,13 +732,15 @@ pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
     ctx.note_param("direct", direct);
     ctx.note_detail(
         "io_mode",
-        if direct {
+        if rmw {
+            "direct+read-modify-write"
+        } else if direct {
             "direct"
         } else {
             "buffered+fdatasync+fadvise"
         },
     );
-    if !direct {
+    if !direct && mode.is_none() {
         ctx.finding(traps::buffered_finding(&format!(
             "block size {} is not a multiple of {}'s logical block size {}",
             size_label(block),
@@ -726,6 +748,21 @@ pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
             logical
         )));
     }
+    if rmw {
+        // Sysgauge's own reads: not the kernel's, nor a sign of anything.
+        ctx.note_detail(
+            "rmw_unit",
+            format!("{} B logical blocks, read and written whole", logical),
+        );
+    }
+    let sector = u64::from(logical.max(512));
+    let mut span_buf = if rmw {
+        let (s0, e0) = rmw_span(sector - 1, block, sector);
+        AlignedBuf::new(usize::try_from(e0 - s0).unwrap_or(usize::MAX))
+            .ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?
+    } else {
+        AlignedBuf::new(1).ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?
+    };
     traps::settle_writeback(ctx, id);
     let target = o.repetition_target(ctx);
     let path = rt.path.clone();
@@ -746,9 +783,22 @@ pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
         timer.start();
         while timer.more()? {
             let buf = pattern.at(pos, len);
-            timer
-                .time(|| file.write_all_at(buf, pos))
-                .map_err(|e| fail("write to", e))?;
+            if rmw {
+                let (start, end) = rmw_span(pos, block, sector);
+                let span = &mut span_buf[..(end - start) as usize];
+                timer
+                    .time(|| {
+                        file.read_exact_at(span, start)?;
+                        let at = (pos - start) as usize;
+                        span[at..at + len].copy_from_slice(buf);
+                        file.write_all_at(span, start)
+                    })
+                    .map_err(|e| fail("read-modify-write", e))?;
+            } else {
+                timer
+                    .time(|| file.write_all_at(buf, pos))
+                    .map_err(|e| fail("write to", e))?;
+            }
             pos += block;
             written += block;
             if pos + block > size {
@@ -764,11 +814,63 @@ pub fn raw_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Me
         ctx.note_detail("device_reads", d.reads_completed);
         ctx.note_detail("device_bytes_read", d.bytes_read());
         ctx.note_detail("device_bytes_written", d.bytes_written());
-        if let Some(f) = traps::rmw_finding(id, &d, written, true) {
-            ctx.finding(f);
+        if !rmw {
+            if let Some(f) = traps::rmw_finding(id, &d, written, true) {
+                ctx.finding(f);
+            }
         }
     }
-    samples.metrics("throughput", Unit::MBps, 1e-6)
+    let metrics = samples.metrics("throughput", Unit::MBps, 1e-6)?;
+    if let Some(m) = mode {
+        sweep_finding(ctx, o, &facts, m, block, metrics[0].value());
+    }
+    Ok(metrics)
+}
+
+/// The logical blocks a write of `block` bytes at `pos` falls in:
+/// `[start, end)`, both multiples of `sector`.
+fn rmw_span(pos: u64, block: u64, sector: u64) -> (u64, u64) {
+    let start = pos / sector * sector;
+    let end = (pos + block).div_ceil(sector) * sector;
+    (start, end)
+}
+
+/// Rates of one sweep so far, by mode: what `sweep_finding` compares.
+type SweepRates = Vec<(IoMode, u64, f64)>;
+
+/// After the last size of a mode: the read-modify-write finding over that
+/// mode's sizes only (buffered rows against buffered, direct against
+/// direct), naming the sizes below the device's block that ran slower than
+/// the smallest whole-block size.
+fn sweep_finding(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    facts: &DeviceFacts,
+    mode: IoMode,
+    block: u64,
+    mbps: f64,
+) {
+    let Ok(rates) = ctx.fixture("disk.raw-sweep", |_| {
+        Ok::<SweepRates, BenchError>(Vec::new())
+    }) else {
+        return;
+    };
+    rates.retain(|r| !(r.0 == mode && r.1 == block));
+    rates.push((mode, block, mbps));
+    if o.block_sizes().last() != Some(&block) {
+        return;
+    }
+    let rows: Vec<(u64, f64)> = rates
+        .iter()
+        .filter(|r| r.0 == mode)
+        .map(|r| (r.1, r.2))
+        .collect();
+    let Some(floor) = facts.block_floor() else {
+        return;
+    };
+    if let Some(f) = traps::rmw_sizes_finding(mode.as_str(), &rows, floor.bytes, &facts.name) {
+        ctx.finding(f);
+    }
 }
 
 #[cfg(test)]

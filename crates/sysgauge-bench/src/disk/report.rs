@@ -14,9 +14,75 @@ fn detail(r: &ResultRecord, key: &str) -> Option<String> {
     r.details.get(key).map(|v| v.to_string())
 }
 
-/// What `sysgauge disk` shows after a run: the target, then the table.
+/// What `sysgauge disk` shows after a run: the target, then the table,
+/// then the queue-depth cases as YABS prints them.
 pub fn disk_report(run: &RunRecord, format: TableFormat) -> String {
-    format!("{}\n{}", disk_target_text(run), disk_table(run, format))
+    let mut out = format!("{}\n{}", disk_target_text(run), disk_table(run, format));
+    if let Some(y) = yabs_table(run, format) {
+        out.push('\n');
+        out.push_str(&y);
+    }
+    out
+}
+
+/// A block size as YABS names it (`4k`, `64k`, `512k`, `1m`).
+fn yabs_size(b: u64) -> String {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
+        format!("{}m", b >> 20)
+    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
+        format!("{}k", b >> 10)
+    } else {
+        format!("{b}")
+    }
+}
+
+/// IOPS as YABS prints them: `812`, `1.7k`, `275.9k`.
+fn yabs_iops(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.1}k", v / 1000.0)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// The `disk.randrw` cases (sysgauge's or imported from fio or YABS) as
+/// YABS's summary: a row per block size, read, write and total MB/s with
+/// IOPS. `None` when the run has none.
+pub fn yabs_table(run: &RunRecord, format: TableFormat) -> Option<String> {
+    let rows: Vec<&ResultRecord> = run
+        .results
+        .iter()
+        .filter(|r| r.bench_id == "disk.randrw" && matches!(r.status, Status::Ok))
+        .collect();
+    let first = rows.first()?;
+    let mut t = Table::columns(
+        "block size, >read MB/s, >read IOPS, >write MB/s, >write IOPS, >total MB/s, >total IOPS",
+    );
+    for r in &rows {
+        let v = |name: &str| r.metrics.iter().find(|m| m.name == name).map(|m| m.value());
+        let mbps = |name: &str| v(name).map_or("-".into(), |x| format!("{x:.2}"));
+        let iops = |name: &str| v(name).map_or("-".into(), yabs_iops);
+        t.push(vec![
+            r.params.get_u64("block_size").map_or("?".into(), yabs_size),
+            mbps("read_throughput"),
+            iops("read_iops"),
+            mbps("write_throughput"),
+            iops("write_iops"),
+            mbps("throughput"),
+            iops("iops"),
+        ]);
+    }
+    let p = &first.params;
+    let n = |k: &str| p.get_u64(k).map_or("?".into(), |v| v.to_string());
+    Some(format!(
+        "Mixed R/W {}/{} (random, queue depth {}, {} jobs, O_DIRECT; YABS's fio disk test):\n{}",
+        n("rwmixread"),
+        p.get_u64("rwmixread")
+            .map_or("?".into(), |r| (100u64.saturating_sub(r)).to_string()),
+        n("iodepth"),
+        n("numjobs"),
+        t.render(format)
+    ))
 }
 
 /// One paragraph per distinct target (file system or raw device).
@@ -93,6 +159,11 @@ fn case_label(r: &ResultRecord) -> String {
         parts.push(format!("{w}% writes"));
     }
     match p.get_bool("direct") {
+        // Direct at a size the device refuses is done as whole-block
+        // read-modify-write, which the label says.
+        Some(true) if r.details.get_str("io_mode") == Some("direct+read-modify-write") => {
+            parts.push("direct (rmw)".into())
+        }
         Some(true) => parts.push("direct".into()),
         Some(false) => parts.push("buffered".into()),
         None => {}

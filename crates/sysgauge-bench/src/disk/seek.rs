@@ -39,7 +39,7 @@ pub fn random_seek(
         d.path.clone()
     };
     let size = g.size;
-    let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Read, write_percent > 0)?;
+    let (file, direct) = open_noted(ctx, &g, &path, block, Probe::Read, write_percent > 0, None)?;
     drop(g);
     traps::settle_writeback(ctx, id);
     let len = block_len(block)?;

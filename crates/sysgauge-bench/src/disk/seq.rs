@@ -19,7 +19,7 @@ use super::io::{self, AlignedBuf};
 use super::passes::{run_passes, Limit, OpTimer, Samples};
 use super::target::{self, lock, SharedTarget, Target};
 use super::traps::{self, StatsWatch};
-use super::{DiskOptions, Kind};
+use super::{DiskOptions, IoMode, Kind};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
@@ -156,6 +156,10 @@ pub fn io_err<'a>(what: &str, path: &'a Path) -> impl Fn(std::io::Error) -> Benc
 /// The data file opened for a block case (`open_block_file`) with its I/O
 /// mode and fallback traps noted, and for a case that writes, the
 /// block-size trap. Returns the file and whether it is opened direct.
+///
+/// With a chosen `mode` there is no fallback: buffered is buffered at every
+/// size, and a size the kernel refuses direct is skipped in direct mode
+/// rather than run another way, so a mode's rows compare like for like.
 pub fn open_noted(
     ctx: &mut RunCtx,
     t: &Target,
@@ -163,13 +167,40 @@ pub fn open_noted(
     block: u64,
     probe: Probe,
     writes: bool,
+    mode: Option<IoMode>,
 ) -> Result<(File, bool), BenchError> {
-    let (file, fallback) = open_block_file(path, block, t, probe)?;
-    note_mode(ctx, t, &fallback);
+    let (file, direct) = match mode {
+        Some(IoMode::Buffered) => {
+            let f = io::open_rw(path, false)
+                .map_err(|e| BenchError::failed(io::describe_io_error("cannot open", path, &e)))?;
+            ctx.note_param("direct", false);
+            ctx.note_detail("io_mode", "buffered+fdatasync+fadvise");
+            (f, false)
+        }
+        Some(IoMode::Direct) => match open_block_file(path, block, t, probe)? {
+            (f, None) => {
+                note_mode(ctx, t, &None);
+                (f, true)
+            }
+            (_, Some(why)) => {
+                return Err(BenchError::skip(
+                    format!("direct I/O is impossible here: {why}"),
+                    "the io=buffered case measures this size; a raw device (--device) shows \
+                     direct writes below the block size as read-modify-write",
+                ))
+            }
+        },
+        None => {
+            let (f, fallback) = open_block_file(path, block, t, probe)?;
+            note_mode(ctx, t, &fallback);
+            let d = fallback.is_none();
+            (f, d)
+        }
+    };
     if writes {
         check_block_size(ctx, t, block);
     }
-    Ok((file, fallback.is_none()))
+    Ok((file, direct))
 }
 
 /// A block as a buffer length.
@@ -231,6 +262,7 @@ fn block_case(
     block: u64,
     probe: Probe,
     changes: bool,
+    mode: Option<IoMode>,
 ) -> Result<BlockFile, BenchError> {
     let (path, intact) = {
         let d = t.written_data_file(ctx)?;
@@ -241,7 +273,7 @@ fn block_case(
         (d.path.clone(), intact)
     };
     let writes = probe == Probe::Write || changes;
-    let (file, direct) = open_noted(ctx, t, &path, block, probe, writes)?;
+    let (file, direct) = open_noted(ctx, t, &path, block, probe, writes, mode)?;
     traps::settle_writeback(ctx, id);
     Ok(BlockFile {
         path,
@@ -254,14 +286,19 @@ fn block_case(
 }
 
 /// `disk.seq-write`.
-pub fn seq_write(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
+pub fn seq_write(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    block: u64,
+    mode: Option<IoMode>,
+) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::SeqWrite.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
     // Written once before (untimed), so every pass overwrites allocated
     // blocks: the first writes into a fresh or preallocated file also
     // allocate or convert extents, which would skew the calibration pass.
-    let f = block_case(ctx, &mut g, id, block, Probe::Write, false)?;
+    let f = block_case(ctx, &mut g, id, block, Probe::Write, false, mode)?;
     let target = o.repetition_target(ctx);
     let watch = StatsWatch::start(g.stats_name.as_deref());
     let t: &Target = &g;
@@ -356,11 +393,16 @@ fn check_write_cache(
 }
 
 /// `disk.seq-read`.
-pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
+pub fn seq_read(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    block: u64,
+    mode: Option<IoMode>,
+) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::SeqRead.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
-    let f = block_case(ctx, &mut g, id, block, Probe::Read, false)?;
+    let f = block_case(ctx, &mut g, id, block, Probe::Read, false, mode)?;
     let mut buf = AlignedBuf::new(f.len)
         .ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
     let target = o.repetition_target(ctx);
@@ -404,12 +446,17 @@ pub fn seq_read(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Met
 }
 
 /// `disk.rewrite`: read a block, change it, write it back in place.
-pub fn rewrite(ctx: &mut RunCtx, o: &DiskOptions, block: u64) -> Result<Vec<Metric>, BenchError> {
+pub fn rewrite(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    block: u64,
+    mode: Option<IoMode>,
+) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::Rewrite.id();
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
     // The changed blocks no longer hold the pattern.
-    let f = block_case(ctx, &mut g, id, block, Probe::Read, true)?;
+    let f = block_case(ctx, &mut g, id, block, Probe::Read, true, mode)?;
     let mut buf = AlignedBuf::new(f.len)
         .ok_or_else(|| BenchError::failed("cannot allocate an I/O buffer"))?;
     let target = o.repetition_target(ctx);

@@ -25,6 +25,7 @@ fn options(path: &Path, size: u64) -> Arc<DiskOptions> {
         full_suite: true,
         repetition_time: Some(Duration::from_millis(3)),
         device: None,
+        io_modes: None,
     })
 }
 
@@ -69,6 +70,19 @@ fn every_test_runs_and_reports_latency() {
             .unwrap_or_else(|| panic!("unknown {}", b.id()));
         for p in b.cases(&plan) {
             let (m, out) = run_case(&mut c, &o, kind, &p);
+            if kind == Kind::RandRw {
+                let names: Vec<&str> = m.iter().map(|m| m.name.as_str()).collect();
+                assert_eq!(
+                    names[..4],
+                    ["throughput", "iops", "read_throughput", "read_iops"]
+                );
+                assert!(names.contains(&"write_latency_p99"), "{names:?}");
+                assert!(m[0].value() > 0.0, "{p}");
+                assert_eq!(out.params.get_bool("direct"), Some(true));
+                assert!(out.details.get_str("engine").is_some());
+                ran += 1;
+                continue;
+            }
             assert_eq!(m.len(), 4, "{} {p}", b.id());
             assert!(m[0].value() > 0.0, "{} {p}", b.id());
             assert_eq!(m[0].samples.len(), 3);
@@ -81,8 +95,9 @@ fn every_test_runs_and_reports_latency() {
             ran += 1;
         }
     }
-    // 3 block sizes × 3 block tests, putc, getc, 2 seek cases, 3 × 2 file cases.
-    assert_eq!(ran, 19);
+    // 3 block sizes × 3 block tests, putc, getc, 2 seek cases, 4 queue-depth
+    // cases, 3 × 2 file cases.
+    assert_eq!(ran, 23);
     c.end_session();
     // Nothing is left behind in the target directory.
     let left: Vec<_> = std::fs::read_dir(dir.path())
@@ -104,6 +119,51 @@ fn direct_io_is_used_where_the_file_system_has_it() {
     assert_eq!(out.params.get_bool("direct"), Some(direct_ok));
     assert_eq!(out.details.get_bool("verified"), Some(true));
     assert_eq!(out.params.get_u64("size"), Some(4 << 20));
+}
+
+#[test]
+fn a_chosen_io_mode_holds_for_every_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let direct_ok = io::direct_supported(dir.path());
+    let o = Arc::new(DiskOptions {
+        io_modes: Some(IoMode::BOTH.to_vec()),
+        block_sizes: Some(vec![4096, 1000]),
+        ..(*options(dir.path(), 4 << 20)).clone()
+    });
+    let plan = Plan {
+        profile: Profile::Tiny,
+        threads: 2,
+    };
+    let cases = DiskBenchmark::new(Kind::SeqWrite, o.clone()).cases(&plan);
+    let shown: Vec<String> = cases.iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        shown,
+        [
+            "block_size=4096 direct=false",
+            "block_size=1000 direct=false",
+            "block_size=4096 direct=true",
+            "block_size=1000 direct=true"
+        ]
+    );
+    let mut c = ctx_in(dir.path(), 3);
+    // Buffered at an aligned size: chosen, so no fallback finding.
+    let (_, out) = run_case(&mut c, &o, Kind::SeqWrite, &cases[0]);
+    assert_eq!(out.params.get_bool("direct"), Some(false));
+    assert!(!codes(&out.findings).contains(&traps::BUFFERED_FALLBACK.to_string()));
+    if direct_ok {
+        let (_, out) = run_case(&mut c, &o, Kind::SeqWrite, &cases[2]);
+        assert_eq!(out.params.get_bool("direct"), Some(true));
+    }
+    // Direct at a size the kernel refuses: skipped, not run buffered.
+    c.begin_case(Duration::from_millis(50));
+    match DiskBenchmark::new(Kind::SeqWrite, o.clone()).run(&mut c, &cases[3]) {
+        Err(sysgauge_core::BenchError::Skip { reason, .. }) => {
+            assert!(reason.contains("direct I/O is impossible"), "{reason}")
+        }
+        other => panic!("expected a skip, got {other:?}"),
+    }
+    let _ = c.take_case_output();
+    c.end_session();
 }
 
 #[test]

@@ -32,6 +32,7 @@ pub const FILE_SMALLER_THAN_RAM: &str = "file-smaller-than-ram";
 pub const BUFFERED_FALLBACK: &str = "buffered-io";
 pub const DISK_SHARED: &str = "disk-shared";
 pub const WRITE_CACHE: &str = "write-cache";
+pub const RMW_SIZES: &str = "read-modify-write-sizes";
 
 /// Direct writes this many times faster than direct reads of the same file
 /// are not the device's speed: writes on disks and SSDs are at best about
@@ -254,6 +255,57 @@ pub fn rmw_finding(
     )
 }
 
+/// A block-size sweep in one I/O mode: the sizes below (or not a multiple
+/// of) the device's block size `floor` that wrote slower than the slowest
+/// whole-block size of the same mode. `rows` are (block size, MB/s) of
+/// that mode only; comparing across modes would compare the page cache
+/// with the device.
+pub fn rmw_sizes_finding(
+    mode: &str,
+    rows: &[(u64, f64)],
+    floor: u64,
+    device: &str,
+) -> Option<Finding> {
+    if floor == 0 {
+        return None;
+    }
+    let whole = rows
+        .iter()
+        .filter(|(b, r)| b.is_multiple_of(floor) && *r > 0.0)
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let slow: Vec<&(u64, f64)> = rows
+        .iter()
+        .filter(|(b, r)| !b.is_multiple_of(floor) && *r < whole.1)
+        .collect();
+    if slow.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = slow.iter().map(|(b, _)| Bytes(*b).to_string()).collect();
+    let rates: Vec<String> = slow
+        .iter()
+        .map(|(b, r)| format!("{} at {:.1} MB/s ({:.2}×)", Bytes(*b), r, r / whole.1))
+        .collect();
+    Some(
+        Finding::new(
+            RMW_SIZES,
+            Severity::Warning,
+            format!(
+                "{mode} writes: {} below {device}'s {} block wrote slower than {} did ({:.1} MB/s): {}; \
+                 each such write reads the rest of its block first (read-modify-write)",
+                names.join(", "),
+                Bytes(floor),
+                Bytes(whole.0),
+                whole.1,
+                rates.join(", ")
+            ),
+        )
+        .with_remedy(format!(
+            "write in multiples of {} (see `lsblk -t`); compare sizes within one --io mode",
+            Bytes(floor)
+        )),
+    )
+}
+
 /// The file is smaller than RAM and direct I/O is unavailable.
 pub fn small_file_finding(size: u64, mem_total: Option<u64>) -> Option<Finding> {
     let mem = mem_total?;
@@ -404,6 +456,36 @@ mod tests {
         d.sectors_read = 162 * 8;
         d.sectors_written = 162 * 8;
         assert!(rmw_finding("disk.raw-write", &d, 24 << 20, true).is_some());
+    }
+
+    #[test]
+    fn sweep_names_the_slow_sub_block_sizes_within_a_mode() {
+        let rows = [(512, 9.5), (1024, 18.0), (4096, 120.0), (1 << 20, 400.0)];
+        let f = rmw_sizes_finding("direct", &rows, 4096, "loop0")
+            .unwrap_or_else(|| panic!("expected a finding"));
+        assert_eq!(f.code, RMW_SIZES);
+        assert!(
+            f.message
+                .starts_with("direct writes: 512 B, 1 KiB below loop0's 4 KiB"),
+            "{}",
+            f.message
+        );
+        assert!(f.message.contains("0.08×"), "{}", f.message);
+        // A sub-block size that is not slower is not named.
+        let f = rmw_sizes_finding(
+            "buffered",
+            &[(512, 9.0), (1024, 300.0), (4096, 100.0)],
+            4096,
+            "x",
+        )
+        .unwrap_or_else(|| panic!("expected"));
+        assert!(
+            f.message.contains("512 B below") && !f.message.contains("1 KiB"),
+            "{}",
+            f.message
+        );
+        assert!(rmw_sizes_finding("direct", &[(512, 9.0)], 4096, "x").is_none());
+        assert!(rmw_sizes_finding("direct", &[(4096, 9.0), (1 << 20, 90.0)], 4096, "x").is_none());
     }
 
     #[test]

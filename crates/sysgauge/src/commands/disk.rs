@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
-use sysgauge_bench::disk::{self, raw, DiskOptions, MAX_BLOCK_SIZE};
+use sysgauge_bench::disk::{self, raw, DiskOptions, IoMode, MAX_BLOCK_SIZE};
 use sysgauge_core::size::Bytes;
 
 #[derive(Debug, Args)]
@@ -52,6 +52,13 @@ pub struct DiskArgs {
     /// LUKS or partition-table signature.
     #[arg(long, requires = "device")]
     pub force: bool,
+
+    /// I/O mode of the block-size sweeps (seq-write, seq-read, rewrite;
+    /// raw-write): every size buffered, every size direct (O_DIRECT), or
+    /// each size in each (default: both where the file system takes
+    /// O_DIRECT, else buffered).
+    #[arg(long, value_name = "MODE", value_parser = ["buffered", "direct", "both"])]
+    pub io: Option<String>,
 
     /// Tests by name or id (seq-write, disk.seq-read, ...).
     #[command(flatten)]
@@ -93,9 +100,15 @@ pub fn options_from_args(args: &DiskArgs, cfg: &mut MeasureConfig) -> Result<Dis
             );
         }
     }
+    let io_modes = match args.io.as_deref() {
+        Some("buffered") => vec![IoMode::Buffered],
+        Some("direct") => vec![IoMode::Direct],
+        _ => IoMode::BOTH.to_vec(),
+    };
     let mut o = DiskOptions {
         size,
         block_sizes,
+        io_modes: Some(io_modes),
         full_suite: true,
         repetition_time: Some(disk::suite_repetition_time(cfg.profile)),
         ..DiskOptions::default()
@@ -115,6 +128,9 @@ pub fn options_from_args(args: &DiskArgs, cfg: &mut MeasureConfig) -> Result<Dis
                     .context("cannot find the current directory; pass --path DIR")?,
             };
             check_writable_dir(&dir, "--path")?;
+            if args.io.is_none() && !disk::io::direct_supported(&dir) {
+                o.io_modes = Some(vec![IoMode::Buffered]);
+            }
             // The run's host facts then describe the file system under test.
             cfg.scratch_base = dir.clone();
             o.path = Some(dir);

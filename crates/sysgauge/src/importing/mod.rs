@@ -1,6 +1,6 @@
 //! Reading files into run records: sysgauge JSON, CSV, and other tools'
 //! outputs (`openssl speed`, mbw, Bonnie++, nbench, hyperfine, fio,
-//! sysbench). Used by `import`, `compare`, `report`, `chart` and
+//! sysbench, YABS). Used by `import`, `compare`, `report`, `chart` and
 //! `baseline make`.
 //!
 //! Every format is one [`Importer`] in [`IMPORTERS`]: its name (the
@@ -24,6 +24,7 @@ mod sections;
 mod sysbench;
 #[cfg(test)]
 mod tests;
+mod yabs;
 
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
@@ -75,6 +76,7 @@ pub trait Importer: Sync {
 /// Every importer, in detection order: the first whose `sniff` accepts a
 /// document's first line reads it.
 pub static IMPORTERS: &[&dyn Importer] = &[
+    &yabs::Yabs,
     &json::Json,
     &fio::Fio,
     &hyperfine::Hyperfine,

@@ -294,3 +294,42 @@ fn files_that_are_not_regular_are_named_as_what_they_are() {
         format!("{}: not a regular file (a directory)", dir.path().display())
     );
 }
+
+#[test]
+fn sniffing_yabs() {
+    let fixture = |name: &str| {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../sysgauge-bench/tests/fixtures/yabs")
+                .join(name),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    for name in [
+        "shaped-full.json",
+        "shaped-pasted-arm.txt",
+        "shaped-geekbench-only.json",
+        "shaped-no-disk.json",
+    ] {
+        assert_eq!(sniff(&fixture(name)), Some("yabs"), "{name}");
+    }
+    // Neither sysgauge's JSON nor fio's is YABS's.
+    assert_eq!(
+        sniff("{\"schema_version\":1,\"os\":{},\"cpu\":{},\"mem\":{},\"runtime\":1}"),
+        Some("json")
+    );
+    assert_eq!(
+        sniff(include_str!(
+            "../../../sysgauge-bench/tests/fixtures/fio/3.33-yabs-randrw-4k-qd64x2.json"
+        )),
+        Some("fio")
+    );
+    // YABS's report without its JSON (run without -j) is not read.
+    let report = fixture("shaped-pasted-arm.txt");
+    let without: String = report
+        .lines()
+        .filter(|l| !l.starts_with('{'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(sniff(&without), Some("yabs"));
+}

@@ -125,11 +125,19 @@ fn parse_run(out: &std::process::Output) -> RunRecord {
         .unwrap_or_else(|e| panic!("{e}\nstderr:\n{}", stderr_of(out)))
 }
 
-fn find<'a>(run: &'a RunRecord, id: &str, block: u64) -> &'a ResultRecord {
+fn find_in<'a>(run: &'a RunRecord, id: &str, block: u64, io: &str) -> &'a ResultRecord {
     run.results
         .iter()
-        .find(|r| r.bench_id == id && r.params.get_u64("block_size") == Some(block))
-        .unwrap_or_else(|| panic!("no {id} at {block}"))
+        .find(|r| {
+            r.bench_id == id
+                && r.params.get_u64("block_size") == Some(block)
+                && r.params.get_bool("direct") == Some(io == "direct")
+        })
+        .unwrap_or_else(|| panic!("no {id} at {block} {io}"))
+}
+
+fn rate(r: &ResultRecord) -> f64 {
+    r.primary().map(|m| m.value()).unwrap_or(0.0)
 }
 
 fn has(r: &ResultRecord, code: &str) -> bool {
@@ -150,10 +158,18 @@ fn filesystem_suite_runs_and_is_stored() {
         .exits_with(0);
     let run = parse_run(&out);
     assert_eq!(run.command, "disk");
-    assert_eq!(run.results.len(), 19);
+    // 3 sizes × 3 block tests × 2 I/O modes (/tmp takes O_DIRECT), putc,
+    // getc, 2 seek cases, 4 queue-depth cases, 3 × 2 file cases.
+    assert_eq!(run.results.len(), 32);
     for r in &run.results {
         assert_eq!(r.status, Status::Ok, "{} {}", r.bench_id, r.params);
         let names: Vec<&str> = r.metrics.iter().map(|m| m.name.as_str()).collect();
+        if r.bench_id == "disk.randrw" {
+            assert_eq!(r.params.get_u64("iodepth"), Some(64));
+            assert_eq!(r.params.get_u64("numjobs"), Some(2));
+            assert!(names.contains(&"read_iops") && names.contains(&"write_latency_p99"));
+            continue;
+        }
         assert_eq!(
             &names[1..],
             ["latency_median", "latency_p99", "latency_max"],
@@ -168,6 +184,14 @@ fn filesystem_suite_runs_and_is_stored() {
     let err = stderr_of(&out);
     assert!(err.contains("Target: "), "{err}");
     assert!(err.contains("lat p99"), "{err}");
+    // The YABS-shaped table of the queue-depth cases.
+    assert!(err.contains("Mixed R/W 50/50"), "{err}");
+    for bs in ["4k", "64k", "512k", "1m"] {
+        assert!(
+            err.lines().any(|l| l.trim_start().starts_with(bs)),
+            "{bs}: {err}"
+        );
+    }
     // Nothing is left in the target directory.
     assert_eq!(
         std::fs::read_dir(&target).map(|r| r.count()).unwrap_or(9),
@@ -194,6 +218,8 @@ fn tmpfs_target_is_flagged() {
             "disk.seq-write",
             "--block-size",
             "64KiB",
+            "--io",
+            "buffered",
             "--path",
             "/dev/shm",
         ])
@@ -269,7 +295,7 @@ fn raw_mode_shows_read_modify_write_on_4k_sectors() {
         .args(["--json", "-"])
         .exits_with(0);
     let run = parse_run(&out);
-    let small = find(&run, "disk.raw-write", 512);
+    let small = find_in(&run, "disk.raw-write", 512, "buffered");
     assert_eq!(small.status, Status::Ok);
     assert_eq!(small.params.get_bool("direct"), Some(false));
     assert_eq!(small.details.get_u64("logical_block_size"), Some(4096));
@@ -280,7 +306,7 @@ fn raw_mode_shows_read_modify_write_on_4k_sectors() {
     );
     assert!(has(small, "read-modify-write"), "{:?}", small.findings);
     assert!(small.details.get_u64("device_reads").unwrap_or(0) > 0);
-    let big = find(&run, "disk.raw-write", 1 << 20);
+    let big = find_in(&run, "disk.raw-write", 1 << 20, "direct");
     assert_eq!(big.params.get_bool("direct"), Some(true));
     assert!(!has(big, "read-modify-write"), "{:?}", big.findings);
     assert!(!has(big, "block-size-below-device"));
@@ -289,6 +315,83 @@ fn raw_mode_shows_read_modify_write_on_4k_sectors() {
     let data = std::fs::read(&img).unwrap();
     assert!(data[..4096].iter().any(|&b| b != 0));
     assert!(data[8 << 20..].iter().all(|&b| b == 0), "wrote past --size");
+}
+
+/// The write-up's table: 512 B, 1 KiB and 4 KiB on a device with 4 KiB
+/// logical blocks, every size buffered and every size direct. In each mode
+/// the sizes below the block are the slow ones, and the sweep's finding
+/// names them, comparing within the mode.
+#[test]
+fn raw_sweep_in_each_mode_shows_the_sub_sector_sizes_slow() {
+    let Some(_turn) = loop_device_turn(&["losetup"]) else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let img = blank_image(sb.path(), "4k.img", 32 << 20);
+    let lo = LoopDev::attach(&img, Some(4096), false);
+    let out = raw_cmd(&sb, lo.path())
+        .args([
+            "--destroy-data",
+            "--block-size",
+            "512,1024,4096",
+            "--size",
+            "4MiB",
+        ])
+        .args(["--json", "-"])
+        .exits_with(0);
+    let run = parse_run(&out);
+    assert_eq!(run.results.len(), 6);
+    for io in ["buffered", "direct"] {
+        let whole = find_in(&run, "disk.raw-write", 4096, io);
+        assert_eq!(whole.params.get_bool("direct"), Some(io == "direct"));
+        for b in [512, 1024] {
+            let sub = find_in(&run, "disk.raw-write", b, io);
+            assert_eq!(sub.status, Status::Ok, "{b} {io}");
+            assert!(
+                rate(sub) < rate(whole),
+                "{io}: {b} B at {} MB/s, 4 KiB at {}",
+                rate(sub),
+                rate(whole)
+            );
+            assert!(has(sub, "block-size-below-device"));
+        }
+        let f = whole
+            .findings
+            .iter()
+            .find(|f| f.code == "read-modify-write-sizes")
+            .unwrap_or_else(|| panic!("{io}: {:?}", whole.findings));
+        assert!(
+            f.message
+                .starts_with(&format!("{io} writes: 512 B, 1 KiB below")),
+            "{}",
+            f.message
+        );
+    }
+    // Direct below the block is whole-block read-modify-write, said so.
+    let rmw = find_in(&run, "disk.raw-write", 512, "direct");
+    assert_eq!(
+        rmw.details.get_str("io_mode"),
+        Some("direct+read-modify-write")
+    );
+    assert!(stderr_of(&out).contains("512B direct (rmw)"));
+    // --io buffered: one mode only.
+    let out = raw_cmd(&sb, lo.path())
+        .args([
+            "--destroy-data",
+            "--block-size",
+            "512,4096",
+            "--size",
+            "1MiB",
+        ])
+        .args(["--io", "buffered", "--json", "-"])
+        .exits_with(0);
+    let run = parse_run(&out);
+    let modes: Vec<Option<bool>> = run
+        .results
+        .iter()
+        .map(|r| r.params.get_bool("direct"))
+        .collect();
+    assert_eq!(modes, [Some(false), Some(false)]);
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! `import` of other tools' outputs (mbw, Bonnie++, nbench, hyperfine,
-//! fio, sysbench), through the real binary: the captured fixtures, and
+//! fio, sysbench, YABS), through the real binary: the captured fixtures, and
 //! fresh runs of the real programs compared with this machine's sysgauge
 //! run of the same workload or with the captured output.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
@@ -499,6 +499,124 @@ fn a_real_fio_run_compares_with_sysgauge_disk_seq_read() {
     let c = compare_json(&sb, "fio-here");
     let row = row_with_ratios(&c, "disk.seq-read", "throughput");
     assert_eq!(row.params.get_u64("block_size"), Some(64 << 10));
+}
+
+/// YABS's job run by the real fio (a 16 MiB file, one second) and
+/// `sysgauge disk`'s queue-depth case of the same size are one case.
+#[test]
+fn a_real_fio_run_of_yabss_job_compares_with_sysgauge_disk_randrw() {
+    let Some(fio) = sysgauge_core::bench::find_program("fio") else {
+        sysgauge_testkit::require("fio is not installed", false, "apt-get install fio");
+        return;
+    };
+    let sb = Sandbox::new();
+    let dir = sb.scratch().join("fio");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut program = std::process::Command::new(fio);
+    program
+        .args([
+            "--output-format=json",
+            "--name=rand_rw_64k",
+            "--ioengine=libaio",
+            "--rw=randrw",
+            "--rwmixread=50",
+            "--bs=64k",
+            "--iodepth=64",
+            "--numjobs=2",
+            "--size=16M",
+            "--runtime=1",
+            "--direct=1",
+            "--group_reporting",
+        ])
+        .arg(format!("--filename={}/test.fio", dir.display()));
+    let file = real_output(&sb, program, "fio-yabs.json");
+    let out = sb
+        .cmd()
+        .args(["disk", "--profile", "tiny", "--repetitions", "3"])
+        .args([
+            "--size",
+            "16MiB",
+            "--block-size",
+            "64KiB",
+            "--only",
+            "randrw",
+        ])
+        .arg("--path")
+        .arg(&dir)
+        .arg("--db")
+        .arg(sb.db())
+        .succeeds();
+    // The YABS-shaped table follows the disk table.
+    let err = stdout_of(&out);
+    assert!(err.contains("Mixed R/W 50/50"), "{err}");
+    assert!(
+        err.lines().any(|l| l.trim_start().starts_with("64k")),
+        "{err}"
+    );
+    import(&sb, &[&file]);
+    let c = compare_json(&sb, "fio-yabs");
+    for metric in ["throughput", "iops", "read_throughput", "write_iops"] {
+        let row = row_with_ratios(&c, "disk.randrw", metric);
+        assert_eq!(row.params.get_u64("iodepth"), Some(64));
+    }
+}
+
+#[test]
+fn yabs_json_imports_its_disk_test_and_names_the_rest() {
+    let sb = Sandbox::new();
+    let file = tool_fixture("yabs/shaped-full.json");
+    let out = import(&sb, &[&file]);
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("Geekbench 6") && err.contains("3 iperf3"),
+        "{err}"
+    );
+    let run = exported_run(&sb, "1");
+    assert_eq!(
+        run.tags.get("yabs_version").map(String::as_str),
+        Some("v2023-04-23")
+    );
+    assert_eq!(
+        run.host.cpu.model.as_deref(),
+        Some("AMD EPYC 7763 64-Core Processor")
+    );
+    assert_eq!(run.host.cpu.cores, Some(4));
+    let c4k = result(
+        &run,
+        "disk.randrw",
+        "block_size=4096,direct=true,iodepth=64,numjobs=2,rwmixread=50,size=2147483648",
+    );
+    assert_eq!(samples(c4k, "iops"), [90316.0]);
+    // Pasted after its report, from an ARM machine: YABS's 512 MiB file.
+    let sb = Sandbox::new();
+    let run = import_one(&sb, &tool_fixture("yabs/shaped-pasted-arm.txt"));
+    assert_eq!(run.results.len(), 4);
+    assert!(run
+        .results
+        .iter()
+        .all(|r| r.params.get_u64("size") == Some(512 << 20)));
+    // Without a disk section: refused, saying why, nothing stored.
+    let sb = Sandbox::new();
+    let msg = refused(&sb, &tool_fixture("yabs/shaped-geekbench-only.json"));
+    assert!(
+        msg.contains("shaped-geekbench-only.json: fio: missing"),
+        "{msg}"
+    );
+    assert!(msg.contains("only Geekbench or iperf3 ran"), "{msg}");
+    let sb = Sandbox::new();
+    let msg = refused(&sb, &tool_fixture("yabs/shaped-no-disk.json"));
+    assert!(msg.contains("without -f/-d"), "{msg}");
+    // A cut file names its line and column.
+    let sb = Sandbox::new();
+    let text = std::fs::read_to_string(tool_fixture("yabs/shaped-pasted-arm.txt")).unwrap();
+    let bad = sb.dir.path().join("cut.txt");
+    std::fs::write(&bad, text.replace("\"speed_r\":40211", "\"speed_r\":")).unwrap();
+    let msg = refused(&sb, &bad);
+    let json_line = text.lines().position(|l| l.starts_with('{')).unwrap() + 1;
+    assert!(
+        msg.contains(&format!("cut.txt:line {json_line} column")),
+        "{msg}"
+    );
 }
 
 #[test]

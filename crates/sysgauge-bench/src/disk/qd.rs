@@ -1,0 +1,637 @@
+//! `disk.randrw`: random reads and writes mixed 50/50 with many requests
+//! in flight, the disk test VPS buyers compare (YABS runs it with fio:
+//! `--rw=randrw --rwmixread=50 --iodepth=64 --numjobs=2 --direct=1
+//! --ioengine=libaio` at 4k, 64k, 512k and 1m blocks on one test file).
+//!
+//! The same job here: `numjobs` threads on the test file, each keeping
+//! `iodepth` O_DIRECT requests in flight through its own io_uring (one
+//! submission per refill, as libaio does), each request a read or a write
+//! by the mix, at a random block-aligned offset. Where the kernel has no
+//! io_uring (older than 5.1, or `kernel.io_uring_disabled`), each job runs
+//! `iodepth` threads instead, one synchronous `pread`/`pwrite` each: the
+//! same number of requests in flight, at more CPU cost; the engine used is
+//! a detail of the result.
+//!
+//! Every request uses its own buffer of ordinary 4 KiB pages, as fio's
+//! (YABS does not ask for huge pages), filled once with test data; before
+//! each write the offset and a count go into every 512-byte block of it, as
+//! fio's `scramble_buffers` does, so the file no longer holds the pattern
+//! afterwards.
+//! The buffer's pages matter: a direct request from a huge page is one
+//! segment, from 4 KiB pages one per page, and on a virtio disk that alone
+//! halved fio's rate at 64 KiB (885 against 1860 MB/s with
+//! `--iomem=shmhuge`), so buffers like fio's are what makes this YABS's
+//! job.
+//!
+//! Each repetition is one pass of every job (the first, calibrating pass
+//! runs for the repetition time; later ones issue as many requests as it
+//! completed), timed from the first submission to the last completion of
+//! the slowest job, as fio times a group. Per direction: MB/s, IOPS and
+//! completion latency (median, 99th percentile, maximum: from queueing the
+//! request to reaping it, as fio's clat).
+
+use super::io::{self, AlignedBuf, Pattern};
+use super::passes::{run_passes, Limit, PassResult};
+use super::seq::begin;
+use super::target::lock;
+use super::{traps, DiskOptions, Kind};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use sysgauge_core::{BenchError, Better, CancelToken, Metric, RunCtx, Unit};
+use sysgauge_family::util::metric;
+use sysgauge_stats::{median, percentile};
+
+/// YABS's block sizes.
+pub const QD_BLOCK_SIZES: [u64; 4] = [4 << 10, 64 << 10, 512 << 10, 1 << 20];
+/// YABS's queue depth per job.
+pub const QD_DEPTH: u64 = 64;
+/// YABS's job count.
+pub const QD_JOBS: u64 = 2;
+/// YABS's share of reads, percent.
+pub const QD_READ_PERCENT: u64 = 50;
+
+/// Latencies kept per direction and pass, at most (enough for exact
+/// percentiles of a one-second pass at 4 million IOPS).
+const MAX_LATENCIES: usize = 4_000_000;
+
+/// One job's work.
+#[derive(Debug, Clone, Copy)]
+pub struct Job {
+    pub block: u64,
+    /// Bytes of the file the offsets fall in.
+    pub size: u64,
+    pub depth: u32,
+    pub read_percent: u32,
+}
+
+/// When a job stops issuing requests.
+#[derive(Debug, Clone, Copy)]
+pub enum Stop {
+    Time(Duration),
+    Ops(u64),
+}
+
+/// How requests are kept in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    IoUring,
+    Threads,
+}
+
+impl Engine {
+    /// io_uring where a ring of `depth` entries can be set up, else threads.
+    pub fn detect(depth: u32) -> Engine {
+        match io_uring::IoUring::new(depth.next_power_of_two()) {
+            Ok(_) => Engine::IoUring,
+            Err(_) => Engine::Threads,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::IoUring => "io_uring",
+            Engine::Threads => "threads",
+        }
+    }
+}
+
+/// What one pass of the jobs did.
+#[derive(Debug, Clone, Default)]
+pub struct PassStats {
+    pub reads: u64,
+    pub writes: u64,
+    pub read_lat_ns: Vec<f64>,
+    pub write_lat_ns: Vec<f64>,
+    /// First submission to last completion over all jobs.
+    pub elapsed: Duration,
+}
+
+impl PassStats {
+    fn merge(&mut self, o: PassStats) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        let room = MAX_LATENCIES.saturating_sub(self.read_lat_ns.len());
+        self.read_lat_ns
+            .extend(o.read_lat_ns.into_iter().take(room));
+        let room = MAX_LATENCIES.saturating_sub(self.write_lat_ns.len());
+        self.write_lat_ns
+            .extend(o.write_lat_ns.into_iter().take(room));
+        self.elapsed = self.elapsed.max(o.elapsed);
+    }
+
+    fn record(&mut self, read: bool, lat: Duration) {
+        let ns = lat.as_nanos() as f64;
+        if read {
+            self.reads += 1;
+            if self.read_lat_ns.len() < MAX_LATENCIES {
+                self.read_lat_ns.push(ns);
+            }
+        } else {
+            self.writes += 1;
+            if self.write_lat_ns.len() < MAX_LATENCIES {
+                self.write_lat_ns.push(ns);
+            }
+        }
+    }
+}
+
+/// xorshift64*: offsets and the read/write draw, cheap and seedable.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        ((u128::from(x) * u128::from(n.max(1))) >> 64) as u64
+    }
+}
+
+/// The next request: its offset and whether it reads.
+fn draw(rng: &mut Rng, job: &Job) -> (u64, bool) {
+    let blocks = (job.size / job.block).max(1);
+    let off = rng.below(blocks) * job.block;
+    let read = rng.below(100) < u64::from(job.read_percent);
+    (off, read)
+}
+
+/// Make a write's buffer unlike any before, as fio does by default
+/// (`scramble_buffers`): the file offset and a running count into every
+/// 512-byte block, so storage that deduplicates or compresses cannot
+/// store a write of the same buffer again for free.
+fn scramble(buf: &mut [u8], off: u64, count: u64) {
+    for (i, block) in buf.chunks_exact_mut(512).enumerate() {
+        block[..8].copy_from_slice(&(off + i as u64 * 512).to_le_bytes());
+        block[8..16].copy_from_slice(&count.to_le_bytes());
+    }
+}
+
+fn other(msg: impl Into<String>) -> std::io::Error {
+    std::io::Error::other(msg.into())
+}
+
+/// Run `jobs` jobs on `file` (opened O_DIRECT) until `stop` (`Ops`: in
+/// all, split between the jobs).
+pub fn run_jobs(
+    file: &File,
+    job: Job,
+    jobs: u32,
+    stop: Stop,
+    pattern: &Pattern,
+    engine: Engine,
+    cancel: &CancelToken,
+) -> std::io::Result<PassStats> {
+    let jobs = jobs.max(1);
+    let per_job = match stop {
+        Stop::Ops(n) => Stop::Ops(n.div_ceil(u64::from(jobs)).max(1)),
+        s => s,
+    };
+    let results: Vec<std::io::Result<PassStats>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..jobs)
+            .map(|j| {
+                let seed = 0x5eed_0000 + u64::from(j) * 7919 + rand_seed();
+                s.spawn(move || match engine {
+                    Engine::IoUring => uring_job(file, &job, per_job, pattern, seed, cancel),
+                    Engine::Threads => threaded_job(file, &job, per_job, pattern, seed, cancel),
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(other("an I/O job panicked")))
+            })
+            .collect()
+    });
+    let mut all = PassStats::default();
+    for r in results {
+        all.merge(r?);
+    }
+    Ok(all)
+}
+
+/// A seed that differs from pass to pass (so passes do not replay the
+/// same offsets into a cache) without a clock in the results.
+fn rand_seed() -> u64 {
+    static N: AtomicU64 = AtomicU64::new(1);
+    N.fetch_add(0x1000_0001, Ordering::Relaxed)
+}
+
+/// One job through io_uring: `depth` requests in flight.
+fn uring_job(
+    file: &File,
+    job: &Job,
+    stop: Stop,
+    pattern: &Pattern,
+    seed: u64,
+    cancel: &CancelToken,
+) -> std::io::Result<PassStats> {
+    use io_uring::{opcode, types, IoUring};
+    let depth = job.depth.max(1) as usize;
+    let len = usize::try_from(job.block).map_err(|_| other("block too large"))?;
+    let len32 = u32::try_from(len).map_err(|_| other("block too large"))?;
+    let mut ring = IoUring::new(job.depth.max(1).next_power_of_two())?;
+    // One allocation for all slots, in ordinary pages (see the module
+    // doc), each slot on a 4 KiB boundary and filled with test data.
+    let stride = len.next_multiple_of(io::ALIGN);
+    let mut bufs = AlignedBuf::ordinary_pages(stride * depth)
+        .ok_or_else(|| other("cannot allocate the I/O buffers"))?;
+    for slot in 0..depth {
+        let at = (slot * stride) as u64;
+        bufs[slot * stride..slot * stride + len].copy_from_slice(pattern.at(at, len));
+    }
+    let base = bufs.as_mut_ptr();
+    let fd = types::Fd(file.as_raw_fd());
+    let mut rng = Rng::new(seed);
+    let mut out = PassStats::default();
+    let t0 = Instant::now();
+    let mut sent = vec![t0; depth];
+    let mut reading = vec![false; depth];
+    let mut free: Vec<usize> = (0..depth).rev().collect();
+    let mut issued = 0u64;
+    let mut in_flight = 0usize;
+    let mut done: Vec<(u64, i32)> = Vec::with_capacity(depth);
+    loop {
+        let more = |issued: u64| match stop {
+            Stop::Time(d) => t0.elapsed() < d,
+            Stop::Ops(n) => issued < n,
+        };
+        while !free.is_empty() && more(issued) {
+            let Some(slot) = free.pop() else { break };
+            let (off, read) = draw(&mut rng, job);
+            // SAFETY: slot < depth, so the slot lies inside `bufs`.
+            let buf = unsafe { base.add(slot * stride) };
+            if !read {
+                // SAFETY: the slot is free (no request in flight uses it),
+                // and lies inside `bufs`, `len` bytes from `buf`.
+                scramble(
+                    unsafe { std::slice::from_raw_parts_mut(buf, len) },
+                    off,
+                    issued,
+                );
+            }
+            let entry = if read {
+                opcode::Read::new(fd, buf, len32).offset(off).build()
+            } else {
+                opcode::Write::new(fd, buf, len32).offset(off).build()
+            }
+            .user_data(slot as u64);
+            // SAFETY: a request's buffer is its slot of `bufs`, which is not
+            // handed out again until its completion is reaped below. Every
+            // request is reaped before this function returns, or else
+            // `bufs` is leaked (see `fail`).
+            unsafe { ring.submission().push(&entry) }
+                .map_err(|_| other("io_uring submission queue full"))?;
+            sent[slot] = Instant::now();
+            reading[slot] = read;
+            issued += 1;
+            in_flight += 1;
+        }
+        if in_flight == 0 {
+            break;
+        }
+        match ring.submit_and_wait(1) {
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            Err(e) => return Err(fail(&mut ring, in_flight, bufs, e)),
+        }
+        done.clear();
+        done.extend(ring.completion().map(|c| (c.user_data(), c.result())));
+        for &(slot, res) in &done {
+            let slot = slot as usize;
+            in_flight -= 1;
+            if res < 0 {
+                let e = std::io::Error::from_raw_os_error(-res);
+                return Err(fail(&mut ring, in_flight, bufs, e));
+            }
+            if res as usize != len {
+                let e = other(format!(
+                    "a {len}-byte request at queue depth did {res} bytes"
+                ));
+                return Err(fail(&mut ring, in_flight, bufs, e));
+            }
+            out.record(reading[slot], sent[slot].elapsed());
+            free.push(slot);
+        }
+        if issued.is_multiple_of(256) && cancel.is_cancelled() {
+            return Err(fail(&mut ring, in_flight, bufs, other("interrupted")));
+        }
+    }
+    out.elapsed = t0.elapsed();
+    Ok(out)
+}
+
+/// After an error: reap what is still in flight, so no request outlives
+/// its buffer; if the ring will not give them back, leak the buffers
+/// rather than free them under the kernel's feet.
+fn fail(
+    ring: &mut io_uring::IoUring,
+    mut in_flight: usize,
+    bufs: AlignedBuf,
+    e: std::io::Error,
+) -> std::io::Error {
+    let mut tries = 0;
+    while in_flight > 0 && tries < 100 {
+        if ring.submit_and_wait(1).is_err() {
+            tries += 1;
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        in_flight = in_flight.saturating_sub(ring.completion().count());
+    }
+    if in_flight > 0 {
+        std::mem::forget(bufs);
+    }
+    e
+}
+
+/// One job as `depth` threads, each with one synchronous request in flight.
+fn threaded_job(
+    file: &File,
+    job: &Job,
+    stop: Stop,
+    pattern: &Pattern,
+    seed: u64,
+    cancel: &CancelToken,
+) -> std::io::Result<PassStats> {
+    let len = usize::try_from(job.block).map_err(|_| other("block too large"))?;
+    let issued = AtomicU64::new(0);
+    let t0 = Instant::now();
+    let results: Vec<std::io::Result<PassStats>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..job.depth.max(1))
+            .map(|i| {
+                let issued = &issued;
+                s.spawn(move || {
+                    let mut buf = AlignedBuf::ordinary_pages(len)
+                        .ok_or_else(|| other("cannot allocate a buffer"))?;
+                    buf.copy_from_slice(pattern.at(u64::from(i) * len as u64, len));
+                    let mut rng = Rng::new(seed ^ (u64::from(i) << 32));
+                    let mut out = PassStats::default();
+                    loop {
+                        let go = match stop {
+                            Stop::Time(d) => t0.elapsed() < d,
+                            Stop::Ops(n) => issued.fetch_add(1, Ordering::Relaxed) < n,
+                        };
+                        if !go || cancel.is_cancelled() {
+                            break;
+                        }
+                        let (off, read) = draw(&mut rng, job);
+                        let t = Instant::now();
+                        if read {
+                            file.read_exact_at(&mut buf, off)?;
+                        } else {
+                            scramble(&mut buf, off, out.writes);
+                            file.write_all_at(&buf, off)?;
+                        }
+                        out.record(read, t.elapsed());
+                    }
+                    Ok(out)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(other("an I/O thread panicked")))
+            })
+            .collect()
+    });
+    let mut all = PassStats::default();
+    for r in results {
+        all.merge(r?);
+    }
+    all.elapsed = t0.elapsed();
+    Ok(all)
+}
+
+/// `disk.randrw` at `block`, with the case's queue depth, jobs and mix.
+pub fn randrw(
+    ctx: &mut RunCtx,
+    o: &DiskOptions,
+    block: u64,
+    depth: u64,
+    jobs: u64,
+    read_percent: u64,
+) -> Result<Vec<Metric>, BenchError> {
+    let id = Kind::RandRw.id();
+    let shared = begin(ctx, o, true)?;
+    let mut g = lock(&shared)?;
+    let size = g.size;
+    if block > size {
+        return Err(BenchError::skip(
+            format!("the test file ({size} B) is smaller than one block"),
+            "pass a larger --size",
+        ));
+    }
+    let path = {
+        let d = g.written_data_file(ctx)?;
+        // Writes send their buffers as they are, not the pattern.
+        d.intact = false;
+        d.path.clone()
+    };
+    let file = match io::open_rw(&path, true) {
+        Ok(f) => f,
+        Err(e) if io::is_direct_refusal(&e) => {
+            return Err(BenchError::skip(
+                "the file system does not take O_DIRECT, which this job needs (fio's direct=1 fails here too)",
+                "pass --path to a directory on a disk file system",
+            ))
+        }
+        Err(e) => {
+            return Err(BenchError::failed(io::describe_io_error(
+                "cannot open",
+                &path,
+                &e,
+            )))
+        }
+    };
+    ctx.note_param("direct", true);
+    if let Some(what) = g.ram_backed() {
+        ctx.finding(traps::ram_backed_finding(&what));
+    }
+    let depth32 = u32::try_from(depth.clamp(1, 4096)).unwrap_or(64);
+    let jobs32 = u32::try_from(jobs.clamp(1, 64)).unwrap_or(2);
+    let engine = Engine::detect(depth32);
+    ctx.note_detail("engine", engine.name());
+    traps::settle_writeback(ctx, id);
+    let job = Job {
+        block,
+        size,
+        depth: depth32,
+        read_percent: u32::try_from(read_percent.min(100)).unwrap_or(50),
+    };
+    let target = o.repetition_target(ctx);
+    let cancel = ctx.cancel_token().clone();
+    let pattern: &Pattern = &g.pattern;
+    let mut passes: Vec<PassStats> = Vec::new();
+    let samples = run_passes(ctx, target, u64::MAX / 4, |_ctx, limit| {
+        let stop = match limit {
+            Limit::Calibrate { target, .. } => Stop::Time(target),
+            Limit::Ops(n) => Stop::Ops(n),
+        };
+        let r = run_jobs(&file, job, jobs32, stop, pattern, engine, &cancel).map_err(|e| {
+            if cancel.is_cancelled() {
+                BenchError::Cancelled
+            } else {
+                BenchError::failed(io::describe_io_error("cannot do I/O on", &path, &e))
+            }
+        })?;
+        let ops = r.reads + r.writes;
+        let pass = PassResult {
+            ops,
+            work: ops as f64 * block as f64,
+            elapsed: r.elapsed,
+            latencies_ns: Vec::new(),
+        };
+        passes.push(r);
+        Ok(pass)
+    })?;
+    // run_passes times the last `repetitions` passes.
+    let timed = &passes[passes.len().saturating_sub(ctx.repetitions() as usize)..];
+    let mut metrics = samples.metrics("throughput", Unit::MBps, 1e-6)?;
+    metrics.extend(direction_metrics(timed, block)?);
+    Ok(metrics)
+}
+
+/// One direction's count and latencies in a pass.
+fn side(p: &PassStats, read: bool) -> (u64, &[f64]) {
+    if read {
+        (p.reads, &p.read_lat_ns)
+    } else {
+        (p.writes, &p.write_lat_ns)
+    }
+}
+
+/// Per-direction metrics over the timed passes, one sample per pass.
+fn direction_metrics(timed: &[PassStats], block: u64) -> Result<Vec<Metric>, BenchError> {
+    let secs = |p: &PassStats| p.elapsed.as_secs_f64().max(1e-9);
+    let mut out = vec![metric(
+        "iops",
+        Unit::OpsPerSec,
+        Better::Higher,
+        timed
+            .iter()
+            .map(|p| (p.reads + p.writes) as f64 / secs(p))
+            .collect(),
+    )?];
+    for (dir, read) in [("read", true), ("write", false)] {
+        if timed.iter().all(|p| side(p, read).0 == 0) {
+            continue;
+        }
+        let rate = |scale: f64| -> Vec<f64> {
+            timed
+                .iter()
+                .map(|p| side(p, read).0 as f64 * scale / secs(p))
+                .collect()
+        };
+        out.push(metric(
+            &format!("{dir}_throughput"),
+            Unit::MBps,
+            Better::Higher,
+            rate(block as f64 / 1e6),
+        )?);
+        out.push(metric(
+            &format!("{dir}_iops"),
+            Unit::OpsPerSec,
+            Better::Higher,
+            rate(1.0),
+        )?);
+        if timed.iter().any(|p| side(p, read).1.is_empty()) {
+            continue;
+        }
+        let lat = |f: fn(&[f64]) -> f64| -> Vec<f64> {
+            timed.iter().map(|p| f(side(p, read).1) / 1e3).collect()
+        };
+        let p99: fn(&[f64]) -> f64 = |l| percentile(l, 99.0);
+        let max: fn(&[f64]) -> f64 = |l| l.iter().copied().fold(0.0, f64::max);
+        for (name, f) in [
+            ("latency_median", median as fn(&[f64]) -> f64),
+            ("latency_p99", p99),
+            ("latency_max", max),
+        ] {
+            out.push(metric(
+                &format!("{dir}_{name}"),
+                Unit::Microseconds,
+                Better::Lower,
+                lat(f),
+            )?);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    fn direct_file(dir: &std::path::Path, size: u64, pattern: &Pattern) -> Option<File> {
+        let path = dir.join("qd");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+            .ok()?;
+        let mut off = 0;
+        while off < size {
+            f.write_all_at(pattern.at(off, 1 << 20), off).ok()?;
+            off += 1 << 20;
+        }
+        Some(f)
+    }
+
+    /// Both engines keep the mix and count every request.
+    #[test]
+    fn both_engines_mix_and_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let pattern = Pattern::new(1 << 20).unwrap_or_else(|| panic!("alloc"));
+        let Some(file) = direct_file(dir.path(), 8 << 20, &pattern) else {
+            eprintln!("no O_DIRECT in the temp dir; skipped");
+            return;
+        };
+        let job = Job {
+            block: 4096,
+            size: 8 << 20,
+            depth: 8,
+            read_percent: 50,
+        };
+        let cancel = CancelToken::new();
+        for engine in [Engine::detect(8), Engine::Threads] {
+            let r = run_jobs(&file, job, 2, Stop::Ops(4000), &pattern, engine, &cancel)
+                .unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+            let n = r.reads + r.writes;
+            assert!((4000..4000 + 2 * 8 + 2).contains(&n), "{engine:?}: {n}");
+            let share = r.reads as f64 / n as f64;
+            assert!((0.4..0.6).contains(&share), "{engine:?}: {share}");
+            assert_eq!(r.read_lat_ns.len() as u64, r.reads);
+            assert!(r.elapsed > Duration::ZERO);
+        }
+    }
+
+    #[test]
+    fn offsets_are_aligned_and_within_the_file() {
+        let mut rng = Rng::new(7);
+        let job = Job {
+            block: 65536,
+            size: 10 << 20,
+            depth: 1,
+            read_percent: 0,
+        };
+        for _ in 0..10_000 {
+            let (off, read) = draw(&mut rng, &job);
+            assert!(!read);
+            assert_eq!(off % 65536, 0);
+            assert!(off + 65536 <= 10 << 20);
+        }
+    }
+}
