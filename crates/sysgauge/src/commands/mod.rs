@@ -26,6 +26,7 @@ pub(crate) mod spawn;
 pub(crate) mod ssh;
 pub(crate) mod startup;
 pub(crate) mod sweep;
+pub(crate) mod upload;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Exit;
@@ -52,6 +53,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Ssh(a) => ssh::run(a),
         Command::Baseline(a) => baseline::run(a),
         Command::Import(a) => import::run(a),
+        Command::Upload(a) => upload::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Report(a) => report::run(a),
         Command::Chart(a) => chart::run(a),
