@@ -270,7 +270,7 @@ fn reason(status: u16) -> &'static str {
 /// An `http://` or `https://` URL with a host; plain HTTP only to this
 /// machine, since the token travels in the request.
 pub fn check_url(url: &str, option: &str) -> Result<String> {
-    let url = url.trim().trim_end_matches('/');
+    let url = url.trim();
     let uri: ureq::http::Uri = url
         .parse()
         .with_context(|| format!("{option} {url}: not a URL (e.g. https://results.example.org)"))?;
@@ -289,7 +289,7 @@ pub fn check_url(url: &str, option: &str) -> Result<String> {
         ),
         _ => bail!("{option} {url}: the URL must start with https:// (or http:// on this machine)"),
     }
-    Ok(url.to_string())
+    Ok(url.trim_end_matches('/').to_string())
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -414,7 +414,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let f = dir.path().join("ca.pem");
         std::fs::write(&f, "hello\n").expect("write");
-        let e = read_ca(&f).err().expect("no certificate").to_string();
+        let e = match read_ca(&f) {
+            Ok(_) => panic!("a file without a certificate was accepted"),
+            Err(e) => e.to_string(),
+        };
         assert!(e.contains("no certificate"), "{e}");
     }
 
