@@ -32,3 +32,4 @@ mod rounds;
 mod ssh;
 mod sweep;
 mod telemetry;
+mod upload;
