@@ -32,6 +32,7 @@
 
 mod dbpath;
 mod liveness;
+pub mod machines;
 mod migrations;
 mod pg;
 mod pg_remote;
