@@ -475,8 +475,9 @@ pub(crate) async fn case_distribution(
         let rows = s.machine_rows(ALIAS_TAG).map_err(store_err)?;
         let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
         let runs = s.load_runs(&ids).map_err(store_err)?;
-        let mut by_params: Vec<(String, Vec<(String, String, f64)>, String, String, String)> =
-            Vec::new();
+        // Per params: the results (machine, run, value), metric, unit, better.
+        type Group = (String, Vec<(String, String, f64)>, String, String, String);
+        let mut by_params: Vec<Group> = Vec::new();
         for run in runs
             .iter()
             .filter(|r| r.host.cpu.model.as_deref() == Some(cpu.as_str()))

@@ -60,17 +60,15 @@ pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>, SelectErr
     match resolve_machines(store, key)?.as_deref() {
         Some([m]) if m.pinned => match &m.runs[..] {
             [(_, Origin::Stored(row))] => Ok(Some(*row)),
-            _ => {
-                return Err(SelectError::Named(format!(
-                    "'{key}' names {} runs; name one of them ({})",
-                    m.runs.len(),
-                    m.runs
-                        .iter()
-                        .map(|(_, o)| o.reference())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )))
-            }
+            _ => Err(SelectError::Named(format!(
+                "'{key}' names {} runs; name one of them ({})",
+                m.runs.len(),
+                m.runs
+                    .iter()
+                    .map(|(_, o)| o.reference())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
         },
         _ => Ok(None),
     }
@@ -231,16 +229,14 @@ pub fn resolve_machines(
                 }
                 Ok(Some(vec![NamedMachine::one(r, Origin::Stored(row))]))
             }
-            (None, None) => {
-                return Err(SelectError::Named(format!(
-                    "'{name}' has no run '{run}' (its runs: {})",
-                    candidates
-                        .iter()
-                        .map(|(_, o)| o.reference())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )))
-            }
+            (None, None) => Err(SelectError::Named(format!(
+                "'{name}' has no run '{run}' (its runs: {})",
+                candidates
+                    .iter()
+                    .map(|(_, o)| o.reference())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
         };
     }
     if let Some(found) = named_machines(store, key)? {
