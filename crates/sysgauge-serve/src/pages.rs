@@ -616,6 +616,68 @@ fn history_svg(points: &[IndexPoint]) -> Markup {
     }
 }
 
+/// The machines charted at most in the index history figure (one line and
+/// one legend entry each).
+const CHARTED: usize = 10;
+
+/// The index history of the first machines (with two indexed runs at
+/// least) as the report crate's line figure: days on x, index on y.
+fn history_figure(machines: &[MachineView]) -> Option<String> {
+    use sysgauge_report::chart::lines::{LinePanel, Marker, Series, TickFormat, XAxis, XScale};
+    let first = machines
+        .iter()
+        .flat_map(|m| m.history.iter().map(|p| p.started_at))
+        .min()?;
+    let mut legend = Vec::new();
+    let mut series = Vec::new();
+    for m in machines {
+        let points: Vec<(f64, f64)> = m
+            .history
+            .iter()
+            .filter_map(|p| {
+                let days = (p.started_at - first).num_seconds() as f64 / 86_400.0;
+                p.index.map(|v| (days, v))
+            })
+            .collect();
+        if points.len() < 2 {
+            continue;
+        }
+        let i = legend.len();
+        legend.push((i, m.name.clone()));
+        series.push(Series {
+            machine: i,
+            marker: Marker::Filled,
+            tag: None,
+            points,
+        });
+        if legend.len() == CHARTED {
+            break;
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    let figure = sysgauge_report::LineFigure {
+        title: "Baseline index by run".to_string(),
+        legend,
+        key: Vec::new(),
+        x: XAxis {
+            label: format!("days since {}", first.format("%Y-%m-%d")),
+            scale: XScale::Linear,
+            ticks: TickFormat::Decimal,
+        },
+        shared: true,
+        panels: vec![LinePanel {
+            title: "index (1000 = the reference machine)".to_string(),
+            y_label: "index".to_string(),
+            log_y: false,
+            series,
+            marks: Vec::new(),
+        }],
+    };
+    sysgauge_report::figure_svg(&figure, 900).ok()
+}
+
 pub(crate) async fn machines(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
@@ -631,6 +693,9 @@ pub(crate) async fn machines(
             label { "group " input name="group" value=(f.group.clone().unwrap_or_default()); }
             label { "tag K=V " input name="tag" value=(f.tag.clone().unwrap_or_default()); }
             button type="submit" { "Filter" }
+        }
+        @if let Some(svg) = history_figure(&view.machines) {
+            figure { (PreEscaped(svg)) figcaption class="note" { "The first " (CHARTED) " machines with two indexed runs or more." } }
         }
         form method="get" action="/compare" {
             p class="note" { (view.machines.len()) " machines. Tick some and compare them (the first is the reference)." }

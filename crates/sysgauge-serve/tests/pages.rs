@@ -30,6 +30,13 @@ fn text_from_uploads_is_shown_as_text() {
     let plain = a_run("plain", 2);
     assert_eq!(upload(&server, &token, &evil).status, 201);
     assert_eq!(upload(&server, &token, &plain).status, 201);
+    // A second run of the machine: its index history is charted.
+    let mut evil2 = a_run(&format!("evil{SCRIPT}"), 9);
+    evil2.label = evil.label.clone();
+    evil2.started_at -= chrono::Duration::days(3);
+    assert_eq!(upload(&server, &token, &evil2).status, 201);
+    let home = get(&server.url("/"), None);
+    assert!(home.body.contains("<svg"), "the history chart is drawn");
 
     let cases = format!(
         "/cases?bench=hash.sha256&cpu={}",
@@ -143,10 +150,19 @@ fn machines_runs_and_cases_views() {
         assert_eq!(upload(&server, &token, &r).status, 201);
         runs.push(r);
     }
+    let mut again = a_run("n1", 10);
+    again.host.cpu.model = Some("Same CPU".into());
+    again.started_at -= chrono::Duration::days(1);
+    assert_eq!(upload(&server, &token, &again).status, 201);
     let m = get(&server.url("/api/machines?cpu=same"), None).json();
     assert_eq!(m["schema"], 1);
-    assert_eq!(m["machines"].as_array().unwrap().len(), 4);
-    assert_eq!(m["machines"][0]["runs"], 1);
+    let list = m["machines"].as_array().unwrap();
+    assert_eq!(list.len(), 4);
+    let n1 = list.iter().find(|x| x["name"] == "n1").unwrap();
+    assert_eq!(n1["runs"], 2);
+    assert_eq!(n1["history"].as_array().unwrap().len(), 2);
+    assert!(n1["index"].as_f64().unwrap() > 0.0, "{n1}");
+    assert_eq!(n1["latest_run_id"], runs[0].run_id.as_str());
     let none = get(&server.url("/api/machines?arch=riscv"), None).json();
     assert_eq!(none["machines"].as_array().unwrap().len(), 0);
 
@@ -156,8 +172,9 @@ fn machines_runs_and_cases_views() {
     );
     assert_eq!(v.status, 200, "{}", v.body);
     let g = &v.json()["groups"][0];
-    assert_eq!(g["count"], 4);
-    assert_eq!(g["median"], 99.5);
+    // Every stored result: n1's two runs count twice.
+    assert_eq!(g["count"], 5);
+    assert_eq!(g["median"], 100.0);
     let outliers: Vec<&str> = g["values"]
         .as_array()
         .unwrap()
