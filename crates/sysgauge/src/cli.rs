@@ -118,6 +118,9 @@ pub enum Command {
     /// Measure many machines over SSH (a host list or an Ansible inventory)
     /// and bring every result home.
     Fleet(FleetArgs),
+    /// Serve a results site over the results database: browse, compare,
+    /// and take uploads from other machines with a token.
+    Serve(crate::commands::serve::ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the man page (sysgauge(1)), or write one page per command into a directory.

@@ -15,11 +15,11 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use sysgauge_compare::naming::goes_by;
 use sysgauge_compare::{
     compare_with_intervals, group_hosts, leave_out_disturbed, Comparison, FleetGroups, Machine,
     MAX_MACHINES_WITH_INTERVALS,
 };
-use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_core::RunRecord;
 use sysgauge_report::{render_comparison_with, render_groups, CompareFormat, RenderOptions};
 use sysgauge_store::Store;
@@ -140,15 +140,6 @@ pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
         }
     }
     Ok((machines, reference))
-}
-
-/// Whether `m` goes by `key`: its label in the comparison, the label a
-/// user gave its runs, its fleet alias or its host name.
-fn goes_by(m: &Machine, key: &str) -> bool {
-    m.label == key
-        || m.run.host_name() == key
-        || m.run.tags.get(ALIAS_TAG).is_some_and(|a| a == key)
-        || m.sources.iter().any(|s| s.label.as_deref() == Some(key))
 }
 
 /// The hosts of `c` (whose runs are `runs`, in its machine order) in the

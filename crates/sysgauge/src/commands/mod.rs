@@ -22,6 +22,7 @@ pub(crate) mod procs;
 pub(crate) mod report;
 pub(crate) mod results;
 pub(crate) mod run;
+pub(crate) mod serve;
 pub(crate) mod spawn;
 pub(crate) mod ssh;
 pub(crate) mod startup;
@@ -35,6 +36,7 @@ use anyhow::Result;
 pub fn dispatch(cli: Cli) -> Result<Exit> {
     match cli.command {
         Command::Run(a) => run::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
