@@ -232,12 +232,22 @@ fn retryable(e: &ureq::Error) -> bool {
     )
 }
 
+/// The error, with what to do about a certificate the client refused (rustls
+/// reports those as I/O errors naming the certificate).
 fn describe_error(e: &ureq::Error) -> String {
-    match e {
-        ureq::Error::Tls(_) | ureq::Error::Rustls(_) => {
-            format!("{e} (a server with a private or self-signed certificate needs --ca-cert FILE)")
-        }
-        other => other.to_string(),
+    let text = e.to_string();
+    if text.contains("CaUsedAsEndEntity") {
+        format!(
+            "{text} (the server's certificate is a CA certificate, as `openssl req -x509` makes by \
+             default: make it with -addext basicConstraints=critical,CA:FALSE, or sign it with a CA \
+             and pass that CA with --ca-cert)"
+        )
+    } else if matches!(e, ureq::Error::Tls(_) | ureq::Error::Rustls(_))
+        || text.contains("certificate")
+    {
+        format!("{text} (a server with a private or self-signed certificate needs --ca-cert FILE)")
+    } else {
+        text
     }
 }
 

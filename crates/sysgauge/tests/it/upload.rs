@@ -290,6 +290,8 @@ pub(crate) fn self_signed(dir: &Path) -> Option<(PathBuf, PathBuf)> {
                 "/CN=sysgauge test site",
                 "-addext",
                 "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                "-addext",
+                "basicConstraints=critical,CA:FALSE",
                 "-keyout",
             ])
             .arg(&key)

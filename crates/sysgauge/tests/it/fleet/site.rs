@@ -38,6 +38,7 @@ fn certificate(dir: &Path, ip: &str) -> (String, String) {
                 "-addext",
             ])
             .arg(format!("subjectAltName=IP:{ip}"))
+            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
             .arg("-keyout")
             .arg(&key)
             .arg("-out")
@@ -165,8 +166,16 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
     );
     assert_eq!(pg.psql("site", "SELECT count(*) FROM runs"), "3");
 
-    // What the CLI's compare prints for the site's machines.
-    let cli = sb.cmd().args(["compare", "--db", &site_db]).succeeds();
+    // What the CLI's compare prints for the local machine against the two
+    // twins (one host name, two machines).
+    let local = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    let cli = sb
+        .cmd()
+        .args(["compare", &local, "twin", "--db", &site_db])
+        .succeeds();
     let cli_text = stdout_of(&cli);
     let numbers = numbers_of(&cli_text);
     assert!(numbers.len() >= 3, "{cli_text}");
@@ -186,7 +195,8 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
     let (page, _) = browser.url_dom_and_console(&format!("{url}/runs/{first}"));
     assert!(page.contains("hash.md5"), "{page}");
     browser.url_screenshot(&format!("{url}/runs/{first}"), &sb.path().join("run.png"));
-    let (compare, console) = browser.url_dom_and_console(&format!("{url}/compare"));
+    let link = format!("{url}/compare?m={local}&m=twin&ref={local}");
+    let (compare, console) = browser.url_dom_and_console(&link);
     assert!(console.is_empty(), "{console:?}");
     for n in &numbers {
         assert!(
@@ -194,7 +204,8 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
             "{n} (from compare) is not on the page:\n{cli_text}\n{compare}"
         );
     }
-    browser.url_screenshot(&format!("{url}/compare"), &sb.path().join("compare.png"));
+    assert!(compare.matches("twin").count() >= 2, "{compare}");
+    browser.url_screenshot(&link, &sb.path().join("compare.png"));
     if let Some(dir) = std::env::var_os("SYSGAUGE_KEEP_REPORT") {
         for f in ["machines.png", "run.png", "compare.png"] {
             let _ = std::fs::copy(sb.path().join(f), Path::new(&dir).join(format!("site-{f}")));
