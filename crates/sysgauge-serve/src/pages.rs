@@ -237,6 +237,25 @@ pub(crate) struct MachinesView {
     pub machines: Vec<MachineView>,
 }
 
+/// The baseline index of `run`, remembered by run id.
+fn run_index(state: &AppState, run: &RunRecord) -> Option<f64> {
+    if let Some(v) = state
+        .index_cache
+        .lock()
+        .ok()
+        .and_then(|c| c.get(&run.run_id).copied())
+    {
+        return v;
+    }
+    let v = sysgauge_registry::baseline::index(run)
+        .ok()
+        .and_then(|i| i.overall.index);
+    if let Ok(mut c) = state.index_cache.lock() {
+        c.insert(run.run_id.clone(), v);
+    }
+    v
+}
+
 /// Every stored machine (as `compare` makes them: a machine is all its
 /// complete runs), filtered.
 pub(crate) async fn machines_view(
@@ -244,6 +263,7 @@ pub(crate) async fn machines_view(
     query: Option<&str>,
 ) -> Result<MachinesView, ApiError> {
     let filter = MachineFilter::of(query);
+    let cache = Arc::clone(state);
     with_store(state, move |s| {
         let rows = s.machine_rows(ALIAS_TAG).map_err(store_err)?;
         let mut named = Vec::new();
@@ -270,9 +290,7 @@ pub(crate) async fn machines_view(
                     .map(|(r, _)| IndexPoint {
                         run_id: r.run_id.clone(),
                         started_at: r.started_at,
-                        index: sysgauge_registry::baseline::index(r)
-                            .ok()
-                            .and_then(|i| i.overall.index),
+                        index: run_index(&cache, r),
                     })
                     .collect();
                 h.sort_by_key(|p| p.started_at);
