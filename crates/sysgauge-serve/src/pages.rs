@@ -11,10 +11,10 @@ use axum::response::{Html, IntoResponse, Response};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde::Serialize;
 use std::sync::Arc;
-use sysgauge_compare::naming::{goes_by, label_machines, NamedMachine, Origin};
+use sysgauge_compare::naming::{label_machines, NamedMachine, Origin};
 use sysgauge_compare::{compare_with_intervals, Comparison, MAX_MACHINES_WITH_INTERVALS};
 use sysgauge_core::record::{RunRecord, Status, ALIAS_TAG, GROUPS_TAG};
-use sysgauge_store::machines::{resolve_machines, stored_machines, SelectError};
+use sysgauge_store::machines::{resolve_machines, stored_machines, with_reference, SelectError};
 use sysgauge_store::Store;
 
 /// The most machines one comparison may name (each is loaded whole).
@@ -80,6 +80,10 @@ fn select_error(e: SelectError) -> ApiError {
             format!("the results database did not answer: {s}"),
         ),
         SelectError::Named(m) => bad_request(m),
+        SelectError::UnknownReference { key, .. } => ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("the reference '{key}' is not stored here"),
+        ),
     }
 }
 
@@ -394,38 +398,8 @@ pub(crate) async fn comparison(
                 }
             }
         }
-        let mut machines = label_machines(named.clone());
-        let reference = match &q.reference {
-            None => 0,
-            Some(key) => match machines.iter().position(|m| goes_by(m, key)) {
-                Some(p) => p,
-                None => {
-                    let first = resolve_machines(s, key)
-                        .map_err(select_error)?
-                        .and_then(|f| f.into_iter().next())
-                        .ok_or_else(|| {
-                            ApiError::new(
-                                StatusCode::NOT_FOUND,
-                                format!("the reference '{key}' is not stored here"),
-                            )
-                        })?;
-                    let within = machines.iter().position(|m| {
-                        first
-                            .runs
-                            .iter()
-                            .all(|(r, _)| m.sources.iter().any(|src| src.run_id == r.run_id))
-                    });
-                    match within {
-                        Some(p) => p,
-                        None => {
-                            named.insert(0, first);
-                            machines = label_machines(named);
-                            0
-                        }
-                    }
-                }
-            },
-        };
+        let (machines, reference) =
+            with_reference(Some(&*s), named, q.reference.as_deref()).map_err(select_error)?;
         if machines.len() < 2 {
             return Err(bad_request(format!(
                 "a comparison needs at least two machines, found {}: name them as ?m=A&m=B",
