@@ -74,6 +74,10 @@ pub(crate) struct AppState {
     /// The read token's hash (compared as hashes, so the comparison's time
     /// says nothing of the token).
     pub read_hash: Option<String>,
+    /// The baseline index of each run already shown, by run id: a stored
+    /// complete run never changes, and the index (a bootstrap interval
+    /// with it) is most of the machines page's work.
+    pub index_cache: std::sync::Mutex<std::collections::HashMap<String, Option<f64>>>,
 }
 
 /// The site, ready to be served: opens (creating and migrating if needed)
@@ -89,6 +93,7 @@ impl Site {
             state: Arc::new(AppState {
                 limit: auth::RateLimit::new(config.uploads_per_minute),
                 read_hash: config.read_token.as_deref().map(hash_token),
+                index_cache: Default::default(),
                 pool: Arc::new(pool),
                 config,
             }),

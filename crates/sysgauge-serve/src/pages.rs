@@ -11,10 +11,10 @@ use axum::response::{Html, IntoResponse, Response};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde::Serialize;
 use std::sync::Arc;
-use sysgauge_compare::naming::{goes_by, label_machines, NamedMachine, Origin};
+use sysgauge_compare::naming::{label_machines, NamedMachine, Origin};
 use sysgauge_compare::{compare_with_intervals, Comparison, MAX_MACHINES_WITH_INTERVALS};
 use sysgauge_core::record::{RunRecord, Status, ALIAS_TAG, GROUPS_TAG};
-use sysgauge_store::machines::{resolve_machines, stored_machines, SelectError};
+use sysgauge_store::machines::{resolve_machines, stored_machines, with_reference, SelectError};
 use sysgauge_store::Store;
 
 /// The most machines one comparison may name (each is loaded whole).
@@ -80,6 +80,10 @@ fn select_error(e: SelectError) -> ApiError {
             format!("the results database did not answer: {s}"),
         ),
         SelectError::Named(m) => bad_request(m),
+        SelectError::UnknownReference { key, .. } => ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("the reference '{key}' is not stored here"),
+        ),
     }
 }
 
@@ -237,6 +241,25 @@ pub(crate) struct MachinesView {
     pub machines: Vec<MachineView>,
 }
 
+/// The baseline index of `run`, remembered by run id.
+fn run_index(state: &AppState, run: &RunRecord) -> Option<f64> {
+    if let Some(v) = state
+        .index_cache
+        .lock()
+        .ok()
+        .and_then(|c| c.get(&run.run_id).copied())
+    {
+        return v;
+    }
+    let v = sysgauge_registry::baseline::index(run)
+        .ok()
+        .and_then(|i| i.overall.index);
+    if let Ok(mut c) = state.index_cache.lock() {
+        c.insert(run.run_id.clone(), v);
+    }
+    v
+}
+
 /// Every stored machine (as `compare` makes them: a machine is all its
 /// complete runs), filtered.
 pub(crate) async fn machines_view(
@@ -244,6 +267,7 @@ pub(crate) async fn machines_view(
     query: Option<&str>,
 ) -> Result<MachinesView, ApiError> {
     let filter = MachineFilter::of(query);
+    let cache = Arc::clone(state);
     with_store(state, move |s| {
         let rows = s.machine_rows(ALIAS_TAG).map_err(store_err)?;
         let mut named = Vec::new();
@@ -270,9 +294,7 @@ pub(crate) async fn machines_view(
                     .map(|(r, _)| IndexPoint {
                         run_id: r.run_id.clone(),
                         started_at: r.started_at,
-                        index: sysgauge_registry::baseline::index(r)
-                            .ok()
-                            .and_then(|i| i.overall.index),
+                        index: run_index(&cache, r),
                     })
                     .collect();
                 h.sort_by_key(|p| p.started_at);
@@ -376,38 +398,8 @@ pub(crate) async fn comparison(
                 }
             }
         }
-        let mut machines = label_machines(named.clone());
-        let reference = match &q.reference {
-            None => 0,
-            Some(key) => match machines.iter().position(|m| goes_by(m, key)) {
-                Some(p) => p,
-                None => {
-                    let first = resolve_machines(s, key)
-                        .map_err(select_error)?
-                        .and_then(|f| f.into_iter().next())
-                        .ok_or_else(|| {
-                            ApiError::new(
-                                StatusCode::NOT_FOUND,
-                                format!("the reference '{key}' is not stored here"),
-                            )
-                        })?;
-                    let within = machines.iter().position(|m| {
-                        first
-                            .runs
-                            .iter()
-                            .all(|(r, _)| m.sources.iter().any(|src| src.run_id == r.run_id))
-                    });
-                    match within {
-                        Some(p) => p,
-                        None => {
-                            named.insert(0, first);
-                            machines = label_machines(named);
-                            0
-                        }
-                    }
-                }
-            },
-        };
+        let (machines, reference) =
+            with_reference(Some(&*s), named, q.reference.as_deref()).map_err(select_error)?;
         if machines.len() < 2 {
             return Err(bad_request(format!(
                 "a comparison needs at least two machines, found {}: name them as ?m=A&m=B",

@@ -6,8 +6,9 @@
 //! binary's.
 
 use crate::{MachineRow, Store, StoreError};
-use sysgauge_compare::naming::{MachineKey, NamedMachine, Origin};
+use sysgauge_compare::naming::{goes_by, label_machines, MachineKey, NamedMachine, Origin};
 use sysgauge_compare::user_label;
+use sysgauge_compare::Machine;
 use sysgauge_core::record::{RunRecord, ALIAS_TAG};
 
 /// Why a name selects nothing usable.
@@ -18,6 +19,53 @@ pub enum SelectError {
     /// What the name selects cannot be used as asked (the message says why).
     #[error("{0}")]
     Named(String),
+    /// The reference is neither a compared machine nor stored.
+    #[error("unknown reference '{key}'; the compared machines are: {}", compared.join(", "))]
+    UnknownReference { key: String, compared: Vec<String> },
+}
+
+/// The machines of a comparison, labelled, in comparison order, and the
+/// reference's position among them (what `compare --reference` and the
+/// site's `ref=` do): `reference` is a compared machine by the name it
+/// goes by (its label, fleet alias or host name), else a stored machine or
+/// run, which then joins the comparison first. Without a reference the
+/// first machine is it, and `named`'s runs move into the machines without
+/// a copy.
+pub fn with_reference(
+    store: Option<&Store>,
+    mut named: Vec<NamedMachine>,
+    reference: Option<&str>,
+) -> Result<(Vec<Machine>, usize), SelectError> {
+    let Some(key) = reference.map(str::trim) else {
+        return Ok((label_machines(named), 0));
+    };
+    let machines = label_machines(named.clone());
+    if let Some(p) = machines.iter().position(|m| goes_by(m, key)) {
+        return Ok((machines, p));
+    }
+    let found = match store {
+        Some(s) => resolve_machines(s, key)?,
+        None => None,
+    };
+    let Some(first) = found.and_then(|f| f.into_iter().next()) else {
+        return Err(SelectError::UnknownReference {
+            key: key.to_string(),
+            compared: machines.iter().map(|m| m.label.clone()).collect(),
+        });
+    };
+    let within = machines.iter().position(|m| {
+        first
+            .runs
+            .iter()
+            .all(|(r, _)| m.sources.iter().any(|s| s.run_id == r.run_id))
+    });
+    match within {
+        Some(p) => Ok((machines, p)),
+        None => {
+            named.insert(0, first);
+            Ok((label_machines(named), 0))
+        }
+    }
 }
 
 /// The machine a stored run's row belongs to.

@@ -9,7 +9,7 @@ pub use crate::importing::{load_file, parse_record_text, FileOptions};
 use crate::values::GroupBy;
 use anyhow::{bail, Result};
 use std::path::Path;
-pub use sysgauge_compare::naming::{label_machines, MachineKey, NamedMachine, Origin};
+pub use sysgauge_compare::naming::{MachineKey, NamedMachine, Origin};
 use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_core::record::{RunRecord, GROUPS_TAG};
 use sysgauge_store::machines::stored_machines;

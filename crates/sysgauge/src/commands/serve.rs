@@ -43,16 +43,8 @@ pub struct ServeArgs {
     /// Reading the site (pages and API; not /health) needs this token, read
     /// from FILE's first line (or SYSGAUGE_READ_TOKEN). Upload tokens read
     /// too. Without it, reading is public.
-    #[arg(long, value_name = "FILE", conflicts_with = "read_token_env")]
+    #[arg(long, value_name = "FILE")]
     pub read_token_file: Option<PathBuf>,
-
-    #[arg(
-        long = "read-token-env",
-        env = "SYSGAUGE_READ_TOKEN",
-        hide = true,
-        hide_env_values = true
-    )]
-    pub read_token_env: Option<String>,
 
     /// Largest accepted upload, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = sysgauge_serve::DEFAULT_MAX_UPLOAD)]
@@ -161,7 +153,12 @@ fn token(cmd: TokenCommand) -> Result<Exit> {
 
 /// The read token, from its file or the environment.
 fn read_token(args: &ServeArgs) -> Result<Option<String>> {
-    let token = match (&args.read_token_file, &args.read_token_env) {
+    // Never an option's value: every user of the machine could read it in
+    // `ps`.
+    let from_env = std::env::var("SYSGAUGE_READ_TOKEN")
+        .ok()
+        .filter(|t| !t.trim().is_empty());
+    let token = match (&args.read_token_file, from_env) {
         (Some(f), _) => {
             let text = std::fs::read_to_string(f)
                 .with_context(|| format!("reading --read-token-file {}", f.display()))?;

@@ -1,6 +1,7 @@
 //! `sysgauge serve` as a user runs it: a token made with `serve token add`,
 //! two runs uploaded, the site's comparison equal to what `sysgauge
 //! compare` prints of the same database, and SIGTERM ending it cleanly.
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
 use crate::common::{stdout_of, Outcome, Sandbox};
 use std::io::{BufRead, BufReader, Read, Write};
