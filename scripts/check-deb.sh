@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian package built by scripts/package-deb.sh with dpkg -i,
-# checks that `sysgauge --version`, `man sysgauge` and the completions work
-# from the installed files, and removes the package again (also on failure).
+# checks that `sysgauge --version`, `man sysgauge`, the completions and the
+# disabled sysgauge-serve service are right in the installed files, and removes the package again (also on failure).
 # Needs root and dpkg (Debian 12 or later).
 #
 # Usage: scripts/check-deb.sh [--clean-root] target/debian/sysgauge_*.deb
@@ -33,6 +33,22 @@ bash -c "source /usr/share/bash-completion/completions/sysgauge && complete -p s
   || { echo "check-deb: the bash completion does not register" >&2; exit 1; }
 test -s /usr/share/zsh/vendor-completions/_sysgauge
 test -s /usr/share/fish/vendor_completions.d/sysgauge.fish
+# The results site service: installed, disabled, its user made, its unit valid.
+unit=/lib/systemd/system/sysgauge-serve.service
+test -s "$unit" || { echo "check-deb: no $unit" >&2; exit 1; }
+grep -q "^SYSGAUGE_SERVE_ARGS=" /etc/default/sysgauge-serve \
+  || { echo "check-deb: /etc/default/sysgauge-serve sets no SYSGAUGE_SERVE_ARGS" >&2; exit 1; }
+! ls /etc/systemd/system/*.wants/sysgauge-serve.service >/dev/null 2>&1 \
+  || { echo "check-deb: sysgauge-serve is enabled on install" >&2; exit 1; }
+getent passwd sysgauge >/dev/null || { echo "check-deb: no sysgauge system user" >&2; exit 1; }
+if command -v systemd-analyze >/dev/null 2>&1; then
+  problems=$(systemd-analyze verify "$unit" 2>&1 | grep -v "man sysgauge-serve" || true)
+  [ -z "$problems" ] || { echo "check-deb: systemd-analyze verify $unit: $problems" >&2; exit 1; }
+fi
+MANPAGER=cat MANWIDTH=100 man sysgauge-serve 2>/dev/null | grep -q "sysgauge serve" \
+  || { echo "check-deb: man sysgauge-serve does not show the page" >&2; exit 1; }
+/usr/bin/sysgauge serve --help | grep -q -- "--listen" \
+  || { echo "check-deb: sysgauge serve --help names no --listen" >&2; exit 1; }
 '
 
 if [ "$clean_root" = 1 ]; then
@@ -59,11 +75,12 @@ if [ "$clean_root" = 1 ]; then
   exit 0
 fi
 
-if dpkg -s sysgauge >/dev/null 2>&1; then
+if dpkg-query -W -f='${Status}' sysgauge 2>/dev/null | grep -q " installed$"; then
   echo "check-deb: a sysgauge package is already installed; not touching it" >&2
   exit 1
 fi
-trap 'dpkg -r sysgauge >/dev/null 2>&1 || true' EXIT
+# Purged, not only removed: /etc/default/sysgauge-serve is a conffile.
+trap 'dpkg -P sysgauge >/dev/null 2>&1 || true' EXIT
 dpkg -i "$deb" >/dev/null
 bash -c "$checks"
 echo "check-deb: $(basename "$deb") installs; --version, man pages and completions work"

@@ -30,6 +30,7 @@ pub mod fleet;
 pub mod import;
 pub mod index;
 pub mod machine;
+pub mod naming;
 
 #[cfg(any(test, feature = "testutil"))]
 pub mod testutil;

@@ -32,15 +32,18 @@
 
 mod dbpath;
 mod liveness;
+pub mod machines;
 mod migrations;
 mod pg;
 mod pg_remote;
 mod rows;
 mod sink;
 mod sqlite;
+mod tokens;
 
 pub use pg_remote::{watch_cancel, CANCEL_GRACE, FROZEN_AFTER};
 pub use sink::StoreSink;
+pub use tokens::{TokenAdded, TokenRow};
 
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
@@ -412,6 +415,51 @@ impl Store {
     /// Delete a run and everything it holds. Returns false if it did not exist.
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {
         on_backend!(&mut self.backend, s => s.delete_run(id))
+    }
+
+    /// Whether the database answers (a query is made, not only a
+    /// connection checked).
+    pub fn ping(&self) -> Result<()> {
+        on_backend!(&self.backend, s => s.ping())
+    }
+
+    /// Store a new upload token `name` by its hash (`token_hash`, made by
+    /// the caller; the token itself never reaches the database).
+    pub fn add_token(&mut self, name: &str, token_hash: &str) -> Result<TokenAdded> {
+        let args = [
+            name.to_string(),
+            token_hash.to_string(),
+            tokens::stamp(Utc::now()),
+        ];
+        let n = on_backend!(&mut self.backend, s => s.token_exec(tokens::INSERT_TOKEN, &args, "adding a token"))?;
+        Ok(if n == 1 {
+            TokenAdded::Added
+        } else {
+            TokenAdded::NameTaken
+        })
+    }
+
+    /// Every upload token, by name (revoked ones too).
+    pub fn list_tokens(&self) -> Result<Vec<TokenRow>> {
+        on_backend!(&self.backend, s => s.token_rows(tokens::LIST_TOKENS, &[], "listing tokens"))
+    }
+
+    /// Revoke the token `name`; false when there is no such token or it
+    /// was revoked already.
+    pub fn revoke_token(&mut self, name: &str) -> Result<bool> {
+        let args = [name.to_string(), tokens::stamp(Utc::now())];
+        let n = on_backend!(&mut self.backend, s => s.token_exec(tokens::REVOKE_TOKEN, &args, "revoking a token"))?;
+        Ok(n > 0)
+    }
+
+    /// The token whose hash is `token_hash`, revoked or not.
+    pub fn token_by_hash(&self, token_hash: &str) -> Result<Option<TokenRow>> {
+        let args = [token_hash.to_string()];
+        Ok(
+            on_backend!(&self.backend, s => s.token_rows(tokens::TOKEN_BY_HASH, &args, "checking a token"))?
+                .into_iter()
+                .next(),
+        )
     }
 }
 

@@ -68,6 +68,14 @@ pub const MIGRATIONS: &[&str] = &[
     // the kernel's boot id (a pid means nothing after a reboot).
     "ALTER TABLE runs ADD COLUMN pid INTEGER;
     ALTER TABLE runs ADD COLUMN boot_id TEXT;",
+    // 3: the upload tokens of `sysgauge serve`: a name, the SHA-256 of the
+    // token (never the token), when it was made and when it was revoked.
+    "CREATE TABLE upload_tokens (
+        name TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+    );",
 ];
 
 /// `MIGRATIONS` for PostgreSQL, one for one.
@@ -131,4 +139,11 @@ pub const POSTGRES: &[&str] = &[
     // 2: who is running a run (see MIGRATIONS[1]).
     "ALTER TABLE runs ADD COLUMN pid BIGINT;
     ALTER TABLE runs ADD COLUMN boot_id TEXT;",
+    // 3: upload tokens (see MIGRATIONS[2]).
+    "CREATE TABLE upload_tokens (
+        name TEXT COLLATE \"C\" PRIMARY KEY,
+        token_hash TEXT COLLATE \"C\" NOT NULL UNIQUE,
+        created_at TEXT COLLATE \"C\" NOT NULL,
+        revoked_at TEXT
+    );",
 ];

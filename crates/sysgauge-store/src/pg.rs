@@ -29,6 +29,7 @@
 //! through `pg_remote`, which gives every call a deadline.
 
 use crate::rows::{self, dollar, Decoder, ResultValues, Row, RunValues};
+use crate::tokens::TokenRow;
 use crate::{migrations, Inserted, MachineRow, Result, RunSummary, StoreError, APPLICATION_ID};
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Statement, Transaction};
@@ -559,6 +560,36 @@ impl PgStore {
                 Ok(rows::assemble(run, theirs, metrics))
             })
             .collect()
+    }
+
+    /// Run a writing token statement (its own transaction); rows changed.
+    pub fn token_exec(&mut self, sql: &str, args: &[String], context: &str) -> Result<usize> {
+        let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
+        let n = self
+            .client
+            .get_mut()
+            .execute(&dollar(sql), &refs)
+            .map_err(|e| self.error(context, &e))?;
+        Ok(n as usize)
+    }
+
+    pub fn token_rows(
+        &self,
+        sql: &'static str,
+        args: &[String],
+        context: &str,
+    ) -> Result<Vec<TokenRow>> {
+        let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
+        self.rows(sql, &refs, context, crate::tokens::decode)
+    }
+
+    /// Whether the database answers a query.
+    pub fn ping(&self) -> Result<()> {
+        self.rows(crate::tokens::PING, &[], "checking the database", |_, r| {
+            r.try_get::<_, i32>(0)
+                .map_err(|e| self.error("checking the database", &e))
+        })
+        .map(|_| ())
     }
 
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {

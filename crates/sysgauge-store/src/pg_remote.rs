@@ -25,6 +25,7 @@
 //! its measurements in its JSON record.
 
 use crate::pg::{self, PgStore};
+use crate::tokens::TokenRow;
 use crate::{Inserted, MachineRow, Result, RunSummary, StoreError};
 use postgres::NoTls;
 use std::cell::RefCell;
@@ -270,6 +271,30 @@ impl PgRemote {
     pub fn load_runs(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
         let ids = ids.to_vec();
         self.call("loading runs", move |s| s.load_runs(&ids))
+    }
+
+    pub fn token_exec(
+        &mut self,
+        sql: &'static str,
+        args: &[String],
+        context: &str,
+    ) -> Result<usize> {
+        let (args, what) = (args.to_vec(), context.to_string());
+        self.call(context, move |s| s.token_exec(sql, &args, &what))
+    }
+
+    pub fn token_rows(
+        &self,
+        sql: &'static str,
+        args: &[String],
+        context: &str,
+    ) -> Result<Vec<TokenRow>> {
+        let (args, what) = (args.to_vec(), context.to_string());
+        self.call(context, move |s| s.token_rows(sql, &args, &what))
+    }
+
+    pub fn ping(&self) -> Result<()> {
+        self.call("checking the database", |s| s.ping())
     }
 
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {

@@ -170,6 +170,10 @@ impl Decoder<'_> {
         self.col(r.text(i))
     }
 
+    pub fn opt_text(&self, r: &impl Row, i: usize) -> Result<Option<String>> {
+        self.col(r.opt_text(i))
+    }
+
     pub fn time(&self, s: &str) -> Result<DateTime<Utc>> {
         DateTime::parse_from_rfc3339(s)
             .map(|t| t.with_timezone(&Utc))

@@ -18,6 +18,7 @@
 //!   marks `running` runs of dead writers `interrupted` (see `liveness`).
 
 use crate::rows::{self, Decoder, ResultValues, Row, RunValues};
+use crate::tokens::TokenRow;
 use crate::APPLICATION_ID;
 use crate::{dbpath, liveness, migrations, Inserted, MachineRow, Result, RunSummary, StoreError};
 use rusqlite::{
@@ -627,6 +628,34 @@ impl SqliteStore {
     }
 
     /// Delete a run and everything it holds. Returns false if it did not exist.
+    /// Run a writing token statement in its own transaction; rows changed.
+    pub fn token_exec(&mut self, sql: &str, args: &[String], context: &str) -> Result<usize> {
+        let path = self.path.clone();
+        let tx = self.write_tx(context)?;
+        let n = tx
+            .execute(sql, rusqlite::params_from_iter(args.iter()))
+            .map_err(tx_err(&path, context))?;
+        tx.commit().map_err(tx_err(&path, context))?;
+        Ok(n)
+    }
+
+    pub fn token_rows(&self, sql: &str, args: &[String], context: &str) -> Result<Vec<TokenRow>> {
+        self.rows(
+            sql,
+            rusqlite::params_from_iter(args.iter()),
+            context,
+            |d, r| crate::tokens::decode(d, r),
+        )
+    }
+
+    /// Whether the database answers a query.
+    pub fn ping(&self) -> Result<()> {
+        self.rows(crate::tokens::PING, [], "checking the database", |d, r| {
+            d.int(r, 0)
+        })
+        .map(|_| ())
+    }
+
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {
         let path = self.path.clone();
         let err = |context: &str| tx_err(&path, context);

@@ -212,6 +212,11 @@ impl Hub {
         hub
     }
 
+    /// The hub's own IPv4 address on the bridge (a server the hosts reach).
+    pub fn bridge_address(&self) -> String {
+        format!("10.{}.0.1", self.net)
+    }
+
     /// Host `i`'s IPv4 address.
     pub fn address(&self, i: usize) -> String {
         format!("10.{}.0.{}", self.net, 10 + i)

@@ -107,6 +107,8 @@ pub enum Command {
     Baseline(BaselineArgs),
     /// Import results from other machines: sysgauge JSON, CSV, `openssl speed` output (table or -mr).
     Import(ImportArgs),
+    /// Send stored runs or result files to a results server (`sysgauge serve`).
+    Upload(crate::commands::upload::UploadArgs),
     /// Compare machines: ratios to a reference, means per family, confidence intervals.
     Compare(CompareArgs),
     /// Write a self-contained HTML report comparing machines, with charts.
@@ -116,6 +118,9 @@ pub enum Command {
     /// Measure many machines over SSH (a host list or an Ansible inventory)
     /// and bring every result home.
     Fleet(FleetArgs),
+    /// Serve a results site over the results database: browse, compare,
+    /// and take uploads from other machines with a token.
+    Serve(crate::commands::serve::ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the man page (sysgauge(1)), or write one page per command into a directory.
@@ -277,6 +282,16 @@ pub struct MeasureArgs {
     /// quiet.
     #[arg(long, value_name = "PERCENT", default_value_t = sysgauge_host::quiet::DEFAULT_LIMIT_PERCENT)]
     pub quiet_below: f64,
+
+    /// After the run, send its record to a results server (`sysgauge serve`)
+    /// at URL, e.g. https://results.example.org (plain http:// only on this
+    /// machine), with the token of --token-file or SYSGAUGE_TOKEN
+    /// (docs/serve.md).
+    #[arg(long, value_name = "URL")]
+    pub upload: Option<String>,
+
+    #[command(flatten)]
+    pub upload_auth: crate::upload::TokenArgs,
 
     /// Measure at once, without waiting for a quiet machine (tests, scripts,
     /// fleets); also set by SYSGAUGE_NO_WAIT=1.

@@ -45,6 +45,8 @@ pub struct MeasureConfig {
     /// The CPU's rated clock (MHz) as the user gave it (`--rated`): a host
     /// fact of the run, set by the commands that take it.
     pub rated_mhz: Option<f64>,
+    /// `--upload`: the results server the finished run is sent to.
+    pub upload: Option<crate::upload::Uploader>,
 }
 
 impl MeasureConfig {
@@ -117,7 +119,24 @@ impl MeasureConfig {
             telemetry: !a.no_telemetry,
             wait,
             rated_mhz: None,
+            upload: upload_target(a)?,
         })
+    }
+}
+
+/// `--upload URL` with its token, checked before anything is measured; the
+/// token options without `--upload` are a mistake worth saying.
+fn upload_target(a: &MeasureArgs) -> Result<Option<crate::upload::Uploader>> {
+    match &a.upload {
+        Some(url) => Ok(Some(crate::upload::Uploader::new(
+            url,
+            &a.upload_auth,
+            "--upload",
+        )?)),
+        None if a.upload_auth.token_file.is_some() || a.upload_auth.ca_cert.is_some() => {
+            bail!("--token-file and --ca-cert are for uploading; give --upload URL too")
+        }
+        None => Ok(None),
     }
 }
 

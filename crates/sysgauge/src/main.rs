@@ -17,6 +17,7 @@ mod output;
 mod progress;
 mod signals;
 mod style;
+mod upload;
 mod values;
 
 use clap::{CommandFactory, FromArgMatches};

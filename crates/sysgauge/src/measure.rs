@@ -31,6 +31,8 @@ pub struct Outcome {
     pub exit: Exit,
     /// Row id in the results database, when stored.
     pub stored_as: Option<i64>,
+    /// Where `--upload` put the run.
+    pub uploaded: Option<crate::upload::Uploaded>,
 }
 
 /// Open the configured database (or none with `--no-store`).
@@ -341,6 +343,10 @@ pub fn execute_with(
         output::to_file_or_stdout(path, &text)
             .with_context(|| format!("writing the JSON record to {}", path.display()))?;
     }
+    let (uploaded, upload_failed) = match &cfg.upload {
+        Some(server) => upload_run(server, &record, stored_as),
+        None => (None, false),
+    };
     if let Some(e) = store_error {
         anyhow::bail!("{}", unstored_message(&cfg.db, cfg.json.as_deref(), &e));
     }
@@ -352,6 +358,8 @@ pub fn execute_with(
         .any(|r| matches!(r.status, Status::Failed { .. }))
     {
         Exit::BenchFailed
+    } else if upload_failed {
+        Exit::Fatal
     } else {
         Exit::Ok
     };
@@ -359,7 +367,40 @@ pub fn execute_with(
         record,
         exit,
         stored_as,
+        uploaded,
     })
+}
+
+/// `--upload`: send the finished record, saying on stderr how it went and
+/// how to send it again; an interrupted run stays home (a partial run on a
+/// shared site would be compared as the machine). Returns where it went
+/// and whether the upload failed.
+fn upload_run(
+    server: &crate::upload::Uploader,
+    record: &RunRecord,
+    stored_as: Option<i64>,
+) -> (Option<crate::upload::Uploaded>, bool) {
+    let again = match stored_as {
+        Some(row) => format!("`sysgauge upload {row} --to {}`", server.server()),
+        None => format!(
+            "`sysgauge upload FILE --to {}` with the --json record",
+            server.server()
+        ),
+    };
+    if record.status == RunStatus::Interrupted {
+        eprintln!("sysgauge: the run was interrupted and was not uploaded; {again} sends it");
+        return (None, false);
+    }
+    match server.upload(record) {
+        Ok(done) => {
+            eprintln!("sysgauge: {}", done.describe());
+            (Some(done), false)
+        }
+        Err(e) => {
+            eprintln!("sysgauge: error: the upload failed: {e:#}; {again} sends it again");
+            (None, true)
+        }
+    }
 }
 
 /// What a run the database failed during ends with: the database (shown
@@ -492,6 +533,9 @@ pub fn closing_lines(outcome: &Outcome, exit: Exit) -> String {
             "\nStored as run {row} ({}); `sysgauge results show {row}` shows it again.\n",
             outcome.record.run_id
         ));
+    }
+    if let Some(u) = &outcome.uploaded {
+        text.push_str(&format!("Uploaded: {}\n", u.url()));
     }
     if exit == Exit::Interrupted {
         text.push_str("The run was interrupted; the results above were kept.\n");

@@ -8,9 +8,7 @@
 use crate::cli::{GroupArgs, MachineArgs};
 use crate::config::check_output_path;
 use crate::exit::Exit;
-use crate::machines::{
-    label_machines, load_machines, membership, not_found, resolve_machines, FileOptions,
-};
+use crate::machines::{load_machines, membership, not_found, FileOptions};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -19,9 +17,9 @@ use sysgauge_compare::{
     compare_with_intervals, group_hosts, leave_out_disturbed, Comparison, FleetGroups, Machine,
     MAX_MACHINES_WITH_INTERVALS,
 };
-use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_core::RunRecord;
 use sysgauge_report::{render_comparison_with, render_groups, CompareFormat, RenderOptions};
+use sysgauge_store::machines::{with_reference, SelectError};
 use sysgauge_store::Store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,70 +83,24 @@ pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
             bail!("--family has an empty entry");
         }
     }
-    let mut named = load_machines(store.as_ref(), &args.machines, &files)?;
-    // The named machines are kept only for a reference that may join
-    // them; otherwise their runs move into the machines (a copy of 500
-    // machines' runs was a third of a comparison's memory).
-    let mut machines: Vec<Machine> = if args.reference.is_some() {
-        label_machines(named.clone())
-    } else {
-        label_machines(std::mem::take(&mut named))
-    };
-    // The reference: a compared machine by the name it goes by (its label,
-    // fleet alias or host name), else a stored machine or run, which then
-    // joins the comparison (first).
-    let reference = match &args.reference {
-        None => 0,
-        Some(key) => {
-            let key = key.trim();
-            match machines.iter().position(|m| goes_by(m, key)) {
-                Some(p) => p,
-                None => {
-                    let found = match store.as_ref() {
-                        Some(s) => resolve_machines(s, key)?,
-                        None => None,
-                    };
-                    let Some(first) = found.and_then(|f| f.into_iter().next()) else {
-                        let names: Vec<&str> = machines.iter().map(|m| m.label.as_str()).collect();
-                        bail!(
-                            "{}; the compared machines are: {}",
-                            not_found(store.as_ref(), key, "reference "),
-                            names.join(", ")
-                        );
-                    };
-                    let within = machines.iter().position(|m| {
-                        first
-                            .runs
-                            .iter()
-                            .all(|(r, _)| m.sources.iter().any(|s| s.run_id == r.run_id))
-                    });
-                    match within {
-                        Some(p) => p,
-                        None => {
-                            named.insert(0, first);
-                            machines = label_machines(named);
-                            0
-                        }
-                    }
-                }
-            }
-        }
-    };
+    let named = load_machines(store.as_ref(), &args.machines, &files)?;
+    // The reference rule is the store's, shared with the results site.
+    let (mut machines, reference) =
+        match with_reference(store.as_ref(), named, args.reference.as_deref()) {
+            Ok(v) => v,
+            Err(SelectError::UnknownReference { key, compared }) => bail!(
+                "{}; the compared machines are: {}",
+                not_found(store.as_ref(), &key, "reference "),
+                compared.join(", ")
+            ),
+            Err(e) => return Err(e.into()),
+        };
     if args.exclude_disturbed {
         for m in &mut machines {
             leave_out_disturbed(&mut m.run);
         }
     }
     Ok((machines, reference))
-}
-
-/// Whether `m` goes by `key`: its label in the comparison, the label a
-/// user gave its runs, its fleet alias or its host name.
-fn goes_by(m: &Machine, key: &str) -> bool {
-    m.label == key
-        || m.run.host_name() == key
-        || m.run.tags.get(ALIAS_TAG).is_some_and(|a| a == key)
-        || m.sources.iter().any(|s| s.label.as_deref() == Some(key))
 }
 
 /// The hosts of `c` (whose runs are `runs`, in its machine order) in the

@@ -13,6 +13,7 @@ use super::fleet_net::FleetNetArgs;
 use crate::cli::DbArg;
 use crate::exit::Exit;
 use crate::machines::parse_record_text;
+use crate::upload::Uploader;
 use crate::values::{KeyValue, Seconds};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
@@ -90,7 +91,7 @@ pub struct FleetHostsArgs {
     after_help = "Everything after `--` is the sysgauge command line each host runs \
 (default: `run --profile quick`); it may start with any measuring subcommand \
 (`-- crypto --profile tiny`), else `run` is implied (`-- --profile tiny --only hash`). \
-Exit status: 0 every host ran, 1 some host failed, 2 usage error, 130 interrupted."
+Exit status: 0 every host ran (and, with --upload, every run was uploaded), 1 some host failed or a run was not uploaded, 2 usage error, 130 interrupted."
 )]
 pub struct FleetRunArgs {
     #[command(flatten)]
@@ -107,6 +108,15 @@ pub struct FleetRunArgs {
 
     #[command(flatten)]
     pub db: DbArg,
+
+    /// Also send each host's run, once stored here, to a results server
+    /// (`sysgauge serve`) at URL, with the token of --token-file or
+    /// SYSGAUGE_TOKEN (docs/serve.md).
+    #[arg(long, value_name = "URL")]
+    pub upload: Option<String>,
+
+    #[command(flatten)]
+    pub upload_auth: crate::upload::TokenArgs,
 
     /// The sysgauge command line each host runs (after `--`).
     #[arg(last = true, value_name = "ARGS")]
@@ -436,16 +446,18 @@ struct Row {
     detail: String,
     arch: String,
     duration: Option<Duration>,
+    /// Stored here, but `--upload` failed (said in `detail`).
+    upload_failed: bool,
 }
 
 /// Ingests a host's record, tagged as [`tag_run`] says.
-fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, String)> {
+fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, RunRecord)> {
     let runs = parse_record_text(&format!("host {}", host.name), json)?;
     let [mut run] = <[_; 1]>::try_from(runs)
         .map_err(|v| anyhow::anyhow!("the host sent {} run records, not one", v.len()))?;
     tag_run(&mut run, host);
     let inserted = store.insert_run(&run, "fleet")?;
-    Ok((inserted, run.run_id))
+    Ok((inserted, run))
 }
 
 /// A host's alias, inventory groups and variables become tags of its run
@@ -496,6 +508,13 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     } else {
         state::state_path(&db)
     };
+    let server = match &a.upload {
+        Some(url) => Some(Uploader::new(url, &a.upload_auth, "--upload")?),
+        None if a.upload_auth.token_file.is_some() || a.upload_auth.ca_cert.is_some() => {
+            bail!("--token-file and --ca-cert are for uploading; give --upload URL too")
+        }
+        None => None,
+    };
     let Some(c) = check(&a, &state_file)? else {
         return Ok(Exit::Ok);
     };
@@ -534,10 +553,11 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
                         detail: "not started".into(),
                         arch: String::new(),
                         duration: None,
+                        upload_failed: false,
                     });
                 }
                 Event::Done(i, outcome) => {
-                    let row = finish_host(&mut store, &hosts[i], outcome);
+                    let row = finish_host(&mut store, server.as_ref(), &hosts[i], outcome);
                     let text = match row.status {
                         "ok" | "already stored" => format!("done: run {}", row.detail),
                         other => format!("{other}: {}", row.detail),
@@ -553,9 +573,13 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
 
     let mut table = Table::columns("host, alias, arch, status, run or reason, duration");
     let mut failed = Vec::new();
+    let mut not_uploaded = Vec::new();
     let mut interrupted = false;
     for (host, row) in hosts.iter().zip(&rows) {
         let Some(row) = row else { continue };
+        if row.upload_failed {
+            not_uploaded.push(for_terminal(&host.name).into_owned());
+        }
         if row.status == "interrupted" {
             interrupted = true;
         }
@@ -609,16 +633,24 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
             "; `sysgauge fleet run --retry-failed` runs the failed ones again".into()
         }
     );
+    if let (Some(server), false) = (&server, not_uploaded.is_empty()) {
+        eprintln!(
+            "fleet: {} run(s) stored here but not uploaded ({}); `sysgauge upload HOST… --to {}` sends them again",
+            not_uploaded.len(),
+            not_uploaded.join(", "),
+            server.server()
+        );
+    }
     Ok(if interrupted || cancel.is_cancelled() {
         Exit::Interrupted
-    } else if failed.is_empty() {
+    } else if failed.is_empty() && not_uploaded.is_empty() {
         Exit::Ok
     } else {
         Exit::BenchFailed
     })
 }
 
-fn finish_host(store: &mut Store, host: &Host, outcome: Outcome) -> Row {
+fn finish_host(store: &mut Store, server: Option<&Uploader>, host: &Host, outcome: Outcome) -> Row {
     let Outcome {
         arch,
         record,
@@ -628,12 +660,28 @@ fn finish_host(store: &mut Store, host: &Host, outcome: Outcome) -> Row {
     if let Some(p) = cleanup_problem {
         eprintln!("sysgauge: warning: {}: {p}", for_terminal(&host.name));
     }
+    let mut upload_failed = false;
     let (status, detail) = match record {
         Ok(json) => match ingest(store, host, &json) {
-            // A host's record is stored here only by this ingest: a
-            // completion would be of a run an earlier fleet run stored.
-            Ok((Inserted::New(_) | Inserted::Completed { .. }, id)) => ("ok", id),
-            Ok((Inserted::AlreadyPresent(_), id)) => ("already stored", id),
+            Ok((inserted, run)) => {
+                // A host's record is stored here only by this ingest: a
+                // completion would be of a run an earlier fleet run stored.
+                let status = match inserted {
+                    Inserted::New(_) | Inserted::Completed { .. } => "ok",
+                    Inserted::AlreadyPresent(_) => "already stored",
+                };
+                let mut detail = run.run_id.clone();
+                if let Some(server) = server {
+                    match server.upload(&run) {
+                        Ok(_) => detail.push_str(" (uploaded)"),
+                        Err(e) => {
+                            upload_failed = true;
+                            detail.push_str(&format!(" (not uploaded: {e:#})"));
+                        }
+                    }
+                }
+                (status, detail)
+            }
             Err(e) => ("failed", format!("its run record was refused: {e:#}")),
         },
         Err(f) if f.interrupted => ("interrupted", f.reason),
@@ -644,6 +692,7 @@ fn finish_host(store: &mut Store, host: &Host, outcome: Outcome) -> Row {
         detail,
         arch: arch.unwrap_or_default(),
         duration: Some(duration),
+        upload_failed,
     }
 }
 

@@ -243,7 +243,7 @@ fn machine_history(rows: &[MachineRow], name: &str) -> Result<Vec<MachineRow>> {
     };
     let mut keys: Vec<(MachineKey, String)> = Vec::new();
     for r in rows.iter().filter(|r| named(r)) {
-        let k = MachineKey::of_row(r);
+        let k = crate::machines::key_of_row(r);
         if !keys.iter().any(|(x, _)| *x == k) {
             keys.push((k, r.host.clone()));
         }
@@ -275,7 +275,7 @@ fn machine_history(rows: &[MachineRow], name: &str) -> Result<Vec<MachineRow>> {
     let key = &keys[0].0;
     let mut runs: Vec<MachineRow> = rows
         .iter()
-        .filter(|r| MachineKey::of_row(r) == *key)
+        .filter(|r| crate::machines::key_of_row(r) == *key)
         .cloned()
         .collect();
     runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.id.cmp(&b.id)));

@@ -22,10 +22,12 @@ pub(crate) mod procs;
 pub(crate) mod report;
 pub(crate) mod results;
 pub(crate) mod run;
+pub(crate) mod serve;
 pub(crate) mod spawn;
 pub(crate) mod ssh;
 pub(crate) mod startup;
 pub(crate) mod sweep;
+pub(crate) mod upload;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Exit;
@@ -34,6 +36,7 @@ use anyhow::Result;
 pub fn dispatch(cli: Cli) -> Result<Exit> {
     match cli.command {
         Command::Run(a) => run::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Host(a) => host::run(a),
         Command::List(a) => list::run(a),
@@ -52,6 +55,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Ssh(a) => ssh::run(a),
         Command::Baseline(a) => baseline::run(a),
         Command::Import(a) => import::run(a),
+        Command::Upload(a) => upload::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Report(a) => report::run(a),
         Command::Chart(a) => chart::run(a),

@@ -447,3 +447,139 @@ pub fn run_bounded(
         }
     }
 }
+
+/// Headless Chromium, to load a page as a reader's browser would: a report
+/// file, or a page of a `sysgauge serve` (in a network namespace when the
+/// site listens in one).
+pub struct Browser {
+    program: PathBuf,
+    profile: PathBuf,
+    home: PathBuf,
+    netns: Option<String>,
+}
+
+impl Browser {
+    /// Chromium, or None when it is not installed (the caller returns;
+    /// under `SYSGAUGE_REQUIRE_ALL=1` the test fails instead).
+    pub fn find(sb: &Sandbox) -> Option<Browser> {
+        let found = ["chromium", "chromium-browser", "google-chrome"]
+            .iter()
+            .find_map(|p| sysgauge_core::bench::find_program(p));
+        let program = sysgauge_testkit::require_some(
+            "chromium is not installed (the browser part of the report and site tests)",
+            found,
+            "apt-get install chromium",
+        )?;
+        Some(Browser {
+            program,
+            profile: sb.path().join("chromium-profile"),
+            home: sb.path().to_path_buf(),
+            netns: None,
+        })
+    }
+
+    /// The same browser inside network namespace `ns`.
+    pub fn in_netns(mut self, ns: &str) -> Browser {
+        self.netns = Some(ns.to_string());
+        self
+    }
+
+    /// Load `target` (a URL) with `extra` options, the console logged to
+    /// stderr. A site's certificate made for a test is not checked.
+    fn load(&self, target: &str, extra: &[&str]) -> std::process::Output {
+        let mut c = match &self.netns {
+            Some(ns) => {
+                let mut c = std::process::Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(&self.program);
+                c
+            }
+            None => std::process::Command::new(&self.program),
+        };
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--ignore-certificate-errors",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", self.profile.display()))
+        .args(extra)
+        .arg(target)
+        .env("HOME", &self.home);
+        run_bounded(c, std::time::Duration::from_secs(120))
+    }
+
+    /// The DOM of `page` (a file) after it has loaded, and what it wrote to
+    /// the console. A report has no script, so every console line is a
+    /// defect: an SVG attribute the browser could not parse, a resource it
+    /// tried to fetch.
+    pub fn dom_and_console(&self, page: &Path) -> (String, Vec<String>) {
+        self.url_dom_and_console(&format!("file://{}", page.display()))
+    }
+
+    /// [`Browser::dom_and_console`] of a URL.
+    pub fn url_dom_and_console(&self, url: &str) -> (String, Vec<String>) {
+        let out = self.load(url, &["--dump-dom"]);
+        assert!(out.status.success(), "chromium failed: {}", stderr_of(&out));
+        let console = stderr_of(&out)
+            .lines()
+            .filter(|l| l.contains(":CONSOLE"))
+            .map(str::to_string)
+            .collect();
+        (stdout_of(&out), console)
+    }
+
+    /// A screenshot of `page` (a file): it really paints (not an empty or
+    /// tiny image).
+    pub fn screenshot(&self, page: &Path, file: &Path) {
+        self.url_screenshot(&format!("file://{}", page.display()), file)
+    }
+
+    /// [`Browser::screenshot`] of a URL.
+    pub fn url_screenshot(&self, url: &str, file: &Path) {
+        let out = self.load(
+            url,
+            &[
+                &format!("--screenshot={}", file.display()),
+                "--window-size=1280,2400",
+                "--hide-scrollbars",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "chromium screenshot failed: {}",
+            stderr_of(&out)
+        );
+        let png = std::fs::read(file).unwrap_or_else(|e| panic!("no screenshot: {e}"));
+        assert_eq!(&png[1..4], b"PNG");
+        assert!(
+            png.len() > 20_000,
+            "screenshot is suspiciously small ({} bytes)",
+            png.len()
+        );
+    }
+
+    /// The console check can fail: a page with an SVG attribute the
+    /// browser rejects is caught.
+    pub fn assert_console_is_read(&self, dir: &Path) {
+        let probe = dir.join("probe.html");
+        std::fs::write(
+            &probe,
+            "<!DOCTYPE html>\n<html><body><svg width=\"20\" height=\"20\"><rect width=\"-5\" height=\"5\"/></svg></body></html>\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (_, console) = self.dom_and_console(&probe);
+        assert!(
+            console
+                .iter()
+                .any(|l| l.contains("A negative value is not valid")),
+            "the browser's console is not read: {console:?}"
+        );
+    }
+}

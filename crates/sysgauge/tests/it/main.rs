@@ -29,6 +29,8 @@ mod process;
 mod quiet;
 mod reliability;
 mod rounds;
+mod serve_site;
 mod ssh;
 mod sweep;
 mod telemetry;
+mod upload;

@@ -23,6 +23,7 @@ mod killed;
 mod net;
 mod postgres;
 mod run;
+mod site;
 mod wave;
 
 use crate::common::{stderr_of, stdout_of, Sandbox};

@@ -1,0 +1,871 @@
+//! The HTML pages and the views behind them; the API serves the same views
+//! as JSON. Pages are `maud` templates (every inserted value escaped by
+//! construction) around the report crate's HTML tables and report, which
+//! escape their own cells; no page needs JavaScript.
+
+use crate::api::{may_read, ApiError};
+use crate::AppState;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+use serde::Serialize;
+use std::sync::Arc;
+use sysgauge_compare::naming::{label_machines, NamedMachine, Origin};
+use sysgauge_compare::{compare_with_intervals, Comparison, MAX_MACHINES_WITH_INTERVALS};
+use sysgauge_core::record::{RunRecord, Status, ALIAS_TAG, GROUPS_TAG};
+use sysgauge_store::machines::{resolve_machines, stored_machines, with_reference, SelectError};
+use sysgauge_store::Store;
+
+/// The most machines one comparison may name (each is loaded whole).
+const MAX_COMPARED: usize = 64;
+
+/// `key=value` pairs of a query string, decoded; repeated keys kept.
+pub(crate) fn query_pairs(q: Option<&str>) -> Vec<(String, String)> {
+    q.unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+/// `application/x-www-form-urlencoded` text; bad escapes are kept as typed.
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let hex = |c: u8| (c as char).to_digit(16);
+                match (hex(b[i + 1]), hex(b[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `s` for a query string.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn bad_request(m: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, m)
+}
+
+fn select_error(e: SelectError) -> ApiError {
+    match e {
+        SelectError::Store(s) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the results database did not answer: {s}"),
+        ),
+        SelectError::Named(m) => bad_request(m),
+        SelectError::UnknownReference { key, .. } => ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("the reference '{key}' is not stored here"),
+        ),
+    }
+}
+
+/// Run `f` on a store connection; its `ApiError` passes through.
+async fn with_store<T: Send + 'static>(
+    state: &Arc<AppState>,
+    f: impl FnOnce(&mut Store) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let cell: Arc<std::sync::Mutex<Option<ApiError>>> = Arc::default();
+    let failed = Arc::clone(&cell);
+    let out = state
+        .pool
+        .run(move |s| match f(s) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => {
+                if let Ok(mut slot) = failed.lock() {
+                    *slot = Some(e);
+                }
+                Ok(None)
+            }
+        })
+        .await
+        .map_err(ApiError::database)?;
+    match out {
+        Some(v) => Ok(v),
+        None => Err(cell
+            .lock()
+            .ok()
+            .and_then(|mut e| e.take())
+            .unwrap_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed"))),
+    }
+}
+
+fn store_err(e: sysgauge_store::StoreError) -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("the results database did not answer: {e}"),
+    )
+}
+
+/// A stored run by its run id.
+pub(crate) async fn load_run(state: &Arc<AppState>, run_id: &str) -> Result<RunRecord, ApiError> {
+    let key = run_id.trim().to_string();
+    let valid = !key.is_empty()
+        && key.len() <= 128
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if !valid {
+        return Err(ApiError::new(StatusCode::NOT_FOUND, "no such run"));
+    }
+    let wanted = key.clone();
+    let found = with_store(state, move |s| match s.resolve_run(&key) {
+        Ok(row) => s.load_run(row).map(Some).map_err(store_err),
+        Err(sysgauge_store::StoreError::NotFound(_))
+        | Err(sysgauge_store::StoreError::Ambiguous { .. }) => Ok(None),
+        Err(e) => Err(store_err(e)),
+    })
+    .await?;
+    found.filter(|r| r.run_id == wanted).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no run '{run_id}' is stored"),
+        )
+    })
+}
+
+/// One machine of the machines view.
+#[derive(Debug, Serialize)]
+pub(crate) struct MachineView {
+    /// What the machine goes by (as in a comparison).
+    pub name: String,
+    pub host: String,
+    pub alias: Option<String>,
+    pub machine_id: Option<String>,
+    pub cpu_model: Option<String>,
+    pub architecture: Option<String>,
+    pub cores: Option<u32>,
+    pub memory_bytes: Option<u64>,
+    pub os: Option<String>,
+    pub groups: Vec<String>,
+    pub tags: std::collections::BTreeMap<String, String>,
+    pub runs: usize,
+    pub latest_run_id: String,
+    pub latest_started_at: chrono::DateTime<chrono::Utc>,
+    /// The baseline index of its newest run (1000 = the reference machine).
+    pub index: Option<f64>,
+    /// Every run's index, oldest first.
+    pub history: Vec<IndexPoint>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct IndexPoint {
+    pub run_id: String,
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    pub index: Option<f64>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct MachineFilter {
+    pub cpu: Option<String>,
+    pub arch: Option<String>,
+    pub group: Option<String>,
+    /// `KEY=VALUE`.
+    pub tag: Option<String>,
+}
+
+impl MachineFilter {
+    fn of(q: Option<&str>) -> MachineFilter {
+        let mut f = MachineFilter::default();
+        for (k, v) in query_pairs(q) {
+            let v = Some(v.trim().to_string()).filter(|v| !v.is_empty());
+            match k.as_str() {
+                "cpu" => f.cpu = v,
+                "arch" => f.arch = v,
+                "group" => f.group = v,
+                "tag" => f.tag = v,
+                _ => {}
+            }
+        }
+        f
+    }
+
+    fn keeps(&self, run: &RunRecord) -> bool {
+        let cpu = run.host.cpu.model.as_deref().unwrap_or_default();
+        self.cpu
+            .as_ref()
+            .is_none_or(|c| cpu.to_lowercase().contains(&c.to_lowercase()))
+            && self
+                .arch
+                .as_ref()
+                .is_none_or(|a| run.host.cpu.architecture.as_deref() == Some(a.as_str()))
+            && self.group.as_ref().is_none_or(|g| groups(run).contains(g))
+            && self.tag.as_ref().is_none_or(|t| match t.split_once('=') {
+                Some((k, v)) => run.tags.get(k.trim()).map(String::as_str) == Some(v.trim()),
+                None => run.tags.contains_key(t.as_str()),
+            })
+    }
+}
+
+fn groups(run: &RunRecord) -> Vec<String> {
+    run.tags
+        .get(GROUPS_TAG)
+        .map(|g| {
+            g.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct MachinesView {
+    pub filter: MachineFilter,
+    pub machines: Vec<MachineView>,
+}
+
+/// The baseline index of `run`, remembered by run id.
+fn run_index(state: &AppState, run: &RunRecord) -> Option<f64> {
+    if let Some(v) = state
+        .index_cache
+        .lock()
+        .ok()
+        .and_then(|c| c.get(&run.run_id).copied())
+    {
+        return v;
+    }
+    let v = sysgauge_registry::baseline::index(run)
+        .ok()
+        .and_then(|i| i.overall.index);
+    if let Ok(mut c) = state.index_cache.lock() {
+        c.insert(run.run_id.clone(), v);
+    }
+    v
+}
+
+/// Every stored machine (as `compare` makes them: a machine is all its
+/// complete runs), filtered.
+pub(crate) async fn machines_view(
+    state: &Arc<AppState>,
+    query: Option<&str>,
+) -> Result<MachinesView, ApiError> {
+    let filter = MachineFilter::of(query);
+    let cache = Arc::clone(state);
+    with_store(state, move |s| {
+        let rows = s.machine_rows(ALIAS_TAG).map_err(store_err)?;
+        let mut named = Vec::new();
+        for (_, _, list) in stored_machines(&rows) {
+            let ids: Vec<i64> = list.iter().map(|r| r.id).collect();
+            let runs = s.load_runs(&ids).map_err(store_err)?;
+            if runs.first().is_some_and(|newest| filter.keeps(newest)) {
+                named.push(NamedMachine {
+                    runs: runs
+                        .into_iter()
+                        .zip(ids)
+                        .map(|(r, id)| (r, Origin::Stored(id)))
+                        .collect(),
+                    pinned: false,
+                });
+            }
+        }
+        let histories: Vec<Vec<IndexPoint>> = named
+            .iter()
+            .map(|m| {
+                let mut h: Vec<IndexPoint> = m
+                    .runs
+                    .iter()
+                    .map(|(r, _)| IndexPoint {
+                        run_id: r.run_id.clone(),
+                        started_at: r.started_at,
+                        index: run_index(&cache, r),
+                    })
+                    .collect();
+                h.sort_by_key(|p| p.started_at);
+                h
+            })
+            .collect();
+        let machines = label_machines(named)
+            .into_iter()
+            .zip(histories)
+            .map(|(m, history)| {
+                let newest = m
+                    .sources
+                    .first()
+                    .map(|s| s.run_id.clone())
+                    .unwrap_or_else(|| m.run.run_id.clone());
+                let run = &m.run;
+                let h = &run.host;
+                MachineView {
+                    name: m.label.clone(),
+                    host: run.host_name().to_string(),
+                    alias: run.tags.get(ALIAS_TAG).cloned(),
+                    machine_id: h.identity.short(),
+                    cpu_model: h.cpu.model.clone(),
+                    architecture: h.cpu.architecture.clone(),
+                    cores: h.cpu.cores,
+                    memory_bytes: h.memory.total_bytes,
+                    os: h.os.distribution.clone(),
+                    groups: groups(run),
+                    tags: run.tags.clone().into_iter().collect(),
+                    runs: m.sources.len(),
+                    index: history
+                        .iter()
+                        .find(|p| p.run_id == newest)
+                        .and_then(|p| p.index),
+                    latest_run_id: newest,
+                    latest_started_at: run.started_at,
+                    history,
+                }
+            })
+            .collect();
+        Ok(MachinesView { filter, machines })
+    })
+    .await
+}
+
+/// What `?m=A&m=B&ref=A&family=F` asks to compare.
+struct CompareQuery {
+    machines: Vec<String>,
+    reference: Option<String>,
+    families: Vec<String>,
+}
+
+fn compare_query(q: Option<&str>) -> Result<CompareQuery, ApiError> {
+    let mut c = CompareQuery {
+        machines: Vec::new(),
+        reference: None,
+        families: Vec::new(),
+    };
+    for (k, v) in query_pairs(q) {
+        let v = v.trim().to_string();
+        if v.is_empty() {
+            continue;
+        }
+        match k.as_str() {
+            "m" => c.machines.push(v),
+            "ref" => c.reference = Some(v),
+            "family" => c.families.push(v),
+            _ => {}
+        }
+    }
+    if c.machines.len() > MAX_COMPARED {
+        return Err(bad_request(format!(
+            "{} machines named; a comparison here takes {MAX_COMPARED} at most",
+            c.machines.len()
+        )));
+    }
+    Ok(c)
+}
+
+/// The comparison `sysgauge compare M… --reference R --family F` makes of
+/// the stored machines: the same selection (`resolve_machines`), labels
+/// (`label_machines`), reference rule and comparison, so the numbers are
+/// the command's.
+pub(crate) async fn comparison(
+    state: &Arc<AppState>,
+    query: Option<&str>,
+) -> Result<(Comparison, Vec<RunRecord>), ApiError> {
+    let q = compare_query(query)?;
+    with_store(state, move |s| {
+        let mut named: Vec<NamedMachine> = Vec::new();
+        for key in &q.machines {
+            match resolve_machines(s, key).map_err(select_error)? {
+                Some(found) => named.extend(found),
+                None => {
+                    return Err(ApiError::new(
+                        StatusCode::NOT_FOUND,
+                        format!(
+                            "'{key}' is not a host, a fleet alias, a label or a run stored here"
+                        ),
+                    ))
+                }
+            }
+        }
+        let (machines, reference) =
+            with_reference(Some(&*s), named, q.reference.as_deref()).map_err(select_error)?;
+        if machines.len() < 2 {
+            return Err(bad_request(format!(
+                "a comparison needs at least two machines, found {}: name them as ?m=A&m=B",
+                machines.len()
+            )));
+        }
+        let intervals = machines.len() <= MAX_MACHINES_WITH_INTERVALS;
+        let c = compare_with_intervals(&machines, reference, &q.families, intervals)
+            .map_err(|e| bad_request(e.to_string()))?;
+        Ok((c, machines.into_iter().map(|m| m.run).collect()))
+    })
+    .await
+}
+
+/// One result of a case on one machine.
+#[derive(Debug, Serialize)]
+pub(crate) struct CaseValue {
+    pub machine: String,
+    pub run_id: String,
+    pub value: f64,
+    pub outlier: bool,
+}
+
+/// Every stored result of one case (by params) on machines of one CPU
+/// model: the distribution of its headline metric.
+#[derive(Debug, Serialize)]
+pub(crate) struct CaseGroup {
+    pub params: String,
+    pub metric: String,
+    pub unit: String,
+    pub better: String,
+    pub count: usize,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub p25: f64,
+    pub p75: f64,
+    pub values: Vec<CaseValue>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct CaseView {
+    pub bench: String,
+    pub cpu: String,
+    pub groups: Vec<CaseGroup>,
+    /// The outlier rule: further than this many scaled MADs from the median.
+    pub outlier_z: f64,
+}
+
+pub(crate) async fn case_distribution(
+    state: &Arc<AppState>,
+    query: Option<&str>,
+) -> Result<CaseView, ApiError> {
+    let pairs = query_pairs(query);
+    let get = |k: &str| {
+        pairs
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let bench = get("bench").ok_or_else(|| bad_request("name the case: ?bench=ID&cpu=MODEL"))?;
+    let cpu = get("cpu").ok_or_else(|| bad_request("name the CPU model: ?bench=ID&cpu=MODEL"))?;
+    with_store(state, move |s| {
+        let rows = s.machine_rows(ALIAS_TAG).map_err(store_err)?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+        let runs = s.load_runs(&ids).map_err(store_err)?;
+        // Per params: the results (machine, run, value), metric, unit, better.
+        type Group = (String, Vec<(String, String, f64)>, String, String, String);
+        let mut by_params: Vec<Group> = Vec::new();
+        for run in runs
+            .iter()
+            .filter(|r| r.host.cpu.model.as_deref() == Some(cpu.as_str()))
+        {
+            for r in run
+                .results
+                .iter()
+                .filter(|r| r.bench_id == bench && matches!(r.status, Status::Ok))
+            {
+                let Some(m) = r.metrics.first() else { continue };
+                let key = r.params.canonical();
+                let entry = (
+                    run.tags
+                        .get(ALIAS_TAG)
+                        .cloned()
+                        .unwrap_or_else(|| run.host_name().to_string()),
+                    run.run_id.clone(),
+                    m.summary.median,
+                );
+                match by_params.iter_mut().find(|g| g.0 == key) {
+                    Some(g) => g.1.push(entry),
+                    None => by_params.push((
+                        key,
+                        vec![entry],
+                        m.name.clone(),
+                        m.unit.to_string(),
+                        format!("{:?}", m.better).to_lowercase(),
+                    )),
+                }
+            }
+        }
+        let z = sysgauge_compare::fleet::OUTLIER_Z;
+        let groups = by_params
+            .into_iter()
+            .map(|(params, values, metric, unit, better)| {
+                let v: Vec<f64> = values.iter().map(|x| x.2).collect();
+                let outliers = if v.len() >= sysgauge_compare::fleet::MIN_HOSTS_FOR_OUTLIERS {
+                    sysgauge_stats::mad_outliers(&v, z)
+                } else {
+                    Vec::new()
+                };
+                CaseGroup {
+                    params,
+                    metric,
+                    unit,
+                    better,
+                    count: v.len(),
+                    median: sysgauge_stats::median(&v),
+                    min: v.iter().copied().fold(f64::INFINITY, f64::min),
+                    max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    p25: sysgauge_stats::percentile(&v, 25.0),
+                    p75: sysgauge_stats::percentile(&v, 75.0),
+                    values: values
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (machine, run_id, value))| CaseValue {
+                            machine,
+                            run_id,
+                            value,
+                            outlier: outliers.contains(&i),
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        Ok(CaseView {
+            bench,
+            cpu,
+            groups,
+            outlier_z: z,
+        })
+    })
+    .await
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;max-width:80em;color:#222}\
+table{border-collapse:collapse;margin:.8em 0}th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left}\
+td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}\
+nav a{margin-right:1em}form{margin:.8em 0}input{margin-right:.5em}.outlier{background:#fde2e2}\
+.note{color:#666}pre{background:#f7f7f7;padding:.6em;overflow:auto}";
+
+/// A whole page around `body`.
+fn page(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "sysgauge: " (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                nav { a href="/" { "Machines" } a href="/compare" { "Compare" } a href="/cases" { "A case by CPU" } }
+                h1 { (title) }
+                (body)
+            }
+        }
+    }
+}
+
+fn fmt(v: f64) -> String {
+    sysgauge_report::format::format_value(v)
+}
+
+/// The index history as a small line chart (SVG; no script).
+fn history_svg(points: &[IndexPoint]) -> Markup {
+    let vals: Vec<(usize, f64)> = points
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.index.map(|v| (i, v)))
+        .collect();
+    if vals.len() < 2 {
+        return html! {};
+    }
+    let (w, h) = (160.0, 36.0);
+    let lo = vals.iter().map(|v| v.1).fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().map(|v| v.1).fold(f64::NEG_INFINITY, f64::max);
+    let span = (hi - lo).max(1e-9);
+    let n = (points.len().max(2) - 1) as f64;
+    let line: Vec<String> = vals
+        .iter()
+        .map(|(i, v)| {
+            format!(
+                "{:.1},{:.1}",
+                *i as f64 / n * (w - 4.0) + 2.0,
+                h - 2.0 - (v - lo) / span * (h - 4.0)
+            )
+        })
+        .collect();
+    html! {
+        svg width=(w) height=(h) viewBox={"0 0 " (w) " " (h)} role="img" {
+            title { "index from " (fmt(lo)) " to " (fmt(hi)) " over " (vals.len()) " runs" }
+            polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points=(line.join(" ")) {}
+        }
+    }
+}
+
+/// The machines charted at most in the index history figure (one line and
+/// one legend entry each).
+const CHARTED: usize = 10;
+
+/// The index history of the first machines (with two indexed runs at
+/// least) as the report crate's line figure: days on x, index on y.
+fn history_figure(machines: &[MachineView]) -> Option<String> {
+    use sysgauge_report::chart::lines::{LinePanel, Marker, Series, TickFormat, XAxis, XScale};
+    let first = machines
+        .iter()
+        .flat_map(|m| m.history.iter().map(|p| p.started_at))
+        .min()?;
+    let mut legend = Vec::new();
+    let mut series = Vec::new();
+    for m in machines {
+        let points: Vec<(f64, f64)> = m
+            .history
+            .iter()
+            .filter_map(|p| {
+                let days = (p.started_at - first).num_seconds() as f64 / 86_400.0;
+                p.index.map(|v| (days, v))
+            })
+            .collect();
+        if points.len() < 2 {
+            continue;
+        }
+        let i = legend.len();
+        legend.push((i, m.name.clone()));
+        series.push(Series {
+            machine: i,
+            marker: Marker::Filled,
+            tag: None,
+            points,
+        });
+        if legend.len() == CHARTED {
+            break;
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    let figure = sysgauge_report::LineFigure {
+        title: "Baseline index by run".to_string(),
+        legend,
+        key: Vec::new(),
+        x: XAxis {
+            label: format!("days since {}", first.format("%Y-%m-%d")),
+            scale: XScale::Linear,
+            ticks: TickFormat::Decimal,
+        },
+        shared: true,
+        panels: vec![LinePanel {
+            title: "index (1000 = the reference machine)".to_string(),
+            y_label: "index".to_string(),
+            log_y: false,
+            series,
+            marks: Vec::new(),
+        }],
+    };
+    sysgauge_report::figure_svg(&figure, 900).ok()
+}
+
+pub(crate) async fn machines(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    may_read(&state, &headers).await?;
+    let view = machines_view(&state, q.as_deref()).await?;
+    let f = &view.filter;
+    let body = html! {
+        form method="get" action="/" {
+            label { "CPU " input name="cpu" value=(f.cpu.clone().unwrap_or_default()); }
+            label { "architecture " input name="arch" value=(f.arch.clone().unwrap_or_default()); }
+            label { "group " input name="group" value=(f.group.clone().unwrap_or_default()); }
+            label { "tag K=V " input name="tag" value=(f.tag.clone().unwrap_or_default()); }
+            button type="submit" { "Filter" }
+        }
+        @if let Some(svg) = history_figure(&view.machines) {
+            figure { (PreEscaped(svg)) figcaption class="note" { "The first " (CHARTED) " machines with two indexed runs or more." } }
+        }
+        form method="get" action="/compare" {
+            p class="note" { (view.machines.len()) " machines. Tick some and compare them (the first is the reference)." }
+            table {
+                thead { tr {
+                    th { "compare" } th { "machine" } th { "CPU" } th { "arch" } th { "cores" }
+                    th { "memory" } th { "OS" } th { "groups" } th { "runs" } th { "latest run" }
+                    th { "index" } th { "index history" }
+                } }
+                tbody {
+                    @for m in &view.machines {
+                        tr {
+                            td { input type="checkbox" name="m" value=(m.name); }
+                            td { (m.name) @if let Some(id) = &m.machine_id { br; span class="note" { (id) } } }
+                            td { (m.cpu_model.clone().unwrap_or_default()) }
+                            td { (m.architecture.clone().unwrap_or_default()) }
+                            td class="num" { (m.cores.map(|c| c.to_string()).unwrap_or_default()) }
+                            td class="num" { (m.memory_bytes.map(|b| format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30))).unwrap_or_default()) }
+                            td { (m.os.clone().unwrap_or_default()) }
+                            td { (m.groups.join(", ")) }
+                            td class="num" { (m.runs) }
+                            td { a href={"/runs/" (m.latest_run_id)} { (m.latest_started_at.format("%Y-%m-%d %H:%M")) } }
+                            td class="num" { (m.index.map(fmt).unwrap_or_else(|| "-".into())) }
+                            td { (history_svg(&m.history)) }
+                        }
+                    }
+                }
+            }
+            button type="submit" { "Compare" }
+        }
+    };
+    Ok(Html(page("machines", body).into_string()).into_response())
+}
+
+pub(crate) async fn run(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(run_id): Path<String>,
+) -> Result<Response, ApiError> {
+    may_read(&state, &headers).await?;
+    let run = load_run(&state, &run_id).await?;
+    use sysgauge_report::summary::{findings_text, summary_table, telemetry_table};
+    use sysgauge_report::table::TableFormat;
+    let facts = sysgauge_compare::host_facts(&run);
+    let findings = findings_text(&run);
+    let telemetry = telemetry_table(&run, TableFormat::Html);
+    let title = format!("run on {}", run.host_name());
+    let body = html! {
+        p {
+            "Run " code { (run.run_id) } ", " (run.command) ", profile " (run.profile_shown())
+            ", started " (run.started_at.format("%Y-%m-%d %H:%M:%S UTC")) ", " (run.status.as_str())
+            @if let Some(l) = &run.label { ", label " strong { (l) } }
+            ". Permanent link: " a href={"/runs/" (run.run_id)} { "/runs/" (run.run_id) }
+            " (JSON: " a href={"/api/runs/" (run.run_id)} { "/api/runs/" (run.run_id) } ")"
+        }
+        @if !run.tags.is_empty() {
+            p { "Tags: " @for (k, v) in &run.tags { code { (k) "=" (v) } " " } }
+        }
+        h2 { "Host" }
+        table { @for (k, v) in &facts { tr { th { (k) } td { (v) } } } }
+        h2 { "Results" }
+        (PreEscaped(summary_table(&run, TableFormat::Html)))
+        @if !telemetry.trim().is_empty() {
+            h2 { "Telemetry" }
+            (PreEscaped(telemetry))
+        }
+        @if !findings.trim().is_empty() {
+            h2 { "Findings" }
+            pre { (findings) }
+        }
+    };
+    Ok(Html(page(&title, body).into_string()).into_response())
+}
+
+pub(crate) async fn compare(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    may_read(&state, &headers).await?;
+    let asked = compare_query(q.as_deref())?;
+    if asked.machines.is_empty() {
+        let body = html! {
+            p { "Name the machines (host names, fleet aliases, labels or runs) as "
+                code { "/compare?m=A&m=B&ref=A" } ", or tick them on the " a href="/" { "machines page" } "." }
+            form method="get" action="/compare" {
+                label { "machines (one per box) " input name="m"; input name="m"; input name="m"; }
+                label { "reference " input name="ref"; }
+                button type="submit" { "Compare" }
+            }
+        };
+        return Ok(Html(page("compare", body).into_string()).into_response());
+    }
+    let (c, runs) = comparison(&state, q.as_deref()).await?;
+    let refs: Vec<&RunRecord> = runs.iter().collect();
+    let link = format!(
+        "/compare?{}",
+        asked
+            .machines
+            .iter()
+            .map(|m| format!("m={}", encode(m)))
+            .chain(asked.reference.iter().map(|r| format!("ref={}", encode(r))))
+            .collect::<Vec<_>>()
+            .join("&")
+    );
+    let generated = format!("sysgauge serve {}; link: {link}", env!("CARGO_PKG_VERSION"));
+    let report = sysgauge_report::html::render_html(&c, &refs, &[], None, &generated, 900)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let nav = html! {
+        nav { a href="/" { "Machines" } a href=(link) { "This comparison" } a href={"/api" (link)} { "JSON" } }
+    };
+    let html = report.replacen("<body>\n", &format!("<body>\n{}\n", nav.into_string()), 1);
+    Ok(Html(html).into_response())
+}
+
+pub(crate) async fn case_view(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    may_read(&state, &headers).await?;
+    let pairs = query_pairs(q.as_deref());
+    if !pairs.iter().any(|(k, _)| k == "bench") {
+        let body = html! {
+            p { "Every stored result of one case on machines of one CPU model: is a machine normal for its CPU?" }
+            form method="get" action="/cases" {
+                label { "case (benchmark id) " input name="bench"; }
+                label { "CPU model (as stored) " input name="cpu"; }
+                button type="submit" { "Show" }
+            }
+        };
+        return Ok(Html(page("a case by CPU", body).into_string()).into_response());
+    }
+    let v = case_distribution(&state, q.as_deref()).await?;
+    let title = format!("{} on {}", v.bench, v.cpu);
+    let body = html! {
+        p class="note" { "Headline metric of every stored result; outliers lie further than "
+            (v.outlier_z) " scaled MADs from the median (3 machines at least)." }
+        @if v.groups.is_empty() { p { "No stored result of this case on this CPU model." } }
+        @for g in &v.groups {
+            h2 { (g.metric) " (" (g.unit) ", " (g.better) " is better)" @if !g.params.is_empty() { ", " code { (g.params) } } }
+            table {
+                tr { th { "results" } th { "median" } th { "min" } th { "25 %" } th { "75 %" } th { "max" } }
+                tr { td class="num" { (g.count) } td class="num" { (fmt(g.median)) } td class="num" { (fmt(g.min)) }
+                     td class="num" { (fmt(g.p25)) } td class="num" { (fmt(g.p75)) } td class="num" { (fmt(g.max)) } }
+            }
+            table {
+                tr { th { "machine" } th { "value" } th { "against the median" } th { "run" } }
+                @for x in &g.values {
+                    tr class=[x.outlier.then_some("outlier")] {
+                        td { (x.machine) @if x.outlier { " (outlier)" } }
+                        td class="num" { (fmt(x.value)) }
+                        td class="num" { (format!("{:+.1} %", (x.value / g.median - 1.0) * 100.0)) }
+                        td { a href={"/runs/" (x.run_id)} { (x.run_id) } }
+                    }
+                }
+            }
+        }
+    };
+    Ok(Html(page(&title, body).into_string()).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_strings_decode() {
+        assert_eq!(
+            query_pairs(Some("m=a+b&m=%3Cx%3E&ref=&bad=%zz&cut=%4")),
+            vec![
+                ("m".into(), "a b".into()),
+                ("m".into(), "<x>".into()),
+                ("ref".into(), String::new()),
+                ("bad".into(), "%zz".into()),
+                ("cut".into(), "%4".into()),
+            ]
+        );
+        assert_eq!(encode("a b&<"), "a%20b%26%3C");
+    }
+}

@@ -1,0 +1,197 @@
+//! The pages and the read API over a real SQLite file: what they show,
+//! that text from uploads is shown as text, and that a comparison is the
+//! one `sysgauge compare` makes of the same selection.
+
+#![allow(clippy::unwrap_used)] // a test panics on the first broken step
+
+mod common;
+
+use common::*;
+use sysgauge_compare::naming::label_machines;
+use sysgauge_compare::{compare_with_intervals, MAX_MACHINES_WITH_INTERVALS};
+use sysgauge_core::record::ALIAS_TAG;
+use sysgauge_store::machines::resolve_machines;
+use sysgauge_store::Store;
+
+const SCRIPT: &str = "<script>alert(1)</script>";
+const IMG: &str = "<img src=x onerror=alert(2)>";
+const QUOTE: &str = "\"><b>x</b>";
+
+#[test]
+fn text_from_uploads_is_shown_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let token = server.token("t");
+    let mut evil = a_run(&format!("evil{SCRIPT}"), 1);
+    evil.label = Some(IMG.to_string());
+    evil.tags.insert("owner".into(), QUOTE.into());
+    evil.tags.insert("groups".into(), format!("lab,{SCRIPT}"));
+    evil.host.cpu.model = Some(format!("CPU {IMG}"));
+    let plain = a_run("plain", 2);
+    assert_eq!(upload(&server, &token, &evil).status, 201);
+    assert_eq!(upload(&server, &token, &plain).status, 201);
+    // A second run of the machine: its index history is charted.
+    let mut evil2 = a_run(&format!("evil{SCRIPT}"), 9);
+    evil2.label = evil.label.clone();
+    evil2.started_at -= chrono::Duration::days(3);
+    assert_eq!(upload(&server, &token, &evil2).status, 201);
+    let home = get(&server.url("/"), None);
+    assert!(home.body.contains("<svg"), "the history chart is drawn");
+
+    let cases = format!(
+        "/cases?bench=hash.sha256&cpu={}",
+        "CPU%20%3Cimg%20src%3Dx%20onerror%3Dalert(2)%3E"
+    );
+    let compare = format!(
+        "/compare?m={}&m=plain",
+        "%3Cimg%20src%3Dx%20onerror%3Dalert(2)%3E"
+    );
+    for path in [
+        "/".to_string(),
+        format!("/runs/{}", evil.run_id),
+        compare,
+        cases,
+        format!("/?group={}", "%3Cscript%3Ealert(1)%3C%2Fscript%3E"),
+    ] {
+        let a = get(&server.url(&path), None);
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+        assert!(a.content_type.as_deref().unwrap().starts_with("text/html"));
+        for raw in [SCRIPT, IMG, "<b>x</b>"] {
+            assert!(!a.body.contains(raw), "{path} has raw {raw}");
+        }
+        assert!(
+            a.body.contains("&lt;script&gt;") || a.body.contains("&lt;img"),
+            "{path} shows the text escaped"
+        );
+    }
+    // The machines page knows the machine by its label, filtered by group.
+    let grouped = get(&server.url("/?group=lab"), None);
+    assert!(grouped.body.contains("&lt;img src=x onerror=alert(2)&gt;"));
+    assert!(!grouped.body.contains(">plain<"), "filtered out");
+}
+
+#[test]
+fn the_compare_page_and_api_are_compare_s_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let server = Server::start(&db, |_| {});
+    let token = server.token("t");
+    let mut a1 = a_run("alpha", 1);
+    a1.started_at -= chrono::Duration::hours(2);
+    a1.results[1].metrics[0].samples = vec![200.0, 210.0, 190.0];
+    let a2 = a_run("alpha", 2);
+    let b = a_run("beta", 3);
+    let mut c = a_run("gamma", 4);
+    c.tags.insert(ALIAS_TAG.into(), "g1".into());
+    for r in [&a1, &a2, &b, &c] {
+        assert_eq!(upload(&server, &token, r).status, 201);
+    }
+    let api = get(
+        &server.url("/api/compare?m=alpha&m=beta&m=g1&ref=beta"),
+        None,
+    );
+    assert_eq!(api.status, 200, "{}", api.body);
+    let served = api.json();
+    assert_eq!(served["schema"], 1);
+
+    // What `sysgauge compare alpha beta g1 --reference beta` builds.
+    let store = Store::open_read_only(&db).unwrap();
+    let mut named = Vec::new();
+    for k in ["alpha", "beta", "g1"] {
+        named.extend(resolve_machines(&store, k).unwrap().unwrap());
+    }
+    let machines = label_machines(named);
+    assert_eq!(machines[0].sources.len(), 2, "alpha is both its runs");
+    let expected = compare_with_intervals(
+        &machines,
+        1,
+        &[],
+        machines.len() <= MAX_MACHINES_WITH_INTERVALS,
+    )
+    .unwrap();
+    assert_eq!(
+        served["comparison"],
+        serde_json::to_value(&expected).unwrap()
+    );
+    assert_eq!(served["comparison"]["reference"], "beta");
+
+    // The page is the report of the same comparison: its ratios appear.
+    let page = get(&server.url("/compare?m=alpha&m=beta&m=g1&ref=beta"), None);
+    assert_eq!(page.status, 200, "{}", page.body);
+    for row in &expected.rows {
+        for cell in row.cells.iter().flatten() {
+            if let Some(r) = cell.ratio {
+                let shown = sysgauge_report::compare::format_ratio(r);
+                assert!(page.body.contains(&shown), "ratio {shown} on the page");
+            }
+        }
+    }
+    // Unknown machines and too few are clear errors.
+    let unknown = get(&server.url("/api/compare?m=alpha&m=nope"), None);
+    assert_eq!(unknown.status, 404);
+    assert!(unknown.error().contains("'nope'"));
+    let one = get(&server.url("/api/compare?m=alpha"), None);
+    assert_eq!(one.status, 400);
+}
+
+#[test]
+fn machines_runs_and_cases_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let token = server.token("t");
+    let mut runs = Vec::new();
+    for (i, (host, v)) in [("n1", 100.0), ("n2", 101.0), ("n3", 99.0), ("slow", 40.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut r = a_run(host, i as u32);
+        r.host.cpu.model = Some("Same CPU".into());
+        r.results[0].metrics[0].samples = vec![v, v, v];
+        assert_eq!(upload(&server, &token, &r).status, 201);
+        runs.push(r);
+    }
+    let mut again = a_run("n1", 10);
+    again.host.cpu.model = Some("Same CPU".into());
+    again.started_at -= chrono::Duration::days(1);
+    assert_eq!(upload(&server, &token, &again).status, 201);
+    let m = get(&server.url("/api/machines?cpu=same"), None).json();
+    assert_eq!(m["schema"], 1);
+    let list = m["machines"].as_array().unwrap();
+    assert_eq!(list.len(), 4);
+    let n1 = list.iter().find(|x| x["name"] == "n1").unwrap();
+    assert_eq!(n1["runs"], 2);
+    assert_eq!(n1["history"].as_array().unwrap().len(), 2);
+    assert!(n1["index"].as_f64().unwrap() > 0.0, "{n1}");
+    assert_eq!(n1["latest_run_id"], runs[0].run_id.as_str());
+    let none = get(&server.url("/api/machines?arch=riscv"), None).json();
+    assert_eq!(none["machines"].as_array().unwrap().len(), 0);
+
+    let v = get(
+        &server.url("/api/cases?bench=hash.sha256&cpu=Same%20CPU"),
+        None,
+    );
+    assert_eq!(v.status, 200, "{}", v.body);
+    let g = &v.json()["groups"][0];
+    // Every stored result: n1's two runs count twice.
+    assert_eq!(g["count"], 5);
+    assert_eq!(g["median"], 100.0);
+    let outliers: Vec<&str> = g["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["outlier"] == true)
+        .map(|x| x["machine"].as_str().unwrap())
+        .collect();
+    assert_eq!(outliers, ["slow"]);
+    let page = get(&server.url("/cases?bench=hash.sha256&cpu=Same%20CPU"), None);
+    assert!(page.body.contains("slow (outlier)"));
+
+    let run = get(&server.url(&format!("/runs/{}", runs[0].run_id)), None);
+    assert_eq!(run.status, 200);
+    assert!(run.body.contains("hash.sha256"), "{}", run.body);
+    assert_eq!(get(&server.url("/runs/nope"), None).status, 404);
+    assert_eq!(get(&server.url("/runs/%3Cx%3E"), None).status, 404);
+    let missing = get(&server.url("/api/cases?bench=x"), None);
+    assert_eq!(missing.status, 400);
+    assert!(missing.error().contains("cpu"));
+}

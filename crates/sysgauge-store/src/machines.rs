@@ -1,0 +1,352 @@
+//! Which stored runs a name selects, for every command and page that
+//! compares machines: a machine (fleet alias, host name, machine-id; all of
+//! its complete runs), a run (number, run-id prefix, label, `NAME@RUN`).
+//! The rule of what a machine is (`MachineKey`) and the labels are
+//! `sysgauge_compare::naming`'s; files named on a command line are the
+//! binary's.
+
+use crate::{MachineRow, Store, StoreError};
+use sysgauge_compare::naming::{goes_by, label_machines, MachineKey, NamedMachine, Origin};
+use sysgauge_compare::user_label;
+use sysgauge_compare::Machine;
+use sysgauge_core::record::{RunRecord, ALIAS_TAG};
+
+/// Why a name selects nothing usable.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// What the name selects cannot be used as asked (the message says why).
+    #[error("{0}")]
+    Named(String),
+    /// The reference is neither a compared machine nor stored.
+    #[error("unknown reference '{key}'; the compared machines are: {}", compared.join(", "))]
+    UnknownReference { key: String, compared: Vec<String> },
+}
+
+/// The machines of a comparison, labelled, in comparison order, and the
+/// reference's position among them (what `compare --reference` and the
+/// site's `ref=` do): `reference` is a compared machine by the name it
+/// goes by (its label, fleet alias or host name), else a stored machine or
+/// run, which then joins the comparison first. Without a reference the
+/// first machine is it, and `named`'s runs move into the machines without
+/// a copy.
+pub fn with_reference(
+    store: Option<&Store>,
+    mut named: Vec<NamedMachine>,
+    reference: Option<&str>,
+) -> Result<(Vec<Machine>, usize), SelectError> {
+    let Some(key) = reference.map(str::trim) else {
+        return Ok((label_machines(named), 0));
+    };
+    let machines = label_machines(named.clone());
+    if let Some(p) = machines.iter().position(|m| goes_by(m, key)) {
+        return Ok((machines, p));
+    }
+    let found = match store {
+        Some(s) => resolve_machines(s, key)?,
+        None => None,
+    };
+    let Some(first) = found.and_then(|f| f.into_iter().next()) else {
+        return Err(SelectError::UnknownReference {
+            key: key.to_string(),
+            compared: machines.iter().map(|m| m.label.clone()).collect(),
+        });
+    };
+    let within = machines.iter().position(|m| {
+        first
+            .runs
+            .iter()
+            .all(|(r, _)| m.sources.iter().any(|s| s.run_id == r.run_id))
+    });
+    match within {
+        Some(p) => Ok((machines, p)),
+        None => {
+            named.insert(0, first);
+            Ok((label_machines(named), 0))
+        }
+    }
+}
+
+/// The machine a stored run's row belongs to.
+pub fn key_of_row(r: &MachineRow) -> MachineKey {
+    MachineKey::new(&r.host, &r.identity, r.alias.as_deref())
+}
+
+/// The one stored run `key` names: a host name first (its latest complete
+/// run), then a fleet alias (the same), then a run number or run-id
+/// prefix, then a run's label or `NAME@RUN`. `Ok(None)` when nothing
+/// matches. A host whose runs are all partial (running, interrupted,
+/// failed) is an error that names its newest run: a partial run compared
+/// as "the host" would mislead, but it can be named explicitly.
+pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>, SelectError> {
+    let key = key.trim();
+    if let Some(row) = store.latest_run_for_host(key)? {
+        return Ok(Some(row));
+    }
+    if let Some((row, status)) = store.latest_any_run_for_host(key)? {
+        return Err(SelectError::Named(format!(
+            "host '{key}' has no complete run (its newest, run {row}, is {}); name the run \
+             (`{row}`) to use it anyway",
+            status.as_str()
+        )));
+    }
+    // A fleet alias names the machine it was given to (its latest run).
+    if let Some(row) = store
+        .machine_rows(ALIAS_TAG)?
+        .into_iter()
+        .find(|r| r.alias.as_deref() == Some(key))
+    {
+        return Ok(Some(row.id));
+    }
+    match store.resolve_run(key) {
+        Ok(row) => return Ok(Some(row)),
+        Err(StoreError::NotFound(_)) => {}
+        Err(e) => return Err(e.into()),
+    }
+    // A run's label, or NAME@RUN: one run, when that is what it names.
+    match resolve_machines(store, key)?.as_deref() {
+        Some([m]) if m.pinned => match &m.runs[..] {
+            [(_, Origin::Stored(row))] => Ok(Some(*row)),
+            _ => Err(SelectError::Named(format!(
+                "'{key}' names {} runs; name one of them ({})",
+                m.runs.len(),
+                m.runs
+                    .iter()
+                    .map(|(_, o)| o.reference())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        },
+        _ => Ok(None),
+    }
+}
+
+/// Every machine of the stored complete (and imported) runs, each with its
+/// rows newest first and the host name of its newest run. Runs that say
+/// nothing of their machine but its host name (imported tables) belong to
+/// the one machine of that host name when there is exactly one; else they
+/// are a machine of their own.
+pub fn stored_machines(rows: &[MachineRow]) -> Vec<(MachineKey, String, Vec<MachineRow>)> {
+    let mut machines: Vec<(MachineKey, String, Vec<MachineRow>)> = Vec::new();
+    for r in rows {
+        let k = key_of_row(r);
+        match machines.iter_mut().find(|(x, _, _)| *x == k) {
+            Some((_, _, list)) => list.push(r.clone()),
+            None => machines.push((k, r.host.clone(), vec![r.clone()])),
+        }
+    }
+    let mut i = 0;
+    while i < machines.len() {
+        let (key, host) = (&machines[i].0, &machines[i].1);
+        if key.anonymous() {
+            let hosts_of =
+                |m: &(MachineKey, String, Vec<MachineRow>)| m.2.iter().any(|r| r.host == *host);
+            let others: Vec<usize> = (0..machines.len())
+                .filter(|&j| j != i && hosts_of(&machines[j]))
+                .collect();
+            if let [j] = others[..] {
+                let moved = machines.remove(i).2;
+                let j = if j > i { j - 1 } else { j };
+                machines[j].2.extend(moved);
+                machines[j]
+                    .2
+                    .sort_by(|a, b| b.started_at.cmp(&a.started_at).then(b.id.cmp(&a.id)));
+                continue;
+            }
+        }
+        i += 1;
+    }
+    machines
+}
+
+/// The stored machines `key` names, each as all of its complete runs: a
+/// fleet alias, a host name, or the start of a machine-id (8 characters
+/// at least). `Ok(None)` when it names none.
+pub fn named_machines(store: &Store, key: &str) -> Result<Option<Vec<NamedMachine>>, SelectError> {
+    let rows = store.machine_rows(ALIAS_TAG)?;
+    let machines = stored_machines(&rows);
+    let by = |f: &dyn Fn(&MachineKey, &[MachineRow]) -> bool| -> Vec<usize> {
+        (0..machines.len())
+            .filter(|&i| f(&machines[i].0, &machines[i].2))
+            .collect()
+    };
+    let mut found = by(&|k, _| k.alias.as_deref() == Some(key));
+    if found.is_empty() {
+        found = by(&|_, rows| rows.iter().any(|r| r.host == key));
+    }
+    if found.is_empty() && key.len() >= 8 {
+        found = by(&|k, _| {
+            k.identity
+                .machine_id
+                .as_deref()
+                .is_some_and(|m| m.starts_with(key))
+        });
+    }
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for i in found {
+        let ids: Vec<i64> = machines[i].2.iter().map(|r| r.id).collect();
+        let runs = store.load_runs(&ids)?;
+        out.push(NamedMachine {
+            runs: runs
+                .into_iter()
+                .zip(ids)
+                .map(|(r, id)| (r, Origin::Stored(id)))
+                .collect(),
+            pinned: false,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// The stored runs whose label the user gave is `label`, one machine
+/// per machine they ran on (each pinned to its runs with that label).
+pub fn labelled_machines(store: &Store, label: &str) -> Result<Vec<NamedMachine>, SelectError> {
+    let ids: Vec<i64> = store
+        .list_runs()?
+        .into_iter()
+        .filter(|s| s.label.as_deref().map(str::trim) == Some(label))
+        .map(|s| s.id)
+        .collect();
+    let mut out: Vec<NamedMachine> = Vec::new();
+    for (run, id) in store.load_runs(&ids)?.into_iter().zip(ids) {
+        if user_label(&run) != Some(label) {
+            continue;
+        }
+        let key = MachineKey::of_run(&run);
+        match out.iter_mut().find(|m| m.key().as_ref() == Some(&key)) {
+            Some(m) => m.runs.push((run, Origin::Stored(id))),
+            None => out.push(NamedMachine {
+                runs: vec![(run, Origin::Stored(id))],
+                pinned: true,
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// What `key` names in the results database: a fleet alias, a host name
+/// or a machine-id's start (all of that machine's complete runs), a run's
+/// label (those runs), or a run number or run-id prefix (that run);
+/// `NAME@RUN` is one run (number, run-id prefix or label) of the machine
+/// NAME. `Ok(None)` when nothing matches. A machine whose runs are all
+/// partial (running, interrupted, failed) is an error that names its
+/// newest run: a partial run compared as "the machine" would mislead, but
+/// it can be named explicitly.
+pub fn resolve_machines(
+    store: &Store,
+    key: &str,
+) -> Result<Option<Vec<NamedMachine>>, SelectError> {
+    let key = key.trim();
+    if let Some((name, run)) = key.rsplit_once('@') {
+        let (name, run) = (name.trim(), run.trim());
+        if name.is_empty() || run.is_empty() {
+            return Err(SelectError::Named(format!(
+                "'{key}': NAME@RUN needs both a machine and one of its runs"
+            )));
+        }
+        let Some(machines) = resolve_machines(store, name)? else {
+            return Ok(None);
+        };
+        let candidates: Vec<&(RunRecord, Origin)> =
+            machines.iter().flat_map(|m| m.runs.iter()).collect();
+        let by_ref = match store.resolve_run(run) {
+            Ok(row) => Some(row),
+            Err(StoreError::NotFound(_)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        let pick = candidates
+            .iter()
+            .find(|(_, o)| by_ref.is_some_and(|row| *o == Origin::Stored(row)))
+            .or_else(|| candidates.iter().find(|(r, _)| user_label(r) == Some(run)));
+        let row_only = by_ref.filter(|_| pick.is_none());
+        return match (pick, row_only) {
+            (Some((r, o)), _) => Ok(Some(vec![NamedMachine::one(r.clone(), o.clone())])),
+            // A run of the machine that is not complete (named on purpose).
+            (None, Some(row)) => {
+                let r = store.load_run(row)?;
+                let wanted: Vec<MachineKey> = machines.iter().filter_map(|m| m.key()).collect();
+                if !wanted.contains(&MachineKey::of_run(&r)) {
+                    return Err(SelectError::Named(format!(
+                        "run {run} is not a run of '{name}' (it ran on {})",
+                        r.host_name()
+                    )));
+                }
+                Ok(Some(vec![NamedMachine::one(r, Origin::Stored(row))]))
+            }
+            (None, None) => Err(SelectError::Named(format!(
+                "'{name}' has no run '{run}' (its runs: {})",
+                candidates
+                    .iter()
+                    .map(|(_, o)| o.reference())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        };
+    }
+    if let Some(found) = named_machines(store, key)? {
+        return Ok(Some(found));
+    }
+    if let Some((row, status)) = store.latest_any_run_for_host(key)? {
+        return Err(SelectError::Named(format!(
+            "host '{key}' has no complete run (its newest, run {row}, is {}); name the run \
+             (`{row}`) to use it anyway",
+            status.as_str()
+        )));
+    }
+    let labelled = labelled_machines(store, key)?;
+    if !labelled.is_empty() {
+        return Ok(Some(labelled));
+    }
+    match store.resolve_run(key) {
+        Ok(row) => Ok(Some(vec![NamedMachine::one(
+            store.load_run(row)?,
+            Origin::Stored(row),
+        )])),
+        Err(StoreError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A stored run's machine row for tests: row `id` started `id` minutes
+/// ago (so lower ids are newer, as the store lists them).
+pub fn test_row(id: i64, host: &str, machine_id: Option<&str>, alias: Option<&str>) -> MachineRow {
+    MachineRow {
+        id,
+        host: host.into(),
+        identity: sysgauge_core::host::IdentityInfo {
+            machine_id: machine_id.map(str::to_string),
+            ..Default::default()
+        },
+        alias: alias.map(str::to_string),
+        started_at: chrono::Utc::now() - chrono::Duration::minutes(id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use test_row as row;
+
+    #[test]
+    fn imported_runs_join_the_one_machine_of_their_host_name() {
+        let rows = vec![
+            row(1, "vm", Some("aaaa"), None),
+            row(2, "vm", None, None),
+            row(3, "rpi", None, None),
+            row(4, "twin", Some("bbbb"), None),
+            row(5, "twin", Some("cccc"), None),
+            row(6, "twin", None, None),
+        ];
+        let m = stored_machines(&rows);
+        let ids: Vec<Vec<i64>> = m
+            .iter()
+            .map(|(_, _, l)| l.iter().map(|r| r.id).collect())
+            .collect();
+        // twin's import cannot tell which of two machines it was: its own.
+        assert_eq!(ids, vec![vec![1, 2], vec![3], vec![4], vec![5], vec![6]]);
+    }
+}
