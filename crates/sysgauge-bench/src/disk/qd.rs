@@ -37,6 +37,7 @@ use super::target::lock;
 use super::{traps, DiskOptions, Kind};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -84,10 +85,12 @@ pub enum Engine {
 impl Engine {
     /// io_uring where a ring of `depth` entries can be set up, else threads.
     pub fn detect(depth: u32) -> Engine {
-        match io_uring::IoUring::new(depth.next_power_of_two()) {
-            Ok(_) => Engine::IoUring,
-            Err(_) => Engine::Threads,
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        if io_uring::IoUring::new(depth.next_power_of_two()).is_ok() {
+            return Engine::IoUring;
         }
+        let _ = depth;
+        Engine::Threads
     }
 
     pub fn name(self) -> &'static str {
@@ -225,7 +228,22 @@ fn rand_seed() -> u64 {
     N.fetch_add(0x1000_0001, Ordering::Relaxed)
 }
 
+/// Where io_uring is not built (32-bit targets), `Engine::detect` never
+/// picks it.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn uring_job(
+    _file: &File,
+    _job: &Job,
+    _stop: Stop,
+    _pattern: &Pattern,
+    _seed: u64,
+    _cancel: &CancelToken,
+) -> std::io::Result<PassStats> {
+    Err(other("io_uring is not built for this architecture"))
+}
+
 /// One job through io_uring: `depth` requests in flight.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn uring_job(
     file: &File,
     job: &Job,
@@ -332,6 +350,7 @@ fn uring_job(
 /// After an error: reap what is still in flight, so no request outlives
 /// its buffer; if the ring will not give them back, leak the buffers
 /// rather than free them under the kernel's feet.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn fail(
     ring: &mut io_uring::IoUring,
     mut in_flight: usize,
