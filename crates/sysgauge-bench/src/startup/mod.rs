@@ -351,26 +351,28 @@ pub fn failure_message(text: &str, end: ChildEnd) -> String {
 /// Run `text` once and check it exits with status 0: the check
 /// `sysgauge startup` makes before measuring anything.
 pub fn preflight(text: &str, shell: bool) -> Result<(), String> {
+    run_once_checked(text, shell, failure_message)
+}
+
+/// Run a `--prepare` command once (through the shell, as every run does):
+/// one that fails stops everything, --ignore-failure or not.
+pub fn preflight_prepare(text: &str) -> Result<(), String> {
+    run_once_checked(text, true, prepare_failure)
+}
+
+/// Run `text` once; a non-zero end is the error `failed` words.
+fn run_once_checked(
+    text: &str,
+    shell: bool,
+    failed: fn(&str, ChildEnd) -> String,
+) -> Result<(), String> {
     let mut r = CommandRunner::new(prepare(text, shell)?)?;
     let start = std::time::Instant::now();
     let res = r.run_once(&|| start.elapsed())?;
     if res.end.success() {
         Ok(())
     } else {
-        Err(failure_message(text, res.end))
-    }
-}
-
-/// Run a `--prepare` command once (through the shell, as every run does):
-/// one that fails stops everything, --ignore-failure or not.
-pub fn preflight_prepare(text: &str) -> Result<(), String> {
-    let mut r = CommandRunner::new(prepare(text, true)?)?;
-    let start = std::time::Instant::now();
-    let res = r.run_once(&|| start.elapsed())?;
-    if res.end.success() {
-        Ok(())
-    } else {
-        Err(prepare_failure(text, res.end))
+        Err(failed(text, res.end))
     }
 }
 

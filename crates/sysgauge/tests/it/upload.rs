@@ -265,7 +265,9 @@ fn bad_upload_options_are_refused_before_measuring() {
 }
 
 /// A certificate for 127.0.0.1 made by openssl for the test.
-pub(crate) fn self_signed(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+/// A certificate (not a CA's) for `san` (`IP:127.0.0.1,DNS:localhost`)
+/// made by openssl in `dir`: (cert, key).
+pub(crate) fn self_signed(dir: &Path, san: &str) -> Option<(PathBuf, PathBuf)> {
     if !sysgauge_testkit::require(
         "openssl (a certificate for the HTTPS test)",
         sysgauge_testkit::on_path("openssl"),
@@ -289,11 +291,11 @@ pub(crate) fn self_signed(dir: &Path) -> Option<(PathBuf, PathBuf)> {
                 "-subj",
                 "/CN=sysgauge test site",
                 "-addext",
-                "subjectAltName=IP:127.0.0.1,DNS:localhost",
-                "-addext",
                 "basicConstraints=critical,CA:FALSE",
-                "-keyout",
+                "-addext",
             ])
+            .arg(format!("subjectAltName={san}"))
+            .arg("-keyout")
             .arg(&key)
             .arg("-out")
             .arg(&cert),
@@ -304,7 +306,7 @@ pub(crate) fn self_signed(dir: &Path) -> Option<(PathBuf, PathBuf)> {
 #[test]
 fn https_with_a_private_certificate() {
     let sb = Sandbox::new();
-    let Some((cert, key)) = self_signed(sb.path()) else {
+    let Some((cert, key)) = self_signed(sb.path(), "IP:127.0.0.1,DNS:localhost") else {
         return;
     };
     let (c, k) = (cert.display().to_string(), key.display().to_string());

@@ -16,37 +16,6 @@ use sysgauge_testkit::ChildGuard;
 
 const PORT: u16 = 8443;
 
-/// A certificate for `ip`, made by openssl for the test: (cert, key).
-fn certificate(dir: &Path, ip: &str) -> (String, String) {
-    let (cert, key) = (dir.join("site-cert.pem"), dir.join("site-key.pem"));
-    sysgauge_testkit::output_of_success(
-        std::process::Command::new("openssl")
-            .args([
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-            ])
-            .args([
-                "-nodes",
-                "-days",
-                "2",
-                "-subj",
-                "/CN=sysgauge lab site",
-                "-addext",
-            ])
-            .arg(format!("subjectAltName=IP:{ip}"))
-            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert),
-    );
-    (cert.display().to_string(), key.display().to_string())
-}
-
 /// GET `url` from inside namespace `ns`, trusting `ca`: status and body.
 fn get_in(ns: &str, url: &str, ca: &str) -> (u16, String) {
     let (url, ca) = (url.to_string(), ca.to_string());
@@ -85,7 +54,10 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
     }
     let hub = lab.hub.hub.clone();
     let ip = lab.hub.bridge_address();
-    let (cert, key) = certificate(sb.path(), &ip);
+    let Some((cert, key)) = crate::upload::self_signed(sb.path(), &format!("IP:{ip}")) else {
+        return;
+    };
+    let (cert, key) = (cert.display().to_string(), key.display().to_string());
     let token = add_token(&sb, Path::new(&site_db), "lab")
         .display()
         .to_string();
