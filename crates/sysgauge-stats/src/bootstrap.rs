@@ -6,7 +6,7 @@
 //! five repetitions per side this is coarse, but it is honest about what five
 //! samples can say, and it needs no normality assumption.
 
-use crate::summary::{median, percentile};
+use crate::summary::{median, percentile_of_sorted};
 use serde::{Deserialize, Serialize};
 
 /// A point estimate with its 95 % interval.
@@ -75,17 +75,69 @@ fn bounded(samples: &[f64]) -> std::borrow::Cow<'_, [f64]> {
     std::borrow::Cow::Owned((0..m).map(|i| sorted[i * (n - 1) / (m - 1)]).collect())
 }
 
-fn resample_median(rng: &mut SplitMix64, samples: &[f64], buf: &mut Vec<f64>) -> f64 {
-    buf.clear();
-    for _ in 0..samples.len() {
-        buf.push(samples[rng.below(samples.len())]);
-    }
-    median(buf)
+/// One side's samples ready for resampling medians. A resample draws
+/// indices into the samples; its median is an order statistic, so it is
+/// read from how many draws fell on each rank of the sorted samples (a
+/// counting pass) instead of sorting the drawn values: the same draws give
+/// the same median, without a sort and an allocation per resample, which
+/// was most of the cost of comparing many machines.
+struct Resampler {
+    /// The samples in sorted order.
+    sorted: Vec<f64>,
+    /// Each sample's rank in `sorted`, by its index in the samples.
+    rank: Vec<u32>,
+    counts: Vec<u32>,
 }
 
-fn interval(estimate: f64, stats: &[f64]) -> ConfidenceInterval {
-    let low = percentile(stats, 2.5).min(estimate);
-    let high = percentile(stats, 97.5).max(estimate);
+impl Resampler {
+    fn new(samples: &[f64]) -> Self {
+        let bounded = bounded(samples);
+        let mut order: Vec<usize> = (0..bounded.len()).collect();
+        order.sort_by(|&i, &j| bounded[i].total_cmp(&bounded[j]));
+        let mut rank = vec![0u32; bounded.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = r as u32;
+        }
+        Resampler {
+            sorted: order.iter().map(|&i| bounded[i]).collect(),
+            rank,
+            counts: vec![0; bounded.len()],
+        }
+    }
+
+    /// The median of one resample drawn with `rng` (the mean of the two
+    /// middle values for an even count, as `median`).
+    fn median(&mut self, rng: &mut SplitMix64) -> f64 {
+        let n = self.rank.len();
+        self.counts.fill(0);
+        for _ in 0..n {
+            self.counts[self.rank[rng.below(n)] as usize] += 1;
+        }
+        // The drawn ranks' (n-1)/2-th and n/2-th smallest (0-based).
+        let (lo_k, hi_k) = ((n - 1) / 2, n / 2);
+        let (mut lo, mut seen) = (None, 0usize);
+        for (r, &c) in self.counts.iter().enumerate() {
+            seen += c as usize;
+            if lo.is_none() && seen > lo_k {
+                lo = Some(r);
+            }
+            if seen > hi_k {
+                let lo = lo.unwrap_or(r);
+                return if n % 2 == 1 {
+                    self.sorted[r]
+                } else {
+                    (self.sorted[lo] + self.sorted[r]) / 2.0
+                };
+            }
+        }
+        f64::NAN
+    }
+}
+
+fn interval(estimate: f64, mut stats: Vec<f64>) -> ConfidenceInterval {
+    stats.sort_by(f64::total_cmp);
+    let low = percentile_of_sorted(&stats, 2.5).min(estimate);
+    let high = percentile_of_sorted(&stats, 97.5).max(estimate);
     ConfidenceInterval {
         estimate,
         low,
@@ -99,12 +151,9 @@ pub fn bootstrap_ci(samples: &[f64], seed: u64) -> Option<ConfidenceInterval> {
         return None;
     }
     let mut rng = SplitMix64::new(seed);
-    let resampled = bounded(samples);
-    let mut buf = Vec::with_capacity(resampled.len());
-    let stats: Vec<f64> = (0..RESAMPLES)
-        .map(|_| resample_median(&mut rng, &resampled, &mut buf))
-        .collect();
-    Some(interval(median(samples), &stats))
+    let mut side = Resampler::new(samples);
+    let stats: Vec<f64> = (0..RESAMPLES).map(|_| side.median(&mut rng)).collect();
+    Some(interval(median(samples), stats))
 }
 
 /// 95 % bootstrap interval of median(a) / median(b). Values must be positive.
@@ -114,14 +163,11 @@ pub fn ratio_ci(a: &[f64], b: &[f64], seed: u64) -> Option<ConfidenceInterval> {
         return None;
     }
     let mut rng = SplitMix64::new(seed);
-    let mut buf = Vec::new();
-    let (ra, rb) = (bounded(a), bounded(b));
+    let (mut ra, mut rb) = (Resampler::new(a), Resampler::new(b));
     let stats: Vec<f64> = (0..RESAMPLES)
-        .map(|_| {
-            resample_median(&mut rng, &ra, &mut buf) / resample_median(&mut rng, &rb, &mut buf)
-        })
+        .map(|_| ra.median(&mut rng) / rb.median(&mut rng))
         .collect();
-    Some(interval(median(a) / median(b), &stats))
+    Some(interval(median(a) / median(b), stats))
 }
 
 /// 95 % bootstrap interval of the geometric mean of several ratios
@@ -137,25 +183,20 @@ pub fn geomean_ci(pairs: &[(&[f64], &[f64])], seed: u64) -> Option<ConfidenceInt
         .sum::<f64>()
         / pairs.len() as f64;
     let mut rng = SplitMix64::new(seed);
-    let mut buf = Vec::new();
-    let resampled: Vec<_> = pairs
+    let mut resampled: Vec<_> = pairs
         .iter()
-        .map(|(a, b)| (bounded(a), bounded(b)))
+        .map(|(a, b)| (Resampler::new(a), Resampler::new(b)))
         .collect();
     let stats: Vec<f64> = (0..RESAMPLES)
         .map(|_| {
             let s: f64 = resampled
-                .iter()
-                .map(|(a, b)| {
-                    (resample_median(&mut rng, a, &mut buf)
-                        / resample_median(&mut rng, b, &mut buf))
-                    .ln()
-                })
+                .iter_mut()
+                .map(|(a, b)| (a.median(&mut rng) / b.median(&mut rng)).ln())
                 .sum();
             (s / pairs.len() as f64).exp()
         })
         .collect();
-    Some(interval(point.exp(), &stats))
+    Some(interval(point.exp(), stats))
 }
 
 #[cfg(test)]
@@ -226,6 +267,35 @@ mod tests {
         assert!(bootstrap_ci(&[f64::NAN], 1).is_none());
     }
 
+    /// A resample's median the plain way: draw the values, sort, take the
+    /// middle.
+    fn drawn_median(rng: &mut SplitMix64, samples: &[f64]) -> f64 {
+        let drawn: Vec<f64> = (0..samples.len())
+            .map(|_| samples[rng.below(samples.len())])
+            .collect();
+        median(&drawn)
+    }
+
+    #[test]
+    fn counting_ranks_gives_the_drawn_median() {
+        // Ties, odd and even counts, unsorted input: the same draws give
+        // the same median, bit for bit.
+        let sets: [&[f64]; 5] = [
+            &[3.0],
+            &[2.0, 1.0],
+            &[5.0, 1.0, 5.0, 2.0, 9.0],
+            &[4.0, 4.0, 1.5, 8.0, 2.5, 7.0],
+            &[10.0, 11.0, 9.5, 10.2, 10.1, 9.9, 10.0],
+        ];
+        for set in sets {
+            let (mut a, mut b) = (SplitMix64::new(11), SplitMix64::new(11));
+            let mut side = Resampler::new(set);
+            for _ in 0..500 {
+                assert_eq!(side.median(&mut a).to_bits(), drawn_median(&mut b, set).to_bits());
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn ci_contains_estimate(a in proptest::collection::vec(0.1f64..1e4, 1..12),
@@ -238,6 +308,18 @@ mod tests {
             prop_assert!((g.estimate - 1.0).abs() < 1e-9);
             let m = bootstrap_ci(&a, seed).unwrap_or_else(|| panic!("ci"));
             prop_assert!(m.low <= m.estimate && m.estimate <= m.high);
+        }
+
+        #[test]
+        fn resampled_medians_match_drawing_and_sorting(
+            a in proptest::collection::vec(0.1f64..1e4, 1..40),
+            seed in any::<u64>(),
+        ) {
+            let (mut x, mut y) = (SplitMix64::new(seed), SplitMix64::new(seed));
+            let mut side = Resampler::new(&a);
+            for _ in 0..50 {
+                prop_assert_eq!(side.median(&mut x).to_bits(), drawn_median(&mut y, &a).to_bits());
+            }
         }
     }
 }

@@ -90,7 +90,11 @@ pub fn median(samples: &[f64]) -> f64 {
 
 /// Percentile `p` in [0, 100] by linear interpolation between closest ranks.
 pub fn percentile(samples: &[f64], p: f64) -> f64 {
-    let v = sorted(samples);
+    percentile_of_sorted(&sorted(samples), p)
+}
+
+/// `percentile` of samples already in ascending order.
+pub(crate) fn percentile_of_sorted(v: &[f64], p: f64) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
