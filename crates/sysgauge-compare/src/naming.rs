@@ -29,7 +29,7 @@ impl Origin {
 /// its fleet alias; its host name only when the identity is unknown. Two
 /// machines that share a host name (cloned images, a lab of namespaces with
 /// inventory names) stay two; a renamed machine stays one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct MachineKey {
     pub identity: IdentityInfo,
     pub host_if_anonymous: Option<String>,

@@ -226,7 +226,17 @@ pub(crate) async fn upload(
     if declared.is_some_and(|n| n > max as u64) {
         return Err(too_big());
     }
-    let bytes = match axum::body::to_bytes(body, max).await {
+    let wait = state.config.body_timeout;
+    let Ok(read) = tokio::time::timeout(wait, axum::body::to_bytes(body, max)).await else {
+        return Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the run record did not arrive within {} s; nothing was stored",
+                wait.as_secs()
+            ),
+        ));
+    };
+    let bytes = match read {
         Ok(b) => b,
         Err(e) => {
             let over = std::error::Error::source(&e)

@@ -40,6 +40,9 @@ pub const DEFAULT_MAX_UPLOAD: usize = 8 << 20;
 /// uploading at once fits).
 pub const DEFAULT_UPLOADS_PER_MINUTE: u32 = 120;
 
+/// Seconds an upload's body may take to arrive (8 MiB at 140 KB/s).
+pub const DEFAULT_BODY_TIMEOUT_SECS: u64 = 60;
+
 /// How the site runs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -50,6 +53,10 @@ pub struct Config {
     pub read_token: Option<String>,
     pub max_upload: usize,
     pub uploads_per_minute: u32,
+    /// How long an upload's body may take to arrive once its headers have
+    /// (a client that trickles its body would otherwise hold a connection
+    /// and its memory for ever).
+    pub body_timeout: std::time::Duration,
     /// Database connections used at once.
     pub connections: usize,
 }
@@ -61,6 +68,7 @@ impl Config {
             read_token: None,
             max_upload: DEFAULT_MAX_UPLOAD,
             uploads_per_minute: DEFAULT_UPLOADS_PER_MINUTE,
+            body_timeout: std::time::Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECS),
             connections: 4,
         }
     }
@@ -124,6 +132,7 @@ impl Site {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        tokio::spawn(pages::warm_index_cache(Arc::clone(&self.state)));
         axum::serve(listener, self.router())
             .with_graceful_shutdown(shutdown)
             .await
@@ -139,6 +148,7 @@ impl Site {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let listener = tls::TlsListener::new(listener, acceptor)?;
+        tokio::spawn(pages::warm_index_cache(Arc::clone(&self.state)));
         axum::serve(listener, self.router())
             .with_graceful_shutdown(shutdown)
             .await

@@ -13,8 +13,8 @@ use serde::Serialize;
 use std::sync::Arc;
 use sysgauge_compare::naming::{label_machines, NamedMachine, Origin};
 use sysgauge_compare::{compare_with_intervals, Comparison, MAX_MACHINES_WITH_INTERVALS};
-use sysgauge_core::record::{RunRecord, Status, ALIAS_TAG, GROUPS_TAG};
-use sysgauge_store::machines::{resolve_machines, stored_machines, with_reference, SelectError};
+use sysgauge_core::record::{ResultRecord, RunRecord, Status, ALIAS_TAG, GROUPS_TAG};
+use sysgauge_store::machines::{stored_machines, with_reference, Resolver, SelectError};
 use sysgauge_store::Store;
 
 /// The most machines one comparison may name (each is loaded whole).
@@ -241,14 +241,19 @@ pub(crate) struct MachinesView {
     pub machines: Vec<MachineView>,
 }
 
-/// The baseline index of `run`, remembered by run id.
-fn run_index(state: &AppState, run: &RunRecord) -> Option<f64> {
-    if let Some(v) = state
+/// The baseline index of a run already computed, by run id.
+fn cached_index(state: &AppState, run_id: &str) -> Option<Option<f64>> {
+    state
         .index_cache
         .lock()
         .ok()
-        .and_then(|c| c.get(&run.run_id).copied())
-    {
+        .and_then(|c| c.get(run_id).copied())
+}
+
+/// The baseline index of `run` (a whole run, with its results), remembered
+/// by run id.
+fn run_index(state: &AppState, run: &RunRecord) -> Option<f64> {
+    if let Some(v) = cached_index(state, &run.run_id) {
         return v;
     }
     let v = sysgauge_registry::baseline::index(run)
@@ -260,8 +265,53 @@ fn run_index(state: &AppState, run: &RunRecord) -> Option<f64> {
     v
 }
 
+/// How many runs one pass of `remember_indexes` loads whole at a time.
+const INDEX_BATCH: usize = 64;
+
+/// Compute and remember the index of every run among `runs` (row and run
+/// id) not remembered yet, loading those runs whole a batch at a time.
+fn remember_indexes(state: &AppState, s: &Store, runs: &[(i64, &str)]) -> Result<(), ApiError> {
+    let missing: Vec<i64> = runs
+        .iter()
+        .filter(|(_, id)| cached_index(state, id).is_none())
+        .map(|(row, _)| *row)
+        .collect();
+    for batch in missing.chunks(INDEX_BATCH) {
+        for run in s.load_runs(batch).map_err(store_err)? {
+            run_index(state, &run);
+        }
+    }
+    Ok(())
+}
+
+/// Fill the index cache with every stored machine's runs, a batch per
+/// store call (so pages asked for meanwhile are answered between them):
+/// the first visit to the machines page then finds them computed.
+pub(crate) async fn warm_index_cache(state: Arc<AppState>) {
+    let rows = match with_store(&state, |s| s.machine_rows(ALIAS_TAG).map_err(store_err)).await {
+        Ok(rows) => rows,
+        Err(_) => return,
+    };
+    for batch in rows.chunks(INDEX_BATCH) {
+        let runs: Vec<i64> = batch.iter().map(|r| r.id).collect();
+        let cache = Arc::clone(&state);
+        let done = with_store(&state, move |s| {
+            for run in s.load_runs(&runs).map_err(store_err)? {
+                run_index(&cache, &run);
+            }
+            Ok(())
+        })
+        .await;
+        if done.is_err() {
+            return;
+        }
+    }
+}
+
 /// Every stored machine (as `compare` makes them: a machine is all its
-/// complete runs), filtered.
+/// complete runs), filtered. The runs are loaded without their results
+/// (the page shows facts and indexes, and the indexes are remembered), so
+/// the page costs one listing, not every stored number.
 pub(crate) async fn machines_view(
     state: &Arc<AppState>,
     query: Option<&str>,
@@ -273,7 +323,7 @@ pub(crate) async fn machines_view(
         let mut named = Vec::new();
         for (_, _, list) in stored_machines(&rows) {
             let ids: Vec<i64> = list.iter().map(|r| r.id).collect();
-            let runs = s.load_runs(&ids).map_err(store_err)?;
+            let runs = s.load_run_heads(&ids).map_err(store_err)?;
             if runs.first().is_some_and(|newest| filter.keeps(newest)) {
                 named.push(NamedMachine {
                     runs: runs
@@ -285,6 +335,15 @@ pub(crate) async fn machines_view(
                 });
             }
         }
+        let shown: Vec<(i64, &str)> = named
+            .iter()
+            .flat_map(|m| m.runs.iter())
+            .filter_map(|(r, o)| match o {
+                Origin::Stored(row) => Some((*row, r.run_id.as_str())),
+                Origin::File(_) => None,
+            })
+            .collect();
+        remember_indexes(&cache, s, &shown)?;
         let histories: Vec<Vec<IndexPoint>> = named
             .iter()
             .map(|m| {
@@ -294,7 +353,7 @@ pub(crate) async fn machines_view(
                     .map(|(r, _)| IndexPoint {
                         run_id: r.run_id.clone(),
                         started_at: r.started_at,
-                        index: run_index(&cache, r),
+                        index: cached_index(&cache, &r.run_id).flatten(),
                     })
                     .collect();
                 h.sort_by_key(|p| p.started_at);
@@ -385,8 +444,9 @@ pub(crate) async fn comparison(
     let q = compare_query(query)?;
     with_store(state, move |s| {
         let mut named: Vec<NamedMachine> = Vec::new();
+        let resolver = Resolver::new(s);
         for key in &q.machines {
-            match resolve_machines(s, key).map_err(select_error)? {
+            match resolver.resolve_machines(key).map_err(select_error)? {
                 Some(found) => named.extend(found),
                 None => {
                     return Err(ApiError::new(
@@ -414,17 +474,21 @@ pub(crate) async fn comparison(
     .await
 }
 
-/// One result of a case on one machine.
+/// One machine's result of a case: its newest stored run that has it.
 #[derive(Debug, Serialize)]
 pub(crate) struct CaseValue {
     pub machine: String,
     pub run_id: String,
     pub value: f64,
+    /// How many of the machine's stored runs have this case (the value is
+    /// the newest one's).
+    pub runs: usize,
     pub outlier: bool,
 }
 
-/// Every stored result of one case (by params) on machines of one CPU
-/// model: the distribution of its headline metric.
+/// One case (by params) on the machines of one CPU model, each machine
+/// counted once (its newest result): the distribution of its headline
+/// metric.
 #[derive(Debug, Serialize)]
 pub(crate) struct CaseGroup {
     pub params: String,
@@ -464,36 +528,68 @@ pub(crate) async fn case_distribution(
     let bench = get("bench").ok_or_else(|| bad_request("name the case: ?bench=ID&cpu=MODEL"))?;
     let cpu = get("cpu").ok_or_else(|| bad_request("name the CPU model: ?bench=ID&cpu=MODEL"))?;
     with_store(state, move |s| {
+        // The machines of the CPU model, by their newest run's facts (heads
+        // only); then those machines' runs whole.
         let rows = s.machine_rows(ALIAS_TAG).map_err(store_err)?;
-        let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-        let runs = s.load_runs(&ids).map_err(store_err)?;
-        // Per params: the results (machine, run, value), metric, unit, better.
-        type Group = (String, Vec<(String, String, f64)>, String, String, String);
-        let mut by_params: Vec<Group> = Vec::new();
-        for run in runs
+        let mut named = Vec::new();
+        for (_, _, list) in stored_machines(&rows) {
+            let ids: Vec<i64> = list.iter().map(|r| r.id).collect();
+            let Some(newest) = ids.first() else { continue };
+            let head = s.load_run_heads(&[*newest]).map_err(store_err)?;
+            if head.first().and_then(|r| r.host.cpu.model.as_deref()) != Some(cpu.as_str()) {
+                continue;
+            }
+            let runs = s.load_runs(&ids).map_err(store_err)?;
+            named.push(NamedMachine {
+                runs: runs
+                    .into_iter()
+                    .zip(ids)
+                    .map(|(r, id)| (r, Origin::Stored(id)))
+                    .collect(),
+                pinned: false,
+            });
+        }
+        // How many runs of each machine have the case, per params.
+        let is_case = |r: &&ResultRecord| r.bench_id == bench && matches!(r.status, Status::Ok);
+        let counts: Vec<Vec<String>> = named
             .iter()
-            .filter(|r| r.host.cpu.model.as_deref() == Some(cpu.as_str()))
-        {
-            for r in run
-                .results
-                .iter()
-                .filter(|r| r.bench_id == bench && matches!(r.status, Status::Ok))
-            {
+            .map(|m| {
+                m.runs
+                    .iter()
+                    .flat_map(|(run, _)| run.results.iter().filter(is_case))
+                    .map(|r| r.params.canonical())
+                    .collect()
+            })
+            .collect();
+        // Per params: each machine's value as `compare` takes it (its
+        // newest finished result), metric, unit, better.
+        type Group = (
+            String,
+            Vec<(String, String, f64, usize)>,
+            String,
+            String,
+            String,
+        );
+        let mut by_params: Vec<Group> = Vec::new();
+        for (machine, cases) in label_machines(named).into_iter().zip(counts) {
+            for (i, r) in machine.run.results.iter().enumerate() {
+                if !is_case(&r) {
+                    continue;
+                }
                 let Some(m) = r.metrics.first() else { continue };
                 let key = r.params.canonical();
-                let entry = (
-                    run.tags
-                        .get(ALIAS_TAG)
-                        .cloned()
-                        .unwrap_or_else(|| run.host_name().to_string()),
-                    run.run_id.clone(),
-                    m.summary.median,
-                );
+                let run_id = machine
+                    .result_source
+                    .get(i)
+                    .and_then(|&k| machine.sources.get(k))
+                    .map_or_else(|| machine.run.run_id.clone(), |src| src.run_id.clone());
+                let runs = cases.iter().filter(|p| **p == key).count();
+                let value = (machine.label.clone(), run_id, m.summary.median, runs);
                 match by_params.iter_mut().find(|g| g.0 == key) {
-                    Some(g) => g.1.push(entry),
+                    Some(g) => g.1.push(value),
                     None => by_params.push((
                         key,
-                        vec![entry],
+                        vec![value],
                         m.name.clone(),
                         m.unit.to_string(),
                         format!("{:?}", m.better).to_lowercase(),
@@ -525,10 +621,11 @@ pub(crate) async fn case_distribution(
                     values: values
                         .into_iter()
                         .enumerate()
-                        .map(|(i, (machine, run_id, value))| CaseValue {
+                        .map(|(i, (machine, run_id, value, runs))| CaseValue {
                             machine,
                             run_id,
                             value,
+                            runs,
                             outlier: outliers.contains(&i),
                         })
                         .collect(),
@@ -824,24 +921,25 @@ pub(crate) async fn case_view(
     let v = case_distribution(&state, q.as_deref()).await?;
     let title = format!("{} on {}", v.bench, v.cpu);
     let body = html! {
-        p class="note" { "Headline metric of every stored result; outliers lie further than "
+        p class="note" { "Headline metric of each machine's newest stored result (a machine counts once, whatever its runs); outliers lie further than "
             (v.outlier_z) " scaled MADs from the median (3 machines at least)." }
         @if v.groups.is_empty() { p { "No stored result of this case on this CPU model." } }
         @for g in &v.groups {
             h2 { (g.metric) " (" (g.unit) ", " (g.better) " is better)" @if !g.params.is_empty() { ", " code { (g.params) } } }
             table {
-                tr { th { "results" } th { "median" } th { "min" } th { "25 %" } th { "75 %" } th { "max" } }
+                tr { th { "machines" } th { "median" } th { "min" } th { "25 %" } th { "75 %" } th { "max" } }
                 tr { td class="num" { (g.count) } td class="num" { (fmt(g.median)) } td class="num" { (fmt(g.min)) }
                      td class="num" { (fmt(g.p25)) } td class="num" { (fmt(g.p75)) } td class="num" { (fmt(g.max)) } }
             }
             table {
-                tr { th { "machine" } th { "value" } th { "against the median" } th { "run" } }
+                tr { th { "machine" } th { "value" } th { "against the median" } th { "run" } th { "runs with the case" } }
                 @for x in &g.values {
                     tr class=[x.outlier.then_some("outlier")] {
                         td { (x.machine) @if x.outlier { " (outlier)" } }
                         td class="num" { (fmt(x.value)) }
                         td class="num" { (format!("{:+.1} %", (x.value / g.median - 1.0) * 100.0)) }
                         td { a href={"/runs/" (x.run_id)} { (x.run_id) } }
+                        td class="num" { (x.runs) }
                     }
                 }
             }

@@ -152,6 +152,7 @@ fn machines_runs_and_cases_views() {
     }
     let mut again = a_run("n1", 10);
     again.host.cpu.model = Some("Same CPU".into());
+    again.results[0].metrics[0].samples = vec![70.0, 70.0, 70.0];
     again.started_at -= chrono::Duration::days(1);
     assert_eq!(upload(&server, &token, &again).status, 201);
     let m = get(&server.url("/api/machines?cpu=same"), None).json();
@@ -172,9 +173,19 @@ fn machines_runs_and_cases_views() {
     );
     assert_eq!(v.status, 200, "{}", v.body);
     let g = &v.json()["groups"][0];
-    // Every stored result: n1's two runs count twice.
-    assert_eq!(g["count"], 5);
-    assert_eq!(g["median"], 100.0);
+    // A machine counts once, with its newest result: n1's older run (99 in
+    // a value of its own) is counted in `runs`, not in the median.
+    assert_eq!(g["count"], 4);
+    assert_eq!(g["median"], 99.5);
+    let n1 = g["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["machine"] == "n1")
+        .unwrap();
+    assert_eq!(n1["run_id"], runs[0].run_id.as_str());
+    assert_eq!(n1["runs"], 2);
+    assert_eq!(n1["value"], 100.0);
     let outliers: Vec<&str> = g["values"]
         .as_array()
         .unwrap()

@@ -266,3 +266,31 @@ fn shutdown_finishes_an_upload_under_way() {
         1
     );
 }
+
+/// A body that trickles in slower than `body_timeout` is answered 408 and
+/// nothing is stored; the server goes on answering.
+#[test]
+fn a_body_too_slow_to_arrive_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_db(&dir);
+    let server = Server::start(&db, |c| c.body_timeout = Duration::from_secs(1));
+    let token = server.token("t");
+    let body = serde_json::to_string(&a_run("slowpoke", 3)).unwrap();
+    let mut conn = std::net::TcpStream::connect(server.addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        conn,
+        "POST /api/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    conn.write_all(&body.as_bytes()[..body.len() / 2]).unwrap();
+    conn.flush().unwrap();
+    let mut answer = String::new();
+    let _ = conn.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within 1 s"), "{answer}");
+    assert_eq!(server.runs(), 0);
+    assert_eq!(get(&server.url("/health"), None).status, 200);
+}

@@ -291,7 +291,10 @@ mod tests {
             let (mut a, mut b) = (SplitMix64::new(11), SplitMix64::new(11));
             let mut side = Resampler::new(set);
             for _ in 0..500 {
-                assert_eq!(side.median(&mut a).to_bits(), drawn_median(&mut b, set).to_bits());
+                assert_eq!(
+                    side.median(&mut a).to_bits(),
+                    drawn_median(&mut b, set).to_bits()
+                );
             }
         }
     }

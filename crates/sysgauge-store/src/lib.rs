@@ -412,6 +412,12 @@ impl Store {
         on_backend!(&self.backend, s => s.load_runs(ids))
     }
 
+    /// Runs as `load_runs` gives them but without their results (host
+    /// facts, tags, times, status), for listings that need no numbers.
+    pub fn load_run_heads(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
+        on_backend!(&self.backend, s => s.load_run_heads(ids))
+    }
+
     /// Delete a run and everything it holds. Returns false if it did not exist.
     pub fn delete_run(&mut self, id: i64) -> Result<bool> {
         on_backend!(&mut self.backend, s => s.delete_run(id))

@@ -129,11 +129,15 @@ pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>, SelectErr
 /// are a machine of their own.
 pub fn stored_machines(rows: &[MachineRow]) -> Vec<(MachineKey, String, Vec<MachineRow>)> {
     let mut machines: Vec<(MachineKey, String, Vec<MachineRow>)> = Vec::new();
+    let mut position: std::collections::HashMap<MachineKey, usize> = Default::default();
     for r in rows {
         let k = key_of_row(r);
-        match machines.iter_mut().find(|(x, _, _)| *x == k) {
-            Some((_, _, list)) => list.push(r.clone()),
-            None => machines.push((k, r.host.clone(), vec![r.clone()])),
+        match position.get(&k) {
+            Some(&i) => machines[i].2.push(r.clone()),
+            None => {
+                position.insert(k.clone(), machines.len());
+                machines.push((k, r.host.clone(), vec![r.clone()]));
+            }
         }
     }
     let mut i = 0;
@@ -158,48 +162,6 @@ pub fn stored_machines(rows: &[MachineRow]) -> Vec<(MachineKey, String, Vec<Mach
         i += 1;
     }
     machines
-}
-
-/// The stored machines `key` names, each as all of its complete runs: a
-/// fleet alias, a host name, or the start of a machine-id (8 characters
-/// at least). `Ok(None)` when it names none.
-pub fn named_machines(store: &Store, key: &str) -> Result<Option<Vec<NamedMachine>>, SelectError> {
-    let rows = store.machine_rows(ALIAS_TAG)?;
-    let machines = stored_machines(&rows);
-    let by = |f: &dyn Fn(&MachineKey, &[MachineRow]) -> bool| -> Vec<usize> {
-        (0..machines.len())
-            .filter(|&i| f(&machines[i].0, &machines[i].2))
-            .collect()
-    };
-    let mut found = by(&|k, _| k.alias.as_deref() == Some(key));
-    if found.is_empty() {
-        found = by(&|_, rows| rows.iter().any(|r| r.host == key));
-    }
-    if found.is_empty() && key.len() >= 8 {
-        found = by(&|k, _| {
-            k.identity
-                .machine_id
-                .as_deref()
-                .is_some_and(|m| m.starts_with(key))
-        });
-    }
-    if found.is_empty() {
-        return Ok(None);
-    }
-    let mut out = Vec::new();
-    for i in found {
-        let ids: Vec<i64> = machines[i].2.iter().map(|r| r.id).collect();
-        let runs = store.load_runs(&ids)?;
-        out.push(NamedMachine {
-            runs: runs
-                .into_iter()
-                .zip(ids)
-                .map(|(r, id)| (r, Origin::Stored(id)))
-                .collect(),
-            pinned: false,
-        });
-    }
-    Ok(Some(out))
 }
 
 /// The stored runs whose label the user gave is `label`, one machine
@@ -228,87 +190,165 @@ pub fn labelled_machines(store: &Store, label: &str) -> Result<Vec<NamedMachine>
     Ok(out)
 }
 
-/// What `key` names in the results database: a fleet alias, a host name
-/// or a machine-id's start (all of that machine's complete runs), a run's
-/// label (those runs), or a run number or run-id prefix (that run);
-/// `NAME@RUN` is one run (number, run-id prefix or label) of the machine
-/// NAME. `Ok(None)` when nothing matches. A machine whose runs are all
-/// partial (running, interrupted, failed) is an error that names its
-/// newest run: a partial run compared as "the machine" would mislead, but
-/// it can be named explicitly.
+/// The stored machines, listed once for every name resolved against them
+/// (a comparison names many machines; listing them per name was most of
+/// the cost of resolving ten names over 500 machines).
+pub struct Resolver<'a> {
+    store: &'a Store,
+    listing: std::cell::OnceCell<Vec<(MachineKey, String, Vec<MachineRow>)>>,
+}
+
+impl<'a> Resolver<'a> {
+    pub fn new(store: &'a Store) -> Self {
+        Resolver {
+            store,
+            listing: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn listing(&self) -> Result<&[(MachineKey, String, Vec<MachineRow>)], SelectError> {
+        if let Some(l) = self.listing.get() {
+            return Ok(l);
+        }
+        let machines = stored_machines(&self.store.machine_rows(ALIAS_TAG)?);
+        Ok(self.listing.get_or_init(|| machines))
+    }
+
+    /// The stored machines `key` names, each as all of its complete runs: a
+    /// fleet alias, a host name, or the start of a machine-id (8 characters
+    /// at least). `Ok(None)` when it names none.
+    pub fn named_machines(&self, key: &str) -> Result<Option<Vec<NamedMachine>>, SelectError> {
+        let machines = self.listing()?;
+        let store = self.store;
+        let by = |f: &dyn Fn(&MachineKey, &[MachineRow]) -> bool| -> Vec<usize> {
+            (0..machines.len())
+                .filter(|&i| f(&machines[i].0, &machines[i].2))
+                .collect()
+        };
+        let mut found = by(&|k, _| k.alias.as_deref() == Some(key));
+        if found.is_empty() {
+            found = by(&|_, rows| rows.iter().any(|r| r.host == key));
+        }
+        if found.is_empty() && key.len() >= 8 {
+            found = by(&|k, _| {
+                k.identity
+                    .machine_id
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with(key))
+            });
+        }
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        for i in found {
+            let ids: Vec<i64> = machines[i].2.iter().map(|r| r.id).collect();
+            let runs = store.load_runs(&ids)?;
+            out.push(NamedMachine {
+                runs: runs
+                    .into_iter()
+                    .zip(ids)
+                    .map(|(r, id)| (r, Origin::Stored(id)))
+                    .collect(),
+                pinned: false,
+            });
+        }
+        Ok(Some(out))
+    }
+
+    /// What `key` names in the results database: a fleet alias, a host name
+    /// or a machine-id's start (all of that machine's complete runs), a run's
+    /// label (those runs), or a run number or run-id prefix (that run);
+    /// `NAME@RUN` is one run (number, run-id prefix or label) of the machine
+    /// NAME. `Ok(None)` when nothing matches. A machine whose runs are all
+    /// partial (running, interrupted, failed) is an error that names its
+    /// newest run: a partial run compared as "the machine" would mislead, but
+    /// it can be named explicitly.
+    pub fn resolve_machines(&self, key: &str) -> Result<Option<Vec<NamedMachine>>, SelectError> {
+        let store = self.store;
+        let key = key.trim();
+        if let Some((name, run)) = key.rsplit_once('@') {
+            let (name, run) = (name.trim(), run.trim());
+            if name.is_empty() || run.is_empty() {
+                return Err(SelectError::Named(format!(
+                    "'{key}': NAME@RUN needs both a machine and one of its runs"
+                )));
+            }
+            let Some(machines) = self.resolve_machines(name)? else {
+                return Ok(None);
+            };
+            let candidates: Vec<&(RunRecord, Origin)> =
+                machines.iter().flat_map(|m| m.runs.iter()).collect();
+            let by_ref = match store.resolve_run(run) {
+                Ok(row) => Some(row),
+                Err(StoreError::NotFound(_)) => None,
+                Err(e) => return Err(e.into()),
+            };
+            let pick = candidates
+                .iter()
+                .find(|(_, o)| by_ref.is_some_and(|row| *o == Origin::Stored(row)))
+                .or_else(|| candidates.iter().find(|(r, _)| user_label(r) == Some(run)));
+            let row_only = by_ref.filter(|_| pick.is_none());
+            return match (pick, row_only) {
+                (Some((r, o)), _) => Ok(Some(vec![NamedMachine::one(r.clone(), o.clone())])),
+                // A run of the machine that is not complete (named on purpose).
+                (None, Some(row)) => {
+                    let r = store.load_run(row)?;
+                    let wanted: Vec<MachineKey> = machines.iter().filter_map(|m| m.key()).collect();
+                    if !wanted.contains(&MachineKey::of_run(&r)) {
+                        return Err(SelectError::Named(format!(
+                            "run {run} is not a run of '{name}' (it ran on {})",
+                            r.host_name()
+                        )));
+                    }
+                    Ok(Some(vec![NamedMachine::one(r, Origin::Stored(row))]))
+                }
+                (None, None) => Err(SelectError::Named(format!(
+                    "'{name}' has no run '{run}' (its runs: {})",
+                    candidates
+                        .iter()
+                        .map(|(_, o)| o.reference())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            };
+        }
+        if let Some(found) = self.named_machines(key)? {
+            return Ok(Some(found));
+        }
+        if let Some((row, status)) = store.latest_any_run_for_host(key)? {
+            return Err(SelectError::Named(format!(
+                "host '{key}' has no complete run (its newest, run {row}, is {}); name the run \
+                 (`{row}`) to use it anyway",
+                status.as_str()
+            )));
+        }
+        let labelled = labelled_machines(store, key)?;
+        if !labelled.is_empty() {
+            return Ok(Some(labelled));
+        }
+        match store.resolve_run(key) {
+            Ok(row) => Ok(Some(vec![NamedMachine::one(
+                store.load_run(row)?,
+                Origin::Stored(row),
+            )])),
+            Err(StoreError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// `Resolver::named_machines` for one name.
+pub fn named_machines(store: &Store, key: &str) -> Result<Option<Vec<NamedMachine>>, SelectError> {
+    Resolver::new(store).named_machines(key)
+}
+
+/// `Resolver::resolve_machines` for one name.
 pub fn resolve_machines(
     store: &Store,
     key: &str,
 ) -> Result<Option<Vec<NamedMachine>>, SelectError> {
-    let key = key.trim();
-    if let Some((name, run)) = key.rsplit_once('@') {
-        let (name, run) = (name.trim(), run.trim());
-        if name.is_empty() || run.is_empty() {
-            return Err(SelectError::Named(format!(
-                "'{key}': NAME@RUN needs both a machine and one of its runs"
-            )));
-        }
-        let Some(machines) = resolve_machines(store, name)? else {
-            return Ok(None);
-        };
-        let candidates: Vec<&(RunRecord, Origin)> =
-            machines.iter().flat_map(|m| m.runs.iter()).collect();
-        let by_ref = match store.resolve_run(run) {
-            Ok(row) => Some(row),
-            Err(StoreError::NotFound(_)) => None,
-            Err(e) => return Err(e.into()),
-        };
-        let pick = candidates
-            .iter()
-            .find(|(_, o)| by_ref.is_some_and(|row| *o == Origin::Stored(row)))
-            .or_else(|| candidates.iter().find(|(r, _)| user_label(r) == Some(run)));
-        let row_only = by_ref.filter(|_| pick.is_none());
-        return match (pick, row_only) {
-            (Some((r, o)), _) => Ok(Some(vec![NamedMachine::one(r.clone(), o.clone())])),
-            // A run of the machine that is not complete (named on purpose).
-            (None, Some(row)) => {
-                let r = store.load_run(row)?;
-                let wanted: Vec<MachineKey> = machines.iter().filter_map(|m| m.key()).collect();
-                if !wanted.contains(&MachineKey::of_run(&r)) {
-                    return Err(SelectError::Named(format!(
-                        "run {run} is not a run of '{name}' (it ran on {})",
-                        r.host_name()
-                    )));
-                }
-                Ok(Some(vec![NamedMachine::one(r, Origin::Stored(row))]))
-            }
-            (None, None) => Err(SelectError::Named(format!(
-                "'{name}' has no run '{run}' (its runs: {})",
-                candidates
-                    .iter()
-                    .map(|(_, o)| o.reference())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
-        };
-    }
-    if let Some(found) = named_machines(store, key)? {
-        return Ok(Some(found));
-    }
-    if let Some((row, status)) = store.latest_any_run_for_host(key)? {
-        return Err(SelectError::Named(format!(
-            "host '{key}' has no complete run (its newest, run {row}, is {}); name the run \
-             (`{row}`) to use it anyway",
-            status.as_str()
-        )));
-    }
-    let labelled = labelled_machines(store, key)?;
-    if !labelled.is_empty() {
-        return Ok(Some(labelled));
-    }
-    match store.resolve_run(key) {
-        Ok(row) => Ok(Some(vec![NamedMachine::one(
-            store.load_run(row)?,
-            Origin::Stored(row),
-        )])),
-        Err(StoreError::NotFound(_)) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+    Resolver::new(store).resolve_machines(key)
 }
 
 /// A stored run's machine row for tests: row `id` started `id` minutes

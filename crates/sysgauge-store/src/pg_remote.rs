@@ -273,6 +273,11 @@ impl PgRemote {
         self.call("loading runs", move |s| s.load_runs(&ids))
     }
 
+    pub fn load_run_heads(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
+        let ids = ids.to_vec();
+        self.call("loading runs", move |s| s.load_run_heads(&ids))
+    }
+
     pub fn token_exec(
         &mut self,
         sql: &'static str,

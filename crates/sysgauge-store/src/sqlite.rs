@@ -621,6 +621,18 @@ impl SqliteStore {
         Ok(rows::assemble(run, results, metrics))
     }
 
+    /// Runs without their results, in the order of `ids`.
+    pub fn load_run_heads(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
+        ids.iter()
+            .map(|&id| {
+                self.rows(rows::LOAD_RUN, [id], "loading a run", |d, r| d.run(r))?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| StoreError::NotFound(id.to_string()))
+            })
+            .collect()
+    }
+
     /// Many runs, in the order of `ids` (a local file answers a query per
     /// run as fast as one for all).
     pub fn load_runs(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {

@@ -12,10 +12,10 @@ use std::path::Path;
 pub use sysgauge_compare::naming::{MachineKey, NamedMachine, Origin};
 use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_core::record::{RunRecord, GROUPS_TAG};
-use sysgauge_store::machines::stored_machines;
 #[cfg(test)]
 pub(crate) use sysgauge_store::machines::test_row;
 pub use sysgauge_store::machines::{key_of_row, resolve_machines, resolve_stored};
+use sysgauge_store::machines::{stored_machines, Resolver};
 use sysgauge_store::Store;
 
 /// Machines named by `keys` (files, machines, runs), or every stored
@@ -55,6 +55,7 @@ pub fn load_machines(
         }
         return Ok(out);
     }
+    let resolver = store.map(Resolver::new);
     for key in keys {
         let path = Path::new(key);
         // Anything there but a directory is meant as a file (a FIFO or a
@@ -82,8 +83,8 @@ pub fn load_machines(
             out.extend(from_file);
             continue;
         }
-        let found = match store {
-            Some(s) => resolve_machines(s, key)?,
+        let found = match &resolver {
+            Some(r) => r.resolve_machines(key)?,
             None => None,
         };
         match found {

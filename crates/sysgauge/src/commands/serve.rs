@@ -53,6 +53,11 @@ pub struct ServeArgs {
     /// Uploads one token may make a minute (a burst of as many).
     #[arg(long, value_name = "N", default_value_t = sysgauge_serve::DEFAULT_UPLOADS_PER_MINUTE)]
     pub rate_limit: u32,
+
+    /// Seconds an upload's body may take to arrive; a slower one is
+    /// answered 408 and nothing is stored.
+    #[arg(long, value_name = "SECS", default_value_t = sysgauge_serve::DEFAULT_BODY_TIMEOUT_SECS)]
+    pub body_timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -198,11 +203,15 @@ pub fn run(args: ServeArgs) -> Result<Exit> {
     if args.rate_limit == 0 {
         bail!("--rate-limit must be at least 1 upload a minute");
     }
+    if args.body_timeout == 0 {
+        bail!("--body-timeout must be at least 1 second");
+    }
     let db = resolve_db(args.db.db.as_deref())?;
     let mut config = sysgauge_serve::Config::new(db.clone());
     config.read_token = read_token(&args)?;
     config.max_upload = args.max_upload;
     config.uploads_per_minute = args.rate_limit;
+    config.body_timeout = std::time::Duration::from_secs(args.body_timeout);
     let listen = sysgauge_serve::Listen {
         addr: args.listen,
         tls,
