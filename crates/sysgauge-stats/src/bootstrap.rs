@@ -109,12 +109,56 @@ impl Resampler {
     /// middle values for an even count, as `median`).
     fn median(&mut self, rng: &mut SplitMix64) -> f64 {
         let n = self.rank.len();
+        // The drawn ranks' (n-1)/2-th and n/2-th smallest (0-based).
+        let (lo_k, hi_k) = ((n - 1) / 2, n / 2);
+        let (lo, hi) = if n <= NIBBLE_COUNTS {
+            self.middle_ranks_in_a_word(rng, lo_k, hi_k)
+        } else {
+            self.middle_ranks_counted(rng, lo_k, hi_k)
+        };
+        if n % 2 == 1 {
+            self.sorted[hi]
+        } else {
+            (self.sorted[lo] + self.sorted[hi]) / 2.0
+        }
+    }
+
+    /// Few samples (the usual case: a handful of repetitions): the counts
+    /// are 4-bit fields of one word, and one multiplication gives their
+    /// running sums (each at most `n`, so no field overflows).
+    fn middle_ranks_in_a_word(
+        &self,
+        rng: &mut SplitMix64,
+        lo_k: usize,
+        hi_k: usize,
+    ) -> (usize, usize) {
+        let n = self.rank.len();
+        let mut counts = 0u64;
+        for _ in 0..n {
+            counts += 1 << (4 * self.rank[rng.below(n)]);
+        }
+        let running = counts.wrapping_mul(0x1111_1111_1111_1111);
+        let first_above = |k: usize| {
+            let mut r = 0;
+            while ((running >> (4 * r)) & 0xF) as usize <= k {
+                r += 1;
+            }
+            r
+        };
+        (first_above(lo_k), first_above(hi_k))
+    }
+
+    fn middle_ranks_counted(
+        &mut self,
+        rng: &mut SplitMix64,
+        lo_k: usize,
+        hi_k: usize,
+    ) -> (usize, usize) {
+        let n = self.rank.len();
         self.counts.fill(0);
         for _ in 0..n {
             self.counts[self.rank[rng.below(n)] as usize] += 1;
         }
-        // The drawn ranks' (n-1)/2-th and n/2-th smallest (0-based).
-        let (lo_k, hi_k) = ((n - 1) / 2, n / 2);
         let (mut lo, mut seen) = (None, 0usize);
         for (r, &c) in self.counts.iter().enumerate() {
             seen += c as usize;
@@ -122,17 +166,16 @@ impl Resampler {
                 lo = Some(r);
             }
             if seen > hi_k {
-                let lo = lo.unwrap_or(r);
-                return if n % 2 == 1 {
-                    self.sorted[r]
-                } else {
-                    (self.sorted[lo] + self.sorted[r]) / 2.0
-                };
+                return (lo.unwrap_or(r), r);
             }
         }
-        f64::NAN
+        (n - 1, n - 1)
     }
 }
+
+/// The most samples whose draw counts fit 4-bit fields of a `u64` with
+/// their running sums (each sum is at most the count of samples).
+const NIBBLE_COUNTS: usize = 15;
 
 fn interval(estimate: f64, mut stats: Vec<f64>) -> ConfidenceInterval {
     stats.sort_by(f64::total_cmp);
@@ -278,14 +321,17 @@ mod tests {
 
     #[test]
     fn counting_ranks_gives_the_drawn_median() {
-        // Ties, odd and even counts, unsorted input: the same draws give
-        // the same median, bit for bit.
-        let sets: [&[f64]; 5] = [
+        // Ties, odd and even counts, unsorted input, counts in a word (up
+        // to 15 samples) and in an array: the same draws give the same
+        // median, bit for bit.
+        let sets: [&[f64]; 7] = [
             &[3.0],
             &[2.0, 1.0],
             &[5.0, 1.0, 5.0, 2.0, 9.0],
             &[4.0, 4.0, 1.5, 8.0, 2.5, 7.0],
             &[10.0, 11.0, 9.5, 10.2, 10.1, 9.9, 10.0],
+            &[7.0, 1.0, 3.0, 3.0, 9.0, 2.0, 8.0, 6.0, 5.0, 4.0, 0.5, 2.5, 7.5, 1.5, 6.5],
+            &[7.0, 1.0, 3.0, 3.0, 9.0, 2.0, 8.0, 6.0, 5.0, 4.0, 0.5, 2.5, 7.5, 1.5, 6.5, 3.5],
         ];
         for set in sets {
             let (mut a, mut b) = (SplitMix64::new(11), SplitMix64::new(11));
