@@ -17,6 +17,7 @@ use crate::case::{adjusted_ratio, conversion_factor, CaseKey, CaseSet};
 use crate::facts::differing_facts;
 pub use crate::machine::Machine;
 use crate::machine::RunSource;
+use crate::parallel::par_map;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use sysgauge_core::record::{Params, RunRecord};
@@ -398,6 +399,7 @@ pub fn compare_with_intervals(
     let mut missing = Vec::new();
     let mut excluded = Vec::new();
     drop(seen);
+    let mut to_build: Vec<(&CaseKey, String, Option<Prepared>, Vec<Excluded>)> = Vec::new();
     for &key in &order {
         let present: &[usize] = holders.get(key).map(Vec::as_slice).unwrap_or_default();
         let family = present
@@ -443,18 +445,29 @@ pub fn compare_with_intervals(
         if present.len() < 2 {
             continue;
         }
-        let Some(prepared) = prepare(key, present, reference, &sets, &labels, &mut excluded) else {
-            continue;
-        };
-        rows.push(build_row(
-            key,
-            &family,
-            reference,
-            prepared,
-            &labels,
-            &mut excluded,
-            intervals,
-        ));
+        // What `prepare` excludes comes before what `build_row` does, case
+        // by case, as if each case were done whole in turn.
+        let mut excluded_here = Vec::new();
+        let prepared = prepare(key, present, reference, &sets, &labels, &mut excluded_here);
+        to_build.push((key, family, prepared, excluded_here));
+    }
+    for (row, excluded_here) in par_map(&to_build, |(key, family, prepared, before)| {
+        let mut excluded_here = before.clone();
+        let row = prepared.as_ref().map(|p| {
+            build_row(
+                key,
+                family,
+                reference,
+                p,
+                &labels,
+                &mut excluded_here,
+                intervals,
+            )
+        });
+        (row, excluded_here)
+    }) {
+        excluded.extend(excluded_here);
+        rows.extend(row);
     }
 
     let mut family_names: Vec<String> = Vec::new();
@@ -463,27 +476,29 @@ pub fn compare_with_intervals(
             family_names.push(r.family.clone());
         }
     }
-    let summaries: Vec<GroupSummary> = family_names
-        .iter()
-        .map(|f| {
-            summarise(
-                f,
-                rows.iter().filter(|r| r.family == *f),
-                machines.len(),
-                reference,
-                &sets,
-                intervals,
-            )
-        })
+    // The overall summary first: it is the largest, so it starts first.
+    let groups: Vec<Option<&String>> = std::iter::once(None)
+        .chain(family_names.iter().map(Some))
         .collect();
-    let overall = summarise(
-        OVERALL,
-        rows.iter(),
-        machines.len(),
-        reference,
-        &sets,
-        intervals,
-    );
+    let mut summaries = par_map(&groups, |group| match group {
+        None => summarise(
+            OVERALL,
+            rows.iter(),
+            machines.len(),
+            reference,
+            &sets,
+            intervals,
+        ),
+        Some(f) => summarise(
+            f,
+            rows.iter().filter(|r| r.family == **f),
+            machines.len(),
+            reference,
+            &sets,
+            intervals,
+        ),
+    });
+    let overall = summaries.remove(0);
 
     let ref_bogo = machines[reference].run.host.cpu.bogomips;
     let bogomips_ratio = machines
@@ -609,7 +624,7 @@ fn build_row(
     key: &CaseKey,
     family: &str,
     reference: usize,
-    p: Prepared,
+    p: &Prepared,
     labels: &[String],
     excluded: &mut Vec<Excluded>,
     intervals: bool,

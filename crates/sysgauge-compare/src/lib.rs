@@ -31,6 +31,7 @@ pub mod import;
 pub mod index;
 pub mod machine;
 pub mod naming;
+mod parallel;
 
 #[cfg(any(test, feature = "testutil"))]
 pub mod testutil;
