@@ -111,7 +111,7 @@ impl Resampler {
         let n = self.rank.len();
         // The drawn ranks' (n-1)/2-th and n/2-th smallest (0-based).
         let (lo_k, hi_k) = ((n - 1) / 2, n / 2);
-        let (lo, hi) = if n <= NIBBLE_COUNTS {
+        let (lo, hi) = if n <= WORD_COUNTS {
             self.middle_ranks_in_a_word(rng, lo_k, hi_k)
         } else {
             self.middle_ranks_counted(rng, lo_k, hi_k)
@@ -124,28 +124,33 @@ impl Resampler {
     }
 
     /// Few samples (the usual case: a handful of repetitions): the counts
-    /// are 4-bit fields of one word, and one multiplication gives their
-    /// running sums (each at most `n`, so no field overflows).
+    /// are the bytes of one word, one multiplication gives their running
+    /// sums (each at most `n`, so no byte overflows), and the first rank
+    /// whose running sum passes `k` is found without a loop (a loop's
+    /// exit at a random rank was a mispredicted branch per resample).
     fn middle_ranks_in_a_word(
         &self,
         rng: &mut SplitMix64,
         lo_k: usize,
         hi_k: usize,
     ) -> (usize, usize) {
+        const ONES: u128 = u128::MAX / 0xFF;
+        const HIGH: u128 = ONES << 7;
         let n = self.rank.len();
-        let mut counts = 0u64;
+        let mut counts = 0u128;
         for _ in 0..n {
-            counts += 1 << (4 * self.rank[rng.below(n)]);
+            counts += 1 << (8 * self.rank[rng.below(n)]);
         }
-        let running = counts.wrapping_mul(0x1111_1111_1111_1111);
+        let running = counts.wrapping_mul(ONES);
+        // A byte's top bit is set by adding 0x80 - (k + 1) exactly when the
+        // byte is above k (bytes are at most 15, so nothing carries out).
         let first_above = |k: usize| {
-            let mut r = 0;
-            while ((running >> (4 * r)) & 0xF) as usize <= k {
-                r += 1;
-            }
-            r
+            let over = running.wrapping_add(ONES * (0x80 - (k as u128 + 1))) & HIGH;
+            (over.trailing_zeros() / 8) as usize
         };
-        (first_above(lo_k), first_above(hi_k))
+        let hi = first_above(hi_k);
+        let lo = if lo_k == hi_k { hi } else { first_above(lo_k) };
+        (lo, hi)
     }
 
     fn middle_ranks_counted(
@@ -173,9 +178,9 @@ impl Resampler {
     }
 }
 
-/// The most samples whose draw counts fit 4-bit fields of a `u64` with
-/// their running sums (each sum is at most the count of samples).
-const NIBBLE_COUNTS: usize = 15;
+/// The most samples whose draw counts, and their running sums, fit the
+/// bytes of a `u128` with the top bit of each byte free.
+const WORD_COUNTS: usize = 15;
 
 fn interval(estimate: f64, mut stats: Vec<f64>) -> ConfidenceInterval {
     stats.sort_by(f64::total_cmp);
