@@ -14,7 +14,7 @@ use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_core::record::{RunRecord, GROUPS_TAG};
 #[cfg(test)]
 pub(crate) use sysgauge_store::machines::test_row;
-pub use sysgauge_store::machines::{key_of_row, resolve_machines, resolve_stored};
+pub use sysgauge_store::machines::{key_of_row, resolve_stored};
 use sysgauge_store::machines::{stored_machines, Resolver};
 use sysgauge_store::Store;
 
