@@ -120,6 +120,29 @@ fn given_name(m: &NamedMachine) -> String {
         .to_string()
 }
 
+/// The start of `key`'s machine id (8 characters at least, as
+/// `IdentityInfo::short`) that none of `others` shares: machines cloned
+/// from one image with ids alike still read apart.
+fn telling_id(key: &MachineKey, others: &[MachineKey]) -> Option<String> {
+    let id = key.identity.stable()?;
+    let chars: Vec<char> = id.chars().collect();
+    let mut len = 8.min(chars.len());
+    let start = |len: usize| chars[..len].iter().collect::<String>();
+    while len < chars.len()
+        && others
+            .iter()
+            .filter(|o| o.identity != key.identity)
+            .any(|o| {
+                o.identity
+                    .stable()
+                    .is_some_and(|x| x.starts_with(&start(len)))
+            })
+    {
+        len += 1;
+    }
+    Some(start(len))
+}
+
 fn newest_run(m: &NamedMachine) -> &RunRecord {
     m.runs
         .iter()
@@ -165,7 +188,12 @@ pub fn label_machines(named: Vec<NamedMachine>) -> Vec<Machine> {
             });
             let mut told_apart = false;
             if other_machines {
-                if let Some(id) = key.identity.short() {
+                let others: Vec<MachineKey> = clash
+                    .iter()
+                    .filter(|&&j| j != i)
+                    .filter_map(|&j| unique[j].key())
+                    .collect();
+                if let Some(id) = telling_id(&key, &others) {
                     extra.push(id);
                     told_apart = true;
                 }
@@ -288,6 +316,20 @@ mod tests {
                 labelled(run("b", "nas", Some("3333bbbb4444"), None), "A"),
             ]),
             ["A (pi, 1111aaaa)", "A (nas, 3333bbbb)"]
+        );
+        // Ids alike at the start (machines cloned from one image, a lab's
+        // numbered ids): as much of each id as tells them apart.
+        assert_eq!(
+            labels(vec![
+                run("a", "twin", Some("0000000000000001"), None),
+                run("b", "twin", Some("0000000000000002"), None),
+                run("c", "twin", Some("00000000000000020"), None),
+            ]),
+            [
+                "twin (0000000000000001)",
+                "twin (0000000000000002)",
+                "twin (00000000000000020)"
+            ]
         );
     }
 

@@ -52,11 +52,16 @@ impl IdentityInfo {
     /// A short stable key for the machine, for labels: the first 8
     /// characters of the machine-id, else of the DMI UUID, else of the serial.
     pub fn short(&self) -> Option<String> {
+        self.stable().map(|s| s.chars().take(8).collect())
+    }
+
+    /// The whole of what `short` is the start of.
+    pub fn stable(&self) -> Option<&str> {
         [&self.machine_id, &self.product_uuid, &self.product_serial]
             .into_iter()
             .flatten()
             .next()
-            .map(|s| s.chars().take(8).collect())
+            .map(String::as_str)
     }
 }
 
