@@ -89,6 +89,19 @@ impl NamedMachine {
         }
     }
 
+    /// A whole machine of stored runs (`runs` loaded from the rows `ids`,
+    /// in that order).
+    pub fn stored(runs: Vec<RunRecord>, ids: Vec<i64>) -> NamedMachine {
+        NamedMachine {
+            runs: runs
+                .into_iter()
+                .zip(ids)
+                .map(|(r, id)| (r, Origin::Stored(id)))
+                .collect(),
+            pinned: false,
+        }
+    }
+
     pub fn key(&self) -> Option<MachineKey> {
         self.runs.first().map(|(r, _)| MachineKey::of_run(r))
     }

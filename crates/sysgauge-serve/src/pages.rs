@@ -325,14 +325,7 @@ pub(crate) async fn machines_view(
             let ids: Vec<i64> = list.iter().map(|r| r.id).collect();
             let runs = s.load_run_heads(&ids).map_err(store_err)?;
             if runs.first().is_some_and(|newest| filter.keeps(newest)) {
-                named.push(NamedMachine {
-                    runs: runs
-                        .into_iter()
-                        .zip(ids)
-                        .map(|(r, id)| (r, Origin::Stored(id)))
-                        .collect(),
-                    pinned: false,
-                });
+                named.push(NamedMachine::stored(runs, ids));
             }
         }
         let shown: Vec<(i64, &str)> = named
@@ -540,14 +533,7 @@ pub(crate) async fn case_distribution(
                 continue;
             }
             let runs = s.load_runs(&ids).map_err(store_err)?;
-            named.push(NamedMachine {
-                runs: runs
-                    .into_iter()
-                    .zip(ids)
-                    .map(|(r, id)| (r, Origin::Stored(id)))
-                    .collect(),
-                pinned: false,
-            });
+            named.push(NamedMachine::stored(runs, ids));
         }
         // How many runs of each machine have the case, per params.
         let is_case = |r: &&ResultRecord| r.bench_id == bench && matches!(r.status, Status::Ok);

@@ -227,6 +227,20 @@ fn health_is_503_when_the_database_is_gone() {
     assert_eq!(h.json()["status"], "unavailable");
 }
 
+/// A connection that has sent an upload's headers, for a body of `len`
+/// bytes sent by the caller as it likes.
+fn upload_by_hand(server: &Server, token: &str, len: usize) -> std::net::TcpStream {
+    let mut conn = std::net::TcpStream::connect(server.addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        conn,
+        "POST /api/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {len}\r\n\r\n"
+    )
+    .unwrap();
+    conn
+}
+
 /// An upload whose body is still arriving when the server is told to stop
 /// is finished and stored; the server then ends.
 #[test]
@@ -237,15 +251,7 @@ fn shutdown_finishes_an_upload_under_way() {
     let token = server.token("t");
     let run = a_run("late", 7);
     let body = serde_json::to_string(&run).unwrap();
-    let mut conn = std::net::TcpStream::connect(server.addr).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    write!(
-        conn,
-        "POST /api/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
+    let mut conn = upload_by_hand(&server, &token, body.len());
     let (head, tail) = body.split_at(body.len() / 2);
     conn.write_all(head.as_bytes()).unwrap();
     conn.flush().unwrap();
@@ -276,15 +282,7 @@ fn a_body_too_slow_to_arrive_is_refused() {
     let server = Server::start(&db, |c| c.body_timeout = Duration::from_secs(1));
     let token = server.token("t");
     let body = serde_json::to_string(&a_run("slowpoke", 3)).unwrap();
-    let mut conn = std::net::TcpStream::connect(server.addr).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    write!(
-        conn,
-        "POST /api/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
+    let mut conn = upload_by_hand(&server, &token, body.len());
     conn.write_all(&body.as_bytes()[..body.len() / 2]).unwrap();
     conn.flush().unwrap();
     let mut answer = String::new();

@@ -84,13 +84,7 @@ pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>, SelectErr
     if let Some(row) = store.latest_run_for_host(key)? {
         return Ok(Some(row));
     }
-    if let Some((row, status)) = store.latest_any_run_for_host(key)? {
-        return Err(SelectError::Named(format!(
-            "host '{key}' has no complete run (its newest, run {row}, is {}); name the run \
-             (`{row}`) to use it anyway",
-            status.as_str()
-        )));
-    }
+    no_complete_run(store, key)?;
     // A fleet alias names the machine it was given to (its latest run).
     if let Some(row) = store
         .machine_rows(ALIAS_TAG)?
@@ -162,6 +156,20 @@ pub fn stored_machines(rows: &[MachineRow]) -> Vec<(MachineKey, String, Vec<Mach
         i += 1;
     }
     machines
+}
+
+/// An error naming the newest run of host `key` when it has runs but none
+/// complete: a partial run compared as "the host" would mislead, but it can
+/// be named explicitly.
+fn no_complete_run(store: &Store, key: &str) -> Result<(), SelectError> {
+    match store.latest_any_run_for_host(key)? {
+        Some((row, status)) => Err(SelectError::Named(format!(
+            "host '{key}' has no complete run (its newest, run {row}, is {}); name the run \
+             (`{row}`) to use it anyway",
+            status.as_str()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The stored runs whose label the user gave is `label`, one machine
@@ -244,14 +252,7 @@ impl<'a> Resolver<'a> {
         for i in found {
             let ids: Vec<i64> = machines[i].2.iter().map(|r| r.id).collect();
             let runs = store.load_runs(&ids)?;
-            out.push(NamedMachine {
-                runs: runs
-                    .into_iter()
-                    .zip(ids)
-                    .map(|(r, id)| (r, Origin::Stored(id)))
-                    .collect(),
-                pinned: false,
-            });
+            out.push(NamedMachine::stored(runs, ids));
         }
         Ok(Some(out))
     }
@@ -316,13 +317,7 @@ impl<'a> Resolver<'a> {
         if let Some(found) = self.named_machines(key)? {
             return Ok(Some(found));
         }
-        if let Some((row, status)) = store.latest_any_run_for_host(key)? {
-            return Err(SelectError::Named(format!(
-                "host '{key}' has no complete run (its newest, run {row}, is {}); name the run \
-                 (`{row}`) to use it anyway",
-                status.as_str()
-            )));
-        }
+        no_complete_run(store, key)?;
         let labelled = labelled_machines(store, key)?;
         if !labelled.is_empty() {
             return Ok(Some(labelled));

@@ -513,13 +513,7 @@ impl PgStore {
 
     /// Runs without their results in one query, in the order of `ids`.
     pub fn load_run_heads(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
-        let list: Vec<i64> = ids.to_vec();
-        let mut runs: HashMap<i64, RunRecord> = self
-            .rows(rows::LOAD_RUNS_ANY, &[&list], "loading runs", |d, r| {
-                Ok((d.int(r, 13)?, d.run(r)?))
-            })?
-            .into_iter()
-            .collect();
+        let mut runs = self.runs_by_row(ids)?;
         ids.iter()
             .map(|id| {
                 runs.remove(id)
@@ -528,15 +522,21 @@ impl PgStore {
             .collect()
     }
 
-    /// Many runs in three queries, in the order of `ids`.
-    pub fn load_runs(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
+    /// The runs of the rows `ids` without their results, by row.
+    fn runs_by_row(&self, ids: &[i64]) -> Result<HashMap<i64, RunRecord>> {
         let list: Vec<i64> = ids.to_vec();
-        let mut runs: HashMap<i64, RunRecord> = self
+        Ok(self
             .rows(rows::LOAD_RUNS_ANY, &[&list], "loading runs", |d, r| {
                 Ok((d.int(r, 13)?, d.run(r)?))
             })?
             .into_iter()
-            .collect();
+            .collect())
+    }
+
+    /// Many runs in three queries, in the order of `ids`.
+    pub fn load_runs(&self, ids: &[i64]) -> Result<Vec<RunRecord>> {
+        let list: Vec<i64> = ids.to_vec();
+        let mut runs = self.runs_by_row(ids)?;
         let mut results: HashMap<i64, Vec<(i64, ResultRecord)>> = HashMap::new();
         for (run, result) in self.rows(
             rows::LOAD_RESULTS_ANY,

@@ -37,14 +37,7 @@ pub fn load_machines(
         for (_, _, list) in stored_machines(&rows) {
             let ids: Vec<i64> = list.iter().map(|r| r.id).collect();
             let runs = store.load_runs(&ids)?;
-            out.push(NamedMachine {
-                runs: runs
-                    .into_iter()
-                    .zip(ids)
-                    .map(|(r, id)| (r, Origin::Stored(id)))
-                    .collect(),
-                pinned: false,
-            });
+            out.push(NamedMachine::stored(runs, ids));
         }
         for host in store.hosts()? {
             if !rows.iter().any(|r| r.host == host) {
