@@ -116,13 +116,17 @@ pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>, SelectErr
     }
 }
 
+/// A stored machine: its key, the host name of its newest run, its rows
+/// newest first.
+pub type StoredMachine = (MachineKey, String, Vec<MachineRow>);
+
 /// Every machine of the stored complete (and imported) runs, each with its
 /// rows newest first and the host name of its newest run. Runs that say
 /// nothing of their machine but its host name (imported tables) belong to
 /// the one machine of that host name when there is exactly one; else they
 /// are a machine of their own.
-pub fn stored_machines(rows: &[MachineRow]) -> Vec<(MachineKey, String, Vec<MachineRow>)> {
-    let mut machines: Vec<(MachineKey, String, Vec<MachineRow>)> = Vec::new();
+pub fn stored_machines(rows: &[MachineRow]) -> Vec<StoredMachine> {
+    let mut machines: Vec<StoredMachine> = Vec::new();
     let mut position: std::collections::HashMap<MachineKey, usize> = Default::default();
     for r in rows {
         let k = key_of_row(r);
@@ -138,8 +142,7 @@ pub fn stored_machines(rows: &[MachineRow]) -> Vec<(MachineKey, String, Vec<Mach
     while i < machines.len() {
         let (key, host) = (&machines[i].0, &machines[i].1);
         if key.anonymous() {
-            let hosts_of =
-                |m: &(MachineKey, String, Vec<MachineRow>)| m.2.iter().any(|r| r.host == *host);
+            let hosts_of = |m: &StoredMachine| m.2.iter().any(|r| r.host == *host);
             let others: Vec<usize> = (0..machines.len())
                 .filter(|&j| j != i && hosts_of(&machines[j]))
                 .collect();
@@ -203,7 +206,7 @@ pub fn labelled_machines(store: &Store, label: &str) -> Result<Vec<NamedMachine>
 /// the cost of resolving ten names over 500 machines).
 pub struct Resolver<'a> {
     store: &'a Store,
-    listing: std::cell::OnceCell<Vec<(MachineKey, String, Vec<MachineRow>)>>,
+    listing: std::cell::OnceCell<Vec<StoredMachine>>,
 }
 
 impl<'a> Resolver<'a> {
@@ -214,7 +217,7 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn listing(&self) -> Result<&[(MachineKey, String, Vec<MachineRow>)], SelectError> {
+    fn listing(&self) -> Result<&[StoredMachine], SelectError> {
         if let Some(l) = self.listing.get() {
             return Ok(l);
         }
