@@ -562,7 +562,13 @@ pub fn region(requested: Option<u64>, profile: Profile, device: u64, block: u64)
 }
 
 /// What raw mode would do, in words (shown without --destroy-data).
-pub fn plan_text(f: &DeviceFacts, blocks: &[u64], size: Option<u64>, profile: Profile) -> String {
+pub fn plan_text(
+    f: &DeviceFacts,
+    blocks: &[u64],
+    modes: Option<&[IoMode]>,
+    size: Option<u64>,
+    profile: Profile,
+) -> String {
     let sizes: Vec<String> = blocks.iter().map(|&b| size_label(b)).collect();
     let region = region(size, profile, f.size_bytes, 1 << 20);
     let mut s = format!(
@@ -605,11 +611,7 @@ pub fn plan_text(f: &DeviceFacts, blocks: &[u64], size: Option<u64>, profile: Pr
         s.push_str(&w);
         s.push('\n');
     }
-    s.push_str(
-        "Block sizes that are a multiple of the logical block size are written with O_DIRECT; \
-         smaller ones through the page cache (the kernel refuses unaligned direct I/O on a \
-         block device), where each partly written block is first read from the device.\n",
-    );
+    s.push_str(&modes_text(modes));
     s.push_str(
         "Checked: not mounted (nor any partition), not swap, not held by LVM/md/device-mapper, \
          no recognised signature.\n",
@@ -618,6 +620,40 @@ pub fn plan_text(f: &DeviceFacts, blocks: &[u64], size: Option<u64>, profile: Pr
         "EVERYTHING ON THAT PART OF THE DEVICE WILL BE DESTROYED. Add --destroy-data to do it.\n",
     );
     s
+}
+
+/// How the plan says the sizes will be written: in each chosen mode, or
+/// (without `--io`) direct where the kernel takes the size.
+fn modes_text(modes: Option<&[IoMode]>) -> String {
+    let Some(modes) = modes else {
+        return "Block sizes that are a multiple of the logical block size are written with \
+                O_DIRECT; smaller ones through the page cache (the kernel refuses unaligned direct \
+                I/O on a block device), where each partly written block is first read from the \
+                device.\n"
+            .to_string();
+    };
+    let each: Vec<&str> = modes
+        .iter()
+        .map(|m| match m {
+            IoMode::Buffered => {
+                "buffered (through the page cache, each pass ending with fdatasync; a partly \
+                 written block is first read from the device)"
+            }
+            IoMode::Direct => {
+                "direct (O_DIRECT; a size below the logical block size is written as the \
+                 read-modify-write of whole blocks the device forces)"
+            }
+        })
+        .collect();
+    format!(
+        "Every block size is written {}: {}.\n",
+        if modes.len() > 1 {
+            "once in each mode"
+        } else {
+            "in one mode"
+        },
+        each.join(", then ")
+    )
 }
 
 /// `disk.raw-write`.
@@ -1061,7 +1097,19 @@ mod tests {
             ),
             "{w:?}"
         );
-        let plan = plan_text(&lv, &[512, 4096], None, Profile::Quick);
+        let plan = plan_text(&lv, &[512, 4096], None, None, Profile::Quick);
+        assert!(
+            plan.contains("smaller ones through the page cache"),
+            "{plan}"
+        );
+        let both = plan_text(&lv, &[512, 4096], Some(&IoMode::BOTH), None, Profile::Quick);
+        assert!(
+            both.contains("once in each mode: buffered (")
+                && both.contains("then direct (O_DIRECT"),
+            "{both}"
+        );
+        let direct = plan_text(&lv, &[512], Some(&[IoMode::Direct]), None, Profile::Quick);
+        assert!(direct.contains("in one mode: direct"), "{direct}");
         assert!(
             plan.contains("dm-0 512/512 over sda 512/512 over sdb1 512/4096"),
             "{plan}"

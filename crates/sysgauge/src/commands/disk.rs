@@ -164,6 +164,7 @@ fn check_device(o: &DiskOptions, cfg: &MeasureConfig) -> Result<Option<String>> 
         return Ok(Some(raw::plan_text(
             &facts,
             &o.block_sizes(),
+            o.io_modes.as_deref(),
             o.size,
             cfg.profile,
         )));
