@@ -41,6 +41,7 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use sysgauge_core::size::Bytes;
 use sysgauge_core::{BenchError, Better, CancelToken, Metric, RunCtx, Unit};
 use sysgauge_family::util::metric;
 use sysgauge_stats::{median, percentile};
@@ -441,6 +442,24 @@ pub fn randrw(
     read_percent: u64,
 ) -> Result<Vec<Metric>, BenchError> {
     let id = Kind::RandRw.id();
+    // Every request in flight has its own buffer: 128 MiB at 1 MiB x 64 x
+    // 2 jobs. Refuse rather than push a small machine into swap.
+    let in_flight = block
+        .saturating_mul(depth.max(1))
+        .saturating_mul(jobs.max(1));
+    if let Some(avail) = sysgauge_host::available_memory_bytes() {
+        if in_flight.saturating_mul(2) > avail {
+            return Err(BenchError::skip(
+                format!(
+                    "the {} requests in flight need {} of buffers and only {} of memory is available",
+                    depth.max(1) * jobs.max(1),
+                    Bytes(in_flight),
+                    Bytes(avail)
+                ),
+                "free memory, or run the smaller block sizes (--block-size)",
+            ));
+        }
+    }
     let shared = begin(ctx, o, true)?;
     let mut g = lock(&shared)?;
     let size = g.size;
