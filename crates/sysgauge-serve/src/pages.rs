@@ -320,10 +320,18 @@ pub(crate) async fn machines_view(
     let cache = Arc::clone(state);
     with_store(state, move |s| {
         let rows = s.machine_rows(ALIAS_TAG).map_err(store_err)?;
+        let machines = stored_machines(&rows);
+        // Every run's facts in one call (one query on PostgreSQL), then
+        // dealt back to their machines.
+        let all: Vec<i64> = machines
+            .iter()
+            .flat_map(|(_, _, list)| list.iter().map(|r| r.id))
+            .collect();
+        let mut heads = s.load_run_heads(&all).map_err(store_err)?.into_iter();
         let mut named = Vec::new();
-        for (_, _, list) in stored_machines(&rows) {
+        for (_, _, list) in machines {
             let ids: Vec<i64> = list.iter().map(|r| r.id).collect();
-            let runs = s.load_run_heads(&ids).map_err(store_err)?;
+            let runs: Vec<RunRecord> = heads.by_ref().take(ids.len()).collect();
             if runs.first().is_some_and(|newest| filter.keeps(newest)) {
                 named.push(NamedMachine::stored(runs, ids));
             }
