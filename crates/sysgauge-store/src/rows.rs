@@ -62,10 +62,10 @@ pub(crate) const LOAD_RESULTS_ANY: &str =
     "SELECT id, bench_id, family, workload_version, params_json, status_json,
             started_at, duration_seconds, findings_json, details_json, run_id
      FROM results WHERE run_id = ANY(?1) ORDER BY run_id, seq";
+/// The metrics of the results whose row ids are ?1.
 pub(crate) const LOAD_METRICS_ANY: &str =
     "SELECT m.result_id, m.name, m.unit, m.better, m.samples_json
-     FROM metrics m JOIN results x ON x.id = m.result_id
-     WHERE x.run_id = ANY(?1) ORDER BY x.run_id, x.seq, m.seq";
+     FROM metrics m WHERE m.result_id = ANY(?1) ORDER BY m.result_id, m.seq";
 pub(crate) const DELETE_RUN: &str = "DELETE FROM runs WHERE id = ?1";
 pub(crate) const RUNNING_RUNS: &str =
     "SELECT id, pid, boot_id FROM runs WHERE status = 'running' AND pid IS NOT NULL";
