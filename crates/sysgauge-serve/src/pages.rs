@@ -532,14 +532,19 @@ pub(crate) async fn case_distribution(
         // The machines of the CPU model, by their newest run's facts (heads
         // only); then those machines' runs whole.
         let rows = s.machine_rows(ALIAS_TAG).map_err(store_err)?;
+        let machines: Vec<_> = stored_machines(&rows)
+            .into_iter()
+            .filter(|(_, _, list)| !list.is_empty())
+            .collect();
+        // Every machine's newest run's facts in one call.
+        let newest: Vec<i64> = machines.iter().map(|(_, _, list)| list[0].id).collect();
+        let heads = s.load_run_heads(&newest).map_err(store_err)?;
         let mut named = Vec::new();
-        for (_, _, list) in stored_machines(&rows) {
-            let ids: Vec<i64> = list.iter().map(|r| r.id).collect();
-            let Some(newest) = ids.first() else { continue };
-            let head = s.load_run_heads(&[*newest]).map_err(store_err)?;
-            if head.first().and_then(|r| r.host.cpu.model.as_deref()) != Some(cpu.as_str()) {
+        for ((_, _, list), head) in machines.into_iter().zip(heads) {
+            if head.host.cpu.model.as_deref() != Some(cpu.as_str()) {
                 continue;
             }
+            let ids: Vec<i64> = list.iter().map(|r| r.id).collect();
             let runs = s.load_runs(&ids).map_err(store_err)?;
             named.push(NamedMachine::stored(runs, ids));
         }
