@@ -358,32 +358,7 @@ pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
         ]);
     }
     let mut out = t.render(format);
-    let used: Vec<String> = rows
-        .iter()
-        .filter_map(|r| {
-            let name = r.implementation.as_deref()?;
-            let how = match (&r.trial, &r.choice) {
-                (Some(trial), _) => format!("trial on this CPU: {trial}"),
-                (None, Some(choice)) => choice.clone(),
-                (None, None) => String::new(),
-            };
-            let sep = if how.is_empty() { "" } else { "; " };
-            Some(format!(
-                "  {} {}: {name}{sep}{how}\n",
-                display_name(&r.bench_id),
-                r.what
-            ))
-        })
-        .collect();
-    if !used.is_empty() {
-        out.push_str("implementation of each row (for a trial: every candidate's rate, the fastest chosen):\n");
-        let mut seen = BTreeSet::new();
-        for line in used {
-            if seen.insert(line.clone()) {
-                out.push_str(&line);
-            }
-        }
-    }
+    out.push_str(&implementation_lines(rows));
     let mut notes: Vec<&str> = rows
         .iter()
         .filter_map(|r| not_comparable(&r.bench_id))
@@ -395,6 +370,65 @@ pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The heading of the implementation lines, in `--vs-openssl` tables and
+/// `--implementations` sections alike.
+const IMPLEMENTATION_HEADING: &str =
+    "implementation of each row (for a trial: every candidate's rate, the fastest chosen):\n";
+
+/// One line per row that names its implementation: which one ran and how
+/// it was chosen (every candidate's trial rate, or forced, or the only
+/// one), from the result's details, so what is shown is what was stored.
+fn implementation_lines(rows: &[VsRow]) -> String {
+    let used: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let name = r.implementation.as_deref()?;
+            let how = match (&r.trial, &r.choice) {
+                (Some(trial), _) => format!("trial on this CPU: {trial}"),
+                (None, Some(choice)) if choice.starts_with("forced") => {
+                    format!("{choice} (no trial)")
+                }
+                (None, Some(choice)) => choice.clone(),
+                (None, None) => String::new(),
+            };
+            let sep = if how.is_empty() { "" } else { "; " };
+            Some(format!(
+                "  {} {}: {name}{sep}{how}\n",
+                display_name(&r.bench_id),
+                r.what
+            ))
+        })
+        .collect();
+    let mut out = String::new();
+    if !used.is_empty() {
+        out.push_str(IMPLEMENTATION_HEADING);
+        let mut seen = BTreeSet::new();
+        for line in used {
+            if seen.insert(line.clone()) {
+                out.push_str(&line);
+            }
+        }
+    }
+    out
+}
+
+/// `--implementations` of `crypto` and `run`: after the table, each hash
+/// and crypto case's implementation with every candidate's trial rate, as
+/// stored in its details (nothing is measured again). Empty when no case
+/// names one.
+pub fn implementations_section(results: &[ResultRecord]) -> String {
+    let ok: Vec<ResultRecord> = results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Ok))
+        .cloned()
+        .collect();
+    let lines = implementation_lines(&vs_rows(&ok, &[]));
+    if lines.is_empty() {
+        return lines;
+    }
+    format!("\n{lines}")
 }
 
 /// The code of the finding that names the rows where sysgauge's code was

@@ -13,7 +13,7 @@ use crate::values::ThreadCount;
 use anyhow::{bail, Result};
 use clap::Args;
 use sysgauge_crypto::crypto::alongside::{openssl_seconds, OpensslAlongside};
-use sysgauge_crypto::crypto::report::speed_table;
+use sysgauge_crypto::crypto::report::{implementations_section, speed_table};
 use sysgauge_crypto::speed::speed_benchmarks;
 use sysgauge_report::TableFormat;
 
@@ -42,6 +42,12 @@ pub struct CryptoArgs {
 
     #[command(flatten)]
     pub implementation: ImplementationArgs,
+
+    /// After the table, each algorithm's implementation and how it was
+    /// chosen: every candidate's trial rate, or forced, from the stored
+    /// details (`--vs-openssl` prints these lines too).
+    #[arg(long)]
+    pub implementations: bool,
 }
 
 /// Largest block size accepted (one buffer per thread is allocated).
@@ -97,6 +103,8 @@ pub fn run(args: CryptoArgs) -> Result<Exit> {
         if alongside.interrupted {
             exit = Exit::Interrupted;
         }
+    } else if args.implementations {
+        text.push_str(&implementations_section(&outcome.record.results));
     }
     text.push_str(&measure::findings_section(&outcome.record));
     text.push_str(&measure::closing_lines(&outcome, exit));

@@ -36,6 +36,12 @@ pub struct RunArgs {
     #[command(flatten)]
     pub rated: RatedArg,
 
+    /// After the summary, each hash and crypto case's implementation and
+    /// how it was chosen: every candidate's trial rate, or forced, from the
+    /// stored details.
+    #[arg(long)]
+    pub implementations: bool,
+
     /// Leave cases measured while the machine was disturbed (other
     /// processes, steal, throttling, waits) out of the closing index.
     #[arg(long)]
@@ -74,6 +80,11 @@ pub fn run(args: RunArgs) -> Result<Exit> {
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("run", &cfg, &selected, &cancel, Vec::new())?;
     let mut text = summary_table(&outcome.record, TableFormat::Text);
+    if args.implementations {
+        text.push_str(&sysgauge_crypto::crypto::report::implementations_section(
+            &outcome.record.results,
+        ));
+    }
     text.push_str(&measure::findings_section(&outcome.record));
     if outcome.record.results.iter().any(|r| r.is_ok()) {
         text.push('\n');

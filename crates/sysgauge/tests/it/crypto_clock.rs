@@ -384,6 +384,60 @@ fn implementation_is_chosen_forced_and_listed() {
     );
 }
 
+/// `--implementations` shows the trial's work after the table, from the
+/// stored details: for a chosen implementation every candidate's rate (the
+/// same figures the record holds), for a forced one that it was forced and
+/// no trial ran. `run` takes the flag too.
+#[test]
+fn implementations_show_every_candidates_trial_rate() {
+    let sb = Sandbox::new();
+    let out = crypto_once(&sb, "1KiB")
+        .args(["--only", "sha512,md5", "--no-store", "--implementations"])
+        .args(["--implementation", "md5=rustcrypto", "--json", "-"])
+        .succeeds();
+    let run = common::strict_record(&out.stdout);
+    let text = stderr_of(&out);
+    let sha = run
+        .results
+        .iter()
+        .find(|r| r.bench_id == "hash.sha512")
+        .unwrap();
+    let chosen = sha.details.get_str("implementation").unwrap();
+    let trial = sha.details.get_str("implementation_trial").unwrap();
+    // Every CPU runs at least RustCrypto's and aws-lc's SHA-512.
+    assert!(
+        trial.contains("rustcrypto ") && trial.contains("aws-lc ") && trial.ends_with(" MB/s"),
+        "{trial}"
+    );
+    let line = format!("sha512 1024 bytes: {chosen}; trial on this CPU: {trial}");
+    assert!(text.contains(&line), "no '{line}' in\n{text}");
+    assert!(
+        text.contains("md5 1024 bytes: rustcrypto; forced with --implementation (no trial)"),
+        "{text}"
+    );
+    // Without the flag the lines are not printed.
+    let plain = crypto_once(&sb, "1KiB")
+        .args(["--only", "md5", "--no-store"])
+        .succeeds();
+    assert!(!stdout_of(&plain).contains("trial on this CPU"));
+
+    let out = sb
+        .tiny_run()
+        .args(["--only", "hash.md5", "--no-store", "--implementations"])
+        .succeeds();
+    let text = stdout_of(&out);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("md5 "))
+        .unwrap_or_else(|| panic!("no md5 line in\n{text}"));
+    assert!(
+        line.contains("trial on this CPU: ")
+            && line.contains("sysgauge ")
+            && line.contains("rustcrypto "),
+        "{line}"
+    );
+}
+
 /// `clock --rated`: judged against the given clock as if published
 /// (`clock-below-nominal` far above this machine's clock, nothing far
 /// below), recorded in the host facts as given; a bad value is a usage
