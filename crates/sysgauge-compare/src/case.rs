@@ -67,6 +67,10 @@ pub struct CaseData {
     pub untrusted: Option<String>,
     /// What disturbed the machine while the case ran, if anything did.
     pub disturbed: Option<String>,
+    /// Why the number measures sysgauge's code more than the machine (its
+    /// implementation is known to be slower than the best reference on
+    /// this CPU), if it does.
+    pub code_bound: Option<String>,
     /// For a case measured in rounds (`--rounds`): each round's value over
     /// the median of the rounds. The samples are then the rounds' values;
     /// these factors carry the between-run spread over to a run of the
@@ -130,6 +134,7 @@ impl CaseSet {
                     value: m.value(),
                     untrusted: r.untrusted().map(str::to_string),
                     disturbed: r.disturbed().map(str::to_string),
+                    code_bound: r.code_bound().map(str::to_string),
                     round_factors: match r.details.get_u64(sysgauge_core::rounds::ROUNDS) {
                         Some(n) if n > 1 && m.value() > 0.0 => {
                             m.samples.iter().map(|v| v / m.value()).collect()

@@ -113,6 +113,11 @@ pub struct Cell {
     /// `disturbed` detail says what).
     #[serde(default)]
     pub disturbed: bool,
+    /// The machine's code for the case is known to run slower than the
+    /// best reference tool on its CPU: why (the result's `code_bound`
+    /// detail). The ratio then partly measures sysgauge's code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_bound: Option<String>,
     /// The run the number came from (a `runs[].reference` of its machine),
     /// when the machine's results come from more than one run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -286,6 +291,8 @@ struct Prepared {
     values: Vec<Option<(Vec<f64>, f64)>>,
     /// Per machine: whether the case was disturbed there.
     disturbed: Vec<bool>,
+    /// Per machine: why its number is code-bound, if it is.
+    code_bound: Vec<Option<String>>,
     /// Per machine: the run the number came from.
     runs: Vec<Option<String>>,
     headline: bool,
@@ -560,6 +567,7 @@ fn prepare(
     let base = sets[anchor].get(key)?;
     let mut values: Vec<Option<(Vec<f64>, f64)>> = vec![None; sets.len()];
     let mut disturbed = vec![false; sets.len()];
+    let mut code_bound: Vec<Option<String>> = vec![None; sets.len()];
     let mut runs = vec![None; sets.len()];
     let mut usable = 0;
     for &i in present {
@@ -603,6 +611,7 @@ fn prepare(
         let samples: Vec<f64> = d.samples.iter().map(|s| s * f).collect();
         values[i] = Some((samples, d.value * f));
         disturbed[i] = d.disturbed.is_some();
+        code_bound[i] = d.code_bound.clone();
         runs[i] = d.run.clone();
         usable += 1;
     }
@@ -611,6 +620,7 @@ fn prepare(
         better: base.better,
         values,
         disturbed,
+        code_bound,
         runs,
         headline: base.headline,
     })
@@ -643,6 +653,7 @@ fn build_row(
                 ci: None,
                 significant: None,
                 disturbed: p.disturbed[i],
+                code_bound: p.code_bound[i].clone(),
                 run: p.runs[i].clone(),
             };
             if let Some((ref_samples, ref_value)) = &reference_value {

@@ -73,6 +73,16 @@ pub fn host_facts(run: &RunRecord) -> Vec<(&'static str, String)> {
     };
     vec![
         ("CPU", or_unknown(cpu.model.clone())),
+        // Guests of different generations share model strings ("AMD EPYC").
+        (
+            "microarchitecture",
+            or_unknown(cpu.microarchitecture.clone().or_else(|| {
+                Some(format!(
+                    "family {} model {}",
+                    cpu.family?, cpu.model_number?
+                ))
+            })),
+        ),
         ("architecture", or_unknown(arch)),
         ("cores", or_unknown(cores)),
         ("clocks", or_unknown(clocks)),

@@ -111,6 +111,18 @@ pub struct CpuInfo {
     /// Hypervisor or container kind (`kvm`, `vmware`, `xen`, ...); `none` on
     /// bare metal when that can be told; `None` when unknown.
     pub virtualization: Option<String>,
+    /// x86 `cpu family` number (CPUID). With `model_number` it tells apart
+    /// generations that share one model string ("AMD EPYC" guests). Absent
+    /// on other architectures and from records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<u32>,
+    /// x86 `model` number (CPUID).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_number: Option<u32>,
+    /// The microarchitecture named from vendor, family and model
+    /// (`sysgauge_core::microarch`), e.g. "AMD Zen 4"; absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microarchitecture: Option<String>,
     /// Selected CPU features that matter for sysgauge's kernels
     /// (aes, sha_ni, avx2, avx512f, neon, sha2, ...).
     pub features: Vec<String>,

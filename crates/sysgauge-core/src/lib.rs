@@ -21,6 +21,7 @@ pub mod clock;
 pub mod ctx;
 pub mod file;
 pub mod host;
+pub mod microarch;
 pub mod monitor;
 pub mod record;
 pub mod rounds;

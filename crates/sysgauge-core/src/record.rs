@@ -216,6 +216,13 @@ impl ResultRecord {
     pub fn untrusted(&self) -> Option<&str> {
         self.details.get_str(UNTRUSTED)
     }
+    /// Why this result measures sysgauge's code more than the machine: its
+    /// implementation is known to run slower than the best reference tool
+    /// on this CPU's microarchitecture (the sentence says by how much).
+    /// Comparisons mark such numbers "code-bound".
+    pub fn code_bound(&self) -> Option<&str> {
+        self.details.get_str(CODE_BOUND)
+    }
     /// A count parameter (`threads`, `spawners`) as the case ran it: the
     /// number, or for [`ALL_CPUS`] the count the runner kept in the details.
     pub fn count_param(&self, key: &str) -> Option<u64> {
@@ -229,6 +236,14 @@ impl ResultRecord {
 
 /// The detail that marks a result as untrustworthy, with the reason.
 pub const UNTRUSTED: &str = "untrusted";
+
+/// The detail of a result whose code is known to be slower than the best
+/// reference on this CPU (see [`ResultRecord::code_bound`]).
+pub const CODE_BOUND: &str = "code_bound";
+
+/// The detail that says how a result's implementation compares with the
+/// best reference known for this CPU's microarchitecture, faster or not.
+pub const VS_REFERENCE: &str = "vs_reference";
 
 /// The run tag holding a machine's inventory alias (`fleet run`): with the
 /// host identity, what tells two machines apart.

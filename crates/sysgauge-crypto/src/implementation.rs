@@ -125,9 +125,14 @@ pub const DETAIL_TRIAL: &str = "implementation_trial";
 pub const DETAIL_EXCLUDED: &str = "implementation_excluded";
 
 impl Choice {
-    /// Record the choice in the case's details.
-    pub fn note(&self, ctx: &mut RunCtx) {
+    /// Record the choice in the case's details, with what is known of the
+    /// chosen code against the best reference on this CPU (not for a
+    /// forced one: the known ratios describe the fastest code, not any).
+    pub fn note(&self, ctx: &mut RunCtx, bench_id: &str, block: Option<u64>) {
         ctx.note_detail(DETAIL_IMPLEMENTATION, self.name);
+        if !matches!(self.how, How::Forced) {
+            crate::known_ratios::note(ctx, bench_id, block, self.name);
+        }
         let how = match &self.how {
             How::Only => "the only candidate that passed its check here".to_string(),
             How::Forced => "forced with --implementation".to_string(),
@@ -786,7 +791,7 @@ mod tests {
             excluded: vec![("wrong", "gave 295".to_string())],
             unit: TrialUnit::MBps,
         };
-        c.note(&mut ctx);
+        c.note(&mut ctx, "hash.md5", Some(8192));
         let out = ctx.take_case_output();
         assert_eq!(out.details.get_str(DETAIL_IMPLEMENTATION), Some("good"));
         assert_eq!(
@@ -799,7 +804,7 @@ mod tests {
             unit: TrialUnit::OpsPerSec,
             ..c.clone()
         }
-        .note(&mut ctx);
+        .note(&mut ctx, "hash.md5", Some(8192));
         let out = ctx.take_case_output();
         assert_eq!(
             out.details.get_str(DETAIL_TRIAL),

@@ -13,5 +13,6 @@ pub mod awslc;
 pub mod crypto;
 pub mod hash;
 pub mod implementation;
+pub mod known_ratios;
 pub mod openssl_speed;
 pub mod speed;

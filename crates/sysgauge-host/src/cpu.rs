@@ -52,6 +52,8 @@ pub struct ProcCpuinfo {
     pub cpu_architecture: Option<String>,
     /// x86 `cpu family`.
     pub cpu_family: Option<u32>,
+    /// x86 `model` (the number; `model name` is the string).
+    pub cpu_model: Option<u32>,
     /// `bogomips` / `BogoMIPS`.
     pub bogomips: Option<f64>,
     /// x86 `cpu MHz`.
@@ -100,6 +102,7 @@ pub fn parse_cpuinfo(text: &str) -> ProcCpuinfo {
             "CPU part" => keep_first(&mut info.cpu_part, || parse_hex_or_dec(value)),
             "CPU architecture" => set_once(&mut info.cpu_architecture, value),
             "cpu family" => keep_first(&mut info.cpu_family, || value.parse().ok()),
+            "model" => keep_first(&mut info.cpu_model, || value.parse().ok()),
             "cpu MHz" => keep_first(&mut info.mhz, || parse_finite(value)),
             "flags" | "Features" if info.flags.is_empty() => {
                 info.flags = value.split_whitespace().map(str::to_string).collect();
@@ -691,6 +694,14 @@ pub(crate) fn collect_cpu(root: &SysRoot, info: &ProcCpuinfo) -> CpuInfo {
         user_rated_mhz: None,
         virtualization: None,
         features: select_features(&info.flags, info.arm_features),
+        family: info.cpu_family,
+        model_number: info.cpu_model,
+        microarchitecture: match (&info.vendor_id, info.cpu_family, info.cpu_model) {
+            (Some(v), Some(f), Some(m)) => {
+                sysgauge_core::microarch::x86_microarchitecture(v, f, m).map(str::to_string)
+            }
+            _ => None,
+        },
     }
 }
 

@@ -135,6 +135,13 @@ pub fn facts_table(host: &HostInfo) -> Vec<(String, String)> {
     row("Product serial", text(&id.product_serial));
     row("CPU model", text(&cpu.model));
     row("CPU vendor", text(&cpu.vendor));
+    if let (Some(f), Some(m)) = (cpu.family, cpu.model_number) {
+        let named = cpu
+            .microarchitecture
+            .as_deref()
+            .map_or(String::new(), |n| format!(": {n}"));
+        row("CPU family/model", format!("family {f} model {m}{named}"));
+    }
     row("Architecture", text(&cpu.architecture));
     row("Kernel bits", num(cpu.kernel_bits));
     row("Userland bits", num(cpu.userland_bits));

@@ -72,18 +72,56 @@ fn cell_ratio(c: &Option<Cell>) -> String {
     }
 }
 
-/// The value, marked `!` when the machine was disturbed while it ran.
+/// The value, marked `!` when the machine was disturbed while it ran and
+/// `#` when it is code-bound there.
 fn cell_value(c: &Option<Cell>) -> String {
     c.as_ref()
         .map(|c| {
-            let v = format_value(c.value);
+            let mut v = format_value(c.value);
             if c.disturbed {
-                format!("{v} !")
-            } else {
-                v
+                v.push_str(" !");
             }
+            if c.code_bound.is_some() {
+                v.push_str(" #");
+            }
+            v
         })
         .unwrap_or_else(|| "-".to_string())
+}
+
+/// What the `#` mark means, under a cases table that has one.
+pub const CODE_BOUND_NOTE: &str = "# = code-bound: sysgauge's code for the case is known to run \
+     slower than the best reference tool on that machine's CPU (listed under \"Code-bound \
+     numbers\"), so the ratio partly measures sysgauge's code, not the machine";
+
+/// One line per code-bound number: the case, the machine, and by how much
+/// its code trails the reference there (a case's metrics share one line).
+pub fn code_bound_lines(c: &Comparison) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut lines = Vec::new();
+    for r in &c.rows {
+        for (m, cell) in c.machines.iter().zip(&r.cells) {
+            let Some(why) = cell.as_ref().and_then(|x| x.code_bound.as_deref()) else {
+                continue;
+            };
+            if seen.insert((&r.bench_id, &r.params, &m.label)) {
+                lines.push(format!(
+                    "{} on {}: {why}",
+                    case_name(&r.bench_id, &r.params, "").trim_end(),
+                    m.label
+                ));
+            }
+        }
+    }
+    lines
+}
+
+/// True when some number of the comparison is code-bound.
+pub fn has_code_bound(c: &Comparison) -> bool {
+    c.rows
+        .iter()
+        .flat_map(|r| r.cells.iter().flatten())
+        .any(|x| x.code_bound.is_some())
 }
 
 /// The sentence above every comparison.
@@ -620,6 +658,10 @@ fn text(c: &Comparison, tf: TableFormat, verbose: bool) -> String {
                 "! = the machine was disturbed while the case ran (other processes, steal, throttling, waits: see the run's findings); --exclude-disturbed leaves such numbers out\n",
             );
         }
+        if has_code_bound(c) {
+            out.push_str(CODE_BOUND_NOTE);
+            out.push('\n');
+        }
         if c.rows.iter().any(|r| !r.headline) {
             out.push_str(
                 "* = not the case's headline metric (a CPU share, a latency beside a throughput): shown with its ratio, never counted in the means\n",
@@ -651,6 +693,7 @@ fn text(c: &Comparison, tf: TableFormat, verbose: bool) -> String {
     };
     out.push_str(&missing_section(c, tf, verbose));
     list(&mut out, "Numbers left out", excluded_lines(c));
+    list(&mut out, "Code-bound numbers", code_bound_lines(c));
     out
 }
 

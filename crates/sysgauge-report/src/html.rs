@@ -16,8 +16,8 @@
 use crate::chart::lines::LineFigure;
 use crate::chart::{chart_svg, machine_color, ChartError, ChartKind, Figure};
 use crate::compare::{
-    cases_table, excluded_lines, machines_table, missing_by_family, preamble, summary_table,
-    RenderOptions,
+    cases_table, code_bound_lines, excluded_lines, machines_table, missing_by_family, preamble,
+    summary_table, RenderOptions,
 };
 use crate::fleet::{groups_table, medians_table, outlier_rule, outliers_table};
 use crate::table::TableFormat;
@@ -328,8 +328,14 @@ pub fn render_html_with(
     };
     h.push_str(&missing_html(c, options.verbose));
     list(&mut h, "excluded", "Numbers left out", excluded_lines(c));
+    list(
+        &mut h,
+        "code-bound",
+        "Code-bound numbers",
+        code_bound_lines(c),
+    );
 
-    h.push_str("<footer>\n<h2 id=\"method\">How to read this</h2>\n<p class=\"note\">Each value is the median of the repetitions of a case. A ratio divides a machine's value by the reference's, turned round for times and latencies, so above 1 always means faster. Only equal benchmark ids, parameters, workload versions and metrics are compared. Intervals are percentile-bootstrap 95 % intervals computed from the raw samples (shown where both machines have at least two); a ratio or mean marked ~ is not significantly different from 1. A value marked ! was measured while its machine was disturbed (other processes, stolen time, throttling or waits; the run's findings say which); --exclude-disturbed leaves such values out. The geometric mean is the fair average of ratios; the arithmetic mean is shown beside it as spreadsheets do.</p>\n</footer>\n</body>\n</html>\n");
+    h.push_str("<footer>\n<h2 id=\"method\">How to read this</h2>\n<p class=\"note\">Each value is the median of the repetitions of a case. A ratio divides a machine's value by the reference's, turned round for times and latencies, so above 1 always means faster. Only equal benchmark ids, parameters, workload versions and metrics are compared. Intervals are percentile-bootstrap 95 % intervals computed from the raw samples (shown where both machines have at least two); a ratio or mean marked ~ is not significantly different from 1. A value marked ! was measured while its machine was disturbed (other processes, stolen time, throttling or waits; the run's findings say which); --exclude-disturbed leaves such values out. A value marked # is code-bound: sysgauge's code for that case is known to run slower than the best reference tool on that machine's CPU (the list of code-bound numbers says by how much), so its ratio partly measures sysgauge's code, not the machine. The geometric mean is the fair average of ratios; the arithmetic mean is shown beside it as spreadsheets do.</p>\n</footer>\n</body>\n</html>\n");
     Ok(h)
 }
 

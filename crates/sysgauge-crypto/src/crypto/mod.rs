@@ -250,7 +250,7 @@ impl CryptoAlgorithm for Cipher {
         cipher
             .self_test_of(choice.name, block)
             .map_err(|e| BenchError::failed(e.to_string()))?;
-        choice.note(ctx);
+        choice.note(ctx, cipher.id(), Some(block as u64));
         let (key, iv) = symmetric::bench_key_iv(cipher);
         // One keyed stream and one buffer per thread, set up and touched
         // before timing.
@@ -328,7 +328,7 @@ impl CryptoAlgorithm for SignAlg {
             s.self_test().map_err(pk_error)?;
             Ok(s)
         })?;
-        choice.note(ctx);
+        choice.note(ctx, self.bench_id(), None);
         let mut can_sign = true;
         if let Some(first) = signers.first() {
             can_sign = lock_lane(first)?.can_sign();
@@ -412,7 +412,7 @@ impl CryptoAlgorithm for KexAlg {
         let lanes = per_thread(threads, |_| {
             self.exchange_with(choice.name).map_err(pk_error)
         })?;
-        choice.note(ctx);
+        choice.note(ctx, self.bench_id(), None);
         let op = |t: usize, n: u64| -> Result<f64, BenchError> {
             let mut x = lock_lane(&lanes[t])?;
             for _ in 0..n {

@@ -143,7 +143,7 @@ impl Benchmark for HashBenchmark {
         candidates
             .check(choice.name, block)
             .map_err(BenchError::failed)?;
-        choice.note(ctx);
+        choice.note(ctx, algorithm.id(), Some(block as u64));
         let digest = algorithm
             .implementation_named(choice.name)
             .ok_or_else(|| BenchError::failed(format!("{} vanished", choice.name)))?

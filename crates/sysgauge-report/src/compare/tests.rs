@@ -327,3 +327,73 @@ fn report_lists_a_thousand_missing_cases_per_family() {
     assert_eq!(html.matches("<li>tool.h").count(), 1000);
     assert!(html.contains("<li class=\"note\">and 200 more (sysgauge compare --verbose"));
 }
+
+/// A number whose code is known to trail the reference tool on its
+/// machine's CPU is marked `#` in its cell, explained under the table and
+/// listed with the reason; the JSON carries the reason in its cell; the
+/// other machine's number of the same case is not marked.
+#[test]
+fn code_bound_numbers_are_marked_and_listed() {
+    use sysgauge_compare::testutil::{run_with, throughput_at};
+    use sysgauge_compare::{compare, Machine};
+    let why = "sysgauge's code (sysgauge-avx512vl) is known to run slower than OpenSSL 3.0 on \
+               AMD Zen 4: 0.91x, about 9 % below; this figure understates the machine";
+    let mut slow = throughput_at("hash.sha512", 8192, &[700.0, 705.0, 710.0]);
+    slow.details.insert(sysgauge_core::record::CODE_BOUND, why);
+    let zen4 = run_with(
+        "zen4",
+        None,
+        vec![slow, throughput_at("hash.md5", 8192, &[700.0])],
+    );
+    let zen3 = run_with(
+        "zen3",
+        None,
+        vec![
+            throughput_at("hash.sha512", 8192, &[640.0, 645.0, 650.0]),
+            throughput_at("hash.md5", 8192, &[700.0]),
+        ],
+    );
+    let c = compare(
+        &[
+            Machine::new("zen3", zen3.clone()),
+            Machine::new("zen4", zen4.clone()),
+        ],
+        0,
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let t = render_comparison(&c, CompareFormat::Table);
+    let sha = t
+        .lines()
+        .find(|l| l.starts_with("hash.sha512"))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(sha.contains("705.0 #"), "{sha}");
+    assert!(!sha.contains("645.0 #"), "{sha}");
+    assert!(!has_line(&t, "hash.md5", "#"), "{t}");
+    assert!(t.contains(CODE_BOUND_NOTE), "{t}");
+    assert!(t.contains("Code-bound numbers"), "{t}");
+    assert!(
+        t.contains(&format!(
+            "hash.sha512 block_size=8192 threads=1 on zen4: {why}"
+        )),
+        "{t}"
+    );
+    let json = render_comparison(&c, CompareFormat::Json);
+    assert!(
+        json.contains(&format!("\"code_bound\": \"{why}\"")),
+        "{json}"
+    );
+    assert_eq!(json.matches("\"code_bound\"").count(), 1, "{json}");
+
+    // Nothing code-bound: neither the note nor the list.
+    let plain = render_comparison(&comparison(), CompareFormat::Table);
+    assert!(
+        !plain.contains("code-bound") && !plain.contains("Code-bound"),
+        "{plain}"
+    );
+
+    let html = crate::html::render_html(&c, &[&zen3, &zen4], &[], None, "test", 640)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(html.contains("id=\"code-bound\""), "{html}");
+    assert!(html.contains("known to run slower than OpenSSL 3.0 on AMD Zen 4"));
+}
