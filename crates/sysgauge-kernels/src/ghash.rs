@@ -19,9 +19,15 @@
 //!   one step to the next is one multiplication and one reduction per 128
 //!   bytes instead of per 16; the remaining up to seven blocks are one
 //!   shorter step of the same kind;
+//! - each product takes three carry-less multiplications, not four
+//!   (Karatsuba: the middle term is (a_lo + a_hi)(b_lo + b_hi) minus the
+//!   outer two, and the powers' halves are added once per call): on CPUs
+//!   whose carry-less multiplier issues one every two cycles (AMD Zen 2 and
+//!   Zen 3) the multiplications are what bounds the rate;
 //! - with VPCLMULQDQ and AVX-512 the eight products are two 512-bit
-//!   multiplications of four blocks each; with only PCLMULQDQ they are
-//!   128-bit ones. Both are chosen at run time ([`Kernel`]); the portable
+//!   multiplications of four blocks each, with VPCLMULQDQ and AVX2 four
+//!   256-bit ones of two blocks, with only PCLMULQDQ eight 128-bit ones.
+//!   Each is chosen at run time ([`Kernel`]); the portable
 //!   path (a carry-less multiplication in plain integer code, the same
 //!   reduction) is the reference the tests check the others against, and
 //!   the fallback on other CPUs.
@@ -43,6 +49,10 @@ pub enum Kernel {
     /// Four blocks per 512-bit carry-less multiplication (VPCLMULQDQ,
     /// AVX-512F/BW/VL).
     Vpclmul,
+    /// Two blocks per 256-bit carry-less multiplication (VPCLMULQDQ, AVX2):
+    /// CPUs with VPCLMULQDQ but no AVX-512 (AMD Zen 3), and those whose
+    /// 512-bit operations run as two 256-bit halves (AMD Zen 4).
+    VpclmulAvx2,
     /// One block per 128-bit carry-less multiplication (PCLMULQDQ, SSSE3).
     Pclmul,
     /// Plain integer code.
@@ -59,6 +69,12 @@ impl Kernel {
                 std::is_x86_feature_detected!("pclmulqdq") && std::is_x86_feature_detected!("ssse3")
             }
             #[cfg(target_arch = "x86_64")]
+            Kernel::VpclmulAvx2 => {
+                Kernel::Pclmul.available()
+                    && std::is_x86_feature_detected!("vpclmulqdq")
+                    && std::is_x86_feature_detected!("avx2")
+            }
+            #[cfg(target_arch = "x86_64")]
             Kernel::Vpclmul => {
                 Kernel::Pclmul.available()
                     && std::is_x86_feature_detected!("vpclmulqdq")
@@ -73,7 +89,7 @@ impl Kernel {
 
     /// The fastest kernel this CPU runs.
     pub fn best() -> Kernel {
-        [Kernel::Vpclmul, Kernel::Pclmul]
+        [Kernel::Vpclmul, Kernel::VpclmulAvx2, Kernel::Pclmul]
             .into_iter()
             .find(|k| k.available())
             .unwrap_or(Kernel::Portable)
@@ -181,6 +197,11 @@ impl Ghash {
             Kernel::Vpclmul => unsafe { x86::absorb_vpclmul(&mut self.acc, &self.powers, blocks) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
+            Kernel::VpclmulAvx2 => unsafe {
+                x86::absorb_vpclmul_avx2(&mut self.acc, &self.powers, blocks)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
             Kernel::Pclmul => unsafe { x86::absorb_pclmul(&mut self.acc, &self.powers, blocks) },
             _ => absorb_portable(&mut self.acc, &self.powers, blocks),
         }
@@ -245,15 +266,32 @@ mod x86 {
         _mm_shuffle_epi8(x, bswap_mask())
     }
 
-    /// The three partial products of `a`·`b` (low, middle, high), XORed
-    /// into `acc`.
+    /// Karatsuba's middle operand: the value's two halves added, in its low
+    /// half.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn halves_added(v: __m128i) -> __m128i {
+        _mm_xor_si128(v, _mm_shuffle_epi32(v, 0x4e))
+    }
+
+    /// The partial products of `a`·`b` XORed into `acc`: low, Karatsuba's
+    /// middle (with `bk` = `halves_added(b)`), high. [`karatsuba_done`]
+    /// turns the sums into the three of `reduce`.
     #[inline]
     #[target_feature(enable = "pclmulqdq")]
-    fn mul_into(acc: &mut [__m128i; 3], a: __m128i, b: __m128i) {
+    fn mul_into(acc: &mut [__m128i; 3], a: __m128i, b: __m128i, bk: __m128i) {
         acc[0] = _mm_xor_si128(acc[0], _mm_clmulepi64_si128(a, b, 0x00));
-        acc[1] = _mm_xor_si128(acc[1], _mm_clmulepi64_si128(a, b, 0x01));
-        acc[1] = _mm_xor_si128(acc[1], _mm_clmulepi64_si128(a, b, 0x10));
+        acc[1] = _mm_xor_si128(acc[1], _mm_clmulepi64_si128(halves_added(a), bk, 0x00));
         acc[2] = _mm_xor_si128(acc[2], _mm_clmulepi64_si128(a, b, 0x11));
+    }
+
+    /// Summed Karatsuba products as (low, middle, high): the middle term is
+    /// the sum of the middle products minus (plus, in GF(2)) the outer ones;
+    /// the sum of products is linear, so this is done once per group.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn karatsuba_done(p: [__m128i; 3]) -> [__m128i; 3] {
+        [p[0], _mm_xor_si128(p[1], _mm_xor_si128(p[0], p[2])), p[2]]
     }
 
     /// `super::reduce` of the three partial products.
@@ -281,6 +319,7 @@ mod x86 {
         for (x, &p) in h.iter_mut().zip(powers) {
             *x = to_xmm(p);
         }
+        let hk = h.map(|v| halves_added(v));
         let mut x = to_xmm(*acc);
         let zero = _mm_setzero_si128();
         let mut groups = blocks.chunks_exact(128);
@@ -289,12 +328,12 @@ mod x86 {
             let mut prod = [zero; 3];
             // SAFETY: `g` is 128 bytes.
             unsafe {
-                mul_into(&mut prod, _mm_xor_si128(x, load_be(p, 0)), h[7]);
+                mul_into(&mut prod, _mm_xor_si128(x, load_be(p, 0)), h[7], hk[7]);
                 for i in 1..8 {
-                    mul_into(&mut prod, load_be(p, i), h[7 - i]);
+                    mul_into(&mut prod, load_be(p, i), h[7 - i], hk[7 - i]);
                 }
             }
-            x = reduce(&prod);
+            x = reduce(&karatsuba_done(prod));
         }
         let rest = groups.remainder();
         let n = rest.len() / 16;
@@ -303,12 +342,17 @@ mod x86 {
             let mut prod = [zero; 3];
             // SAFETY: `rest` holds `n` whole blocks.
             unsafe {
-                mul_into(&mut prod, _mm_xor_si128(x, load_be(p, 0)), h[n - 1]);
+                mul_into(
+                    &mut prod,
+                    _mm_xor_si128(x, load_be(p, 0)),
+                    h[n - 1],
+                    hk[n - 1],
+                );
                 for i in 1..n {
-                    mul_into(&mut prod, load_be(p, i), h[n - 1 - i]);
+                    mul_into(&mut prod, load_be(p, i), h[n - 1 - i], hk[n - 1 - i]);
                 }
             }
-            x = reduce(&prod);
+            x = reduce(&karatsuba_done(prod));
         }
         *acc = from_xmm(x);
     }
@@ -368,6 +412,57 @@ mod x86 {
         *acc = rest;
     }
 
+    /// `absorb_portable` with VPCLMULQDQ on 256-bit vectors: each group of
+    /// eight blocks is four vectors of two, multiplied lane by lane with
+    /// (H^8, H^7) .. (H^2, H^1) in Karatsuba's three products; the lanes
+    /// are folded to one before the reduction.
+    ///
+    /// # Safety
+    /// The CPU must have VPCLMULQDQ, AVX2, PCLMULQDQ and SSSE3; `blocks`
+    /// whole 16-byte blocks.
+    #[target_feature(enable = "vpclmulqdq,avx2,pclmulqdq,ssse3")]
+    pub unsafe fn absorb_vpclmul_avx2(acc: &mut u128, powers: &[u128; 8], blocks: &[u8]) {
+        // Vector j holds blocks 2j and 2j + 1, which H^(8-2j) and
+        // H^(7-2j) multiply.
+        let pair = |a: u128, b: u128| _mm256_set_m128i(to_xmm(b), to_xmm(a));
+        let h = [
+            pair(powers[7], powers[6]),
+            pair(powers[5], powers[4]),
+            pair(powers[3], powers[2]),
+            pair(powers[1], powers[0]),
+        ];
+        let added = |v: __m256i| _mm256_xor_si256(v, _mm256_shuffle_epi32(v, 0x4e));
+        let hk = h.map(added);
+        let bswap = _mm256_broadcastsi128_si256(bswap_mask());
+        let fold2 =
+            |v: __m256i| _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        let mut x = to_xmm(*acc);
+        let mut groups = blocks.chunks_exact(128);
+        for g in &mut groups {
+            let p = g.as_ptr();
+            let zero = _mm256_setzero_si256();
+            let (mut lo, mut mid, mut hi) = (zero, zero, zero);
+            for j in 0..4 {
+                // SAFETY: `g` is 128 bytes.
+                let v = unsafe { _mm256_loadu_si256(p.add(32 * j).cast()) };
+                let mut v = _mm256_shuffle_epi8(v, bswap);
+                if j == 0 {
+                    // The running value joins block 0 (lane 0).
+                    v = _mm256_xor_si256(v, _mm256_zextsi128_si256(x));
+                }
+                lo = _mm256_xor_si256(lo, _mm256_clmulepi64_epi128(v, h[j], 0x00));
+                mid = _mm256_xor_si256(mid, _mm256_clmulepi64_epi128(added(v), hk[j], 0x00));
+                hi = _mm256_xor_si256(hi, _mm256_clmulepi64_epi128(v, h[j], 0x11));
+            }
+            x = reduce(&karatsuba_done([fold2(lo), fold2(mid), fold2(hi)]));
+        }
+        let mut rest = from_xmm(x);
+        // SAFETY: the CPU has what `absorb_pclmul` needs; the remainder is
+        // whole blocks.
+        unsafe { absorb_pclmul(&mut rest, powers, groups.remainder()) };
+        *acc = rest;
+    }
+
     /// Four values as the 128-bit lanes 0..3 of a vector.
     #[inline]
     #[target_feature(enable = "avx512f,avx512vl")]
@@ -402,10 +497,15 @@ mod tests {
     }
 
     fn kernels() -> Vec<Kernel> {
-        [Kernel::Vpclmul, Kernel::Pclmul, Kernel::Portable]
-            .into_iter()
-            .filter(|k| k.available())
-            .collect()
+        [
+            Kernel::Vpclmul,
+            Kernel::VpclmulAvx2,
+            Kernel::Pclmul,
+            Kernel::Portable,
+        ]
+        .into_iter()
+        .filter(|k| k.available())
+        .collect()
     }
 
     fn reference(h: &[u8], data: &[u8]) -> [u8; 16] {

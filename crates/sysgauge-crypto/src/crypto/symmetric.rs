@@ -142,6 +142,7 @@ pub const SYSGAUGE_VAES_AVX512: &str = "sysgauge-vaes-avx512";
 pub const SYSGAUGE_VAES_AVX2: &str = "sysgauge-vaes-avx2";
 pub const SYSGAUGE_AVX512: &str = "sysgauge-avx512";
 pub const SYSGAUGE_VPCLMUL_AVX512: &str = "sysgauge-vpclmul-avx512";
+pub const SYSGAUGE_VPCLMUL_AVX2: &str = "sysgauge-vpclmul-avx2";
 pub const SYSGAUGE_PCLMUL: &str = "sysgauge-pclmul";
 
 /// The name of a hand-written GHASH kernel (the portable one is not a
@@ -150,6 +151,7 @@ pub const SYSGAUGE_PCLMUL: &str = "sysgauge-pclmul";
 fn ghash_name(k: super::ghash::Kernel) -> Option<&'static str> {
     match k {
         super::ghash::Kernel::Vpclmul => Some(SYSGAUGE_VPCLMUL_AVX512),
+        super::ghash::Kernel::VpclmulAvx2 => Some(SYSGAUGE_VPCLMUL_AVX2),
         super::ghash::Kernel::Pclmul => Some(SYSGAUGE_PCLMUL),
         super::ghash::Kernel::Portable => None,
     }
@@ -158,7 +160,7 @@ fn ghash_name(k: super::ghash::Kernel) -> Option<&'static str> {
 /// The GHASH kernel called `name`, if this CPU runs it.
 fn ghash_kernel(name: &str) -> Option<super::ghash::Kernel> {
     use super::ghash::Kernel;
-    [Kernel::Vpclmul, Kernel::Pclmul]
+    [Kernel::Vpclmul, Kernel::VpclmulAvx2, Kernel::Pclmul]
         .into_iter()
         .find(|&k| ghash_name(k) == Some(name) && k.available())
 }
@@ -386,7 +388,12 @@ impl Cipher {
             | Cipher::Aes128Ige
             | Cipher::Aes192Ige
             | Cipher::Aes256Ige => &[RUSTCRYPTO],
-            Cipher::Ghash => &[SYSGAUGE_VPCLMUL_AVX512, SYSGAUGE_PCLMUL, RUSTCRYPTO],
+            Cipher::Ghash => &[
+                SYSGAUGE_VPCLMUL_AVX512,
+                SYSGAUGE_VPCLMUL_AVX2,
+                SYSGAUGE_PCLMUL,
+                RUSTCRYPTO,
+            ],
         }
     }
 
@@ -627,17 +634,16 @@ impl Cipher {
                 key: aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key),
                 tag: [0; 32],
             }),
-            (Cipher::Ghash, n @ (SYSGAUGE_VPCLMUL_AVX512 | SYSGAUGE_PCLMUL)) => {
+            (
+                Cipher::Ghash,
+                n @ (SYSGAUGE_VPCLMUL_AVX512 | SYSGAUGE_VPCLMUL_AVX2 | SYSGAUGE_PCLMUL),
+            ) => {
                 let kernel = ghash_kernel(n).ok_or_else(unavailable)?;
                 Box::new(KernelGhashStream {
                     keyed: super::ghash::Ghash::with_kernel(kernel, key)
                         .ok_or_else(|| self.setup_err("bad key"))?,
                     tag: [0; 16],
-                    implementation: if kernel == super::ghash::Kernel::Vpclmul {
-                        SYSGAUGE_VPCLMUL_AVX512
-                    } else {
-                        SYSGAUGE_PCLMUL
-                    },
+                    implementation: ghash_name(kernel).unwrap_or(SYSGAUGE_PCLMUL),
                 })
             }
             (Cipher::Ghash, RUSTCRYPTO) => {
