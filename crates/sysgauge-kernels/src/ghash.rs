@@ -19,11 +19,13 @@
 //!   one step to the next is one multiplication and one reduction per 128
 //!   bytes instead of per 16; the remaining up to seven blocks are one
 //!   shorter step of the same kind;
-//! - each product takes three carry-less multiplications, not four
-//!   (Karatsuba: the middle term is (a_lo + a_hi)(b_lo + b_hi) minus the
-//!   outer two, and the powers' halves are added once per call): on CPUs
-//!   whose carry-less multiplier issues one every two cycles (AMD Zen 2 and
-//!   Zen 3) the multiplications are what bounds the rate;
+//! - in the 128- and 256-bit kernels each product takes three carry-less
+//!   multiplications, not four (Karatsuba: the middle term is (a_lo +
+//!   a_hi)(b_lo + b_hi) minus the outer two, and the powers' halves are
+//!   added once per call): on CPUs whose carry-less multiplier issues one
+//!   every two cycles (AMD Zen 3) the multiplications bound the rate. The
+//!   512-bit kernel keeps four (the CPUs it runs on multiply faster than
+//!   they add the halves, and none was at hand to measure the change);
 //! - with VPCLMULQDQ and AVX-512 the eight products are two 512-bit
 //!   multiplications of four blocks each, with VPCLMULQDQ and AVX2 four
 //!   256-bit ones of two blocks, with only PCLMULQDQ eight 128-bit ones.
