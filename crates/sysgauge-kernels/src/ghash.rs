@@ -24,8 +24,8 @@
 //!   a_hi)(b_lo + b_hi) minus the outer two, and the powers' halves are
 //!   added once per call): on CPUs whose carry-less multiplier issues one
 //!   every two cycles (AMD Zen 3) the multiplications bound the rate. The
-//!   512-bit kernel keeps four (the CPUs it runs on multiply faster than
-//!   they add the halves, and none was at hand to measure the change);
+//!   512-bit kernel keeps four: it won on the CPUs it was measured on, and
+//!   no CPU with AVX-512 was at hand to measure the change;
 //! - with VPCLMULQDQ and AVX-512 the eight products are two 512-bit
 //!   multiplications of four blocks each, with VPCLMULQDQ and AVX2 four
 //!   256-bit ones of two blocks, with only PCLMULQDQ eight 128-bit ones.
