@@ -7,7 +7,9 @@
 //! tells them apart in `sysgauge host` and in comparisons, and keys what
 //! is known of sysgauge's code against the reference tools on each CPU
 //! (docs/performance.md). Only generations named with confidence are
-//! listed; anything else is `None`, never a guess.
+//! listed; anything else is `None`, never a guess. A hypervisor may tell
+//! its guests another model than the host's (Firecracker's CPU templates
+//! do): the name is then that of the CPU the guest is told it has.
 
 /// AMD's name for a family and model, from its processor programming
 /// references (PPRs) per family.

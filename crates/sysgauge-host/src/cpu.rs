@@ -761,6 +761,7 @@ mod tests {
             Some("Intel(R) Xeon(R) Gold 6126 CPU @ 2.60GHz")
         );
         assert_eq!(info.board_model, None);
+        assert_eq!((info.cpu_family, info.cpu_model), (Some(6), Some(85)));
         assert_eq!(info.bogomips, Some(5200.0));
         assert_eq!(infer_architecture(&info).as_deref(), Some("x86_64"));
     }

@@ -46,6 +46,10 @@ fn firecracker_vm_captured_here() {
     assert_eq!(host.hostname.as_deref(), Some("vm"));
     assert_eq!(cpu.model.as_deref(), Some("Intel(R) Xeon(R) Processor"));
     assert_eq!(cpu.vendor.as_deref(), Some("GenuineIntel"));
+    // The model this guest is told (167) is none sysgauge names: nothing
+    // is guessed.
+    assert_eq!((cpu.family, cpu.model_number), (Some(6), Some(167)));
+    assert_eq!(cpu.microarchitecture, None);
     assert_eq!(cpu.architecture.as_deref(), Some("x86_64"));
     assert_eq!(cpu.kernel_bits, Some(64));
     // Userland bits describe the running build, not a captured tree.
@@ -194,6 +198,12 @@ fn two_socket_xeon_server() {
     assert_eq!(cpu.cores, Some(24));
     assert_eq!(cpu.threads, Some(48));
     assert_eq!(cpu.nominal_mhz, Some(2600.0));
+    // The CPUID numbers name the generation the model string does not.
+    assert_eq!((cpu.family, cpu.model_number), (Some(6), Some(85)));
+    assert_eq!(
+        cpu.microarchitecture.as_deref(),
+        Some("Intel Skylake-SP / Cascade Lake")
+    );
     assert_eq!(cpu.base_mhz, Some(2600.0));
     assert_eq!(cpu.reported_mhz, Some(1200.011));
     assert_eq!(cpu.cpufreq_min_mhz, Some(1000.0));
@@ -327,6 +337,7 @@ fn raspberry_pi_3_on_a_32_bit_kernel() {
     let cpu = &host.cpu;
     assert_eq!(host.hostname.as_deref(), Some("raspberrypi"));
     assert_eq!(cpu.model.as_deref(), Some("Raspberry Pi 3 Model B Rev 1.2"));
+    assert_eq!((cpu.family, cpu.microarchitecture.as_deref()), (None, None));
     assert_eq!(cpu.vendor.as_deref(), Some("ARM"));
     assert_eq!(cpu.architecture.as_deref(), Some("armv7l"));
     assert_eq!(cpu.kernel_bits, Some(32));
