@@ -702,7 +702,7 @@ fn opt(v: Option<f64>) -> String {
 }
 
 fn csv(c: &Comparison, verbose: bool) -> String {
-    let mut t = Table::columns("kind, family, benchmark, params, metric, unit, better, machine, reference, >value, >samples, >ratio, >ci_low, >ci_high, significant, headline, run");
+    let mut t = Table::columns("kind, family, benchmark, params, metric, unit, better, machine, reference, >value, >samples, >ratio, >ci_low, >ci_high, significant, headline, run, code_bound");
     for r in &c.rows {
         for (i, cell) in r.cells.iter().enumerate() {
             let Some(cell) = cell else { continue };
@@ -724,6 +724,7 @@ fn csv(c: &Comparison, verbose: bool) -> String {
                 cell.significant.map(|b| b.to_string()).unwrap_or_default(),
                 r.headline.to_string(),
                 cell.run.clone().unwrap_or_default(),
+                cell.code_bound.clone().unwrap_or_default(),
             ]);
         }
     }

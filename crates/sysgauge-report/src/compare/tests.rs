@@ -79,6 +79,9 @@ fn markdown_csv_json() {
     ));
     assert!(has_line(&csv, "geomean,all,", ",hostb,"), "{csv}");
     assert!(has_line(&csv, "bogomips_ratio,", ",hosta,"), "{csv}");
+    let csv = render_comparison(&c, CompareFormat::Csv);
+    assert!(csv.lines().next().unwrap_or("").ends_with(",run,code_bound"), "{csv}");
+    assert_eq!(csv.matches("about 9 % below").count(), 1, "{csv}");
     let json = render_comparison(&c, CompareFormat::Json);
     let back: Comparison = serde_json::from_str(&json).unwrap();
     assert_eq!(back, c);
