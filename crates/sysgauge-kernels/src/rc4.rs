@@ -91,14 +91,14 @@ impl Rc4Asm {
             for b in first {
                 *b ^= r.next() as u8;
             }
-            let mut blocks = rest.chunks_exact_mut(8);
-            let whole = blocks.len();
+            let whole = rest.len() / 8 * 8;
+            let (blocks, tail) = rest.split_at_mut(whole);
             if whole > 0 {
-                let (xb, y) = blocks8(&mut r.s, (r.x + 1) & 255, r.y, blocks.by_ref());
+                let (xb, y) = blocks8(&mut r.s, (r.x + 1) & 255, r.y, blocks);
                 r.x = (xb + 255) & 255;
                 r.y = y;
             }
-            for b in blocks.into_remainder() {
+            for b in tail {
                 *b ^= r.next() as u8;
             }
         }
@@ -127,79 +127,77 @@ impl Rc4Asm {
 
 /// One byte of the block: `$x` is the displacement of S[x] from S[xb]
 /// (4 times the step), `$ks` the instruction that takes the key-stream byte
-/// (`movzx` for the first, starting the register afresh; `mov` into the low
-/// byte after). On entry the register `a` holds S[x].
+/// into r14 (`movzx r14d` for the first, starting the register afresh;
+/// `mov r14b` after). Registers: rdi the state, r10 xb, r11 y, rsi S[x],
+/// r15 S[y] and then the key-stream index.
 #[cfg(target_arch = "x86_64")]
 macro_rules! step {
     ($x:literal, $ks:literal) => {
         concat!(
-            "add {y:l}, {a:l}\n",
-            "mov {c:e}, dword ptr [{s} + 4*{y}]\n",
-            "mov dword ptr [{s} + 4*{y}], {a:e}\n",
-            "mov dword ptr [{s} + 4*{xb} + ",
+            "mov esi, dword ptr [rdi + 4*r10 + ",
             $x,
-            "], {c:e}\n",
-            "add {c:l}, {a:l}\n",
+            "]\n",
+            "add r11b, sil\n",
+            "mov r15d, dword ptr [rdi + 4*r11]\n",
+            "mov dword ptr [rdi + 4*r11], esi\n",
+            "mov dword ptr [rdi + 4*r10 + ",
+            $x,
+            "], r15d\n",
+            "add r15b, sil\n",
             $ks,
-            ", byte ptr [{s} + 4*{c}]\n",
-            "ror {ks}, 8",
+            ", byte ptr [rdi + 4*r15]\n",
+            "ror r14, 8",
         )
     };
 }
 
-/// Runs whole 8-byte blocks; `xb` is x + 1 (a multiple of 8), `y` the
-/// current y. Returns the next block's `xb` and the final y.
+/// Runs the whole 8-byte blocks of `blocks` (a multiple of 8 bytes long);
+/// `xb` is x + 1 (a multiple of 8), `y` the current y. Returns the next
+/// block's `xb` and the final y.
 #[cfg(target_arch = "x86_64")]
-fn blocks8<'a>(
-    s: &mut [u32; 256],
-    xb: usize,
-    y: usize,
-    blocks: impl ExactSizeIterator<Item = &'a mut [u8]>,
-) -> (usize, usize) {
-    debug_assert!(xb % 8 == 0 && xb < 256 && y < 256);
+fn blocks8(s: &mut [u32; 256], xb: usize, y: usize, blocks: &mut [u8]) -> (usize, usize) {
+    debug_assert!(xb % 8 == 0 && xb < 256 && y < 256 && blocks.len() % 8 == 0);
     let mut xb = xb as u64;
     let mut y = y as u64;
-    for block in blocks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(block);
-        let mut data = u64::from_le_bytes(w);
-        // SAFETY: every address is `s` plus four times an index below 256:
-        // xb is a multiple of 8 below 256 plus displacements 0..=28 (indexes
-        // xb..xb + 7 <= 255); y and the key-stream index are byte registers
-        // (their upper bits are zero: y and xb start below 256, the state
-        // holds words below 256, and only their low bytes are written).
-        // `data` is a register. No stack, no flags across the block.
-        unsafe {
-            core::arch::asm!(
-                "mov {a:e}, dword ptr [{s} + 4*{xb}]",
-                step!("0", "movzx {ks:e}"),
-                "mov {a:e}, dword ptr [{s} + 4*{xb} + 4]",
-                step!("4", "mov {ks:l}"),
-                "mov {a:e}, dword ptr [{s} + 4*{xb} + 8]",
-                step!("8", "mov {ks:l}"),
-                "mov {a:e}, dword ptr [{s} + 4*{xb} + 12]",
-                step!("12", "mov {ks:l}"),
-                "mov {a:e}, dword ptr [{s} + 4*{xb} + 16]",
-                step!("16", "mov {ks:l}"),
-                "mov {a:e}, dword ptr [{s} + 4*{xb} + 20]",
-                step!("20", "mov {ks:l}"),
-                "mov {a:e}, dword ptr [{s} + 4*{xb} + 24]",
-                step!("24", "mov {ks:l}"),
-                "mov {a:e}, dword ptr [{s} + 4*{xb} + 28]",
-                step!("28", "mov {ks:l}"),
-                "xor {data}, {ks}",
-                "add {xb:l}, 8",
-                s = in(reg) s.as_mut_ptr(),
-                xb = inout(reg) xb,
-                y = inout(reg) y,
-                data = inout(reg) data,
-                a = out(reg) _,
-                c = out(reg) _,
-                ks = out(reg) _,
-                options(nostack),
-            );
-        }
-        block.copy_from_slice(&data.to_le_bytes());
+    if blocks.is_empty() {
+        return (xb as usize, y as usize);
+    }
+    let range = blocks.as_mut_ptr_range();
+    // SAFETY: every state address is rdi (the state) plus four times an
+    // index below 256: r10 (xb) is a multiple of 8 below 256 plus
+    // displacements 0..=28 (indexes xb..xb + 7 <= 255); r11 (y) and r15
+    // (the key-stream index) change only in their low bytes, and their
+    // upper bits are zero (y and xb start below 256, the state holds words
+    // below 256, loaded with zero extension). r12 steps by 8 from the start
+    // of `blocks` to its end (r13), a whole number of 8-byte blocks away.
+    // No stack.
+    unsafe {
+        core::arch::asm!(
+            ".p2align 5",
+            "2:",
+            step!("0", "movzx r14d"),
+            step!("4", "mov r14b"),
+            step!("8", "mov r14b"),
+            step!("12", "mov r14b"),
+            step!("16", "mov r14b"),
+            step!("20", "mov r14b"),
+            step!("24", "mov r14b"),
+            step!("28", "mov r14b"),
+            "xor qword ptr [r12], r14",
+            "add r12, 8",
+            "add r10b, 8",
+            "cmp r12, r13",
+            "jne 2b",
+            in("rdi") s.as_mut_ptr(),
+            inout("r10") xb,
+            inout("r11") y,
+            inout("r12") range.start => _,
+            in("r13") range.end,
+            out("rsi") _,
+            out("r15") _,
+            out("r14") _,
+            options(nostack),
+        );
     }
     (xb as usize, y as usize)
 }
