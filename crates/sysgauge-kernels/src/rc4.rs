@@ -82,28 +82,54 @@ impl Rc4Asm {
     pub fn apply(&mut self, buf: &mut [u8]) {
         #[cfg(target_arch = "x86_64")]
         {
-            // Single bytes until x + 1 starts an aligned block of eight, so
-            // that the block's eight x indexes are one base plus constant
-            // displacements that never wrap inside the block.
+            // Blocks start where x + 1 is a multiple of their length, so that
+            // a block's x indexes are one base plus constant displacements
+            // that never wrap inside it: single bytes up to a multiple of 8,
+            // 8-byte blocks up to a multiple of 32, then 32-byte blocks, and
+            // the rest the same way down.
             let r = &mut self.0;
-            let head = ((8 - (r.x + 1) % 8) % 8).min(buf.len());
-            let (first, rest) = buf.split_at_mut(head);
-            for b in first {
-                *b ^= r.next() as u8;
-            }
-            let whole = rest.len() / 8 * 8;
-            let (blocks, tail) = rest.split_at_mut(whole);
-            if whole > 0 {
-                let (xb, y) = blocks8(&mut r.s, (r.x + 1) & 255, r.y, blocks);
-                r.x = (xb + 255) & 255;
-                r.y = y;
-            }
-            for b in tail {
-                *b ^= r.next() as u8;
-            }
+            let mut rest = buf;
+            let head = ((8 - (r.x + 1) % 8) % 8).min(rest.len());
+            rest = r.singles(rest, head);
+            let to32 = ((32 - (r.x + 1) % 32) % 32).min(rest.len() / 8 * 8);
+            rest = r.blocks(rest, to32, blocks8);
+            rest = r.blocks(rest, rest.len() / 32 * 32, blocks32);
+            rest = r.blocks(rest, rest.len() / 8 * 8, blocks8);
+            let n = rest.len();
+            r.singles(rest, n);
         }
         #[cfg(not(target_arch = "x86_64"))]
         self.0.apply(buf);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Rc4 {
+    /// XORs the first `n` bytes of `buf` one at a time; returns the rest.
+    fn singles<'a>(&mut self, buf: &'a mut [u8], n: usize) -> &'a mut [u8] {
+        let (first, rest) = buf.split_at_mut(n);
+        for b in first {
+            *b ^= self.next() as u8;
+        }
+        rest
+    }
+
+    /// XORs the first `n` bytes of `buf` (a whole number of `kernel`'s
+    /// blocks, starting where x + 1 is a multiple of the block length) with
+    /// `kernel`; returns the rest.
+    fn blocks<'a>(
+        &mut self,
+        buf: &'a mut [u8],
+        n: usize,
+        kernel: fn(&mut [u32; 256], u64, u64, &mut [u8]) -> (u64, u64),
+    ) -> &'a mut [u8] {
+        let (first, rest) = buf.split_at_mut(n);
+        if n > 0 {
+            let (xb, y) = kernel(&mut self.s, ((self.x + 1) & 255) as u64, self.y as u64, first);
+            self.x = ((xb + 255) & 255) as usize;
+            self.y = y as usize;
+        }
+        rest
     }
 }
 
@@ -151,26 +177,24 @@ macro_rules! step {
     };
 }
 
-/// Runs the whole 8-byte blocks of `blocks` (a multiple of 8 bytes long);
-/// `xb` is x + 1 (a multiple of 8), `y` the current y. Returns the next
-/// block's `xb` and the final y.
+/// Runs whole 8-byte blocks: `xb` is x + 1 (a multiple of 8), `y` the
+/// current y; returns the `xb` after the last block and the final y.
 #[cfg(target_arch = "x86_64")]
-fn blocks8(s: &mut [u32; 256], xb: usize, y: usize, blocks: &mut [u8]) -> (usize, usize) {
+fn blocks8(s: &mut [u32; 256], xb: u64, y: u64, blocks: &mut [u8]) -> (u64, u64) {
     debug_assert!(xb % 8 == 0 && xb < 256 && y < 256 && blocks.len() % 8 == 0);
-    let mut xb = xb as u64;
-    let mut y = y as u64;
+    let (mut xb, mut y) = (xb, y);
     if blocks.is_empty() {
-        return (xb as usize, y as usize);
+        return (xb, y);
     }
     let range = blocks.as_mut_ptr_range();
     // SAFETY: every state address is rdi (the state) plus four times an
     // index below 256: r10 (xb) is a multiple of 8 below 256 plus
-    // displacements 0..=28 (indexes xb..xb + 7 <= 255); r11 (y) and r15
-    // (the key-stream index) change only in their low bytes, and their
+    // displacements 0..=28 (indexes xb..xb + 7 <= 255); r11 (y) and
+    // r15 (the key-stream index) change only in their low bytes, and their
     // upper bits are zero (y and xb start below 256, the state holds words
     // below 256, loaded with zero extension). r12 steps by 8 from the start
-    // of `blocks` to its end (r13), a whole number of 8-byte blocks away.
-    // No stack.
+    // of `blocks` to its end (r13), a whole number of blocks away, and the
+    // XORs stay inside the block. No stack.
     unsafe {
         core::arch::asm!(
             ".p2align 5",
@@ -183,7 +207,7 @@ fn blocks8(s: &mut [u32; 256], xb: usize, y: usize, blocks: &mut [u8]) -> (usize
             step!("20", "mov r14b"),
             step!("24", "mov r14b"),
             step!("28", "mov r14b"),
-            "xor qword ptr [r12], r14",
+            "xor qword ptr [r12 + 0], r14",
             "add r12, 8",
             "add r10b, 8",
             "cmp r12, r13",
@@ -199,7 +223,84 @@ fn blocks8(s: &mut [u32; 256], xb: usize, y: usize, blocks: &mut [u8]) -> (usize
             options(nostack),
         );
     }
-    (xb as usize, y as usize)
+    (xb, y)
+}
+
+/// As `blocks8`, 32 bytes (four 8-byte key-stream words) per loop: on
+/// Zen 3 the longer loop ran 8 % faster (less loop overhead between the
+/// chains of consecutive bytes).
+#[cfg(target_arch = "x86_64")]
+fn blocks32(s: &mut [u32; 256], xb: u64, y: u64, blocks: &mut [u8]) -> (u64, u64) {
+    debug_assert!(xb % 32 == 0 && xb < 256 && y < 256 && blocks.len() % 32 == 0);
+    let (mut xb, mut y) = (xb, y);
+    if blocks.is_empty() {
+        return (xb, y);
+    }
+    let range = blocks.as_mut_ptr_range();
+    // SAFETY: every state address is rdi (the state) plus four times an
+    // index below 256: r10 (xb) is a multiple of 32 below 256 plus
+    // displacements 0..=124 (indexes xb..xb + 31 <= 255); r11 (y) and
+    // r15 (the key-stream index) change only in their low bytes, and their
+    // upper bits are zero (y and xb start below 256, the state holds words
+    // below 256, loaded with zero extension). r12 steps by 32 from the start
+    // of `blocks` to its end (r13), a whole number of blocks away, and the
+    // XORs stay inside the block. No stack.
+    unsafe {
+        core::arch::asm!(
+            ".p2align 5",
+            "2:",
+            step!("0", "movzx r14d"),
+            step!("4", "mov r14b"),
+            step!("8", "mov r14b"),
+            step!("12", "mov r14b"),
+            step!("16", "mov r14b"),
+            step!("20", "mov r14b"),
+            step!("24", "mov r14b"),
+            step!("28", "mov r14b"),
+            "xor qword ptr [r12 + 0], r14",
+            step!("32", "movzx r14d"),
+            step!("36", "mov r14b"),
+            step!("40", "mov r14b"),
+            step!("44", "mov r14b"),
+            step!("48", "mov r14b"),
+            step!("52", "mov r14b"),
+            step!("56", "mov r14b"),
+            step!("60", "mov r14b"),
+            "xor qword ptr [r12 + 8], r14",
+            step!("64", "movzx r14d"),
+            step!("68", "mov r14b"),
+            step!("72", "mov r14b"),
+            step!("76", "mov r14b"),
+            step!("80", "mov r14b"),
+            step!("84", "mov r14b"),
+            step!("88", "mov r14b"),
+            step!("92", "mov r14b"),
+            "xor qword ptr [r12 + 16], r14",
+            step!("96", "movzx r14d"),
+            step!("100", "mov r14b"),
+            step!("104", "mov r14b"),
+            step!("108", "mov r14b"),
+            step!("112", "mov r14b"),
+            step!("116", "mov r14b"),
+            step!("120", "mov r14b"),
+            step!("124", "mov r14b"),
+            "xor qword ptr [r12 + 24], r14",
+            "add r12, 32",
+            "add r10b, 32",
+            "cmp r12, r13",
+            "jne 2b",
+            in("rdi") s.as_mut_ptr(),
+            inout("r10") xb,
+            inout("r11") y,
+            inout("r12") range.start => _,
+            in("r13") range.end,
+            out("rsi") _,
+            out("r15") _,
+            out("r14") _,
+            options(nostack),
+        );
+    }
+    (xb, y)
 }
 
 #[cfg(test)]
