@@ -3,9 +3,12 @@
 //! has the numbers). The
 //! algorithm is a few lines; what makes it fast here is keeping the state as
 //! 32-bit words (no partial-register byte loads and stores) and XORing eight
-//! key-stream bytes into the data as one 64-bit word. The `rc4` crate stays
-//! as the independent implementation the round trip and the tests compare
-//! with.
+//! key-stream bytes into the data as one 64-bit word. Two forms: `Rc4`, in
+//! Rust, and `Rc4Asm`, the same state stepped by x86-64 assembly (see the
+//! notes above its `step!` macro), which on Zen 3 outruns both `Rc4` and
+//! OpenSSL; the crypto family's trial keeps whichever is faster on the CPU
+//! at hand. The `rc4` crate stays as the independent implementation the
+//! round trip and the tests compare with.
 
 /// RC4 state: the permutation and the two indexes.
 pub struct Rc4 {
@@ -61,9 +64,8 @@ impl Rc4 {
     }
 }
 
-/// The same RC4 in x86-64 assembly, for the CPUs where the chain of the
-/// portable kernel is longer than it needs to be (Zen 3 and Zen 4: see the
-/// module notes below `Rc4Asm::apply`). Elsewhere `apply` is the portable
+/// The same RC4 with its byte loop in x86-64 assembly (the notes above the
+/// `step!` macro say why). On other targets `apply` is the portable
 /// kernel's, and [`asm_available`] says `false`.
 pub struct Rc4Asm(Rc4);
 
@@ -103,6 +105,11 @@ impl Rc4Asm {
     }
 }
 
+/// `blocks8` or `blocks32`: the state, x + 1 and y in, whole blocks of
+/// data, x + 1 after the last block and y out.
+#[cfg(target_arch = "x86_64")]
+type BlockKernel = fn(&mut [u32; 256], u64, u64, &mut [u8]) -> (u64, u64);
+
 #[cfg(target_arch = "x86_64")]
 impl Rc4 {
     /// XORs the first `n` bytes of `buf` one at a time; returns the rest.
@@ -117,15 +124,15 @@ impl Rc4 {
     /// XORs the first `n` bytes of `buf` (a whole number of `kernel`'s
     /// blocks, starting where x + 1 is a multiple of the block length) with
     /// `kernel`; returns the rest.
-    fn blocks<'a>(
-        &mut self,
-        buf: &'a mut [u8],
-        n: usize,
-        kernel: fn(&mut [u32; 256], u64, u64, &mut [u8]) -> (u64, u64),
-    ) -> &'a mut [u8] {
+    fn blocks<'a>(&mut self, buf: &'a mut [u8], n: usize, kernel: BlockKernel) -> &'a mut [u8] {
         let (first, rest) = buf.split_at_mut(n);
         if n > 0 {
-            let (xb, y) = kernel(&mut self.s, ((self.x + 1) & 255) as u64, self.y as u64, first);
+            let (xb, y) = kernel(
+                &mut self.s,
+                ((self.x + 1) & 255) as u64,
+                self.y as u64,
+                first,
+            );
             self.x = ((xb + 255) & 255) as usize;
             self.y = y as usize;
         }
@@ -133,23 +140,37 @@ impl Rc4 {
     }
 }
 
-// Why assembly: the byte chain is y = (y + S[x]) & 255, and on Zen 3 the
-// portable kernel spends a `movzx` after every add to mask the index, a
-// `lea` and a `movzx` to step and mask x, and a shift and an OR to place each
-// key-stream byte; those sit on or beside the chain and fill the scheduler.
-// Here y and the sum S[x] + S[y] are added as byte registers (`add dl, al`),
-// which wrap at 256 and leave the upper bits zero, so the full register is
-// the index with no mask; x is a base that steps by eight per block, each
-// byte using a constant displacement; and each key-stream byte is loaded
-// straight into the low byte of the block's register, which rotates by
-// eight, so after eight bytes they stand in order for one 64-bit XOR.
-// LLVM does not emit byte-register arithmetic for `u8` sums that index an
-// array (it widens and masks), so this is written out.
+// Why assembly. Per byte, RC4 is y = (y + S[x]) mod 256, a swap of S[x] and
+// S[y], and the output S[(S[x] + S[y]) mod 256]. From `Rc4`, LLVM emits a
+// `movzx` after each add to mask the index, a `lea` and a `movzx` to step
+// and mask x, and a shift and an OR to place each key-stream byte: 13
+// instructions a byte, and on Zen 3 (1 KiB-state kernel measured alone,
+// 8 KiB buffers) 745 MB/s against OpenSSL's 850. Here:
+// - y and the output index are summed in byte registers (`add r11b, sil`):
+//   the sum wraps at 256 and the upper bits stay zero, so the full
+//   register is the index, with no mask. LLVM does not emit byte-register
+//   arithmetic for `u8` sums that index an array (it widens and masks).
+// - x is a base at a multiple of the block length plus a constant
+//   displacement per byte, so it costs nothing inside a block.
+// - each key-stream byte is loaded straight into the low byte of one
+//   register, which rotates by eight: after eight bytes they stand in
+//   order for one 64-bit XOR into the data.
+// That is 8 instructions a byte (955 MB/s with 8-byte blocks, 1040 with
+// 32-byte ones, against OpenSSL's 850 in the same measurement).
 //
-// Loading S[x + 1] before the step's stores, with a `cmov` fixing the case
-// y == x + 1, was measured slower on Zen 3: the compare and `cmov` lengthen
-// the chain by two cycles a byte, more than the store-to-load wait it
-// removes.
+// The registers are named rather than left to the allocator: with the same
+// instructions, some assignments (y in dl, or S[x] and S[y] in al and cl)
+// ran at 820-870 MB/s on Zen 3 and this one at 955, for reasons not pinned
+// down (instruction lengths and their packing change with the registers);
+// naming them also keeps the speed independent of where the function is
+// inlined. rdi stays the base (r13 and rbp as a base need a displacement
+// byte).
+//
+// Loading S[x + 1] before the step's stores (so the next byte's load need
+// not wait for the store to S[y]), with a `cmov` for the case y == x + 1,
+// was measured slower on Zen 3: 730 MB/s against 935 without, since the
+// compare and `cmov` lengthen the chain by two cycles a byte, more than
+// the wait they remove.
 
 /// One byte of the block: `$x` is the displacement of S[x] from S[xb]
 /// (4 times the step), `$ks` the instruction that takes the key-stream byte
@@ -181,7 +202,8 @@ macro_rules! step {
 /// current y; returns the `xb` after the last block and the final y.
 #[cfg(target_arch = "x86_64")]
 fn blocks8(s: &mut [u32; 256], xb: u64, y: u64, blocks: &mut [u8]) -> (u64, u64) {
-    debug_assert!(xb % 8 == 0 && xb < 256 && y < 256 && blocks.len() % 8 == 0);
+    debug_assert!(xb.is_multiple_of(8) && xb < 256 && y < 256);
+    debug_assert!(blocks.len().is_multiple_of(8));
     let (mut xb, mut y) = (xb, y);
     if blocks.is_empty() {
         return (xb, y);
@@ -231,7 +253,8 @@ fn blocks8(s: &mut [u32; 256], xb: u64, y: u64, blocks: &mut [u8]) -> (u64, u64)
 /// chains of consecutive bytes).
 #[cfg(target_arch = "x86_64")]
 fn blocks32(s: &mut [u32; 256], xb: u64, y: u64, blocks: &mut [u8]) -> (u64, u64) {
-    debug_assert!(xb % 32 == 0 && xb < 256 && y < 256 && blocks.len() % 32 == 0);
+    debug_assert!(xb.is_multiple_of(32) && xb < 256 && y < 256);
+    debug_assert!(blocks.len().is_multiple_of(32));
     let (mut xb, mut y) = (xb, y);
     if blocks.is_empty() {
         return (xb, y);

@@ -34,9 +34,9 @@
 //!   `camellia` crates under a CBC loop fall short of OpenSSL) and the
 //!   crates, which also decrypt in the round trip.
 //! - RC4: `rc4` (the `rc4` crate falls behind OpenSSL), its x86-64
-//!   assembly form `sysgauge-asm` (faster where the portable kernel's
-//!   index masking lengthens the byte chain, as on Zen 3), and the crate,
-//!   which also decrypts in the round trip.
+//!   assembly form `sysgauge-asm` (8 instructions a byte against the
+//!   portable kernel's 13; on Zen 3 above OpenSSL where the portable one is
+//!   below), and the crate, which also decrypts in the round trip.
 //! - DES-CBC: `des` (table-driven, written for speed: the RustCrypto `des`
 //!   crate under a CBC loop runs at half OpenSSL's speed) and the crate,
 //!   which also decrypts in the round trip.
