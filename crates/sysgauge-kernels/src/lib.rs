@@ -7,9 +7,10 @@
 //! Every SIMD path is chosen at run time (`is_x86_feature_detected!`) and
 //! has a portable fallback or a `None` that sends the caller to a crate, so
 //! one binary runs on any x86-64 or aarch64 CPU. The `unsafe` in this crate
-//! is the intrinsics (`core::arch`), called only after detection, and the
-//! empty `asm!` of the `opaque` barriers; the families that use the kernels
-//! need none.
+//! is the intrinsics (`core::arch`), called only after detection, the
+//! `asm!` blocks of `mont512` (also after detection) and `rc4` (baseline
+//! x86-64 instructions), and the empty `asm!` of the `opaque` barriers; the
+//! families that use the kernels need none.
 //!
 //! - `sha512`: SHA-512 with an AVX2 schedule and BMI2 rounds;
 //! - `md5`, `md4`: MD5 and MD4 with work taken off their dependency chains;
@@ -17,7 +18,7 @@
 //! - `chacha_poly`: ChaCha20-Poly1305 with AVX-512 and IFMA;
 //! - `ghash`: GHASH with PCLMULQDQ or VPCLMULQDQ, eight blocks per reduction;
 //! - `rc4`, `blowfish`, `cast5`, `camellia`, `des`: scalar kernels shaped for
-//!   their dependency chains;
+//!   their dependency chains (RC4 also in x86-64 assembly);
 //! - `whirlpool`: Whirlpool with AVX-512 VBMI and GFNI, or in the
 //!   eight-table form;
 //! - `mont512`: 512-bit Montgomery multiplication (MULX/ADX) and the
