@@ -2,7 +2,9 @@
 # `sysgauge crypto --vs-openssl` in ROUNDS rounds, one after another, and the table
 # docs/performance.md gives per CPU: each row's median ratio over the rounds (sysgauge /
 # OpenSSL, above 1 is faster), the per-round ratios, each side's median figure, and the
-# implementation the trial chose (with how often, where the rounds differed).
+# implementation the trial chose (with how often, where the rounds differed). With UARCH,
+# the lines for the embedded table leave the implementation empty where the rounds chose
+# differently or a trial's two fastest candidates were within 2 % (either may win).
 #
 # Usage: scripts/crypto-vs-openssl.sh [ARGS...]   (extra arguments go to `sysgauge crypto`,
 #        e.g. --only sha512,rc4)
@@ -56,7 +58,7 @@ for res in json.load(open(f"{out}/r1.json"))["results"]:
         ids[(display(res["bench_id"]), case)] = (res["bench_id"], bs or "", m["name"])
 num = lambda x: f"{x:.0f}" if x >= 100 else f"{x:.4g}"
 csv = []
-rows, order, impl = {}, [], {}
+rows, order, impl, close = {}, [], {}, set()
 for r in range(1, rounds + 1):
     text = open(f"{out}/r{r}.txt").read()
     table = text.split("implementation of each row")[0]
@@ -71,9 +73,14 @@ for r in range(1, rounds + 1):
             order.append(key)
         rows[key].append((float(m.group(4)), float(m.group(5)), float(m.group(7))))
     for line in text.splitlines():
-        m = re.match(r"^  (.+?) (\d+ bytes|sign|verify|ops): ([^;]+);", line)
+        m = re.match(r"^  (.+?) (\d+ bytes|sign|verify|ops): ([^;]+);(.*)$", line)
         if m:
-            impl.setdefault((m.group(1), m.group(2)), Counter())[m.group(3)] += 1
+            key = (m.group(1), m.group(2))
+            impl.setdefault(key, Counter())[m.group(3)] += 1
+            # A trial whose two fastest were within 2 % may choose either.
+            rates = sorted((float(x) for x in re.findall(r" (\d+(?:\.\d+)?)(?=,| MB/s| op/s)", m.group(4))), reverse=True)
+            if len(rates) > 1 and rates[1] >= 0.98 * rates[0]:
+                close.add(key)
 print("| algorithm | case | sysgauge | openssl | ratio | per round | implementation |")
 print("|---|---|---:|---:|---:|---|---|")
 for key in order:
@@ -87,7 +94,8 @@ for key in order:
           f"{', '.join('%.2f' % x[2] for x in v)} | {names} |")
     if uarch and key in ids:
         bench_id, bs, metric = ids[key]
-        one = next(iter(chosen)) if len(chosen) == 1 else ""
+        tie = key in close or (key[0].split(" ")[0], key[1]) in close
+        one = next(iter(chosen)) if len(chosen) == 1 and not tie else ""
         csv.append(f"{uarch},{bench_id},{bs},{metric},{one},{ratio:.2f},{reference}")
 if csv:
     print()

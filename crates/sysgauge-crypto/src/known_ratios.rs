@@ -56,7 +56,7 @@ pub fn parse(text: &str) -> Result<Vec<KnownRatio>, String> {
             continue;
         }
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let bad = |why: &str| format!("known_ratios.csv line {}: {why}: {line}", n + 1);
+        let bad = |why: &str| format!("line {}: {why}: {line}", n + 1);
         let [uarch, id, block, metric, implementation, ratio, reference] = f[..] else {
             return Err(bad("expected 7 fields"));
         };
@@ -87,12 +87,34 @@ pub fn parse(text: &str) -> Result<Vec<KnownRatio>, String> {
     Ok(rows)
 }
 
-/// The embedded table.
+/// The environment variable that names a table to read instead of the
+/// embedded one: rows for a CPU it lacks, measured with
+/// `scripts/crypto-vs-openssl.sh` (`UARCH=...`).
+pub const TABLE_ENV: &str = "SYSGAUGE_KNOWN_RATIOS";
+
+/// The table in use: the file [`TABLE_ENV`] names, else the embedded one.
+/// An error names the file and the problem.
+pub fn load() -> Result<Vec<KnownRatio>, String> {
+    match std::env::var_os(TABLE_ENV) {
+        Some(path) if !path.is_empty() => {
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                format!(
+                    "{TABLE_ENV}={}: cannot read it: {e}",
+                    path.to_string_lossy()
+                )
+            })?;
+            parse(&text).map_err(|e| format!("{TABLE_ENV}={}: {e}", path.to_string_lossy()))
+        }
+        _ => parse(TABLE),
+    }
+}
+
+/// The table in use (see [`load`]). The measuring commands call [`load`]
+/// before the first case, so a bad file stops them with its error; here
+/// it would mean nothing is known, never a failed case.
 pub fn table() -> &'static [KnownRatio] {
     static ROWS: OnceLock<Vec<KnownRatio>> = OnceLock::new();
-    // A malformed embedded table is caught by the tests; at run time it
-    // means nothing is known, never a failed case.
-    ROWS.get_or_init(|| parse(TABLE).unwrap_or_default())
+    ROWS.get_or_init(|| load().unwrap_or_default())
 }
 
 /// The rows that describe a case on `uarch` run with `implementation`.
