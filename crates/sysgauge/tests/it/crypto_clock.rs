@@ -542,7 +542,7 @@ fn each_case_records_how_its_code_compares_with_the_reference_here() {
         "{:?}",
         run.results[0].details
     );
-    assert!(stderr_of(&out).contains(&format!("code-bound: hash.sha256: sysgauge's code")));
+    assert!(stderr_of(&out).contains("code-bound: hash.sha256: sysgauge's code"));
     // A table that cannot be read stops the command before measuring.
     std::fs::write(
         &table,
