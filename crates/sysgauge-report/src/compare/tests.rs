@@ -338,19 +338,19 @@ fn code_bound_numbers_are_marked_and_listed() {
     use sysgauge_compare::{compare, Machine};
     let why = "sysgauge's code (sysgauge-avx512vl) is known to run slower than OpenSSL 3.0 on \
                AMD Zen 4: 0.91x, about 9 % below; this figure understates the machine";
-    let mut slow = throughput_at("hash.sha512", 8192, &[700.0, 705.0, 710.0]);
+    let mut slow = throughput_at("beta.sha512", 8192, &[700.0, 705.0, 710.0]);
     slow.details.insert(sysgauge_core::record::CODE_BOUND, why);
     let zen4 = run_with(
         "zen4",
         None,
-        vec![slow, throughput_at("hash.md5", 8192, &[700.0])],
+        vec![slow, throughput_at("beta.md5", 8192, &[700.0])],
     );
     let zen3 = run_with(
         "zen3",
         None,
         vec![
-            throughput_at("hash.sha512", 8192, &[640.0, 645.0, 650.0]),
-            throughput_at("hash.md5", 8192, &[700.0]),
+            throughput_at("beta.sha512", 8192, &[640.0, 645.0, 650.0]),
+            throughput_at("beta.md5", 8192, &[700.0]),
         ],
     );
     let c = compare(
@@ -365,16 +365,16 @@ fn code_bound_numbers_are_marked_and_listed() {
     let t = render_comparison(&c, CompareFormat::Table);
     let sha = t
         .lines()
-        .find(|l| l.starts_with("hash.sha512"))
+        .find(|l| l.starts_with("beta.sha512"))
         .unwrap_or_else(|| panic!("{t}"));
     assert!(sha.contains("705.0 #"), "{sha}");
     assert!(!sha.contains("645.0 #"), "{sha}");
-    assert!(!has_line(&t, "hash.md5", "#"), "{t}");
+    assert!(!has_line(&t, "beta.md5", "#"), "{t}");
     assert!(t.contains(CODE_BOUND_NOTE), "{t}");
     assert!(t.contains("Code-bound numbers"), "{t}");
     assert!(
         t.contains(&format!(
-            "hash.sha512 block_size=8192 threads=1 on zen4: {why}"
+            "beta.sha512 block_size=8192 threads=1 on zen4: {why}"
         )),
         "{t}"
     );

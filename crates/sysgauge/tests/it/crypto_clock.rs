@@ -4,6 +4,8 @@
 
 use crate::common::{self, read_record, stderr_of, stdout_of, Outcome, Sandbox};
 use sysgauge_core::Status;
+use sysgauge_crypto::crypto::pubkey::SignAlg;
+use sysgauge_crypto::hash::Algorithm;
 
 /// `sysgauge crypto` with the tiny profile, one repetition, at these block
 /// sizes.
@@ -400,7 +402,7 @@ fn implementations_show_every_candidates_trial_rate() {
     let sha = run
         .results
         .iter()
-        .find(|r| r.bench_id == "hash.sha512")
+        .find(|r| r.bench_id == Algorithm::Sha512.id())
         .unwrap();
     let chosen = sha.details.get_str("implementation").unwrap();
     let trial = sha.details.get_str("implementation_trial").unwrap();
@@ -423,7 +425,12 @@ fn implementations_show_every_candidates_trial_rate() {
 
     let out = sb
         .tiny_run()
-        .args(["--only", "hash.md5", "--no-store", "--implementations"])
+        .args([
+            "--only",
+            Algorithm::Md5.id(),
+            "--no-store",
+            "--implementations",
+        ])
         .succeeds();
     let text = stdout_of(&out);
     let line = text
@@ -466,7 +473,7 @@ fn each_case_records_how_its_code_compares_with_the_reference_here() {
     let mut code_bound = Vec::new();
     for r in &run.results {
         let implementation = r.details.get_str("implementation").unwrap();
-        let forced = r.bench_id == "hash.sha512";
+        let forced = r.bench_id == Algorithm::Sha512.id();
         let expected = uarch.filter(|_| !forced).and_then(|u| {
             let block = r.params.get_u64("block_size");
             details(
@@ -502,18 +509,18 @@ fn each_case_records_how_its_code_compares_with_the_reference_here() {
                 .find(|r| r.bench_id == id && r.params.get_u64("block_size") == block)
                 .unwrap()
         };
-        assert!(at("hash.sha256", Some(8192))
+        assert!(at(Algorithm::Sha256.id(), Some(8192))
             .details
             .get_str("vs_reference")
             .unwrap()
             .starts_with("1.02x OpenSSL 3.0.22 on AMD Zen 3 with "));
-        assert!(at("crypto.rsa-2048", None)
+        assert!(at(SignAlg::Rsa2048.id(), None)
             .details
             .get_str("vs_reference")
             .unwrap()
             .starts_with("sign 1.00x, verify 1.07x OpenSSL 3.0.22 on AMD Zen 3"));
         // No row stands for blocks below 8 KiB.
-        assert!(at("hash.sha256", Some(1024))
+        assert!(at(Algorithm::Sha256.id(), Some(1024))
             .details
             .get_str("vs_reference")
             .is_none());
