@@ -59,8 +59,14 @@ pub fn x86_microarchitecture(vendor: &str, family: u32, model: u32) -> Option<&'
 }
 
 /// The microarchitecture of the CPU this process runs on, from CPUID
-/// directly (what /proc/cpuinfo shows too, without reading a file).
+/// directly (what /proc/cpuinfo shows too, without reading a file); asked
+/// once per process (CPUID leaves a virtual machine to its hypervisor).
 pub fn this_cpu() -> Option<&'static str> {
+    static NAME: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
+    *NAME.get_or_init(read_cpuid)
+}
+
+fn read_cpuid() -> Option<&'static str> {
     #[cfg(target_arch = "x86_64")]
     {
         // Leaves 0 and 1 exist on every x86_64 CPU.

@@ -109,12 +109,22 @@ pub fn load() -> Result<Vec<KnownRatio>, String> {
     }
 }
 
-/// The table in use (see [`load`]). The measuring commands call [`load`]
-/// before the first case, so a bad file stops them with its error; here
-/// it would mean nothing is known, never a failed case.
+/// The table in use (see [`load`]), read once per process.
+fn loaded() -> &'static Result<Vec<KnownRatio>, String> {
+    static ROWS: OnceLock<Result<Vec<KnownRatio>, String>> = OnceLock::new();
+    ROWS.get_or_init(load)
+}
+
+/// Whether the table in use can be read: the measuring commands ask
+/// before the first case, so a bad file stops them with its error.
+pub fn check() -> Result<(), String> {
+    loaded().as_ref().map(|_| ()).map_err(String::clone)
+}
+
+/// The table in use; empty when it cannot be read ([`check`] has said so
+/// before any case runs).
 pub fn table() -> &'static [KnownRatio] {
-    static ROWS: OnceLock<Vec<KnownRatio>> = OnceLock::new();
-    ROWS.get_or_init(|| load().unwrap_or_default())
+    loaded().as_deref().unwrap_or(&[])
 }
 
 /// The rows that describe a case on `uarch` run with `implementation`.

@@ -64,7 +64,7 @@ impl MeasureConfig {
         if a.warmup > 100 {
             bail!("--warmup {} is more than 100", a.warmup);
         }
-        if let Err(e) = sysgauge_crypto::known_ratios::load() {
+        if let Err(e) = sysgauge_crypto::known_ratios::check() {
             bail!("{e}");
         }
         if !(a.noise_threshold.is_finite() && a.noise_threshold > 0.0 && a.noise_threshold < 100.0)
