@@ -356,12 +356,9 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
                     "F3" => format!("dsa{bits}"),
                     _ => format!("ecdsa{}", curve_name(idx, bits)),
                 };
-                report.sign_verify.push(SignVerifyRow {
-                    algorithm,
-                    bits: Some(bits),
-                    sign_per_second: Some(parse_value(sign, n)?),
-                    verify_per_second: Some(parse_value(verify, n)?),
-                });
+                report
+                    .sign_verify
+                    .push(sign_verify_row(algorithm, bits, sign, verify, n)?);
             }
             "F5" | "F8" => {
                 let [idx, bits, a, b] = fields_exact::<4>(&fields, tag, n)?;
@@ -395,12 +392,9 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
                 if name.is_empty() {
                     return Err(err(n, format!("a +{tag} record has an empty name")));
                 }
-                report.sign_verify.push(SignVerifyRow {
-                    algorithm: name,
-                    bits: Some(bits),
-                    sign_per_second: Some(parse_value(sign, n)?),
-                    verify_per_second: Some(parse_value(verify, n)?),
-                });
+                report
+                    .sign_verify
+                    .push(sign_verify_row(name, bits, sign, verify, n)?);
             }
             // Progress lines openssl writes to stderr in -mr mode.
             t if t.starts_with("DT") || t.starts_with("DN") || t.starts_with('R') => {}
@@ -436,6 +430,22 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
         return Err(err(last, what));
     }
     Ok(report)
+}
+
+/// A `-mr` signature record's row: its rates as the record gives them.
+fn sign_verify_row(
+    algorithm: String,
+    bits: u32,
+    sign: &str,
+    verify: &str,
+    line: usize,
+) -> Result<SignVerifyRow, OpensslSpeedError> {
+    Ok(SignVerifyRow {
+        algorithm,
+        bits: Some(bits),
+        sign_per_second: Some(parse_value(sign, line)?),
+        verify_per_second: Some(parse_value(verify, line)?),
+    })
 }
 
 fn invert(v: f64) -> f64 {

@@ -284,17 +284,23 @@ fn cell(
     }
 }
 
+/// A public-key row's name, bits and cells, if it is one and has a cell
+/// under each of the header's columns.
+fn named_row<'a>(
+    tokens: &'a [&'a str],
+    columns: &[String],
+) -> Option<(String, u32, &'a [&'a str])> {
+    named(tokens).filter(|(_, _, cells)| cells.len() == columns.len())
+}
+
 fn sign_row(
     tokens: &[&str],
     columns: &[String],
     line: usize,
 ) -> Result<Option<SignVerifyRow>, OpensslSpeedError> {
-    let Some((algorithm, bits, cells)) = named(tokens) else {
+    let Some((algorithm, bits, cells)) = named_row(tokens, columns) else {
         return Ok(None);
     };
-    if cells.len() != columns.len() {
-        return Ok(None);
-    }
     Ok(Some(SignVerifyRow {
         algorithm,
         bits: Some(bits),
@@ -308,12 +314,9 @@ fn exchange_row(
     columns: &[String],
     line: usize,
 ) -> Result<Option<KeyExchangeRow>, OpensslSpeedError> {
-    let Some((algorithm, bits, cells)) = named(tokens) else {
+    let Some((algorithm, bits, cells)) = named_row(tokens, columns) else {
         return Ok(None);
     };
-    if cells.len() != columns.len() {
-        return Ok(None);
-    }
     let Some(ops_per_second) = cell(cells, columns, "op/s", line)? else {
         return Ok(None);
     };
