@@ -735,46 +735,40 @@ pub fn to_results_with(
             ));
         }
     }
-    for row in &report.sign_verify {
-        let id = bench_id_for(&row.algorithm);
-        let metrics: Vec<Metric> = [
-            ("sign", row.sign_per_second),
-            ("verify", row.verify_per_second),
-        ]
-        .into_iter()
-        .filter_map(|(name, v)| {
-            let v = positive(v?)?;
-            Metric::new(name, Unit::OpsPerSec, Better::Higher, vec![v])
-        })
-        .collect();
+    // A public-key row: op/s metrics of its positive rates, a record if
+    // there is one.
+    let mut public_key = |algorithm: &str, rates: &[(&str, Option<f64>)]| {
+        let metrics: Vec<Metric> = rates
+            .iter()
+            .filter_map(|&(name, v)| {
+                let v = positive(v?)?;
+                Metric::new(name, Unit::OpsPerSec, Better::Higher, vec![v])
+            })
+            .collect();
         if metrics.is_empty() {
-            continue;
+            return;
         }
+        let id = bench_id_for(algorithm);
         let wv = workload(&id);
         out.push(record(
             id,
             wv,
             Params::new().with("threads", threads),
-            details(&row.algorithm),
+            details(algorithm),
             metrics,
         ));
+    };
+    for row in &report.sign_verify {
+        public_key(
+            &row.algorithm,
+            &[
+                ("sign", row.sign_per_second),
+                ("verify", row.verify_per_second),
+            ],
+        );
     }
     for row in &report.key_exchange {
-        let id = bench_id_for(&row.algorithm);
-        let Some(v) = positive(row.ops_per_second) else {
-            continue;
-        };
-        let Some(m) = Metric::new("ops", Unit::OpsPerSec, Better::Higher, vec![v]) else {
-            continue;
-        };
-        let wv = workload(&id);
-        out.push(record(
-            id,
-            wv,
-            Params::new().with("threads", threads),
-            details(&row.algorithm),
-            vec![m],
-        ));
+        public_key(&row.algorithm, &[("ops", Some(row.ops_per_second))]);
     }
     out
 }
@@ -786,6 +780,18 @@ fn signers(r: &SpeedReport) -> Vec<(&str, Option<u32>)> {
         .iter()
         .map(|s| (s.algorithm.as_str(), s.bits))
         .collect()
+}
+
+/// `got` (0 when missing) equals `want` to nine significant digits: the
+/// parsers' tests compare rates with it.
+#[cfg(test)]
+#[track_caller]
+fn assert_close(got: impl Into<Option<f64>>, want: f64) {
+    let got = got.into().unwrap_or(0.0);
+    assert!(
+        (got - want).abs() <= want.abs() * 1e-9,
+        "{got} is not {want}"
+    );
 }
 
 #[cfg(test)]
@@ -803,10 +809,6 @@ mod tests {
         parse_mr(text).unwrap()
     }
 
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() <= b.abs() * 1e-9
-    }
-
     #[test]
     fn digests_at_8k() {
         let r = parse(fixture!("3.0-sha256-md5-8k.txt"));
@@ -815,7 +817,7 @@ mod tests {
         assert_eq!(r.symmetric.len(), 2);
         assert_eq!(r.symmetric[0].algorithm, "md5");
         assert_eq!(r.symmetric[0].block_sizes, vec![8192]);
-        assert!(close(r.symmetric[0].bytes_per_second[0], 731_065_664.65));
+        assert_close(r.symmetric[0].bytes_per_second[0], 731_065_664.65);
         assert_eq!(r.symmetric[1].algorithm, "sha256");
         assert!(r.sign_verify.is_empty() && r.key_exchange.is_empty());
         let res = to_results(&r, &|id| (id == "hash.sha256").then_some(5));
@@ -831,7 +833,7 @@ mod tests {
         let m = &res[0].metrics[0];
         assert_eq!((m.name.as_str(), &m.unit), ("throughput", &Unit::MBps));
         // -mr gives bytes/s; sysgauge's unit is decimal MB/s.
-        assert!(close(m.value(), 731.06566465));
+        assert_close(m.value(), 731.06566465);
         assert_eq!(m.samples.len(), 1);
         assert_eq!(res[0].details.get_str("source"), Some("openssl speed"));
         assert_eq!(res[1].bench_id, "hash.sha256");
@@ -869,17 +871,11 @@ mod tests {
                 ("ed25519", Some(253))
             ]
         );
-        assert!(close(
-            r.sign_verify[0].sign_per_second.unwrap_or(0.0),
-            3213.131313
-        ));
-        assert!(close(
-            r.sign_verify[0].verify_per_second.unwrap_or(0.0),
-            62335.0
-        ));
+        assert_close(r.sign_verify[0].sign_per_second, 3213.131313);
+        assert_close(r.sign_verify[0].verify_per_second, 62335.0);
         assert_eq!(r.key_exchange.len(), 1);
         assert_eq!(r.key_exchange[0].algorithm, "ecdhx25519");
-        assert!(close(r.key_exchange[0].ops_per_second, 33027.272727));
+        assert_close(r.key_exchange[0].ops_per_second, 33027.272727);
         let res = to_results(&r, &|_| None);
         let ids: Vec<&str> = res.iter().map(|x| x.bench_id.as_str()).collect();
         assert_eq!(
@@ -955,20 +951,11 @@ mod tests {
             signers(&mr),
             [("ecdsap192", Some(192)), ("ecdsap224", Some(224))]
         );
-        assert!(close(
-            mr.sign_verify[1].sign_per_second.unwrap_or(0.0),
-            18197.0
-        ));
-        assert!(close(
-            mr.sign_verify[0].verify_per_second.unwrap_or(0.0),
-            4960.0
-        ));
-        assert!(close(mr.key_exchange[1].ops_per_second, 12054.0));
-        assert!(close(
-            table.sign_verify[1].sign_per_second.unwrap_or(0.0),
-            34162.9
-        ));
-        assert!(close(table.key_exchange[0].ops_per_second, 7421.0));
+        assert_close(mr.sign_verify[1].sign_per_second, 18197.0);
+        assert_close(mr.sign_verify[0].verify_per_second, 4960.0);
+        assert_close(mr.key_exchange[1].ops_per_second, 12054.0);
+        assert_close(table.sign_verify[1].sign_per_second, 34162.9);
+        assert_close(table.key_exchange[0].ops_per_second, 7421.0);
     }
 
     #[test]
@@ -1067,11 +1054,8 @@ mod tests {
         assert_eq!(r.processes, 2);
         assert_eq!(r.symmetric.len(), 1);
         assert_eq!(r.symmetric[0].block_sizes, vec![8192]);
-        assert!(close(r.symmetric[0].bytes_per_second[0], 3_276_578_816.0));
-        assert!(close(
-            r.sign_verify[0].sign_per_second.unwrap_or(0.0),
-            6612.0
-        ));
+        assert_close(r.symmetric[0].bytes_per_second[0], 3_276_578_816.0);
+        assert_close(r.sign_verify[0].sign_per_second, 6612.0);
         let res = to_results(&r, &|_| None);
         assert_eq!(res[0].params.get_u64("threads"), Some(2));
         assert_eq!(res[0].details.get_u64("processes"), Some(2));
@@ -1110,7 +1094,7 @@ mod tests {
         let res = to_results(&r, &|_| None);
         assert_eq!(res.len(), 1);
         assert_eq!(res[0].params.get_u64("block_size"), Some(64));
-        assert!(close(res[0].metrics[0].value(), 64.0));
+        assert_close(res[0].metrics[0].value(), 64.0);
     }
 
     /// A real `-mr` output of 1.1.0i (built from its sources here): seconds
@@ -1134,15 +1118,9 @@ mod tests {
     fn old_openssl_seconds_per_operation() {
         // OpenSSL 1.1.0 style: s/op in +F2, and s/op first in +F5.
         let r = parse("+F2:2:2048:0.001000:0.000050\n+F5:3:256:0.000100:10000.0\n");
-        assert!(close(
-            r.sign_verify[0].sign_per_second.unwrap_or(0.0),
-            1000.0
-        ));
-        assert!(close(
-            r.sign_verify[0].verify_per_second.unwrap_or(0.0),
-            20000.0
-        ));
-        assert!(close(r.key_exchange[0].ops_per_second, 10000.0));
+        assert_close(r.sign_verify[0].sign_per_second, 1000.0);
+        assert_close(r.sign_verify[0].verify_per_second, 20000.0);
+        assert_close(r.key_exchange[0].ops_per_second, 10000.0);
         // 1.1.0's table had X25519 at index 16.
         assert_eq!(
             parse("+F5:16:253:0.0001:10000.0\n").key_exchange[0].algorithm,

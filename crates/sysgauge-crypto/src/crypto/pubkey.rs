@@ -233,15 +233,7 @@ impl SignAlg {
             alg: self.name(),
             what: what.to_string(),
         };
-        if !self.implementations().contains(&implementation) {
-            return Err(PubkeyError::Unsupported {
-                alg: self.name(),
-                reason: format!(
-                    "no implementation '{implementation}'; it has {}",
-                    self.implementations().join(", ")
-                ),
-            });
-        }
+        known_implementation(self.name(), implementation, self.implementations())?;
         if implementation == AWS_LC && self == SignAlg::EcdsaP192 {
             let (key, public) = aws_lc_p192_keys().map_err(|e| fail(&e))?;
             let len = key.max_signature_len();
@@ -779,6 +771,25 @@ impl Signer {
     }
 }
 
+/// An error naming the implementations of the algorithm `alg` unless
+/// `implementation` is one of them.
+fn known_implementation(
+    alg: &'static str,
+    implementation: &str,
+    implementations: &[&str],
+) -> Result<(), PubkeyError> {
+    if implementations.contains(&implementation) {
+        return Ok(());
+    }
+    Err(PubkeyError::Unsupported {
+        alg,
+        reason: format!(
+            "no implementation '{implementation}'; it has {}",
+            implementations.join(", ")
+        ),
+    })
+}
+
 /// `msg` signed by a RustCrypto signer (`rsa`, `dsa`) into `sig`, encoded
 /// as the crate encodes it (PKCS#1 v1.5, DER); its length.
 fn sign_encoded<K, S>(
@@ -1035,15 +1046,7 @@ impl KexAlg {
             alg: self.name(),
             what,
         };
-        if !self.implementations().contains(&implementation) {
-            return Err(PubkeyError::Unsupported {
-                alg: self.name(),
-                reason: format!(
-                    "no implementation '{implementation}'; it has {}",
-                    self.implementations().join(", ")
-                ),
-            });
-        }
+        known_implementation(self.name(), implementation, self.implementations())?;
         let c_api = implementation == AWS_LC && matches!(self, KexAlg::EcdhP224 | KexAlg::EcdhP192);
         let (key, expect): (KexKey, &[u8]) = match self {
             KexAlg::EcdhP192 if c_api => {

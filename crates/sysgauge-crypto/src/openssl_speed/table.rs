@@ -329,17 +329,13 @@ fn exchange_row(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{bench_id_for, parse, signers, to_results};
+    use super::super::{assert_close, bench_id_for, parse, signers, to_results};
     use super::*;
 
     macro_rules! fixture {
         ($name:literal) => {
             include_str!(concat!("../../tests/fixtures/openssl/", $name))
         };
-    }
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() <= b.abs() * 1e-9
     }
 
     #[test]
@@ -365,10 +361,10 @@ mod tests {
         );
         let md5 = &r.symmetric[0];
         assert_eq!(md5.block_sizes, [16, 64, 256, 1024, 8192, 16384]);
-        assert!(close(md5.bytes_per_second[0], 56_812_730.0));
-        assert!(close(md5.bytes_per_second[5], 628_121_600.0));
+        assert_close(md5.bytes_per_second[0], 56_812_730.0);
+        assert_close(md5.bytes_per_second[5], 628_121_600.0);
         // A name longer than openssl's 13-character column still reads.
-        assert!(close(r.symmetric[9].bytes_per_second[0], 131_007_170.0));
+        assert_close(r.symmetric[9].bytes_per_second[0], 131_007_170.0);
         assert_eq!(
             signers(&r),
             [
@@ -401,7 +397,7 @@ mod tests {
     fn parse_tells_the_two_forms_apart() {
         let table = parse(fixture!("3.0-human-table-not-mr.txt")).unwrap();
         assert_eq!(table.symmetric.len(), 2);
-        assert!(close(table.symmetric[0].bytes_per_second[0], 698_551_900.0));
+        assert_close(table.symmetric[0].bytes_per_second[0], 698_551_900.0);
         let mr = parse(fixture!("3.0-sha256-md5-8k.txt")).unwrap();
         assert_eq!(mr.symmetric.len(), 2);
     }
@@ -439,8 +435,8 @@ mod tests {
         assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
         let names: Vec<&str> = r.symmetric.iter().map(|s| s.algorithm.as_str()).collect();
         assert_eq!(names, ["md5", "sha1", "aes-128 cbc", "sha256"]);
-        assert!(close(r.symmetric[0].bytes_per_second[0], 111_499_290.0));
-        assert!(close(r.symmetric[2].bytes_per_second[5], 256_321_040.0));
+        assert_close(r.symmetric[0].bytes_per_second[0], 111_499_290.0);
+        assert_close(r.symmetric[2].bytes_per_second[5], 256_321_040.0);
         assert_eq!(r.sign_verify[0].algorithm, "rsa2048");
         assert_eq!(r.sign_verify[0].sign_per_second, Some(1344.3));
         assert_eq!(r.sign_verify[0].verify_per_second, Some(45232.2));
@@ -455,7 +451,7 @@ mod tests {
         assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
         assert_eq!(r.symmetric.len(), 3);
         assert_eq!(r.symmetric[1].block_sizes, [16, 64, 256, 1024, 8192, 16384]);
-        assert!(close(r.symmetric[2].bytes_per_second[4], 1_504_675_670.0));
+        assert_close(r.symmetric[2].bytes_per_second[4], 1_504_675_670.0);
         assert_eq!(r.sign_verify[0].sign_per_second, Some(1234.8));
     }
 
@@ -498,9 +494,9 @@ rsa  512 bits   0.0021s   0.0002s    476.2   5000.0
             "crypto.des-ede3-cbc"
         );
         let des = &r.symmetric[1].bytes_per_second;
-        assert!(close(des[0], 823.12));
-        assert!(close(des[1], 9999.99));
-        assert!(close(des[2], 10_234_560.0));
+        assert_close(des[0], 823.12);
+        assert_close(des[1], 9999.99);
+        assert_close(des[2], 10_234_560.0);
         assert_eq!(des[3], 0.0);
         assert_eq!(r.sign_verify[0].algorithm, "rsa512");
         assert_eq!(r.sign_verify[1].algorithm, "ecdsap160");
