@@ -29,6 +29,19 @@
 //! the first field of `+F5`; such a file is recognised by its `+F5` records
 //! (first field smaller than the second) and converted.
 
+/// A captured `openssl speed` output (tests/fixtures/openssl/), for the
+/// tests of both parsers.
+#[cfg(test)]
+macro_rules! fixture {
+    ($name:literal) => {
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/openssl/",
+            $name
+        ))
+    };
+}
+
 mod table;
 pub use table::parse_table;
 
@@ -798,12 +811,6 @@ fn assert_close(got: impl Into<Option<f64>>, want: f64) {
 mod tests {
     use super::*;
     use sysgauge_core::is_valid_bench_id;
-
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../tests/fixtures/openssl/", $name))
-        };
-    }
 
     fn parse(text: &str) -> SpeedReport {
         parse_mr(text).unwrap()

@@ -332,12 +332,6 @@ mod tests {
     use super::super::{assert_close, bench_id_for, parse, signers, to_results};
     use super::*;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../../tests/fixtures/openssl/", $name))
-        };
-    }
-
     #[test]
     fn a_whole_3_0_table() {
         let r = parse_table(fixture!("3.0-human-table-digests-ciphers-pkey.txt")).unwrap();
