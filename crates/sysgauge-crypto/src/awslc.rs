@@ -113,6 +113,21 @@ fn last_error(op: &'static str) -> AwsLcError {
     AwsLcError::Call { op, reason }
 }
 
+/// Ok if a call that returns 1 on success did; else aws-lc's queued error.
+fn check(ok: c_int, op: &'static str) -> Result<(), AwsLcError> {
+    if ok == 1 {
+        Ok(())
+    } else {
+        Err(last_error(op))
+    }
+}
+
+/// What a call that returns NULL on failure returned; else aws-lc's queued
+/// error.
+fn made<T>(raw: *mut T, op: &'static str) -> Result<NonNull<T>, AwsLcError> {
+    NonNull::new(raw).ok_or_else(|| last_error(op))
+}
+
 /// A parsed key: an owned `EVP_PKEY` of a known kind.
 pub struct Key {
     pkey: NonNull<ffi::EVP_PKEY>,
@@ -172,7 +187,7 @@ impl Key {
         // parser reads at most `len` bytes, advances `cbs` and returns a new
         // EVP_PKEY (or NULL) that keeps no pointer into `der`.
         let raw = unsafe { parse(&mut cbs) };
-        let pkey = NonNull::new(raw).ok_or_else(|| last_error(op))?;
+        let pkey = made(raw, op)?;
         // Owned from here on, so an early return frees it.
         let key = Key { pkey, kind };
         if cbs.len != 0 {
@@ -295,9 +310,7 @@ impl Key {
                 ),
             }
         };
-        if ok != 1 {
-            return Err(last_error(op));
-        }
+        check(ok, op)?;
         Ok(len as usize)
     }
 
@@ -457,35 +470,26 @@ fn p192_group(ctx: &BnCtx) -> Result<Group, AwsLcError> {
     // and point are owned by `Group`/`Point` as soon as they exist, so an
     // early return frees them.
     unsafe {
-        let group = Group(
-            NonNull::new(ffi::EC_GROUP_new_curve_GFp(
-                p.as_ptr(),
-                a.as_ptr(),
-                b.as_ptr(),
-                ctx.as_ptr(),
-            ))
-            .ok_or_else(|| last_error("EC_GROUP_new_curve_GFp"))?,
-        );
-        let g = Point(
-            NonNull::new(ffi::EC_POINT_new(group.0.as_ptr()))
-                .ok_or_else(|| last_error("EC_POINT_new"))?,
-        );
+        let group = Group(made(
+            ffi::EC_GROUP_new_curve_GFp(p.as_ptr(), a.as_ptr(), b.as_ptr(), ctx.as_ptr()),
+            "EC_GROUP_new_curve_GFp",
+        )?);
+        let g = Point(made(ffi::EC_POINT_new(group.0.as_ptr()), "EC_POINT_new")?);
         // Checks that the generator is on the curve.
-        if ffi::EC_POINT_set_affine_coordinates_GFp(
-            group.0.as_ptr(),
-            g.0.as_ptr(),
-            gx.as_ptr(),
-            gy.as_ptr(),
-            ctx.as_ptr(),
-        ) != 1
-        {
-            return Err(last_error("EC_POINT_set_affine_coordinates_GFp"));
-        }
-        if ffi::EC_GROUP_set_generator(group.0.as_ptr(), g.0.as_ptr(), n.as_ptr(), one.as_ptr())
-            != 1
-        {
-            return Err(last_error("EC_GROUP_set_generator"));
-        }
+        check(
+            ffi::EC_POINT_set_affine_coordinates_GFp(
+                group.0.as_ptr(),
+                g.0.as_ptr(),
+                gx.as_ptr(),
+                gy.as_ptr(),
+                ctx.as_ptr(),
+            ),
+            "EC_POINT_set_affine_coordinates_GFp",
+        )?;
+        check(
+            ffi::EC_GROUP_set_generator(group.0.as_ptr(), g.0.as_ptr(), n.as_ptr(), one.as_ptr()),
+            "EC_GROUP_set_generator",
+        )?;
         Ok(group)
     }
 }
@@ -502,27 +506,27 @@ impl Key {
         // valid; aws-lc copies the scalar and the point into the key and
         // checks the scalar's range. The point is owned by `Point`.
         unsafe {
-            if ffi::EC_KEY_set_private_key(key.0.as_ptr(), d.as_ptr()) != 1 {
-                return Err(last_error("EC_KEY_set_private_key"));
-            }
+            check(
+                ffi::EC_KEY_set_private_key(key.0.as_ptr(), d.as_ptr()),
+                "EC_KEY_set_private_key",
+            )?;
             let grp = ffi::EC_KEY_get0_group(key.0.as_ptr());
-            let public = Point(
-                NonNull::new(ffi::EC_POINT_new(grp)).ok_or_else(|| last_error("EC_POINT_new"))?,
-            );
-            if ffi::EC_POINT_mul(
-                grp,
-                public.0.as_ptr(),
-                d.as_ptr(),
-                std::ptr::null(),
-                std::ptr::null(),
-                ctx.as_ptr(),
-            ) != 1
-            {
-                return Err(last_error("EC_POINT_mul"));
-            }
-            if ffi::EC_KEY_set_public_key(key.0.as_ptr(), public.0.as_ptr()) != 1 {
-                return Err(last_error("EC_KEY_set_public_key"));
-            }
+            let public = Point(made(ffi::EC_POINT_new(grp), "EC_POINT_new")?);
+            check(
+                ffi::EC_POINT_mul(
+                    grp,
+                    public.0.as_ptr(),
+                    d.as_ptr(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    ctx.as_ptr(),
+                ),
+                "EC_POINT_mul",
+            )?;
+            check(
+                ffi::EC_KEY_set_public_key(key.0.as_ptr(), public.0.as_ptr()),
+                "EC_KEY_set_public_key",
+            )?;
         }
         key.into_pkey(KeyKind::EcP192)
     }
@@ -538,22 +542,21 @@ impl Key {
         // the curve; EC_KEY_set_public_key copies it.
         unsafe {
             let grp = ffi::EC_KEY_get0_group(key.0.as_ptr());
-            let point = Point(
-                NonNull::new(ffi::EC_POINT_new(grp)).ok_or_else(|| last_error("EC_POINT_new"))?,
-            );
-            if ffi::EC_POINT_oct2point(
-                grp,
-                point.0.as_ptr(),
-                sec1.as_ptr(),
-                sec1.len(),
-                ctx.as_ptr(),
-            ) != 1
-            {
-                return Err(last_error("EC_POINT_oct2point"));
-            }
-            if ffi::EC_KEY_set_public_key(key.0.as_ptr(), point.0.as_ptr()) != 1 {
-                return Err(last_error("EC_KEY_set_public_key"));
-            }
+            let point = Point(made(ffi::EC_POINT_new(grp), "EC_POINT_new")?);
+            check(
+                ffi::EC_POINT_oct2point(
+                    grp,
+                    point.0.as_ptr(),
+                    sec1.as_ptr(),
+                    sec1.len(),
+                    ctx.as_ptr(),
+                ),
+                "EC_POINT_oct2point",
+            )?;
+            check(
+                ffi::EC_KEY_set_public_key(key.0.as_ptr(), point.0.as_ptr()),
+                "EC_KEY_set_public_key",
+            )?;
         }
         key.into_pkey(KeyKind::EcP192)
     }
@@ -628,11 +631,11 @@ impl EcKey {
         // SAFETY: EC_KEY_new has no arguments; the key is owned by `EcKey`
         // at once. EC_KEY_set_group copies the valid `group`.
         unsafe {
-            let key =
-                EcKey(NonNull::new(ffi::EC_KEY_new()).ok_or_else(|| last_error("EC_KEY_new"))?);
-            if ffi::EC_KEY_set_group(key.0.as_ptr(), group.0.as_ptr()) != 1 {
-                return Err(last_error("EC_KEY_set_group"));
-            }
+            let key = EcKey(made(ffi::EC_KEY_new(), "EC_KEY_new")?);
+            check(
+                ffi::EC_KEY_set_group(key.0.as_ptr(), group.0.as_ptr()),
+                "EC_KEY_set_group",
+            )?;
             Ok(key)
         }
     }
@@ -643,8 +646,7 @@ impl EcKey {
         // EVP_PKEY_assign_EC_KEY takes ownership of the EC_KEY, so `self`
         // is forgotten rather than dropped; on failure both are freed.
         unsafe {
-            let pkey =
-                NonNull::new(ffi::EVP_PKEY_new()).ok_or_else(|| last_error("EVP_PKEY_new"))?;
+            let pkey = made(ffi::EVP_PKEY_new(), "EVP_PKEY_new")?;
             if ffi::EVP_PKEY_assign_EC_KEY(pkey.as_ptr(), self.0.as_ptr()) != 1 {
                 ffi::EVP_PKEY_free(pkey.as_ptr());
                 return Err(last_error("EVP_PKEY_assign_EC_KEY"));
@@ -712,9 +714,7 @@ impl BigNum {
     /// Zero.
     pub fn new() -> Result<BigNum, AwsLcError> {
         // SAFETY: BN_new has no arguments; the result is owned at once.
-        NonNull::new(unsafe { ffi::BN_new() })
-            .map(BigNum)
-            .ok_or_else(|| last_error("BN_new"))
+        made(unsafe { ffi::BN_new() }, "BN_new").map(BigNum)
     }
 
     /// The non-negative number with these big-endian bytes.
@@ -729,10 +729,7 @@ impl BigNum {
         // SAFETY: `b` is readable for its length and only read; the
         // BIGNUM is valid and owned by `self`.
         let r = unsafe { ffi::BN_bin2bn(b.as_ptr(), b.len(), self.0.as_ptr()) };
-        if r.is_null() {
-            return Err(last_error("BN_bin2bn"));
-        }
-        Ok(())
+        made(r, "BN_bin2bn").map(|_| ())
     }
 
     /// A copy of a borrowed BIGNUM; an error if it is NULL.
@@ -748,9 +745,7 @@ impl BigNum {
         }
         // SAFETY: `src` is a valid BIGNUM (the caller's contract); BN_dup
         // returns a new one, owned at once.
-        NonNull::new(unsafe { ffi::BN_dup(src) })
-            .map(BigNum)
-            .ok_or_else(|| last_error("BN_dup"))
+        made(unsafe { ffi::BN_dup(src) }, "BN_dup").map(BigNum)
     }
 
     fn as_ptr(&self) -> *mut ffi::BIGNUM {
@@ -782,10 +777,7 @@ impl BigNum {
         // SAFETY: both valid and distinct (`self` is borrowed mutably);
         // BN_copy writes only `self`.
         let r = unsafe { ffi::BN_copy(self.as_ptr(), other.as_ptr()) };
-        if r.is_null() {
-            return Err(last_error("BN_copy"));
-        }
-        Ok(())
+        made(r, "BN_copy").map(|_| ())
     }
 
     pub fn num_bits(&self) -> usize {
@@ -825,10 +817,7 @@ impl BigNum {
         // distinct BIGNUM (it is borrowed mutably); aws-lc writes only it.
         let r =
             unsafe { ffi::BN_mod_inverse(out.as_ptr(), self.as_ptr(), m.as_ptr(), ctx.as_ptr()) };
-        if r.is_null() {
-            return Err(last_error("BN_mod_inverse"));
-        }
-        Ok(())
+        made(r, "BN_mod_inverse").map(|_| ())
     }
 
     /// a · b mod `m`, into `out`.
@@ -850,10 +839,7 @@ impl BigNum {
                 ctx.as_ptr(),
             )
         };
-        if ok != 1 {
-            return Err(last_error("BN_mod_mul"));
-        }
-        Ok(())
+        check(ok, "BN_mod_mul")
     }
 
     /// a mod `m` (non-negative), into `out`.
@@ -865,10 +851,7 @@ impl BigNum {
     ) -> Result<(), AwsLcError> {
         // SAFETY: all valid; aws-lc writes only `out`.
         let ok = unsafe { ffi::BN_nnmod(out.as_ptr(), a.as_ptr(), m.as_ptr(), ctx.as_ptr()) };
-        if ok != 1 {
-            return Err(last_error("BN_nnmod"));
-        }
-        Ok(())
+        check(ok, "BN_nnmod")
     }
 
     /// base^exp mod m with aws-lc's `BN_mod_exp_mont` (one sliding-window
@@ -892,10 +875,7 @@ impl BigNum {
                 mont.ctx.as_ptr(),
             )
         };
-        if ok != 1 {
-            return Err(last_error("BN_mod_exp_mont"));
-        }
-        Ok(())
+        check(ok, "BN_mod_exp_mont")
     }
 }
 
@@ -916,9 +896,7 @@ impl Drop for BnCtx {
 impl BnCtx {
     pub fn new() -> Result<BnCtx, AwsLcError> {
         // SAFETY: BN_CTX_new has no arguments; the result is owned at once.
-        NonNull::new(unsafe { ffi::BN_CTX_new() })
-            .map(BnCtx)
-            .ok_or_else(|| last_error("BN_CTX_new"))
+        made(unsafe { ffi::BN_CTX_new() }, "BN_CTX_new").map(BnCtx)
     }
 
     fn as_ptr(&self) -> *mut ffi::BN_CTX {
@@ -952,7 +930,7 @@ impl MontCtx {
         // SAFETY: both valid; aws-lc copies the modulus (and refuses an
         // even one); the result is owned at once.
         let raw = unsafe { ffi::BN_MONT_CTX_new_for_modulus(modulus.as_ptr(), ctx.as_ptr()) };
-        let mont = NonNull::new(raw).ok_or_else(|| last_error("BN_MONT_CTX_new_for_modulus"))?;
+        let mont = made(raw, "BN_MONT_CTX_new_for_modulus")?;
         // SAFETY: `modulus` is valid; the copy is owned at once.
         let copy = unsafe { BigNum::copy_of(modulus.as_ptr()) };
         match copy {
@@ -982,10 +960,7 @@ impl MontCtx {
         let ok = unsafe {
             ffi::BN_to_montgomery(out.as_ptr(), a.as_ptr(), self.ctx.as_ptr(), ctx.as_ptr())
         };
-        if ok != 1 {
-            return Err(last_error("BN_to_montgomery"));
-        }
-        Ok(())
+        check(ok, "BN_to_montgomery")
     }
 
     /// a out of Montgomery form, into `out`.
@@ -994,10 +969,7 @@ impl MontCtx {
         let ok = unsafe {
             ffi::BN_from_montgomery(out.as_ptr(), a.as_ptr(), self.ctx.as_ptr(), ctx.as_ptr())
         };
-        if ok != 1 {
-            return Err(last_error("BN_from_montgomery"));
-        }
-        Ok(())
+        check(ok, "BN_from_montgomery")
     }
 
     /// a · b / R mod m (both in Montgomery form), into `out`.
@@ -1036,10 +1008,7 @@ impl MontCtx {
         // aws-lc's own `BN_mod_exp_mont` calls it as (r, r, r) and
         // (r, r, x).
         let ok = unsafe { ffi::BN_mod_mul_montgomery(out, a, b, self.ctx.as_ptr(), ctx.as_ptr()) };
-        if ok != 1 {
-            return Err(last_error("BN_mod_mul_montgomery"));
-        }
-        Ok(())
+        check(ok, "BN_mod_mul_montgomery")
     }
 }
 

@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use sysgauge_core::{RunCtx, Selector};
+use sysgauge_core::{BenchError, RunCtx, Selector};
 use thiserror::Error;
 
 /// One algorithm's implementations, as the trial sees them.
@@ -383,6 +383,19 @@ impl TrialPlan {
         rounds: 7,
         slice: Duration::from_millis(4),
     };
+}
+
+/// The implementation a case of the hash or crypto family runs at `block`
+/// bytes: [`ChoiceCache::choose`] with the process's cache and the default
+/// trial; a choice that cannot be made fails the case.
+pub fn choose_for_case(
+    alg: &dyn Candidates,
+    block: usize,
+    forced: &Forced,
+) -> Result<Arc<Choice>, BenchError> {
+    ChoiceCache::global()
+        .choose(alg, block, forced, TrialPlan::DEFAULT)
+        .map_err(|e| BenchError::failed(e.to_string()))
 }
 
 /// Trial outcomes by (algorithm id, block size). One per process

@@ -16,3 +16,5 @@ pub mod implementation;
 pub mod known_ratios;
 pub mod openssl_speed;
 pub mod speed;
+#[cfg(test)]
+mod test_support;

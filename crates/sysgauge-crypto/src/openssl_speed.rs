@@ -29,6 +29,19 @@
 //! the first field of `+F5`; such a file is recognised by its `+F5` records
 //! (first field smaller than the second) and converted.
 
+/// A captured `openssl speed` output (tests/fixtures/openssl/), for the
+/// tests of both parsers.
+#[cfg(test)]
+macro_rules! fixture {
+    ($name:literal) => {
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/openssl/",
+            $name
+        ))
+    };
+}
+
 mod table;
 pub use table::parse_table;
 
@@ -356,12 +369,9 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
                     "F3" => format!("dsa{bits}"),
                     _ => format!("ecdsa{}", curve_name(idx, bits)),
                 };
-                report.sign_verify.push(SignVerifyRow {
-                    algorithm,
-                    bits: Some(bits),
-                    sign_per_second: Some(parse_value(sign, n)?),
-                    verify_per_second: Some(parse_value(verify, n)?),
-                });
+                report
+                    .sign_verify
+                    .push(sign_verify_row(algorithm, bits, sign, verify, n)?);
             }
             "F5" | "F8" => {
                 let [idx, bits, a, b] = fields_exact::<4>(&fields, tag, n)?;
@@ -395,12 +405,9 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
                 if name.is_empty() {
                     return Err(err(n, format!("a +{tag} record has an empty name")));
                 }
-                report.sign_verify.push(SignVerifyRow {
-                    algorithm: name,
-                    bits: Some(bits),
-                    sign_per_second: Some(parse_value(sign, n)?),
-                    verify_per_second: Some(parse_value(verify, n)?),
-                });
+                report
+                    .sign_verify
+                    .push(sign_verify_row(name, bits, sign, verify, n)?);
             }
             // Progress lines openssl writes to stderr in -mr mode.
             t if t.starts_with("DT") || t.starts_with("DN") || t.starts_with('R') => {}
@@ -436,6 +443,22 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
         return Err(err(last, what));
     }
     Ok(report)
+}
+
+/// A `-mr` signature record's row: its rates as the record gives them.
+fn sign_verify_row(
+    algorithm: String,
+    bits: u32,
+    sign: &str,
+    verify: &str,
+    line: usize,
+) -> Result<SignVerifyRow, OpensslSpeedError> {
+    Ok(SignVerifyRow {
+        algorithm,
+        bits: Some(bits),
+        sign_per_second: Some(parse_value(sign, line)?),
+        verify_per_second: Some(parse_value(verify, line)?),
+    })
 }
 
 fn invert(v: f64) -> f64 {
@@ -725,46 +748,40 @@ pub fn to_results_with(
             ));
         }
     }
-    for row in &report.sign_verify {
-        let id = bench_id_for(&row.algorithm);
-        let metrics: Vec<Metric> = [
-            ("sign", row.sign_per_second),
-            ("verify", row.verify_per_second),
-        ]
-        .into_iter()
-        .filter_map(|(name, v)| {
-            let v = positive(v?)?;
-            Metric::new(name, Unit::OpsPerSec, Better::Higher, vec![v])
-        })
-        .collect();
+    // A public-key row: op/s metrics of its positive rates, a record if
+    // there is one.
+    let mut public_key = |algorithm: &str, rates: &[(&str, Option<f64>)]| {
+        let metrics: Vec<Metric> = rates
+            .iter()
+            .filter_map(|&(name, v)| {
+                let v = positive(v?)?;
+                Metric::new(name, Unit::OpsPerSec, Better::Higher, vec![v])
+            })
+            .collect();
         if metrics.is_empty() {
-            continue;
+            return;
         }
+        let id = bench_id_for(algorithm);
         let wv = workload(&id);
         out.push(record(
             id,
             wv,
             Params::new().with("threads", threads),
-            details(&row.algorithm),
+            details(algorithm),
             metrics,
         ));
+    };
+    for row in &report.sign_verify {
+        public_key(
+            &row.algorithm,
+            &[
+                ("sign", row.sign_per_second),
+                ("verify", row.verify_per_second),
+            ],
+        );
     }
     for row in &report.key_exchange {
-        let id = bench_id_for(&row.algorithm);
-        let Some(v) = positive(row.ops_per_second) else {
-            continue;
-        };
-        let Some(m) = Metric::new("ops", Unit::OpsPerSec, Better::Higher, vec![v]) else {
-            continue;
-        };
-        let wv = workload(&id);
-        out.push(record(
-            id,
-            wv,
-            Params::new().with("threads", threads),
-            details(&row.algorithm),
-            vec![m],
-        ));
+        public_key(&row.algorithm, &[("ops", Some(row.ops_per_second))]);
     }
     out
 }
@@ -778,23 +795,25 @@ fn signers(r: &SpeedReport) -> Vec<(&str, Option<u32>)> {
         .collect()
 }
 
+/// `got` (0 when missing) equals `want` to nine significant digits: the
+/// parsers' tests compare rates with it.
+#[cfg(test)]
+#[track_caller]
+fn assert_close(got: impl Into<Option<f64>>, want: f64) {
+    let got = got.into().unwrap_or(0.0);
+    assert!(
+        (got - want).abs() <= want.abs() * 1e-9,
+        "{got} is not {want}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use sysgauge_core::is_valid_bench_id;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../tests/fixtures/openssl/", $name))
-        };
-    }
-
     fn parse(text: &str) -> SpeedReport {
         parse_mr(text).unwrap()
-    }
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() <= b.abs() * 1e-9
     }
 
     #[test]
@@ -805,7 +824,7 @@ mod tests {
         assert_eq!(r.symmetric.len(), 2);
         assert_eq!(r.symmetric[0].algorithm, "md5");
         assert_eq!(r.symmetric[0].block_sizes, vec![8192]);
-        assert!(close(r.symmetric[0].bytes_per_second[0], 731_065_664.65));
+        assert_close(r.symmetric[0].bytes_per_second[0], 731_065_664.65);
         assert_eq!(r.symmetric[1].algorithm, "sha256");
         assert!(r.sign_verify.is_empty() && r.key_exchange.is_empty());
         let res = to_results(&r, &|id| (id == "hash.sha256").then_some(5));
@@ -821,7 +840,7 @@ mod tests {
         let m = &res[0].metrics[0];
         assert_eq!((m.name.as_str(), &m.unit), ("throughput", &Unit::MBps));
         // -mr gives bytes/s; sysgauge's unit is decimal MB/s.
-        assert!(close(m.value(), 731.06566465));
+        assert_close(m.value(), 731.06566465);
         assert_eq!(m.samples.len(), 1);
         assert_eq!(res[0].details.get_str("source"), Some("openssl speed"));
         assert_eq!(res[1].bench_id, "hash.sha256");
@@ -859,17 +878,11 @@ mod tests {
                 ("ed25519", Some(253))
             ]
         );
-        assert!(close(
-            r.sign_verify[0].sign_per_second.unwrap_or(0.0),
-            3213.131313
-        ));
-        assert!(close(
-            r.sign_verify[0].verify_per_second.unwrap_or(0.0),
-            62335.0
-        ));
+        assert_close(r.sign_verify[0].sign_per_second, 3213.131313);
+        assert_close(r.sign_verify[0].verify_per_second, 62335.0);
         assert_eq!(r.key_exchange.len(), 1);
         assert_eq!(r.key_exchange[0].algorithm, "ecdhx25519");
-        assert!(close(r.key_exchange[0].ops_per_second, 33027.272727));
+        assert_close(r.key_exchange[0].ops_per_second, 33027.272727);
         let res = to_results(&r, &|_| None);
         let ids: Vec<&str> = res.iter().map(|x| x.bench_id.as_str()).collect();
         assert_eq!(
@@ -945,20 +958,11 @@ mod tests {
             signers(&mr),
             [("ecdsap192", Some(192)), ("ecdsap224", Some(224))]
         );
-        assert!(close(
-            mr.sign_verify[1].sign_per_second.unwrap_or(0.0),
-            18197.0
-        ));
-        assert!(close(
-            mr.sign_verify[0].verify_per_second.unwrap_or(0.0),
-            4960.0
-        ));
-        assert!(close(mr.key_exchange[1].ops_per_second, 12054.0));
-        assert!(close(
-            table.sign_verify[1].sign_per_second.unwrap_or(0.0),
-            34162.9
-        ));
-        assert!(close(table.key_exchange[0].ops_per_second, 7421.0));
+        assert_close(mr.sign_verify[1].sign_per_second, 18197.0);
+        assert_close(mr.sign_verify[0].verify_per_second, 4960.0);
+        assert_close(mr.key_exchange[1].ops_per_second, 12054.0);
+        assert_close(table.sign_verify[1].sign_per_second, 34162.9);
+        assert_close(table.key_exchange[0].ops_per_second, 7421.0);
     }
 
     #[test]
@@ -1057,11 +1061,8 @@ mod tests {
         assert_eq!(r.processes, 2);
         assert_eq!(r.symmetric.len(), 1);
         assert_eq!(r.symmetric[0].block_sizes, vec![8192]);
-        assert!(close(r.symmetric[0].bytes_per_second[0], 3_276_578_816.0));
-        assert!(close(
-            r.sign_verify[0].sign_per_second.unwrap_or(0.0),
-            6612.0
-        ));
+        assert_close(r.symmetric[0].bytes_per_second[0], 3_276_578_816.0);
+        assert_close(r.sign_verify[0].sign_per_second, 6612.0);
         let res = to_results(&r, &|_| None);
         assert_eq!(res[0].params.get_u64("threads"), Some(2));
         assert_eq!(res[0].details.get_u64("processes"), Some(2));
@@ -1100,7 +1101,7 @@ mod tests {
         let res = to_results(&r, &|_| None);
         assert_eq!(res.len(), 1);
         assert_eq!(res[0].params.get_u64("block_size"), Some(64));
-        assert!(close(res[0].metrics[0].value(), 64.0));
+        assert_close(res[0].metrics[0].value(), 64.0);
     }
 
     /// A real `-mr` output of 1.1.0i (built from its sources here): seconds
@@ -1124,15 +1125,9 @@ mod tests {
     fn old_openssl_seconds_per_operation() {
         // OpenSSL 1.1.0 style: s/op in +F2, and s/op first in +F5.
         let r = parse("+F2:2:2048:0.001000:0.000050\n+F5:3:256:0.000100:10000.0\n");
-        assert!(close(
-            r.sign_verify[0].sign_per_second.unwrap_or(0.0),
-            1000.0
-        ));
-        assert!(close(
-            r.sign_verify[0].verify_per_second.unwrap_or(0.0),
-            20000.0
-        ));
-        assert!(close(r.key_exchange[0].ops_per_second, 10000.0));
+        assert_close(r.sign_verify[0].sign_per_second, 1000.0);
+        assert_close(r.sign_verify[0].verify_per_second, 20000.0);
+        assert_close(r.key_exchange[0].ops_per_second, 10000.0);
         // 1.1.0's table had X25519 at index 16.
         assert_eq!(
             parse("+F5:16:253:0.0001:10000.0\n").key_exchange[0].algorithm,

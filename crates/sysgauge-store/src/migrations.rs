@@ -147,3 +147,21 @@ pub const POSTGRES: &[&str] = &[
         revoked_at TEXT
     );",
 ];
+
+/// A database at schema `version` is refused, untouched, when it is newer
+/// than `migrations` (one backend's list) brings a schema to.
+pub(crate) fn refuse_newer(
+    path: &std::path::Path,
+    version: i64,
+    migrations: &[&str],
+) -> crate::Result<()> {
+    let supported = migrations.len() as i64;
+    if version > supported {
+        return Err(crate::StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found: version,
+            supported,
+        });
+    }
+    Ok(())
+}

@@ -28,7 +28,7 @@
 //! `PgStore` blocks while it waits for the server; the `Store` reaches it
 //! through `pg_remote`, which gives every call a deadline.
 
-use crate::rows::{self, dollar, Decoder, ResultValues, Row, RunValues};
+use crate::rows::{self, dollar, Decoder, ResultValues, RunValues};
 use crate::tokens::TokenRow;
 use crate::{migrations, Inserted, MachineRow, Result, RunSummary, StoreError, APPLICATION_ID};
 use postgres::types::ToSql;
@@ -232,15 +232,7 @@ impl PgStore {
     }
 
     fn refuse_newer(&self, version: i64) -> Result<()> {
-        let supported = migrations::POSTGRES.len() as i64;
-        if version > supported {
-            return Err(StoreError::NewerSchema {
-                path: self.path.clone(),
-                found: version,
-                supported,
-            });
-        }
-        Ok(())
+        migrations::refuse_newer(&self.path, version, migrations::POSTGRES)
     }
 
     /// Apply the missing migrations, one transaction each, each under the
@@ -585,11 +577,10 @@ impl PgStore {
 
     /// Run a writing token statement (its own transaction); rows changed.
     pub fn token_exec(&mut self, sql: &str, args: &[String], context: &str) -> Result<usize> {
-        let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
         let n = self
             .client
             .get_mut()
-            .execute(&dollar(sql), &refs)
+            .execute(&dollar(sql), &token_args(args))
             .map_err(|e| self.error(context, &e))?;
         Ok(n as usize)
     }
@@ -600,8 +591,7 @@ impl PgStore {
         args: &[String],
         context: &str,
     ) -> Result<Vec<TokenRow>> {
-        let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
-        self.rows(sql, &refs, context, crate::tokens::decode)
+        self.rows(sql, &token_args(args), context, crate::tokens::decode)
     }
 
     /// Whether the database answers a query.
@@ -623,19 +613,11 @@ impl PgStore {
     }
 }
 
-impl Row for postgres::Row {
-    fn int(&self, i: usize) -> std::result::Result<i64, String> {
-        self.try_get(i).map_err(|e| e.to_string())
-    }
-    fn real(&self, i: usize) -> std::result::Result<f64, String> {
-        self.try_get(i).map_err(|e| e.to_string())
-    }
-    fn text(&self, i: usize) -> std::result::Result<String, String> {
-        self.try_get(i).map_err(|e| e.to_string())
-    }
-    fn opt_text(&self, i: usize) -> std::result::Result<Option<String>, String> {
-        self.try_get(i).map_err(|e| e.to_string())
-    }
+rows::impl_row!(postgres::Row, try_get);
+
+/// A token statement's text arguments as the driver takes them.
+fn token_args(args: &[String]) -> Vec<&(dyn ToSql + Sync)> {
+    args.iter().map(|a| a as _).collect()
 }
 
 /// The second key of run `id`'s writer lock.
@@ -692,6 +674,29 @@ fn insert_run_row(
     Ok(row.map(|r| r.get(0)))
 }
 
+/// A value of a result row, bound as a parameter (INSERT) or written as
+/// COPY text.
+trait ResultField: ToSql + std::fmt::Display {}
+impl<T: ToSql + std::fmt::Display> ResultField for T {}
+
+/// A result's columns after `run_id` and `seq`, in `rows::RESULT_COLUMNS`'
+/// order: what both ways of writing a result write.
+fn result_fields(v: &ResultValues) -> [&(dyn ResultField + Sync); 11] {
+    [
+        &v.bench_id,
+        &v.family,
+        &v.workload_version,
+        &v.params_json,
+        &v.params_key,
+        &v.details_json,
+        &v.status,
+        &v.status_json,
+        &v.started_at,
+        &v.duration_seconds,
+        &v.findings_json,
+    ]
+}
+
 /// One result and its metrics by INSERT (a run being measured).
 fn insert_result(
     tx: &mut Transaction<'_>,
@@ -700,27 +705,18 @@ fn insert_result(
     r: &ResultRecord,
 ) -> std::result::Result<(), Fail> {
     let v = ResultValues::of(r);
+    let seq = rows::seq(seq);
+    let args: Vec<&(dyn ToSql + Sync)> = [&run_row as &(dyn ToSql + Sync), &seq]
+        .into_iter()
+        .chain(result_fields(&v).map(|f| f as _))
+        .collect();
     let result_row: i64 = tx
         .query_one(
             &format!(
                 "INSERT INTO results ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
                 rows::RESULT_COLUMNS
             ),
-            &[
-                &run_row,
-                &rows::seq(seq),
-                &v.bench_id,
-                &v.family,
-                &v.workload_version,
-                &v.params_json,
-                &v.params_key,
-                &v.details_json,
-                &v.status,
-                &v.status_json,
-                &v.started_at,
-                &v.duration_seconds,
-                &v.findings_json,
-            ],
+            &args,
         )?
         .get(0);
     let mut copy = String::new();
@@ -801,23 +797,12 @@ fn copy_run(
     let mut metrics = String::new();
     for ((i, r), rid) in run.results.iter().enumerate().zip(&ids) {
         let v = ResultValues::of(r);
-        let fields: [&dyn std::fmt::Display; 14] = [
-            rid,
-            &id,
-            &rows::seq(i),
-            &v.bench_id,
-            &v.family,
-            &v.workload_version,
-            &v.params_json,
-            &v.params_key,
-            &v.details_json,
-            &v.status,
-            &v.status_json,
-            &v.started_at,
-            &v.duration_seconds,
-            &v.findings_json,
-        ];
-        copy_line(&mut results, &fields);
+        let seq = rows::seq(i);
+        let lead: [&dyn std::fmt::Display; 3] = [rid, &id, &seq];
+        copy_line(
+            &mut results,
+            lead.into_iter().chain(result_fields(&v).map(|f| f as _)),
+        );
         metric_lines(&mut metrics, *rid, r);
     }
     copy_in(
@@ -862,7 +847,7 @@ fn metric_lines(out: &mut String, result_row: i64, r: &ResultRecord) {
             &s.cov,
             &s.mad,
         ];
-        copy_line(out, &fields);
+        copy_line(out, fields);
     }
 }
 
@@ -870,8 +855,8 @@ fn metric_lines(out: &mut String, result_row: i64, r: &ResultRecord) {
 /// backslash, tab, newline and carriage return escaped. (Rust prints an
 /// f64 as the shortest text that reads back as the same number, so floats
 /// cross exactly.)
-fn copy_line(out: &mut String, fields: &[&dyn std::fmt::Display]) {
-    for (i, f) in fields.iter().enumerate() {
+fn copy_line<'a>(out: &mut String, fields: impl IntoIterator<Item = &'a dyn std::fmt::Display>) {
+    for (i, f) in fields.into_iter().enumerate() {
         if i > 0 {
             out.push('\t');
         }
@@ -895,7 +880,10 @@ mod tests {
     #[test]
     fn copy_text_is_escaped() {
         let mut out = String::new();
-        copy_line(&mut out, &[&"a\tb\\c\nd", &1.5f64, &-3i64]);
+        copy_line(
+            &mut out,
+            [&"a\tb\\c\nd" as &dyn std::fmt::Display, &1.5f64, &-3i64],
+        );
         assert_eq!(out, "a\\tb\\\\c\\nd\t1.5\t-3\n");
     }
 }

@@ -145,6 +145,29 @@ pub(crate) trait Row {
     fn opt_text(&self, i: usize) -> std::result::Result<Option<String>, String>;
 }
 
+/// `Row` for a backend's row type whose typed column getter is `$get`
+/// (`rusqlite::Row::get`, `postgres::Row::try_get`): the four methods
+/// differ only in the type asked for.
+macro_rules! impl_row {
+    ($row:ty, $get:ident) => {
+        impl $crate::rows::Row for $row {
+            fn int(&self, i: usize) -> std::result::Result<i64, String> {
+                self.$get(i).map_err(|e| e.to_string())
+            }
+            fn real(&self, i: usize) -> std::result::Result<f64, String> {
+                self.$get(i).map_err(|e| e.to_string())
+            }
+            fn text(&self, i: usize) -> std::result::Result<String, String> {
+                self.$get(i).map_err(|e| e.to_string())
+            }
+            fn opt_text(&self, i: usize) -> std::result::Result<Option<String>, String> {
+                self.$get(i).map_err(|e| e.to_string())
+            }
+        }
+    };
+}
+pub(crate) use impl_row;
+
 /// Decoding rows read from the database at `path` (named in errors).
 pub(crate) struct Decoder<'a> {
     pub path: &'a Path,
@@ -180,6 +203,16 @@ impl Decoder<'_> {
             .map_err(|_| self.corrupt("timestamp"))
     }
 
+    /// Column `i`, an RFC 3339 timestamp.
+    pub fn time_at(&self, r: &impl Row, i: usize) -> Result<DateTime<Utc>> {
+        self.time(&self.text(r, i)?)
+    }
+
+    /// Column `i`, an RFC 3339 timestamp or NULL.
+    pub fn opt_time_at(&self, r: &impl Row, i: usize) -> Result<Option<DateTime<Utc>>> {
+        self.opt_text(r, i)?.map(|t| self.time(&t)).transpose()
+    }
+
     pub fn json<T: serde::de::DeserializeOwned>(&self, s: &str, what: &str) -> Result<T> {
         serde_json::from_str(s).map_err(|e| self.corrupt(format!("{what}: {e}")))
     }
@@ -195,7 +228,7 @@ impl Decoder<'_> {
             host: self.text(r, 1)?,
             identity: host.identity,
             alias: tags.remove(alias_tag),
-            started_at: self.time(&self.text(r, 4)?)?,
+            started_at: self.time_at(r, 4)?,
         })
     }
 
@@ -205,12 +238,11 @@ impl Decoder<'_> {
 
     /// A row of `LIST_RUNS`.
     pub fn summary(&self, r: &impl Row) -> Result<RunSummary> {
-        let finished = self.col(r.opt_text(3))?;
         Ok(RunSummary {
             id: self.col(r.int(0))?,
             run_uuid: self.col(r.text(1))?,
-            started_at: self.time(&self.col(r.text(2))?)?,
-            finished_at: finished.map(|f| self.time(&f)).transpose()?,
+            started_at: self.time_at(r, 2)?,
+            finished_at: self.opt_time_at(r, 3)?,
             status: self.status(&self.col(r.text(4))?)?,
             command: self.col(r.text(5))?,
             host: self.col(r.text(6))?,
@@ -225,13 +257,12 @@ impl Decoder<'_> {
     /// A row of `LOAD_RUN`: the run without its results.
     pub fn run(&self, r: &impl Row) -> Result<RunRecord> {
         let profile: Profile = self.json(&format!("\"{}\"", self.col(r.text(9))?), "profile")?;
-        let finished = self.col(r.opt_text(5))?;
         Ok(RunRecord {
             schema_version: u32::try_from(self.col(r.int(1))?)
                 .map_err(|_| self.corrupt("schema version"))?,
             run_id: self.col(r.text(0))?,
-            started_at: self.time(&self.col(r.text(4))?)?,
-            finished_at: finished.map(|f| self.time(&f)).transpose()?,
+            started_at: self.time_at(r, 4)?,
+            finished_at: self.opt_time_at(r, 5)?,
             status: self.status(&self.col(r.text(3))?)?,
             command: self.col(r.text(2))?,
             tool_version: self.col(r.text(6))?,
@@ -259,7 +290,7 @@ impl Decoder<'_> {
                 params: self.json::<Params>(&self.col(r.text(4))?, "parameters")?,
                 details: self.json::<Params>(&self.col(r.text(9))?, "details")?,
                 status: self.json::<Status>(&self.col(r.text(5))?, "status")?,
-                started_at: self.time(&self.col(r.text(6))?)?,
+                started_at: self.time_at(r, 6)?,
                 duration_seconds: self.col(r.real(7))?,
                 metrics: Vec::new(),
                 findings,

@@ -17,7 +17,7 @@
 //! - a run row records its writer's pid and boot id; opening for writing
 //!   marks `running` runs of dead writers `interrupted` (see `liveness`).
 
-use crate::rows::{self, Decoder, ResultValues, Row, RunValues};
+use crate::rows::{self, Decoder, ResultValues, RunValues};
 use crate::tokens::TokenRow;
 use crate::APPLICATION_ID;
 use crate::{dbpath, liveness, migrations, Inserted, MachineRow, Result, RunSummary, StoreError};
@@ -252,15 +252,7 @@ impl SqliteStore {
 
     /// A schema newer than this sysgauge knows is refused, untouched.
     fn refuse_newer(&self, version: i64) -> Result<()> {
-        let supported = migrations::MIGRATIONS.len() as i64;
-        if version > supported {
-            return Err(StoreError::NewerSchema {
-                path: self.path.clone(),
-                found: version,
-                supported,
-            });
-        }
-        Ok(())
+        migrations::refuse_newer(&self.path, version, migrations::MIGRATIONS)
     }
 
     /// Our tables with no schema version (0) or a negative one: every
@@ -680,20 +672,7 @@ impl SqliteStore {
     }
 }
 
-impl Row for rusqlite::Row<'_> {
-    fn int(&self, i: usize) -> std::result::Result<i64, String> {
-        self.get(i).map_err(|e| e.to_string())
-    }
-    fn real(&self, i: usize) -> std::result::Result<f64, String> {
-        self.get(i).map_err(|e| e.to_string())
-    }
-    fn text(&self, i: usize) -> std::result::Result<String, String> {
-        self.get(i).map_err(|e| e.to_string())
-    }
-    fn opt_text(&self, i: usize) -> std::result::Result<Option<String>, String> {
-        self.get(i).map_err(|e| e.to_string())
-    }
-}
+rows::impl_row!(rusqlite::Row<'_>, get);
 
 /// A `map_err` adapter naming the database and the step; for code that
 /// holds a transaction, which borrows the store and so rules out `sql_err`.

@@ -87,18 +87,53 @@ pub(crate) fn normalise(mut r: RunRecord) -> RunRecord {
     r
 }
 
+/// The row id of a run the store did not have before.
+pub(crate) fn id_of(i: Inserted) -> i64 {
+    match i {
+        Inserted::New(id) => id,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A run being measured: its header stored as `Running` with the first of
+/// its results; the record (status `Running`, no results) and its results
+/// returned with the row id.
+pub(crate) fn begun_run(s: &mut Store, uuid: &str) -> (RunRecord, Vec<ResultRecord>, i64) {
+    let mut run = sample_run(uuid);
+    let results = std::mem::take(&mut run.results);
+    run.status = RunStatus::Running;
+    run.finished_at = None;
+    let row = s.begin_run(&run, "local").unwrap();
+    s.add_result(row, 0, &results[0]).unwrap();
+    (run, results, row)
+}
+
+/// Opening `path` for writing fails and leaves the file as it was; the error.
+fn open_refused(path: &Path) -> StoreError {
+    let before = std::fs::read(path).unwrap();
+    let e = match Store::open(path) {
+        Err(e) => e,
+        Ok(_) => panic!("{} was opened for writing", path.display()),
+    };
+    assert!(
+        std::fs::read(path).unwrap() == before,
+        "{} was written",
+        path.display()
+    );
+    e
+}
+
 #[test]
 fn round_trip_through_file() {
     let dir = tmp();
     let path = dir.path().join("r.db");
     let run = sample_run("11111111-2222-4333-8444-555555555555");
-    let id = {
-        let mut s = Store::open(&path).unwrap();
-        match s.insert_run(&run, "local").unwrap() {
-            Inserted::New(id) => id,
-            other => panic!("{other:?}"),
-        }
-    };
+    let id = id_of(
+        Store::open(&path)
+            .unwrap()
+            .insert_run(&run, "local")
+            .unwrap(),
+    );
     let s = Store::open(&path).unwrap();
     let back = s.load_run(id).unwrap();
     assert_eq!(back, normalise(run));
@@ -114,12 +149,7 @@ fn round_trip_through_file() {
 #[test]
 fn incremental_results_and_finish() {
     let mut s = Store::open_in_memory().unwrap();
-    let mut run = sample_run("aaaaaaaa-0000-4000-8000-000000000001");
-    let results = std::mem::take(&mut run.results);
-    run.status = RunStatus::Running;
-    run.finished_at = None;
-    let row = s.begin_run(&run, "local").unwrap();
-    s.add_result(row, 0, &results[0]).unwrap();
+    let (mut run, _, row) = begun_run(&mut s, "aaaaaaaa-0000-4000-8000-000000000001");
     let mid = s.load_run(row).unwrap();
     assert_eq!(mid.status, RunStatus::Running);
     assert_eq!(mid.results.len(), 1);
@@ -183,10 +213,10 @@ fn delete_cascades() {
     let dir = tmp();
     let path = dir.path().join("d.db");
     let mut s = Store::open(&path).unwrap();
-    let id = match s.insert_run(&sample_run("eeeeeeee-0000-4000-8000-000000000001"), "local") {
-        Ok(Inserted::New(id)) => id,
-        other => panic!("{other:?}"),
-    };
+    let id = id_of(
+        s.insert_run(&sample_run("eeeeeeee-0000-4000-8000-000000000001"), "local")
+            .unwrap(),
+    );
     assert!(s.delete_run(id).unwrap_or(false));
     assert!(!s.delete_run(id).unwrap_or(true));
     let orphans: i64 = s
@@ -211,18 +241,9 @@ fn newer_schema_refused() {
         c.execute_batch("PRAGMA journal_mode=DELETE; PRAGMA user_version = 99")
             .unwrap();
     }
-    let before = std::fs::read(&path).unwrap_or_default();
-    match Store::open(&path) {
-        Err(e @ StoreError::NewerSchema { .. }) => {
-            assert!(e.to_string().contains("newer sysgauge"))
-        }
-        Err(e) => panic!("unexpected error {e}"),
-        Ok(_) => panic!("opened a newer schema"),
-    }
-    assert!(
-        std::fs::read(&path).unwrap_or_default() == before,
-        "newer database was modified"
-    );
+    let e = open_refused(&path);
+    assert!(matches!(e, StoreError::NewerSchema { .. }), "{e}");
+    assert!(e.to_string().contains("newer sysgauge"), "{e}");
 }
 
 #[test]
@@ -234,12 +255,8 @@ fn foreign_files_refused_untouched() {
         c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
             .unwrap();
     }
-    let before = std::fs::read(&other).unwrap_or_default();
-    assert!(matches!(
-        Store::open(&other),
-        Err(StoreError::Foreign { .. })
-    ));
-    assert!(std::fs::read(&other).unwrap_or_default() == before);
+    let e = open_refused(&other);
+    assert!(matches!(e, StoreError::Foreign { .. }), "{e}");
 
     let text = dir.path().join("notes.txt");
     std::fs::write(
@@ -247,12 +264,8 @@ fn foreign_files_refused_untouched() {
         "this is not sqlite at all, just some words\n".repeat(100),
     )
     .unwrap();
-    let before = std::fs::read(&text).unwrap_or_default();
-    assert!(matches!(
-        Store::open(&text),
-        Err(StoreError::Foreign { .. })
-    ));
-    assert!(std::fs::read(&text).unwrap_or_default() == before);
+    let e = open_refused(&text);
+    assert!(matches!(e, StoreError::Foreign { .. }), "{e}");
 }
 
 #[test]
@@ -421,21 +434,13 @@ fn damaged_database_refused_for_writing() {
     let last = (pages - 1) * page;
     bytes[last..last + page].fill(0xA5);
     std::fs::write(&path, &bytes).unwrap();
-    match Store::open(&path) {
-        Err(e @ StoreError::Damaged { .. }) => {
-            let text = e.to_string();
-            assert!(text.contains("is damaged"), "{text}");
-            assert!(
-                text.contains(&format!("sqlite3 {} .recover", path.display())),
-                "{text}"
-            );
-        }
-        Err(e) => panic!("unexpected error {e}"),
-        Ok(_) => panic!("a damaged database was opened for writing"),
-    }
+    let e = open_refused(&path);
+    assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("is damaged"), "{text}");
     assert!(
-        std::fs::read(&path).unwrap() == bytes,
-        "the damaged file was written"
+        text.contains(&format!("sqlite3 {} .recover", path.display())),
+        "{text}"
     );
 }
 
@@ -645,10 +650,7 @@ fn latest_is_the_latest_complete_run() {
     let mut s = Store::open_in_memory().unwrap();
     let mut run = sample_run("ffffffff-0000-4000-8000-000000000001");
     run.started_at = Utc::now() - chrono::Duration::hours(1);
-    let complete = match s.insert_run(&run, "local").unwrap() {
-        Inserted::New(id) => id,
-        other => panic!("{other:?}"),
-    };
+    let complete = id_of(s.insert_run(&run, "local").unwrap());
     for (i, st) in [
         RunStatus::Running,
         RunStatus::Interrupted,

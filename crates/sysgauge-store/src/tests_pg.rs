@@ -3,19 +3,12 @@
 //! without PostgreSQL, failing under `SYSGAUGE_REQUIRE_ALL=1`).
 
 use super::*;
-use crate::tests::{normalise, sample_run};
+use crate::tests::{begun_run, id_of, normalise, sample_run};
 use std::time::Duration;
 use sysgauge_testkit::{require_postgres, PgServer};
 
 /// Opens (for writing) one database of the backend under test.
 type Opener<'a> = &'a dyn Fn() -> Store;
-
-fn id_of(i: Inserted) -> i64 {
-    match i {
-        Inserted::New(id) => id,
-        other => panic!("{other:?}"),
-    }
-}
 
 fn round_trip(open: Opener<'_>) {
     let run = sample_run("11111111-2222-4333-8444-555555555555");
@@ -61,12 +54,7 @@ fn idempotent_insert(open: Opener<'_>) {
 
 fn incremental_then_delete(open: Opener<'_>) {
     let mut s = open();
-    let mut run = sample_run("aaaaaaaa-0000-4000-8000-000000000001");
-    let results = std::mem::take(&mut run.results);
-    run.status = RunStatus::Running;
-    run.finished_at = None;
-    let row = s.begin_run(&run, "local").unwrap();
-    s.add_result(row, 0, &results[0]).unwrap();
+    let (mut run, results, row) = begun_run(&mut s, "aaaaaaaa-0000-4000-8000-000000000001");
     let mid = s.load_run(row).unwrap();
     assert_eq!((mid.status, mid.results.len()), (RunStatus::Running, 1));
     s.add_result(row, 1, &results[1]).unwrap();
@@ -87,12 +75,7 @@ fn incremental_then_delete(open: Opener<'_>) {
 /// prefix of the record, or one still being measured, is left alone.
 fn completed_from_record(open: Opener<'_>) {
     let mut s = open();
-    let mut run = sample_run("dddddddd-0000-4000-8000-000000000001");
-    let results = std::mem::take(&mut run.results);
-    run.status = RunStatus::Running;
-    run.finished_at = None;
-    let row = s.begin_run(&run, "local").unwrap();
-    s.add_result(row, 0, &results[0]).unwrap();
+    let (mut run, results, row) = begun_run(&mut s, "dddddddd-0000-4000-8000-000000000001");
     let mut failed = run.clone();
     failed.status = RunStatus::Failed;
     failed.finished_at = Some(Utc::now());

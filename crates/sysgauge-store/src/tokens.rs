@@ -41,10 +41,9 @@ pub(crate) fn stamp(t: DateTime<Utc>) -> String {
 
 /// A row of `LIST_TOKENS` or `TOKEN_BY_HASH`.
 pub(crate) fn decode(d: &Decoder<'_>, r: &impl Row) -> Result<TokenRow> {
-    let revoked = d.opt_text(r, 2)?;
     Ok(TokenRow {
         name: d.text(r, 0)?,
-        created_at: d.time(&d.text(r, 1)?)?,
-        revoked_at: revoked.map(|t| d.time(&t)).transpose()?,
+        created_at: d.time_at(r, 1)?,
+        revoked_at: d.opt_time_at(r, 2)?,
     })
 }

@@ -34,7 +34,7 @@ pub mod symmetric;
 // The hand-written kernels live in sysgauge-kernels; the family times them.
 pub use sysgauge_kernels::{aes, blowfish, camellia, cast5, chacha_poly, ghash, rc4};
 
-use crate::implementation::{ChoiceCache, Forced, TrialPlan};
+use crate::implementation::{choose_for_case, Candidates, Forced};
 use pubkey::{KexAlg, PubkeyError, SignAlg};
 use std::sync::{Arc, Mutex};
 use symmetric::{Cipher, CipherCandidates};
@@ -239,14 +239,7 @@ impl CryptoAlgorithm for Cipher {
         // The fastest implementation on this CPU that passes its known
         // answer and round trip (the trial is cached per process), checked
         // again at this case's block size before it is timed.
-        let choice = ChoiceCache::global()
-            .choose(
-                &CipherCandidates(cipher),
-                block,
-                &options.implementation,
-                TrialPlan::DEFAULT,
-            )
-            .map_err(|e| BenchError::failed(e.to_string()))?;
+        let choice = choose_for_case(&CipherCandidates(cipher), block, &options.implementation)?;
         cipher
             .self_test_of(choice.name, block)
             .map_err(|e| BenchError::failed(e.to_string()))?;
@@ -283,6 +276,28 @@ impl CryptoAlgorithm for Cipher {
     }
 }
 
+/// A public-key case's lanes: the implementation chosen for `alg` (the
+/// fastest that passes its known answers, the trial cached per process, or
+/// the forced one), one instance per thread made by `make` with its name,
+/// and the choice noted in the case's details.
+fn chosen_lanes<T>(
+    ctx: &mut RunCtx,
+    alg: &dyn Candidates,
+    options: &CryptoOptions,
+    threads: usize,
+    mut make: impl FnMut(&'static str) -> Result<T, BenchError>,
+) -> Result<Vec<Mutex<T>>, BenchError> {
+    let choice = choose_for_case(alg, 0, &options.implementation)?;
+    let lanes = per_thread(threads, |_| make(choice.name))?;
+    choice.note(ctx, alg.algorithm_id(), None);
+    Ok(lanes)
+}
+
+/// A public-key metric: operations per second, higher is better.
+fn ops_metric(name: &str, samples: Vec<f64>) -> Result<Metric, BenchError> {
+    metric(name, Unit::OpsPerSec, Better::Higher, samples)
+}
+
 fn pk_error(e: PubkeyError) -> BenchError {
     match e {
         PubkeyError::Unsupported { alg, reason } => BenchError::skip(
@@ -315,20 +330,17 @@ impl CryptoAlgorithm for SignAlg {
         // The fastest implementation on this CPU that passes the known
         // answers (the trial is cached per process); each thread's signer
         // passes them again before it is timed.
-        let choice = ChoiceCache::global()
-            .choose(
-                &pubkey::SignCandidates(self),
-                0,
-                &options.implementation,
-                TrialPlan::DEFAULT,
-            )
-            .map_err(|e| BenchError::failed(e.to_string()))?;
-        let signers = per_thread(threads, |_| {
-            let mut s = self.signer_with(choice.name).map_err(pk_error)?;
-            s.self_test().map_err(pk_error)?;
-            Ok(s)
-        })?;
-        choice.note(ctx, self.bench_id(), None);
+        let signers = chosen_lanes(
+            ctx,
+            &pubkey::SignCandidates(self),
+            options,
+            threads,
+            |name| {
+                let mut s = self.signer_with(name).map_err(pk_error)?;
+                s.self_test().map_err(pk_error)?;
+                Ok(s)
+            },
+        )?;
         let mut can_sign = true;
         if let Some(first) = signers.first() {
             can_sign = lock_lane(first)?.can_sign();
@@ -361,22 +373,12 @@ impl CryptoAlgorithm for SignAlg {
         if can_sign {
             let sign_samples =
                 ctx.with_budget_share(share, |ctx| measure_rate_on_threads(ctx, threads, sign))?;
-            metrics.push(metric(
-                "sign",
-                Unit::OpsPerSec,
-                Better::Higher,
-                sign_samples,
-            )?);
+            metrics.push(ops_metric("sign", sign_samples)?);
         }
         if both || !can_sign {
             let verify_samples =
                 ctx.with_budget_share(share, |ctx| measure_rate_on_threads(ctx, threads, verify))?;
-            metrics.push(metric(
-                "verify",
-                Unit::OpsPerSec,
-                Better::Higher,
-                verify_samples,
-            )?);
+            metrics.push(ops_metric("verify", verify_samples)?);
         }
         Ok(metrics)
     }
@@ -401,18 +403,13 @@ impl CryptoAlgorithm for KexAlg {
         threads: usize,
         options: &CryptoOptions,
     ) -> Result<Vec<Metric>, BenchError> {
-        let choice = ChoiceCache::global()
-            .choose(
-                &pubkey::KexCandidates(self),
-                0,
-                &options.implementation,
-                TrialPlan::DEFAULT,
-            )
-            .map_err(|e| BenchError::failed(e.to_string()))?;
-        let lanes = per_thread(threads, |_| {
-            self.exchange_with(choice.name).map_err(pk_error)
-        })?;
-        choice.note(ctx, self.bench_id(), None);
+        let lanes = chosen_lanes(
+            ctx,
+            &pubkey::KexCandidates(self),
+            options,
+            threads,
+            |name| self.exchange_with(name).map_err(pk_error),
+        )?;
         let op = |t: usize, n: u64| -> Result<f64, BenchError> {
             let mut x = lock_lane(&lanes[t])?;
             for _ in 0..n {
@@ -422,12 +419,7 @@ impl CryptoAlgorithm for KexAlg {
             Ok(n as f64)
         };
         let samples = measure_rate_on_threads(ctx, threads, op)?;
-        Ok(vec![metric(
-            "ops",
-            Unit::OpsPerSec,
-            Better::Higher,
-            samples,
-        )?])
+        Ok(vec![ops_metric("ops", samples)?])
     }
 }
 
@@ -458,11 +450,7 @@ pub fn benchmarks(options: &Arc<CryptoOptions>) -> Vec<Box<dyn Benchmark>> {
 mod tests {
     use super::*;
 
-    use sysgauge_core::CtxSettings;
-
-    fn ctx() -> RunCtx {
-        RunCtx::for_tests(CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()))
-    }
+    use crate::test_support::{ctx, run_1k_case};
 
     fn plan(profile: Profile) -> Plan {
         Plan {
@@ -529,14 +517,7 @@ mod tests {
         ] {
             let b = SymmetricBenchmark::new(c, opts.clone());
             for threads in [1u64, 2] {
-                let mut cx = ctx();
-                cx.begin_case(std::time::Duration::from_millis(20));
-                let p = Params::new()
-                    .with("block_size", 1024u64)
-                    .with("threads", threads);
-                let m = b.run(&mut cx, &p).unwrap();
-                assert_eq!(m[0].samples.len(), 3);
-                assert!(m[0].value() > 0.0);
+                let (_, mut cx) = run_1k_case(&b, threads);
                 let out = cx.take_case_output();
                 assert!(out.details.get_str("implementation").is_some());
             }

@@ -233,26 +233,16 @@ impl SignAlg {
             alg: self.name(),
             what: what.to_string(),
         };
-        if !self.implementations().contains(&implementation) {
-            return Err(PubkeyError::Unsupported {
-                alg: self.name(),
-                reason: format!(
-                    "no implementation '{implementation}'; it has {}",
-                    self.implementations().join(", ")
-                ),
-            });
-        }
+        known_implementation(self.name(), implementation, self.implementations())?;
         if implementation == AWS_LC && self == SignAlg::EcdsaP192 {
             let (key, public) = aws_lc_p192_keys().map_err(|e| fail(&e))?;
             let len = key.max_signature_len();
-            return Ok(Signer {
-                alg: self,
-                key: SignKey::AwsLcC(key, awslc::Hash::Sha256),
-                public: Public::AwsLcC(public, awslc::Hash::Sha256),
-                rng: SystemRandom::new(),
-                sig: vec![0u8; len],
-                sig_len: 0,
-            });
+            return Ok(Signer::new(
+                self,
+                SignKey::AwsLcC(key, awslc::Hash::Sha256),
+                Public::AwsLcC(public, awslc::Hash::Sha256),
+                len,
+            ));
         }
         if let (SignAlg::Rsa1024, Some(backend)) = (self, rsa1024::backend_for(implementation)) {
             let der = include_bytes!("keys/rsa-1024.pk8.der");
@@ -260,14 +250,12 @@ impl SignAlg {
                 Rsa1024Signer::from_pkcs8(der, backend).map_err(|e| fail(&e.to_string()))?;
             let public = awslc::Key::from_pkcs8(der, awslc::KeyKind::Rsa)
                 .map_err(|e| fail(&format!("key: {e}")))?;
-            return Ok(Signer {
-                alg: self,
-                key: SignKey::Sysgauge(Box::new(signer), backend_name(implementation)),
-                public: Public::AwsLcC(public, awslc::Hash::Sha256),
-                rng: SystemRandom::new(),
-                sig: vec![0u8; rsa1024::SIGNATURE_LEN],
-                sig_len: 0,
-            });
+            return Ok(Signer::new(
+                self,
+                SignKey::Sysgauge(Box::new(signer), backend_name(implementation)),
+                Public::AwsLcC(public, awslc::Hash::Sha256),
+                rsa1024::SIGNATURE_LEN,
+            ));
         }
         if !self.runs_here(implementation) {
             return Err(PubkeyError::Unsupported {
@@ -288,14 +276,7 @@ impl SignAlg {
                     Public::AwsLcC(public, hash)
                 };
                 let len = key.max_signature_len();
-                return Ok(Signer {
-                    alg: self,
-                    key: SignKey::AwsLcC(key, hash),
-                    public,
-                    rng: SystemRandom::new(),
-                    sig: vec![0u8; len],
-                    sig_len: 0,
-                });
+                return Ok(Signer::new(self, SignKey::AwsLcC(key, hash), public, len));
             }
         }
         let s = match self {
@@ -305,14 +286,7 @@ impl SignAlg {
                 let key = RustRsaSigning::from_pkcs8_der(include_bytes!("keys/rsa-1024.pk8.der"))
                     .map_err(|e| fail(&format!("key: {e}")))?;
                 let public = Public::RustRsa(key.verifying_key());
-                Signer {
-                    alg: self,
-                    key: SignKey::RustRsa(Box::new(key)),
-                    public,
-                    rng: SystemRandom::new(),
-                    sig: vec![0u8; 128],
-                    sig_len: 0,
-                }
+                Signer::new(self, SignKey::RustRsa(Box::new(key)), public, 128)
             }
             SignAlg::Dsa1024 | SignAlg::Dsa2048 => {
                 use dsa::pkcs8::DecodePrivateKey;
@@ -323,14 +297,7 @@ impl SignAlg {
                 let key =
                     dsa::SigningKey::from_pkcs8_der(der).map_err(|e| fail(&format!("key: {e}")))?;
                 let public = Public::Dsa(key.verifying_key().clone());
-                Signer {
-                    alg: self,
-                    key: SignKey::Dsa(Box::new(key)),
-                    public,
-                    rng: SystemRandom::new(),
-                    sig: vec![0u8; 80],
-                    sig_len: 0,
-                }
+                Signer::new(self, SignKey::Dsa(Box::new(key)), public, 80)
             }
             SignAlg::EcdsaP224 => {
                 use p224::pkcs8::DecodePrivateKey;
@@ -338,14 +305,7 @@ impl SignAlg {
                     p224::ecdsa::SigningKey::from_pkcs8_der(include_bytes!("keys/ec-p224.pk8.der"))
                         .map_err(|e| fail(&format!("key: {e}")))?;
                 let public = Public::P224(*key.verifying_key());
-                Signer {
-                    alg: self,
-                    key: SignKey::P224(Box::new(key)),
-                    public,
-                    rng: SystemRandom::new(),
-                    sig: vec![0u8; 80],
-                    sig_len: 0,
-                }
+                Signer::new(self, SignKey::P224(Box::new(key)), public, 80)
             }
             SignAlg::EcdsaP192 => {
                 use p192::pkcs8::DecodePrivateKey;
@@ -379,12 +339,8 @@ impl SignAlg {
                 .map_err(|e| fail(&format!("public key: {e}")))?;
                 let len = kp.public_modulus_len();
                 Signer {
-                    alg: self,
-                    key: SignKey::Rsa(kp),
-                    public: Public::AwsLc(public),
-                    rng: SystemRandom::new(),
-                    sig: vec![0u8; len],
                     sig_len: len,
+                    ..Signer::new(self, SignKey::Rsa(kp), Public::AwsLc(public), len)
                 }
             }
             SignAlg::EcdsaP256 | SignAlg::EcdsaP384 | SignAlg::EcdsaP521 => {
@@ -409,14 +365,7 @@ impl SignAlg {
                     .map_err(|e| fail(&format!("key: {e}")))?;
                 let public = signature::ParsedPublicKey::new(verify_alg, kp.public_key().as_ref())
                     .map_err(|e| fail(&format!("public key: {e}")))?;
-                Signer {
-                    alg: self,
-                    key: SignKey::Ecdsa(kp),
-                    public: Public::AwsLc(public),
-                    rng: SystemRandom::new(),
-                    sig: vec![0u8; 160],
-                    sig_len: 0,
-                }
+                Signer::new(self, SignKey::Ecdsa(kp), Public::AwsLc(public), 160)
             }
             SignAlg::Ed25519 => {
                 let kp = Ed25519KeyPair::from_seed_unchecked(&ED25519_SEED)
@@ -424,14 +373,7 @@ impl SignAlg {
                 let public =
                     signature::ParsedPublicKey::new(&signature::ED25519, kp.public_key().as_ref())
                         .map_err(|e| fail(&format!("public key: {e}")))?;
-                Signer {
-                    alg: self,
-                    key: SignKey::Ed25519(kp),
-                    public: Public::AwsLc(public),
-                    rng: SystemRandom::new(),
-                    sig: vec![0u8; 64],
-                    sig_len: 0,
-                }
+                Signer::new(self, SignKey::Ed25519(kp), Public::AwsLc(public), 64)
             }
         };
         Ok(s)
@@ -598,6 +540,19 @@ pub struct Signer {
 }
 
 impl Signer {
+    /// A signer of `alg` with `key` and its public half, with room for a
+    /// signature of `max_sig` bytes and none made yet.
+    fn new(alg: SignAlg, key: SignKey, public: Public, max_sig: usize) -> Signer {
+        Signer {
+            alg,
+            key,
+            public,
+            rng: SystemRandom::new(),
+            sig: vec![0u8; max_sig],
+            sig_len: 0,
+        }
+    }
+
     pub fn alg(&self) -> SignAlg {
         self.alg
     }
@@ -656,52 +611,29 @@ impl Signer {
                     .map_err(|e| self.fail(&e.to_string()))?;
             }
             SignKey::RustRsa(key) => {
-                use rsa::signature::{SignatureEncoding, Signer as _};
-                let s = key
-                    .try_sign(msg)
-                    .map_err(|_| self.fail("signing failed"))?
-                    .to_bytes();
-                if s.len() > self.sig.len() {
-                    return Err(self.fail("signature longer than expected"));
-                }
-                self.sig[..s.len()].copy_from_slice(&s);
-                self.sig_len = s.len();
+                self.sig_len = sign_encoded::<_, rsa::pkcs1v15::Signature>(
+                    self.alg,
+                    &**key,
+                    msg,
+                    &mut self.sig,
+                )?;
             }
             SignKey::Dsa(key) => {
-                use dsa::signature::{SignatureEncoding, Signer as _};
-                let s = key
-                    .try_sign(msg)
-                    .map_err(|_| self.fail("signing failed"))?
-                    .to_bytes();
-                if s.len() > self.sig.len() {
-                    return Err(self.fail("signature longer than expected"));
-                }
-                self.sig[..s.len()].copy_from_slice(&s);
-                self.sig_len = s.len();
+                self.sig_len =
+                    sign_encoded::<_, dsa::Signature>(self.alg, &**key, msg, &mut self.sig)?;
             }
             SignKey::Ecdsa(kp) => {
                 let s = kp
                     .sign(&self.rng, msg)
                     .map_err(|_| self.fail("signing failed"))?;
-                let s = s.as_ref();
-                if s.len() > self.sig.len() {
-                    return Err(self.fail("signature longer than expected"));
-                }
-                self.sig[..s.len()].copy_from_slice(s);
-                self.sig_len = s.len();
+                self.sig_len = keep_signature(self.alg, &mut self.sig, s.as_ref())?;
             }
             SignKey::P224(key) => {
                 use p224::ecdsa::signature::Signer as _;
                 let s: p224::ecdsa::Signature =
                     key.try_sign(msg).map_err(|_| self.fail("signing failed"))?;
                 // DER, as OpenSSL's: `verify` takes either.
-                let der = s.to_der();
-                let s = der.as_bytes();
-                if s.len() > self.sig.len() {
-                    return Err(self.fail("signature longer than expected"));
-                }
-                self.sig[..s.len()].copy_from_slice(s);
-                self.sig_len = s.len();
+                self.sig_len = keep_signature(self.alg, &mut self.sig, s.to_der().as_bytes())?;
             }
             // Signed above.
             SignKey::Sysgauge(..) => {}
@@ -837,6 +769,54 @@ impl Signer {
         }
         Ok(())
     }
+}
+
+/// An error naming the implementations of the algorithm `alg` unless
+/// `implementation` is one of them.
+fn known_implementation(
+    alg: &'static str,
+    implementation: &str,
+    implementations: &[&str],
+) -> Result<(), PubkeyError> {
+    if implementations.contains(&implementation) {
+        return Ok(());
+    }
+    Err(PubkeyError::Unsupported {
+        alg,
+        reason: format!(
+            "no implementation '{implementation}'; it has {}",
+            implementations.join(", ")
+        ),
+    })
+}
+
+/// `msg` signed by a RustCrypto signer (`rsa`, `dsa`) into `sig`, encoded
+/// as the crate encodes it (PKCS#1 v1.5, DER); its length.
+fn sign_encoded<K, S>(
+    alg: SignAlg,
+    key: &K,
+    msg: &[u8],
+    sig: &mut [u8],
+) -> Result<usize, PubkeyError>
+where
+    K: rsa::signature::Signer<S>,
+    S: rsa::signature::SignatureEncoding,
+{
+    let s = key.try_sign(msg).map_err(|_| PubkeyError::Failed {
+        alg: alg.name(),
+        what: "signing failed".to_string(),
+    })?;
+    keep_signature(alg, sig, s.to_bytes().as_ref())
+}
+
+/// `s` copied into the signature buffer `sig`; its length.
+fn keep_signature(alg: SignAlg, sig: &mut [u8], s: &[u8]) -> Result<usize, PubkeyError> {
+    let kept = sig.get_mut(..s.len()).ok_or_else(|| PubkeyError::Failed {
+        alg: alg.name(),
+        what: "signature longer than expected".to_string(),
+    })?;
+    kept.copy_from_slice(s);
+    Ok(s.len())
 }
 
 /// The signature OpenSSL made over `MESSAGE` with the same key (`keys/`),
@@ -1066,15 +1046,7 @@ impl KexAlg {
             alg: self.name(),
             what,
         };
-        if !self.implementations().contains(&implementation) {
-            return Err(PubkeyError::Unsupported {
-                alg: self.name(),
-                reason: format!(
-                    "no implementation '{implementation}'; it has {}",
-                    self.implementations().join(", ")
-                ),
-            });
-        }
+        known_implementation(self.name(), implementation, self.implementations())?;
         let c_api = implementation == AWS_LC && matches!(self, KexAlg::EcdhP224 | KexAlg::EcdhP192);
         let (key, expect): (KexKey, &[u8]) = match self {
             KexAlg::EcdhP192 if c_api => {

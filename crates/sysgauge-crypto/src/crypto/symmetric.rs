@@ -527,7 +527,10 @@ impl Cipher {
                     .ok_or_else(unavailable)?;
                 let e = CtrEncryptor::with_kernel(kernel, key, iv)
                     .ok_or_else(|| self.setup_err("bad key or IV"))?;
-                Box::new(AesCtrStream { e })
+                Box::new(KeystreamStream {
+                    implementation: ctr_name(e.kernel()),
+                    keystream: e,
+                })
             }
             (Cipher::DesEde3Cbc, AWS_LC) => {
                 // Measuring a legacy cipher is the point here.
@@ -567,42 +570,28 @@ impl Cipher {
                     tag: [0; 16],
                 })
             }
-            (Cipher::BfCbc, SYSGAUGE) => Box::new(CbcKernel {
-                cipher: self,
-                kernel: super::blowfish::BlowfishCbc::new(key, iv)
-                    .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: SYSGAUGE,
-            }),
+            (Cipher::BfCbc, SYSGAUGE) => {
+                self.kernel_cbc(super::blowfish::BlowfishCbc::new(key, iv), SYSGAUGE)?
+            }
             (Cipher::BfCbc, RUSTCRYPTO) => {
                 self.crate_cbc::<blowfish::Blowfish>(key, iv, RUSTCRYPTO)?
             }
-            (Cipher::Cast5Cbc, SYSGAUGE) => Box::new(CbcKernel {
-                cipher: self,
-                kernel: super::cast5::Cast5Cbc::new(key, iv)
-                    .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: SYSGAUGE,
-            }),
+            (Cipher::Cast5Cbc, SYSGAUGE) => {
+                self.kernel_cbc(super::cast5::Cast5Cbc::new(key, iv), SYSGAUGE)?
+            }
             (Cipher::Cast5Cbc, RUSTCRYPTO) => {
                 self.crate_cbc::<cast5::Cast5>(key, iv, RUSTCRYPTO)?
             }
             (
                 Cipher::Camellia128Cbc | Cipher::Camellia192Cbc | Cipher::Camellia256Cbc,
                 SYSGAUGE,
-            ) => Box::new(CbcKernel {
-                cipher: self,
-                kernel: super::camellia::CamelliaCbc::new(key, iv)
-                    .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: SYSGAUGE,
-            }),
+            ) => self.kernel_cbc(super::camellia::CamelliaCbc::new(key, iv), SYSGAUGE)?,
             (Cipher::Camellia128Cbc, RUSTCRYPTO) => {
                 self.crate_cbc::<camellia::Camellia128>(key, iv, RUSTCRYPTO)?
             }
-            (Cipher::DesCbc, SYSGAUGE) => Box::new(CbcKernel {
-                cipher: self,
-                kernel: sysgauge_kernels::des::DesCbc::new(key, iv)
-                    .ok_or_else(|| self.setup_err("bad key or IV"))?,
-                implementation: SYSGAUGE,
-            }),
+            (Cipher::DesCbc, SYSGAUGE) => {
+                self.kernel_cbc(sysgauge_kernels::des::DesCbc::new(key, iv), SYSGAUGE)?
+            }
             (Cipher::DesCbc, RUSTCRYPTO) => self.crate_cbc::<des::Des>(key, iv, RUSTCRYPTO)?,
             (Cipher::IdeaCbc, RUSTCRYPTO) => self.crate_cbc::<idea::Idea>(key, iv, RUSTCRYPTO)?,
             (Cipher::Rc2Cbc, RUSTCRYPTO) => self.crate_cbc::<rc2::Rc2>(key, iv, RUSTCRYPTO)?,
@@ -621,17 +610,21 @@ impl Cipher {
             (Cipher::Aes256Ige, RUSTCRYPTO) => {
                 self.crate_mode::<ige::Encryptor<aes::Aes256>>(key, iv, RUSTCRYPTO)?
             }
-            (Cipher::Rc4, SYSGAUGE) => Box::new(Rc4Stream(
-                super::rc4::Rc4::new(key).ok_or_else(|| self.setup_err("bad key"))?,
-            )),
-            (Cipher::Rc4, SYSGAUGE_ASM) => Box::new(Rc4AsmStream(
-                super::rc4::Rc4Asm::new(key).ok_or_else(|| self.setup_err("bad key"))?,
-            )),
+            (Cipher::Rc4, SYSGAUGE) => Box::new(KeystreamStream {
+                keystream: super::rc4::Rc4::new(key).ok_or_else(|| self.setup_err("bad key"))?,
+                implementation: SYSGAUGE,
+            }),
+            (Cipher::Rc4, SYSGAUGE_ASM) => Box::new(KeystreamStream {
+                keystream: super::rc4::Rc4Asm::new(key).ok_or_else(|| self.setup_err("bad key"))?,
+                implementation: SYSGAUGE_ASM,
+            }),
             (Cipher::Rc4, RUSTCRYPTO) => {
                 use cipher::KeyInit as _;
-                Box::new(CrateRc4Stream(
-                    rc4::Rc4::new_from_slice(key).map_err(|_| self.setup_err("bad key"))?,
-                ))
+                Box::new(KeystreamStream {
+                    keystream: rc4::Rc4::new_from_slice(key)
+                        .map_err(|_| self.setup_err("bad key"))?,
+                    implementation: RUSTCRYPTO,
+                })
             }
             (Cipher::HmacMd5, RUSTCRYPTO) => self.hmac::<md5::Md5>(key, RUSTCRYPTO)?,
             (Cipher::HmacMd5, SYSGAUGE) => {
@@ -669,6 +662,22 @@ impl Cipher {
                 )))
             }
         })
+    }
+
+    /// A chained-mode encryptor (a sysgauge kernel or a RustCrypto mode)
+    /// as a stream, as its constructor returned it (None for a bad key or
+    /// IV).
+    fn kernel_cbc<K: CbcEncrypt + 'static>(
+        self,
+        kernel: Option<K>,
+        implementation: &'static str,
+    ) -> Result<Box<dyn Stream>, CipherError> {
+        let kernel = kernel.ok_or_else(|| self.setup_err("bad key or IV"))?;
+        Ok(Box::new(CbcKernel {
+            cipher: self,
+            kernel,
+            implementation,
+        }))
     }
 
     /// HMAC over a RustCrypto digest, keyed once.
@@ -721,13 +730,10 @@ impl Cipher {
     where
         M: cipher::BlockModeEncrypt + cipher::KeyIvInit + Send + 'static,
     {
-        let kernel =
-            CrateMode(M::new_from_slices(key, iv).map_err(|_| self.setup_err("bad key or IV"))?);
-        Ok(Box::new(CbcKernel {
-            cipher: self,
-            kernel,
+        self.kernel_cbc(
+            M::new_from_slices(key, iv).ok().map(CrateMode),
             implementation,
-        }))
+        )
     }
 
     /// Check against the known answer, then check decrypt(encrypt(x)) == x
@@ -995,17 +1001,51 @@ fn cbc_decrypt<C: BlockCipherDecrypt + KeyInit>(
     Ok(())
 }
 
-struct AesCtrStream {
-    e: CtrEncryptor,
+/// A stream cipher (or counter mode) that XORs its keystream into a
+/// buffer, continuing where the last buffer ended.
+trait Keystream: Send {
+    fn apply(&mut self, buf: &mut [u8]);
 }
 
-impl Stream for AesCtrStream {
+impl Keystream for CtrEncryptor {
+    fn apply(&mut self, buf: &mut [u8]) {
+        CtrEncryptor::apply(self, buf)
+    }
+}
+
+impl Keystream for super::rc4::Rc4 {
+    fn apply(&mut self, buf: &mut [u8]) {
+        super::rc4::Rc4::apply(self, buf)
+    }
+}
+
+impl Keystream for super::rc4::Rc4Asm {
+    fn apply(&mut self, buf: &mut [u8]) {
+        super::rc4::Rc4Asm::apply(self, buf)
+    }
+}
+
+/// The RustCrypto `rc4` crate.
+impl Keystream for rc4::Rc4 {
+    fn apply(&mut self, buf: &mut [u8]) {
+        use cipher::StreamCipher;
+        self.apply_keystream(buf);
+    }
+}
+
+/// A [`Keystream`] as a [`Stream`].
+struct KeystreamStream<K> {
+    keystream: K,
+    implementation: &'static str,
+}
+
+impl<K: Keystream> Stream for KeystreamStream<K> {
     fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
-        self.e.apply(buf);
+        self.keystream.apply(buf);
         Ok(())
     }
     fn implementation(&self) -> &'static str {
-        ctr_name(self.e.kernel())
+        self.implementation
     }
 }
 
@@ -1151,30 +1191,6 @@ impl<M: cipher::BlockModeEncrypt + Send> CbcEncrypt for CrateMode<M> {
     }
 }
 
-struct Rc4Stream(super::rc4::Rc4);
-
-impl Stream for Rc4Stream {
-    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
-        self.0.apply(buf);
-        Ok(())
-    }
-    fn implementation(&self) -> &'static str {
-        SYSGAUGE
-    }
-}
-
-struct Rc4AsmStream(super::rc4::Rc4Asm);
-
-impl Stream for Rc4AsmStream {
-    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
-        self.0.apply(buf);
-        Ok(())
-    }
-    fn implementation(&self) -> &'static str {
-        SYSGAUGE_ASM
-    }
-}
-
 /// HMAC-MD5 (RFC 2104) over sysgauge's MD5 kernel, with the inner and
 /// outer states after the padded key computed once; each buffer is one
 /// message.
@@ -1219,20 +1235,6 @@ impl Stream for KernelHmacMd5 {
     }
     fn implementation(&self) -> &'static str {
         SYSGAUGE
-    }
-}
-
-/// The RustCrypto `rc4` crate.
-struct CrateRc4Stream(rc4::Rc4);
-
-impl Stream for CrateRc4Stream {
-    fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
-        use cipher::StreamCipher;
-        self.0.apply_keystream(buf);
-        Ok(())
-    }
-    fn implementation(&self) -> &'static str {
-        RUSTCRYPTO
     }
 }
 
@@ -1285,6 +1287,14 @@ where
     }
 }
 
+/// GCM's length block for a ciphertext of `len` bytes and no AAD: the
+/// two bit lengths, big-endian, AAD's (0) first.
+fn gcm_lengths(len: usize) -> [u8; 16] {
+    let mut lengths = [0u8; 16];
+    lengths[8..].copy_from_slice(&(len as u64 * 8).to_be_bytes());
+    lengths
+}
+
 /// GHASH keyed with H; each buffer is hashed as a GCM ciphertext with no
 /// AAD (zero-padded to whole blocks, then the length block), as the GCM
 /// spec's GHASH(H, A, C) with A empty. `openssl speed ghash` hashes its
@@ -1300,9 +1310,7 @@ impl Stream for GhashStream {
         use ghash::universal_hash::UniversalHash;
         let mut g = self.keyed.clone();
         g.update_padded(buf);
-        let mut lengths = [0u8; 16];
-        lengths[8..].copy_from_slice(&(buf.len() as u64 * 8).to_be_bytes());
-        g.update(&[lengths.into()]);
+        g.update(&[gcm_lengths(buf.len()).into()]);
         self.tag.copy_from_slice(&g.finalize());
         Ok(())
     }
@@ -1326,9 +1334,7 @@ impl Stream for KernelGhashStream {
     fn process(&mut self, buf: &mut [u8]) -> Result<(), CipherError> {
         let mut g = self.keyed.clone();
         g.update_padded(buf);
-        let mut lengths = [0u8; 16];
-        lengths[8..].copy_from_slice(&(buf.len() as u64 * 8).to_be_bytes());
-        g.update_padded(&lengths);
+        g.update_padded(&gcm_lengths(buf.len()));
         self.tag = g.finalize();
         Ok(())
     }
@@ -1624,6 +1630,7 @@ pub fn bench_key_iv(c: Cipher) -> (Vec<u8>, Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_candidates_pass;
 
     #[test]
     fn every_algorithm_passes_its_self_test() {
@@ -1641,13 +1648,7 @@ mod tests {
     fn every_candidate_passes_its_checks() {
         for c in Cipher::ALL {
             let cands = CipherCandidates(c);
-            assert!(!cands.names().is_empty(), "{}", c.name());
-            for name in cands.names() {
-                for len in [16usize, 1040, 8192] {
-                    cands
-                        .check(name, len)
-                        .unwrap_or_else(|e| panic!("{} {name} at {len}: {e}", c.name()));
-                }
+            for name in assert_candidates_pass(&cands, &[16, 1040, 8192]) {
                 let mut w = cands.worker(name, 64).unwrap();
                 w().unwrap();
             }

@@ -20,7 +20,7 @@ pub mod digest;
 pub use sysgauge_kernels::{md5, sha512};
 
 use crate::implementation::Candidates as _;
-use crate::implementation::{ChoiceCache, Forced, TrialPlan};
+use crate::implementation::{choose_for_case, Forced};
 pub use digest::{Algorithm, DigestCandidates};
 use std::sync::Arc;
 use sysgauge_core::{
@@ -132,14 +132,7 @@ impl Benchmark for HashBenchmark {
         // The fastest implementation that passes its known answers here
         // (the trial is cached per process), checked again for this case.
         let candidates = DigestCandidates(algorithm);
-        let choice = ChoiceCache::global()
-            .choose(
-                &candidates,
-                block,
-                &self.options.implementation,
-                TrialPlan::DEFAULT,
-            )
-            .map_err(|e| BenchError::failed(e.to_string()))?;
+        let choice = choose_for_case(&candidates, block, &self.options.implementation)?;
         candidates
             .check(choice.name, block)
             .map_err(BenchError::failed)?;
@@ -191,11 +184,7 @@ pub fn benchmarks(options: &Arc<HashOptions>) -> Vec<Box<dyn Benchmark>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgauge_core::CtxSettings;
-
-    fn ctx() -> RunCtx {
-        RunCtx::for_tests(CtxSettings::for_tests(Profile::Tiny, std::env::temp_dir()))
-    }
+    use crate::test_support::{ctx, run_1k_case};
 
     #[test]
     fn cases_follow_profile_and_options() {
@@ -284,15 +273,8 @@ mod tests {
         for a in [Algorithm::Sha256, Algorithm::Blake3, Algorithm::Whirlpool] {
             let b = HashBenchmark::new(a, Arc::new(HashOptions::default()));
             for threads in [1u64, 2] {
-                let mut c = ctx();
-                c.begin_case(std::time::Duration::from_millis(20));
-                let p = Params::new()
-                    .with("block_size", 1024u64)
-                    .with("threads", threads);
-                let m = b.run(&mut c, &p).unwrap();
+                let (m, _) = run_1k_case(&b, threads);
                 assert_eq!(m.len(), 1);
-                assert_eq!(m[0].samples.len(), 3);
-                assert!(m[0].value() > 0.0);
                 assert_eq!(m[0].unit, Unit::MBps);
             }
         }
