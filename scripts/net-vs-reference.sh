@@ -24,19 +24,8 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-# "N pings transmitted, N received, ..., time 1s 73ms" -> pings per second.
-rate() {
-  python3 -c '
-import re, sys
-text = sys.stdin.read()
-m = re.search(r"(\d+) pings? transmitted, (\d+) received.*time ((?:\d+(?:ms|s|m|h) ?)+)", text)
-if not m:
-    sys.exit("no statistics in: " + text[-300:])
-ms = sum(int(v) * {"ms": 1, "s": 1000, "m": 60000, "h": 3600000}[u]
-         for v, u in re.findall(r"(\d+)(ms|s|m|h)", m.group(3)))
-print("%s sent, %s received, %d ms, %.0f pings/s" % (m.group(1), m.group(2), ms, int(m.group(2)) * 1000.0 / ms))
-'
-}
+# Pings per second from the client's statistics.
+rate() { python3 "$(dirname "$0")/twoping-rate.py"; }
 
 echo "== flood ping, $N pings, $ROUNDS rounds"
 for round in $(seq "$ROUNDS"); do

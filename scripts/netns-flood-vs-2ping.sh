@@ -40,22 +40,8 @@ for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
 ip -n "$A" link set sgfva up
 ip -n "$B" link set sgfvb up
 
-# "N pings transmitted, N received, ..., time 1s 73ms" -> pings per second.
-rate() {
-  python3 -c '
-import re, sys
-text = sys.stdin.read()
-m = re.search(r"(\d+) pings? transmitted, (\d+) received.*time ((?:\d+(?:ms|s|m|h) ?)+)", text)
-if not m:
-    sys.exit("no statistics in: " + text[-300:])
-ms = sum(int(v) * {"ms": 1, "s": 1000, "m": 60000, "h": 3600000}[u]
-         for v, u in re.findall(r"(\d+)(ms|s|m|h)", m.group(3)))
-loss = re.search(r"(\d+) outbound ping losses \((?:[^)]*)\), (\d+) inbound \((?:[^)]*)\), (\d+) undetermined", text)
-print("%6.0f pings/s  (%s sent, %s received, %d ms; lost out/in/undetermined %s)"
-      % (int(m.group(2)) * 1000.0 / ms, m.group(1), m.group(2), ms,
-         "/".join(loss.groups()) if loss else "?"))
-'
-}
+# Pings per second from the client's statistics.
+rate() { python3 "$(dirname "$0")/twoping-rate.py"; }
 
 ours() {
   ip netns exec "$B" "$SG" listen -4 -I "$ADDR_B" -q --auth "$KEY" -w 600 >/tmp/sgfv-listen.$$ 2>&1 &

@@ -59,6 +59,20 @@ impl RunRecord {
         }
     }
 
+    /// The machine's inventory groups (its `groups` tag), in order.
+    pub fn groups(&self) -> Vec<String> {
+        self.tags
+            .get(GROUPS_TAG)
+            .map(|g| {
+                g.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The host name that stands for this run's machine in comparisons.
     pub fn host_name(&self) -> &str {
         self.host.hostname.as_deref().unwrap_or("unknown-host")

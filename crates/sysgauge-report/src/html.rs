@@ -83,6 +83,26 @@ fn table_html(t: &crate::table::Table) -> String {
     t.render(TableFormat::Html)
 }
 
+/// The comparison's chart of `kind` as a figure; where it has nothing to
+/// draw, a note saying why when the chart is `missing_note` (its name),
+/// else nothing.
+fn chart_figure(
+    c: &Comparison,
+    kind: &ChartKind,
+    width: u32,
+    name: &str,
+    caption: &str,
+    missing_note: Option<&str>,
+) -> Result<String, ChartError> {
+    match chart_svg(c, kind, width) {
+        Ok(svg) => Ok(figure(name, caption, &svg)),
+        Err(ChartError::NoData(why)) => Ok(missing_note
+            .map(|what| format!("<p class=\"note\">No {what} chart: {}.</p>\n", esc(&why)))
+            .unwrap_or_default()),
+        Err(e) => Err(e),
+    }
+}
+
 fn figure(name: &str, caption: &str, svg: &str) -> String {
     format!(
         "<figure class=\"chart\" data-chart=\"{}\">\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n",
@@ -215,15 +235,14 @@ pub fn render_html_with(
 
     // Summary.
     h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
-    match chart_svg(c, &ChartKind::Summary, width) {
-        Ok(svg) => h.push_str(&figure(
-            "summary",
-            &format!("Geometric mean of the ratios to {} per family and over all cases; whiskers are 95 % intervals.", c.reference),
-            &svg,
-        )),
-        Err(ChartError::NoData(why)) => h.push_str(&format!("<p class=\"note\">No summary chart: {}.</p>\n", esc(&why))),
-        Err(e) => return Err(e),
-    }
+    h.push_str(&chart_figure(
+        c,
+        &ChartKind::Summary,
+        width,
+        "summary",
+        &format!("Geometric mean of the ratios to {} per family and over all cases; whiskers are 95 % intervals.", c.reference),
+        Some("summary"),
+    )?);
     h.push_str("<p class=\"note\">Means of the ratios per family and over all cases (all), one line per machine; the BogoMIPS lines show what BogoMIPS alone would claim.</p>\n");
     h.push_str(&table_html(&summary_table(c)));
     h.push_str("</section>\n");
@@ -276,39 +295,25 @@ pub fn render_html_with(
             family_id(fam),
             esc(fam)
         ));
-        match chart_svg(
+        let family = Some(fam.clone());
+        h.push_str(&chart_figure(
             c,
             &ChartKind::Ratios {
-                family: Some(fam.clone()),
+                family: family.clone(),
             },
             width,
-        ) {
-            Ok(svg) => h.push_str(&figure(
-                &format!("ratios-{fam}"),
-                &format!("Ratio of each {fam} case to {}.", c.reference),
-                &svg,
-            )),
-            Err(ChartError::NoData(why)) => h.push_str(&format!(
-                "<p class=\"note\">No ratio chart: {}.</p>\n",
-                esc(&why)
-            )),
-            Err(e) => return Err(e),
-        }
-        match chart_svg(
+            &format!("ratios-{fam}"),
+            &format!("Ratio of each {fam} case to {}.", c.reference),
+            Some("ratio"),
+        )?);
+        h.push_str(&chart_figure(
             c,
-            &ChartKind::BlockSize {
-                family: Some(fam.clone()),
-            },
+            &ChartKind::BlockSize { family },
             width,
-        ) {
-            Ok(svg) => h.push_str(&figure(
-                &format!("block-size-{fam}"),
-                &format!("{fam}: each machine's value by block size."),
-                &svg,
-            )),
-            Err(ChartError::NoData(_)) => {}
-            Err(e) => return Err(e),
-        }
+            &format!("block-size-{fam}"),
+            &format!("{fam}: each machine's value by block size."),
+            None,
+        )?);
         h.push_str(&table_html(&cases_table(c, c.family_rows(fam))));
         h.push_str("</section>\n");
     }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::sync::Arc;
 use sysgauge_compare::naming::{label_machines, NamedMachine, Origin};
 use sysgauge_compare::{compare_with_intervals, Comparison, MAX_MACHINES_WITH_INTERVALS};
-use sysgauge_core::record::{ResultRecord, RunRecord, Status, ALIAS_TAG, GROUPS_TAG};
+use sysgauge_core::record::{ResultRecord, RunRecord, Status, ALIAS_TAG};
 use sysgauge_store::machines::{stored_machines, with_reference, Resolver, SelectError};
 use sysgauge_store::Store;
 
@@ -214,25 +214,12 @@ impl MachineFilter {
                 .arch
                 .as_ref()
                 .is_none_or(|a| run.host.cpu.architecture.as_deref() == Some(a.as_str()))
-            && self.group.as_ref().is_none_or(|g| groups(run).contains(g))
+            && self.group.as_ref().is_none_or(|g| run.groups().contains(g))
             && self.tag.as_ref().is_none_or(|t| match t.split_once('=') {
                 Some((k, v)) => run.tags.get(k.trim()).map(String::as_str) == Some(v.trim()),
                 None => run.tags.contains_key(t.as_str()),
             })
     }
-}
-
-fn groups(run: &RunRecord) -> Vec<String> {
-    run.tags
-        .get(GROUPS_TAG)
-        .map(|g| {
-            g.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[derive(Debug, Serialize)]
@@ -382,7 +369,7 @@ pub(crate) async fn machines_view(
                     cores: h.cpu.cores,
                     memory_bytes: h.memory.total_bytes,
                     os: h.os.distribution.clone(),
-                    groups: groups(run),
+                    groups: run.groups(),
                     tags: run.tags.clone().into_iter().collect(),
                     runs: m.sources.len(),
                     index: history

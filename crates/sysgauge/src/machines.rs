@@ -110,17 +110,7 @@ pub fn membership(run: &RunRecord, by: &GroupBy) -> Vec<String> {
             .unwrap_or_default()
     };
     match by {
-        GroupBy::Group => run
-            .tags
-            .get(GROUPS_TAG)
-            .map(|g| {
-                g.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        GroupBy::Group => run.groups(),
         GroupBy::Cpu => one(run.host.cpu.model.as_ref()),
         GroupBy::Arch => one(run.host.cpu.architecture.as_ref()),
         GroupBy::Tag(k) => one(run.tags.get(k)),

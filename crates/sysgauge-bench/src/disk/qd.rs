@@ -181,6 +181,25 @@ fn other(msg: impl Into<String>) -> std::io::Error {
     std::io::Error::other(msg.into())
 }
 
+/// Every job's statistics in one (the first error, if any job failed);
+/// a job that panicked is an error saying `panicked`.
+fn join_merged(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, std::io::Result<PassStats>>>,
+    panicked: &str,
+) -> std::io::Result<PassStats> {
+    // Every thread joined before the first error returns: the scope would
+    // re-raise the panic of one left unjoined.
+    let results: Vec<_> = handles
+        .into_iter()
+        .map(|h| h.join().unwrap_or_else(|_| Err(other(panicked))))
+        .collect();
+    let mut all = PassStats::default();
+    for r in results {
+        all.merge(r?);
+    }
+    Ok(all)
+}
+
 /// Run `jobs` jobs on `file` (opened O_DIRECT) until `stop` (`Ops`: in
 /// all, split between the jobs).
 pub fn run_jobs(
@@ -197,7 +216,7 @@ pub fn run_jobs(
         Stop::Ops(n) => Stop::Ops(n.div_ceil(u64::from(jobs)).max(1)),
         s => s,
     };
-    let results: Vec<std::io::Result<PassStats>> = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let handles: Vec<_> = (0..jobs)
             .map(|j| {
                 let seed = 0x5eed_0000 + u64::from(j) * 7919 + rand_seed();
@@ -207,19 +226,8 @@ pub fn run_jobs(
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(other("an I/O job panicked")))
-            })
-            .collect()
-    });
-    let mut all = PassStats::default();
-    for r in results {
-        all.merge(r?);
-    }
-    Ok(all)
+        join_merged(handles, "an I/O job panicked")
+    })
 }
 
 /// A seed that differs from pass to pass (so passes do not replay the
@@ -384,7 +392,7 @@ fn threaded_job(
     let len = usize::try_from(job.block).map_err(|_| other("block too large"))?;
     let issued = AtomicU64::new(0);
     let t0 = Instant::now();
-    let results: Vec<std::io::Result<PassStats>> = std::thread::scope(|s| {
+    let mut all = std::thread::scope(|s| {
         let handles: Vec<_> = (0..job.depth.max(1))
             .map(|i| {
                 let issued = &issued;
@@ -416,18 +424,8 @@ fn threaded_job(
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(other("an I/O thread panicked")))
-            })
-            .collect()
-    });
-    let mut all = PassStats::default();
-    for r in results {
-        all.merge(r?);
-    }
+        join_merged(handles, "an I/O thread panicked")
+    })?;
     all.elapsed = t0.elapsed();
     Ok(all)
 }

@@ -16,9 +16,6 @@ impl Importer for Bonnie {
     fn about(&self) -> &'static str {
         "Bonnie++'s output: its text table (1.03 to 2.00) or CSV lines"
     }
-    fn sniff(&self, first: &str, _text: &str) -> bool {
-        self.starts(first)
-    }
     fn pasted(&self) -> bool {
         true
     }

@@ -15,9 +15,6 @@ impl Importer for Mbw {
     fn about(&self) -> &'static str {
         "mbw's output: its result lines (`AVG  Method: MEMCPY …`), with or without the others"
     }
-    fn sniff(&self, first: &str, _text: &str) -> bool {
-        self.starts(first)
-    }
     fn pasted(&self) -> bool {
         true
     }

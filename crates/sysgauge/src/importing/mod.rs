@@ -45,8 +45,11 @@ pub trait Importer: Sync {
     fn about(&self) -> &'static str;
     /// Whether a document whose first meaningful line is `first` is this
     /// format (`text` is the whole document, for formats a first line does
-    /// not tell apart: JSON of several tools).
-    fn sniff(&self, first: &str, text: &str) -> bool;
+    /// not tell apart: JSON of several tools). A pasted tool's output is
+    /// known by the line it starts with.
+    fn sniff(&self, first: &str, _text: &str) -> bool {
+        self.starts(first)
+    }
     /// The records say their own machines (sysgauge JSON, CSV): `--host`
     /// does not apply.
     fn names_its_hosts(&self) -> bool {

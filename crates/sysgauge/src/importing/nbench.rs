@@ -28,9 +28,6 @@ impl Importer for Nbench {
     fn about(&self) -> &'static str {
         "nbench (BYTEmark 2, Linux/Unix port) output"
     }
-    fn sniff(&self, first: &str, _text: &str) -> bool {
-        self.starts(first)
-    }
     fn pasted(&self) -> bool {
         true
     }

@@ -14,9 +14,6 @@ impl Importer for Sysbench {
     fn about(&self) -> &'static str {
         "sysbench's cpu or memory test output (sysbench 1.0)"
     }
-    fn sniff(&self, first: &str, _text: &str) -> bool {
-        self.starts(first)
-    }
     fn pasted(&self) -> bool {
         true
     }

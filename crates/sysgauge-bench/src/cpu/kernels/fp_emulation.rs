@@ -291,6 +291,7 @@ impl super::Kernel for FpEmulation {
 
 #[cfg(test)]
 mod tests {
+    use super::super::pinned::{assert_pinned, run_verified};
     use super::super::Kernel;
     use super::*;
     use proptest::prelude::*;
@@ -334,14 +335,8 @@ mod tests {
 
     #[test]
     fn kernel_verifies_and_is_pinned() {
-        let mut k = FpEmulation::new();
-        k.run(1);
-        k.verify().unwrap();
-        assert_eq!(
-            k.checksum(),
-            PINNED,
-            "workload changed: bump WORKLOAD_VERSION"
-        );
+        let mut k = run_verified(FpEmulation::new());
+        assert_pinned(k.checksum(), PINNED);
         k.out[7][3].mant ^= 0x100;
         assert!(k.verify().is_err());
     }

@@ -297,6 +297,7 @@ impl super::Kernel for Huffman {
 
 #[cfg(test)]
 mod tests {
+    use super::super::pinned::{assert_pinned, run_verified};
     use super::super::Kernel;
     use super::*;
 
@@ -331,17 +332,12 @@ mod tests {
 
     #[test]
     fn full_size_verifies_and_is_pinned() {
-        let mut k = Huffman::new();
+        let k = Huffman::new();
         assert_eq!(k.text().len(), TEXT_BYTES);
         assert!(k.text().starts_with(&[k.text()[0]]) && k.text()[0].is_ascii_uppercase());
-        k.run(1);
-        k.verify().unwrap();
+        let mut k = run_verified(k);
         let text_hash = super::super::fnv1a64(k.text().iter().map(|&b| u64::from(b)));
-        assert_eq!(
-            (text_hash, k.packed_bits()),
-            PINNED,
-            "workload changed: bump WORKLOAD_VERSION"
-        );
+        assert_pinned((text_hash, k.packed_bits()), PINNED);
         k.decoded[17] ^= 0x20;
         assert!(k.verify().is_err());
     }

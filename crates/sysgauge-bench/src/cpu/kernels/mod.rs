@@ -212,6 +212,27 @@ default_is_new!(
     string_sort::StringSort,
 );
 
+/// What the kernels' pinned-workload tests share: a full-size instance run
+/// once and verified, and the check that its pinned figure still holds.
+#[cfg(test)]
+pub(crate) mod pinned {
+    use super::Kernel;
+
+    /// `k` after one verified iteration.
+    pub fn run_verified<K: Kernel>(mut k: K) -> K {
+        k.run(1);
+        k.verify().unwrap();
+        k
+    }
+
+    /// A pinned figure of a kernel's workload: its input and its result must
+    /// never change silently.
+    #[track_caller]
+    pub fn assert_pinned<T: PartialEq + std::fmt::Debug>(got: T, pinned: T) {
+        assert_eq!(got, pinned, "workload changed: bump WORKLOAD_VERSION");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

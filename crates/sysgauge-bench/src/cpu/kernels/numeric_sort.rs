@@ -111,6 +111,7 @@ impl super::Kernel for NumericSort {
 
 #[cfg(test)]
 mod tests {
+    use super::super::pinned::{assert_pinned, run_verified};
     use super::super::Kernel;
     use super::*;
 
@@ -127,17 +128,11 @@ mod tests {
 
     #[test]
     fn full_size_known_answer() {
-        let mut k = NumericSort::new();
-        k.run(1);
-        k.verify().unwrap();
+        let k = run_verified(NumericSort::new());
         let s = k.sorted();
         assert_eq!(s.len(), LEN);
-        // Pinned: the workload's input must never change silently.
         let h = super::super::fnv1a64(s.iter().map(|&x| x as u32 as u64));
-        assert_eq!(
-            h, PINNED_CHECKSUM,
-            "workload changed: bump WORKLOAD_VERSION"
-        );
+        assert_pinned(h, PINNED_CHECKSUM);
     }
 
     const PINNED_CHECKSUM: u64 = 12_653_732_083_383_347_147;
