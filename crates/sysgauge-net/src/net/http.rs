@@ -356,25 +356,26 @@ impl Benchmark for HttpDownloadBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description::new(
-            "HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked",
-            Unit::MBps,
-            Better::Higher,
-        )
+        Description {
+            summary: "HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked".into(),
+            unit: Unit::MBps,
+            better: Better::Higher,
+            workload_version: 1,
+            state: None,
+        }
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        let counts = stream_counts(&self.options, plan);
-        let mut out = Vec::new();
-        for t in &self.options.http {
-            for &s in &counts {
-                out.push(Params::new().with("url", t.url.as_str()).with("streams", s));
+        self.options.foreign_cases(|| {
+            let counts = stream_counts(&self.options, plan);
+            let mut out = Vec::new();
+            for t in &self.options.http {
+                for &s in &counts {
+                    out.push(Params::new().with("url", t.url.as_str()).with("streams", s));
+                }
             }
-        }
-        out
+            out
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
@@ -443,22 +444,23 @@ impl Benchmark for TcpConnectRttBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description::new(
-            "TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)",
-            Unit::Microseconds,
-            Better::Lower,
-        )
+        Description {
+            summary: "TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)".into(),
+            unit: Unit::Microseconds,
+            better: Better::Lower,
+            workload_version: 1,
+            state: None,
+        }
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        self.options
-            .connect
-            .iter()
-            .map(|t| Params::new().with("target", t.name.as_str()))
-            .collect()
+        self.options.foreign_cases(|| {
+            self.options
+                .connect
+                .iter()
+                .map(|t| Params::new().with("target", t.name.as_str()))
+                .collect()
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {

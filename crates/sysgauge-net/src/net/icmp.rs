@@ -411,27 +411,28 @@ impl Benchmark for IcmpRttBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description::new(
-            "ICMP echo round trip to any host (no sysgauge there), one echo at a time, at most 500 per second (median and 99th percentile)",
-            Unit::Microseconds,
-            Better::Lower,
-        )
+        Description {
+            summary: "ICMP echo round trip to any host (no sysgauge there), one echo at a time, at most 500 per second (median and 99th percentile)".into(),
+            unit: Unit::Microseconds,
+            better: Better::Lower,
+            workload_version: 1,
+            state: None,
+        }
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);
-        self.options
-            .icmp
-            .iter()
-            .map(|t| {
-                Params::new()
-                    .with("target", t.name.as_str())
-                    .with("size", size)
-            })
-            .collect()
+        self.options.foreign_cases(|| {
+            let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);
+            self.options
+                .icmp
+                .iter()
+                .map(|t| {
+                    Params::new()
+                        .with("target", t.name.as_str())
+                        .with("size", size)
+                })
+                .collect()
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
@@ -757,31 +758,32 @@ impl Benchmark for IcmpPpsBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description::new(
-            "ICMP echo flood to any host (no sysgauge there): echo replies per second, 1, 2, 4 … senders until the rate stops rising",
-            Unit::PacketsPerSec,
-            Better::Higher,
-        )
+        Description {
+            summary: "ICMP echo flood to any host (no sysgauge there): echo replies per second, 1, 2, 4 … senders until the rate stops rising".into(),
+            unit: Unit::PacketsPerSec,
+            better: Better::Higher,
+            workload_version: 1,
+            state: None,
+        }
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);
-        let ladder = sender_ladder(&self.options, plan.profile);
-        let mut out = Vec::new();
-        for t in &self.options.icmp {
-            for &s in &ladder {
-                out.push(
-                    Params::new()
-                        .with("target", t.name.as_str())
-                        .with("senders", s)
-                        .with("size", size),
-                );
+        self.options.foreign_cases(|| {
+            let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);
+            let ladder = sender_ladder(&self.options, plan.profile);
+            let mut out = Vec::new();
+            for t in &self.options.icmp {
+                for &s in &ladder {
+                    out.push(
+                        Params::new()
+                            .with("target", t.name.as_str())
+                            .with("senders", s)
+                            .with("size", size),
+                    );
+                }
             }
-        }
-        out
+            out
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {

@@ -101,6 +101,17 @@ impl NetOptions {
 }
 
 impl NetOptions {
+    /// The cases of an ICMP, connect or HTTP benchmark (hosts that run no
+    /// sysgauge): none in a `sysgauge ping` run, which measures only its
+    /// pings.
+    pub fn foreign_cases(&self, cases: impl FnOnce() -> Vec<Params>) -> Vec<Params> {
+        if self.ping.is_some() {
+            Vec::new()
+        } else {
+            cases()
+        }
+    }
+
     /// Whether hosts that run no sysgauge were named.
     pub fn has_foreign_targets(&self) -> bool {
         !(self.icmp.is_empty() && self.connect.is_empty() && self.http.is_empty())

@@ -83,8 +83,7 @@ fn every_case_runs_on_loopback() {
 
 #[test]
 fn a_peer_is_measured_through_the_info_handshake() {
-    let service = NetService::start(ServiceConfig::loopback()).unwrap();
-    let addr = service.local_addrs()[0];
+    let (service, addr) = start(ServiceConfig::loopback());
     let options = NetOptions {
         peer: Some(Peer {
             name: format!("{addr}"),
@@ -163,8 +162,7 @@ fn a_wrong_service_is_named() {
 
 #[test]
 fn service_refuses_other_versions_and_junk() {
-    let service = NetService::start(ServiceConfig::loopback()).unwrap();
-    let addr = service.local_addrs()[0];
+    let (service, addr) = start(ServiceConfig::loopback());
     // A hello of another version gets a clear status back.
     let mut s = connect(addr);
     let mut hello = Hello::new(Mode::Info, 0).encode(None);
@@ -243,12 +241,10 @@ fn counter(c: &std::sync::atomic::AtomicU64) -> u64 {
 #[test]
 fn keyed_service_answers_only_its_key() {
     let k = key("correct horse");
-    let service = NetService::start(ServiceConfig {
+    let (service, addr) = start(ServiceConfig {
         key: Some(k.clone()),
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
+    });
     // Hellos: no key or a wrong key are refused with a status; the key works.
     for wrong in [None, Some(key("wrong"))] {
         let err = endpoint::info(addr, "peer", wrong.as_ref())
@@ -330,13 +326,11 @@ fn sink_exchange(addr: SocketAddr, n: u64) -> (TcpStream, ReplyStatus, u64) {
 
 #[test]
 fn connections_are_limited_per_source() {
-    let service = NetService::start(ServiceConfig {
+    let (service, addr) = start(ServiceConfig {
         max_per_source: 2,
         max_pending_per_source: 2,
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
+    });
     // Two connections that never finish their hello hold this source's
     // pending share: a third is told "busy" ...
     let mut held = Vec::new();
@@ -367,12 +361,10 @@ fn connections_are_limited_per_source() {
 
 #[test]
 fn an_unfinished_hello_is_closed_after_the_deadline() {
-    let service = NetService::start(ServiceConfig {
+    let (service, addr) = start(ServiceConfig {
         max_pending: 1,
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
+    });
     let mut slow = TcpStream::connect(addr).unwrap();
     slow.write_all(b"S").unwrap();
     slow.set_read_timeout(Some(HELLO_TIMEOUT + Duration::from_secs(5)))
@@ -395,7 +387,7 @@ fn an_unfinished_hello_is_closed_after_the_deadline() {
 
 #[test]
 fn udp_is_rate_limited_per_source() {
-    let service = NetService::start(ServiceConfig {
+    let (service, addr) = start(ServiceConfig {
         reflector_threads: 1,
         udp_rate: Some(sysgauge_twoping::listener::RateLimit {
             packets_per_second: 1.0,
@@ -403,9 +395,7 @@ fn udp_is_rate_limited_per_source() {
             exempt_loopback: false,
         }),
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
+    });
     let u = UdpSocket::bind("127.0.0.1:0").unwrap();
     u.connect(addr).unwrap();
     for seq in 0..50 {
@@ -425,6 +415,13 @@ fn udp_is_rate_limited_per_source() {
     assert!(counter(&service.counters().udp_rate_limited) >= 43);
 }
 
+/// A service and its address.
+fn start(config: ServiceConfig) -> (NetService, SocketAddr) {
+    let service = NetService::start(config).unwrap();
+    let addr = service.local_addrs()[0];
+    (service, addr)
+}
+
 /// A connection to `addr` that waits at most 5 s for an answer.
 fn connect(addr: SocketAddr) -> TcpStream {
     let s = TcpStream::connect(addr).unwrap();
@@ -435,12 +432,10 @@ fn connect(addr: SocketAddr) -> TcpStream {
 /// A service with one connection slot, and the connection that holds it
 /// (a sink of 1 GiB, of which it sends nothing).
 fn busy_service() -> (NetService, SocketAddr, TcpStream) {
-    let service = NetService::start(ServiceConfig {
+    let (service, addr) = start(ServiceConfig {
         max_connections: 1,
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
+    });
     let mut hold = TcpStream::connect(addr).unwrap();
     hold.write_all(&Hello::new(Mode::Sink, 1 << 30).encode(None))
         .unwrap();

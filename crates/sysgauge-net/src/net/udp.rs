@@ -296,11 +296,14 @@ impl Benchmark for UdpPpsBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description::new(
-            "UDP small-packet rate, both directions counted, 1, 2, 4 … senders until it saturates",
-            Unit::PacketsPerSec,
-            Better::Higher,
-        )
+        Description {
+            summary: "UDP small-packet rate, both directions counted, 1, 2, 4 … senders until it saturates"
+                .into(),
+            unit: Unit::PacketsPerSec,
+            better: Better::Higher,
+            workload_version: 1,
+            state: None,
+        }
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -373,11 +376,14 @@ impl Benchmark for UdpRttBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description::new(
-            "UDP round-trip latency, one datagram at a time (median and 99th percentile)",
-            Unit::Microseconds,
-            Better::Lower,
-        )
+        Description {
+            summary: "UDP round-trip latency, one datagram at a time (median and 99th percentile)"
+                .into(),
+            unit: Unit::Microseconds,
+            better: Better::Lower,
+            workload_version: 1,
+            state: None,
+        }
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
