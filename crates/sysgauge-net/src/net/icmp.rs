@@ -29,7 +29,7 @@
 //! answered. A reply to an echo already given up is counted late, not
 //! as a reply.
 
-use super::sys::{set_option, Batch, BATCH};
+use super::sys::{set_option, would_block, Batch, BATCH};
 use super::udp::{Ladder, LadderText};
 use super::{count_param, lock_worker, named, NetOptions, RoundTrips};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -208,13 +208,6 @@ pub struct EchoSocket {
     /// The identifier of our echoes (raw: ours; dgram: the kernel's).
     id: u16,
     token: [u8; 8],
-}
-
-fn would_block(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-    )
 }
 
 fn ping_group_range() -> String {

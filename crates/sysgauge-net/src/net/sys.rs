@@ -237,6 +237,15 @@ pub fn wait_readable(fd: RawFd, timeout: Duration) -> io::Result<bool> {
     Ok(r > 0)
 }
 
+/// Whether a socket call gave up because its timeout ran out (a receive
+/// timeout reports `WouldBlock` or `TimedOut`, depending on the call).
+pub fn would_block(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
 /// Makes the kernel hand a connection to `accept` only once its first data
 /// has arrived (or after `seconds`), so the accepting thread can read the
 /// hello without blocking.

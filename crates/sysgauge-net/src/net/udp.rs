@@ -21,9 +21,8 @@
 
 use super::endpoint::{self, Endpoint};
 use super::proto::{self, MAX_UDP_SIZE, UDP_HEADER_LEN};
-use super::sys::{Batch, BATCH};
+use super::sys::{would_block, Batch, BATCH};
 use super::{count_param, lock_worker, target_param, NetOptions, RoundTrips};
-use std::io;
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -267,12 +266,7 @@ fn flood(
                     }
                 }
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
+            Err(e) if would_block(&e) => {
                 cancel.check()?;
                 totals.lost.fetch_add(inflight, Ordering::Relaxed);
                 inflight = 0;
@@ -430,12 +424,7 @@ impl Benchmark for UdpRttBenchmark {
                         }
                         // An older datagram, late: keep waiting for ours.
                         Ok(_) => {}
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                            ) =>
-                        {
+                        Err(e) if would_block(&e) => {
                             lost += 1;
                             if lost > 10 {
                                 return Err(BenchError::failed(format!(
