@@ -371,19 +371,10 @@ impl std::fmt::Debug for Client {
 
 fn validate(c: &ClientConfig) -> Result<(), ClientError> {
     let err = |m: String| Err(ClientError::Config(m));
-    if c.min_packet_size > c.max_packet_size {
-        return err(format!(
-            "min packet size {} is above max packet size {}",
-            c.min_packet_size, c.max_packet_size
-        ));
-    }
-    // Room for a ping with a useful investigation list and its reserve.
-    if c.max_packet_size < 64 || c.max_packet_size > MAX_DATAGRAM {
-        return err(format!(
-            "max packet size {} must be within 64..={MAX_DATAGRAM}",
-            c.max_packet_size
-        ));
-    }
+    // At least 64 bytes: room for a ping with a useful investigation list
+    // and its reserve.
+    session::check_packet_sizes(c.min_packet_size, c.max_packet_size, 64)
+        .map_err(ClientError::Config)?;
     if !c.flood && !c.adaptive && c.interval.is_zero() {
         return err("interval must be positive (or use flood mode)".into());
     }
@@ -436,10 +427,6 @@ fn bind_for(target: &Target, source: Option<IpAddr>) -> Result<UdpSocket, Client
             source,
         })?;
     Ok(socket)
-}
-
-fn micros(d: Duration) -> u32 {
-    u32::try_from(d.as_micros()).unwrap_or(u32::MAX)
 }
 
 impl Client {
@@ -903,32 +890,21 @@ impl Client {
             return;
         }
         let reply = &mut self.reply;
-        if let Some(v) = &self.extended {
-            reply.opcodes.extended = Some(v.clone());
-        }
-        reply.opcodes.host_latency_us = Some(0);
-        let auth = self.config.auth.as_ref();
-        let (limit, pad) =
-            session::reply_size(n, self.config.min_packet_size, self.config.max_packet_size);
-        if !session::fit_within(reply, auth, limit) {
+        let Some(options) = session::ready_reply(
+            reply,
+            self.extended.as_deref(),
+            n,
+            self.config.min_packet_size,
+            self.config.max_packet_size,
+            self.config.auth.as_ref(),
+            received_at,
+        ) else {
             return;
-        }
-        if reply.opcodes.host_latency_us.is_some() {
-            reply.opcodes.host_latency_us = Some(micros(received_at.elapsed()));
-        }
+        };
         let Some(out) = h.outbox.slot() else {
             return;
         };
-        let encoded = codec::encode_into(
-            reply,
-            &EncodeOptions {
-                min_size: pad,
-                max_size: limit,
-                pad_to: Some(pad),
-                auth,
-            },
-            out,
-        );
+        let encoded = codec::encode_into(reply, &options, out);
         if !encoded.complete {
             return;
         }

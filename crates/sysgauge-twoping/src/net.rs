@@ -96,11 +96,7 @@ pub enum ResolveError {
 /// Resolves `host` (name, IPv4/IPv6 literal, `[v6]`, or `v6%zone`) to a
 /// socket address on `port`.
 pub fn resolve(host: &str, port: u16, family: AddressFamily) -> Result<SocketAddr, ResolveError> {
-    let trimmed = host.trim();
-    let bare = trimmed
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(trimmed);
+    let bare = bare(host);
     if let Some((addr, zone)) = bare.split_once('%') {
         if let Ok(v6) = addr.parse::<Ipv6Addr>() {
             let scope = scope_id(zone).ok_or_else(|| ResolveError::BadZone {
@@ -114,12 +110,7 @@ pub fn resolve(host: &str, port: u16, family: AddressFamily) -> Result<SocketAdd
     if let Ok(ip) = bare.parse::<IpAddr>() {
         return check_family(host, SocketAddr::new(ip, port), family);
     }
-    let addrs = (bare, port)
-        .to_socket_addrs()
-        .map_err(|source| ResolveError::Lookup {
-            host: host.to_string(),
-            source,
-        })?;
+    let addrs = lookup(host, bare, port)?;
     let mut found = None;
     for a in addrs {
         if family.accepts(&a) {
@@ -142,20 +133,11 @@ pub fn resolve_all(
     port: u16,
     family: AddressFamily,
 ) -> Result<Vec<SocketAddr>, ResolveError> {
-    let trimmed = host.trim();
-    let bare = trimmed
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(trimmed);
+    let bare = bare(host);
     if bare.contains('%') || bare.parse::<IpAddr>().is_ok() {
         return resolve(host, port, family).map(|a| vec![a]);
     }
-    let addrs = (bare, port)
-        .to_socket_addrs()
-        .map_err(|source| ResolveError::Lookup {
-            host: host.to_string(),
-            source,
-        })?;
+    let addrs = lookup(host, bare, port)?;
     let mut out: Vec<SocketAddr> = Vec::new();
     for a in addrs {
         if family.accepts(&a) && !out.contains(&a) {
@@ -169,6 +151,30 @@ pub fn resolve_all(
         });
     }
     Ok(out)
+}
+
+/// `host` without surrounding white space and IPv6 brackets.
+fn bare(host: &str) -> &str {
+    let trimmed = host.trim();
+    trimmed
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(trimmed)
+}
+
+/// What the system's resolver says `bare` (a name) stands for on `port`;
+/// `host`, as given, names it in the error.
+fn lookup(
+    host: &str,
+    bare: &str,
+    port: u16,
+) -> Result<std::vec::IntoIter<SocketAddr>, ResolveError> {
+    (bare, port)
+        .to_socket_addrs()
+        .map_err(|source| ResolveError::Lookup {
+            host: host.to_string(),
+            source,
+        })
 }
 
 fn check_family(

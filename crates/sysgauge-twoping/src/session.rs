@@ -28,7 +28,7 @@
 //! once it was actually sent, so trimmed-away parts are not counted.
 
 use crate::auth::Auth;
-use crate::codec::{ExtendedSegment, MessageId, Packet};
+use crate::codec::{EncodeOptions, ExtendedSegment, MessageId, Packet, MAX_DATAGRAM};
 use crate::idtable::IdTable;
 use crate::stats::{LossCounts, RttStats};
 use std::time::{Duration, Instant};
@@ -170,7 +170,7 @@ impl PeerTexts {
     }
 }
 
-fn micros_u32(d: Duration) -> u32 {
+pub(crate) fn micros_u32(d: Duration) -> u32 {
     u32::try_from(d.as_micros()).unwrap_or(u32::MAX)
 }
 
@@ -517,6 +517,55 @@ pub(crate) fn reply_size(request_len: usize, min: usize, max: usize) -> (usize, 
     (limit, pad)
 }
 
+/// Readies `reply`, the answer to a request of `request_len` bytes that
+/// arrived at `received_at`: our `extended` segments and a host latency,
+/// then [`fit_within`] the [`reply_size`] limit, the host latency stamped
+/// last (only the encoding and MAC remain after it). Returns how to encode
+/// the reply, or `None` when it cannot fit and must not be sent.
+pub(crate) fn ready_reply<'a>(
+    reply: &mut Packet,
+    extended: Option<&[ExtendedSegment]>,
+    request_len: usize,
+    min: usize,
+    max: usize,
+    auth: Option<&'a Auth>,
+    received_at: Instant,
+) -> Option<EncodeOptions<'a>> {
+    if let Some(v) = extended {
+        reply.opcodes.extended = Some(v.to_vec());
+    }
+    reply.opcodes.host_latency_us = Some(0);
+    let (limit, pad) = reply_size(request_len, min, max);
+    if !fit_within(reply, auth, limit) {
+        return None;
+    }
+    if reply.opcodes.host_latency_us.is_some() {
+        reply.opcodes.host_latency_us = Some(micros_u32(received_at.elapsed()));
+    }
+    Some(EncodeOptions {
+        min_size: pad,
+        max_size: limit,
+        pad_to: Some(pad),
+        auth,
+    })
+}
+
+/// Checks a configured packet size range: `min` at most `max`, and `max`
+/// within `lowest..=MAX_DATAGRAM`.
+pub(crate) fn check_packet_sizes(min: usize, max: usize, lowest: usize) -> Result<(), String> {
+    if min > max {
+        return Err(format!(
+            "min packet size {min} is above max packet size {max}"
+        ));
+    }
+    if max < lowest || max > MAX_DATAGRAM {
+        return Err(format!(
+            "max packet size {max} must be within {lowest}..={MAX_DATAGRAM}"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,15 +582,29 @@ mod tests {
         }
     }
 
+    /// A client's and a server's session, both begun at the returned time.
+    fn client_and_server() -> (Instant, Session, Session) {
+        let t0 = Instant::now();
+        (
+            t0,
+            Session::new(limits(), t0, None),
+            Session::new(limits(), t0, None),
+        )
+    }
+
+    /// The ping `client` would send at `now`.
+    fn ping_at(client: &Session, now: Instant) -> Packet {
+        let mut ping = Packet::default();
+        client.prepare_request(now, limits().inquire_wait, &mut ping);
+        ping
+    }
+
     /// Runs a full 3-way exchange between two sessions in memory.
     #[test]
     fn three_way_exchange_gives_both_sides_an_rtt() {
-        let t0 = Instant::now();
-        let mut client = Session::new(limits(), t0, None);
-        let mut server = Session::new(limits(), t0, None);
+        let (t0, mut client, mut server) = client_and_server();
         let mut events = Vec::new();
-        let mut ping = Packet::default();
-        client.prepare_request(t0, limits().inquire_wait, &mut ping);
+        let ping = ping_at(&client, t0);
         assert_eq!(client.commit_sent(&ping, t0, SentKind::Ping), Some(1));
 
         let mut leg2 = Packet::default();
@@ -585,27 +648,22 @@ mod tests {
 
     #[test]
     fn investigations_attribute_direction() {
-        let t0 = Instant::now();
-        let mut client = Session::new(limits(), t0, None);
-        let mut server = Session::new(limits(), t0, None);
+        let (t0, mut client, mut server) = client_and_server();
         let mut events = Vec::new();
         let mut scratch = Packet::default();
 
         // Ping 1 is lost outbound (server never sees it).
-        let mut p1 = Packet::default();
-        client.prepare_request(t0, limits().inquire_wait, &mut p1);
+        let p1 = ping_at(&client, t0);
         client.commit_sent(&p1, t0, SentKind::Ping);
         // Ping 2 reaches the server, but its reply is lost inbound.
-        let mut p2 = Packet::default();
-        client.prepare_request(t0, limits().inquire_wait, &mut p2);
+        let p2 = ping_at(&client, t0);
         client.commit_sent(&p2, t0, SentKind::Ping);
         assert!(server.handle(&p2, t0, true, &mut events, &mut scratch));
         server.commit_sent(&scratch, t0, SentKind::Ping);
 
         // Later, ping 3 carries the investigation.
         let later = t0 + Duration::from_millis(500);
-        let mut p3 = Packet::default();
-        client.prepare_request(later, limits().inquire_wait, &mut p3);
+        let p3 = ping_at(&client, later);
         assert_eq!(
             p3.opcodes.please_investigate,
             Some(vec![p1.message_id, p2.message_id])

@@ -8,6 +8,7 @@
 
 use super::proto::{self, Hello, Mode, Reply, ReplyError, ReplyStatus, ServiceKey, MSG_LEN};
 use super::service::{NetService, ServiceConfig};
+use super::sys::would_block;
 use super::NetOptions;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -139,7 +140,7 @@ pub fn read_reply(stream: &mut TcpStream, addr: SocketAddr) -> Result<Reply, Str
             }
             Ok(n) => have += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+            Err(e) if would_block(&e) => {
                 return Err(format!(
                     "{addr} did not answer within {} s: not a sysgauge net service?",
                     IO_TIMEOUT.as_secs()
@@ -226,11 +227,7 @@ fn udp_probe(addr: SocketAddr, key: Option<&ServiceKey>) -> io::Result<()> {
         match s.recv(&mut inb) {
             Ok(n) if proto::udp_seq(&inb[..n]) == Some(seq) => return Ok(()),
             Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if would_block(&e) => {}
             Err(e) => return Err(e),
         }
     }

@@ -14,7 +14,8 @@
 //! with no allocation and check that each download delivered exactly the
 //! bytes announced.
 
-use super::NetOptions;
+use super::tcp::throughput_metrics;
+use super::{count_param, lock_worker, named, NetOptions, RoundTrips};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant};
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, RunCtx, Unit,
 };
-use sysgauge_family::util::metric;
+use sysgauge_family::util::measure_rate_on_threads;
 
 /// Longest wait for a connection to be set up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -325,14 +326,7 @@ pub fn download(t: &HttpTarget, buf: &mut [u8]) -> Result<u64, String> {
 }
 
 fn url_of<'a>(options: &'a NetOptions, params: &Params) -> Result<&'a HttpTarget, BenchError> {
-    let url = params
-        .get_str("url")
-        .ok_or_else(|| BenchError::failed("missing url"))?;
-    options
-        .http
-        .iter()
-        .find(|t| t.url == url)
-        .ok_or_else(|| BenchError::failed(format!("{url} is not among the URLs")))
+    named(params, "url", &options.http, |t| &t.url, "URLs")
 }
 
 /// Stream counts of the download: 1 and `--streams N`, else the TCP
@@ -372,38 +366,29 @@ impl Benchmark for HttpDownloadBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        let counts = stream_counts(&self.options, plan);
-        let mut out = Vec::new();
-        for t in &self.options.http {
-            for &s in &counts {
-                out.push(Params::new().with("url", t.url.as_str()).with("streams", s));
+        self.options.foreign_cases(|| {
+            let counts = stream_counts(&self.options, plan);
+            let mut out = Vec::new();
+            for t in &self.options.http {
+                for &s in &counts {
+                    out.push(Params::new().with("url", t.url.as_str()).with("streams", s));
+                }
             }
-        }
-        out
+            out
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let t = url_of(&self.options, params)?;
-        let streams = params
-            .get_u64("streams")
-            .and_then(|s| usize::try_from(s).ok())
-            .filter(|&s| (1..=1024).contains(&s))
-            .ok_or_else(|| BenchError::failed("streams must be within 1..=1024"))?;
+        let streams = count_param(params, "streams", 1024)?;
         ctx.note_detail("address", t.addr.to_string());
         let buffers: Vec<std::sync::Mutex<Vec<u8>>> = (0..streams)
             .map(|_| std::sync::Mutex::new(vec![0u8; READ_BUFFER]))
             .collect();
         // Every download of the case must bring the same number of bytes.
         let size = std::sync::Mutex::new(None::<u64>);
-        let op = |i: usize, n: u64| -> Result<f64, BenchError> {
-            let mut buf = buffers
-                .get(i)
-                .ok_or_else(|| BenchError::failed("no buffer for this stream"))?
-                .lock()
-                .map_err(|_| BenchError::failed("a stream panicked"))?;
+        let samples = measure_rate_on_threads(ctx, streams, |i, n| {
+            let mut buf = lock_worker(&buffers, i, "buffer", "stream")?;
             let mut bytes = 0u64;
             for _ in 0..n {
                 let got = download(t, &mut buf).map_err(BenchError::failed)?;
@@ -423,23 +408,14 @@ impl Benchmark for HttpDownloadBenchmark {
                 bytes += got;
             }
             Ok(bytes as f64 / 1e6)
-        };
-        let samples = if streams == 1 {
-            ctx.measure_rate(|n| op(0, n))?
-        } else {
-            ctx.measure_rate_parallel(streams, op)?
-        };
+        })?;
         if let Ok(Some(s)) = size.lock().map(|s| *s) {
             ctx.note_detail("bytes_per_download", s);
             if s == 0 {
                 return Err(BenchError::failed(format!("{}: the body is empty", t.url)));
             }
         }
-        let bits: Vec<f64> = samples.iter().map(|v| v * 8.0).collect();
-        Ok(vec![
-            metric("throughput", Unit::MBps, Better::Higher, samples)?,
-            metric("bitrate", Unit::Mbitps, Better::Higher, bits)?,
-        ])
+        throughput_metrics(samples)
     }
 }
 
@@ -478,36 +454,32 @@ impl Benchmark for TcpConnectRttBenchmark {
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        self.options
-            .connect
-            .iter()
-            .map(|t| Params::new().with("target", t.name.as_str()))
-            .collect()
+        self.options.foreign_cases(|| {
+            self.options
+                .connect
+                .iter()
+                .map(|t| Params::new().with("target", t.name.as_str()))
+                .collect()
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let name = params
-            .get_str("target")
-            .ok_or_else(|| BenchError::failed("missing target"))?;
-        let t = self
-            .options
-            .connect
-            .iter()
-            .find(|t| t.name == name)
-            .ok_or_else(|| BenchError::failed(format!("{name} is not among the connect targets")))?
-            .clone();
+        let t = named(
+            params,
+            "target",
+            &self.options.connect,
+            |t| &t.name,
+            "connect targets",
+        )?
+        .clone();
         ctx.note_detail("address", t.addr.to_string());
-        let mut times: Vec<f64> = Vec::with_capacity(MAX_CONNECTS);
-        let mut p99s = Vec::new();
         let cancel = ctx.cancel_token().clone();
-        let medians = ctx.repeat(|ctx| {
-            let span = ctx.repetition_target();
-            times.clear();
-            let start = Instant::now();
-            while times.len() < MAX_CONNECTS && (times.len() < 3 || start.elapsed() < span) {
+        RoundTrips::measure(
+            ctx,
+            Vec::with_capacity(MAX_CONNECTS),
+            MAX_CONNECTS,
+            "TCP connection",
+            |_| {
                 cancel.check()?;
                 let t0 = Instant::now();
                 let s = TcpStream::connect_timeout(&t.addr, CONNECT_TIMEOUT).map_err(|e| {
@@ -523,17 +495,12 @@ impl Benchmark for TcpConnectRttBenchmark {
                         t.name, t.addr
                     ))
                 })?;
-                times.push(t0.elapsed().as_secs_f64() * 1e6);
+                let rtt = t0.elapsed().as_secs_f64() * 1e6;
                 drop(s);
-            }
-            p99s.push(sysgauge_stats::percentile(&times, 99.0));
-            Ok(sysgauge_stats::median(&times))
-        })?;
-        let p99s = p99s.split_off(p99s.len().saturating_sub(medians.len()));
-        Ok(vec![
-            metric("rtt", Unit::Microseconds, Better::Lower, medians)?,
-            metric("rtt_p99", Unit::Microseconds, Better::Lower, p99s)?,
-        ])
+                Ok(Some(rtt))
+            },
+        )?
+        .metrics()
     }
 }
 

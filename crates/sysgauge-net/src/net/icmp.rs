@@ -29,9 +29,9 @@
 //! answered. A reply to an echo already given up is counted late, not
 //! as a reply.
 
-use super::sys::{Batch, BATCH};
+use super::sys::{set_option, would_block, Batch, BATCH};
 use super::udp::{Ladder, LadderText};
-use super::NetOptions;
+use super::{count_param, lock_worker, named, NetOptions, RoundTrips};
 use socket2::{Domain, Protocol, Socket, Type};
 use std::hash::{BuildHasher, Hasher};
 use std::io;
@@ -43,7 +43,7 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Plan, Profile, RunCtx,
     Unit,
 };
-use sysgauge_family::util::{by_profile, metric};
+use sysgauge_family::util::{measure_rate_on_threads, metric};
 
 /// Bytes of the ICMP echo header.
 const HEADER: usize = 8;
@@ -79,6 +79,7 @@ const MIN_LOST: u64 = 10;
 const ICMP_LADDER: LadderText = LadderText {
     prefix: "icmp-pps",
     what: "ICMP echo reply rate",
+    rate: "echo reply rate",
     remedy:
         "the rate of the earlier case is the peak: the target (or the path to it) answers no faster",
 };
@@ -189,23 +190,14 @@ fn attach_id_filter(socket: &Socket, v6: bool, id: u16) -> io::Result<()> {
         len: program.len() as libc::c_ushort,
         filter: program.as_ptr().cast_mut(),
     };
-    // SAFETY: a valid descriptor; `prog` points at `program`, which lives
-    // until after the call (the kernel copies the program); the length is
-    // the struct's size.
-    let r = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_ATTACH_FILTER,
-            (&prog as *const libc::sock_fprog).cast(),
-            std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    // `prog` points at `program`, which lives until after the call (the
+    // kernel copies the program).
+    set_option(
+        socket.as_raw_fd(),
+        libc::SOL_SOCKET,
+        libc::SO_ATTACH_FILTER,
+        &prog,
+    )
 }
 
 /// An ICMP socket connected to one target.
@@ -216,13 +208,6 @@ pub struct EchoSocket {
     /// The identifier of our echoes (raw: ours; dgram: the kernel's).
     id: u16,
     token: [u8; 8],
-}
-
-fn would_block(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-    )
 }
 
 fn ping_group_range() -> String {
@@ -375,14 +360,7 @@ impl EchoSocket {
 
 /// The target of a case, by its `target` param.
 fn target_of<'a>(options: &'a NetOptions, params: &Params) -> Result<&'a IcmpTarget, BenchError> {
-    let name = params
-        .get_str("target")
-        .ok_or_else(|| BenchError::failed("missing target"))?;
-    options
-        .icmp
-        .iter()
-        .find(|t| t.name == name)
-        .ok_or_else(|| BenchError::failed(format!("{name} is not among the ICMP targets")))
+    named(params, "target", &options.icmp, |t| &t.name, "ICMP targets")
 }
 
 fn payload_of(params: &Params, options: &NetOptions) -> Result<usize, BenchError> {
@@ -403,13 +381,10 @@ fn open(t: &IcmpTarget, ctx: &mut RunCtx) -> Result<EchoSocket, BenchError> {
 /// Sender counts of the flood: `--senders`, else 1, 2, 4 … up to the
 /// profile's bound (the same on every machine).
 pub fn sender_ladder(options: &NetOptions, profile: Profile) -> Vec<usize> {
-    if let Some(s) = &options.senders {
-        return s.clone();
+    match &options.senders {
+        Some(s) => s.clone(),
+        None => super::udp::sender_ladder(profile),
     }
-    let top = by_profile(profile, [1, 4, 8, 16]);
-    std::iter::successors(Some(1usize), |&s| Some(s * 2))
-        .take_while(|&s| s <= top)
-        .collect()
 }
 
 /// `net.icmp-rtt`: one echo at a time.
@@ -439,19 +414,18 @@ impl Benchmark for IcmpRttBenchmark {
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);
-        self.options
-            .icmp
-            .iter()
-            .map(|t| {
-                Params::new()
-                    .with("target", t.name.as_str())
-                    .with("size", size)
-            })
-            .collect()
+        self.options.foreign_cases(|| {
+            let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);
+            self.options
+                .icmp
+                .iter()
+                .map(|t| {
+                    Params::new()
+                        .with("target", t.name.as_str())
+                        .with("size", size)
+                })
+                .collect()
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
@@ -460,23 +434,22 @@ impl Benchmark for IcmpRttBenchmark {
         let socket = open(t, ctx)?;
         let mut out = vec![0u8; HEADER + size];
         let mut inb = vec![0u8; HEADER + size + 128];
-        let mut rtts: Vec<f64> = Vec::with_capacity(MAX_RTTS.min(65_536));
-        let mut p99s = Vec::new();
         let (mut seq, mut lost) = (0u64, 0u64);
         let cancel = ctx.cancel_token().clone();
         let name = t.name.clone();
-        let medians = ctx.repeat(|ctx| {
-            let span = ctx.repetition_target();
-            rtts.clear();
-            let start = Instant::now();
-            while rtts.len() < MAX_RTTS && (rtts.len() < 3 || start.elapsed() < span) {
+        let rtts = RoundTrips::measure(
+            ctx,
+            Vec::with_capacity(MAX_RTTS.min(65_536)),
+            MAX_RTTS,
+            "ICMP round trip",
+            |_| {
                 if seq % 64 == 0 {
                     cancel.check()?;
                 }
                 seq += 1;
                 let t0 = Instant::now();
-                match socket.echo(&mut out, &mut inb, seq, ECHO_TIMEOUT)? {
-                    Some(rtt) => rtts.push(rtt.as_secs_f64() * 1e6),
+                let rtt = match socket.echo(&mut out, &mut inb, seq, ECHO_TIMEOUT)? {
+                    Some(rtt) => Some(rtt.as_secs_f64() * 1e6),
                     None => {
                         lost += 1;
                         if lost >= MIN_LOST && lost as f64 > seq as f64 * MAX_LOSS_SHARE {
@@ -485,24 +458,17 @@ impl Benchmark for IcmpRttBenchmark {
                                 ECHO_TIMEOUT.as_secs()
                             )));
                         }
+                        None
                     }
-                }
+                };
                 if let Some(pause) = RTT_INTERVAL.checked_sub(t0.elapsed()) {
                     std::thread::sleep(pause);
                 }
-            }
-            if rtts.is_empty() {
-                return Err(BenchError::failed("no ICMP round trip completed"));
-            }
-            p99s.push(sysgauge_stats::percentile(&rtts, 99.0));
-            Ok(sysgauge_stats::median(&rtts))
-        })?;
+                Ok(rtt)
+            },
+        )?;
         ctx.note_detail("lost", lost);
-        let p99s = p99s.split_off(p99s.len().saturating_sub(medians.len()));
-        Ok(vec![
-            metric("rtt", Unit::Microseconds, Better::Lower, medians)?,
-            metric("rtt_p99", Unit::Microseconds, Better::Lower, p99s)?,
-        ])
+        rtts.metrics()
     }
 }
 
@@ -795,45 +761,30 @@ impl Benchmark for IcmpPpsBenchmark {
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
-        if self.options.ping.is_some() {
-            return Vec::new();
-        }
-        let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);
-        let ladder = sender_ladder(&self.options, plan.profile);
-        let mut out = Vec::new();
-        for t in &self.options.icmp {
-            for &s in &ladder {
-                out.push(
-                    Params::new()
-                        .with("target", t.name.as_str())
-                        .with("senders", s)
-                        .with("size", size),
-                );
+        self.options.foreign_cases(|| {
+            let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);
+            let ladder = sender_ladder(&self.options, plan.profile);
+            let mut out = Vec::new();
+            for t in &self.options.icmp {
+                for &s in &ladder {
+                    out.push(
+                        Params::new()
+                            .with("target", t.name.as_str())
+                            .with("senders", s)
+                            .with("size", size),
+                    );
+                }
             }
-        }
-        out
+            out
+        })
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let t = target_of(&self.options, params)?.clone();
         let size = payload_of(params, &self.options)?;
-        let senders = params
-            .get_u64("senders")
-            .and_then(|s| usize::try_from(s).ok())
-            .filter(|&s| (1..=256).contains(&s))
-            .ok_or_else(|| BenchError::failed("senders must be within 1..=256"))?;
+        let senders = count_param(params, "senders", 256)?;
         let ladder_key = format!("net.icmp-pps-ladder-{}-{size}", t.name);
-        {
-            let ladder: &mut Ladder = ctx.fixture(&ladder_key, |_| Ok(Ladder::default()))?;
-            if let Some((s, r)) = ladder.saturated_at {
-                return Err(BenchError::skip(
-                    format!(
-                        "the echo reply rate already stopped rising at {s} senders ({r:.0} pkt/s)"
-                    ),
-                    "see the icmp-pps-saturated finding of the earlier case",
-                ));
-            }
-        }
+        Ladder::skip_if_saturated(ctx, &ladder_key, &ICMP_LADDER)?;
         let patience_key = format!("net.icmp-patience-{}-{size}", t.name);
         let patience = {
             let slot: &mut Result<Duration, String> =
@@ -853,25 +804,16 @@ impl Benchmark for IcmpPpsBenchmark {
         }
         let totals = FloodTotals::default();
         let cancel = ctx.cancel_token().clone();
-        let op = |i: usize, n: u64| -> Result<f64, BenchError> {
-            let f = flooders
-                .get(i)
-                .ok_or_else(|| BenchError::failed("no socket for this sender"))?;
-            let mut f = f
-                .lock()
-                .map_err(|_| BenchError::failed("a sender panicked"))?;
-            f.flood(n, &totals, &cancel)
-        };
         let samples = if let Some(w) = &self.options.flood_window {
             ctx.note_detail(
                 "flood_window_ms",
                 u64::try_from(w.length.as_millis()).unwrap_or(u64::MAX),
             );
             flood_window(w, &flooders, &totals, &cancel)?
-        } else if senders == 1 {
-            ctx.measure_rate(|n| op(0, n))?
         } else {
-            ctx.measure_rate_parallel(senders, op)?
+            measure_rate_on_threads(ctx, senders, |i, n| {
+                lock_worker(&flooders, i, "socket", "sender")?.flood(n, &totals, &cancel)
+            })?
         };
         ctx.note_detail("window", WINDOW);
         ctx.note_detail(
@@ -897,14 +839,14 @@ impl Benchmark for IcmpPpsBenchmark {
         let m = metric("rate", Unit::PacketsPerSec, Better::Higher, samples)?;
         let last_step =
             sender_ladder(&self.options, ctx.profile()).last().copied() == Some(senders);
-        let ladder: &mut Ladder = ctx.fixture(&ladder_key, |_| Ok(Ladder::default()))?;
-        let finding = ladder.record_as(&ICMP_LADDER, senders, m.value(), last_step);
-        if let Some((at, _)) = ladder.saturated_at {
-            ctx.note_detail("saturated_at", at);
-        }
-        if let Some(f) = finding {
-            ctx.finding(f);
-        }
+        Ladder::conclude(
+            ctx,
+            &ladder_key,
+            &ICMP_LADDER,
+            senders,
+            m.value(),
+            last_step,
+        )?;
         Ok(vec![m])
     }
 }

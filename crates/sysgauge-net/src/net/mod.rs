@@ -35,8 +35,12 @@ mod tests;
 pub mod udp;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
-use sysgauge_core::{Benchmark, Finding, Params, Severity};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+use sysgauge_core::{
+    BenchError, Benchmark, Better, Finding, Metric, Params, RunCtx, Severity, Unit,
+};
+use sysgauge_family::util::metric;
 
 pub use ping::{PingObserver, PingSetup};
 pub use proto::ServiceKey;
@@ -97,6 +101,17 @@ impl NetOptions {
 }
 
 impl NetOptions {
+    /// The cases of an ICMP, connect or HTTP benchmark (hosts that run no
+    /// sysgauge): none in a `sysgauge ping` run, which measures only its
+    /// pings.
+    pub fn foreign_cases(&self, cases: impl FnOnce() -> Vec<Params>) -> Vec<Params> {
+        if self.ping.is_some() {
+            Vec::new()
+        } else {
+            cases()
+        }
+    }
+
     /// Whether hosts that run no sysgauge were named.
     pub fn has_foreign_targets(&self) -> bool {
         !(self.icmp.is_empty() && self.connect.is_empty() && self.http.is_empty())
@@ -108,6 +123,100 @@ pub fn target_param(options: &NetOptions) -> String {
     match &options.peer {
         Some(p) => p.name.clone(),
         None => "loopback".into(),
+    }
+}
+
+/// The entry of `targets` that a case's `key` param names; `what` names
+/// the list in the error.
+pub(crate) fn named<'a, T>(
+    params: &Params,
+    key: &str,
+    targets: &'a [T],
+    name_of: impl Fn(&T) -> &str,
+    what: &str,
+) -> Result<&'a T, BenchError> {
+    let name = params
+        .get_str(key)
+        .ok_or_else(|| BenchError::failed(format!("missing {key}")))?;
+    targets
+        .iter()
+        .find(|t| name_of(t) == name)
+        .ok_or_else(|| BenchError::failed(format!("{name} is not among the {what}")))
+}
+
+/// A case's count of parallel workers (`streams`, `senders`), within
+/// 1..=`most`.
+pub(crate) fn count_param(params: &Params, key: &str, most: usize) -> Result<usize, BenchError> {
+    params
+        .get_u64(key)
+        .and_then(|s| usize::try_from(s).ok())
+        .filter(|&s| (1..=most).contains(&s))
+        .ok_or_else(|| BenchError::failed(format!("{key} must be within 1..={most}")))
+}
+
+/// Worker `i`'s own state (a sender's socket, a stream's buffer), locked
+/// for one timed call: "no {what} for this {worker}" if there is none, "a
+/// {worker} panicked" if its lock was poisoned.
+pub(crate) fn lock_worker<'a, T>(
+    workers: &'a [Mutex<T>],
+    i: usize,
+    what: &str,
+    worker: &str,
+) -> Result<MutexGuard<'a, T>, BenchError> {
+    workers
+        .get(i)
+        .ok_or_else(|| BenchError::failed(format!("no {what} for this {worker}")))?
+        .lock()
+        .map_err(|_| BenchError::failed(format!("a {worker} panicked")))
+}
+
+/// Round trips timed one at a time (UDP, ICMP echo, TCP connection
+/// set-up): the repetitions' medians and 99th percentiles, in µs.
+pub(crate) struct RoundTrips {
+    medians: Vec<f64>,
+    p99s: Vec<f64>,
+}
+
+impl RoundTrips {
+    /// Each repetition takes round trips until its time is up (at least 3,
+    /// at most `most`) into `rtts`, an empty buffer with room for them.
+    /// `round_trip` is given how many the repetition has and returns one
+    /// (µs), or `None` for one that never came back; `what` names the
+    /// round trip in the error when none came back.
+    pub(crate) fn measure(
+        ctx: &mut RunCtx,
+        mut rtts: Vec<f64>,
+        most: usize,
+        what: &str,
+        mut round_trip: impl FnMut(usize) -> Result<Option<f64>, BenchError>,
+    ) -> Result<RoundTrips, BenchError> {
+        let mut p99s = Vec::new();
+        let medians = ctx.repeat(|ctx| {
+            let span = ctx.repetition_target();
+            rtts.clear();
+            let start = Instant::now();
+            while rtts.len() < most && (rtts.len() < 3 || start.elapsed() < span) {
+                if let Some(rtt) = round_trip(rtts.len())? {
+                    rtts.push(rtt);
+                }
+            }
+            if rtts.is_empty() {
+                return Err(BenchError::failed(format!("no {what} completed")));
+            }
+            p99s.push(sysgauge_stats::percentile(&rtts, 99.0));
+            Ok(sysgauge_stats::median(&rtts))
+        })?;
+        // p99s also holds the warm-up's; keep the timed repetitions'.
+        let p99s = p99s.split_off(p99s.len().saturating_sub(medians.len()));
+        Ok(RoundTrips { medians, p99s })
+    }
+
+    /// `rtt` (the medians) and `rtt_p99`.
+    pub(crate) fn metrics(self) -> Result<Vec<Metric>, BenchError> {
+        Ok(vec![
+            metric("rtt", Unit::Microseconds, Better::Lower, self.medians)?,
+            metric("rtt_p99", Unit::Microseconds, Better::Lower, self.p99s)?,
+        ])
     }
 }
 

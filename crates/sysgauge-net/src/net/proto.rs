@@ -232,6 +232,25 @@ pub enum ReplyError {
     UnknownStatus(u8),
 }
 
+/// Writes the 16 bytes a hello and a reply begin with: magic, version,
+/// the mode or status code, a zero byte, the argument or value.
+fn put_head(b: &mut [u8], version: u16, code: u8, value: u64) {
+    b[0..4].copy_from_slice(&TCP_MAGIC);
+    b[4..6].copy_from_slice(&version.to_be_bytes());
+    b[6] = code;
+    b[8..16].copy_from_slice(&value.to_be_bytes());
+}
+
+/// The version in a hello's or reply's first 16 bytes.
+fn head_version(b: &[u8]) -> u16 {
+    u16::from_be_bytes([b[4], b[5]])
+}
+
+/// The argument or value in a hello's or reply's first 16 bytes.
+fn head_value(b: &[u8]) -> u64 {
+    u64::from_be_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]])
+}
+
 impl Hello {
     pub fn new(mode: Mode, argument: u64) -> Hello {
         Hello {
@@ -244,10 +263,7 @@ impl Hello {
     /// The 48-byte hello, tagged with `key` (zeros without one).
     pub fn encode(&self, key: Option<&ServiceKey>) -> [u8; HELLO_LEN] {
         let mut b = [0u8; HELLO_LEN];
-        b[0..4].copy_from_slice(&TCP_MAGIC);
-        b[4..6].copy_from_slice(&self.version.to_be_bytes());
-        b[6] = self.mode.code();
-        b[8..16].copy_from_slice(&self.argument.to_be_bytes());
+        put_head(&mut b, self.version, self.mode.code(), self.argument);
         if let Some(k) = key {
             let tag = k.tag(HELLO_CONTEXT, &[&b[..MSG_LEN]]);
             b[MSG_LEN..].copy_from_slice(&tag);
@@ -263,7 +279,7 @@ impl Hello {
         if b[0..4] != TCP_MAGIC {
             return Err(HelloError::BadMagic);
         }
-        let version = u16::from_be_bytes([b[4], b[5]]);
+        let version = head_version(b);
         if version != VERSION {
             return Err(HelloError::Version(version));
         }
@@ -275,7 +291,7 @@ impl Hello {
             return Err(HelloError::Unauthenticated);
         }
         let mode = Mode::from_code(b[6]).ok_or(HelloError::UnknownMode(b[6]))?;
-        let argument = u64::from_be_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+        let argument = head_value(b);
         Ok(Hello {
             version,
             mode,
@@ -295,10 +311,7 @@ impl Reply {
 
     pub fn encode(&self) -> [u8; MSG_LEN] {
         let mut b = [0u8; MSG_LEN];
-        b[0..4].copy_from_slice(&TCP_MAGIC);
-        b[4..6].copy_from_slice(&self.version.to_be_bytes());
-        b[6] = self.status.code();
-        b[8..16].copy_from_slice(&self.value.to_be_bytes());
+        put_head(&mut b, self.version, self.status.code(), self.value);
         b
     }
 
@@ -306,9 +319,9 @@ impl Reply {
         if b[0..4] != TCP_MAGIC {
             return Err(ReplyError::NotOurs(*b));
         }
-        let version = u16::from_be_bytes([b[4], b[5]]);
+        let version = head_version(b);
         let status = ReplyStatus::from_code(b[6]).ok_or(ReplyError::UnknownStatus(b[6]))?;
-        let value = u64::from_be_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+        let value = head_value(b);
         Ok(Reply {
             version,
             status,

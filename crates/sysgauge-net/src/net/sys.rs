@@ -1,6 +1,7 @@
 //! Thin wrappers over the Linux calls the net family needs and std does not
 //! offer: `recvmmsg`/`sendmmsg` (many UDP datagrams per system call),
-//! `poll` on one descriptor with a timeout, and `TCP_DEFER_ACCEPT`.
+//! `poll` on one descriptor with a timeout, `TCP_DEFER_ACCEPT` and
+//! `setsockopt` for the options socket2 does not wrap.
 //!
 //! Batching is what lets one thread move hundreds of thousands of small
 //! datagrams per second: with one system call per datagram the packet-rate
@@ -236,20 +237,41 @@ pub fn wait_readable(fd: RawFd, timeout: Duration) -> io::Result<bool> {
     Ok(r > 0)
 }
 
+/// Whether a socket call gave up because its timeout ran out (a receive
+/// timeout reports `WouldBlock` or `TimedOut`, depending on the call).
+pub fn would_block(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
 /// Makes the kernel hand a connection to `accept` only once its first data
 /// has arrived (or after `seconds`), so the accepting thread can read the
 /// hello without blocking.
 pub fn set_defer_accept(fd: RawFd, seconds: u32) -> io::Result<()> {
     let v = libc::c_int::try_from(seconds).unwrap_or(libc::c_int::MAX);
-    // SAFETY: a valid descriptor and a pointer to a c_int that lives for the
-    // call, with its exact size.
+    set_option(fd, libc::IPPROTO_TCP, libc::TCP_DEFER_ACCEPT, &v)
+}
+
+/// `setsockopt` with `value` as the option's bytes. Safe to offer: the
+/// kernel only reads the value, and checks every pointer inside it (a
+/// filter program's) as it copies from user memory.
+pub fn set_option<T>(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: &T,
+) -> io::Result<()> {
+    // SAFETY: a pointer to a T that lives for the call, with its exact
+    // size; the kernel reads it and writes nothing back.
     let r = unsafe {
         libc::setsockopt(
             fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_DEFER_ACCEPT,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            level,
+            name,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
     if r == 0 {

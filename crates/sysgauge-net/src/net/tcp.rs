@@ -21,7 +21,7 @@
 
 use super::endpoint::{self, Endpoint};
 use super::proto::{Hello, Mode, ServiceKey};
-use super::{loopback_finding, target_param, NetOptions};
+use super::{count_param, loopback_finding, target_param, NetOptions};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -29,7 +29,7 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Plan, Profile, RunCtx,
     Unit,
 };
-use sysgauge_family::util::{fill_pattern, mb_per_s, metric};
+use sysgauge_family::util::{fill_pattern, mb_per_s, measure_rate_on_threads, metric};
 
 /// Bytes per write, and the unit of calibration.
 pub const CHUNK: usize = 256 << 10;
@@ -137,11 +137,7 @@ impl Benchmark for TcpThroughputBenchmark {
     }
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-        let streams = params
-            .get_u64("streams")
-            .and_then(|s| usize::try_from(s).ok())
-            .filter(|&s| (1..=1024).contains(&s))
-            .ok_or_else(|| BenchError::failed("streams must be within 1..=1024"))?;
+        let streams = count_param(params, "streams", 1024)?;
         let (addr, remote, key) = {
             let ep = Endpoint::get(ctx, &self.options)?;
             (ep.tcp, ep.remote, ep.key.clone())
@@ -160,20 +156,22 @@ impl Benchmark for TcpThroughputBenchmark {
             Some(c) => transfer(c, addr, &data, n, key.as_ref(), &cancel),
             None => Err(BenchError::failed("no connection for this stream")),
         };
-        let samples = if streams == 1 {
-            ctx.measure_rate(|n| send(0, n))?
-        } else {
-            ctx.measure_rate_parallel(streams, send)?
-        };
+        let samples = measure_rate_on_threads(ctx, streams, send)?;
         drop(conns);
         ctx.note_detail("write_size", CHUNK as u64);
-        let bits: Vec<f64> = samples.iter().map(|b| b * 8.0 / 1e6).collect();
-        let mbps: Vec<f64> = samples.into_iter().map(mb_per_s).collect();
-        Ok(vec![
-            metric("throughput", Unit::MBps, Better::Higher, mbps)?,
-            metric("bitrate", Unit::Mbitps, Better::Higher, bits)?,
-        ])
+        throughput_metrics(samples.into_iter().map(mb_per_s).collect())
     }
+}
+
+/// `throughput` (MB/s) and `bitrate` (Mbit/s) of a transfer or download;
+/// eight times the MB/s is exactly bytes × 8 / 10⁶ in floating point (a
+/// power of two scales without rounding).
+pub(super) fn throughput_metrics(mbps: Vec<f64>) -> Result<Vec<Metric>, BenchError> {
+    let bits: Vec<f64> = mbps.iter().map(|v| v * 8.0).collect();
+    Ok(vec![
+        metric("throughput", Unit::MBps, Better::Higher, mbps)?,
+        metric("bitrate", Unit::Mbitps, Better::Higher, bits)?,
+    ])
 }
 
 pub struct TcpConnectBenchmark {

@@ -83,8 +83,7 @@ fn every_case_runs_on_loopback() {
 
 #[test]
 fn a_peer_is_measured_through_the_info_handshake() {
-    let service = NetService::start(ServiceConfig::loopback()).unwrap();
-    let addr = service.local_addrs()[0];
+    let (service, addr) = start(ServiceConfig::loopback());
     let options = NetOptions {
         peer: Some(Peer {
             name: format!("{addr}"),
@@ -163,19 +162,16 @@ fn a_wrong_service_is_named() {
 
 #[test]
 fn service_refuses_other_versions_and_junk() {
-    let service = NetService::start(ServiceConfig::loopback()).unwrap();
-    let addr = service.local_addrs()[0];
+    let (service, addr) = start(ServiceConfig::loopback());
     // A hello of another version gets a clear status back.
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = connect(addr);
     let mut hello = Hello::new(Mode::Info, 0).encode(None);
     hello[5] = 99;
     s.write_all(&hello).unwrap();
     let err = endpoint::read_reply(&mut s, addr).err().unwrap_or_default();
     assert!(err.contains("protocol version"), "{err}");
     // A hello sent in pieces is still understood (served by a worker).
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = connect(addr);
     let hello = Hello::new(Mode::Info, 0).encode(None);
     s.write_all(&hello[..5]).unwrap();
     std::thread::sleep(Duration::from_millis(1100));
@@ -183,16 +179,14 @@ fn service_refuses_other_versions_and_junk() {
     let r = endpoint::read_reply(&mut s, addr).unwrap();
     assert_eq!(r.value, u64::from(addr.port()));
     // Foreign bytes get no answer at all.
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = connect(addr);
     s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
     let mut b = [0u8; MSG_LEN];
     // Closed (or reset: the request was not read to its end), never answered.
     assert!(!matches!(s.read(&mut b), Ok(n) if n > 0));
     // A sink confirms each block; one with fewer bytes than announced is
     // never confirmed.
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = connect(addr);
     s.write_all(&Hello::new(Mode::Sink, 3).encode(None))
         .unwrap();
     s.write_all(&[1, 2, 3]).unwrap();
@@ -247,12 +241,10 @@ fn counter(c: &std::sync::atomic::AtomicU64) -> u64 {
 #[test]
 fn keyed_service_answers_only_its_key() {
     let k = key("correct horse");
-    let service = NetService::start(ServiceConfig {
+    let (service, addr) = start(ServiceConfig {
         key: Some(k.clone()),
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
+    });
     // Hellos: no key or a wrong key are refused with a status; the key works.
     for wrong in [None, Some(key("wrong"))] {
         let err = endpoint::info(addr, "peer", wrong.as_ref())
@@ -312,8 +304,7 @@ fn non_loopback_bind_needs_a_key() {
 /// The status the service at `addr` answers a new connection's request
 /// for a 10-byte sink with.
 fn sink_request_status(addr: SocketAddr) -> Result<ReplyStatus, proto::ReplyError> {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = connect(addr);
     s.write_all(&Hello::new(Mode::Sink, 10).encode(None))
         .unwrap();
     let mut b = [0u8; MSG_LEN];
@@ -323,8 +314,7 @@ fn sink_request_status(addr: SocketAddr) -> Result<ReplyStatus, proto::ReplyErro
 
 /// A sink of `n` bytes on a new connection: its reply's status and value.
 fn sink_exchange(addr: SocketAddr, n: u64) -> (TcpStream, ReplyStatus, u64) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = connect(addr);
     let mut out = Hello::new(Mode::Sink, n).encode(None).to_vec();
     out.extend(std::iter::repeat_n(7u8, usize::try_from(n).unwrap()));
     s.write_all(&out).unwrap();
@@ -336,13 +326,11 @@ fn sink_exchange(addr: SocketAddr, n: u64) -> (TcpStream, ReplyStatus, u64) {
 
 #[test]
 fn connections_are_limited_per_source() {
-    let service = NetService::start(ServiceConfig {
+    let (service, addr) = start(ServiceConfig {
         max_per_source: 2,
         max_pending_per_source: 2,
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
+    });
     // Two connections that never finish their hello hold this source's
     // pending share: a third is told "busy" ...
     let mut held = Vec::new();
@@ -352,10 +340,7 @@ fn connections_are_limited_per_source() {
         held.push(s);
     }
     std::thread::sleep(Duration::from_millis(300));
-    let mut third = TcpStream::connect(addr).unwrap();
-    third
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
+    let mut third = connect(addr);
     third.write_all(b"SG").unwrap();
     let mut b = [0u8; MSG_LEN];
     third.read_exact(&mut b).unwrap();
@@ -376,12 +361,10 @@ fn connections_are_limited_per_source() {
 
 #[test]
 fn an_unfinished_hello_is_closed_after_the_deadline() {
-    let service = NetService::start(ServiceConfig {
+    let (service, addr) = start(ServiceConfig {
         max_pending: 1,
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
+    });
     let mut slow = TcpStream::connect(addr).unwrap();
     slow.write_all(b"S").unwrap();
     slow.set_read_timeout(Some(HELLO_TIMEOUT + Duration::from_secs(5)))
@@ -404,7 +387,7 @@ fn an_unfinished_hello_is_closed_after_the_deadline() {
 
 #[test]
 fn udp_is_rate_limited_per_source() {
-    let service = NetService::start(ServiceConfig {
+    let (service, addr) = start(ServiceConfig {
         reflector_threads: 1,
         udp_rate: Some(sysgauge_twoping::listener::RateLimit {
             packets_per_second: 1.0,
@@ -412,9 +395,7 @@ fn udp_is_rate_limited_per_source() {
             exempt_loopback: false,
         }),
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
+    });
     let u = UdpSocket::bind("127.0.0.1:0").unwrap();
     u.connect(addr).unwrap();
     for seq in 0..50 {
@@ -434,19 +415,37 @@ fn udp_is_rate_limited_per_source() {
     assert!(counter(&service.counters().udp_rate_limited) >= 43);
 }
 
-#[test]
-fn busy_service_says_so() {
-    let service = NetService::start(ServiceConfig {
+/// A service and its address.
+fn start(config: ServiceConfig) -> (NetService, SocketAddr) {
+    let service = NetService::start(config).unwrap();
+    let addr = service.local_addrs()[0];
+    (service, addr)
+}
+
+/// A connection to `addr` that waits at most 5 s for an answer.
+fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+/// A service with one connection slot, and the connection that holds it
+/// (a sink of 1 GiB, of which it sends nothing).
+fn busy_service() -> (NetService, SocketAddr, TcpStream) {
+    let (service, addr) = start(ServiceConfig {
         max_connections: 1,
         ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
-    // One sink connection holds the only slot.
+    });
     let mut hold = TcpStream::connect(addr).unwrap();
     hold.write_all(&Hello::new(Mode::Sink, 1 << 30).encode(None))
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
+    (service, addr, hold)
+}
+
+#[test]
+fn busy_service_says_so() {
+    let (_service, addr, hold) = busy_service();
     assert_eq!(sink_request_status(addr), Ok(ReplyStatus::Busy));
     drop(hold);
 }
@@ -455,16 +454,7 @@ fn busy_service_says_so() {
 /// not the broken pipe its writes run into.
 #[test]
 fn a_refused_throughput_case_says_peer_busy() {
-    let service = NetService::start(ServiceConfig {
-        max_connections: 1,
-        ..ServiceConfig::loopback()
-    })
-    .unwrap();
-    let addr = service.local_addrs()[0];
-    let mut hold = TcpStream::connect(addr).unwrap();
-    hold.write_all(&Hello::new(Mode::Sink, 1 << 30).encode(None))
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    let (_service, addr, hold) = busy_service();
     let options = NetOptions {
         peer: Some(Peer {
             name: format!("{addr}"),

@@ -21,9 +21,8 @@
 
 use super::endpoint::{self, Endpoint};
 use super::proto::{self, MAX_UDP_SIZE, UDP_HEADER_LEN};
-use super::sys::{Batch, BATCH};
-use super::{target_param, NetOptions};
-use std::io;
+use super::sys::{would_block, Batch, BATCH};
+use super::{count_param, lock_worker, target_param, NetOptions, RoundTrips};
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,7 +31,7 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, CancelToken, Description, Finding, Metric, Params, Plan,
     Profile, RunCtx, Severity, Unit,
 };
-use sysgauge_family::util::{by_profile, metric};
+use sysgauge_family::util::{by_profile, measure_rate_on_threads, metric};
 
 /// Default datagram size (bytes of UDP payload).
 pub const DEFAULT_UDP_SIZE: usize = 64;
@@ -94,6 +93,8 @@ pub(super) struct LadderText {
     pub prefix: &'static str,
     /// "the UDP packet rate", in messages.
     pub what: &'static str,
+    /// "the packet rate", in the reason a later step is skipped.
+    pub rate: &'static str,
     /// Remedy of the saturation finding.
     pub remedy: &'static str,
 }
@@ -101,6 +102,7 @@ pub(super) struct LadderText {
 const UDP_LADDER: LadderText = LadderText {
     prefix: "udp-pps",
     what: "UDP packet rate",
+    rate: "packet rate",
     remedy: "the rate of the earlier case is the peak; on loopback both ends share the same CPUs",
 };
 
@@ -112,8 +114,53 @@ pub(super) struct Ladder {
 }
 
 impl Ladder {
+    /// Skips a step of the ladder kept under `key` (one per size and
+    /// target, for the session) once an earlier step found it saturated.
+    pub(super) fn skip_if_saturated(
+        ctx: &mut RunCtx,
+        key: &str,
+        text: &LadderText,
+    ) -> Result<(), BenchError> {
+        let ladder: &mut Ladder = ctx.fixture(key, |_| Ok(Ladder::default()))?;
+        if let Some((s, r)) = ladder.saturated_at {
+            return Err(BenchError::skip(
+                format!(
+                    "the {} already stopped rising at {s} senders ({r:.0} pkt/s)",
+                    text.rate
+                ),
+                format!(
+                    "see the {}-saturated finding of the earlier case",
+                    text.prefix
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Records the rate of `senders` in the ladder kept under `key`, notes
+    /// where it saturated and says what [`Ladder::record_as`] found.
+    pub(super) fn conclude(
+        ctx: &mut RunCtx,
+        key: &str,
+        text: &LadderText,
+        senders: usize,
+        rate: f64,
+        last_step: bool,
+    ) -> Result<(), BenchError> {
+        let ladder: &mut Ladder = ctx.fixture(key, |_| Ok(Ladder::default()))?;
+        let finding = ladder.record_as(text, senders, rate, last_step);
+        if let Some((at, _)) = ladder.saturated_at {
+            ctx.note_detail("saturated_at", at);
+        }
+        if let Some(f) = finding {
+            ctx.finding(f);
+        }
+        Ok(())
+    }
+
     /// Records the rate of `senders`; says (once) where the rate stopped
     /// rising, or that it still rose at the last step.
+    #[cfg(test)]
     fn record(&mut self, senders: usize, rate: f64, last_step: bool) -> Option<Finding> {
         self.record_as(&UDP_LADDER, senders, rate, last_step)
     }
@@ -219,12 +266,7 @@ fn flood(
                     }
                 }
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
+            Err(e) if would_block(&e) => {
                 cancel.check()?;
                 totals.lost.fetch_add(inflight, Ordering::Relaxed);
                 inflight = 0;
@@ -275,21 +317,9 @@ impl Benchmark for UdpPpsBenchmark {
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let size = size_of(params, &self.options)?;
-        let senders = params
-            .get_u64("senders")
-            .and_then(|s| usize::try_from(s).ok())
-            .filter(|&s| (1..=256).contains(&s))
-            .ok_or_else(|| BenchError::failed("senders must be within 1..=256"))?;
+        let senders = count_param(params, "senders", 256)?;
         let ladder_key = format!("net.udp-pps-ladder-{size}");
-        {
-            let ladder: &mut Ladder = ctx.fixture(&ladder_key, |_| Ok(Ladder::default()))?;
-            if let Some((s, r)) = ladder.saturated_at {
-                return Err(BenchError::skip(
-                    format!("the packet rate already stopped rising at {s} senders ({r:.0} pkt/s)"),
-                    "see the udp-pps-saturated finding of the earlier case",
-                ));
-            }
-        }
+        Ladder::skip_if_saturated(ctx, &ladder_key, &UDP_LADDER)?;
         let (udp, key) = {
             let ep = Endpoint::get(ctx, &self.options)?;
             ep.check_udp()?;
@@ -310,33 +340,16 @@ impl Benchmark for UdpPpsBenchmark {
         }
         let totals = FloodTotals::default();
         let cancel = ctx.cancel_token().clone();
-        let op = |t: usize, n: u64| -> Result<f64, BenchError> {
-            let sender = socks
-                .get(t)
-                .ok_or_else(|| BenchError::failed("no socket for this sender"))?;
-            let mut s = sender
-                .lock()
-                .map_err(|_| BenchError::failed("a sender panicked"))?;
+        let samples = measure_rate_on_threads(ctx, senders, |t, n| {
+            let mut s = lock_worker(&socks, t, "socket", "sender")?;
             flood(&mut s, size, n, &totals, &cancel)
-        };
-        let samples = if senders == 1 {
-            ctx.measure_rate(|n| op(0, n))?
-        } else {
-            ctx.measure_rate_parallel(senders, op)?
-        };
+        })?;
         ctx.note_detail("window", WINDOW);
         ctx.note_detail("lost", totals.lost.load(Ordering::Relaxed));
         ctx.note_detail("late", totals.late.load(Ordering::Relaxed));
         let m = metric("rate", Unit::PacketsPerSec, Better::Higher, samples)?;
         let last_step = sender_ladder(ctx.profile()).last().copied() == Some(senders);
-        let ladder: &mut Ladder = ctx.fixture(&ladder_key, |_| Ok(Ladder::default()))?;
-        let finding = ladder.record(senders, m.value(), last_step);
-        if let Some((at, _)) = ladder.saturated_at {
-            ctx.note_detail("saturated_at", at);
-        }
-        if let Some(f) = finding {
-            ctx.finding(f);
-        }
+        Ladder::conclude(ctx, &ladder_key, &UDP_LADDER, senders, m.value(), last_step)?;
         Ok(vec![m])
     }
 }
@@ -386,17 +399,16 @@ impl Benchmark for UdpRttBenchmark {
             .map_err(|e| BenchError::failed(format!("cannot open a UDP socket to {udp}: {e}")))?;
         let mut out = vec![0u8; size];
         let mut inb = vec![0u8; size + 64];
-        let mut rtts: Vec<f64> = Vec::with_capacity(MAX_RTTS);
-        let mut p99s = Vec::new();
         let mut seq = 0u64;
         let mut lost = 0u64;
         let cancel = ctx.cancel_token().clone();
-        let medians = ctx.repeat(|ctx| {
-            let span = ctx.repetition_target();
-            rtts.clear();
-            let start = Instant::now();
-            while rtts.len() < MAX_RTTS && (rtts.len() < 3 || start.elapsed() < span) {
-                if rtts.len().is_multiple_of(256) {
+        let rtts = RoundTrips::measure(
+            ctx,
+            Vec::with_capacity(MAX_RTTS),
+            MAX_RTTS,
+            "UDP round trip",
+            |taken| {
+                if taken.is_multiple_of(256) {
                     cancel.check()?;
                 }
                 seq += 1;
@@ -408,24 +420,18 @@ impl Benchmark for UdpRttBenchmark {
                 loop {
                     match socket.recv(&mut inb) {
                         Ok(n) if proto::udp_seq(&inb[..n]) == Some(seq) => {
-                            rtts.push(t0.elapsed().as_secs_f64() * 1e6);
-                            break;
+                            return Ok(Some(t0.elapsed().as_secs_f64() * 1e6));
                         }
                         // An older datagram, late: keep waiting for ours.
                         Ok(_) => {}
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                            ) =>
-                        {
+                        Err(e) if would_block(&e) => {
                             lost += 1;
                             if lost > 10 {
                                 return Err(BenchError::failed(format!(
                                     "more than 10 UDP datagrams to {udp} never came back"
                                 )));
                             }
-                            break;
+                            return Ok(None);
                         }
                         Err(e) => {
                             return Err(BenchError::failed(format!(
@@ -434,20 +440,10 @@ impl Benchmark for UdpRttBenchmark {
                         }
                     }
                 }
-            }
-            if rtts.is_empty() {
-                return Err(BenchError::failed("no UDP round trip completed"));
-            }
-            p99s.push(sysgauge_stats::percentile(&rtts, 99.0));
-            Ok(sysgauge_stats::median(&rtts))
-        })?;
+            },
+        )?;
         ctx.note_detail("lost", lost);
-        // p99s also holds the warm-up's; keep the timed repetitions'.
-        let p99s = p99s.split_off(p99s.len().saturating_sub(medians.len()));
-        Ok(vec![
-            metric("rtt", Unit::Microseconds, Better::Lower, medians)?,
-            metric("rtt_p99", Unit::Microseconds, Better::Lower, p99s)?,
-        ])
+        rtts.metrics()
     }
 }
 

@@ -204,15 +204,20 @@ fn case_error(session: &Session, e: SshError) -> BenchError {
             format!("the server does not accept this {}", kind.label()),
             format!("the server offers: {offer}"),
         ),
-        SshError::UnknownAlgorithm { kind, name } => BenchError::skip(
-            format!(
-                "this ssh client does not support the {} '{name}'",
-                kind.label()
-            ),
-            "ssh -Q cipher|mac|kex lists what it supports",
-        ),
+        SshError::UnknownAlgorithm { kind, name } => unsupported(kind, &name),
         e => BenchError::failed(session.with_server_log(e).to_string()),
     }
+}
+
+/// The skip of a case whose algorithm this ssh client does not know.
+fn unsupported(kind: Kind, name: &str) -> BenchError {
+    BenchError::skip(
+        format!(
+            "this ssh client does not support the {} '{name}'",
+            kind.label()
+        ),
+        "ssh -Q cipher|mac|kex lists what it supports",
+    )
 }
 
 fn check_client(session: &Session, c: &Combo) -> Result<(), BenchError> {
@@ -222,13 +227,7 @@ fn check_client(session: &Session, c: &Combo) -> Result<(), BenchError> {
     }
     for (kind, name) in wanted {
         if !session.client.supports(kind, name) {
-            return Err(BenchError::skip(
-                format!(
-                    "this ssh client does not support the {} '{name}'",
-                    kind.label()
-                ),
-                "ssh -Q cipher|mac|kex lists what it supports",
-            ));
+            return Err(unsupported(kind, name));
         }
     }
     if is_aead(&c.cipher) != (c.mac == IMPLICIT_MAC) {

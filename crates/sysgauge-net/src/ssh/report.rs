@@ -332,6 +332,32 @@ fn single_context_note(
 
 /// The whole ssh report. `only_secure` restricts the recommendation to
 /// algorithms not considered weak and adds what that costs.
+/// One class of algorithm (`what`: cipher or MAC) ranked by its mean MB/s
+/// over `others` (the other classes), with [`single_context_note`] under
+/// the table.
+fn ranking(
+    rows: &[(String, f64, usize)],
+    kind: Kind,
+    what: &str,
+    others: &str,
+    context: Option<String>,
+    format: TableFormat,
+) -> String {
+    let mut t = Table::columns(&format!(">#, {what}, >MB/s, >n, note"));
+    for (i, (name, v, n)) in rows.iter().enumerate() {
+        t.push(vec![
+            (i + 1).to_string(),
+            name.clone(),
+            format_value(*v),
+            n.to_string(),
+            weak_cell(kind, name),
+        ]);
+    }
+    let mut out = t.render(format);
+    out.push_str(&single_context_note(rows, what, others, context));
+    out
+}
+
 pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> String {
     let mut out = String::new();
     let tr = transfers(run);
@@ -391,49 +417,28 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
 
         let non_aead: Vec<&Transfer> = tr.iter().filter(|t| t.mac != IMPLICIT_MAC).collect();
         out.push_str("\nBy cipher (mean MB/s over the MAC and kex every cipher of its kind was measured with; n = combinations averaged)\n");
-        let ciphers = per_cipher(&tr);
-        let mut t = Table::columns(">#, cipher, >MB/s, >n, note");
-        for (i, (c, v, n)) in ciphers.iter().enumerate() {
-            let note = weak_cell(Kind::Cipher, c);
-            t.push(vec![
-                (i + 1).to_string(),
-                c.clone(),
-                format_value(*v),
-                n.to_string(),
-                note,
-            ]);
-        }
-        out.push_str(&t.render(format));
-        out.push_str(&single_context_note(
-            &ciphers,
+        out.push_str(&ranking(
+            &per_cipher(&tr),
+            Kind::Cipher,
             "cipher",
             "MAC/kex",
             single_context(&non_aead, |t| t.cipher, |t| (t.mac, t.kex))
                 .or_else(|| tr.first().map(|t| (t.mac, t.kex)))
                 .map(|(mac, kex)| format!("MAC {mac}, kex {kex}")),
+            format,
         ));
 
         let macs = per_mac(&tr);
         if !macs.is_empty() {
             out.push_str("\nBy MAC (mean MB/s over the cipher and kex every MAC was measured with; AEAD ciphers use none)\n");
-            let mut t = Table::columns(">#, MAC, >MB/s, >n, note");
-            for (i, (m, v, n)) in macs.iter().enumerate() {
-                let note = weak_cell(Kind::Mac, m);
-                t.push(vec![
-                    (i + 1).to_string(),
-                    m.clone(),
-                    format_value(*v),
-                    n.to_string(),
-                    note,
-                ]);
-            }
-            out.push_str(&t.render(format));
-            out.push_str(&single_context_note(
+            out.push_str(&ranking(
                 &macs,
+                Kind::Mac,
                 "MAC",
                 "cipher/kex",
                 single_context(&non_aead, |t| t.mac, |t| (t.cipher, t.kex))
                     .map(|(cipher, kex)| format!("cipher {cipher}, kex {kex}")),
+                format,
             ));
         }
     }

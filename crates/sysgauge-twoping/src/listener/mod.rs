@@ -44,8 +44,8 @@ pub use ratelimit::{RateLimit, RateLimiter};
 
 use crate::auth::Auth;
 use crate::codec::{
-    self, DecodeErrorClass, EncodeOptions, ExtendedSegment, MessageId, Packet,
-    DEFAULT_MAX_PACKET_SIZE, DEFAULT_MIN_PACKET_SIZE, HEADER_LEN, MAX_DATAGRAM,
+    self, DecodeErrorClass, ExtendedSegment, MessageId, Packet, DEFAULT_MAX_PACKET_SIZE,
+    DEFAULT_MIN_PACKET_SIZE, HEADER_LEN, MAX_DATAGRAM,
 };
 use crate::net::{self, Cancel};
 use crate::session::{
@@ -412,18 +412,8 @@ pub struct Listener {
 
 fn validate(config: &ListenerConfig) -> Result<(), ListenerError> {
     let err = |m: String| Err(ListenerError::Config(m));
-    if config.min_packet_size > config.max_packet_size {
-        return err(format!(
-            "min packet size {} is above max packet size {}",
-            config.min_packet_size, config.max_packet_size
-        ));
-    }
-    if config.max_packet_size < HEADER_LEN || config.max_packet_size > MAX_DATAGRAM {
-        return err(format!(
-            "max packet size {} must be within {HEADER_LEN}..={MAX_DATAGRAM}",
-            config.max_packet_size
-        ));
-    }
+    session::check_packet_sizes(config.min_packet_size, config.max_packet_size, HEADER_LEN)
+        .map_err(ListenerError::Config)?;
     let l = &config.limits;
     if l.max_peers == 0 || l.max_ids_per_peer == 0 || l.max_batch == 0 {
         return err("limits must be at least 1".into());
@@ -796,38 +786,21 @@ impl Listener {
         if self.outbox.is_full() {
             self.flush(i);
         }
-        if let Some(v) = &self.extended {
-            reply.opcodes.extended = Some(v.clone());
-        }
-        reply.opcodes.host_latency_us = Some(0);
-        let auth = self.config.auth.as_ref();
-        let (limit, pad) = session::reply_size(
+        let Some(options) = session::ready_reply(
+            reply,
+            self.extended.as_deref(),
             request_len,
             self.config.min_packet_size,
             self.config.max_packet_size,
-        );
-        if !session::fit_within(reply, auth, limit) {
+            self.config.auth.as_ref(),
+            received_at,
+        ) else {
             return self.drop_packet(peer, DropReason::ReplyTooLarge, on_event);
-        }
-        if reply.opcodes.host_latency_us.is_some() {
-            // As late as possible: only the encoding and MAC remain.
-            let held = received_at.elapsed();
-            reply.opcodes.host_latency_us =
-                Some(u32::try_from(held.as_micros()).unwrap_or(u32::MAX));
-        }
+        };
         let Some(out) = self.outbox.slot() else {
             return;
         };
-        let encoded = codec::encode_into(
-            reply,
-            &EncodeOptions {
-                min_size: pad,
-                max_size: limit,
-                pad_to: Some(pad),
-                auth,
-            },
-            out,
-        );
+        let encoded = codec::encode_into(reply, &options, out);
         if !encoded.complete || encoded.len > request_len {
             return self.drop_packet(peer, DropReason::ReplyTooLarge, on_event);
         }
