@@ -197,15 +197,14 @@ fn bad_input_is_refused_and_nothing_is_written() {
         "{err}"
     );
     // A value of zero in a file given to compare directly.
-    let out = sb
-        .cmd()
+    sb.cmd()
         .arg("compare")
         .arg(csv_fixture("bad-zero.csv"))
-        .exits_with(2);
-    assert!(stderr_of(&out).contains("bad-zero.csv:3:"));
+        .usage_error("bad-zero.csv:3:");
     // An unknown family.
-    let out = sb.on_db("compare").args(["--family", "disk"]).exits_with(2);
-    assert!(stderr_of(&out).contains("no results for family 'disk'"));
+    sb.on_db("compare")
+        .args(["--family", "disk"])
+        .usage_error("no results for family 'disk'");
 }
 
 #[test]

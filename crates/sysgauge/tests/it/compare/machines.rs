@@ -136,20 +136,12 @@ fn a_host_is_all_of_its_runs_and_a_run_can_be_pinned() {
     let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c.machines[0].runs.len(), 1);
     assert_eq!(c.machines[0].run_id, latest);
-    let out = sb
-        .on_db("compare")
+    sb.on_db("compare")
         .args(["2", &format!("{host}@2")])
-        .exits_with(2);
-    assert!(stderr_of(&out).contains("at least two machines"));
-    let out = sb
-        .on_db("compare")
+        .usage_error("at least two machines");
+    sb.on_db("compare")
         .args([format!("{host}@9"), "1".into()])
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("has no run '9'"),
-        "{}",
-        stderr_of(&out)
-    );
+        .usage_error("has no run '9'");
 }
 
 /// Runs labelled `A` and `B` are compared as `A` and `B`; fleet hosts
@@ -444,25 +436,13 @@ fn fleet_groups_medians_and_the_host_that_stands_out() {
         .collect();
     assert_eq!(names, ["sysgauge.prom"], "no temporary file is left");
     // Other formats need a run named.
-    let out = sb
-        .on_db("results")
+    sb.on_db("results")
         .args(["export", "--format", "csv"])
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("name the run to export"),
-        "{}",
-        stderr_of(&out)
-    );
+        .usage_error("name the run to export");
 
-    let out = sb
-        .on_db("compare")
+    sb.on_db("compare")
         .args(["--group-by", "tag:"])
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("'tag:' is not a grouping (group, cpu, arch or tag:NAME)"),
-        "{}",
-        stderr_of(&out)
-    );
+        .usage_error("'tag:' is not a grouping (group, cpu, arch or tag:NAME)");
 }
 
 /// `results history`: a machine's runs oldest first with their index and

@@ -1,7 +1,7 @@
 //! `fleet run` on the namespace LAN: faults and `--retry-failed`, a host lost
 //! mid-run and Ctrl-C, `--timeout`, the key exchange offered, usage errors.
 
-use super::{available, runs, sysgauge, table_row, Lab, HOSTNAMES};
+use super::{available, measuring_tiny_md5, runs, sysgauge, table_row, Lab, HOSTNAMES};
 use crate::common::{stderr_of, stdout_of, Sandbox};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -31,18 +31,7 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     assert!(inv.contains("rated_mhz=4500"), "{inv}");
     std::fs::write(lab.inventory(), inv).unwrap();
 
-    let out = lab.fleet(
-        &sb,
-        &[
-            "--inventory",
-            &lab.inventory(),
-            "--",
-            "--profile",
-            "tiny",
-            "--only",
-            "hash.md5",
-        ],
-    );
+    let out = lab.fleet(&sb, &measuring_tiny_md5(&["--inventory", &lab.inventory()]));
     let (table, log) = (stdout_of(&out), stderr_of(&out));
     assert_eq!(out.status.code(), Some(1), "{log}\n{table}");
     for alias in ["alpha", "bravo", "charlie"] {
@@ -273,17 +262,7 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     );
 
     lab.hosts[3].start();
-    let out = lab.fleet(
-        &sb,
-        &[
-            "--retry-failed",
-            "--",
-            "--profile",
-            "tiny",
-            "--only",
-            "hash.md5",
-        ],
-    );
+    let out = lab.fleet(&sb, &measuring_tiny_md5(&["--retry-failed"]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert_eq!(runs(&sb).len(), 4);
     assert_eq!(lab.remote_dirs(), before);
@@ -370,14 +349,8 @@ fn the_quick_key_exchange_unless_one_is_configured() {
     let master = |extra: &[&str]| {
         let _ = std::fs::remove_file(&log);
         let mut args = extra.to_vec();
-        args.extend([
-            address.as_str(),
-            "--",
-            "--profile",
-            "tiny",
-            "--only",
-            "hash.md5",
-        ]);
+        args.push(&address);
+        let args = measuring_tiny_md5(&args);
         let out = lab
             .fleet_cmd(&sb, &args)
             .env("PATH", &path)
