@@ -79,13 +79,7 @@ fn real_output(sb: &Sandbox, mut program: std::process::Command, name: &str) -> 
 }
 
 fn compare_json(sb: &Sandbox, reference: &str) -> Comparison {
-    let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
-        .args(["--reference", reference, "--format", "json"])
-        .succeeds();
-    serde_json::from_slice(&out.stdout).unwrap()
+    crate::compare::comparison(sb, &["--reference", reference])
 }
 
 #[test]
