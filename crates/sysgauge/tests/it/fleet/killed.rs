@@ -40,9 +40,7 @@ fn masters_of_a_killed_run_are_stopped_by_the_next() {
         return;
     }
     let mut lab = Lab::with_hosts(3);
-    for h in lab.hosts.iter_mut() {
-        h.start();
-    }
+    lab.start_first(3);
     let sb = Sandbox::new();
     // The fleet's own temporary directory: only this test's control
     // directories are in it.

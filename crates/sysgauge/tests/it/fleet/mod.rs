@@ -140,6 +140,20 @@ impl Lab {
         Lab::with_hosts(NAMES.len())
     }
 
+    /// [`Lab::new`] with sshd started on its first `n` hosts.
+    fn running(n: usize) -> Lab {
+        let mut lab = Lab::new();
+        lab.start_first(n);
+        lab
+    }
+
+    /// Starts sshd on the first `n` hosts.
+    fn start_first(&mut self, n: usize) {
+        for h in self.hosts.iter_mut().take(n) {
+            h.start();
+        }
+    }
+
     /// The six hosts above and, beyond them, `n - 6` more healthy ones
     /// (group `scale` of the inventory).
     fn with_hosts(n: usize) -> Lab {

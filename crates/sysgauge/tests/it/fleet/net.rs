@@ -216,9 +216,7 @@ fn a_fleet_flood_adds_hosts_until_the_reply_rate_stops_rising() {
     // network stack, and answers at most LIMIT echo requests a second.
     const LIMIT: f64 = 1500.0;
     let mut lab = Lab::with_hosts(5);
-    for h in lab.hosts.iter_mut().take(4) {
-        h.start();
-    }
+    lab.start_first(4);
     let target = lab.hosts[4].address.clone();
     let ruleset = format!(
         "table inet sglimit {{\n  chain in {{\n    type filter hook input priority 0; policy accept;\n    \

@@ -19,10 +19,7 @@ fn fleet_into_postgres_then_compare_and_report() {
     };
     pg.create_database("fleet");
     let url = pg.socket_url("fleet");
-    let mut lab = Lab::new();
-    for h in lab.hosts.iter_mut().take(3) {
-        h.start();
-    }
+    let lab = Lab::running(3);
     let sb = Sandbox::new();
     let inventory = lab.inventory();
     let args = measuring_tiny_md5(&["--inventory", &inventory, "--limit", "lab"]);

@@ -1,7 +1,7 @@
 //! `fleet run` on the namespace LAN: faults and `--retry-failed`, a host lost
 //! mid-run and Ctrl-C, `--timeout`, the key exchange offered, usage errors.
 
-use super::{available, measuring_tiny_md5, runs, sysgauge, table_row, Lab, HOSTNAMES};
+use super::{available, measuring_tiny_md5, runs, sysgauge, table_row, Lab, HOSTNAMES, NAMES};
 use crate::common::{stderr_of, stdout_of, Sandbox};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -12,10 +12,7 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     if !available() {
         return;
     }
-    let mut lab = Lab::new();
-    for h in lab.hosts.iter_mut() {
-        h.start();
-    }
+    let mut lab = Lab::running(NAMES.len());
     // delta goes down before the run.
     lab.hosts[3].stop();
     let sb = Sandbox::new();
@@ -195,10 +192,7 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     if !available() {
         return;
     }
-    let mut lab = Lab::new();
-    for h in lab.hosts.iter_mut().take(4) {
-        h.start();
-    }
+    let mut lab = Lab::running(4);
     let sb = Sandbox::new();
     let before = lab.remote_dirs();
     assert!(before.is_empty());
@@ -275,8 +269,7 @@ fn timeout_stops_and_cleans_up() {
     if !available() {
         return;
     }
-    let mut lab = Lab::new();
-    lab.hosts[0].start();
+    let lab = Lab::running(1);
     let sb = Sandbox::new();
     let t0 = Instant::now();
     let address = lab.hosts[0].address.clone();
@@ -316,8 +309,7 @@ fn the_quick_key_exchange_unless_one_is_configured() {
     if !available() {
         return;
     }
-    let mut lab = Lab::new();
-    lab.hosts[0].start();
+    let lab = Lab::running(1);
     let sb = Sandbox::new();
     let wrap = tempfile::tempdir().unwrap();
     let log = wrap.path().join("ssh.log");

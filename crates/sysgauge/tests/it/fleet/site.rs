@@ -48,10 +48,7 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
     };
     pg.create_database("site");
     let site_db = pg.socket_url("site");
-    let mut lab = Lab::new();
-    for h in lab.hosts.iter_mut().take(2) {
-        h.start();
-    }
+    let lab = Lab::running(2);
     let hub = lab.hub.hub.clone();
     let ip = lab.hub.bridge_address();
     let Some((cert, key)) =
