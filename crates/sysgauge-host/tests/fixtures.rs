@@ -35,6 +35,15 @@ fn row<'a>(rows: &'a [(String, String)], label: &str) -> &'a str {
     }
 }
 
+/// The names of the block devices `collect` listed, in its order.
+fn block_device_names(host: &HostInfo) -> Vec<&str> {
+    host.storage
+        .block_devices
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect()
+}
+
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
 
@@ -141,12 +150,7 @@ fn firecracker_vm_captured_here() {
     assert_eq!(tmp.block_device.as_deref(), Some("vda"));
     assert!(!tmp.ram_backed);
 
-    let names: Vec<&str> = host
-        .storage
-        .block_devices
-        .iter()
-        .map(|d| d.name.as_str())
-        .collect();
+    let names = block_device_names(&host);
     assert_eq!(names, ["vda"], "loop0 and zram0 have size 0");
     let vda = &host.storage.block_devices[0];
     assert_eq!(vda.size_bytes, Some(536_870_912 * 512));
@@ -291,12 +295,7 @@ fn two_socket_xeon_server() {
     let home = sysgauge_host::fs_info_at(&root, Path::new("/home/admin")).expect("root fs");
     assert_eq!(home.block_device.as_deref(), Some("nvme0n1"));
 
-    let names: Vec<&str> = host
-        .storage
-        .block_devices
-        .iter()
-        .map(|d| d.name.as_str())
-        .collect();
+    let names = block_device_names(&host);
     assert_eq!(
         names,
         ["nvme0n1", "sda"],
@@ -399,12 +398,7 @@ fn raspberry_pi_3_on_a_32_bit_kernel() {
     assert_eq!(tmp.mount_point.as_deref(), Some("/"));
     assert!(!tmp.ram_backed);
 
-    let names: Vec<&str> = host
-        .storage
-        .block_devices
-        .iter()
-        .map(|d| d.name.as_str())
-        .collect();
+    let names = block_device_names(&host);
     assert_eq!(names, ["mmcblk0", "zram0"]);
     let sd = &host.storage.block_devices[0];
     assert_eq!(sd.model.as_deref(), Some("SC16G"));

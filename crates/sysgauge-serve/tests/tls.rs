@@ -8,31 +8,11 @@ use std::process::{Command, Stdio};
 
 #[test]
 fn the_site_answers_over_https() {
-    if !sysgauge_testkit::require(
-        "the_site_answers_over_https: needs openssl",
-        sysgauge_testkit::on_path("openssl"),
-        "install Debian's openssl package",
-    ) {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    let made = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-        ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
+    let Some((cert, key)) = sysgauge_testkit::self_signed_certificate(dir.path(), "DNS:localhost")
+    else {
+        return;
+    };
     // A file that is not a certificate is a clear error.
     let err = sysgauge_serve::tls::acceptor(&key, &key).err().unwrap();
     assert!(err.to_string().contains("--tls-cert"), "{err:#}");

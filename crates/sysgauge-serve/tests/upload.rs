@@ -16,6 +16,28 @@ fn sqlite_db(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("site.db")
 }
 
+/// Two tests of one `scenario` (a function of the database's path or
+/// URL): on a SQLite file, and on PostgreSQL database `database` (skipped,
+/// or failing under `SYSGAUGE_REQUIRE_ALL=1`, without PostgreSQL).
+macro_rules! on_sqlite_and_postgres {
+    ($scenario:ident, $database:literal: $sqlite:ident, $postgres:ident) => {
+        #[test]
+        fn $sqlite() {
+            let dir = tempfile::tempdir().unwrap();
+            $scenario(&sqlite_db(&dir));
+        }
+
+        #[test]
+        fn $postgres() {
+            let Some(pg) = sysgauge_testkit::require_postgres(stringify!($postgres)) else {
+                return;
+            };
+            let url = pg.create_database($database);
+            $scenario(std::path::Path::new(&url));
+        }
+    };
+}
+
 /// Every refusal the wire contract names, then a good upload and its
 /// duplicate, on the database `db`.
 fn refusals_change_nothing(db: &std::path::Path) {
@@ -103,20 +125,7 @@ fn refusals_change_nothing(db: &std::path::Path) {
     assert_eq!(back.json()["run"]["run_id"], run.run_id.as_str());
 }
 
-#[test]
-fn refusals_change_nothing_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    refusals_change_nothing(&sqlite_db(&dir));
-}
-
-#[test]
-fn refusals_change_nothing_postgres() {
-    let Some(pg) = sysgauge_testkit::require_postgres("refusals_change_nothing_postgres") else {
-        return;
-    };
-    let url = pg.create_database("serve_refusals");
-    refusals_change_nothing(std::path::Path::new(&url));
-}
+on_sqlite_and_postgres!(refusals_change_nothing, "serve_refusals": refusals_change_nothing_sqlite, refusals_change_nothing_postgres);
 
 /// 50 runs, each uploaded twice at the same moment: every run lands once,
 /// one upload of each pair is told 201 and the other 409.
@@ -151,21 +160,7 @@ fn concurrent_uploads_land_once(db: &std::path::Path) {
     assert!(stored.iter().all(|r| r.results == 2), "every run whole");
 }
 
-#[test]
-fn concurrent_uploads_land_once_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    concurrent_uploads_land_once(&sqlite_db(&dir));
-}
-
-#[test]
-fn concurrent_uploads_land_once_postgres() {
-    let Some(pg) = sysgauge_testkit::require_postgres("concurrent_uploads_land_once_postgres")
-    else {
-        return;
-    };
-    let url = pg.create_database("serve_concurrent");
-    concurrent_uploads_land_once(std::path::Path::new(&url));
-}
+on_sqlite_and_postgres!(concurrent_uploads_land_once, "serve_concurrent": concurrent_uploads_land_once_sqlite, concurrent_uploads_land_once_postgres);
 
 #[test]
 fn a_token_over_its_rate_is_told_when_to_come_back() {

@@ -8,18 +8,21 @@
 //! processes killed on drop (a server, the reference `2ping`), what a test
 //! asks of the machine (programs, root, free ports, OpenSSH, processes by
 //! command line), two network namespaces joined by a veth link, and a
-//! bridge LAN of host namespaces (`netns::Hub`) for fleet tests, and a real
-//! PostgreSQL server in a temporary directory (`PgServer`). This
+//! bridge LAN of host namespaces (`netns::Hub`) for fleet tests, a real
+//! PostgreSQL server in a temporary directory (`PgServer`), and a
+//! certificate made by openssl for an HTTPS site. This
 //! crate is a dev-dependency only (`publish = false`); nothing that ships
 //! depends on it.
 
 #![forbid(unsafe_code)]
 
+mod certificate;
 mod child;
 pub mod netns;
 mod postgres;
 mod system;
 
+pub use certificate::self_signed_certificate;
 pub use child::{reference_2ping_listener, ChildGuard};
 pub use postgres::{postgres_bin_dir, require_postgres, PgServer};
 pub use system::{

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use sysgauge_twoping::auth::{Auth, Digest};
-use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, Target};
+use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport, Target};
 use sysgauge_twoping::listener::ListenerConfig;
 
 fn quick(count: u64) -> ClientConfig {
@@ -17,6 +17,11 @@ fn quick(count: u64) -> ClientConfig {
         interval: Duration::from_millis(50),
         ..ClientConfig::default()
     }
+}
+
+/// A client with `config` run to the end against listener `l`; its report.
+fn against(l: &RunningListener, config: ClientConfig) -> ClientReport {
+    run_client(config, vec![Target::new("lo", l.addr())]).0
 }
 
 fn ping_ok(ip: &str) {
@@ -105,12 +110,12 @@ fn hmac_every_digest_and_wrong_key() {
             auth: Some(auth.clone()),
             ..listener_on("127.0.0.1")
         });
-        let (report, _) = run_client(
+        let report = against(
+            &l,
             ClientConfig {
                 auth: Some(auth),
                 ..quick(3)
             },
-            vec![Target::new("lo", l.addr())],
         );
         assert_eq!(report.hosts[0].counts.received, 3, "{digest}");
         assert_eq!(l.counters.snapshot().bad_mac, 0);
@@ -120,13 +125,13 @@ fn hmac_every_digest_and_wrong_key() {
         auth: Some(Auth::new(Digest::HmacSha256, "right")),
         ..listener_on("127.0.0.1")
     });
-    let (report, _) = run_client(
+    let report = against(
+        &l,
         ClientConfig {
             auth: Some(Auth::new(Digest::HmacSha256, "wrong")),
             linger: Duration::from_millis(200),
             ..quick(3)
         },
-        vec![Target::new("lo", l.addr())],
     );
     assert_eq!(report.hosts[0].counts.received, 0);
     // Three pings and the probes of the linger phase, all refused.
@@ -138,14 +143,14 @@ fn hmac_every_digest_and_wrong_key() {
 fn flood_sends_as_fast_as_replies_come() {
     let l = RunningListener::start(listener_on("127.0.0.1"));
     let started = Instant::now();
-    let (report, _) = run_client(
+    let report = against(
+        &l,
         ClientConfig {
             count: Some(2000),
             flood: true,
             deadline: Some(Duration::from_secs(20)),
             ..ClientConfig::default()
         },
-        vec![Target::new("lo", l.addr())],
     );
     let elapsed = started.elapsed();
     let h = &report.hosts[0];
@@ -161,13 +166,13 @@ fn flood_sends_as_fast_as_replies_come() {
 fn deadline_bounds_the_run() {
     let l = RunningListener::start(listener_on("127.0.0.1"));
     let started = Instant::now();
-    let (report, _) = run_client(
+    let report = against(
+        &l,
         ClientConfig {
             count: None,
             deadline: Some(Duration::from_millis(300)),
             ..quick(1)
         },
-        vec![Target::new("lo", l.addr())],
     );
     let h = &report.hosts[0];
     assert!((5..=8).contains(&h.counts.transmitted), "{h:?}");
@@ -262,12 +267,12 @@ fn listener_reports_loss_of_its_second_legs() {
 #[test]
 fn source_address_is_used() {
     let l = RunningListener::start(listener_on("127.0.0.1"));
-    let (report, _) = run_client(
+    let report = against(
+        &l,
         ClientConfig {
             source: Some("127.0.0.2".parse().expect("ip")),
             ..quick(2)
         },
-        vec![Target::new("lo", l.addr())],
     );
     assert_eq!(report.hosts[0].counts.received, 2);
     let peers = l.stop().peer_summaries();
@@ -279,7 +284,8 @@ fn source_address_is_used() {
 fn adaptive_mode_paces_by_rtt() {
     let l = RunningListener::start(listener_on("::1"));
     let started = Instant::now();
-    let (report, _) = run_client(
+    let report = against(
+        &l,
         ClientConfig {
             count: Some(50),
             adaptive: true,
@@ -287,7 +293,6 @@ fn adaptive_mode_paces_by_rtt() {
             interval: Duration::from_secs(1),
             ..ClientConfig::default()
         },
-        vec![Target::new("lo", l.addr())],
     );
     assert_eq!(report.hosts[0].counts.received, 50);
     // 50 pings at loopback RTTs, far below 50 intervals.

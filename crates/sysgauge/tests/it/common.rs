@@ -213,8 +213,13 @@ impl Sandbox {
     /// `sysgauge COMMAND --db DB` on the sandbox database: every command
     /// that reads or writes results.
     pub fn on_db(&self, command: &str) -> Command {
+        self.on(command, self.db())
+    }
+
+    /// `sysgauge COMMAND --db DB` on another database (a path or a URL).
+    pub fn on(&self, command: &str, db: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = self.cmd();
-        c.arg(command).arg("--db").arg(self.db());
+        c.arg(command).arg("--db").arg(db);
         c
     }
 
@@ -241,7 +246,12 @@ impl Sandbox {
     /// A measuring command (`run`, `mem`, `cpu`...) with the tiny profile
     /// and three repetitions, on the sandbox database and scratch directory.
     pub fn tiny(&self, command: &str) -> Command {
-        let mut c = self.on_db(command);
+        self.tiny_on(command, self.db())
+    }
+
+    /// [`Sandbox::tiny`] storing into another database (a path or a URL).
+    pub fn tiny_on(&self, command: &str, db: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = self.on(command, db);
         c.args(["--profile", "tiny", "--repetitions", "3"])
             .arg("--scratch-dir")
             .arg(self.scratch());
@@ -533,6 +543,19 @@ impl Browser {
             .map(str::to_string)
             .collect();
         (stdout_of(&out), console)
+    }
+
+    /// The DOM of `page` (a file) after it has loaded; it must write
+    /// nothing to the console.
+    pub fn silent_dom(&self, page: &Path) -> String {
+        self.url_silent_dom(&format!("file://{}", page.display()))
+    }
+
+    /// [`Browser::silent_dom`] of a URL.
+    pub fn url_silent_dom(&self, url: &str) -> String {
+        let (dom, console) = self.url_dom_and_console(url);
+        assert_eq!(console, Vec::<String>::new(), "console messages");
+        dom
     }
 
     /// A screenshot of `page` (a file): it really paints (not an empty or

@@ -16,16 +16,28 @@ fn crypto_once(sb: &Sandbox, block_sizes: &str) -> assert_cmd::Command {
     c
 }
 
-#[test]
-fn crypto_table_and_records() {
-    let sb = Sandbox::new();
+/// [`crypto_once`] with `options`, stored in the sandbox's database and
+/// written with `--json FILE`; it must succeed. Its output and the record.
+fn crypto_stored(
+    sb: &Sandbox,
+    block_sizes: &str,
+    options: &[&str],
+) -> (std::process::Output, sysgauge_core::RunRecord) {
     let json = sb.path().join("crypto.json");
-    let out = crypto_once(&sb, "16,8KiB")
+    let out = crypto_once(sb, block_sizes)
+        .args(options)
         .arg("--db")
         .arg(sb.db())
         .arg("--json")
         .arg(&json)
         .succeeds();
+    (out, read_record(&json))
+}
+
+#[test]
+fn crypto_table_and_records() {
+    let sb = Sandbox::new();
+    let (out, run) = crypto_stored(&sb, "16,8KiB", &[]);
     let table = stdout_of(&out);
     assert!(
         table.contains("The 'numbers' are in 1000s of bytes per second processed."),
@@ -39,7 +51,6 @@ fn crypto_table_and_records() {
         table.contains("sign/s") && table.contains("op/s"),
         "{table}"
     );
-    let run = read_record(&json);
     assert_eq!(run.command, "crypto");
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     for id in [
@@ -229,14 +240,17 @@ fn a_slower_forced_candidate_is_disclosed() {
         return;
     }
     let sb = Sandbox::new();
-    let json = sb.path().join("vs.json");
-    let out = crypto_once(&sb, "8KiB")
-        .args(["--vs-openssl", "--only", "md5,sha256"])
-        .args(["--implementation", "md5=sysgauge", "--db"])
-        .arg(sb.db())
-        .arg("--json")
-        .arg(&json)
-        .succeeds();
+    let (out, record) = crypto_stored(
+        &sb,
+        "8KiB",
+        &[
+            "--vs-openssl",
+            "--only",
+            "md5,sha256",
+            "--implementation",
+            "md5=sysgauge",
+        ],
+    );
     let text = stdout_of(&out);
     assert!(
         text.contains("md5 8192 bytes: sysgauge; forced with --implementation"),
@@ -249,20 +263,12 @@ fn a_slower_forced_candidate_is_disclosed() {
             .find(|f| f.code == sysgauge_crypto::crypto::report::BELOW_OPENSSL)
             .map(|f| f.message.clone())
     };
-    let record = read_record(&json);
     let message = below(&record.findings).unwrap_or_else(|| panic!("no finding:\n{text}"));
     assert!(message.contains("md5 8192 bytes"), "{message}");
     assert!(message.contains("(sysgauge)"), "{message}");
     assert!(text.contains("below-openssl"), "{text}");
     // Stored with the run.
-    let shown = sb
-        .cmd()
-        .args(["results", "--db"])
-        .arg(sb.db())
-        .args(["export", "1", "--format", "json"])
-        .succeeds();
-    let stored: sysgauge_core::RunRecord = serde_json::from_slice(&shown.stdout).unwrap();
-    assert_eq!(below(&stored.findings), Some(message));
+    assert_eq!(below(&sb.stored_run(1).findings), Some(message));
 }
 
 #[test]

@@ -120,6 +120,38 @@ fn raw_cmd(sb: &Sandbox, dev: &str) -> assert_cmd::Command {
     c
 }
 
+/// A loop device with 4 KiB logical blocks over a blank 32 MiB image in
+/// the sandbox: (image, device).
+fn four_k_device(sb: &Sandbox) -> (PathBuf, LoopDev) {
+    let img = blank_image(sb.path(), "4k.img", 32 << 20);
+    let lo = LoopDev::attach(&img, Some(4096), false);
+    (img, lo)
+}
+
+/// A raw run that writes `dev` (`--destroy-data`) in `block_sizes` within
+/// `size`, with `extra` options, and succeeds: the record it printed
+/// (`--json -`) and its output.
+fn destructive_run(
+    sb: &Sandbox,
+    dev: &str,
+    block_sizes: &str,
+    size: &str,
+    extra: &[&str],
+) -> (RunRecord, std::process::Output) {
+    let out = raw_cmd(sb, dev)
+        .args([
+            "--destroy-data",
+            "--block-size",
+            block_sizes,
+            "--size",
+            size,
+        ])
+        .args(extra)
+        .args(["--json", "-"])
+        .exits_with(0);
+    (parse_run(&out), out)
+}
+
 fn parse_run(out: &std::process::Output) -> RunRecord {
     serde_json::from_str(&stdout_of(out))
         .unwrap_or_else(|e| panic!("{e}\nstderr:\n{}", stderr_of(out)))
@@ -282,19 +314,8 @@ fn raw_mode_shows_read_modify_write_on_4k_sectors() {
         return;
     };
     let sb = Sandbox::new();
-    let img = blank_image(sb.path(), "4k.img", 32 << 20);
-    let lo = LoopDev::attach(&img, Some(4096), false);
-    let out = raw_cmd(&sb, lo.path())
-        .args([
-            "--destroy-data",
-            "--block-size",
-            "512,1MiB",
-            "--size",
-            "8MiB",
-        ])
-        .args(["--json", "-"])
-        .exits_with(0);
-    let run = parse_run(&out);
+    let (img, lo) = four_k_device(&sb);
+    let (run, _) = destructive_run(&sb, lo.path(), "512,1MiB", "8MiB", &[]);
     let small = find_in(&run, "disk.raw-write", 512, "buffered");
     assert_eq!(small.status, Status::Ok);
     assert_eq!(small.params.get_bool("direct"), Some(false));
@@ -327,19 +348,8 @@ fn raw_sweep_in_each_mode_shows_the_sub_sector_sizes_slow() {
         return;
     };
     let sb = Sandbox::new();
-    let img = blank_image(sb.path(), "4k.img", 32 << 20);
-    let lo = LoopDev::attach(&img, Some(4096), false);
-    let out = raw_cmd(&sb, lo.path())
-        .args([
-            "--destroy-data",
-            "--block-size",
-            "512,1024,4096",
-            "--size",
-            "4MiB",
-        ])
-        .args(["--json", "-"])
-        .exits_with(0);
-    let run = parse_run(&out);
+    let (_img, lo) = four_k_device(&sb);
+    let (run, out) = destructive_run(&sb, lo.path(), "512,1024,4096", "4MiB", &[]);
     assert_eq!(run.results.len(), 6);
     for io in ["buffered", "direct"] {
         let whole = find_in(&run, "disk.raw-write", 4096, io);
@@ -375,17 +385,7 @@ fn raw_sweep_in_each_mode_shows_the_sub_sector_sizes_slow() {
     );
     assert!(stderr_of(&out).contains("512B direct (rmw)"));
     // --io buffered: one mode only.
-    let out = raw_cmd(&sb, lo.path())
-        .args([
-            "--destroy-data",
-            "--block-size",
-            "512,4096",
-            "--size",
-            "1MiB",
-        ])
-        .args(["--io", "buffered", "--json", "-"])
-        .exits_with(0);
-    let run = parse_run(&out);
+    let (run, _) = destructive_run(&sb, lo.path(), "512,4096", "1MiB", &["--io", "buffered"]);
     let modes: Vec<Option<bool>> = run
         .results
         .iter()
@@ -499,8 +499,9 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     assert!(err.contains(mnt.to_str().unwrap_or("?")), "{err}");
     drop(unmount);
     // Unmounted, the ext4 signature still refuses without --force.
-    let out = raw_cmd(&sb, dev.path()).arg("--destroy-data").exits_with(2);
-    assert!(stderr_of(&out).contains("ext2/3/4"), "{}", stderr_of(&out));
+    raw_cmd(&sb, dev.path())
+        .arg("--destroy-data")
+        .usage_error("ext2/3/4");
 
     // A device in use as swap.
     let simg = blank_image(sb.path(), "swapon.img", 16 << 20);
@@ -508,14 +509,9 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     output_of_success(Command::new("mkswap").args(["-q", sdev.path()]));
     output_of_success(Command::new("swapon").args(["-p", "0", sdev.path()]));
     let swapoff = Undo(vec!["swapoff".into(), sdev.path().to_string()]);
-    let out = raw_cmd(&sb, sdev.path())
+    raw_cmd(&sb, sdev.path())
         .args(["--destroy-data", "--force"])
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("in use as swap"),
-        "{}",
-        stderr_of(&out)
-    );
+        .usage_error("in use as swap");
     drop(swapoff);
 }
 

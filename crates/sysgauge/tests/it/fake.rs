@@ -18,6 +18,14 @@ fn fake_run(sb: &Sandbox, script: &str, json: &str) -> assert_cmd::Command {
     c
 }
 
+/// Two stored fake runs, the default script's (`slow.json`) and one at
+/// 250 MB/s and 40 us (`fast.json`): their record files, slow first.
+fn slow_and_fast(sb: &Sandbox) -> [std::path::PathBuf; 2] {
+    fake_run(sb, "", "slow.json").succeeds();
+    fake_run(sb, "rate=250,latency=40", "fast.json").succeeds();
+    [sb.path().join("slow.json"), sb.path().join("fast.json")]
+}
+
 fn value(run: &sysgauge_core::RunRecord, id: &str) -> f64 {
     let r = run
         .results
@@ -103,9 +111,7 @@ fn exit_codes_follow_the_cases() {
 #[test]
 fn compare_states_exact_ratios_and_means() {
     let sb = Sandbox::new();
-    fake_run(&sb, "", "slow.json").succeeds();
-    fake_run(&sb, "rate=250,latency=40", "fast.json").succeeds();
-    let files = [sb.path().join("slow.json"), sb.path().join("fast.json")];
+    let files = slow_and_fast(&sb);
     let out = sb.cmd().arg("compare").args(&files).succeeds();
     let text = stdout_of(&out);
     // Higher is better for the rate, lower for the latency: both ratios
@@ -159,9 +165,7 @@ fn with_samples(path: &std::path::Path, n: usize) {
 #[test]
 fn huge_sample_sets_compare_with_a_bounded_interval_that_says_so() {
     let sb = Sandbox::new();
-    fake_run(&sb, "", "slow.json").succeeds();
-    fake_run(&sb, "rate=250,latency=40", "fast.json").succeeds();
-    let files = [sb.path().join("slow.json"), sb.path().join("fast.json")];
+    let files = slow_and_fast(&sb);
     let out = sb.cmd().arg("compare").args(&files).succeeds();
     assert!(!stderr_of(&out).contains("resampled from"));
     for f in &files {

@@ -8,24 +8,22 @@ use crate::common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use sysgauge_compare::Comparison;
 
-fn mbw_fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../sysgauge-bench/tests/fixtures/mbw")
-        .join(name)
-}
-
-fn bonnie_fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../sysgauge-bench/tests/fixtures/bonnie")
-        .join(name)
-}
-
 /// A captured output of another tool: `tool/name` under the bench crate's
 /// fixtures.
 fn tool_fixture(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../sysgauge-bench/tests/fixtures")
         .join(path)
+}
+
+/// Program `name`, or None when it is not installed: the test is skipped
+/// (failing under `SYSGAUGE_REQUIRE_ALL=1`, with Debian's `package` named).
+fn installed(name: &str, package: &str) -> Option<PathBuf> {
+    sysgauge_testkit::require_some(
+        &format!("{name} is not installed"),
+        sysgauge_core::bench::find_program(name),
+        &format!("apt-get install {package}"),
+    )
 }
 
 /// `results show` of the database's first run.
@@ -81,26 +79,20 @@ fn real_output(sb: &Sandbox, mut program: std::process::Command, name: &str) -> 
 }
 
 fn compare_json(sb: &Sandbox, reference: &str) -> Comparison {
-    let out = sb
-        .cmd()
-        .args(["compare", "--db"])
-        .arg(sb.db())
-        .args(["--reference", reference, "--format", "json"])
-        .succeeds();
-    serde_json::from_slice(&out.stdout).unwrap()
+    crate::compare::comparison(sb, &["--reference", reference])
 }
 
 #[test]
 fn captured_mbw_output_imports_under_its_own_names() {
     let sb = Sandbox::new();
-    import(&sb, &[&mbw_fixture("1.2.2-n3-16MiB.txt")]);
+    import(&sb, &[&tool_fixture("mbw/1.2.2-n3-16MiB.txt")]);
     let text = first_run_shown(&sb);
     for id in ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"] {
         assert!(text.contains(id), "{id} missing:\n{text}");
     }
     assert!(text.contains("host 1.2.2-n3-16MiB"), "{text}");
     // A second import of the same file is recognised, not duplicated.
-    let again = import(&sb, &[&mbw_fixture("1.2.2-n3-16MiB.txt")]);
+    let again = import(&sb, &[&tool_fixture("mbw/1.2.2-n3-16MiB.txt")]);
     let said = format!("{}{}", stdout_of(&again), stderr_of(&again));
     assert!(said.contains("0 new run(s), 1 already present"), "{said}");
 }
@@ -115,24 +107,13 @@ fn a_bad_mbw_line_is_refused_with_its_line() {
          AVG\tMethod: MEMCPY\tElapsed: 0.1\tMiB: 8.0\tCopy: fast MiB/s\n",
     )
     .unwrap();
-    let out = sb
-        .cmd()
-        .args(["import", "--db"])
-        .arg(sb.db())
-        .arg(&file)
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("broken.txt:line 2:"),
-        "{}",
-        stderr_of(&out)
-    );
-    assert!(!sb.db().exists());
+    let said = refused(&sb, &file);
+    assert!(said.contains("broken.txt:line 2:"), "{said}");
 }
 
 #[test]
 fn real_mbw_runs_compare_with_each_other() {
-    let Some(mbw) = sysgauge_core::bench::find_program("mbw") else {
-        sysgauge_testkit::require("mbw is not installed", false, "apt-get install mbw");
+    let Some(mbw) = installed("mbw", "mbw") else {
         return;
     };
     let sb = Sandbox::new();
@@ -152,7 +133,7 @@ fn real_mbw_runs_compare_with_each_other() {
 #[test]
 fn captured_bonnie_output_imports_under_its_own_names() {
     let sb = Sandbox::new();
-    let out = import(&sb, &[&bonnie_fixture("2.00a-1G-n4.txt")]);
+    let out = import(&sb, &[&tool_fixture("bonnie/2.00a-1G-n4.txt")]);
     // The cases Bonnie++ could not time are named, not stored as zeros.
     assert!(
         stderr_of(&out).contains("bonnie.seq-input-block was too fast"),
@@ -172,12 +153,7 @@ fn captured_bonnie_output_imports_under_its_own_names() {
 
 #[test]
 fn two_real_bonnie_runs_compare() {
-    let Some(bonnie) = sysgauge_core::bench::find_program("bonnie++") else {
-        sysgauge_testkit::require(
-            "bonnie++ is not installed",
-            false,
-            "apt-get install bonnie++",
-        );
+    let Some(bonnie) = installed("bonnie++", "bonnie++") else {
         return;
     };
     let sb = Sandbox::new();
@@ -212,16 +188,10 @@ fn two_real_bonnie_runs_compare() {
 
 #[test]
 fn nbench_output_imports_and_compares_machine_against_machine() {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../sysgauge-bench/tests/fixtures/nbench/linux-port-x86_64.txt");
+    let file = tool_fixture("nbench/linux-port-x86_64.txt");
     let sb = Sandbox::new();
     for host in ["board-a", "board-b"] {
-        sb.cmd()
-            .args(["import", "--db"])
-            .arg(sb.db())
-            .args(["--host", host])
-            .arg(&file)
-            .succeeds();
+        import_as(&sb, host, &[&file]);
     }
     let text = first_run_shown(&sb);
     for id in [
@@ -290,6 +260,12 @@ fn import_one(sb: &Sandbox, file: &Path) -> sysgauge_core::record::RunRecord {
     exported_run(sb, "1")
 }
 
+/// A captured output (`tool/name`) imported alone into a fresh database;
+/// the stored run.
+fn imported_fixture(path: &str) -> sysgauge_core::record::RunRecord {
+    import_one(&Sandbox::new(), &tool_fixture(path))
+}
+
 /// `import FILE` refused: exit 2, nothing stored, the message.
 fn refused(sb: &Sandbox, file: &Path) -> String {
     let out = sb
@@ -304,8 +280,7 @@ fn refused(sb: &Sandbox, file: &Path) -> String {
 
 #[test]
 fn captured_hyperfine_export_imports_with_every_run_as_a_sample() {
-    let sb = Sandbox::new();
-    let run = import_one(&sb, &tool_fixture("hyperfine/1.15-scan.json"));
+    let run = imported_fixture("hyperfine/1.15-scan.json");
     assert_eq!(run.host_name(), "1.15-scan");
     assert_eq!(
         run.tags.get("format").map(String::as_str),
@@ -359,12 +334,7 @@ fn a_hyperfine_export_compares_with_another_file() {
 
 #[test]
 fn a_real_hyperfine_run_compares_with_the_captured_export() {
-    let Some(hyperfine) = sysgauge_core::bench::find_program("hyperfine") else {
-        sysgauge_testkit::require(
-            "hyperfine is not installed",
-            false,
-            "apt-get install hyperfine",
-        );
+    let Some(hyperfine) = installed("hyperfine", "hyperfine") else {
         return;
     };
     let sb = Sandbox::new();
@@ -385,8 +355,7 @@ fn a_real_hyperfine_run_compares_with_the_captured_export() {
 
 #[test]
 fn captured_fio_output_imports_as_disk_and_fio_cases() {
-    let sb = Sandbox::new();
-    let run = import_one(&sb, &tool_fixture("fio/3.33-seq-64k-write-read.json"));
+    let run = imported_fixture("fio/3.33-seq-64k-write-read.json");
     assert_eq!(run.host_name(), "3.33-seq-64k-write-read");
     assert_eq!(
         run.tags.get("fio_version").map(String::as_str),
@@ -401,8 +370,7 @@ fn captured_fio_output_imports_as_disk_and_fio_cases() {
     assert_eq!(samples(read, "iops"), [5688.888889]);
     assert_eq!(samples(read, "latency_median"), [162.816]);
     // 1 MiB blocks from fio's ordinary-page buffer keep fio's names.
-    let sb = Sandbox::new();
-    let run = import_one(&sb, &tool_fixture("fio/3.33-seq-write-read-randread.json"));
+    let run = imported_fixture("fio/3.33-seq-write-read-randread.json");
     let rand = result(
         &run,
         "fio.randread",
@@ -442,17 +410,45 @@ fn fio_client_mode_gives_one_machine_per_server() {
     );
     // --host cannot name two machines.
     let sb = Sandbox::new();
-    let out = sb
-        .cmd()
+    sb.cmd()
         .args(["import", "--host", "one", "--db"])
         .arg(sb.db())
         .arg(tool_fixture("fio/3.33-two-clients.json"))
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("2 client hosts"),
-        "{}",
-        stderr_of(&out)
-    );
+        .usage_error("2 client hosts");
+}
+
+/// A real fio `job` on the directory `fio` under the scratch directory
+/// (`target` names the place in fio's terms) and `sysgauge disk --only
+/// CASE` of the same size (16 MiB) and block size (64 KiB) there, in one
+/// database, fio's output imported as `name`: the comparison with `name`
+/// as the reference, and disk's output. None when fio is not installed.
+fn fio_against_disk(
+    job: &[&str],
+    target: impl FnOnce(&Path) -> String,
+    name: &str,
+    case: &str,
+) -> Option<(Comparison, std::process::Output)> {
+    let fio = installed("fio", "fio")?;
+    let sb = Sandbox::new();
+    let dir = sb.scratch().join("fio");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut program = std::process::Command::new(fio);
+    program
+        .arg("--output-format=json")
+        .args(job)
+        .arg(target(&dir));
+    let file = real_output(&sb, program, &format!("{name}.json"));
+    let disk = sb
+        .cmd()
+        .args(["disk", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--size", "16MiB", "--block-size", "64KiB", "--only", case])
+        .arg("--path")
+        .arg(&dir)
+        .arg("--db")
+        .arg(sb.db())
+        .succeeds();
+    import(&sb, &[&file]);
+    Some((compare_json(&sb, name), disk))
 }
 
 /// A real fio job of this family's method (sequential 64 KiB O_DIRECT
@@ -460,43 +456,21 @@ fn fio_client_mode_gives_one_machine_per_server() {
 /// block size are one case.
 #[test]
 fn a_real_fio_run_compares_with_sysgauge_disk_seq_read() {
-    let Some(fio) = sysgauge_core::bench::find_program("fio") else {
-        sysgauge_testkit::require("fio is not installed", false, "apt-get install fio");
-        return;
-    };
-    let sb = Sandbox::new();
-    let dir = sb.scratch().join("fio");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut program = std::process::Command::new(fio);
-    program
-        .args([
-            "--output-format=json",
+    let Some((c, _)) = fio_against_disk(
+        &[
             "--name=seqread",
             "--size=16m",
             "--bs=64k",
             "--rw=read",
             "--direct=1",
             "--ioengine=psync",
-        ])
-        .arg(format!("--directory={}", dir.display()));
-    let file = real_output(&sb, program, "fio-here.json");
-    sb.cmd()
-        .args(["disk", "--profile", "tiny", "--repetitions", "3"])
-        .args([
-            "--size",
-            "16MiB",
-            "--block-size",
-            "64KiB",
-            "--only",
-            "seq-read",
-        ])
-        .arg("--path")
-        .arg(&dir)
-        .arg("--db")
-        .arg(sb.db())
-        .succeeds();
-    import(&sb, &[&file]);
-    let c = compare_json(&sb, "fio-here");
+        ],
+        |dir| format!("--directory={}", dir.display()),
+        "fio-here",
+        "seq-read",
+    ) else {
+        return;
+    };
     let row = row_with_ratios(&c, "disk.seq-read", "throughput");
     assert_eq!(row.params.get_u64("block_size"), Some(64 << 10));
 }
@@ -505,17 +479,8 @@ fn a_real_fio_run_compares_with_sysgauge_disk_seq_read() {
 /// `sysgauge disk`'s queue-depth case of the same size are one case.
 #[test]
 fn a_real_fio_run_of_yabss_job_compares_with_sysgauge_disk_randrw() {
-    let Some(fio) = sysgauge_core::bench::find_program("fio") else {
-        sysgauge_testkit::require("fio is not installed", false, "apt-get install fio");
-        return;
-    };
-    let sb = Sandbox::new();
-    let dir = sb.scratch().join("fio");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut program = std::process::Command::new(fio);
-    program
-        .args([
-            "--output-format=json",
+    let Some((c, out)) = fio_against_disk(
+        &[
             "--name=rand_rw_64k",
             "--ioengine=libaio",
             "--rw=randrw",
@@ -527,25 +492,13 @@ fn a_real_fio_run_of_yabss_job_compares_with_sysgauge_disk_randrw() {
             "--runtime=1",
             "--direct=1",
             "--group_reporting",
-        ])
-        .arg(format!("--filename={}/test.fio", dir.display()));
-    let file = real_output(&sb, program, "fio-yabs.json");
-    let out = sb
-        .cmd()
-        .args(["disk", "--profile", "tiny", "--repetitions", "3"])
-        .args([
-            "--size",
-            "16MiB",
-            "--block-size",
-            "64KiB",
-            "--only",
-            "randrw",
-        ])
-        .arg("--path")
-        .arg(&dir)
-        .arg("--db")
-        .arg(sb.db())
-        .succeeds();
+        ],
+        |dir| format!("--filename={}/test.fio", dir.display()),
+        "fio-yabs",
+        "randrw",
+    ) else {
+        return;
+    };
     // The YABS-shaped table follows the disk table.
     let err = stdout_of(&out);
     assert!(err.contains("Mixed R/W 50/50"), "{err}");
@@ -553,8 +506,6 @@ fn a_real_fio_run_of_yabss_job_compares_with_sysgauge_disk_randrw() {
         err.lines().any(|l| l.trim_start().starts_with("64k")),
         "{err}"
     );
-    import(&sb, &[&file]);
-    let c = compare_json(&sb, "fio-yabs");
     for metric in ["throughput", "iops", "read_throughput", "write_iops"] {
         let row = row_with_ratios(&c, "disk.randrw", metric);
         assert_eq!(row.params.get_u64("iodepth"), Some(64));
@@ -588,8 +539,7 @@ fn yabs_json_imports_its_disk_test_and_names_the_rest() {
     );
     assert_eq!(samples(c4k, "iops"), [90316.0]);
     // Pasted after its report, from an ARM machine: YABS's 512 MiB file.
-    let sb = Sandbox::new();
-    let run = import_one(&sb, &tool_fixture("yabs/shaped-pasted-arm.txt"));
+    let run = imported_fixture("yabs/shaped-pasted-arm.txt");
     assert_eq!(run.results.len(), 4);
     assert!(run
         .results
@@ -621,8 +571,7 @@ fn yabs_json_imports_its_disk_test_and_names_the_rest() {
 
 #[test]
 fn captured_sysbench_output_imports_with_its_params() {
-    let sb = Sandbox::new();
-    let run = import_one(&sb, &tool_fixture("sysbench/1.0.20-cpu-t2-prime20000.txt"));
+    let run = imported_fixture("sysbench/1.0.20-cpu-t2-prime20000.txt");
     assert_eq!(
         run.tags.get("sysbench_version").map(String::as_str),
         Some("1.0.20")
@@ -630,8 +579,7 @@ fn captured_sysbench_output_imports_with_its_params() {
     let cpu = result(&run, "sysbench.cpu", "cpu_max_prime=20000,threads=2");
     assert_eq!(samples(cpu, "events"), [2687.33]);
     assert_eq!(samples(cpu, "latency_p95"), [0.83]);
-    let sb = Sandbox::new();
-    let run = import_one(&sb, &tool_fixture("sysbench/1.0.20-memory-1M-2G-write.txt"));
+    let run = imported_fixture("sysbench/1.0.20-memory-1M-2G-write.txt");
     let mem = result(
         &run,
         "sysbench.memory",
@@ -643,12 +591,7 @@ fn captured_sysbench_output_imports_with_its_params() {
 
 #[test]
 fn a_real_sysbench_run_compares_with_the_captured_output() {
-    let Some(sysbench) = sysgauge_core::bench::find_program("sysbench") else {
-        sysgauge_testkit::require(
-            "sysbench is not installed",
-            false,
-            "apt-get install sysbench",
-        );
+    let Some(sysbench) = installed("sysbench", "sysbench") else {
         return;
     };
     let sb = Sandbox::new();
@@ -915,8 +858,7 @@ fn intel_against_the_pi_on_bonnie_block_input_is_about_21x() {
 
 #[test]
 fn bonnie_output_with_progress_lines_needs_no_format() {
-    let sb = Sandbox::new();
-    let run = import_one(&sb, &pasted_fixture("intel.bonnie.txt"));
+    let run = imported_fixture("pasted/intel.bonnie.txt");
     assert_eq!(run.host_name(), "intelbox");
     assert_eq!(family_counts(&run), (0, 6, 0));
     let r = result(&run, "bonnie.seq-output-block", "");

@@ -31,21 +31,9 @@ fn every_results_command_over_postgres() {
     };
     let url = pg.create_database("r");
     let sb = Sandbox::new();
-    let scratch = sb.scratch();
     for _ in 0..2 {
-        sb.cmd()
-            .args([
-                "run",
-                "--profile",
-                "tiny",
-                "--repetitions",
-                "3",
-                "--only",
-                "hash.sha1",
-            ])
-            .arg("--scratch-dir")
-            .arg(&scratch)
-            .args(["--db", &url])
+        sb.tiny_on("run", &url)
+            .args(["--only", "hash.sha1"])
             .succeeds();
     }
     // The URL never became a file.

@@ -88,6 +88,17 @@ fn run_on(sb: &Sandbox, url: &str, json: &std::path::Path) -> ChildGuard {
     ChildGuard::spawn(&mut cmd)
 }
 
+/// [`run_on`], once its first case is done (within two minutes).
+fn past_its_first_case(sb: &Sandbox, url: &str, json: &std::path::Path) -> ChildGuard {
+    let mut run = run_on(sb, url, json);
+    assert!(
+        run.wait_for_line("[1/", Duration::from_secs(120)),
+        "{}",
+        run.output()
+    );
+    run
+}
+
 /// SIGTERM to a run waiting on the frozen server: it ends within 2 s,
 /// saying it was interrupted while waiting. What it printed.
 fn terminated_at_once(mut run: ChildGuard, when: &str) -> String {
@@ -120,12 +131,7 @@ fn a_frozen_postgres_ends_the_run_with_its_json_and_signals_are_answered() {
 
     // Frozen once the first case is stored.
     let json = sb.path().join("run.json");
-    let mut run = run_on(&sb, &url, &json);
-    assert!(
-        run.wait_for_line("[1/", Duration::from_secs(120)),
-        "{}",
-        run.output()
-    );
+    let mut run = past_its_first_case(&sb, &url, &json);
     let frozen = Frozen::server(&pg);
     let t0 = Instant::now();
     let status = run.wait_exit(Duration::from_secs(90));
@@ -159,12 +165,7 @@ fn a_frozen_postgres_ends_the_run_with_its_json_and_signals_are_answered() {
     // record kept.
     drop(frozen);
     let json3 = sb.path().join("run3.json");
-    let mut run = run_on(&sb, &url, &json3);
-    assert!(
-        run.wait_for_line("[1/", Duration::from_secs(120)),
-        "{}",
-        run.output()
-    );
+    let run = past_its_first_case(&sb, &url, &json3);
     let frozen = Frozen::server(&pg);
     // A store call is waiting now (well before the 13 s give it up).
     std::thread::sleep(Duration::from_secs(3));

@@ -15,7 +15,7 @@
 use crate::common::{read_record, stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use sysgauge_core::{CancelToken, Status};
+use sysgauge_core::{CancelToken, ResultRecord, RunRecord, Status};
 use sysgauge_net::ssh::algorithms::ClientAlgorithms;
 use sysgauge_net::ssh::server::{LocalServer, ServerOptions, SSHD};
 use sysgauge_testkit::{processes_mentioning, require_openssh, Interrupt};
@@ -23,6 +23,22 @@ use sysgauge_testkit::{processes_mentioning, require_openssh, Interrupt};
 fn have_openssh() -> bool {
     require_openssh(Path::new(SSHD))
 }
+
+/// A sandbox for a test of the local ssh measurement, or None when
+/// OpenSSH is missing (see [`have_openssh`]).
+fn ssh_sandbox() -> Option<Sandbox> {
+    have_openssh().then(Sandbox::new)
+}
+
+/// One cipher, one MAC and one key exchange: a single transfer case.
+const ONE_COMBINATION: [&str; 6] = [
+    "--cipher",
+    "aes128-ctr",
+    "--mac",
+    "umac-128-etm@openssh.com",
+    "--kex",
+    "curve25519-sha256",
+];
 
 fn assert_clean(scratch: &Path) {
     let left: Vec<PathBuf> = std::fs::read_dir(scratch)
@@ -45,23 +61,32 @@ fn ssh_cmd(sb: &Sandbox) -> assert_cmd::Command {
     c
 }
 
+/// Runs `cmd` (an [`ssh_cmd`] with its options) with `--json FILE`; it
+/// must succeed. The record it wrote, its stdout and its stderr.
+fn measured(sb: &Sandbox, cmd: &mut assert_cmd::Command) -> (RunRecord, String, String) {
+    let json = sb.path().join("ssh.json");
+    let out = cmd.arg("--json").arg(&json).output().unwrap();
+    let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
+    assert!(out.status.success(), "{stderr}\n{stdout}");
+    (read_record(&json), stdout, stderr)
+}
+
+/// The results of benchmark `id` in `run`.
+fn results_of<'a>(run: &'a RunRecord, id: &str) -> Vec<&'a ResultRecord> {
+    run.results.iter().filter(|r| r.bench_id == id).collect()
+}
+
 /// `--secure-set` measures exactly the set's algorithms this client has,
 /// and nothing outside it.
 #[test]
 fn secure_set_measures_only_the_sources_algorithms() {
-    if !have_openssh() {
+    let Some(sb) = ssh_sandbox() else {
         return;
-    }
-    let sb = Sandbox::new();
-    let json = sb.path().join("ssh.json");
-    let out = ssh_cmd(&sb)
-        .args(["--runs", "2", "--size", "1M", "--secure-set", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
-    assert!(out.status.success(), "{stderr}\n{stdout}");
-    let run = read_record(&json);
+    };
+    let (run, stdout, _) = measured(
+        &sb,
+        ssh_cmd(&sb).args(["--runs", "2", "--size", "1M", "--secure-set"]),
+    );
     use sysgauge_net::ssh::algorithms::{in_secure_set, Kind};
     let mut ciphers = std::collections::BTreeSet::new();
     for r in run.results.iter().filter(|r| r.family == "ssh") {
@@ -87,46 +112,30 @@ fn secure_set_measures_only_the_sources_algorithms() {
     );
     ssh_cmd(&sb)
         .args(["--secure-set", "--cipher", "aes128-ctr"])
-        .output()
-        .map(|o| assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o)))
-        .unwrap();
+        .exits_with(2);
 }
 
 #[test]
 fn local_run_is_stored_reported_and_cleaned_up() {
-    if !have_openssh() {
+    let Some(sb) = ssh_sandbox() else {
         return;
-    }
-    let sb = Sandbox::new();
-    let json = sb.path().join("ssh.json");
-    let out = ssh_cmd(&sb)
-        .args(["--runs", "3", "--size", "2M", "--only-secure"])
-        .args([
-            "--cipher",
-            "aes128-ctr,chacha20-poly1305@openssh.com,aes128-cbc",
-        ])
-        .args(["--mac", "hmac-sha2-256,hmac-sha1"])
-        .args(["--kex", "curve25519-sha256,diffie-hellman-group14-sha1"])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
-    assert!(out.status.success(), "{stderr}\n{stdout}");
+    };
+    let (run, stdout, stderr) = measured(
+        &sb,
+        ssh_cmd(&sb)
+            .args(["--runs", "3", "--size", "2M", "--only-secure"])
+            .args([
+                "--cipher",
+                "aes128-ctr,chacha20-poly1305@openssh.com,aes128-cbc",
+            ])
+            .args(["--mac", "hmac-sha2-256,hmac-sha1"])
+            .args(["--kex", "curve25519-sha256,diffie-hellman-group14-sha1"]),
+    );
     assert!(stderr.contains("probing which of"), "{stderr}");
     assert!(stderr.contains("factorial matrix:"), "{stderr}");
-    let run = read_record(&json);
     assert_eq!(run.command, "ssh");
-    let transfers: Vec<_> = run
-        .results
-        .iter()
-        .filter(|r| r.bench_id == "ssh.transfer")
-        .collect();
-    let handshakes: Vec<_> = run
-        .results
-        .iter()
-        .filter(|r| r.bench_id == "ssh.handshake")
-        .collect();
+    let transfers = results_of(&run, "ssh.transfer");
+    let handshakes = results_of(&run, "ssh.handshake");
     // 3 ciphers with the fixed MAC (umac-128-etm, not among the --mac
     // names, so no combination repeats), 2 MACs with the fixed cipher
     // aes128-ctr: 5 transfers; 2 key exchanges.
@@ -194,29 +203,23 @@ fn local_run_is_stored_reported_and_cleaned_up() {
 
 #[test]
 fn full_matrix_measures_every_working_combination() {
-    if !have_openssh() {
+    let Some(sb) = ssh_sandbox() else {
         return;
-    }
-    let sb = Sandbox::new();
-    let json = sb.path().join("full.json");
-    let out = ssh_cmd(&sb)
-        .args(["--matrix", "full", "--runs", "1", "--no-store"])
-        .args(["--cipher", "aes128-ctr,aes128-gcm@openssh.com"])
-        .args(["--mac", "hmac-sha2-256,umac-64-etm@openssh.com"])
-        .args(["--kex", "curve25519-sha256,ecdh-sha2-nistp256"])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stderr = stderr_of(&out);
-    assert!(out.status.success(), "{stderr}");
+    };
+    let (run, stdout, stderr) = measured(
+        &sb,
+        ssh_cmd(&sb)
+            .args(["--matrix", "full", "--runs", "1", "--no-store"])
+            .args(["--cipher", "aes128-ctr,aes128-gcm@openssh.com"])
+            .args(["--mac", "hmac-sha2-256,umac-64-etm@openssh.com"])
+            .args(["--kex", "curve25519-sha256,ecdh-sha2-nistp256"]),
+    );
     // 2 kex × (1 AEAD cipher + 1 cipher × 2 MACs) = 6 combinations, each
     // with a transfer and a handshake; the estimate comes first.
     assert!(
         stderr.contains("full matrix: 6 transfer and 6 handshake cases"),
         "{stderr}"
     );
-    let run = read_record(&json);
     let mut combos: Vec<String> = run
         .results
         .iter()
@@ -250,20 +253,15 @@ fn full_matrix_measures_every_working_combination() {
         6
     );
     // Several kex among the transfers: the kex table shows their throughput.
-    assert!(
-        stdout_of(&out).contains("transfer MB/s"),
-        "{}",
-        stdout_of(&out)
-    );
+    assert!(stdout.contains("transfer MB/s"), "{stdout}");
     assert_clean(&sb.scratch());
 }
 
 #[test]
 fn run_skips_ssh_unless_named_and_list_shows_it() {
-    if !have_openssh() {
+    let Some(sb) = ssh_sandbox() else {
         return;
-    }
-    let sb = Sandbox::new();
+    };
     let list = sb.cmd().arg("list").output().unwrap();
     let text = stdout_of(&list);
     assert!(
@@ -272,12 +270,7 @@ fn run_skips_ssh_unless_named_and_list_shows_it() {
     );
     assert!(text.contains("unless named with --only"), "{text}");
 
-    let json = sb.path().join("run.json");
-    sb.tiny_run()
-        .args(["--only", "ssh", "--json"])
-        .arg(&json)
-        .succeeds();
-    let run = read_record(&json);
+    let run = sb.tiny_run_record("ssh");
     let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["ssh.transfer", "ssh.handshake"]);
     assert!(run.results.iter().all(|r| r.is_ok()), "{:?}", run.results);
@@ -289,41 +282,26 @@ fn run_skips_ssh_unless_named_and_list_shows_it() {
 /// the cases carry `sink=file` and the path, and the file is gone after.
 #[test]
 fn sink_writes_each_transfer_into_a_file_and_removes_it() {
-    if !have_openssh() {
+    let Some(sb) = ssh_sandbox() else {
         return;
-    }
-    let sb = Sandbox::new();
-    let json = sb.path().join("ssh.json");
+    };
     let dir = sb.path().join("sink dir");
     std::fs::create_dir(&dir).unwrap();
     let sink = dir.join("it's a sink.bin");
-    let out = ssh_cmd(&sb)
-        .args(["--runs", "2", "--size", "300k"])
-        .args([
-            "--cipher",
-            "aes128-ctr",
-            "--mac",
-            "umac-128-etm@openssh.com",
-        ])
-        .args(["--kex", "curve25519-sha256", "--sink"])
-        .arg(&sink)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
-    assert!(out.status.success(), "{stderr}\n{stdout}");
+    let (run, stdout, stderr) = measured(
+        &sb,
+        ssh_cmd(&sb)
+            .args(["--runs", "2", "--size", "300k"])
+            .args(ONE_COMBINATION)
+            .arg("--sink")
+            .arg(&sink),
+    );
     assert!(stderr.contains("writing each transfer into"), "{stderr}");
     assert!(
         stdout.contains(&format!("bytes each written into {}", sink.display())),
         "{stdout}"
     );
-    let run = read_record(&json);
-    let transfers: Vec<_> = run
-        .results
-        .iter()
-        .filter(|r| r.bench_id == "ssh.transfer")
-        .collect();
+    let transfers = results_of(&run, "ssh.transfer");
     assert_eq!(transfers.len(), 1, "{stdout}");
     let r = transfers[0];
     assert_eq!(r.status, Status::Ok, "{:?}", r.status);
@@ -344,10 +322,9 @@ fn sink_writes_each_transfer_into_a_file_and_removes_it() {
 /// is measured, exit 2, with the path and the problem named.
 #[test]
 fn bad_sink_paths_exit_2() {
-    if !have_openssh() {
+    let Some(sb) = ssh_sandbox() else {
         return;
-    }
-    let sb = Sandbox::new();
+    };
     let dir = sb.path().to_path_buf();
     let mut cases: Vec<(PathBuf, String)> = vec![
         (PathBuf::from("sink.bin"), "not an absolute path".into()),
@@ -377,13 +354,8 @@ fn bad_sink_paths_exit_2() {
     for (path, want) in &cases {
         let t0 = Instant::now();
         let out = ssh_cmd(&sb)
-            .args([
-                "--cipher",
-                "aes128-ctr",
-                "--mac",
-                "umac-128-etm@openssh.com",
-            ])
-            .args(["--kex", "curve25519-sha256", "--sink"])
+            .args(ONE_COMBINATION)
+            .arg("--sink")
             .arg(path)
             .usage_error(want);
         let err = stderr_of(&out);
@@ -394,13 +366,8 @@ fn bad_sink_paths_exit_2() {
     if big {
         cases.clear();
         let out = ssh_cmd(&sb)
-            .args(["--size", "1T", "--cipher", "aes128-ctr"])
-            .args([
-                "--mac",
-                "umac-128-etm@openssh.com",
-                "--kex",
-                "curve25519-sha256",
-            ])
+            .args(["--size", "1T"])
+            .args(ONE_COMBINATION)
             .arg("--sink")
             .arg(dir.join("big.bin"))
             .usage_error("less than one transfer (1000000000000 bytes)");
@@ -411,10 +378,9 @@ fn bad_sink_paths_exit_2() {
 
 #[test]
 fn bad_names_and_options_exit_2() {
-    if !have_openssh() {
+    let Some(sb) = ssh_sandbox() else {
         return;
-    }
-    let sb = Sandbox::new();
+    };
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--cipher", "foo"], "--cipher: unknown cipher 'foo'"),
         (vec!["--mac", "hmac-sha2-256,nope"], "unknown MAC 'nope'"),
@@ -455,10 +421,9 @@ fn bad_names_and_options_exit_2() {
 
 #[test]
 fn closed_port_fails_fast_with_exit_2() {
-    if !have_openssh() {
+    let Some(sb) = ssh_sandbox() else {
         return;
-    }
-    let sb = Sandbox::new();
+    };
     // A port that was free a moment ago and has nothing listening.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -598,23 +563,21 @@ fn host_key_mismatch_is_refused_with_exit_2() {
     assert_clean(&sb.scratch());
 
     // The right known_hosts works (the same server, measured as remote).
-    let json = sb.path().join("remote.json");
-    ssh_cmd(&sb)
-        .args(["--host", &a.host(), "--connect-timeout", "5", "--runs", "1"])
-        .args([
-            "--cipher",
-            "aes128-ctr",
-            "--mac",
-            "hmac-sha2-256",
-            "--kex",
-            "curve25519-sha256",
-        ])
-        .arg("--ssh-config")
-        .arg(a.config(a.server.known_hosts()))
-        .arg("--json")
-        .arg(&json)
-        .succeeds();
-    let run = read_record(&json);
+    let (run, _, _) = measured(
+        &sb,
+        ssh_cmd(&sb)
+            .args(["--host", &a.host(), "--connect-timeout", "5", "--runs", "1"])
+            .args([
+                "--cipher",
+                "aes128-ctr",
+                "--mac",
+                "hmac-sha2-256",
+                "--kex",
+                "curve25519-sha256",
+            ])
+            .arg("--ssh-config")
+            .arg(a.config(a.server.known_hosts())),
+    );
     assert!(run
         .results
         .iter()
@@ -646,10 +609,9 @@ fn server_that_accepts_nothing_offered_is_an_error() {
 
 #[test]
 fn ctrl_c_stops_the_server_and_removes_its_keys() {
-    if !have_openssh() {
+    let Some(sb) = ssh_sandbox() else {
         return;
-    }
-    let sb = Sandbox::new();
+    };
     let scratch = sb.scratch();
     let mut running = Vec::new();
     let run = Interrupt::after("[1/")

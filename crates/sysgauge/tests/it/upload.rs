@@ -43,10 +43,24 @@ pub(crate) fn add_token(sb: &Sandbox, db: &Path, name: &str) -> PathBuf {
         "no token in: {}",
         stdout_of(&out)
     );
+    token_file(sb, name, &token)
+}
+
+/// `token` in a file of the sandbox (mode 600, as a token file must be).
+fn token_file(sb: &Sandbox, name: &str, token: &str) -> PathBuf {
     let file = sb.path().join(format!("{name}.token"));
     std::fs::write(&file, format!("{token}\n")).unwrap();
     std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     file
+}
+
+/// A tiny `run --only hash.md5` that uploads to `url` with the token in
+/// `token_file`.
+fn md5_run_uploading(sb: &Sandbox, url: &str, token_file: &Path) -> assert_cmd::Command {
+    let mut c = sb.tiny_run();
+    c.args(["--only", "hash.md5", "--upload", url, "--token-file"])
+        .arg(token_file);
+    c
 }
 
 /// GET `url` (HTTPS trusting `ca`): status and body.
@@ -136,17 +150,7 @@ fn a_run_uploads_once_and_the_site_shows_it() {
     let site = Site::start(&sb, &sb.path().join("site.db"), "http", &[], None);
     let tok = site.token_file.display().to_string();
     // Measured, stored at home, then uploaded; the page is the run's.
-    let out = sb
-        .tiny_run()
-        .args([
-            "--only",
-            "hash.md5",
-            "--upload",
-            &site.url,
-            "--token-file",
-            &tok,
-        ])
-        .succeeds();
+    let out = md5_run_uploading(&sb, &site.url, &site.token_file).succeeds();
     let page = uploaded_url(&out);
     assert!(page.starts_with(&format!("{}/runs/", site.url)), "{page}");
     assert!(
@@ -191,16 +195,8 @@ fn a_run_uploads_once_and_the_site_shows_it() {
     );
     // A wrong token is refused by the site: the run stays home, status 2,
     // the reason and how to send it again said.
-    let bad = sb.path().join("bad.token");
-    std::fs::write(&bad, "sgt_not_a_real_token\n").unwrap();
-    std::fs::set_permissions(&bad, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    let out = sb
-        .tiny_run()
-        .args(["--only", "hash.md5", "--upload", &site.url, "--token-file"])
-        .arg(&bad)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    let bad = token_file(&sb, "bad", "sgt_not_a_real_token");
+    let out = md5_run_uploading(&sb, &site.url, &bad).exits_with(2);
     let err = stderr_of(&out);
     assert!(
         err.contains("401") && err.contains("sysgauge upload 2 --to"),
@@ -240,13 +236,7 @@ fn bad_upload_options_are_refused_before_measuring() {
         if !args.contains(&"--token-file") {
             c.env("SYSGAUGE_TOKEN", "sgt_x");
         }
-        let out = c.output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
-        assert!(
-            stderr_of(&out).contains(says),
-            "{args:?}: {}",
-            stderr_of(&out)
-        );
+        c.usage_error(says);
     }
     // No token at all.
     let out = sb
@@ -264,49 +254,12 @@ fn bad_upload_options_are_refused_before_measuring() {
     assert!(!sb.db().exists() || sb.listed_runs().as_array().is_none_or(Vec::is_empty));
 }
 
-/// A certificate for 127.0.0.1 made by openssl for the test.
-/// A certificate (not a CA's) for `san` (`IP:127.0.0.1,DNS:localhost`)
-/// made by openssl in `dir`: (cert, key).
-pub(crate) fn self_signed(dir: &Path, san: &str) -> Option<(PathBuf, PathBuf)> {
-    if !sysgauge_testkit::require(
-        "openssl (a certificate for the HTTPS test)",
-        sysgauge_testkit::on_path("openssl"),
-        "apt-get install openssl",
-    ) {
-        return None;
-    }
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    sysgauge_testkit::output_of_success(
-        std::process::Command::new("openssl")
-            .args([
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-days",
-                "2",
-                "-subj",
-                "/CN=sysgauge test site",
-                "-addext",
-                "basicConstraints=critical,CA:FALSE",
-                "-addext",
-            ])
-            .arg(format!("subjectAltName={san}"))
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert),
-    );
-    Some((cert, key))
-}
-
 #[test]
 fn https_with_a_private_certificate() {
     let sb = Sandbox::new();
-    let Some((cert, key)) = self_signed(sb.path(), "IP:127.0.0.1,DNS:localhost") else {
+    let Some((cert, key)) =
+        sysgauge_testkit::self_signed_certificate(sb.path(), "IP:127.0.0.1,DNS:localhost")
+    else {
         return;
     };
     let (c, k) = (cert.display().to_string(), key.display().to_string());
@@ -319,20 +272,7 @@ fn https_with_a_private_certificate() {
     );
     let tok = site.token_file.display().to_string();
     // Without --ca-cert the certificate is not trusted: the error says how.
-    let out = sb
-        .tiny_run()
-        .args([
-            "--only",
-            "hash.md5",
-            "--upload",
-            &site.url,
-            "--token-file",
-            &tok,
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
-    assert!(stderr_of(&out).contains("--ca-cert"), "{}", stderr_of(&out));
+    md5_run_uploading(&sb, &site.url, &site.token_file).usage_error("--ca-cert");
     // With it, the stored run goes up.
     let out = sb
         .on_db("upload")

@@ -1,6 +1,6 @@
 //! CSV and openssl files imported and compared, and the bad input refused.
 
-use super::{csv_fixture, import, openssl_fixture};
+use super::{comparison, csv_fixture, import, openssl_fixture};
 use crate::common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::PathBuf;
 use sysgauge_compare::{Comparison, COMPARE_SCHEMA_VERSION};
@@ -40,12 +40,7 @@ fn csv_compare_reproduces_hand_arithmetic() {
     }
     assert!(text.contains("BogoMIPS"), "{text}");
 
-    let json = sb
-        .on_db("compare")
-        .args(["--reference", "hostx", "--format", "json"])
-        .succeeds();
-    // Strict: every struct in Comparison denies unknown fields.
-    let c: Comparison = serde_json::from_slice(&json.stdout).unwrap();
+    let c = comparison(&sb, &["--reference", "hostx"]);
     assert_eq!(c.schema_version, COMPARE_SCHEMA_VERSION);
     assert_eq!(c.reference, "hostx");
     let idx = |label: &str| {
@@ -197,15 +192,14 @@ fn bad_input_is_refused_and_nothing_is_written() {
         "{err}"
     );
     // A value of zero in a file given to compare directly.
-    let out = sb
-        .cmd()
+    sb.cmd()
         .arg("compare")
         .arg(csv_fixture("bad-zero.csv"))
-        .exits_with(2);
-    assert!(stderr_of(&out).contains("bad-zero.csv:3:"));
+        .usage_error("bad-zero.csv:3:");
     // An unknown family.
-    let out = sb.on_db("compare").args(["--family", "disk"]).exits_with(2);
-    assert!(stderr_of(&out).contains("no results for family 'disk'"));
+    sb.on_db("compare")
+        .args(["--family", "disk"])
+        .usage_error("no results for family 'disk'");
 }
 
 #[test]
@@ -218,11 +212,7 @@ fn openssl_output_compares_with_a_sysgauge_run() {
         .args(["--host", "openssl-here"])
         .arg(openssl_fixture("3.0-sha256-md5-8k.txt"))
         .succeeds();
-    let out = sb
-        .on_db("compare")
-        .args(["--reference", "openssl-here", "--format", "json"])
-        .succeeds();
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    let c = comparison(&sb, &["--reference", "openssl-here"]);
     let ids: Vec<&str> = c.rows.iter().map(|r| r.bench_id.as_str()).collect();
     assert_eq!(ids, ["hash.md5", "hash.sha256"], "{c:?}");
     for r in &c.rows {
@@ -262,14 +252,7 @@ fn a_human_openssl_table_compares_with_a_sysgauge_run() {
     }
     for (k, (host, _)) in tables.iter().enumerate() {
         // Run 1 is the crypto run; the tables are runs 2, 3 and 4.
-        let out = sb
-            .cmd()
-            .args(["compare", "--db"])
-            .arg(sb.db())
-            .args(["1", &(k + 2).to_string(), "--reference", host])
-            .args(["--format", "json"])
-            .succeeds();
-        let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+        let c = comparison(&sb, &["1", &(k + 2).to_string(), "--reference", host]);
         let mut compared = std::collections::BTreeSet::new();
         for r in &c.rows {
             if r.cells.iter().all(Option::is_some) {

@@ -1,10 +1,9 @@
 //! Machines as users know them: runs of a host, names, tools of one host,
 //! groups, history through a rename, baselines and missing cases.
 
-use super::{chart, import, openssl_fixture};
+use super::{chart, comparison, import, openssl_fixture};
 use crate::common::{stderr_of, stdout_of, Outcome, Sandbox};
 use std::path::PathBuf;
-use sysgauge_compare::Comparison;
 
 #[test]
 fn run_summary_ends_with_the_index_and_baseline_commands_work() {
@@ -87,11 +86,7 @@ fn a_host_is_all_of_its_runs_and_a_run_can_be_pinned() {
         .unwrap_or_else(|| panic!("{v}"))
         .to_string();
     let latest = v[0]["run_id"].as_str().unwrap_or("").to_string();
-    let out = sb
-        .on_db("compare")
-        .args([host.as_str(), "1", "--format", "json"])
-        .succeeds();
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    let c = comparison(&sb, &[host.as_str(), "1"]);
     assert_eq!(c.machines.len(), 2);
     // The host is both runs: md5 from run 1, sha256 from run 2.
     assert_eq!(c.machines[0].run_id, latest, "the newest run heads it");
@@ -124,32 +119,15 @@ fn a_host_is_all_of_its_runs_and_a_run_can_be_pinned() {
         "{text}"
     );
     // NAME@RUN pins one run; the same run named twice is one machine.
-    let out = sb
-        .on_db("compare")
-        .args([
-            format!("{host}@2"),
-            "1".to_string(),
-            "--format".into(),
-            "json".into(),
-        ])
-        .succeeds();
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    let c = comparison(&sb, &[&format!("{host}@2"), "1"]);
     assert_eq!(c.machines[0].runs.len(), 1);
     assert_eq!(c.machines[0].run_id, latest);
-    let out = sb
-        .on_db("compare")
+    sb.on_db("compare")
         .args(["2", &format!("{host}@2")])
-        .exits_with(2);
-    assert!(stderr_of(&out).contains("at least two machines"));
-    let out = sb
-        .on_db("compare")
+        .usage_error("at least two machines");
+    sb.on_db("compare")
         .args([format!("{host}@9"), "1".into()])
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("has no run '9'"),
-        "{}",
-        stderr_of(&out)
-    );
+        .usage_error("has no run '9'");
 }
 
 /// Runs labelled `A` and `B` are compared as `A` and `B`; fleet hosts
@@ -194,11 +172,7 @@ fn names_users_gave_are_the_machines_names() {
     }
     let out = import(&sb, &files);
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let out = sb
-        .on_db("compare")
-        .args(["h1", "h2", "--format", "json"])
-        .succeeds();
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    let c = comparison(&sb, &["h1", "h2"]);
     let labels: Vec<&str> = c.machines.iter().map(|m| m.label.as_str()).collect();
     assert_eq!(labels, ["h1", "h2"]);
     let text = stdout_of(&sb.on_db("compare").args(["h1", "h2"]).succeeds());
@@ -207,11 +181,7 @@ fn names_users_gave_are_the_machines_names() {
         "{text}"
     );
     // The host name names both lab machines.
-    let out = sb
-        .on_db("compare")
-        .args(["lab", "--format", "json"])
-        .succeeds();
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    let c = comparison(&sb, &["lab"]);
     let mut labels: Vec<&str> = c.machines.iter().map(|m| m.label.as_str()).collect();
     labels.sort_unstable();
     assert_eq!(labels, ["h1", "h2"]);
@@ -246,11 +216,7 @@ fn three_tools_of_one_host_compare_whole() {
             assert!(out.status.success(), "{}", stderr_of(&out));
         }
     }
-    let out = sb
-        .on_db("compare")
-        .args(["rpi1", "rpi2", "--format", "json"])
-        .succeeds();
-    let c: Comparison = serde_json::from_slice(&out.stdout).unwrap();
+    let c = comparison(&sb, &["rpi1", "rpi2"]);
     // openssl speed's digests are the hash family's cases.
     for family in ["hash", "nbench", "bonnie"] {
         assert!(
@@ -444,25 +410,13 @@ fn fleet_groups_medians_and_the_host_that_stands_out() {
         .collect();
     assert_eq!(names, ["sysgauge.prom"], "no temporary file is left");
     // Other formats need a run named.
-    let out = sb
-        .on_db("results")
+    sb.on_db("results")
         .args(["export", "--format", "csv"])
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("name the run to export"),
-        "{}",
-        stderr_of(&out)
-    );
+        .usage_error("name the run to export");
 
-    let out = sb
-        .on_db("compare")
+    sb.on_db("compare")
         .args(["--group-by", "tag:"])
-        .exits_with(2);
-    assert!(
-        stderr_of(&out).contains("'tag:' is not a grouping (group, cpu, arch or tag:NAME)"),
-        "{}",
-        stderr_of(&out)
-    );
+        .usage_error("'tag:' is not a grouping (group, cpu, arch or tag:NAME)");
 }
 
 /// `results history`: a machine's runs oldest first with their index and
@@ -638,11 +592,7 @@ fn missing_cases_are_summed_up_unless_verbose() {
         37
     );
 
-    let json = sb
-        .on_db("compare")
-        .args(["big", "small", "--format", "json"])
-        .succeeds();
-    let c: Comparison = serde_json::from_slice(&json.stdout).unwrap();
+    let c = comparison(&sb, &["big", "small"]);
     assert_eq!(c.missing.len(), 41);
     assert!(c
         .missing

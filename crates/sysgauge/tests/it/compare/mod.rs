@@ -7,8 +7,9 @@ mod imports;
 mod machines;
 mod report;
 
-use crate::common::Sandbox;
+use crate::common::{Outcome, Sandbox};
 use std::path::{Path, PathBuf};
+use sysgauge_compare::Comparison;
 
 fn csv_fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -20,6 +21,18 @@ fn openssl_fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../sysgauge-crypto/tests/fixtures/openssl")
         .join(name)
+}
+
+/// `compare ARGS --format json` on the sandbox's database, which must
+/// succeed, read strictly: every struct in Comparison denies unknown
+/// fields.
+pub(crate) fn comparison(sb: &Sandbox, args: &[&str]) -> Comparison {
+    let out = sb
+        .on_db("compare")
+        .args(args)
+        .args(["--format", "json"])
+        .succeeds();
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn import(sb: &Sandbox, files: &[PathBuf]) -> std::process::Output {

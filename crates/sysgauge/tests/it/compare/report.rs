@@ -4,6 +4,16 @@ use super::{built_machines, csv_fixture, import, openssl_fixture};
 use crate::common::{Browser, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 
+/// Asserts that `dom` has a section with each of `ids`.
+fn assert_sections(dom: &str, ids: &[&str]) {
+    for id in ids {
+        assert!(
+            dom.contains(&format!("id=\"{id}\"")),
+            "section {id} missing from the DOM"
+        );
+    }
+}
+
 /// Keep the report and its screenshot where `SYSGAUGE_KEEP_REPORT` says.
 fn keep_report(html: &Path, shot: &Path, prefix: &str) {
     if let Some(dir) = std::env::var_os("SYSGAUGE_KEEP_REPORT") {
@@ -42,22 +52,19 @@ fn html_report_renders_in_headless_chromium() {
         return;
     };
     // The DOM after the page has loaded: every section and chart is there.
-    let (dom, console) = browser.dom_and_console(&html);
-    assert_eq!(console, Vec::<String>::new(), "console messages");
-    for id in [
-        "facts",
-        "summary",
-        "cases",
-        "family-hash",
-        "family-other",
-        "missing",
-        "method",
-    ] {
-        assert!(
-            dom.contains(&format!("id=\"{id}\"")),
-            "section {id} missing from the DOM"
-        );
-    }
+    let dom = browser.silent_dom(&html);
+    assert_sections(
+        &dom,
+        &[
+            "facts",
+            "summary",
+            "cases",
+            "family-hash",
+            "family-other",
+            "missing",
+            "method",
+        ],
+    );
     assert!(dom.contains("data-chart=\"summary\""));
     assert!(dom.contains("data-chart=\"ratios-hash\""));
     assert!(dom.contains("data-chart=\"ratios-other\""));
@@ -167,19 +174,16 @@ fn report_across_measured_and_imported_machines_renders_in_chromium() {
         return;
     };
     browser.assert_console_is_read(sb.path());
-    let (dom, console) = browser.dom_and_console(&html);
-    assert_eq!(console, Vec::<String>::new(), "console messages");
-    for id in [
-        "chart-sweep",
-        "chart-latency",
-        "family-crypto",
-        "family-sweep",
-    ] {
-        assert!(
-            dom.contains(&format!("id=\"{id}\"")),
-            "section {id} missing from the DOM"
-        );
-    }
+    let dom = browser.silent_dom(&html);
+    assert_sections(
+        &dom,
+        &[
+            "chart-sweep",
+            "chart-latency",
+            "family-crypto",
+            "family-sweep",
+        ],
+    );
     assert!(dom.contains("data-chart=\"sweep\"") && dom.contains("fastbox"));
     let shot = sb.path().join("machines.png");
     browser.screenshot(&html, &shot);

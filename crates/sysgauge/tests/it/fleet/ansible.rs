@@ -22,10 +22,7 @@ fn ansible_role_measures_fetches_and_imports() {
     {
         return;
     }
-    let mut lab = Lab::new();
-    for h in lab.hosts.iter_mut().take(2) {
-        h.start();
-    }
+    let lab = Lab::running(2);
     let sb = Sandbox::new();
     let d = lab.dir.path();
     let inventory = d.join("ansible.ini");

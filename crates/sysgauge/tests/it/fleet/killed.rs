@@ -2,7 +2,7 @@
 //! and its control directory outlive it, and the next fleet run stops and
 //! removes them.
 
-use super::{available, Lab};
+use super::{available, measuring_tiny_md5, Lab};
 use crate::common::{stderr_of, Sandbox};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -40,9 +40,7 @@ fn masters_of_a_killed_run_are_stopped_by_the_next() {
         return;
     }
     let mut lab = Lab::with_hosts(3);
-    for h in lab.hosts.iter_mut() {
-        h.start();
-    }
+    lab.start_first(3);
     let sb = Sandbox::new();
     // The fleet's own temporary directory: only this test's control
     // directories are in it.
@@ -99,17 +97,7 @@ fn masters_of_a_killed_run_are_stopped_by_the_next() {
 
     // The next fleet run (one host, a short run) removes both first.
     let out = lab
-        .fleet_cmd(
-            &sb,
-            &[
-                addresses[0].as_str(),
-                "--",
-                "--profile",
-                "tiny",
-                "--only",
-                "hash.md5",
-            ],
-        )
+        .fleet_cmd(&sb, &measuring_tiny_md5(&[addresses[0].as_str()]))
         .env("TMPDIR", tmp.path())
         .output()
         .unwrap();

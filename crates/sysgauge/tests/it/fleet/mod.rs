@@ -37,6 +37,15 @@ const SSHD: &str = "/usr/sbin/sshd";
 const NAMES: [&str; 6] = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
 const HOSTNAMES: [&str; 6] = ["twin", "twin", "charlie", "delta", "echo", "foxtrot"];
 
+/// What a lab host measures, after the fleet's own options: the tiny
+/// profile's MD5 case, quick and still a stored run.
+const TINY_MD5: [&str; 5] = ["--", "--profile", "tiny", "--only", "hash.md5"];
+
+/// The fleet's own `options`, then [`TINY_MD5`] for the hosts.
+fn measuring_tiny_md5<'a>(options: &[&'a str]) -> Vec<&'a str> {
+    options.iter().copied().chain(TINY_MD5).collect()
+}
+
 fn available() -> bool {
     require(
         "fleet test needs root, ip, unshare, ssh, ssh-keygen and sshd",
@@ -129,6 +138,20 @@ fn name_of(i: usize) -> String {
 impl Lab {
     fn new() -> Lab {
         Lab::with_hosts(NAMES.len())
+    }
+
+    /// [`Lab::new`] with sshd started on its first `n` hosts.
+    fn running(n: usize) -> Lab {
+        let mut lab = Lab::new();
+        lab.start_first(n);
+        lab
+    }
+
+    /// Starts sshd on the first `n` hosts.
+    fn start_first(&mut self, n: usize) {
+        for h in self.hosts.iter_mut().take(n) {
+            h.start();
+        }
     }
 
     /// The six hosts above and, beyond them, `n - 6` more healthy ones

@@ -42,6 +42,28 @@ fn nft_in(ns: &str, ruleset: &str) {
     assert!(child.wait().unwrap().success(), "nft refused:\n{ruleset}");
 }
 
+/// The fleet lab and nft are there (or the test is skipped, or fails under
+/// `SYSGAUGE_REQUIRE_ALL=1`); `test` names the test in the note.
+fn lab_with_nft(test: &str) -> bool {
+    available()
+        && require(
+            &format!("{test} needs nft"),
+            on_path("nft"),
+            "apt-get install -y nftables",
+        )
+}
+
+/// `fleet net` over the hosts listed in `inventory`, with `options`,
+/// storing into the sandbox's database.
+fn fleet_net(lab: &Lab, sb: &Sandbox, inventory: &Path, options: &[&str]) -> std::process::Output {
+    let inventory = inventory.display().to_string();
+    let mut args = vec!["--inventory", &inventory];
+    args.extend(options);
+    lab.fleet_action(sb.db().as_os_str(), "net", &args)
+        .output()
+        .unwrap()
+}
+
 /// The matrices `fleet net --format json` printed, as name → cells.
 fn matrix_cells(out: &std::process::Output) -> (Vec<String>, serde_json::Value) {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
@@ -57,13 +79,7 @@ fn matrix_cells(out: &std::process::Output) -> (Vec<String>, serde_json::Value) 
 
 #[test]
 fn network_matrix_finds_the_one_lossy_direction_over_ipv4_and_ipv6() {
-    if !available()
-        || !require(
-            "the network matrix test needs nft",
-            on_path("nft"),
-            "apt-get install -y nftables",
-        )
-    {
+    if !lab_with_nft("the network matrix test") {
         return;
     }
     let mut lab = Lab::with_hosts(4);
@@ -101,27 +117,23 @@ fn network_matrix_finds_the_one_lossy_direction_over_ipv4_and_ipv6() {
         std::fs::write(&file, inv).unwrap();
         let sb = Sandbox::new();
         let t0 = Instant::now();
-        let out = lab
-            .fleet_action(
-                sb.db().as_os_str(),
-                "net",
-                &[
-                    "--inventory",
-                    &file.display().to_string(),
-                    "--profile",
-                    "tiny",
-                    "--pings",
-                    "300",
-                    "--ping-interval",
-                    "0.02",
-                    "--format",
-                    "json",
-                    "--timeout",
-                    "300",
-                ],
-            )
-            .output()
-            .unwrap();
+        let out = fleet_net(
+            &lab,
+            &sb,
+            &file,
+            &[
+                "--profile",
+                "tiny",
+                "--pings",
+                "300",
+                "--ping-interval",
+                "0.02",
+                "--format",
+                "json",
+                "--timeout",
+                "300",
+            ],
+        );
         assert!(t0.elapsed() < Duration::from_secs(400));
         assert_eq!(out.status.code(), Some(0), "{family}: {}", stderr_of(&out));
         let (hosts, cells) = matrix_cells(&out);
@@ -197,22 +209,14 @@ fn network_matrix_finds_the_one_lossy_direction_over_ipv4_and_ipv6() {
 
 #[test]
 fn a_fleet_flood_adds_hosts_until_the_reply_rate_stops_rising() {
-    if !available()
-        || !require(
-            "the fleet flood test needs nft",
-            on_path("nft"),
-            "apt-get install -y nftables",
-        )
-    {
+    if !lab_with_nft("the fleet flood test") {
         return;
     }
     // Four hosts with sshd; the fifth namespace runs nothing but its
     // network stack, and answers at most LIMIT echo requests a second.
     const LIMIT: f64 = 1500.0;
     let mut lab = Lab::with_hosts(5);
-    for h in lab.hosts.iter_mut().take(4) {
-        h.start();
-    }
+    lab.start_first(4);
     let target = lab.hosts[4].address.clone();
     let ruleset = format!(
         "table inet sglimit {{\n  chain in {{\n    type filter hook input priority 0; policy accept;\n    \
@@ -228,23 +232,12 @@ fn a_fleet_flood_adds_hosts_until_the_reply_rate_stops_rising() {
     // Alone: senders sharing the CPUs with other tests fall short of the
     // target's limit.
     let sb = Sandbox::alone();
-    let out = lab
-        .fleet_action(
-            sb.db().as_os_str(),
-            "net",
-            &[
-                "--inventory",
-                &file.display().to_string(),
-                "--icmp",
-                &target,
-                "--profile",
-                "quick",
-                "--timeout",
-                "300",
-            ],
-        )
-        .output()
-        .unwrap();
+    let out = fleet_net(
+        &lab,
+        &sb,
+        &file,
+        &["--icmp", &target, "--profile", "quick", "--timeout", "300"],
+    );
     let (table, log) = (stdout_of(&out), stderr_of(&out));
     assert!(matches!(out.status.code(), Some(0 | 1)), "{table}\n{log}");
     // Rows: hosts flooding, senders, replies/s, per host, overlap.

@@ -1,6 +1,6 @@
 //! A fleet into PostgreSQL, then `compare` and `report` over it.
 
-use super::{available, Lab};
+use super::{available, measuring_tiny_md5, Lab};
 use crate::common::{stderr_of, stdout_of, Sandbox};
 
 /// The namespace fleet into PostgreSQL (reached from the hub's namespace
@@ -19,23 +19,10 @@ fn fleet_into_postgres_then_compare_and_report() {
     };
     pg.create_database("fleet");
     let url = pg.socket_url("fleet");
-    let mut lab = Lab::new();
-    for h in lab.hosts.iter_mut().take(3) {
-        h.start();
-    }
+    let lab = Lab::running(3);
     let sb = Sandbox::new();
     let inventory = lab.inventory();
-    let args = [
-        "--inventory",
-        inventory.as_str(),
-        "--limit",
-        "lab",
-        "--",
-        "--profile",
-        "tiny",
-        "--only",
-        "hash.md5",
-    ];
+    let args = measuring_tiny_md5(&["--inventory", &inventory, "--limit", "lab"]);
     let out = lab.fleet_cmd_on(url.as_ref(), &args).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert_eq!(

@@ -1,7 +1,7 @@
 //! `fleet run` on the namespace LAN: faults and `--retry-failed`, a host lost
 //! mid-run and Ctrl-C, `--timeout`, the key exchange offered, usage errors.
 
-use super::{available, runs, sysgauge, table_row, Lab, HOSTNAMES};
+use super::{available, measuring_tiny_md5, runs, sysgauge, table_row, Lab, HOSTNAMES, NAMES};
 use crate::common::{stderr_of, stdout_of, Sandbox};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -12,10 +12,7 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     if !available() {
         return;
     }
-    let mut lab = Lab::new();
-    for h in lab.hosts.iter_mut() {
-        h.start();
-    }
+    let mut lab = Lab::running(NAMES.len());
     // delta goes down before the run.
     lab.hosts[3].stop();
     let sb = Sandbox::new();
@@ -31,18 +28,7 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     assert!(inv.contains("rated_mhz=4500"), "{inv}");
     std::fs::write(lab.inventory(), inv).unwrap();
 
-    let out = lab.fleet(
-        &sb,
-        &[
-            "--inventory",
-            &lab.inventory(),
-            "--",
-            "--profile",
-            "tiny",
-            "--only",
-            "hash.md5",
-        ],
-    );
+    let out = lab.fleet(&sb, &measuring_tiny_md5(&["--inventory", &lab.inventory()]));
     let (table, log) = (stdout_of(&out), stderr_of(&out));
     assert_eq!(out.status.code(), Some(1), "{log}\n{table}");
     for alias in ["alpha", "bravo", "charlie"] {
@@ -206,10 +192,7 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     if !available() {
         return;
     }
-    let mut lab = Lab::new();
-    for h in lab.hosts.iter_mut().take(4) {
-        h.start();
-    }
+    let mut lab = Lab::running(4);
     let sb = Sandbox::new();
     let before = lab.remote_dirs();
     assert!(before.is_empty());
@@ -273,17 +256,7 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     );
 
     lab.hosts[3].start();
-    let out = lab.fleet(
-        &sb,
-        &[
-            "--retry-failed",
-            "--",
-            "--profile",
-            "tiny",
-            "--only",
-            "hash.md5",
-        ],
-    );
+    let out = lab.fleet(&sb, &measuring_tiny_md5(&["--retry-failed"]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert_eq!(runs(&sb).len(), 4);
     assert_eq!(lab.remote_dirs(), before);
@@ -296,8 +269,7 @@ fn timeout_stops_and_cleans_up() {
     if !available() {
         return;
     }
-    let mut lab = Lab::new();
-    lab.hosts[0].start();
+    let lab = Lab::running(1);
     let sb = Sandbox::new();
     let t0 = Instant::now();
     let address = lab.hosts[0].address.clone();
@@ -337,8 +309,7 @@ fn the_quick_key_exchange_unless_one_is_configured() {
     if !available() {
         return;
     }
-    let mut lab = Lab::new();
-    lab.hosts[0].start();
+    let lab = Lab::running(1);
     let sb = Sandbox::new();
     let wrap = tempfile::tempdir().unwrap();
     let log = wrap.path().join("ssh.log");
@@ -370,14 +341,8 @@ fn the_quick_key_exchange_unless_one_is_configured() {
     let master = |extra: &[&str]| {
         let _ = std::fs::remove_file(&log);
         let mut args = extra.to_vec();
-        args.extend([
-            address.as_str(),
-            "--",
-            "--profile",
-            "tiny",
-            "--only",
-            "hash.md5",
-        ]);
+        args.push(&address);
+        let args = measuring_tiny_md5(&args);
         let out = lab
             .fleet_cmd(&sb, &args)
             .env("PATH", &path)

@@ -7,7 +7,7 @@
 //! machines page, a run page and a comparison link, and the page shows the
 //! numbers the CLI's `compare` prints for the same machines.
 
-use super::{available, Lab};
+use super::{available, Lab, TINY_MD5};
 use crate::common::{stderr_of, stdout_of, Browser, Outcome, Sandbox};
 use crate::upload::add_token;
 use std::path::Path;
@@ -48,13 +48,12 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
     };
     pg.create_database("site");
     let site_db = pg.socket_url("site");
-    let mut lab = Lab::new();
-    for h in lab.hosts.iter_mut().take(2) {
-        h.start();
-    }
+    let lab = Lab::running(2);
     let hub = lab.hub.hub.clone();
     let ip = lab.hub.bridge_address();
-    let Some((cert, key)) = crate::upload::self_signed(sb.path(), &format!("IP:{ip}")) else {
+    let Some((cert, key)) =
+        sysgauge_testkit::self_signed_certificate(sb.path(), &format!("IP:{ip}"))
+    else {
         return;
     };
     let (cert, key) = (cert.display().to_string(), key.display().to_string());
@@ -87,29 +86,11 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
     // alpha and bravo measure and upload their own runs; the controller
     // stores them and uploads them too (already there).
     let inventory = lab.inventory();
-    let args = [
-        "--inventory",
-        &inventory,
-        "--limit",
-        "alpha,bravo",
-        "--upload",
-        &url,
-        "--token-file",
-        &token,
-        "--ca-cert",
-        &cert,
-        "--",
-        "--profile",
-        "tiny",
-        "--only",
-        "hash.md5",
-        "--upload",
-        &url,
-        "--token-file",
-        &token,
-        "--ca-cert",
-        &cert,
-    ];
+    let upload = ["--upload", &url, "--token-file", &token, "--ca-cert", &cert];
+    let mut args = vec!["--inventory", &inventory, "--limit", "alpha,bravo"];
+    args.extend(upload);
+    args.extend(TINY_MD5);
+    args.extend(upload);
     let out = lab.fleet(&sb, &args);
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let table = stdout_of(&out);
@@ -129,7 +110,7 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
                 "--db",
             ])
             .arg(sb.path().join("local.db"))
-            .args(["--upload", &url, "--token-file", &token, "--ca-cert", &cert]),
+            .args(upload),
     );
     assert!(
         stderr_of(&out).contains("uploaded: https://"),
@@ -154,8 +135,7 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
 
     // The pages, as a reader's browser shows them.
     let browser = browser.in_netns(&hub);
-    let (machines, console) = browser.url_dom_and_console(&format!("{url}/"));
-    assert!(console.is_empty(), "{console:?}");
+    let machines = browser.url_silent_dom(&format!("{url}/"));
     assert!(machines.matches("twin").count() >= 2, "{machines}");
     browser.url_screenshot(&format!("{url}/"), &sb.path().join("machines.png"));
     let run_id = sb
@@ -168,8 +148,7 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
     assert!(page.contains("hash.md5"), "{page}");
     browser.url_screenshot(&format!("{url}/runs/{first}"), &sb.path().join("run.png"));
     let link = format!("{url}/compare?m={local}&m=twin&ref={local}");
-    let (compare, console) = browser.url_dom_and_console(&link);
-    assert!(console.is_empty(), "{console:?}");
+    let compare = browser.url_silent_dom(&link);
     for n in &numbers {
         assert!(
             compare.contains(n.as_str()),
