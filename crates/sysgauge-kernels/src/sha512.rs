@@ -398,7 +398,7 @@ mod x86 {
     unsafe fn rounds_in_registers(s: &mut [u64; 8], wk: *const u64, groups: usize) {
         let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *s;
         let mut p = 0u64;
-        let mut q = b ^ c;
+        let q = b ^ c;
         // SAFETY: reads the words named above for every group, which the
         // caller guarantees are there; BMI1 and BMI2 are checked before
         // any kernel runs; groups >= 1.
@@ -418,7 +418,7 @@ mod x86 {
                 "jne 2b",
                 a = inout(reg) a, b = inout(reg) b, c = inout(reg) c, d = inout(reg) d,
                 e = inout(reg) e, f = inout(reg) f, g = inout(reg) g, h = inout(reg) h,
-                p = inout(reg) p, q = inout(reg) q, x = out(reg) _,
+                p = inout(reg) p, q = inout(reg) q => _, x = out(reg) _,
                 wk = inout(reg) wk => _, end = in(reg) wk.add(16 * groups),
                 options(nostack, pure, readonly),
             );
