@@ -176,7 +176,7 @@ impl Kernel {
     }
 }
 
-/// Which kernels this CPU can run: 0 = portable, 1 = AVX2 + BMI2, 2 = also
+/// Which kernels this CPU can run: 0 = portable, 1 = AVX2 + BMI1/2, 2 = also
 /// AVX-512VL.
 fn kernel_level() -> u8 {
     #[cfg(target_arch = "x86_64")]
@@ -188,7 +188,10 @@ fn kernel_level() -> u8 {
         if l != 0xff {
             return l;
         }
-        let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2");
+        // BMI1 for the rounds' `andn` (every CPU with BMI2 has it).
+        let avx2 = std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("bmi1")
+            && std::is_x86_feature_detected!("bmi2");
         let avx512 = avx2
             && std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512vl");
@@ -228,13 +231,14 @@ fn compress(kernel: Kernel, state: &mut [u64; 8], blocks: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     match kernel {
         Kernel::Avx512Vl if kernel_level() >= 2 => {
-            // SAFETY: the CPU has AVX-512F/VL, AVX2 and BMI2, the features
-            // the kernel is compiled for.
+            // SAFETY: the CPU has AVX-512F/VL, AVX2, BMI1 and BMI2, the
+            // features the kernel is compiled for and its rounds' assembly
+            // uses.
             unsafe { x86::compress_vl(state, blocks) };
             return;
         }
         Kernel::Avx2 if kernel_level() >= 1 => {
-            // SAFETY: the CPU has AVX2 and BMI2.
+            // SAFETY: the CPU has AVX2, BMI1 and BMI2.
             unsafe { x86::compress(state, blocks) };
             return;
         }
@@ -302,8 +306,9 @@ mod x86 {
     }
 
     /// One round. `wk` is W[t] + K[t]. The names rotate from round to round
-    /// instead of the values moving. It stays in Rust: LLVM's register
-    /// allocation of it beat a hand-allocated assembly version.
+    /// instead of the values moving. Compiled, for the rounds the message
+    /// schedule is woven into (the vector code between them is the
+    /// compiler's); the rounds after the schedule run `asm_round!`.
     macro_rules! round {
         ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $wk:expr) => {
             // h + W + K is ready long before e, so it goes first.
@@ -342,6 +347,83 @@ mod x86 {
             round!($c, $d, $e, $f, $g, $h, $a, $b, *$wk.add($base + 12));
             round!($b, $c, $d, $e, $f, $g, $h, $a, *$wk.add($base + 13));
         };
+    }
+
+    /// One round in registers, as assembly text: `wk` + `off` bytes holds
+    /// W + K. Ch is (e & f) + (!e & g) (the two never share a bit, so the
+    /// sum is their OR, added straight into h). `q` comes in as b ^ c and
+    /// the round leaves a ^ b in `x` (the two swap names every round) for
+    /// Maj = ((a ^ b) & (b ^ c)) ^ b. Sigma0(a) is left in `p` and added to
+    /// the new a when the next round starts, off the chain that leads to e.
+    #[rustfmt::skip]
+    macro_rules! asm_round {
+        ($a:literal, $b:literal, $c:literal, $d:literal, $e:literal, $f:literal, $g:literal, $h:literal, $q:literal, $x:literal, $off:literal) => {
+            concat!(
+                "add {", $h, "}, qword ptr [{wk} + ", $off, "]\n",
+                "lea {", $a, "}, [{", $a, "} + {p}]\n",
+                "mov {", $x, "}, {", $f, "}\n",
+                "and {", $x, "}, {", $e, "}\n",
+                "lea {", $h, "}, [{", $h, "} + {", $x, "}]\n",
+                "andn {", $x, "}, {", $e, "}, {", $g, "}\n",
+                "lea {", $h, "}, [{", $h, "} + {", $x, "}]\n",
+                "rorx {p}, {", $e, "}, 41\n",
+                "rorx {", $x, "}, {", $e, "}, 18\n",
+                "xor {p}, {", $x, "}\n",
+                "rorx {", $x, "}, {", $e, "}, 14\n",
+                "xor {p}, {", $x, "}\n",
+                "lea {", $h, "}, [{", $h, "} + {p}]\n",
+                "mov {", $x, "}, {", $a, "}\n",
+                "xor {", $x, "}, {", $b, "}\n",
+                "and {", $q, "}, {", $x, "}\n",
+                "xor {", $q, "}, {", $b, "}\n",
+                "lea {", $d, "}, [{", $d, "} + {", $h, "}]\n",
+                "lea {", $h, "}, [{", $h, "} + {", $q, "}]\n",
+                "rorx {p}, {", $a, "}, 39\n",
+                "rorx {", $q, "}, {", $a, "}, 34\n",
+                "xor {p}, {", $q, "}\n",
+                "rorx {", $q, "}, {", $a, "}, 28\n",
+                "xor {p}, {", $q, "}\n",
+            )
+        };
+    }
+
+    /// `groups` times eight rounds of one block with every state word in a
+    /// register: compiled, these rounds kept three state words on the
+    /// stack and took about 30 instructions a round, 24 here, the sums as
+    /// `lea` (in llvm-mca's Zen 3 model eight rounds take 44 cycles, 51
+    /// compiled; docs/performance.md). W + K of a group's round k at
+    /// `wk + [0, 1, 4, 5, 8, 9, 12, 13][k]` words, as in `rounds8!`, the
+    /// next group 16 words on.
+    #[inline(always)]
+    unsafe fn rounds_in_registers(s: &mut [u64; 8], wk: *const u64, groups: usize) {
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *s;
+        let mut p = 0u64;
+        let q = b ^ c;
+        // SAFETY: reads the words named above for every group, which the
+        // caller guarantees are there; BMI1 and BMI2 are checked before
+        // any kernel runs; groups >= 1.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                asm_round!("a", "b", "c", "d", "e", "f", "g", "h", "q", "x", 0),
+                asm_round!("h", "a", "b", "c", "d", "e", "f", "g", "x", "q", 8),
+                asm_round!("g", "h", "a", "b", "c", "d", "e", "f", "q", "x", 32),
+                asm_round!("f", "g", "h", "a", "b", "c", "d", "e", "x", "q", 40),
+                asm_round!("e", "f", "g", "h", "a", "b", "c", "d", "q", "x", 64),
+                asm_round!("d", "e", "f", "g", "h", "a", "b", "c", "x", "q", 72),
+                asm_round!("c", "d", "e", "f", "g", "h", "a", "b", "q", "x", 96),
+                asm_round!("b", "c", "d", "e", "f", "g", "h", "a", "x", "q", 104),
+                "add {wk}, 128",
+                "cmp {wk}, {end}",
+                "jne 2b",
+                a = inout(reg) a, b = inout(reg) b, c = inout(reg) c, d = inout(reg) d,
+                e = inout(reg) e, f = inout(reg) f, g = inout(reg) g, h = inout(reg) h,
+                p = inout(reg) p, q = inout(reg) q => _, x = out(reg) _,
+                wk = inout(reg) wk => _, end = in(reg) wk.add(16 * groups),
+                options(nostack, pure, readonly),
+            );
+        }
+        *s = [a.wrapping_add(p), b, c, d, e, f, g, h];
     }
 
     /// 64-bit lane rotate right (AVX2 has no vector rotate).
@@ -478,29 +560,18 @@ mod x86 {
                     { sched!(j + 4, 4); } { sched!(j + 5, 5); } { sched!(j + 6, 6); } { sched!(j + 7, 7); });
                 t0 += 16;
             }
-            let mut t0 = 64;
-            while t0 < 80 {
-                rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, 2 * t0);
-                t0 += 8;
-            }
-            let sa = [ra, rb, rc, rd, re, rf, rg, rh];
+            // Rounds 64..79 of block A, then block B's 80 (every W + K is
+            // ready by then), in registers.
+            let mut sa = [ra, rb, rc, rd, re, rf, rg, rh];
+            rounds_in_registers(&mut sa, wkq.add(128), 2);
             for (st, v) in state.iter_mut().zip(sa.iter()) {
                 *st = st.wrapping_add(*v);
             }
             if !do_b {
                 return;
             }
-            // Block B: every W + K is ready.
-            let [mut ra, mut rb, mut rc, mut rd, mut re, mut rf, mut rg, mut rh] = *state;
-            // Written out: with a loop counter and a pointer live, the
-            // rounds run out of registers and spill the state.
-            macro_rules! rounds8_at {
-                ($($base:literal)*) => {
-                    $(rounds8!(ra, rb, rc, rd, re, rf, rg, rh, wkq, $base);)*
-                };
-            }
-            rounds8_at!(2 18 34 50 66 82 98 114 130 146);
-            let sb = [ra, rb, rc, rd, re, rf, rg, rh];
+            let mut sb = *state;
+            rounds_in_registers(&mut sb, wkq.add(2), 10);
             for (st, v) in state.iter_mut().zip(sb.iter()) {
                 *st = st.wrapping_add(*v);
             }
