@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use std::path::Path;
 pub use sysgauge_compare::naming::{MachineKey, NamedMachine, Origin};
 use sysgauge_core::record::ALIAS_TAG;
-use sysgauge_core::record::{RunRecord, GROUPS_TAG};
+use sysgauge_core::record::RunRecord;
 #[cfg(test)]
 pub(crate) use sysgauge_store::machines::test_row;
 pub use sysgauge_store::machines::{key_of_row, resolve_stored};
