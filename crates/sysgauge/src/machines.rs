@@ -10,8 +10,8 @@ use crate::values::GroupBy;
 use anyhow::{bail, Result};
 use std::path::Path;
 pub use sysgauge_compare::naming::{MachineKey, NamedMachine, Origin};
-use sysgauge_core::record::ALIAS_TAG;
 use sysgauge_core::record::RunRecord;
+use sysgauge_core::record::ALIAS_TAG;
 #[cfg(test)]
 pub(crate) use sysgauge_store::machines::test_row;
 pub use sysgauge_store::machines::{key_of_row, resolve_stored};
