@@ -997,6 +997,20 @@ mod tests {
         std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
     }
 
+    /// No more descriptors open than `before`: the other tests of this
+    /// process open and close files at any moment, so a count above it
+    /// must stay above for a second (a leak stays; theirs close).
+    #[track_caller]
+    fn assert_no_fd_leak(before: usize, what: &str) {
+        for _ in 0..100 {
+            if open_fds() <= before {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("{what}: {} descriptors open, {before} before", open_fds());
+    }
+
     /// popen_noshell's pattern reads what the child printed to the end:
     /// more than a pipe's buffer, so the child blocks until the parent has
     /// read, and the byte count and contents are exact.
@@ -1029,7 +1043,7 @@ mod tests {
             assert_eq!(seen, 300_000);
             assert!(!nonzero);
         }
-        assert_eq!(open_fds(), before, "the pipe's descriptors leaked");
+        assert_no_fd_leak(before, "the pipe's descriptors leaked");
         let echo = sysgauge_core::bench::find_program("echo").expect("coreutils echo");
         let mut plan = ExecPlan::new(&echo, &[OsStr::new("a b")]).unwrap();
         let mut out = Vec::new();
@@ -1057,7 +1071,7 @@ mod tests {
                 other => panic!("expected exit status 127, got {other:?}"),
             }
         }
-        assert_eq!(open_fds(), before);
+        assert_no_fd_leak(before, "a failed exec leaked descriptors");
         let t = sysgauge_core::bench::find_program("true").expect("coreutils true");
         let mut plan = ExecPlan::new(&t, &[]).unwrap();
         assert_eq!(plan.clone_vm_pipe(&mut |_| {}), Ok(0));
