@@ -21,7 +21,10 @@
 //! - AES-GCM: aws-lc (`aws-lc-rs`), whose GCM uses VAES/AVX-512 and beats
 //!   OpenSSL 3.0.
 //! - ChaCha20-Poly1305: `chacha_poly` (AVX-512 with IFMA, hand-written: no
-//!   crate, aws-lc included, comes near OpenSSL's AVX-512 code) and aws-lc,
+//!   crate, aws-lc included, comes near OpenSSL's AVX-512 code) in two
+//!   placements of the Poly1305 work (all in IFMA lanes stitched into the
+//!   rounds, or partly on a scalar `mulx` chain, which wins where the rounds
+//!   fill the vector units, as on Zen 4), and aws-lc,
 //!   which is faster below about `chacha_poly::MIN_LEN` bytes (the default
 //!   without a trial) and the only one on other CPUs.
 //! - 3DES-EDE-CBC: aws-lc (OpenSSL's own table code) and RustCrypto `des`
@@ -143,6 +146,9 @@ pub const SYSGAUGE_AES_NI: &str = "sysgauge-aes-ni";
 pub const SYSGAUGE_VAES_AVX512: &str = "sysgauge-vaes-avx512";
 pub const SYSGAUGE_VAES_AVX2: &str = "sysgauge-vaes-avx2";
 pub const SYSGAUGE_AVX512: &str = "sysgauge-avx512";
+/// ChaCha20-Poly1305 with part of Poly1305 on a scalar `mulx` chain
+/// (`chacha_poly::MacPlacement::ScalarChain`).
+pub const SYSGAUGE_AVX512_MULX: &str = "sysgauge-avx512-mulx";
 pub const SYSGAUGE_VPCLMUL_AVX512: &str = "sysgauge-vpclmul-avx512";
 pub const SYSGAUGE_VPCLMUL_AVX2: &str = "sysgauge-vpclmul-avx2";
 pub const SYSGAUGE_PCLMUL: &str = "sysgauge-pclmul";
@@ -375,7 +381,7 @@ impl Cipher {
                 SYSGAUGE_AES_NI,
                 AWS_LC,
             ],
-            Cipher::ChaCha20Poly1305 => &[SYSGAUGE_AVX512, AWS_LC],
+            Cipher::ChaCha20Poly1305 => &[SYSGAUGE_AVX512, SYSGAUGE_AVX512_MULX, AWS_LC],
             Cipher::Aes128Gcm | Cipher::Aes256Gcm => &[AWS_LC],
             Cipher::DesEde3Cbc => &[AWS_LC, RUSTCRYPTO],
             Cipher::BfCbc
@@ -411,7 +417,9 @@ impl Cipher {
             .filter(|&name| match (self, name) {
                 (Cipher::Aes128Ctr, n) if n != AWS_LC => ctr.iter().any(|k| ctr_name(*k) == n),
                 (_, SYSGAUGE_AES_NI) => super::aes::cbc_available(),
-                (_, SYSGAUGE_AVX512) => super::chacha_poly::available(),
+                (_, SYSGAUGE_AVX512 | SYSGAUGE_AVX512_MULX) => {
+                    chacha_placement(name).is_some_and(|p| p.available())
+                }
                 (_, SYSGAUGE_ASM) => super::rc4::asm_available(),
                 (Cipher::Ghash, n) if n != RUSTCRYPTO => ghash_kernel(n).is_some(),
                 _ => true,
@@ -541,12 +549,12 @@ impl Cipher {
             (Cipher::DesEde3Cbc, RUSTCRYPTO) => {
                 self.crate_cbc::<des::TdesEde3>(key, iv, RUSTCRYPTO)?
             }
-            (Cipher::ChaCha20Poly1305, SYSGAUGE_AVX512) => {
-                if !super::chacha_poly::available() {
-                    return Err(unavailable());
-                }
+            (Cipher::ChaCha20Poly1305, SYSGAUGE_AVX512 | SYSGAUGE_AVX512_MULX) => {
+                let placement = chacha_placement(name)
+                    .filter(|p| p.available())
+                    .ok_or_else(unavailable)?;
                 Box::new(
-                    ChaChaPolyStream::new(key, iv, aad)
+                    ChaChaPolyStream::new(key, iv, aad, placement)
                         .ok_or_else(|| self.setup_err("bad key or nonce"))?,
                 )
             }
@@ -1529,6 +1537,16 @@ cbc_encrypt_of_kernel!(
     sysgauge_kernels::des::DesCbc
 );
 
+/// The `chacha_poly` placement an implementation name stands for.
+fn chacha_placement(name: &str) -> Option<super::chacha_poly::MacPlacement> {
+    use super::chacha_poly::MacPlacement;
+    match name {
+        SYSGAUGE_AVX512 => Some(MacPlacement::Lanes),
+        SYSGAUGE_AVX512_MULX => Some(MacPlacement::ScalarChain),
+        _ => None,
+    }
+}
+
 /// The crypto family's stream: every buffer is sealed as one message, with
 /// a 4-byte fixed nonce prefix and a 64-bit big-endian message counter (as
 /// the aws-lc stream in `symmetric.rs` does).
@@ -1541,9 +1559,14 @@ pub struct ChaChaPolyStream {
 }
 
 impl ChaChaPolyStream {
-    /// `None` unless the key is 32 bytes, the nonce 12 and the CPU has
-    /// AVX-512F.
-    pub fn new(key: &[u8], nonce: &[u8], aad: &[u8]) -> Option<ChaChaPolyStream> {
+    /// `None` unless the key is 32 bytes, the nonce 12 and the CPU runs
+    /// the placement's kernels.
+    pub fn new(
+        key: &[u8],
+        nonce: &[u8],
+        aad: &[u8],
+        placement: super::chacha_poly::MacPlacement,
+    ) -> Option<ChaChaPolyStream> {
         if nonce.len() != 12 {
             return None;
         }
@@ -1552,7 +1575,7 @@ impl ChaChaPolyStream {
         let mut ctr = [0u8; 8];
         ctr.copy_from_slice(&nonce[4..]);
         Some(ChaChaPolyStream {
-            key: super::chacha_poly::ChaChaPoly::new(key)?,
+            key: super::chacha_poly::ChaChaPoly::new(key, placement)?,
             prefix,
             counter: u64::from_be_bytes(ctr),
             aad: aad.to_vec(),
@@ -1574,7 +1597,10 @@ impl Stream for ChaChaPolyStream {
         &self.tag
     }
     fn implementation(&self) -> &'static str {
-        SYSGAUGE_AVX512
+        match self.key.placement() {
+            super::chacha_poly::MacPlacement::Lanes => SYSGAUGE_AVX512,
+            super::chacha_poly::MacPlacement::ScalarChain => SYSGAUGE_AVX512_MULX,
+        }
     }
 }
 
@@ -1751,9 +1777,17 @@ mod tests {
         assert_eq!(start(MIN_LEN), expect);
         assert_eq!(start(8192), expect);
         // The family's own check: known answer and a round trip that aws-lc
-        // decrypts and verifies, at the sizes the kernels serve.
-        for len in [MIN_LEN, 1000, 8192, 16384] {
-            c.self_test(len).unwrap_or_else(|e| panic!("{len}: {e}"));
+        // decrypts and verifies, at the sizes the kernels serve, for each
+        // placement this CPU runs (the trial's candidates).
+        for name in c.available() {
+            for len in [MIN_LEN, 1000, 8192, 16384] {
+                c.self_test_of(name, len)
+                    .unwrap_or_else(|e| panic!("{name}, {len}: {e}"));
+            }
+            let stream = c.start_with(name, &[7u8; 32], &[9u8; 12], 8192).unwrap();
+            assert_eq!(stream.implementation(), name);
         }
+        let scalar = super::super::chacha_poly::MacPlacement::ScalarChain.available();
+        assert_eq!(c.available().contains(&SYSGAUGE_AVX512_MULX), scalar);
     }
 }
