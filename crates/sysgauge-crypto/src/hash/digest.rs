@@ -11,7 +11,8 @@
 //! - SHA-1, SHA-256: RustCrypto `sha1`/`sha2` (SHA-NI on x86, the ARMv8
 //!   SHA extensions, portable code elsewhere, detected at run time) and
 //!   aws-lc (`aws-lc-rs`, OpenSSL's assembly lineage);
-//! - SHA-512: `sysgauge_kernels::sha512`'s AVX-512VL and AVX2 + BMI2
+//! - SHA-512: `sysgauge_kernels::sha512`'s AVX-512VL (compiled, and with
+//!   the woven rounds in assembly, which wins on Zen 4) and AVX2 + BMI2
 //!   kernels (written because no crate reaches `openssl speed`'s AVX2 code
 //!   on Intel), RustCrypto `sha2`, and aws-lc (OpenSSL's scalar assembly,
 //!   which aws-lc runs on AMD CPUs and which is the fastest on Zen 5);
@@ -124,6 +125,7 @@ impl Algorithm {
             Algorithm::Sha256 => &[RUSTCRYPTO_SHA256, AWS_LC_SHA256],
             Algorithm::Sha512 => &[
                 SYSGAUGE_SHA512_AVX512VL,
+                SYSGAUGE_SHA512_AVX512VL_ASM,
                 SYSGAUGE_SHA512_AVX2,
                 RUSTCRYPTO_SHA512,
                 AWS_LC_SHA512,
@@ -341,6 +343,14 @@ const SYSGAUGE_SHA512_AVX512VL: DigestImpl = DigestImpl {
     available: || Sha512Kernel::Avx512Vl.available(),
 };
 
+const SYSGAUGE_SHA512_AVX512VL_ASM: DigestImpl = DigestImpl {
+    name: "sysgauge-avx512vl-asm",
+    digest: |data, out| {
+        out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::Avx512VlAsm, data))
+    },
+    available: || Sha512Kernel::Avx512VlAsm.available(),
+};
+
 const SYSGAUGE_SHA512_AVX2: DigestImpl = DigestImpl {
     name: "sysgauge-avx2",
     digest: |data, out| out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::Avx2, data)),
@@ -506,7 +516,13 @@ mod tests {
         }
         assert_eq!(
             DigestCandidates(Algorithm::Sha512).all_names(),
-            ["sysgauge-avx512vl", "sysgauge-avx2", "rustcrypto", "aws-lc"]
+            [
+                "sysgauge-avx512vl",
+                "sysgauge-avx512vl-asm",
+                "sysgauge-avx2",
+                "rustcrypto",
+                "aws-lc"
+            ]
         );
     }
 
