@@ -688,15 +688,39 @@ mod x86 {
         (mac, buf.len() - groups * 128)
     }
 
+    /// Batch 0 of `buf` (when it holds a whole one) with the key block's
+    /// scalar rounds carried along, one double round each, on the scalar
+    /// ports the vector code leaves idle; then the MAC keyed from the key
+    /// block, with the AAD absorbed.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F and IFMA.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    unsafe fn first_batch(state: &[u32; 16], aad: &[u8], buf: &mut [u8]) -> super::Poly1305 {
+        let mut key_block = *state;
+        if buf.len() >= 1024 {
+            let x = rounds16(state, 1, |_| super::double_round(&mut key_block), |_| {});
+            // SAFETY: batch 0 is bytes 0..1024 of `buf`.
+            unsafe { xor_batch(buf.as_mut_ptr(), &x) };
+        } else {
+            for _ in 0..10 {
+                super::double_round(&mut key_block);
+            }
+        }
+        let mut mac = super::Poly1305::new(&super::block_bytes(&key_block, state)[..32]);
+        mac.update_padded(aad);
+        mac
+    }
+
     /// Everything `encrypt_and_absorb` does, for messages longer than
     /// `SHORT_BYTES`.
     ///
-    /// Batch 0's rounds carry the scalar rounds of the key block (block 0)
-    /// along, one double round each, on the scalar ports the vector code
-    /// leaves idle. Then the Poly1305 steps for batch k run inside the
-    /// rounds of batch k + 1, one 128-byte group per double round from the
-    /// third on (the first two leave the powers of r, computed just before,
-    /// time to finish). Tails take the unstitched paths.
+    /// Batch 0 as `first_batch`. Then the Poly1305 steps for batch k run
+    /// inside the rounds of batch k + 1, one 128-byte group per double
+    /// round from the third on (the first two leave the powers of r,
+    /// computed just before, time to finish). Tails take the unstitched
+    /// paths.
     ///
     /// # Safety
     /// The CPU must have AVX-512F and IFMA.
@@ -707,19 +731,9 @@ mod x86 {
         buf: &mut [u8],
     ) -> (super::Poly1305, usize) {
         let n = buf.len() / 1024;
+        // SAFETY: the CPU has AVX-512F and IFMA.
+        let mut mac = unsafe { first_batch(state, aad, buf) };
         let p = buf.as_mut_ptr();
-        let mut key_block = *state;
-        if n > 0 {
-            let x = rounds16(state, 1, |_| super::double_round(&mut key_block), |_| {});
-            // SAFETY: batch 0 is bytes 0..1024 of `buf`.
-            unsafe { xor_batch(p, &x) };
-        } else {
-            for _ in 0..10 {
-                super::double_round(&mut key_block);
-            }
-        }
-        let mut mac = super::Poly1305::new(&super::block_bytes(&key_block, state)[..32]);
-        mac.update_padded(aad);
         let mut pl = PolyLanes::new(&mac.h, &mac.r);
         for k in 1..n {
             // SAFETY: batch k - 1, bytes 1024(k-1)..1024k, is in `buf`.
@@ -773,7 +787,7 @@ mod x86 {
     /// at the end.
     ///
     /// # Safety
-    /// The CPU must have AVX-512F and IFMA.
+    /// The CPU must have AVX-512F, IFMA and BMI2.
     #[target_feature(enable = "avx512f,avx512ifma,bmi2")]
     pub unsafe fn seal_long_scalar(
         state: &[u32; 16],
@@ -782,19 +796,9 @@ mod x86 {
     ) -> (super::Poly1305, usize) {
         let n = buf.len() / 1024;
         let len = buf.len();
+        // SAFETY: the CPU has AVX-512F and IFMA.
+        let mut mac = unsafe { first_batch(state, aad, buf) };
         let p = buf.as_mut_ptr();
-        let mut key_block = *state;
-        if n > 0 {
-            let x = rounds16(state, 1, |_| super::double_round(&mut key_block), |_| {});
-            // SAFETY: batch 0 is bytes 0..1024 of `buf`.
-            unsafe { xor_batch(p, &x) };
-        } else {
-            for _ in 0..10 {
-                super::double_round(&mut key_block);
-            }
-        }
-        let mut mac = super::Poly1305::new(&super::block_bytes(&key_block, state)[..32]);
-        mac.update_padded(aad);
         let mut chain = super::Radix64::new(&mac.h, &mac.r);
         // The chain stays behind the ciphertext: by the end of batch k it
         // has taken 160 SCALAR_BLOCKS k bytes, and batches 0 to k - 1 (1024 k

@@ -372,34 +372,48 @@ mod x86 {
     /// the round leaves a ^ b in `x` (the two swap names every round) for
     /// Maj = ((a ^ b) & (b ^ c)) ^ b. Sigma0(a) is left in `p` and added to
     /// the new a when the next round starts, off the chain that leads to e.
+    /// After the `;`, eight more lines of text, one after every three of
+    /// the round's (another computation to spread through it).
     #[rustfmt::skip]
     macro_rules! asm_round {
         ($a:literal, $b:literal, $c:literal, $d:literal, $e:literal, $f:literal, $g:literal, $h:literal, $q:literal, $x:literal, $off:literal) => {
+            asm_round!($a, $b, $c, $d, $e, $f, $g, $h, $q, $x, $off; "", "", "", "", "", "", "", "")
+        };
+        ($a:literal, $b:literal, $c:literal, $d:literal, $e:literal, $f:literal, $g:literal, $h:literal, $q:literal, $x:literal, $off:literal;
+         $s0:expr, $s1:expr, $s2:expr, $s3:expr, $s4:expr, $s5:expr, $s6:expr, $s7:expr) => {
             concat!(
                 "add {", $h, "}, qword ptr [{wk} + ", $off, "]\n",
                 "lea {", $a, "}, [{", $a, "} + {p}]\n",
                 "mov {", $x, "}, {", $f, "}\n",
+                $s0,
                 "and {", $x, "}, {", $e, "}\n",
                 "lea {", $h, "}, [{", $h, "} + {", $x, "}]\n",
                 "andn {", $x, "}, {", $e, "}, {", $g, "}\n",
+                $s1,
                 "lea {", $h, "}, [{", $h, "} + {", $x, "}]\n",
                 "rorx {p}, {", $e, "}, 41\n",
                 "rorx {", $x, "}, {", $e, "}, 18\n",
+                $s2,
                 "xor {p}, {", $x, "}\n",
                 "rorx {", $x, "}, {", $e, "}, 14\n",
                 "xor {p}, {", $x, "}\n",
+                $s3,
                 "lea {", $h, "}, [{", $h, "} + {p}]\n",
                 "mov {", $x, "}, {", $a, "}\n",
                 "xor {", $x, "}, {", $b, "}\n",
+                $s4,
                 "and {", $q, "}, {", $x, "}\n",
                 "xor {", $q, "}, {", $b, "}\n",
                 "lea {", $d, "}, [{", $d, "} + {", $h, "}]\n",
+                $s5,
                 "lea {", $h, "}, [{", $h, "} + {", $q, "}]\n",
                 "rorx {p}, {", $a, "}, 39\n",
                 "rorx {", $q, "}, {", $a, "}, 34\n",
+                $s6,
                 "xor {p}, {", $q, "}\n",
                 "rorx {", $q, "}, {", $a, "}, 28\n",
                 "xor {p}, {", $q, "}\n",
+                $s7,
             )
         };
     }
@@ -443,81 +457,44 @@ mod x86 {
         *s = [a.wrapping_add(p), b, c, d, e, f, g, h];
     }
 
-    /// Two rounds (`asm_round!`'s, the second with the names moved on)
-    /// with one message schedule step for both blocks spread through them,
-    /// a vector instruction after every three scalar ones: X[j] =
+    /// Line `$k` of one message schedule step for both blocks: X[j] =
     /// s1(X[j-1]) + W[t-7 pair] + s0(W[t-15 pair]) + X[j-8] into ring
     /// register `$x8` (as `schedule` with AVX-512VL), and W + K of the pair
     /// stored at `wk` + `$offw` bytes (K from `kp` + `$offk` bytes).
     #[rustfmt::skip]
+    macro_rules! asm_step_vl {
+        (0, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpalignr {t0}, {", $x3, "}, {", $x4, "}, 8\n") };
+        (1, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpalignr {t1}, {", $x7, "}, {", $x8, "}, 8\n") };
+        (2, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vprorq {t2}, {t1}, 1\n" };
+        (3, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vprorq {t3}, {t1}, 8\n" };
+        (4, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vpsrlq {t1}, {t1}, 7\n" };
+        (5, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vpternlogq {t1}, {t2}, {t3}, 0x96\n" };
+        (6, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpaddq {", $x8, "}, {", $x8, "}, {t1}\n") };
+        (7, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpaddq {", $x8, "}, {", $x8, "}, {t0}\n") };
+        (8, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vprorq {t2}, {", $x1, "}, 19\n") };
+        (9, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vprorq {t3}, {", $x1, "}, 61\n") };
+        (10, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpsrlq {t0}, {", $x1, "}, 6\n") };
+        (11, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vpternlogq {t0}, {t2}, {t3}, 0x96\n" };
+        (12, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpaddq {", $x8, "}, {", $x8, "}, {t0}\n") };
+        (13, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vbroadcasti128 {t0}, xmmword ptr [{kp} + ", $offk, "]\n") };
+        (14, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpaddq {t0}, {t0}, {", $x8, "}\n") };
+        (15, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vmovdqu ymmword ptr [{wk} + ", $offw, "], {t0}\n") };
+    }
+
+    /// Two rounds (the second with the names moved on) with one schedule
+    /// step spread through them, a vector instruction after every three
+    /// scalar ones.
+    #[rustfmt::skip]
     macro_rules! asm_two_rounds_step_vl {
         ($a:literal, $b:literal, $c:literal, $d:literal, $e:literal, $f:literal, $g:literal, $h:literal, $q:literal, $x:literal, $off:literal, $off2:literal,
-         $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => {
+         $($step:literal),+) => {
             concat!(
-                "add {", $h, "}, qword ptr [{wk} + ", $off, "]", "\n",
-                "lea {", $a, "}, [{", $a, "} + {p}]", "\n",
-                "mov {", $x, "}, {", $f, "}", "\n",
-                "vpalignr {t0}, {", $x3, "}, {", $x4, "}, 8", "\n",
-                "and {", $x, "}, {", $e, "}", "\n",
-                "lea {", $h, "}, [{", $h, "} + {", $x, "}]", "\n",
-                "andn {", $x, "}, {", $e, "}, {", $g, "}", "\n",
-                "vpalignr {t1}, {", $x7, "}, {", $x8, "}, 8", "\n",
-                "lea {", $h, "}, [{", $h, "} + {", $x, "}]", "\n",
-                "rorx {p}, {", $e, "}, 41", "\n",
-                "rorx {", $x, "}, {", $e, "}, 18", "\n",
-                "vprorq {t2}, {t1}, 1", "\n",
-                "xor {p}, {", $x, "}", "\n",
-                "rorx {", $x, "}, {", $e, "}, 14", "\n",
-                "xor {p}, {", $x, "}", "\n",
-                "vprorq {t3}, {t1}, 8", "\n",
-                "lea {", $h, "}, [{", $h, "} + {p}]", "\n",
-                "mov {", $x, "}, {", $a, "}", "\n",
-                "xor {", $x, "}, {", $b, "}", "\n",
-                "vpsrlq {t1}, {t1}, 7", "\n",
-                "and {", $q, "}, {", $x, "}", "\n",
-                "xor {", $q, "}, {", $b, "}", "\n",
-                "lea {", $d, "}, [{", $d, "} + {", $h, "}]", "\n",
-                "vpternlogq {t1}, {t2}, {t3}, 0x96", "\n",
-                "lea {", $h, "}, [{", $h, "} + {", $q, "}]", "\n",
-                "rorx {p}, {", $a, "}, 39", "\n",
-                "rorx {", $q, "}, {", $a, "}, 34", "\n",
-                "vpaddq {", $x8, "}, {", $x8, "}, {t1}", "\n",
-                "xor {p}, {", $q, "}", "\n",
-                "rorx {", $q, "}, {", $a, "}, 28", "\n",
-                "xor {p}, {", $q, "}", "\n",
-                "vpaddq {", $x8, "}, {", $x8, "}, {t0}", "\n",
-                "add {", $g, "}, qword ptr [{wk} + ", $off2, "]", "\n",
-                "lea {", $h, "}, [{", $h, "} + {p}]", "\n",
-                "mov {", $q, "}, {", $e, "}", "\n",
-                "vprorq {t2}, {", $x1, "}, 19", "\n",
-                "and {", $q, "}, {", $d, "}", "\n",
-                "lea {", $g, "}, [{", $g, "} + {", $q, "}]", "\n",
-                "andn {", $q, "}, {", $d, "}, {", $f, "}", "\n",
-                "vprorq {t3}, {", $x1, "}, 61", "\n",
-                "lea {", $g, "}, [{", $g, "} + {", $q, "}]", "\n",
-                "rorx {p}, {", $d, "}, 41", "\n",
-                "rorx {", $q, "}, {", $d, "}, 18", "\n",
-                "vpsrlq {t0}, {", $x1, "}, 6", "\n",
-                "xor {p}, {", $q, "}", "\n",
-                "rorx {", $q, "}, {", $d, "}, 14", "\n",
-                "xor {p}, {", $q, "}", "\n",
-                "vpternlogq {t0}, {t2}, {t3}, 0x96", "\n",
-                "lea {", $g, "}, [{", $g, "} + {p}]", "\n",
-                "mov {", $q, "}, {", $h, "}", "\n",
-                "xor {", $q, "}, {", $a, "}", "\n",
-                "vpaddq {", $x8, "}, {", $x8, "}, {t0}", "\n",
-                "and {", $x, "}, {", $q, "}", "\n",
-                "xor {", $x, "}, {", $a, "}", "\n",
-                "lea {", $c, "}, [{", $c, "} + {", $g, "}]", "\n",
-                "vbroadcasti128 {t0}, xmmword ptr [{kp} + ", $offk, "]", "\n",
-                "lea {", $g, "}, [{", $g, "} + {", $x, "}]", "\n",
-                "rorx {p}, {", $h, "}, 39", "\n",
-                "rorx {", $x, "}, {", $h, "}, 34", "\n",
-                "vpaddq {t0}, {t0}, {", $x8, "}", "\n",
-                "xor {p}, {", $x, "}", "\n",
-                "rorx {", $x, "}, {", $h, "}, 28", "\n",
-                "xor {p}, {", $x, "}", "\n",
-                "vmovdqu ymmword ptr [{wk} + ", $offw, "], {t0}", "\n"
+                asm_round!($a, $b, $c, $d, $e, $f, $g, $h, $q, $x, $off;
+                    asm_step_vl!(0, $($step),+), asm_step_vl!(1, $($step),+), asm_step_vl!(2, $($step),+), asm_step_vl!(3, $($step),+),
+                    asm_step_vl!(4, $($step),+), asm_step_vl!(5, $($step),+), asm_step_vl!(6, $($step),+), asm_step_vl!(7, $($step),+)),
+                asm_round!($h, $a, $b, $c, $d, $e, $f, $g, $x, $q, $off2;
+                    asm_step_vl!(8, $($step),+), asm_step_vl!(9, $($step),+), asm_step_vl!(10, $($step),+), asm_step_vl!(11, $($step),+),
+                    asm_step_vl!(12, $($step),+), asm_step_vl!(13, $($step),+), asm_step_vl!(14, $($step),+), asm_step_vl!(15, $($step),+)),
             )
         };
     }
