@@ -307,6 +307,14 @@ mod x86 {
     use super::K;
     use core::arch::x86_64::*;
 
+    /// 64-byte alignment, so no vector load or store of the round constants
+    /// or of the W + K array straddles two cache lines.
+    #[repr(C, align(64))]
+    struct Aligned<T>(T);
+
+    /// The round constants, aligned.
+    static K_ALIGNED: Aligned<[u64; 80]> = Aligned(K);
+
     /// Byte order fix-up: reverse the bytes of each 64-bit word.
     const BSWAP64: [u8; 32] = [
         7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13,
@@ -606,7 +614,7 @@ mod x86 {
     unsafe fn add_k(x: __m256i, j: usize) -> __m256i {
         // SAFETY: K has 80 words; j < 40 so 2j+1 < 80; AVX2 enabled.
         unsafe {
-            let k = _mm_loadu_si128(K.as_ptr().add(2 * j).cast());
+            let k = _mm_loadu_si128(K_ALIGNED.0.as_ptr().add(2 * j).cast());
             _mm256_add_epi64(x, _mm256_broadcastsi128_si256(k))
         }
     }
@@ -668,8 +676,8 @@ mod x86 {
             let bswap = _mm256_loadu_si256(BSWAP64.as_ptr().cast());
             let mut x = [_mm256_setzero_si256(); 8];
             // W + K of both blocks: pair j holds [A_2j, A_2j+1, B_2j, B_2j+1].
-            let mut wk = [0u64; 160];
-            let wkp = wk.as_mut_ptr().cast::<__m256i>();
+            let mut wk = Aligned([0u64; 160]);
+            let wkp = wk.0.as_mut_ptr().cast::<__m256i>();
             for (j, xj) in x.iter_mut().enumerate() {
                 let lo = _mm_loadu_si128(a.as_ptr().add(16 * j).cast());
                 let hi = _mm_loadu_si128(b.as_ptr().add(16 * j).cast());
@@ -677,7 +685,7 @@ mod x86 {
                 *xj = _mm256_shuffle_epi8(v, bswap);
                 _mm256_storeu_si256(wkp.add(j), add_k(*xj, j));
             }
-            let wkq = wk.as_ptr();
+            let wkq = wkp.cast::<u64>().cast_const();
             // Block A: rounds 0..63 with the schedule of pairs 8..39 woven
             // in, one pair every two rounds; sixteen rounds per pass so the
             // ring slots are constants.
@@ -695,7 +703,7 @@ mod x86 {
                     woven_rounds16_vl(
                         &mut sa,
                         wkp.cast::<u64>().add(2 * t0),
-                        K.as_ptr().add(t0 + 16),
+                        K_ALIGNED.0.as_ptr().add(t0 + 16),
                         &mut x,
                     );
                 }
