@@ -488,53 +488,48 @@ mod x86 {
     }
 
     /// ChaCha's twenty rounds (ten double rounds) on the word vectors `$x`;
-    /// `$mid` runs between the column and the diagonal rounds of the
-    /// `$k`-th double round, and `$each` after each quarter round, `$s`
-    /// counting them from 0 to 7 within the double round.
+    /// `$after` runs after each quarter round, with `$k` the double round
+    /// and `$s` the quarter round within it (0 to 7; 3 is between the
+    /// column and the diagonal rounds).
     macro_rules! twenty_rounds {
-        ($x:ident, $add:ident, $xor:ident, $rol:ident, $k:ident => $mid:expr) => {
-            twenty_rounds!($x, $add, $xor, $rol, $k => $mid; _s => {})
-        };
-        ($x:ident, $add:ident, $xor:ident, $rol:ident, $k:ident => $mid:expr; $s:ident => $each:expr) => {
+        ($x:ident, $add:ident, $xor:ident, $rol:ident, $k:ident, $s:ident => $after:expr) => {
             for $k in 0..10 {
                 quarter_round!($x, $add, $xor, $rol; 0, 4, 8, 12);
-                { let $s = 0; $each; }
+                { let $s = 0; $after; }
                 quarter_round!($x, $add, $xor, $rol; 1, 5, 9, 13);
-                { let $s = 1; $each; }
+                { let $s = 1; $after; }
                 quarter_round!($x, $add, $xor, $rol; 2, 6, 10, 14);
-                { let $s = 2; $each; }
+                { let $s = 2; $after; }
                 quarter_round!($x, $add, $xor, $rol; 3, 7, 11, 15);
-                { let $s = 3; $each; }
-                $mid;
+                { let $s = 3; $after; }
                 quarter_round!($x, $add, $xor, $rol; 0, 5, 10, 15);
-                { let $s = 4; $each; }
+                { let $s = 4; $after; }
                 quarter_round!($x, $add, $xor, $rol; 1, 6, 11, 12);
-                { let $s = 5; $each; }
+                { let $s = 5; $after; }
                 quarter_round!($x, $add, $xor, $rol; 2, 7, 8, 13);
-                { let $s = 6; $each; }
+                { let $s = 6; $after; }
                 quarter_round!($x, $add, $xor, $rol; 3, 4, 9, 14);
-                { let $s = 7; $each; }
+                { let $s = 7; $after; }
             }
         };
     }
 
     /// Run the twenty rounds over sixteen blocks (word `i` of block `b` in
-    /// lane `b` of vector `i`) and add the input, calling `mid(k)` between
-    /// the column and diagonal rounds of the k-th double round so that
-    /// other work can be interleaved with the rounds.
+    /// lane `b` of vector `i`) and add the input, calling `after(k, s)`
+    /// after quarter round `s` of double round `k` (as `twenty_rounds!`)
+    /// so that other work can be interleaved with the rounds.
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn rounds16(
         state: &[u32; 16],
         counter: u32,
-        mut mid: impl FnMut(usize),
-        mut each: impl FnMut(usize),
+        mut after: impl FnMut(usize, usize),
     ) -> [__m512i; 16] {
         let lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         let mut input = state.map(|w| _mm512_set1_epi32(w as i32));
         input[12] = _mm512_add_epi32(_mm512_set1_epi32(counter as i32), lanes);
         let mut x = input;
-        twenty_rounds!(x, _mm512_add_epi32, _mm512_xor_si512, _mm512_rol_epi32, k => mid(k); s => each(s));
+        twenty_rounds!(x, _mm512_add_epi32, _mm512_xor_si512, _mm512_rol_epi32, k, s => after(k, s));
         for (xi, ii) in x.iter_mut().zip(input) {
             *xi = _mm512_add_epi32(*xi, ii);
         }
@@ -550,7 +545,7 @@ mod x86 {
         let mut input = state.map(|w| _mm256_set1_epi32(w as i32));
         input[12] = _mm256_add_epi32(_mm256_set1_epi32(counter as i32), lanes);
         let mut x = input;
-        twenty_rounds!(x, _mm256_add_epi32, _mm256_xor_si256, _mm256_rol_epi32, _k => {});
+        twenty_rounds!(x, _mm256_add_epi32, _mm256_xor_si256, _mm256_rol_epi32, _k, _s => {});
         for (xi, ii) in x.iter_mut().zip(input) {
             *xi = _mm256_add_epi32(*xi, ii);
         }
@@ -616,19 +611,14 @@ mod x86 {
         let mut batches = buf.chunks_exact_mut(1024);
         for batch in &mut batches {
             // SAFETY: `batch` is 1024 bytes.
-            unsafe {
-                xor_batch(
-                    batch.as_mut_ptr(),
-                    &rounds16(state, counter, |_| {}, |_| {}),
-                )
-            };
+            unsafe { xor_batch(batch.as_mut_ptr(), &rounds16(state, counter, |_, _| {})) };
             counter = counter.wrapping_add(16);
         }
         let rest = batches.into_remainder();
         if rest.is_empty() {
             return;
         }
-        let ks = transpose16(&rounds16(state, counter, |_| {}, |_| {}));
+        let ks = transpose16(&rounds16(state, counter, |_, _| {}));
         let mut stream = [0u8; 1024];
         for (b, k) in ks.iter().enumerate() {
             // SAFETY: `stream` is 1024 bytes; unaligned store of 64 bytes at
@@ -671,7 +661,7 @@ mod x86 {
                 out.copy_from_slice(&words[8 * (j % 16) + j / 16].to_le_bytes());
             }
         } else {
-            let ks = transpose16(&rounds16(state, 0, |_| {}, |_| {}));
+            let ks = transpose16(&rounds16(state, 0, |_, _| {}));
             for (b, k) in ks.iter().enumerate() {
                 // SAFETY: `stream` is 1024 bytes; unaligned store of 64 bytes
                 // at 64b for b < 16.
@@ -705,7 +695,11 @@ mod x86 {
     unsafe fn first_batch(state: &[u32; 16], aad: &[u8], buf: &mut [u8]) -> super::Poly1305 {
         let mut key_block = *state;
         if buf.len() >= 1024 {
-            let x = rounds16(state, 1, |_| super::double_round(&mut key_block), |_| {});
+            let x = rounds16(state, 1, |_, s| {
+                if s == 3 {
+                    super::double_round(&mut key_block);
+                }
+            });
             // SAFETY: batch 0 is bytes 0..1024 of `buf`.
             unsafe { xor_batch(buf.as_mut_ptr(), &x) };
         } else {
@@ -743,23 +737,18 @@ mod x86 {
         for k in 1..n {
             // SAFETY: batch k - 1, bytes 1024(k-1)..1024k, is in `buf`.
             let prev = unsafe { p.add(1024 * (k - 1)) };
-            let x = rounds16(
-                state,
-                1u32.wrapping_add(16 * k as u32),
-                |dr| {
-                    if dr >= 2 {
-                        // SAFETY: group dr - 2 < 8 of batch k - 1. Groups go to
-                        // the two sets of lanes in turn, as `absorb` feeds them.
-                        let m = unsafe { load_group(prev.add(128 * (dr - 2))) };
-                        if dr % 2 == 0 {
-                            pl.step_a(&m);
-                        } else {
-                            pl.step_b(&m);
-                        }
+            let x = rounds16(state, 1u32.wrapping_add(16 * k as u32), |dr, s| {
+                if s == 3 && dr >= 2 {
+                    // SAFETY: group dr - 2 < 8 of batch k - 1. Groups go to
+                    // the two sets of lanes in turn, as `absorb` feeds them.
+                    let m = unsafe { load_group(prev.add(128 * (dr - 2))) };
+                    if dr % 2 == 0 {
+                        pl.step_a(&m);
+                    } else {
+                        pl.step_b(&m);
                     }
-                },
-                |_| {},
-            );
+                }
+            });
             // SAFETY: batch k is bytes 1024k..1024(k+1) of `buf`.
             unsafe { xor_batch(p.add(1024 * k), &x) };
         }
@@ -812,25 +801,20 @@ mod x86 {
         const { assert!(SCALAR_BLOCKS * 10 * 16 <= 1024) };
         let mut done = 0;
         for k in 1..n {
-            let x = rounds16(
-                state,
-                1u32.wrapping_add(16 * k as u32),
-                |_| {},
-                |step| {
-                    if step * SCALAR_BLOCKS % 8 < SCALAR_BLOCKS {
-                        // SAFETY: bytes done..done + 16 lie below 1024 k (see
-                        // above), inside `buf`; unaligned reads.
-                        let (m0, m1) = unsafe {
-                            (
-                                p.add(done).cast::<u64>().read_unaligned(),
-                                p.add(done + 8).cast::<u64>().read_unaligned(),
-                            )
-                        };
-                        chain.block(u64::from_le(m0), u64::from_le(m1));
-                        done += 16;
-                    }
-                },
-            );
+            let x = rounds16(state, 1u32.wrapping_add(16 * k as u32), |_, step| {
+                if step * SCALAR_BLOCKS % 8 < SCALAR_BLOCKS {
+                    // SAFETY: bytes done..done + 16 lie below 1024 k (see
+                    // above), inside `buf`; unaligned reads.
+                    let (m0, m1) = unsafe {
+                        (
+                            p.add(done).cast::<u64>().read_unaligned(),
+                            p.add(done + 8).cast::<u64>().read_unaligned(),
+                        )
+                    };
+                    chain.block(u64::from_le(m0), u64::from_le(m1));
+                    done += 16;
+                }
+            });
             // SAFETY: batch k is bytes 1024k..1024(k+1) of `buf`.
             unsafe { xor_batch(p.add(1024 * k), &x) };
         }
