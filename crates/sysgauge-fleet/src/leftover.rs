@@ -341,6 +341,34 @@ mod tests {
         panic!("{needle} never in the command line of {}", child.id());
     }
 
+    /// Waits (bounded) until a fake master is fully up: its command line
+    /// shows the control path and its background `sleep` has replaced the
+    /// forked copy of the shell, which until then carries the same command
+    /// line and would count as a second master.
+    fn wait_master(master: &Child) {
+        wait_cmdline(master, "ControlPath=");
+        let parent = master.id().to_string();
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end {
+            let slept = std::fs::read_dir("/proc")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| {
+                    let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                    // Fields after the ")" of the command name: state, ppid, ...
+                    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+                    after.split_whitespace().nth(1) == Some(parent.as_str())
+                        && stat.contains("(sleep)")
+                });
+            if slept {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the fake master {parent} never started its sleep");
+    }
+
     #[test]
     fn dead_or_replaced_owners_dirs_are_reaped_live_ones_are_not() {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -351,7 +379,7 @@ mod tests {
         let kept = control_dir_in(tmp.path(), "live");
         write_owner(&kept, live.id()).unwrap_or_else(|e| panic!("{e}"));
         let mut kept_master = fake_master(&kept);
-        wait_cmdline(&kept_master, "ControlPath=");
+        wait_master(&kept_master);
 
         // An owner that died, with a master and an unrelated process.
         let orphaned = control_dir_in(tmp.path(), "dead");
@@ -359,7 +387,7 @@ mod tests {
         dead.kill().unwrap_or_else(|e| panic!("{e}"));
         dead.wait().unwrap_or_else(|e| panic!("{e}"));
         let mut master = fake_master(&orphaned);
-        wait_cmdline(&master, "ControlPath=");
+        wait_master(&master);
         let mut bystander = sleeper();
 
         // The owner's pid is alive but started at another time: a reused pid.
