@@ -120,12 +120,19 @@ fn raw_cmd(sb: &Sandbox, dev: &str) -> assert_cmd::Command {
     c
 }
 
-/// A loop device with 4 KiB logical blocks over a blank 32 MiB image in
-/// the sandbox: (image, device).
-fn four_k_device(sb: &Sandbox) -> (PathBuf, LoopDev) {
-    let img = blank_image(sb.path(), "4k.img", 32 << 20);
+/// A loop device with 4 KiB logical blocks over a blank 32 MiB image:
+/// (the image's directory when it is not the sandbox, image, device). The
+/// image lives on /dev/shm where there is one, so the device's flushes end
+/// in memory: rates then compare block sizes, not the host disk's stalls
+/// under the other tests' I/O. Bound in this order, the device is
+/// detached before its directory goes.
+fn four_k_device(sb: &Sandbox) -> (Option<tempfile::TempDir>, PathBuf, LoopDev) {
+    let shm = Path::new("/dev/shm");
+    let backing = shm.is_dir().then(|| tempfile::tempdir_in(shm).unwrap());
+    let dir = backing.as_ref().map_or(sb.path(), |d| d.path());
+    let img = blank_image(dir, "4k.img", 32 << 20);
     let lo = LoopDev::attach(&img, Some(4096), false);
-    (img, lo)
+    (backing, img, lo)
 }
 
 /// A raw run that writes `dev` (`--destroy-data`) in `block_sizes` within
@@ -314,7 +321,7 @@ fn raw_mode_shows_read_modify_write_on_4k_sectors() {
         return;
     };
     let sb = Sandbox::new();
-    let (img, lo) = four_k_device(&sb);
+    let (_shm, img, lo) = four_k_device(&sb);
     let (run, _) = destructive_run(&sb, lo.path(), "512,1MiB", "8MiB", &[]);
     let small = find_in(&run, "disk.raw-write", 512, "buffered");
     assert_eq!(small.status, Status::Ok);
@@ -348,11 +355,11 @@ fn raw_sweep_in_each_mode_shows_the_sub_sector_sizes_slow() {
         return;
     };
     let sb = Sandbox::new();
-    let (_img, lo) = four_k_device(&sb);
+    let (_shm, _img, lo) = four_k_device(&sb);
     let sweep = || destructive_run(&sb, lo.path(), "512,1024,4096", "4MiB", &[]);
     // Where the sub-sector sizes were not slower: a rate is a measurement,
-    // and a neighbour's I/O can stall the whole-block case of one run; a
-    // second run must then show it.
+    // and a neighbour's CPU can stall the whole-block case of one run; one
+    // of three runs must then show it.
     let not_slower = |run: &RunRecord| -> Vec<String> {
         let mut found = Vec::new();
         for io in ["buffered", "direct"] {
@@ -367,7 +374,10 @@ fn raw_sweep_in_each_mode_shows_the_sub_sector_sizes_slow() {
         found
     };
     let (mut run, mut out) = sweep();
-    if !not_slower(&run).is_empty() {
+    for _ in 0..2 {
+        if not_slower(&run).is_empty() {
+            break;
+        }
         (run, out) = sweep();
     }
     let found = not_slower(&run);
