@@ -147,6 +147,9 @@ pub enum Kernel {
     Portable,
     /// Two blocks scheduled in the two AVX2 lanes, BMI2 `rorx` rounds.
     Avx2,
+    /// `Avx2` with the rounds the schedule is woven into written as
+    /// assembly (as `Avx512VlAsm`, each rotate of the schedule two shifts).
+    Avx2Asm,
     /// The same, with the schedule's rotates and three-way XORs as single
     /// AVX-512VL instructions (fewer vector operations beside the rounds).
     Avx512Vl,
@@ -157,10 +160,11 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel, fastest-expected first.
-    pub const ALL: [Kernel; 4] = [
+    pub const ALL: [Kernel; 5] = [
         Kernel::Avx512Vl,
         Kernel::Avx512VlAsm,
         Kernel::Avx2,
+        Kernel::Avx2Asm,
         Kernel::Portable,
     ];
 
@@ -169,11 +173,11 @@ impl Kernel {
         match self {
             Kernel::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => kernel_level() >= 1,
+            Kernel::Avx2 | Kernel::Avx2Asm => kernel_level() >= 1,
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512Vl | Kernel::Avx512VlAsm => kernel_level() >= 2,
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Avx2 | Kernel::Avx512Vl | Kernel::Avx512VlAsm => false,
+            Kernel::Avx2 | Kernel::Avx2Asm | Kernel::Avx512Vl | Kernel::Avx512VlAsm => false,
         }
     }
 
@@ -182,6 +186,7 @@ impl Kernel {
         match self {
             Kernel::Portable => "rustcrypto",
             Kernel::Avx2 => "sysgauge-avx2",
+            Kernel::Avx2Asm => "sysgauge-avx2-asm",
             Kernel::Avx512Vl => "sysgauge-avx512vl",
             Kernel::Avx512VlAsm => "sysgauge-avx512vl-asm",
         }
@@ -257,6 +262,11 @@ fn compress(kernel: Kernel, state: &mut [u64; 8], blocks: &[u8]) {
         Kernel::Avx2 if kernel_level() >= 1 => {
             // SAFETY: the CPU has AVX2, BMI1 and BMI2.
             unsafe { x86::compress(state, blocks) };
+            return;
+        }
+        Kernel::Avx2Asm if kernel_level() >= 1 => {
+            // SAFETY: as for `Avx2`.
+            unsafe { x86::compress_asm(state, blocks) };
             return;
         }
         _ => {}
@@ -465,44 +475,102 @@ mod x86 {
         *s = [a.wrapping_add(p), b, c, d, e, f, g, h];
     }
 
-    /// Line `$k` of one message schedule step for both blocks: X[j] =
-    /// s1(X[j-1]) + W[t-7 pair] + s0(W[t-15 pair]) + X[j-8] into ring
-    /// register `$x8` (as `schedule` with AVX-512VL), and W + K of the pair
-    /// stored at `wk` + `$offw` bytes (K from `kp` + `$offk` bytes).
+    /// One message schedule step for both blocks, as the 16 lines
+    /// `$then!` spreads through two rounds: X[j] = s1(X[j-1]) + W[t-7 pair]
+    /// + s0(W[t-15 pair]) + X[j-8] into ring register `$x8` (as `schedule`
+    /// with AVX-512VL), and W + K of the pair stored at `wk` + `$offw` bytes
+    /// (K from `kp` + `$offk` bytes).
     #[rustfmt::skip]
     macro_rules! asm_step_vl {
-        (0, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpalignr {t0}, {", $x3, "}, {", $x4, "}, 8\n") };
-        (1, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpalignr {t1}, {", $x7, "}, {", $x8, "}, 8\n") };
-        (2, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vprorq {t2}, {t1}, 1\n" };
-        (3, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vprorq {t3}, {t1}, 8\n" };
-        (4, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vpsrlq {t1}, {t1}, 7\n" };
-        (5, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vpternlogq {t1}, {t2}, {t3}, 0x96\n" };
-        (6, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpaddq {", $x8, "}, {", $x8, "}, {t1}\n") };
-        (7, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpaddq {", $x8, "}, {", $x8, "}, {t0}\n") };
-        (8, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vprorq {t2}, {", $x1, "}, 19\n") };
-        (9, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vprorq {t3}, {", $x1, "}, 61\n") };
-        (10, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpsrlq {t0}, {", $x1, "}, 6\n") };
-        (11, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { "vpternlogq {t0}, {t2}, {t3}, 0x96\n" };
-        (12, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpaddq {", $x8, "}, {", $x8, "}, {t0}\n") };
-        (13, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vbroadcasti128 {t0}, xmmword ptr [{kp} + ", $offk, "]\n") };
-        (14, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vpaddq {t0}, {t0}, {", $x8, "}\n") };
-        (15, $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => { concat!("vmovdqu ymmword ptr [{wk} + ", $offw, "], {t0}\n") };
+        ($then:ident!($($args:tt)*); $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => {
+            $then!($($args)*;
+            concat!("vpalignr {t0}, {", $x3, "}, {", $x4, "}, 8\n"),
+            concat!("vpalignr {t1}, {", $x7, "}, {", $x8, "}, 8\n"),
+            "vprorq {t2}, {t1}, 1\n",
+            "vprorq {t3}, {t1}, 8\n",
+            "vpsrlq {t1}, {t1}, 7\n",
+            "vpternlogq {t1}, {t2}, {t3}, 0x96\n",
+            concat!("vpaddq {", $x8, "}, {", $x8, "}, {t1}\n"),
+            concat!("vpaddq {", $x8, "}, {", $x8, "}, {t0}\n"),
+            concat!("vprorq {t2}, {", $x1, "}, 19\n"),
+            concat!("vprorq {t3}, {", $x1, "}, 61\n"),
+            concat!("vpsrlq {t0}, {", $x1, "}, 6\n"),
+            "vpternlogq {t0}, {t2}, {t3}, 0x96\n",
+            concat!("vpaddq {", $x8, "}, {", $x8, "}, {t0}\n"),
+            concat!("vbroadcasti128 {t0}, xmmword ptr [{kp} + ", $offk, "]\n"),
+            concat!("vpaddq {t0}, {t0}, {", $x8, "}\n"),
+            concat!("vmovdqu ymmword ptr [{wk} + ", $offw, "], {t0}\n"),
+            )
+        };
+    }
+
+    /// The same step in AVX2 alone: no vector rotate or three-way XOR, so
+    /// each rotate is two shifts (their bits do not overlap, so XOR joins
+    /// them as OR would) and 26 instructions share the 16 lines.
+    #[rustfmt::skip]
+    macro_rules! asm_step_avx2 {
+        ($then:ident!($($args:tt)*); $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => {
+            $then!($($args)*;
+            concat!("vpalignr {t0}, {", $x3, "}, {", $x4, "}, 8\n"),
+            concat!("vpalignr {t1}, {", $x7, "}, {", $x8, "}, 8\n"),
+            "vpsrlq {t2}, {t1}, 1\nvpsllq {t3}, {t1}, 63\n",
+            "vpxor {t2}, {t2}, {t3}\nvpsrlq {t3}, {t1}, 8\n",
+            "vpxor {t2}, {t2}, {t3}\nvpsllq {t3}, {t1}, 56\n",
+            "vpxor {t2}, {t2}, {t3}\nvpsrlq {t1}, {t1}, 7\n",
+            concat!("vpxor {t1}, {t1}, {t2}\nvpaddq {", $x8, "}, {", $x8, "}, {t0}\n"),
+            concat!("vpaddq {", $x8, "}, {", $x8, "}, {t1}\n"),
+            concat!("vpsrlq {t2}, {", $x1, "}, 19\nvpsllq {t3}, {", $x1, "}, 45\n"),
+            concat!("vpxor {t2}, {t2}, {t3}\nvpsrlq {t3}, {", $x1, "}, 61\n"),
+            concat!("vpxor {t2}, {t2}, {t3}\nvpsllq {t3}, {", $x1, "}, 3\n"),
+            concat!("vpxor {t2}, {t2}, {t3}\nvpsrlq {t0}, {", $x1, "}, 6\n"),
+            "vpxor {t0}, {t0}, {t2}\n",
+            concat!("vpaddq {", $x8, "}, {", $x8, "}, {t0}\n"),
+            concat!("vbroadcasti128 {t0}, xmmword ptr [{kp} + ", $offk, "]\nvpaddq {t0}, {t0}, {", $x8, "}\n"),
+            concat!("vmovdqu ymmword ptr [{wk} + ", $offw, "], {t0}\n"),
+            )
+        };
     }
 
     /// Two rounds (the second with the names moved on) with one schedule
-    /// step spread through them, a vector instruction after every three
-    /// scalar ones.
+    /// step's 16 lines spread through them, a vector instruction after
+    /// every three scalar ones.
     #[rustfmt::skip]
-    macro_rules! asm_two_rounds_step_vl {
-        ($a:literal, $b:literal, $c:literal, $d:literal, $e:literal, $f:literal, $g:literal, $h:literal, $q:literal, $x:literal, $off:literal, $off2:literal,
-         $($step:literal),+) => {
+    macro_rules! asm_two_rounds_step {
+        ($a:literal, $b:literal, $c:literal, $d:literal, $e:literal, $f:literal, $g:literal, $h:literal, $q:literal, $x:literal, $off:literal, $off2:literal;
+         $s0:expr, $s1:expr, $s2:expr, $s3:expr, $s4:expr, $s5:expr, $s6:expr, $s7:expr,
+         $s8:expr, $s9:expr, $s10:expr, $s11:expr, $s12:expr, $s13:expr, $s14:expr, $s15:expr,) => {
             concat!(
-                asm_round!($a, $b, $c, $d, $e, $f, $g, $h, $q, $x, $off;
-                    asm_step_vl!(0, $($step),+), asm_step_vl!(1, $($step),+), asm_step_vl!(2, $($step),+), asm_step_vl!(3, $($step),+),
-                    asm_step_vl!(4, $($step),+), asm_step_vl!(5, $($step),+), asm_step_vl!(6, $($step),+), asm_step_vl!(7, $($step),+)),
-                asm_round!($h, $a, $b, $c, $d, $e, $f, $g, $x, $q, $off2;
-                    asm_step_vl!(8, $($step),+), asm_step_vl!(9, $($step),+), asm_step_vl!(10, $($step),+), asm_step_vl!(11, $($step),+),
-                    asm_step_vl!(12, $($step),+), asm_step_vl!(13, $($step),+), asm_step_vl!(14, $($step),+), asm_step_vl!(15, $($step),+)),
+                asm_round!($a, $b, $c, $d, $e, $f, $g, $h, $q, $x, $off; $s0, $s1, $s2, $s3, $s4, $s5, $s6, $s7),
+                asm_round!($h, $a, $b, $c, $d, $e, $f, $g, $x, $q, $off2; $s8, $s9, $s10, $s11, $s12, $s13, $s14, $s15),
+            )
+        };
+    }
+
+    /// The sixteen woven rounds as one `asm!`, with `$step` (the AVX-512VL
+    /// or the AVX2 schedule step), over the bindings
+    /// of `woven_rounds16`.
+    #[rustfmt::skip]
+    macro_rules! woven_asm {
+        ($step:ident, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $p:ident, $q:ident,
+         $wk:ident, $kp:ident, $x0:ident, $x1:ident, $x2:ident, $x3:ident, $x4:ident, $x5:ident, $x6:ident, $x7:ident) => {
+            core::arch::asm!(
+                $step!(asm_two_rounds_step!("a", "b", "c", "d", "e", "f", "g", "h", "q", "x", 0, 8); "x7", "x5", "x4", "x1", "x0", 0, 256),
+                $step!(asm_two_rounds_step!("g", "h", "a", "b", "c", "d", "e", "f", "q", "x", 32, 40); "x0", "x6", "x5", "x2", "x1", 16, 288),
+                $step!(asm_two_rounds_step!("e", "f", "g", "h", "a", "b", "c", "d", "q", "x", 64, 72); "x1", "x7", "x6", "x3", "x2", 32, 320),
+                $step!(asm_two_rounds_step!("c", "d", "e", "f", "g", "h", "a", "b", "q", "x", 96, 104); "x2", "x0", "x7", "x4", "x3", 48, 352),
+                $step!(asm_two_rounds_step!("a", "b", "c", "d", "e", "f", "g", "h", "q", "x", 128, 136); "x3", "x1", "x0", "x5", "x4", 64, 384),
+                $step!(asm_two_rounds_step!("g", "h", "a", "b", "c", "d", "e", "f", "q", "x", 160, 168); "x4", "x2", "x1", "x6", "x5", 80, 416),
+                $step!(asm_two_rounds_step!("e", "f", "g", "h", "a", "b", "c", "d", "q", "x", 192, 200); "x5", "x3", "x2", "x7", "x6", 96, 448),
+                $step!(asm_two_rounds_step!("c", "d", "e", "f", "g", "h", "a", "b", "q", "x", 224, 232); "x6", "x4", "x3", "x0", "x7", 112, 480),
+                a = inout(reg) $a, b = inout(reg) $b, c = inout(reg) $c, d = inout(reg) $d,
+                e = inout(reg) $e, f = inout(reg) $f, g = inout(reg) $g, h = inout(reg) $h,
+                p = inout(reg) $p, q = inout(reg) $q => _, x = out(reg) _,
+                wk = in(reg) $wk, kp = in(reg) $kp,
+                x0 = inout(ymm_reg) $x0, x1 = inout(ymm_reg) $x1, x2 = inout(ymm_reg) $x2,
+                x3 = inout(ymm_reg) $x3, x4 = inout(ymm_reg) $x4, x5 = inout(ymm_reg) $x5,
+                x6 = inout(ymm_reg) $x6, x7 = inout(ymm_reg) $x7,
+                t0 = out(ymm_reg) _, t1 = out(ymm_reg) _, t2 = out(ymm_reg) _, t3 = out(ymm_reg) _,
+                options(nostack),
             )
         };
     }
@@ -513,14 +581,16 @@ mod x86 {
     /// stay in registers. Compiled (`rounds8!`), the compiler adds W + K
     /// after Sigma1, which puts it on the chain from e to the next e.
     /// `wk` is where these rounds' W + K start (the steps write 256 bytes
-    /// on); `kp` the K of the first step. Its target features are its
-    /// caller's, so it inlines.
+    /// on); `kp` the K of the first step. The schedule's lines are
+    /// AVX-512VL's with `VL`, else AVX2's. Its target features are a subset
+    /// of its callers', so it inlines.
     ///
     /// # Safety
-    /// AVX2, AVX-512VL, BMI1 and BMI2; `wk` has 512 bytes, `kp` 128.
+    /// AVX2, BMI1 and BMI2, and AVX-512VL with `VL`; `wk` has 512 bytes,
+    /// `kp` 128.
     #[inline]
-    #[target_feature(enable = "avx2,bmi2,avx512f,avx512vl")]
-    unsafe fn woven_rounds16_vl(
+    #[target_feature(enable = "avx2,bmi2")]
+    unsafe fn woven_rounds16<const VL: bool>(
         s: &mut [u64; 8],
         wk: *mut u64,
         kp: *const u64,
@@ -532,25 +602,55 @@ mod x86 {
         let [mut x0, mut x1, mut x2, mut x3, mut x4, mut x5, mut x6, mut x7] = *x;
         // SAFETY: the caller guarantees the features and the memory.
         unsafe {
-            core::arch::asm!(
-                asm_two_rounds_step_vl!("a", "b", "c", "d", "e", "f", "g", "h", "q", "x", 0, 8, "x7", "x5", "x4", "x1", "x0", 0, 256),
-                asm_two_rounds_step_vl!("g", "h", "a", "b", "c", "d", "e", "f", "q", "x", 32, 40, "x0", "x6", "x5", "x2", "x1", 16, 288),
-                asm_two_rounds_step_vl!("e", "f", "g", "h", "a", "b", "c", "d", "q", "x", 64, 72, "x1", "x7", "x6", "x3", "x2", 32, 320),
-                asm_two_rounds_step_vl!("c", "d", "e", "f", "g", "h", "a", "b", "q", "x", 96, 104, "x2", "x0", "x7", "x4", "x3", 48, 352),
-                asm_two_rounds_step_vl!("a", "b", "c", "d", "e", "f", "g", "h", "q", "x", 128, 136, "x3", "x1", "x0", "x5", "x4", 64, 384),
-                asm_two_rounds_step_vl!("g", "h", "a", "b", "c", "d", "e", "f", "q", "x", 160, 168, "x4", "x2", "x1", "x6", "x5", 80, 416),
-                asm_two_rounds_step_vl!("e", "f", "g", "h", "a", "b", "c", "d", "q", "x", 192, 200, "x5", "x3", "x2", "x7", "x6", 96, 448),
-                asm_two_rounds_step_vl!("c", "d", "e", "f", "g", "h", "a", "b", "q", "x", 224, 232, "x6", "x4", "x3", "x0", "x7", 112, 480),
-                a = inout(reg) a, b = inout(reg) b, c = inout(reg) c, d = inout(reg) d,
-                e = inout(reg) e, f = inout(reg) f, g = inout(reg) g, h = inout(reg) h,
-                p = inout(reg) p, q = inout(reg) q => _, x = out(reg) _,
-                wk = in(reg) wk, kp = in(reg) kp,
-                x0 = inout(ymm_reg) x0, x1 = inout(ymm_reg) x1, x2 = inout(ymm_reg) x2,
-                x3 = inout(ymm_reg) x3, x4 = inout(ymm_reg) x4, x5 = inout(ymm_reg) x5,
-                x6 = inout(ymm_reg) x6, x7 = inout(ymm_reg) x7,
-                t0 = out(ymm_reg) _, t1 = out(ymm_reg) _, t2 = out(ymm_reg) _, t3 = out(ymm_reg) _,
-                options(nostack),
-            );
+            if VL {
+                woven_asm!(
+                    asm_step_vl,
+                    a,
+                    b,
+                    c,
+                    d,
+                    e,
+                    f,
+                    g,
+                    h,
+                    p,
+                    q,
+                    wk,
+                    kp,
+                    x0,
+                    x1,
+                    x2,
+                    x3,
+                    x4,
+                    x5,
+                    x6,
+                    x7
+                );
+            } else {
+                woven_asm!(
+                    asm_step_avx2,
+                    a,
+                    b,
+                    c,
+                    d,
+                    e,
+                    f,
+                    g,
+                    h,
+                    p,
+                    q,
+                    wk,
+                    kp,
+                    x0,
+                    x1,
+                    x2,
+                    x3,
+                    x4,
+                    x5,
+                    x6,
+                    x7
+                );
+            }
         }
         *s = [a.wrapping_add(p), b, c, d, e, f, g, h];
         *x = [x0, x1, x2, x3, x4, x5, x6, x7];
@@ -627,6 +727,14 @@ mod x86 {
         unsafe { compress_with::<false, false>(state, data) }
     }
 
+    /// The same with block A's woven rounds and schedule as one piece of
+    /// assembly (`woven_rounds16`).
+    #[target_feature(enable = "avx2,bmi2")]
+    pub unsafe fn compress_asm(state: &mut [u64; 8], data: &[u8]) {
+        // SAFETY: the caller guarantees AVX2, BMI1 and BMI2.
+        unsafe { compress_with::<false, true>(state, data) }
+    }
+
     /// The same with AVX-512VL in the schedule.
     #[target_feature(enable = "avx2,bmi2,avx512f,avx512vl")]
     pub unsafe fn compress_vl(state: &mut [u64; 8], data: &[u8]) {
@@ -635,7 +743,7 @@ mod x86 {
     }
 
     /// The same with block A's woven rounds and schedule as one piece of
-    /// assembly (`woven_rounds16_vl`).
+    /// assembly (`woven_rounds16`).
     #[target_feature(enable = "avx2,bmi2,avx512f,avx512vl")]
     pub unsafe fn compress_vl_asm(state: &mut [u64; 8], data: &[u8]) {
         // SAFETY: the caller guarantees AVX2, BMI1, BMI2 and AVX-512F/VL.
@@ -700,7 +808,7 @@ mod x86 {
                 // slower on Zen 4.
                 let mut sa = *state;
                 for t0 in [0, 16, 32, 48] {
-                    woven_rounds16_vl(
+                    woven_rounds16::<VL>(
                         &mut sa,
                         wkp.cast::<u64>().add(2 * t0),
                         K_ALIGNED.0.as_ptr().add(t0 + 16),

@@ -13,8 +13,8 @@
 //!   aws-lc (`aws-lc-rs`, OpenSSL's assembly lineage);
 //! - SHA-512: `sysgauge_kernels::sha512`'s AVX-512VL (compiled, and with
 //!   the woven rounds in assembly, which wins on Zen 4) and AVX2 + BMI2
-//!   kernels (written because no crate reaches `openssl speed`'s AVX2 code
-//!   on Intel), RustCrypto `sha2`, and aws-lc (OpenSSL's scalar assembly,
+//!   kernels (the same two forms, for CPUs without AVX-512; written because
+//!   no crate reaches `openssl speed`'s AVX2 code on Intel), RustCrypto `sha2`, and aws-lc (OpenSSL's scalar assembly,
 //!   which aws-lc runs on AMD CPUs and which is the fastest on Zen 5);
 //! - MD5: `sysgauge_kernels::md5` (written because `md-5` fell behind) and
 //!   RustCrypto `md-5`;
@@ -127,6 +127,7 @@ impl Algorithm {
                 SYSGAUGE_SHA512_AVX512VL,
                 SYSGAUGE_SHA512_AVX512VL_ASM,
                 SYSGAUGE_SHA512_AVX2,
+                SYSGAUGE_SHA512_AVX2_ASM,
                 RUSTCRYPTO_SHA512,
                 AWS_LC_SHA512,
             ],
@@ -357,6 +358,14 @@ const SYSGAUGE_SHA512_AVX2: DigestImpl = DigestImpl {
     available: || Sha512Kernel::Avx2.available(),
 };
 
+const SYSGAUGE_SHA512_AVX2_ASM: DigestImpl = DigestImpl {
+    name: "sysgauge-avx2-asm",
+    digest: |data, out| {
+        out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::Avx2Asm, data))
+    },
+    available: || Sha512Kernel::Avx2Asm.available(),
+};
+
 const BLAKE2B_SIMD: DigestImpl = DigestImpl {
     name: "blake2b-simd",
     digest: |data, out| out.copy_from_slice(blake2b_simd::blake2b(data).as_bytes()),
@@ -520,6 +529,7 @@ mod tests {
                 "sysgauge-avx512vl",
                 "sysgauge-avx512vl-asm",
                 "sysgauge-avx2",
+                "sysgauge-avx2-asm",
                 "rustcrypto",
                 "aws-lc"
             ]
