@@ -476,10 +476,10 @@ mod x86 {
     }
 
     /// One message schedule step for both blocks, as the 16 lines
-    /// `$then!` spreads through two rounds: X[j] = s1(X[j-1]) + W[t-7 pair]
-    /// + s0(W[t-15 pair]) + X[j-8] into ring register `$x8` (as `schedule`
-    /// with AVX-512VL), and W + K of the pair stored at `wk` + `$offw` bytes
-    /// (K from `kp` + `$offk` bytes).
+    /// `$then!` spreads through two rounds: X[j] = s1(X[j-1]) +
+    /// W[t-7 pair] + s0(W[t-15 pair]) + X[j-8] into ring register `$x8` (as
+    /// `schedule` with AVX-512VL), and W + K of the pair stored at `wk` +
+    /// `$offw` bytes (K from `kp` + `$offk` bytes).
     #[rustfmt::skip]
     macro_rules! asm_step_vl {
         ($then:ident!($($args:tt)*); $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => {
