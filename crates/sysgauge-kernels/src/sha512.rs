@@ -477,15 +477,26 @@ mod x86 {
 
     /// One message schedule step for both blocks, as the 16 lines
     /// `$then!` spreads through two rounds: X[j] = s1(X[j-1]) +
-    /// W[t-7 pair] + s0(W[t-15 pair]) + X[j-8] into ring register `$x8` (as
-    /// `schedule` with AVX-512VL), and W + K of the pair stored at `wk` +
-    /// `$offw` bytes (K from `kp` + `$offk` bytes).
+    /// W[t-7 pair] + s0(W[t-15 pair]) + X[j-8] into ring register `$x8`
+    /// (as `schedule`), and W + K of the pair stored at `wk` + `$offw`
+    /// bytes (K from `kp` + `$offk` bytes). `$isa` (`asm_step_vl` or
+    /// `asm_step_avx2`) gives the lines between the two loads of the
+    /// shifted words and the store, which both share.
+    #[rustfmt::skip]
+    macro_rules! asm_step {
+        ($isa:ident, $then:ident!($($args:tt)*); $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => {
+            $isa!($then!($($args)*); $x1, $x8, $offk;
+                concat!("vpalignr {t0}, {", $x3, "}, {", $x4, "}, 8\n"),
+                concat!("vpalignr {t1}, {", $x7, "}, {", $x8, "}, 8\n"),
+                concat!("vmovdqu ymmword ptr [{wk} + ", $offw, "], {t0}\n"))
+        };
+    }
+
+    /// The step with AVX-512VL's rotates and three-way XORs.
     #[rustfmt::skip]
     macro_rules! asm_step_vl {
-        ($then:ident!($($args:tt)*); $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => {
-            $then!($($args)*;
-            concat!("vpalignr {t0}, {", $x3, "}, {", $x4, "}, 8\n"),
-            concat!("vpalignr {t1}, {", $x7, "}, {", $x8, "}, 8\n"),
+        ($then:ident!($($args:tt)*); $x1:literal, $x8:literal, $offk:literal; $w7:expr, $w15:expr, $store:expr) => {
+            $then!($($args)*; $w7, $w15,
             "vprorq {t2}, {t1}, 1\n",
             "vprorq {t3}, {t1}, 8\n",
             "vpsrlq {t1}, {t1}, 7\n",
@@ -499,20 +510,17 @@ mod x86 {
             concat!("vpaddq {", $x8, "}, {", $x8, "}, {t0}\n"),
             concat!("vbroadcasti128 {t0}, xmmword ptr [{kp} + ", $offk, "]\n"),
             concat!("vpaddq {t0}, {t0}, {", $x8, "}\n"),
-            concat!("vmovdqu ymmword ptr [{wk} + ", $offw, "], {t0}\n"),
-            )
+            $store,)
         };
     }
 
-    /// The same step in AVX2 alone: no vector rotate or three-way XOR, so
-    /// each rotate is two shifts (their bits do not overlap, so XOR joins
-    /// them as OR would) and 26 instructions share the 16 lines.
+    /// The step in AVX2 alone: no vector rotate or three-way XOR, so each
+    /// rotate is two shifts (their bits do not overlap, so XOR joins them
+    /// as OR would) and 26 instructions share the 16 lines.
     #[rustfmt::skip]
     macro_rules! asm_step_avx2 {
-        ($then:ident!($($args:tt)*); $x1:literal, $x3:literal, $x4:literal, $x7:literal, $x8:literal, $offk:literal, $offw:literal) => {
-            $then!($($args)*;
-            concat!("vpalignr {t0}, {", $x3, "}, {", $x4, "}, 8\n"),
-            concat!("vpalignr {t1}, {", $x7, "}, {", $x8, "}, 8\n"),
+        ($then:ident!($($args:tt)*); $x1:literal, $x8:literal, $offk:literal; $w7:expr, $w15:expr, $store:expr) => {
+            $then!($($args)*; $w7, $w15,
             "vpsrlq {t2}, {t1}, 1\nvpsllq {t3}, {t1}, 63\n",
             "vpxor {t2}, {t2}, {t3}\nvpsrlq {t3}, {t1}, 8\n",
             "vpxor {t2}, {t2}, {t3}\nvpsllq {t3}, {t1}, 56\n",
@@ -526,8 +534,7 @@ mod x86 {
             "vpxor {t0}, {t0}, {t2}\n",
             concat!("vpaddq {", $x8, "}, {", $x8, "}, {t0}\n"),
             concat!("vbroadcasti128 {t0}, xmmword ptr [{kp} + ", $offk, "]\nvpaddq {t0}, {t0}, {", $x8, "}\n"),
-            concat!("vmovdqu ymmword ptr [{wk} + ", $offw, "], {t0}\n"),
-            )
+            $store,)
         };
     }
 
@@ -554,14 +561,14 @@ mod x86 {
         ($step:ident, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $p:ident, $q:ident,
          $wk:ident, $kp:ident, $x0:ident, $x1:ident, $x2:ident, $x3:ident, $x4:ident, $x5:ident, $x6:ident, $x7:ident) => {
             core::arch::asm!(
-                $step!(asm_two_rounds_step!("a", "b", "c", "d", "e", "f", "g", "h", "q", "x", 0, 8); "x7", "x5", "x4", "x1", "x0", 0, 256),
-                $step!(asm_two_rounds_step!("g", "h", "a", "b", "c", "d", "e", "f", "q", "x", 32, 40); "x0", "x6", "x5", "x2", "x1", 16, 288),
-                $step!(asm_two_rounds_step!("e", "f", "g", "h", "a", "b", "c", "d", "q", "x", 64, 72); "x1", "x7", "x6", "x3", "x2", 32, 320),
-                $step!(asm_two_rounds_step!("c", "d", "e", "f", "g", "h", "a", "b", "q", "x", 96, 104); "x2", "x0", "x7", "x4", "x3", 48, 352),
-                $step!(asm_two_rounds_step!("a", "b", "c", "d", "e", "f", "g", "h", "q", "x", 128, 136); "x3", "x1", "x0", "x5", "x4", 64, 384),
-                $step!(asm_two_rounds_step!("g", "h", "a", "b", "c", "d", "e", "f", "q", "x", 160, 168); "x4", "x2", "x1", "x6", "x5", 80, 416),
-                $step!(asm_two_rounds_step!("e", "f", "g", "h", "a", "b", "c", "d", "q", "x", 192, 200); "x5", "x3", "x2", "x7", "x6", 96, 448),
-                $step!(asm_two_rounds_step!("c", "d", "e", "f", "g", "h", "a", "b", "q", "x", 224, 232); "x6", "x4", "x3", "x0", "x7", 112, 480),
+                asm_step!($step, asm_two_rounds_step!("a", "b", "c", "d", "e", "f", "g", "h", "q", "x", 0, 8); "x7", "x5", "x4", "x1", "x0", 0, 256),
+                asm_step!($step, asm_two_rounds_step!("g", "h", "a", "b", "c", "d", "e", "f", "q", "x", 32, 40); "x0", "x6", "x5", "x2", "x1", 16, 288),
+                asm_step!($step, asm_two_rounds_step!("e", "f", "g", "h", "a", "b", "c", "d", "q", "x", 64, 72); "x1", "x7", "x6", "x3", "x2", 32, 320),
+                asm_step!($step, asm_two_rounds_step!("c", "d", "e", "f", "g", "h", "a", "b", "q", "x", 96, 104); "x2", "x0", "x7", "x4", "x3", 48, 352),
+                asm_step!($step, asm_two_rounds_step!("a", "b", "c", "d", "e", "f", "g", "h", "q", "x", 128, 136); "x3", "x1", "x0", "x5", "x4", 64, 384),
+                asm_step!($step, asm_two_rounds_step!("g", "h", "a", "b", "c", "d", "e", "f", "q", "x", 160, 168); "x4", "x2", "x1", "x6", "x5", 80, 416),
+                asm_step!($step, asm_two_rounds_step!("e", "f", "g", "h", "a", "b", "c", "d", "q", "x", 192, 200); "x5", "x3", "x2", "x7", "x6", 96, 448),
+                asm_step!($step, asm_two_rounds_step!("c", "d", "e", "f", "g", "h", "a", "b", "q", "x", 224, 232); "x6", "x4", "x3", "x0", "x7", 112, 480),
                 a = inout(reg) $a, b = inout(reg) $b, c = inout(reg) $c, d = inout(reg) $d,
                 e = inout(reg) $e, f = inout(reg) $f, g = inout(reg) $g, h = inout(reg) $h,
                 p = inout(reg) $p, q = inout(reg) $q => _, x = out(reg) _,
