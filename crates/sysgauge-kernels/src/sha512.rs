@@ -182,7 +182,7 @@ impl Kernel {
     }
 
     /// Its name, as `--implementation` takes it.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Kernel::Portable => "rustcrypto",
             Kernel::Avx2 => "sysgauge-avx2",

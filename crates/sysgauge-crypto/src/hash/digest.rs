@@ -336,35 +336,24 @@ const SYSGAUGE_WHIRLPOOL_AVX512: DigestImpl = DigestImpl {
     available: sysgauge_kernels::whirlpool::avx512_available,
 };
 
-const SYSGAUGE_SHA512_AVX512VL: DigestImpl = DigestImpl {
-    name: "sysgauge-avx512vl",
-    digest: |data, out| {
-        out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::Avx512Vl, data))
-    },
-    available: || Sha512Kernel::Avx512Vl.available(),
-};
+/// A `sysgauge_kernels::sha512` kernel as a candidate, under the kernel's
+/// own name.
+macro_rules! sysgauge_sha512 {
+    ($name:ident, $kernel:ident) => {
+        const $name: DigestImpl = DigestImpl {
+            name: Sha512Kernel::$kernel.name(),
+            digest: |data, out| {
+                out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::$kernel, data))
+            },
+            available: || Sha512Kernel::$kernel.available(),
+        };
+    };
+}
 
-const SYSGAUGE_SHA512_AVX512VL_ASM: DigestImpl = DigestImpl {
-    name: "sysgauge-avx512vl-asm",
-    digest: |data, out| {
-        out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::Avx512VlAsm, data))
-    },
-    available: || Sha512Kernel::Avx512VlAsm.available(),
-};
-
-const SYSGAUGE_SHA512_AVX2: DigestImpl = DigestImpl {
-    name: "sysgauge-avx2",
-    digest: |data, out| out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::Avx2, data)),
-    available: || Sha512Kernel::Avx2.available(),
-};
-
-const SYSGAUGE_SHA512_AVX2_ASM: DigestImpl = DigestImpl {
-    name: "sysgauge-avx2-asm",
-    digest: |data, out| {
-        out.copy_from_slice(&super::sha512::sha512_with(Sha512Kernel::Avx2Asm, data))
-    },
-    available: || Sha512Kernel::Avx2Asm.available(),
-};
+sysgauge_sha512!(SYSGAUGE_SHA512_AVX512VL, Avx512Vl);
+sysgauge_sha512!(SYSGAUGE_SHA512_AVX512VL_ASM, Avx512VlAsm);
+sysgauge_sha512!(SYSGAUGE_SHA512_AVX2, Avx2);
+sysgauge_sha512!(SYSGAUGE_SHA512_AVX2_ASM, Avx2Asm);
 
 const BLAKE2B_SIMD: DigestImpl = DigestImpl {
     name: "blake2b-simd",
