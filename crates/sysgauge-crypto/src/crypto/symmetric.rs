@@ -1537,14 +1537,21 @@ cbc_encrypt_of_kernel!(
     sysgauge_kernels::des::DesCbc
 );
 
+/// Each `chacha_poly` placement and the implementation name it runs under.
+const CHACHA_PLACEMENTS: [(&str, super::chacha_poly::MacPlacement); 2] = [
+    (SYSGAUGE_AVX512, super::chacha_poly::MacPlacement::Lanes),
+    (
+        SYSGAUGE_AVX512_MULX,
+        super::chacha_poly::MacPlacement::ScalarChain,
+    ),
+];
+
 /// The `chacha_poly` placement an implementation name stands for.
 fn chacha_placement(name: &str) -> Option<super::chacha_poly::MacPlacement> {
-    use super::chacha_poly::MacPlacement;
-    match name {
-        SYSGAUGE_AVX512 => Some(MacPlacement::Lanes),
-        SYSGAUGE_AVX512_MULX => Some(MacPlacement::ScalarChain),
-        _ => None,
-    }
+    CHACHA_PLACEMENTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, p)| p)
 }
 
 /// The crypto family's stream: every buffer is sealed as one message, with
@@ -1597,10 +1604,11 @@ impl Stream for ChaChaPolyStream {
         &self.tag
     }
     fn implementation(&self) -> &'static str {
-        match self.key.placement() {
-            super::chacha_poly::MacPlacement::Lanes => SYSGAUGE_AVX512,
-            super::chacha_poly::MacPlacement::ScalarChain => SYSGAUGE_AVX512_MULX,
-        }
+        let placement = self.key.placement();
+        CHACHA_PLACEMENTS
+            .iter()
+            .find(|(_, p)| *p == placement)
+            .map_or(SYSGAUGE_AVX512, |&(n, _)| n)
     }
 }
 

@@ -14,8 +14,9 @@
 //! - SHA-512: `sysgauge_kernels::sha512`'s AVX-512VL (compiled, and with
 //!   the woven rounds in assembly, which wins on Zen 4) and AVX2 + BMI2
 //!   kernels (the same two forms, for CPUs without AVX-512; written because
-//!   no crate reaches `openssl speed`'s AVX2 code on Intel), RustCrypto `sha2`, and aws-lc (OpenSSL's scalar assembly,
-//!   which aws-lc runs on AMD CPUs and which is the fastest on Zen 5);
+//!   no crate reaches `openssl speed`'s AVX2 code on Intel), RustCrypto
+//!   `sha2`, and aws-lc (OpenSSL's scalar assembly, which aws-lc runs on
+//!   AMD CPUs and which is the fastest on Zen 5);
 //! - MD5: `sysgauge_kernels::md5` (written because `md-5` fell behind) and
 //!   RustCrypto `md-5`;
 //! - BLAKE2b-512: `blake2b_simd` (AVX2/SSE4.1 chosen at run time),
