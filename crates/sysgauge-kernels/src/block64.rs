@@ -1,7 +1,8 @@
 //! The streaming part every 64-byte-block hash shares (MD4, MD5,
 //! Whirlpool): the bytes of an unfinished block, the message length, and
 //! feeding whole blocks to the algorithm's compression function straight
-//! from the caller's slice (no copy for full blocks).
+//! from the caller's slice (no copy for full blocks). MD4 and MD5 also share
+//! their ending and, through `md_hasher!`, their streaming type.
 
 /// Buffered input of a hash with 64-byte blocks.
 #[derive(Clone)]
@@ -75,3 +76,51 @@ pub(crate) fn md_finish(
     }
     out
 }
+
+/// An MD4-family hash's streaming type `$name` and one-call function `$one`,
+/// around the calling module's `INIT` state and its compression function
+/// `compress(&mut [u32; 4], whole_blocks)`.
+macro_rules! md_hasher {
+    ($(#[$doc:meta])* $name:ident, $(#[$one_doc:meta])* fn $one:ident) => {
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub struct $name {
+            state: [u32; 4],
+            input: $crate::block64::Blocks64,
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl $name {
+            pub fn new() -> Self {
+                $name {
+                    state: INIT,
+                    input: $crate::block64::Blocks64::new(),
+                }
+            }
+
+            pub fn update(&mut self, data: &[u8]) {
+                let state = &mut self.state;
+                self.input.update(data, |blocks| compress(state, blocks));
+            }
+
+            pub fn finalize(self) -> [u8; 16] {
+                let (rest, total) = (self.input.rest(), self.input.total());
+                $crate::block64::md_finish(self.state, rest, total, compress)
+            }
+        }
+
+        $(#[$one_doc])*
+        pub fn $one(data: &[u8]) -> [u8; 16] {
+            let mut state = INIT;
+            let full = data.len() / 64 * 64;
+            compress(&mut state, &data[..full]);
+            $crate::block64::md_finish(state, &data[full..], data.len() as u64, compress)
+        }
+    };
+}
+pub(crate) use md_hasher;

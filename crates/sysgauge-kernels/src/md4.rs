@@ -21,7 +21,7 @@
 // As in `md5`: LLVM would move the constants' addition to the end of the
 // sum, back onto the dependency chain; a value passed through `opaque` is
 // added as one term, where the source puts it.
-use crate::block64::{md_finish, Blocks64};
+use crate::block64::md_hasher;
 use crate::opaque::opaque_u32 as opaque;
 
 const INIT: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
@@ -118,48 +118,12 @@ fn compress(state: &mut [u32; 4], blocks: &[u8]) {
     }
 }
 
-/// Incremental MD4 for data that arrives in pieces.
-#[derive(Clone)]
-pub struct Md4 {
-    state: [u32; 4],
-    input: Blocks64,
-}
-
-impl Default for Md4 {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Md4 {
-    pub fn new() -> Self {
-        Md4 {
-            state: INIT,
-            input: Blocks64::new(),
-        }
-    }
-
-    pub fn update(&mut self, data: &[u8]) {
-        let state = &mut self.state;
-        self.input.update(data, |blocks| compress(state, blocks));
-    }
-
-    pub fn finalize(self) -> [u8; 16] {
-        finish(self.state, self.input.rest(), self.input.total())
-    }
-}
-
-fn finish(state: [u32; 4], rem: &[u8], len: u64) -> [u8; 16] {
-    md_finish(state, rem, len, compress)
-}
-
-/// MD4 of `data` in one call.
-pub fn md4(data: &[u8]) -> [u8; 16] {
-    let mut state = INIT;
-    let full = data.len() / 64 * 64;
-    compress(&mut state, &data[..full]);
-    finish(state, &data[full..], data.len() as u64)
-}
+md_hasher!(
+    /// Incremental MD4 for data that arrives in pieces.
+    Md4,
+    /// MD4 of `data` in one call.
+    fn md4
+);
 
 #[cfg(test)]
 mod tests {

@@ -24,7 +24,7 @@
 // the round constant's addition back on the dependency chain (after the
 // round function); a value passed through `opaque` is added as one term,
 // where the source puts it.
-use crate::block64::{md_finish, Blocks64};
+use crate::block64::md_hasher;
 use crate::opaque::opaque_u32 as opaque;
 
 /// |sin(x)| in f64 at compile time: reduce to [-pi, pi], then a Taylor
@@ -189,49 +189,13 @@ fn compress(state: &mut [u32; 4], blocks: &[u8]) {
     }
 }
 
-/// Incremental MD5 for data that arrives in pieces (the sweep's check of
-/// `md5sum` output streams its corpus copy by copy).
-#[derive(Clone)]
-pub struct Md5 {
-    state: [u32; 4],
-    input: Blocks64,
-}
-
-impl Default for Md5 {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Md5 {
-    pub fn new() -> Self {
-        Md5 {
-            state: INIT,
-            input: Blocks64::new(),
-        }
-    }
-
-    pub fn update(&mut self, data: &[u8]) {
-        let state = &mut self.state;
-        self.input.update(data, |blocks| compress(state, blocks));
-    }
-
-    pub fn finalize(self) -> [u8; 16] {
-        finish(self.state, self.input.rest(), self.input.total())
-    }
-}
-
-fn finish(state: [u32; 4], rem: &[u8], len: u64) -> [u8; 16] {
-    md_finish(state, rem, len, compress)
-}
-
-/// MD5 of `data` in one call.
-pub fn md5(data: &[u8]) -> [u8; 16] {
-    let mut state = INIT;
-    let full = data.len() / 64 * 64;
-    compress(&mut state, &data[..full]);
-    finish(state, &data[full..], data.len() as u64)
-}
+md_hasher!(
+    /// Incremental MD5 for data that arrives in pieces (the sweep's check of
+    /// `md5sum` output streams its corpus copy by copy).
+    Md5,
+    /// MD5 of `data` in one call.
+    fn md5
+);
 
 #[cfg(test)]
 mod tests {
