@@ -189,18 +189,12 @@ pub fn run(hosts: &[MatrixHost], mp: &MatrixPlan, cancel: &CancelToken, tx: mpsc
                 );
                 s.spawn(move || {
                     let _ = tx.send(Event::Stage(i, "pinging every other host".into()));
-                    match record_of(p.run(&args, KEY_ENV, deadline, cancel)) {
-                        Ok(json) => {
-                            let _ = tx.send(Event::Record(i, json));
-                        }
-                        Err(reason) => {
-                            let _ = tx.send(Event::PairFailed {
-                                from: i,
-                                to: None,
-                                reason,
-                            });
-                        }
-                    }
+                    report_record(
+                        &tx,
+                        i,
+                        None,
+                        record_of(p.run(&args, KEY_ENV, deadline, cancel)),
+                    );
                 });
             }
             if !mp.pair_args.is_empty() {
@@ -265,18 +259,9 @@ pub fn flood(
                         i,
                         format!("flooding {target} with {k} host(s) at once"),
                     ));
-                    match record_of(p.run(&args, &[], deadline, cancel)) {
-                        Ok(json) => {
-                            let _ = rtx.send((i, json.clone()));
-                            let _ = tx.send(Event::Record(i, json));
-                        }
-                        Err(reason) => {
-                            let _ = tx.send(Event::PairFailed {
-                                from: i,
-                                to: None,
-                                reason,
-                            });
-                        }
+                    let run = record_of(p.run(&args, &[], deadline, cancel));
+                    if let Some(json) = report_record(&tx, i, None, run) {
+                        let _ = rtx.send((i, json));
                     }
                 });
             }
@@ -288,6 +273,27 @@ pub fn flood(
         }
     }
     clean_all(placed, Vec::new(), &tx);
+}
+
+/// Host `from`'s record of a command it ran (towards host `to`, or every
+/// other host or the target for `None`), reported as [`Event::Record`] and
+/// returned, or its failure reported as an [`Event::PairFailed`].
+fn report_record(
+    tx: &mpsc::Sender<Event>,
+    from: usize,
+    to: Option<usize>,
+    run: Result<String, String>,
+) -> Option<String> {
+    match run {
+        Ok(json) => {
+            let _ = tx.send(Event::Record(from, json.clone()));
+            Some(json)
+        }
+        Err(reason) => {
+            let _ = tx.send(Event::PairFailed { from, to, reason });
+            None
+        }
+    }
 }
 
 /// Phase 1 on every host at once: connect, place the binary, write the
@@ -407,18 +413,8 @@ fn rounds(
                             hosts[to].host.name
                         ),
                     ));
-                    match record_of(p.run(&args, KEY_ENV, deadline, cancel)) {
-                        Ok(json) => {
-                            let _ = tx.send(Event::Record(from, json));
-                        }
-                        Err(reason) => {
-                            let _ = tx.send(Event::PairFailed {
-                                from,
-                                to: Some(to),
-                                reason,
-                            });
-                        }
-                    }
+                    let run = record_of(p.run(&args, KEY_ENV, deadline, cancel));
+                    report_record(&tx, from, Some(to), run);
                 });
             }
         });
