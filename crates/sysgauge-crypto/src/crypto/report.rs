@@ -8,9 +8,10 @@
 
 use crate::implementation::{DETAIL_CHOICE, DETAIL_IMPLEMENTATION, DETAIL_TRIAL};
 use std::collections::BTreeSet;
-use sysgauge_core::record::{Finding, ResultRecord, Severity, Status};
+use sysgauge_core::record::{Finding, Metric, ResultRecord, Severity, Status};
 use sysgauge_core::Unit;
 use sysgauge_report::table::{Align, Table, TableFormat};
+use sysgauge_stats::{median, Summary};
 
 /// Display name of a benchmark id, in `openssl speed`'s words where it has
 /// them.
@@ -60,16 +61,31 @@ fn mb_per_s(value: f64, unit: &Unit) -> Option<f64> {
 }
 
 fn metric_value(r: &ResultRecord, name: &str) -> Option<f64> {
+    let m = ok_metric(r, name)?;
+    in_row_unit(m, m.value())
+}
+
+/// Each sample of metric `name`, in the rows' unit: with `--rounds`, one
+/// per round, in round order (`rounds::merge`).
+fn metric_samples(r: &ResultRecord, name: &str) -> Option<Vec<f64>> {
+    let m = ok_metric(r, name)?;
+    m.samples.iter().map(|&v| in_row_unit(m, v)).collect()
+}
+
+fn ok_metric<'r>(r: &'r ResultRecord, name: &str) -> Option<&'r Metric> {
     if !matches!(r.status, Status::Ok) {
         return None;
     }
-    r.metrics.iter().find(|m| m.name == name).and_then(|m| {
-        if name == "throughput" {
-            mb_per_s(m.value(), &m.unit)
-        } else {
-            Some(m.value())
-        }
-    })
+    r.metrics.iter().find(|m| m.name == name)
+}
+
+/// A value of `m` in the rows' unit: MB/s for throughput, as is otherwise.
+fn in_row_unit(m: &Metric, value: f64) -> Option<f64> {
+    if m.name == "throughput" {
+        mb_per_s(value, &m.unit)
+    } else {
+        Some(value)
+    }
 }
 
 fn is_symmetric(r: &ResultRecord) -> bool {
@@ -228,13 +244,22 @@ pub struct VsRow {
     pub choice: Option<String>,
     pub trial: Option<String>,
     /// How much sysgauge's figure varied between its repetitions
-    /// (coefficient of variation), when it was measured more than once.
+    /// (coefficient of variation), when it was measured more than once;
+    /// with rounds, how much the rounds' ratios varied.
     pub spread: Option<f64>,
+    /// With `--rounds`: each round's sysgauge / OpenSSL, OpenSSL measured
+    /// right after that round (see [`vs_rows_by_round`]); empty otherwise.
+    pub round_ratios: Vec<f64>,
 }
 
 impl VsRow {
-    /// sysgauge / OpenSSL (higher is better for sysgauge).
+    /// sysgauge / OpenSSL (higher is better for sysgauge): the median of
+    /// the rounds' ratios where there are two or more, else the ratio of
+    /// the two figures.
     pub fn ratio(&self) -> Option<f64> {
+        if self.round_ratios.len() >= 2 {
+            return Some(median(&self.round_ratios));
+        }
         match (self.sysgauge, self.openssl) {
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),
             _ => None,
@@ -308,6 +333,7 @@ pub fn vs_rows(ours: &[ResultRecord], openssl: &[ResultRecord]) -> Vec<VsRow> {
                         choice: from_ours.then(|| detail(DETAIL_CHOICE)).flatten(),
                         trial: from_ours.then(|| detail(DETAIL_TRIAL)).flatten(),
                         spread: spread.filter(|_| from_ours),
+                        round_ratios: Vec::new(),
                     });
                 }
             }
@@ -321,6 +347,59 @@ pub fn vs_rows(ours: &[ResultRecord], openssl: &[ResultRecord]) -> Vec<VsRow> {
     }
     for r in openssl {
         push(r, false);
+    }
+    rows
+}
+
+/// Pair sysgauge's results with OpenSSL's when OpenSSL ran after every
+/// round of every case (`crypto --vs-openssl --rounds N`): `openssl[i]`
+/// holds what ran right after round i + 1. A row's OpenSSL figure is the
+/// median of its rounds, and its ratio the median of the rounds' ratios,
+/// each of sysgauge's rounds against the OpenSSL run right after it: a
+/// spell of load on a shared host then moves one round's ratio, not the
+/// row's.
+pub fn vs_rows_by_round(ours: &[ResultRecord], openssl: &[Vec<ResultRecord>]) -> Vec<VsRow> {
+    let theirs: Vec<Vec<VsRow>> = openssl.iter().map(|t| vs_rows(&[], t)).collect();
+    let same = |a: &VsRow, b: &VsRow| {
+        a.bench_id == b.bench_id && a.what == b.what && a.threads == b.threads
+    };
+    let mut rows = vs_rows(ours, &[]);
+    for row in &mut rows {
+        let their_rounds: Vec<Option<f64>> = theirs
+            .iter()
+            .map(|t| t.iter().find(|x| same(x, row)).and_then(|x| x.openssl))
+            .collect();
+        let measured: Vec<f64> = their_rounds.iter().flatten().copied().collect();
+        if !measured.is_empty() {
+            row.openssl = Some(median(&measured));
+        }
+        let our_rounds = ours
+            .iter()
+            .find(|r| {
+                r.bench_id == row.bench_id
+                    && r.params.get_u64("block_size") == parse_size(&row.what)
+                    && threads_of(r) == row.threads
+            })
+            .and_then(|r| metric_samples(r, metric_of(&row.what)))
+            .unwrap_or_default();
+        // One sample a round only when every round of the case finished.
+        if our_rounds.len() == their_rounds.len() {
+            row.round_ratios = our_rounds
+                .iter()
+                .zip(&their_rounds)
+                .filter_map(|(&a, &b)| b.filter(|&b| b > 0.0).map(|b| a / b))
+                .collect();
+        }
+        // The row's figure is now the ratio: its spread is the rounds'.
+        if row.round_ratios.len() >= 2 {
+            row.spread = Summary::from_samples(&row.round_ratios).map(|s| s.cov);
+        }
+    }
+    // What only OpenSSL measured, as its first round showed it.
+    for x in theirs.first().into_iter().flatten() {
+        if !rows.iter().any(|r| same(r, x)) {
+            rows.push(x.clone());
+        }
     }
     rows
 }
@@ -354,10 +433,15 @@ fn not_comparable(bench_id: &str) -> Option<&'static str> {
 /// The side-by-side table: algorithm, case, sysgauge, OpenSSL, ratio, and
 /// a note for each OpenSSL row that is a different workload.
 pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
-    let mut t = Table::columns("algorithm, case, >threads, >sysgauge, >openssl, unit, >ratio");
+    let by_round = rows.iter().any(|r| !r.round_ratios.is_empty());
+    let mut t = Table::columns(if by_round {
+        "algorithm, case, >threads, >sysgauge, >openssl, unit, >ratio, ratio of each round"
+    } else {
+        "algorithm, case, >threads, >sysgauge, >openssl, unit, >ratio"
+    });
     let num = |v: Option<f64>| v.map_or("-".to_string(), sysgauge_report::format::format_value);
     for r in rows {
-        t.push(vec![
+        let mut cells = vec![
             display_name(&r.bench_id),
             r.what.clone(),
             r.threads.to_string(),
@@ -365,7 +449,12 @@ pub fn vs_openssl_table(rows: &[VsRow], format: TableFormat) -> String {
             num(r.openssl),
             r.unit.to_string(),
             r.ratio().map_or("-".to_string(), |x| format!("{x:.2}")),
-        ]);
+        ];
+        if by_round {
+            let each: Vec<String> = r.round_ratios.iter().map(|x| format!("{x:.2}")).collect();
+            cells.push(each.join(" "));
+        }
+        t.push(cells);
     }
     let mut out = t.render(format);
     out.push_str(&implementation_lines(rows));
@@ -494,8 +583,9 @@ pub fn below_openssl(rows: &[VsRow]) -> Option<Finding> {
         ),
     );
     let repeat = if within_spread > 0 {
-        "repeat `crypto --vs-openssl` at a quieter time first (a row within its spread may \
-         read 1.00 or more then); if a row stays below, "
+        "repeat `crypto --vs-openssl --rounds 3` at a quieter time first (each row then \
+         weighs every round against the OpenSSL run right after it, and a row within its \
+         spread may read 1.00 or more); if a row stays below, "
     } else {
         ""
     };
@@ -703,6 +793,74 @@ mod tests {
     /// between repetitions says so, and the remedy asks for a quieter
     /// repeat first; a gap beyond the spread reads as before.
     #[test]
+    fn with_rounds_a_row_is_the_median_of_its_rounds_ratios() {
+        // sysgauge's merged records: one sample a round, in round order.
+        let rounds = |mut r: ResultRecord, per_metric: &[(&str, Unit, [f64; 3])]| {
+            r.metrics = per_metric
+                .iter()
+                .map(|(n, u, v)| Metric::new(n, u.clone(), Better::Higher, v.to_vec()).unwrap())
+                .collect();
+            r
+        };
+        let rsa = Params::new().with("threads", 1u64);
+        let ours = [
+            rounds(
+                sym("hash.sha512", 8192, 0.0),
+                &[("throughput", Unit::MBps, [800.0, 700.0, 820.0])],
+            ),
+            rounds(
+                rec("crypto.rsa-2048", rsa.clone(), &[]),
+                &[
+                    ("sign", Unit::OpsPerSec, [1000.0, 1100.0, 1050.0]),
+                    ("verify", Unit::OpsPerSec, [30000.0, 31000.0, 29000.0]),
+                ],
+            ),
+        ];
+        let theirs_rsa = |sign: f64| {
+            rec(
+                "crypto.rsa-2048",
+                rsa.clone(),
+                &[
+                    ("sign", Unit::OpsPerSec, sign),
+                    ("verify", Unit::OpsPerSec, 30000.0),
+                ],
+            )
+        };
+        // The host slowed both programs in round 2; OpenSSL's RSA run of
+        // round 3 gave nothing.
+        let theirs = vec![
+            vec![sym("hash.sha512", 8192, 820.0), theirs_rsa(1000.0)],
+            vec![sym("hash.sha512", 8192, 690.0), theirs_rsa(1000.0)],
+            vec![sym("hash.sha512", 8192, 800.0)],
+        ];
+        let rows = vs_rows_by_round(&ours, &theirs);
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        let sha = &rows[0];
+        assert_eq!((sha.sysgauge, sha.openssl), (Some(800.0), Some(800.0)));
+        let each: Vec<String> = sha.round_ratios.iter().map(|x| format!("{x:.3}")).collect();
+        assert_eq!(each, ["0.976", "1.014", "1.025"]);
+        // The median of the rounds' ratios, not the ratio of the medians
+        // (1.00): each round is weighed against the OpenSSL run beside it.
+        assert_eq!(format!("{:.3}", sha.ratio().unwrap()), "1.014");
+        // Its spread is the rounds' ratios' (2.6 %), not sysgauge's own
+        // figure's between rounds (8 %).
+        assert_eq!(format!("{:.3}", sha.spread.unwrap()), "0.026");
+        let sign = &rows[1];
+        assert_eq!(sign.what, "sign");
+        assert_eq!(sign.round_ratios, [1.0, 1.1]);
+        assert_eq!(sign.openssl, Some(1000.0));
+        assert!((sign.ratio().unwrap() - 1.05).abs() < 1e-12);
+        let table = vs_openssl_table(&rows, TableFormat::Text);
+        assert!(table.contains("ratio of each round"), "{table}");
+        assert!(table.contains("0.98 1.01 1.02"), "{table}");
+        // Without rounds, the table has no such column.
+        let plain = vs_rows(&[sym("hash.sha512", 8192, 800.0)], &theirs[0]);
+        assert!(plain[0].round_ratios.is_empty());
+        let table = vs_openssl_table(&plain, TableFormat::Text);
+        assert!(!table.contains("each round"), "{table}");
+    }
+
+    #[test]
     fn a_gap_within_the_figures_spread_is_named() {
         let spread = |id: &str, samples: Vec<f64>| {
             let mut r = sym(id, 8192, 0.0);
@@ -735,7 +893,7 @@ mod tests {
         );
         let remedy = f.remedy.unwrap();
         assert!(
-            remedy.starts_with("repeat `crypto --vs-openssl` at a quieter time first"),
+            remedy.starts_with("repeat `crypto --vs-openssl --rounds 3` at a quieter time first"),
             "{remedy}"
         );
         // Only the steady row below: the remedy goes straight to the report.

@@ -207,17 +207,22 @@ fn have_openssl() -> bool {
     )
 }
 
+/// `crypto --vs-openssl` at 16 bytes with `options`, not stored; it must
+/// succeed.
+fn versus_openssl(options: &[&str]) -> std::process::Output {
+    crypto_once(&Sandbox::new(), "16")
+        .args(["--vs-openssl", "--no-store"])
+        .args(options)
+        .succeeds()
+}
+
 #[test]
 fn crypto_versus_openssl() {
     if !have_openssl() {
         return;
     }
-    let sb = Sandbox::new();
     // A small case: a digest, a cipher and a signature at one size.
-    let out = crypto_once(&sb, "16")
-        .args(["--vs-openssl", "--no-store"])
-        .args(["--only", "md5,aes-128-cbc,rsa-2048"])
-        .succeeds();
+    let out = versus_openssl(&["--only", "md5,aes-128-cbc,rsa-2048"]);
     let text = stdout_of(&out);
     assert!(text.contains("ratio = sysgauge / openssl"), "{text}");
     let aes = text
@@ -228,6 +233,49 @@ fn crypto_versus_openssl() {
     let ratio: f64 = cells.last().and_then(|c| c.parse().ok()).unwrap_or(0.0);
     assert!(ratio > 0.0, "no ratio in {aes}");
     assert!(text.contains("rsa 2048 bits"), "{text}");
+}
+
+/// With `--rounds`, OpenSSL runs right after every round of every case,
+/// and each row shows every round's ratio beside their median.
+#[test]
+fn crypto_versus_openssl_in_rounds() {
+    if !have_openssl() {
+        return;
+    }
+    let out = versus_openssl(&["--rounds", "2", "--only", "md5,rsa-2048"]);
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("run right after each of the 2 rounds of each case"),
+        "{text}"
+    );
+    assert!(text.contains("ratio of each round"), "{text}");
+    // Two OpenSSL runs for each case, one after each of its rounds.
+    let err = stderr_of(&out);
+    for alg in ["md5", "rsa2048"] {
+        let runs = err
+            .lines()
+            .filter(|l| l.starts_with("openssl speed") && l.contains(alg))
+            .count();
+        assert_eq!(runs, 2, "{alg}:\n{err}");
+    }
+    let (_, table) = text.split_once("ratio of each round").unwrap();
+    for row in ["md5 ", "rsa 2048 bits  sign", "rsa 2048 bits  verify"] {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no {row} row in\n{text}"));
+        // The ratio, then the two rounds' ratios, all numbers.
+        let cells: Vec<f64> = line
+            .split_whitespace()
+            .rev()
+            .take(3)
+            .map(|c| c.parse().unwrap_or_else(|_| panic!("{line}")))
+            .collect();
+        assert!(cells.iter().all(|&x| x > 0.0), "{line}");
+        // The median of two is their mean.
+        let mean = (cells[0] + cells[1]) / 2.0;
+        assert!((cells[2] - mean).abs() <= 0.011, "{line}");
+    }
 }
 
 /// A candidate slower than OpenSSL, forced: the run says so in a stored
