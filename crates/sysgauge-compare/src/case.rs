@@ -76,9 +76,11 @@ pub struct CaseData {
     /// these factors carry the between-run spread over to a run of the
     /// same case measured once (see `index`).
     pub round_factors: Vec<f64>,
-    /// The result's headline (first) metric: only these count in means and
-    /// indexes, so a %CP or a latency beside a throughput is shown but never
-    /// averaged into a speed ratio.
+    /// The result's headline (first) metric, unless it is an index made
+    /// of other cases: only these count in means and indexes, so a %CP or
+    /// a latency beside a throughput is shown but never averaged into a
+    /// speed ratio, and an index computed inside a run (`cpu.index-*`,
+    /// nbench's) does not count its cases twice.
     pub headline: bool,
     /// The run the result came from (`RunSource::reference`), when the
     /// machine is several runs.
@@ -141,7 +143,7 @@ impl CaseSet {
                         }
                         _ => Vec::new(),
                     },
-                    headline: mi == 0,
+                    headline: mi == 0 && m.unit != Unit::Index,
                     run: source(i),
                 };
                 // A duplicate keeps its place and takes the later data.

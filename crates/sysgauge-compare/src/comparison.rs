@@ -134,9 +134,10 @@ pub struct CaseRow {
     pub metric: String,
     pub unit: String,
     pub better: Better,
-    /// The case's headline (first) metric. Only headline rows count in the
-    /// means; other metrics (a %CP, a latency beside a throughput) are shown
-    /// with their ratios but never averaged into a speed ratio.
+    /// The case's headline (first) metric, unless it is an index made of
+    /// other cases. Only headline rows count in the means; other metrics (a
+    /// %CP, a latency beside a throughput, `cpu.index-*`) are shown with
+    /// their ratios but never averaged into a speed ratio.
     #[serde(default = "headline_default")]
     pub headline: bool,
     /// One per machine, in machine order; null where the machine lacks the
@@ -181,7 +182,10 @@ pub struct GroupSummary {
     pub cells: Vec<MeanCell>,
 }
 
-/// A case some machines have and others lack.
+/// A case (benchmark id, params, workload version) some machines have and
+/// others lack. A machine that has any of the case's metrics has the case:
+/// a secondary metric only one tool reports (fio's latencies beside a
+/// throughput) does not make a case missing.
 ///
 /// Only the machines that have it are named: every machine of the
 /// comparison not among them lacks it ([`MissingCase::missing_on`]). So the
@@ -195,6 +199,8 @@ pub struct MissingCase {
     pub bench_id: String,
     pub params: Params,
     pub workload_version: u32,
+    /// The case's first metric (as the first machine that has it reports
+    /// its metrics).
     pub metric: String,
     /// Labels of the machines that have the case, in machine order.
     pub present_on: Vec<String>,
@@ -254,6 +260,16 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// How many cases (benchmark id, params, workload version) the rows
+    /// compare: a case has a row per metric.
+    pub fn compared_cases(&self) -> usize {
+        self.rows
+            .iter()
+            .map(|r| (&r.bench_id, &r.params, r.workload_version))
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+    }
+
     /// Index of the reference machine.
     pub fn reference_index(&self) -> usize {
         self.machines
@@ -392,9 +408,17 @@ pub fn compare_with_intervals(
     // work grows with machines × cases, not with their square.
     let mut holders: HashMap<&CaseKey, Vec<usize>> = HashMap::new();
     let mut versions: HashMap<SameCase<'_>, Vec<(usize, u32)>> = HashMap::new();
+    // A machine has a case when it has any of its metrics: one that lacks
+    // only a secondary metric (fio's latencies beside sysgauge's MB/s, a
+    // system time of zero) does not lack the case.
+    let mut case_holders: HashMap<Case<'_>, Vec<usize>> = HashMap::new();
     for (i, set) in sets.iter().enumerate() {
         for k in set.keys() {
             holders.entry(k).or_default().push(i);
+            let machines_of_case = case_holders.entry(case_of(k)).or_default();
+            if machines_of_case.last() != Some(&i) {
+                machines_of_case.push(i);
+            }
             versions
                 .entry((&k.bench_id, &k.params, &k.metric))
                 .or_default()
@@ -407,6 +431,7 @@ pub fn compare_with_intervals(
     let mut excluded = Vec::new();
     drop(seen);
     let mut to_build: Vec<(&CaseKey, String, Option<Prepared>, Vec<Excluded>)> = Vec::new();
+    let mut reported: std::collections::HashSet<Case<'_>> = Default::default();
     for &key in &order {
         let present: &[usize] = holders.get(key).map(Vec::as_slice).unwrap_or_default();
         let family = present
@@ -414,7 +439,13 @@ pub fn compare_with_intervals(
             .and_then(|&i| sets[i].get(key))
             .map(|d| d.family.clone())
             .unwrap_or_else(|| key.family().to_string());
-        if present.len() < machines.len() {
+        let case = case_of(key);
+        let case_present = case_holders
+            .get(&case)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        // A case some machines lack, once, by its first metric.
+        if case_present.len() < machines.len() && reported.insert(case) {
             // An absent machine's first other version of the case, in the
             // order of its keys. Only the machines holding some version are
             // visited (`present` is in machine order), so a case costs its
@@ -427,7 +458,7 @@ pub fn compare_with_intervals(
                 .unwrap_or_default();
             for &(i, v) in same_case {
                 if v != key.workload_version
-                    && present.binary_search(&i).is_err()
+                    && case_present.binary_search(&i).is_err()
                     && named.insert(i)
                 {
                     other_versions.push(format!("{} has workload version {v}", labels[i]));
@@ -439,7 +470,7 @@ pub fn compare_with_intervals(
                 params: key.params.clone(),
                 workload_version: key.workload_version,
                 metric: key.metric.clone(),
-                present_on: present.iter().map(|&i| labels[i].clone()).collect(),
+                present_on: case_present.iter().map(|&i| labels[i].clone()).collect(),
                 note: (!other_versions.is_empty()).then(|| {
                     format!(
                         "not compared: {} (this case is version {})",
@@ -547,6 +578,13 @@ pub fn compare_with_intervals(
 
 /// A case whatever its workload version: id, params, metric.
 type SameCase<'a> = (&'a str, &'a Params, &'a str);
+
+/// A case whatever its metrics: id, params, workload version.
+type Case<'a> = (&'a str, &'a Params, u32);
+
+fn case_of(k: &CaseKey) -> Case<'_> {
+    (&k.bench_id, &k.params, k.workload_version)
+}
 
 /// Bring every present machine's number into one unit (the reference's, or
 /// the first present machine's); numbers in another dimension or with the

@@ -20,7 +20,6 @@ use crate::case::{adjusted_ratio, conversion_factor, CaseData, CaseSet};
 use crate::comparison::{oriented, seed_of, Interval};
 use serde::{Deserialize, Serialize};
 use sysgauge_core::record::RunRecord;
-use sysgauge_core::Unit;
 use sysgauge_stats::{geomean, geomean_ci};
 
 /// The index of one family (or of all cases).
@@ -172,12 +171,6 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
                 let Some(a) = ours.get(key).filter(|d| d.family == family && d.headline) else {
                     continue;
                 };
-                // Indexes computed inside a run (cpu.index-*) are already
-                // geometric means of cases counted here: leave them out
-                // rather than count their kernels twice.
-                if a.unit == Unit::Index {
-                    continue;
-                }
                 let b = theirs.get(key);
                 // A metric that is zero on both sides (the user time of a
                 // program that only copies) has no ratio but is not missing.
@@ -228,7 +221,7 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
 mod tests {
     use super::*;
     use crate::testutil::{result, run_with, throughput, throughput_at};
-    use sysgauge_core::Better;
+    use sysgauge_core::{Better, Unit};
 
     #[test]
     fn index_of_reference_is_1000() {

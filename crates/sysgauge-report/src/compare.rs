@@ -664,7 +664,7 @@ fn text(c: &Comparison, tf: TableFormat, verbose: bool) -> String {
         }
         if c.rows.iter().any(|r| !r.headline) {
             out.push_str(
-                "* = not the case's headline metric (a CPU share, a latency beside a throughput): shown with its ratio, never counted in the means\n",
+                "* = not the case's headline metric (a CPU share, a latency beside a throughput, an index of other cases): shown with its ratio, never counted in the means\n",
             );
         }
         if several_runs(c) {

@@ -156,6 +156,90 @@ fn missing_cases_are_listed() {
     assert_eq!(c.families[0].cells[2].cases, 1);
 }
 
+/// `id` at 8 KiB: a throughput and, with `latency`, a p99 latency beside
+/// it (as fio reports both and sysgauge's own disk case the throughput).
+fn read_case(id: &str, mbps: f64, latency: Option<f64>) -> sysgauge_core::record::ResultRecord {
+    let mut r = throughput(id, &[mbps]);
+    if let Some(us) = latency {
+        r.metrics.push(
+            sysgauge_core::record::Metric::new(
+                "lat_p99",
+                Unit::Microseconds,
+                Better::Lower,
+                vec![us],
+            )
+            .unwrap(),
+        );
+    }
+    r
+}
+
+#[test]
+fn a_case_is_missing_once_and_only_where_none_of_its_metrics_is() {
+    let ms = vec![
+        m(
+            "fio",
+            run_with(
+                "fio",
+                None,
+                vec![
+                    read_case("disk.seq-read", 100.0, Some(90.0)),
+                    read_case("disk.rand-read", 30.0, Some(400.0)),
+                ],
+            ),
+        ),
+        m(
+            "own",
+            run_with("own", None, vec![read_case("disk.seq-read", 200.0, None)]),
+        ),
+    ];
+    let c = compare(&ms, 0, &[]).unwrap();
+    // The latency only fio reports makes no case missing on `own`; the
+    // case `own` lacks is missing once, by its first metric.
+    assert_eq!(c.missing.len(), 1, "{:?}", c.missing);
+    assert_eq!(c.missing[0].bench_id, "disk.rand-read");
+    assert_eq!(c.missing[0].metric, "throughput");
+    assert_eq!(c.missing[0].missing_on(&c.machines), vec!["own"]);
+    assert_eq!(c.rows.len(), 1);
+    assert_eq!(c.compared_cases(), 1);
+}
+
+#[test]
+fn an_index_made_inside_a_run_is_shown_but_not_averaged() {
+    let host = |name: &str, k: f64| {
+        run_with(
+            name,
+            None,
+            vec![
+                throughput("cpu.sort", &[10.0 * k]),
+                throughput("cpu.hash", &[20.0 * k]),
+                result(
+                    "cpu.index-integer",
+                    0,
+                    1,
+                    "index",
+                    Unit::Index,
+                    Better::Higher,
+                    &[1000.0 * k * k],
+                ),
+            ],
+        )
+    };
+    let c = compare(&[m("a", host("a", 1.0)), m("b", host("b", 2.0))], 0, &[]).unwrap();
+    let index = c
+        .rows
+        .iter()
+        .find(|r| r.bench_id == "cpu.index-integer")
+        .unwrap();
+    assert!(!index.headline);
+    assert_eq!(ratios(index), vec![Some(1.0), Some(4.0)]);
+    // Two kernels, each 2x: the index (4x) would pull the mean up.
+    let b = &c.families[0].cells[1];
+    assert_eq!(b.cases, 2);
+    assert!(close(b.geomean, 2.0));
+    assert_eq!(c.compared_cases(), 3);
+}
+
 /// `n` machines of `cases` cases each, no case on two of them.
 fn sharing_nothing(n: usize, cases: usize) -> Vec<Machine> {
     (0..n)

@@ -62,7 +62,7 @@ pub fn run(args: ReportArgs) -> Result<Exit> {
         "wrote {} ({} machines, {} compared cases); open it in a browser (file://{})",
         out.display(),
         c.machines.len(),
-        c.rows.len(),
+        c.compared_cases(),
         std::fs::canonicalize(out)
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| out.display().to_string())

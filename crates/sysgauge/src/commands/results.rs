@@ -37,14 +37,15 @@ pub enum ResultsAction {
     },
     /// Show one run: host, summary table, findings.
     Show {
-        /// Run number (from `results list`) or a prefix of its run id.
+        /// Run number (from `results list`), a prefix of its run id, a
+        /// run's label, `NAME@RUN`, or a host name (its latest complete run).
         id: String,
     },
     /// Export one run; with `--format prometheus`, every machine's latest
     /// run when none is named (a whole fleet in one textfile).
     Export {
-        /// Run number (from `results list`), a prefix of its run id, or a
-        /// host name (its latest run).
+        /// Run number (from `results list`), a prefix of its run id, a
+        /// run's label, `NAME@RUN`, or a host name (its latest complete run).
         id: Option<String>,
         #[arg(long, value_enum, default_value_t = ExportFormatArg::Json)]
         format: ExportFormatArg,
@@ -123,7 +124,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
     match args.action {
         ResultsAction::List { json } => list(&store, json),
         ResultsAction::Show { id } => {
-            let row = store.resolve_run(&id)?;
+            let row = one_run(&store, &id)?;
             let run = store.load_run(row)?;
             // A run whose database failed it and whose record completed it
             // says so beside its status.
@@ -187,13 +188,12 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
                 check_output_path(p, "--output")?;
             }
             let rows = match &id {
-                Some(key) => vec![crate::machines::resolve_stored(&store, key)?
-                    .ok_or_else(|| sysgauge_store::StoreError::NotFound(key.clone()))?],
+                Some(key) => vec![one_run(&store, key)?],
                 None if format == ExportFormatArg::Prometheus => {
                     store.latest_run_per_machine(ALIAS_TAG)?
                 }
                 None => anyhow::bail!(
-                    "name the run to export (a run number, run-id prefix or host); only --format prometheus exports every machine at once"
+                    "name the run to export (a run number, run-id prefix, label, NAME@RUN or host); only --format prometheus exports every machine at once"
                 ),
             };
             let runs = rows
@@ -252,6 +252,12 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
         }
         ResultsAction::Sync { .. } => unreachable!("handled above"),
     }
+}
+
+/// The one stored run `key` names, as `results show` and `export` take it.
+fn one_run(store: &Store, key: &str) -> Result<i64> {
+    Ok(crate::machines::resolve_stored(store, key)?
+        .ok_or_else(|| StoreError::NotFound(key.to_string()))?)
 }
 
 /// `results sync`: every run of `from` that `to` lacks (by run id), each

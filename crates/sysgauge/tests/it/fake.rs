@@ -73,6 +73,42 @@ fn a_run_prints_stores_and_shows_the_scripted_numbers() {
 }
 
 #[test]
+fn results_show_and_export_take_every_name_of_one_run() {
+    let sb = Sandbox::new();
+    fake_run(&sb, "", "before.json")
+        .args(["--label", "before"])
+        .succeeds();
+    fake_run(&sb, "rate=250", "after.json")
+        .args(["--label", "after"])
+        .succeeds();
+    let before = common::read_record(&sb.path().join("before.json"));
+    let after = common::read_record(&sb.path().join("after.json"));
+    let host = after.host_name().to_string();
+    let shows = |key: &str, run: &sysgauge_core::RunRecord| {
+        let out = stdout_of(&sb.on_db("results").args(["show", key]).succeeds());
+        assert!(
+            out.starts_with("Run ") && out.contains(&format!("({})", run.run_id)),
+            "results show {key} is not run {}:\n{out}",
+            run.run_id
+        );
+        let json = stdout_of(&sb.on_db("results").args(["export", key]).succeeds());
+        assert!(json.contains(&run.run_id), "results export {key}:\n{json}");
+    };
+    // A label, NAME@RUN with a label or a run number, a host name (its
+    // latest complete run), a run number and a run-id prefix.
+    shows("before", &before);
+    shows("after", &after);
+    shows(&format!("{host}@before"), &before);
+    shows(&format!("{host}@1"), &before);
+    shows(&host, &after);
+    shows("2", &after);
+    shows(&before.run_id[..8], &before);
+    sb.on_db("results")
+        .args(["show", "nothing-of-that-name"])
+        .usage_error("no run 'nothing-of-that-name'");
+}
+
+#[test]
 fn exit_codes_follow_the_cases() {
     let sb = Sandbox::new();
     // A skipped case is not a failure: exit 0, with the reason and remedy.
