@@ -26,12 +26,13 @@ use std::path::{Path, PathBuf};
 /// of the file (`--inventory`, `--binary aarch64=`), shown before its path.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    #[error("{}: {source}", subject(.what, .path))]
+    // The I/O error is said in the message, not chained as a cause too:
+    // chained, every error report would say it twice.
+    #[error("{}: {io}", subject(.what, .path))]
     Open {
         what: String,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        io: std::io::Error,
     },
     #[error("{}: not a regular file ({kind})", subject(.what, .path))]
     NotRegular {
@@ -51,12 +52,11 @@ pub enum FileError {
         size: u64,
         max: u64,
     },
-    #[error("{}: reading it: {source}", subject(.what, .path))]
+    #[error("{}: reading it: {io}", subject(.what, .path))]
     Read {
         what: String,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        io: std::io::Error,
     },
 }
 
@@ -115,10 +115,10 @@ pub fn open_regular_file(
     what: &str,
     max_bytes: u64,
 ) -> Result<(File, u64), FileError> {
-    let open_error = |source| FileError::Open {
+    let open_error = |io| FileError::Open {
         what: what.to_string(),
         path: path.to_path_buf(),
-        source,
+        io,
     };
     check_meta(
         &std::fs::metadata(path).map_err(open_error)?,
@@ -148,10 +148,10 @@ pub fn read_regular_file(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|source| FileError::Read {
+        .map_err(|io| FileError::Read {
             what: what.to_string(),
             path: path.to_path_buf(),
-            source,
+            io,
         })?;
     let read = bytes.len() as u64;
     if read > max_bytes {

@@ -127,7 +127,15 @@ impl Table {
     }
 
     fn markdown(&self) -> String {
-        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        // A cell is text: a label such as `<b>x</b>` must not become HTML
+        // where the Markdown is rendered, nor a `|` end the cell.
+        let esc = |s: &str| {
+            s.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('|', "\\|")
+                .replace('\n', " ")
+        };
         let mut out = format!(
             "| {} |\n",
             self.headers
@@ -219,6 +227,11 @@ mod tests {
     fn markdown_escapes() {
         let s = t().render(TableFormat::Markdown);
         assert!(s.starts_with("| name | value |\n|---|---:|\n| a\\|b | 1 |\n"));
+        let mut html = Table::columns("label");
+        html.push(vec!["<b>x</b>&\"".into()]);
+        assert!(html
+            .render(TableFormat::Markdown)
+            .contains("| &lt;b&gt;x&lt;/b&gt;&amp;\" |"));
     }
 
     #[test]

@@ -105,7 +105,7 @@ pub enum Command {
     Ssh(SshArgs),
     /// The reference baseline compiled in: show it, or make a new one from a stored run.
     Baseline(BaselineArgs),
-    /// Import results from other machines: sysgauge JSON, CSV, `openssl speed` output (table or -mr).
+    /// Import results: sysgauge JSON, CSV, or other tools' output (openssl speed, fio, hyperfine, sysbench, mbw, nbench, Bonnie++, YABS).
     Import(ImportArgs),
     /// Send stored runs or result files to a results server (`sysgauge serve`).
     Upload(crate::commands::upload::UploadArgs),

@@ -31,12 +31,12 @@ pub struct DiskArgs {
 
     /// Test file size, e.g. 256MiB or 4G (default: from the profile; in raw
     /// mode the bytes written per block size).
-    #[arg(long, value_name = "NICE")]
+    #[arg(long, value_name = "SIZE")]
     pub size: Option<NiceSize>,
 
     /// Block sizes of the block tests, e.g. 4KiB,64KiB,1MiB (raw mode
     /// default: 256,512,4KiB,1MiB).
-    #[arg(long, value_name = "NICE[,...]", value_delimiter = ',')]
+    #[arg(long, value_name = "SIZE[,...]", value_delimiter = ',')]
     pub block_size: Vec<NiceSize>,
 
     /// Raw device mode: write straight to this block device (a full path

@@ -11,7 +11,7 @@
 
 use crate::cli::DbArg;
 use crate::exit::Exit;
-use crate::importing::{importer, load_files, FileOptions};
+use crate::importing::{importer, load_files, FileOptions, STDIN};
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::Path;
@@ -20,7 +20,8 @@ use sysgauge_store::Inserted;
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Files to import.
+    /// Files to import; `-` reads standard input (a block pasted into the
+    /// terminal, ended with Ctrl-D, or a heredoc).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
 
@@ -62,7 +63,7 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     // leave anything behind, not even a new empty database.
     // Every file is checked before any is parsed: a FIFO, a directory or
     // /dev/zero named last is said at once, as what it is.
-    for path in &args.files {
+    for path in args.files.iter().filter(|p| p.as_os_str() != STDIN) {
         sysgauge_core::file::check_regular_file(path, "", crate::importing::MAX_IMPORT_BYTES)?;
     }
     let paths: Vec<&Path> = args.files.iter().map(|p| p.as_path()).collect();

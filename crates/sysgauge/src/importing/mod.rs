@@ -26,7 +26,7 @@ mod sysbench;
 mod tests;
 mod yabs;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -217,6 +217,9 @@ pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
 /// starts another run); without it, each file's outputs are grouped by the
 /// machine they name. Returns each run with the files it came from.
 pub fn load_files(paths: &[&Path], opts: &FileOptions) -> Result<Vec<(RunRecord, String)>> {
+    if paths.iter().filter(|p| p.as_os_str() == STDIN).count() > 1 {
+        bail!("'{STDIN}' (standard input) is named more than once; it can be read only once");
+    }
     let mut files = Vec::new();
     for path in paths {
         files.push(read_file(path, opts)?);
@@ -234,9 +237,36 @@ pub fn load_files(paths: &[&Path], opts: &FileOptions) -> Result<Vec<(RunRecord,
 /// memory whole, and parsed into records several times its size.
 pub const MAX_IMPORT_BYTES: u64 = 1 << 30;
 
+/// The file name that stands for standard input: a block pasted into the
+/// terminal or a heredoc (`sysgauge import --host pi - <<'EOF'`).
+pub const STDIN: &str = "-";
+
+/// Standard input, read up to the bound as a file is.
+fn read_stdin() -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_IMPORT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .context("reading standard input")?;
+    if bytes.len() as u64 > MAX_IMPORT_BYTES {
+        bail!(
+            "standard input: more than the {} such a file may be",
+            sysgauge_core::size::Bytes(MAX_IMPORT_BYTES)
+        );
+    }
+    Ok(bytes)
+}
+
 fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
-    let name = path.display().to_string();
-    let bytes = sysgauge_core::file::read_regular_file(path, "", MAX_IMPORT_BYTES)?;
+    let stdin = path.as_os_str() == STDIN;
+    let (name, bytes) = if stdin {
+        ("stdin".to_string(), read_stdin()?)
+    } else {
+        let bytes = sysgauge_core::file::read_regular_file(path, "", MAX_IMPORT_BYTES)?;
+        (path.display().to_string(), bytes)
+    };
     let text = String::from_utf8(bytes).map_err(|_| {
         anyhow::anyhow!(
             "{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, or {} output)",
@@ -245,8 +275,10 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
     })?;
     let at = std::fs::metadata(path)
         .and_then(|m| m.modified())
+        .ok()
+        .filter(|_| !stdin)
         .map(chrono::DateTime::<chrono::Utc>::from)
-        .unwrap_or_else(|_| chrono::Utc::now());
+        .unwrap_or_else(chrono::Utc::now);
     let ctx = ImportContext {
         source_name: &name,
         at,
@@ -258,10 +290,13 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
         None => sections::split(&text, &name)?,
     };
     let mut file = LoadedFile {
-        stem: path
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .filter(|s| !s.is_empty()),
+        stem: if stdin {
+            Some(name.clone())
+        } else {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .filter(|s| !s.is_empty())
+        },
         name: name.clone(),
         text: text.clone(),
         at,

@@ -811,6 +811,27 @@ fn a_pasted_block_of_three_tools_imports_whole() {
     let (n2, b2, o2) = total(&b);
     assert_eq!((n1 + n2, b1 + b2, o1 + o2), (15, 11, 22));
 
+    // The same block pasted into standard input (`-`, read from a pipe).
+    let sb3 = Sandbox::new();
+    let out = sb3
+        .cmd()
+        .args(["import", "--db"])
+        .arg(sb3.db())
+        .args(["--host", "rpib", "-"])
+        .write_stdin(text.clone())
+        .succeeds();
+    assert!(
+        stderr_of(&out).contains("stdin: lines 1, 36, 63 not read"),
+        "{}",
+        stderr_of(&out)
+    );
+    is_the_pi(&exported_run(&sb3, "1"));
+    sb3.cmd()
+        .args(["import", "--db"])
+        .arg(sb3.db())
+        .args(["-", "-"])
+        .usage_error("named more than once");
+
     // Prose alone is refused, nothing stored.
     let prose = sb.dir.path().join("prose.txt");
     std::fs::write(&prose, "My Pi is fast.\nVery fast.\n").unwrap();
