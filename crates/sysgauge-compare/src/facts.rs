@@ -66,10 +66,11 @@ pub fn host_facts(run: &RunRecord) -> Vec<(&'static str, String)> {
         }
         Some(parts.join("; "))
     };
-    let build = if run.build.profile.is_empty() {
-        None
-    } else {
-        Some(format!("{} ({})", run.build.profile, run.build.target))
+    // Another tool's output imported has no sysgauge build: the tool is
+    // what measured it.
+    let build = match run.build.profile.as_str() {
+        "" | "unknown" => run.tags.get("format").map(|f| format!("none ({f} output)")),
+        profile => Some(format!("{profile} ({})", run.build.target)),
     };
     vec![
         ("CPU", or_unknown(cpu.model.clone())),
@@ -123,12 +124,27 @@ pub fn differing_facts(runs: &[&RunRecord]) -> Vec<(String, Vec<String>)> {
 mod tests {
     use super::*;
 
-    fn clocks(run: &RunRecord) -> String {
+    fn fact(run: &RunRecord, name: &str) -> String {
         host_facts(run)
             .into_iter()
-            .find(|(k, _)| *k == "clocks")
+            .find(|(k, _)| *k == name)
             .map(|(_, v)| v)
             .unwrap_or_default()
+    }
+
+    fn clocks(run: &RunRecord) -> String {
+        fact(run, "clocks")
+    }
+
+    #[test]
+    fn an_imported_tools_output_has_no_build() {
+        let mut run = crate::testutil::run_with("pi", None, Vec::new());
+        assert_eq!(fact(&run, "build"), "release (x86_64-linux)");
+        run.build.profile = "unknown".into();
+        run.build.target = "unknown".into();
+        assert_eq!(fact(&run, "build"), "unknown");
+        run.tags.insert("format".into(), "openssl".into());
+        assert_eq!(fact(&run, "build"), "none (openssl output)");
     }
 
     #[test]
