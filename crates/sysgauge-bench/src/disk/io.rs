@@ -220,7 +220,9 @@ pub fn syncfs(file: &File) -> std::io::Result<()> {
 /// Map an I/O error from writing test data: a full file system gets a
 /// message that says what to do.
 pub fn describe_io_error(what: &str, path: &Path, e: &std::io::Error) -> String {
-    if e.raw_os_error() == Some(libc::ENOSPC) {
+    // The kind as well: an error that carries its errno in a message (an
+    // io_uring request's) keeps its kind only.
+    if e.raw_os_error() == Some(libc::ENOSPC) || e.kind() == std::io::ErrorKind::StorageFull {
         format!(
             "{what} {}: the file system is full; pass a smaller --size or free space",
             path.display()

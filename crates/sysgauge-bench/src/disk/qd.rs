@@ -32,7 +32,7 @@
 
 use super::io::{self, AlignedBuf, Pattern};
 use super::passes::{run_passes, Limit, PassResult};
-use super::seq::begin;
+use super::seq::{begin, open_direct, Probe};
 use super::target::lock;
 use super::{traps, DiskOptions, Kind};
 use std::fs::File;
@@ -58,6 +58,26 @@ pub const QD_READ_PERCENT: u64 = 50;
 /// Latencies kept per direction and pass, at most (enough for exact
 /// percentiles of a one-second pass at 4 million IOPS).
 const MAX_LATENCIES: usize = 4_000_000;
+
+/// Longest single wait for a completion: how soon a job notices Ctrl-C
+/// while its requests are in flight.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const WAIT_SLICE: Duration = Duration::from_millis(100);
+
+/// A job whose requests in flight complete none for this long fails: a
+/// device or kernel that stopped answering, not a slow one (a 1 MiB
+/// request at 1 MB/s completes in one second).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const STALL_LIMIT: Duration = Duration::from_secs(60);
+
+/// How long a failed or cancelled job waits for its requests still in
+/// flight before it gives up on them (and leaks their buffers): long
+/// enough for a slow device to finish them after an error, short enough
+/// that a cancelled step ends within about a second.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const REAP_LIMIT: Duration = Duration::from_secs(10);
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const REAP_LIMIT_CANCELLED: Duration = Duration::from_secs(1);
 
 /// One job's work.
 #[derive(Debug, Clone, Copy)]
@@ -252,6 +272,11 @@ fn uring_job(
 }
 
 /// One job through io_uring: `depth` requests in flight.
+///
+/// Every wait for completions is bounded (`WAIT_SLICE`), so the job
+/// notices cancellation while the kernel holds its requests, and one that
+/// sees no completion for `STALL_LIMIT` fails; every completion is
+/// counted, and the first failed one ends the job with its errno.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn uring_job(
     file: &File,
@@ -282,9 +307,11 @@ fn uring_job(
     let t0 = Instant::now();
     let mut sent = vec![t0; depth];
     let mut reading = vec![false; depth];
+    let mut offsets = vec![0u64; depth];
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut issued = 0u64;
     let mut in_flight = 0usize;
+    let mut last_completion = t0;
     let mut done: Vec<(u64, i32)> = Vec::with_capacity(depth);
     loop {
         let more = |issued: u64| match stop {
@@ -319,57 +346,120 @@ fn uring_job(
                 .map_err(|_| other("io_uring submission queue full"))?;
             sent[slot] = Instant::now();
             reading[slot] = read;
+            offsets[slot] = off;
             issued += 1;
             in_flight += 1;
         }
         if in_flight == 0 {
             break;
         }
-        match ring.submit_and_wait(1) {
-            Ok(_) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-            Err(e) => return Err(fail(&mut ring, in_flight, bufs, e)),
+        if let Err(e) = submit_and_wait_a_while(&ring) {
+            return Err(fail(&mut ring, in_flight, bufs, e, cancel));
         }
         done.clear();
         done.extend(ring.completion().map(|c| (c.user_data(), c.result())));
+        // All reaped, whatever they say: `fail` must not wait for them.
+        in_flight -= done.len();
+        if !done.is_empty() {
+            last_completion = Instant::now();
+        }
         for &(slot, res) in &done {
             let slot = slot as usize;
-            in_flight -= 1;
+            let request = || {
+                let what = if reading[slot] { "read" } else { "write" };
+                format!("an io_uring {what} of {len} B at offset {}", offsets[slot])
+            };
             if res < 0 {
-                let e = std::io::Error::from_raw_os_error(-res);
-                return Err(fail(&mut ring, in_flight, bufs, e));
+                let errno = std::io::Error::from_raw_os_error(-res);
+                let e = std::io::Error::new(errno.kind(), format!("{} failed: {errno}", request()));
+                return Err(fail(&mut ring, in_flight, bufs, e, cancel));
             }
             if res as usize != len {
-                let e = other(format!(
-                    "a {len}-byte request at queue depth did {res} bytes"
-                ));
-                return Err(fail(&mut ring, in_flight, bufs, e));
+                let e = other(format!("{} did {res} bytes", request()));
+                return Err(fail(&mut ring, in_flight, bufs, e, cancel));
             }
             out.record(reading[slot], sent[slot].elapsed());
             free.push(slot);
         }
-        if issued.is_multiple_of(256) && cancel.is_cancelled() {
-            return Err(fail(&mut ring, in_flight, bufs, other("interrupted")));
+        if cancel.is_cancelled() {
+            let e = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
+            return Err(fail(&mut ring, in_flight, bufs, e, cancel));
+        }
+        if in_flight > 0 && last_completion.elapsed() > STALL_LIMIT {
+            let e = std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "none of {in_flight} io_uring requests in flight completed in {} s",
+                    STALL_LIMIT.as_secs()
+                ),
+            );
+            return Err(fail(&mut ring, in_flight, bufs, e, cancel));
         }
     }
     out.elapsed = t0.elapsed();
     Ok(out)
 }
 
+/// Submit what is queued and wait for a completion, at most `WAIT_SLICE`:
+/// `Ok` also when the time ran out or a signal came (the caller reaps what
+/// is there and looks at the clock and the cancel token).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn submit_and_wait_a_while(ring: &io_uring::IoUring) -> std::io::Result<()> {
+    wait_a_while(ring, ring.params().is_feature_ext_arg())
+}
+
+/// `submit_and_wait_a_while`, `ext_arg` where the kernel takes a timeout
+/// in io_uring_enter (5.11, `IORING_FEAT_EXT_ARG`): then it is the same one
+/// call as an unbounded wait, with a timeout. Older kernels submit, then
+/// poll the ring's file: one call more per wait.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn wait_a_while(ring: &io_uring::IoUring, ext_arg: bool) -> std::io::Result<()> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let r = if ext_arg {
+        let ts = io_uring::types::Timespec::from(WAIT_SLICE);
+        let args = io_uring::types::SubmitArgs::new().timespec(&ts);
+        ring.submitter().submit_with_args(1, &args).map(drop)
+    } else {
+        ring.submit().map(drop).and_then(|()| {
+            let mut fds = [PollFd::new(ring, PollFlags::IN)];
+            let ts = Timespec::try_from(WAIT_SLICE).unwrap_or(Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            });
+            poll(&mut fds, Some(&ts))
+                .map(drop)
+                .map_err(std::io::Error::from)
+        })
+    };
+    match r {
+        Err(e) if !matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// After an error: reap what is still in flight, so no request outlives
-/// its buffer; if the ring will not give them back, leak the buffers
-/// rather than free them under the kernel's feet.
+/// its buffer, for at most `REAP_LIMIT` (`REAP_LIMIT_CANCELLED` once the
+/// run is cancelled); if the ring will not give them all back by then,
+/// leak the buffers rather than free them under the kernel's feet.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn fail(
     ring: &mut io_uring::IoUring,
     mut in_flight: usize,
     bufs: AlignedBuf,
     e: std::io::Error,
+    cancel: &CancelToken,
 ) -> std::io::Error {
-    let mut tries = 0;
-    while in_flight > 0 && tries < 100 {
-        if ring.submit_and_wait(1).is_err() {
-            tries += 1;
+    let start = Instant::now();
+    while in_flight > 0 {
+        let limit = if cancel.is_cancelled() {
+            REAP_LIMIT_CANCELLED
+        } else {
+            REAP_LIMIT
+        };
+        if start.elapsed() >= limit {
+            break;
+        }
+        if submit_and_wait_a_while(ring).is_err() {
             std::thread::sleep(Duration::from_millis(10));
         }
         in_flight = in_flight.saturating_sub(ring.completion().count());
@@ -467,28 +557,23 @@ pub fn randrw(
             "pass a larger --size",
         ));
     }
-    let path = {
-        let d = g.written_data_file(ctx)?;
+    let path = g.written_data_file(ctx)?.path.clone();
+    // Direct only, as YABS's job: skipped, as the other direct cases are,
+    // where the kernel refuses direct I/O at this size or on this file
+    // system (a misaligned request would fail, or never be measured).
+    let file = open_direct(
+        &path,
+        block,
+        &g,
+        Probe::Read,
+        "this job is direct only (fio's direct=1 fails here too): pass a --block-size that is a \
+         multiple of the device's logical block size and --path on a file system that takes \
+         O_DIRECT",
+    )?;
+    if let Some(d) = g.data.as_mut() {
         // Writes send their buffers as they are, not the pattern.
         d.intact = false;
-        d.path.clone()
-    };
-    let file = match io::open_rw(&path, true) {
-        Ok(f) => f,
-        Err(e) if io::is_direct_refusal(&e) => {
-            return Err(BenchError::skip(
-                "the file system does not take O_DIRECT, which this job needs (fio's direct=1 fails here too)",
-                "pass --path to a directory on a disk file system",
-            ))
-        }
-        Err(e) => {
-            return Err(BenchError::failed(io::describe_io_error(
-                "cannot open",
-                &path,
-                &e,
-            )))
-        }
-    };
+    }
     ctx.note_param("direct", true);
     if let Some(what) = g.ram_backed() {
         ctx.finding(traps::ram_backed_finding(&what));
@@ -651,6 +736,157 @@ mod tests {
             assert!((0.4..0.6).contains(&share), "{engine:?}: {share}");
             assert_eq!(r.read_lat_ns.len() as u64, r.reads);
             assert!(r.elapsed > Duration::ZERO);
+        }
+    }
+
+    /// Whether io_uring can run here (after the skip-or-fail rule).
+    fn io_uring_here() -> bool {
+        sysgauge_testkit::require(
+            "io_uring",
+            Engine::detect(8) == Engine::IoUring,
+            "a kernel with io_uring enabled (kernel.io_uring_disabled=0)",
+        )
+    }
+
+    /// `run_jobs` on another thread, its answer awaited at most `limit`
+    /// (a job that hangs fails the test instead of hanging it).
+    fn jobs_within(
+        file: File,
+        job: Job,
+        stop: Stop,
+        cancel: &CancelToken,
+        limit: Duration,
+    ) -> std::io::Result<PassStats> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            let pattern = Pattern::new(1 << 20).unwrap_or_else(|| panic!("alloc"));
+            let r = run_jobs(&file, job, 2, stop, &pattern, Engine::IoUring, &cancel);
+            let _ = tx.send(r);
+        });
+        rx.recv_timeout(limit)
+            .unwrap_or_else(|_| panic!("the io_uring jobs did not return within {limit:?}"))
+    }
+
+    /// Every request fails (writes to a file opened read-only: EBADF): the
+    /// job ends with an error naming the errno and the request, after
+    /// reaping a whole batch of failed completions.
+    #[test]
+    fn failed_completions_end_the_job_with_the_errno() {
+        if !io_uring_here() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ro");
+        std::fs::write(&path, vec![0u8; 1 << 20]).unwrap();
+        let file = File::open(&path).unwrap();
+        let job = Job {
+            block: 4096,
+            size: 1 << 20,
+            depth: 8,
+            read_percent: 0,
+        };
+        let e = jobs_within(
+            file,
+            job,
+            Stop::Ops(1000),
+            &CancelToken::new(),
+            Duration::from_secs(20),
+        )
+        .map(|r| r.writes)
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("io_uring write of 4096 B at offset"), "{msg}");
+        assert!(msg.contains("os error 9"), "{msg}");
+    }
+
+    /// A request the kernel never completes (a read of an empty pipe):
+    /// cancelling ends the job within about a second of the cancel.
+    #[test]
+    fn waiting_for_completions_notices_cancellation() {
+        if !io_uring_here() {
+            return;
+        }
+        let (read_end, write_end) = std::io::pipe().unwrap();
+        // One block: every read at offset 0, as a pipe takes.
+        let job = Job {
+            block: 4096,
+            size: 4096,
+            depth: 4,
+            read_percent: 100,
+        };
+        let cancel = CancelToken::new();
+        let canceller = {
+            let cancel = cancel.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                cancel.cancel();
+                Instant::now()
+            })
+        };
+        let r = jobs_within(
+            File::from(std::os::fd::OwnedFd::from(read_end)),
+            job,
+            Stop::Ops(8),
+            &cancel,
+            Duration::from_secs(20),
+        );
+        let returned = Instant::now();
+        let cancelled_at = canceller.join().unwrap();
+        let e = r.map(|p| p.reads).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "{e}");
+        assert!(returned > cancelled_at, "returned before the cancel: {e}");
+        let after = returned.saturating_duration_since(cancelled_at);
+        assert!(after < Duration::from_secs(3), "{after:?} after the cancel");
+        drop(write_end);
+    }
+
+    /// Both ways of waiting (a timeout in io_uring_enter, polling the ring
+    /// on kernels before 5.11) return after about `WAIT_SLICE` while the
+    /// kernel holds a request, and with its completion once it is done.
+    #[test]
+    fn waits_are_bounded_and_see_completions() {
+        use io_uring::{opcode, types, IoUring};
+        if !io_uring_here() {
+            return;
+        }
+        let mut ring = IoUring::new(4).unwrap();
+        let mut ways = vec![false];
+        if ring.params().is_feature_ext_arg() {
+            ways.push(true);
+        }
+        for ext_arg in ways {
+            let (read_end, mut write_end) = std::io::pipe().unwrap();
+            let mut byte = [0u8; 1];
+            let entry = opcode::Read::new(types::Fd(read_end.as_raw_fd()), byte.as_mut_ptr(), 1)
+                .offset(u64::MAX)
+                .build()
+                .user_data(7);
+            // SAFETY: `byte` outlives the request, which is reaped below
+            // before the loop's turn ends.
+            unsafe { ring.submission().push(&entry) }.unwrap();
+            let t = Instant::now();
+            wait_a_while(&ring, ext_arg).unwrap();
+            let waited = t.elapsed();
+            assert!(ring.completion().next().is_none(), "ext_arg {ext_arg}");
+            assert!(
+                waited >= WAIT_SLICE / 2 && waited < Duration::from_secs(2),
+                "ext_arg {ext_arg}: {waited:?}"
+            );
+            std::io::Write::write_all(&mut write_end, b"x").unwrap();
+            let mut seen = None;
+            for _ in 0..50 {
+                wait_a_while(&ring, ext_arg).unwrap();
+                seen = ring
+                    .completion()
+                    .next()
+                    .map(|c| (c.user_data(), c.result()));
+                if seen.is_some() {
+                    break;
+                }
+            }
+            assert_eq!(seen, Some((7, 1)), "ext_arg {ext_arg}");
+            assert_eq!(byte, *b"x");
         }
     }
 

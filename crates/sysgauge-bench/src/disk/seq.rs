@@ -123,6 +123,26 @@ pub fn open_block_file(
     }
 }
 
+/// The data file opened direct for a case that runs direct only, or its
+/// skip: "direct I/O is impossible here" with the reason
+/// (`open_block_file`'s: the block size, the file system) and `hint`, what
+/// measures the size instead.
+pub fn open_direct(
+    path: &Path,
+    block: u64,
+    t: &Target,
+    probe: Probe,
+    hint: &str,
+) -> Result<File, BenchError> {
+    match open_block_file(path, block, t, probe)? {
+        (f, None) => Ok(f),
+        (_, Some(why)) => Err(BenchError::skip(
+            format!("direct I/O is impossible here: {why}"),
+            hint,
+        )),
+    }
+}
+
 /// Report the I/O mode and the buffered-fallback traps.
 fn note_mode(ctx: &mut RunCtx, t: &Target, fallback: &Option<String>) {
     ctx.note_param("direct", fallback.is_none());
@@ -177,19 +197,18 @@ pub fn open_noted(
             ctx.note_detail("io_mode", "buffered+fdatasync+fadvise");
             (f, false)
         }
-        Some(IoMode::Direct) => match open_block_file(path, block, t, probe)? {
-            (f, None) => {
-                note_mode(ctx, t, &None);
-                (f, true)
-            }
-            (_, Some(why)) => {
-                return Err(BenchError::skip(
-                    format!("direct I/O is impossible here: {why}"),
-                    "the io=buffered case measures this size; a raw device (--device) shows \
-                     direct writes below the block size as read-modify-write",
-                ))
-            }
-        },
+        Some(IoMode::Direct) => {
+            let f = open_direct(
+                path,
+                block,
+                t,
+                probe,
+                "the io=buffered case measures this size; a raw device (--device) shows \
+                 direct writes below the block size as read-modify-write",
+            )?;
+            note_mode(ctx, t, &None);
+            (f, true)
+        }
         None => {
             let (f, fallback) = open_block_file(path, block, t, probe)?;
             note_mode(ctx, t, &fallback);

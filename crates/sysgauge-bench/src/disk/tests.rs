@@ -166,6 +166,53 @@ fn a_chosen_io_mode_holds_for_every_size() {
     c.end_session();
 }
 
+/// The queue-depth job is direct only: at a block size the kernel refuses
+/// direct it is skipped with the other direct cases' reason (it used to
+/// wait forever for completions it had already reaped), and leaves the
+/// test file holding the pattern. On a thread, so a hang fails the test.
+#[test]
+fn randrw_at_a_size_direct_refuses_is_skipped_with_the_reason() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let o = options(dir.path(), 4 << 20);
+        let mut c = ctx_in(dir.path(), 3);
+        let mut reasons = Vec::new();
+        for bs in [3u64, 1000] {
+            c.begin_case(Duration::from_millis(50));
+            let params = DiskBenchmark::new(Kind::RandRw, o.clone())
+                .cases(&Plan {
+                    profile: Profile::Tiny,
+                    threads: 2,
+                })
+                .into_iter()
+                .next()
+                .map(|p| p.with("block_size", bs))
+                .unwrap_or_default();
+            let r = DiskBenchmark::new(Kind::RandRw, o.clone()).run(&mut c, &params);
+            let _ = c.take_case_output();
+            reasons.push(match r {
+                Err(sysgauge_core::BenchError::Skip { reason, .. }) => reason,
+                other => format!("not a skip: {other:?}"),
+            });
+        }
+        let (_, out) = run_case(&mut c, &o, Kind::SeqRead, &block_size(1 << 20));
+        c.end_session();
+        let _ = tx.send((reasons, out.details.get_bool("verified")));
+    });
+    let (reasons, verified) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("disk.randrw did not finish within 60 s"));
+    assert_eq!(
+        reasons,
+        [
+            "direct I/O is impossible here: block size 3B is not a multiple of 512 B",
+            "direct I/O is impossible here: block size 1000B is not a multiple of 512 B",
+        ]
+    );
+    assert_eq!(verified, Some(true));
+}
+
 #[test]
 fn unaligned_block_size_falls_back_to_buffered_and_says_so() {
     // 1000 B cannot be written with O_DIRECT anywhere: the case falls back

@@ -11,7 +11,9 @@
 //! is undone by a guard's Drop, also when the test fails.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-use crate::common::{loop_devices, stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{
+    loop_devices, run_bounded, run_status_and_results, stderr_of, stdout_of, Outcome, Sandbox,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use sysgauge_core::{ResultRecord, RunRecord, Status};
@@ -236,6 +238,41 @@ fn filesystem_suite_runs_and_is_stored() {
         std::fs::read_dir(&target).map(|r| r.count()).unwrap_or(9),
         0
     );
+}
+
+/// The queue-depth job at block sizes direct I/O cannot take (3 B and
+/// 1000 B: not multiples of 512) is skipped with the other direct cases'
+/// reason, and the run ends complete: it used to wait forever for
+/// completions, stuck in `running`. Killed and failed past a minute.
+#[test]
+fn randrw_at_sizes_direct_refuses_is_skipped_not_hung() {
+    let sb = Sandbox::new();
+    let mut cmd = sb.std_cmd();
+    cmd.args(["disk", "--profile", "tiny", "--only", "disk.randrw"])
+        .args(["--block-size", "3,1000", "--db"])
+        .arg(sb.db())
+        .arg("--path")
+        .arg(sb.scratch())
+        .args(["--json", "-"]);
+    let out = run_bounded(cmd, std::time::Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let run = parse_run(&out);
+    assert_eq!(run.results.len(), 2, "{}", stderr_of(&out));
+    for (r, bs) in run.results.iter().zip(["3B", "1000B"]) {
+        assert_eq!(r.bench_id, "disk.randrw");
+        match &r.status {
+            Status::Skipped { reason, .. } => assert_eq!(
+                reason,
+                &format!(
+                    "direct I/O is impossible here: block size {bs} is not a multiple of 512 B"
+                )
+            ),
+            other => panic!("{bs}: {other:?}"),
+        }
+    }
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    let (status, n) = run_status_and_results(&conn);
+    assert_eq!((status.as_str(), n), ("complete", 2));
 }
 
 #[test]
