@@ -18,12 +18,17 @@
 //!   curve table); `+F5` ECDH `IDX:BITS:OP/s:S/OP`; `+F6` EdDSA and `+F7` SM2
 //!   `IDX:BITS:NAME:SIGN/s:VERIFY/s`; `+F8` FFDH `IDX:BITS:OP/s:S/OP`;
 //! - with `-multi N`: `Forked child K` lines, every child's records echoed as
-//!   `Got: RECORD from K`, then the summed records (without a `+H`).
+//!   `Got: RECORD from K`, then the summed records (without a `+H`). Without
+//!   `-mr` the parent prints the same `Forked child` and `Got:` lines (its
+//!   children always speak `-mr`), then the summed numbers as its table.
 //!
 //! Progress records that openssl writes to stderr (`+DT`, `+DTP`, `+R…`) are
 //! accepted and ignored, so `2>&1` captures read too. Records this parser does
 //! not know (a newer openssl's) are listed in `SpeedReport::unsupported`
-//! rather than failing the whole file or vanishing silently.
+//! rather than failing the whole file or vanishing silently. A rate of 0 is
+//! what openssl prints for a case it did not run (`+F:2:md4:0.00` when the
+//! legacy provider that has MD4 is not loaded, exit status 0): it is listed in
+//! `SpeedReport::not_run`, and gives no result.
 //!
 //! OpenSSL 1.1.0 and older wrote seconds per operation in `+F2`…`+F4` and in
 //! the first field of `+F5`; such a file is recognised by its `+F5` records
@@ -70,6 +75,9 @@ pub struct SpeedReport {
     /// Records this parser does not understand (from a newer openssl), kept
     /// so the caller can say what was left out.
     pub unsupported: Vec<UnsupportedLine>,
+    /// Rows with rates of 0: cases openssl did not run, left out of the
+    /// results.
+    pub not_run: Vec<NotRun>,
 }
 
 impl SpeedReport {
@@ -85,6 +93,55 @@ impl SpeedReport {
             sign_verify: Vec::new(),
             key_exchange: Vec::new(),
             unsupported: Vec::new(),
+            not_run: Vec::new(),
+        }
+    }
+
+    /// Adds a digest's or cipher's row read at `line`.
+    fn push_symmetric(&mut self, row: SymmetricRow, line: usize) {
+        let zeros = row
+            .block_sizes
+            .iter()
+            .zip(&row.bytes_per_second)
+            .filter(|(_, &v)| v == 0.0)
+            .map(|(size, _)| format!("{size} bytes"));
+        self.note_not_run(line, &row.algorithm, zeros);
+        self.symmetric.push(row);
+    }
+
+    /// Adds a signature row read at `line`.
+    fn push_sign_verify(&mut self, row: SignVerifyRow, line: usize) {
+        let zeros = [
+            ("sign/s", row.sign_per_second),
+            ("verify/s", row.verify_per_second),
+        ]
+        .into_iter()
+        .filter(|(_, v)| *v == Some(0.0))
+        .map(|(column, _)| column.to_string());
+        self.note_not_run(line, &row.algorithm, zeros);
+        self.sign_verify.push(row);
+    }
+
+    /// Adds a key exchange row read at `line`.
+    fn push_key_exchange(&mut self, row: KeyExchangeRow, line: usize) {
+        let zero = (row.ops_per_second == 0.0).then(|| "op/s".to_string());
+        self.note_not_run(line, &row.algorithm, zero);
+        self.key_exchange.push(row);
+    }
+
+    fn note_not_run(
+        &mut self,
+        line: usize,
+        algorithm: &str,
+        cells: impl IntoIterator<Item = String>,
+    ) {
+        let cells: Vec<String> = cells.into_iter().collect();
+        if !cells.is_empty() {
+            self.not_run.push(NotRun {
+                line,
+                algorithm: algorithm.to_string(),
+                cells,
+            });
         }
     }
 }
@@ -126,6 +183,20 @@ pub struct UnsupportedLine {
     /// 1-based line number.
     pub line: usize,
     pub text: String,
+}
+
+/// A row whose rates are 0 where openssl did not run the case: an
+/// algorithm its providers lack (`md4`, `blowfish` without the legacy
+/// provider in 3.x: a row of `0.00`, exit status 0), or, with `-multi`, one
+/// no child ran. Not a measurement, so it gives no result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotRun {
+    /// 1-based line number.
+    pub line: usize,
+    /// openssl's name, as in the rows.
+    pub algorithm: String,
+    /// The cells of 0: `16 bytes`, `sign/s`, `op/s`.
+    pub cells: Vec<String>,
 }
 
 /// Why a text is not usable `openssl speed` output.
@@ -226,13 +297,14 @@ fn curve_name(index: u32, bits: u32) -> String {
 }
 
 /// Parse `openssl speed` output of either kind: `-mr` records when the
-/// text holds any (a `+H`, `+F…` or `Got: +…` line), else the human
-/// table.
+/// text holds any of its own (a `+H` or `+F…` line), else the human table
+/// (which, with `-multi`, follows the children's records echoed as `Got:
+/// +…` lines).
 pub fn parse(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
     let machine_readable = text
         .lines()
         .map(str::trim)
-        .any(|l| l.starts_with("+H:") || l.starts_with("+F") || l.starts_with("Got: +"));
+        .any(|l| l.starts_with("+H:") || l.starts_with("+F"));
     if machine_readable {
         parse_mr(text)
     } else {
@@ -240,12 +312,70 @@ pub fn parse(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
     }
 }
 
+/// What `-multi N` adds to the output, with or without `-mr`: a `Forked
+/// child K` line per child, and each child's records echoed as `Got: RECORD
+/// from K`, of which only the block sizes (`+H`) matter (the parent prints
+/// the summed results itself, and the table without `-mr` prints them
+/// without its `type … bytes` header).
+#[derive(Default)]
+struct Children {
+    forked: u32,
+    /// The children named by `Got:` lines, for an output whose `Forked
+    /// child` lines were cut.
+    seen: std::collections::BTreeSet<String>,
+    sizes: Option<Vec<u64>>,
+}
+
+impl Children {
+    /// Reads `line` if it is one of `-multi`'s: true when it was.
+    fn read(&mut self, line: &str, n: usize) -> Result<bool, OpensslSpeedError> {
+        if let Some(rest) = line.strip_prefix("Forked child ") {
+            rest.trim()
+                .parse::<u32>()
+                .map_err(|_| err(n, format!("'{line}' does not name a child number")))?;
+            self.forked += 1;
+            return Ok(true);
+        }
+        let Some(rest) = line.strip_prefix("Got: ") else {
+            return Ok(false);
+        };
+        let (record, child) = rest
+            .rsplit_once(" from ")
+            .ok_or_else(|| err(n, format!("'{line}' is not 'Got: RECORD from CHILD'")))?;
+        self.seen.insert(child.trim().to_string());
+        if let Some(h) = record.strip_prefix("+H:") {
+            let s = parse_sizes(h, n)?;
+            match &self.sizes {
+                Some(prev) if *prev != s => {
+                    return Err(err(n, "children report different block sizes"))
+                }
+                _ => self.sizes = Some(s),
+            }
+        }
+        Ok(true)
+    }
+
+    /// How many processes the summed numbers are of; 0 without `-multi`.
+    fn count(&self) -> u32 {
+        let seen = u32::try_from(self.seen.len()).unwrap_or(u32::MAX);
+        self.forked.max(seen)
+    }
+}
+
+/// A progress record openssl writes to stderr in `-mr` mode (and its
+/// `-multi` children always do): `+DT:…`, `+DTP:…`, `+DN:…`, `+R…:…`.
+fn is_progress_record(line: &str) -> bool {
+    line.strip_prefix('+').is_some_and(|r| {
+        let tag = r.split(':').next().unwrap_or(r);
+        tag.starts_with("DT") || tag.starts_with("DN") || tag.starts_with('R')
+    })
+}
+
 /// Parse `openssl speed -mr` output.
 pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
     let mut report = SpeedReport::empty();
     let mut sizes: Option<Vec<u64>> = None;
-    let mut children = 0u32;
-    let mut child_sizes: Option<Vec<u64>> = None;
+    let mut children = Children::default();
     // Seconds-per-operation records of OpenSSL ≤ 1.1.0 are converted after
     // the whole file is read, once the +F5 records have told the format.
     let mut old_units = false;
@@ -259,29 +389,7 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
         if line.is_empty() {
             continue;
         }
-        if let Some(rest) = line.strip_prefix("Forked child ") {
-            rest.trim()
-                .parse::<u32>()
-                .map_err(|_| err(n, format!("'{line}' does not name a child number")))?;
-            children += 1;
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("Got: ") {
-            // A child's record echoed by the parent; only its +H matters (the
-            // parent prints the summed records without one).
-            let inner = rest
-                .rsplit_once(" from ")
-                .map(|(rec, _)| rec)
-                .ok_or_else(|| err(n, format!("'{line}' is not 'Got: RECORD from CHILD'")))?;
-            if let Some(h) = inner.strip_prefix("+H:") {
-                let s = parse_sizes(h, n)?;
-                match &child_sizes {
-                    Some(prev) if *prev != s => {
-                        return Err(err(n, "children report different block sizes"))
-                    }
-                    _ => child_sizes = Some(s),
-                }
-            }
+        if children.read(line, n)? || is_progress_record(line) {
             continue;
         }
         if let Some(v) = line.strip_prefix("version:") {
@@ -342,7 +450,7 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
                     .collect::<Result<Vec<f64>, _>>()?;
                 let block_sizes = sizes
                     .clone()
-                    .or_else(|| child_sizes.clone())
+                    .or_else(|| children.sizes.clone())
                     .ok_or_else(|| err(n, "a +F result comes before the +H line that gives its block sizes (is the start of the output missing?)"))?;
                 if values.len() != block_sizes.len() {
                     return Err(err(
@@ -354,11 +462,14 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
                         ),
                     ));
                 }
-                report.symmetric.push(SymmetricRow {
-                    algorithm: name.to_string(),
-                    block_sizes,
-                    bytes_per_second: values,
-                });
+                report.push_symmetric(
+                    SymmetricRow {
+                        algorithm: name.to_string(),
+                        block_sizes,
+                        bytes_per_second: values,
+                    },
+                    n,
+                );
             }
             "F2" | "F3" | "F4" => {
                 let [idx, bits, sign, verify] = fields_exact::<4>(&fields, tag, n)?;
@@ -369,9 +480,7 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
                     "F3" => format!("dsa{bits}"),
                     _ => format!("ecdsa{}", curve_name(idx, bits)),
                 };
-                report
-                    .sign_verify
-                    .push(sign_verify_row(algorithm, bits, sign, verify, n)?);
+                report.push_sign_verify(sign_verify_row(algorithm, bits, sign, verify, n)?, n);
             }
             "F5" | "F8" => {
                 let [idx, bits, a, b] = fields_exact::<4>(&fields, tag, n)?;
@@ -391,11 +500,14 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
                 } else {
                     format!("ffdh{bits}")
                 };
-                report.key_exchange.push(KeyExchangeRow {
-                    algorithm,
-                    bits: Some(bits),
-                    ops_per_second: a.max(b),
-                });
+                report.push_key_exchange(
+                    KeyExchangeRow {
+                        algorithm,
+                        bits: Some(bits),
+                        ops_per_second: a.max(b),
+                    },
+                    n,
+                );
             }
             "F6" | "F7" => {
                 let [idx, bits, name, sign, verify] = fields_exact::<5>(&fields, tag, n)?;
@@ -405,12 +517,8 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
                 if name.is_empty() {
                     return Err(err(n, format!("a +{tag} record has an empty name")));
                 }
-                report
-                    .sign_verify
-                    .push(sign_verify_row(name, bits, sign, verify, n)?);
+                report.push_sign_verify(sign_verify_row(name, bits, sign, verify, n)?, n);
             }
-            // Progress lines openssl writes to stderr in -mr mode.
-            t if t.starts_with("DT") || t.starts_with("DN") || t.starts_with('R') => {}
             _ => report.unsupported.push(UnsupportedLine {
                 line: n,
                 text: line.to_string(),
@@ -424,8 +532,8 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
             r.verify_per_second = r.verify_per_second.map(invert);
         }
     }
-    if children > 0 {
-        report.processes = children;
+    if children.count() > 0 {
+        report.processes = children.count();
     }
     let last = last_line.max(1);
     if report.symmetric.is_empty()
@@ -434,7 +542,7 @@ pub fn parse_mr(text: &str) -> Result<SpeedReport, OpensslSpeedError> {
     {
         let what = if text.trim().is_empty() {
             "the file is empty".to_string()
-        } else if children > 0 {
+        } else if children.count() > 0 {
             "the children's results are there but the summed results are missing (truncated?)"
                 .to_string()
         } else {
@@ -525,17 +633,20 @@ fn parse_bits(s: &str, line: usize) -> Result<u32, OpensslSpeedError> {
 }
 
 fn parse_value(s: &str, line: usize) -> Result<f64, OpensslSpeedError> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| err(line, format!("'{}' is not a number", clip(s.trim()))))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(err(
-            line,
-            format!("'{}' is not a rate (negative or not finite)", s.trim()),
-        ));
+    rate(s.trim()).map_err(|why| err(line, format!("'{}' {why}", clip(s.trim()))))
+}
+
+/// A rate as openssl prints one: a finite number, 0 or more (0 where it
+/// did not run the case); else why not.
+fn rate(s: &str) -> Result<f64, &'static str> {
+    let v: f64 = s.parse().map_err(|_| "is not a number")?;
+    if !v.is_finite() {
+        Err("is not a rate (not finite)")
+    } else if v < 0.0 {
+        Err("is not a rate (negative)")
+    } else {
+        Ok(v)
     }
-    Ok(v)
 }
 
 /// Lowercase, every character outside `[a-z0-9_-]` turned into `-`, runs of
@@ -693,9 +804,10 @@ pub fn to_results(
 /// per key exchange (metric `ops`, op/s). `threads` is the number of
 /// processes (`-multi`), else 1. openssl gives one number per case, so each
 /// metric has a single sample; `details.source` is `openssl speed`. Values
-/// of 0 (a size openssl did not run) are left out. The workload version of
-/// each id is given (an import passes the map it built once, from the
-/// families' benchmarks); 1 for an id it does not know.
+/// of 0 (a case openssl did not run, in `SpeedReport::not_run`) are left
+/// out. The workload version of each id is given (an import passes the map
+/// it built once, from the families' benchmarks); 1 for an id it does not
+/// know.
 pub fn to_results_with(
     report: &SpeedReport,
     at: DateTime<Utc>,
@@ -793,6 +905,19 @@ fn signers(r: &SpeedReport) -> Vec<(&str, Option<u32>)> {
         .iter()
         .map(|s| (s.algorithm.as_str(), s.bits))
         .collect()
+}
+
+/// Why `parse` refuses `text`, for the parsers' tests.
+#[cfg(test)]
+#[track_caller]
+fn refusal(
+    parse: fn(&str) -> Result<SpeedReport, OpensslSpeedError>,
+    text: &str,
+) -> OpensslSpeedError {
+    match parse(text) {
+        Err(e) => e,
+        Ok(r) => panic!("accepted {text:?}: {r:?}"),
+    }
 }
 
 /// `got` (0 when missing) equals `want` to nine significant digits: the
@@ -1102,6 +1227,35 @@ mod tests {
         assert_eq!(res.len(), 1);
         assert_eq!(res[0].params.get_u64("block_size"), Some(64));
         assert_close(res[0].metrics[0].value(), 64.0);
+        assert_eq!(
+            r.not_run,
+            [NotRun {
+                line: 2,
+                algorithm: "AES-128-OCB".into(),
+                cells: vec!["16 bytes".into()]
+            }]
+        );
+        let r = parse("+F2:2:2048:0.000000:0.000000\n");
+        assert!(to_results(&r, &|_| None).is_empty());
+        assert_eq!(r.not_run[0].cells, ["sign/s", "verify/s"]);
+    }
+
+    /// What 3.0 prints for algorithms it could not run (MD4, Blowfish: the
+    /// legacy provider is not loaded): records of 0, exit status 0.
+    #[test]
+    fn real_zero_records_are_named() {
+        let r = parse(fixture!("3.0-mr-md4-bf-not-run-16.txt"));
+        let named: Vec<(usize, &str)> = r
+            .not_run
+            .iter()
+            .map(|z| (z.line, z.algorithm.as_str()))
+            .collect();
+        assert_eq!(named, [(2, "md4"), (4, "blowfish")]);
+        let ids: Vec<String> = to_results(&r, &|_| None)
+            .into_iter()
+            .map(|x| x.bench_id)
+            .collect();
+        assert_eq!(ids, ["hash.sha256"]);
     }
 
     /// A real `-mr` output of 1.1.0i (built from its sources here): seconds
@@ -1154,10 +1308,7 @@ mod tests {
     }
 
     fn error_of(text: &str) -> OpensslSpeedError {
-        match parse_mr(text) {
-            Err(e) => e,
-            Ok(r) => panic!("accepted {text:?}: {r:?}"),
-        }
+        refusal(parse_mr, text)
     }
 
     #[test]

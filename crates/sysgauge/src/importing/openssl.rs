@@ -81,16 +81,21 @@ impl Importer for Openssl {
     fn parse(&self, text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
         let name = ctx.source_name;
         let report = openssl_speed::parse(text).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
-        let warnings = report
-            .unsupported
-            .iter()
-            .map(|u| {
-                format!(
-                    "{name}:{}: record not understood (newer openssl?), left out: {}",
-                    u.line, u.text
-                )
-            })
-            .collect();
+        let not_run = report.not_run.iter().map(|z| {
+            format!(
+                "{name}:{}: '{}' is 0 at {}: openssl did not run it (an algorithm its providers lack, e.g. a legacy one without `-provider legacy`), left out",
+                z.line,
+                z.algorithm,
+                z.cells.join(", ")
+            )
+        });
+        let unread = report.unsupported.iter().map(|u| {
+            format!(
+                "{name}:{}: not a row or record of a kind sysgauge reads (a newer openssl's, or text pasted into the output), left out: {}",
+                u.line, u.text
+            )
+        });
+        let warnings = not_run.chain(unread).collect();
         let results = openssl_speed::to_results_with(&report, ctx.at, ctx.workload_version);
         let m = ToolMachine::new(results)
             .tag("openssl_version", report.version.as_ref())

@@ -333,3 +333,41 @@ fn sniffing_yabs() {
         .join("\n");
     assert_ne!(sniff(&without), Some("yabs"));
 }
+
+/// What the openssl importer leaves out it names, each for what it is: a
+/// row of 0 is a case openssl did not run (3.0 without the legacy
+/// provider, for MD4 and Blowfish), a line that is no row is text it does
+/// not read; neither blames the openssl version.
+#[test]
+fn openssl_warnings_name_what_was_left_out() {
+    let text = format!(
+        "{}Thanks for reading!\n",
+        include_str!(
+            "../../../sysgauge-crypto/tests/fixtures/openssl/3.0-human-table-md4-bf-not-run.txt"
+        )
+    );
+    let ctx = ImportContext {
+        source_name: "speed.txt",
+        at: chrono::Utc::now(),
+        tool_version: "test",
+        workload_version: &|_| None,
+    };
+    let parsed = openssl::Openssl
+        .parse(&text, &ctx)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let w = &parsed.warnings;
+    assert_eq!(w.len(), 3, "{w:?}");
+    assert!(
+        w[0].starts_with("speed.txt:8: 'md4' is 0 at 16 bytes, 64 bytes,")
+            && w[0].contains("openssl did not run it"),
+        "{w:?}"
+    );
+    assert!(w[1].starts_with("speed.txt:10: 'blowfish' is 0"), "{w:?}");
+    assert!(
+        w[2].starts_with("speed.txt:11: not a row or record")
+            && w[2].ends_with("left out: Thanks for reading!"),
+        "{w:?}"
+    );
+    assert!(w.iter().all(|x| !x.contains("newer openssl?")), "{w:?}");
+    assert_eq!(parsed.machines[0].results.len(), 6);
+}

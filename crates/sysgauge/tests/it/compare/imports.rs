@@ -130,6 +130,14 @@ fn bad_input_is_refused_and_nothing_is_written() {
         "{\n  \"schema_version\": 1,\n  \"run_id\": oops\n}\n",
     )
     .unwrap();
+    // A real openssl table with one cell that is not a rate: once a
+    // warning blaming the openssl version, and the row's numbers lost.
+    let bad_cell = sb.path().join("bad-cell.txt");
+    let table =
+        std::fs::read_to_string(openssl_fixture("3.0-human-table-digests-ciphers-pkey.txt"))
+            .unwrap();
+    assert!(table.contains(" 275387.90k "));
+    std::fs::write(&bad_cell, table.replacen("275387.90k", "slow", 1)).unwrap();
     let cases: Vec<(PathBuf, &str)> = vec![
         (
             csv_fixture("bad-non-numeric.csv"),
@@ -154,6 +162,10 @@ fn bad_input_is_refused_and_nothing_is_written() {
         (
             openssl_fixture("truncated-mid-line.txt"),
             "truncated-mid-line.txt:line 2:",
+        ),
+        (
+            bad_cell,
+            "bad-cell.txt:line 11: 'sha256' at 64 bytes: 'slow' is not a number",
         ),
         (truncated_json, "truncated.json:"),
         (malformed_json, "malformed.json:3: not valid JSON"),
@@ -222,6 +234,62 @@ fn openssl_output_compares_with_a_sysgauge_run() {
             .iter()
             .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()));
     }
+}
+
+/// `openssl speed -multi 2` without `-mr` (its table has no `type …`
+/// header) imports as the same cases as with `-mr`: threads=2, so the two
+/// compare; with standard error captured too.
+#[test]
+fn the_openssl_multi_table_compares_with_its_mr_twin() {
+    let sb = Sandbox::new();
+    for (host, file) in [
+        (
+            "multi-table",
+            "3.0-multi2-human-table-sha256-rsa2048-8k.txt",
+        ),
+        ("multi-mr", "3.0-multi2-sha256-rsa2048.txt"),
+        ("multi-stderr", "3.0-multi2-human-table-with-stderr.txt"),
+    ] {
+        let out = sb
+            .on_db("import")
+            .args(["--host", host])
+            .arg(openssl_fixture(file))
+            .succeeds();
+        assert_eq!(stderr_of(&out).matches("warning").count(), 0, "{file}");
+    }
+    let c = comparison(&sb, &["1", "2", "--reference", "multi-mr"]);
+    let cases: Vec<(&str, Option<u64>, Option<u64>)> = c
+        .rows
+        .iter()
+        .map(|r| {
+            assert!(
+                r.cells
+                    .iter()
+                    .all(|x| x.as_ref().and_then(|c| c.ratio).is_some()),
+                "{r:?}"
+            );
+            (
+                r.bench_id.as_str(),
+                r.params.get_u64("block_size"),
+                r.params.get_u64("threads"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cases,
+        [
+            ("hash.sha256", Some(8192), Some(2)),
+            ("crypto.rsa-2048", None, Some(2)),
+            ("crypto.rsa-2048", None, Some(2))
+        ],
+        "{c:?}"
+    );
+    let run = sb.stored_run(3);
+    assert_eq!(run.results.len(), 13);
+    assert!(run
+        .results
+        .iter()
+        .all(|r| r.params.get_u64("threads") == Some(2)));
 }
 
 /// Tables of three openssl versions (3.0, and 1.1.1w and 1.1.0i built from
