@@ -260,6 +260,8 @@ fn randrw_at_sizes_direct_refuses_is_skipped_not_hung() {
     assert_eq!(run.results.len(), 2, "{}", stderr_of(&out));
     for (r, bs) in run.results.iter().zip(["3B", "1000B"]) {
         assert_eq!(r.bench_id, "disk.randrw");
+        // The params of the case it stands for, `direct` included.
+        assert_eq!(r.params.get_bool("direct"), Some(true), "{:?}", r.params);
         match &r.status {
             Status::Skipped { reason, .. } => assert_eq!(
                 reason,
