@@ -235,10 +235,14 @@ mod tests {
     fn the_embedded_table_reads_and_names_known_cpus() {
         let rows = parse(TABLE).unwrap();
         assert!(!rows.is_empty());
-        let ids: Vec<String> = crate::speed::speed_benchmarks(None, 1, Default::default())
-            .iter()
-            .map(|b| b.id().to_string())
-            .collect();
+        let ids: Vec<String> = crate::speed::speed_benchmarks(
+            None,
+            sysgauge_family::util::Count::N(1),
+            Default::default(),
+        )
+        .iter()
+        .map(|b| b.id().to_string())
+        .collect();
         let known = [
             "AMD Zen 3",
             "AMD Zen 4",

@@ -9,13 +9,14 @@ use crate::hash;
 use crate::implementation::{Candidates, Forced};
 use std::sync::Arc;
 use sysgauge_core::Benchmark;
+use sysgauge_family::util::Count;
 
 /// What `sysgauge crypto` runs: the hash family then the crypto family's
 /// whole table, at the given block sizes (default: openssl's) and thread
 /// count, so its table reads like `openssl speed`.
 pub fn speed_benchmarks(
     sizes: Option<Vec<u64>>,
-    threads: usize,
+    threads: Count,
     implementation: Forced,
 ) -> Vec<Box<dyn Benchmark>> {
     let hash_opts = Arc::new(hash::HashOptions {
@@ -60,7 +61,7 @@ mod tests {
 
     #[test]
     fn runs_hash_and_crypto_with_unique_ids() {
-        let b = speed_benchmarks(None, 1, Forced::default());
+        let b = speed_benchmarks(None, Count::N(1), Forced::default());
         let ids: Vec<&str> = b.iter().map(|b| b.id()).collect();
         assert!(ids.contains(&"hash.sha256") && ids.contains(&"crypto.x25519"));
         let mut sorted = ids.clone();

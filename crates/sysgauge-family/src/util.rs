@@ -97,6 +97,40 @@ pub enum Count {
     AllCpus,
 }
 
+/// The most threads any option accepts: far beyond any machine, low enough
+/// that a typo cannot start a million threads.
+pub const MAX_THREADS: usize = 4096;
+
+/// The thread-list grammar of `--threads 1,2,all`: a count, or `all` for
+/// one per CPU, kept as `all` so the case compares across machines.
+impl std::str::FromStr for Count {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Count, String> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case(sysgauge_core::ALL_CPUS) {
+            return Ok(Count::AllCpus);
+        }
+        let n: usize = s
+            .parse()
+            .map_err(|_| format!("'{s}' is not a whole number of threads or 'all'"))?;
+        if n == 0 || n > MAX_THREADS {
+            return Err(format!("{n} threads is out of range (1 to {MAX_THREADS})"));
+        }
+        Ok(Count::N(n))
+    }
+}
+
+impl Count {
+    /// The number of threads, `all` being `cpus`.
+    pub fn resolve(self, cpus: usize) -> usize {
+        match self {
+            Count::N(n) => n.max(1),
+            Count::AllCpus => cpus.max(1),
+        }
+    }
+}
+
 impl From<Count> for sysgauge_core::ParamValue {
     fn from(c: Count) -> Self {
         match c {

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 use sysgauge_core::size::{parse_count, parse_size, Bytes};
+use sysgauge_family::util::Count;
 
 /// A byte size in nice numbers: `512`, `64KiB`, `1.5G` (`1M` = 10^6,
 /// `1Mi` = `1MiB` = 2^20).
@@ -41,57 +42,17 @@ impl FromStr for NiceCount {
     }
 }
 
-/// The most threads any option accepts: far beyond any machine, low enough
-/// that a typo cannot start a million threads.
-pub const MAX_THREADS: usize = 4096;
-
-/// One entry of the thread-list grammar `1,2,4|all`: a count, or `all` for
-/// one per CPU this process may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThreadCount {
-    N(usize),
-    All,
-}
-
-impl FromStr for ThreadCount {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<ThreadCount, String> {
-        let s = s.trim();
-        if s.eq_ignore_ascii_case("all") {
-            return Ok(ThreadCount::All);
-        }
-        let n: usize = s
-            .parse()
-            .map_err(|_| format!("'{s}' is not a whole number of threads or 'all'"))?;
-        if n == 0 || n > MAX_THREADS {
-            return Err(format!("{n} threads is out of range (1 to {MAX_THREADS})"));
-        }
-        Ok(ThreadCount::N(n))
-    }
-}
-
-impl ThreadCount {
-    pub fn resolve(self) -> usize {
-        match self {
-            ThreadCount::N(n) => n,
-            ThreadCount::All => std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
-        }
-    }
-}
-
-/// A thread list as counts, in the order given, without repeats; `None`
-/// when the option was not given (the family's default applies).
-pub fn thread_list(list: &[ThreadCount]) -> Option<Vec<usize>> {
+/// A thread list as given (`--threads 1,all`), in order and without
+/// repeats; `None` when the option was not given (the family's default
+/// applies). `all` stays `all`, so the case is the one every machine runs.
+pub fn thread_list(list: &[Count]) -> Option<Vec<Count>> {
     if list.is_empty() {
         return None;
     }
-    let mut v: Vec<usize> = Vec::new();
-    for n in list.iter().map(|t| t.resolve()) {
-        if !v.contains(&n) {
-            v.push(n);
+    let mut v: Vec<Count> = Vec::new();
+    for &t in list {
+        if !v.contains(&t) {
+            v.push(t);
         }
     }
     Some(v)
@@ -286,27 +247,24 @@ mod tests {
 
     #[test]
     fn thread_lists() {
-        assert_eq!("4".parse::<ThreadCount>(), Ok(ThreadCount::N(4)));
-        assert_eq!("ALL".parse::<ThreadCount>(), Ok(ThreadCount::All));
-        assert!("0"
-            .parse::<ThreadCount>()
-            .unwrap_err()
-            .contains("out of range"));
+        assert_eq!("4".parse::<Count>(), Ok(Count::N(4)));
+        assert_eq!("ALL".parse::<Count>(), Ok(Count::AllCpus));
+        assert!("0".parse::<Count>().unwrap_err().contains("out of range"));
         assert!("100000"
-            .parse::<ThreadCount>()
+            .parse::<Count>()
             .unwrap_err()
             .contains("out of range"));
         assert!("two"
-            .parse::<ThreadCount>()
+            .parse::<Count>()
             .unwrap_err()
             .contains("not a whole number"));
-        assert!("1.5".parse::<ThreadCount>().is_err());
+        assert!("1.5".parse::<Count>().is_err());
         assert_eq!(thread_list(&[]), None);
-        let all = ThreadCount::All.resolve();
-        assert!(all >= 1);
+        assert_eq!(Count::AllCpus.resolve(6), 6);
+        // `all` stays `all`: on a 2-CPU machine `2,all` are two cases.
         assert_eq!(
-            thread_list(&[ThreadCount::N(1), ThreadCount::N(1), ThreadCount::N(3)]),
-            Some(vec![1, 3])
+            thread_list(&[Count::N(1), Count::N(1), Count::AllCpus, Count::N(2)]),
+            Some(vec![Count::N(1), Count::AllCpus, Count::N(2)])
         );
     }
 

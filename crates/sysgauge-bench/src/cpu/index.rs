@@ -275,7 +275,7 @@ mod tests {
         let b = IndexBenchmark::new(
             Group::Memory,
             Arc::new(CpuOptions {
-                threads: Some(vec![2]),
+                threads: Some(vec![Count::N(2)]),
                 ladder: false,
             }),
         );

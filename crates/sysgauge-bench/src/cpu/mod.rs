@@ -51,8 +51,8 @@ pub(crate) struct SingleThreadRates(pub BTreeMap<KernelId, Vec<f64>>);
 /// Command-line overrides for the cpu family; `None`/`false` follow the profile.
 #[derive(Debug, Clone, Default)]
 pub struct CpuOptions {
-    /// Exact thread counts to run.
-    pub threads: Option<Vec<usize>>,
+    /// Exact thread counts to run (`all`: one per CPU, named `all`).
+    pub threads: Option<Vec<Count>>,
     /// Run the whole ladder 1, 2, 4 … N whatever the profile.
     pub ladder: bool,
 }
@@ -64,7 +64,7 @@ impl CpuOptions {
     /// ladder adds the powers of two below the CPU count.
     pub fn thread_counts(&self, plan: &Plan) -> Vec<Count> {
         let mut v = match (&self.threads, self.ladder, plan.profile) {
-            (Some(t), _, _) => t.iter().map(|&t| Count::N(t.max(1))).collect(),
+            (Some(t), _, _) => t.clone(),
             (None, _, Profile::Tiny) if !self.ladder => vec![Count::N(1)],
             (None, true, _) => ladder(plan.threads),
             (None, false, _) => vec![Count::N(1), Count::AllCpus],
@@ -329,10 +329,19 @@ mod tests {
         );
         assert_eq!(o.thread_counts(&plan(Profile::Quick, 6)).len(), 4);
         let o = CpuOptions {
-            threads: Some(vec![4, 1, 4, 0]),
+            threads: Some(vec![n(4), n(1), n(4)]),
             ladder: true,
         };
         assert_eq!(o.thread_counts(&plan(Profile::Quick, 2)), vec![n(1), n(4)]);
+        // An explicit `all` is the default's `all`, not this machine's count.
+        let o = CpuOptions {
+            threads: Some(vec![n(1), all]),
+            ladder: false,
+        };
+        assert_eq!(
+            o.thread_counts(&plan(Profile::Quick, 2)),
+            CpuOptions::default().thread_counts(&plan(Profile::Quick, 2))
+        );
     }
 
     #[test]

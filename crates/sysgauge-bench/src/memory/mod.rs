@@ -41,7 +41,7 @@ pub const LATENCY: &str = "mem.latency";
 pub const MEMCPY: &str = "mem.memcpy";
 
 use crate::memory::buffer::MappedBuf;
-use sysgauge_family::util::by_profile;
+use sysgauge_family::util::{by_profile, Count};
 
 // A loop of small copies indexed through `opaque` cannot be fused into one
 // `memcpy` call (the loop idiom LLVM otherwise recognises) while the copies
@@ -74,7 +74,7 @@ pub struct MemOptions {
     /// Block of `mem.block-copy`.
     pub block_size: Option<u64>,
     /// STREAM thread counts.
-    pub threads: Option<Vec<usize>>,
+    pub threads: Option<Vec<Count>>,
     /// Latency working sets.
     pub working_sets: Option<Vec<u64>>,
     /// Ask for transparent huge pages (the default) or forbid them.
@@ -250,7 +250,7 @@ impl MemOptions {
 pub struct MemChoices {
     pub size: Option<u64>,
     pub block_size: Option<u64>,
-    pub threads: Option<Vec<usize>>,
+    pub threads: Option<Vec<Count>>,
     pub working_sets: Option<Vec<u64>>,
     pub huge_pages: bool,
 }

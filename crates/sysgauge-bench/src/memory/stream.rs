@@ -377,7 +377,7 @@ impl Benchmark for StreamBenchmark {
         let threads: Vec<Count> = match (self.options.scope, &self.options.threads) {
             (Scope::Slice, _) if self.kernel != Kernel::Triad => return Vec::new(),
             (Scope::Slice, _) => vec![Count::AllCpus],
-            (Scope::Full, Some(t)) => t.iter().map(|&t| Count::N(t.max(1))).collect(),
+            (Scope::Full, Some(t)) => t.clone(),
             (Scope::Full, None) => vec![Count::N(1), Count::AllCpus],
         };
         threads
@@ -501,7 +501,7 @@ mod tests {
         assert_eq!(one, c, "the same cases with any CPU count");
         let chosen = Arc::new(MemOptions {
             scope: Scope::Full,
-            threads: Some(vec![2, 3]),
+            threads: Some(vec![Count::N(2), Count::N(3)]),
             size: Some(1 << 20),
             ..MemOptions::default()
         });

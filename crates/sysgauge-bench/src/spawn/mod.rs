@@ -59,7 +59,7 @@ pub struct SpawnOptions {
     pub matrix: bool,
     pub targets: Option<Vec<Target>>,
     pub parent_mib: Option<Vec<u64>>,
-    pub spawners: Option<Vec<usize>>,
+    pub spawners: Option<Vec<Count>>,
 }
 
 /// One case: target (None for fork+exit), parent size, spawners.
@@ -85,11 +85,11 @@ impl SpawnBenchmark {
         if o.targets.is_some() || o.parent_mib.is_some() || o.spawners.is_some() {
             let targets = o.targets.clone().unwrap_or_else(|| vec![Target::Static]);
             let sizes = o.parent_mib.clone().unwrap_or_else(|| vec![0]);
-            let spawners = o.spawners.clone().unwrap_or_else(|| vec![1]);
+            let spawners = o.spawners.clone().unwrap_or_else(|| vec![one]);
             for &tg in &targets {
                 for &s in &sizes {
                     for &n in &spawners {
-                        v.push((t(tg), s, Count::N(n.max(1))));
+                        v.push((t(tg), s, n));
                     }
                 }
             }
@@ -459,7 +459,7 @@ mod tests {
         let o = Arc::new(SpawnOptions {
             targets: Some(vec![Target::Static, Target::True]),
             parent_mib: Some(vec![0, 64]),
-            spawners: Some(vec![1, 2]),
+            spawners: Some(vec![Count::N(1), Count::AllCpus]),
             matrix: false,
         });
         let c = SpawnBenchmark::new(Method::PosixSpawn, o).cases(&plan(Profile::Tiny, 2));

@@ -60,7 +60,7 @@ pub struct CryptoOptions {
     pub full_table: bool,
     pub block_sizes: Option<Vec<u64>>,
     /// Thread counts (1 = single thread).
-    pub threads: Option<Vec<usize>>,
+    pub threads: Option<Vec<Count>>,
     /// `--implementation`: candidates forced instead of the trial's choice.
     pub implementation: Forced,
 }
@@ -75,7 +75,7 @@ fn in_quick_slice(id: &str) -> bool {
 
 /// Threads and (for symmetric cases) block sizes of a benchmark's cases.
 fn plan_cases(id: &str, options: &CryptoOptions, plan: &Plan, symmetric: bool) -> Vec<Params> {
-    let threads = options.threads.clone().unwrap_or_else(|| vec![1]);
+    let threads = options.threads.clone().unwrap_or_else(|| vec![Count::N(1)]);
     let sizes: Vec<u64> = if options.full_table {
         options
             .block_sizes
@@ -99,14 +99,10 @@ fn plan_cases(id: &str, options: &CryptoOptions, plan: &Plan, symmetric: bool) -
     for &t in &threads {
         if symmetric {
             for &b in &sizes {
-                v.push(
-                    Params::new()
-                        .with("block_size", b)
-                        .with("threads", t.max(1)),
-                );
+                v.push(Params::new().with("block_size", b).with("threads", t));
             }
         } else {
-            v.push(Params::new().with("threads", t.max(1)));
+            v.push(Params::new().with("threads", t));
         }
     }
     // Longer profiles inside `run` also show the multi-threaded rate.
@@ -488,7 +484,7 @@ mod tests {
         let table = benchmarks(&Arc::new(CryptoOptions {
             full_table: true,
             block_sizes: None,
-            threads: Some(vec![1, 2]),
+            threads: Some(vec![Count::N(1), Count::N(2)]),
             ..Default::default()
         }));
         let gcm = table[4].cases(&plan(Profile::Quick));

@@ -39,7 +39,7 @@ pub const BLOCK_SIZES: [u64; 7] = [16, 64, 256, 1024, 8192, 16384, 1 << 20];
 pub struct HashOptions {
     pub block_sizes: Option<Vec<u64>>,
     /// Thread counts to run (1 = single thread); `None` follows the profile.
-    pub threads: Option<Vec<usize>>,
+    pub threads: Option<Vec<Count>>,
     /// `--implementation`: candidates forced instead of the trial's choice.
     pub implementation: Forced,
 }
@@ -113,10 +113,10 @@ impl Benchmark for HashBenchmark {
                     s.dedup();
                     s
                 });
-                let threads = threads.clone().unwrap_or_else(|| vec![1]);
+                let threads = threads.clone().unwrap_or_else(|| vec![Count::N(1)]);
                 threads
                     .iter()
-                    .flat_map(|&t| sizes.iter().map(move |&s| (s, Count::N(t.max(1)))))
+                    .flat_map(|&t| sizes.iter().map(move |&s| (s, t)))
                     .collect()
             }
         };
@@ -211,7 +211,7 @@ mod tests {
             Algorithm::Md5,
             Arc::new(HashOptions {
                 block_sizes: Some(vec![16, 64]),
-                threads: Some(vec![1, 2]),
+                threads: Some(vec![Count::N(1), Count::N(2)]),
                 ..Default::default()
             }),
         );
@@ -244,7 +244,7 @@ mod tests {
                 a,
                 Arc::new(HashOptions {
                     block_sizes: Some(vec![16, 8192]),
-                    threads: Some(vec![1]),
+                    threads: Some(vec![Count::N(1)]),
                     ..Default::default()
                 }),
             );

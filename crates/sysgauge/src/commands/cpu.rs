@@ -9,12 +9,12 @@ use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use crate::values::thread_list;
-use crate::values::ThreadCount;
 use anyhow::Result;
 use clap::Args;
 use std::sync::Arc;
 use sysgauge_bench::cpu::{self, CpuOptions};
 use sysgauge_core::Selector;
+use sysgauge_family::util::Count;
 
 #[derive(Debug, Args)]
 pub struct CpuArgs {
@@ -24,7 +24,7 @@ pub struct CpuArgs {
     /// Thread counts to run, e.g. `1,2,8` (default: 1 and all CPUs, as
     /// `threads=all`, so machines with any CPU count compare).
     #[arg(long, value_name = "N[,...]|all", value_delimiter = ',')]
-    pub threads: Vec<ThreadCount>,
+    pub threads: Vec<Count>,
 
     /// Run the thread ladder 1, 2, 4 … below the CPU count, then all CPUs.
     #[arg(long, conflicts_with = "threads")]

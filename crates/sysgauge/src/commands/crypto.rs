@@ -9,12 +9,12 @@ use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use crate::values::NiceSize;
-use crate::values::ThreadCount;
 use anyhow::{bail, Result};
 use clap::Args;
 use sysgauge_crypto::crypto::alongside::{openssl_seconds, OpensslAlongside};
 use sysgauge_crypto::crypto::report::{implementations_section, speed_table};
 use sysgauge_crypto::speed::speed_benchmarks;
+use sysgauge_family::util::Count;
 use sysgauge_report::TableFormat;
 
 #[derive(Debug, Args)]
@@ -24,7 +24,7 @@ pub struct CryptoArgs {
 
     /// Threads: a number, or `all` for one per CPU (each runs its own instance).
     #[arg(long, value_name = "N|all", default_value = "1")]
-    pub threads: ThreadCount,
+    pub threads: Count,
 
     /// Block sizes for ciphers and digests (comma-separated, nice numbers such
     /// as 8KiB; multiples of 16). Default: openssl's 16,64,256,1024,8192,16384.
@@ -77,7 +77,7 @@ pub fn run(args: CryptoArgs) -> Result<Exit> {
     let sizes = block_sizes(&args.block_sizes)?;
     let forced = crate::commands::run::forced_implementations(&args.implementation)?;
     let benches = measure::select(
-        speed_benchmarks(sizes, args.threads.resolve(), forced.clone()),
+        speed_benchmarks(sizes, args.threads, forced.clone()),
         &args.select,
     )?;
     crate::commands::run::check_implementations(&forced, &benches)?;

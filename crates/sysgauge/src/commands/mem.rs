@@ -8,7 +8,6 @@ use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::{check_output_path, MeasureConfig};
 use crate::exit::Exit;
 use crate::measure;
-use crate::values::ThreadCount;
 use crate::values::{thread_list, ChartFile, NiceSize};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -16,6 +15,7 @@ use std::sync::Arc;
 use sysgauge_bench::memory::chart::latency_figure;
 use sysgauge_bench::memory::{self, full_budget, MemChoices, MemOptions};
 use sysgauge_family::family::Family;
+use sysgauge_family::util::Count;
 
 #[derive(Debug, Args)]
 pub struct MemArgs {
@@ -34,7 +34,7 @@ pub struct MemArgs {
 
     /// Thread counts for the STREAM kernels (default: 1 and all CPUs).
     #[arg(long, value_name = "N[,...]|all", value_delimiter = ',')]
-    pub threads: Vec<ThreadCount>,
+    pub threads: Vec<Count>,
 
     /// Working sets of the latency test (default: 4KiB doubling to beyond the
     /// last-level cache).
@@ -158,7 +158,7 @@ mod tests {
         .unwrap();
         assert_eq!(o.size, Some(256 << 20));
         assert_eq!(o.block_size, Some(64 << 10));
-        assert_eq!(o.threads, Some(vec![1, 2]));
+        assert_eq!(o.threads, Some(vec![Count::N(1), Count::N(2)]));
         assert_eq!(o.working_sets, Some(vec![4096, 1_000_000]));
         assert!(!o.huge_pages);
         assert_eq!(o.scope, Scope::Full);

@@ -8,13 +8,13 @@ use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
-use crate::values::ThreadCount;
 use crate::values::{thread_list, NiceSize};
 use anyhow::{bail, Result};
 use clap::Args;
 use std::sync::Arc;
 use sysgauge_bench::spawn::SpawnOptions;
 use sysgauge_core::Selector;
+use sysgauge_family::util::Count;
 
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
@@ -49,7 +49,7 @@ pub struct SpawnArgs {
 
     /// Spawning threads, e.g. `1,4` (`all` = one per CPU).
     #[arg(long = "spawners", value_name = "N[,...]|all", value_delimiter = ',')]
-    pub spawners: Vec<ThreadCount>,
+    pub spawners: Vec<Count>,
 }
 
 /// The spawn options from the command line (the matrix: every case).
@@ -66,7 +66,10 @@ pub fn options_from(args: &SpawnArgs) -> Result<SpawnOptions> {
         sizes.push(mib);
     }
     let spawners = thread_list(&args.spawners);
-    if let Some(n) = spawners.iter().flatten().find(|&&n| n > MAX_SPAWNERS) {
+    if let Some(n) = spawners.iter().flatten().find_map(|&n| match n {
+        Count::N(n) if n > MAX_SPAWNERS => Some(n),
+        _ => None,
+    }) {
         bail!("--spawners {n} is more than {MAX_SPAWNERS}");
     }
     let mut targets = args.targets.clone();

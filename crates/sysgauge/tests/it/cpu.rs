@@ -109,6 +109,46 @@ fn run_and_cpu_use_the_same_ids() {
         .all(|r| r.status == Status::Ok && r.params.get_u64("threads") == Some(1)));
 }
 
+/// `--threads all` (and `spawn --spawners all`) is stored as `all`, the
+/// case the default runs and every machine has, not as this machine's CPU
+/// count.
+#[test]
+fn an_explicit_all_is_the_case_every_machine_has() {
+    let sb = Sandbox::new();
+    let json = sb.path().join("cpu.json");
+    sb.tiny("cpu")
+        .args(["--threads", "1,all", "--kernels", "idea", "--no-store"])
+        .arg("--json")
+        .arg(&json)
+        .succeeds();
+    let run = read_record(&json);
+    let threads: Vec<String> = run
+        .results
+        .iter()
+        .map(|r| {
+            r.params
+                .get("threads")
+                .map(|v| v.to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(threads, ["1", "all"]);
+    let json = sb.path().join("spawn.json");
+    sb.tiny("spawn")
+        .args(["--only", "posix-spawn", "--spawners", "all", "--no-store"])
+        .arg("--json")
+        .arg(&json)
+        .succeeds();
+    let run = read_record(&json);
+    assert!(
+        run.results
+            .iter()
+            .all(|r| r.params.get_str("spawners") == Some("all")),
+        "{:?}",
+        run.results.iter().map(|r| &r.params).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn bad_cpu_arguments_exit_2() {
     let sb = Sandbox::new();
