@@ -169,8 +169,18 @@ fn newest_run(m: &NamedMachine) -> &RunRecord {
 /// same name get both names (given name and host name) and what tells
 /// them apart: a short machine id, else the run (number or file) for the
 /// same machine named twice. The same machine (the same runs) named twice
-/// is compared once.
-pub fn label_machines(named: Vec<NamedMachine>) -> Vec<Machine> {
+/// is compared once. A run named on its own (`pi4@12`) is set apart from
+/// its machine named as a whole (`pi4`): that machine is then the rest of
+/// its runs, so the run is never compared with itself.
+pub fn label_machines(mut named: Vec<NamedMachine>) -> Vec<Machine> {
+    let set_apart: std::collections::HashSet<String> = named
+        .iter()
+        .filter(|m| m.pinned)
+        .flat_map(|m| m.runs.iter().map(|(r, _)| r.run_id.clone()))
+        .collect();
+    for m in named.iter_mut().filter(|m| !m.pinned) {
+        m.runs.retain(|(r, _)| !set_apart.contains(&r.run_id));
+    }
     let mut unique: Vec<NamedMachine> = Vec::new();
     for m in named {
         if m.runs.is_empty() {
@@ -344,6 +354,27 @@ mod tests {
                 "twin (00000000000000020)"
             ]
         );
+    }
+
+    #[test]
+    fn a_run_named_beside_its_machine_is_not_compared_with_itself() {
+        let id = Some("1111aaaa");
+        let whole = NamedMachine::stored(
+            vec![run("a", "pi", id, None), run("b", "pi", id, None)],
+            vec![1, 2],
+        );
+        let one = NamedMachine::one(run("a", "pi", id, None), Origin::Stored(1));
+        let machines = label_machines(vec![one, whole]);
+        let ids: Vec<Vec<&str>> = machines
+            .iter()
+            .map(|m| m.sources.iter().map(|s| s.run_id.as_str()).collect())
+            .collect();
+        assert_eq!(ids, [vec!["a"], vec!["b"]]);
+        // A machine that is only the run named is left out: nothing is
+        // left of it to compare with.
+        let whole = NamedMachine::stored(vec![run("a", "pi", id, None)], vec![1]);
+        let one = NamedMachine::one(run("a", "pi", id, None), Origin::Stored(1));
+        assert_eq!(label_machines(vec![one, whole]).len(), 1);
     }
 
     #[test]

@@ -108,6 +108,39 @@ fn results_show_and_export_take_every_name_of_one_run() {
         .usage_error("no run 'nothing-of-that-name'");
 }
 
+/// `compare HOST@1 HOST`: the run against the rest of its machine, never
+/// against itself (a case only the named run has is missing on the rest,
+/// not a ratio of 1.00).
+#[test]
+fn a_run_against_its_machine_is_against_the_rest_of_it() {
+    let sb = Sandbox::new();
+    fake_run(&sb, "", "first.json").succeeds();
+    fake_run(&sb, "rate=250,skip=fake.latency", "second.json").succeeds();
+    let host = common::read_record(&sb.path().join("first.json"))
+        .host_name()
+        .to_string();
+    let out = sb
+        .on_db("compare")
+        .args([&format!("{host}@1"), &host, "--format", "json"])
+        .succeeds();
+    let c: sysgauge_compare::Comparison =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout_of(&out)));
+    let rows: Vec<(&str, Option<f64>)> = c
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.bench_id.as_str(),
+                r.cells[1].as_ref().and_then(|x| x.ratio),
+            )
+        })
+        .collect();
+    assert_eq!(rows, [("fake.rate", Some(2.5))], "{}", stdout_of(&out));
+    assert_eq!(c.missing.len(), 1);
+    assert_eq!(c.missing[0].bench_id, "fake.latency");
+    assert_eq!(c.overall.cells[1].cases, 1);
+}
+
 #[test]
 fn exit_codes_follow_the_cases() {
     let sb = Sandbox::new();

@@ -80,22 +80,25 @@ fn a_host_is_all_of_its_runs_and_a_run_can_be_pinned() {
     let sb = Sandbox::new();
     sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
     sb.tiny_run().args(["--only", "hash.sha256"]).succeeds();
+    sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
     let v = sb.listed_runs();
     let host = v[0]["host"]
         .as_str()
         .unwrap_or_else(|| panic!("{v}"))
         .to_string();
     let latest = v[0]["run_id"].as_str().unwrap_or("").to_string();
+    let second = v[1]["run_id"].as_str().unwrap_or("").to_string();
     let c = comparison(&sb, &[host.as_str(), "1"]);
     assert_eq!(c.machines.len(), 2);
-    // The host is both runs: md5 from run 1, sha256 from run 2.
+    // The host is its runs but run 1, named on its own beside it: md5
+    // from run 3, sha256 from run 2.
     assert_eq!(c.machines[0].run_id, latest, "the newest run heads it");
     let refs: Vec<&str> = c.machines[0]
         .runs
         .iter()
         .map(|r| r.reference.as_str())
         .collect();
-    assert_eq!(refs, ["2", "1"]);
+    assert_eq!(refs, ["3", "2"]);
     assert_eq!(c.machines[0].label, host);
     assert_eq!(c.machines[1].label, format!("{host} (run 1)"));
     let md5 = c
@@ -105,7 +108,7 @@ fn a_host_is_all_of_its_runs_and_a_run_can_be_pinned() {
         .unwrap_or_else(|| panic!("no md5 row"));
     assert_eq!(
         md5.cells[0].as_ref().and_then(|c| c.run.as_deref()),
-        Some("1")
+        Some("3")
     );
     let text = stdout_of(
         &sb.on_db("compare")
@@ -121,7 +124,7 @@ fn a_host_is_all_of_its_runs_and_a_run_can_be_pinned() {
     // NAME@RUN pins one run; the same run named twice is one machine.
     let c = comparison(&sb, &[&format!("{host}@2"), "1"]);
     assert_eq!(c.machines[0].runs.len(), 1);
-    assert_eq!(c.machines[0].run_id, latest);
+    assert_eq!(c.machines[0].run_id, second);
     sb.on_db("compare")
         .args(["2", &format!("{host}@2")])
         .usage_error("at least two machines");
