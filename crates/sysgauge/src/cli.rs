@@ -72,7 +72,7 @@ pub enum Command {
     Host(HostArgs),
     /// List every benchmark id with its description and unit.
     List(ListArgs),
-    /// Work with stored results: list, show, export, delete.
+    /// Work with stored results: list, show, export, history, delete, sync.
     Results(ResultsArgs),
     /// Classic CPU kernels in iterations/s, thread scaling, and integer/float/memory indexes.
     Cpu(CpuArgs),

@@ -8,7 +8,7 @@ use crate::exit::Exit;
 use crate::output;
 use anyhow::{Context, Result};
 use clap::{Args, CommandFactory};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -56,17 +56,29 @@ pub fn man(args: ManArgs) -> Result<Exit> {
     output::bytes_to_file(&main, &page(cmd.clone())?)
         .with_context(|| format!("writing {}", main.display()))?;
     written.push(main);
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = format!("sysgauge-{}", sub.get_name());
-        let path = dir.join(format!("{name}.1"));
-        let sub = sub
-            .clone()
-            .name(name)
-            .bin_name(format!("sysgauge {}", sub.get_name()));
-        output::bytes_to_file(&path, &page(sub)?)
-            .with_context(|| format!("writing {}", path.display()))?;
-        written.push(path);
-    }
+    subcommand_pages(&dir, &cmd, "sysgauge", &mut written)?;
     eprintln!("wrote {} man pages into {}", written.len(), dir.display());
     Ok(Exit::Ok)
+}
+
+/// A page for every subcommand of `cmd`, at every depth, as git names
+/// them: `sysgauge-fleet.1`, `sysgauge-fleet-run.1` (whose options only
+/// that page has).
+fn subcommand_pages(
+    dir: &Path,
+    cmd: &clap::Command,
+    bin: &str,
+    written: &mut Vec<PathBuf>,
+) -> Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let bin = format!("{bin} {}", sub.get_name());
+        let name = bin.replace(' ', "-");
+        let path = dir.join(format!("{name}.1"));
+        let named = sub.clone().name(&name).bin_name(&bin);
+        output::bytes_to_file(&path, &page(named)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+        subcommand_pages(dir, sub, &bin, written)?;
+    }
+    Ok(())
 }

@@ -370,6 +370,13 @@ fn completions_man_pages_and_version() {
     let fleet = std::fs::read_to_string(dir.join("sysgauge-fleet.1")).unwrap();
     assert!(fleet.contains(".TH sysgauge-fleet 1"), "{fleet}");
     assert!(dir.join("sysgauge-run.1").is_file());
+    // Nested commands have their own pages, with their own options.
+    let fleet_run = std::fs::read_to_string(dir.join("sysgauge-fleet-run.1")).unwrap();
+    assert!(
+        fleet_run.contains(".TH sysgauge-fleet-run 1") && fleet_run.contains("inventory"),
+        "{fleet_run}"
+    );
+    assert!(dir.join("sysgauge-results-export.1").is_file());
     // man(1) reads what was written, when it is installed.
     if sysgauge_testkit::on_path("man") {
         let out = std::process::Command::new("man")
