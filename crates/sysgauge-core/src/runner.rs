@@ -255,7 +255,8 @@ impl<'a> Runner<'a> {
                         slot.0.push(result);
                         let merged =
                             crate::rounds::merge(std::mem::take(&mut slot.0), slot.1.as_deref());
-                        if let Some(merged) = merged {
+                        if let Some(mut merged) = merged {
+                            judge_noise_over_rounds(&mut merged, self.config.noise_threshold);
                             sink.case_finished(index, total, &merged)?;
                             record.results.push(merged);
                         }
@@ -272,7 +273,8 @@ impl<'a> Runner<'a> {
             if emitted[i] || done.is_empty() {
                 continue;
             }
-            if let Some(merged) = crate::rounds::merge(done, state.as_deref()) {
+            if let Some(mut merged) = crate::rounds::merge(done, state.as_deref()) {
+                judge_noise_over_rounds(&mut merged, self.config.noise_threshold);
                 sink.case_finished(index.min(total.saturating_sub(1)), total, &merged)?;
                 record.results.push(merged);
             }
@@ -336,7 +338,13 @@ impl<'a> Runner<'a> {
         // summaries instead of flooding the findings.
         if let Some(m) = metrics.first() {
             if m.summary.n >= 3 && m.summary.cov > self.config.noise_threshold {
-                findings.push(noisy_finding(&id, &params, m, self.config.noise_threshold));
+                findings.push(noisy_finding(
+                    &case_label(&id, &params),
+                    &m.name,
+                    m.summary.cov,
+                    None,
+                    self.config.noise_threshold,
+                ));
             }
         }
         let mut details = output.details;
@@ -405,6 +413,31 @@ fn run_guarded(
     }
 }
 
+/// A case measured in rounds is noisy when its within-round spread (the
+/// median of its rounds' own spreads, the figure the tables show) is above
+/// the threshold: not because one round was, which the merged record's
+/// findings would otherwise say.
+fn judge_noise_over_rounds(r: &mut ResultRecord, threshold: f64) {
+    let Some((_, within)) = crate::rounds::spreads(r) else {
+        return;
+    };
+    r.findings.retain(|f| f.code != NOISY);
+    let repetitions = r.details.get_u64(crate::rounds::ROUND_REPETITIONS);
+    let rounds = r.details.get_u64(crate::rounds::ROUNDS);
+    if within > threshold && repetitions.is_some_and(|n| n >= 3) {
+        if let Some(m) = r.primary() {
+            let f = noisy_finding(
+                &case_label(&r.bench_id, &r.params),
+                &m.name,
+                within,
+                rounds,
+                threshold,
+            );
+            r.findings.push(f);
+        }
+    }
+}
+
 /// `id (params)`, or the id alone: how findings name a case.
 fn case_label(id: &str, params: &Params) -> String {
     if params.is_empty() {
@@ -414,15 +447,22 @@ fn case_label(id: &str, params: &Params) -> String {
     }
 }
 
-fn noisy_finding(id: &str, params: &Params, m: &crate::record::Metric, threshold: f64) -> Finding {
-    let case = case_label(id, params);
+/// `metric` of `case` varies by `cov` between repetitions; `rounds`: the
+/// spread is the median of that many rounds' own spreads.
+fn noisy_finding(
+    case: &str,
+    metric: &str,
+    cov: f64,
+    rounds: Option<u64>,
+    threshold: f64,
+) -> Finding {
+    let over = rounds.map_or(String::new(), |n| format!(" (median of {n} rounds)"));
     Finding::new(
         NOISY,
         Severity::Warning,
         format!(
-            "{case}: {} varies by {:.1} % between repetitions (threshold {:.0} %)",
-            m.name,
-            m.summary.cov * 100.0,
+            "{case}: {metric} varies by {:.1} % between repetitions{over} (threshold {:.0} %)",
+            cov * 100.0,
             threshold * 100.0
         ),
     )
@@ -729,12 +769,38 @@ mod tests {
         assert_eq!(b.calls.load(Ordering::SeqCst), 1);
     }
 
-    /// A case whose value jumps between calls (rounds), and one that does not.
+    /// A case whose value (`levels`) and spread between repetitions
+    /// (`spreads`, a share of the value) change from call (round) to call.
     struct Jumping {
         id: &'static str,
         levels: Vec<f64>,
+        spreads: Vec<f64>,
         calls: AtomicUsize,
     }
+    impl Jumping {
+        fn new(id: &'static str, levels: &[f64], spreads: &[f64]) -> Jumping {
+            Jumping {
+                id,
+                levels: levels.to_vec(),
+                spreads: spreads.to_vec(),
+                calls: AtomicUsize::new(0),
+            }
+        }
+    }
+
+    /// A runner of `benches` in three rounds.
+    fn in_three_rounds<'a>(benches: Vec<&'a dyn Benchmark>) -> Runner<'a> {
+        Runner::new(
+            benches,
+            RunnerConfig {
+                rounds: 3,
+                ..config()
+            },
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        )
+    }
+
     impl Benchmark for Jumping {
         fn id(&self) -> &str {
             self.id
@@ -749,7 +815,8 @@ mod tests {
         fn run(&self, _ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
             let i = self.calls.fetch_add(1, Ordering::SeqCst);
             let level = self.levels[i % self.levels.len()];
-            let samples = vec![level, level * 1.002, level * 0.998, level * 1.001, level];
+            let spread = self.spreads[i % self.spreads.len()];
+            let samples = vec![level * (1.0 - spread), level, level * (1.0 + spread)];
             Metric::new("rate", Unit::OpsPerSec, Better::Higher, samples)
                 .map(|m| vec![m])
                 .ok_or_else(|| BenchError::failed("none"))
@@ -786,25 +853,9 @@ mod tests {
 
     #[test]
     fn rounds_are_interleaved_merged_and_judged() {
-        let jumping = Jumping {
-            id: "j.create",
-            levels: vec![2000.0, 76_000.0, 40_000.0],
-            calls: AtomicUsize::new(0),
-        };
-        let steady = Jumping {
-            id: "k.steady",
-            levels: vec![1000.0, 1003.0, 998.0],
-            calls: AtomicUsize::new(0),
-        };
-        let runner = Runner::new(
-            vec![&jumping, &steady],
-            RunnerConfig {
-                rounds: 3,
-                ..config()
-            },
-            Arc::new(MonotonicClock::new()),
-            CancelToken::new(),
-        );
+        let jumping = Jumping::new("j.create", &[2000.0, 76_000.0, 40_000.0], &[0.002]);
+        let steady = Jumping::new("k.steady", &[1000.0, 1003.0, 998.0], &[0.002]);
+        let runner = in_three_rounds(vec![&jumping, &steady]);
         let mut log = RoundLog::default();
         let done = runner.run(record(), &mut log).unwrap();
         // Round 1 of every case, then round 2 …; each case stored once.
@@ -848,6 +899,32 @@ mod tests {
         assert!(k.findings.is_empty(), "{:?}", k.findings);
         assert!(k.untrusted().is_none());
         assert_eq!(k.primary().unwrap().samples, vec![1000.0, 1003.0, 998.0]);
+    }
+
+    /// With rounds, `noisy` says what the tables show, the median of the
+    /// rounds' own spreads, not that one round was above the threshold.
+    #[test]
+    fn with_rounds_noise_is_judged_on_the_median_rounds_spread() {
+        let one_noisy_round = Jumping::new("s.one", &[1000.0], &[0.016, 0.06, 0.03]);
+        let noisy = Jumping::new("s.two", &[1000.0], &[0.07, 0.02, 0.08]);
+        let runner = in_three_rounds(vec![&one_noisy_round, &noisy]);
+        let done = runner.run(record(), &mut RoundLog::default()).unwrap();
+        let noise = |r: &ResultRecord| -> Vec<String> {
+            r.findings
+                .iter()
+                .filter(|f| f.code == NOISY)
+                .map(|f| f.message.clone())
+                .collect()
+        };
+        assert!(
+            noise(&done.results[0]).is_empty(),
+            "{:?}",
+            done.results[0].findings
+        );
+        assert_eq!(
+            noise(&done.results[1]),
+            ["s.two: rate varies by 7.0 % between repetitions (median of 3 rounds) (threshold 5 %)"]
+        );
     }
 
     #[test]
