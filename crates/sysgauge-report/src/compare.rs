@@ -9,7 +9,7 @@
 //! ratio beside them; then the cases some machines lack and the numbers
 //! left out.
 
-use crate::format::format_value;
+use crate::format::{counted, format_value};
 use crate::table::{Align, Table, TableFormat};
 use std::collections::HashMap;
 use sysgauge_compare::{Cell, Comparison, Interval, MeanCell, OVERALL};
@@ -382,14 +382,6 @@ pub struct MissingFamily {
     pub lacking: Vec<(String, usize)>,
 }
 
-fn cases_count(n: usize) -> String {
-    if n == 1 {
-        "1 case".to_string()
-    } else {
-        format!("{n} cases")
-    }
-}
-
 /// At most this many machines are named in a family's summary line; the
 /// rest are counted (the CSV and `--verbose` have every one).
 pub const NAMED_IN_SUMMARY: usize = 10;
@@ -458,7 +450,7 @@ pub fn missing_by_family(c: &Comparison, lines_per_family: usize) -> Vec<Missing
             let mut summary = if only_one {
                 format!(
                     "{family}: {} only on {}",
-                    cases_count(cases.len()),
+                    counted(cases.len(), "case"),
                     first.present_on[0]
                 )
             } else {
@@ -476,7 +468,7 @@ pub fn missing_by_family(c: &Comparison, lines_per_family: usize) -> Vec<Missing
                 }
                 format!(
                     "{family}: {} on some machines only; missing on {}",
-                    cases_count(cases.len()),
+                    counted(cases.len(), "case"),
                     named.join(", ")
                 )
             };

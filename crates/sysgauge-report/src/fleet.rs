@@ -114,8 +114,9 @@ pub fn render_groups(g: &FleetGroups, format: CompareFormat) -> String {
         all.len()
     };
     out.push_str(&format!(
-        "{hosts} hosts in {} groups by {}.\n\n",
-        g.groups.len(),
+        "{} in {} by {}.\n\n",
+        crate::format::counted(hosts, "host"),
+        crate::format::counted(g.groups.len(), "group"),
         g.group_by
     ));
     out.push_str(&heading("Groups"));

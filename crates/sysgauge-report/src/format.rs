@@ -25,6 +25,15 @@ pub fn format_value(v: f64) -> String {
     }
 }
 
+/// `n` and `noun`, plural unless `n` is 1 (`1 case`, `3 cases`).
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Value followed by its unit symbol.
 pub fn format_with_unit(v: f64, unit: &Unit) -> String {
     format!("{} {}", format_value(v), unit.symbol())

@@ -1,14 +1,15 @@
 //! The index lines that end a run summary: per family and overall, the run
 //! against the embedded reference machine (1000 = as fast as it).
 
+use crate::format::counted;
 use crate::table::{Table, TableFormat};
 use sysgauge_compare::{IndexLine, IndexReport};
 
 fn cases_note(l: &IndexLine) -> String {
     let mut note = match (l.cases, l.unmatched) {
         (0, _) => "no case in common with the reference".to_string(),
-        (n, 0) => format!("{n} cases"),
-        (n, u) => format!("{n} cases; {u} not in the reference"),
+        (n, 0) => counted(n, "case"),
+        (n, u) => format!("{}; {u} not in the reference", counted(n, "case")),
     };
     if !l.left_out.is_empty() {
         note.push_str(&format!("; {} left out (below)", l.left_out.len()));

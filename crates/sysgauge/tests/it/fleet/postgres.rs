@@ -40,7 +40,7 @@ fn fleet_into_postgres_then_compare_and_report() {
     }
     let grouped = on_pg(&["compare", "--group-by", "group"]);
     assert!(
-        grouped.starts_with("3 hosts in 1 groups by group."),
+        grouped.starts_with("3 hosts in 1 group by group."),
         "{grouped}"
     );
     let html = sb.path().join("fleet.html");

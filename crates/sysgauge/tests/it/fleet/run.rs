@@ -129,7 +129,7 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     let grouped = sysgauge(&sb, &["compare", "--group-by", "group"]);
     let text = stdout_of(&grouped);
     assert!(grouped.status.success(), "{}", stderr_of(&grouped));
-    assert!(text.starts_with("3 hosts in 1 groups by group."), "{text}");
+    assert!(text.starts_with("3 hosts in 1 group by group."), "{text}");
     let lab_row = text
         .lines()
         .find(|l| l.starts_with("lab "))
