@@ -250,6 +250,30 @@ fn keyed_service_on_a_wildcard_bind() {
     stop_with_ctrl_c(&mut l);
 }
 
+/// `net --only` takes a case's short name as every family command does;
+/// a name the family does not have is a usage error naming it.
+#[test]
+fn net_only_and_skip_choose_cases() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["net", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--only", "udp-rtt", "--no-store", "--json", "-"])
+        .timeout(Duration::from_secs(120))
+        .succeeds();
+    let run = strict_record(&out.stdout);
+    assert!(!run.results.is_empty());
+    assert!(
+        run.results.iter().all(|r| r.bench_id == "net.udp-rtt"),
+        "{:?}",
+        run.results.iter().map(|r| &r.bench_id).collect::<Vec<_>>()
+    );
+    sb.cmd()
+        .args(["net", "--profile", "tiny", "--no-store"])
+        .args(["--skip", "net.nosuch"])
+        .usage_error("--skip: unknown family or benchmark 'net.nosuch'");
+}
+
 #[test]
 fn net_to_a_missing_peer_fails_clearly() {
     let sb = Sandbox::new();
