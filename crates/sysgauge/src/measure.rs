@@ -239,7 +239,53 @@ pub fn execute_with(
     extra_findings: Vec<Finding>,
     extra_sink: Option<&mut dyn Sink>,
 ) -> Result<Outcome> {
-    // A signal ends a wait on a frozen database server too.
+    let tokens = Tokens {
+        signal: cancel,
+        runner: cancel,
+    };
+    execute_tokens(command, cfg, benches, tokens, extra_findings, extra_sink)
+}
+
+/// `execute` for a command that a signal ends normally once it measures
+/// (`ping`, as ping(8): the benchmarks hold `signal` and stop sending). A
+/// signal before the measuring (during the wait for a quiet machine)
+/// interrupts the run as in every other command; after that the runner
+/// never sees it, so every case reads what was measured and the run
+/// completes.
+pub fn execute_until_signal(
+    command: &str,
+    cfg: &MeasureConfig,
+    benches: &[Box<dyn Benchmark>],
+    signal: &CancelToken,
+    extra_findings: Vec<Finding>,
+) -> Result<Outcome> {
+    let runner = CancelToken::new();
+    let tokens = Tokens {
+        signal,
+        runner: &runner,
+    };
+    execute_tokens(command, cfg, benches, tokens, extra_findings, None)
+}
+
+/// What a signal cancels: `signal` (the handler's token) ends the wait for
+/// a quiet machine; `runner` is the runner's, cancelled too when the signal
+/// came before the first case. Most commands pass the same token twice.
+struct Tokens<'a> {
+    signal: &'a CancelToken,
+    runner: &'a CancelToken,
+}
+
+fn execute_tokens(
+    command: &str,
+    cfg: &MeasureConfig,
+    benches: &[Box<dyn Benchmark>],
+    tokens: Tokens<'_>,
+    extra_findings: Vec<Finding>,
+    extra_sink: Option<&mut dyn Sink>,
+) -> Result<Outcome> {
+    let cancel = tokens.runner;
+    // A signal that interrupts the run ends a wait on a frozen database
+    // server too (a ping ended by Ctrl-C is still stored).
     sysgauge_store::watch_cancel(cancel);
     let mut store = open_store(cfg)?;
     let family_budgets: BTreeMap<String, std::time::Duration> = families()
@@ -295,7 +341,12 @@ pub fn execute_with(
     }
     // Last before the first case, so a bad option or an empty selection
     // fails at once rather than after the wait.
-    let start = quiet_start(cfg, cancel);
+    let start = quiet_start(cfg, tokens.signal);
+    if tokens.signal.is_cancelled() {
+        // Interrupted before the first case: the run stops here, as
+        // interrupted, whatever the signal means once measuring.
+        cancel.cancel();
+    }
     let mut record = new_record(command, cfg, &start);
     record.findings.extend(extra_findings);
     let mut console = ConsoleProgress::new(cfg.quiet_progress);

@@ -15,13 +15,14 @@
 //! cancellation because stopping a ping is its normal end, and the results
 //! must still be recorded.
 
+use super::report::plural;
 use super::NetOptions;
 use std::sync::{Arc, Mutex};
 use sysgauge_core::{
     BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Plan, RunCtx, Unit,
 };
 use sysgauge_family::util::metric;
-use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport};
+use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport, HostSummary};
 
 /// Sees every event of the ping run as it happens.
 pub type PingObserver = Arc<dyn Fn(&ClientEvent) + Send + Sync>;
@@ -214,18 +215,19 @@ fn rtt_metrics(ctx: &mut RunCtx, setup: &PingSetup, i: usize) -> Result<Vec<Metr
         .report
         .hosts
         .get(i)
+        .cloned()
         .ok_or_else(|| BenchError::failed("host missing from the report"))?;
     let samples = out.rtts.get(i).cloned().unwrap_or_default();
-    let name = h.target.name.clone();
-    let addr = h.target.addr.to_string();
-    let port = h.target.addr.port();
     let replies = samples.len() as u64;
-    ctx.note_detail("address", addr.as_str());
+    ctx.note_detail("address", h.target.addr.to_string());
     ctx.note_detail("replies", replies);
     if samples.is_empty() {
-        return Err(BenchError::failed(format!(
-            "no reply from {name} ({addr}): is a 2ping listener running there, and does its firewall let UDP port {port} through?"
-        )));
+        let why = if h.counts.transmitted == 0 {
+            nothing_sent(&h, setup.stop.is_cancelled())
+        } else {
+            no_reply(&h, &setup.config)
+        };
+        return Err(BenchError::failed(why));
     }
     Ok(vec![metric(
         "rtt",
@@ -233,6 +235,63 @@ fn rtt_metrics(ctx: &mut RunCtx, setup: &PingSetup, i: usize) -> Result<Vec<Metr
         Better::Lower,
         samples,
     )?])
+}
+
+/// Why no ping went to a host: a signal came first, or every send failed.
+fn nothing_sent(h: &HostSummary, stopped: bool) -> String {
+    let why = if stopped {
+        "stopped (Ctrl-C or another signal) before the first ping".to_string()
+    } else if h.errors > 0 {
+        format!(
+            "every send failed ({} {}, the first shown above)",
+            h.errors,
+            plural(h.errors, "error", "errors")
+        )
+    } else {
+        "the run ended before the first ping was due".to_string()
+    };
+    format!(
+        "no ping was sent to {} ({}): {why}",
+        h.target.name, h.target.addr
+    )
+}
+
+/// Why pings went out and no reply counted, with what to check. A
+/// listener with a key drops, unanswered, every ping whose MAC is missing,
+/// of another digest or wrong (`codec::decode_authenticated`), so the key
+/// is worth checking when nothing came back at all. Datagrams that came
+/// back and failed our checks mean the listener answered: that is said
+/// instead.
+fn no_reply(h: &HostSummary, config: &ClientConfig) -> String {
+    let (name, addr) = (&h.target.name, h.target.addr);
+    let port = addr.port();
+    if h.invalid > 0 {
+        let check = match &config.auth {
+            Some(auth) => format!(
+                "; a reply without our MAC comes from a listener without our key: \
+                 start it with the same --auth and --auth-digest ({})",
+                auth.digest()
+            ),
+            None => String::new(),
+        };
+        return format!(
+            "no valid reply from {name} ({addr}): {} {} from it rejected (the first shown above){check}",
+            h.invalid,
+            plural(h.invalid, "datagram", "datagrams")
+        );
+    }
+    let key = match &config.auth {
+        Some(auth) => format!(
+            ", does its firewall let UDP port {port} through, and does it have our key? \
+             A listener drops pings with a wrong MAC unanswered: check --auth and --auth-digest ({})",
+            auth.digest()
+        ),
+        None => format!(
+            ", and does its firewall let UDP port {port} through? \
+             A listener started with --auth drops pings without its MAC unanswered: then pass the same --auth and --auth-digest"
+        ),
+    };
+    format!("no reply from {name} ({addr}): is a 2ping listener running there{key}")
 }
 
 /// The loss to host `i`, with the counts behind it and what stopped the
@@ -279,10 +338,7 @@ fn loss_metrics(ctx: &mut RunCtx, setup: &PingSetup, i: usize) -> Result<Vec<Met
     };
     ctx.note_detail("stopped_by", stopped_by);
     if c.transmitted == 0 {
-        return Err(BenchError::failed(format!(
-            "no ping was sent to {}",
-            h.target.name
-        )));
+        return Err(BenchError::failed(nothing_sent(&h, stopped)));
     }
     let pct = |n: u64| vec![c.percent(n)];
     Ok(vec![

@@ -13,7 +13,7 @@ fn detail_u64(r: &ResultRecord, key: &str) -> u64 {
     r.details.get_u64(key).unwrap_or(0)
 }
 
-fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+pub(crate) fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
     if n == 1 {
         one
     } else {

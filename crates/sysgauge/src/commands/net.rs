@@ -3,7 +3,7 @@
 //! Same ids and records as the net slice of `sysgauge run`; prints the
 //! summary table, the net digest (Gbit/s, p99, saturation) and findings.
 
-use crate::cli::MeasureArgs;
+use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
@@ -18,6 +18,10 @@ use sysgauge_net::net;
 pub struct NetArgs {
     #[command(flatten)]
     pub measure: MeasureArgs,
+
+    /// Cases by name or id (`udp-rtt`, `net.udp-rtt`).
+    #[command(flatten)]
+    pub select: SelectArgs,
 
     /// Measure against HOST (or HOST:PORT, [V6]:PORT; port 15999 by default)
     /// running `sysgauge listen --serve`, instead of an in-process service
@@ -86,6 +90,6 @@ pub struct NetArgs {
 pub fn run(args: NetArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
     let options = Arc::new(net_options(&args)?);
-    let benches = net::benchmarks(&options);
+    let benches = measure::select(net::benchmarks(&options), &args.select)?;
     measure::family_command(&net::FAMILY, &cfg, &benches)
 }

@@ -9,9 +9,12 @@
 //!
 //! Ctrl-C is the ordinary way to end an open-ended ping (as with ping(8)):
 //! it stops sending, the statistics so far are printed and stored, and the
-//! exit code is 0 (1 if some host never answered). So the runner gets a
-//! token Ctrl-C never cancels, and the client gets the one it does; a
-//! second Ctrl-C quits at once as everywhere else.
+//! exit code is 0 (1 if some host never answered). So the client gets the
+//! signal's token, and the runner sees it only when it came before the
+//! first ping, during the wait for a quiet machine: that interrupts the run
+//! (exit 130, the run stored `interrupted`) as in every measuring command
+//! (`measure::execute_until_signal`). A second Ctrl-C quits at once as
+//! everywhere else.
 
 use crate::cli::{MeasureArgs, TwopingArgs};
 use crate::config::MeasureConfig;
@@ -191,12 +194,12 @@ pub fn run(args: PingArgs) -> Result<Exit> {
         ..NetOptions::default()
     });
     let benches = net::benchmarks(&options);
-    // Ctrl-C ends the ping (through `stop`), never the runner.
-    let runner_cancel = CancelToken::new();
-    let outcome = measure::execute("ping", &cfg, &benches, &runner_cancel, Vec::new())?;
+    // Ctrl-C during the wait for a quiet machine interrupts the run; once
+    // pinging, it ends the ping (through `stop`), never the runner.
+    let outcome = measure::execute_until_signal("ping", &cfg, &benches, &stop, Vec::new())?;
     let mut text = ping_statistics(&outcome.record);
-    // Ctrl-C is how a ping ends, not an interruption of the run.
-    text.push_str(&measure::closing_lines(&outcome, Exit::Ok));
+    // The record is interrupted only when the signal came before the ping.
+    text.push_str(&measure::closing_lines(&outcome, outcome.exit));
     measure::print_human(&cfg, &text)?;
     Ok(outcome.exit)
 }

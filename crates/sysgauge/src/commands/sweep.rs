@@ -9,7 +9,7 @@
 //! input files fit in the allowed share of free space. When copies were not
 //! given, the large default K is halved until it fits (and the run says so).
 
-use crate::cli::MeasureArgs;
+use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::{check_output_path, check_writable_dir, MeasureConfig};
 use crate::exit::Exit;
 use crate::values::{ChartFile, NiceCount, NiceSize};
@@ -35,6 +35,11 @@ use sysgauge_report::TableFormat;
 pub struct SweepArgs {
     #[command(flatten)]
     pub measure: MeasureArgs,
+
+    /// Programs by id or name (`dd`, `sweep.dd`, `custom` for the command
+    /// lines), among those --program gives.
+    #[command(flatten)]
+    pub select: SelectArgs,
 
     /// Programs to time: b2sum, sha1sum, sha256sum, sha512sum, md5sum, dd (comma-separated),
     /// or one command line 'CMD ARGS' (run without a shell; `{input}` in it stands for the
@@ -118,7 +123,7 @@ const CHART_WIDTH: u32 = 1000;
 pub fn run(args: SweepArgs) -> Result<Exit> {
     let cfg = MeasureConfig::from_args(&args.measure)?;
     let sweep = sweep_config(&args, &cfg)?;
-    let benches = sweep::benchmarks(&Arc::new(sweep.options));
+    let benches = measure::select(sweep::benchmarks(&Arc::new(sweep.options)), &args.select)?;
     let cancel = crate::signals::install()?;
     let outcome = measure::execute("sweep", &cfg, &benches, &cancel, sweep.findings)?;
 

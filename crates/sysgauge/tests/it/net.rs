@@ -250,6 +250,30 @@ fn keyed_service_on_a_wildcard_bind() {
     stop_with_ctrl_c(&mut l);
 }
 
+/// `net --only` takes a case's short name as every family command does;
+/// a name the family does not have is a usage error naming it.
+#[test]
+fn net_only_and_skip_choose_cases() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["net", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--only", "udp-rtt", "--no-store", "--json", "-"])
+        .timeout(Duration::from_secs(120))
+        .succeeds();
+    let run = strict_record(&out.stdout);
+    assert!(!run.results.is_empty());
+    assert!(
+        run.results.iter().all(|r| r.bench_id == "net.udp-rtt"),
+        "{:?}",
+        run.results.iter().map(|r| &r.bench_id).collect::<Vec<_>>()
+    );
+    sb.cmd()
+        .args(["net", "--profile", "tiny", "--no-store"])
+        .args(["--skip", "net.nosuch"])
+        .usage_error("--skip: unknown family or benchmark 'net.nosuch'");
+}
+
 #[test]
 fn net_to_a_missing_peer_fails_clearly() {
     let sb = Sandbox::new();
@@ -391,6 +415,41 @@ fn two_pings(sb: &Sandbox, port: u16) -> assert_cmd::Command {
     c
 }
 
+/// Ctrl-C while `ping` waits for a quiet machine ends the wait as in every
+/// measuring command: exit 130, the run stored `interrupted`, and no
+/// verdict on a host that was never pinged. The wait cannot end by itself
+/// before the signal: it needs 3 s below a share no machine is below.
+#[test]
+fn ctrl_c_during_the_quiet_wait_interrupts_ping() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let run = sysgauge_testkit::Interrupt::after("sysgauge: waiting up to")
+        .waiting_up_to(Duration::from_secs(60))
+        .exiting_within(Duration::from_secs(20))
+        .run(
+            sb.std_cmd()
+                .env_remove("SYSGAUGE_NO_WAIT")
+                .args(["ping", "-c", "3", "--port", &port.to_string()])
+                .args(["--wait-quiet", "120", "--quiet-below", "0.001"])
+                // The statistics and failures go to stderr, which is kept.
+                .args(["--json", "-", "--db"])
+                .arg(sb.db())
+                .arg("127.0.0.1"),
+            |_, _| {},
+        );
+    run.assert_started_then_exited(130);
+    let log = &run.log;
+    assert!(log.contains("interrupted after"), "{log}");
+    assert!(!log.contains("no reply"), "{log}");
+    assert!(!log.contains("measuring anyway"), "{log}");
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    assert_eq!(
+        crate::common::run_status_and_results(&conn),
+        ("interrupted".to_string(), 0),
+        "{log}"
+    );
+}
+
 #[test]
 fn hmac_both_ways_and_a_wrong_key() {
     if !have_2ping("hmac_both_ways_and_a_wrong_key") {
@@ -411,7 +470,14 @@ fn hmac_both_ways_and_a_wrong_key() {
             .output()
             .unwrap();
         assert_eq!(wrong.status.code(), Some(1), "{}", stdout_of(&wrong));
-        assert!(stdout_of(&wrong).contains("2 pings transmitted, 0 received"));
+        let text = stdout_of(&wrong);
+        assert!(text.contains("2 pings transmitted, 0 received"), "{text}");
+        // The keyed listener dropped our pings unanswered: the hint names
+        // the key and digest to check.
+        assert!(
+            text.contains("check --auth and --auth-digest (hmac-sha256)"),
+            "{text}"
+        );
     }
     let port = free_udp_port("127.0.0.1");
     let _l = our_listener(&sb, "127.0.0.1", port, &auth);

@@ -37,6 +37,41 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `sweep --only` chooses among the programs by id, as every family
+/// command does; a name the family does not have is a usage error naming
+/// it.
+#[test]
+fn sweep_only_and_skip_choose_programs() {
+    if !require("dd") || !require("md5sum") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let sweep = || {
+        let mut c = sb.cmd();
+        c.args(["sweep", "--profile", "tiny", "--repetitions", "3"])
+            .args([
+                "--program",
+                "dd,md5sum",
+                "--copies",
+                "1",
+                "--iterations",
+                "1",
+            ])
+            .args(["--no-store", "--scratch-dir"])
+            .arg(sb.scratch());
+        c
+    };
+    let out = sweep()
+        .args(["--only", "sweep.dd", "--json", "-"])
+        .succeeds();
+    let run: RunRecord = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
+    assert_eq!(ids, ["sweep.dd"]);
+    sweep()
+        .args(["--only", "nosuch"])
+        .usage_error("--only: unknown family or benchmark 'nosuch'");
+}
+
 #[test]
 fn tiny_sweep_stores_points_and_writes_csv() {
     if !require("sha256sum") || !require("dd") {
