@@ -133,9 +133,44 @@ pub struct Target {
 pub type SharedTarget = Arc<Mutex<Target>>;
 
 const FIXTURE: &str = "disk.target";
+const HEAP_RELEASE: &str = "disk.heap-release";
+
+/// Hands the heap the family's session freed back to the kernel when the
+/// session ends. Created before the target, so dropped after it and after
+/// every later fixture (fixtures drop newest first).
+///
+/// The cases make hundreds of thousands of small allocations (a quick
+/// `disk.create` names 100,000 files, and again for each pass) and large
+/// aligned buffers. Freed, they stay resident in glibc's main arena: live
+/// allocations made later sit above them, so the automatic trim of the
+/// heap's top cannot return them, and freeing a large mmapped buffer raises
+/// glibc's trim threshold besides. The process then kept megabytes of
+/// freed but resident heap, whose page tables every later `fork` copied:
+/// `spawn.fork-exec` with an "empty" parent measured a different workload
+/// after the disk family than without it (docs/families/disk.md).
+/// `malloc_trim(0)` returns every free page of every arena.
+struct HeapRelease;
+
+impl Drop for HeapRelease {
+    fn drop(&mut self) {
+        release_freed_heap();
+    }
+}
+
+/// Return the allocator's free pages to the kernel (glibc; elsewhere the
+/// allocator is left to its own policy).
+pub fn release_freed_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only gives free pages back; it touches no live
+    // allocation and is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
 
 /// The session's target, created on first use.
 pub fn shared(ctx: &mut RunCtx, options: &DiskOptions) -> Result<SharedTarget, BenchError> {
+    ctx.fixture(HEAP_RELEASE, |_| Ok(HeapRelease))?;
     let t: &mut SharedTarget = ctx.fixture(FIXTURE, |ctx| {
         Target::open(ctx, options).map(|t| Arc::new(Mutex::new(t)))
     })?;

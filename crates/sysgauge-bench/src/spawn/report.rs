@@ -137,7 +137,7 @@ fn sweep_of(run: &RunRecord, metrics: &[&str]) -> Option<Table> {
     sizes.sort_unstable();
     sizes.dedup();
     let headers: Vec<String> = std::iter::once(format!("method (target {target})"))
-        .chain(sizes.iter().map(|s| format!("{s} MiB")))
+        .chain(sizes.iter().map(|&s| parent_label(s)))
         .chain(std::iter::once(format!(
             "{} / {} MiB",
             sizes.last().copied().unwrap_or(0),
@@ -184,12 +184,19 @@ fn sweep_of(run: &RunRecord, metrics: &[&str]) -> Option<Table> {
     (!t.is_empty()).then_some(t)
 }
 
-/// One spawner against several: spawns per second and the scaling.
+/// A parent size as the sweep's headers spell it.
+fn parent_label(mib: u64) -> String {
+    format!("{mib} MiB")
+}
+
+/// One spawner against several: spawns per second and the scaling, with
+/// the parent size of each pair (the same size on both sides).
 pub fn multi_table(run: &RunRecord) -> Option<Table> {
     let all = rows(run);
     let mut t = Table::new(&[
         ("method", Align::Left),
         ("target", Align::Left),
+        ("parent", Align::Right),
         ("spawners", Align::Right),
         ("spawns/s, 1 spawner", Align::Right),
         ("spawns/s, all", Align::Right),
@@ -213,6 +220,7 @@ pub fn multi_table(run: &RunRecord) -> Option<Table> {
         t.push(vec![
             r.method.to_string(),
             r.target.to_string(),
+            parent_label(r.parent_mib),
             r.spawners.to_string(),
             cell(one),
             cell(many),
@@ -377,6 +385,37 @@ mod tests {
         let all = spawn_report(&r, TableFormat::Markdown);
         assert!(all.contains("### Parent-size sweep"));
         assert!(all.contains("spawn.system (parent_mib=0 spawners=2 target=static): skipped"));
+    }
+
+    /// `--parent-size 0,1GiB --spawners 1,all`: each multi-spawner row names
+    /// its parent, and is scaled against the one spawner of that parent.
+    #[test]
+    fn multi_rows_name_their_parent_size() {
+        let mut v = Vec::new();
+        for (mib, one, all) in [(0, 500.0, 500.0), (1024, 50_000.0, 100_000.0)] {
+            for m in ["fork-exec", "posix-spawn"] {
+                v.push(result(m, Some("static"), mib, 1, one));
+                v.push(result(m, Some("static"), mib, 2, all));
+            }
+        }
+        let text = multi_table(&run(v))
+            .unwrap_or_else(|| panic!("no multi"))
+            .render(TableFormat::Text);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains("parent"), "{text}");
+        assert_eq!(lines.len(), 2 + 4, "{text}");
+        let row = |method: &str, parent: &str| {
+            lines[2..]
+                .iter()
+                .copied()
+                .find(|l| l.starts_with(method) && l.split_whitespace().nth(2) == Some(parent))
+                .unwrap_or_else(|| panic!("no {method} row for {parent} MiB:\n{text}"))
+        };
+        // 1 spawner at 500 µs: 2000/s; 2 at 500 µs each: 4000/s.
+        assert!(row("fork-exec", "0").contains("×2.00"), "{text}");
+        // 1 spawner at 50 ms: 20/s; 2 at 100 ms each: 20/s.
+        assert!(row("fork-exec", "1024").contains("×1.00"), "{text}");
+        assert!(row("posix-spawn", "1024").contains("×1.00"), "{text}");
     }
 
     #[test]
