@@ -183,21 +183,21 @@ fn a_case_is_missing_once_and_only_where_none_of_its_metrics_is() {
                 "fio",
                 None,
                 vec![
-                    read_case("disk.seq-read", 100.0, Some(90.0)),
-                    read_case("disk.rand-read", 30.0, Some(400.0)),
+                    read_case("delta.seq-read", 100.0, Some(90.0)),
+                    read_case("delta.rand-read", 30.0, Some(400.0)),
                 ],
             ),
         ),
         m(
             "own",
-            run_with("own", None, vec![read_case("disk.seq-read", 200.0, None)]),
+            run_with("own", None, vec![read_case("delta.seq-read", 200.0, None)]),
         ),
     ];
     let c = compare(&ms, 0, &[]).unwrap();
     // The latency only fio reports makes no case missing on `own`; the
     // case `own` lacks is missing once, by its first metric.
     assert_eq!(c.missing.len(), 1, "{:?}", c.missing);
-    assert_eq!(c.missing[0].bench_id, "disk.rand-read");
+    assert_eq!(c.missing[0].bench_id, "delta.rand-read");
     assert_eq!(c.missing[0].metric, "throughput");
     assert_eq!(c.missing[0].missing_on(&c.machines), vec!["own"]);
     assert_eq!(c.rows.len(), 1);
@@ -211,10 +211,10 @@ fn an_index_made_inside_a_run_is_shown_but_not_averaged() {
             name,
             None,
             vec![
-                throughput("cpu.sort", &[10.0 * k]),
-                throughput("cpu.hash", &[20.0 * k]),
+                throughput("epsilon.sort", &[10.0 * k]),
+                throughput("epsilon.hash", &[20.0 * k]),
                 result(
-                    "cpu.index-integer",
+                    "epsilon.index-integer",
                     0,
                     1,
                     "index",
@@ -229,7 +229,7 @@ fn an_index_made_inside_a_run_is_shown_but_not_averaged() {
     let index = c
         .rows
         .iter()
-        .find(|r| r.bench_id == "cpu.index-integer")
+        .find(|r| r.bench_id == "epsilon.index-integer")
         .unwrap();
     assert!(!index.headline);
     assert_eq!(ratios(index), vec![Some(1.0), Some(4.0)]);

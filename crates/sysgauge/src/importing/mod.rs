@@ -273,10 +273,10 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
             tool_list()
         )
     })?;
-    let at = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .filter(|_| !stdin)
+    let modified = (!stdin)
+        .then(|| std::fs::metadata(path).and_then(|m| m.modified()).ok())
+        .flatten();
+    let at = modified
         .map(chrono::DateTime::<chrono::Utc>::from)
         .unwrap_or_else(chrono::Utc::now);
     let ctx = ImportContext {
