@@ -122,10 +122,17 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
                 );
             }
             check_quiet(&records, allow_noisy)?;
+            let embedded = baseline::embedded().map(|b| b.version).unwrap_or(0);
             let version = match version {
-                Some(0) => bail!("--version must be at least 1"),
+                // One version, one reference: indexes under a version are
+                // comparable only if no other baseline ever carried it.
+                Some(v) if v <= embedded => bail!(
+                    "--version {v} is not above the embedded baseline's version {embedded}; \
+                     indexes under one version must come from one reference: give {} or more, or leave --version out",
+                    embedded + 1
+                ),
                 Some(v) => v,
-                None => baseline::embedded().map(|b| b.version + 1).unwrap_or(1),
+                None => embedded + 1,
             };
             let first = &records[0];
             let b = Baseline {

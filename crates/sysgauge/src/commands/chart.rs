@@ -8,7 +8,7 @@
 use crate::cli::MachineArgs;
 use crate::config::check_output_path;
 use crate::exit::Exit;
-use crate::values::ChartFormat;
+use crate::values::{ChartFile, ChartFormat};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -83,6 +83,20 @@ pub fn run(args: ChartArgs) -> Result<Exit> {
         ChartFormat::Svg => "--svg",
     };
     check_output_path(&path, option)?;
+    // A name that says the other format would be read as that format.
+    if let Ok(named) = path.to_string_lossy().parse::<ChartFile>() {
+        if named.format != format {
+            let (ours, theirs, other) = match format {
+                ChartFormat::Png => ("PNG", "svg", "--svg"),
+                ChartFormat::Svg => ("SVG", "png", "--png"),
+            };
+            bail!(
+                "{option} writes {ours} data, but {} ends in .{theirs}; give {other} {0}, or a name ending in .{1}",
+                path.display(),
+                ours.to_ascii_lowercase()
+            );
+        }
+    }
     if !(400..=4000).contains(&args.width) {
         bail!("--width {} is outside 400..4000 pixels", args.width);
     }

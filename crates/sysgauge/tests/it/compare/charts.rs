@@ -23,6 +23,22 @@ fn charts_as_png_and_svg() {
     let out = chart(&sb, &csv, &block_size, &none).exits_with(2);
     assert!(stderr_of(&out).contains("block_size"));
     assert!(!none.exists());
+    // A name that says the other format is refused, not written wrongly.
+    let misnamed = sb.path().join("summary.svg");
+    let out = chart(&sb, &csv, &["--png"], &misnamed).exits_with(2);
+    let want = format!(
+        "--png writes PNG data, but {} ends in .svg; give --svg {0}, or a name ending in .png",
+        misnamed.display()
+    );
+    assert!(stderr_of(&out).contains(&want), "{}", stderr_of(&out));
+    assert!(!misnamed.exists());
+    let upper = sb.path().join("summary.PNG");
+    chart(&sb, &csv, &["--svg"], &upper).exits_with(2);
+    assert!(!upper.exists());
+    // Any other name takes the format the option says.
+    let plain = sb.path().join("summary.image");
+    chart(&sb, &csv, &["--png"], &plain).succeeds();
+    assert_eq!(&std::fs::read(&plain).unwrap()[..4], b"\x89PNG");
 }
 
 #[test]

@@ -60,18 +60,27 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
             "{err}"
         );
     }
-    let forced = make(&[
-        "--force",
-        "--allow-noisy",
-        "--version",
-        "7",
-        "-o",
-        file.to_str().unwrap_or("x"),
-    ]);
+    // A version the embedded baseline (or an older one) already carried
+    // is refused: indexes under it would not be comparable.
+    let embedded = sysgauge_registry::baseline::embedded().unwrap().version;
+    let taken = embedded.to_string();
+    let out = file.to_str().unwrap_or("x");
+    let reused = make(&["--force", "--allow-noisy", "--version", &taken, "-o", out]);
+    assert_eq!(reused.status.code(), Some(2));
+    assert!(
+        stderr_of(&reused).contains(&format!(
+            "--version {embedded} is not above the embedded baseline's version {embedded}"
+        )),
+        "{}",
+        stderr_of(&reused)
+    );
+    assert!(!file.exists());
+    let next = (embedded + 5).to_string();
+    let forced = make(&["--force", "--allow-noisy", "--version", &next, "-o", out]);
     assert!(forced.status.success(), "{}", stderr_of(&forced));
     let b = sysgauge_registry::baseline::parse(&std::fs::read_to_string(&file).unwrap_or_default())
         .unwrap();
-    assert_eq!((b.version, b.machine.as_str()), (7, "test box"));
+    assert_eq!((b.version, b.machine.as_str()), (embedded + 5, "test box"));
     assert!(b.recorded_with.starts_with("sysgauge "));
 }
 
