@@ -399,7 +399,10 @@ struct Pending {
     formats: Vec<&'static str>,
     files: Vec<String>,
     identity: Vec<String>,
-    at: chrono::DateTime<chrono::Utc>,
+    /// The oldest and the newest of its files' times: when the run began
+    /// and ended, as far as the files tell.
+    first: chrono::DateTime<chrono::Utc>,
+    last: chrono::DateTime<chrono::Utc>,
     results: Vec<ResultRecord>,
     facts: HostInfo,
     tags: BTreeMap<String, String>,
@@ -444,7 +447,8 @@ fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, Stri
                         formats: Vec::new(),
                         files: Vec::new(),
                         identity: Vec::new(),
-                        at: f.at,
+                        first: f.at,
+                        last: f.at,
                         results: Vec::new(),
                         facts: HostInfo::default(),
                         tags: BTreeMap::new(),
@@ -460,7 +464,8 @@ fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, Stri
                 p.files.push(f.name.clone());
                 p.identity.push(identity.clone());
             }
-            p.at = p.at.max(f.at);
+            p.first = p.first.min(f.at);
+            p.last = p.last.max(f.at);
             p.results.extend(m.results);
             merge_facts(&mut p.facts, m.facts);
             for (key, v) in m.tags {
@@ -481,7 +486,7 @@ fn finish(p: Pending) -> RunRecord {
     let file_names = p.files.join(", ");
     let ctx = ImportContext {
         source_name: &file_names,
-        at: p.at,
+        at: p.first,
         tool_version: env!("CARGO_PKG_VERSION"),
         workload_version: &workload_version,
     };
@@ -492,6 +497,7 @@ fn finish(p: Pending) -> RunRecord {
     // imported again is the same run); several: all their texts.
     let identity = p.identity.join("\n");
     let mut run = synthetic_run(&ctx, &format, host, p.results, &identity);
+    run.finished_at = Some(p.last);
     if p.files.len() > 1 {
         run.tags
             .insert("imported_from".to_string(), file_names.clone());

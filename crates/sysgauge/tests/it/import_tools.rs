@@ -751,17 +751,33 @@ fn is_the_pi(run: &sysgauge_core::record::RunRecord) {
 #[test]
 fn a_machines_tool_outputs_imported_with_one_host_are_one_run() {
     let sb = Sandbox::new();
-    let files = [
-        pasted_fixture("rpib.openssl.txt"),
-        pasted_fixture("rpib.nbench.txt"),
-        pasted_fixture("rpib.bonnie.txt"),
-    ];
+    // Written on three days: the run starts at the oldest file's time and
+    // ends at the newest's, whatever order they are named in.
+    let day =
+        |d: u64| std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000 + d * 86_400);
+    let files: Vec<PathBuf> = [
+        ("rpib.openssl.txt", 2),
+        ("rpib.nbench.txt", 0),
+        ("rpib.bonnie.txt", 1),
+    ]
+    .into_iter()
+    .map(|(name, d)| {
+        let copy = sb.dir.path().join(name);
+        std::fs::copy(pasted_fixture(name), &copy).unwrap();
+        let f = std::fs::File::options().write(true).open(&copy).unwrap();
+        f.set_modified(day(d)).unwrap();
+        copy
+    })
+    .collect();
     let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let err = import_as(&sb, "rpib", &refs);
     assert!(err.contains("1 new run(s)"), "{err}");
     let run = exported_run(&sb, "1");
     assert_eq!(run.host_name(), "rpib");
     is_the_pi(&run);
+    let time = |t: std::time::SystemTime| chrono::DateTime::<chrono::Utc>::from(t);
+    assert_eq!(run.started_at, time(day(0)));
+    assert_eq!(run.finished_at, Some(time(day(2))));
     let shown = first_run_shown(&sb);
     assert!(
         shown.contains("imported (openssl, nbench, bonnie)"),
