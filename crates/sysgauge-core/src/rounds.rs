@@ -91,6 +91,18 @@ pub fn spreads(r: &ResultRecord) -> Option<(f64, f64)> {
     Some((pct(BETWEEN_ROUND_SPREAD)?, pct(WITHIN_ROUND_SPREAD)?))
 }
 
+/// The spread a table shows beside `m`, a metric of `r`, as a fraction:
+/// for the primary metric of a case measured in rounds, the within-round
+/// spread (the median of the rounds' own, as the summary's spread column;
+/// the between-round spread has its own column there); otherwise the
+/// metric's own.
+pub fn shown_spread(r: &ResultRecord, m: &Metric) -> f64 {
+    match spreads(r) {
+        Some((_, within)) if r.primary().is_some_and(|p| p.name == m.name) => within,
+        _ => m.summary.cov,
+    }
+}
+
 /// Fold the results of one case's rounds (in round order) into one record.
 /// `state`: what the benchmark says its result depends on between runs
 /// (its `Description::state`), for naming the cause.
@@ -321,6 +333,13 @@ mod tests {
         assert_eq!(r.details.get_str(BETWEEN_ROUND_SPREAD), Some("10.00"));
         let (between, within) = spreads(&r).unwrap();
         assert!((between - 0.10).abs() < 1e-9 && within < 0.011);
+        // A table's spread column shows the within-round spread, as the
+        // summary's does; the merged metric's own is the between-round one.
+        assert_eq!(shown_spread(&r, m), within);
+        assert!((m.summary.cov - between).abs() < 1e-9);
+        let one = round(&[100.0, 101.0, 99.0]);
+        let own = one.primary().unwrap();
+        assert_eq!(shown_spread(&one, own), own.summary.cov);
         assert!(r.findings.iter().any(|f| f.code == UNREPEATABLE));
         // Rounds 10 % apart from each other agree on no value: untrusted.
         assert!(r

@@ -4,6 +4,7 @@
 //! measured share of it. Rendered from `clock.effective` records only.
 
 use sysgauge_core::record::{ResultRecord, Status};
+use sysgauge_core::rounds::shown_spread;
 use sysgauge_report::table::{Table, TableFormat};
 
 /// The clock table of a run (empty when it has no clock results).
@@ -34,7 +35,7 @@ pub fn clock_table(results: &[ResultRecord], format: TableFormat) -> String {
                     });
                 (
                     format!("{:.0}", m.value()),
-                    format!("±{:.1}%", m.summary.cov * 100.0),
+                    format!("±{:.1}%", shown_spread(r, m) * 100.0),
                     share,
                 )
             }

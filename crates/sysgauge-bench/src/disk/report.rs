@@ -6,6 +6,7 @@
 //! `details`, which the disk benchmarks fill in while they run.
 
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_core::rounds::shown_spread;
 use sysgauge_report::format::format_value;
 use sysgauge_report::summary::{status_note, warning_codes};
 use sysgauge_report::table::{Table, TableFormat};
@@ -194,7 +195,7 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
                     case,
                     format_value(m.value()),
                     m.unit.symbol().to_string(),
-                    format!("±{:.1}%", m.summary.cov * 100.0),
+                    format!("±{:.1}%", shown_spread(r, m) * 100.0),
                     lat("latency_median"),
                     lat("latency_p99"),
                     lat("latency_max"),

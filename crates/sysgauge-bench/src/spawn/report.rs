@@ -5,6 +5,7 @@
 //! one-spawner-per-CPU scaling.
 
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_core::rounds::shown_spread;
 use sysgauge_report::format::format_value;
 use sysgauge_report::table::{Align, Table, TableFormat};
 
@@ -31,7 +32,7 @@ impl Row<'_> {
             .metrics
             .iter()
             .find(|m| m.name == metric)
-            .map(|m| m.summary.cov)
+            .map(|m| shown_spread(self.record, m))
     }
 }
 

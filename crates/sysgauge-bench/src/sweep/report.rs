@@ -6,6 +6,7 @@
 //! many-copy points of each program side by side.
 
 use sysgauge_core::record::{ResultRecord, RunRecord};
+use sysgauge_core::rounds::shown_spread;
 use sysgauge_core::Unit;
 use sysgauge_report::format::format_value;
 use sysgauge_report::table::{Table, TableFormat};
@@ -101,7 +102,7 @@ impl SweepPoint {
             // method and is not read.
             hash_only_estimate: None,
             hash_only_absent: None,
-            cov: head.summary.cov,
+            cov: shown_spread(r, head),
             repetitions: head.samples.len(),
         })
     }

@@ -9,6 +9,7 @@
 use crate::implementation::{DETAIL_CHOICE, DETAIL_IMPLEMENTATION, DETAIL_TRIAL};
 use std::collections::BTreeSet;
 use sysgauge_core::record::{Finding, Metric, ResultRecord, Severity, Status};
+use sysgauge_core::rounds::shown_spread;
 use sysgauge_core::Unit;
 use sysgauge_report::table::{Align, Table, TableFormat};
 use sysgauge_stats::{median, Summary};
@@ -293,7 +294,7 @@ pub fn vs_rows(ours: &[ResultRecord], openssl: &[ResultRecord]) -> Vec<VsRow> {
                 .metrics
                 .iter()
                 .find(|x| x.name == m && x.summary.n > 1)
-                .map(|x| x.summary.cov);
+                .map(|x| shown_spread(r, x));
             let existing = rows.iter_mut().find(|row| {
                 (
                     row.bench_id.clone(),

@@ -29,6 +29,7 @@ use super::algorithms::{Kind, IMPLICIT_MAC};
 use super::{HANDSHAKE_ID, TRANSFER_ID};
 use std::collections::{BTreeMap, BTreeSet};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_core::rounds::shown_spread;
 use sysgauge_report::format::format_value;
 use sysgauge_report::table::{Align, Table, TableFormat};
 
@@ -112,7 +113,7 @@ fn transfers(run: &RunRecord) -> Vec<Transfer<'_>> {
                 mac: r.params.get_str("mac")?,
                 kex: r.params.get_str("kex")?,
                 mbps: m.value(),
-                cov: m.summary.cov,
+                cov: shown_spread(r, m),
             })
         })
         .collect()
