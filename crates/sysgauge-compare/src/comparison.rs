@@ -480,7 +480,11 @@ pub fn compare_with_intervals(
                 }),
             });
         }
-        if present.len() < 2 {
+        // A row when two machines have the case: a metric only one of them
+        // reports (fio's latencies beside the MB/s sysgauge's disk case also
+        // measures) is a row with an empty cell, as it is beside a third
+        // machine that reports it too; it vanished with two.
+        if case_present.len() < 2 {
             continue;
         }
         // What `prepare` excludes comes before what `build_row` does, case
@@ -653,7 +657,7 @@ fn prepare(
         runs[i] = d.run.clone();
         usable += 1;
     }
-    (usable >= 2).then_some(Prepared {
+    (usable >= 1).then_some(Prepared {
         unit: base.unit.clone(),
         better: base.better,
         values,
@@ -677,7 +681,11 @@ fn build_row(
     excluded: &mut Vec<Excluded>,
     intervals: bool,
 ) -> CaseRow {
-    let reference_value = p.values[reference].clone();
+    // A number alone in its row (the others lack the metric or were
+    // excluded) has no ratio, not even the reference's 1: there is nothing
+    // to compare it with.
+    let alone = p.values.iter().flatten().count() < 2;
+    let reference_value = p.values[reference].clone().filter(|_| !alone);
     let cells = p
         .values
         .iter()

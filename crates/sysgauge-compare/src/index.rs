@@ -41,10 +41,16 @@ pub struct IndexLine {
     /// result is not a measure of its machine: `case: reason`.
     #[serde(default)]
     pub left_out: Vec<String>,
-    /// Of the cases counted, those measured while either machine was
-    /// disturbed (other processes, steal, throttling, waits).
+    /// Of the cases counted, those this run measured while its machine was
+    /// disturbed (other processes, steal, throttling, waits): what
+    /// `run --exclude-disturbed` leaves out.
     #[serde(default)]
     pub disturbed: usize,
+    /// Of the other cases counted, those whose reference result was
+    /// disturbed (the baseline keeps such cases; see docs/baseline.md).
+    /// Counted apart so that a user does not take them for this run's.
+    #[serde(default)]
+    pub reference_disturbed: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,6 +70,7 @@ struct Tally {
     unmatched: usize,
     left_out: Vec<String>,
     disturbed: usize,
+    reference_disturbed: usize,
 }
 
 impl Tally {
@@ -84,6 +91,7 @@ impl Tally {
             unmatched: self.unmatched,
             left_out: self.left_out.clone(),
             disturbed: self.disturbed,
+            reference_disturbed: self.reference_disturbed,
             family,
         }
     }
@@ -94,6 +102,7 @@ impl Tally {
         self.unmatched += other.unmatched;
         self.left_out.extend_from_slice(&other.left_out);
         self.disturbed += other.disturbed;
+        self.reference_disturbed += other.reference_disturbed;
     }
 }
 
@@ -196,8 +205,10 @@ pub fn index_against(run: &RunRecord, reference: &RunRecord) -> IndexReport {
                     ));
                     continue;
                 }
-                if a.disturbed.is_some() || b.disturbed.is_some() {
+                if a.disturbed.is_some() {
                     t.disturbed += 1;
+                } else if b.disturbed.is_some() {
+                    t.reference_disturbed += 1;
                 }
                 let (ua, ub) = (
                     with_between_runs(usable(a, f), a, b),
@@ -442,6 +453,64 @@ mod tests {
             ix.overall.left_out[0].contains("the reference machine's result: O_DIRECT"),
             "{}",
             ix.overall.left_out[0]
+        );
+    }
+
+    #[test]
+    fn disturbed_counts_the_indexed_cases_and_says_whose() {
+        let case = |id: &str, disturbed: bool| {
+            let mut r = throughput(id, &[100.0]);
+            if disturbed {
+                r.details
+                    .insert(sysgauge_core::DISTURBED, "other processes used 0.9 CPUs");
+            }
+            r
+        };
+        let mut index_row = result(
+            "beta.index-integer",
+            0,
+            1,
+            "index",
+            Unit::Index,
+            Better::Higher,
+            &[900.0],
+        );
+        index_row
+            .details
+            .insert(sysgauge_core::DISTURBED, "other processes used 0.9 CPUs");
+        let mut untrusted = case("beta.sha1", true);
+        untrusted
+            .details
+            .insert(sysgauge_core::UNTRUSTED, "does not repeat");
+        let run = run_with(
+            "new",
+            None,
+            vec![
+                case("beta.md5", true),
+                case("beta.sha256", false),
+                case("beta.sha512", false),
+                untrusted,
+                index_row.clone(),
+            ],
+        );
+        let reference = run_with(
+            "ref",
+            None,
+            vec![
+                case("beta.md5", true),
+                case("beta.sha256", true),
+                case("beta.sha512", false),
+                case("beta.sha1", false),
+                index_row,
+            ],
+        );
+        let ix = index_against(&run, &reference);
+        // md5 is this run's; sha256 the reference's alone; the index row
+        // and the untrusted sha1 are not in the index.
+        assert_eq!(ix.overall.cases, 3);
+        assert_eq!(
+            (ix.overall.disturbed, ix.overall.reference_disturbed),
+            (1, 1)
         );
     }
 

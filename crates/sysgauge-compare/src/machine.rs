@@ -30,6 +30,11 @@ pub struct RunSource {
     pub label: Option<String>,
     /// Results of this run that the machine uses.
     pub cases: usize,
+    /// The run's status when it did not finish (`running`, `interrupted`,
+    /// `failed`: such a run is used only when named itself), so that its
+    /// numbers are not read as a whole run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
 }
 
 /// One machine: its results (one record standing for all of its runs) and
@@ -80,6 +85,8 @@ impl RunSource {
             kind: run_kind(run),
             label: user_label(run).map(str::to_string),
             cases: run.results.len(),
+            status: (!matches!(run.status, RunStatus::Complete | RunStatus::Imported))
+                .then(|| run.status.as_str().to_string()),
         }
     }
 }

@@ -77,7 +77,7 @@ pub struct NamedMachine {
     /// Its runs (at least one), each with where it came from.
     pub runs: Vec<(RunRecord, Origin)>,
     /// One run of the machine was asked for (`NAME@RUN`, a run number or
-    /// a label), not the machine as a whole.
+    /// a label) or a file's runs, not the machine as a whole.
     pub pinned: bool,
 }
 
@@ -102,8 +102,16 @@ impl NamedMachine {
         }
     }
 
+    /// The machine the runs are of: the key of the first run that knows
+    /// more than its host name (an imported table that joined the machine
+    /// knows only that), else the first run's.
     pub fn key(&self) -> Option<MachineKey> {
-        self.runs.first().map(|(r, _)| MachineKey::of_run(r))
+        let mut keys = self.runs.iter().map(|(r, _)| MachineKey::of_run(r));
+        let first = keys.next()?;
+        if !first.anonymous() {
+            return Some(first);
+        }
+        Some(keys.find(|k| !k.anonymous()).unwrap_or(first))
     }
 
     pub fn run_ids(&self) -> Vec<&str> {
@@ -169,9 +177,10 @@ fn newest_run(m: &NamedMachine) -> &RunRecord {
 /// same name get both names (given name and host name) and what tells
 /// them apart: a short machine id, else the run (number or file) for the
 /// same machine named twice. The same machine (the same runs) named twice
-/// is compared once. A run named on its own (`pi4@12`) is set apart from
-/// its machine named as a whole (`pi4`): that machine is then the rest of
-/// its runs, so the run is never compared with itself.
+/// is compared once. A run named on its own (`pi4@12`, or a file holding
+/// it) is set apart from its machine named as a whole (`pi4`): that
+/// machine is then the rest of its runs, so the run is never compared with
+/// itself.
 pub fn label_machines(mut named: Vec<NamedMachine>) -> Vec<Machine> {
     let set_apart: std::collections::HashSet<String> = named
         .iter()
@@ -204,7 +213,7 @@ pub fn label_machines(mut named: Vec<NamedMachine>) -> Vec<Machine> {
             if host != names[i] {
                 extra.push(host.to_string());
             }
-            let key = MachineKey::of_run(newest);
+            let key = m.key().unwrap_or_else(|| MachineKey::of_run(newest));
             let other_machines = clash.iter().any(|&j| {
                 unique[j].key().as_ref() != Some(&key)
                     && unique[j].key().is_some_and(|k| k.identity != key.identity)
@@ -375,6 +384,26 @@ mod tests {
         let whole = NamedMachine::stored(vec![run("a", "pi", id, None)], vec![1]);
         let one = NamedMachine::one(run("a", "pi", id, None), Origin::Stored(1));
         assert_eq!(label_machines(vec![one, whole]).len(), 1);
+    }
+
+    #[test]
+    fn a_run_set_apart_is_named_by_its_run_not_as_another_machine() {
+        // The machine's newest run is an import that knows only the host
+        // name (it joined the one machine of that name): the pinned run is
+        // still the same machine, told apart by its run.
+        let id = Some("1111aaaa");
+        let mut import = run("i", "pi", None, None);
+        import.started_at += chrono::Duration::minutes(5);
+        let whole = NamedMachine::stored(
+            vec![import, run("a", "pi", id, None), run("b", "pi", id, None)],
+            vec![3, 1, 2],
+        );
+        let one = NamedMachine::one(run("a", "pi", id, None), Origin::Stored(1));
+        let labels: Vec<String> = label_machines(vec![one, whole])
+            .into_iter()
+            .map(|m| m.label)
+            .collect();
+        assert_eq!(labels, ["pi (run 1)", "pi"]);
     }
 
     #[test]

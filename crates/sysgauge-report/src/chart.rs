@@ -321,6 +321,11 @@ fn block_size_panels(c: &Comparison, family: Option<&str>) -> Vec<LinePanel> {
         if family.is_some_and(|f| r.family != f) {
             continue;
         }
+        // A metric one machine alone reports (a row with empty cells) is
+        // not drawn: the figure sets machines beside each other.
+        if r.cells.iter().flatten().count() < 2 {
+            continue;
+        }
         let Some(ParamValue::Int(bs)) = r.params.get("block_size") else {
             continue;
         };

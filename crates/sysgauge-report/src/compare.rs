@@ -164,10 +164,14 @@ pub fn machines_table(c: &Comparison) -> Table {
             .iter()
             .map(|r| {
                 let mut s = format!(
-                    "{} ({}, {}, {} case{}",
+                    "{} ({}, {}, {}{} case{}",
                     r.reference,
                     r.started_at.get(..10).unwrap_or(&r.started_at),
                     r.kind,
+                    r.status
+                        .as_ref()
+                        .map(|st| format!("{st}, "))
+                        .unwrap_or_default(),
                     r.cases,
                     if r.cases == 1 { "" } else { "s" }
                 );
@@ -641,28 +645,37 @@ fn text(c: &Comparison, tf: TableFormat, verbose: bool) -> String {
         out.push_str("No case is present on two machines.\n");
     } else {
         out.push_str(&cases_table(c, c.rows.iter()).render(tf));
+        let mut notes: Vec<&str> = Vec::new();
         if c.rows
             .iter()
             .flat_map(|r| r.cells.iter().flatten())
             .any(|c| c.disturbed)
         {
-            out.push_str(
-                "! = the machine was disturbed while the case ran (other processes, steal, throttling, waits: see the run's findings); --exclude-disturbed leaves such numbers out\n",
+            notes.push(
+                "! = the machine was disturbed while the case ran (other processes, steal, throttling, waits: see the run's findings); --exclude-disturbed leaves such numbers out",
             );
         }
         if has_code_bound(c) {
-            out.push_str(CODE_BOUND_NOTE);
-            out.push('\n');
+            notes.push(CODE_BOUND_NOTE);
         }
         if c.rows.iter().any(|r| !r.headline) {
-            out.push_str(
-                "* = not the case's headline metric (a CPU share, a latency beside a throughput, an index of other cases): shown with its ratio, never counted in the means\n",
+            notes.push(
+                "* = not the case's headline metric (a CPU share, a latency beside a throughput, an index of other cases): shown with its ratio, never counted in the means",
             );
         }
         if several_runs(c) {
-            out.push_str(
-                "runs: the run (number or file) each machine's number came from, in machine order; a machine is all of its runs, each case its newest result (NAME@RUN compares one run)\n",
+            notes.push(
+                "runs: the run (number or file) each machine's number came from, in machine order; a machine is all of its runs, each case its newest result (NAME@RUN compares one run)",
             );
+        }
+        // In Markdown a line right after a table is one more row of it, and
+        // lines in a row are one paragraph: a blank line before each note.
+        for n in notes {
+            if md {
+                out.push('\n');
+            }
+            out.push_str(n);
+            out.push('\n');
         }
     }
     out.push('\n');
@@ -694,7 +707,7 @@ fn opt(v: Option<f64>) -> String {
 }
 
 fn csv(c: &Comparison, verbose: bool) -> String {
-    let mut t = Table::columns("kind, family, benchmark, params, metric, unit, better, machine, reference, >value, >samples, >ratio, >ci_low, >ci_high, significant, headline, run, code_bound");
+    let mut t = Table::columns("kind, family, benchmark, params, metric, unit, better, machine, reference, >value, >samples, >ratio, >ci_low, >ci_high, significant, headline, run, code_bound, reason");
     for r in &c.rows {
         for (i, cell) in r.cells.iter().enumerate() {
             let Some(cell) = cell else { continue };
@@ -767,7 +780,45 @@ fn csv(c: &Comparison, verbose: bool) -> String {
         ]);
     }
     missing_csv_rows(c, verbose, &mut t);
+    excluded_csv_rows(c, &mut t);
     t.render(TableFormat::Csv)
+}
+
+/// CSV rows of the numbers left out of the rows, one `excluded` row per
+/// machine and metric with the reason, as the text and JSON list them: a
+/// script must be able to tell a case withheld from one never measured.
+fn excluded_csv_rows(c: &Comparison, t: &mut Table) {
+    // The family of a case as its rows say (an imported case's family is
+    // its record's), else the id's prefix.
+    let family = |e: &sysgauge_compare::Excluded| -> String {
+        c.rows
+            .iter()
+            .find(|r| r.bench_id == e.bench_id)
+            .map(|r| r.family.clone())
+            .or_else(|| {
+                c.missing
+                    .iter()
+                    .find(|m| m.bench_id == e.bench_id)
+                    .map(|m| m.family.clone())
+            })
+            .unwrap_or_else(|| sysgauge_core::record::family_of(&e.bench_id).to_string())
+    };
+    for e in &c.excluded {
+        let mut row = vec![
+            "excluded".to_string(),
+            family(e),
+            e.bench_id.clone(),
+            e.params.canonical(),
+            e.metric.clone(),
+            String::new(),
+            String::new(),
+            e.machine.clone(),
+            c.reference.clone(),
+        ];
+        row.resize(18, String::new());
+        row.push(e.reason.clone());
+        t.push(row);
+    }
 }
 
 #[cfg(test)]

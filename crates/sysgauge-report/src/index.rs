@@ -17,6 +17,13 @@ fn cases_note(l: &IndexLine) -> String {
     if l.disturbed > 0 {
         note.push_str(&format!("; {} disturbed", l.disturbed));
     }
+    // Apart from this run's: `--exclude-disturbed` cannot leave these out.
+    if l.reference_disturbed > 0 {
+        note.push_str(&format!(
+            "; {} disturbed on the reference machine",
+            l.reference_disturbed
+        ));
+    }
     note
 }
 
@@ -75,8 +82,11 @@ mod tests {
             unmatched,
             left_out: Vec::new(),
             disturbed: 0,
+            reference_disturbed: 0,
         };
         let mut disk = line("store", Some(900.0), 3, 0);
+        disk.disturbed = 1;
+        disk.reference_disturbed = 2;
         disk.left_out = vec!["store.write throughput: a write cache".into()];
         let mut overall = line("all", Some(1234.4), 12, 4);
         overall.left_out = disk.left_out.clone();
@@ -100,7 +110,12 @@ mod tests {
             lines[5].contains("-              -  no case in common"),
             "{s}"
         );
-        assert!(lines[6].contains("3 cases; 1 left out (below)"), "{s}");
+        assert!(
+            lines[6].contains(
+                "3 cases; 1 left out (below); 1 disturbed; 2 disturbed on the reference machine"
+            ),
+            "{s}"
+        );
         assert!(
             lines[7].starts_with("overall")
                 && lines[7].contains("12 cases; 4 not in the reference"),

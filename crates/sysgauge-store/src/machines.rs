@@ -40,14 +40,48 @@ pub fn with_reference(
         return Ok((label_machines(named), 0));
     };
     let machines = label_machines(named.clone());
-    if let Some(p) = machines.iter().position(|m| goes_by(m, key)) {
-        return Ok((machines, p));
+    // A name several compared machines go by (a host name they share, a
+    // label given on two hosts) is no choice: the label as shown is one.
+    let going_by: Vec<usize> = (0..machines.len())
+        .filter(|&i| goes_by(&machines[i], key))
+        .collect();
+    match going_by[..] {
+        [p] => return Ok((machines, p)),
+        [_, _, ..] => {
+            if let Some(p) = machines.iter().position(|m| m.label == key) {
+                return Ok((machines, p));
+            }
+            return Err(SelectError::Named(format!(
+                "the reference '{key}' names {} of the compared machines: {}; give one of \
+                 these labels as --reference",
+                going_by.len(),
+                going_by
+                    .iter()
+                    .map(|&i| machines[i].label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        [] => {}
     }
     let found = match store {
         Some(s) => resolve_machines(s, key)?,
         None => None,
     };
-    let Some(first) = found.and_then(|f| f.into_iter().next()) else {
+    let found = found.unwrap_or_default();
+    if found.len() > 1 {
+        return Err(SelectError::Named(format!(
+            "the reference '{key}' names {} machines: {}; name one of them (a machine-id's \
+             start, NAME@RUN or a run number)",
+            found.len(),
+            label_machines(found)
+                .iter()
+                .map(|m| m.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let Some(first) = found.into_iter().next() else {
         return Err(SelectError::UnknownReference {
             key: key.to_string(),
             compared: machines.iter().map(|m| m.label.clone()).collect(),
@@ -68,6 +102,16 @@ pub fn with_reference(
     }
 }
 
+/// "'KEY' names N WHAT: A, B; name one run" for a name that selects
+/// several machines where one run is needed.
+fn ambiguous(key: &str, what: &str, candidates: &[String]) -> SelectError {
+    SelectError::Named(format!(
+        "'{key}' names {} {what}: {}; name one run (its number, or NAME@RUN)",
+        candidates.len(),
+        candidates.join(", ")
+    ))
+}
+
 /// The machine a stored run's row belongs to.
 pub fn key_of_row(r: &MachineRow) -> MachineKey {
     MachineKey::new(&r.host, &r.identity, r.alias.as_deref())
@@ -82,6 +126,27 @@ pub fn key_of_row(r: &MachineRow) -> MachineKey {
 pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>, SelectError> {
     let key = key.trim();
     if let Some(row) = store.latest_run_for_host(key)? {
+        // A host name several machines share names none of them alone: its
+        // newest run would be any one of them.
+        let rows = store.machine_rows(ALIAS_TAG)?;
+        let sharing: Vec<String> = stored_machines(&rows)
+            .iter()
+            .filter(|(_, _, list)| list.iter().any(|r| r.host == key))
+            .map(|(k, host, list)| {
+                let mut told: Vec<String> = Vec::new();
+                if let Some(a) = &k.alias {
+                    told.push(format!("alias {a}"));
+                }
+                if let Some(id) = k.identity.short() {
+                    told.push(format!("machine {id}"));
+                }
+                told.push(format!("newest run {}", list.first().map_or(row, |r| r.id)));
+                format!("{host} ({})", told.join(", "))
+            })
+            .collect();
+        if sharing.len() > 1 {
+            return Err(ambiguous(key, "machines", &sharing));
+        }
         return Ok(Some(row));
     }
     no_complete_run(store, key)?;
@@ -100,6 +165,17 @@ pub fn resolve_stored(store: &Store, key: &str) -> Result<Option<i64>, SelectErr
     }
     // A run's label, or NAME@RUN: one run, when that is what it names.
     match resolve_machines(store, key)?.as_deref() {
+        Some(several @ [_, _, ..]) => Err(ambiguous(
+            key,
+            "machines",
+            &label_machines(several.to_vec())
+                .iter()
+                .map(|m| {
+                    let runs: Vec<&str> = m.sources.iter().map(|s| s.reference.as_str()).collect();
+                    format!("{} (run {})", m.label, runs.join(", "))
+                })
+                .collect::<Vec<_>>(),
+        )),
         Some([m]) if m.pinned => match &m.runs[..] {
             [(_, Origin::Stored(row))] => Ok(Some(*row)),
             _ => Err(SelectError::Named(format!(
@@ -260,6 +336,42 @@ impl<'a> Resolver<'a> {
         Ok(Some(out))
     }
 
+    /// The stored runs of `machines` (whose keys are `wanted`) that are not
+    /// among their complete runs (running, interrupted, failed), newest
+    /// first, without their results: a machine named as a whole leaves
+    /// them out, but `NAME@RUN` may name one.
+    fn partial_runs(
+        &self,
+        machines: &[NamedMachine],
+        wanted: &[MachineKey],
+    ) -> Result<Vec<(i64, RunRecord)>, SelectError> {
+        let hosts: std::collections::HashSet<&str> = machines
+            .iter()
+            .flat_map(|m| m.runs.iter().map(|(r, _)| r.host_name()))
+            .collect();
+        let taken: std::collections::HashSet<i64> = machines
+            .iter()
+            .flat_map(|m| m.runs.iter())
+            .filter_map(|(_, o)| match o {
+                Origin::Stored(row) => Some(*row),
+                Origin::File(_) => None,
+            })
+            .collect();
+        let ids: Vec<i64> = self
+            .store
+            .list_runs()?
+            .into_iter()
+            .filter(|s| hosts.contains(s.host.as_str()) && !taken.contains(&s.id))
+            .map(|s| s.id)
+            .collect();
+        let heads = self.store.load_run_heads(&ids)?;
+        Ok(ids
+            .into_iter()
+            .zip(heads)
+            .filter(|(_, r)| wanted.contains(&MachineKey::of_run(r)))
+            .collect())
+    }
+
     /// What `key` names in the results database: a fleet alias, a host name
     /// or a machine-id's start (all of that machine's complete runs), a run's
     /// label (those runs), or a run number or run-id prefix (that run);
@@ -292,30 +404,39 @@ impl<'a> Resolver<'a> {
                 .iter()
                 .find(|(_, o)| by_ref.is_some_and(|row| *o == Origin::Stored(row)))
                 .or_else(|| candidates.iter().find(|(r, _)| user_label(r) == Some(run)));
-            let row_only = by_ref.filter(|_| pick.is_none());
-            return match (pick, row_only) {
-                (Some((r, o)), _) => Ok(Some(vec![NamedMachine::one(r.clone(), o.clone())])),
-                // A run of the machine that is not complete (named on purpose).
-                (None, Some(row)) => {
-                    let r = store.load_run(row)?;
-                    let wanted: Vec<MachineKey> = machines.iter().filter_map(|m| m.key()).collect();
-                    if !wanted.contains(&MachineKey::of_run(&r)) {
-                        return Err(SelectError::Named(format!(
-                            "run {run} is not a run of '{name}' (it ran on {})",
-                            r.host_name()
-                        )));
-                    }
-                    Ok(Some(vec![NamedMachine::one(r, Origin::Stored(row))]))
+            if let Some((r, o)) = pick {
+                return Ok(Some(vec![NamedMachine::one(r.clone(), o.clone())]));
+            }
+            let wanted: Vec<MachineKey> = machines.iter().filter_map(|m| m.key()).collect();
+            // A run of the machine that is not complete, named on purpose
+            // by its number, run-id prefix or label alike.
+            if let Some(row) = by_ref {
+                let r = store.load_run(row)?;
+                if !wanted.contains(&MachineKey::of_run(&r)) {
+                    return Err(SelectError::Named(format!(
+                        "run {run} is not a run of '{name}' (it ran on {})",
+                        r.host_name()
+                    )));
                 }
-                (None, None) => Err(SelectError::Named(format!(
-                    "'{name}' has no run '{run}' (its runs: {})",
-                    candidates
-                        .iter()
-                        .map(|(_, o)| o.reference())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))),
-            };
+                return Ok(Some(vec![NamedMachine::one(r, Origin::Stored(row))]));
+            }
+            let partial = self.partial_runs(&machines, &wanted)?;
+            if let Some((row, _)) = partial.iter().find(|(_, r)| user_label(r) == Some(run)) {
+                return Ok(Some(vec![NamedMachine::one(
+                    store.load_run(*row)?,
+                    Origin::Stored(*row),
+                )]));
+            }
+            let mut known: Vec<String> = candidates.iter().map(|(_, o)| o.reference()).collect();
+            known.extend(
+                partial
+                    .iter()
+                    .map(|(row, r)| format!("{row} ({})", r.status.as_str())),
+            );
+            return Err(SelectError::Named(format!(
+                "'{name}' has no run '{run}' (its runs: {})",
+                known.join(", ")
+            )));
         }
         if let Some(found) = self.named_machines(key)? {
             return Ok(Some(found));

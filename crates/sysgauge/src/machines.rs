@@ -51,10 +51,7 @@ pub fn load_machines(
     let resolver = store.map(Resolver::new);
     for key in keys {
         let path = Path::new(key);
-        // Anything there but a directory is meant as a file (a FIFO or a
-        // device is then refused as what it is); a directory's name may be
-        // a host's.
-        if std::fs::metadata(path).is_ok_and(|m| !m.is_dir()) {
+        if names_a_file(key) {
             let file = path
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
@@ -67,9 +64,13 @@ pub fn load_machines(
                     .find(|m| m.key().as_ref() == Some(&key))
                 {
                     Some(m) => m.runs.push((run, Origin::File(file.clone()))),
+                    // Pinned: a file's runs that are stored too (`import
+                    // pi4.json`, then `compare pi4.json pi4`) are set apart
+                    // from their machine named as a whole, as `pi4@12` is,
+                    // so no case compares a run with itself.
                     None => from_file.push(NamedMachine {
                         runs: vec![(run, Origin::File(file.clone()))],
-                        pinned: false,
+                        pinned: true,
                     }),
                 }
             }
@@ -86,6 +87,13 @@ pub fn load_machines(
         }
     }
     Ok(out)
+}
+
+/// Whether `key` names a file to read rather than a stored machine or run:
+/// anything there but a directory is meant as a file (a FIFO or a device
+/// is then refused as what it is); a directory's name may be a host's.
+pub fn names_a_file(key: &str) -> bool {
+    std::fs::metadata(Path::new(key)).is_ok_and(|m| !m.is_dir())
 }
 
 /// "'X' is not a file, a host or a run …" with the known hosts.

@@ -200,8 +200,16 @@ fn a_case_is_missing_once_and_only_where_none_of_its_metrics_is() {
     assert_eq!(c.missing[0].bench_id, "delta.rand-read");
     assert_eq!(c.missing[0].metric, "throughput");
     assert_eq!(c.missing[0].missing_on(&c.machines), vec!["own"]);
-    assert_eq!(c.rows.len(), 1);
     assert_eq!(c.compared_cases(), 1);
+    // The latency is a row with an empty cell for `own` (with two machines
+    // as with three), and a number alone has no ratio.
+    assert_eq!(c.rows.len(), 2);
+    let latency = &c.rows[1];
+    assert_eq!(latency.metric, "lat_p99");
+    assert_eq!(latency.cells[0].as_ref().map(|x| x.value), Some(90.0));
+    assert_eq!(latency.cells[0].as_ref().and_then(|x| x.ratio), None);
+    assert!(latency.cells[1].is_none());
+    assert_eq!(c.overall.cells[0].cases, 1);
 }
 
 #[test]

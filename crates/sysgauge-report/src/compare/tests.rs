@@ -72,7 +72,7 @@ fn markdown_csv_json() {
     assert!(md.contains("- gamma: 1 case on some machines only"));
     let csv = render_comparison(&c, CompareFormat::Csv);
     let header = csv.lines().next().unwrap_or("");
-    assert_eq!(header, "kind,family,benchmark,params,metric,unit,better,machine,reference,value,samples,ratio,ci_low,ci_high,significant,headline,run,code_bound");
+    assert_eq!(header, "kind,family,benchmark,params,metric,unit,better,machine,reference,value,samples,ratio,ci_low,ci_high,significant,headline,run,code_bound,reason");
     assert!(csv.lines().any(
         |l| l.starts_with("case,beta,beta.sha256,block_size=16,threads=1")
             || l.starts_with("case,beta,beta.sha256,\"block_size=16,threads=1\"")
@@ -82,6 +82,61 @@ fn markdown_csv_json() {
     let json = render_comparison(&c, CompareFormat::Json);
     let back: Comparison = serde_json::from_str(&json).unwrap();
     assert_eq!(back, c);
+}
+
+/// A number left out (here: not a measure of its machine) has an
+/// `excluded` CSV row with its reason, as the text and the JSON list it;
+/// in Markdown the notes under the cases table are paragraphs of their
+/// own, not rows of the table.
+#[test]
+fn excluded_numbers_have_csv_rows_and_markdown_notes_stand_apart() {
+    use sysgauge_compare::testutil::{run_with, throughput};
+    use sysgauge_compare::{compare, Machine};
+    let mut shaky = throughput("beta.sha256", &[10.0]);
+    shaky.details.insert(
+        sysgauge_core::UNTRUSTED,
+        "does not repeat: 9.0 % between rounds (other processes)",
+    );
+    let mut secondary = throughput("beta.md5", &[30.0]);
+    secondary.metrics.push(
+        sysgauge_core::record::Metric::new(
+            "cpu",
+            sysgauge_core::Unit::Percent,
+            sysgauge_core::Better::Lower,
+            vec![50.0],
+        )
+        .unwrap_or_else(|| panic!("metric")),
+    );
+    let pi = Machine::new("pi", run_with("pi", None, vec![shaky, secondary]));
+    let nas = Machine::new(
+        "nas",
+        run_with(
+            "nas",
+            None,
+            vec![
+                throughput("beta.sha256", &[20.0]),
+                throughput("beta.md5", &[60.0]),
+            ],
+        ),
+    );
+    let c = compare(&[pi, nas], 0, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.excluded.len(), 1, "{:?}", c.excluded);
+    let csv = render_comparison(&c, CompareFormat::Csv);
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("excluded,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    assert!(
+        row.starts_with("excluded,beta,beta.sha256,")
+            && row.contains(",pi,pi,")
+            && row.ends_with(",not a measure of the machine: does not repeat: 9.0 % between rounds (other processes)"),
+        "{row}"
+    );
+    let md = render_comparison(&c, CompareFormat::Markdown);
+    let note = md
+        .find("* = not the case's headline")
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(md[..note].ends_with("|\n\n"), "{md}");
 }
 
 /// A machine of two runs and a case with a secondary metric: the text
@@ -217,17 +272,17 @@ fn missing_cases_are_summed_up_per_family() {
     assert_eq!(
         rows,
         [
-            "missing_cases,gamma,,,,,,hostb,hostx,,1,,,,,,,",
-            "missing_cases,delta,,,,,,hosta,hostx,,30,,,,,,,",
-            "missing_cases,delta,,,,,,hostb,hostx,,30,,,,,,,",
-            "missing_cases,bonnie,,,,,,hosta,hostx,,12,,,,,,,",
-            "missing_cases,bonnie,,,,,,hostb,hostx,,5,,,,,,,",
+            "missing_cases,gamma,,,,,,hostb,hostx,,1,,,,,,,,",
+            "missing_cases,delta,,,,,,hosta,hostx,,30,,,,,,,,",
+            "missing_cases,delta,,,,,,hostb,hostx,,30,,,,,,,,",
+            "missing_cases,bonnie,,,,,,hosta,hostx,,12,,,,,,,,",
+            "missing_cases,bonnie,,,,,,hostb,hostx,,5,,,,,,,,",
         ]
     );
     let csv = render_comparison_with(&c, CompareFormat::Csv, verbose);
     let rows: Vec<&str> = csv.lines().filter(|l| l.starts_with("missing,")).collect();
     assert_eq!(rows.len(), 1 + 60 + 12 + 5);
-    assert!(rows.contains(&"missing,bonnie,bonnie.block,size=7,throughput,,,hosta,hostx,,,,,,,,,"));
+    assert!(rows.contains(&"missing,bonnie,bonnie.block,size=7,throughput,,,hosta,hostx,,,,,,,,,,"));
 
     // JSON is the document: every case, whatever the options.
     for o in [RenderOptions::default(), verbose] {
@@ -383,7 +438,7 @@ fn code_bound_numbers_are_marked_and_listed() {
         csv.lines()
             .next()
             .unwrap_or("")
-            .ends_with(",run,code_bound"),
+            .ends_with(",run,code_bound,reason"),
         "{csv}"
     );
     assert_eq!(csv.matches("about 9 % below").count(), 1, "{csv}");

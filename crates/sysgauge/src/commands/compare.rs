@@ -8,7 +8,7 @@
 use crate::cli::{GroupArgs, MachineArgs};
 use crate::config::check_output_path;
 use crate::exit::Exit;
-use crate::machines::{load_machines, membership, not_found, FileOptions};
+use crate::machines::{load_machines, membership, names_a_file, not_found, FileOptions};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -68,7 +68,15 @@ pub fn build(args: &MachineArgs) -> Result<Comparison> {
 /// The machines the arguments name, labelled, in comparison order, and the
 /// reference's position among them.
 pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
-    let store = open_existing(args.db.db.as_deref())?;
+    // Files need no database (`compare machines.csv --reference hostx`):
+    // it is opened only when a name is not a file, or the reference is
+    // none of the files' machines.
+    let files_only = !args.machines.is_empty() && args.machines.iter().all(|k| names_a_file(k));
+    let mut store = if files_only {
+        None
+    } else {
+        open_existing(args.db.db.as_deref())?
+    };
     let files = FileOptions {
         format: None,
         host: args.host.clone(),
@@ -85,16 +93,27 @@ pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
     }
     let named = load_machines(store.as_ref(), &args.machines, &files)?;
     // The reference rule is the store's, shared with the results site.
-    let (mut machines, reference) =
-        match with_reference(store.as_ref(), named, args.reference.as_deref()) {
-            Ok(v) => v,
-            Err(SelectError::UnknownReference { key, compared }) => bail!(
-                "{}; the compared machines are: {}",
-                not_found(store.as_ref(), &key, "reference "),
-                compared.join(", ")
-            ),
-            Err(e) => return Err(e.into()),
-        };
+    let reference_key = args.reference.as_deref();
+    let chosen = if files_only {
+        match with_reference(None, named.clone(), reference_key) {
+            Err(SelectError::UnknownReference { .. }) => {
+                store = open_existing(args.db.db.as_deref())?;
+                with_reference(store.as_ref(), named, reference_key)
+            }
+            other => other,
+        }
+    } else {
+        with_reference(store.as_ref(), named, reference_key)
+    };
+    let (mut machines, reference) = match chosen {
+        Ok(v) => v,
+        Err(SelectError::UnknownReference { key, compared }) => bail!(
+            "{}; the compared machines are: {}",
+            not_found(store.as_ref(), &key, "reference "),
+            compared.join(", ")
+        ),
+        Err(e) => return Err(e.into()),
+    };
     if args.exclude_disturbed {
         for m in &mut machines {
             leave_out_disturbed(&mut m.run);

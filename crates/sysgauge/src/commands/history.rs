@@ -422,6 +422,7 @@ mod tests {
             unmatched: 0,
             left_out: Vec::new(),
             disturbed: 0,
+            reference_disturbed: 0,
         };
         HistoryEntry {
             id: 1,

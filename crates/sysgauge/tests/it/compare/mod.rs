@@ -6,6 +6,7 @@ mod charts;
 mod imports;
 mod machines;
 mod report;
+mod selection;
 
 use crate::common::{Outcome, Sandbox};
 use std::path::{Path, PathBuf};
