@@ -114,7 +114,9 @@ fn an_mbw_output_compares_with_its_avg_lines_as_equal() {
     import(&sb, &[&full]);
     import(&sb, &[&avg_file]);
     let c = compare_json(&sb, "1.2.2-n3-16MiB");
-    for id in ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"] {
+    // (MCBLOCK's block size is in the preamble only, so without it the
+    // AVG lines' MCBLOCK is another case.)
+    for id in ["mbw.memcpy", "mbw.dumb"] {
         let row = row_with_ratios(&c, id, "copy");
         for cell in row.cells.iter().flatten() {
             let ratio = cell.ratio.unwrap();
