@@ -2,7 +2,7 @@
 //! declare (requirements) and return (errors that become `Skipped`/`Failed`).
 
 use crate::ctx::RunCtx;
-use crate::record::{Metric, Params, Profile};
+use crate::record::{Metric, Params, Profile, ResultRecord};
 use crate::unit::{Better, Unit};
 use std::path::Path;
 use thiserror::Error;
@@ -200,6 +200,15 @@ pub trait Benchmark: Send + Sync {
     fn derived_from(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The stored record of one of its cases, merged from its rounds
+    /// (`rounds::merge`; with one round, that round's record), just before
+    /// the sinks get it. `earlier`: the stored records of the cases before
+    /// it in this run. A case whose values derive from another case of the
+    /// run (a ratio to it) recomputes them here from the values those
+    /// records show, and judges its findings on them, so that a table and a
+    /// finding say what the stored values say. By default the record stays
+    /// as merged.
+    fn settle(&self, _result: &mut ResultRecord, _earlier: &[ResultRecord]) {}
 }
 
 #[cfg(test)]

@@ -257,6 +257,7 @@ impl<'a> Runner<'a> {
                             crate::rounds::merge(std::mem::take(&mut slot.0), slot.1.as_deref());
                         if let Some(mut merged) = merged {
                             judge_noise_over_rounds(&mut merged, self.config.noise_threshold);
+                            case.bench.settle(&mut merged, &record.results);
                             sink.case_finished(index, total, &merged)?;
                             record.results.push(merged);
                         }
@@ -269,12 +270,14 @@ impl<'a> Runner<'a> {
             }
         }
         // Interrupted between rounds: what a case has is still a measurement.
-        for (i, (done, state)) in pending.into_iter().enumerate() {
+        let planned = families.iter().flat_map(|(_, c)| c);
+        for (i, ((done, state), case)) in pending.into_iter().zip(planned).enumerate() {
             if emitted[i] || done.is_empty() {
                 continue;
             }
             if let Some(mut merged) = crate::rounds::merge(done, state.as_deref()) {
                 judge_noise_over_rounds(&mut merged, self.config.noise_threshold);
+                case.bench.settle(&mut merged, &record.results);
                 sink.case_finished(index.min(total.saturating_sub(1)), total, &merged)?;
                 record.results.push(merged);
             }
@@ -303,7 +306,15 @@ impl<'a> Runner<'a> {
         let started_at = Utc::now();
         let t0 = self.clock.now();
         ctx.begin_case(case_budget);
-        let watch = self.monitor.as_ref().map(|m| m.watch(family));
+        // A case computed from other cases' results (an index) measures
+        // nothing: the machine's activity over its few milliseconds of
+        // arithmetic says nothing about it, so it gets no telemetry and no
+        // disturbed mark.
+        let watch = self
+            .monitor
+            .as_ref()
+            .filter(|_| case.bench.derived_from().is_empty())
+            .map(|m| m.watch(family));
         let outcome = match req {
             Err((reason, hint)) => Err(BenchError::Skip { reason, hint }),
             Ok(()) => run_guarded(case.bench, ctx, &case.params),
@@ -925,6 +936,67 @@ mod tests {
             noise(&done.results[1]),
             ["s.two: rate varies by 7.0 % between repetitions (median of 3 rounds) (threshold 5 %)"]
         );
+    }
+
+    /// A monitor that finds every case it watches disturbed.
+    struct AlwaysBusy;
+    struct BusyWatch;
+    impl CaseMonitor for AlwaysBusy {
+        fn watch(&self, _family: &str) -> Box<dyn crate::monitor::CaseWatch> {
+            Box::new(BusyWatch)
+        }
+    }
+    impl crate::monitor::CaseWatch for BusyWatch {
+        fn finish(self: Box<Self>, _case: &str) -> crate::monitor::Observed {
+            crate::monitor::Observed {
+                details: Params::new().with("other_cpus", "6.83"),
+                findings: vec![Finding::new("t-busy", Severity::Info, "busy")],
+                disturbed: vec!["other processes used 6.83 CPUs".into()],
+            }
+        }
+    }
+
+    /// A case computed from another's results.
+    struct Derived;
+    impl Benchmark for Derived {
+        fn id(&self) -> &str {
+            "t.index"
+        }
+        fn describe(&self) -> Description {
+            Description::new("computed from t.steady", Unit::Index, Better::Higher)
+        }
+        fn derived_from(&self) -> Vec<String> {
+            vec!["t.steady".into()]
+        }
+        fn cases(&self, _plan: &Plan) -> Vec<Params> {
+            vec![Params::new()]
+        }
+        fn run(&self, _ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
+            Metric::new("index", Unit::Index, Better::Higher, vec![1000.0])
+                .map(|m| vec![m])
+                .ok_or_else(|| BenchError::failed("none"))
+        }
+    }
+
+    #[test]
+    fn a_computed_case_gets_no_telemetry() {
+        let measured = Fixed::new("t.steady", vec![1.0]);
+        let derived = Derived;
+        let runner = Runner::new(
+            vec![&measured, &derived],
+            config(),
+            Arc::new(MonotonicClock::new()),
+            CancelToken::new(),
+        )
+        .with_monitor(Arc::new(AlwaysBusy));
+        let done = runner.run(record(), &mut Recorder::default()).unwrap();
+        let (m, d) = (&done.results[0], &done.results[2]);
+        assert_eq!(d.bench_id, "t.index");
+        assert!(m.disturbed().is_some() && m.details.get_str("other_cpus").is_some());
+        assert!(m.findings.iter().any(|f| f.code == "t-busy"));
+        assert_eq!(d.disturbed(), None);
+        assert_eq!(d.details.get_str("other_cpus"), None);
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
     }
 
     #[test]

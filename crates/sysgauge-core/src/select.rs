@@ -30,6 +30,12 @@ pub enum SelectError {
         entry: String,
         known: String,
     },
+    #[error("--only: '{entry}' names {id}, which measures nothing itself: it is computed from {inputs} of the same run, which the selection leaves out; select them instead (it comes with them)")]
+    DerivedWithoutInputs {
+        entry: String,
+        id: String,
+        inputs: String,
+    },
 }
 
 impl FromStr for Selector {
@@ -115,18 +121,38 @@ pub fn select(
         .filter(|b| !any_matches(skip, b.id()))
         .map(|b| b.id().to_string())
         .collect();
-    Ok(all
-        .into_iter()
-        .filter(|b| {
-            let inputs = b.derived_from();
-            if inputs.is_empty() {
-                return measured.iter().any(|m| m == b.id());
+    let kept = |b: &dyn Benchmark| {
+        let inputs = b.derived_from();
+        if inputs.is_empty() {
+            return measured.iter().any(|m| m == b.id());
+        }
+        inputs.iter().all(|i| measured.contains(i))
+            && !any_matches(skip, b.id())
+            && (!only.is_empty() || by_default(b))
+    };
+    // An entry that names only derived benchmarks (`--only index-integer`)
+    // asks for something that cannot be computed without its inputs: say
+    // so, rather than silently run without it (or run nothing).
+    for entry in only {
+        let named: Vec<&dyn Benchmark> = all
+            .iter()
+            .map(|b| b.as_ref())
+            .filter(|b| entry.matches(b.id()))
+            .collect();
+        if named.iter().all(|b| !b.derived_from().is_empty()) {
+            if let Some(b) = named
+                .iter()
+                .find(|b| !kept(**b) && !any_matches(skip, b.id()))
+            {
+                return Err(SelectError::DerivedWithoutInputs {
+                    entry: entry.to_string(),
+                    id: b.id().to_string(),
+                    inputs: b.derived_from().join(", "),
+                });
             }
-            inputs.iter().all(|i| measured.contains(i))
-                && !any_matches(skip, b.id())
-                && (!only.is_empty() || by_default(b.as_ref()))
-        })
-        .collect())
+        }
+    }
+    Ok(all.into_iter().filter(|b| kept(b.as_ref())).collect())
 }
 
 /// What a command can select, for an error message: the families, and the
@@ -256,6 +282,28 @@ mod tests {
         );
         assert_eq!(ids("alpha", "alpha.two"), ["alpha.one"]);
         assert_eq!(ids("alpha", "index"), ["alpha.one", "alpha.two"]);
+        assert_eq!(
+            ids("alpha.one,two,index", ""),
+            ["alpha.one", "alpha.two", "alpha.index"]
+        );
+        // Named alone, a derived benchmark is explained, not dropped.
+        for only in ["index", "alpha.index", "alpha.one,index"] {
+            let e = select(all(), &sel(only), &[], |_| true).err();
+            assert_eq!(
+                e,
+                Some(SelectError::DerivedWithoutInputs {
+                    entry: if only.contains("alpha.index") {
+                        "alpha.index"
+                    } else {
+                        "index"
+                    }
+                    .into(),
+                    id: "alpha.index".into(),
+                    inputs: "alpha.one, alpha.two".into(),
+                }),
+                "{only}"
+            );
+        }
     }
 
     #[test]

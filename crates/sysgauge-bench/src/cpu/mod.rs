@@ -7,7 +7,11 @@
 //! Shape. Each kernel is one benchmark whose cases differ only in `threads`;
 //! cases run in ascending thread order, so the single-thread rate is known
 //! (kept in a family-session fixture) when the multi-threaded cases compute
-//! their scaling efficiency, rate(n) / (n × rate(1)) from the two medians. The three indexes are
+//! their scaling efficiency, rate(n) / (n × rate(1)) from the two medians.
+//! With `--rounds` the stored rates are medians of the rounds, so the stored
+//! efficiency is recomputed from them once the case's rounds are merged
+//! (`settle`), and its finding judged on that number: one definition,
+//! [`scaling_efficiency`], of the values shown. The three indexes are
 //! benchmarks too, registered after the kernels: they measure nothing, they
 //! read the single-thread rates of the same run from that fixture and
 //! compare them with the embedded reference. As result records they are
@@ -27,6 +31,7 @@ use index::IndexBenchmark;
 use kernels::{Group, KernelId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use sysgauge_core::record::{ResultRecord, Status};
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Finding, Metric, Params, Plan, Profile, RunCtx,
     Severity, Unit,
@@ -38,8 +43,19 @@ use timing::{measure_passes, PassPlan};
 pub const CONFIDENCE: &str = "cpu-confidence";
 /// Finding code: more threads stopped paying off.
 pub const SCALING: &str = "cpu-scaling";
-/// Scaling efficiency (percent) below which the `cpu-scaling` finding is given.
+/// Scaling efficiency (percent, as shown: whole percent) below which the
+/// `cpu-scaling` finding is given.
 pub const SCALING_WARN_PERCENT: f64 = 75.0;
+
+/// Scaling efficiency in percent: `rate` on `threads` threads against
+/// `threads` × the single-thread rate `single`. The one definition the
+/// stored metric, the table and the `cpu-scaling` finding use.
+pub fn scaling_efficiency(rate: f64, threads: usize, single: f64) -> f64 {
+    100.0 * rate / (threads as f64 * single)
+}
+
+/// Detail of a multi-threaded case: the logical CPUs it ran on.
+const LOGICAL_CPUS: &str = "logical_cpus";
 
 /// Fixture key of the single-thread rates measured in this family session.
 const SINGLE_RATES: &str = "cpu.single-thread-rates";
@@ -156,11 +172,15 @@ impl Benchmark for KernelBenchmark {
         if threads > ctx.threads() {
             ctx.note_detail("oversubscribed", true);
         }
+        if threads > 1 {
+            // For the scaling finding, which `settle` may judge again.
+            ctx.note_detail(LOGICAL_CPUS, ctx.threads());
+        }
         if let Some(libm) = libm_detail(kernel) {
             ctx.note_detail("libm", libm);
         }
         if !outcome.confident() {
-            ctx.finding(confidence_finding(kernel, threads, &outcome, &plan));
+            ctx.finding(confidence_finding(kernel, params, &outcome, &plan));
         }
 
         let mut metrics = vec![metric(
@@ -173,22 +193,80 @@ impl Benchmark for KernelBenchmark {
             let store = ctx.fixture(SINGLE_RATES, |_| Ok(SingleThreadRates::default()))?;
             store.0.insert(kernel, outcome.rates);
         } else if let Some(single) = single_rate(ctx, kernel)? {
-            // A ratio of the two cases' medians, so one value: its spread is
-            // the spread of the rates, which the rate metrics already carry.
-            let eff = 100.0 * metrics[0].value() / (threads as f64 * single);
-            let m = metric(
-                "scaling_efficiency",
-                Unit::Percent,
-                Better::Higher,
-                vec![eff],
-            )?;
-            if m.value() < SCALING_WARN_PERCENT {
-                ctx.finding(scaling_finding(kernel, threads, m.value(), ctx.threads()));
+            let eff = scaling_efficiency(metrics[0].value(), threads, single);
+            if let Some(f) = scaling_judged(kernel, threads, eff, ctx.threads()) {
+                ctx.finding(f);
             }
-            metrics.push(m);
+            metrics.push(efficiency_metric(eff)?);
         }
         Ok(metrics)
     }
+
+    /// With rounds, the stored rates are the medians of the rounds, and the
+    /// details those of the median round: the efficiency is recomputed from
+    /// the stored rates (the single-thread case's is in `earlier`, which the
+    /// ascending thread order guarantees), its finding judged on it, and a
+    /// confidence finding kept only when the median round's details say the
+    /// target was missed (another round's would contradict the table's `*`).
+    /// With one round this changes nothing.
+    fn settle(&self, result: &mut ResultRecord, earlier: &[ResultRecord]) {
+        if !matches!(result.status, Status::Ok) {
+            return;
+        }
+        if result.details.get_bool("confidence_reached") != Some(false) {
+            result.findings.retain(|f| f.code != CONFIDENCE);
+        }
+        let Some(threads) = result.count_param("threads").filter(|&t| t > 1) else {
+            return;
+        };
+        let threads = usize::try_from(threads).unwrap_or(usize::MAX);
+        let rate = |r: &ResultRecord| {
+            r.metrics
+                .iter()
+                .find(|m| m.name == "rate")
+                .map(Metric::value)
+        };
+        let single_params = Params::new().with("threads", 1u64);
+        let single = earlier
+            .iter()
+            .filter(|r| r.bench_id == result.bench_id && r.params == single_params)
+            .filter(|r| matches!(r.status, Status::Ok))
+            .find_map(rate)
+            .filter(|v| v.is_finite() && *v > 0.0);
+        let (Some(single), Some(rate)) = (single, rate(result)) else {
+            return;
+        };
+        let Ok(m) = efficiency_metric(scaling_efficiency(rate, threads, single)) else {
+            return;
+        };
+        let cpus = result
+            .details
+            .get_u64(LOGICAL_CPUS)
+            .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        result.findings.retain(|f| f.code != SCALING);
+        result
+            .findings
+            .extend(scaling_judged(self.kernel, threads, m.value(), cpus));
+        result.metrics.retain(|m| m.name != "scaling_efficiency");
+        result.metrics.push(m);
+    }
+}
+
+/// The stored efficiency: a ratio of two cases' medians, so one value (its
+/// spread is the spread of the rates, which the rate metrics carry).
+fn efficiency_metric(eff: f64) -> Result<Metric, BenchError> {
+    metric(
+        "scaling_efficiency",
+        Unit::Percent,
+        Better::Higher,
+        vec![eff],
+    )
+}
+
+/// The `cpu-scaling` finding for efficiency `eff`, if it is below the
+/// threshold as shown (whole percent, so "75 %" is never called below 75).
+fn scaling_judged(kernel: KernelId, threads: usize, eff: f64, cpus: usize) -> Option<Finding> {
+    (eff.round() < SCALING_WARN_PERCENT).then(|| scaling_finding(kernel, threads, eff, cpus))
 }
 
 /// The median single-thread rate of `kernel` measured earlier in this session.
@@ -201,9 +279,11 @@ fn single_rate(ctx: &mut RunCtx, kernel: KernelId) -> Result<Option<f64>, BenchE
         .filter(|m| m.is_finite() && *m > 0.0))
 }
 
+/// Names the case as every other finding does (`threads=all`, not the
+/// count it ran with).
 fn confidence_finding(
     kernel: KernelId,
-    threads: usize,
+    params: &Params,
     outcome: &timing::PassOutcome,
     plan: &PassPlan,
 ) -> Finding {
@@ -214,7 +294,7 @@ fn confidence_finding(
         CONFIDENCE,
         Severity::Warning,
         format!(
-            "{} (threads={threads}): the 95 % confidence interval of the mean is {ci} after {} passes, not within the ±{:.0} % target (stopped: {})",
+            "{} ({params}): the 95 % confidence interval of the mean is {ci} after {} passes, not within the ±{:.0} % target (stopped: {})",
             kernel.id(),
             outcome.rates.len(),
             plan.target_ci * 100.0,
@@ -416,9 +496,140 @@ mod tests {
             pass_target: Duration::from_millis(1),
             budget: Duration::from_millis(3),
         };
-        let f = confidence_finding(KernelId::Idea, 1, &out, &plan);
+        let all = Params::new().with("threads", "all");
+        let f = confidence_finding(KernelId::Idea, &all, &out, &plan);
         assert!(f.message.contains("±50.0 %") && f.message.contains("±5 %"));
+        assert!(
+            f.message.starts_with("cpu.idea (threads=all):"),
+            "{}",
+            f.message
+        );
         assert_eq!(f.severity, Severity::Warning);
+    }
+
+    /// One round of `cpu.huffman` as the runner stores it: `rate` (one
+    /// sample), and for all threads the efficiency against that round's
+    /// own single-thread rate, with the findings that round gave.
+    fn huffman_round(all: bool, rate: f64, single: f64, confident: bool) -> ResultRecord {
+        let params = if all {
+            Params::new().with("threads", "all")
+        } else {
+            Params::new().with("threads", 1u64)
+        };
+        let mut details = Params::new().with("confidence_reached", confident);
+        let mut metrics = vec![
+            Metric::new("rate", Unit::ItersPerSec, Better::Higher, vec![rate])
+                .unwrap_or_else(|| panic!("rate")),
+        ];
+        let mut findings = Vec::new();
+        if all {
+            details.insert("threads", 2u64);
+            details.insert(LOGICAL_CPUS, 2u64);
+            let eff = scaling_efficiency(rate, 2, single);
+            metrics.push(efficiency_metric(eff).unwrap_or_else(|_| panic!("eff")));
+            findings.extend(scaling_judged(KernelId::Huffman, 2, eff, 2));
+        }
+        if !confident {
+            findings.push(Finding::new(
+                CONFIDENCE,
+                Severity::Warning,
+                format!("cpu.huffman ({params}): ±10.1 % after 11 passes (round of {rate})"),
+            ));
+        }
+        ResultRecord {
+            family: "cpu".into(),
+            details,
+            findings,
+            ..ResultRecord::new("cpu.huffman", params, Status::Ok, metrics)
+        }
+    }
+
+    /// The acceptance test's run 27: three rounds whose per-round
+    /// efficiencies (52.5, 31.2, 51.8 %) have a median (52 %) that is not
+    /// the efficiency of the stored rates, and a finding from round 2 alone.
+    #[test]
+    fn with_rounds_efficiency_and_findings_are_those_of_the_stored_values() {
+        let b = KernelBenchmark::new(KernelId::Huffman, Arc::new(CpuOptions::default()));
+        let singles = [18618.0, 19650.3, 10104.2];
+        let alls = [19555.5, 12243.0, 10469.8];
+        // The median round of the single-thread case (round 1) reached
+        // the confidence target; round 2 did not.
+        let one = sysgauge_core::rounds::merge(
+            singles
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| huffman_round(false, r, r, i != 1))
+                .collect(),
+            None,
+        )
+        .unwrap();
+        let mut one_settled = one.clone();
+        b.settle(&mut one_settled, &[]);
+        assert_eq!(one_settled.metrics[0].value(), 18618.0);
+        assert!(
+            !one_settled.findings.iter().any(|f| f.code == CONFIDENCE),
+            "the table shows no * for it: {:?}",
+            one_settled.findings
+        );
+        // The median round of the all-threads case (round 2) did not.
+        let mut all = sysgauge_core::rounds::merge(
+            alls.iter()
+                .zip(singles)
+                .enumerate()
+                .map(|(i, (&r, s))| huffman_round(true, r, s, i != 1))
+                .collect(),
+            None,
+        )
+        .unwrap();
+        b.settle(&mut all, std::slice::from_ref(&one_settled));
+        let rate = all.metrics[0].value();
+        assert_eq!(rate, 12243.0);
+        let eff: Vec<f64> = all
+            .metrics
+            .iter()
+            .filter(|m| m.name == "scaling_efficiency")
+            .map(Metric::value)
+            .collect();
+        let want = 100.0 * 12243.0 / (2.0 * 18618.0);
+        assert_eq!(eff.len(), 1);
+        assert!((eff[0] - want).abs() < 1e-9, "{eff:?} against {want}");
+        let scaling: Vec<&str> = all
+            .findings
+            .iter()
+            .filter(|f| f.code == SCALING)
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(
+            scaling,
+            ["cpu.huffman: 2 threads reach 33 % of linear scaling (0.66x the single-thread rate) on 2 logical CPUs"]
+        );
+        let confidence: Vec<&str> = all
+            .findings
+            .iter()
+            .filter(|f| f.code == CONFIDENCE)
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(
+            confidence,
+            ["cpu.huffman (threads=all): ±10.1 % after 11 passes (round of 12243)"]
+        );
+        // The table shows the same number.
+        let run = sysgauge_core::record::RunRecord {
+            results: vec![one_settled, all],
+            ..sysgauge_core::record::RunRecord::new("r", "cpu", "0")
+        };
+        let table = report::cpu_table(&run, sysgauge_report::table::TableFormat::Text);
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("huffman"))
+            .unwrap_or("");
+        assert!(row.ends_with("33 %"), "{table}");
+    }
+
+    #[test]
+    fn an_efficiency_shown_as_75_is_not_called_below_75() {
+        assert!(scaling_judged(KernelId::Idea, 2, 74.6, 2).is_none());
+        assert!(scaling_judged(KernelId::Idea, 2, 74.4, 2).is_some());
     }
 
     #[test]

@@ -18,6 +18,19 @@ fn metric_value(r: &ResultRecord, name: &str) -> Option<f64> {
     r.metrics.iter().find(|m| m.name == name).map(|m| m.value())
 }
 
+/// The efficiency of the rates this table shows (`single`: the row's
+/// single-thread rate), by the one definition; the stored metric, which a
+/// run before that definition was applied to merged rounds may hold as the
+/// median of its rounds' efficiencies, only when there is no such rate.
+fn efficiency(r: &ResultRecord, threads: u64, single: Option<f64>) -> Option<f64> {
+    match (metric_value(r, "rate"), single) {
+        (Some(rate), Some(single)) if single > 0.0 && rate.is_finite() => Some(
+            super::scaling_efficiency(rate, usize::try_from(threads).unwrap_or(usize::MAX), single),
+        ),
+        _ => metric_value(r, "scaling_efficiency"),
+    }
+}
+
 fn is_index(r: &ResultRecord) -> bool {
     r.bench_id.starts_with("cpu.index-")
 }
@@ -60,6 +73,10 @@ pub fn cpu_table(run: &RunRecord, format: TableFormat) -> String {
             .unwrap_or("")
             .to_string();
         let mut cells = vec![id.trim_start_matches("cpu.").to_string(), group];
+        let single = rows
+            .iter()
+            .find(|r| threads_of(r) == Some(1) && matches!(r.status, Status::Ok))
+            .and_then(|r| metric_value(r, "rate"));
         for &n in &threads {
             let r = rows.iter().find(|r| threads_of(r) == Some(n));
             let (rate, eff) = match r {
@@ -74,7 +91,7 @@ pub fn cpu_table(run: &RunRecord, format: TableFormat) -> String {
                             metric_value(r, "rate")
                                 .map(|v| format!("{}{mark}", format_value(v)))
                                 .unwrap_or_else(|| "-".into()),
-                            metric_value(r, "scaling_efficiency")
+                            efficiency(r, n, single)
                                 .map(|v| format!("{:.0} %", v))
                                 .unwrap_or_else(|| "-".into()),
                         )

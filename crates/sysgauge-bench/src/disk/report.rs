@@ -48,7 +48,10 @@ fn yabs_iops(v: f64) -> String {
 
 /// The `disk.randrw` cases (sysgauge's or imported from fio or YABS) as
 /// YABS's summary: a row per block size, read, write and total MB/s with
-/// IOPS. `None` when the run has none.
+/// IOPS. The total is read + write of the values shown, as YABS adds them:
+/// each stored metric is the median of its own repetitions, and the median
+/// of the totals is not the sum of the sides' medians. `None` when the run
+/// has none.
 pub fn yabs_table(run: &RunRecord, format: TableFormat) -> Option<String> {
     let rows: Vec<&ResultRecord> = run
         .results
@@ -61,16 +64,22 @@ pub fn yabs_table(run: &RunRecord, format: TableFormat) -> Option<String> {
     );
     for r in &rows {
         let v = |name: &str| r.metrics.iter().find(|m| m.name == name).map(|m| m.value());
-        let mbps = |name: &str| v(name).map_or("-".into(), |x| format!("{x:.2}"));
-        let iops = |name: &str| v(name).map_or("-".into(), yabs_iops);
+        // Read + write when both sides are there; a one-sided mix's total
+        // is its one side, which the stored total is.
+        let total = |read: &str, write: &str, both: &str| match (v(read), v(write)) {
+            (Some(r), Some(w)) => Some(r + w),
+            _ => v(both),
+        };
+        let mbps = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
+        let iops = |x: Option<f64>| x.map_or("-".into(), yabs_iops);
         t.push(vec![
             r.params.get_u64("block_size").map_or("?".into(), yabs_size),
-            mbps("read_throughput"),
-            iops("read_iops"),
-            mbps("write_throughput"),
-            iops("write_iops"),
-            mbps("throughput"),
-            iops("iops"),
+            mbps(v("read_throughput")),
+            iops(v("read_iops")),
+            mbps(v("write_throughput")),
+            iops(v("write_iops")),
+            mbps(total("read_throughput", "write_throughput", "throughput")),
+            iops(total("read_iops", "write_iops", "iops")),
         ]);
     }
     let p = &first.params;
@@ -181,12 +190,26 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
     for r in run.results.iter().filter(|r| r.family == "disk") {
         let test = r.bench_id.trim_start_matches("disk.").to_string();
         let case = case_label(r);
-        let lat = |name: &str| {
+        let value = |name: &str| {
             r.metrics
                 .iter()
                 .find(|m| m.name == name)
-                .map(|m| format!("{} us", format_value(m.value())))
-                .unwrap_or_else(|| "-".into())
+                .map(|m| format_value(m.value()))
+        };
+        // A mixed case (randrw) has a latency per side, no overall one.
+        let lat = |name: &str| match value(name) {
+            Some(v) => format!("{v} us"),
+            None => match (
+                value(&format!("read_{name}")),
+                value(&format!("write_{name}")),
+            ) {
+                (None, None) => "-".into(),
+                (r, w) => format!(
+                    "r {} / w {} us",
+                    r.unwrap_or_else(|| "-".into()),
+                    w.unwrap_or_else(|| "-".into())
+                ),
+            },
         };
         match (&r.status, r.primary()) {
             (Status::Ok, Some(m)) => {
@@ -303,5 +326,54 @@ mod tests {
             "{target}"
         );
         assert!(target.contains("non-rotational"), "{target}");
+    }
+
+    /// The acceptance test's 1m row: each side the median of its own
+    /// repetitions (1319.92 and 1321.45 MB/s), the stored total the median
+    /// of the totals (2916.30); the table's total is what it shows added.
+    #[test]
+    fn yabs_total_is_read_plus_write_and_randrw_shows_its_latencies() {
+        let m = |name: &str, unit: &Unit, samples: &[f64]| {
+            Metric::new(name, unit.clone(), Better::Higher, samples.to_vec())
+                .unwrap_or_else(|| panic!("metric"))
+        };
+        let (mb, ops, us) = (&Unit::MBps, &Unit::OpsPerSec, &Unit::Microseconds);
+        let r = ResultRecord {
+            family: "disk".into(),
+            ..ResultRecord::new(
+                "disk.randrw",
+                Params::new()
+                    .with("block_size", 1u64 << 20)
+                    .with("rwmixread", 50u64)
+                    .with("iodepth", 64u64)
+                    .with("numjobs", 2u64),
+                Status::Ok,
+                vec![
+                    m("throughput", mb, &[2916.30, 2600.0, 3000.0]),
+                    m("iops", ops, &[2781.0, 2500.0, 2900.0]),
+                    m("read_throughput", mb, &[1319.92, 1700.0, 1100.0]),
+                    m("read_iops", ops, &[1258.8, 1600.0, 1000.0]),
+                    m("write_throughput", mb, &[1321.45, 1200.0, 1500.0]),
+                    m("write_iops", ops, &[1260.2, 1100.0, 1400.0]),
+                    m("read_latency_median", us, &[812.0]),
+                    m("write_latency_median", us, &[950.0]),
+                ],
+            )
+        };
+        let run = RunRecord {
+            status: RunStatus::Complete,
+            results: vec![r],
+            ..RunRecord::new("r", "disk", "0")
+        };
+        let y = yabs_table(&run, TableFormat::Text).unwrap_or_default();
+        let row = y.lines().find(|l| l.starts_with("1m")).unwrap_or("");
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cells,
+            ["1m", "1319.92", "1.3k", "1321.45", "1.3k", "2641.37", "2.5k"],
+            "{y}"
+        );
+        let table = disk_table(&run, TableFormat::Text);
+        assert!(table.contains("r 812.0 / w 950.0 us"), "{table}");
     }
 }

@@ -64,7 +64,7 @@ pub fn resolve_size(
                 if size > u {
                     return Err(BenchError::skip(
                         format!(
-                            "not enough free space for a {} test file: {} free, and {} must stay free",
+                            "{NO_SPACE} for a {} test file: {} free, and {} must stay free",
                             Bytes(size),
                             Bytes(free.unwrap_or(0)),
                             Bytes(margin)
@@ -84,7 +84,7 @@ pub fn resolve_size(
             if size < min_default_size(profile).min(want) {
                 return Err(BenchError::skip(
                     format!(
-                        "not enough free space for a test file: {} free, and {} must stay free",
+                        "{NO_SPACE} for a test file: {} free, and {} must stay free",
                         Bytes(free.unwrap_or(0)),
                         Bytes(margin)
                     ),
@@ -93,6 +93,56 @@ pub fn resolve_size(
             }
             Ok(size)
         }
+    }
+}
+
+/// The start of every skip reason for a test file that does not fit: how
+/// `sysgauge disk` tells a run that measured nothing for lack of space.
+pub const NO_SPACE: &str = "not enough free space";
+
+/// Whether every result of `results` is a disk case skipped because its
+/// test file did not fit (the space went between the check before the run
+/// and the cases): the run measured nothing.
+pub fn nothing_fit(results: &[sysgauge_core::record::ResultRecord]) -> bool {
+    !results.is_empty()
+        && results.iter().all(|r| {
+            matches!(&r.status, sysgauge_core::Status::Skipped { reason, .. } if reason.starts_with(NO_SPACE))
+        })
+}
+
+/// The test file's granule: whole blocks of the largest block size (at
+/// least 1 MiB) and of the device's physical block.
+fn granule(options: &DiskOptions, device: Option<&BlockDevice>) -> u64 {
+    options.max_block_size().max(1 << 20).max(u64::from(
+        device.and_then(|d| d.physical_block_size).unwrap_or(0),
+    ))
+}
+
+/// Before anything runs: whether the test file fits on the file system of
+/// `dir`, sized as the first case will size it (`resolve_size`). `Err` says
+/// why not and what to do, for a usage error: a `--size` that cannot fit,
+/// or a file system too full for even the smallest test file, would
+/// otherwise skip every case and measure nothing.
+pub fn check_space(options: &DiskOptions, dir: &Path, profile: Profile) -> Result<(), String> {
+    let fs = sysgauge_host::fs_info(dir);
+    let device = fs
+        .as_ref()
+        .and_then(|f| f.block_device.as_deref())
+        .and_then(sysgauge_host::block_device);
+    match resolve_size(
+        options.size,
+        profile,
+        granule(options, device.as_ref()),
+        sysgauge_host::free_space_bytes(dir),
+        fs.as_ref().and_then(|f| f.total_bytes),
+    ) {
+        Ok(_) => Ok(()),
+        Err(BenchError::Skip { reason, hint }) => Err(format!(
+            "{} ({reason}): {}",
+            dir.display(),
+            hint.unwrap_or_default()
+        )),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -195,16 +245,10 @@ impl Target {
             .and_then(sysgauge_host::block_device);
         let stats_name = fs.as_ref().and_then(stats_name_for);
         let max_block = options.max_block_size().max(1 << 20);
-        let granule = max_block.max(u64::from(
-            device
-                .as_ref()
-                .and_then(|d| d.physical_block_size)
-                .unwrap_or(0),
-        ));
         let size = resolve_size(
             options.size,
             ctx.profile(),
-            granule,
+            granule(options, device.as_ref()),
             sysgauge_host::free_space_bytes(&dir),
             fs.as_ref().and_then(|f| f.total_bytes),
         )?;
@@ -476,5 +520,47 @@ mod tests {
         );
         assert!(resolve_size(Some(1000), Profile::Quick, g, None, None).is_err());
         assert_eq!(safety_margin(Some(100 << 30)), 5 << 30);
+    }
+
+    /// `sysgauge disk --size 99999T`: refused before the run, naming the
+    /// directory and what to do; a size that fits passes.
+    #[test]
+    fn a_size_that_cannot_fit_is_refused_before_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = |size: u64| DiskOptions {
+            size: Some(size),
+            ..DiskOptions::default()
+        };
+        let huge = options(99_999 << 40);
+        let e = check_space(&huge, dir.path(), Profile::Tiny).unwrap_err();
+        assert!(
+            e.contains(NO_SPACE) && e.contains("pass a smaller --size"),
+            "{e}"
+        );
+        assert!(e.contains(&dir.path().display().to_string()), "{e}");
+        assert!(check_space(&options(1 << 20), dir.path(), Profile::Tiny).is_ok());
+    }
+
+    #[test]
+    fn a_run_of_skips_for_space_measured_nothing() {
+        use sysgauge_core::record::{Params, ResultRecord, Status};
+        let skipped = |reason: &str| {
+            ResultRecord::new(
+                "disk.seq-write",
+                Params::new(),
+                Status::Skipped {
+                    reason: reason.into(),
+                    hint: None,
+                },
+                Vec::new(),
+            )
+        };
+        let space = skipped(&format!("{NO_SPACE} for a test file: 0 B free"));
+        assert!(nothing_fit(&[space.clone(), space.clone()]));
+        assert!(!nothing_fit(&[
+            space,
+            skipped("the I/O buffers need 1 GiB")
+        ]));
+        assert!(!nothing_fit(&[]));
     }
 }

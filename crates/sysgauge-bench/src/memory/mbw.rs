@@ -19,8 +19,16 @@
 //! sysgauge's `mem.memcpy` is therefore the reader's call, not the
 //! importer's (docs/comparing.md). `MCBLOCK` copies the same source block
 //! each time, which no sysgauge case does.
-//! The per-run lines are the samples; with only `AVG` lines, the average
-//! is the one sample.
+//!
+//! The value is mbw's own result, whichever lines a write-up kept: the
+//! `AVG` line when there is one, else what mbw would have printed there
+//! (the size over the mean time, which from the per-run rates is their
+//! harmonic mean). The per-run lines give the spread: the samples are their
+//! rates scaled so that their median is that value (a median of the raw
+//! rates, which mbw never reports, imported a full output 66 % above its
+//! own `AVG` line and the same run's `AVG` lines alone); the rates as mbw
+//! printed them stay in the details (`run_rates_mib_s`). With only `AVG`
+//! lines the average is the one sample.
 
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Params, ResultRecord, Status};
@@ -186,20 +194,49 @@ fn record(
             params.insert("block_size", b);
         }
     }
-    let samples = if c.runs.is_empty() {
-        c.average.into_iter().collect()
-    } else {
-        c.runs
-    };
+    let mut details = Params::new().with("source", "mbw");
+    if !c.runs.is_empty() {
+        details.insert(
+            RUN_RATES,
+            c.runs
+                .iter()
+                .map(|r| format!("{r}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    let samples = samples(&c.runs, c.average);
     // MiB/s to the MB/s mem's copy cases report.
     let mbps: Vec<f64> = samples.iter().map(|r| r * 1.048_576).collect();
     let m = metric("copy", Unit::MBps, Better::Higher, mbps)
         .map_err(|e| err(last, format!("{}: {e}", c.method)))?;
     Ok(ResultRecord {
-        details: Params::new().with("source", "mbw"),
+        details,
         started_at: at,
         ..ResultRecord::new(&id, params, Status::Ok, vec![m])
     })
+}
+
+/// Detail: the per-run rates as mbw printed them, in MiB/s.
+pub const RUN_RATES: &str = "run_rates_mib_s";
+
+/// mbw's own result from its per-run rates, as its `AVG` line computes it:
+/// the array size over the mean elapsed time, i.e. the harmonic mean of the
+/// rates.
+fn mbw_average(runs: &[f64]) -> f64 {
+    runs.len() as f64 / runs.iter().map(|r| 1.0 / r).sum::<f64>()
+}
+
+/// The samples of a case (MiB/s): the per-run rates scaled so that their
+/// median is mbw's result (`average`, else computed from them), or that
+/// result alone without per-run lines.
+fn samples(runs: &[f64], average: Option<f64>) -> Vec<f64> {
+    if runs.is_empty() {
+        return average.into_iter().collect();
+    }
+    let value = average.unwrap_or_else(|| mbw_average(runs));
+    let median = sysgauge_stats::median(runs);
+    runs.iter().map(|r| r * value / median).collect()
 }
 
 /// A method name as an id part: lower-case letters, digits and `-`.
@@ -236,7 +273,9 @@ MiB/s
         let r = parse_mbw(text, Utc::now()).unwrap();
         assert_eq!(r.len(), 2);
         assert_eq!(r[0].bench_id, "mbw.memcpy");
-        assert_eq!(r[0].metrics[0].samples, vec![302.070 * 1.048_576]);
+        // The value is the AVG line; the one run line is its spread.
+        assert!((r[0].metrics[0].value() - 301.205 * 1.048_576).abs() < 1e-9);
+        assert_eq!(r[0].details.get_str(RUN_RATES), Some("302.07"));
         assert_eq!(r[1].bench_id, "mbw.dumb");
         assert!((r[1].metrics[0].value() - 243.902 * 1.048_576).abs() < 1e-9);
         // A break elsewhere is still an error that names the line.
@@ -264,10 +303,52 @@ MiB/s
         assert_eq!(ids(&r), ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"]);
         let memcpy = &r[0];
         assert_eq!(memcpy.params, Params::new().with("size", 16u64 << 20));
-        assert_eq!(memcpy.metrics[0].samples.len(), 3);
-        assert!((memcpy.metrics[0].samples[2] - 7597.341 * 1.048_576).abs() < 1e-6);
+        let m = &memcpy.metrics[0];
+        assert_eq!(m.samples.len(), 3);
+        // The value is mbw's AVG line; the runs keep their proportions.
+        assert!((m.value() - 2406.860 * 1.048_576).abs() < 1e-6, "{m:?}");
+        assert!((m.samples[2] / m.samples[0] - 7597.341 / 1466.141).abs() < 1e-9);
+        assert_eq!(
+            memcpy.details.get_str(RUN_RATES),
+            Some("1466.141 2310.803 7597.341")
+        );
         assert_eq!(r[2].params.get_u64("block_size"), Some(262_144));
         assert_eq!(memcpy.details.get_str("source"), Some("mbw"));
+    }
+
+    /// The acceptance test's case: one mbw output imports as the same value
+    /// whether all its lines, only its `AVG` lines or only its per-run
+    /// lines were kept.
+    #[test]
+    fn the_value_is_mbws_whichever_lines_were_kept() {
+        let full = fixture!("1.2.2-n3-16MiB.txt");
+        let only = |avg: bool| -> String {
+            full.lines()
+                .filter(|l| !l.contains("Method:") || l.starts_with("AVG") == avg)
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        let values = |text: &str| -> Vec<f64> {
+            parse_mbw(text, Utc::now())
+                .unwrap()
+                .iter()
+                .map(|r| r.metrics[0].value())
+                .collect()
+        };
+        let (all, avg, runs) = (values(full), values(&only(true)), values(&only(false)));
+        assert_eq!(all, avg);
+        for (a, r) in all.iter().zip(&runs) {
+            // mbw printed its rates to 3 decimals: the same to 1e-5.
+            assert!((a / r - 1.0).abs() < 1e-5, "{all:?} {runs:?}");
+        }
+        // The report's run: DUMB 11958 and 2700 MiB/s, AVG 4405.893.
+        let h = mbw_average(&[11958.0, 2700.0]);
+        assert!((h - 4405.3).abs() < 1.0, "{h}");
+        let s = samples(&[11958.0, 2700.0], Some(4405.893));
+        assert!(
+            (sysgauge_stats::median(&s) - 4405.893).abs() < 1e-9,
+            "{s:?}"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! measured here.
 
 use super::{LATENCY, MEMCPY};
-use sysgauge_core::record::{ResultRecord, RunRecord, Status};
+use sysgauge_core::record::{ParamValue, ResultRecord, RunRecord, Status};
 use sysgauge_core::size::{size_label, Bytes};
 use sysgauge_report::format::format_value;
 use sysgauge_report::table::{Table, TableFormat};
@@ -104,6 +104,16 @@ Debian's mbw 1.2.2 as DUMB; the element loop is mbw 2.0's DUMB and mbw 1.2.2's M
 (that build swaps the two); the block copy is MCBLOCK, which mbw 1.2.2 runs re-reading \
 one source block (docs/comparing.md)\n";
 
+/// A case's `threads` as the summary names it (`all`), with the count it
+/// ran with: `2`, `all (2)`.
+fn threads_cell(r: &ResultRecord) -> String {
+    match (r.params.get("threads"), r.count_param("threads")) {
+        (Some(ParamValue::Text(t)), Some(n)) => format!("{t} ({n})"),
+        (Some(v), _) => v.to_string(),
+        (None, _) => String::new(),
+    }
+}
+
 /// The STREAM kernels in STREAM's layout; empty when the run has none.
 pub fn stream_table(run: &RunRecord, format: TableFormat) -> String {
     let ids = [
@@ -146,10 +156,7 @@ pub fn stream_table(run: &RunRecord, format: TableFormat) -> String {
         }
         t.push(vec![
             format!("{name}:"),
-            r.params
-                .get_u64("threads")
-                .map(|x| x.to_string())
-                .unwrap_or_default(),
+            threads_cell(r),
             Bytes(size).to_string(),
             format!("{:.2}", bytes / min / 1e9),
             format!("{:.2}", m.value()),
@@ -366,6 +373,22 @@ mod tests {
         assert_eq!(row[1], "2");
         assert_eq!(row[4], "12.88");
         assert_eq!(&row[row.len() - 3..], &["0.375000", "0.250000", "0.500000"]);
+        // The all-CPUs case names itself as the summary does, with its count.
+        let all = result(
+            "mem.stream-copy",
+            Params::new().with("size", size).with("threads", "all"),
+            Params::new().with("threads", 2u64),
+            Unit::GBps,
+            vec![10.0],
+        );
+        let text = stream_table(&run(vec![all]), TableFormat::Text);
+        let row: Vec<&str> = text
+            .lines()
+            .nth(3)
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        assert_eq!(&row[..3], ["Copy:", "all", "(2)"], "{text}");
     }
 
     #[test]

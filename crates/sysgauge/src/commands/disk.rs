@@ -128,6 +128,11 @@ pub fn options_from_args(args: &DiskArgs, cfg: &mut MeasureConfig) -> Result<Dis
                     .context("cannot find the current directory; pass --path DIR")?,
             };
             check_writable_dir(&dir, "--path")?;
+            // A test file that cannot fit would skip every case: a usage
+            // error before anything runs, as mem's impossible --size is.
+            disk::target::check_space(&o, &dir, cfg.profile).map_err(|e| {
+                anyhow::anyhow!("the test file does not fit on the file system of {e}")
+            })?;
             if args.io.is_none() && !disk::io::direct_supported(&dir) {
                 o.io_modes = Some(vec![IoMode::Buffered]);
             }
@@ -181,5 +186,20 @@ pub fn run(args: DiskArgs) -> Result<Exit> {
     }
     let all = disk::benchmarks(&Arc::new(options));
     let selected = measure::select(all, &args.select)?;
-    measure::family_command(&disk::FAMILY, &cfg, &selected)
+    let cancel = crate::signals::install()?;
+    let outcome = measure::execute_family(&disk::FAMILY, &cfg, &selected, &cancel, Vec::new())?;
+    let exit = measure::finish(
+        &cfg,
+        &outcome,
+        measure::family_text(&disk::FAMILY, &outcome.record),
+    )?;
+    // The space checked before the run went while it ran: nothing was
+    // measured, which is no success (README: 2, fatal error).
+    if exit == Exit::Ok && disk::target::nothing_fit(&outcome.record.results) {
+        eprintln!(
+            "sysgauge: error: every case was skipped: the test file no longer fits (free space went while the run started); free some space or pass --path to another file system"
+        );
+        return Ok(Exit::Fatal);
+    }
+    Ok(exit)
 }

@@ -164,3 +164,112 @@ fn bad_cpu_arguments_exit_2() {
     }
     assert!(!sb.db().exists(), "nothing may be written on bad input");
 }
+
+/// With `--rounds`, the stored efficiency is that of the stored rates (the
+/// medians of the rounds), and a `cpu-confidence` finding goes with the
+/// details the table's `*` reads (the median round's), naming the case as
+/// stored (`threads=all`).
+#[test]
+fn with_rounds_efficiency_and_confidence_describe_the_stored_values() {
+    let sb = Sandbox::new();
+    let json = sb.path().join("cpu.json");
+    sb.tiny("cpu")
+        .args([
+            "--rounds",
+            "3",
+            "--threads",
+            "1,all",
+            "--kernels",
+            "idea,huffman",
+        ])
+        .args(["--no-store", "--json"])
+        .arg(&json)
+        .succeeds();
+    let run = completed_record(&json, "cpu");
+    let rate = |id: &str, threads: &str| {
+        let r = run
+            .results
+            .iter()
+            .find(|r| {
+                r.bench_id == id
+                    && r.params.get("threads").map(|v| v.to_string()).as_deref() == Some(threads)
+            })
+            .unwrap_or_else(|| panic!("no {id} threads={threads}"));
+        (r.primary().unwrap().value(), r)
+    };
+    for id in ["cpu.idea", "cpu.huffman"] {
+        let (single, _) = rate(id, "1");
+        let (all, r) = rate(id, "all");
+        let n = r.count_param("threads").unwrap() as f64;
+        let eff = r
+            .metrics
+            .iter()
+            .find(|m| m.name == "scaling_efficiency")
+            .unwrap();
+        let want = 100.0 * all / (n * single);
+        assert!(
+            (eff.value() - want).abs() < 1e-9 * want,
+            "{id}: stored {} against {want} from the stored rates",
+            eff.value()
+        );
+        let scaling = r.findings.iter().any(|f| f.code == "cpu-scaling");
+        assert_eq!(scaling, want.round() < 75.0, "{id}: {:?}", r.findings);
+    }
+    for r in run.results.iter().filter(|r| !r.bench_id.contains("index")) {
+        let missed = r.details.get_bool("confidence_reached") == Some(false);
+        let found: Vec<&str> = r
+            .findings
+            .iter()
+            .filter(|f| f.code == "cpu-confidence")
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(
+            found.len(),
+            usize::from(missed),
+            "{} {}: {found:?}",
+            r.bench_id,
+            r.params
+        );
+        for f in found {
+            assert!(
+                f.starts_with(&format!("{} ({})", r.bench_id, r.params)),
+                "{f}"
+            );
+        }
+    }
+}
+
+/// An index is computed from the kernels in milliseconds: no telemetry of
+/// its own, never disturbed.
+#[test]
+fn an_index_has_no_telemetry() {
+    let sb = Sandbox::new();
+    let (run, _) = sb.tiny_unstored_run("cpu");
+    let indexes: Vec<_> = run
+        .results
+        .iter()
+        .filter(|r| r.bench_id.starts_with("cpu.index-"))
+        .collect();
+    assert_eq!(indexes.len(), 3);
+    assert!(run
+        .results
+        .iter()
+        .any(|r| r.details.get_str("other_cpus").is_some()));
+    for r in indexes {
+        assert_eq!(r.status, Status::Ok, "{r:?}");
+        assert!(r.disturbed().is_none(), "{r:?}");
+        assert!(r.details.get_str("other_cpus").is_none(), "{r:?}");
+        assert!(r.details.get_int("cpu_percent").is_none(), "{r:?}");
+    }
+}
+
+#[test]
+fn an_index_alone_is_explained() {
+    let sb = Sandbox::new();
+    sb.tiny("cpu")
+        .args(["--only", "index-integer"])
+        .usage_error(
+        "cpu.index-integer, which measures nothing itself: it is computed from cpu.numeric-sort",
+    );
+    assert!(!sb.db().exists());
+}

@@ -336,6 +336,49 @@ fn bad_arguments_exit_2() {
     }
 }
 
+/// A test file that cannot fit (`--size 99999T`, or a file system too
+/// small for even the smallest one) is refused before anything runs, as
+/// mem's impossible `--size` is: it used to skip every case, exit 0 and
+/// store a complete run of nothing.
+#[test]
+fn a_test_file_that_cannot_fit_is_refused_before_anything_runs() {
+    let sb = Sandbox::new();
+    sb.tiny("disk")
+        .args(["--only", "seq-write", "--size", "99999T", "--path"])
+        .arg(sb.scratch())
+        .usage_error("the test file does not fit on the file system of");
+    assert!(!sb.db().exists(), "nothing may be stored");
+    // A small tmpfs: less free space than must stay free (128 MiB).
+    let small = sb.path().join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(&small)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !sysgauge_testkit::require(
+        "mounting a tmpfs (needs root)",
+        mounted,
+        "run the tests as root",
+    ) {
+        return;
+    }
+    let out = sb
+        .tiny("disk")
+        .args(["--only", "seq-write", "--path"])
+        .arg(&small)
+        .output();
+    let _ = Command::new("umount").arg("-l").arg(&small).status();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("not enough free space for a test file") && err.contains("--path"),
+        "{err}"
+    );
+    assert!(!sb.db().exists(), "nothing may be stored");
+}
+
 #[test]
 fn raw_mode_explains_and_writes_nothing_without_destroy_data() {
     let Some(_turn) = loop_device_turn(&["losetup"]) else {

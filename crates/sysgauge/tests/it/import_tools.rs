@@ -97,6 +97,34 @@ fn captured_mbw_output_imports_under_its_own_names() {
     assert!(said.contains("0 new run(s), 1 already present"), "{said}");
 }
 
+/// The acceptance test's case: one mbw output, imported whole and as its
+/// `AVG` lines alone (as write-ups keep it), compares as 1.000.
+#[test]
+fn an_mbw_output_compares_with_its_avg_lines_as_equal() {
+    let sb = Sandbox::new();
+    let full = tool_fixture("mbw/1.2.2-n3-16MiB.txt");
+    let avg: String = std::fs::read_to_string(&full)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("AVG"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let avg_file = sb.dir.path().join("mbw-avg.txt");
+    std::fs::write(&avg_file, avg).unwrap();
+    import(&sb, &[&full]);
+    import(&sb, &[&avg_file]);
+    let c = compare_json(&sb, "1.2.2-n3-16MiB");
+    // (MCBLOCK's block size is in the preamble only, so without it the
+    // AVG lines' MCBLOCK is another case.)
+    for id in ["mbw.memcpy", "mbw.dumb"] {
+        let row = row_with_ratios(&c, id, "copy");
+        for cell in row.cells.iter().flatten() {
+            let ratio = cell.ratio.unwrap();
+            assert!((ratio - 1.0).abs() < 1e-9, "{id}: {ratio}");
+        }
+    }
+}
+
 #[test]
 fn a_bad_mbw_line_is_refused_with_its_line() {
     let sb = Sandbox::new();
