@@ -177,6 +177,26 @@ pub fn is_url(db: &Path) -> bool {
     })
 }
 
+/// The files a SQLite database at `db` consists of: the file itself and
+/// the `-wal`, `-shm` and `-journal` files SQLite keeps beside it (none for
+/// a PostgreSQL URL). Whatever replaces one of them destroys the database:
+/// the command line keeps output files off them.
+pub fn database_files(db: &Path) -> Vec<std::path::PathBuf> {
+    if is_url(db) {
+        return Vec::new();
+    }
+    let mut files = vec![db.to_path_buf()];
+    files.extend(sqlite::SIDE_FILES.iter().map(|s| sqlite::side_file(db, s)));
+    files
+}
+
+/// True when `path` is a regular file that begins with SQLite's header
+/// ("SQLite format 3"): some SQLite database, ours or not. Anything else,
+/// or a file that cannot be read, is not.
+pub fn is_sqlite_database(path: &Path) -> bool {
+    sqlite::has_header(path)
+}
+
 /// `db` as it may be shown: a URL without its password (a path as it is).
 /// The one redaction of database addresses: every message that names a
 /// database goes through it (`StoreError` applies it to its `path` when

@@ -685,8 +685,33 @@ fn has_wal(path: &Path) -> bool {
     }
 }
 
-/// The database's `-wal` or `-shm` file.
-fn side_file(path: &Path, suffix: &str) -> PathBuf {
+/// The files SQLite keeps beside a database, by their suffix: the
+/// write-ahead log and its index (WAL mode, ours), and the rollback journal
+/// (the other modes, or a database another program made).
+pub(crate) const SIDE_FILES: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// The first 16 bytes of every SQLite database file.
+const HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// True when `path` is a regular file that begins with SQLite's header
+/// (opened without blocking, so a FIFO swapped in is not waited on).
+pub(crate) fn has_header(path: &Path) -> bool {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Read;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::open(path, flags, Mode::empty()) else {
+        return false;
+    };
+    let mut f = std::fs::File::from(fd);
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 16];
+    f.read_exact(&mut head).is_ok() && &head == HEADER
+}
+
+/// The database's `-wal`, `-shm` or `-journal` file.
+pub(crate) fn side_file(path: &Path, suffix: &str) -> PathBuf {
     let mut f = path.as_os_str().to_owned();
     f.push(suffix);
     PathBuf::from(f)

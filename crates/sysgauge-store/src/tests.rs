@@ -753,3 +753,33 @@ fn no_store_error_shows_a_password() {
         assert!(text.contains("postgres://sg@"), "{text}");
     }
 }
+
+/// The files a database is made of, and SQLite's header told from other
+/// content (what the command line keeps output files off).
+#[test]
+fn database_files_and_the_sqlite_header() {
+    let dir = tmp();
+    let db = dir.path().join("r.db");
+    let names: Vec<String> = database_files(&db)
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let base = db.display().to_string();
+    assert_eq!(
+        names,
+        [
+            base.clone(),
+            format!("{base}-wal"),
+            format!("{base}-shm"),
+            format!("{base}-journal")
+        ]
+    );
+    assert!(database_files(Path::new("postgres://sg@db.example/results")).is_empty());
+    assert!(!is_sqlite_database(&db), "missing");
+    drop(Store::open(&db).unwrap());
+    assert!(is_sqlite_database(&db));
+    let json = dir.path().join("r.json");
+    std::fs::write(&json, "{\"schema_version\": 1}").unwrap();
+    assert!(!is_sqlite_database(&json));
+    assert!(!is_sqlite_database(dir.path()), "a directory");
+}

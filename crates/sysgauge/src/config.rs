@@ -205,11 +205,14 @@ pub fn resolve_db(arg: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// An output file's directory must exist (`-` means stdout).
+/// An output file's directory must exist (`-` means stdout), and the file
+/// must not be a results database (`db::refuse_database_as_output`). Every
+/// command checks its output files here, before anything runs.
 pub fn check_output_path(p: &Path, option: &str) -> Result<()> {
     if p.as_os_str() == "-" {
         return Ok(());
     }
+    crate::db::refuse_database_as_output(p, option)?;
     if p.is_dir() {
         bail!("{option} {} is a directory; give a file name", p.display());
     }

@@ -16,8 +16,93 @@
 
 use crate::config::{default_db_path, resolve_db};
 use anyhow::{bail, Result};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use sysgauge_store::{display_name, is_url, Store, StoreError};
+
+/// The database this invocation names (`--db`, or SYSGAUGE_DB through it),
+/// noted by `main` before the command runs: output files are kept off it.
+static NAMED: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+/// Note the database the command line names (`None`: the command takes no
+/// `--db`, or it was not given).
+pub fn note_named(db: Option<PathBuf>) {
+    let _ = NAMED.set(db);
+}
+
+/// Refuse `target` as an output file (`--json`, a report, a man page…)
+/// when writing it would destroy a results database: the one this
+/// invocation uses, the one SYSGAUGE_DB names, or the default one, or a
+/// `-wal`/`-shm`/`-journal` file of one of them — by any path to it (its
+/// canonical path, or the same file through a symlink or a hard link) — or
+/// any existing SQLite database. `what` names the option in the message.
+pub fn refuse_database_as_output(target: &Path, what: &str) -> Result<()> {
+    if target.as_os_str() == "-" {
+        return Ok(());
+    }
+    let mut databases: Vec<PathBuf> = NAMED.get().cloned().flatten().into_iter().collect();
+    databases.extend(std::env::var_os("SYSGAUGE_DB").map(PathBuf::from));
+    databases.extend(default_db_path().ok());
+    let shown = target.display();
+    let same = identity(target);
+    for db in databases.iter().filter(|d| !d.as_os_str().is_empty()) {
+        // SQLite keeps its side files beside the file a symlinked database
+        // resolves to; look beside both.
+        for name in [Some(db.clone()), std::fs::canonicalize(db).ok()]
+            .iter()
+            .flatten()
+        {
+            // The first is the database file itself, then its side files.
+            for (i, file) in sysgauge_store::database_files(name).iter().enumerate() {
+                if !identity(file).same_as(&same) {
+                    continue;
+                }
+                let db = display_name(db);
+                let is = if i == 0 {
+                    format!("the results database {db}")
+                } else {
+                    format!("{}, a file of the results database {db}", file.display())
+                };
+                bail!("{what} {shown} is {is}: writing it would destroy the stored runs; give another file name");
+            }
+        }
+    }
+    if sysgauge_store::is_sqlite_database(target) {
+        bail!(
+            "{what} {shown} is an SQLite database: writing it would destroy what it holds; give another file name"
+        );
+    }
+    Ok(())
+}
+
+/// Where a path leads: its canonical path (for a file not there yet, its
+/// directory's canonical path and its name), and the file's device and
+/// inode when it exists (a hard link has another path, the same inode).
+struct Identity {
+    path: PathBuf,
+    inode: Option<(u64, u64)>,
+}
+
+impl Identity {
+    fn same_as(&self, other: &Identity) -> bool {
+        self.path == other.path || (self.inode.is_some() && self.inode == other.inode)
+    }
+}
+
+fn identity(p: &Path) -> Identity {
+    let inode = std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let path = std::fs::canonicalize(p).unwrap_or_else(|_| {
+        let absolute = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        match (absolute.parent(), absolute.file_name()) {
+            (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                .map(|d| d.join(name))
+                .unwrap_or(absolute.clone()),
+            _ => absolute.clone(),
+        }
+    });
+    Identity { path, inode }
+}
 
 /// The database a read-only command reads: `--db`, else the default.
 pub fn reading_path(arg: Option<&Path>) -> Result<PathBuf> {

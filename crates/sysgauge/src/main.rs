@@ -4,6 +4,26 @@
 
 #![forbid(unsafe_code)]
 
+// Every `eprintln!` and `eprint!` of this crate is one of these two, not
+// std's (macros defined here, before the modules, shadow the prelude's in
+// all of them). std's panics when stderr is closed or full (`2>&1 | head`,
+// `2>/dev/full`): a progress line or a warning nobody can read then must
+// not crash a run and leave it `running`. See `output::stderr`.
+macro_rules! eprintln {
+    () => {
+        $crate::output::stderr(::std::format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::stderr(::std::format_args!("{}\n", ::std::format_args!($($arg)*)))
+    };
+}
+
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::output::stderr(::std::format_args!($($arg)*))
+    };
+}
+
 mod cli;
 mod commands;
 mod config;
@@ -27,10 +47,10 @@ fn main() -> ExitCode {
     // `--version` says what was built: the target and the CPU features
     // compiled in (the build record of every run says the same).
     let cmd = cli::Cli::command().long_version(measure::long_version());
-    let cli = match cmd
-        .try_get_matches()
-        .and_then(|m| cli::Cli::from_arg_matches(&m))
-    {
+    let cli = match cmd.try_get_matches().and_then(|m| {
+        db::note_named(named_db(&m));
+        cli::Cli::from_arg_matches(&m)
+    }) {
         Ok(cli) => cli,
         Err(e) => return exit::report_usage_error(e).into(),
     };
@@ -39,4 +59,17 @@ fn main() -> ExitCode {
         Ok(code) => code.into(),
         Err(err) => exit::report_error(&err).into(),
     }
+}
+
+/// The `--db` (or SYSGAUGE_DB) the command line gives, whichever command
+/// takes it: the option is global, so the innermost subcommand has it.
+fn named_db(m: &clap::ArgMatches) -> Option<std::path::PathBuf> {
+    let mut m = m;
+    while let Some((_, sub)) = m.subcommand() {
+        m = sub;
+    }
+    m.try_get_one::<std::path::PathBuf>("db")
+        .ok()
+        .flatten()
+        .cloned()
 }

@@ -1,7 +1,8 @@
 //! Writing data to stdout. Every write goes through here so that a reader
 //! that goes away (a pipe into `head`) ends the program quietly with exit 0
 //! instead of a panic from `println!`; and every user-named output file is
-//! written by `bytes_to_file` (temporary file, fsync, rename).
+//! written by `bytes_to_file` (temporary file, fsync, rename). Messages to
+//! stderr go through `stderr` (the crate's `eprintln!`), which never fails.
 
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -14,6 +15,16 @@ pub fn stdout(text: &str) -> Result<()> {
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
         .context("writing to standard output")
+}
+
+/// Write a message to stderr, dropping it when stderr is closed or full: a
+/// warning or a progress line nobody can read is no reason to stop, so the
+/// command goes on and ends with the exit code it earns. One write per
+/// message, so that lines from threads do not interleave. Every
+/// `eprintln!`/`eprint!` of this crate is this (see `main.rs`).
+pub fn stderr(args: std::fmt::Arguments<'_>) {
+    let text = std::fmt::format(args);
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// True when the error is a closed pipe on our output.
@@ -34,7 +45,8 @@ pub fn to_file_or_stdout(path: &Path, text: &str) -> Result<()> {
 }
 
 /// Write bytes to a user-named file (`--json`, `--csv`, `--chart`, report,
-/// `compare -o`, baseline): every such file goes through here.
+/// `compare -o`, baseline): every such file goes through here, and none
+/// replaces a results database.
 ///
 /// A new temporary file is created in the target's directory with
 /// `O_EXCL` and an unpredictable name (so nobody can plant a symlink or a
@@ -45,6 +57,9 @@ pub fn to_file_or_stdout(path: &Path, text: &str) -> Result<()> {
 /// FIFO) is written in place; a symlink to a regular file is followed, so
 /// the link stays a link.
 pub fn bytes_to_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    // Checked before the command ran (`config::check_output_path`); again
+    // here, the one door every output file goes through.
+    crate::db::refuse_database_as_output(path, "the output file")?;
     let target = match std::fs::metadata(path) {
         Ok(m) if !m.is_file() => {
             let mut f = std::fs::OpenOptions::new()

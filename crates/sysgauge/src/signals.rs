@@ -84,7 +84,7 @@ pub fn interrupted_exit_code() -> u8 {
 }
 
 /// After a hangup nobody reads the terminal, and writing to it fails
-/// (EIO): the closing output would fail and `eprintln!` would panic. So
+/// (EIO): the closing output to stdout would fail the command. So
 /// stdout and stderr that are (or were) terminals are pointed at
 /// /dev/null; pipes and files (`--json -`, a log) are left alone.
 fn detach_from_terminal() {

@@ -6,17 +6,24 @@
 //!
 //! Cancellation. A child may run for seconds (one pass over a large input),
 //! so waiting for it cannot block Ctrl-C. A watcher thread polls the cancel
-//! token while the child runs and kills it with SIGKILL. The waiting thread
-//! first waits with `WNOWAIT` (the child stays a zombie, so its pid cannot be
-//! reused), then clears the pid under the lock the watcher kills under, and
-//! only then reaps it: the watcher can never signal a pid that was reaped
-//! and perhaps handed to another process. The watcher wakes a few dozen
+//! token while the child runs and kills it with SIGKILL. The child leads a
+//! process group of its own, and the whole group is killed: a template is
+//! often a shell running a pipeline or a script (`sh -c 'sleep 6; cat
+//! {input}'`), whose own children would otherwise outlive the sweep. (The
+//! group is set by posix_spawn in the child, one system call among the
+//! hundreds of an exec; the terminal's Ctrl-C then reaches sysgauge only,
+//! which kills the group.) The waiting thread first waits with `WNOWAIT`
+//! (the child stays a zombie, so its pid, which is also the group's id,
+//! cannot be reused), then clears the pid under the lock the watcher kills
+//! under, and only then reaps it: the watcher can never signal a pid or a
+//! group that was reaped and perhaps handed to another process. The watcher wakes a few dozen
 //! times a second, which costs nothing measurable; the waiting thread wakes
 //! the moment the child exits, so the timing is not quantised by polling.
 
-use rustix::process::{kill_process, waitpid, Pid, Signal, WaitOptions};
+use rustix::process::{kill_process_group, waitpid, Pid, Signal, WaitOptions};
 use std::ffi::OsString;
 use std::fs::File;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -93,7 +100,7 @@ impl ChildOutcome {
         if self.success() {
             return Ok(());
         }
-        // A Ctrl-C from a terminal reaches the child too (same process
+        // After Ctrl-C the watcher kills the child (and its process
         // group): its death is then the user's doing, not a failure.
         cancel.check()?;
         Err(BenchError::failed(match self.exit {
@@ -103,7 +110,8 @@ impl ChildOutcome {
     }
 }
 
-/// Starts children and waits for them, killing the running one on Ctrl-C.
+/// Starts children and waits for them, killing the running one (with its
+/// process group) on Ctrl-C.
 /// Made by `with_launcher`, which owns the watcher thread.
 pub struct Launcher<'a> {
     current: &'a Mutex<Option<libc::pid_t>>,
@@ -125,10 +133,10 @@ pub fn with_launcher<R>(cancel: &CancelToken, f: impl FnOnce(&Launcher<'_>) -> R
                 }
                 if let Ok(guard) = watched.lock() {
                     // `pid` is our unreaped child (the waiter clears it
-                    // under this lock before reaping), so it names no other
-                    // process.
+                    // under this lock before reaping), so it and the group
+                    // it leads name no other process.
                     if let Some(pid) = guard.and_then(Pid::from_raw) {
-                        let _ = kill_process(pid, Signal::KILL);
+                        let _ = kill_process_group(pid, Signal::KILL);
                     }
                 }
             }
@@ -157,7 +165,9 @@ impl Launcher<'_> {
         cmd.args(&inv.args)
             .stdin(Stdio::null())
             .stdout(stdout.stdio()?)
-            .stderr(stderr.stdio()?);
+            .stderr(stderr.stdio()?)
+            // Its own process group, killed as one (see the module doc).
+            .process_group(0);
         let child = cmd
             .spawn()
             .io_context(|| format!("cannot start {}", inv.program.display()))?;
@@ -199,7 +209,8 @@ fn wait_exited_nowait(pid: libc::pid_t) -> std::io::Result<()> {
     }
 }
 
-/// Owns a started child until it is reaped; kills and reaps it on drop.
+/// Owns a started child until it is reaped; kills it (with its process
+/// group) and reaps it on drop.
 struct Reaper<'a> {
     pid: libc::pid_t,
     current: &'a Mutex<Option<libc::pid_t>>,
@@ -249,11 +260,12 @@ impl Drop for Reaper<'_> {
         if let Ok(mut g) = self.current.lock() {
             *g = None;
         }
-        // The child is ours and not yet reaped, so `pid` still names it.
+        // The child is ours and not yet reaped, so `pid` still names it
+        // and the group it leads.
         let Some(pid) = Pid::from_raw(self.pid) else {
             return;
         };
-        let _ = kill_process(pid, Signal::KILL);
+        let _ = kill_process_group(pid, Signal::KILL);
         while let Err(rustix::io::Errno::INTR) = waitpid(Some(pid), WaitOptions::empty()) {}
     }
 }
@@ -364,6 +376,57 @@ mod tests {
             l.run(&inv("true", &[]), &Output::Null, &Output::Null)
         });
         assert!(matches!(again, Err(BenchError::Cancelled)));
+    }
+
+    /// A program's own children (a shell's) die with it on cancel: the
+    /// whole process group is killed, not just the direct child.
+    #[test]
+    fn cancel_kills_the_childs_children_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("sleep.pid");
+        let script = format!("sleep 30 & echo $! > '{}'; wait", pid_file.display());
+        let cancel = CancelToken::new();
+        let c2 = cancel.clone();
+        let watched = pid_file.clone();
+        let canceller = std::thread::spawn(move || {
+            // Cancel once the grandchild runs.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !watched.exists() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            c2.cancel();
+        });
+        let r = with_launcher(&cancel, |l| {
+            l.run(&inv("sh", &["-c", &script]), &Output::Null, &Output::Null)
+        });
+        let _ = canceller.join();
+        assert_eq!(r.unwrap().exit, ExitKind::Signal(libc::SIGKILL));
+        let grandchild: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Killed, it is gone or a zombie awaiting its new parent.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let running = || {
+            std::fs::read_to_string(format!("/proc/{grandchild}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|t| !t.trim_start().starts_with('Z'))
+            })
+        };
+        while running() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let left = running();
+        if left {
+            // Not leave it behind when the test fails.
+            if let Some(p) = Pid::from_raw(grandchild) {
+                let _ = rustix::process::kill_process(p, Signal::KILL);
+            }
+        }
+        assert!(!left, "the shell's sleep {grandchild} outlived the cancel");
     }
 
     #[test]

@@ -227,6 +227,34 @@ pub fn grid(
     Ok((copies, iterations))
 }
 
+/// The largest effective iterations N over a corpus of `corpus_len` bytes:
+/// a point reads N × the corpus, a byte count that must fit in 64 bits, and
+/// N is stored as a signed 64-bit parameter.
+pub fn max_iterations(corpus_len: u64) -> u64 {
+    (u64::MAX / corpus_len.max(1)).min(i64::MAX as u64)
+}
+
+/// Every effective iterations N of the sweep (given, or the profile's) is
+/// at most `max_iterations` of its corpus: checked before anything runs,
+/// where the run would otherwise fail each such point.
+pub fn check_iterations(options: &SweepOptions, profile: Profile) -> Result<(), String> {
+    let dicts: Vec<&Path> = options.dictionaries.iter().map(PathBuf::as_path).collect();
+    let corpus_len = options.data.expected_len(&dicts)?;
+    let (_, iterations) = grid(
+        profile,
+        options.mode,
+        options.copies.as_deref(),
+        options.iterations.as_deref(),
+    )?;
+    let max = max_iterations(corpus_len);
+    match iterations.iter().find(|&&n| n > max) {
+        Some(n) => Err(format!(
+            "--iterations {n} is out of range: N × the {corpus_len}-byte corpus must be counted in 64 bits; give 1 to {max}"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Longest wait for the kernel's dirty pages after making an input file.
 fn max_settle(profile: Profile) -> Duration {
     Duration::from_secs(by_profile(profile, [1, 5, 15, 30]))
@@ -441,6 +469,7 @@ fn run_point(
 ) -> Result<Vec<Metric>, BenchError> {
     let cancel = ctx.cancel_token().clone();
     let corpus = shared_corpus(ctx, options)?;
+    // `check_iterations` refuses such N before a sweep runs.
     let bytes = corpus
         .len()
         .checked_mul(point.iterations)
@@ -803,6 +832,28 @@ mod tests {
             sysgauge_core::bench::find_program(program).is_some(),
             "apt-get install coreutils",
         )
+    }
+
+    /// N is bounded by what N × the corpus can count, before anything runs.
+    #[test]
+    fn iterations_bounded_by_the_corpus() {
+        assert_eq!(max_iterations(1), i64::MAX as u64);
+        assert_eq!(max_iterations(1000), u64::MAX / 1000);
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("corpus");
+        std::fs::write(&corpus, [b'a'; 1000]).unwrap();
+        let options = |n: u64| SweepOptions {
+            data: DataSpec::File(corpus.clone()),
+            copies: Some(vec![1]),
+            iterations: Some(vec![1, n]),
+            mode: Mode::Sweep,
+            ..SweepOptions::default()
+        };
+        let max = u64::MAX / 1000;
+        assert_eq!(check_iterations(&options(max), Profile::Tiny), Ok(()));
+        let e = check_iterations(&options(max + 1), Profile::Tiny).unwrap_err();
+        assert!(e.contains(&format!("give 1 to {max}")), "{e}");
+        assert!(e.contains("the 1000-byte corpus"), "{e}");
     }
 
     #[test]

@@ -51,13 +51,17 @@ pub fn man(args: ManArgs) -> Result<Exit> {
     if !dir.is_dir() {
         anyhow::bail!("--dir {}: not a directory", dir.display());
     }
-    let mut written = Vec::new();
-    let main = dir.join("sysgauge.1");
-    output::bytes_to_file(&main, &page(cmd.clone())?)
-        .with_context(|| format!("writing {}", main.display()))?;
-    written.push(main);
-    subcommand_pages(&dir, &cmd, "sysgauge", &mut written)?;
-    eprintln!("wrote {} man pages into {}", written.len(), dir.display());
+    let mut pages = vec![(dir.join("sysgauge.1"), cmd.clone())];
+    subcommand_pages(&dir, &cmd, "sysgauge", &mut pages);
+    // Every page is checked before the first is written.
+    for (path, _) in &pages {
+        crate::config::check_output_path(path, "--dir")?;
+    }
+    for (path, page_cmd) in &pages {
+        output::bytes_to_file(path, &page(page_cmd.clone())?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    eprintln!("wrote {} man pages into {}", pages.len(), dir.display());
     Ok(Exit::Ok)
 }
 
@@ -68,17 +72,13 @@ fn subcommand_pages(
     dir: &Path,
     cmd: &clap::Command,
     bin: &str,
-    written: &mut Vec<PathBuf>,
-) -> Result<()> {
+    pages: &mut Vec<(PathBuf, clap::Command)>,
+) {
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let bin = format!("{bin} {}", sub.get_name());
         let name = bin.replace(' ', "-");
-        let path = dir.join(format!("{name}.1"));
         let named = sub.clone().name(&name).bin_name(&bin);
-        output::bytes_to_file(&path, &page(named)?)
-            .with_context(|| format!("writing {}", path.display()))?;
-        written.push(path);
-        subcommand_pages(dir, sub, &bin, written)?;
+        pages.push((dir.join(format!("{name}.1")), named));
+        subcommand_pages(dir, sub, &bin, pages);
     }
-    Ok(())
 }

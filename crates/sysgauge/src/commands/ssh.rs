@@ -163,6 +163,11 @@ fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
         .map(Sink::new)
         .transpose()
         .map_err(anyhow::Error::new)?;
+    // The private server's far side is this machine: the sink, truncated
+    // for every transfer and then removed, must not be a results database.
+    if let (Some(p), Target::Local) = (&args.sink, &target) {
+        crate::db::refuse_database_as_output(p, "--sink")?;
+    }
     if args.connect_timeout == 0 || args.connect_timeout > 300 {
         bail!(
             "--connect-timeout must be between 1 and 300 seconds, not {}",

@@ -5,8 +5,9 @@
 //! CSV and draw them as a chart (SVG or PNG).
 //!
 //! Everything the user gave is validated here before anything runs: the
-//! program list, nice numbers, N being a multiple of every K, and that the
-//! input files fit in the allowed share of free space. When copies were not
+//! program list, nice numbers, N being a multiple of every K and within what
+//! the corpus allows, and that the input files fit in the allowed share of
+//! free space. When copies were not
 //! given, the large default K is halved until it fits (and the run says so).
 
 use crate::cli::{MeasureArgs, SelectArgs};
@@ -168,10 +169,11 @@ pub fn run(args: SweepArgs) -> Result<Exit> {
     measure::finish_to(&cfg, &outcome, text, csv_to_stdout)
 }
 
-/// Counts given on the command line, each at least 1.
-/// The largest count of --copies and --iterations (i64::MAX).
+/// The largest count of --copies and --iterations (i64::MAX; a corpus
+/// bounds --iterations further: `sweep::check_iterations`).
 const MAX_COUNT: u64 = i64::MAX as u64;
 
+/// Counts given on the command line, each at least 1.
 fn counts(raw: &[NiceCount], option: &str) -> Result<Vec<u64>> {
     raw.iter()
         .map(|&NiceCount(n)| {
@@ -279,6 +281,7 @@ fn sweep_config(args: &SweepArgs, cfg: &MeasureConfig) -> Result<SweepConfig> {
     let dir = args.dir.clone().unwrap_or_else(|| cfg.scratch_base.clone());
     let (options, findings) =
         fit_free_space(options, cfg.profile, &dir).map_err(anyhow::Error::msg)?;
+    sweep::check_iterations(&options, cfg.profile).map_err(anyhow::Error::msg)?;
     for f in &findings {
         eprintln!("sysgauge: note: {}", f.message);
     }

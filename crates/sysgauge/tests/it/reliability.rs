@@ -654,3 +654,194 @@ fn a_database_password_is_never_printed() {
         .succeeds();
     assert!(!stdout_of(&out).contains("sgpass"), "{}", stdout_of(&out));
 }
+
+/// No output file of any command replaces a results database: not the one
+/// in use by its own path, another path to it, a symlink or a hard link, nor
+/// its -wal/-shm file (there while a writer has it open; refused by name
+/// even when not), nor any other SQLite database. Each is refused with
+/// exit 2 before anything runs, and the stored run is still there.
+#[test]
+fn output_files_never_replace_a_results_database() {
+    let sb = Sandbox::new();
+    sb.tiny_run().args(["--only", "hash.md5"]).succeeds();
+    let db = sb.db();
+    let dir = sb.path();
+    std::os::unix::fs::symlink(&db, dir.join("link.png")).unwrap();
+    std::os::unix::fs::symlink(&db, dir.join("link.svg")).unwrap();
+    std::os::unix::fs::symlink(&db, dir.join("link.html")).unwrap();
+    std::fs::hard_link(&db, dir.join("hard.json")).unwrap();
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    let other = dir.join("other.sqlite");
+    std::fs::copy(&db, &other).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let p = |name: &str| dir.join(name).display().to_string();
+    let attempts: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["run".into(), "--json".into(), p("results.db")],
+            "the results database",
+        ),
+        (
+            vec!["run".into(), "--json".into(), "sub/../results.db".into()],
+            "the results database",
+        ),
+        (
+            vec!["run".into(), "--json".into(), p("hard.json")],
+            "the results database",
+        ),
+        (
+            vec!["run".into(), "--json".into(), p("results.db-wal")],
+            "a file of the results database",
+        ),
+        (
+            vec!["run".into(), "--json".into(), p("results.db-shm")],
+            "a file of the results database",
+        ),
+        (
+            vec!["run".into(), "--json".into(), p("other.sqlite")],
+            "is an SQLite database",
+        ),
+        (
+            vec!["mem".into(), "--chart".into(), p("link.png")],
+            "the results database",
+        ),
+        (
+            vec!["sweep".into(), "--csv".into(), p("results.db")],
+            "the results database",
+        ),
+        (
+            vec!["sweep".into(), "--chart".into(), p("link.svg")],
+            "the results database",
+        ),
+        (
+            vec![
+                "startup".into(),
+                "true".into(),
+                "--export-json".into(),
+                p("hard.json"),
+            ],
+            "the results database",
+        ),
+    ];
+    for (args, why) in attempts {
+        let mut c = sb.tiny(&args[0]);
+        c.args(&args[1..]);
+        if args[0] == "run" {
+            // Short, should the refusal ever fail.
+            c.args(["--only", "hash.md5"]);
+        }
+        refused_before_anything_ran(&mut c, &args, why);
+    }
+    let reading: Vec<Vec<String>> = vec![
+        vec![
+            "results".into(),
+            "export".into(),
+            "1".into(),
+            "-o".into(),
+            p("results.db"),
+        ],
+        vec!["report".into(), p("link.html")],
+        vec!["chart".into(), "--png".into(), p("link.png")],
+        vec!["compare".into(), "-o".into(), p("hard.json")],
+        vec![
+            "baseline".into(),
+            "make".into(),
+            "1".into(),
+            "--machine".into(),
+            "x".into(),
+            "-o".into(),
+            p("results.db"),
+        ],
+    ];
+    for args in reading {
+        let mut c = sb.cmd();
+        c.args(&args).arg("--db").arg(&db);
+        refused_before_anything_ran(&mut c, &args, "the results database");
+    }
+    // `man --dir` writes pages by their own names: a database named like one
+    // (through SYSGAUGE_DB, as man takes no --db) is refused, and no page is
+    // written.
+    let man = dir.join("man");
+    std::fs::create_dir(&man).unwrap();
+    std::fs::copy(&db, man.join("sysgauge-run.1")).unwrap();
+    let mut c = sb.cmd();
+    c.args(["man", "--dir"])
+        .arg(&man)
+        .env("SYSGAUGE_DB", man.join("sysgauge-run.1"));
+    c.usage_error("sysgauge-run.1 is the results database");
+    assert_eq!(names(&man), vec!["sysgauge-run.1"]);
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the database file changed"
+    );
+    assert_eq!(run_status(&db), vec!["complete"]);
+    assert_eq!(std::fs::read(&other).unwrap(), before);
+}
+
+/// `cmd` (shown as `args`) exits 2 saying `why` and that the file would be
+/// destroyed, having run nothing: no run stored, no scratch directory.
+fn refused_before_anything_ran(cmd: &mut assert_cmd::Command, args: &[String], why: &str) {
+    let out = cmd.usage_error("writing it would destroy");
+    let err = stderr_of(&out);
+    assert!(err.contains(why), "{args:?}: {err}");
+    assert!(!err.contains("[1/"), "{args:?} ran: {err}");
+}
+
+/// A closed or full stderr (`2>&1 | head`, `2>/dev/full`) loses the
+/// progress lines, not the run: it is stored complete and the exit code is
+/// the run's own (0), never a panic (was: 101, the run left `running`).
+#[test]
+fn a_closed_or_full_stderr_is_survived() {
+    let sb = Sandbox::new();
+    let closed_pipe = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        std::process::Stdio::from(writer)
+    };
+    let full = || {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        std::process::Stdio::from(f)
+    };
+    for (command, only, stderr) in [
+        ("run", "hash.md5", full()),
+        ("run", "hash.md5", closed_pipe()),
+        ("crypto", "md5", closed_pipe()),
+    ] {
+        let out = sb
+            .std_cmd()
+            .args([
+                command,
+                "--profile",
+                "tiny",
+                "--repetitions",
+                "1",
+                "--only",
+                only,
+            ])
+            .arg("--db")
+            .arg(sb.db())
+            .stderr(stderr)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{command}: {out:?}");
+        assert!(
+            stdout_of(&out).contains("Stored as run"),
+            "{}",
+            stdout_of(&out)
+        );
+    }
+    assert_eq!(run_status(&sb.db()), vec!["complete"; 3]);
+    // A message that ends a command (an error) is lost the same way, with
+    // its exit code.
+    let out = sb
+        .std_cmd()
+        .args(["results", "show", "99", "--db"])
+        .arg(sb.db())
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

@@ -212,6 +212,12 @@ fn sweep_refuses_bad_input_before_running() {
             vec!["--copies", "1Ti", "--data", "random"],
             "use fewer --copies",
         ),
+        // Within i64 but N × the 1,000,000-byte corpus is not (was: exit 1
+        // at run time, a run stored).
+        (
+            vec!["--data", "random", "--copies", "1", "--iterations", "9223372036854775807"],
+            "--iterations 9223372036854775807 is out of range: N × the 1000000-byte corpus must be counted in 64 bits; give 1 to 18446744073709",
+        ),
     ];
     for (args, expect) in cases {
         sb.cmd()
@@ -274,7 +280,7 @@ fn missing_program_is_skipped_naming_its_package() {
 }
 
 #[test]
-fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
+fn sigint_mid_sweep_kills_the_child_and_its_children_removes_scratch_keeps_points() {
     if !require("sha256sum") || !require("tail") {
         return;
     }
@@ -282,8 +288,11 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
     let scratch = sb.scratch();
     let db = sb.db();
     let csv = sb.path().join("points.csv");
-    // Two sha256sum points finish; then `tail -f INPUT` never ends by
-    // itself: the sweep is interrupted while a child is running.
+    // Two sha256sum points finish; then a template, a shell running `tail
+    // -f INPUT` (a child of its own: `; true` keeps the shell from exec'ing
+    // it), never ends by itself: the sweep is interrupted while the child
+    // and its child run. Both must go (was: the shell was killed, its tail
+    // left running).
     let scratch_name = scratch.to_string_lossy().to_string();
     let mut tails = Vec::new();
     let mut before = Vec::new();
@@ -292,7 +301,8 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
         .run(
             sb.std_cmd()
                 .args(["sweep", "--profile", "tiny", "--repetitions", "3"])
-                .args(["--program", "sha256sum", "--program", "tail -f"])
+                .args(["--program", "sha256sum"])
+                .args(["--program", "sh -c 'tail -f {input}; true'"])
                 .args(["--copies", "1,4", "--iterations", "4", "--db"])
                 .arg(&db)
                 .arg("--scratch-dir")
@@ -300,9 +310,10 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
                 .arg("--csv")
                 .arg(&csv),
             |child, started| {
-                // The custom point is running: its input file exists and tail runs.
+                // The custom point is running: its input file exists, and
+                // the shell and its tail run.
                 let deadline = Instant::now() + Duration::from_secs(30);
-                while started && tails.is_empty() && Instant::now() < deadline {
+                while started && tails.len() < 2 && Instant::now() < deadline {
                     tails = processes_mentioning(&scratch_name)
                         .into_iter()
                         .map(|p| p.pid)
@@ -316,7 +327,7 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
     let (started, status, log) = (run.started, run.status, run.log);
     let stopped_after = run.stopped_after;
     assert!(started, "no point finished in time:\n{log}");
-    assert!(!tails.is_empty(), "tail never started:\n{log}");
+    assert_eq!(tails.len(), 2, "the shell and its tail never ran:\n{log}");
     assert!(
         before
             .iter()
@@ -326,13 +337,24 @@ fn sigint_mid_sweep_kills_the_child_removes_scratch_keeps_points() {
     assert_eq!(status.code(), Some(130), "{log}");
     assert!(stopped_after < Duration::from_secs(10), "{stopped_after:?}");
 
-    // The running child was killed and reaped, not left behind.
-    for pid in &tails {
-        let alive = Path::new(&format!("/proc/{pid}")).exists()
-            && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.contains(&scratch_name));
-        assert!(!alive, "the tail child {pid} outlived the sweep");
+    // The running child and its child were killed, not left behind (a
+    // leftover is killed here before the test fails).
+    let alive: Vec<i32> = tails
+        .iter()
+        .copied()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.contains(&scratch_name))
+        })
+        .collect();
+    for &pid in &alive {
+        // SAFETY: kill(2) with a pid and a signal has no memory effects.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
+    assert!(
+        alive.is_empty(),
+        "{alive:?} (the shell or its tail) outlived the sweep"
+    );
     let left = files_under(&scratch);
     assert!(left.is_empty(), "scratch files left behind: {left:?}");
 
