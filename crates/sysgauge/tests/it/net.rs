@@ -274,6 +274,28 @@ fn net_only_and_skip_choose_cases() {
         .usage_error("--skip: unknown family or benchmark 'net.nosuch'");
 }
 
+/// `--streams N` is honoured in every profile: tiny, which otherwise
+/// measures one stream only, measures 1 and N (was: silently 1 only).
+#[test]
+fn streams_given_are_measured_in_tiny() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["net", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--only", "tcp-throughput", "--streams", "3"])
+        .args(["--no-store", "--json", "-"])
+        .timeout(Duration::from_secs(120))
+        .succeeds();
+    let run = strict_record(&out.stdout);
+    let streams: Vec<Option<u64>> = run
+        .results
+        .iter()
+        .map(|r| r.params.get_u64("streams"))
+        .collect();
+    assert_eq!(streams, [Some(1), Some(3)]);
+    assert!(run.results.iter().all(|r| r.status == Status::Ok));
+}
+
 #[test]
 fn net_to_a_missing_peer_fails_clearly() {
     let sb = Sandbox::new();
