@@ -83,6 +83,15 @@ pub fn interrupted_exit_code() -> u8 {
     }
 }
 
+/// The first signal received, if any (for `ping`, where Ctrl-C may end
+/// the ping as it should while SIGTERM interrupts it).
+pub fn first_signal() -> Option<i32> {
+    match FIRST.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
 /// After a hangup nobody reads the terminal, and writing to it fails
 /// (EIO): the closing output to stdout would fail the command. So
 /// stdout and stderr that are (or were) terminals are pointed at

@@ -16,8 +16,12 @@
 //! CAP_SYS_PTRACE-like permission, seccomp, sysgauge itself being traced),
 //! ask the glibc loader with LD_TRACE_LOADED_OBJECTS=1 and count the objects
 //! it lists. The method used is recorded with the result.
+//!
+//! Either way the command runs in a process group of its own, watched by
+//! the case's [`ChildWatch`], so a signal kills it as it kills the timed
+//! runs; a cancelled count is not retried with the fallback.
 
-use super::Prepared;
+use super::{ChildWatch, Prepared};
 use std::ffi::CString;
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -106,13 +110,14 @@ pub fn parse_loader_trace(text: &str) -> Vec<String> {
 
 /// Count the libraries `cmd` loads: maps at exit when ptrace is allowed,
 /// else the loader's own list.
-pub fn count(cmd: &Prepared) -> Result<Libraries, String> {
-    match maps_at_exit(cmd) {
+pub fn count(cmd: &Prepared, watch: &ChildWatch) -> Result<Libraries, String> {
+    match maps_at_exit(cmd, watch) {
         Ok(paths) => Ok(Libraries {
             method: LibraryMethod::MapsAtExit,
             paths,
         }),
-        Err(trace_err) => loader_trace(cmd)
+        Err(e) if watch.is_cancelled() => Err(e),
+        Err(trace_err) => loader_trace(cmd, watch)
             .map(|paths| Libraries {
                 method: LibraryMethod::LoaderTrace,
                 paths,
@@ -121,22 +126,37 @@ pub fn count(cmd: &Prepared) -> Result<Libraries, String> {
     }
 }
 
-/// Kills and reaps a child if we leave early.
-struct Reaper {
+/// Kills and reaps a child if we leave early, and tells the watch when the
+/// child is gone.
+struct Reaper<'a> {
     pid: libc::pid_t,
     armed: bool,
+    watch: &'a ChildWatch,
 }
 
-impl Drop for Reaper {
+impl<'a> Reaper<'a> {
+    fn new(pid: libc::pid_t, watch: &'a ChildWatch) -> Reaper<'a> {
+        watch.running(pid);
+        Reaper {
+            pid,
+            armed: true,
+            watch,
+        }
+    }
+}
+
+impl Drop for Reaper<'_> {
     fn drop(&mut self) {
         if self.armed {
-            // SAFETY: `pid` is our own child, not yet reaped; SIGKILL then a
-            // blocking wait reaps it (a traced child dies on SIGKILL too).
+            // SAFETY: `pid` is our own child, not yet reaped; SIGKILL to its
+            // group then a blocking wait reaps it (a traced child dies on
+            // SIGKILL too).
             unsafe {
-                libc::kill(self.pid, libc::SIGKILL);
+                libc::kill(-self.pid, libc::SIGKILL);
             }
             let _ = crate::spawn::method::wait_for(self.pid);
         }
+        self.watch.reaped();
     }
 }
 
@@ -148,18 +168,20 @@ fn devnull(write: bool) -> Result<std::fs::File, String> {
         .map_err(|e| format!("cannot open /dev/null: {e}"))
 }
 
-fn maps_at_exit(cmd: &Prepared) -> Result<Vec<String>, String> {
+fn maps_at_exit(cmd: &Prepared, watch: &ChildWatch) -> Result<Vec<String>, String> {
     let null_in = devnull(false)?;
     let null_out = devnull(true)?;
     let (fin, fout) = (null_in.as_raw_fd(), null_out.as_raw_fd());
     let (path, argv, envp) = (cmd.path.as_ptr(), cmd.argv.as_ptr(), cmd.envp.as_ptr());
     // SAFETY: fork has no preconditions. The child makes only
-    // async-signal-safe calls (ptrace, dup2, execve, _exit) on data built
-    // before the fork, as required in a multi-threaded parent.
+    // async-signal-safe calls (setpgid, ptrace, dup2, execve, _exit) on
+    // data built before the fork, as required in a multi-threaded parent.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         // SAFETY: see above.
         unsafe {
+            // A group of its own, as every run (for the watch).
+            libc::setpgid(0, 0);
             if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
                 libc::_exit(126);
             }
@@ -173,7 +195,12 @@ fn maps_at_exit(cmd: &Prepared) -> Result<Vec<String>, String> {
     if pid < 0 {
         return Err(format!("fork failed: {}", std::io::Error::last_os_error()));
     }
-    let mut guard = Reaper { pid, armed: true };
+    // The parent sets the group too, so it exists before the watch may
+    // signal it (whichever of the two calls runs first wins; the other
+    // fails harmlessly).
+    // SAFETY: setpgid on our own child has no memory preconditions.
+    unsafe { libc::setpgid(pid, pid) };
+    let mut guard = Reaper::new(pid, watch);
     let status = crate::spawn::method::wait_for(pid)
         .map_err(|e| format!("waitpid: {}", std::io::Error::from_raw_os_error(e)))?;
     if !libc::WIFSTOPPED(status) {
@@ -230,7 +257,7 @@ fn maps_at_exit(cmd: &Prepared) -> Result<Vec<String>, String> {
     found.ok_or_else(|| "the command exited without an exit stop".to_string())
 }
 
-fn loader_trace(cmd: &Prepared) -> Result<Vec<String>, String> {
+fn loader_trace(cmd: &Prepared, watch: &ChildWatch) -> Result<Vec<String>, String> {
     // Both ends close-on-exec; the child gets the writing end by dup2.
     let (mut reader, writer) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
     let null_in = devnull(false)?;
@@ -244,15 +271,16 @@ fn loader_trace(cmd: &Prepared) -> Result<Vec<String>, String> {
         (writer.as_raw_fd(), 1),
         (null_out.as_raw_fd(), 2),
     ])?;
+    let attr = super::SpawnAttr::new()?;
     let mut pid: libc::pid_t = 0;
     // SAFETY: valid path, argv and envp arrays (NULL-terminated, alive for
-    // the call) and initialised file actions.
+    // the call), initialised file actions and attributes.
     let rc = unsafe {
         libc::posix_spawn(
             &mut pid,
             cmd.path.as_ptr(),
             fa.as_ptr(),
-            std::ptr::null(),
+            &attr.attr,
             cmd.argv.as_ptr().cast(),
             envp.as_ptr().cast(),
         )
@@ -264,7 +292,7 @@ fn loader_trace(cmd: &Prepared) -> Result<Vec<String>, String> {
             std::io::Error::from_raw_os_error(rc)
         ));
     }
-    let guard = Reaper { pid, armed: true };
+    let guard = Reaper::new(pid, watch);
     let mut out = Vec::new();
     // At most 1 MiB of listing; a program that ignores the variable and
     // prints more is not a loader listing anyway.

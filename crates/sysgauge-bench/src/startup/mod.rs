@@ -18,6 +18,13 @@
 //! ignored. The libraries the command loads are counted once, before the
 //! timed runs (see `libraries`).
 //!
+//! Every run of a command (the check before measuring, the library count,
+//! `--prepare`, warm-up and timed runs) is started in a process group of
+//! its own and watched by a [`ChildWatch`]: once the run is cancelled (a
+//! signal), the whole group is killed, so a `sleep 60` or a `sh -c` and
+//! what it started never outlive sysgauge, and the case ends at once
+//! instead of after the command.
+//!
 //! Metrics, headline first: `wall` (ms per run, one sample per run), `user`
 //! and `system` (mean ms of CPU per run, one sample each), and `libraries`
 //! (count, one sample).
@@ -31,12 +38,13 @@ use std::ffi::CString;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::record::{Finding, Severity};
 use sysgauge_core::{
-    BenchError, Benchmark, Better, Description, Metric, Params, Phase, Plan, Rule, RunCtx, Sampler,
-    Unit,
+    BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Phase, Plan, Rule,
+    RunCtx, Sampler, Unit,
 };
 use sysgauge_family::util::metric;
 
@@ -209,8 +217,80 @@ impl Drop for FileActions {
     }
 }
 
+/// How often the watch looks at the cancellation token: a signal ends the
+/// running command within this, and a thread waking this rarely costs the
+/// timed runs nothing measurable.
+const WATCH_POLL: Duration = Duration::from_millis(20);
+
+/// Kills the process group of the command running now once `cancel` is
+/// cancelled. The runs wait for their command in a blocking wait4 (its
+/// return ends the timing, so no polling may delay it), and a signal
+/// handler restarts that wait; so a thread of its own looks at the token.
+/// The command leads its own process group, and SIGKILL to the group takes
+/// a `sh -c` with whatever it started.
+pub struct ChildWatch {
+    cancel: CancelToken,
+    /// The running command's pid (= its process group), 0 when none.
+    current: Arc<AtomicI32>,
+    stop: Arc<AtomicBool>,
+}
+
+impl ChildWatch {
+    pub fn start(cancel: &CancelToken) -> Result<ChildWatch, String> {
+        let (current, stop) = (
+            Arc::new(AtomicI32::new(0)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (c, st, token) = (current.clone(), stop.clone(), cancel.clone());
+        std::thread::Builder::new()
+            .name("startup-watch".into())
+            .spawn(move || {
+                while !st.load(Ordering::SeqCst) {
+                    if token.is_cancelled() {
+                        let pg = c.load(Ordering::SeqCst);
+                        if pg > 0 {
+                            // SAFETY: kill has no memory preconditions. The
+                            // pid is cleared only after the child is reaped,
+                            // so it names our child's group, not a reused pid
+                            // (reuse needs the whole pid space to wrap first).
+                            unsafe { libc::kill(-pg, libc::SIGKILL) };
+                        }
+                    }
+                    std::thread::sleep(WATCH_POLL);
+                }
+            })
+            .map_err(|e| format!("cannot start the thread that watches for Ctrl-C: {e}"))?;
+        Ok(ChildWatch {
+            cancel: cancel.clone(),
+            current,
+            stop,
+        })
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The child `pid` (leading its own group) is running.
+    fn running(&self, pid: libc::pid_t) {
+        self.current.store(pid, Ordering::SeqCst);
+    }
+
+    /// The child was reaped.
+    fn reaped(&self) {
+        self.current.store(0, Ordering::SeqCst);
+    }
+}
+
+impl Drop for ChildWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
 /// posix_spawn attributes: SIGPIPE back to its default (Rust ignores it,
-/// and an ignored disposition survives exec) and an empty signal mask.
+/// and an ignored disposition survives exec), an empty signal mask, and a
+/// process group of its own (for [`ChildWatch`]).
 struct SpawnAttr {
     attr: libc::posix_spawnattr_t,
 }
@@ -234,8 +314,11 @@ impl SpawnAttr {
             libc::sigemptyset(&mut mask);
             libc::posix_spawnattr_setsigdefault(&mut b.attr, &def);
             libc::posix_spawnattr_setsigmask(&mut b.attr, &mask);
-            let flags =
-                (libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK) as libc::c_short;
+            // Group 0: the child's own pid.
+            libc::posix_spawnattr_setpgroup(&mut b.attr, 0);
+            let flags = (libc::POSIX_SPAWN_SETSIGDEF
+                | libc::POSIX_SPAWN_SETSIGMASK
+                | libc::POSIX_SPAWN_SETPGROUP) as libc::c_short;
             libc::posix_spawnattr_setflags(&mut b.attr, flags);
         }
         Ok(b)
@@ -294,8 +377,18 @@ impl CommandRunner {
         &self.cmd
     }
 
-    /// Start the command, wait for it, and time it with `now`.
-    pub fn run_once(&mut self, now: &dyn Fn() -> Duration) -> Result<RunResult, String> {
+    /// Start the command, wait for it, and time it with `now`; `watch`
+    /// kills it once the run is cancelled (nothing starts after that).
+    /// After a cancellation the result is not the command's own end: check
+    /// the token first.
+    pub fn run_once(
+        &mut self,
+        now: &dyn Fn() -> Duration,
+        watch: &ChildWatch,
+    ) -> Result<RunResult, String> {
+        if watch.is_cancelled() {
+            return Err("cancelled".into());
+        }
         let mut pid: libc::pid_t = 0;
         let t0 = now();
         // SAFETY: path, argv and envp are NUL-/NULL-terminated and owned by
@@ -318,6 +411,7 @@ impl CommandRunner {
                 std::io::Error::from_raw_os_error(rc)
             ));
         }
+        watch.running(pid);
         let mut status: libc::c_int = 0;
         // SAFETY: an all-zero rusage is valid storage for wait4 to fill.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -333,6 +427,7 @@ impl CommandRunner {
             }
         }
         let wall = now().saturating_sub(t0);
+        watch.reaped();
         let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
         Ok(RunResult {
             wall,
@@ -348,16 +443,26 @@ pub fn failure_message(text: &str, end: ChildEnd) -> String {
     format!("command {text:?} {end}; pass --ignore-failure to time it anyway")
 }
 
+/// Why a check before measuring did not pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreflightError {
+    /// The command failed, or could not start: the message says which.
+    Failed(String),
+    /// `cancel` was cancelled (a signal); the command was killed.
+    Cancelled,
+}
+
 /// Run `text` once and check it exits with status 0: the check
-/// `sysgauge startup` makes before measuring anything.
-pub fn preflight(text: &str, shell: bool) -> Result<(), String> {
-    run_once_checked(text, shell, failure_message)
+/// `sysgauge startup` makes before measuring anything. Cancelling `cancel`
+/// kills the command.
+pub fn preflight(text: &str, shell: bool, cancel: &CancelToken) -> Result<(), PreflightError> {
+    run_once_checked(text, shell, failure_message, cancel)
 }
 
 /// Run a `--prepare` command once (through the shell, as every run does):
 /// one that fails stops everything, --ignore-failure or not.
-pub fn preflight_prepare(text: &str) -> Result<(), String> {
-    run_once_checked(text, true, prepare_failure)
+pub fn preflight_prepare(text: &str, cancel: &CancelToken) -> Result<(), PreflightError> {
+    run_once_checked(text, true, prepare_failure, cancel)
 }
 
 /// Run `text` once; a non-zero end is the error `failed` words.
@@ -365,14 +470,21 @@ fn run_once_checked(
     text: &str,
     shell: bool,
     failed: fn(&str, ChildEnd) -> String,
-) -> Result<(), String> {
-    let mut r = CommandRunner::new(prepare(text, shell)?)?;
+    cancel: &CancelToken,
+) -> Result<(), PreflightError> {
+    let mut r = CommandRunner::new(prepare(text, shell).map_err(PreflightError::Failed)?)
+        .map_err(PreflightError::Failed)?;
+    let watch = ChildWatch::start(cancel).map_err(PreflightError::Failed)?;
     let start = std::time::Instant::now();
-    let res = r.run_once(&|| start.elapsed())?;
+    let res = r.run_once(&|| start.elapsed(), &watch);
+    if cancel.is_cancelled() {
+        return Err(PreflightError::Cancelled);
+    }
+    let res = res.map_err(PreflightError::Failed)?;
     if res.end.success() {
         Ok(())
     } else {
-        Err(failed(text, res.end))
+        Err(PreflightError::Failed(failed(text, res.end)))
     }
 }
 
@@ -429,10 +541,14 @@ impl Benchmark for StartupBenchmark {
         let shell = params.get_bool("shell").unwrap_or(false);
         let prepared = prepare(&text, shell).map_err(BenchError::failed)?;
         ctx.note_detail("program", prepared.program.display().to_string());
+        let cancel = ctx.cancel_token().clone();
+        let watch = ChildWatch::start(&cancel).map_err(BenchError::failed)?;
         let libs = if o.skip_libraries {
             None
         } else {
-            match libraries::count(&prepared) {
+            let counted = libraries::count(&prepared, &watch);
+            cancel.check()?;
+            match counted {
                 Ok(l) => {
                     ctx.note_detail("libraries_method", l.method.as_str());
                     ctx.note_detail("library_paths", l.paths.join("\n"));
@@ -459,9 +575,6 @@ impl Benchmark for StartupBenchmark {
         let now = move || clock.now();
         let mut failed_runs: u64 = 0;
         let check = |res: &RunResult, failed: &mut u64| -> Result<(), BenchError> {
-            if res.end == ChildEnd::Signalled(libc::SIGINT) {
-                return Err(BenchError::Cancelled);
-            }
             if !res.end.success() {
                 if !o.ignore_failure {
                     return Err(BenchError::failed(failure_message(&text, res.end)));
@@ -487,19 +600,22 @@ impl Benchmark for StartupBenchmark {
             max_time: Duration::MAX,
         };
         let (mut wall, mut user, mut system) = (Vec::new(), Vec::new(), Vec::new());
-        let (clock, cancel) = (ctx.clock().clone(), ctx.cancel_token().clone());
+        let clock = ctx.clock().clone();
         let warmup = u64::from(ctx.warmup());
         Sampler::new(clock.as_ref(), &cancel).run(warmup, &rule, |phase| {
+            // A cancelled run was killed by the watch: its end is not the
+            // command's, so the token is looked at first.
             if let Some((text, p)) = preparer.as_mut() {
-                let res = p.run_once(&now).map_err(BenchError::failed)?;
-                if res.end == ChildEnd::Signalled(libc::SIGINT) {
-                    return Err(BenchError::Cancelled);
-                }
+                let res = p.run_once(&now, &watch);
+                cancel.check()?;
+                let res = res.map_err(BenchError::failed)?;
                 if !res.end.success() {
                     return Err(BenchError::failed(prepare_failure(text, res.end)));
                 }
             }
-            let res = runner.run_once(&now).map_err(BenchError::failed)?;
+            let res = runner.run_once(&now, &watch);
+            cancel.check()?;
+            let res = res.map_err(BenchError::failed)?;
             check(&res, &mut failed_runs)?;
             if phase == Phase::Warmup {
                 // Failures count over the timed runs only.
@@ -605,13 +721,17 @@ mod tests {
 
     #[test]
     fn preflight_reports_failure() {
-        assert_eq!(preflight("true", false), Ok(()));
-        let e = preflight("false", false).err().unwrap_or_default();
+        let none = CancelToken::new();
+        assert_eq!(preflight("true", false, &none), Ok(()));
+        let e = match preflight("false", false, &none) {
+            Err(PreflightError::Failed(e)) => e,
+            other => panic!("{other:?}"),
+        };
         assert!(
             e.contains("exited with status 1") && e.contains("--ignore-failure"),
             "{e}"
         );
-        let e = preflight("exit 3", true).err().unwrap_or_default();
+        let e = format!("{:?}", preflight("exit 3", true, &none));
         assert!(e.contains("status 3"), "{e}");
     }
 
@@ -660,8 +780,9 @@ mod tests {
         c.begin_case(Duration::from_millis(10));
         let e = b.run(&mut c, &cases[0]).unwrap_err().to_string();
         assert!(e.contains("--prepare command \"exit 3\""), "{e}");
-        assert!(preflight_prepare("exit 3").unwrap_err().contains("exit 3"));
-        assert!(preflight_prepare("true").is_ok());
+        let none = CancelToken::new();
+        assert!(format!("{:?}", preflight_prepare("exit 3", &none)).contains("exit 3"));
+        assert!(preflight_prepare("true", &none).is_ok());
     }
 
     #[test]

@@ -11,9 +11,16 @@
 //!
 //! The benchmarks never print: each event is handed to the observer the
 //! caller supplied (the command line prints per-reply lines from it). The
-//! stop token ends sending (Ctrl-C); it is separate from the runner's
-//! cancellation because stopping a ping is its normal end, and the results
-//! must still be recorded.
+//! stop token ends sending (a signal); it is separate from the runner's
+//! cancellation because stopping a ping may be its normal end (Ctrl-C on an
+//! open-ended ping), and the results must be recorded either way. When the
+//! caller says the stop interrupts the run (`PingSetup::interrupts`), the
+//! last case to read the ping cancels the runner's token: every case keeps
+//! what was measured, and the run is stored `interrupted`.
+//!
+//! With `--rounds N` each round is a ping run of its own (the fixture lives
+//! for one round), the first with the client the caller built and each
+//! later one with a fresh client to the same targets.
 
 use super::report::plural;
 use super::NetOptions;
@@ -22,24 +29,42 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Plan, RunCtx, Unit,
 };
 use sysgauge_family::util::metric;
-use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport, HostSummary};
+use sysgauge_twoping::client::{
+    Client, ClientConfig, ClientEvent, ClientReport, HostSummary, Target,
+};
 
 /// Sees every event of the ping run as it happens.
 pub type PingObserver = Arc<dyn Fn(&ClientEvent) + Send + Sync>;
 
+/// Whether the stop, once it came, interrupts the run (SIGTERM, say)
+/// rather than ending the ping as it should (Ctrl-C on an open-ended ping).
+pub type StopInterrupts = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// What `sysgauge ping` hands to the benchmarks.
 #[derive(Clone)]
 pub struct PingSetup {
-    /// The client, bound to its targets; taken by the first case.
+    /// The client, bound to its targets; taken by the first round.
     pub client: Arc<Mutex<Option<Client>>>,
-    /// The settings the client was built with (for params and details).
+    /// The settings the client was built with (for params and details, and
+    /// the client of each later round).
     pub config: ClientConfig,
+    /// The client's targets (for the client of each later round).
+    pub targets: Vec<Target>,
     /// Host names as given, in target order (the `host` param).
     pub hosts: Vec<String>,
-    /// Ends sending (Ctrl-C).
+    /// Ends sending (a signal).
     pub stop: CancelToken,
+    /// Whether a stop interrupts the run; `None`: never.
+    pub interrupts: Option<StopInterrupts>,
     /// Receives every event.
     pub observer: Option<PingObserver>,
+}
+
+impl PingSetup {
+    /// The ping was stopped, and that interrupts the run.
+    fn interrupted(&self) -> bool {
+        self.stop.is_cancelled() && self.interrupts.as_ref().is_some_and(|f| f())
+    }
 }
 
 impl std::fmt::Debug for PingSetup {
@@ -69,10 +94,44 @@ struct PingOutcome {
     rtts: Vec<Vec<f64>>,
 }
 
+/// A round's ping run and how many cases have read it.
+struct PingRound {
+    outcome: Result<PingOutcome, String>,
+    reads: usize,
+}
+
+/// The round's ping run (made by the first case to ask), counting the
+/// read. A stop that interrupts the run before the round's ping began
+/// cancels the case.
 fn outcome<'a>(ctx: &'a mut RunCtx, setup: &PingSetup) -> Result<&'a mut PingOutcome, BenchError> {
-    let slot: &mut Result<PingOutcome, String> =
-        ctx.fixture("net.ping-run", |_| Ok(ping_all(setup)))?;
-    slot.as_mut().map_err(|e| BenchError::failed(e.clone()))
+    let round: &mut PingRound = ctx.fixture("net.ping-run", |_| {
+        if setup.interrupted() {
+            return Err(BenchError::Cancelled);
+        }
+        Ok(PingRound {
+            outcome: ping_all(setup),
+            reads: 0,
+        })
+    })?;
+    round.reads += 1;
+    round
+        .outcome
+        .as_mut()
+        .map_err(|e| BenchError::failed(e.clone()))
+}
+
+/// After a case read the round's ping: once every case has (both ids for
+/// every host), a stop that interrupts the run cancels the runner, so the
+/// run ends `interrupted` with every case's results kept.
+fn after_read(ctx: &mut RunCtx, setup: &PingSetup) {
+    let cases = 2 * setup.hosts.len();
+    let reads = ctx
+        .fixture("net.ping-run", |_| Err(BenchError::Cancelled))
+        .map(|r: &mut PingRound| r.reads)
+        .unwrap_or(0);
+    if reads >= cases && setup.interrupted() {
+        ctx.cancel_token().cancel();
+    }
 }
 
 fn ping_all(setup: &PingSetup) -> Result<PingOutcome, String> {
@@ -81,7 +140,13 @@ fn ping_all(setup: &PingSetup) -> Result<PingOutcome, String> {
         .lock()
         .map_err(|_| "the ping client is unusable after a panic".to_string())?
         .take();
-    let mut client = taken.ok_or("the ping client was already used")?;
+    // The caller's client serves the first round; a later round (--rounds)
+    // pings with a new one, as a new `sysgauge ping` would.
+    let mut client = match taken {
+        Some(c) => c,
+        None => Client::new(setup.config.clone(), setup.targets.clone())
+            .map_err(|e| format!("cannot start pinging again: {e}"))?,
+    };
     let mut rtts = vec![Vec::new(); setup.hosts.len()];
     let stop = setup.stop.clone();
     let observer = setup.observer.clone();
@@ -201,10 +266,14 @@ impl Benchmark for PingBenchmark {
 
     fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
         let (setup, i) = case_host(&self.options, params)?;
-        match self.measure {
+        let metrics = match self.measure {
             PingMeasure::Rtt => rtt_metrics(ctx, setup, i),
             PingMeasure::Loss => loss_metrics(ctx, setup, i),
+        };
+        if !matches!(metrics, Err(BenchError::Cancelled)) {
+            after_read(ctx, setup);
         }
+        metrics
     }
 }
 

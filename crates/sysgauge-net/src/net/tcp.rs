@@ -47,10 +47,13 @@ impl TcpThroughputBenchmark {
 }
 
 /// Stream counts for a profile: one, then a fixed ladder (or the number
-/// `--streams` gives, and its double): the same on every machine.
+/// `--streams` gives, and its double): the same on every machine. Tiny
+/// measures one stream only, unless `--streams` asks for more: an option
+/// given is honoured in every profile (as `cpu --threads` is).
 pub fn stream_counts(profile: Profile, custom: Option<usize>) -> Vec<usize> {
     let many = custom.unwrap_or(2).max(1);
     let mut v = match profile {
+        Profile::Tiny if custom.is_some() => vec![1, many],
         Profile::Tiny => vec![1],
         Profile::Quick => vec![1, many],
         Profile::Standard => vec![1, many, many * 2],
@@ -270,5 +273,8 @@ mod tests {
         assert_eq!(stream_counts(Profile::Full, None), vec![1, 2, 4, 8]);
         assert_eq!(stream_counts(Profile::Quick, Some(8)), vec![1, 8]);
         assert_eq!(stream_counts(Profile::Quick, Some(1)), vec![1]);
+        // A --streams given is measured in tiny too.
+        assert_eq!(stream_counts(Profile::Tiny, Some(3)), vec![1, 3]);
+        assert_eq!(stream_counts(Profile::Tiny, Some(1)), vec![1]);
     }
 }

@@ -494,19 +494,18 @@ fn ping_cases_record_a_2ping_run() {
         ..ClientConfig::default()
     };
     let dead = SocketAddr::from(([127, 0, 0, 1], 9));
-    let client = Client::new(
-        config.clone(),
-        vec![Target::new("local", addr), Target::new("nobody", dead)],
-    )
-    .unwrap();
+    let targets = vec![Target::new("local", addr), Target::new("nobody", dead)];
+    let client = Client::new(config.clone(), targets.clone()).unwrap();
     let seen = Arc::new(Mutex::new(0u32));
     let s = Arc::clone(&seen);
     let options = NetOptions {
         ping: Some(PingSetup {
             client: Arc::new(Mutex::new(Some(client))),
             config,
+            targets,
             hosts: vec!["local".into(), "nobody".into()],
             stop: CancelToken::new(),
+            interrupts: None,
             observer: Some(Arc::new(move |_| {
                 if let Ok(mut n) = s.lock() {
                     *n += 1;

@@ -348,6 +348,10 @@ impl std::fmt::Display for Combo {
 pub struct MatrixPlan {
     pub transfers: Vec<Combo>,
     pub handshakes: Vec<Combo>,
+    /// The factorial matrix's fixed choices (noted on each transfer, so the
+    /// report ranks ciphers with the fixed MAC and MACs with the fixed
+    /// cipher); `None` for the full matrix and `run --only ssh`'s slice.
+    pub fixed: Option<Fixed>,
 }
 
 impl MatrixPlan {
@@ -362,6 +366,7 @@ impl MatrixPlan {
         let mut p = MatrixPlan::default();
         match matrix {
             Matrix::Factorial => {
+                p.fixed = Some(fixed.clone());
                 for c in ciphers {
                     p.transfers.push(Combo::new(c, &fixed.mac, &fixed.kex));
                 }

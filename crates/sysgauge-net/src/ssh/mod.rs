@@ -54,6 +54,12 @@ use sysgauge_family::util::{metric, throughput_mbps};
 pub const TRANSFER_ID: &str = "ssh.transfer";
 pub const HANDSHAKE_ID: &str = "ssh.handshake";
 
+/// Details of a factorial matrix's transfer: the fixed cipher (the one the
+/// MAC sweep used) and the fixed MAC (the one every cipher was measured
+/// with), so the report ranks each class in its own sweep.
+pub const FIXED_CIPHER_DETAIL: &str = "fixed_cipher";
+pub const FIXED_MAC_DETAIL: &str = "fixed_mac";
+
 /// Finding: the remote shell's start-up is a large part of the handshake.
 pub const SLOW_SHELL: &str = "ssh-slow-remote-shell";
 /// Remote command time (handshake − auth) above which `SLOW_SHELL` is raised.
@@ -118,6 +124,7 @@ fn slice(profile: Profile) -> MatrixPlan {
                 kex,
             )],
             handshakes: vec![fixed],
+            fixed: None,
         },
         _ => MatrixPlan {
             transfers: vec![
@@ -126,6 +133,7 @@ fn slice(profile: Profile) -> MatrixPlan {
                 fixed.clone(),
             ],
             handshakes: vec![fixed],
+            fixed: None,
         },
     }
 }
@@ -467,6 +475,10 @@ fn transfer(
         )));
     }
     ctx.note_detail("verified_bytes", verify_bytes);
+    if let Some(f) = options.plan.as_ref().and_then(|p| p.fixed.as_ref()) {
+        ctx.note_detail(FIXED_CIPHER_DETAIL, f.cipher.as_str());
+        ctx.note_detail(FIXED_MAC_DETAIL, f.mac.as_str());
+    }
     let sink = options
         .sink
         .as_ref()
@@ -702,6 +714,7 @@ mod tests {
         let plan = MatrixPlan {
             transfers: vec![Combo::new("a", "m", "k"); 2],
             handshakes: vec![Combo::new("a", "m", "k"); 3],
+            fixed: None,
         };
         // 4 connections per case (the small verifying one, 3 timed), of
         // which 3 carry 1 s of data: transfers 2 × (4 × 0.5 + 3 × 1 s),

@@ -73,7 +73,9 @@ pub fn fixed_candidates(kind: Kind, client: &ClientAlgorithms) -> Vec<String> {
 }
 
 /// What each class probes: the filter (or everything the client has), plus
-/// the fixed choice or its default candidates.
+/// the fixed choice or its default candidates. With a filter and no fixed
+/// choice, the fixed algorithm is one of the filter's names (`plan`), so
+/// nothing else is probed.
 pub fn probe_names(p: &Choices, client: &ClientAlgorithms) -> Vec<(Kind, Vec<String>)> {
     p.filters
         .iter()
@@ -86,7 +88,8 @@ pub fn probe_names(p: &Choices, client: &ClientAlgorithms) -> Vec<(Kind, Vec<Str
             };
             let extra = match fixed {
                 Some(f) => vec![f.clone()],
-                None => fixed_candidates(*kind, client),
+                None if filter.is_empty() => fixed_candidates(*kind, client),
+                None => Vec::new(),
             };
             for e in extra {
                 if !names.contains(&e) {
@@ -165,29 +168,40 @@ pub fn plan(
             }
         }
     }
-    let pick_first =
-        |prefs: Vec<String>, accepted: &[String], ok: &dyn Fn(&str) -> bool| -> Option<String> {
-            prefs
-                .into_iter()
-                .find(|x| accepted.contains(x))
-                .or_else(|| accepted.iter().find(|a| ok(a)).cloned())
+    // A fixed algorithm not given is the first default candidate the
+    // server accepts, else the first acceptable name; with a filter
+    // (`--mac X`) it comes from the filter's names, as the filter limits
+    // what is measured.
+    let pick_first = |kind: Kind, ok: &dyn Fn(&str) -> bool| -> Option<String> {
+        let i = p.filters.iter().position(|(k, _)| *k == kind).unwrap_or(0);
+        let pool: Vec<String> = if p.filters[i].1.is_empty() {
+            d.accepted(kind)
+        } else {
+            measured[i].clone()
         };
+        fixed_candidates(kind, client)
+            .into_iter()
+            .find(|x| pool.contains(x))
+            .or_else(|| pool.iter().find(|a| ok(a)).cloned())
+    };
     let mut macs = macs.clone();
     let cipher = match &p.fixed[0] {
         Some(c) => c.clone(),
-        None => match pick_first(
-            fixed_candidates(Kind::Cipher, client),
-            &accepted_ciphers,
-            &|c| !is_aead(c),
-        ) {
-            Some(c) => c,
-            None => {
-                notes.push(
-                    "the server accepts no cipher that uses a MAC: MACs are not measured"
-                        .to_string(),
-                );
+        None => match pick_first(Kind::Cipher, &|c| !is_aead(c)) {
+            Some(c) if !is_aead(&c) => c,
+            _ => {
+                let why = if p
+                    .filters
+                    .iter()
+                    .all(|(k, f)| *k != Kind::Cipher || f.is_empty())
+                {
+                    "the server accepts no cipher that uses a MAC"
+                } else {
+                    "no cipher given with --cipher uses a MAC (add one such as aes128-ctr, or give --fixed-cipher)"
+                };
+                notes.push(format!("{why}: MACs are not measured"));
                 macs.clear();
-                accepted_ciphers
+                ciphers
                     .first()
                     .cloned()
                     .ok_or("the server accepts no cipher")?
@@ -196,17 +210,11 @@ pub fn plan(
     };
     let mac = match &p.fixed[1] {
         Some(m) => m.clone(),
-        None => pick_first(fixed_candidates(Kind::Mac, client), &accepted_macs, &|_| {
-            true
-        })
-        .unwrap_or_else(|| IMPLICIT_MAC.to_string()),
+        None => pick_first(Kind::Mac, &|_| true).unwrap_or_else(|| IMPLICIT_MAC.to_string()),
     };
     let kx = match &p.fixed[2] {
         Some(k) => k.clone(),
-        None => pick_first(fixed_candidates(Kind::Kex, client), &accepted_kex, &|_| {
-            true
-        })
-        .ok_or("the server accepts no key exchange")?,
+        None => pick_first(Kind::Kex, &|_| true).ok_or("the server accepts no key exchange")?,
     };
     let fixed = Fixed {
         cipher,

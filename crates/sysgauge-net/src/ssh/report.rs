@@ -11,7 +11,12 @@
 //! factorial matrix that is the one fixed MAC and kex; in the full matrix,
 //! every MAC and kex, as the by-hand averages did), and likewise for MACs
 //! and key exchanges. So the factorial matrix's MAC sweep (all with one
-//! cipher) does not drag that cipher's average down with slow MACs.
+//! cipher) does not drag that cipher's average down with slow MACs. The
+//! factorial matrix's transfers name its fixed cipher and MAC (details
+//! `fixed_cipher`, `fixed_mac`): ciphers are ranked over the transfers
+//! with the fixed MAC only, MACs over those with the fixed cipher, which
+//! keeps the sweeps apart even when only one cipher uses a MAC (whose
+//! transfers would otherwise all be "every context its kind shares").
 //!
 //! What counts as weak (`weakness`): CBC-mode ciphers, 3DES, RC4
 //! (arcfour), Blowfish, CAST and other 64-bit-block ciphers; MACs over SHA-1
@@ -26,7 +31,7 @@
 //! both ends negotiate since OpenSSH 9.6 (and distributions' backports).
 
 use super::algorithms::{Kind, IMPLICIT_MAC};
-use super::{HANDSHAKE_ID, TRANSFER_ID};
+use super::{FIXED_CIPHER_DETAIL, FIXED_MAC_DETAIL, HANDSHAKE_ID, TRANSFER_ID};
 use std::collections::{BTreeMap, BTreeSet};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_core::rounds::shown_spread;
@@ -86,6 +91,10 @@ struct Transfer<'a> {
     kex: &'a str,
     mbps: f64,
     cov: f64,
+    /// The factorial matrix's fixed cipher and MAC (`None`: full matrix,
+    /// slice, or stored before they were noted).
+    fixed_cipher: Option<&'a str>,
+    fixed_mac: Option<&'a str>,
 }
 
 /// One measured handshake.
@@ -114,6 +123,8 @@ fn transfers(run: &RunRecord) -> Vec<Transfer<'_>> {
                 kex: r.params.get_str("kex")?,
                 mbps: m.value(),
                 cov: shown_spread(r, m),
+                fixed_cipher: r.details.get_str(FIXED_CIPHER_DETAIL),
+                fixed_mac: r.details.get_str(FIXED_MAC_DETAIL),
             })
         })
         .collect()
@@ -211,11 +222,30 @@ fn single_context<'a>(
     }
 }
 
+/// The transfers that rank ciphers: in the factorial matrix, the AEAD
+/// ciphers' and those with the fixed MAC (not the MAC sweep's).
+fn cipher_sweep<'a>(rows: &[Transfer<'a>]) -> Vec<Transfer<'a>> {
+    rows.iter()
+        .filter(|r| r.mac == IMPLICIT_MAC || r.fixed_mac.is_none_or(|m| r.mac == m))
+        .cloned()
+        .collect()
+}
+
+/// The transfers that rank MACs: in the factorial matrix, those with the
+/// fixed cipher (not the cipher sweep's).
+fn mac_sweep<'a>(rows: &[Transfer<'a>]) -> Vec<Transfer<'a>> {
+    rows.iter()
+        .filter(|r| r.mac != IMPLICIT_MAC && r.fixed_cipher.is_none_or(|c| r.cipher == c))
+        .cloned()
+        .collect()
+}
+
 /// Per-cipher averages: AEAD ciphers over their kex contexts, the others
 /// over the MAC/kex contexts they all share.
 fn per_cipher(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
-    let (aead, other): (Vec<Transfer>, Vec<Transfer>) =
-        rows.iter().cloned().partition(|r| r.mac == IMPLICIT_MAC);
+    let (aead, other): (Vec<Transfer>, Vec<Transfer>) = cipher_sweep(rows)
+        .into_iter()
+        .partition(|r| r.mac == IMPLICIT_MAC);
     let mut v = balanced(
         &aead,
         |r| r.cipher.to_string(),
@@ -233,11 +263,7 @@ fn per_cipher(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
 }
 
 fn per_mac(rows: &[Transfer<'_>]) -> Vec<(String, f64, usize)> {
-    let other: Vec<Transfer> = rows
-        .iter()
-        .filter(|r| r.mac != IMPLICIT_MAC)
-        .cloned()
-        .collect();
+    let other = mac_sweep(rows);
     let mut v = balanced(
         &other,
         |r| r.mac.to_string(),
@@ -416,7 +442,11 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
         }
         out.push_str(&t.render(format));
 
-        let non_aead: Vec<&Transfer> = tr.iter().filter(|t| t.mac != IMPLICIT_MAC).collect();
+        let ciphers_ranked = cipher_sweep(&tr);
+        let non_aead: Vec<&Transfer> = ciphers_ranked
+            .iter()
+            .filter(|t| t.mac != IMPLICIT_MAC)
+            .collect();
         out.push_str("\nBy cipher (mean MB/s over the MAC and kex every cipher of its kind was measured with; n = combinations averaged)\n");
         out.push_str(&ranking(
             &per_cipher(&tr),
@@ -437,8 +467,12 @@ pub fn ssh_report(run: &RunRecord, format: TableFormat, only_secure: bool) -> St
                 Kind::Mac,
                 "MAC",
                 "cipher/kex",
-                single_context(&non_aead, |t| t.mac, |t| (t.cipher, t.kex))
-                    .map(|(cipher, kex)| format!("cipher {cipher}, kex {kex}")),
+                single_context(
+                    &mac_sweep(&tr).iter().collect::<Vec<_>>(),
+                    |t| t.mac,
+                    |t| (t.cipher, t.kex),
+                )
+                .map(|(cipher, kex)| format!("cipher {cipher}, kex {kex}")),
                 format,
             ));
         }
@@ -796,6 +830,42 @@ mod tests {
         assert!(by_auth);
         assert_eq!(k[0].0, "diffie-hellman-group14-sha1");
         assert_eq!(k[2].0, "diffie-hellman-group18-sha512");
+    }
+
+    /// A factorial run with one cipher that uses a MAC (`--cipher
+    /// aes128-ctr,chacha20… --mac X`): its transfers with the fixed MAC
+    /// and from the MAC sweep share no context with another cipher of its
+    /// kind, so only the noted fixed choices keep the sweeps apart. Before,
+    /// aes128-ctr was ranked on the mean of both (n = 2), and a single MAC
+    /// on the mean over every cipher.
+    #[test]
+    fn a_lone_mac_cipher_is_ranked_with_the_fixed_mac_only() {
+        let t = |c, m, v| {
+            let mut r = rec(TRANSFER_ID, c, m, KEX, vec![("throughput", v)]);
+            r.details.insert(FIXED_CIPHER_DETAIL, "aes128-ctr");
+            r.details.insert(FIXED_MAC_DETAIL, FM);
+            r
+        };
+        let r = run(vec![
+            t("aes128-ctr", FM, 400.0),
+            t("aes128-ctr", "hmac-sha2-256", 200.0),
+            t("chacha20-poly1305@openssh.com", IMPLICIT_MAC, 300.0),
+        ]);
+        let tr = transfers(&r);
+        let c = per_cipher(&tr);
+        assert_eq!(c[0], ("aes128-ctr".to_string(), 400.0, 1), "{c:?}");
+        assert_eq!(c.len(), 2);
+        let text = ssh_report(&r, TableFormat::Text, false);
+        assert!(
+            text.contains(&format!(
+                "Each cipher's figure comes from a single MAC/kex context (MAC {FM}, kex {KEX})"
+            )),
+            "{text}"
+        );
+        // One MAC, measured with two ciphers: ranked with the fixed cipher.
+        let r = run(vec![t("aes128-ctr", FM, 400.0), t("aes128-cbc", FM, 100.0)]);
+        let m = per_mac(&transfers(&r));
+        assert_eq!(m, [(FM.to_string(), 400.0, 1)]);
     }
 
     #[test]

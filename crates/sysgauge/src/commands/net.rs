@@ -39,8 +39,9 @@ pub struct NetArgs {
     )]
     pub peer_key: Option<String>,
 
-    /// Streams of the multi-stream TCP case (default: one per CPU, at least
-    /// 2), and of the multi-stream --http download.
+    /// Streams of the multi-stream TCP case (default 2, the same on every
+    /// machine; measured in every profile, tiny included), and of the
+    /// multi-stream --http download.
     #[arg(long, value_name = "N")]
     pub streams: Option<usize>,
 

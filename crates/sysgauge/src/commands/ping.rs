@@ -13,15 +13,22 @@
 //! signal's token, and the runner sees it only when it came before the
 //! first ping, during the wait for a quiet machine: that interrupts the run
 //! (exit 130, the run stored `interrupted`) as in every measuring command
-//! (`measure::execute_until_signal`). A second Ctrl-C quits at once as
-//! everywhere else.
+//! (`measure::execute_until_signal`). Every other signal while pinging
+//! (SIGTERM, SIGHUP; Ctrl-C on a ping bounded by -c or -w) interrupts the
+//! run as the README says: the statistics so far are printed and stored,
+//! the run is `interrupted`, exit 143, 129 or 130 (the benchmarks cancel
+//! the runner once every case has read the ping: `PingSetup::interrupts`).
+//! A second signal quits at once as everywhere else.
+//!
+//! `--rounds N` pings N times (a fresh client each round) and needs -c or
+//! -w: an open-ended ping never ends a round by itself.
 
 use crate::cli::{MeasureArgs, TwopingArgs};
 use crate::config::MeasureConfig;
 use crate::exit::Exit;
 use crate::measure;
 use crate::netconfig::{check_ping_json, ping_config};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -110,6 +117,13 @@ pub fn run(args: PingArgs) -> Result<Exit> {
     check_ping_json(cfg.json.as_deref())?;
     cfg.quiet_progress = true;
     let ping = ping_config(&args)?;
+    let open_ended = args.count.is_none() && args.deadline.is_none();
+    if open_ended && cfg.rounds > 1 {
+        bail!(
+            "--rounds {}: an open-ended ping is one round, ended by Ctrl-C; give -c COUNT or -w SECONDS to ping in rounds",
+            cfg.rounds
+        );
+    }
     let targets = ping.targets.clone();
     let client = Client::new(ping.client.clone(), ping.targets).context("cannot start pinging")?;
     let stop = crate::signals::install_with(None)?;
@@ -182,11 +196,19 @@ pub fn run(args: PingArgs) -> Result<Exit> {
         }
         _ => {}
     };
+    // Ctrl-C ends an open-ended ping as it should; any other signal (and
+    // Ctrl-C on a ping with a count or deadline) interrupts the run.
+    let interrupts = move || match crate::signals::first_signal() {
+        None => false,
+        Some(sig) => !(sig == signal_hook::consts::SIGINT && open_ended),
+    };
     let setup = PingSetup {
         hosts: targets.iter().map(|t| t.name.clone()).collect(),
         client: Arc::new(Mutex::new(Some(client))),
         config: ping.client.clone(),
+        targets: targets.clone(),
         stop: stop.clone(),
+        interrupts: Some(Arc::new(interrupts)),
         observer: Some(Arc::new(observer)),
     };
     let options = Arc::new(NetOptions {
@@ -195,10 +217,12 @@ pub fn run(args: PingArgs) -> Result<Exit> {
     });
     let benches = net::benchmarks(&options);
     // Ctrl-C during the wait for a quiet machine interrupts the run; once
-    // pinging, it ends the ping (through `stop`), never the runner.
+    // pinging, it ends the ping (through `stop`), and the benchmarks
+    // cancel the runner after it when the signal interrupts.
     let outcome = measure::execute_until_signal("ping", &cfg, &benches, &stop, Vec::new())?;
     let mut text = ping_statistics(&outcome.record);
-    // The record is interrupted only when the signal came before the ping.
+    // The record is interrupted when the signal came before the ping, or
+    // was one that interrupts.
     text.push_str(&measure::closing_lines(&outcome, outcome.exit));
     measure::print_human(&cfg, &text)?;
     Ok(outcome.exit)

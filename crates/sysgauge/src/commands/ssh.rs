@@ -99,15 +99,18 @@ pub struct SshArgs {
     pub kex: Vec<String>,
 
     /// The factorial matrix's fixed cipher, used to compare MACs and key
-    /// exchanges (one that uses a MAC; default aes128-ctr).
+    /// exchanges (one that uses a MAC; default aes128-ctr, or one of
+    /// --cipher when given).
     #[arg(long, value_name = "NAME")]
     pub fixed_cipher: Option<String>,
 
-    /// The fixed MAC, used to compare ciphers (default umac-128-etm@openssh.com).
+    /// The fixed MAC, used to compare ciphers (default
+    /// umac-128-etm@openssh.com, or one of --mac when given).
     #[arg(long, value_name = "NAME")]
     pub fixed_mac: Option<String>,
 
-    /// The fixed key exchange, used to compare ciphers and MACs (default curve25519-sha256).
+    /// The fixed key exchange, used to compare ciphers and MACs (default
+    /// curve25519-sha256, or one of --kex when given).
     #[arg(long, value_name = "NAME")]
     pub fixed_kex: Option<String>,
 

@@ -2,7 +2,10 @@
 //! over many runs, the first being the baseline, and count the shared
 //! libraries each loads. Every command is run once first: one that fails
 //! stops everything with a clear message (unless --ignore-failure), before
-//! anything is measured or stored.
+//! anything is measured or stored. The signal handler is installed before
+//! that first run: a signal during it kills the command's process group and
+//! stores the run `interrupted` with nothing measured, as a signal during
+//! the timed runs does.
 
 use crate::cli::MeasureArgs;
 use crate::config::{check_output_path, MeasureConfig};
@@ -13,7 +16,9 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
-use sysgauge_bench::startup::{preflight, preflight_prepare, prepare, StartupOptions};
+use sysgauge_bench::startup::{
+    preflight, preflight_prepare, prepare, PreflightError, StartupOptions,
+};
 use sysgauge_report::TableFormat;
 
 #[derive(Debug, Args)]
@@ -280,23 +285,31 @@ pub fn run(args: StartupArgs) -> Result<Exit> {
         }
     }
     let startup = options_from(&args)?;
+    // Before the first run of a command: it may take long, and a signal
+    // must find a handler (which kills the command and stores the run).
+    let cancel = crate::signals::install()?;
     for c in &startup.commands {
         // The command may need what its --prepare makes.
-        if let Some(p) = startup.prepare.get(c) {
-            if let Err(e) = preflight_prepare(p) {
-                eprintln!("sysgauge: error: {e}");
-                return Ok(Exit::BenchFailed);
-            }
-        }
-        if !startup.ignore_failure {
-            if let Err(e) = preflight(c, startup.shell) {
+        let prepared = match startup.prepare.get(c) {
+            Some(p) => preflight_prepare(p, &cancel),
+            None => Ok(()),
+        };
+        let checked = prepared.and_then(|()| match startup.ignore_failure {
+            true => Ok(()),
+            false => preflight(c, startup.shell, &cancel),
+        });
+        match checked {
+            Ok(()) => {}
+            // The runner sees the cancelled token and stores the run
+            // `interrupted`, with nothing measured.
+            Err(PreflightError::Cancelled) => break,
+            Err(PreflightError::Failed(e)) => {
                 eprintln!("sysgauge: error: {e}");
                 return Ok(Exit::BenchFailed);
             }
         }
     }
     let selected = sysgauge_bench::startup::benchmarks(&Arc::new(startup));
-    let cancel = crate::signals::install()?;
     let outcome = measure::execute_family(
         &sysgauge_bench::startup::FAMILY,
         &cfg,

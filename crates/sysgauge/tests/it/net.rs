@@ -274,6 +274,28 @@ fn net_only_and_skip_choose_cases() {
         .usage_error("--skip: unknown family or benchmark 'net.nosuch'");
 }
 
+/// `--streams N` is honoured in every profile: tiny, which otherwise
+/// measures one stream only, measures 1 and N (was: silently 1 only).
+#[test]
+fn streams_given_are_measured_in_tiny() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["net", "--profile", "tiny", "--repetitions", "3"])
+        .args(["--only", "tcp-throughput", "--streams", "3"])
+        .args(["--no-store", "--json", "-"])
+        .timeout(Duration::from_secs(120))
+        .succeeds();
+    let run = strict_record(&out.stdout);
+    let streams: Vec<Option<u64>> = run
+        .results
+        .iter()
+        .map(|r| r.params.get_u64("streams"))
+        .collect();
+    assert_eq!(streams, [Some(1), Some(3)]);
+    assert!(run.results.iter().all(|r| r.status == Status::Ok));
+}
+
 #[test]
 fn net_to_a_missing_peer_fails_clearly() {
     let sb = Sandbox::new();
@@ -573,6 +595,77 @@ fn ctrl_c_prints_and_stores_the_statistics_so_far() {
         .unwrap_or_else(|| panic!("no loss result"));
     assert_eq!(loss.details.get_str("stopped_by"), Some("interrupted"));
     assert!(loss.details.get_u64("received").unwrap_or(0) >= 5);
+}
+
+/// Every signal but Ctrl-C on an open-ended ping interrupts a ping as the
+/// README says: the statistics so far are printed and stored, the run is
+/// `interrupted` with both cases kept, exit 143 (SIGTERM), 129 (SIGHUP), or
+/// 130 (Ctrl-C on a ping with a count). Before, each exited 0 and stored the
+/// run `complete`.
+#[test]
+fn sigterm_sighup_and_ctrl_c_on_a_counted_ping_interrupt_it() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let _l = our_listener(&sb, "127.0.0.1", port, &["-q"]);
+    for (number, (signal, code, count)) in [
+        (libc::SIGTERM, 143, None),
+        (libc::SIGHUP, 129, None),
+        (libc::SIGINT, 130, Some("100")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut cmd = sb.std_cmd();
+        cmd.args(["ping", "-i", "0.05", "--port", &port.to_string(), "--db"])
+            .arg(sb.db())
+            .args(count.map(|c| vec!["-c", c]).unwrap_or_default())
+            .arg("127.0.0.1");
+        let mut ping = ChildGuard::spawn(&mut cmd);
+        assert!(
+            ping.wait_for_line("ping_seq=3 ", Duration::from_secs(30)),
+            "{}",
+            ping.output()
+        );
+        let pid = i32::try_from(ping.pid()).unwrap();
+        // SAFETY: kill with a pid we spawned and have not reaped.
+        unsafe { libc::kill(pid, signal) };
+        let status = ping.wait_exit(Duration::from_secs(30));
+        let out = ping.output();
+        assert_eq!(status.and_then(|s| s.code()), Some(code), "{signal}: {out}");
+        assert!(out.contains("2ping statistics"), "{signal}: {out}");
+        let run = sb.stored_run(u32::try_from(number + 1).unwrap());
+        assert_eq!(run.status, sysgauge_core::RunStatus::Interrupted, "{out}");
+        let ids: Vec<&str> = run.results.iter().map(|r| r.bench_id.as_str()).collect();
+        assert_eq!(ids, ["net.ping-rtt", "net.ping-loss"], "{signal}: {out}");
+        assert!(run.results.iter().all(|r| r.status == Status::Ok));
+        let loss = &run.results[1];
+        assert_eq!(loss.details.get_str("stopped_by"), Some("interrupted"));
+        assert!(loss.details.get_u64("received").unwrap_or(0) >= 3);
+    }
+}
+
+/// `ping --rounds N` pings N times, a fresh client each round (the second
+/// round failed: "the ping client was already used"); an open-ended ping is
+/// one round, so `--rounds` without -c or -w is a usage error.
+#[test]
+fn ping_in_rounds() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let _l = our_listener(&sb, "127.0.0.1", port, &["-q"]);
+    let out = two_pings(&sb, port)
+        .args(["--rounds", "2", "--json", "-", "127.0.0.1"])
+        .succeeds();
+    let run = strict_record(&out.stdout);
+    assert_eq!(run.results.len(), 2);
+    for r in &run.results {
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.bench_id, r.status);
+        assert_eq!(r.details.get_u64("rounds"), Some(2), "{}", r.bench_id);
+    }
+    let human = stderr_of(&out);
+    assert!(human.contains("2 pings transmitted, 2 received"), "{human}");
+    sb.cmd()
+        .args(["ping", "--no-store", "--rounds", "2", "127.0.0.1"])
+        .usage_error("--rounds 2: an open-ended ping is one round");
 }
 
 /// Arguments after `ping --no-store -c 1` that are refused before anything

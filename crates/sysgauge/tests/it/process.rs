@@ -345,3 +345,104 @@ fn spawn_sigint_cleans_up() {
         .unwrap_or_default();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// True once no process is left in process group `pg` (a killed group's
+/// orphans are reaped by init, which may take a moment).
+fn group_gone(pg: i32) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        // SAFETY: signal 0 only checks whether the group exists.
+        if unsafe { libc::kill(-pg, 0) } != 0 {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A signal while `startup` runs a command, in the check before measuring
+/// (`first_run_sleeps`) or in the first timed run: sysgauge exits 130, 143
+/// or 129 within seconds (the command would sleep 30 s), the run is stored
+/// `interrupted`, and the command's process group (the shell and the
+/// `sleep` it started in the background) is gone. Before, a signal during
+/// the check killed sysgauge by its default action, stored nothing and left
+/// the command running.
+fn startup_signalled(signal: i32, code: i32, first_run_sleeps: bool) {
+    let sb = Sandbox::new();
+    let pids = sb.path().join("pids");
+    // Each run appends its pid (its group's id); the run that sleeps
+    // starts a second sleep in the background, which only a group kill
+    // ends.
+    let sleeper = if first_run_sleeps { 0 } else { 1 };
+    let command = format!(
+        "n=$(cat {p} 2>/dev/null | wc -l); echo $$ >> {p}; \
+         if [ $n -eq {sleeper} ]; then sleep 30 & sleep 30; fi",
+        p = pids.display()
+    );
+    let run = Interrupt::after("never printed")
+        .with_signal(signal)
+        .waiting_up_to(std::time::Duration::from_millis(1))
+        .exiting_within(std::time::Duration::from_secs(20))
+        .run(
+            sb.std_cmd()
+                .args(["startup", &command, "--shell", "--runs", "3"])
+                .args(["--min-time", "0", "--warmup", "0", "--no-libraries"])
+                .arg("--db")
+                .arg(sb.db()),
+            |_, _| {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+                while std::fs::read_to_string(&pids)
+                    .unwrap_or_default()
+                    .lines()
+                    .count()
+                    <= sleeper
+                {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "the command never ran"
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                // Let it reach the sleeps.
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            },
+        );
+    let what = format!("signal {signal}, first run sleeps: {first_run_sleeps}");
+    assert_eq!(run.status.code(), Some(code), "{what}: {}", run.log);
+    assert!(
+        run.stopped_after < std::time::Duration::from_secs(10),
+        "{what}: took {:?}",
+        run.stopped_after
+    );
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    assert_eq!(
+        crate::common::run_status_and_results(&conn),
+        ("interrupted".to_string(), 0),
+        "{what}: {}",
+        run.log
+    );
+    let text = std::fs::read_to_string(&pids).unwrap();
+    let pg: i32 = text.lines().nth(sleeper).unwrap().trim().parse().unwrap();
+    assert!(
+        group_gone(pg),
+        "{what}: the command's group {pg} is still running"
+    );
+}
+
+#[test]
+fn startup_signal_during_the_check_run_stores_interrupted_and_kills_the_command() {
+    for (signal, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+    ] {
+        startup_signalled(signal, code, true);
+    }
+}
+
+#[test]
+fn startup_signal_during_a_timed_run_kills_the_command_at_once() {
+    startup_signalled(libc::SIGTERM, 143, false);
+}
