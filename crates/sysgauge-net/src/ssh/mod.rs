@@ -353,7 +353,10 @@ impl Drop for SinkRemoval<'_> {
             &CancelToken::new(),
         );
         if let Err(e) = removed {
-            eprintln!(
+            // Not eprintln!: a closed stderr must not panic in a drop.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
                 "sysgauge: could not remove the sink file {} on the far side: {e}",
                 self.sink.path()
             );

@@ -119,7 +119,14 @@ fn token(cmd: TokenCommand) -> Result<Exit> {
                         "sysgauge: token '{name}' stored in {} (only its hash); it is shown once:",
                         display_name(store.path())
                     );
-                    println!("{token}");
+                    // A token nobody saw is a live credential nobody has:
+                    // revoke it rather than leave it behind.
+                    if let Err(e) = crate::output::stdout(&format!("{token}\n")) {
+                        store.revoke_token(name)?;
+                        return Err(e.context(format!(
+                            "token '{name}' could not be shown, so it is revoked; add another"
+                        )));
+                    }
                 }
                 TokenAdded::NameTaken => bail!(
                     "a token '{name}' exists already (see `sysgauge serve token list`); choose another name"
@@ -132,17 +139,19 @@ fn token(cmd: TokenCommand) -> Result<Exit> {
             if tokens.is_empty() {
                 eprintln!("sysgauge: no tokens; make one with `sysgauge serve token add NAME`");
             }
+            let mut text = String::new();
             for t in tokens {
                 let state = match t.revoked_at {
                     Some(r) => format!("revoked {}", r.format("%Y-%m-%d %H:%M UTC")),
                     None => "active".to_string(),
                 };
-                println!(
-                    "{}\tcreated {}\t{state}",
+                text.push_str(&format!(
+                    "{}\tcreated {}\t{state}\n",
                     t.name,
                     t.created_at.format("%Y-%m-%d %H:%M UTC")
-                );
+                ));
             }
+            crate::output::stdout(&text)?;
         }
         TokenCommand::Revoke { name, db } => {
             let name = check_name(&name)?;

@@ -293,3 +293,38 @@ fn https_with_a_private_certificate() {
     );
     let _ = site.db;
 }
+
+/// A token that could not be shown (stdout full or closed) is revoked, not
+/// left live with nobody holding it; the listing survives a closed stdout.
+#[test]
+fn a_token_nobody_saw_is_revoked() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("site.db");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = sb
+        .std_cmd()
+        .args(["serve", "token", "add", "lost", "--db"])
+        .arg(&db)
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        stderr_of(&out).contains("token 'lost' could not be shown, so it is revoked"),
+        "{}",
+        stderr_of(&out)
+    );
+    let list = sb
+        .cmd()
+        .args(["serve", "token", "list", "--db"])
+        .arg(&db)
+        .succeeds();
+    let listed = stdout_of(&list);
+    assert!(
+        listed.starts_with("lost\t") && listed.contains("revoked"),
+        "{listed}"
+    );
+}
