@@ -33,8 +33,9 @@ pub enum BaselineAction {
     Make {
         #[command(flatten)]
         db: DbArg,
-        /// The reference runs, one per profile (quick, standard), run number or
-        /// run-id prefix; a later run of a profile already given re-measures
+        /// The reference runs, one per profile (quick, standard): a run number,
+        /// run-id prefix, label or NAME@RUN, or a host or fleet alias (its
+        /// newest run); a later run of a profile already given re-measures
         /// it: each case above the quiet limits is taken from the first of
         /// them that measured it within the limits (`run --only … --rounds 3`).
         #[arg(value_name = "RUN", required = true, num_args = 1..)]
@@ -74,6 +75,18 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
             if let Some(p) = &out {
                 check_output_path(p, "--output")?;
             }
+            let embedded = baseline::embedded().map(|b| b.version).unwrap_or(0);
+            let version = match version {
+                // One version, one reference: indexes under a version are
+                // comparable only if no other baseline ever carried it.
+                Some(v) if v <= embedded => bail!(
+                    "--version {v} is not above the embedded baseline's version {embedded}; \
+                     indexes under one version must come from one reference: give {} or more, or leave --version out",
+                    embedded + 1
+                ),
+                Some(v) => v,
+                None => embedded + 1,
+            };
             if machine.trim().is_empty() {
                 bail!("--machine must describe the reference machine (CPU, cores, memory, VM or bare metal)");
             }
@@ -87,6 +100,15 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
                     .with_context(|| format!("'{run}' is neither a stored run nor a host with runs (see `sysgauge results list`)"))?;
                 let record = store.load_run(row)?;
                 check_reference_run(row, &record, force)?;
+                if records
+                    .iter()
+                    .chain(&again)
+                    .any(|r: &RunRecord| r.run_id == record.run_id)
+                {
+                    bail!(
+                        "run {row} ('{run}') is named twice; a re-measurement must be another run"
+                    );
+                }
                 if records
                     .iter()
                     .any(|r: &RunRecord| r.profile == record.profile)
@@ -122,18 +144,6 @@ pub fn run(args: BaselineArgs) -> Result<Exit> {
                 );
             }
             check_quiet(&records, allow_noisy)?;
-            let embedded = baseline::embedded().map(|b| b.version).unwrap_or(0);
-            let version = match version {
-                // One version, one reference: indexes under a version are
-                // comparable only if no other baseline ever carried it.
-                Some(v) if v <= embedded => bail!(
-                    "--version {v} is not above the embedded baseline's version {embedded}; \
-                     indexes under one version must come from one reference: give {} or more, or leave --version out",
-                    embedded + 1
-                ),
-                Some(v) => v,
-                None => embedded + 1,
-            };
             let first = &records[0];
             let b = Baseline {
                 format: BASELINE_FORMAT,
@@ -366,7 +376,7 @@ fn check_reference_run(row: i64, record: &RunRecord, force: bool) -> Result<()> 
             bail!("run {row} used the {} profile; a baseline holds runs of the {} profiles (`sysgauge run --profile standard`), or pass --force", record.profile, profile_list());
         }
         if record.build.profile != "release" {
-            bail!("run {row} was measured by a {} build; record the baseline with a release build (`cargo run --release -- run --profile standard`), or pass --force", record.build.profile);
+            bail!("run {row} was measured by a build of profile '{}', not a release build; record the baseline with a release build (`cargo run --release -- run --profile standard`), or pass --force", record.build.profile);
         }
         if record.status != RunStatus::Complete {
             bail!(

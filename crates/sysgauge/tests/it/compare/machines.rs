@@ -75,6 +75,36 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
         stderr_of(&reused)
     );
     assert!(!file.exists());
+    // The same run twice is no re-measurement of itself.
+    let twice = sb
+        .cmd()
+        .args(["baseline", "make", "--db"])
+        .arg(sb.db())
+        .args([
+            "1",
+            "1",
+            "--machine",
+            "test box",
+            "--force",
+            "--allow-noisy",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(
+        stderr_of(&twice).contains("run 1 ('1') is named twice"),
+        "{}",
+        stderr_of(&twice)
+    );
+    // A bad --version is said before the runs are judged.
+    let zero = make(&["--version", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&zero).lines().count(),
+        1,
+        "one line: {}",
+        stderr_of(&zero)
+    );
     let next = (embedded + 5).to_string();
     let forced = make(&["--force", "--allow-noisy", "--version", &next, "-o", out]);
     assert!(forced.status.success(), "{}", stderr_of(&forced));
