@@ -238,7 +238,7 @@ pub struct MeasureArgs {
     /// Timed repetitions per case; the median is reported (default 5; in
     /// `sysgauge ssh`, transfers per combination, default 3).
     #[arg(long, value_name = "N")]
-    pub repetitions: Option<u32>,
+    pub repetitions: Option<u64>,
 
     /// Untimed warm-up repetitions per case.
     #[arg(long, value_name = "N", default_value_t = 1)]

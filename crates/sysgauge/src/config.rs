@@ -70,7 +70,7 @@ impl MeasureConfig {
         if !(a.noise_threshold.is_finite() && a.noise_threshold > 0.0 && a.noise_threshold < 100.0)
         {
             bail!(
-                "--noise-threshold must be a percentage between 0 and 100, not {}",
+                "--noise-threshold must be a percentage above 0 and below 100, not {}",
                 a.noise_threshold
             );
         }
@@ -144,17 +144,17 @@ fn upload_target(a: &MeasureArgs) -> Result<Option<crate::upload::Uploader>> {
 }
 
 /// Timed repetitions per case when `--repetitions` is not given.
-pub const DEFAULT_REPETITIONS: u32 = 5;
+pub const DEFAULT_REPETITIONS: u64 = 5;
 
 /// A repetition count: at least 1, at most 1000.
-pub fn check_repetitions(n: u32, option: &str) -> Result<u32> {
+pub fn check_repetitions(n: u64, option: &str) -> Result<u32> {
     if n == 0 {
         bail!("{option} must be at least 1 ({DEFAULT_REPETITIONS} is the default; an odd number makes the median a real sample)");
     }
-    if n > 1000 {
-        bail!("{option} {n} is more than 1000; use a longer --profile instead");
+    match u32::try_from(n) {
+        Ok(n) if n <= 1000 => Ok(n),
+        _ => bail!("{option} {n} is more than 1000; use a longer --profile instead"),
     }
-    Ok(n)
 }
 
 /// `--tag K=V` into a map; a key given twice is an error.

@@ -68,7 +68,7 @@ pub struct SshArgs {
 
     /// The former spelling of --repetitions here.
     #[arg(long, value_name = "N", hide = true, conflicts_with = "repetitions")]
-    pub runs: Option<u32>,
+    pub runs: Option<u64>,
 
     /// Which combinations to measure.
     #[arg(long, value_enum, default_value_t = MatrixArg::Factorial)]
@@ -134,7 +134,7 @@ const PARALLEL_PROBES: usize = 4;
 
 /// The most bytes one transfer may send (1 TB).
 /// Timed transfers per combination when `--repetitions` is not given.
-const SSH_REPETITIONS: u32 = 3;
+const SSH_REPETITIONS: u64 = 3;
 
 const MAX_SIZE: u64 = 1_000_000_000_000;
 

@@ -171,10 +171,28 @@ fn exit_codes_follow_the_cases() {
         "{}",
         stdout_of(&out)
     );
-    // Bad options are usage errors before anything runs.
-    fake_run(&sb, "", "none.json")
-        .args(["--repetitions", "0"])
-        .usage_error("--repetitions");
+    // Bad options are usage errors before anything runs, each naming the
+    // bound it breaks (beyond u32 too, not the integer type's).
+    for (option, value, says) in [
+        ("--repetitions", "0", "--repetitions must be at least 1"),
+        (
+            "--repetitions",
+            "99999999999999",
+            "--repetitions 99999999999999 is more than 1000",
+        ),
+        (
+            "--noise-threshold",
+            "0",
+            "--noise-threshold must be a percentage above 0 and below 100, not 0",
+        ),
+    ] {
+        sb.cmd()
+            .env(VARIABLE, "")
+            .args(["run", "--profile", "tiny", "--only", "fake", "--db"])
+            .arg(sb.db())
+            .args([option, value])
+            .usage_error(says);
+    }
 }
 
 #[test]
