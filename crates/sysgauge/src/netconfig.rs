@@ -135,6 +135,9 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
             common.max_packet_size
         );
     }
+    if common.port == 0 {
+        bail!("--port 0 names no listener: give the port the 2ping listener is on (default 15998)");
+    }
     if a.count == Some(0) {
         bail!("--count must be at least 1");
     }
@@ -462,6 +465,13 @@ fn flood_window(at: Option<&str>, seconds: Option<f64>) -> Result<Option<icmp::F
         bail!("--flood-for {seconds} must be between 0.5 and 600 seconds");
     }
     let start = parse_moment(at)?;
+    let end = start + chrono::Duration::milliseconds((seconds * 1e3) as i64);
+    if end <= chrono::Utc::now() {
+        bail!(
+            "--flood-at '{at}': the window ended at {}, before now; give a time ahead",
+            end.format("%Y-%m-%dT%H:%M:%SZ")
+        );
+    }
     let start = std::time::UNIX_EPOCH
         + std::time::Duration::from_millis(u64::try_from(start.timestamp_millis()).unwrap_or(0));
     Ok(Some(icmp::FloodWindow::new(

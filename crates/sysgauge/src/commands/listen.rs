@@ -54,7 +54,8 @@ pub struct ListenArgs {
     pub serve_bind: Vec<String>,
 
     /// TCP and UDP port of the net service.
-    #[arg(long, value_name = "PORT", default_value_t = 15999)]
+    #[arg(long, value_name = "PORT", default_value_t = 15999, requires = "serve",
+          value_parser = clap::value_parser!(u16).range(1..))]
     pub serve_port: u16,
 
     /// Shared key of the net service: clients must give the same one

@@ -721,6 +721,28 @@ const BAD_PING_ARGUMENTS: &[(&[&str], &str)] = &[
 /// error must say.
 const BAD_COMMAND_LINES: &[(&[&str], &str)] = &[
     (
+        &["ping", "--no-store", "-c", "1", "--port", "0", "127.0.0.1"],
+        "--port 0 names no listener",
+    ),
+    (&["listen", "--serve-port", "16001"], "--serve"),
+    (
+        &["listen", "--serve", "--serve-port", "0"],
+        "invalid value '0' for '--serve-port <PORT>'",
+    ),
+    (
+        &[
+            "net",
+            "--no-store",
+            "--icmp",
+            "127.0.0.1",
+            "--flood-at",
+            "0",
+            "--flood-for",
+            "1",
+        ],
+        "--flood-at '0': the window ended at 1970-01-01T00:00:01Z, before now",
+    ),
+    (
         &["ping", "--no-store", "-c", "0", "127.0.0.1"],
         "--count must be at least 1",
     ),
