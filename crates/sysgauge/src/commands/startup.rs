@@ -276,6 +276,9 @@ pub fn options_from(args: &StartupArgs) -> Result<StartupOptions> {
 }
 
 pub fn run(args: StartupArgs) -> Result<Exit> {
+    if let Some(n) = args.measure.repetitions {
+        bail!("--repetitions {n} does not apply to startup: one run of a command is one sample; give --runs N or --min-time SECONDS for more");
+    }
     let cfg = MeasureConfig::from_args(&args.measure)?;
     if let Some(p) = &args.export_json {
         check_output_path(p, "--export-json")?;

@@ -219,6 +219,10 @@ fn startup_rejects_bad_command_lines() {
         ),
         (vec!["true", "--runs", "0"], "--runs must be"),
         (
+            vec!["true", "--repetitions", "3"],
+            "--repetitions 3 does not apply to startup",
+        ),
+        (
             vec!["true", "--json", "-", "--export-json", "-"],
             "cannot both write to standard output",
         ),
