@@ -25,6 +25,15 @@ pub fn for_terminal(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `s` cut to its first `chars` characters, with `…` where it was cut: a
+/// foreign field in a table or a message stays one readable cell.
+pub fn clipped(s: &str, chars: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(chars) {
+        None => Cow::Borrowed(s),
+        Some((at, _)) => Cow::Owned(format!("{}…", &s[..at])),
+    }
+}
+
 /// Control characters, and the bidi controls that reorder what follows
 /// (they make a name display as something it is not).
 fn unsafe_char(c: char) -> bool {
@@ -34,6 +43,13 @@ fn unsafe_char(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clipped_cuts_at_a_character() {
+        assert_eq!(clipped("short", 60), "short");
+        assert_eq!(clipped("ééééé", 3), "ééé…");
+        assert_eq!(clipped("abc", 3), "abc");
+    }
 
     #[test]
     fn controls_become_visible_escapes() {

@@ -578,11 +578,7 @@ fn invert(v: f64) -> f64 {
 }
 
 fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(60).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
+    sysgauge_core::text::clipped(s, 60).into_owned()
 }
 
 fn fields_exact<'a, const N: usize>(

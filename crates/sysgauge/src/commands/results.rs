@@ -381,7 +381,12 @@ fn list(store: &Store, json: bool) -> Result<Exit> {
             r.status.as_str().to_string(),
             r.results.to_string(),
             r.failed.to_string(),
-            shown(&r.label.unwrap_or_default()),
+            // A label may be a paragraph (or an imported file's worth):
+            // the list shows its start; `results show` the whole.
+            shown(&sysgauge_core::text::clipped(
+                &r.label.unwrap_or_default(),
+                60,
+            )),
             r.run_uuid.chars().take(8).collect(),
         ]);
     }

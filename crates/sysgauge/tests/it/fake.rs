@@ -270,3 +270,20 @@ fn huge_sample_sets_compare_with_a_bounded_interval_that_says_so() {
         stdout_of(&out)
     );
 }
+
+/// A long label is clipped in `results list` (one readable row) and kept
+/// whole in the run.
+#[test]
+fn results_list_clips_a_long_label() {
+    let sb = Sandbox::new();
+    let label = "x".repeat(500);
+    fake_run(&sb, "", "long.json")
+        .args(["--label", &label])
+        .succeeds();
+    let out = sb.on_db("results").arg("list").succeeds();
+    let text = stdout_of(&out);
+    assert!(text.contains(&format!("{}…", "x".repeat(60))), "{text}");
+    assert!(!text.contains(&"x".repeat(61)), "{text}");
+    let shown = stdout_of(&sb.on_db("results").args(["show", "1"]).succeeds());
+    assert!(shown.contains(&label), "{shown}");
+}
