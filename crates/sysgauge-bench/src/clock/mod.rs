@@ -196,15 +196,23 @@ pub fn observations(f: &CpuClockFacts, host: &HostInfo, zones: &[(String, f64)])
     seen.join("; ")
 }
 
-/// Findings for one CPU's measurement.
+/// Findings for one CPU's measurement in `phase` (a run measures each CPU
+/// at its start and at its end: the findings say which, or two of them
+/// would read alike).
 pub fn judge(
     cpu: u32,
+    phase: Phase,
     measured_mhz: f64,
     nominal: Option<&Nominal>,
     seen: &str,
     exact: bool,
 ) -> Vec<Finding> {
     let mut v = Vec::new();
+    let cpu = match phase {
+        Phase::Single => format!("{cpu}"),
+        Phase::Start => format!("{cpu} (at the run's start)"),
+        Phase::End => format!("{cpu} (at the run's end)"),
+    };
     match nominal {
         Some(n) if measured_mhz < BELOW_NOMINAL_FRACTION * n.mhz => v.push(
             Finding::new(
@@ -489,7 +497,14 @@ impl ClockBenchmark {
         let published = nominal(&host, &f);
         let nominal = judged_against(self.options.rated_mhz, &host, &f);
         let seen = observations(&f, &host, &zones);
-        for finding in judge(cpu, median, nominal.as_ref(), &seen, chain::exact()) {
+        for finding in judge(
+            cpu,
+            self.phase,
+            median,
+            nominal.as_ref(),
+            &seen,
+            chain::exact(),
+        ) {
             ctx.finding(finding);
         }
         match self.phase {
@@ -628,7 +643,7 @@ mod tests {
         host.cpu.nominal_mhz = Some(2600.0);
         assert_eq!(judged_against(Some(4500.0), &host, &f), given);
         assert_eq!(judged_against(None, &host, &f).map(|n| n.mhz), Some(2600.0));
-        let slow = judge(0, 3400.0, given.as_ref(), "", true);
+        let slow = judge(0, Phase::Single, 3400.0, given.as_ref(), "", true);
         assert_eq!(slow.len(), 1);
         assert!(
             slow[0].message.contains(GIVEN_SOURCE),
@@ -643,8 +658,15 @@ mod tests {
             mhz: 2600.0,
             source: "the model name",
         };
-        assert!(judge(0, 2500.0, Some(&n), "", true).is_empty());
-        let slow = judge(3, 1200.0, Some(&n), "governor 'powersave'", true);
+        assert!(judge(0, Phase::Single, 2500.0, Some(&n), "", true).is_empty());
+        let slow = judge(
+            3,
+            Phase::Single,
+            1200.0,
+            Some(&n),
+            "governor 'powersave'",
+            true,
+        );
         assert_eq!(slow.len(), 1);
         assert_eq!(slow[0].code, BELOW_NOMINAL);
         assert!(slow[0].message.contains("CPU 3") && slow[0].message.contains("46 %"));
@@ -654,11 +676,19 @@ mod tests {
             .as_deref()
             .unwrap_or("")
             .contains("hypervisor"));
-        let unknown = judge(0, 3400.0, None, "", false);
+        let unknown = judge(0, Phase::Single, 3400.0, None, "", false);
         let codes: Vec<&str> = unknown.iter().map(|f| f.code.as_str()).collect();
         assert_eq!(codes, vec![UNJUDGED, APPROXIMATE]);
         assert_eq!(unknown[0].severity, Severity::Info);
         assert!(unknown[0].message.contains("3.40 GHz"));
+        // In a run, one CPU's start and end findings differ by their phase,
+        // so the findings list keeps both.
+        let start = judge(1, Phase::Start, 3400.0, None, "", true);
+        let end = judge(1, Phase::End, 3400.0, None, "", true);
+        assert!(start[0]
+            .message
+            .starts_with("CPU 1 (at the run's start) runs at 3.40 GHz"));
+        assert_ne!(start[0].message, end[0].message);
         assert!(drop_finding(0, 3000.0, 2900.0).is_none());
         let d = drop_finding(1, 3000.0, 2000.0).unwrap_or_else(|| panic!("drop"));
         assert!(d.message.contains("67 %"));
