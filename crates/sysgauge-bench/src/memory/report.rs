@@ -362,13 +362,13 @@ mod tests {
                 3.0 * size as f64 / 0.25 / 1e9,
             ],
         )]);
+        // The words of the table's first data row.
+        let first_row = |text: &str| -> Vec<String> {
+            let line = text.lines().nth(3).unwrap_or("");
+            line.split_whitespace().map(str::to_string).collect()
+        };
         let text = stream_table(&r, TableFormat::Text);
-        let row: Vec<&str> = text
-            .lines()
-            .nth(3)
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
+        let row = first_row(&text);
         assert_eq!(row[0], "Triad:");
         assert_eq!(row[1], "2");
         assert_eq!(row[4], "12.88");
@@ -382,13 +382,7 @@ mod tests {
             vec![10.0],
         );
         let text = stream_table(&run(vec![all]), TableFormat::Text);
-        let row: Vec<&str> = text
-            .lines()
-            .nth(3)
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        assert_eq!(&row[..3], ["Copy:", "all", "(2)"], "{text}");
+        assert_eq!(first_row(&text)[..3], ["Copy:", "all", "(2)"], "{text}");
     }
 
     #[test]
