@@ -44,22 +44,32 @@ impl SqliteStore {
     /// refused before SQLite touches it. Runs left `running` by writers that
     /// died are marked interrupted (see `stale_runs`).
     pub fn open(path: &Path) -> Result<SqliteStore> {
-        if dbpath::check(path)? == dbpath::DbPath::Existing {
-            refuse_unwritable(path)?;
+        let existed = dbpath::check(path)? == dbpath::DbPath::Existing;
+        refuse_unwritable(path, existed)?;
+        let opened = (|| {
+            let conn = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(|e| StoreError::Open {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+            let mut store = Self::init(conn, path.to_path_buf())?;
+            store.stale = store.mark_stale_runs()?;
+            Ok(store)
+        })();
+        if opened.is_err() && !existed {
+            // A database we began and could not finish (a full disk) is
+            // no database: leave nothing that a later open would call
+            // damaged.
+            for f in crate::database_files(path) {
+                let _ = std::fs::remove_file(f);
+            }
         }
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| StoreError::Open {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        let mut store = Self::init(conn, path.to_path_buf())?;
-        store.stale = store.mark_stale_runs()?;
-        Ok(store)
+        opened
     }
 
     /// Open an existing database for reading only (`results list`,
@@ -735,18 +745,26 @@ fn immutable_uri(path: &Path) -> String {
 /// An existing database this process may not write: say whose it is,
 /// before SQLite answers "attempt to write a readonly database". The
 /// directory must be writable too, for the -wal and -shm files.
-fn refuse_unwritable(path: &Path) -> Result<()> {
+fn refuse_unwritable(path: &Path, existed: bool) -> Result<()> {
     use rustix::fs::{access, Access};
     use std::os::unix::fs::MetadataExt;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    if access(dir, Access::WRITE_OK) == Err(rustix::io::Errno::ROFS) {
+        return Err(StoreError::Open {
+            path: path.to_path_buf(),
+            reason: format!(
+                "{} is on a read-only file system, and SQLite writes the database and its journal there; pass --db with a file on a writable one",
+                dir.display()
+            ),
+        });
+    }
     let owner = |p: &Path| user_name(std::fs::metadata(p).map_or(0, |m| m.uid()));
     let uid = rustix::process::getuid().as_raw();
-    // Only "permission denied": a read-only file system says so itself.
     let denied = |p: &Path| access(p, Access::WRITE_OK) == Err(rustix::io::Errno::ACCESS);
-    if denied(path) {
+    if existed && denied(path) {
         return Err(StoreError::NotWritable {
             path: path.to_path_buf(),
             owner: owner(path),

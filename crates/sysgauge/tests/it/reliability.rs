@@ -850,3 +850,67 @@ fn a_closed_or_full_stderr_is_survived() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// A database that cannot be made: on a read-only file system the error
+/// says so; on a full one nothing is left behind (a 0-byte file would be
+/// called damaged by the next command).
+#[test]
+fn a_database_that_cannot_be_made_says_why_and_leaves_nothing() {
+    let sb = Sandbox::new();
+    let mount = |dir: &Path, options: &str| {
+        std::fs::create_dir_all(dir).unwrap();
+        std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let ro = sb.path().join("ro");
+    let full = sb.path().join("full");
+    let mounted = mount(&ro, "ro,size=1m") && mount(&full, "size=64k");
+    // The guard's drop unmounts, also when an assertion fails.
+    struct Unmount(Vec<std::path::PathBuf>);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            for d in &self.0 {
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(d)
+                    .status();
+            }
+        }
+    }
+    let _unmount = Unmount(vec![ro.clone(), full.clone()]);
+    if !sysgauge_testkit::require(
+        "mounting a tmpfs (needs root)",
+        mounted,
+        "run the tests as root",
+    ) {
+        return;
+    }
+    let out = sb
+        .tiny_on("run", ro.join("x.sqlite"))
+        .args(["--only", "hash.md5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("is on a read-only file system"),
+        "{}",
+        stderr_of(&out)
+    );
+    // Fill the small tmpfs, then ask for a database on it.
+    let _ = std::fs::write(full.join("filler"), vec![0u8; 64 << 10]);
+    let db = full.join("x.sqlite");
+    let out = sb
+        .tiny_on("run", &db)
+        .args(["--only", "hash.md5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    let left: Vec<String> = std::fs::read_dir(&full)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    assert_eq!(left, ["filler"], "{}", stderr_of(&out));
+}
