@@ -53,6 +53,12 @@ pub const HOST_FACT_METRICS: [&str; 4] = ["bogomips", "cores", "threads", "nomin
 /// family comes near 1e100, so anything beyond is a broken file.
 pub const MAX_IMPORT_VALUE: f64 = 1e100;
 
+/// The smallest magnitude an imported number other than 0 may have, as
+/// far below 1 as [`MAX_IMPORT_VALUE`] is above: no measurement of any
+/// unit comes near it, and a ratio of two accepted values (up to 1e200)
+/// stays a finite number (1e-210 against 1e99 overflowed to infinity).
+pub const MIN_IMPORT_VALUE: f64 = 1e-100;
+
 /// How far in the future an imported `started_at` may lie (clocks of
 /// different machines disagree a little); further, it would shadow the
 /// host's real latest run for ever.
@@ -75,6 +81,10 @@ fn check_number(v: f64, better: Better) -> Result<(), String> {
     } else if v > MAX_IMPORT_VALUE {
         Err(format!(
             "{v:e} is beyond what sysgauge accepts ({MAX_IMPORT_VALUE:e}; its summaries would overflow)"
+        ))
+    } else if v > 0.0 && v < MIN_IMPORT_VALUE {
+        Err(format!(
+            "{v:e} is below what sysgauge accepts ({MIN_IMPORT_VALUE:e}; its ratios would overflow)"
         ))
     } else {
         Ok(())
@@ -627,6 +637,8 @@ pub fn parse_json(text: &str, ctx: &ImportContext<'_>) -> Result<Vec<RunRecord>,
         if run.run_id.trim().is_empty() {
             return Err(ctx.err(None, format!("{which} has an empty run_id")));
         }
+        run.run_id =
+            canonical_run_id(&run.run_id).map_err(|m| ctx.err(None, format!("{which}: {m}")))?;
         check_run(&run, &which).map_err(|m| ctx.err(None, m))?;
         for r in &mut run.results {
             for m in &mut r.metrics {
@@ -676,6 +688,23 @@ fn sanitise_strings(v: &mut serde_json::Value) {
     }
 }
 
+/// A run id as sysgauge writes and looks runs up by: a UUID in lower case
+/// with hyphens. Other spellings of a UUID (upper case, braces, `urn:uuid:`,
+/// spaces around it) are the same run and are written so, so that a copy
+/// of a run stored already is recognised as one; anything else is refused,
+/// as the run's permanent link (`/runs/RUN_ID`) and `results show` could
+/// never find it.
+pub fn canonical_run_id(id: &str) -> Result<String, String> {
+    Uuid::parse_str(id.trim())
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| {
+            format!(
+                "run_id '{id}' is not a UUID (sysgauge writes one such as \
+                 3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f)"
+            )
+        })
+}
+
 /// What CSV import checks row by row, for a JSON run record: a finished
 /// run, sane ids and time stamps, each case once, every number one the
 /// comparisons and the database can hold. `which` names the record in
@@ -687,13 +716,19 @@ fn check_run(run: &RunRecord, which: &str) -> Result<(), String> {
              import a finished run"
         ));
     }
-    if run.run_id.chars().any(char::is_control) {
-        return Err(format!("{which}: run_id contains control characters"));
-    }
     let now = Utc::now();
     check_time(run.started_at, now).map_err(|m| format!("{which}: started_at {m}"))?;
     if let Some(f) = run.finished_at {
         check_time(f, now).map_err(|m| format!("{which}: finished_at {m}"))?;
+        // The wall clock may be stepped back while a run goes on (NTP), as
+        // far as the skew allowed for machines' clocks; more, and the time
+        // stamps are not of one run.
+        if f < run.started_at - chrono::Duration::seconds(CLOCK_SKEW_ALLOWANCE_SECONDS) {
+            return Err(format!(
+                "{which}: finished_at {f} is before started_at {} (a run ends after it starts)",
+                run.started_at
+            ));
+        }
     }
     let mut cases = HashSet::new();
     for r in &run.results {

@@ -520,23 +520,51 @@ fn draw_title_and_legend<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Tick values for a log ratio axis between `lo` and `hi`.
+/// The widest ratio axis drawn, either way of 1. Ratios of accepted values
+/// can reach about 1e200 (and overflow to infinity beyond), and an axis
+/// over hundreds of decades says nothing more than one over 24; a ratio
+/// beyond is drawn to the axis's end and labelled with its value.
+const RATIO_AXIS_LIMIT: f64 = 1e12;
+
+/// The most ticks on a wide ratio axis, but for 1: beyond, only every
+/// second, third, … power of ten is one (a tick loop driven by the data's range once
+/// allocated without bound on a ratio of 1e308).
+const MAX_RATIO_TICKS: i32 = 12;
+
+/// `v` on the drawn ratio axis: within `RATIO_AXIS_LIMIT` either way of 1
+/// (infinity at the end, 0 at the start); `None` for NaN.
+fn on_ratio_axis(v: f64) -> Option<f64> {
+    (!v.is_nan()).then(|| v.clamp(1.0 / RATIO_AXIS_LIMIT, RATIO_AXIS_LIMIT))
+}
+
+/// Tick values for a log ratio axis between `lo` and `hi`: powers of two
+/// on a narrow axis, else powers of ten, at most about `MAX_RATIO_TICKS`
+/// of them, 1 always among them. Computed on exponents, so any range
+/// (even an infinite or empty one) gives a short list.
 fn ratio_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let span = (hi / lo).log2();
-    let step = if span > 14.0 { 10f64 } else { 2f64 };
-    let mut t = Vec::new();
-    let mut v = 1.0;
-    while v >= lo {
-        t.push(v);
-        v /= step;
-    }
-    let mut v = step;
-    while v <= hi {
-        t.push(v);
-        v *= step;
-    }
-    t.sort_by(f64::total_cmp);
-    t
+    let (Some(lo), Some(hi)) = (on_ratio_axis(lo), on_ratio_axis(hi)) else {
+        return vec![1.0];
+    };
+    let (lo, hi) = (lo.min(1.0), hi.max(1.0));
+    let narrow = (hi / lo).log2() <= 14.0;
+    let (base, exponent): (f64, fn(f64) -> f64) = if narrow {
+        (2.0, f64::log2)
+    } else {
+        (10.0, f64::log10)
+    };
+    // Both exponents lie within ±40 (the axis limit), so the casts are exact.
+    let (first, last) = (exponent(lo).ceil() as i32, exponent(hi).floor() as i32);
+    // A narrow axis has 15 powers of two at most; a wide one every
+    // `every`-th power of ten.
+    let every = if narrow {
+        1
+    } else {
+        ((last - first + MAX_RATIO_TICKS - 1) / MAX_RATIO_TICKS).max(1)
+    };
+    (first..=last)
+        .filter(|k| k % every == 0)
+        .map(|k| base.powi(k))
+        .collect()
 }
 
 fn draw_bars<DB: DrawingBackend>(
@@ -557,15 +585,19 @@ fn draw_bars<DB: DrawingBackend>(
     let x0 = label_w as f64;
     let x1 = (w - 70) as f64;
     // The domain: every ratio and interval end, and 1, with some room.
+    // Each clamped to the axis limit, so the domain is finite whatever the
+    // data (a ratio of infinity made every loop over the axis endless).
     let mut lo: f64 = 1.0;
     let mut hi: f64 = 1.0;
-    for b in groups.iter().flat_map(|g| &g.bars) {
-        lo = lo.min(b.ratio);
-        hi = hi.max(b.ratio);
-        if let Some(ci) = b.ci {
-            lo = lo.min(ci.low);
-            hi = hi.max(ci.high);
-        }
+    let ends = groups.iter().flat_map(|g| &g.bars).flat_map(|b| {
+        [Some(b.ratio), b.ci.map(|c| c.low), b.ci.map(|c| c.high)]
+            .into_iter()
+            .flatten()
+            .filter_map(on_ratio_axis)
+    });
+    for v in ends {
+        lo = lo.min(v);
+        hi = hi.max(v);
     }
     lo /= 1.3;
     hi *= 1.3;
@@ -575,6 +607,7 @@ fn draw_bars<DB: DrawingBackend>(
         hi *= pad;
     }
     let x_of = |v: f64| -> i32 {
+        let v = on_ratio_axis(v).unwrap_or(1.0);
         let t = (v.ln() - lo.ln()) / (hi.ln() - lo.ln());
         (x0 + t * (x1 - x0)).round() as i32
     };

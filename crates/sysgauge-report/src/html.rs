@@ -387,6 +387,16 @@ mod tests {
     use super::*;
     use crate::testutil::comparison;
 
+    /// Ratios of 1e189 and infinity (values a database may hold) give a
+    /// report of the usual size: its charts' axes are bounded.
+    #[test]
+    fn extreme_ratios_give_a_report_of_bounded_size() {
+        let c = crate::testutil::extreme_comparison();
+        let html = render_html(&c, &[], &[], None, "generated for a test", 900).unwrap();
+        assert_eq!(html.matches("<svg").count(), 4);
+        assert!(html.len() < 1_000_000, "{} bytes", html.len());
+    }
+
     #[test]
     fn report_is_self_contained_with_sections_and_charts() {
         let c = comparison();

@@ -225,14 +225,23 @@ pub fn export_run(run: &RunRecord, format: ExportFormat) -> String {
         }
         ExportFormat::Csv => metrics_table(run).render(TableFormat::Csv),
         ExportFormat::Markdown => {
+            let esc = crate::table::markdown_text;
             let mut s = format!(
-                "# sysgauge run {}\n\nHost: {} · started {} · profile {} · status {}\n\n",
-                run.run_id,
-                run.host_name(),
+                "# sysgauge run {}\n\nHost: {} · started {} · profile {} · status {}",
+                esc(&run.run_id),
+                esc(run.host_name()),
                 run.started_at.format("%Y-%m-%d %H:%M:%S UTC"),
                 run.profile_shown(),
                 run.status.as_str()
             );
+            if let Some(l) = &run.label {
+                s.push_str(&format!(" · label {}", esc(l)));
+            }
+            if !run.tags.is_empty() {
+                let tags: Vec<String> = run.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                s.push_str(&format!(" · tags {}", esc(&tags.join(", "))));
+            }
+            s.push_str("\n\n");
             s.push_str(&summary_table(run, TableFormat::Markdown));
             let f = findings_text(run);
             if !f.is_empty() {
@@ -395,5 +404,20 @@ mod tests {
         let md = export_run(&r, ExportFormat::Markdown);
         assert!(md.contains("| benchmark | params |"));
         assert!(md.contains("## Findings"));
+        // The label and tags are there, and text from the record is
+        // escaped as in every Markdown table.
+        let mut r = r;
+        r.host.hostname = Some("<script>x</script>".into());
+        r.label = Some("a|b".into());
+        r.tags.insert("site".into(), "<b>lab</b>".into());
+        let md = export_run(&r, ExportFormat::Markdown);
+        let head = md.lines().nth(2).unwrap_or_default();
+        assert!(
+            head.starts_with("Host: &lt;script&gt;x&lt;/script&gt; · started"),
+            "{head}"
+        );
+        assert!(head.contains(" · label a\\|b · tags "), "{head}");
+        assert!(head.contains("site=&lt;b&gt;lab&lt;/b&gt;"), "{head}");
+        assert!(!md.contains("<script>") && !md.contains("<b>"), "{md}");
     }
 }

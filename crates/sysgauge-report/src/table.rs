@@ -127,15 +127,7 @@ impl Table {
     }
 
     fn markdown(&self) -> String {
-        // A cell is text: a label such as `<b>x</b>` must not become HTML
-        // where the Markdown is rendered, nor a `|` end the cell.
-        let esc = |s: &str| {
-            s.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('|', "\\|")
-                .replace('\n', " ")
-        };
+        let esc = markdown_text;
         let mut out = format!(
             "| {} |\n",
             self.headers
@@ -193,6 +185,17 @@ impl Table {
         let bytes = w.into_inner().unwrap_or_default();
         String::from_utf8(bytes).unwrap_or_default()
     }
+}
+
+/// Text from records as Markdown shows it, in a table cell or a line: a
+/// label such as `<b>x</b>` must not become HTML where the Markdown is
+/// rendered, nor a `|` end a cell, nor a newline a line.
+pub fn markdown_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace('\n', " ")
 }
 
 #[cfg(test)]

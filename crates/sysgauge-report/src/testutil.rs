@@ -83,3 +83,19 @@ pub fn comparison() -> Comparison {
     ];
     compare(&machines, 0, &[]).unwrap()
 }
+
+/// A comparison of values accepted on import but at the far ends (1e-90
+/// on the reference, 1e99 and 1e-99 on the others: ratios of 1e189 and
+/// 1e-9), and of a ratio that overflowed to infinity.
+pub fn extreme_comparison() -> Comparison {
+    let machines = vec![
+        Machine::new("tiny", run("tiny", 1e-90, 5200.0, "6.1.0")),
+        Machine::new("huge", run("huge", 1e99, 108.0, "6.1.0")),
+        Machine::new("small", run("small", 1e-99, 38.4, "6.6.0")),
+    ];
+    let mut c = compare(&machines, 0, &[]).unwrap();
+    if let Some(cell) = c.rows[0].cells[1].as_mut() {
+        cell.ratio = Some(f64::INFINITY);
+    }
+    c
+}

@@ -203,8 +203,8 @@ pub(crate) async fn upload(
         let mut e = ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             format!(
-                "the token '{name}' has made its {} uploads of the minute; try again in {secs} s",
-                state.config.uploads_per_minute
+                "the token '{name}' has made {} this minute, as many as this site takes; try again in {secs} s",
+                sysgauge_report::format::counted(state.config.uploads_per_minute as usize, "upload")
             ),
         );
         e.headers.push((header::RETRY_AFTER, secs.to_string()));
@@ -315,6 +315,15 @@ pub(crate) async fn health(State(state): State<Arc<AppState>>) -> Response {
 
 pub(crate) async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "no such page or API route")
+}
+
+/// A route asked with a method it does not answer (`GET /api/runs`,
+/// `POST /`): an error body like every other, not axum's empty one.
+pub(crate) async fn method_not_allowed(method: axum::http::Method) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("this route does not answer {method} (uploads are POST /api/runs; everything else is GET)"),
+    )
 }
 
 /// A JSON document of the API: `"schema"` first, then `doc`'s fields.

@@ -122,6 +122,7 @@ impl Site {
             .route("/compare", get(pages::compare))
             .route("/cases", get(pages::case_view))
             .fallback(api::not_found)
+            .method_not_allowed_fallback(api::method_not_allowed)
             .with_state(Arc::clone(&self.state))
     }
 

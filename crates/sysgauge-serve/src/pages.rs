@@ -14,7 +14,9 @@ use std::sync::Arc;
 use sysgauge_compare::naming::{label_machines, NamedMachine, Origin};
 use sysgauge_compare::{compare_with_intervals, Comparison, MAX_MACHINES_WITH_INTERVALS};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status, ALIAS_TAG};
-use sysgauge_store::machines::{stored_machines, with_reference, Resolver, SelectError};
+use sysgauge_store::machines::{
+    machine_selector, stored_machines, with_reference, Resolver, SelectError,
+};
 use sysgauge_store::Store;
 
 /// The most machines one comparison may name (each is loaded whole).
@@ -154,6 +156,9 @@ pub(crate) async fn load_run(state: &Arc<AppState>, run_id: &str) -> Result<RunR
 pub(crate) struct MachineView {
     /// What the machine goes by (as in a comparison).
     pub name: String,
+    /// What names it to `/compare` (`m=`), it alone: its fleet alias, host
+    /// name or the start of its id; else its newest run's number.
+    pub selector: String,
     pub host: String,
     pub alias: Option<String>,
     pub machine_id: Option<String>,
@@ -316,10 +321,15 @@ pub(crate) async fn machines_view(
             .collect();
         let mut heads = s.load_run_heads(&all).map_err(store_err)?.into_iter();
         let mut named = Vec::new();
-        for (_, _, list) in machines {
+        let mut selectors = Vec::new();
+        for (i, (_, _, list)) in machines.iter().enumerate() {
             let ids: Vec<i64> = list.iter().map(|r| r.id).collect();
             let runs: Vec<RunRecord> = heads.by_ref().take(ids.len()).collect();
             if runs.first().is_some_and(|newest| filter.keeps(newest)) {
+                selectors.push(
+                    machine_selector(&machines, i)
+                        .unwrap_or_else(|| ids.first().map(i64::to_string).unwrap_or_default()),
+                );
                 named.push(NamedMachine::stored(runs, ids));
             }
         }
@@ -351,7 +361,8 @@ pub(crate) async fn machines_view(
         let machines = label_machines(named)
             .into_iter()
             .zip(histories)
-            .map(|(m, history)| {
+            .zip(selectors)
+            .map(|((m, history), selector)| {
                 let newest = m
                     .sources
                     .first()
@@ -361,6 +372,7 @@ pub(crate) async fn machines_view(
                 let h = &run.host;
                 MachineView {
                     name: m.label.clone(),
+                    selector,
                     host: run.host_name().to_string(),
                     alias: run.tags.get(ALIAS_TAG).cloned(),
                     machine_id: h.identity.short(),
@@ -408,7 +420,13 @@ fn compare_query(q: Option<&str>) -> Result<CompareQuery, ApiError> {
         match k.as_str() {
             "m" => c.machines.push(v),
             "ref" => c.reference = Some(v),
-            "family" => c.families.push(v),
+            // `family=a,b` as `compare --family a,b` takes it.
+            "family" => c.families.extend(
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_string),
+            ),
             _ => {}
         }
     }
@@ -419,6 +437,25 @@ fn compare_query(q: Option<&str>) -> Result<CompareQuery, ApiError> {
         )));
     }
     Ok(c)
+}
+
+impl CompareQuery {
+    /// The query string that asks for this comparison again: every
+    /// selection (machines, reference, families), so a shared link shows
+    /// what its page showed.
+    fn query_string(&self) -> String {
+        self.machines
+            .iter()
+            .map(|m| format!("m={}", encode(m)))
+            .chain(self.reference.iter().map(|r| format!("ref={}", encode(r))))
+            .chain(
+                self.families
+                    .iter()
+                    .map(|f| format!("family={}", encode(f))),
+            )
+            .collect::<Vec<_>>()
+            .join("&")
+    }
 }
 
 /// The comparison `sysgauge compare M… --reference R --family F` makes of
@@ -696,13 +733,26 @@ fn history_svg(points: &[IndexPoint]) -> Markup {
 const CHARTED: usize = 10;
 
 /// The index history of the first machines (with two indexed runs at
-/// least) as the report crate's line figure: days on x, index on y.
+/// least) as the report crate's line figure: time since the first run on
+/// x (in days, hours or minutes, as the runs are apart), index on y.
 fn history_figure(machines: &[MachineView]) -> Option<String> {
     use sysgauge_report::chart::lines::{LinePanel, Marker, Series, TickFormat, XAxis, XScale};
-    let first = machines
-        .iter()
-        .flat_map(|m| m.history.iter().map(|p| p.started_at))
-        .min()?;
+    let times = || {
+        machines
+            .iter()
+            .flat_map(|m| m.history.iter().map(|p| p.started_at))
+    };
+    let first = times().min()?;
+    let seconds = (times().max()? - first).num_seconds() as f64;
+    // Days, unless the runs are hours or minutes apart (days alone then
+    // labelled every tick 0).
+    let (per, unit, since) = if seconds >= 2.0 * 86_400.0 {
+        (86_400.0, "days", first.format("%Y-%m-%d"))
+    } else if seconds >= 2.0 * 3_600.0 {
+        (3_600.0, "hours", first.format("%Y-%m-%d %H:%M UTC"))
+    } else {
+        (60.0, "minutes", first.format("%Y-%m-%d %H:%M UTC"))
+    };
     let mut legend = Vec::new();
     let mut series = Vec::new();
     for m in machines {
@@ -710,8 +760,8 @@ fn history_figure(machines: &[MachineView]) -> Option<String> {
             .history
             .iter()
             .filter_map(|p| {
-                let days = (p.started_at - first).num_seconds() as f64 / 86_400.0;
-                p.index.map(|v| (days, v))
+                let x = (p.started_at - first).num_seconds() as f64 / per;
+                p.index.map(|v| (x, v))
             })
             .collect();
         if points.len() < 2 {
@@ -737,9 +787,9 @@ fn history_figure(machines: &[MachineView]) -> Option<String> {
         legend,
         key: Vec::new(),
         x: XAxis {
-            label: format!("days since {}", first.format("%Y-%m-%d")),
+            label: format!("{unit} since {since}"),
             scale: XScale::Linear,
-            ticks: TickFormat::Decimal,
+            ticks: TickFormat::Plain,
         },
         shared: true,
         panels: vec![LinePanel {
@@ -783,7 +833,7 @@ pub(crate) async fn machines(
                 tbody {
                     @for m in &view.machines {
                         tr {
-                            td { input type="checkbox" name="m" value=(m.name); }
+                            td { input type="checkbox" name="m" value=(m.selector) aria-label={"compare " (m.name)}; }
                             td { (m.name) @if let Some(id) = &m.machine_id { br; span class="note" { (id) } } }
                             td { (m.cpu_model.clone().unwrap_or_default()) }
                             td { (m.architecture.clone().unwrap_or_default()) }
@@ -866,16 +916,7 @@ pub(crate) async fn compare(
     }
     let (c, runs) = comparison(&state, q.as_deref()).await?;
     let refs: Vec<&RunRecord> = runs.iter().collect();
-    let link = format!(
-        "/compare?{}",
-        asked
-            .machines
-            .iter()
-            .map(|m| format!("m={}", encode(m)))
-            .chain(asked.reference.iter().map(|r| format!("ref={}", encode(r))))
-            .collect::<Vec<_>>()
-            .join("&")
-    );
+    let link = format!("/compare?{}", asked.query_string());
     let generated = format!("sysgauge serve {}; link: {link}", env!("CARGO_PKG_VERSION"));
     let report = sysgauge_report::html::render_html(&c, &refs, &[], None, &generated, 900)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;

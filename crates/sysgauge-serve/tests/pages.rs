@@ -206,3 +206,165 @@ fn machines_runs_and_cases_views() {
     assert_eq!(missing.status, 400);
     assert!(missing.error().contains("cpu"));
 }
+
+/// Every `name="m"` checkbox value of the machines page.
+fn ticked_values(page: &str) -> Vec<String> {
+    page.split("name=\"m\" value=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs stored before uploads were refused values below 1e-100 (1e-210
+/// against 1e99: a ratio that overflows to infinity) still give a page:
+/// its charts' axes are bounded (such a page once made the server
+/// allocate until it was killed). The same run uploaded now is refused.
+#[test]
+fn values_stored_at_the_extremes_give_a_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let server = Server::start(&db, |_| {});
+    let token = server.token("t");
+    let with_samples = |host: &str, n: u32, v: f64| {
+        let mut r = a_run(host, n);
+        for m in r.results.iter_mut().flat_map(|r| r.metrics.iter_mut()) {
+            m.samples = vec![v, v * 1.01, v * 1.02];
+            m.summary = sysgauge_core::Summary::from_samples(&m.samples).unwrap();
+        }
+        r
+    };
+    let lo = with_samples("lo", 1, 1e-210);
+    let refused = upload(&server, &token, &lo);
+    assert_eq!(refused.status, 400);
+    assert!(
+        refused
+            .error()
+            .contains("1e-210 is below what sysgauge accepts"),
+        "{}",
+        refused.body
+    );
+    {
+        let mut store = Store::open(&db).unwrap();
+        store.insert_run(&lo, "upload").unwrap();
+        store
+            .insert_run(&with_samples("hi", 2, 1e99), "upload")
+            .unwrap();
+    }
+    for path in [
+        "/compare?m=lo&m=hi",
+        "/compare?m=hi&m=lo",
+        "/api/compare?m=lo&m=hi",
+    ] {
+        let a = get(&server.url(path), None);
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+        assert!(a.body.len() < 2_000_000, "{path}: {} bytes", a.body.len());
+    }
+    // hi/lo overflows (no ratio: nothing to chart); lo/hi is 1e-309, drawn
+    // at the end of its axis.
+    let page = get(&server.url("/compare?m=hi&m=lo"), None);
+    assert!(
+        page.body.matches("<svg").count() >= 2,
+        "summary and ratio charts"
+    );
+    assert_eq!(get(&server.url("/health"), None).status, 200, "still up");
+}
+
+/// Machines that share a host name are ticked by a name `/compare` takes
+/// (the start of their machine-id), and the comparison shows them by the
+/// names the machines page shows.
+#[test]
+fn machines_of_one_host_name_are_ticked_and_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let token = server.token("t");
+    for (n, id) in [(1, "3d1219c7aaaa0000"), (2, "1111aaaa00000000")] {
+        let mut r = a_run("vm", n);
+        r.host.identity.machine_id = Some(id.into());
+        assert_eq!(upload(&server, &token, &r).status, 201);
+    }
+    let mut kitchen = a_run("raspberrypi", 3);
+    kitchen.tags.insert(ALIAS_TAG.into(), "kitchen".into());
+    assert_eq!(upload(&server, &token, &kitchen).status, 201);
+    let home = get(&server.url("/"), None);
+    let mut ticked = ticked_values(&home.body);
+    ticked.sort();
+    assert_eq!(ticked, ["1111aaaa", "3d1219c7", "kitchen"], "{}", home.body);
+    for name in ["vm (3d1219c7)", "vm (1111aaaa)", "kitchen"] {
+        assert!(home.body.contains(name), "the page shows {name}");
+    }
+    let machines = get(&server.url("/api/machines"), None).json();
+    let selectors: Vec<&str> = machines["machines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["selector"].as_str().unwrap())
+        .collect();
+    assert_eq!(selectors.len(), 3);
+    // What the form sends when two machines are ticked.
+    let page = get(
+        &server.url("/compare?m=3d1219c7&m=1111aaaa&m=kitchen"),
+        None,
+    );
+    assert_eq!(page.status, 200, "{}", page.body);
+    for name in ["vm (3d1219c7)", "vm (1111aaaa)", "kitchen"] {
+        assert!(page.body.contains(name), "the comparison shows {name}");
+    }
+}
+
+/// A comparison's links ask for all of it again, `family=` included; the
+/// comma form `compare --family` takes works here too.
+#[test]
+fn comparison_links_keep_every_selection() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let token = server.token("t");
+    for (host, n) in [("a", 1), ("b", 2)] {
+        let mut r = a_run(host, n);
+        r.results[1].bench_id = "zeta.md5".into();
+        r.results[1].family = "zeta".into();
+        assert_eq!(upload(&server, &token, &r).status, 201);
+    }
+    let page = get(&server.url("/compare?m=a&m=b&ref=b&family=hash"), None);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let link = "/compare?m=a&amp;m=b&amp;ref=b&amp;family=hash";
+    assert!(
+        page.body.contains(&format!("href=\"{link}\"")),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains(&format!("href=\"/api{link}\"")));
+    assert!(page
+        .body
+        .contains("link: /compare?m=a&amp;m=b&amp;ref=b&amp;family=hash"));
+    assert!(!page.body.contains("zeta.md5"), "only the family asked for");
+    let both = get(&server.url("/api/compare?m=a&m=b&family=hash,zeta"), None);
+    assert_eq!(both.status, 200, "{}", both.body);
+    let doc = both.json();
+    let families: Vec<&str> = doc["comparison"]["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(families, ["hash", "zeta"]);
+    let page = get(&server.url("/compare?m=a&m=b&family=hash,%20zeta"), None);
+    assert!(
+        page.body.contains("family=hash&amp;family=zeta"),
+        "{}",
+        page.body
+    );
+}
+
+/// A method a route does not answer gets an error body like every other.
+#[test]
+fn a_wrong_method_is_a_json_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let a = get(&server.url("/api/runs"), None);
+    assert_eq!(a.status, 405);
+    assert!(a.error().contains("GET"), "{}", a.body);
+    let a = post(&server.url("/"), None, "text/plain", "x");
+    assert_eq!(a.status, 405);
+    assert!(a.error().contains("POST"), "{}", a.body);
+}

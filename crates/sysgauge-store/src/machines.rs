@@ -237,6 +237,46 @@ pub fn stored_machines(rows: &[MachineRow]) -> Vec<StoredMachine> {
     machines
 }
 
+/// The positions among `machines` of those `key` names as a machine: a
+/// fleet alias, else a host name (of any of their runs), else the start of
+/// their id (8 characters at least: the machine-id, else the DMI UUID or
+/// serial, whose start tells same-named machines apart in labels).
+pub fn machines_named(machines: &[StoredMachine], key: &str) -> Vec<usize> {
+    let by = |f: &dyn Fn(&MachineKey, &[MachineRow]) -> bool| -> Vec<usize> {
+        (0..machines.len())
+            .filter(|&i| f(&machines[i].0, &machines[i].2))
+            .collect()
+    };
+    let mut found = by(&|k, _| k.alias.as_deref() == Some(key));
+    if found.is_empty() {
+        found = by(&|_, rows| rows.iter().any(|r| r.host == key));
+    }
+    if found.is_empty() && key.len() >= 8 {
+        found = by(&|k, _| k.identity.stable().is_some_and(|m| m.starts_with(key)));
+    }
+    found
+}
+
+/// A name that selects `machines[i]` and no other machine, for a link or a
+/// form to send (a page's labels, such as `vm (3d1219c7)`, are for reading,
+/// and name nothing): its fleet alias, else its host name, else the
+/// shortest start of its id that only it has. `None` when none of them
+/// does (a machine known only by a host name other machines share).
+pub fn machine_selector(machines: &[StoredMachine], i: usize) -> Option<String> {
+    let (key, host, _) = machines.get(i)?;
+    let id = key.identity.stable().unwrap_or_default();
+    let starts = (8..=id.len()).filter_map(|n| id.get(..n));
+    key.alias
+        .as_deref()
+        .into_iter()
+        .chain(std::iter::once(host.as_str()))
+        .chain(starts)
+        // As `resolve_machines` reads a name: trimmed, `@` for NAME@RUN.
+        .filter(|c| !c.is_empty() && c.trim() == *c && !c.contains('@'))
+        .find(|c| machines_named(machines, c) == [i])
+        .map(str::to_string)
+}
+
 /// An error naming the newest run of host `key` when it has runs but none
 /// complete: a partial run compared as "the host" would mislead, but it can
 /// be named explicitly.
@@ -301,29 +341,12 @@ impl<'a> Resolver<'a> {
         Ok(self.listing.get_or_init(|| machines))
     }
 
-    /// The stored machines `key` names, each as all of its complete runs: a
-    /// fleet alias, a host name, or the start of a machine-id (8 characters
-    /// at least). `Ok(None)` when it names none.
+    /// The stored machines `key` names, each as all of its complete runs
+    /// (`machines_named`). `Ok(None)` when it names none.
     pub fn named_machines(&self, key: &str) -> Result<Option<Vec<NamedMachine>>, SelectError> {
         let machines = self.listing()?;
         let store = self.store;
-        let by = |f: &dyn Fn(&MachineKey, &[MachineRow]) -> bool| -> Vec<usize> {
-            (0..machines.len())
-                .filter(|&i| f(&machines[i].0, &machines[i].2))
-                .collect()
-        };
-        let mut found = by(&|k, _| k.alias.as_deref() == Some(key));
-        if found.is_empty() {
-            found = by(&|_, rows| rows.iter().any(|r| r.host == key));
-        }
-        if found.is_empty() && key.len() >= 8 {
-            found = by(&|k, _| {
-                k.identity
-                    .machine_id
-                    .as_deref()
-                    .is_some_and(|m| m.starts_with(key))
-            });
-        }
+        let found = machines_named(machines, key);
         if found.is_empty() {
             return Ok(None);
         }
@@ -507,5 +530,41 @@ mod tests {
             .collect();
         // twin's import cannot tell which of two machines it was: its own.
         assert_eq!(ids, vec![vec![1, 2], vec![3], vec![4], vec![5], vec![6]]);
+    }
+
+    /// Each machine's selector names it alone: the alias, a host name of
+    /// its own, else the shortest start of its id another id does not
+    /// share; nothing for an import that shares its host name.
+    #[test]
+    fn selectors_name_one_machine_each() {
+        let rows = vec![
+            row(1, "vm", Some("3d1219c7aaaa"), None),
+            row(2, "vm", Some("3d1219c7bbbb"), None),
+            row(3, "vm", Some("1111aaaa0000"), None),
+            row(4, "rpi", None, None),
+            row(5, "lab", Some("cccc"), Some("kitchen")),
+            row(6, "twin", Some("dddd"), None),
+            row(7, "twin", Some("eeee"), None),
+            row(8, "twin", None, None),
+        ];
+        let m = stored_machines(&rows);
+        let selectors: Vec<Option<String>> =
+            (0..m.len()).map(|i| machine_selector(&m, i)).collect();
+        let want = [
+            Some("3d1219c7a"),
+            Some("3d1219c7b"),
+            Some("1111aaaa"),
+            Some("rpi"),
+            Some("kitchen"),
+            None,
+            None,
+            None,
+        ];
+        assert_eq!(selectors, want.map(|s| s.map(str::to_string)));
+        for (i, s) in selectors.iter().enumerate() {
+            if let Some(s) = s {
+                assert_eq!(machines_named(&m, s), [i], "{s}");
+            }
+        }
     }
 }

@@ -288,6 +288,24 @@ fn json_is_validated_like_csv() {
             "throughput' sample 1: 1e308 is beyond",
         ),
         (
+            "1e-210",
+            Box::new(|v| v["results"][0]["metrics"][0]["samples"] = json!([1e-210, 1.0])),
+            "throughput' sample 1: 1e-210 is below what sysgauge accepts (1e-100",
+        ),
+        (
+            "a run id not a UUID",
+            Box::new(|v| v["run_id"] = json!("../x?y#z")),
+            "the run record: run_id '../x?y#z' is not a UUID",
+        ),
+        (
+            "finished before started",
+            Box::new(|v| {
+                v["started_at"] = json!("2026-01-02T03:04:05Z");
+                v["finished_at"] = json!("2020-01-01T00:00:00Z");
+            }),
+            "finished_at 2020-01-01 00:00:00 UTC is before started_at 2026-01-02 03:04:05 UTC",
+        ),
+        (
             "empty id",
             Box::new(|v| v["results"][0]["bench_id"] = json!("")),
             "benchmark id '' is malformed",
@@ -346,9 +364,38 @@ fn json_is_validated_like_csv() {
         v["results"][0]["metrics"][0]["samples"] = json!([0.0, 1.0]);
     });
     assert!(ok.is_ok(), "{ok:?}");
-    // A few minutes ahead is clock skew, not an error.
+    // A few minutes ahead is clock skew, not an error; so is a run that
+    // ends a few minutes before it starts (a clock stepped back).
     let soon = (Utc::now() + chrono::Duration::seconds(60)).to_rfc3339();
-    assert!(json_edited(|v| v["started_at"] = serde_json::json!(soon)).is_ok());
+    let now = Utc::now().to_rfc3339();
+    let skewed = json_edited(|v| {
+        v["started_at"] = json!(soon);
+        v["finished_at"] = json!(now);
+    });
+    assert!(skewed.is_ok(), "{skewed:?}");
+    // The smallest value accepted.
+    assert!(json_edited(|v| v["results"][0]["metrics"][0]["samples"] = json!([1e-100])).is_ok());
+}
+
+/// Another spelling of a UUID is the same run id, written as sysgauge
+/// writes it: a copy of a stored run in upper case is recognised.
+#[test]
+fn run_ids_are_written_as_sysgauge_writes_them() {
+    let id = "3F2B8C1E-9D4A-4C6B-8E2F-1A2B3C4D5E6F";
+    for spelled in [
+        format!(" {id} "),
+        format!("{{{id}}}"),
+        format!("urn:uuid:{id}"),
+        id.replace('-', ""),
+    ] {
+        let runs = json_edited(|v| v["run_id"] = serde_json::json!(spelled)).unwrap();
+        assert_eq!(runs[0].run_id, id.to_lowercase(), "{spelled}");
+    }
+    assert_eq!(
+        canonical_run_id("not-a-uuid").unwrap_err(),
+        "run_id 'not-a-uuid' is not a UUID (sysgauge writes one such as \
+         3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f)"
+    );
 }
 
 #[test]

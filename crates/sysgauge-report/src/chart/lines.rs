@@ -71,6 +71,9 @@ pub enum TickFormat {
     Decimal,
     /// Binary byte sizes: `4 KiB`, `1 MiB`.
     Bytes,
+    /// A number to three decimals at most: `0`, `0.25`, `1.5`, `12` (a
+    /// linear axis over a short span, which whole numbers label all alike).
+    Plain,
 }
 
 impl TickFormat {
@@ -79,6 +82,8 @@ impl TickFormat {
             TickFormat::Count => format!("{v:.0}"),
             TickFormat::Decimal => block_label(v),
             TickFormat::Bytes => Bytes(v.round().max(0.0) as u64).to_string(),
+            // `+ 0.0` writes -0 as 0.
+            TickFormat::Plain => format!("{}", (v * 1000.0).round() / 1000.0 + 0.0),
         }
     }
 }
@@ -160,11 +165,50 @@ pub(crate) fn readable_log_range(lo: f64, hi: f64) -> (f64, f64) {
     (p * (1.0 - 1e-9), hi.max(2.0 * p))
 }
 
-fn span(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+/// The largest magnitude a linear axis reaches. Accepted values stay
+/// within 1e±100, but a range derived from them (`hi * 1.5`) must never
+/// reach infinity: plotters steps from one end of an axis towards the
+/// other, and never arrives at infinity.
+const AXIS_LIMIT: f64 = 1e300;
+
+/// A log axis lies within 1e±150: plotters counts its decades from the
+/// quotient of its ends, which must stay finite too (1e-300 to 1e300 made
+/// that count infinite, and its loop endless).
+const LOG_AXIS_LIMIT: f64 = 1e150;
+
+/// `(lo, hi)` within the limits of a linear or a log axis, `hi` above `lo`.
+fn bounded_range((lo, hi): (f64, f64), log: bool) -> (f64, f64) {
+    let (floor, ceiling) = if log {
+        (1.0 / LOG_AXIS_LIMIT, LOG_AXIS_LIMIT)
+    } else {
+        (-AXIS_LIMIT, AXIS_LIMIT)
+    };
+    let bound = |v: f64| {
+        if v.is_nan() {
+            floor
+        } else {
+            v.clamp(floor, ceiling)
+        }
+    };
+    let (lo, hi) = (bound(lo), bound(hi));
+    if hi > lo {
+        (lo, hi)
+    } else if log {
+        let lo = lo.min(ceiling / 10.0);
+        (lo, lo * 10.0)
+    } else {
+        // Wide enough to differ from `lo` in f64 (1e300 + 1 does not).
+        (lo, lo + lo.abs().max(1.0))
+    }
+}
+
+fn span(values: impl Iterator<Item = f64>, positive: bool) -> Option<(f64, f64)> {
     let (lo, hi) = values
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    (lo.is_finite() && hi > 0.0).then_some((lo, hi))
+        .filter(|v| v.is_finite() && (*v > 0.0 || !positive))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    (lo.is_finite() && (hi > 0.0 || !positive)).then_some((lo, hi))
 }
 
 impl LineFigure {
@@ -209,9 +253,16 @@ impl LineFigure {
     /// base-2 axis (whose ticks are then the whole numbers). When lines
     /// carry tags, an eighth more on the right leaves room for them.
     pub fn x_range(&self, panel: usize) -> (f64, f64) {
-        let Some((lo, hi)) = span(self.points_of(panel).into_iter().map(|p| p.0)) else {
+        // A linear x axis takes 0 too (the first day of a history).
+        let positive = self.x.scale != XScale::Linear;
+        let Some((lo, hi)) = span(self.points_of(panel).into_iter().map(|p| p.0), positive) else {
             return (0.0, 1.0);
         };
+        let (a, b) = self.x_range_unbounded(lo, hi);
+        bounded_range((a, b), self.x.scale == XScale::Log10)
+    }
+
+    fn x_range_unbounded(&self, lo: f64, hi: f64) -> (f64, f64) {
         let (a, b) = match self.x.scale {
             XScale::Linear if hi > lo => (lo, hi),
             XScale::Linear => (lo * 0.5, hi * 1.5),
@@ -238,13 +289,13 @@ impl LineFigure {
     /// when `shared`.
     pub fn y_range(&self, panel: usize) -> (f64, f64) {
         let log = self.panels.get(panel).is_some_and(|p| p.log_y);
-        let Some((lo, hi)) = span(self.points_of(panel).into_iter().map(|p| p.1)) else {
+        let Some((lo, hi)) = span(self.points_of(panel).into_iter().map(|p| p.1), true) else {
             return (1.0, 10.0);
         };
         if log {
-            readable_log_range(lo / 1.5, hi * 1.5)
+            bounded_range(readable_log_range(lo / 1.5, hi * 1.5), true)
         } else {
-            (0.0, hi * 1.1)
+            bounded_range((0.0, hi * 1.1), false)
         }
     }
 
@@ -343,8 +394,10 @@ impl LineFigure {
             }
             _ => ticks.format(*v),
         };
+        // Only exponents 0..=62 get a label (`x_fmt`); more key points than
+        // that would be blank ones.
         let x_labels = match scale {
-            XScale::Log2 => ((x_hi - x_lo + 1.0) as usize).max(2),
+            XScale::Log2 => ((x_hi - x_lo + 1.0) as usize).clamp(2, 64),
             _ => 10,
         };
         let log_y = panel.log_y;
@@ -362,6 +415,14 @@ impl LineFigure {
             }
         };
         let tag_at = tag_places(panel, |x| self.to_x(x), y_lo, y_hi);
+        // A point where its axes can show it: inside their ranges (plotters
+        // turns a point far outside into pixels with integer arithmetic
+        // that overflows), and none that a log axis cannot hold.
+        let log_x = scale == XScale::Log10;
+        let on_axes = |(x, y): (f64, f64)| -> Option<(f64, f64)> {
+            let shown = x.is_finite() && y.is_finite() && !(log_x && x <= 0.0 || log_y && y <= 0.0);
+            shown.then(|| (x.clamp(x_lo, x_hi), y.clamp(y_lo, y_hi)))
+        };
         macro_rules! finish {
             ($chart:expr) => {{
                 let mut chart = $chart;
@@ -401,8 +462,11 @@ impl LineFigure {
                 }
                 for (i, s) in panel.series.iter().enumerate() {
                     let color = machine_color(s.machine);
-                    let pts: Vec<(f64, f64)> =
-                        s.points.iter().map(|&(x, y)| (self.to_x(x), y)).collect();
+                    let pts: Vec<(f64, f64)> = s
+                        .points
+                        .iter()
+                        .filter_map(|&(x, y)| on_axes((self.to_x(x), y)))
+                        .collect();
                     if pts.len() >= 2 {
                         chart
                             .draw_series(LineSeries::new(
@@ -418,7 +482,7 @@ impl LineFigure {
                     chart
                         .draw_series(pts.iter().map(|p| Circle::new(*p, 4, marker)))
                         .map_err(draw_err)?;
-                    if let (Some(tag), Some(at)) = (&s.tag, tag_at[i]) {
+                    if let (Some(tag), Some(at)) = (&s.tag, tag_at[i].and_then(on_axes)) {
                         let style = TextStyle::from((FONT, 12).into_font())
                             .color(&color)
                             .pos(Pos::new(HPos::Left, VPos::Bottom));
@@ -693,12 +757,39 @@ mod tests {
         );
     }
 
+    /// Axes derived from extreme values stay finite (plotters steps
+    /// towards an infinite end for ever) and every figure draws.
+    #[test]
+    fn extreme_values_give_finite_axes() {
+        for scale in [XScale::Linear, XScale::Log10, XScale::Log2] {
+            for log_y in [false, true] {
+                let mut f = figure(false, scale);
+                f.panels[0].log_y = log_y;
+                f.panels[0].series = vec![
+                    series(0, &[(1e-320, 1e-320), (1e308, f64::MAX)]),
+                    series(1, &[(f64::INFINITY, f64::INFINITY), (2.0, 0.0)]),
+                ];
+                for (a, b) in [f.x_range(0), f.y_range(0)] {
+                    assert!(a.is_finite() && b.is_finite() && a < b, "{a}..{b}");
+                }
+                if log_y {
+                    assert!(f.y_range(0).0 > 0.0);
+                }
+                let svg = figure_svg(&f, 800).unwrap();
+                assert!(svg.len() < 200_000, "{scale:?}: {} bytes", svg.len());
+            }
+        }
+    }
+
     #[test]
     fn tick_formats() {
         assert_eq!(TickFormat::Count.format(1024.0), "1024");
         assert_eq!(TickFormat::Decimal.format(10_000.0), "10k");
         assert_eq!(TickFormat::Bytes.format(4096.0), "4 KiB");
         assert_eq!(TickFormat::Bytes.format(1_048_576.0), "1 MiB");
+        assert_eq!(TickFormat::Plain.format(0.25), "0.25");
+        assert_eq!(TickFormat::Plain.format(-0.0001), "0");
+        assert_eq!(TickFormat::Plain.format(12.0), "12");
     }
 
     #[test]

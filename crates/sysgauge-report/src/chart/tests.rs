@@ -91,6 +91,44 @@ fn ticks_and_labels() {
     assert_eq!(block_label(1_000_000.0), "1M");
 }
 
+/// Ratios of accepted values reach 1e±200, and infinity where they
+/// overflow: the ticks stay few (a tick loop over the data's range once
+/// allocated until the process died) and every chart draws.
+#[test]
+fn extreme_ratios_draw_on_a_bounded_axis() {
+    for (lo, hi) in [
+        (1e-300, 1e300),
+        (1.0, f64::INFINITY),
+        (0.0, 1.0),
+        (0.0, f64::INFINITY),
+        (f64::NAN, 2.0),
+        (f64::MIN_POSITIVE, f64::MAX),
+        (1.0, 1.0),
+    ] {
+        let t = ratio_ticks(lo, hi);
+        assert!((1..=15).contains(&t.len()), "{lo}..{hi}: {t:?}");
+        assert!(t.contains(&1.0), "{lo}..{hi}: {t:?}");
+        assert!(t.iter().all(|v| v.is_finite() && *v > 0.0), "{t:?}");
+    }
+    assert_eq!(ratio_ticks(1e-24, 1e24), ratio_ticks(1e-12, 1e12));
+    assert_eq!(
+        ratio_ticks(1e-12, 1e12),
+        [1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1.0, 1e2, 1e4, 1e6, 1e8, 1e10, 1e12]
+    );
+    let c = crate::testutil::extreme_comparison();
+    for kind in [
+        ChartKind::Summary,
+        ChartKind::Ratios { family: None },
+        ChartKind::BlockSize { family: None },
+    ] {
+        let svg = chart_svg(&c, &kind, 900).unwrap();
+        assert!(svg.len() < 200_000, "{kind:?}: {} bytes", svg.len());
+        assert!(svg.trim_end().ends_with("</svg>"));
+        let png = chart_png(&c, &kind, 900).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+    }
+}
+
 #[test]
 fn dump_for_eyes() {
     if let Some(dir) = std::env::var_os("SYSGAUGE_DUMP_CHARTS") {

@@ -166,7 +166,7 @@ fn telemetry_is_kept_shown_and_disturbed_numbers_are_marked() {
 
     // The same run twice as files, one of its numbers disturbed.
     let mut other = run.clone();
-    other.run_id = "disturbed-copy".into();
+    other.run_id = "d157ab3d-0000-4000-8000-000000000001".into();
     other.results[0]
         .details
         .insert(sysgauge_core::DISTURBED, "other processes used 0.97 CPUs");

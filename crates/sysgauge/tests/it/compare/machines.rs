@@ -345,7 +345,11 @@ fn fleet_groups_medians_and_the_host_that_stands_out() {
     let runs: Vec<RunRecord> = hosts
         .iter()
         .map(|(host, rack, cpu, v)| {
-            let mut r = RunRecord::new(&format!("fleet-{host}"), "run", "0.1.0");
+            let mut r = RunRecord::new(
+                &uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, host.as_bytes()).to_string(),
+                "run",
+                "0.1.0",
+            );
             r.status = RunStatus::Complete;
             r.host.hostname = Some(host.to_string());
             r.host.cpu.model = Some(cpu.to_string());

@@ -122,7 +122,9 @@ fn built_machines(dir: &Path, hosts: &[&str]) -> PathBuf {
                 )
             });
         }
-        let mut run = RunRecord::new(&format!("00000000-0000-4000-8000-{host:0>12}"), "run", "0");
+        // A run id of its own per host (import takes UUIDs only).
+        let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, host.as_bytes()).to_string();
+        let mut run = RunRecord::new(&id, "run", "0");
         run.status = RunStatus::Complete;
         run.finished_at = Some(run.started_at);
         run.host.hostname = Some(host.to_string());
