@@ -120,6 +120,39 @@ pub fn loop_devices() -> MutexGuard<'static, ()> {
     LOOP_DEVICES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A tmpfs mounted for a test, unmounted when dropped (also when the test
+/// fails).
+pub struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// A tmpfs with mount `options` (`size=8m`, `ro,size=1m`) at `dir`,
+    /// made if need be; `None` where it cannot be mounted (not root),
+    /// after the skip-or-fail rule.
+    pub fn mount(dir: &Path, options: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(dir).ok()?;
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        sysgauge_testkit::require(
+            "mounting a tmpfs (needs root)",
+            mounted,
+            "run the tests as root",
+        )
+        .then(|| Tmpfs(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
 impl Default for Sandbox {
     fn default() -> Self {
         Self::new()

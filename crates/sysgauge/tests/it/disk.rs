@@ -13,6 +13,7 @@
 
 use crate::common::{
     loop_devices, run_bounded, run_status_and_results, stderr_of, stdout_of, Outcome, Sandbox,
+    Tmpfs,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -350,26 +351,15 @@ fn a_test_file_that_cannot_fit_is_refused_before_anything_runs() {
     assert!(!sb.db().exists(), "nothing may be stored");
     // A small tmpfs: less free space than must stay free (128 MiB).
     let small = sb.path().join("small");
-    std::fs::create_dir_all(&small).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
-        .arg(&small)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !sysgauge_testkit::require(
-        "mounting a tmpfs (needs root)",
-        mounted,
-        "run the tests as root",
-    ) {
+    let Some(_tmpfs) = Tmpfs::mount(&small, "size=8m") else {
         return;
-    }
+    };
     let out = sb
         .tiny("disk")
         .args(["--only", "seq-write", "--path"])
         .arg(&small)
-        .output();
-    let _ = Command::new("umount").arg("-l").arg(&small).status();
-    let out = out.unwrap();
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     let err = stderr_of(&out);
     assert!(

@@ -6,7 +6,7 @@
 //! each test here to the behaviour it proves.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-use crate::common::{loop_devices, stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{loop_devices, stderr_of, stdout_of, Outcome, Sandbox, Tmpfs};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -857,37 +857,14 @@ fn a_closed_or_full_stderr_is_survived() {
 #[test]
 fn a_database_that_cannot_be_made_says_why_and_leaves_nothing() {
     let sb = Sandbox::new();
-    let mount = |dir: &Path, options: &str| {
-        std::fs::create_dir_all(dir).unwrap();
-        std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
-            .arg(dir)
-            .status()
-            .is_ok_and(|s| s.success())
-    };
     let ro = sb.path().join("ro");
     let full = sb.path().join("full");
-    let mounted = mount(&ro, "ro,size=1m") && mount(&full, "size=64k");
-    // The guard's drop unmounts, also when an assertion fails.
-    struct Unmount(Vec<std::path::PathBuf>);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            for d in &self.0 {
-                let _ = std::process::Command::new("umount")
-                    .arg("-l")
-                    .arg(d)
-                    .status();
-            }
-        }
-    }
-    let _unmount = Unmount(vec![ro.clone(), full.clone()]);
-    if !sysgauge_testkit::require(
-        "mounting a tmpfs (needs root)",
-        mounted,
-        "run the tests as root",
-    ) {
+    let Some(_ro) = Tmpfs::mount(&ro, "ro,size=1m") else {
         return;
-    }
+    };
+    let Some(_full) = Tmpfs::mount(&full, "size=64k") else {
+        return;
+    };
     let out = sb
         .tiny_on("run", ro.join("x.sqlite"))
         .args(["--only", "hash.md5"])
