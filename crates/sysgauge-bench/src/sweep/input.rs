@@ -14,7 +14,7 @@
 //! than a set share of the file system's free space.
 
 use super::corpus::Corpus;
-use super::{grid, SweepOptions};
+use super::{corpus_and_grid, SweepOptions};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -217,14 +217,7 @@ pub fn fit_free_space(
     profile: Profile,
     dir: &Path,
 ) -> Result<(SweepOptions, Vec<Finding>), String> {
-    let dicts: Vec<&Path> = options.dictionaries.iter().map(PathBuf::as_path).collect();
-    let corpus_len = options.data.expected_len(&dicts)?;
-    let (copies, _) = grid(
-        profile,
-        options.mode,
-        options.copies.as_deref(),
-        options.iterations.as_deref(),
-    )?;
+    let (corpus_len, copies, _) = corpus_and_grid(&options, profile)?;
     let need = |copies: &[u64]| -> Option<u64> {
         copies
             .iter()

@@ -234,18 +234,28 @@ pub fn max_iterations(corpus_len: u64) -> u64 {
     (u64::MAX / corpus_len.max(1)).min(i64::MAX as u64)
 }
 
-/// Every effective iterations N of the sweep (given, or the profile's) is
-/// at most `max_iterations` of its corpus: checked before anything runs,
-/// where the run would otherwise fail each such point.
-pub fn check_iterations(options: &SweepOptions, profile: Profile) -> Result<(), String> {
+/// The corpus's length in bytes and the sweep's grid (copies, iterations)
+/// for `options` under `profile`.
+pub(crate) fn corpus_and_grid(
+    options: &SweepOptions,
+    profile: Profile,
+) -> Result<(u64, Vec<u64>, Vec<u64>), String> {
     let dicts: Vec<&Path> = options.dictionaries.iter().map(PathBuf::as_path).collect();
     let corpus_len = options.data.expected_len(&dicts)?;
-    let (_, iterations) = grid(
+    let (copies, iterations) = grid(
         profile,
         options.mode,
         options.copies.as_deref(),
         options.iterations.as_deref(),
     )?;
+    Ok((corpus_len, copies, iterations))
+}
+
+/// Every effective iterations N of the sweep (given, or the profile's) is
+/// at most `max_iterations` of its corpus: checked before anything runs,
+/// where the run would otherwise fail each such point.
+pub fn check_iterations(options: &SweepOptions, profile: Profile) -> Result<(), String> {
+    let (corpus_len, _, iterations) = corpus_and_grid(options, profile)?;
     let max = max_iterations(corpus_len);
     match iterations.iter().find(|&&n| n > max) {
         Some(n) => Err(format!(
