@@ -197,16 +197,7 @@ pub fn merge(rounds: Vec<ResultRecord>, state: Option<&str>) -> Option<ResultRec
             d.insert(UNTRUSTED, why.to_string());
         }
     }
-    // Findings of every round, each code once (the median round's first).
-    let mut findings: Vec<Finding> = base.findings.clone();
-    for r in &rounds {
-        for f in &r.findings {
-            if !findings.iter().any(|g| g.code == f.code) {
-                findings.push(f.clone());
-            }
-        }
-    }
-    merged.findings = findings;
+    merged.findings = round_findings(&rounds, mid);
     if between > UNREPEATABLE_FLOOR && between > UNREPEATABLE_FACTOR * within {
         let cause = likely_cause(&rounds, state);
         let case = case_label(&merged);
@@ -243,6 +234,37 @@ pub fn merge(rounds: Vec<ResultRecord>, state: Option<&str>) -> Option<ResultRec
         }
     }
     Some(merged)
+}
+
+/// Findings of every round, each code once: the median round's own first,
+/// then the others' in round order. Its figures are one round's, so the
+/// message says which, and which other rounds had the same finding
+/// ("… (round 2 of 3; also rounds 1 and 3)"), rather than passing one
+/// round's figure off as the case's.
+fn round_findings(rounds: &[ResultRecord], mid: usize) -> Vec<Finding> {
+    let n = rounds.len();
+    let order = std::iter::once(mid).chain((0..n).filter(|&i| i != mid));
+    let mut findings: Vec<Finding> = Vec::new();
+    for i in order {
+        for f in &rounds[i].findings {
+            if findings.iter().any(|g| g.code == f.code) {
+                continue;
+            }
+            let others: Vec<String> = (0..n)
+                .filter(|&j| j != i && rounds[j].findings.iter().any(|g| g.code == f.code))
+                .map(|j| (j + 1).to_string())
+                .collect();
+            let also = match others.as_slice() {
+                [] => String::new(),
+                [one] => format!("; also round {one}"),
+                [rest @ .., last] => format!("; also rounds {} and {last}", rest.join(", ")),
+            };
+            let mut f = f.clone();
+            f.message = format!("{} (round {} of {n}{also})", f.message, i + 1);
+            findings.push(f);
+        }
+    }
+    findings
 }
 
 /// How far the rounds are from agreeing on a value: the median absolute
@@ -372,6 +394,64 @@ mod tests {
         assert!(moving
             .untrusted()
             .is_some_and(|w| w.contains("does not repeat")));
+    }
+
+    #[test]
+    fn a_round_finding_says_whose_figure_it_quotes() {
+        let busy = |samples: &[f64], cpus: &str| {
+            let mut r = round(samples);
+            r.findings.push(Finding::new(
+                "other-processes",
+                Severity::Warning,
+                format!("t.case: other processes used {cpus} CPUs on average while it ran"),
+            ));
+            r
+        };
+        let r = merge(
+            vec![
+                busy(&[90.0, 90.2], "0.61"),
+                round(&[100.1, 100.3]),
+                busy(&[110.2, 110.1], "1.20"),
+            ],
+            None,
+        )
+        .unwrap();
+        let f: Vec<&Finding> = r
+            .findings
+            .iter()
+            .filter(|f| f.code == "other-processes")
+            .collect();
+        assert_eq!(f.len(), 1, "{:?}", r.findings);
+        assert!(
+            f[0].message
+                .ends_with("0.61 CPUs on average while it ran (round 1 of 3; also round 3)"),
+            "{}",
+            f[0].message
+        );
+        // The median round's own finding comes first, with its figure.
+        let r = merge(
+            vec![
+                busy(&[90.0], "0.30"),
+                busy(&[100.0], "0.40"),
+                busy(&[110.0], "0.50"),
+            ],
+            None,
+        )
+        .unwrap();
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code == "other-processes")
+            .unwrap();
+        assert!(
+            f.message
+                .ends_with("0.40 CPUs on average while it ran (round 2 of 3; also rounds 1 and 3)"),
+            "{}",
+            f.message
+        );
+        // One round: the finding is the round's own, unchanged.
+        let one = merge(vec![busy(&[100.0], "0.30")], None).unwrap();
+        assert!(one.findings[0].message.ends_with("while it ran"));
     }
 
     #[test]
