@@ -2,71 +2,58 @@
 //! without its progress lines (`Writing a byte at a time...done`).
 
 use super::sections::numberish;
-use super::{file_warnings, Importer, Parsed, ToolMachine};
+use super::{file_warnings, ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::{bail, Result};
 use sysgauge_bench::disk::bonnie;
 use sysgauge_compare::import::ImportContext;
 
-pub struct Bonnie;
-
-impl Importer for Bonnie {
-    fn name(&self) -> &'static str {
-        "bonnie"
-    }
-    fn about(&self) -> &'static str {
-        "Bonnie++'s output: its text table (1.03 to 2.00) or CSV lines"
-    }
-    fn pasted(&self) -> bool {
-        true
-    }
-    fn starts(&self, line: &str) -> bool {
-        line.starts_with("Using uid:")
-            || line.starts_with("Writing a byte at a time")
-            || line.starts_with("Writing with putc()")
-            || line.starts_with("File size should be double RAM")
-            || (line.starts_with("Version ") && line.contains("Sequential"))
-            || line.contains("-Per Chr-")
-            || is_csv_line(line)
-    }
-    fn claims(&self, line: &str) -> bool {
-        let tokens: Vec<&str> = line.split_whitespace().collect();
-        let row = tokens.len() >= 3 && tokens[1..].iter().all(|t| numberish(t) || is_size(t));
-        self.starts(line)
-            || line.contains("...done")
-            || line.starts_with("start 'em")
-            || line.starts_with("Version")
-            || line.contains("%CP")
-            || line.contains("Sequential")
-            || line.contains("-Create--")
-            || line.starts_with("Latency")
-            || line.matches(',').count() >= 20
-            || row
-    }
-    fn parse(&self, text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
-        let name = ctx.source_name;
-        let report =
-            bonnie::parse_bonnie(text, ctx.at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
-        let machines: Vec<ToolMachine> = report
-            .machines
-            .into_iter()
-            .filter(|m| !m.results.is_empty())
-            .map(|m| {
-                ToolMachine {
-                    host: Some(m.host),
-                    ..ToolMachine::new(m.results)
-                }
-                .tag("bonnie_version", report.version.as_ref())
-            })
-            .collect();
-        if machines.is_empty() {
-            bail!("{name}: no Bonnie++ test with a timed result (all too fast or skipped)");
-        }
-        Ok(Parsed {
-            machines,
-            warnings: file_warnings(name, &report.warnings),
-            ..Parsed::default()
+fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
+    let name = ctx.source_name;
+    let report = bonnie::parse_bonnie(text, ctx.at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+    let machines: Vec<ToolMachine> = report
+        .machines
+        .into_iter()
+        .filter(|m| !m.results.is_empty())
+        .map(|m| {
+            ToolMachine {
+                host: Some(m.host),
+                ..ToolMachine::new(m.results)
+            }
+            .tag("bonnie_version", report.version.as_ref())
         })
+        .collect();
+    if machines.is_empty() {
+        bail!("{name}: no Bonnie++ test with a timed result (all too fast or skipped)");
     }
+    Ok(Parsed {
+        machines,
+        warnings: file_warnings(name, &report.warnings),
+        ..Parsed::default()
+    })
+}
+
+fn starts(line: &str) -> bool {
+    line.starts_with("Using uid:")
+        || line.starts_with("Writing a byte at a time")
+        || line.starts_with("Writing with putc()")
+        || line.starts_with("File size should be double RAM")
+        || (line.starts_with("Version ") && line.contains("Sequential"))
+        || line.contains("-Per Chr-")
+        || is_csv_line(line)
+}
+
+fn claims(line: &str) -> bool {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let row = tokens.len() >= 3 && tokens[1..].iter().all(|t| numberish(t) || is_size(t));
+    line.contains("...done")
+        || line.starts_with("start 'em")
+        || line.starts_with("Version")
+        || line.contains("%CP")
+        || line.contains("Sequential")
+        || line.contains("-Create--")
+        || line.starts_with("Latency")
+        || line.matches(',').count() >= 20
+        || row
 }
 
 /// `1G`, `63744M`, `16:100000:16/64` (a size or a file-test spec).
@@ -83,3 +70,10 @@ fn is_csv_line(line: &str) -> bool {
     let fields = line.split(',').count();
     (27..=80).contains(&fields) && line.split(',').any(|f| f.trim().parse::<f64>().is_ok())
 }
+
+pub static IMPORTER: ImporterDef = ImporterDef {
+    name: "bonnie",
+    about: "Bonnie++'s output: its text table (1.03 to 2.00) or CSV lines",
+    told: Told::pasted(starts, claims),
+    parse,
+};

@@ -4,9 +4,10 @@
 //! `baseline make`.
 //!
 //! Every format is one [`Importer`] in [`IMPORTERS`]: its name (the
-//! `--format` value), how to recognise it, and its parser. `--format`'s
-//! values and the detection both come from that table, so adding an
-//! importer is its file and one line there.
+//! `--format` value), how to recognise it, and its parser, stated in its
+//! file as one [`ImporterDef`]. `--format`'s values and the detection both
+//! come from that table, so adding an importer is its file and one line
+//! there.
 //!
 //! Files are parsed completely before anything is stored or compared, and
 //! every problem is reported as `FILE:LINE: what`, so an import is
@@ -37,7 +38,9 @@ use sysgauge_core::record::{ResultRecord, RunRecord};
 use sysgauge_family::family::Options;
 use sysgauge_registry::benchmarks;
 
-/// One format sysgauge can import.
+/// One format sysgauge can import: what `--format`, detection, the
+/// sections of a pasted block and the loading of files see of it. Each
+/// importer's file states it as one [`ImporterDef`], which implements this.
 pub trait Importer: Sync {
     /// The `--format` value, also the run's `format` tag.
     fn name(&self) -> &'static str;
@@ -47,48 +50,136 @@ pub trait Importer: Sync {
     /// format (`text` is the whole document, for formats a first line does
     /// not tell apart: JSON of several tools). A pasted tool's output is
     /// known by the line it starts with.
-    fn sniff(&self, first: &str, _text: &str) -> bool {
-        self.starts(first)
-    }
+    fn sniff(&self, first: &str, text: &str) -> bool;
     /// The records say their own machines (sysgauge JSON, CSV): `--host`
     /// does not apply.
-    fn names_its_hosts(&self) -> bool {
-        false
-    }
+    fn names_its_hosts(&self) -> bool;
     /// A tool's text output, which write-ups paste one after another with
     /// others' (then `starts` and `claims` find its section).
-    fn pasted(&self) -> bool {
-        false
-    }
+    fn pasted(&self) -> bool;
     /// For a tool's text output that write-ups paste one after another
     /// with others: whether `line` begins this tool's output (a banner, a
     /// progress line, a table header). `false` for whole-document formats.
-    fn starts(&self, _line: &str) -> bool {
-        false
-    }
+    fn starts(&self, line: &str) -> bool;
     /// Whether `line` looks like part of this tool's output; lines of a
     /// section that do not are named as not read.
-    fn claims(&self, line: &str) -> bool {
-        self.starts(line)
-    }
+    fn claims(&self, line: &str) -> bool;
     /// Read `text` (the whole file, lines of other sections blanked, so
     /// line numbers are the file's).
     fn parse(&self, text: &str, ctx: &ImportContext<'_>) -> Result<Parsed>;
 }
 
+/// An importer as data: each importer's file defines one as its
+/// `IMPORTER` (the one line it takes in [`IMPORTERS`]), so the file holds
+/// its name, its line of help, and only the functions that differ: how it
+/// is told and how it is read.
+pub struct ImporterDef {
+    /// The `--format` value, also the run's `format` tag.
+    pub name: &'static str,
+    /// One line for `--format`'s help.
+    pub about: &'static str,
+    /// How a document or a section of this format is told.
+    pub told: Told,
+    /// Read `text` (the whole file, lines of other sections blanked, so
+    /// line numbers are the file's).
+    pub parse: fn(&str, &ImportContext<'_>) -> Result<Parsed>,
+}
+
+/// How an importer's input is told from other formats.
+pub enum Told {
+    /// A whole document, which `sniff(first, text)` accepts by its first
+    /// meaningful line `first` or, for formats a first line does not tell
+    /// apart (JSON of several tools), its whole `text`.
+    Document { sniff: fn(&str, &str) -> bool },
+    /// A whole document of run records that say their own machines
+    /// (sysgauge JSON, CSV): `--host` does not apply.
+    Records { sniff: fn(&str, &str) -> bool },
+    /// Another tool's JSON document: [`json_kind`] tells whose from the
+    /// names in it, and it is this importer's when that is its name.
+    Json,
+    /// A tool's text output, which write-ups paste one after another with
+    /// others'. `starts(line)`: whether `line` begins it (a banner, a
+    /// progress line, a table header); `claims(line)`: whether a line that
+    /// does not is part of it all the same (lines of its section that
+    /// neither accepts are named as not read). A document is its output
+    /// when its first meaningful line `starts` it, or, when given, when
+    /// `opens` accepts that line (a tool whose first line may be one its
+    /// sections are not cut at).
+    Pasted {
+        starts: fn(&str) -> bool,
+        claims: fn(&str) -> bool,
+        opens: Option<fn(&str) -> bool>,
+    },
+}
+
+impl Told {
+    /// A pasted tool's output whose first line is one it `starts` with.
+    pub const fn pasted(starts: fn(&str) -> bool, claims: fn(&str) -> bool) -> Told {
+        Told::Pasted {
+            starts,
+            claims,
+            opens: None,
+        }
+    }
+}
+
+impl Importer for ImporterDef {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+
+    fn sniff(&self, first: &str, text: &str) -> bool {
+        match self.told {
+            Told::Document { sniff } | Told::Records { sniff } => sniff(first, text),
+            Told::Json => json_kind(first, text) == Some(self.name),
+            Told::Pasted { starts, opens, .. } => opens.unwrap_or(starts)(first),
+        }
+    }
+
+    fn names_its_hosts(&self) -> bool {
+        matches!(self.told, Told::Records { .. })
+    }
+
+    fn pasted(&self) -> bool {
+        matches!(self.told, Told::Pasted { .. })
+    }
+
+    fn starts(&self, line: &str) -> bool {
+        match self.told {
+            Told::Pasted { starts, .. } => starts(line),
+            Told::Document { .. } | Told::Records { .. } | Told::Json => false,
+        }
+    }
+
+    fn claims(&self, line: &str) -> bool {
+        match self.told {
+            Told::Pasted { starts, claims, .. } => starts(line) || claims(line),
+            Told::Document { .. } | Told::Records { .. } | Told::Json => false,
+        }
+    }
+
+    fn parse(&self, text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
+        (self.parse)(text, ctx)
+    }
+}
+
 /// Every importer, in detection order: the first whose `sniff` accepts a
 /// document's first line reads it.
 pub static IMPORTERS: &[&dyn Importer] = &[
-    &yabs::Yabs,
-    &json::Json,
-    &fio::Fio,
-    &hyperfine::Hyperfine,
-    &mbw::Mbw,
-    &nbench::Nbench,
-    &sysbench::Sysbench,
-    &bonnie::Bonnie,
-    &openssl::Openssl,
-    &csv::Csv,
+    &yabs::IMPORTER,
+    &json::IMPORTER,
+    &fio::IMPORTER,
+    &hyperfine::IMPORTER,
+    &mbw::IMPORTER,
+    &nbench::IMPORTER,
+    &sysbench::IMPORTER,
+    &bonnie::IMPORTER,
+    &openssl::IMPORTER,
+    &csv::IMPORTER,
 ];
 
 /// The importer named `name` (a `--format` value).
@@ -550,11 +641,17 @@ fn json_error(name: &str, e: JsonDocError) -> anyhow::Error {
     }
 }
 
-/// Which tool's JSON a document is, from the names in it: sysgauge's own
-/// unless it is clearly fio's or hyperfine's (then the sysgauge parser
-/// would only say what it lacks).
-fn json_kind(text: &str) -> &'static str {
-    if text.contains("\"schema_version\"") {
+/// Which tool's JSON a document is, given its first meaningful line and
+/// its text: sysgauge's own unless the names in it are clearly fio's or
+/// hyperfine's (then the sysgauge parser would only say what it lacks).
+/// `None` when the first line opens no JSON (fio's may follow a `note:`
+/// line).
+fn json_kind(first: &str, text: &str) -> Option<&'static str> {
+    let json = first.starts_with('{') || first.starts_with('[');
+    if !json && !first.starts_with("note:") {
+        return None;
+    }
+    let kind = if text.contains("\"schema_version\"") {
         "json"
     } else if text.contains("\"fio version\"")
         || text.contains("\"client_stats\"")
@@ -568,7 +665,8 @@ fn json_kind(text: &str) -> &'static str {
         "hyperfine"
     } else {
         "json"
-    }
+    };
+    (json || kind == "fio").then_some(kind)
 }
 
 /// The importer whose `sniff` accepts the first meaningful line of `text`.
@@ -583,10 +681,6 @@ fn first_line(text: &str) -> Option<&str> {
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'))
         .map(|l| l.trim_start_matches('\u{feff}'))
-}
-
-fn is_json(first: &str) -> bool {
-    first.starts_with('{') || first.starts_with('[')
 }
 
 impl std::fmt::Debug for dyn Importer {

@@ -1,12 +1,24 @@
 //! nbench (BYTEmark 2, Linux/Unix port) output, with the machine its
 //! "Linux data" names.
 
-use super::{Importer, Parsed, ToolMachine};
+use super::{ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::Result;
 use sysgauge_bench::cpu::nbench;
 use sysgauge_compare::import::ImportContext;
 
-pub struct Nbench;
+fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
+    let name = ctx.source_name;
+    let report = nbench::parse_nbench(text, ctx.at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+    let facts = report.host();
+    let mut m = ToolMachine::new(report.results)
+        .tag("libc", report.libc.as_ref())
+        .tag("compiler", report.compiler.as_ref());
+    m.facts = facts;
+    Ok(Parsed {
+        machines: vec![m],
+        ..Parsed::default()
+    })
+}
 
 /// The labels of nbench's `LABEL : value` lines besides its tests.
 const LABELS: [&str; 9] = [
@@ -21,47 +33,28 @@ const LABELS: [&str; 9] = [
     "Baseline",
 ];
 
-impl Importer for Nbench {
-    fn name(&self) -> &'static str {
-        "nbench"
-    }
-    fn about(&self) -> &'static str {
-        "nbench (BYTEmark 2, Linux/Unix port) output"
-    }
-    fn pasted(&self) -> bool {
-        true
-    }
-    fn starts(&self, line: &str) -> bool {
-        line.contains("BYTEmark")
-            || (line.starts_with("TEST ") && line.contains("Iterations/sec"))
-            || line.starts_with("NUMERIC SORT")
-    }
-    fn claims(&self, line: &str) -> bool {
-        let label = line.split_once(':').map(|(l, _)| l.trim());
-        self.starts(line)
-            || line.starts_with("Index-split by")
-            || line.starts_with("Linux/Unix")
-            || line.starts_with(':')
-            || line.starts_with("--------------------:")
-            || line.starts_with("====")
-            || line.starts_with('*')
-            || line.starts_with("WARNING:")
-            || label.is_some_and(|l| {
-                nbench::TESTS.contains(&l) || LABELS.iter().any(|x| l.starts_with(x))
-            })
-    }
-    fn parse(&self, text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
-        let name = ctx.source_name;
-        let report =
-            nbench::parse_nbench(text, ctx.at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
-        let facts = report.host();
-        let mut m = ToolMachine::new(report.results)
-            .tag("libc", report.libc.as_ref())
-            .tag("compiler", report.compiler.as_ref());
-        m.facts = facts;
-        Ok(Parsed {
-            machines: vec![m],
-            ..Parsed::default()
-        })
-    }
+fn starts(line: &str) -> bool {
+    line.contains("BYTEmark")
+        || (line.starts_with("TEST ") && line.contains("Iterations/sec"))
+        || line.starts_with("NUMERIC SORT")
 }
+
+fn claims(line: &str) -> bool {
+    let label = line.split_once(':').map(|(l, _)| l.trim());
+    line.starts_with("Index-split by")
+        || line.starts_with("Linux/Unix")
+        || line.starts_with(':')
+        || line.starts_with("--------------------:")
+        || line.starts_with("====")
+        || line.starts_with('*')
+        || line.starts_with("WARNING:")
+        || label
+            .is_some_and(|l| nbench::TESTS.contains(&l) || LABELS.iter().any(|x| l.starts_with(x)))
+}
+
+pub static IMPORTER: ImporterDef = ImporterDef {
+    name: "nbench",
+    about: "nbench (BYTEmark 2, Linux/Unix port) output",
+    told: Told::pasted(starts, claims),
+    parse,
+};

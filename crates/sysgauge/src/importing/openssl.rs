@@ -2,12 +2,41 @@
 //! with the build its preamble names.
 
 use super::sections::numberish;
-use super::{Importer, Parsed, ToolMachine};
+use super::{ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::Result;
 use sysgauge_compare::import::ImportContext;
 use sysgauge_crypto::openssl_speed;
 
-pub struct Openssl;
+fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
+    let name = ctx.source_name;
+    let report = openssl_speed::parse(text).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+    let not_run = report.not_run.iter().map(|z| {
+            format!(
+                "{name}:{}: '{}' is 0 at {}: openssl did not run it (an algorithm its providers lack, e.g. a legacy one without `-provider legacy`), left out",
+                z.line,
+                z.algorithm,
+                z.cells.join(", ")
+            )
+        });
+    let unread = report.unsupported.iter().map(|u| {
+            format!(
+                "{name}:{}: not a row or record of a kind sysgauge reads (a newer openssl's, or text pasted into the output), left out: {}",
+                u.line, u.text
+            )
+        });
+    let warnings = not_run.chain(unread).collect();
+    let results = openssl_speed::to_results_with(&report, ctx.at, ctx.workload_version);
+    let m = ToolMachine::new(results)
+        .tag("openssl_version", report.version.as_ref())
+        .tag("openssl_built_on", report.built_on.as_ref())
+        .tag("openssl_options", report.options.as_ref())
+        .tag("openssl_compiler", report.compiler.as_ref());
+    Ok(Parsed {
+        machines: vec![m],
+        warnings,
+        ..Parsed::default()
+    })
+}
 
 /// How `openssl speed` output can begin: a `-mr` record or `-multi`
 /// child; the version lines; the human table's preamble, progress lines
@@ -25,87 +54,59 @@ const OPENINGS: &[&str] = &[
     "type ",
 ];
 
-impl Importer for Openssl {
-    fn name(&self) -> &'static str {
-        "openssl"
-    }
-    fn about(&self) -> &'static str {
-        "The output of `openssl speed`: its table (any version) or its -mr records"
-    }
-    fn sniff(&self, first: &str, _text: &str) -> bool {
-        OPENINGS.iter().any(|p| first.starts_with(p))
-            || first.contains("sign/s")
-            || first.ends_with("op/s")
-    }
-    fn pasted(&self) -> bool {
-        true
-    }
-    fn starts(&self, line: &str) -> bool {
-        let mut chars = line.chars();
-        let record =
-            chars.next() == Some('+') && chars.next().is_some_and(|c| c.is_ascii_uppercase());
-        record
-            || (line.starts_with("Doing ") && line.contains(" for "))
-            || line.starts_with("Forked child")
-            || line
-                .strip_prefix("OpenSSL ")
-                .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
-            || line.starts_with("version:")
-            || line.starts_with("To get the most accurate results")
-            || line.starts_with("You have chosen to measure elapsed time")
-            || line.starts_with("The 'numbers' are in 1000s of bytes")
-            || (line.starts_with("type ") && line.contains("bytes"))
-            || line.contains("sign/s")
-            || line.ends_with("op/s")
-    }
-    fn claims(&self, line: &str) -> bool {
-        let tokens: Vec<&str> = line.split_whitespace().collect();
-        let row = tokens.len() >= 2
-            && tokens.last().is_some_and(|t| numberish(t))
-            && tokens.iter().filter(|t| numberish(t)).count() >= 2;
-        self.starts(line)
-            || [
-                "built on",
-                "options:",
-                "compiler:",
-                "platform:",
-                "CPUINFO:",
-                "Got: +",
-            ]
-            .iter()
-            .any(|p| line.starts_with(p))
-            || line.contains("'s in ")
-            || line.contains(" ops in ")
-            || row
-    }
-    fn parse(&self, text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
-        let name = ctx.source_name;
-        let report = openssl_speed::parse(text).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
-        let not_run = report.not_run.iter().map(|z| {
-            format!(
-                "{name}:{}: '{}' is 0 at {}: openssl did not run it (an algorithm its providers lack, e.g. a legacy one without `-provider legacy`), left out",
-                z.line,
-                z.algorithm,
-                z.cells.join(", ")
-            )
-        });
-        let unread = report.unsupported.iter().map(|u| {
-            format!(
-                "{name}:{}: not a row or record of a kind sysgauge reads (a newer openssl's, or text pasted into the output), left out: {}",
-                u.line, u.text
-            )
-        });
-        let warnings = not_run.chain(unread).collect();
-        let results = openssl_speed::to_results_with(&report, ctx.at, ctx.workload_version);
-        let m = ToolMachine::new(results)
-            .tag("openssl_version", report.version.as_ref())
-            .tag("openssl_built_on", report.built_on.as_ref())
-            .tag("openssl_options", report.options.as_ref())
-            .tag("openssl_compiler", report.compiler.as_ref());
-        Ok(Parsed {
-            machines: vec![m],
-            warnings,
-            ..Parsed::default()
-        })
-    }
+/// A document's first line that is `openssl speed`'s: any of the ways its
+/// output can begin, more than a section of a pasted block starts with.
+fn opens(first: &str) -> bool {
+    OPENINGS.iter().any(|p| first.starts_with(p))
+        || first.contains("sign/s")
+        || first.ends_with("op/s")
 }
+
+fn starts(line: &str) -> bool {
+    let mut chars = line.chars();
+    let record = chars.next() == Some('+') && chars.next().is_some_and(|c| c.is_ascii_uppercase());
+    record
+        || (line.starts_with("Doing ") && line.contains(" for "))
+        || line.starts_with("Forked child")
+        || line
+            .strip_prefix("OpenSSL ")
+            .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+        || line.starts_with("version:")
+        || line.starts_with("To get the most accurate results")
+        || line.starts_with("You have chosen to measure elapsed time")
+        || line.starts_with("The 'numbers' are in 1000s of bytes")
+        || (line.starts_with("type ") && line.contains("bytes"))
+        || line.contains("sign/s")
+        || line.ends_with("op/s")
+}
+
+fn claims(line: &str) -> bool {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let row = tokens.len() >= 2
+        && tokens.last().is_some_and(|t| numberish(t))
+        && tokens.iter().filter(|t| numberish(t)).count() >= 2;
+    [
+        "built on",
+        "options:",
+        "compiler:",
+        "platform:",
+        "CPUINFO:",
+        "Got: +",
+    ]
+    .iter()
+    .any(|p| line.starts_with(p))
+        || line.contains("'s in ")
+        || line.contains(" ops in ")
+        || row
+}
+
+pub static IMPORTER: ImporterDef = ImporterDef {
+    name: "openssl",
+    about: "The output of `openssl speed`: its table (any version) or its -mr records",
+    told: Told::Pasted {
+        starts,
+        claims,
+        opens: Some(opens),
+    },
+    parse,
+};

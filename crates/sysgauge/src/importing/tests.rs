@@ -237,24 +237,26 @@ fn tool_values_json_import_refuses_are_refused() {
             Err(e) => (p.display().to_string(), e.to_string()),
         }
     };
-    let (name, e) = read("huge.txt", "+H:16:64\n+F:3:md5:1e308:2000000\n");
-    assert!(
-        e.starts_with(&format!("{name}: ")) && e.contains("(block_size=16"),
-        "{e}"
-    );
-    assert!(
-        e.contains("metric 'throughput' sample 1: 1e302 is beyond what sysgauge accepts"),
-        "{e}"
-    );
-    let (name, e) = read("tiny.txt", "+H:16:64\n+F:3:md5:2000000:1e-320\n");
-    assert!(
-        e.starts_with(&format!("{name}: ")) && e.contains("(block_size=64"),
-        "{e}"
-    );
-    assert!(
-        e.contains("metric 'throughput' sample 1: 0 where higher is better"),
-        "{e}"
-    );
+    for (file, text, case, says) in [
+        (
+            "huge.txt",
+            "+H:16:64\n+F:3:md5:1e308:2000000\n",
+            "(block_size=16",
+            "metric 'throughput' sample 1: 1e302 is beyond what sysgauge accepts",
+        ),
+        (
+            "tiny.txt",
+            "+H:16:64\n+F:3:md5:2000000:1e-320\n",
+            "(block_size=64",
+            "metric 'throughput' sample 1: 0 where higher is better",
+        ),
+    ] {
+        let (name, e) = read(file, text);
+        assert!(
+            e.starts_with(&format!("{name}: ")) && e.contains(case) && e.contains(says),
+            "{e}"
+        );
+    }
     // The same output with sane values is read.
     let p = dir.path().join("sane.txt");
     std::fs::write(&p, "+H:16:64\n+F:3:md5:2000000:3000000\n").unwrap_or_else(|e| panic!("{e}"));
@@ -352,7 +354,7 @@ fn openssl_warnings_name_what_was_left_out() {
         tool_version: "test",
         workload_version: &|_| None,
     };
-    let parsed = openssl::Openssl
+    let parsed = openssl::IMPORTER
         .parse(&text, &ctx)
         .unwrap_or_else(|e| panic!("{e}"));
     let w = &parsed.warnings;
