@@ -1,6 +1,7 @@
 //! The JSON side: uploads, the health check, and the API documents
 //! (`"schema": 1`) of the views the pages show. Every error is
-//! `{"error": "..."}` with the status that says what kind it is.
+//! `{"error": "..."}` with the status that says what kind it is; the same
+//! error on a page route is a page (`error_at`).
 
 use crate::pool::PoolError;
 use crate::{auth, pages, AppState, API_SCHEMA};
@@ -54,12 +55,13 @@ impl ApiError {
             format!("the results database did not answer: {e}"),
         )
     }
-}
 
-impl ApiError {
     /// `resp` with this error's headers added (`WWW-Authenticate`,
     /// `Retry-After`), whatever the body says it in.
-    pub fn headers_onto(headers: Vec<(header::HeaderName, String)>, mut resp: Response) -> Response {
+    pub fn headers_onto(
+        headers: Vec<(header::HeaderName, String)>,
+        mut resp: Response,
+    ) -> Response {
         for (name, value) in headers {
             if let Ok(v) = HeaderValue::from_str(&value) {
                 resp.headers_mut().append(name, v);

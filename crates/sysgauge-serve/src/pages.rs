@@ -1,7 +1,8 @@
 //! The HTML pages and the views behind them; the API serves the same views
 //! as JSON. Pages are `maud` templates (every inserted value escaped by
 //! construction) around the report crate's HTML tables and report, which
-//! escape their own cells; no page needs JavaScript.
+//! escape their own cells; no page needs JavaScript. A page's error is a
+//! page too (`PageError`): a browser shows it, where JSON would be text.
 
 use crate::api::{may_read, ApiError};
 use crate::AppState;
@@ -108,7 +109,10 @@ impl IntoResponse for PageError {
 /// A path parameter axum could not take (bad percent-encoding): no such
 /// page, said as the route says errors.
 pub(crate) fn path_error(e: axum::extract::rejection::PathRejection) -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, format!("no such page: {}", e.body_text()))
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        format!("no such page: {}", e.body_text()),
+    )
 }
 
 fn bad_request(m: impl Into<String>) -> ApiError {
@@ -332,7 +336,10 @@ fn remember_indexes(state: &AppState, s: &Store, runs: &[(i64, &str)]) -> Result
 fn machine_key(rows: &[i64]) -> String {
     let mut rows = rows.to_vec();
     rows.sort_unstable();
-    rows.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+    rows.iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The baseline index of the machine made of the stored runs `rows`, as `compare` takes a machine: each case's newest
@@ -394,7 +401,11 @@ pub(crate) const MACHINES_PER_PAGE: usize = 100;
 
 /// `?page=N` (from 1): `None` when not asked.
 fn page_asked(query: Option<&str>) -> Result<Option<usize>, ApiError> {
-    let Some((_, v)) = query_pairs(query).into_iter().rev().find(|(k, _)| k == "page") else {
+    let Some((_, v)) = query_pairs(query)
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == "page")
+    else {
         return Ok(None);
     };
     match v.trim().parse::<usize>() {

@@ -296,14 +296,16 @@ fn machines_of_one_host_name_are_ticked_and_compared() {
     // The alias the user gave, with the host it is: machines can share a
     // host name, and an alias alone does not say which host it is.
     assert!(
-        home.body.contains("kitchen<br><span class=\"note\">host raspberrypi</span>"),
+        home.body
+            .contains("kitchen<br><span class=\"note\">host raspberrypi</span>"),
         "{}",
         home.body
     );
     assert!(!home.body.contains("host vm"), "the name says it already");
     let run = get(&server.url(&format!("/runs/{}", kitchen.run_id)), None);
     assert!(
-        run.body.contains("<h1>run on kitchen (host raspberrypi)</h1>"),
+        run.body
+            .contains("<h1>run on kitchen (host raspberrypi)</h1>"),
         "{}",
         run.body
     );
@@ -394,7 +396,11 @@ fn errors_of_pages_are_pages_and_of_the_api_json() {
     assert_eq!(upload(&server, &token, &a_run("alpha", 1)).status, 201);
     let script = "%3Cscript%3Ealert(1)%3C%2Fscript%3E";
     for (path, status, says) in [
-        ("/runs/00000000-0000-4000-8000-000000000009".to_string(), 404, "no run"),
+        (
+            "/runs/00000000-0000-4000-8000-000000000009".to_string(),
+            404,
+            "no run",
+        ),
         (format!("/compare?m={script}&m=alpha"), 404, "is not a host"),
         ("/compare?m=alpha".to_string(), 400, "at least two machines"),
         ("/cases?bench=x".to_string(), 400, "name the CPU model"),
@@ -435,8 +441,15 @@ fn errors_of_pages_are_pages_and_of_the_api_json() {
     let denied = get(&closed.url("/"), None);
     assert_eq!(denied.status, 401);
     assert!(denied.content_type.unwrap().starts_with("text/html"));
-    assert!(denied.body.contains("needs a token to read"), "{}", denied.body);
-    assert!(denied.www_authenticate.iter().any(|w| w.starts_with("Basic")));
+    assert!(
+        denied.body.contains("needs a token to read"),
+        "{}",
+        denied.body
+    );
+    assert!(denied
+        .www_authenticate
+        .iter()
+        .any(|w| w.starts_with("Basic")));
 }
 
 /// An address longer than the site answers is refused with a body that
@@ -489,8 +502,12 @@ fn the_machines_page_indexes_whole_machines_a_page_at_a_time() {
     assert_eq!(machine, old_index, "{whole}");
     assert_ne!(machine, latest, "{whole}");
     let home = get(&server.url("/"), None);
-    assert!(home.body.contains(&sysgauge_report::format::format_value(machine)));
-    assert!(home.body.contains("latest run&#39;s index") || home.body.contains("latest run's index"));
+    assert!(home
+        .body
+        .contains(&sysgauge_report::format::format_value(machine)));
+    assert!(
+        home.body.contains("latest run&#39;s index") || home.body.contains("latest run's index")
+    );
 
     // 101 more machines: two pages, the filters kept by the links.
     {
@@ -515,5 +532,8 @@ fn the_machines_page_indexes_whole_machines_a_page_at_a_time() {
     assert_eq!(all["total"], 102);
     let paged = get(&server.url("/api/machines?page=2"), None).json();
     assert_eq!(paged["machines"].as_array().unwrap().len(), 2);
-    assert_eq!((paged["page"].clone(), paged["pages"].clone()), (2.into(), 2.into()));
+    assert_eq!(
+        (paged["page"].clone(), paged["pages"].clone()),
+        (2.into(), 2.into())
+    );
 }

@@ -121,7 +121,10 @@ impl Uploader {
             format!("{base}/api/runs")
         };
         let mut options = String::new();
-        for (option, file) in [("--token-file", &auth.token_file), ("--ca-cert", &auth.ca_cert)] {
+        for (option, file) in [
+            ("--token-file", &auth.token_file),
+            ("--ca-cert", &auth.ca_cert),
+        ] {
             if let Some(f) = file {
                 options.push_str(&format!(
                     " {option} {}",

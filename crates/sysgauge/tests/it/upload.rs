@@ -216,7 +216,11 @@ fn a_run_uploads_once_and_the_site_shows_it() {
     std::fs::copy(&site.token_file, &bad).unwrap();
     let words: Vec<&str> = again.trim_matches('`').split_whitespace().collect();
     let out = sb.cmd().args(&words[1..]).succeeds();
-    assert!(stderr_of(&out).contains("uploaded: "), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("uploaded: "),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 #[test]
