@@ -169,6 +169,17 @@ pub fn family_for(benchmark: &str) -> String {
     }
 }
 
+/// The label of a run made of other tools' outputs: the files it came
+/// from, the start of its run id and the tools (last, in parentheses, as
+/// `results list` reads them). The run id, derived from the data, makes it
+/// differ from any other imported run's (two `result.txt` of two folders)
+/// and stay the same for the same data imported again; the file names
+/// alone would clash.
+pub fn import_label(files: &str, run_id: &str, format: &str) -> String {
+    let short: String = run_id.chars().take(8).collect();
+    format!("imported from {files}, run {short} ({format})")
+}
+
 /// A run record for results that came from elsewhere (CSV, openssl): status
 /// `imported`, command `import`, a content-derived run id. `identity` is the
 /// text that identifies the data (the same data gives the same run id).
@@ -182,6 +193,7 @@ pub fn synthetic_run(
     let host_name = host.hostname.clone().unwrap_or_default();
     let name = format!("{format}\n{host_name}\n{identity}");
     let run_id = Uuid::new_v5(&IMPORT_NAMESPACE, name.as_bytes()).to_string();
+    let label = import_label(&ctx.file_name(), &run_id, format);
     let mut tags = BTreeMap::new();
     tags.insert("format".to_string(), format.to_string());
     tags.insert("imported_from".to_string(), ctx.file_name());
@@ -202,7 +214,7 @@ pub fn synthetic_run(
         // Imported data has no sysgauge profile; the field is required, so
         // it holds the default and the tags say where the numbers came from.
         profile: Profile::default(),
-        label: Some(format!("imported from {} ({format})", ctx.file_name())),
+        label: Some(label),
         tags,
         findings: Vec::new(),
         results,

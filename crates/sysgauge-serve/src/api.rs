@@ -1,12 +1,14 @@
 //! The JSON side: uploads, the health check, and the API documents
 //! (`"schema": 1`) of the views the pages show. Every error is
-//! `{"error": "..."}` with the status that says what kind it is.
+//! `{"error": "..."}` with the status that says what kind it is; the same
+//! error on a page route is a page (`error_at`).
 
 use crate::pool::PoolError;
 use crate::{auth, pages, AppState, API_SCHEMA};
 use axum::body::Body;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
@@ -53,6 +55,20 @@ impl ApiError {
             format!("the results database did not answer: {e}"),
         )
     }
+
+    /// `resp` with this error's headers added (`WWW-Authenticate`,
+    /// `Retry-After`), whatever the body says it in.
+    pub fn headers_onto(
+        headers: Vec<(header::HeaderName, String)>,
+        mut resp: Response,
+    ) -> Response {
+        for (name, value) in headers {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                resp.headers_mut().append(name, v);
+            }
+        }
+        resp
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -62,13 +78,24 @@ impl IntoResponse for ApiError {
         for (k, v) in self.extra {
             body.insert(k.into(), Value::String(v));
         }
-        let mut resp = (self.status, Json(Value::Object(body))).into_response();
-        for (name, value) in self.headers {
-            if let Ok(v) = HeaderValue::from_str(&value) {
-                resp.headers_mut().append(name, v);
-            }
-        }
-        resp
+        let resp = (self.status, Json(Value::Object(body))).into_response();
+        ApiError::headers_onto(self.headers, resp)
+    }
+}
+
+/// Whether `path` is one of the JSON routes (the API and `/health`), whose
+/// errors are JSON; every other path is a page, whose errors are pages.
+pub(crate) fn is_json_route(path: &str) -> bool {
+    path == "/health" || path == "/api" || path.starts_with("/api/")
+}
+
+/// `e` as the route at `path` answers errors: JSON on the API, an HTML
+/// page elsewhere.
+pub(crate) fn error_at(path: &str, e: ApiError) -> Response {
+    if is_json_route(path) {
+        e.into_response()
+    } else {
+        pages::PageError(e).into_response()
     }
 }
 
@@ -313,17 +340,56 @@ pub(crate) async fn health(State(state): State<Arc<AppState>>) -> Response {
     (status, Json(body)).into_response()
 }
 
-pub(crate) async fn not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "no such page or API route")
+pub(crate) async fn not_found(uri: Uri) -> Response {
+    error_at(
+        uri.path(),
+        ApiError::new(StatusCode::NOT_FOUND, "no such page or API route"),
+    )
 }
 
 /// A route asked with a method it does not answer (`GET /api/runs`,
 /// `POST /`): an error body like every other, not axum's empty one.
-pub(crate) async fn method_not_allowed(method: axum::http::Method) -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        format!("this route does not answer {method} (uploads are POST /api/runs; everything else is GET)"),
+pub(crate) async fn method_not_allowed(method: axum::http::Method, uri: Uri) -> Response {
+    error_at(
+        uri.path(),
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("this route does not answer {method} (uploads are POST /api/runs; everything else is GET)"),
+        ),
     )
+}
+
+/// The longest request target (path and query) answered, in bytes: a
+/// comparison of the most machines a page takes, each named at length,
+/// fits several times over. Longer ones are answered 414 with a body that
+/// says so. (hyper answers targets over 64 KiB itself, before any route
+/// sees them, with an empty 414, and heads over its read buffer, about
+/// 400 KiB, with an empty 431: its HTTP/1 parser has no setting or hook
+/// for either.)
+pub(crate) const MAX_TARGET: usize = 16 << 10;
+
+/// Refuse a request target longer than [`MAX_TARGET`] with a body, as the
+/// route would answer an error (HTML or JSON).
+pub(crate) async fn limit_target(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let len = req
+        .uri()
+        .path_and_query()
+        .map_or(req.uri().path().len(), |p| p.as_str().len());
+    if len > MAX_TARGET {
+        return error_at(
+            req.uri().path(),
+            ApiError::new(
+                StatusCode::URI_TOO_LONG,
+                format!(
+                    "the address is {len} bytes long; this site answers {MAX_TARGET} at most (name fewer or shorter machines)"
+                ),
+            ),
+        );
+    }
+    next.run(req).await
 }
 
 /// A JSON document of the API: `"schema"` first, then `doc`'s fields.
@@ -343,7 +409,7 @@ pub(crate) async fn machines(
     query: axum::extract::RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     may_read(&state, &headers).await?;
-    let view = pages::machines_view(&state, query.0.as_deref()).await?;
+    let view = pages::machines_view(&state, query.0.as_deref(), false).await?;
     Ok(document(
         "machines",
         serde_json::to_value(view).unwrap_or_default(),
@@ -353,9 +419,10 @@ pub(crate) async fn machines(
 pub(crate) async fn run(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
-    Path(run_id): Path<String>,
+    run_id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     may_read(&state, &headers).await?;
+    let Path(run_id) = run_id.map_err(pages::path_error)?;
     let run = pages::load_run(&state, &run_id).await?;
     Ok(document("run", json!({ "run": run })))
 }

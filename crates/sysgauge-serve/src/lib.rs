@@ -86,6 +86,9 @@ pub(crate) struct AppState {
     /// complete run never changes, and the index (a bootstrap interval
     /// with it) is most of the machines page's work.
     pub index_cache: std::sync::Mutex<std::collections::HashMap<String, Option<f64>>>,
+    /// The baseline index of each machine already shown (all its results),
+    /// by its runs' rows.
+    pub machine_index_cache: std::sync::Mutex<std::collections::HashMap<String, Option<f64>>>,
 }
 
 /// The site, ready to be served: opens (creating and migrating if needed)
@@ -102,6 +105,7 @@ impl Site {
                 limit: auth::RateLimit::new(config.uploads_per_minute),
                 read_hash: config.read_token.as_deref().map(hash_token),
                 index_cache: Default::default(),
+                machine_index_cache: Default::default(),
                 pool: Arc::new(pool),
                 config,
             }),
@@ -123,6 +127,7 @@ impl Site {
             .route("/cases", get(pages::case_view))
             .fallback(api::not_found)
             .method_not_allowed_fallback(api::method_not_allowed)
+            .layer(axum::middleware::from_fn(api::limit_target))
             .with_state(Arc::clone(&self.state))
     }
 

@@ -1,7 +1,8 @@
 //! The HTML pages and the views behind them; the API serves the same views
 //! as JSON. Pages are `maud` templates (every inserted value escaped by
 //! construction) around the report crate's HTML tables and report, which
-//! escape their own cells; no page needs JavaScript.
+//! escape their own cells; no page needs JavaScript. A page's error is a
+//! page too (`PageError`): a browser shows it, where JSON would be text.
 
 use crate::api::{may_read, ApiError};
 use crate::AppState;
@@ -12,7 +13,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde::Serialize;
 use std::sync::Arc;
 use sysgauge_compare::naming::{label_machines, NamedMachine, Origin};
-use sysgauge_compare::{compare_with_intervals, Comparison, MAX_MACHINES_WITH_INTERVALS};
+use sysgauge_compare::{compare_with_intervals, Comparison, Machine, MAX_MACHINES_WITH_INTERVALS};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status, ALIAS_TAG};
 use sysgauge_store::machines::{
     machine_selector, stored_machines, with_reference, Resolver, SelectError,
@@ -69,6 +70,49 @@ fn encode(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// An error of a page: what the API would answer (status, message,
+/// headers such as the `WWW-Authenticate` that makes a browser ask for
+/// the read token) as an HTML page, which escapes the message as every
+/// page escapes what it shows.
+pub(crate) struct PageError(pub ApiError);
+
+impl From<ApiError> for PageError {
+    fn from(e: ApiError) -> PageError {
+        PageError(e)
+    }
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let ApiError {
+            status,
+            message,
+            headers,
+            ..
+        } = self.0;
+        let title = format!(
+            "{} {}",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("error")
+        );
+        let body = html! {
+            p { (message) }
+            p { "The " a href="/" { "machines page" } " lists what this site holds." }
+        };
+        let resp = (status, Html(page(&title, body).into_string())).into_response();
+        ApiError::headers_onto(headers, resp)
+    }
+}
+
+/// A path parameter axum could not take (bad percent-encoding): no such
+/// page, said as the route says errors.
+pub(crate) fn path_error(e: axum::extract::rejection::PathRejection) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        format!("no such page: {}", e.body_text()),
+    )
 }
 
 fn bad_request(m: impl Into<String>) -> ApiError {
@@ -172,7 +216,11 @@ pub(crate) struct MachineView {
     pub runs: usize,
     pub latest_run_id: String,
     pub latest_started_at: chrono::DateTime<chrono::Utc>,
-    /// The baseline index of its newest run (1000 = the reference machine).
+    /// The baseline index of the machine as `compare` takes it: each
+    /// case's newest finished result among all its runs (1000 = the
+    /// reference machine).
+    pub machine_index: Option<f64>,
+    /// The baseline index of its newest run alone.
     pub index: Option<f64>,
     /// Every run's index, oldest first.
     pub history: Vec<IndexPoint>,
@@ -230,6 +278,12 @@ impl MachineFilter {
 #[derive(Debug, Serialize)]
 pub(crate) struct MachinesView {
     pub filter: MachineFilter,
+    /// Machines the filter keeps, on every page.
+    pub total: usize,
+    /// This page (from 1), of `pages`, of `per_page` machines each.
+    pub page: usize,
+    pub pages: usize,
+    pub per_page: usize,
     pub machines: Vec<MachineView>,
 }
 
@@ -276,22 +330,63 @@ fn remember_indexes(state: &AppState, s: &Store, runs: &[(i64, &str)]) -> Result
     Ok(())
 }
 
-/// Fill the index cache with every stored machine's runs, a batch per
-/// store call (so pages asked for meanwhile are answered between them):
-/// the first visit to the machines page then finds them computed.
+/// The key a machine's index is remembered by: its runs' rows. A stored
+/// complete run never changes, so the same runs give the same index; a new
+/// run of the machine (or one deleted) makes a new key.
+fn machine_key(rows: &[i64]) -> String {
+    let mut rows = rows.to_vec();
+    rows.sort_unstable();
+    rows.iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The baseline index of the machine made of the stored runs `rows`, as `compare` takes a machine: each case's newest
+/// finished result among all its runs (a newest run of a few cases alone
+/// would index only those). Remembered by its runs; the runs' own indexes
+/// are remembered on the way.
+fn machine_index(state: &AppState, s: &Store, rows: &[i64]) -> Result<Option<f64>, ApiError> {
+    let key = machine_key(rows);
+    let known = state
+        .machine_index_cache
+        .lock()
+        .ok()
+        .and_then(|c| c.get(&key).copied());
+    if let Some(v) = known {
+        return Ok(v);
+    }
+    let runs = s.load_runs(rows).map_err(store_err)?;
+    for r in &runs {
+        run_index(state, r);
+    }
+    let machine = Machine::from_runs(
+        String::new(),
+        runs.into_iter().map(|r| (r, String::new())).collect(),
+    );
+    let v = sysgauge_registry::baseline::index(&machine.run)
+        .ok()
+        .and_then(|i| i.overall.index);
+    if let Ok(mut c) = state.machine_index_cache.lock() {
+        c.insert(key, v);
+    }
+    Ok(v)
+}
+
+/// Fill the index caches with every stored machine (its runs' indexes and
+/// its own), a machine per store call (so pages asked for meanwhile are
+/// answered between them): the first visit to the machines page then
+/// finds them computed.
 pub(crate) async fn warm_index_cache(state: Arc<AppState>) {
     let rows = match with_store(&state, |s| s.machine_rows(ALIAS_TAG).map_err(store_err)).await {
         Ok(rows) => rows,
         Err(_) => return,
     };
-    for batch in rows.chunks(INDEX_BATCH) {
-        let runs: Vec<i64> = batch.iter().map(|r| r.id).collect();
+    for (_, _, list) in stored_machines(&rows) {
         let cache = Arc::clone(&state);
         let done = with_store(&state, move |s| {
-            for run in s.load_runs(&runs).map_err(store_err)? {
-                run_index(&cache, &run);
-            }
-            Ok(())
+            let rows: Vec<i64> = list.iter().map(|r| r.id).collect();
+            machine_index(&cache, s, &rows).map(|_| ())
         })
         .await;
         if done.is_err() {
@@ -300,15 +395,41 @@ pub(crate) async fn warm_index_cache(state: Arc<AppState>) {
     }
 }
 
+/// Machines a page of the machines view shows: the page stays quick to
+/// compute and to read over any number of machines.
+pub(crate) const MACHINES_PER_PAGE: usize = 100;
+
+/// `?page=N` (from 1): `None` when not asked.
+fn page_asked(query: Option<&str>) -> Result<Option<usize>, ApiError> {
+    let Some((_, v)) = query_pairs(query)
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == "page")
+    else {
+        return Ok(None);
+    };
+    match v.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(Some(n)),
+        _ => Err(bad_request(format!(
+            "page '{v}' is not a page number (1, 2, …)"
+        ))),
+    }
+}
+
 /// Every stored machine (as `compare` makes them: a machine is all its
-/// complete runs), filtered. The runs are loaded without their results
-/// (the page shows facts and indexes, and the indexes are remembered), so
-/// the page costs one listing, not every stored number.
+/// complete runs), filtered, a page of them when `paged` or `?page=` asks
+/// (the API answers every machine unless asked for a page, as it always
+/// did). The runs are loaded without their results (the page shows facts
+/// and indexes, and the indexes are remembered), so the page costs one
+/// listing, not every stored number; the indexes not remembered yet are
+/// computed for the machines of the page only.
 pub(crate) async fn machines_view(
     state: &Arc<AppState>,
     query: Option<&str>,
+    paged: bool,
 ) -> Result<MachinesView, ApiError> {
     let filter = MachineFilter::of(query);
+    let asked = page_asked(query)?;
     let cache = Arc::clone(state);
     with_store(state, move |s| {
         let rows = s.machine_rows(ALIAS_TAG).map_err(store_err)?;
@@ -333,36 +454,57 @@ pub(crate) async fn machines_view(
                 named.push(NamedMachine::stored(runs, ids));
             }
         }
-        let shown: Vec<(i64, &str)> = named
-            .iter()
-            .flat_map(|m| m.runs.iter())
-            .filter_map(|(r, o)| match o {
-                Origin::Stored(row) => Some((*row, r.run_id.as_str())),
-                Origin::File(_) => None,
-            })
-            .collect();
-        remember_indexes(&cache, s, &shown)?;
-        let histories: Vec<Vec<IndexPoint>> = named
-            .iter()
-            .map(|m| {
-                let mut h: Vec<IndexPoint> = m
-                    .runs
-                    .iter()
-                    .map(|(r, _)| IndexPoint {
-                        run_id: r.run_id.clone(),
-                        started_at: r.started_at,
-                        index: cached_index(&cache, &r.run_id).flatten(),
-                    })
-                    .collect();
-                h.sort_by_key(|p| p.started_at);
-                h
-            })
-            .collect();
+        // Labels are given among every machine kept, so a machine goes by
+        // the same name on every page.
+        let total = named.len();
+        let per_page = match (paged, asked) {
+            (false, None) => total.max(1),
+            _ => MACHINES_PER_PAGE,
+        };
+        let pages = total.div_ceil(per_page).max(1);
+        let page = asked.unwrap_or(1);
+        if page > pages {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("there is no page {page}: {total} machine(s) make {pages} page(s)"),
+            ));
+        }
+        let on_page = (page - 1) * per_page..(page * per_page).min(total);
+        let stored_rows = |m: &NamedMachine| -> Vec<(i64, String)> {
+            m.runs
+                .iter()
+                .filter_map(|(r, o)| match o {
+                    Origin::Stored(row) => Some((*row, r.run_id.clone())),
+                    Origin::File(_) => None,
+                })
+                .collect()
+        };
+        let mut histories = Vec::new();
+        let mut indexes = Vec::new();
+        for m in &named[on_page.clone()] {
+            let shown = stored_rows(m);
+            let refs: Vec<(i64, &str)> = shown.iter().map(|(r, id)| (*r, id.as_str())).collect();
+            remember_indexes(&cache, s, &refs)?;
+            let rows: Vec<i64> = shown.iter().map(|(r, _)| *r).collect();
+            indexes.push(machine_index(&cache, s, &rows)?);
+            let mut h: Vec<IndexPoint> = m
+                .runs
+                .iter()
+                .map(|(r, _)| IndexPoint {
+                    run_id: r.run_id.clone(),
+                    started_at: r.started_at,
+                    index: cached_index(&cache, &r.run_id).flatten(),
+                })
+                .collect();
+            h.sort_by_key(|p| p.started_at);
+            histories.push(h);
+        }
         let machines = label_machines(named)
             .into_iter()
-            .zip(histories)
             .zip(selectors)
-            .map(|((m, history), selector)| {
+            .skip(on_page.start)
+            .zip(histories.into_iter().zip(indexes))
+            .map(|((m, selector), (history, machine_index))| {
                 let newest = m
                     .sources
                     .first()
@@ -384,6 +526,7 @@ pub(crate) async fn machines_view(
                     groups: run.groups(),
                     tags: run.tags.clone().into_iter().collect(),
                     runs: m.sources.len(),
+                    machine_index,
                     index: history
                         .iter()
                         .find(|p| p.run_id == newest)
@@ -394,7 +537,14 @@ pub(crate) async fn machines_view(
                 }
             })
             .collect();
-        Ok(MachinesView { filter, machines })
+        Ok(MachinesView {
+            filter,
+            total,
+            page,
+            pages,
+            per_page,
+            machines,
+        })
     })
     .await
 }
@@ -503,6 +653,8 @@ pub(crate) async fn comparison(
 #[derive(Debug, Serialize)]
 pub(crate) struct CaseValue {
     pub machine: String,
+    /// Its host name (the machine may go by an alias or a label).
+    pub host: String,
     pub run_id: String,
     pub value: f64,
     /// How many of the machine's stored runs have this case (the value is
@@ -588,7 +740,7 @@ pub(crate) async fn case_distribution(
         // newest finished result), metric, unit, better.
         type Group = (
             String,
-            Vec<(String, String, f64, usize)>,
+            Vec<(String, String, String, f64, usize)>,
             String,
             String,
             String,
@@ -607,7 +759,13 @@ pub(crate) async fn case_distribution(
                     .and_then(|&k| machine.sources.get(k))
                     .map_or_else(|| machine.run.run_id.clone(), |src| src.run_id.clone());
                 let runs = cases.iter().filter(|p| **p == key).count();
-                let value = (machine.label.clone(), run_id, m.summary.median, runs);
+                let value = (
+                    machine.label.clone(),
+                    machine.run.host_name().to_string(),
+                    run_id,
+                    m.summary.median,
+                    runs,
+                );
                 match by_params.iter_mut().find(|g| g.0 == key) {
                     Some(g) => g.1.push(value),
                     None => by_params.push((
@@ -624,7 +782,7 @@ pub(crate) async fn case_distribution(
         let groups = by_params
             .into_iter()
             .map(|(params, values, metric, unit, better)| {
-                let v: Vec<f64> = values.iter().map(|x| x.2).collect();
+                let v: Vec<f64> = values.iter().map(|x| x.3).collect();
                 let outliers = if v.len() >= sysgauge_compare::fleet::MIN_HOSTS_FOR_OUTLIERS {
                     sysgauge_stats::mad_outliers(&v, z)
                 } else {
@@ -644,8 +802,9 @@ pub(crate) async fn case_distribution(
                     values: values
                         .into_iter()
                         .enumerate()
-                        .map(|(i, (machine, run_id, value, runs))| CaseValue {
+                        .map(|(i, (machine, host, run_id, value, runs))| CaseValue {
                             machine,
+                            host,
                             run_id,
                             value,
                             runs,
@@ -689,6 +848,14 @@ fn page(title: &str, body: Markup) -> Markup {
             }
         }
     }
+}
+
+/// The host name to show beside the name a machine goes by (a fleet
+/// alias or label the user gave): machines can share a host name, and the
+/// name alone does not say which host it is. `None` when the name is the
+/// host name, or says it already (`vm (3d1219c7)`).
+fn host_beside<'a>(name: &str, host: &'a str) -> Option<&'a str> {
+    (name != host && !name.starts_with(&format!("{host} ("))).then_some(host)
 }
 
 fn fmt(v: f64) -> String {
@@ -807,10 +974,30 @@ pub(crate) async fn machines(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     may_read(&state, &headers).await?;
-    let view = machines_view(&state, q.as_deref()).await?;
+    let view = machines_view(&state, q.as_deref(), true).await?;
     let f = &view.filter;
+    // A link to another page keeps the filters.
+    let page_link = |n: usize| {
+        let mut pairs: Vec<String> = query_pairs(q.as_deref())
+            .into_iter()
+            .filter(|(k, v)| k != "page" && !v.trim().is_empty())
+            .map(|(k, v)| format!("{}={}", encode(&k), encode(&v)))
+            .collect();
+        pairs.push(format!("page={n}"));
+        format!("/?{}", pairs.join("&"))
+    };
+    let first = (view.page - 1) * view.per_page;
+    let pager = html! {
+        @if view.pages > 1 {
+            p {
+                "Machines " (first + 1) "–" (first + view.machines.len()) " of " (view.total) ", page " (view.page) " of " (view.pages) ". "
+                @if view.page > 1 { a href=(page_link(view.page - 1)) rel="prev" { "previous page" } " " }
+                @if view.page < view.pages { a href=(page_link(view.page + 1)) rel="next" { "next page" } }
+            }
+        }
+    };
     let body = html! {
         form method="get" action="/" {
             label { "CPU " input name="cpu" value=(f.cpu.clone().unwrap_or_default()); }
@@ -823,18 +1010,23 @@ pub(crate) async fn machines(
             figure { (PreEscaped(svg)) figcaption class="note" { "The first " (CHARTED) " machines with two indexed runs or more." } }
         }
         form method="get" action="/compare" {
-            p class="note" { (view.machines.len()) " machines. Tick some and compare them (the first is the reference)." }
+            p class="note" { (view.total) " machines. Tick some and compare them (the first is the reference). "
+                "A machine is all its runs, as " code { "sysgauge compare" } " takes it: its index is that of each case's newest result among them; "
+                "the newest run's own index is beside it." }
+            (pager)
             table {
                 thead { tr {
                     th { "compare" } th { "machine" } th { "CPU" } th { "arch" } th { "cores" }
                     th { "memory" } th { "OS" } th { "groups" } th { "runs" } th { "latest run" }
-                    th { "index" } th { "index history" }
+                    th { "index" } th { "latest run's index" } th { "index history" }
                 } }
                 tbody {
                     @for m in &view.machines {
                         tr {
                             td { input type="checkbox" name="m" value=(m.selector) aria-label={"compare " (m.name)}; }
-                            td { (m.name) @if let Some(id) = &m.machine_id { br; span class="note" { (id) } } }
+                            td { (m.name)
+                                @if let Some(host) = host_beside(&m.name, &m.host) { br; span class="note" { "host " (host) } }
+                                @if let Some(id) = &m.machine_id { br; span class="note" { (id) } } }
                             td { (m.cpu_model.clone().unwrap_or_default()) }
                             td { (m.architecture.clone().unwrap_or_default()) }
                             td class="num" { (m.cores.map(|c| c.to_string()).unwrap_or_default()) }
@@ -843,12 +1035,14 @@ pub(crate) async fn machines(
                             td { (m.groups.join(", ")) }
                             td class="num" { (m.runs) }
                             td { a href={"/runs/" (m.latest_run_id)} { (m.latest_started_at.format("%Y-%m-%d %H:%M")) } }
+                            td class="num" { (m.machine_index.map(fmt).unwrap_or_else(|| "-".into())) }
                             td class="num" { (m.index.map(fmt).unwrap_or_else(|| "-".into())) }
                             td { (history_svg(&m.history)) }
                         }
                     }
                 }
             }
+            (pager)
             button type="submit" { "Compare" }
         }
     };
@@ -858,16 +1052,20 @@ pub(crate) async fn machines(
 pub(crate) async fn run(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
-    Path(run_id): Path<String>,
-) -> Result<Response, ApiError> {
+    run_id: Result<Path<String>, axum::extract::rejection::PathRejection>,
+) -> Result<Response, PageError> {
     may_read(&state, &headers).await?;
+    let Path(run_id) = run_id.map_err(path_error)?;
     let run = load_run(&state, &run_id).await?;
     use sysgauge_report::summary::{findings_text, summary_table, telemetry_table};
     use sysgauge_report::table::TableFormat;
     let facts = sysgauge_compare::host_facts(&run);
     let findings = findings_text(&run);
     let telemetry = telemetry_table(&run, TableFormat::Html);
-    let title = format!("run on {}", run.host_name());
+    let title = match run.tags.get(ALIAS_TAG).filter(|a| **a != run.host_name()) {
+        Some(alias) => format!("run on {alias} (host {})", run.host_name()),
+        None => format!("run on {}", run.host_name()),
+    };
     let body = html! {
         p {
             "Run " code { (run.run_id) } ", " (run.command) ", profile " (run.profile_shown())
@@ -899,7 +1097,7 @@ pub(crate) async fn compare(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     may_read(&state, &headers).await?;
     let asked = compare_query(q.as_deref())?;
     if asked.machines.is_empty() {
@@ -931,7 +1129,7 @@ pub(crate) async fn case_view(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     may_read(&state, &headers).await?;
     let pairs = query_pairs(q.as_deref());
     if !pairs.iter().any(|(k, _)| k == "bench") {
@@ -962,7 +1160,8 @@ pub(crate) async fn case_view(
                 tr { th { "machine" } th { "value" } th { "against the median" } th { "run" } th { "runs with the case" } }
                 @for x in &g.values {
                     tr class=[x.outlier.then_some("outlier")] {
-                        td { (x.machine) @if x.outlier { " (outlier)" } }
+                        td { (x.machine) @if x.outlier { " (outlier)" }
+                            @if let Some(host) = host_beside(&x.machine, &x.host) { br; span class="note" { "host " (host) } } }
                         td class="num" { (fmt(x.value)) }
                         td class="num" { (format!("{:+.1} %", (x.value / g.median - 1.0) * 100.0)) }
                         td { a href={"/runs/" (x.run_id)} { (x.run_id) } }

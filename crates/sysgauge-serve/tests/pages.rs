@@ -293,6 +293,22 @@ fn machines_of_one_host_name_are_ticked_and_compared() {
     for name in ["vm (3d1219c7)", "vm (1111aaaa)", "kitchen"] {
         assert!(home.body.contains(name), "the page shows {name}");
     }
+    // The alias the user gave, with the host it is: machines can share a
+    // host name, and an alias alone does not say which host it is.
+    assert!(
+        home.body
+            .contains("kitchen<br><span class=\"note\">host raspberrypi</span>"),
+        "{}",
+        home.body
+    );
+    assert!(!home.body.contains("host vm"), "the name says it already");
+    let run = get(&server.url(&format!("/runs/{}", kitchen.run_id)), None);
+    assert!(
+        run.body
+            .contains("<h1>run on kitchen (host raspberrypi)</h1>"),
+        "{}",
+        run.body
+    );
     let machines = get(&server.url("/api/machines"), None).json();
     let selectors: Vec<&str> = machines["machines"]
         .as_array()
@@ -356,7 +372,8 @@ fn comparison_links_keep_every_selection() {
     );
 }
 
-/// A method a route does not answer gets an error body like every other.
+/// A method an API route does not answer gets an error body like every
+/// other (a page route's is a page: `errors_of_pages_are_pages…`).
 #[test]
 fn a_wrong_method_is_a_json_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -364,7 +381,159 @@ fn a_wrong_method_is_a_json_error() {
     let a = get(&server.url("/api/runs"), None);
     assert_eq!(a.status, 405);
     assert!(a.error().contains("GET"), "{}", a.body);
-    let a = post(&server.url("/"), None, "text/plain", "x");
+    let a = post(&server.url("/api/machines"), None, "text/plain", "x");
     assert_eq!(a.status, 405);
     assert!(a.error().contains("POST"), "{}", a.body);
+}
+
+/// An error of a page is a page (HTML, the status of the error, the
+/// message escaped); the same error on the API stays JSON.
+#[test]
+fn errors_of_pages_are_pages_and_of_the_api_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let token = server.token("t");
+    assert_eq!(upload(&server, &token, &a_run("alpha", 1)).status, 201);
+    let script = "%3Cscript%3Ealert(1)%3C%2Fscript%3E";
+    for (path, status, says) in [
+        (
+            "/runs/00000000-0000-4000-8000-000000000009".to_string(),
+            404,
+            "no run",
+        ),
+        (format!("/compare?m={script}&m=alpha"), 404, "is not a host"),
+        ("/compare?m=alpha".to_string(), 400, "at least two machines"),
+        ("/cases?bench=x".to_string(), 400, "name the CPU model"),
+        ("/?page=zero".to_string(), 400, "not a page number"),
+        ("/?page=9".to_string(), 404, "no page 9"),
+        ("/nowhere".to_string(), 404, "no such page"),
+        ("/runs/%FF%FE".to_string(), 404, "no such page"),
+    ] {
+        let a = get(&server.url(&path), None);
+        assert_eq!(a.status, status, "{path}: {}", a.body);
+        let kind = a.content_type.clone().unwrap_or_default();
+        assert!(kind.starts_with("text/html"), "{path}: {kind}");
+        assert!(a.body.starts_with("<!DOCTYPE html>"), "{path}: {}", a.body);
+        assert!(a.body.contains(says), "{path}: {}", a.body);
+        assert!(!a.body.contains("<script>"), "{path}: {}", a.body);
+    }
+    let escaped = get(&server.url(&format!("/compare?m={script}&m=alpha")), None);
+    assert!(escaped.body.contains("&lt;script&gt;"), "{}", escaped.body);
+    let a = post(&server.url("/"), None, "text/plain", "x");
+    assert_eq!(a.status, 405);
+    assert!(a.body.contains("does not answer POST"), "{}", a.body);
+    // The API's errors are still JSON.
+    for (path, status) in [
+        (format!("/api/compare?m={script}&m=alpha"), 404),
+        ("/api/machines?page=0".to_string(), 400),
+        ("/api/nowhere".to_string(), 404),
+        ("/api/runs/%FF%FE".to_string(), 404),
+    ] {
+        let a = get(&server.url(&path), None);
+        assert_eq!(a.status, status, "{path}: {}", a.body);
+        assert!(!a.error().is_empty());
+    }
+    // A site that needs a token to read asks a browser for it on a page,
+    // and says why on the page it shows meanwhile.
+    let closed = Server::start(&dir.path().join("c.db"), |c| {
+        c.read_token = Some("a-read-token-long-enough".into())
+    });
+    let denied = get(&closed.url("/"), None);
+    assert_eq!(denied.status, 401);
+    assert!(denied.content_type.unwrap().starts_with("text/html"));
+    assert!(
+        denied.body.contains("needs a token to read"),
+        "{}",
+        denied.body
+    );
+    assert!(denied
+        .www_authenticate
+        .iter()
+        .any(|w| w.starts_with("Basic")));
+}
+
+/// An address longer than the site answers is refused with a body that
+/// says so (a page on a page route, JSON on the API).
+#[test]
+fn a_long_address_is_refused_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let long = "m=x".repeat(7_000);
+    let page = get(&server.url(&format!("/compare?{long}")), None);
+    assert_eq!(page.status, 414);
+    assert!(page.content_type.unwrap().starts_with("text/html"));
+    assert!(page.body.contains("16384 at most"), "{}", page.body);
+    let api = get(&server.url(&format!("/api/compare?{long}")), None);
+    assert_eq!(api.status, 414);
+    assert!(api.error().contains("16384 at most"), "{}", api.body);
+    // Just below the limit, the route answers.
+    let fits = "m=x&".repeat(4_000);
+    let a = get(&server.url(&format!("/api/compare?{fits}")), None);
+    assert_eq!(a.status, 400, "{}", a.body);
+}
+
+/// The machines page indexes a machine as `compare` takes it (every case's
+/// newest result among all its runs), beside its newest run's index, and
+/// shows the machines a page at a time.
+#[test]
+fn the_machines_page_indexes_whole_machines_a_page_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let server = Server::start(&db, |_| {});
+    let token = server.token("t");
+    // The newest run measured md5 alone: its own index covers md5 only.
+    let mut old = a_run("whole", 1);
+    old.started_at -= chrono::Duration::days(1);
+    let mut newest = a_run("whole", 2);
+    newest.results.retain(|r| r.bench_id == "hash.md5");
+    for r in [&old, &newest] {
+        assert_eq!(upload(&server, &token, r).status, 201);
+    }
+    let m = get(&server.url("/api/machines"), None).json();
+    let whole = &m["machines"][0];
+    assert_eq!(whole["runs"], 2, "{whole}");
+    let (machine, latest) = (
+        whole["machine_index"].as_f64().unwrap(),
+        whole["index"].as_f64().unwrap(),
+    );
+    // Both cases, with the same numbers as the old run (md5 measured the
+    // same in both): the old run's index, not the newest run's.
+    let old_index = whole["history"][0]["index"].as_f64().unwrap();
+    assert_eq!(machine, old_index, "{whole}");
+    assert_ne!(machine, latest, "{whole}");
+    let home = get(&server.url("/"), None);
+    assert!(home
+        .body
+        .contains(&sysgauge_report::format::format_value(machine)));
+    assert!(
+        home.body.contains("latest run&#39;s index") || home.body.contains("latest run's index")
+    );
+
+    // 101 more machines: two pages, the filters kept by the links.
+    {
+        let mut store = Store::open(&db).unwrap();
+        for n in 0..101 {
+            let mut r = a_run(&format!("host{n:03}"), 100 + n);
+            r.tags.insert("groups".into(), "lab".into());
+            store.insert_run(&r, "upload").unwrap();
+        }
+    }
+    let first = get(&server.url("/?group=lab"), None);
+    assert_eq!(first.status, 200);
+    assert_eq!(ticked_values(&first.body).len(), 100);
+    assert!(first.body.contains("of 101, page 1 of 2"), "{}", first.body);
+    assert!(first.body.contains("href=\"/?group=lab&amp;page=2\""));
+    let second = get(&server.url("/?group=lab&page=2"), None);
+    assert_eq!(ticked_values(&second.body).len(), 1);
+    assert!(second.body.contains("href=\"/?group=lab&amp;page=1\""));
+    // The API answers every machine unless asked for a page.
+    let all = get(&server.url("/api/machines"), None).json();
+    assert_eq!(all["machines"].as_array().unwrap().len(), 102);
+    assert_eq!(all["total"], 102);
+    let paged = get(&server.url("/api/machines?page=2"), None).json();
+    assert_eq!(paged["machines"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        (paged["page"].clone(), paged["pages"].clone()),
+        (2.into(), 2.into())
+    );
 }

@@ -12,7 +12,8 @@
 //!
 //! `--db` (or `SYSGAUGE_DB`) may be a PostgreSQL URL; the store tells it from
 //! a path. A PostgreSQL database without our tables reads as no runs stored
-//! yet (`None`), given or not: the server answered, so it is not a typo.
+//! yet (`None`), given or not: the server answered, so it is not a typo;
+//! `nothing_stored` says which of these it was.
 
 use crate::config::{default_db_path, resolve_db};
 use anyhow::{bail, Result};
@@ -132,10 +133,29 @@ pub fn open_for_reading(arg: Option<&Path>) -> Result<Option<Store>> {
     }
 }
 
-/// How the database a read-only command reads is shown (a URL without its
-/// password).
-pub fn reading_name(arg: Option<&Path>) -> Result<String> {
-    Ok(display_name(&reading_path(arg)?))
+/// Why a read-only command finds no runs where `open_for_reading` gave
+/// `None`: no file there, an empty file, or a PostgreSQL database that
+/// exists (its server answered) but has no sysgauge tables yet, which
+/// reads as no database at all unless said.
+pub fn nothing_stored(arg: Option<&Path>) -> Result<String> {
+    let path = reading_path(arg)?;
+    Ok(absent(&path))
+}
+
+/// [`nothing_stored`] of a database path or URL.
+pub fn absent(path: &Path) -> String {
+    let name = display_name(path);
+    if is_url(path) {
+        format!(
+            "the PostgreSQL database {name} has no sysgauge tables yet; a command that stores runs \
+             creates them: `sysgauge run --db {name}`, `sysgauge import FILE --db {name}` or \
+             `sysgauge serve --db {name}`"
+        )
+    } else if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        format!("the database file {name} is empty")
+    } else {
+        format!("no database at {name}")
+    }
 }
 
 /// The database for a command that writes, after cleaning up what killed

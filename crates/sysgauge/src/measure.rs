@@ -395,7 +395,7 @@ fn execute_tokens(
             .with_context(|| format!("writing the JSON record to {}", path.display()))?;
     }
     let (uploaded, upload_failed) = match &cfg.upload {
-        Some(server) => upload_run(server, &record, stored_as),
+        Some(server) => upload_run(server, &record, stored_as, &cfg.db),
         None => (None, false),
     };
     if let Some(e) = store_error {
@@ -430,12 +430,13 @@ fn upload_run(
     server: &crate::upload::Uploader,
     record: &RunRecord,
     stored_as: Option<i64>,
+    db: &DbChoice,
 ) -> (Option<crate::upload::Uploaded>, bool) {
-    let again = match stored_as {
-        Some(row) => format!("`sysgauge upload {row} --to {}`", server.server()),
-        None => format!(
-            "`sysgauge upload FILE --to {}` with the --json record",
-            server.server()
+    let again = match (stored_as, db) {
+        (Some(row), DbChoice::File(db)) => server.send_again(&row.to_string(), Some(db)),
+        _ => format!(
+            "{} with the --json record as FILE",
+            server.send_again("FILE", None)
         ),
     };
     if record.status == RunStatus::Interrupted {

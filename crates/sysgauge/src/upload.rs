@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use sysgauge_core::record::RunRecord;
+use sysgauge_fleet::ssh::shell_quote;
 
 /// The environment variable that holds the upload token when no
 /// `--token-file` is given.
@@ -47,6 +48,10 @@ pub struct Uploader {
     endpoint: String,
     token: String,
     agent: ureq::Agent,
+    /// The options besides the address that this server needs, as the user
+    /// gave them (` --token-file F --ca-cert F`): sending a run again needs
+    /// them too.
+    options: String,
 }
 
 impl std::fmt::Debug for Uploader {
@@ -115,17 +120,46 @@ impl Uploader {
         } else {
             format!("{base}/api/runs")
         };
+        let mut options = String::new();
+        for (option, file) in [
+            ("--token-file", &auth.token_file),
+            ("--ca-cert", &auth.ca_cert),
+        ] {
+            if let Some(f) = file {
+                options.push_str(&format!(
+                    " {option} {}",
+                    shell_quote(&f.display().to_string())
+                ));
+            }
+        }
         Ok(Uploader {
             base: base.trim_end_matches("/api/runs").to_string(),
             endpoint,
             token,
             agent,
+            options,
         })
     }
 
     /// The server as the user named it.
     pub fn server(&self) -> &str {
         &self.base
+    }
+
+    /// The command that sends `what` (stored runs or files, as `sysgauge
+    /// upload` takes them) to this server again, with the token and trust
+    /// options this upload used and the database `db` the runs are stored
+    /// in (left out when it is the default one, or for files).
+    pub fn send_again(&self, what: &str, db: Option<&Path>) -> String {
+        let db = db
+            .filter(|d| crate::config::default_db_path().ok().as_deref() != Some(*d))
+            .map(|d| format!(" --db {}", shell_quote(&sysgauge_store::display_name(d))))
+            .unwrap_or_default();
+        format!(
+            "`sysgauge upload {what} --to {}{}{db}`",
+            shell_quote(&self.base),
+            self.options
+        )
     }
 
     /// Send one record. A refused upload is an error naming the server, the

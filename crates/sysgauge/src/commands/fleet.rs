@@ -635,10 +635,10 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     );
     if let (Some(server), false) = (&server, not_uploaded.is_empty()) {
         eprintln!(
-            "fleet: {} run(s) stored here but not uploaded ({}); `sysgauge upload HOST… --to {}` sends them again",
+            "fleet: {} run(s) stored here but not uploaded ({}); {} sends them again",
             not_uploaded.len(),
             not_uploaded.join(", "),
-            server.server()
+            server.send_again("HOST…", Some(store.path()))
         );
     }
     Ok(if interrupted || cancel.is_cancelled() {

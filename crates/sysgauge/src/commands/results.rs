@@ -118,7 +118,7 @@ pub fn run(args: ResultsArgs) -> Result<Exit> {
         ResultsAction::Delete { .. } => crate::db::open_arg_for_writing(db)?,
         _ => match crate::db::open_for_reading(db)? {
             Some(s) => s,
-            None => return no_database(&args.action, &crate::db::reading_name(db)?),
+            None => return no_database(&args.action, &crate::db::nothing_stored(db)?),
         },
     };
     match args.action {
@@ -305,32 +305,32 @@ fn sync(from: &Path, to: &Path) -> Result<Exit> {
         ));
     }
     if source.is_none() {
-        line.push_str(&format!(" (no database at {from_name} yet)"));
+        line.push_str(&format!(" ({})", crate::db::absent(from)));
     }
     eprintln!("{line}");
     Ok(Exit::Ok)
 }
 
-/// The database does not exist yet: an empty list, or a clear
-/// error for a run that cannot be there.
-fn no_database(action: &ResultsAction, name: &str) -> Result<Exit> {
+/// The database does not exist yet (`why`, from `db::nothing_stored`): an
+/// empty list, or a clear error for a run that cannot be there.
+fn no_database(action: &ResultsAction, why: &str) -> Result<Exit> {
     match action {
         ResultsAction::List { json: true } => {
             output::stdout("[]\n")?;
             Ok(Exit::Ok)
         }
         ResultsAction::List { json: false } => {
-            eprintln!("no runs stored yet (no database at {name}); `sysgauge run` makes one");
+            eprintln!("no runs stored yet ({why}); `sysgauge run` makes one");
             Ok(Exit::Ok)
         }
         ResultsAction::Show { id } | ResultsAction::Export { id: Some(id), .. } => {
-            anyhow::bail!("no run '{id}': no runs stored yet (no database at {name})")
+            anyhow::bail!("no run '{id}': no runs stored yet ({why})")
         }
         ResultsAction::Export { id: None, .. } => {
-            anyhow::bail!("nothing to export: no runs stored yet (no database at {name})")
+            anyhow::bail!("nothing to export: no runs stored yet ({why})")
         }
         ResultsAction::History { host, .. } => {
-            anyhow::bail!("no history of '{host}': no runs stored yet (no database at {name})")
+            anyhow::bail!("no history of '{host}': no runs stored yet ({why})")
         }
         ResultsAction::Delete { .. } | ResultsAction::Sync { .. } => Ok(Exit::Ok),
     }

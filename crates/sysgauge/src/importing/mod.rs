@@ -32,7 +32,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 use sysgauge_bench::foreign_json::JsonDocError;
-use sysgauge_compare::import::{check_result, parse_json, synthetic_run, ImportContext};
+use sysgauge_compare::import::{
+    check_result, import_label, parse_json, synthetic_run, ImportContext,
+};
 use sysgauge_core::host::HostInfo;
 use sysgauge_core::record::{ResultRecord, RunRecord};
 use sysgauge_family::family::Options;
@@ -592,7 +594,7 @@ fn finish(p: Pending) -> RunRecord {
     if p.files.len() > 1 {
         run.tags
             .insert("imported_from".to_string(), file_names.clone());
-        run.label = Some(format!("imported from {file_names} ({format})"));
+        run.label = Some(import_label(&file_names, &run.run_id, &format));
     }
     for (k, v) in p.tags {
         run.tags.entry(k).or_insert(v);

@@ -929,3 +929,62 @@ fn bonnie_output_with_progress_lines_needs_no_format() {
     let r = result(&run, "bonnie.seq-output-block", "");
     assert_eq!(r.details.get_u64("file_size"), Some(63744 << 20));
 }
+
+/// Two outputs of one name from two folders (`a/result.txt`,
+/// `b/result.txt`) get labels of their own, the same again when the same
+/// data is imported into another database; the profile column still names
+/// the tool.
+#[test]
+fn same_named_files_get_labels_of_their_own() {
+    let sb = Sandbox::new();
+    let mut files = Vec::new();
+    for (dir, k) in [("a", 100), ("b", 110)] {
+        let d = sb.path().join(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        let file = d.join("result.txt");
+        std::fs::write(
+            &file,
+            format!(
+                "version: 1.0\ntype 16 bytes 64 bytes 256 bytes 1024 bytes 8192 bytes 16384 bytes\n\
+                 md5 {k}.00k {k}.00k {k}.00k {k}.00k {k}.00k {k}.00k\n"
+            ),
+        )
+        .unwrap();
+        files.push(file);
+    }
+    let labels = |db: &Path| -> Vec<String> {
+        let out = sb
+            .cmd()
+            .args(["results", "list", "--json", "--db"])
+            .arg(db)
+            .succeeds();
+        let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut l: Vec<String> = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["label"].as_str().unwrap().to_string())
+            .collect();
+        l.sort();
+        l
+    };
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    import(&sb, &paths);
+    let first = labels(&sb.db());
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert_ne!(first[0], first[1], "the labels clash");
+    for l in &first {
+        assert!(l.starts_with("imported from result.txt, run "), "{l}");
+        assert!(l.ends_with(" (openssl)"), "{l}");
+    }
+    // The same data, imported the other way round into another database.
+    let other = sb.path().join("other.db");
+    sb.cmd()
+        .args(["import", "--db"])
+        .arg(&other)
+        .args([&files[1], &files[0]])
+        .succeeds();
+    assert_eq!(labels(&other), first);
+    let listed = stdout_of(&sb.on_db("results").arg("list").succeeds());
+    assert!(listed.contains("imported (openssl)"), "{listed}");
+}

@@ -71,11 +71,19 @@ fn every_results_command_over_postgres() {
         .cmd()
         .args(["results", "list", "--db", &empty])
         .succeeds();
+    // It exists (the server answered): said so, with what makes the
+    // tables, not taken for a database that is not there.
+    let says = "has no sysgauge tables yet; a command that stores runs creates them";
+    let err = stderr_of(&out);
     assert!(
-        stderr_of(&out).contains("no runs stored yet"),
-        "{}",
-        stderr_of(&out)
+        err.contains("no runs stored yet") && err.contains(says) && !err.contains("no database"),
+        "{err}"
     );
+    let out = sb
+        .cmd()
+        .args(["results", "show", "1", "--db", &empty])
+        .exits_with(2);
+    assert!(stderr_of(&out).contains(says), "{}", stderr_of(&out));
     let out = sb
         .cmd()
         .args(["compare", "a", "b", "--db", &empty])

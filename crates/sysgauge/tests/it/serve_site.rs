@@ -3,10 +3,11 @@
 //! compare` prints of the same database, and SIGTERM ending it cleanly.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-use crate::common::{stdout_of, Outcome, Sandbox};
+use crate::common::{stdout_of, Browser, Outcome, Sandbox};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
+use sysgauge_testkit::ChildGuard;
 
 /// One HTTP/1.1 request; the status and the body.
 fn http(addr: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16, String) {
@@ -105,4 +106,46 @@ fn the_site_takes_uploads_and_compares_as_the_command_does() {
     assert!(status.success(), "{status:?}");
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(rest.iter().any(|l| l.contains("stopped")), "{rest:?}");
+}
+
+/// A reader's browser (headless Chromium) on the site: the machines page
+/// shows an alias with its host name, and a page that fails is a page
+/// with the reason, written as text, and nothing on the console.
+#[test]
+fn a_browser_reads_the_machines_page_and_an_error_page() {
+    let sb = Sandbox::new();
+    let Some(browser) = Browser::find(&sb) else {
+        return;
+    };
+    let site = sb.path().join("site.db");
+    let json = sb.path().join("run.json");
+    sb.tiny_on("run", &site)
+        .env("SYSGAUGE_FAKE_FAMILY", "rate=250,latency=40")
+        .args(["--only", "fake", "--tag", "alias=kitchen", "--json"])
+        .arg(&json)
+        .succeeds();
+    let host = crate::common::read_record(&json).host_name().to_string();
+    let mut cmd = sb.std_cmd();
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .arg(&site);
+    let server = ChildGuard::spawn_ready(&mut cmd, "serving", Duration::from_secs(30));
+    let said = server.output();
+    let addr = said
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {said}"))
+        .to_string();
+    let home = browser.url_silent_dom(&format!("http://{addr}/"));
+    assert!(home.contains("kitchen"), "{home}");
+    assert!(home.contains(&format!("host {host}")), "{home}");
+    let error = browser.url_silent_dom(&format!(
+        "http://{addr}/compare?m=%3Cb%3Enope%3C%2Fb%3E&m=kitchen"
+    ));
+    assert!(error.contains("<h1>404 Not Found</h1>"), "{error}");
+    assert!(
+        error.contains("'&lt;b&gt;nope&lt;/b&gt;' is not a host"),
+        "{error}"
+    );
+    drop(server);
 }

@@ -198,15 +198,29 @@ fn a_run_uploads_once_and_the_site_shows_it() {
     let bad = token_file(&sb, "bad", "sgt_not_a_real_token");
     let out = md5_run_uploading(&sb, &site.url, &bad).exits_with(2);
     let err = stderr_of(&out);
-    assert!(
-        err.contains("401") && err.contains("sysgauge upload 2 --to"),
-        "{err}"
+    // The command said names everything the upload used: the token file
+    // and the database the run is in (not the default one).
+    let again = format!(
+        "`sysgauge upload 2 --to {} --token-file {} --db {}`",
+        site.url,
+        bad.display(),
+        sb.db().display()
     );
+    assert!(err.contains("401") && err.contains(&again), "{err}");
     assert!(
         !err.contains("sgt_not_a_real_token"),
         "the token leaked: {err}"
     );
     assert_eq!(sb.listed_runs().as_array().map(Vec::len), Some(2));
+    // With the token file put right, the command as said sends the run.
+    std::fs::copy(&site.token_file, &bad).unwrap();
+    let words: Vec<&str> = again.trim_matches('`').split_whitespace().collect();
+    let out = sb.cmd().args(&words[1..]).succeeds();
+    assert!(
+        stderr_of(&out).contains("uploaded: "),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 #[test]
