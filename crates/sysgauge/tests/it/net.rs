@@ -883,6 +883,48 @@ fn bad_input_is_a_usage_error() {
     assert!(!sb.db().exists());
 }
 
+/// Pinging a port where nothing listens: every ping draws an ICMP "port
+/// unreachable", which the socket reports as "Connection refused". It is
+/// said once, then counted, and the count is given at the end; the
+/// statistics still count every ping lost.
+#[test]
+fn ping_to_a_closed_port_says_refused_once_with_a_count() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1").to_string();
+    let out = sb
+        .cmd()
+        .args([
+            "ping",
+            "--no-store",
+            "-c",
+            "15",
+            "-i",
+            "0.05",
+            "--linger",
+            "0.5",
+        ])
+        .args(["--port", &port, "127.0.0.1"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("Connection refused"))
+        .collect();
+    assert_eq!(said.len(), 2, "said once, then counted once:\n{err}");
+    let n: u64 = said[1]
+        .split(" times")
+        .next()
+        .and_then(|h| h.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {:?}", said[1]));
+    assert!(n >= 2, "{err}");
+    let text = format!("{}{err}", stdout_of(&out));
+    assert!(text.contains("15 pings transmitted, 0 received"), "{text}");
+}
+
 /// `results show` of a stored ping run prints 2ping's statistics with the
 /// outbound/inbound loss split, as `sysgauge ping` did.
 #[test]
