@@ -5,7 +5,8 @@
 //! CPU times (/proc/stat), this process's own CPU time with its waited-for
 //! children (/proc/self/stat), every other process's CPU time
 //! (/proc/PID/stat; kernel threads and this process's descendants left
-//! out), pressure stall totals (/proc/pressure), the thermal throttle
+//! out, and the peer's processes counted apart: `with_peer_processes`),
+//! pressure stall totals (/proc/pressure), the thermal throttle
 //! counters. In between, a sampler thread wakes every [`PERIOD`] and reads
 //! only the cheap, moving values (the cpufreq clocks, the thermal zones and
 //! the machine's CPU times) for the minimum clock, the maximum temperature
@@ -260,6 +261,8 @@ struct Full {
     own: Option<(u64, u64)>,
     /// Other processes: ticks per (pid, start time).
     others: BTreeMap<(i32, u64), u64>,
+    /// The peer's processes (and their descendants), the same way.
+    peer: BTreeMap<(i32, u64), u64>,
     psi: [Option<u64>; 3],
     throttle: Option<u64>,
 }
@@ -272,7 +275,15 @@ fn not_others(all: &[ProcStat], me: i32) -> BTreeSet<i32> {
     out
 }
 
-fn full(root: &SysRoot, paths: &Paths) -> Full {
+/// Pids of the peer's processes with their descendants.
+fn peer_pids(all: &[ProcStat], peers: &[i32]) -> BTreeSet<i32> {
+    peers
+        .iter()
+        .flat_map(|p| procs::descendants(all, *p))
+        .collect()
+}
+
+fn full(root: &SysRoot, paths: &Paths, peers: &[i32]) -> Full {
     let at = Instant::now();
     let light = light(root, paths);
     let me = std::process::id() as i32;
@@ -280,16 +291,19 @@ fn full(root: &SysRoot, paths: &Paths) -> Full {
         .read_proc("self/stat")
         .and_then(|t| procs::parse_stat(&t).ok())
         .map(|p| (p.utime + p.cutime, p.stime + p.cstime));
-    let others = procs::snapshot(&root.proc)
-        .map(|s| {
-            let skip = not_others(&s.procs, me);
-            s.procs
-                .iter()
-                .filter(|p| !skip.contains(&p.pid))
-                .map(|p| ((p.pid, p.starttime), p.utime + p.stime))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut others = BTreeMap::new();
+    let mut peer = BTreeMap::new();
+    if let Ok(s) = procs::snapshot(&root.proc) {
+        let skip = not_others(&s.procs, me);
+        let of_peer = peer_pids(&s.procs, peers);
+        for p in s.procs.iter().filter(|p| !skip.contains(&p.pid)) {
+            let into = match of_peer.contains(&p.pid) {
+                true => &mut peer,
+                false => &mut others,
+            };
+            into.insert((p.pid, p.starttime), p.utime + p.stime);
+        }
+    }
     let psi = ["cpu", "memory", "io"].map(|k| {
         root.read_proc(&format!("pressure/{k}"))
             .and_then(|t| parse_psi_some_total(&t))
@@ -307,6 +321,7 @@ fn full(root: &SysRoot, paths: &Paths) -> Full {
         light,
         own,
         others,
+        peer,
         psi,
         throttle,
     }
@@ -325,6 +340,8 @@ pub struct Telemetry {
     /// The capacity probe (`capacity`), started at the first case; only
     /// on the live machine (a fixture tree has no CPU to probe).
     capacity: Option<Arc<Mutex<Option<Tracker>>>>,
+    /// The peer's processes on this machine (`with_peer_processes`).
+    peers: Vec<i32>,
 }
 
 impl Telemetry {
@@ -354,6 +371,7 @@ impl Telemetry {
             run_start_mhz: Mutex::new(None),
             cpu_bound: Vec::new(),
             capacity: None,
+            peers: Vec::new(),
         }
     }
 
@@ -365,6 +383,15 @@ impl Telemetry {
         families: impl IntoIterator<Item = S>,
     ) -> Telemetry {
         self.cpu_bound = families.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same, with these processes (and their descendants) as the far
+    /// side of the measurement: a `sysgauge listen --serve` on this
+    /// machine that `net --peer` measures against. Their CPU time is the
+    /// peer's work (`peer_cpus`), not another process disturbing the case.
+    pub fn with_peer_processes(mut self, pids: &[u32]) -> Telemetry {
+        self.peers = pids.iter().filter_map(|p| i32::try_from(*p).ok()).collect();
         self
     }
 }
@@ -381,6 +408,7 @@ struct Point {
 struct Watch {
     cpu_bound: bool,
     start: Full,
+    peers: Vec<i32>,
     stop: Sender<()>,
     sampler: Option<JoinHandle<Vec<Point>>>,
     root: SysRoot,
@@ -405,7 +433,7 @@ impl CaseMonitor for Telemetry {
         // Before the snapshot, so that the case's own CPU time leaves the
         // probe out.
         let capacity_before = self.capacity.as_deref().map(read_capacity);
-        let start = full(&self.root, &self.paths);
+        let start = full(&self.root, &self.paths, &self.peers);
         let run_start_mhz = {
             let mut first = self.run_start_mhz.lock().unwrap_or_else(|e| e.into_inner());
             if first.is_none() {
@@ -449,6 +477,7 @@ impl CaseMonitor for Telemetry {
         Box::new(Watch {
             cpu_bound: self.cpu_bound.iter().any(|f| f == family),
             start,
+            peers: self.peers.clone(),
             stop,
             sampler,
             root: self.root.clone(),
@@ -475,6 +504,8 @@ pub struct Summary {
     pub own_system_percent: Option<f64>,
     /// Other processes, in CPUs (1.0 = one CPU busy all the time).
     pub other_cpus: Option<f64>,
+    /// The peer's processes on this machine, in CPUs; `None` without one.
+    pub peer_cpus: Option<f64>,
     /// Shares of all CPUs' time, percent: busy (not idle, not iowait).
     pub busy_percent: Option<f64>,
     /// User mode (nice included).
@@ -519,11 +550,13 @@ fn summarize(start: &Full, end: &Full, points: &[Point], ticks: f64) -> Summary 
         }
         _ => None,
     };
-    let other_ticks: u64 = end
-        .others
-        .iter()
-        .map(|(k, now)| now.saturating_sub(start.others.get(k).copied().unwrap_or(0)))
-        .sum();
+    let ticks_since = |start: &BTreeMap<(i32, u64), u64>, end: &BTreeMap<(i32, u64), u64>| {
+        end.iter()
+            .map(|(k, now)| now.saturating_sub(start.get(k).copied().unwrap_or(0)))
+            .sum::<u64>()
+    };
+    let other_ticks = ticks_since(&start.others, &end.others);
+    let peer_ticks = ticks_since(&start.peer, &end.peer);
     let psi_ms = std::array::from_fn(|i| match (start.psi[i], end.psi[i]) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a) / 1000),
         _ => None,
@@ -546,6 +579,7 @@ fn summarize(start: &Full, end: &Full, points: &[Point], ticks: f64) -> Summary 
         own_user_percent: own(|(u, _)| u),
         own_system_percent: own(|(_, s)| s),
         other_cpus: (!end.others.is_empty()).then(|| other_ticks as f64 / ticks / seconds),
+        peer_cpus: (!end.peer.is_empty()).then(|| peer_ticks as f64 / ticks / seconds),
         busy_percent: share(|c| c.total() - c.idle - c.iowait),
         user_percent: share(|c| c.user + c.nice),
         system_percent: share(|c| c.system),
@@ -581,6 +615,9 @@ impl Summary {
         }
         if let Some(v) = self.other_cpus {
             d.insert("other_cpus", fixed(v, 2));
+        }
+        if let Some(v) = self.peer_cpus {
+            d.insert("peer_cpus", fixed(v, 2));
         }
         for (key, v) in [
             ("busy_percent", self.busy_percent),
@@ -718,7 +755,7 @@ impl CaseWatch for Watch {
             .take()
             .and_then(|h| h.join().ok())
             .unwrap_or_default();
-        let end = full(&self.root, &self.paths);
+        let end = full(&self.root, &self.paths, &self.peers);
         let capacity_after = self.capacity.as_deref().map(read_capacity);
         let s = summarize(&self.start, &end, &points, self.ticks);
         let mut details = s.details();
@@ -795,6 +832,7 @@ mod tests {
             own_user_percent: Some(97.0),
             own_system_percent: Some(2.0),
             other_cpus: Some(0.05),
+            peer_cpus: None,
             busy_percent: Some(52.0),
             user_percent: Some(50.0),
             system_percent: Some(1.5),
@@ -887,6 +925,9 @@ mod tests {
         let skip = not_others(&all, 100);
         assert!(skip.contains(&200) && skip.contains(&300) && skip.contains(&50));
         assert!(!skip.contains(&400) && !skip.contains(&1));
+        // The peer (a listener on this machine, 400) is counted apart.
+        let peer = peer_pids(&all, &[400]);
+        assert_eq!(peer.into_iter().collect::<Vec<_>>(), [400]);
     }
 
     #[test]

@@ -47,6 +47,10 @@ pub struct MeasureConfig {
     pub rated_mhz: Option<f64>,
     /// `--upload`: the results server the finished run is sent to.
     pub upload: Option<crate::upload::Uploader>,
+    /// Processes of this machine that are the far side of the measurement
+    /// (`net --peer` to a local listener): the telemetry counts their CPU
+    /// time apart, not as other processes disturbing the cases.
+    pub peer_processes: Vec<u32>,
 }
 
 impl MeasureConfig {
@@ -123,6 +127,7 @@ impl MeasureConfig {
             wait,
             rated_mhz: None,
             upload: upload_target(a)?,
+            peer_processes: Vec::new(),
         })
     }
 }

@@ -328,7 +328,9 @@ fn execute_tokens(
             .filter(|f| f.cpu_bound)
             .map(|f| f.name);
         runner = runner.with_monitor(Arc::new(
-            sysgauge_host::telemetry::Telemetry::live().with_cpu_bound_families(cpu_bound),
+            sysgauge_host::telemetry::Telemetry::live()
+                .with_cpu_bound_families(cpu_bound)
+                .with_peer_processes(&cfg.peer_processes),
         ));
     }
     if runner.planned_cases() == 0 {

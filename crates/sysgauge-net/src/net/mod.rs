@@ -23,6 +23,7 @@
 pub mod endpoint;
 pub mod http;
 pub mod icmp;
+pub mod local;
 pub mod matrix;
 pub mod ping;
 pub mod proto;

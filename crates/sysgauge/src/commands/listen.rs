@@ -18,10 +18,13 @@ use crate::netconfig::listen_config;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::io::Write;
+use std::net::SocketAddr;
 use std::time::Instant;
+use sysgauge_net::net::local::bind_problem;
 use sysgauge_net::net::report::{render_stats, PingStats};
+use sysgauge_net::net::service::ServiceError;
 use sysgauge_net::net::NetService;
-use sysgauge_twoping::listener::{Listener, ListenerEvent};
+use sysgauge_twoping::listener::{Listener, ListenerError, ListenerEvent};
 use sysgauge_twoping::{LossDirection, PeerTextKind};
 
 #[derive(Debug, Args)]
@@ -103,6 +106,15 @@ pub fn peer_text_line(peer: &str, kind: PeerTextKind, text: &str) -> String {
     }
 }
 
+/// After a failed bind: when the address explains it (no interface of
+/// this machine has it; a link-local one lacks its interface), the error
+/// that says so: the kernel's "Cannot assign requested address" reads
+/// like a busy port. The bind is tried first because a machine may allow
+/// binding foreign addresses (ip_nonlocal_bind).
+fn not_here(option: &str, addr: SocketAddr) -> Option<anyhow::Error> {
+    bind_problem(addr).map(|m| anyhow::anyhow!("{option} {}: {m}", addr.ip()))
+}
+
 fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -111,14 +123,27 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
     let cfg = listen_config(&args)?;
     let (min, max) = (cfg.listener.min_packet_size, cfg.listener.max_packet_size);
     let rate_limit = cfg.listener.limits.rate_limit;
-    let mut listener =
-        Listener::bind(cfg.listener.clone()).context("cannot start the 2ping listener")?;
+    let mut listener = Listener::bind(cfg.listener.clone()).map_err(|e| {
+        let foreign = match &e {
+            ListenerError::Bind { addr, .. } => not_here("-I", *addr),
+            _ => None,
+        };
+        foreign.unwrap_or_else(|| anyhow::Error::new(e).context("cannot start the 2ping listener"))
+    })?;
     let service = cfg
         .serve
         .clone()
         .map(NetService::start)
         .transpose()
-        .context("cannot start the net service (--serve)")?;
+        .map_err(|e| {
+            let foreign = match &e {
+                ServiceError::Bind { addr, .. } => not_here("--serve-bind", *addr),
+                _ => None,
+            };
+            foreign.unwrap_or_else(|| {
+                anyhow::Error::new(e).context("cannot start the net service (--serve)")
+            })
+        })?;
     let stop = crate::signals::install_with(None)?;
     for a in listener.local_addrs() {
         say(&format!(

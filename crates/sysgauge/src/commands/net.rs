@@ -2,6 +2,8 @@
 //! service) or to `--peer` (a machine running `sysgauge listen --serve`).
 //! Same ids and records as the net slice of `sysgauge run`; prints the
 //! summary table, the net digest (Gbit/s, p99, saturation) and findings.
+//! A `--peer` on this machine is recognised: its listener's CPU time is
+//! kept apart (`peer_cpus`), not counted as a disturbance.
 
 use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::MeasureConfig;
@@ -89,8 +91,24 @@ pub struct NetArgs {
 }
 
 pub fn run(args: NetArgs) -> Result<Exit> {
-    let cfg = MeasureConfig::from_args(&args.measure)?;
+    let mut cfg = MeasureConfig::from_args(&args.measure)?;
     let options = Arc::new(net_options(&args)?);
     let benches = measure::select(net::benchmarks(&options), &args.select)?;
-    measure::family_command(&net::FAMILY, &cfg, &benches)
+    // A peer on this machine (`listen --serve` here): its process works
+    // for the measurement; counted as another process it would mark every
+    // case disturbed by the run's own far side.
+    let mut findings = Vec::new();
+    if let Some(peer) = &options.peer {
+        if let Some((pids, finding)) = net::local::local_peer(&peer.name, peer.addr) {
+            cfg.peer_processes = pids;
+            findings.push(finding);
+        }
+    }
+    let cancel = crate::signals::install()?;
+    let outcome = measure::execute_family(&net::FAMILY, &cfg, &benches, &cancel, findings)?;
+    measure::finish(
+        &cfg,
+        &outcome,
+        measure::family_text(&net::FAMILY, &outcome.record),
+    )
 }

@@ -32,7 +32,6 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use sysgauge_core::CancelToken;
 use sysgauge_net::net::report::ping_statistics;
@@ -89,8 +88,69 @@ pub struct PingArgs {
     pub linger: f64,
 }
 
-/// Error lines shown per host before the rest are only counted.
-const MAX_ERROR_LINES: u64 = 10;
+/// Different error messages shown per host before the rest are only
+/// counted.
+const MAX_ERROR_LINES: usize = 10;
+
+/// The errors of each host, each message shown once and then counted: a
+/// port where nothing listens answers every ping with an ICMP "port
+/// unreachable", which would otherwise be a line per ping. The counts are
+/// given at the end (`Problems::summary`).
+struct Problems {
+    /// Per host: each distinct (peer, message) with how often it came.
+    seen: Mutex<Vec<Vec<(SocketAddr, String, u64)>>>,
+}
+
+impl Problems {
+    fn new(hosts: usize) -> Problems {
+        Problems {
+            seen: Mutex::new(vec![Vec::new(); hosts]),
+        }
+    }
+
+    /// Count `message`; say it on stderr the first time it comes (up to
+    /// `MAX_ERROR_LINES` different ones per host).
+    fn report(&self, host: usize, peer: &SocketAddr, message: &str) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mine) = seen.get_mut(host) else {
+            return;
+        };
+        if let Some(e) = mine.iter_mut().find(|e| e.0 == *peer && e.1 == message) {
+            e.2 += 1;
+            return;
+        }
+        mine.push((*peer, message.to_string(), 1));
+        match mine.len().cmp(&MAX_ERROR_LINES) {
+            std::cmp::Ordering::Less => eprintln!("sysgauge: {peer}: {message}"),
+            std::cmp::Ordering::Equal => {
+                eprintln!("sysgauge: {peer}: {message}");
+                eprintln!("sysgauge: {peer}: further different errors are counted, not shown");
+            }
+            std::cmp::Ordering::Greater => {}
+        }
+    }
+
+    /// A line per message that came more than once, with its count; and
+    /// per host, how many errors were not shown at all.
+    fn summary(&self) -> String {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = String::new();
+        for mine in seen.iter() {
+            let (shown, hidden) = mine.split_at(mine.len().min(MAX_ERROR_LINES));
+            for (peer, message, n) in shown.iter().filter(|e| e.2 > 1) {
+                out.push_str(&format!("sysgauge: {peer}: {n} times in all: {message}\n"));
+            }
+            if let Some((peer, ..)) = hidden.first() {
+                let n: u64 = hidden.iter().map(|e| e.2).sum();
+                out.push_str(&format!(
+                    "sysgauge: {peer}: {n} more errors of {} other kinds not shown\n",
+                    hidden.len()
+                ));
+            }
+        }
+        out
+    }
+}
 
 /// Where live lines go: stdout, or stderr when stdout carries the JSON
 /// record. A closed stdout stops the ping instead of failing it.
@@ -143,7 +203,8 @@ pub fn run(args: PingArgs) -> Result<Exit> {
     }
     let per_reply = !ping.quiet && !ping.client.flood;
     let show_losses = !ping.quiet;
-    let errors: Arc<Vec<AtomicU64>> = Arc::new(targets.iter().map(|_| AtomicU64::new(0)).collect());
+    let problems = Arc::new(Problems::new(targets.len()));
+    let errors = Arc::clone(&problems);
     let p = Arc::clone(&printer);
     let observer = move |e: &ClientEvent| match e {
         ClientEvent::Reply {
@@ -189,10 +250,10 @@ pub fn run(args: PingArgs) -> Result<Exit> {
             peer,
             message,
         } => {
-            report_problem(&errors, *host, peer, message);
+            errors.report(*host, peer, message);
         }
         ClientEvent::Invalid { host, peer, error } => {
-            report_problem(&errors, *host, peer, &format!("invalid packet: {error}"));
+            errors.report(*host, peer, &format!("invalid packet: {error}"));
         }
         _ => {}
     };
@@ -220,6 +281,8 @@ pub fn run(args: PingArgs) -> Result<Exit> {
     // pinging, it ends the ping (through `stop`), and the benchmarks
     // cancel the runner after it when the signal interrupts.
     let outcome = measure::execute_until_signal("ping", &cfg, &benches, &stop, Vec::new())?;
+    // Before the statistics, so that they stay the last lines.
+    eprint!("{}", problems.summary());
     let mut text = ping_statistics(&outcome.record);
     // The record is interrupted when the signal came before the ping, or
     // was one that interrupts.
@@ -228,15 +291,26 @@ pub fn run(args: PingArgs) -> Result<Exit> {
     Ok(outcome.exit)
 }
 
-fn report_problem(errors: &[AtomicU64], host: usize, peer: &SocketAddr, message: &str) {
-    let Some(count) = errors.get(host) else {
-        return;
-    };
-    let n = count.fetch_add(1, Ordering::Relaxed) + 1;
-    if n <= MAX_ERROR_LINES {
-        eprintln!("sysgauge: {peer}: {message}");
-        if n == MAX_ERROR_LINES {
-            eprintln!("sysgauge: {peer}: further errors are counted, not shown");
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_error_is_counted_and_kinds_beyond_the_limit_summed() {
+        let p = Problems::new(2);
+        let peer: SocketAddr = "127.0.0.1:15998".parse().unwrap_or_else(|e| panic!("{e}"));
+        for _ in 0..5 {
+            p.report(0, &peer, "Connection refused");
         }
+        p.report(0, &peer, "once");
+        for k in 0..MAX_ERROR_LINES + 2 {
+            p.report(1, &peer, &format!("kind {k}"));
+        }
+        p.report(1, &peer, &format!("kind {}", MAX_ERROR_LINES + 1));
+        assert_eq!(
+            p.summary(),
+            "sysgauge: 127.0.0.1:15998: 5 times in all: Connection refused\n\
+             sysgauge: 127.0.0.1:15998: 3 more errors of 2 other kinds not shown\n"
+        );
     }
 }

@@ -8,6 +8,12 @@
 //! estimate. Then the ssh family runs through the shared runner with the
 //! open session and the plan (same ids and params as `sysgauge run --only
 //! ssh`), is stored, and is rendered by sysgauge-report's ssh report.
+//!
+//! A signal during those preparations (starting the server, probing,
+//! checking the sink, the first transfer) skips the rest of them: the
+//! runner then sees the cancelled token and stores the run `interrupted`
+//! with nothing measured (exit 130, 143 or 129), as `sysgauge startup`
+//! does during its first runs and every family does between cases.
 
 use crate::cli::MeasureArgs;
 use crate::config::{check_repetitions, MeasureConfig};
@@ -249,8 +255,8 @@ fn minutes(secs: f64) -> String {
     }
 }
 
-/// The value of a step before measuring, `None` when Ctrl-C cut it short
-/// (said on stderr), or an error naming the step, with the server's log.
+/// The value of a step before measuring, `None` when a signal cut it
+/// short, or an error naming the step, with the server's log.
 fn step<T>(
     outcome: std::result::Result<T, SshError>,
     session: &Session,
@@ -258,10 +264,7 @@ fn step<T>(
 ) -> Result<Option<T>> {
     match outcome {
         Ok(v) => Ok(Some(v)),
-        Err(SshError::Cancelled) => {
-            eprintln!("sysgauge: interrupted");
-            Ok(None)
-        }
+        Err(SshError::Cancelled) => Ok(None),
         Err(e) => bail!("{}: {}", what(), session.with_server_log(e)),
     }
 }
@@ -314,151 +317,153 @@ pub fn run(args: SshArgs) -> Result<Exit> {
     if let Some(e) = unmet {
         note(&format!("{e}; nothing will be measured"));
     } else {
-        let ssh = ssh_program().map_err(|e| anyhow::anyhow!("{e}"))?;
-        let client = ClientAlgorithms::query(&ssh).map_err(anyhow::Error::msg)?;
-        if args.secure_set {
-            for (kind, filter) in p.choices.filters.iter_mut() {
-                *filter = secure_names(*kind, &client);
-                if filter.is_empty() {
-                    bail!(
-                        "--secure-set: this ssh client ({}) has none of the set's {}",
-                        client.version,
-                        plural(*kind)
-                    );
+        // `break 'prepare` on a signal: the runner stores the interrupted
+        // run (the session, if open, is dropped here and its server stops).
+        'prepare: {
+            let ssh = ssh_program().map_err(|e| anyhow::anyhow!("{e}"))?;
+            let client = ClientAlgorithms::query(&ssh).map_err(anyhow::Error::msg)?;
+            if args.secure_set {
+                for (kind, filter) in p.choices.filters.iter_mut() {
+                    *filter = secure_names(*kind, &client);
+                    if filter.is_empty() {
+                        bail!(
+                            "--secure-set: this ssh client ({}) has none of the set's {}",
+                            client.version,
+                            plural(*kind)
+                        );
+                    }
                 }
             }
-        }
-        check_names(&p.choices, &client).map_err(anyhow::Error::msg)?;
-        match &p.target {
-            Target::Local => note("starting a private sshd on 127.0.0.1 (generating host keys)"),
-            Target::Remote { .. } => note(&format!(
-                "connecting to {}",
-                args.host.as_deref().unwrap_or_default()
-            )),
-        }
-        let session = match Session::open(
-            &p.target,
-            &p.settings,
-            &ServerOptions::default(),
-            &cfg.scratch_base,
-            &cancel,
-        ) {
-            Ok(s) => s,
-            Err(OpenError::Cancelled) => {
-                eprintln!("sysgauge: interrupted");
-                return Ok(Exit::Interrupted);
+            check_names(&p.choices, &client).map_err(anyhow::Error::msg)?;
+            match &p.target {
+                Target::Local => {
+                    note("starting a private sshd on 127.0.0.1 (generating host keys)")
+                }
+                Target::Remote { .. } => note(&format!(
+                    "connecting to {}",
+                    args.host.as_deref().unwrap_or_default()
+                )),
             }
-            Err(e @ OpenError::Skip { .. }) => bail!("{e}"),
-            Err(OpenError::Failed(m)) => bail!("{m}"),
-        };
-        let names = probe_names(&p.choices, &client);
-        let total: usize = names.iter().map(|(_, v)| v.len()).sum();
-        note(&format!(
-            "probing which of {total} algorithms {} accepts ({} connections at a time)",
-            session.label(),
-            PARALLEL_PROBES
-        ));
-        let bar = if std::io::stderr().is_terminal() {
-            let b = indicatif::ProgressBar::new(total as u64);
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} probes {elapsed_precise}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            Some(b)
-        } else {
-            None
-        };
-        let started = Instant::now();
-        let discovered = session.discover(&names, PARALLEL_PROBES, &cancel, &|done, _| {
-            if let Some(b) = &bar {
-                b.set_position(done as u64);
-            }
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        let Some(d) = step(discovered, &session, || {
-            format!("probing {}", session.label())
-        })?
-        else {
-            return Ok(Exit::Interrupted);
-        };
-        let mut summary = Vec::new();
-        let mut rejected = Vec::new();
-        for (kind, probed) in &names {
-            let acc = d.accepted(*kind).len();
-            summary.push(format!("{acc} of {} {}", probed.len(), plural(*kind)));
-            let rej = d.rejected(*kind);
-            if !rej.is_empty() {
-                rejected.push(format!("{} {}", plural(*kind), rej.join(", ")));
-            }
-        }
-        note(&format!(
-            "the server accepts {} (probed in {:.1} s)",
-            summary.join(", "),
-            started.elapsed().as_secs_f64()
-        ));
-        if !rejected.is_empty() {
-            note(&format!("not accepted: {}", rejected.join("; ")));
-            extra_findings.push(Finding::new(
-                "ssh-not-accepted",
-                Severity::Info,
-                format!(
-                    "{} does not accept these algorithms, so they were not measured: {}",
-                    session.label(),
-                    rejected.join("; ")
-                ),
-            ));
-        }
-        let (matrix_plan, fixed, notes) =
-            plan(&p.choices, &client, &d, session.label()).map_err(anyhow::Error::msg)?;
-        for n in notes {
-            note(&n);
-        }
-        if p.choices.matrix == Matrix::Factorial {
+            let session = match Session::open(
+                &p.target,
+                &p.settings,
+                &ServerOptions::default(),
+                &cfg.scratch_base,
+                &cancel,
+            ) {
+                Ok(s) => s,
+                Err(OpenError::Cancelled) => break 'prepare,
+                Err(e @ OpenError::Skip { .. }) => bail!("{e}"),
+                Err(OpenError::Failed(m)) => bail!("{m}"),
+            };
+            let names = probe_names(&p.choices, &client);
+            let total: usize = names.iter().map(|(_, v)| v.len()).sum();
             note(&format!(
-                "fixed choices: cipher {}, MAC {}, kex {}",
-                fixed.cipher, fixed.mac, fixed.kex
+                "probing which of {total} algorithms {} accepts ({} connections at a time)",
+                session.label(),
+                PARALLEL_PROBES
             ));
-        }
-        if let Some(sink) = &p.sink {
-            // On the far side, before anything is measured: what the path
-            // is, and room for one transfer.
-            let restrict = restrict_of(&Combo::new(&fixed.cipher, &fixed.mac, &fixed.kex));
-            let Some(o) = step(
-                session.run_command(&restrict, &sink.check_command(), &cancel),
+            let bar = if std::io::stderr().is_terminal() {
+                let b = indicatif::ProgressBar::new(total as u64);
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{bar:30} {pos}/{len} probes {elapsed_precise}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                Some(b)
+            } else {
+                None
+            };
+            let started = Instant::now();
+            let discovered = session.discover(&names, PARALLEL_PROBES, &cancel, &|done, _| {
+                if let Some(b) = &bar {
+                    b.set_position(done as u64);
+                }
+            });
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            let Some(d) = step(discovered, &session, || {
+                format!("probing {}", session.label())
+            })?
+            else {
+                break 'prepare;
+            };
+            let mut summary = Vec::new();
+            let mut rejected = Vec::new();
+            for (kind, probed) in &names {
+                let acc = d.accepted(*kind).len();
+                summary.push(format!("{acc} of {} {}", probed.len(), plural(*kind)));
+                let rej = d.rejected(*kind);
+                if !rej.is_empty() {
+                    rejected.push(format!("{} {}", plural(*kind), rej.join(", ")));
+                }
+            }
+            note(&format!(
+                "the server accepts {} (probed in {:.1} s)",
+                summary.join(", "),
+                started.elapsed().as_secs_f64()
+            ));
+            if !rejected.is_empty() {
+                note(&format!("not accepted: {}", rejected.join("; ")));
+                extra_findings.push(Finding::new(
+                    "ssh-not-accepted",
+                    Severity::Info,
+                    format!(
+                        "{} does not accept these algorithms, so they were not measured: {}",
+                        session.label(),
+                        rejected.join("; ")
+                    ),
+                ));
+            }
+            let (matrix_plan, fixed, notes) =
+                plan(&p.choices, &client, &d, session.label()).map_err(anyhow::Error::msg)?;
+            for n in notes {
+                note(&n);
+            }
+            if p.choices.matrix == Matrix::Factorial {
+                note(&format!(
+                    "fixed choices: cipher {}, MAC {}, kex {}",
+                    fixed.cipher, fixed.mac, fixed.kex
+                ));
+            }
+            if let Some(sink) = &p.sink {
+                // On the far side, before anything is measured: what the path
+                // is, and room for one transfer.
+                let restrict = restrict_of(&Combo::new(&fixed.cipher, &fixed.mac, &fixed.kex));
+                let Some(o) = step(
+                    session.run_command(&restrict, &sink.check_command(), &cancel),
+                    &session,
+                    || format!("checking --sink {} on {}", sink.path(), session.label()),
+                )?
+                else {
+                    break 'prepare;
+                };
+                sink.judge_check(&String::from_utf8_lossy(&o.stdout), p.size)
+                    .map_err(anyhow::Error::new)?;
+                note(&format!(
+                    "writing each transfer into {} on the far side (removed afterwards)",
+                    sink.path()
+                ));
+            }
+            let Some(rate) = step(
+                calibrate(&session, &fixed, p.size, &cancel),
                 &session,
-                || format!("checking --sink {} on {}", sink.path(), session.label()),
+                || format!("a first transfer to {} failed", session.label()),
             )?
             else {
-                return Ok(Exit::Interrupted);
+                break 'prepare;
             };
-            sink.judge_check(&String::from_utf8_lossy(&o.stdout), p.size)
-                .map_err(anyhow::Error::new)?;
+            let est = estimate_seconds(
+                &matrix_plan,
+                p.size,
+                cfg.warmup,
+                cfg.repetitions,
+                d.probe_seconds,
+                rate,
+            );
             note(&format!(
-                "writing each transfer into {} on the far side (removed afterwards)",
-                sink.path()
-            ));
-        }
-        let Some(rate) = step(
-            calibrate(&session, &fixed, p.size, &cancel),
-            &session,
-            || format!("a first transfer to {} failed", session.label()),
-        )?
-        else {
-            return Ok(Exit::Interrupted);
-        };
-        let est = estimate_seconds(
-            &matrix_plan,
-            p.size,
-            cfg.warmup,
-            cfg.repetitions,
-            d.probe_seconds,
-            rate,
-        );
-        note(&format!(
             "{} matrix: {} transfer and {} handshake cases, {} timed runs each of {} bytes; about {} (from a {:.1} s connection and {:.0} MB/s with {}; slow legacy ciphers take longer). Ctrl-C stops and keeps what is finished.",
             p.choices.matrix.as_str(),
             matrix_plan.transfers.len(),
@@ -470,8 +475,9 @@ pub fn run(args: SshArgs) -> Result<Exit> {
             rate / 1e6,
             fixed.cipher,
         ));
-        ssh_opts.plan = Some(matrix_plan);
-        opened = Some(Arc::new(session));
+            ssh_opts.plan = Some(matrix_plan);
+            opened = Some(Arc::new(session));
+        }
     }
     ssh_opts.session = opened;
     let options = Arc::new(ssh_opts);

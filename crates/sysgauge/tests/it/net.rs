@@ -157,6 +157,42 @@ fn net_against_listen_serve() {
     stop_with_ctrl_c(&mut l);
 }
 
+/// A peer on this machine: the listener's CPU time is the other side of
+/// the measurement, kept apart as `peer_cpus` and left out of
+/// `other_cpus` (which would flag a loopback run `disturbed` by its own
+/// listener), and the run says which process it took for the peer.
+#[test]
+fn a_listener_on_this_machine_is_the_peer_not_a_disturbance() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1");
+    let serve_port = free_tcp_udp_port();
+    let mut l = {
+        let mut cmd = sb.std_cmd();
+        cmd.args(["listen", "-I", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--serve", "--serve-port", &serve_port.to_string()])
+            .args(["-w", "120"]);
+        ChildGuard::spawn_ready(&mut cmd, "net service on 127.0.0.1", READY)
+    };
+    let peer = format!("127.0.0.1:{serve_port}");
+    let out = tiny_net_against(&sb, &peer).succeeds();
+    let run = strict_record(&out.stdout);
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(&format!("(pid {})", l.pid())),
+        "the listener was not recognised as the peer:\n{err}"
+    );
+    for r in &run.results {
+        let peer_cpus = r.details.get_str("peer_cpus");
+        assert!(peer_cpus.is_some(), "{}: {:?}", r.bench_id, r.details);
+        // The reflector answers every datagram: its CPU time is there.
+        if r.bench_id == "net.udp-pps" {
+            let v: f64 = peer_cpus.unwrap().parse().unwrap();
+            assert!(v > 0.0, "{:?}", r.details);
+        }
+    }
+    stop_with_ctrl_c(&mut l);
+}
+
 /// The net service on a wildcard (non-loopback) bind: refused without a
 /// key; with one, forged datagrams are never reflected, a client without
 /// the key is refused, and `sysgauge net` with it measures.
@@ -859,7 +895,7 @@ const BAD_COMMAND_LINES: &[(&[&str], &str)] = &[
     ),
     (
         &["listen", "-I", "192.0.2.77", "--port", "0"],
-        "cannot bind",
+        "-I 192.0.2.77: not an address of this machine",
     ),
 ];
 
@@ -881,6 +917,95 @@ fn bad_input_is_a_usage_error() {
     }
     // Nothing was stored by any of them.
     assert!(!sb.db().exists());
+}
+
+/// An address that no interface of this machine has: `listen` says so
+/// (for -I and for --serve-bind), lists the machine's addresses, and does
+/// not suggest a busy port or missing root.
+#[test]
+fn listen_on_an_address_of_no_interface_says_so() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1").to_string();
+    let serve = free_tcp_udp_port().to_string();
+    let lines: [(Vec<&str>, &str); 2] = [
+        (
+            vec!["listen", "-I", "192.0.2.77", "--port", &port],
+            "-I 192.0.2.77",
+        ),
+        (
+            vec![
+                "listen",
+                "-I",
+                "127.0.0.1",
+                "--port",
+                &port,
+                "--serve",
+                "--serve-port",
+                &serve,
+                "--serve-bind",
+                "192.0.2.77",
+                "--serve-key",
+                "k",
+            ],
+            "--serve-bind 192.0.2.77",
+        ),
+    ];
+    for (args, option) in lines {
+        let out = sb
+            .cmd()
+            .args(&args)
+            .timeout(Duration::from_secs(60))
+            .usage_error(&format!("{option}: not an address of this machine"));
+        let err = stderr_of(&out);
+        assert!(
+            err.contains("127.0.0.1"),
+            "the addresses are not listed:\n{err}"
+        );
+        assert!(err.contains("ip address"), "{err}");
+        assert!(!err.contains("another listener"), "{err}");
+    }
+}
+
+/// Pinging a port where nothing listens: every ping draws an ICMP "port
+/// unreachable", which the socket reports as "Connection refused". It is
+/// said once, then counted, and the count is given at the end; the
+/// statistics still count every ping lost.
+#[test]
+fn ping_to_a_closed_port_says_refused_once_with_a_count() {
+    let sb = Sandbox::new();
+    let port = free_udp_port("127.0.0.1").to_string();
+    let out = sb
+        .cmd()
+        .args([
+            "ping",
+            "--no-store",
+            "-c",
+            "15",
+            "-i",
+            "0.05",
+            "--linger",
+            "0.5",
+        ])
+        .args(["--port", &port, "127.0.0.1"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("Connection refused"))
+        .collect();
+    assert_eq!(said.len(), 2, "said once, then counted once:\n{err}");
+    let n: u64 = said[1]
+        .split(" times")
+        .next()
+        .and_then(|h| h.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {:?}", said[1]));
+    assert!(n >= 2, "{err}");
+    let text = format!("{}{err}", stdout_of(&out));
+    assert!(text.contains("15 pings transmitted, 0 received"), "{text}");
 }
 
 /// `results show` of a stored ping run prints 2ping's statistics with the

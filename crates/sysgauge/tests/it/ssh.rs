@@ -682,3 +682,37 @@ fn ctrl_c_stops_the_server_and_removes_its_keys() {
     );
     assert_clean(&scratch);
 }
+
+/// A signal while the server's algorithms are probed (before anything is
+/// measured) still stores the run, `interrupted` with no result, as a
+/// signal between cases does; exit 143 for SIGTERM; nothing left behind.
+#[test]
+fn sigterm_while_probing_stores_an_interrupted_run() {
+    let Some(sb) = ssh_sandbox() else {
+        return;
+    };
+    let scratch = sb.scratch();
+    let db = sb.db();
+    // Every algorithm the client has is probed: many connections, seconds.
+    let run = Interrupt::after("ssh: probing which of")
+        .with_signal(libc::SIGTERM)
+        .waiting_up_to(Duration::from_secs(120))
+        .run(
+            sb.std_cmd()
+                .args(["ssh", "--profile", "tiny", "--db"])
+                .arg(&db)
+                .arg("--scratch-dir")
+                .arg(&scratch),
+            |_, _| {},
+        );
+    run.assert_started_then_exited(143);
+    assert!(
+        !run.log.contains("the server accepts"),
+        "the probing finished before the signal; the test proves nothing:\n{}",
+        run.log
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (status, n) = crate::common::run_status_and_results(&conn);
+    assert_eq!((status.as_str(), n), ("interrupted", 0), "{}", run.log);
+    assert_clean(&scratch);
+}
