@@ -92,11 +92,7 @@ pub fn run_findings(
             Finding::new(
                 EMULATED,
                 Severity::Critical,
-                format!(
-                    "this {} build runs under a user-mode emulator (qemu-user) on another CPU: its figures measure the emulator, not a {} machine",
-                    std::env::consts::ARCH,
-                    std::env::consts::ARCH
-                ),
+                emulated_message(std::env::consts::ARCH),
             )
             .with_remedy("run it on the machine it was built for, or run the build for this machine's own architecture"),
         );
@@ -115,8 +111,28 @@ pub fn run_findings(
     v
 }
 
+/// The emulator finding's text for a build of `arch`.
+fn emulated_message(arch: &str) -> String {
+    // "an aarch64 machine", "an x86_64 machine" (said "ex"), "a riscv64 machine".
+    let article = if arch.starts_with(['a', 'e', 'i', 'o', 'u', 'x']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!(
+        "this {arch} build runs under a user-mode emulator (qemu-user) on another CPU: its figures measure the emulator, not {article} {arch} machine"
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_emulator_finding_reads_well() {
+        assert!(super::emulated_message("aarch64").ends_with("not an aarch64 machine"));
+        assert!(super::emulated_message("arm").ends_with("not an arm machine"));
+        assert!(super::emulated_message("riscv64").ends_with("not a riscv64 machine"));
+    }
+
     use super::*;
 
     #[test]

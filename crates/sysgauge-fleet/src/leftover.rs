@@ -27,6 +27,10 @@
 //! the instant between creating it and writing the file) is removed only
 //! when nothing uses it and it has not changed for a day.
 //!
+//! A live fleet run told to quit at once (a second Ctrl-C) has no time to
+//! close its connections one by one: [`stop_and_remove`] stops the ssh
+//! processes of its own directory the same way and removes it.
+//!
 //! Linux only (it needs /proc); elsewhere nothing is done. Every loop is
 //! bounded in count and time.
 
@@ -217,6 +221,31 @@ fn signal_and_wait(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Stops every ssh process using the control directory `dir` (this
+/// process's own, when it must quit at once) and removes the directory;
+/// returns what was stopped.
+pub fn stop_and_remove(dir: &Path) -> Reaped {
+    let mut reaped = Reaped {
+        dir: dir.to_path_buf(),
+        masters: 0,
+        clients: 0,
+    };
+    if Path::new("/proc/self/stat").exists() {
+        let uid = rustix::process::geteuid().as_raw();
+        let key = same_path(dir.to_path_buf());
+        let users: Vec<SshProc> = ssh_processes(uid, Instant::now() + BUDGET)
+            .into_iter()
+            .filter(|p| p.dir == key)
+            .collect();
+        reaped.masters = users.iter().filter(|p| p.master).count();
+        reaped.clients = users.len() - reaped.masters;
+        let left = signal_and_wait(users, rustix::process::Signal::TERM, GRACE);
+        signal_and_wait(left, rustix::process::Signal::KILL, GRACE);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    reaped
 }
 
 /// Removes the control directories in `tmp` (the temporary directory the

@@ -387,7 +387,8 @@ fn rounds(
     let schedule = schedule::tournament(live.len());
     let total = schedule.len();
     for (r, round) in schedule.into_iter().enumerate() {
-        if cancel.is_cancelled() {
+        // Past the deadline, a round would only announce itself and fail.
+        if cancel.is_cancelled() || Instant::now() >= deadline {
             return;
         }
         std::thread::scope(|s| {

@@ -32,8 +32,7 @@
 use crate::arch::{self, Built};
 use crate::inventory::Host;
 use crate::ssh::{
-    classify, last_line, shell_quote, Connection, Output, SshError, SshSettings, MAX_STDERR,
-    MAX_STDOUT,
+    last_line, shell_quote, Connection, Output, SshError, SshSettings, MAX_STDERR, MAX_STDOUT,
 };
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -573,7 +572,12 @@ fn placement(
     let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
     let err = String::from_utf8_lossy(&err).into_owned();
     if status.code() == Some(255) {
-        return Placement::CutOff(spot, Failure::from(SshError::Connect(classify(&err))));
+        let e = if cancel.is_cancelled() {
+            SshError::Cancelled
+        } else {
+            conn.lost(&err)
+        };
+        return Placement::CutOff(spot, Failure::from(e));
     }
     let rest = match answer_of(&out) {
         Some((answer, rest)) => {

@@ -27,6 +27,16 @@
 //!   one machine. What a fleet run carries (a public binary, benchmark
 //!   results, a key valid for one run) gains nothing from post-quantum
 //!   secrecy; a user who wants it sets `KexAlgorithms`, and that is used.
+//! - Every ssh runs in a process group of its own: Ctrl-C on a terminal
+//!   signals the whole foreground group, and an ssh that died of it would
+//!   end its session with the remote's last progress line as the only
+//!   word, before sysgauge could stop the host's run and say `interrupted`.
+//!   The fleet alone decides when its connections end (and a second Ctrl-C
+//!   stops them, see [`crate::leftover::stop_and_remove`]).
+//! - A session whose ssh ends with 255 lost its connection. Its stderr is
+//!   the remote command's, so the reason is what the master logged (it
+//!   sees a vanished host first, by its keep-alives: "Timeout, server not
+//!   responding"), else a line ssh itself wrote, never the remote's output.
 //! - Every command has a deadline and watches the cancellation token; the
 //!   local `ssh` is killed when either passes. That does not end the
 //!   command on the host: the multiplexing client handed its stdout and
@@ -110,8 +120,25 @@ impl Output {
 
 /// ssh's error text turned into a short reason for the closing table.
 pub fn classify(stderr: &str) -> String {
+    known_reason(stderr).unwrap_or_else(|| match last_line(stderr) {
+        "" => "ssh failed".to_string(),
+        l => format!("ssh failed: {l}"),
+    })
+}
+
+/// The short reason for an ssh error text ssh is known to write, `None`
+/// for anything else.
+fn known_reason(stderr: &str) -> Option<String> {
     let s = stderr.to_ascii_lowercase();
-    let reason = if s.contains("permission denied") {
+    let reason = if s.contains("timeout, server") && s.contains("not responding") {
+        "connection lost (Timeout, server not responding)"
+    } else if s.contains("closed by remote host") || s.contains("connection closed by") {
+        "connection lost (closed by the host)"
+    } else if s.contains("connection reset") {
+        "connection lost (connection reset)"
+    } else if s.contains("broken pipe") {
+        "connection lost (broken pipe)"
+    } else if s.contains("permission denied") {
         "key refused (Permission denied)"
     } else if s.contains("host key verification failed") || s.contains("identification has changed")
     {
@@ -127,12 +154,30 @@ pub fn classify(stderr: &str) -> String {
     } else if s.contains("network is unreachable") {
         "unreachable (network is unreachable)"
     } else {
-        return match last_line(stderr) {
-            "" => "ssh failed".to_string(),
-            l => format!("ssh failed: {l}"),
-        };
+        return None;
     };
-    reason.to_string()
+    Some(reason.to_string())
+}
+
+/// The lines of a session's stderr that ssh itself writes (the rest is the
+/// remote command's).
+fn own_lines(stderr: &str) -> String {
+    const OURS: [&str; 8] = [
+        "ssh:",
+        "Connection to ",
+        "Connection closed",
+        "Timeout, server",
+        "client_loop:",
+        "mux_client",
+        "Control socket",
+        "Read from remote host",
+    ];
+    stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| OURS.iter().any(|p| l.starts_with(p)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The last non-empty line of `text`, trimmed.
@@ -299,7 +344,32 @@ impl Connection {
             args.push(u.into());
         }
         cmd.args(args).args(extra).arg(&self.host.address);
+        // Out of the terminal's foreground group (module notes).
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd
+    }
+
+    /// Why a session through this connection ended with ssh's 255: what the
+    /// master logged (waiting a moment for it to notice), else what the
+    /// session's ssh wrote of its own (see the module's notes).
+    pub fn lost(&self, session_stderr: &str) -> SshError {
+        let end = Instant::now() + LOST_WAIT;
+        loop {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if let Some(r) = known_reason(&log) {
+                return SshError::Connect(r);
+            }
+            if Instant::now() >= end {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        SshError::Connect(known_reason(&own_lines(session_stderr)).unwrap_or_else(
+            || match last_line(&own_lines(session_stderr)) {
+                "" => "connection lost (ssh ended with status 255)".to_string(),
+                l => format!("connection lost ({l})"),
+            },
+        ))
     }
 
     /// Runs `script` (POSIX shell) on the host through the master, with
@@ -356,7 +426,10 @@ impl Connection {
         let status = status?;
         let stderr = String::from_utf8_lossy(&stderr).into_owned();
         if status.code() == Some(255) {
-            return Err(SshError::Connect(classify(&stderr)));
+            if cancel.is_some_and(|c| c.is_cancelled()) {
+                return Err(SshError::Cancelled);
+            }
+            return Err(self.lost(&stderr));
         }
         Ok(Output {
             status,
@@ -459,6 +532,11 @@ fn prefer(list: &str, quick: &str) -> Option<String> {
     Some(names.join(","))
 }
 
+/// How long a session that lost its connection waits for the master to
+/// log why (the master notices within its keep-alive period; when the
+/// session noticed first, the master's word follows in a moment).
+const LOST_WAIT: Duration = Duration::from_secs(3);
+
 /// A run record is a few megabytes at most; this bounds a runaway host.
 pub(crate) const MAX_STDOUT: u64 = 256 * 1024 * 1024;
 pub(crate) const MAX_STDERR: u64 = 1024 * 1024;
@@ -509,6 +587,24 @@ mod tests {
         );
         assert_eq!(classify("\n weird thing \n\n"), "ssh failed: weird thing");
         assert_eq!(classify(""), "ssh failed");
+        assert_eq!(
+            classify("Timeout, server 10.0.0.1 not responding.\r\n"),
+            "connection lost (Timeout, server not responding)"
+        );
+        assert_eq!(
+            classify("Connection to 10.0.0.1 closed by remote host.\r\n"),
+            "connection lost (closed by the host)"
+        );
+    }
+
+    /// A session's stderr is mostly the remote's: progress lines never
+    /// become the reason.
+    #[test]
+    fn only_ssh_own_lines_of_a_session_count() {
+        let progress = "[9/68] hash.sha256 block_size=1048576 threads=1: 513.5 MB/s ±19.0%\n";
+        assert_eq!(own_lines(progress), "");
+        let both = format!("{progress}Timeout, server 10.0.0.1 not responding.\r\n");
+        assert_eq!(own_lines(&both), "Timeout, server 10.0.0.1 not responding.");
     }
 
     #[test]

@@ -27,6 +27,17 @@ pub fn state_path(db: &Path) -> PathBuf {
     db.with_file_name(name)
 }
 
+/// Where the run records of a fleet whose state is at `state_file` are
+/// kept when the database refuses them (`<db>.fleet/` beside
+/// `<db>.fleet.json`), for `sysgauge import`.
+pub fn kept_dir(state_file: &Path) -> PathBuf {
+    let name = state_file
+        .file_name()
+        .map(|n| n.to_string_lossy().trim_end_matches(".json").to_string())
+        .unwrap_or_else(|| "sysgauge.fleet".into());
+    state_file.with_file_name(name)
+}
+
 /// The state at `path`; `Ok(None)` when no fleet run has left one.
 pub fn load(path: &Path) -> Result<Option<FleetState>, String> {
     match std::fs::read_to_string(path) {

@@ -3,8 +3,10 @@
 //! current repetition, clean up and return; the run is stored as interrupted
 //! and we exit 128 + the signal's number (130 for SIGINT, 143 for SIGTERM,
 //! 129 for SIGHUP), as a shell reports a process that signal killed. A
-//! second signal means the caller will not wait: remove every scratch
-//! directory and exit at once.
+//! second signal means the caller will not wait: run the last-resort
+//! clean-ups registered with [`at_quit`] (a fleet's ssh connections, which
+//! live in process groups of their own), remove every scratch directory
+//! and exit at once.
 //!
 //! signal-hook's iterator turns the signals into ordinary messages on a
 //! thread of ours, so the reaction (printing, removing directories) runs
@@ -25,6 +27,18 @@ static FIRST: AtomicI32 = AtomicI32::new(0);
 /// The token of the one handler thread: a second thread would see every
 /// signal as the second one and quit at once.
 static TOKEN: OnceLock<CancelToken> = OnceLock::new();
+
+/// What a second signal runs before it exits (see [`at_quit`]).
+type QuitHook = Box<dyn Fn() + Send>;
+static AT_QUIT: std::sync::Mutex<Vec<QuitHook>> = std::sync::Mutex::new(Vec::new());
+
+/// Registers `f` to run when a second signal makes the process quit at
+/// once: for what the process made that nothing else would remove.
+pub fn at_quit(f: impl Fn() + Send + 'static) {
+    if let Ok(mut hooks) = AT_QUIT.lock() {
+        hooks.push(Box::new(f));
+    }
+}
 
 /// Install the handler and return the token it cancels.
 pub fn install() -> Result<CancelToken> {
@@ -63,6 +77,11 @@ pub fn install_with(note: Option<&'static str>) -> Result<CancelToken> {
                             writeln!(std::io::stderr(), "\nsysgauge: {}; {note}", describe(sig));
                     }
                 } else {
+                    if let Ok(hooks) = AT_QUIT.lock() {
+                        for hook in hooks.iter() {
+                            hook();
+                        }
+                    }
                     scratch::remove_all_live();
                     std::process::exit(128 + sig);
                 }

@@ -119,6 +119,10 @@ pub fn parse_ini(file: &str, text: &str) -> Result<Inventory, InventoryError> {
     let mut b = Builder::default();
     let mut section = Section::Hosts("ungrouped".to_string());
     let mut host_lines: Vec<(String, usize)> = Vec::new();
+    // Groups given a section, and the child groups named (with where):
+    // a child no section defines is a typo, said at its line.
+    let mut defined: Vec<String> = Vec::new();
+    let mut named_children: Vec<(String, String, usize)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let at = InventoryError::at(file, line_no);
@@ -149,6 +153,7 @@ pub fn parse_ini(file: &str, text: &str) -> Result<Inventory, InventoryError> {
                 }
             };
             b.group(name);
+            defined.push(name.to_string());
             continue;
         }
         match &section {
@@ -200,6 +205,7 @@ pub fn parse_ini(file: &str, text: &str) -> Result<Inventory, InventoryError> {
                     return Err(at(format!("group {parent} cannot be its own child")));
                 }
                 b.child(parent, child);
+                named_children.push((parent.clone(), child.clone(), line_no));
             }
             Section::Vars(group) => {
                 let Some((k, v)) = line.split_once('=') else {
@@ -211,6 +217,18 @@ pub fn parse_ini(file: &str, text: &str) -> Result<Inventory, InventoryError> {
                 b.group_var(group, k, &v);
             }
         }
+    }
+    if let Some((parent, child, line)) = named_children
+        .iter()
+        .find(|(_, c, _)| !defined.iter().any(|d| d == c))
+    {
+        return Err(InventoryError::AtLine {
+            file: file.to_string(),
+            line: *line,
+            what: format!(
+                "[{parent}:children] names group '{child}', which no [{child}] section defines"
+            ),
+        });
     }
     let lines = host_lines;
     b.finish(&|host, what| match lines.iter().find(|(n, _)| n == host) {

@@ -84,7 +84,7 @@ impl Host {
 
     /// Applies one variable as Ansible reads it: connection variables set
     /// the address, user, port or key; anything else is kept as a tag.
-    fn set_var(&mut self, key: &str, value: &str) -> Result<(), String> {
+    pub(crate) fn set_var(&mut self, key: &str, value: &str) -> Result<(), String> {
         match key {
             "ansible_host" | "ansible_ssh_host" => {
                 check_address(value)?;

@@ -2,9 +2,12 @@
 //! [key=value…]`; `#` starts a comment, blank lines are skipped. An IPv6
 //! address with a port is written in brackets (`[fe80::1]:2222`); without
 //! a port the brackets may be left out. The same grammar reads hosts named
-//! on the command line.
+//! on the command line. Variables are read as in the other formats
+//! (`Host::set_var`): `ansible_user`, `ansible_port`, `ansible_host` and
+//! `ansible_ssh_private_key_file` say how to reach the host and are never
+//! tags; a user or port given both ways is refused, not silently chosen.
 
-use super::{check_address, check_tag, check_user, parse_port, Host, Inventory, InventoryError};
+use super::{check_address, check_user, parse_port, Host, Inventory, InventoryError};
 
 /// `[user@]host[:port]` → (user, host, port).
 pub fn parse_address(s: &str) -> Result<(Option<String>, String, Option<u16>), String> {
@@ -31,7 +34,14 @@ pub fn parse_address(s: &str) -> Result<(Option<String>, String, Option<u16>), S
         let (h, p) = rest.split_once(':').unwrap_or((rest, ""));
         (h.to_string(), Some(parse_port(p)?))
     } else {
-        // No colon, or a bare IPv6 address (several colons, no port).
+        // No colon, or a bare IPv6 address (several colons, no port); any
+        // other text with colons is a mistake (`host:22:33`), not a name.
+        let ip = rest.split('%').next().unwrap_or_default();
+        if rest.contains(':') && ip.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(format!(
+                "'{s}' is neither host:port nor an IPv6 address (an IPv6 address with a port goes in brackets: [fe80::1]:22)"
+            ));
+        }
         (rest.to_string(), None)
     };
     check_address(&host)?;
@@ -57,8 +67,10 @@ pub fn parse_plain(file: &str, text: &str) -> Result<Inventory, InventoryError> 
         }
         let (user, address, port) = parse_address(first).map_err(&at)?;
         let mut host = Host::new(&address);
+        let (in_address_user, in_address_port) = (user.is_some(), port.is_some());
         host.user = user;
         host.port = port;
+        let mut seen: Vec<&str> = Vec::new();
         for w in words {
             let Some((k, v)) = w.split_once('=') else {
                 return Err(at(format!("'{w}' is not key=value")));
@@ -71,10 +83,21 @@ pub fn parse_plain(file: &str, text: &str) -> Result<Inventory, InventoryError> 
                     host.name = v.to_string();
                 }
                 _ => {
-                    check_tag(k, v).map_err(&at)?;
-                    if host.vars.insert(k.to_string(), v.to_string()).is_some() {
+                    if seen.contains(&k) {
                         return Err(at(format!("{k} is given twice")));
                     }
+                    seen.push(k);
+                    let twice = match k {
+                        "ansible_user" | "ansible_ssh_user" => in_address_user.then_some("user"),
+                        "ansible_port" | "ansible_ssh_port" => in_address_port.then_some("port"),
+                        _ => None,
+                    };
+                    if let Some(what) = twice {
+                        return Err(at(format!(
+                            "the {what} is given twice ('{first}' and {k}); give it once"
+                        )));
+                    }
+                    host.set_var(k, v).map_err(&at)?;
                 }
             }
         }

@@ -47,6 +47,54 @@ fn plain_list() {
     assert_eq!(host(&inv, "v6-bare").address, "fe80::2");
 }
 
+/// The plain list once kept `ansible_user`, `ansible_port` and the key
+/// file as tags (a private key's path in the results database) and
+/// reached the host as ssh_config said.
+#[test]
+fn plain_list_connection_variables_apply_and_are_no_tags() {
+    let inv = ok("10.0.0.1 name=a ansible_user=pi ansible_port=2222 \
+                  ansible_ssh_private_key_file=/k/id room=x ansible_become=yes\n\
+                  b ansible_host=10.0.0.2 ansible_ssh_user=ops ansible_private_key_file=/k/b\n");
+    let a = host(&inv, "a");
+    assert_eq!(
+        (
+            a.user.as_deref(),
+            a.address.as_str(),
+            a.port,
+            a.identity_file.as_deref()
+        ),
+        (Some("pi"), "10.0.0.1", Some(2222), Some("/k/id"))
+    );
+    let b = host(&inv, "b");
+    assert_eq!(
+        (
+            b.user.as_deref(),
+            b.address.as_str(),
+            b.identity_file.as_deref()
+        ),
+        (Some("ops"), "10.0.0.2", Some("/k/b"))
+    );
+    assert_eq!(a.vars.keys().collect::<Vec<_>>(), ["room"]);
+    assert!(b.vars.is_empty(), "{:?}", b.vars);
+}
+
+/// In no format does an `ansible_*` variable become a tag.
+#[test]
+fn no_connection_variable_is_a_tag_in_any_format() {
+    let key = "ansible_ssh_private_key_file=/secret/id";
+    for text in [
+        format!("h {key} ansible_user=u t=1\n"),
+        format!("[g]\nh {key} ansible_user=u t=1\n[g:vars]\n{key}\nansible_password=pw\n"),
+        "all:\n  vars: {ansible_ssh_private_key_file: /secret/id, ansible_password: pw}\n  hosts:\n    h: {ansible_user: u, t: 1}\n".to_string(),
+    ] {
+        let inv = ok(&text);
+        let h = host(&inv, "h");
+        assert_eq!(h.identity_file.as_deref(), Some("/secret/id"), "{text}");
+        assert_eq!(h.user.as_deref(), Some("u"), "{text}");
+        assert_eq!(h.vars.keys().collect::<Vec<_>>(), ["t"], "{text}");
+    }
+}
+
 #[test]
 fn plain_list_errors_name_the_line() {
     for (text, want) in [
@@ -67,6 +115,14 @@ fn plain_list_errors_name_the_line() {
         ("[::1\n", "inv:1: '[::1': '[' without ']'"),
         ("a wei rd=1\n", "inv:1: 'wei' is not key=value"),
         ("a k!=1\n", "is not a variable name"),
+        ("u@a ansible_user=v\n", "inv:1: the user is given twice"),
+        (
+            "root@10.0.0.1:22:33\n",
+            "inv:1: 'root@10.0.0.1:22:33' is neither host:port nor an IPv6 address",
+        ),
+        ("a:22 ansible_port=23\n", "inv:1: the port is given twice"),
+        ("a ansible_port=x\n", "inv:1: 'x' is not a port number"),
+        ("a ansible_user=-x\n", "inv:1: '-x' is not a user name"),
         ("# nothing\n\n", "inv: no hosts in the inventory"),
     ] {
         let e = error(text);
@@ -173,6 +229,10 @@ fn ini_errors_name_the_line() {
             "inv:2: group a cannot be its own child",
         ),
         ("[w w]\nh\n", "inv:1: 'w w' is not a group name"),
+        (
+            "[web]\nh\n[all:children]\nweb\nwbe\n",
+            "inv:5: [all:children] names group 'wbe', which no [wbe] section defines",
+        ),
         ("[web]\nh[5:1]\n", "inv:2: 'h[5:1]': the range must go up"),
         (
             "[web]\nh ansible_host=-x\n",

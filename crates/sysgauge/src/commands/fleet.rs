@@ -178,18 +178,44 @@ fn host_command(args: &[String]) -> Result<Vec<String>> {
     }
     let first = args[0].as_str();
     let measuring = measuring();
-    if measuring.iter().any(|m| m == first) {
-        return Ok(args.to_vec());
-    }
-    if !first.starts_with('-') {
+    let v = if measuring.iter().any(|m| m == first) {
+        args.to_vec()
+    } else if !first.starts_with('-') {
         bail!(
             "'{first}' after `--` is not a measuring subcommand (one of {}); or start with options for `run`",
             measuring.join(", ")
         );
-    }
-    let mut v = vec!["run".to_string()];
-    v.extend(args.iter().cloned());
+    } else {
+        let mut v = vec!["run".to_string()];
+        v.extend(args.iter().cloned());
+        v
+    };
+    check_host_command(&v)?;
     Ok(v)
+}
+
+/// Parses the host's command line with this binary's own parser, so that a
+/// misspelt option or value is found here, before the binary is copied to
+/// every host and each fails alike.
+fn check_host_command(v: &[String]) -> Result<()> {
+    use clap::Parser;
+    let line = std::iter::once("sysgauge")
+        .chain(v.iter().map(String::as_str))
+        .chain(["--json", "-", "--no-store"]);
+    if let Err(e) = crate::cli::Cli::try_parse_from(line) {
+        let text = e.render().to_string();
+        let first = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("not a valid command line");
+        bail!(
+            "the host's command line `sysgauge {}`: {}",
+            v.join(" "),
+            first.strip_prefix("error: ").unwrap_or(first)
+        );
+    }
+    Ok(())
 }
 
 /// Hosts named on the command line, as one inventory.
@@ -450,14 +476,13 @@ struct Row {
     upload_failed: bool,
 }
 
-/// Ingests a host's record, tagged as [`tag_run`] says.
-fn ingest(store: &mut Store, host: &Host, json: &str) -> Result<(Inserted, RunRecord)> {
+/// A host's record, read and tagged as [`tag_run`] says.
+fn record_of(host: &Host, json: &str) -> Result<RunRecord> {
     let runs = parse_record_text(&format!("host {}", host.name), json)?;
     let [mut run] = <[_; 1]>::try_from(runs)
         .map_err(|v| anyhow::anyhow!("the host sent {} run records, not one", v.len()))?;
     tag_run(&mut run, host);
-    let inserted = store.insert_run(&run, "fleet")?;
-    Ok((inserted, run))
+    Ok(run)
 }
 
 /// A host's alias, inventory groups and variables become tags of its run
@@ -480,12 +505,21 @@ pub(super) fn tag_run(run: &mut RunRecord, host: &Host) {
 }
 
 /// Stops the ssh masters of fleet runs that were killed (SIGKILL, a crash)
-/// and removes their control directories, before this run makes its own
-/// there: nothing else would ever end them.
-pub(super) fn remove_leftovers() {
+/// and removes their control directories, then makes this run's own. A
+/// second signal, which quits at once, stops this run's ssh processes and
+/// removes its directory first (they are in process groups of their own,
+/// so nothing else would end them).
+pub(super) fn control_dir() -> Result<tempfile::TempDir> {
     for r in sysgauge_fleet::leftover::reap_abandoned(&std::env::temp_dir()) {
         eprintln!("sysgauge: {r}");
     }
+    let control = sysgauge_fleet::ssh::control_dir()
+        .context("cannot create a private directory for the ssh control sockets")?;
+    let dir = control.path().to_path_buf();
+    crate::signals::at_quit(move || {
+        sysgauge_fleet::leftover::stop_and_remove(&dir);
+    });
+    Ok(control)
 }
 
 fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
@@ -520,9 +554,8 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     };
     let mut store = crate::db::open_for_writing(&db, None)?;
     let cancel = crate::signals::install()?;
-    remove_leftovers();
-    let control = sysgauge_fleet::ssh::control_dir()
-        .context("cannot create a private directory for the ssh control sockets")?;
+    let control = control_dir()?;
+    let kept_dir = state::kept_dir(&state_file);
     let plan = Plan {
         binaries: c.binaries,
         args: c.args.clone(),
@@ -531,6 +564,7 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
         control_dir: control.path().to_path_buf(),
     };
     let hosts = c.hosts;
+    warn_shared_addresses(&hosts);
     eprintln!(
         "fleet: {} host(s), {} at a time, each running `sysgauge {}`",
         hosts.len(),
@@ -549,7 +583,7 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
                 Event::NotStarted(i) => {
                     progress.set(i, "not started (interrupted)", true);
                     rows[i] = Some(Row {
-                        status: "interrupted",
+                        status: INTERRUPTED,
                         detail: "not started".into(),
                         arch: String::new(),
                         duration: None,
@@ -557,9 +591,10 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
                     });
                 }
                 Event::Done(i, outcome) => {
-                    let row = finish_host(&mut store, server.as_ref(), &hosts[i], outcome);
+                    let row =
+                        finish_host(&mut store, server.as_ref(), &kept_dir, &hosts[i], outcome);
                     let text = match row.status {
-                        "ok" | "already stored" => format!("done: run {}", row.detail),
+                        OK | ALREADY => format!("done: run {}", row.detail),
                         other => format!("{other}: {}", row.detail),
                     };
                     progress.set(i, &for_terminal(&text), true);
@@ -572,18 +607,20 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     drop(control);
 
     let mut table = Table::columns("host, alias, arch, status, run or reason, duration");
+    // Hosts to run again: those that failed or were interrupted; a host
+    // measured whose record the database refused is not among them (its
+    // record is kept for `import`).
     let mut failed = Vec::new();
     let mut not_uploaded = Vec::new();
-    let mut interrupted = false;
+    let count = |status: &str| rows.iter().flatten().filter(|r| r.status == status).count();
+    let (n_failed, n_interrupted, n_kept) = (count(FAILED), count(INTERRUPTED), count(NOT_STORED));
+    let n_stored = count(OK) + count(ALREADY);
     for (host, row) in hosts.iter().zip(&rows) {
         let Some(row) = row else { continue };
         if row.upload_failed {
             not_uploaded.push(for_terminal(&host.name).into_owned());
         }
-        if row.status == "interrupted" {
-            interrupted = true;
-        }
-        if !matches!(row.status, "ok" | "already stored") {
+        if matches!(row.status, FAILED | INTERRUPTED) {
             failed.push(host.clone());
         }
         table.push(vec![
@@ -621,18 +658,31 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     if let Err(e) = saved {
         eprintln!("sysgauge: warning: {e}; --retry-failed will not know this run");
     }
-    let ok = hosts.len() - failed.len();
-    eprintln!(
-        "fleet: {ok} of {} host(s) ran, {} failed; stored in {}{}",
-        hosts.len(),
-        failed.len(),
-        store.path().display(),
-        if failed.is_empty() {
-            String::new()
-        } else {
-            "; `sysgauge fleet run --retry-failed` runs the failed ones again".into()
+    let mut summary = format!("fleet: {n_stored} of {} host(s) ran", hosts.len());
+    for (n, what) in [
+        (n_failed, "failed"),
+        (n_interrupted, "interrupted"),
+        (n_kept, "measured but not stored"),
+    ] {
+        if n > 0 {
+            summary.push_str(&format!(", {n} {what}"));
         }
-    );
+    }
+    summary.push_str(&match n_stored {
+        0 => format!("; nothing stored in {}", store.path().display()),
+        _ => format!("; stored in {}", store.path().display()),
+    });
+    if !failed.is_empty() {
+        summary.push_str("; `sysgauge fleet run --retry-failed` runs the failed ones again");
+    }
+    eprintln!("{summary}");
+    if n_kept > 0 {
+        eprintln!(
+            "fleet: the database refused {n_kept} host run(s); their records are kept in {} and `sysgauge import {}/*.json` stores them",
+            kept_dir.display(),
+            kept_dir.display()
+        );
+    }
     if let (Some(server), false) = (&server, not_uploaded.is_empty()) {
         eprintln!(
             "fleet: {} run(s) stored here but not uploaded ({}); {} sends them again",
@@ -641,16 +691,25 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
             server.send_again("HOST…", Some(store.path()))
         );
     }
-    Ok(if interrupted || cancel.is_cancelled() {
+    Ok(if n_interrupted > 0 || cancel.is_cancelled() {
         Exit::Interrupted
-    } else if failed.is_empty() && not_uploaded.is_empty() {
+    } else if failed.is_empty() && not_uploaded.is_empty() && n_kept == 0 {
         Exit::Ok
     } else {
         Exit::BenchFailed
     })
 }
 
-fn finish_host(store: &mut Store, server: Option<&Uploader>, host: &Host, outcome: Outcome) -> Row {
+fn finish_host(
+    store: &mut Store,
+    server: Option<&Uploader>,
+    kept_dir: &Path,
+    host: &Host,
+    outcome: Outcome,
+) -> Row {
+    // The host's time includes storing its run (a database that waits for
+    // its server to come back).
+    let storing = std::time::Instant::now();
     let Outcome {
         arch,
         record,
@@ -662,38 +721,110 @@ fn finish_host(store: &mut Store, server: Option<&Uploader>, host: &Host, outcom
     }
     let mut upload_failed = false;
     let (status, detail) = match record {
-        Ok(json) => match ingest(store, host, &json) {
-            Ok((inserted, run)) => {
-                // A host's record is stored here only by this ingest: a
-                // completion would be of a run an earlier fleet run stored.
-                let status = match inserted {
-                    Inserted::New(_) | Inserted::Completed { .. } => "ok",
-                    Inserted::AlreadyPresent(_) => "already stored",
-                };
-                let mut detail = run.run_id.clone();
-                if let Some(server) = server {
-                    match server.upload(&run) {
-                        Ok(_) => detail.push_str(" (uploaded)"),
-                        Err(e) => {
-                            upload_failed = true;
-                            detail.push_str(&format!(" (not uploaded: {e:#})"));
+        Ok(json) => match record_of(host, &json) {
+            Err(e) => (FAILED, format!("its run record was refused: {e:#}")),
+            Ok(run) => match store.insert_run(&run, "fleet") {
+                Err(e) => keep(kept_dir, &run, &anyhow::Error::from(e)),
+                Ok(inserted) => {
+                    // A host's record is stored here only by this ingest: a
+                    // completion would be of a run an earlier fleet run stored.
+                    let status = match inserted {
+                        Inserted::New(_) | Inserted::Completed { .. } => OK,
+                        Inserted::AlreadyPresent(_) => ALREADY,
+                    };
+                    let mut detail = run.run_id.clone();
+                    if let Some(server) = server {
+                        match server.upload(&run) {
+                            Ok(_) => detail.push_str(" (uploaded)"),
+                            Err(e) => {
+                                upload_failed = true;
+                                detail.push_str(&format!(" (not uploaded: {e:#})"));
+                            }
                         }
                     }
+                    (status, detail)
                 }
-                (status, detail)
-            }
-            Err(e) => ("failed", format!("its run record was refused: {e:#}")),
+            },
         },
-        Err(f) if f.interrupted => ("interrupted", f.reason),
-        Err(f) => ("failed", f.reason),
+        // The status says it; the reason says what became of the host.
+        Err(f) if f.interrupted => (INTERRUPTED, "stopped and cleaned up".into()),
+        Err(f) => (FAILED, f.reason),
     };
     Row {
         status,
         detail,
         arch: arch.unwrap_or_default(),
-        duration: Some(duration),
+        duration: Some(duration + storing.elapsed()),
         upload_failed,
     }
+}
+
+/// A measured run the database refused, kept as a file in `dir` for
+/// `sysgauge import`: the host's measurement is not thrown away.
+fn keep(dir: &Path, run: &RunRecord, why: &anyhow::Error) -> (&'static str, String) {
+    let name: String = format!("{}-{}", run.label.as_deref().unwrap_or("host"), run.run_id)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(format!("{name}.json"));
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| {
+            let text = serde_json::to_string_pretty(run).map_err(std::io::Error::other)?;
+            std::fs::write(&path, text)
+        })
+        .map_err(|e| format!("{}: {e}", path.display()));
+    match written {
+        Ok(()) => (
+            NOT_STORED,
+            format!(
+                "the database refused its run record ({why:#}); kept in {p}: `sysgauge import {p}` stores it",
+                p = path.display()
+            ),
+        ),
+        Err(e) => (
+            FAILED,
+            format!("the database refused its run record ({why:#}), and it could not be kept ({e})"),
+        ),
+    }
+}
+
+/// Statuses of the closing table.
+const OK: &str = "ok";
+const ALREADY: &str = "already stored";
+const FAILED: &str = "failed";
+const INTERRUPTED: &str = "interrupted";
+const NOT_STORED: &str = "not stored";
+
+/// Warns of hosts reached at the same address and port: they run at once
+/// on one machine, and each measures the other's load.
+fn warn_shared_addresses(hosts: &[Host]) {
+    for w in shared_addresses(hosts) {
+        eprintln!("sysgauge: warning: {w}");
+    }
+}
+
+fn shared_addresses(hosts: &[Host]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (i, h) in hosts.iter().enumerate() {
+        if let Some(other) = hosts[..i]
+            .iter()
+            .find(|o| o.address == h.address && o.port == h.port)
+        {
+            warnings.push(format!(
+                "hosts {} and {} are both {}: they run at once on one machine and measure each other's load (list it once, or use --forks 1)",
+                for_terminal(&other.name),
+                for_terminal(&h.name),
+                for_terminal(&h.address)
+            ));
+        }
+    }
+    warnings
 }
 
 #[cfg(test)]
@@ -764,6 +895,20 @@ mod tests {
                 "--ssh-config {}: 1 GiB, more than the 16 MiB such a file may be",
                 big.display()
             )
+        );
+    }
+
+    /// Two entries for one machine once ran at once without a word.
+    #[test]
+    fn hosts_at_one_address_are_warned_of() {
+        let inv = inventory::parse(
+            "inv",
+            "10.0.0.11 name=a\n10.0.0.11 name=b\n10.0.0.11:2222 name=c\n10.0.0.12 name=d\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            shared_addresses(&inv.hosts),
+            ["hosts a and b are both 10.0.0.11: they run at once on one machine and measure each other's load (list it once, or use --forks 1)"]
         );
     }
 

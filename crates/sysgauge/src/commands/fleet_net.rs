@@ -11,14 +11,14 @@
 //! matrix's id, stored, and printed as matrices. docs/fleet.md tells the
 //! whole story.
 
-use super::fleet::{check_reach, remove_leftovers, tag_run, FleetHostsArgs, Progress, Reach};
+use super::fleet::{check_reach, control_dir, tag_run, FleetHostsArgs, Progress, Reach};
 use crate::cli::{DbArg, ProfileArg};
 use clap::{Args, ValueEnum};
 
 use crate::exit::Exit;
 use crate::machines::parse_record_text;
 use anyhow::{bail, Context, Result};
-use sysgauge_core::record::{RunRecord, RunStatus};
+use sysgauge_core::record::{Profile, RunRecord, RunStatus};
 use sysgauge_core::text::for_terminal;
 use sysgauge_fleet::inventory::Host;
 use sysgauge_fleet::matrix::{self, Event, FloodStep, MatrixHost, MatrixPlan};
@@ -34,7 +34,8 @@ use sysgauge_report::{format_value, render_matrices, MatrixFormat, Table, TableF
 inbound, TCP throughput and UDP packet rate, the throughput tests in rounds of disjoint pairs. \
 A host's `net_address` inventory variable names the address the others measure it at \
 (default: the address ssh reaches). Exit status: 0 every host and pair measured, 1 some \
-failed, 2 usage error, 130 interrupted. See docs/fleet.md."
+failed, 2 usage error, 130 interrupted. See docs/fleet.md.",
+    mut_arg("timeout", |a| a.help("The most the whole matrix may take, from connecting to clean-up (e.g. 600, 90s)"))
 )]
 pub struct FleetNetArgs {
     #[command(flatten)]
@@ -174,12 +175,18 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     let db = crate::config::resolve_db(a.db.db.as_deref())?;
     let mut store = crate::db::open_for_writing(&db, None)?;
     let cancel = crate::signals::install()?;
-    remove_leftovers();
-    let control = sysgauge_fleet::ssh::control_dir()
-        .context("cannot create a private directory for the ssh control sockets")?;
+    let control = control_dir()?;
     let profile = clap::ValueEnum::to_possible_value(&a.profile)
         .map(|v| v.get_name().to_string())
         .unwrap_or_else(|| "quick".into());
+    // Every run of the matrix is stored under this profile, whatever its
+    // first record (a ping's, which knows no profile) says.
+    let stored_profile = match a.profile {
+        ProfileArg::Tiny => Profile::Tiny,
+        ProfileArg::Quick => Profile::Quick,
+        ProfileArg::Standard => Profile::Standard,
+        ProfileArg::Full => Profile::Full,
+    };
     let mp = MatrixPlan {
         plan: Plan {
             binaries,
@@ -209,6 +216,7 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
         },
     };
     let matrix_id = uuid::Uuid::new_v4().to_string();
+    let deadline = std::time::Instant::now() + a.target.timeout.0;
     if let Some(target) = &a.icmp {
         let setup = Setup {
             hosts: &hosts,
@@ -217,6 +225,7 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
             cancel: &cancel,
             mp,
             id: matrix_id,
+            profile: stored_profile,
         };
         let exit = fleet_flood(setup, target, a.senders, a.flood_for, &profile);
         drop(control);
@@ -277,11 +286,26 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
         .iter()
         .map(|m| (m.net_address.clone(), m.host.name.clone()))
         .collect();
+    // A matrix cut off (Ctrl-C, --timeout) leaves the hosts that had not
+    // given every record they were to give (their pings, and one pair test
+    // towards each other measured host) with a partial run: stored as
+    // interrupted, like any run stopped part-way.
+    let cut_off = cancel.is_cancelled() || std::time::Instant::now() >= deadline;
+    let measured = host_failures.iter().filter(|f| f.is_none()).count();
+    let expected = 1 + if a.no_throughput {
+        0
+    } else {
+        measured.saturating_sub(1)
+    };
     let mut stored: Vec<RunRecord> = Vec::new();
     for (i, host) in hosts.iter().enumerate() {
-        let Some(mut run) = merge(std::mem::take(&mut records[i]), host) else {
+        let partial = cut_off && records[i].len() < expected;
+        let Some(mut run) = merge(std::mem::take(&mut records[i]), host, stored_profile) else {
             continue;
         };
+        if partial {
+            run.status = RunStatus::Interrupted;
+        }
         name_peers(&mut run, &peers);
         run.tags.insert(MATRIX_TAG.to_string(), matrix_id.clone());
         store
@@ -292,12 +316,29 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     print_matrices(&stored, a.format)?;
 
     report_problems(&hosts, &host_failures, &problems);
-    eprintln!(
-        "fleet net: {} of {} hosts measured; matrix {matrix_id} stored in {} (`sysgauge report net.html` draws its heatmaps)",
-        stored.len(),
-        hosts.len(),
-        store.path().display()
-    );
+    let partial = stored
+        .iter()
+        .filter(|r| r.status == RunStatus::Interrupted)
+        .count();
+    if stored.is_empty() {
+        eprintln!(
+            "fleet net: 0 of {} hosts measured; nothing stored in {}",
+            hosts.len(),
+            store.path().display()
+        );
+    } else {
+        eprintln!(
+            "fleet net: {} of {} hosts measured{}; matrix {matrix_id} stored in {} (`sysgauge report net.html` draws its heatmaps)",
+            stored.len(),
+            hosts.len(),
+            if partial > 0 {
+                format!(", {partial} of them in part (stored as interrupted)")
+            } else {
+                String::new()
+            },
+            store.path().display()
+        );
+    }
     Ok(if cancel.is_cancelled() {
         Exit::Interrupted
     } else if host_failures.iter().all(Option::is_none) && problems.is_empty() {
@@ -316,6 +357,8 @@ struct Setup<'a> {
     mp: MatrixPlan,
     /// The id tying the stored runs together.
     id: String,
+    /// The profile every stored run has.
+    profile: Profile,
 }
 
 /// `--icmp TARGET`: 1, 2, 4 … hosts flood TARGET at once until the total
@@ -334,6 +377,7 @@ fn fleet_flood(
         cancel,
         mut mp,
         id,
+        profile: stored_profile,
     } = setup;
     mp.pair_args = vec![
         "--profile".into(),
@@ -445,7 +489,7 @@ fn fleet_flood(
     }
     let mut stored = 0;
     for (i, runs) in per_host.into_iter().enumerate() {
-        let Some(mut run) = merge(runs, &hosts[i]) else {
+        let Some(mut run) = merge(runs, &hosts[i], stored_profile) else {
             continue;
         };
         run.tags.insert(FLOOD_TAG.to_string(), id.clone());
@@ -527,10 +571,7 @@ fn show(a: &FleetNetArgs, which: &str) -> Result<Exit> {
     let runs = store.load_runs(&ids)?;
     let tag_of = |r: &RunRecord| r.tags.get(MATRIX_TAG).cloned().unwrap_or_default();
     let chosen = if which == "latest" {
-        runs.iter()
-            .max_by_key(|r| r.started_at)
-            .map(tag_of)
-            .unwrap_or_default()
+        latest(&runs, &tag_of)
     } else {
         let mut found: Vec<String> = runs
             .iter()
@@ -562,19 +603,74 @@ fn show(a: &FleetNetArgs, which: &str) -> Result<Exit> {
     }
     let mut mine: Vec<RunRecord> = runs.into_iter().filter(|r| tag_of(r) == chosen).collect();
     mine.sort_by_key(|r| r.tags.get(sysgauge_core::record::ALIAS_TAG).cloned());
-    eprintln!("fleet net: matrix {chosen}, {} hosts", mine.len());
+    let refs: Vec<&RunRecord> = mine.iter().collect();
+    if matrices(&refs).is_empty() {
+        bail!(
+            "matrix {chosen} has no measured pair ({} host run(s), {}); `sysgauge results list` shows the stored runs",
+            mine.len(),
+            if is_complete(&mine) { "complete" } else { "interrupted" }
+        );
+    }
+    eprintln!(
+        "fleet net: matrix {chosen}, {} hosts{}",
+        mine.len(),
+        if is_complete(&mine) {
+            ""
+        } else {
+            " (interrupted: measured in part)"
+        }
+    );
     print_matrices(&mine, a.format)?;
     Ok(Exit::Ok)
 }
 
+/// Whether every run of a matrix was measured to its end.
+fn is_complete(runs: &[RunRecord]) -> bool {
+    runs.iter()
+        .all(|r| !matches!(r.status, RunStatus::Interrupted | RunStatus::Running))
+}
+
+/// The matrix `--show` prints by default: the newest complete one, saying
+/// so when a newer one is stored in part (an interrupted matrix); the
+/// newest of all when none is complete.
+fn latest(runs: &[RunRecord], tag_of: &dyn Fn(&RunRecord) -> String) -> String {
+    let mut by_matrix: Vec<(String, chrono::DateTime<chrono::Utc>, Vec<RunRecord>)> = Vec::new();
+    for r in runs {
+        let tag = tag_of(r);
+        match by_matrix.iter_mut().find(|(t, _, _)| *t == tag) {
+            Some((_, newest, v)) => {
+                *newest = (*newest).max(r.started_at);
+                v.push(r.clone());
+            }
+            None => by_matrix.push((tag, r.started_at, vec![r.clone()])),
+        }
+    }
+    by_matrix.sort_by_key(|(_, newest, _)| std::cmp::Reverse(*newest));
+    let Some((newest, _, _)) = by_matrix.first() else {
+        return String::new();
+    };
+    match by_matrix.iter().find(|(_, _, v)| is_complete(v)) {
+        Some((complete, _, _)) if complete != newest => {
+            eprintln!(
+                "fleet net: the newest matrix, {newest}, was interrupted and is stored in part; showing the newest complete one (`--show {newest}` shows the partial one)"
+            );
+            complete.clone()
+        }
+        _ => newest.clone(),
+    }
+}
+
 /// One run of a host from the records it printed (its pings and the pair
 /// tests it sent in): the first record's host facts and build, every
-/// record's results and findings, a fresh run id, tagged as the fleet tags.
-fn merge(records: Vec<RunRecord>, host: &Host) -> Option<RunRecord> {
+/// record's results and findings, a fresh run id, the matrix's `profile`
+/// (a ping record's own is no choice of the user's), tagged as the fleet
+/// tags.
+fn merge(records: Vec<RunRecord>, host: &Host, profile: Profile) -> Option<RunRecord> {
     let mut it = records.into_iter();
     let mut run = it.next()?;
     run.run_id = uuid::Uuid::new_v4().to_string();
     run.command = COMMAND.to_string();
+    run.profile = profile;
     for other in it {
         run.started_at = run.started_at.min(other.started_at);
         run.finished_at = match (run.finished_at, other.finished_at) {

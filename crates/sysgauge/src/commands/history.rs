@@ -264,12 +264,19 @@ fn machine_history(rows: &[MachineRow], name: &str) -> Result<Vec<MachineRow>> {
         }
         1 => {}
         _ => bail!(
-            "'{name}' names {} machines: {}; give the fleet alias or the machine-id's start",
+            "'{name}' names {} machines: {}; {}",
             keys.len(),
             keys.iter()
                 .map(|(k, h)| k.describe(h))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            // The alias itself is what is ambiguous (a machine reinstalled
+            // under the same alias): only the machine-id tells them apart.
+            if rows.iter().any(|r| r.alias.as_deref() == Some(name)) {
+                "give the machine-id's start (at least 8 characters)"
+            } else {
+                "give the fleet alias or the machine-id's start (at least 8 characters)"
+            }
         ),
     }
     let key = &keys[0].0;
@@ -534,5 +541,25 @@ mod tests {
         assert_eq!(ids(machine_history(&rows, "right")), [2]);
         // Without an identity the host name stands for the machine.
         assert_eq!(ids(machine_history(&rows, "plain")), [5, 4]);
+    }
+
+    /// An alias on two machines (one reinstalled): the hint once asked for
+    /// the fleet alias, which is what was given.
+    #[test]
+    fn an_ambiguous_alias_asks_for_the_machine_id() {
+        let rows = vec![
+            row(1, "labbox", Some("1111aaaa1111"), Some("alpha")),
+            row(2, "labbox", Some("5555eeee5555"), Some("alpha")),
+        ];
+        let err = machine_history(&rows, "alpha").unwrap_err().to_string();
+        assert!(
+            err.ends_with("; give the machine-id's start (at least 8 characters)"),
+            "{err}"
+        );
+        let err = machine_history(&rows, "labbox").unwrap_err().to_string();
+        assert!(
+            err.contains("give the fleet alias or the machine-id's start"),
+            "{err}"
+        );
     }
 }

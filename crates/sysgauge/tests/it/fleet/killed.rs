@@ -122,3 +122,53 @@ fn masters_of_a_killed_run_are_stopped_by_the_next() {
         control_dirs(tmp.path())
     );
 }
+
+/// A second signal quits at once, and first stops the run's ssh masters
+/// and removes its control directory (they live in process groups of their
+/// own, so nothing else would end them).
+#[test]
+fn a_second_signal_stops_the_masters_and_removes_the_directory() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::with_hosts(2);
+    lab.start_first(2);
+    let sb = Sandbox::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let addresses: Vec<String> = lab.hosts.iter().map(|h| h.address.clone()).collect();
+    let mut args: Vec<&str> = addresses.iter().map(String::as_str).collect();
+    args.extend(["--", "--profile", "standard", "--only", "hash.md5"]);
+    let mut cmd = lab.fleet_cmd(&sb, &args);
+    cmd.env("TMPDIR", tmp.path());
+    let mut run = ChildGuard::spawn(&mut cmd);
+    for a in &addresses {
+        assert!(
+            run.wait_for_line(&format!("fleet: {a}: running"), Duration::from_secs(180)),
+            "{}",
+            run.output()
+        );
+    }
+    let dirs = control_dirs(tmp.path());
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let dir = dirs[0].clone();
+    assert_eq!(masters_of(&dir).len(), 2, "{}", run.output());
+    run.interrupt();
+    std::thread::sleep(Duration::from_millis(300));
+    run.interrupt();
+    let status = run.wait_exit(Duration::from_secs(60));
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{}", run.output());
+    // Remote runs are the hosts' business; stop them for the rest of the
+    // test machine.
+    let remote: Vec<String> = processes_mentioning(&lab.tmp().display().to_string())
+        .iter()
+        .map(|p| p.pid.to_string())
+        .collect();
+    if !remote.is_empty() {
+        let _ = std::process::Command::new("kill")
+            .arg("-KILL")
+            .args(&remote)
+            .status();
+    }
+    assert!(masters_of(&dir).is_empty(), "{:?}", masters_of(&dir));
+    assert!(!dir.exists(), "{} is still there", dir.display());
+}

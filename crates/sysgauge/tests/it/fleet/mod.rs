@@ -299,6 +299,9 @@ impl Lab {
             .map(PathBuf::from)
             .unwrap_or_else(|| assert_cmd::cargo::cargo_bin("sysgauge"));
         let mut cmd = Command::new("ip");
+        // Its own data directory: the retry state of a fleet into
+        // PostgreSQL lives there, never in the user's.
+        cmd.env("XDG_DATA_HOME", self.xdg());
         cmd.args(["netns", "exec", &self.hub.hub])
             .arg(bin)
             .args(["fleet", action, "--db"])
@@ -311,6 +314,11 @@ impl Lab {
         }
         cmd.args(args);
         cmd
+    }
+
+    /// The fleet's XDG_DATA_HOME.
+    fn xdg(&self) -> PathBuf {
+        self.dir.path().join("xdg")
     }
 
     fn inventory(&self) -> String {
@@ -337,6 +345,16 @@ fn remote_dirs_in(tmp: &Path) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Sends `signal` to the process group `child` leads (started with
+/// `process_group(0)`): what a terminal does on Ctrl-C, to sysgauge and
+/// every child of its.
+fn signal_group(child: &ChildGuard, signal: i32) {
+    let pid = i32::try_from(child.pid()).unwrap();
+    // SAFETY: kill(2) with a process group id; the group's leader is our
+    // unreaped child, so the id cannot have been reused.
+    unsafe { libc::kill(-pid, signal) };
 }
 
 fn table_row<'a>(table: &'a str, alias: &str) -> &'a str {

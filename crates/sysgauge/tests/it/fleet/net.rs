@@ -6,7 +6,7 @@ use crate::common::{stderr_of, stdout_of, Sandbox};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use sysgauge_testkit::{on_path, output_of_success, require};
+use sysgauge_testkit::{on_path, output_of_success, require, ChildGuard};
 
 /// 2ping's UDP port, which the loss rule below matches.
 const TWOPING_PORT: u16 = 15998;
@@ -162,9 +162,14 @@ fn network_matrix_finds_the_one_lossy_direction_over_ipv4_and_ipv6() {
                 }
             }
         }
-        // One run per host, its results named by peer, tied by the tag.
+        // One run per host, its results named by peer, tied by the tag,
+        // each of the matrix's profile (a host whose first record was its
+        // pings' once got `quick`).
         let runs = runs(&sb);
         assert_eq!(runs.len(), 4, "{runs:?}");
+        for r in &runs {
+            assert_eq!(r["profile"], "tiny", "{family}: {r}");
+        }
         // The stored matrix prints again, in another format.
         let shown = sysgauge(&sb, &["fleet", "net", "--show", "--format", "csv"]);
         assert!(shown.status.success(), "{}", stderr_of(&shown));
@@ -269,5 +274,77 @@ fn a_fleet_flood_adds_hosts_until_the_reply_rate_stops_rising() {
     // alpha flooded in both steps, bravo in the second: their runs.
     let runs = runs(&sb);
     assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+}
+
+/// A matrix cut off by Ctrl-C stores its hosts' partial runs as
+/// interrupted, and `--show` then prints the newest complete matrix and
+/// says how to see the partial one (it once printed nothing, exit 0).
+#[test]
+fn an_interrupted_matrix_is_stored_interrupted_and_not_shown_by_default() {
+    if !available() {
+        return;
+    }
+    let lab = Lab::running(3);
+    let mut inv = String::new();
+    for (i, name) in ["alpha", "bravo", "charlie"].iter().enumerate() {
+        inv.push_str(&format!("{} name={name}\n", lab.hosts[i].address));
+    }
+    let file = lab.dir.path().join("three.txt");
+    std::fs::write(&file, inv).unwrap();
+    let sb = Sandbox::new();
+    let quick_pings = ["--pings", "10", "--ping-interval", "0.02"];
+    let mut options = vec!["--no-throughput"];
+    options.extend(quick_pings);
+    let out = fleet_net(&lab, &sb, &file, &options);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let log = stderr_of(&out);
+    let complete = log
+        .split("; matrix ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{log}"))
+        .to_string();
+    assert_eq!(runs(&sb).len(), 3);
+    // The second, with throughput rounds, stopped in its second round.
+    let inventory = file.display().to_string();
+    let mut args = vec!["--inventory", inventory.as_str(), "--profile", "quick"];
+    args.extend(quick_pings);
+    let mut cmd = lab.fleet_action(sb.db().as_os_str(), "net", &args);
+    let mut run = ChildGuard::spawn(&mut cmd);
+    assert!(
+        run.wait_for_line(": round 2/", Duration::from_secs(240)),
+        "{}",
+        run.output()
+    );
+    run.interrupt();
+    let status = run.wait_exit(Duration::from_secs(90));
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{}", run.output());
+    let stored = runs(&sb);
+    let partial: Vec<&serde_json::Value> = stored
+        .iter()
+        .filter(|r| r["id"].as_i64() > Some(3))
+        .collect();
+    assert_eq!(partial.len(), 3, "{stored:?}");
+    for r in &partial {
+        assert_eq!(r["status"], "interrupted", "{r}");
+        assert_eq!(r["profile"], "quick", "{r}");
+    }
+    let shown = sysgauge(&sb, &["fleet", "net", "--show", "--format", "csv"]);
+    let log = stderr_of(&shown);
+    assert!(shown.status.success(), "{log}");
+    assert!(
+        log.contains(&format!("fleet net: matrix {complete}, 3 hosts")),
+        "{log}"
+    );
+    assert!(
+        log.contains("was interrupted and is stored in part"),
+        "{log}"
+    );
+    assert!(
+        stdout_of(&shown).contains("\nrtt,"),
+        "{}",
+        stdout_of(&shown)
+    );
     assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
 }

@@ -29,6 +29,17 @@ fn fleet_into_postgres_then_compare_and_report() {
         pg.psql("fleet", "SELECT count(*) FROM runs WHERE source = 'fleet'"),
         "3"
     );
+    // The retry state of a fleet into PostgreSQL went to the fleet's data
+    // directory (the test's), not the user's.
+    let states: Vec<String> = std::fs::read_dir(lab.xdg().join("sysgauge"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.ends_with(".fleet.json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(states.len(), 1, "{states:?}");
     let on_pg = |args: &[&str]| {
         let out = sb.cmd().args(args).arg("--db").arg(&url).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));

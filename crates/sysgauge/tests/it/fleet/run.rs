@@ -1,11 +1,15 @@
 //! `fleet run` on the namespace LAN: faults and `--retry-failed`, a host lost
 //! mid-run and Ctrl-C, `--timeout`, the key exchange offered, usage errors.
 
-use super::{available, measuring_tiny_md5, runs, sysgauge, table_row, Lab, HOSTNAMES, NAMES};
+use super::{
+    available, measuring_tiny_md5, runs, signal_group, sysgauge, table_row, Lab, HOSTNAMES, NAMES,
+};
 use crate::common::{stderr_of, stdout_of, Sandbox};
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 use sysgauge_testkit::netns::Hub;
+use sysgauge_testkit::ChildGuard;
 
 #[test]
 fn fleet_of_namespaces_with_faults_then_retry() {
@@ -184,9 +188,11 @@ fn fleet_of_namespaces_with_faults_then_retry() {
     );
 }
 
-/// A host lost mid-run is reported failed while the others go on; Ctrl-C
-/// then stops the others, whose remote sysgauge is stopped and whose
-/// directories are removed; `--retry-failed` completes them all.
+/// A host lost mid-run is reported failed with what ssh saw, while the
+/// others go on; Ctrl-C on a terminal (SIGINT to the whole foreground
+/// process group, ssh included) then stops the others, which are reported
+/// interrupted, their remote sysgauge stopped and directories removed;
+/// `--retry-failed` completes them all.
 #[test]
 fn host_lost_mid_run_then_ctrl_c_then_retry() {
     if !available() {
@@ -212,34 +218,72 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
             "hash.md5",
         ],
     );
-    let run = sysgauge_testkit::Interrupt::after("fleet: delta: running")
-        .waiting_up_to(Duration::from_secs(180))
-        .exiting_within(Duration::from_secs(40))
-        .run(&mut cmd, |_, started| {
-            if started {
-                // delta's machine goes away: its sshd and everything it
-                // started (the remote sysgauge among them) die at once.
-                Hub::kill_all_in(&delta_ns);
-                std::thread::sleep(Duration::from_secs(3));
-            }
-        });
-    run.assert_started_then_exited(130);
-    let log = &run.log;
+    // Its own process group, as a shell gives a foreground job.
+    cmd.process_group(0);
+    let mut run = ChildGuard::spawn(&mut cmd);
     assert!(
-        log.contains("fleet: delta: failed:"),
-        "delta not reported failed:\n{log}"
+        run.wait_for_line("fleet: delta: running", Duration::from_secs(180)),
+        "{}",
+        run.output()
+    );
+    // delta's machine goes away: its sshd and everything it started (the
+    // remote sysgauge among them) die at once.
+    Hub::kill_all_in(&delta_ns);
+    assert!(
+        run.wait_for_line("fleet: delta: failed", Duration::from_secs(60)),
+        "{}",
+        run.output()
+    );
+    // Ctrl-C on the terminal.
+    signal_group(&run, libc::SIGINT);
+    let status = run.wait_exit(Duration::from_secs(40));
+    let log = run.output();
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "{log}");
+    // What ssh saw, not the host's last progress line.
+    let delta = log
+        .lines()
+        .find(|l| l.contains("fleet: delta: failed:"))
+        .unwrap_or_else(|| panic!("{log}"));
+    // (`closed by the host` or `broken pipe`, as the copy or the run was
+    // cut.)
+    assert!(
+        delta.contains("failed: connection lost (") && !delta.contains("hash.md5"),
+        "{delta}\n{log}"
     );
     assert!(
         log.contains("could not remove") && log.contains("sysgauge-fleet."),
         "the directory left on the lost host is not named:\n{log}"
     );
+    let mut interrupted = 0;
     for alias in ["alpha", "bravo", "charlie"] {
+        let stopped = log.contains(&format!(
+            "fleet: {alias}: interrupted: stopped and cleaned up"
+        ));
+        interrupted += usize::from(stopped);
         assert!(
-            log.contains(&format!("fleet: {alias}: interrupted"))
-                || log.contains(&format!("fleet: {alias}: done")),
+            stopped || log.contains(&format!("fleet: {alias}: done")),
             "{alias}:\n{log}"
         );
+        // The closing table (stdout) says it once.
+        let row = log
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(alias))
+            .unwrap_or_else(|| panic!("no row for {alias}:\n{log}"));
+        assert!(
+            row.contains(" ok ")
+                || (row.contains(" interrupted ")
+                    && row.contains("stopped and cleaned up")
+                    && !row.contains("interrupted  interrupted")),
+            "{row}"
+        );
     }
+    assert!(interrupted > 0, "Ctrl-C came too late:\n{log}");
+    assert!(
+        log.contains(&format!(
+            "of 4 host(s) ran, 1 failed, {interrupted} interrupted;"
+        )),
+        "{log}"
+    );
     // Only the lost host's directory is left (it could not be reached to
     // remove it); remove it as its reboot would.
     let left: Vec<String> = lab
@@ -260,6 +304,123 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert_eq!(runs(&sb).len(), 4);
     assert_eq!(lab.remote_dirs(), before);
+}
+
+/// A plain host list's connection variables reach ssh as in the other
+/// formats, and none becomes a tag: echo trusts only the key the list
+/// names (not the one the ssh_config gives), and the key's path never
+/// reaches the database.
+#[test]
+fn a_plain_lists_connection_variables_apply_and_are_no_tags() {
+    if !available() {
+        return;
+    }
+    let mut lab = Lab::with_hosts(5);
+    lab.hosts[4].start();
+    let sb = Sandbox::new();
+    let key = lab.dir.path().join("other_ed25519");
+    let list = lab.dir.path().join("hosts.txt");
+    std::fs::write(
+        &list,
+        format!(
+            "{} name=echo ansible_user=root ansible_port=22 ansible_ssh_private_key_file={} room=x\n",
+            lab.hosts[4].address,
+            key.display()
+        ),
+    )
+    .unwrap();
+    let out = lab.fleet(
+        &sb,
+        &measuring_tiny_md5(&["--inventory", &list.display().to_string()]),
+    );
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{log}\n{table}");
+    assert!(table_row(&table, "echo").starts_with("root@"), "{table}");
+    let id = table_row(&table, "echo")
+        .split_whitespace()
+        .nth(4)
+        .unwrap()
+        .to_string();
+    let export = sysgauge(&sb, &["results", "export", &id]);
+    let run: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let tags: Vec<&String> = run["tags"].as_object().unwrap().keys().collect();
+    assert_eq!(tags, ["alias", "room"], "{}", run["tags"]);
+    let db = std::fs::read(sb.db()).unwrap();
+    let needle = key.display().to_string();
+    assert!(
+        !db.windows(needle.len()).any(|w| w == needle.as_bytes()),
+        "the key's path is in the database"
+    );
+}
+
+/// A host's finished run that the database refuses is kept in a file the
+/// reason and the closing line name, and `sysgauge import` stores it; the
+/// closing line says what was stored.
+#[test]
+fn a_run_the_database_refuses_is_kept_for_import() {
+    if !available() {
+        return;
+    }
+    let lab = Lab::running(3);
+    let sb = Sandbox::new();
+    let (alpha, charlie) = (lab.hosts[0].address.clone(), lab.hosts[2].address.clone());
+    // The database, with its tables.
+    let out = lab.fleet(&sb, &measuring_tiny_md5(&[alpha.as_str()]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    // It refuses charlie's runs from now on.
+    let db = rusqlite::Connection::open(sb.db()).unwrap();
+    db.execute_batch(
+        "CREATE TRIGGER refuse BEFORE INSERT ON runs WHEN NEW.host_name = 'charlie' \
+         BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+    )
+    .unwrap();
+    let out = lab.fleet(
+        &sb,
+        &measuring_tiny_md5(&[alpha.as_str(), charlie.as_str()]),
+    );
+    let (table, log) = (stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{log}\n{table}");
+    let row = table_row(&table, &charlie);
+    assert!(
+        row.contains(" not stored ") && row.contains("refused by the test"),
+        "{row}"
+    );
+    let kept = row
+        .split("kept in ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .unwrap_or_else(|| panic!("{row}"))
+        .to_string();
+    assert!(std::path::Path::new(&kept).is_file(), "{kept}");
+    assert!(
+        row.contains(&format!("`sysgauge import {kept}` stores it")),
+        "{row}"
+    );
+    assert!(
+        log.contains("fleet: 1 of 2 host(s) ran, 1 measured but not stored; stored in "),
+        "{log}"
+    );
+    assert!(log.contains("sysgauge import "), "{log}");
+    assert_eq!(runs(&sb).len(), 2);
+    // Not on the retry list: its measurement is kept.
+    let retry = lab.fleet(&sb, &["--retry-failed"]);
+    assert_eq!(retry.status.code(), Some(0), "{}", stderr_of(&retry));
+    assert!(
+        stderr_of(&retry).contains("nothing to retry"),
+        "{}",
+        stderr_of(&retry)
+    );
+    // Once the database takes it again, import completes the fleet.
+    db.execute_batch("DROP TRIGGER refuse;").unwrap();
+    drop(db);
+    let imp = sysgauge(&sb, &["import", &kept]);
+    assert!(imp.status.success(), "{}", stderr_of(&imp));
+    let stored = runs(&sb);
+    assert_eq!(stored.len(), 3, "{stored:?}");
+    assert!(
+        stored.iter().any(|r| r["label"] == charlie.as_str()),
+        "{stored:?}"
+    );
 }
 
 /// A host past `--timeout` is stopped, cleaned up and reported; hosts can
@@ -410,6 +571,22 @@ fn usage_errors_exit_2_before_connecting() {
             "unexpected argument".into(),
         ),
         (vec!["--".into(), "run".into()], "name the hosts".into()),
+        // The host's command line is parsed here, before any host is
+        // contacted.
+        (
+            vec![
+                "h1".into(),
+                "--".into(),
+                "--profile".into(),
+                "nosuch".into(),
+            ],
+            "the host's command line `sysgauge run --profile nosuch`: invalid value 'nosuch'"
+                .into(),
+        ),
+        (
+            vec!["root@10.0.0.1:22:33".into()],
+            "'root@10.0.0.1:22:33' is neither host:port nor an IPv6 address".into(),
+        ),
         (
             vec![
                 "h1".into(),
