@@ -15,6 +15,7 @@
 //! the `sans-serif` family and lets the viewer draw its text.
 
 use crate::compare::format_ratio;
+use crate::format::unit_label;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
@@ -346,7 +347,7 @@ fn block_size_panels(c: &Comparison, family: Option<&str>) -> Vec<LinePanel> {
             None => {
                 panels.push(LinePanel {
                     title,
-                    y_label: r.unit.clone(),
+                    y_label: unit_label(&r.unit).to_string(),
                     log_y: false,
                     series: Vec::new(),
                     marks: Vec::new(),

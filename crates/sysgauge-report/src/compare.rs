@@ -9,7 +9,7 @@
 //! ratio beside them; then the cases some machines lack and the numbers
 //! left out.
 
-use crate::format::{counted, format_value};
+use crate::format::{counted, format_value, unit_label};
 use crate::table::{Align, Table, TableFormat};
 use std::collections::HashMap;
 use sysgauge_compare::{Cell, Comparison, Interval, MeanCell, OVERALL};
@@ -247,7 +247,7 @@ pub fn cases_table<'a>(
             },
             format!(
                 "{} ({})",
-                r.unit,
+                unit_label(&r.unit),
                 if r.better == sysgauge_core::Better::Lower {
                     "lower is better"
                 } else {

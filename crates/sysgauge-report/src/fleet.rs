@@ -5,7 +5,7 @@
 //! and the JSON document; the HTML report takes the tables.
 
 use crate::compare::{section_heading, CompareFormat};
-use crate::format::format_value;
+use crate::format::{format_value, unit_label};
 use crate::table::{Table, TableFormat};
 use sysgauge_compare::fleet::{MIN_DEVIATION, MIN_HOSTS_FOR_OUTLIERS, OUTLIER_Z};
 use sysgauge_compare::{FleetGroups, GroupCell};
@@ -51,7 +51,7 @@ pub fn medians_table(g: &FleetGroups) -> Table {
             r.bench_id.clone(),
             r.params.to_string(),
             r.metric.clone(),
-            r.unit.clone(),
+            unit_label(&r.unit).to_string(),
         ];
         row.extend(r.cells.iter().map(cell_text));
         t.push(row);
@@ -71,8 +71,8 @@ pub fn outliers_table(g: &FleetGroups) -> Table {
             o.bench_id.clone(),
             o.params.to_string(),
             o.metric.clone(),
-            format!("{} {}", format_value(o.value), o.unit),
-            format!("{} {}", format_value(o.group_median), o.unit),
+            format!("{} {}", format_value(o.value), unit_label(&o.unit)),
+            format!("{} {}", format_value(o.group_median), unit_label(&o.unit)),
             format!("{:+.1} %", o.deviation * 100.0),
             o.z.map(|z| format!("{z:.1}")).unwrap_or_else(|| "∞".into()),
             if o.worse { "worse" } else { "better" }.into(),

@@ -34,9 +34,21 @@ pub fn counted(n: usize, noun: &str) -> String {
     }
 }
 
-/// Value followed by its unit symbol.
+/// Value followed by its unit as people read it (`unit_label`).
 pub fn format_with_unit(v: f64, unit: &Unit) -> String {
-    format!("{} {}", format_value(v), unit.symbol())
+    format!("{} {}", format_value(v), unit_label(unit.symbol()))
+}
+
+/// A unit as text for people shows it (tables, progress lines, charts,
+/// headings): microseconds are `µs`, as every table spells them. The
+/// symbol itself stays ASCII (`us`): it is what records, the database,
+/// CSV and JSON exports store, a schema that does not change.
+pub fn unit_label(symbol: &str) -> &str {
+    if Unit::from(symbol) == Unit::Microseconds {
+        "µs"
+    } else {
+        symbol
+    }
 }
 
 #[cfg(test)]
@@ -53,5 +65,10 @@ mod tests {
         assert_eq!(format_value(f64::NAN), "-");
         assert_eq!(format_value(-250.0), "-250.0");
         assert_eq!(format_with_unit(2.5, &Unit::MBps), "2.50 MB/s");
+        assert_eq!(format_with_unit(2.5, &Unit::Microseconds), "2.50 µs");
+        assert_eq!(unit_label("us"), "µs");
+        assert_eq!(unit_label("µs"), "µs");
+        assert_eq!(unit_label("ns"), "ns");
+        assert_eq!(unit_label("widgets/s"), "widgets/s");
     }
 }

@@ -30,7 +30,7 @@ pub use compare::{
     format_ratio, render_comparison, render_comparison_with, CompareFormat, RenderOptions,
 };
 pub use fleet::render_groups;
-pub use format::{format_value, format_with_unit};
+pub use format::{format_value, format_with_unit, unit_label};
 pub use html::{render_html, render_html_with, ReportFigure};
 pub use index::index_text;
 pub use matrix::{heatmap_png, heatmap_svg, render_matrices, Matrix, MatrixFormat};

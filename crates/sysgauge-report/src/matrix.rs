@@ -11,7 +11,7 @@
 //! like a disaster; the diagonal (a host to itself) is grey.
 
 use crate::chart::{draw_err, ensure_font, render_png, render_svg, text_width, Drawing, FONT};
-use crate::format::format_value;
+use crate::format::{format_value, unit_label};
 use crate::table::{Align, Table, TableFormat};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -114,7 +114,7 @@ impl Matrix {
     }
 
     fn heading(&self) -> String {
-        format!("{} ({})", self.title, self.unit.symbol())
+        format!("{} ({})", self.title, unit_label(self.unit.symbol()))
     }
 }
 

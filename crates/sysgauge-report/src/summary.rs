@@ -1,7 +1,7 @@
 //! The end-of-run summary (one line per case: value, unit, spread), the
 //! findings with their remedies, and whole-run exports (JSON, CSV, Markdown).
 
-use crate::format::format_value;
+use crate::format::{format_value, unit_label};
 use crate::table::{Table, TableFormat};
 use sysgauge_core::record::{Finding, ResultRecord, RunRecord, Severity, Status};
 use sysgauge_core::rounds::{spreads, ROUND_REPETITIONS};
@@ -24,7 +24,7 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
                     r.bench_id.clone(),
                     params,
                     format_value(m.value()),
-                    m.unit.symbol().to_string(),
+                    unit_label(m.unit.symbol()).to_string(),
                 ];
                 match spreads(r) {
                     Some((between, within)) => row.extend([

@@ -88,12 +88,14 @@ pub enum StoreError {
         owner: String,
         uid: u32,
     },
-    #[error("results database {}: {context}: {source}", display_name(.path))]
+    /// SQLite's error is told in the message, not also given as the
+    /// source: its text (and its own source's, `Error code N: …`) would
+    /// print as causes repeating it.
+    #[error("results database {}: {context}: {}", display_name(.path), sqlite_reason(.cause))]
     Sqlite {
         path: PathBuf,
         context: String,
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     #[error("results database {}: {context}: {reason}", display_name(.path))]
     Postgres {
@@ -110,6 +112,18 @@ pub enum StoreError {
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// SQLite's message with its extended result code, which says more than
+/// the message (which call failed: a write, growing the shared-memory
+/// file ...).
+fn sqlite_reason(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => {
+            format!("{e} (SQLite error code {})", f.extended_code)
+        }
+        _ => e.to_string(),
+    }
+}
 
 /// One line of `results list`.
 #[derive(Debug, Clone, PartialEq)]

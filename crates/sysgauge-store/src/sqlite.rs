@@ -233,7 +233,7 @@ impl SqliteStore {
             _ => StoreError::Sqlite {
                 path: self.path.clone(),
                 context: context.clone(),
-                source,
+                cause: source,
             },
         }
     }
@@ -802,10 +802,10 @@ fn user_name(uid: u32) -> String {
 fn tx_err(path: &Path, context: &str) -> impl FnOnce(rusqlite::Error) -> StoreError {
     let path = path.to_path_buf();
     let context = context.to_string();
-    move |source| StoreError::Sqlite {
+    move |cause| StoreError::Sqlite {
         path,
         context,
-        source,
+        cause,
     }
 }
 

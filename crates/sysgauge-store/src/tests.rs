@@ -713,7 +713,7 @@ fn no_store_error_shows_a_password() {
         StoreError::Sqlite {
             path: path(),
             context: "x".into(),
-            source: sqlite_error(),
+            cause: sqlite_error(),
         },
         StoreError::Postgres {
             path: path(),

@@ -10,7 +10,9 @@
 //! io_uring (older than 5.1, or `kernel.io_uring_disabled`), each job runs
 //! `iodepth` threads instead, one synchronous `pread`/`pwrite` each: the
 //! same number of requests in flight, at more CPU cost; the engine used is
-//! a detail of the result.
+//! a detail of the result. In either engine a job whose requests complete
+//! none for a minute fails (a device that stopped answering); the threads
+//! engine then leaves its threads in the kernel (`threaded_job`).
 //!
 //! Every request uses its own buffer of ordinary 4 KiB pages, as fio's
 //! (YABS does not ask for huge pages), filled once with test data; before
@@ -39,7 +41,8 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use std::os::unix::io::AsRawFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use sysgauge_core::size::Bytes;
 use sysgauge_core::{BenchError, Better, CancelToken, Metric, RunCtx, Unit};
@@ -61,14 +64,16 @@ const MAX_LATENCIES: usize = 4_000_000;
 
 /// Longest single wait for a completion: how soon a job notices Ctrl-C
 /// while its requests are in flight.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 
 /// A job whose requests in flight complete none for this long fails: a
 /// device or kernel that stopped answering, not a slow one (a 1 MiB
-/// request at 1 MB/s completes in one second).
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+/// request at 1 MB/s completes in one second). Either engine.
+#[cfg(not(test))]
 const STALL_LIMIT: Duration = Duration::from_secs(60);
+/// The tests stop a device on purpose and need not wait a minute for it.
+#[cfg(test)]
+const STALL_LIMIT: Duration = Duration::from_secs(5);
 
 /// How long a failed or cancelled job waits for its requests still in
 /// flight before it gives up on them (and leaks their buffers): long
@@ -76,7 +81,6 @@ const STALL_LIMIT: Duration = Duration::from_secs(60);
 /// that a cancelled step ends within about a second.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 const REAP_LIMIT: Duration = Duration::from_secs(10);
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 const REAP_LIMIT_CANCELLED: Duration = Duration::from_secs(1);
 
 /// One job's work.
@@ -470,7 +474,41 @@ fn fail(
     e
 }
 
+/// What a job's I/O threads share.
+#[derive(Default)]
+struct Threads {
+    /// Requests issued so far (`Stop::Ops`).
+    issued: AtomicU64,
+    /// When the newest request completed, in nanoseconds since the pass
+    /// began: a job that sees none complete for `STALL_LIMIT` fails.
+    last_done_ns: AtomicU64,
+    /// Set when the job ends: a thread stops after its request.
+    quit: AtomicBool,
+}
+
+/// Sets `quit` when dropped: whichever way the job ends, its threads
+/// issue nothing more.
+struct QuitOnDrop(Arc<Threads>);
+
+impl Drop for QuitOnDrop {
+    fn drop(&mut self) {
+        self.0.quit.store(true, Ordering::Relaxed);
+    }
+}
+
 /// One job as `depth` threads, each with one synchronous request in flight.
+///
+/// A synchronous `pread`/`pwrite` takes no deadline, and one the device
+/// never completes (a hung disk, a suspended device-mapper target) holds
+/// its thread in the kernel, where no signal reaches it. So the threads
+/// are not scoped to the job: each owns what it uses (a duplicate of the
+/// file's descriptor, its buffer), and the job waits for their answers a
+/// slice at a time. When no request has completed for `STALL_LIMIT` (as
+/// the io_uring job), or `REAP_LIMIT_CANCELLED` after a cancel, the job
+/// fails and leaves the waiting threads to the kernel: each stops once its
+/// request returns, if it ever does, and frees what it owns. The run goes
+/// on (the case fails); only the process's own exit still waits for them,
+/// in the kernel.
 fn threaded_job(
     file: &File,
     job: &Job,
@@ -479,45 +517,113 @@ fn threaded_job(
     seed: u64,
     cancel: &CancelToken,
 ) -> std::io::Result<PassStats> {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
     let len = usize::try_from(job.block).map_err(|_| other("block too large"))?;
-    let issued = AtomicU64::new(0);
+    let depth = job.depth.max(1);
+    let shared = Arc::new(Threads::default());
+    let _quit = QuitOnDrop(Arc::clone(&shared));
+    let (tx, rx) = channel();
     let t0 = Instant::now();
-    let mut all = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..job.depth.max(1))
-            .map(|i| {
-                let issued = &issued;
-                s.spawn(move || {
-                    let mut buf = AlignedBuf::ordinary_pages(len)
-                        .ok_or_else(|| other("cannot allocate a buffer"))?;
-                    buf.copy_from_slice(pattern.at(u64::from(i) * len as u64, len));
-                    let mut rng = Rng::new(seed ^ (u64::from(i) << 32));
-                    let mut out = PassStats::default();
-                    loop {
-                        let go = match stop {
-                            Stop::Time(d) => t0.elapsed() < d,
-                            Stop::Ops(n) => issued.fetch_add(1, Ordering::Relaxed) < n,
-                        };
-                        if !go || cancel.is_cancelled() {
-                            break;
-                        }
-                        let (off, read) = draw(&mut rng, job);
-                        let t = Instant::now();
-                        if read {
-                            file.read_exact_at(&mut buf, off)?;
-                        } else {
-                            scramble(&mut buf, off, out.writes);
-                            file.write_all_at(&buf, off)?;
-                        }
-                        out.record(read, t.elapsed());
+    for i in 0..depth {
+        let mut buf =
+            AlignedBuf::ordinary_pages(len).ok_or_else(|| other("cannot allocate a buffer"))?;
+        buf.copy_from_slice(pattern.at(u64::from(i) * len as u64, len));
+        let file = file.try_clone()?;
+        let rng = Rng::new(seed ^ (u64::from(i) << 32));
+        let (tx, shared, cancel, job) = (tx.clone(), Arc::clone(&shared), cancel.clone(), *job);
+        std::thread::Builder::new()
+            .name("sysgauge-io".into())
+            .spawn(move || {
+                let r = io_thread(&file, &job, stop, buf, rng, t0, &shared, &cancel);
+                let _ = tx.send(r);
+            })?;
+    }
+    drop(tx);
+    let mut all = PassStats::default();
+    let mut first_error = None;
+    let mut running = depth;
+    let mut cancelled_at: Option<Instant> = None;
+    while running > 0 {
+        match rx.recv_timeout(WAIT_SLICE) {
+            Ok(r) => {
+                running -= 1;
+                match r {
+                    Ok(stats) => all.merge(stats),
+                    Err(e) => {
+                        shared.quit.store(true, Ordering::Relaxed);
+                        first_error.get_or_insert(e);
                     }
-                    Ok(out)
-                })
-            })
-            .collect();
-        join_merged(handles, "an I/O thread panicked")
-    })?;
+                }
+            }
+            // Every thread gone, some without an answer: they panicked.
+            Err(RecvTimeoutError::Disconnected) => return Err(other("an I/O thread panicked")),
+            Err(RecvTimeoutError::Timeout) => {
+                if cancel.is_cancelled()
+                    && cancelled_at.get_or_insert_with(Instant::now).elapsed()
+                        >= REAP_LIMIT_CANCELLED
+                {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::Interrupted,
+                        "interrupted",
+                    ));
+                }
+                let last = Duration::from_nanos(shared.last_done_ns.load(Ordering::Relaxed));
+                if t0.elapsed().saturating_sub(last) > STALL_LIMIT {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "none of {running} synchronous requests in flight completed in {} s \
+                             (the device stopped answering; the threads waiting for it are left \
+                             to the kernel)",
+                            STALL_LIMIT.as_secs()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
     all.elapsed = t0.elapsed();
     Ok(all)
+}
+
+/// One thread of `threaded_job`: synchronous requests, one at a time,
+/// until the job's stop, a cancel or the job's end.
+#[allow(clippy::too_many_arguments)]
+fn io_thread(
+    file: &File,
+    job: &Job,
+    stop: Stop,
+    mut buf: AlignedBuf,
+    mut rng: Rng,
+    t0: Instant,
+    shared: &Threads,
+    cancel: &CancelToken,
+) -> std::io::Result<PassStats> {
+    let mut out = PassStats::default();
+    loop {
+        let go = match stop {
+            Stop::Time(d) => t0.elapsed() < d,
+            Stop::Ops(n) => shared.issued.fetch_add(1, Ordering::Relaxed) < n,
+        };
+        if !go || cancel.is_cancelled() || shared.quit.load(Ordering::Relaxed) {
+            break;
+        }
+        let (off, read) = draw(&mut rng, job);
+        let t = Instant::now();
+        if read {
+            file.read_exact_at(&mut buf, off)?;
+        } else {
+            scramble(&mut buf, off, out.writes);
+            file.write_all_at(&buf, off)?;
+        }
+        out.record(read, t.elapsed());
+        let done = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        shared.last_done_ns.fetch_max(done, Ordering::Relaxed);
+    }
+    Ok(out)
 }
 
 /// `disk.randrw` at `block`, with the case's queue depth, jobs and mix.
@@ -747,9 +853,22 @@ mod tests {
         )
     }
 
-    /// `run_jobs` on another thread, its answer awaited at most `limit`
-    /// (a job that hangs fails the test instead of hanging it).
+    /// `run_jobs` through io_uring on another thread, its answer awaited
+    /// at most `limit` (a job that hangs fails the test instead of hanging
+    /// it).
     fn jobs_within(
+        file: File,
+        job: Job,
+        stop: Stop,
+        cancel: &CancelToken,
+        limit: Duration,
+    ) -> std::io::Result<PassStats> {
+        engine_within(Engine::IoUring, file, job, stop, cancel, limit)
+    }
+
+    /// `jobs_within` with `engine`.
+    fn engine_within(
+        engine: Engine,
         file: File,
         job: Job,
         stop: Stop,
@@ -760,11 +879,11 @@ mod tests {
         let cancel = cancel.clone();
         std::thread::spawn(move || {
             let pattern = Pattern::new(1 << 20).unwrap_or_else(|| panic!("alloc"));
-            let r = run_jobs(&file, job, 2, stop, &pattern, Engine::IoUring, &cancel);
+            let r = run_jobs(&file, job, 2, stop, &pattern, engine, &cancel);
             let _ = tx.send(r);
         });
         rx.recv_timeout(limit)
-            .unwrap_or_else(|_| panic!("the io_uring jobs did not return within {limit:?}"))
+            .unwrap_or_else(|_| panic!("the {engine:?} jobs did not return within {limit:?}"))
     }
 
     /// Every request fails (writes to a file opened read-only: EBADF): the
@@ -887,6 +1006,132 @@ mod tests {
             assert_eq!(seen, Some((7, 1)), "ext_arg {ext_arg}");
             assert_eq!(byte, *b"x");
         }
+    }
+
+    /// An ext4 file system on a loop device over an image in a temp
+    /// directory, mounted there; on drop thawed (so that requests it holds
+    /// complete and the threads waiting for them end and close their
+    /// descriptors), unmounted and detached.
+    struct Ext4Loop {
+        dir: tempfile::TempDir,
+        dev: String,
+    }
+
+    impl Ext4Loop {
+        fn make() -> Ext4Loop {
+            use sysgauge_testkit::{output_of_success, run_checked};
+            let dir = tempfile::tempdir().unwrap();
+            let img = dir.path().join("ext4.img");
+            File::create(&img).unwrap().set_len(32 << 20).unwrap();
+            let img = img.to_string_lossy().into_owned();
+            run_checked(&["mkfs.ext4", "-q", "-F", &img]);
+            let out = output_of_success(
+                std::process::Command::new("losetup").args(["--find", "--show", &img]),
+            );
+            let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let fs = Ext4Loop { dir, dev };
+            std::fs::create_dir(fs.mount_point()).unwrap();
+            let mnt = fs.mount_point().to_string_lossy().into_owned();
+            run_checked(&["mount", &fs.dev, &mnt]);
+            fs
+        }
+
+        fn mount_point(&self) -> std::path::PathBuf {
+            self.dir.path().join("mnt")
+        }
+    }
+
+    impl Drop for Ext4Loop {
+        fn drop(&mut self) {
+            let run = |args: &[&str]| {
+                std::process::Command::new(args[0])
+                    .args(&args[1..])
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            let mnt = self.mount_point().to_string_lossy().into_owned();
+            run(&["fsfreeze", "-u", &mnt]);
+            // The threads left behind end once their writes do.
+            for _ in 0..50 {
+                if run(&["umount", &mnt]) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            run(&["losetup", "-d", &self.dev]);
+        }
+    }
+
+    /// A device that stops answering (a frozen file system: every write
+    /// waits in the kernel, where no signal reaches it, until it thaws):
+    /// the threads engine's synchronous requests cannot be given a
+    /// deadline, yet the job fails once none has completed for
+    /// `STALL_LIMIT`, naming the stall, instead of waiting with them; a
+    /// cancel ends it within about a second.
+    #[test]
+    fn threads_on_a_stuck_device_fail_after_the_stall_limit() {
+        use sysgauge_testkit::{is_root, on_path};
+        let tools = ["losetup", "mkfs.ext4", "mount", "fsfreeze"];
+        if !sysgauge_testkit::require(
+            "root, a loop device and util-linux (an ext4 file system to freeze)",
+            is_root()
+                && tools.iter().all(|t| on_path(t))
+                && std::path::Path::new("/dev/loop-control").exists(),
+            "run the tests as root with util-linux and e2fsprogs",
+        ) {
+            return;
+        }
+        let fs = Ext4Loop::make();
+        let pattern = Pattern::new(1 << 20).unwrap_or_else(|| panic!("alloc"));
+        let Some(file) = direct_file(&fs.mount_point(), 8 << 20, &pattern) else {
+            panic!("no O_DIRECT on ext4");
+        };
+        let again = file.try_clone().unwrap();
+        let mnt = fs.mount_point().to_string_lossy().into_owned();
+        sysgauge_testkit::run_checked(&["fsfreeze", "-f", &mnt]);
+        let job = Job {
+            block: 4096,
+            size: 8 << 20,
+            depth: 4,
+            read_percent: 0,
+        };
+        let t = Instant::now();
+        let r = engine_within(
+            Engine::Threads,
+            file,
+            job,
+            Stop::Ops(1000),
+            &CancelToken::new(),
+            STALL_LIMIT + Duration::from_secs(20),
+        );
+        let took = t.elapsed();
+        let e = r.map(|p| p.writes).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+        assert!(e.to_string().contains("completed in"), "{e}");
+        assert!(took >= STALL_LIMIT, "{took:?}: {e}");
+        let cancel = CancelToken::new();
+        let canceller = {
+            let cancel = cancel.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                cancel.cancel();
+                Instant::now()
+            })
+        };
+        let r = engine_within(
+            Engine::Threads,
+            again,
+            job,
+            Stop::Ops(1000),
+            &cancel,
+            Duration::from_secs(20),
+        );
+        let after = canceller.join().unwrap().elapsed();
+        let e = r.map(|p| p.writes).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "{e}");
+        assert!(after < Duration::from_secs(3), "{after:?} after the cancel");
+        drop(fs);
     }
 
     #[test]

@@ -75,6 +75,16 @@ pub enum RawError {
     NotBlockDevice(String),
     #[error("--device {path}: cannot find {name} in /sys/class/block")]
     NoSysfs { path: String, name: String },
+    #[error(
+        "--device {path} holds {} ({device} B), less than --size {} ({requested} B): \
+         pass a --size of at most {}, or name a larger device",
+        Bytes(*.device), Bytes(*.requested), Bytes(*.device)
+    )]
+    SmallerThanSize {
+        path: String,
+        device: u64,
+        requested: u64,
+    },
 }
 
 /// One reason not to write to a device.
@@ -551,6 +561,22 @@ pub fn default_size(profile: Profile) -> u64 {
     by_profile(profile, [1 << 20, 64 << 20, 256 << 20, 1 << 30])
 }
 
+/// An explicit `--size` must fit on the device: writing less than asked
+/// would measure another workload than its params promise (the `size` of
+/// a case is the region written), so a device smaller than `--size` is
+/// refused. The profile's default size is not a request: it shrinks to
+/// the device (`region`).
+pub fn check_size(f: &DeviceFacts, requested: Option<u64>) -> Result<(), RawError> {
+    match requested {
+        Some(requested) if requested > f.size_bytes => Err(RawError::SmallerThanSize {
+            path: f.path.display().to_string(),
+            device: f.size_bytes,
+            requested,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The region written: the request or the profile's default, within the
 /// device, whole blocks.
 pub fn region(requested: Option<u64>, profile: Profile, device: u64, block: u64) -> u64 {
@@ -683,6 +709,7 @@ pub fn raw_write(
     if let Some(r) = refusals(&facts, rt.force).first() {
         return Err(BenchError::failed(format!("refusing to write: {r}")));
     }
+    check_size(&facts, o.size).map_err(|e| BenchError::failed(e.to_string()))?;
     let size = region(o.size, ctx.profile(), facts.size_bytes, block);
     ctx.note_param("size", size);
     ctx.note_detail("device", facts.name.as_str());

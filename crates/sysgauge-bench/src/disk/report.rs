@@ -7,7 +7,7 @@
 
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_core::rounds::shown_spread;
-use sysgauge_report::format::format_value;
+use sysgauge_report::format::{format_value, unit_label};
 use sysgauge_report::summary::{status_note, warning_codes};
 use sysgauge_report::table::{Table, TableFormat};
 
@@ -198,14 +198,14 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
         };
         // A mixed case (randrw) has a latency per side, no overall one.
         let lat = |name: &str| match value(name) {
-            Some(v) => format!("{v} us"),
+            Some(v) => format!("{v} µs"),
             None => match (
                 value(&format!("read_{name}")),
                 value(&format!("write_{name}")),
             ) {
                 (None, None) => "-".into(),
                 (r, w) => format!(
-                    "r {} / w {} us",
+                    "r {} / w {} µs",
                     r.unwrap_or_else(|| "-".into()),
                     w.unwrap_or_else(|| "-".into())
                 ),
@@ -217,7 +217,7 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
                     test,
                     case,
                     format_value(m.value()),
-                    m.unit.symbol().to_string(),
+                    unit_label(m.unit.symbol()).to_string(),
                     format!("±{:.1}%", shown_spread(r, m) * 100.0),
                     lat("latency_median"),
                     lat("latency_p99"),
@@ -305,7 +305,7 @@ mod tests {
         assert!(table.contains("seq-write"), "{table}");
         assert!(table.contains("1MiB direct"), "{table}");
         assert!(table.contains("812.5"), "{table}");
-        assert!(table.contains("2500.0 us"), "{table}");
+        assert!(table.contains("2500.0 µs"), "{table}");
         let seq = table
             .lines()
             .find(|l| l.starts_with("seq-write"))
@@ -374,6 +374,6 @@ mod tests {
             "{y}"
         );
         let table = disk_table(&run, TableFormat::Text);
-        assert!(table.contains("r 812.0 / w 950.0 us"), "{table}");
+        assert!(table.contains("r 812.0 / w 950.0 µs"), "{table}");
     }
 }

@@ -320,7 +320,7 @@ pub fn net_summary(run: &RunRecord) -> String {
             metric_value(r, "rtt_p99"),
         ) {
             (None, Some(m), Some(p)) => {
-                format!("median {} us, p99 {} us", format_value(m), format_value(p))
+                format!("median {} µs, p99 {} µs", format_value(m), format_value(p))
             }
             (Some(n), _, _) => n,
             _ => "no metric".into(),

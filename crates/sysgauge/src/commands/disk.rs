@@ -151,6 +151,7 @@ fn check_device(o: &DiskOptions, cfg: &MeasureConfig) -> Result<Option<String>> 
         return Ok(None);
     };
     let facts = raw::inspect(&rt.path)?;
+    raw::check_size(&facts, o.size)?;
     let refusals = raw::refusals(&facts, rt.force);
     if !refusals.is_empty() {
         let why: Vec<String> = refusals.iter().map(|r| r.to_string()).collect();

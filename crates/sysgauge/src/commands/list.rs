@@ -10,7 +10,7 @@ use sysgauge_core::family_of;
 use sysgauge_crypto::speed::implementation_catalog;
 use sysgauge_family::family::Options;
 use sysgauge_registry::{benchmarks, family_info};
-use sysgauge_report::{Table, TableFormat};
+use sysgauge_report::{unit_label, Table, TableFormat};
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -119,7 +119,12 @@ pub fn run(args: ListArgs) -> Result<Exit> {
         if !e.in_default_run && !opt_in.contains(&e.family) {
             opt_in.push(e.family.clone());
         }
-        t.push(vec![e.id, e.unit, e.better, e.description]);
+        t.push(vec![
+            e.id,
+            unit_label(&e.unit).to_string(),
+            e.better,
+            e.description,
+        ]);
     }
     let mut text = t.render(TableFormat::Text);
     if !opt_in.is_empty() {

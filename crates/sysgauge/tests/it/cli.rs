@@ -269,6 +269,36 @@ fn bad_input_is_refused_cleanly() {
     }
 }
 
+/// Every kind of error starts the same way, whoever raised it: clap
+/// (an unknown flag or command, a missing argument, a value not of its
+/// kind), our own checks of the command line, the results database, a
+/// device refused.
+#[test]
+fn every_error_starts_with_one_prefix() {
+    let sb = Sandbox::new();
+    let db = sb.db().to_string_lossy().to_string();
+    let cases: [&[&str]; 9] = [
+        &["--bogus"],
+        &["frobnicate"],
+        &["disk", "--bogus"],
+        &["report", "--db", &db],
+        &["disk", "--size", "12qq"],
+        &["run", "--only", "nosuchfamily"],
+        &["run", "--repetitions", "0"],
+        &["results", "--db", &db, "show", "42"],
+        &["disk", "--device", "/dev/null"],
+    ];
+    for args in cases {
+        let out = sb.cmd().args(args).exits_with(2);
+        let err = stderr_of(&out);
+        assert!(err.starts_with("sysgauge: error: "), "{args:?}: {err}");
+        assert!(
+            !err.lines().any(|l| l.starts_with("error:")),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let sb = Sandbox::new();

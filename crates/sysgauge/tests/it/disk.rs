@@ -387,6 +387,31 @@ fn raw_mode_explains_and_writes_nothing_without_destroy_data() {
     assert!(data.iter().all(|&b| b == 0), "the device was written to");
 }
 
+/// A `--size` the device cannot hold is refused, naming both sizes, with
+/// or without --destroy-data: writing less would be another workload than
+/// the one asked for. Nothing is written.
+#[test]
+fn raw_mode_refuses_a_size_larger_than_the_device() {
+    let Some(_turn) = loop_device_turn(&["losetup"]) else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let img = blank_image(sb.path(), "small.img", 4 << 20);
+    let lo = LoopDev::attach(&img, None, false);
+    for extra in [&["--destroy-data"][..], &[]] {
+        let out = raw_cmd(&sb, lo.path())
+            .args(["--size", "64MiB", "--block-size", "1MiB"])
+            .args(extra)
+            .usage_error("less than --size 64 MiB");
+        let err = stderr_of(&out);
+        assert!(err.contains("holds 4 MiB"), "{err}");
+        assert!(!err.contains("would write"), "{err}");
+    }
+    drop(lo);
+    let data = std::fs::read(&img).unwrap();
+    assert!(data.iter().all(|&b| b == 0), "the device was written to");
+}
+
 #[test]
 fn raw_mode_shows_read_modify_write_on_4k_sectors() {
     let Some(_turn) = loop_device_turn(&["losetup"]) else {

@@ -3,7 +3,7 @@
 //! schema version, and command lines out of range.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-use crate::common::{stderr_of, stdout_of, Outcome, Sandbox};
+use crate::common::{stderr_of, stdout_of, Outcome, Sandbox, Tmpfs};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use sysgauge_testkit::{is_root, on_path};
@@ -30,6 +30,40 @@ fn empty_database_file_has_no_runs_yet() {
     sb.on_db("import").arg(mbw_fixture()).succeeds();
     let out = sb.on_db("results").arg("list").succeeds();
     assert!(stdout_of(&out).contains("mbw"), "{}", stdout_of(&out));
+}
+
+/// A database on a full file system: the error names SQLite's cause once,
+/// not once per layer of the error (the store's message, rusqlite's,
+/// SQLite's own `Error code N: …`).
+#[test]
+fn a_database_error_on_a_full_disk_names_its_cause_once() {
+    let sb = Sandbox::new();
+    let full = sb.path().join("full");
+    let Some(_full) = Tmpfs::mount(&full, "size=64k") else {
+        return;
+    };
+    // Room for the database file but not for its write-ahead log and
+    // shared-memory index.
+    std::fs::write(full.join("filler"), vec![0u8; 40_000]).unwrap();
+    let out = sb
+        .on("import", full.join("x.sqlite"))
+        .arg(mbw_fixture())
+        .exits_with(2);
+    let err = stderr_of(&out);
+    let said = err.matches("disk I/O error").count() + err.matches("disk is full").count();
+    assert_eq!(said, 1, "{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .map(|l| {
+            l.trim_start_matches("sysgauge: error: ")
+                .trim_start_matches("  caused by: ")
+        })
+        .collect();
+    for (i, a) in lines.iter().enumerate() {
+        for b in &lines[i + 1..] {
+            assert!(!a.contains(b), "{b:?} repeats a cause: {err}");
+        }
+    }
 }
 
 /// A database of root's (0644, in a 0755 directory) read by another user:

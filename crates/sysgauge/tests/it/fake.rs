@@ -45,7 +45,7 @@ fn a_run_prints_stores_and_shows_the_scripted_numbers() {
         "{text}"
     );
     assert!(
-        text.contains("fake.latency          40.00  us     ±0.0%  3"),
+        text.contains("fake.latency          40.00  µs     ±0.0%  3"),
         "{text}"
     );
     let run = common::read_record(&sb.path().join("run.json"));
@@ -70,6 +70,39 @@ fn a_run_prints_stores_and_shows_the_scripted_numbers() {
     assert!(!stdout_of(&listed).contains("fake."));
     let listed = sb.cmd().env(VARIABLE, "").arg("list").succeeds();
     assert!(stdout_of(&listed).contains("fake.rate"));
+}
+
+/// Microseconds are `µs` wherever people read them (the progress lines,
+/// the summary, `results show`, `list`), and `us` where a format stores
+/// them (the record's JSON, CSV): one spelling per kind of reader.
+#[test]
+fn microseconds_are_spelt_one_way_for_people() {
+    let sb = Sandbox::new();
+    let out = fake_run(&sb, "latency=40", "run.json").succeeds();
+    let shown = [stderr_of(&out), stdout_of(&out)].concat();
+    assert!(shown.contains("40.00 µs"), "{shown}");
+    assert!(shown.contains("40.00  µs"), "{shown}");
+    let run = common::read_record(&sb.path().join("run.json"));
+    let show = sb.on_db("results").args(["show", &run.run_id]).succeeds();
+    let list = sb.cmd().env(VARIABLE, "").arg("list").succeeds();
+    for text in [shown, stdout_of(&show), stdout_of(&list)] {
+        assert!(text.contains("µs"), "{text}");
+        assert!(
+            !text.split_whitespace().any(|w| w == "us"),
+            "ASCII us beside µs: {text}"
+        );
+    }
+    // The stored unit is schema: ASCII, as it always was.
+    let latency = run.results.iter().find(|r| r.bench_id == "fake.latency");
+    let unit = latency
+        .and_then(|r| r.metrics.first())
+        .map(|m| m.unit.symbol());
+    assert_eq!(unit, Some("us"));
+    let csv = sb
+        .on_db("results")
+        .args(["export", &run.run_id, "--format", "csv"])
+        .succeeds();
+    assert!(stdout_of(&csv).contains(",us,"), "{}", stdout_of(&csv));
 }
 
 #[test]
