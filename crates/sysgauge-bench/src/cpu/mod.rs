@@ -611,7 +611,7 @@ mod tests {
             .collect();
         assert_eq!(
             confidence,
-            ["cpu.huffman (threads=all): ±10.1 % after 11 passes (round of 12243)"]
+            ["cpu.huffman (threads=all): ±10.1 % after 11 passes (round of 12243) (round 2 of 3)"]
         );
         // The table shows the same number.
         let run = sysgauge_core::record::RunRecord {

@@ -64,7 +64,9 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
     // is refused: indexes under it would not be comparable.
     let embedded = sysgauge_registry::baseline::embedded().unwrap().version;
     let taken = embedded.to_string();
-    let out = file.to_str().unwrap_or("x");
+    // Its own output file: the quiet-machine case above may have written `file`.
+    let not_written = sb.path().join("reused.json");
+    let out = not_written.to_str().unwrap_or("x");
     let reused = make(&["--force", "--allow-noisy", "--version", &taken, "-o", out]);
     assert_eq!(reused.status.code(), Some(2));
     assert!(
@@ -74,7 +76,7 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
         "{}",
         stderr_of(&reused)
     );
-    assert!(!file.exists());
+    assert!(!not_written.exists());
     // The same run twice is no re-measurement of itself.
     let twice = sb
         .cmd()
@@ -106,7 +108,8 @@ fn run_summary_ends_with_the_index_and_baseline_commands_work() {
         stderr_of(&zero)
     );
     let next = (embedded + 5).to_string();
-    let forced = make(&["--force", "--allow-noisy", "--version", &next, "-o", out]);
+    let path = file.to_str().unwrap_or("x");
+    let forced = make(&["--force", "--allow-noisy", "--version", &next, "-o", path]);
     assert!(forced.status.success(), "{}", stderr_of(&forced));
     let b = sysgauge_registry::baseline::parse(&std::fs::read_to_string(&file).unwrap_or_default())
         .unwrap();
