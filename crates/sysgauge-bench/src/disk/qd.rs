@@ -799,6 +799,21 @@ mod tests {
     use super::*;
     use std::os::unix::fs::OpenOptionsExt;
 
+    /// A token cancelled 0.3 s from now, and the thread that does it (its
+    /// result: the moment it did).
+    fn cancel_soon() -> (CancelToken, std::thread::JoinHandle<Instant>) {
+        let cancel = CancelToken::new();
+        let canceller = {
+            let cancel = cancel.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                cancel.cancel();
+                Instant::now()
+            })
+        };
+        (cancel, canceller)
+    }
+
     fn direct_file(dir: &std::path::Path, size: u64, pattern: &Pattern) -> Option<File> {
         let path = dir.join("qd");
         let f = std::fs::OpenOptions::new()
@@ -933,15 +948,7 @@ mod tests {
             depth: 4,
             read_percent: 100,
         };
-        let cancel = CancelToken::new();
-        let canceller = {
-            let cancel = cancel.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(300));
-                cancel.cancel();
-                Instant::now()
-            })
-        };
+        let (cancel, canceller) = cancel_soon();
         let r = jobs_within(
             File::from(std::os::fd::OwnedFd::from(read_end)),
             job,
@@ -1110,15 +1117,7 @@ mod tests {
         assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
         assert!(e.to_string().contains("completed in"), "{e}");
         assert!(took >= STALL_LIMIT, "{took:?}: {e}");
-        let cancel = CancelToken::new();
-        let canceller = {
-            let cancel = cancel.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(300));
-                cancel.cancel();
-                Instant::now()
-            })
-        };
+        let (cancel, canceller) = cancel_soon();
         let r = engine_within(
             Engine::Threads,
             again,

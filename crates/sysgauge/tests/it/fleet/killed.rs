@@ -34,25 +34,33 @@ fn masters_of(dir: &Path) -> Vec<i32> {
         .collect()
 }
 
-#[test]
-fn masters_of_a_killed_run_are_stopped_by_the_next() {
-    if !available() {
-        return;
-    }
-    let mut lab = Lab::with_hosts(3);
-    lab.start_first(3);
+/// A fleet of `hosts` lab hosts mid-run: every host running a long case,
+/// the run's one control directory and its masters there.
+struct MidRun {
+    lab: Lab,
+    sb: Sandbox,
+    /// The fleet's own temporary directory: only this test's control
+    /// directories are in it.
+    tmp: tempfile::TempDir,
+    addresses: Vec<String>,
+    run: ChildGuard,
+    dir: PathBuf,
+}
+
+fn fleet_mid_run(hosts: usize) -> MidRun {
+    let mut lab = Lab::with_hosts(hosts);
+    lab.start_first(hosts);
     let sb = Sandbox::new();
-    // The fleet's own temporary directory: only this test's control
-    // directories are in it.
     let tmp = tempfile::tempdir().unwrap();
     let addresses: Vec<String> = lab.hosts.iter().map(|h| h.address.clone()).collect();
     let mut args: Vec<&str> = addresses.iter().map(String::as_str).collect();
-    // Long enough to be killed mid-run.
+    // Long enough to be stopped mid-run.
     args.extend(["--", "--profile", "standard", "--only", "hash.md5"]);
     let mut cmd = lab.fleet_cmd(&sb, &args);
     cmd.env("TMPDIR", tmp.path());
     let mut run = ChildGuard::spawn(&mut cmd);
     let end = Instant::now() + Duration::from_secs(180);
+    // The hosts start in either order; a line once waited past is in `seen`.
     let all_running = |seen: &[String]| {
         addresses.iter().all(|a| {
             seen.iter()
@@ -73,13 +81,20 @@ fn masters_of_a_killed_run_are_stopped_by_the_next() {
     let dirs = control_dirs(tmp.path());
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     let dir = dirs[0].clone();
-    let masters = masters_of(&dir);
-    assert_eq!(masters.len(), 3, "{masters:?}\n{}", run.output());
+    assert_eq!(masters_of(&dir).len(), hosts, "{}", run.output());
+    MidRun {
+        lab,
+        sb,
+        tmp,
+        addresses,
+        run,
+        dir,
+    }
+}
 
-    // SIGKILL (and reaped): nothing of sysgauge's runs after this.
-    drop(run);
-    // What runs on the hosts is their business (their reboot ends it);
-    // here it would only take CPU from the rest of the test.
+/// What runs on the hosts is their business (their reboot ends it); here
+/// it would only take CPU from the rest of the test.
+fn kill_remote_runs(lab: &Lab) {
     let remote: Vec<String> = processes_mentioning(&lab.tmp().display().to_string())
         .iter()
         .map(|p| p.pid.to_string())
@@ -90,6 +105,21 @@ fn masters_of_a_killed_run_are_stopped_by_the_next() {
             .args(&remote)
             .status();
     }
+}
+
+#[test]
+fn masters_of_a_killed_run_are_stopped_by_the_next() {
+    if !available() {
+        return;
+    }
+    let m = fleet_mid_run(3);
+    let (lab, sb, tmp, run, dir) = (m.lab, m.sb, m.tmp, m.run, m.dir);
+    let addresses = m.addresses;
+    let masters = masters_of(&dir);
+
+    // SIGKILL (and reaped): nothing of sysgauge's runs after this.
+    drop(run);
+    kill_remote_runs(&lab);
     // The defect: the masters stay connected and the directory stays.
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(masters_of(&dir), masters, "the masters outlive the run");
@@ -131,28 +161,15 @@ fn a_second_signal_stops_the_masters_and_removes_the_directory() {
     if !available() {
         return;
     }
-    let mut lab = Lab::with_hosts(2);
-    lab.start_first(2);
-    let sb = Sandbox::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let addresses: Vec<String> = lab.hosts.iter().map(|h| h.address.clone()).collect();
-    let mut args: Vec<&str> = addresses.iter().map(String::as_str).collect();
-    args.extend(["--", "--profile", "standard", "--only", "hash.md5"]);
-    let mut cmd = lab.fleet_cmd(&sb, &args);
-    cmd.env("TMPDIR", tmp.path());
-    let mut run = ChildGuard::spawn(&mut cmd);
-    // The hosts start in either order; a line once waited past is gone.
-    for _ in &addresses {
-        assert!(
-            run.wait_for_line(": running (", Duration::from_secs(180)),
-            "{}",
-            run.output()
-        );
-    }
-    let dirs = control_dirs(tmp.path());
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    let dir = dirs[0].clone();
-    assert_eq!(masters_of(&dir).len(), 2, "{}", run.output());
+    // The database and the temporary directory stay until the end.
+    let MidRun {
+        lab,
+        mut run,
+        dir,
+        sb: _sb,
+        tmp: _tmp,
+        ..
+    } = fleet_mid_run(2);
     run.interrupt();
     // Two signals close together can arrive as one (a pending signal is
     // not queued twice): the second is sent once the first is seen.
@@ -164,18 +181,7 @@ fn a_second_signal_stops_the_masters_and_removes_the_directory() {
     run.interrupt();
     let status = run.wait_exit(Duration::from_secs(60));
     assert_eq!(status.and_then(|s| s.code()), Some(130), "{}", run.output());
-    // Remote runs are the hosts' business; stop them for the rest of the
-    // test machine.
-    let remote: Vec<String> = processes_mentioning(&lab.tmp().display().to_string())
-        .iter()
-        .map(|p| p.pid.to_string())
-        .collect();
-    if !remote.is_empty() {
-        let _ = std::process::Command::new("kill")
-            .arg("-KILL")
-            .args(&remote)
-            .status();
-    }
+    kill_remote_runs(&lab);
     assert!(masters_of(&dir).is_empty(), "{:?}", masters_of(&dir));
     assert!(!dir.exists(), "{} is still there", dir.display());
 }
