@@ -1150,7 +1150,7 @@ pub(crate) async fn case_view(
             (v.outlier_z) " scaled MADs from the median (3 machines at least)." }
         @if v.groups.is_empty() { p { "No stored result of this case on this CPU model." } }
         @for g in &v.groups {
-            h2 { (g.metric) " (" (g.unit) ", " (g.better) " is better)" @if !g.params.is_empty() { ", " code { (g.params) } } }
+            h2 { (g.metric) " (" (sysgauge_report::unit_label(&g.unit)) ", " (g.better) " is better)" @if !g.params.is_empty() { ", " code { (g.params) } } }
             table {
                 tr { th { "machines" } th { "median" } th { "min" } th { "25 %" } th { "75 %" } th { "max" } }
                 tr { td class="num" { (g.count) } td class="num" { (fmt(g.median)) } td class="num" { (fmt(g.min)) }

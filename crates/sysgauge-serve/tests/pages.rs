@@ -207,6 +207,27 @@ fn machines_runs_and_cases_views() {
     assert!(missing.error().contains("cpu"));
 }
 
+/// People read microseconds as µs on a page; the API keeps the stored
+/// unit's ASCII name (`us`), as records and exports do.
+#[test]
+fn a_page_spells_microseconds_as_people_read_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let token = server.token("t");
+    let mut r = a_run("n1", 0);
+    r.host.cpu.model = Some("Same CPU".into());
+    r.results[0].metrics[0].unit = sysgauge_core::Unit::Microseconds;
+    r.results[0].metrics[0].better = sysgauge_core::Better::Lower;
+    let sent = upload(&server, &token, &r);
+    assert_eq!(sent.status, 201, "{}", sent.body);
+    let path = "cases?bench=hash.sha256&cpu=Same%20CPU";
+    let page = get(&server.url(&format!("/{path}")), None);
+    assert!(page.body.contains("(µs, lower is better)"), "{}", page.body);
+    assert!(!page.body.contains("(us, "), "{}", page.body);
+    let api = get(&server.url(&format!("/api/{path}")), None).json();
+    assert_eq!(api["groups"][0]["unit"], "us");
+}
+
 /// Every `name="m"` checkbox value of the machines page.
 fn ticked_values(page: &str) -> Vec<String> {
     page.split("name=\"m\" value=\"")
