@@ -11,6 +11,7 @@
 use crate::cli::SelectArgs;
 use crate::config::{DbChoice, MeasureConfig};
 use crate::exit::Exit;
+use crate::exit::ERROR_PREFIX;
 use crate::output;
 use crate::progress::ConsoleProgress;
 use anyhow::{Context, Result};
@@ -451,7 +452,7 @@ fn upload_run(
             (Some(done), false)
         }
         Err(e) => {
-            eprintln!("sysgauge: error: the upload failed: {e:#}; {again} sends it again");
+            eprintln!("{ERROR_PREFIX}the upload failed: {e:#}; {again} sends it again");
             (None, true)
         }
     }
@@ -515,7 +516,7 @@ struct GuardedStoreSink<'a> {
 impl GuardedStoreSink<'_> {
     fn keep(&mut self, r: Result<(), sysgauge_core::runner::SinkError>) {
         if let Err(e) = r {
-            eprintln!("sysgauge: error: results database: {e}; the run goes on without it");
+            eprintln!("{ERROR_PREFIX}results database: {e}; the run goes on without it");
             self.error = Some(e.to_string());
         }
     }

@@ -11,6 +11,7 @@
 use crate::cli::{MeasureArgs, SelectArgs};
 use crate::config::{check_writable_dir, MeasureConfig};
 use crate::exit::Exit;
+use crate::exit::ERROR_PREFIX;
 use crate::measure;
 use crate::values::NiceSize;
 use anyhow::{bail, Context, Result};
@@ -198,7 +199,7 @@ pub fn run(args: DiskArgs) -> Result<Exit> {
     // measured, which is no success (README: 2, fatal error).
     if exit == Exit::Ok && disk::target::nothing_fit(&outcome.record.results) {
         eprintln!(
-            "sysgauge: error: every case was skipped: the test file no longer fits (free space went while the run started); free some space or pass --path to another file system"
+            "{ERROR_PREFIX}every case was skipped: the test file no longer fits (free space went while the run started); free some space or pass --path to another file system"
         );
         return Ok(Exit::Fatal);
     }

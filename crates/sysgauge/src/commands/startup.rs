@@ -10,6 +10,7 @@
 use crate::cli::MeasureArgs;
 use crate::config::{check_output_path, MeasureConfig};
 use crate::exit::Exit;
+use crate::exit::ERROR_PREFIX;
 use crate::values::Seconds;
 use crate::{measure, output};
 use anyhow::{bail, Context, Result};
@@ -307,7 +308,7 @@ pub fn run(args: StartupArgs) -> Result<Exit> {
             // `interrupted`, with nothing measured.
             Err(PreflightError::Cancelled) => break,
             Err(PreflightError::Failed(e)) => {
-                eprintln!("sysgauge: error: {e}");
+                eprintln!("{ERROR_PREFIX}{e}");
                 return Ok(Exit::BenchFailed);
             }
         }

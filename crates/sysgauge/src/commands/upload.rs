@@ -6,6 +6,7 @@
 //! error, so the command can be repeated after a failure.
 
 use crate::exit::Exit;
+use crate::exit::ERROR_PREFIX;
 use crate::importing::{importer, load_files, FileOptions};
 use crate::machines::{not_found, resolve_stored};
 use crate::upload::{TokenArgs, Uploader};
@@ -58,7 +59,7 @@ pub fn run(args: UploadArgs) -> Result<Exit> {
             Ok(done) => eprintln!("{who}: {}", done.describe()),
             Err(e) => {
                 failed += 1;
-                eprintln!("sysgauge: error: {who}: {e:#}");
+                eprintln!("{ERROR_PREFIX}{who}: {e:#}");
             }
         }
     }
