@@ -202,18 +202,30 @@ fn check_host_command(v: &[String]) -> Result<()> {
     let line = std::iter::once("sysgauge")
         .chain(v.iter().map(String::as_str))
         .chain(["--json", "-", "--no-store"]);
-    if let Err(e) = crate::cli::Cli::try_parse_from(line) {
-        let text = e.render().to_string();
-        let first = text
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("not a valid command line");
-        bail!(
-            "the host's command line `sysgauge {}`: {}",
-            v.join(" "),
-            first.strip_prefix("error: ").unwrap_or(first)
-        );
+    let said =
+        |what: &str| anyhow::anyhow!("the host's command line `sysgauge {}`: {what}", v.join(" "));
+    let cli = match crate::cli::Cli::try_parse_from(line) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.render().to_string();
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("not a valid command line");
+            // clap lists the values an option takes on a line of its own.
+            let values = lines
+                .find(|l| l.starts_with("[possible values:"))
+                .map(|l| format!(" {l}"))
+                .unwrap_or_default();
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            return Err(said(&format!("{first}{values}")));
+        }
+    };
+    // `run`'s `--only`/`--skip` name benchmarks every build has (ids do
+    // not depend on the architecture), so a misspelt one is found here too.
+    if let crate::cli::Command::Run(args) = &cli.command {
+        let all = sysgauge_registry::benchmarks(&sysgauge_family::family::Options::default());
+        if let Err(e) = super::run::select(all, &args.select) {
+            return Err(said(&e.to_string()));
+        }
     }
     Ok(())
 }

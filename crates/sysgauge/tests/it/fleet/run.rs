@@ -580,8 +580,17 @@ fn usage_errors_exit_2_before_connecting() {
                 "--profile".into(),
                 "nosuch".into(),
             ],
-            "the host's command line `sysgauge run --profile nosuch`: invalid value 'nosuch'"
+            "the host's command line `sysgauge run --profile nosuch`: invalid value 'nosuch' for '--profile <PROFILE>' [possible values: tiny, quick, standard, full]"
                 .into(),
+        ),
+        (
+            vec![
+                "h1".into(),
+                "--".into(),
+                "--only".into(),
+                "nosuchfamily".into(),
+            ],
+            "the host's command line `sysgauge run --only nosuchfamily`: --only: unknown family or benchmark 'nosuchfamily'".into(),
         ),
         (
             vec!["root@10.0.0.1:22:33".into()],
