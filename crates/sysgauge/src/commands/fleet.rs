@@ -944,14 +944,14 @@ mod tests {
             s(&["run", "--no-wait", "--profile", "quick"])
         );
         assert_eq!(
-            remote_args(&s(&["--profile", "tiny", "--only", "family.case"])).unwrap_or_default(),
+            remote_args(&s(&["--profile", "tiny", "--only", "hash.md5"])).unwrap_or_default(),
             s(&[
                 "run",
                 "--no-wait",
                 "--profile",
                 "tiny",
                 "--only",
-                "family.case"
+                "hash.md5"
             ])
         );
         assert_eq!(
