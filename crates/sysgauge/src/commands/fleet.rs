@@ -219,15 +219,72 @@ fn check_host_command(v: &[String]) -> Result<()> {
             return Err(said(&format!("{first}{values}")));
         }
     };
-    // `run`'s `--only`/`--skip` name benchmarks every build has (ids do
-    // not depend on the architecture), so a misspelt one is found here too.
-    if let crate::cli::Command::Run(args) = &cli.command {
-        let all = sysgauge_registry::benchmarks(&sysgauge_family::family::Options::default());
-        if let Err(e) = super::run::select(all, &args.select) {
-            return Err(said(&e.to_string()));
+    // `--only`/`--skip` name benchmarks every build has (ids depend neither
+    // on the architecture nor on a command's options), so a misspelt one is
+    // found here too.
+    use crate::cli::Command as C;
+    use sysgauge_family::family::{Family, Options};
+    let options = Options::default();
+    let (families, only, skip): (&[&dyn Family], _, _) = match &cli.command {
+        C::Run(args) => {
+            let all = sysgauge_registry::benchmarks(&options);
+            return match super::run::select(all, &args.select) {
+                Ok(_) => Ok(()),
+                Err(e) => Err(said(&e.to_string())),
+            };
         }
+        C::Cpu(a) => (
+            &[&sysgauge_bench::cpu::FAMILY],
+            &a.select.only,
+            &a.select.skip,
+        ),
+        C::Mem(a) => (
+            &[&sysgauge_bench::memory::FAMILY],
+            &a.select.only,
+            &a.select.skip,
+        ),
+        C::Disk(a) => (
+            &[&sysgauge_bench::disk::FAMILY],
+            &a.select.only,
+            &a.select.skip,
+        ),
+        C::Net(a) => (
+            &[&sysgauge_net::net::FAMILY],
+            &a.select.only,
+            &a.select.skip,
+        ),
+        C::Sweep(a) => (
+            &[&sysgauge_bench::sweep::FAMILY],
+            &a.select.only,
+            &a.select.skip,
+        ),
+        C::Spawn(a) => {
+            // `--method` is the former spelling of `--only`.
+            let only = if a.methods.is_empty() {
+                &a.select.only
+            } else {
+                &a.methods
+            };
+            (&[&sysgauge_bench::spawn::FAMILY], only, &a.select.skip)
+        }
+        C::Crypto(a) => (
+            &[
+                &sysgauge_crypto::hash::FAMILY,
+                &sysgauge_crypto::crypto::FAMILY,
+            ],
+            &a.select.only,
+            &a.select.skip,
+        ),
+        _ => return Ok(()),
+    };
+    let all = families
+        .iter()
+        .flat_map(|f| f.benchmarks(&options))
+        .collect();
+    match sysgauge_core::select::select(all, only, skip, |_| true) {
+        Err(e @ sysgauge_core::select::SelectError::Unknown { .. }) => Err(said(&e.to_string())),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Hosts named on the command line, as one inventory.
@@ -516,6 +573,43 @@ pub(super) fn tag_run(run: &mut RunRecord, host: &Host) {
     }
 }
 
+/// What `--retry-failed` is to run after this run: the hosts of `failed`
+/// (failed or interrupted now), and those of the previous run's failed
+/// hosts this run did not run again (a retry with another `--limit`); an
+/// ordinary run has no previous ones, and starts the list afresh.
+fn retry_state(
+    previous: &[Host],
+    hosts: &[Host],
+    failed: Vec<Host>,
+    args: &[String],
+) -> FleetState {
+    let mut still_failed: Vec<Host> = previous
+        .iter()
+        .filter(|p| !hosts.iter().any(|h| h.name == p.name))
+        .cloned()
+        .collect();
+    still_failed.extend(failed);
+    FleetState {
+        finished_at: chrono::Utc::now().to_rfc3339(),
+        args: args.to_vec(),
+        failed: still_failed,
+    }
+}
+
+/// The closing line's pointer to `--retry-failed`, naming what it runs
+/// again; none when every host finished.
+fn retry_hint(n_failed: usize, n_interrupted: usize) -> Option<String> {
+    let which = match (n_failed, n_interrupted) {
+        (0, 0) => return None,
+        (_, 0) => "failed",
+        (0, _) => "interrupted",
+        _ => "failed and interrupted",
+    };
+    Some(format!(
+        "`sysgauge fleet run --retry-failed` runs the {which} ones again"
+    ))
+}
+
 /// Stops the ssh masters of fleet runs that were killed (SIGKILL, a crash)
 /// and removes their control directories, then makes this run's own. A
 /// second signal, which quits at once, stops this run's ssh processes and
@@ -585,6 +679,21 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
     );
     let progress = Progress::new(&hosts);
     let mut rows: Vec<Option<Row>> = (0..hosts.len()).map(|_| None).collect();
+    // Which hosts have finished without needing a retry, for the state a
+    // second signal saves before it quits: the others are to run again.
+    let settled = std::sync::Arc::new(std::sync::Mutex::new(vec![false; hosts.len()]));
+    {
+        let (settled, hosts, previous) =
+            (settled.clone(), hosts.clone(), c.previous_failed.clone());
+        let (args, state_file) = (c.args.clone(), state_file.clone());
+        crate::signals::at_quit(move || {
+            let Ok(settled) = settled.lock() else { return };
+            let failed = hosts.iter().zip(settled.iter()).filter(|(_, s)| !**s);
+            let failed: Vec<Host> = failed.map(|(h, _)| h.clone()).collect();
+            // Quitting at once: a state that cannot be written is only lost.
+            let _ = state::save(&state_file, &retry_state(&previous, &hosts, failed, &args));
+        });
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
         let (hosts, plan, cancel) = (&hosts, &plan, &cancel);
@@ -610,6 +719,11 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
                         other => format!("{other}: {}", row.detail),
                     };
                     progress.set(i, &for_terminal(&text), true);
+                    if !matches!(row.status, FAILED | INTERRUPTED) {
+                        if let Ok(mut settled) = settled.lock() {
+                            settled[i] = true;
+                        }
+                    }
                     rows[i] = Some(row);
                 }
             }
@@ -651,21 +765,9 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
         ]);
     }
     crate::output::stdout(&table.render(TableFormat::Text))?;
-    // A retry leaves the failed hosts it did not run (another --limit)
-    // failed; an ordinary run starts the list afresh.
-    let mut still_failed: Vec<Host> = c
-        .previous_failed
-        .into_iter()
-        .filter(|p| !hosts.iter().any(|h| h.name == p.name))
-        .collect();
-    still_failed.extend(failed.iter().cloned());
     let saved = state::save(
         &state_file,
-        &FleetState {
-            finished_at: chrono::Utc::now().to_rfc3339(),
-            args: c.args,
-            failed: still_failed,
-        },
+        &retry_state(&c.previous_failed, &hosts, failed.clone(), &c.args),
     );
     if let Err(e) = saved {
         eprintln!("sysgauge: warning: {e}; --retry-failed will not know this run");
@@ -684,8 +786,8 @@ fn fleet_run(a: FleetRunArgs) -> Result<Exit> {
         0 => format!("; nothing stored in {}", store.path().display()),
         _ => format!("; stored in {}", store.path().display()),
     });
-    if !failed.is_empty() {
-        summary.push_str("; `sysgauge fleet run --retry-failed` runs the failed ones again");
+    if let Some(hint) = retry_hint(n_failed, n_interrupted) {
+        summary.push_str(&format!("; {hint}"));
     }
     eprintln!("{summary}");
     if n_kept > 0 {
@@ -843,6 +945,25 @@ fn shared_addresses(hosts: &[Host]) -> Vec<String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_retry_hint_names_what_it_runs_again() {
+        assert_eq!(retry_hint(0, 0), None);
+        let hint = |f, i| retry_hint(f, i).unwrap_or_default();
+        assert!(hint(2, 0).ends_with("runs the failed ones again"));
+        assert!(hint(0, 3).ends_with("runs the interrupted ones again"));
+        assert!(hint(1, 1).ends_with("runs the failed and interrupted ones again"));
+    }
+
+    #[test]
+    fn a_retry_keeps_the_failed_hosts_it_did_not_run() {
+        let host = |n: &str| Host::new(n);
+        let previous = [host("a"), host("b")];
+        let st = retry_state(&previous, &[host("a")], vec![host("c")], &s(&["run"]));
+        let names: Vec<&str> = st.failed.iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["b", "c"]);
+        assert_eq!(st.args, ["run"]);
+    }
+
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
     }
@@ -960,11 +1081,28 @@ mod tests {
             remote_args(&s(&["spawn", "--no-wait"])).unwrap_or_default(),
             s(&["spawn", "--no-wait"])
         );
+        // Each family subcommand's own selection grammar: a family, a
+        // benchmark of it, or its short name.
+        for good in [
+            &["cpu", "--only", "cpu"][..],
+            &["crypto", "--only", "hash"],
+            &["mem", "--skip", "mem"],
+            &["spawn", "--method", "spawn"],
+            &["disk", "--only", "disk"],
+            &["net", "--only", "net"],
+            &["sweep", "--only", "sweep"],
+        ] {
+            assert!(remote_args(&s(good)).is_ok(), "{good:?}");
+        }
         for bad in [
             &["--json", "x"][..],
             &["run", "--db=x"],
             &["compare"],
             &["--no-store"],
+            &["cpu", "--only", "hash"],
+            &["mem", "--skip", "nosuch"],
+            &["spawn", "--method", "nosuch"],
+            &["crypto", "--only", "cpu"],
         ] {
             assert!(remote_args(&s(bad)).is_err(), "{bad:?}");
         }

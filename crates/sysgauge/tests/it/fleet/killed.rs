@@ -166,9 +166,9 @@ fn a_second_signal_stops_the_masters_and_removes_the_directory() {
         lab,
         mut run,
         dir,
-        sb: _sb,
+        sb,
         tmp: _tmp,
-        ..
+        addresses,
     } = fleet_mid_run(2);
     run.interrupt();
     // Two signals close together can arrive as one (a pending signal is
@@ -184,4 +184,20 @@ fn a_second_signal_stops_the_masters_and_removes_the_directory() {
     kill_remote_runs(&lab);
     assert!(masters_of(&dir).is_empty(), "{:?}", masters_of(&dir));
     assert!(!dir.exists(), "{} is still there", dir.display());
+    // `--retry-failed` runs both again: the state says so, not a previous
+    // run's.
+    let state = format!("{}.fleet.json", sb.db().display());
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    let failed: Vec<&str> = state["failed"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{state}"))
+        .iter()
+        .filter_map(|h| h["name"].as_str())
+        .collect();
+    assert_eq!(failed.len(), 2, "{state}");
+    assert!(
+        addresses.iter().all(|a| failed.contains(&a.as_str())),
+        "{state}"
+    );
 }

@@ -281,7 +281,7 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     assert!(
         log.contains(&format!(
             "of 4 host(s) ran, 1 failed, {interrupted} interrupted;"
-        )),
+        )) && log.contains("--retry-failed` runs the failed and interrupted ones again"),
         "{log}"
     );
     // Only the lost host's directory is left (it could not be reached to
@@ -591,6 +591,18 @@ fn usage_errors_exit_2_before_connecting() {
                 "nosuchfamily".into(),
             ],
             "the host's command line `sysgauge run --only nosuchfamily`: --only: unknown family or benchmark 'nosuchfamily'".into(),
+        ),
+        // A family's own subcommand: its selection is checked against the
+        // family's benchmarks, which the message lists.
+        (
+            vec![
+                "h1".into(),
+                "--".into(),
+                "cpu".into(),
+                "--skip".into(),
+                "nosuchkernel".into(),
+            ],
+            "the host's command line `sysgauge cpu --skip nosuchkernel`: --skip: unknown family or benchmark 'nosuchkernel' (known here: cpu, or ".into(),
         ),
         (
             vec!["root@10.0.0.1:22:33".into()],
