@@ -24,8 +24,9 @@ use sysgauge_fleet::inventory::Host;
 use sysgauge_fleet::matrix::{self, Event, FloodStep, MatrixHost, MatrixPlan};
 use sysgauge_fleet::remote::Plan;
 use sysgauge_net::net::matrix::{
-    flood_rate, flood_still_rising, mark_fleet_flood, matrices, name_peers,
+    flood_rate, flood_still_rising, mark_fleet_flood, matrices, name_peers, PEER,
 };
+use sysgauge_net::net::ping::PingBenchmark;
 use sysgauge_report::{format_value, render_matrices, MatrixFormat, Table, TableFormat};
 
 #[derive(Debug, Args)]
@@ -298,6 +299,9 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
         measured.saturating_sub(1)
     };
     let mut stored: Vec<RunRecord> = Vec::new();
+    // What each host measured: its pings, and the peers of its pair tests.
+    let mut pinged = vec![false; hosts.len()];
+    let mut tested: Vec<Vec<String>> = vec![Vec::new(); hosts.len()];
     for (i, host) in hosts.iter().enumerate() {
         let partial = cut_off && records[i].len() < expected;
         let Some(mut run) = merge(std::mem::take(&mut records[i]), host, stored_profile) else {
@@ -307,6 +311,15 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
             run.status = RunStatus::Interrupted;
         }
         name_peers(&mut run, &peers);
+        for r in &run.results {
+            let is_ping =
+                [PingBenchmark::RTT_ID, PingBenchmark::LOSS_ID].contains(&r.bench_id.as_str());
+            pinged[i] |= is_ping;
+            match r.params.get_str(PEER) {
+                Some(peer) if !is_ping => tested[i].push(peer.to_string()),
+                _ => {}
+            }
+        }
         run.tags.insert(MATRIX_TAG.to_string(), matrix_id.clone());
         store
             .insert_run(&run, "fleet")
@@ -315,6 +328,28 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     }
     print_matrices(&stored, a.format)?;
 
+    if cut_off {
+        let why = if cancel.is_cancelled() {
+            "not measured: the matrix was interrupted"
+        } else {
+            "not measured: --timeout ended the matrix"
+        };
+        let took_part = |i: usize| host_failures[i].is_none();
+        let mut missing = Vec::new();
+        for i in (0..hosts.len()).filter(|&i| took_part(i)) {
+            if !pinged[i] {
+                missing.push(hosts[i].name.clone());
+            }
+            for j in (0..hosts.len()).filter(|&j| j != i && took_part(j)) {
+                if !a.no_throughput && !tested[i].contains(&hosts[j].name) {
+                    missing.push(format!("{} → {}", hosts[i].name, hosts[j].name));
+                }
+            }
+        }
+        // The pair that was running has its own line already.
+        missing.retain(|m| !problems.iter().any(|(what, _)| what == m));
+        problems.extend(missing.into_iter().map(|m| (m, why.to_string())));
+    }
     report_problems(&hosts, &host_failures, &problems);
     let partial = stored
         .iter()
