@@ -25,13 +25,17 @@ use sysgauge_store::Store;
 /// are one machine.
 pub fn load_machines(
     store: Option<&Store>,
+    db: Option<&Path>,
     keys: &[String],
     files: &FileOptions,
 ) -> Result<Vec<NamedMachine>> {
     let mut out: Vec<NamedMachine> = Vec::new();
     if keys.is_empty() {
         let Some(store) = store else {
-            bail!("no results database yet; name runs, hosts or files to compare");
+            bail!(
+                "{}; name runs, hosts or files to compare",
+                crate::db::nothing_stored(db)?
+            );
         };
         let rows = store.machine_rows(ALIAS_TAG)?;
         for (_, _, list) in stored_machines(&rows) {
@@ -83,7 +87,7 @@ pub fn load_machines(
         };
         match found {
             Some(found) => out.extend(found),
-            None => bail!("{}", not_found(store, key, "")),
+            None => bail!("{}", not_found(store, db, key, "")),
         }
     }
     Ok(out)
@@ -96,13 +100,20 @@ pub fn names_a_file(key: &str) -> bool {
     std::fs::metadata(Path::new(key)).is_ok_and(|m| !m.is_dir())
 }
 
-/// "'X' is not a file, a host or a run …" with the known hosts.
-pub fn not_found(store: Option<&Store>, key: &str, what: &str) -> String {
-    let hosts = store
-        .and_then(|s| s.hosts().ok())
-        .filter(|h| !h.is_empty())
-        .map(|h| format!(" (hosts: {})", h.join(", ")))
-        .unwrap_or_else(|| " (the results database has no runs)".to_string());
+/// "'X' is not a file, a host or a run …" with the known hosts, or why
+/// there are none (`store` is `None` where `db`, the `--db` given, names no
+/// database with sysgauge's tables).
+pub fn not_found(store: Option<&Store>, db: Option<&Path>, key: &str, what: &str) -> String {
+    let hosts = match store {
+        Some(s) => match s.hosts() {
+            Ok(h) if !h.is_empty() => format!(" (hosts: {})", h.join(", ")),
+            _ => " (the results database has no runs)".to_string(),
+        },
+        None => match crate::db::nothing_stored(db) {
+            Ok(why) => format!(" ({why})"),
+            Err(e) => format!(" ({e})"),
+        },
+    };
     format!(
         "unknown {what}'{key}': not a file, a host, a fleet alias, a label or a run in the results database{hosts}"
     )

@@ -91,7 +91,12 @@ pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
             bail!("--family has an empty entry");
         }
     }
-    let named = load_machines(store.as_ref(), &args.machines, &files)?;
+    let named = load_machines(
+        store.as_ref(),
+        args.db.db.as_deref(),
+        &args.machines,
+        &files,
+    )?;
     // The reference rule is the store's, shared with the results site.
     let reference_key = args.reference.as_deref();
     let chosen = if files_only {
@@ -109,7 +114,7 @@ pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
         Ok(v) => v,
         Err(SelectError::UnknownReference { key, compared }) => bail!(
             "{}; the compared machines are: {}",
-            not_found(store.as_ref(), &key, "reference "),
+            not_found(store.as_ref(), args.db.db.as_deref(), &key, "reference "),
             compared.join(", ")
         ),
         Err(e) => return Err(e.into()),

@@ -107,7 +107,10 @@ fn gather(args: &UploadArgs) -> Result<Vec<(RunRecord, String)>> {
         };
         match (row, store.as_ref()) {
             (Some(row), Some(s)) => runs.push((s.load_run(row)?, format!("run {row}"))),
-            _ => bail!("{}", not_found(store.as_ref(), what, "")),
+            _ => bail!(
+                "{}",
+                not_found(store.as_ref(), args.db.db.as_deref(), what, "")
+            ),
         }
     }
     Ok(runs)

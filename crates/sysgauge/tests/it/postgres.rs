@@ -84,12 +84,17 @@ fn every_results_command_over_postgres() {
         .args(["results", "show", "1", "--db", &empty])
         .exits_with(2);
     assert!(stderr_of(&out).contains(says), "{}", stderr_of(&out));
-    let out = sb
-        .cmd()
-        .args(["compare", "a", "b", "--db", &empty])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
+    for args in [&["a", "b"][..], &[]] {
+        let out = sb
+            .cmd()
+            .arg("compare")
+            .args(args)
+            .args(["--db", &empty])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert!(stderr_of(&out).contains(says), "{}", stderr_of(&out));
+    }
     assert_eq!(
         pg.psql(
             "empty",
