@@ -225,7 +225,8 @@ fn check_host_command(v: &[String]) -> Result<()> {
     use crate::cli::Command as C;
     use sysgauge_family::family::{Family, Options};
     let options = Options::default();
-    let (families, only, skip): (&[&dyn Family], _, _) = match &cli.command {
+    let none: &[sysgauge_core::Selector] = &[];
+    let (families, select, methods): (&[&dyn Family], _, _) = match &cli.command {
         C::Run(args) => {
             let all = sysgauge_registry::benchmarks(&options);
             return match super::run::select(all, &args.select) {
@@ -233,50 +234,29 @@ fn check_host_command(v: &[String]) -> Result<()> {
                 Err(e) => Err(said(&e.to_string())),
             };
         }
-        C::Cpu(a) => (
-            &[&sysgauge_bench::cpu::FAMILY],
-            &a.select.only,
-            &a.select.skip,
-        ),
-        C::Mem(a) => (
-            &[&sysgauge_bench::memory::FAMILY],
-            &a.select.only,
-            &a.select.skip,
-        ),
-        C::Disk(a) => (
-            &[&sysgauge_bench::disk::FAMILY],
-            &a.select.only,
-            &a.select.skip,
-        ),
-        C::Net(a) => (
-            &[&sysgauge_net::net::FAMILY],
-            &a.select.only,
-            &a.select.skip,
-        ),
-        C::Sweep(a) => (
-            &[&sysgauge_bench::sweep::FAMILY],
-            &a.select.only,
-            &a.select.skip,
-        ),
-        C::Spawn(a) => {
-            // `--method` is the former spelling of `--only`.
-            let only = if a.methods.is_empty() {
-                &a.select.only
-            } else {
-                &a.methods
-            };
-            (&[&sysgauge_bench::spawn::FAMILY], only, &a.select.skip)
-        }
+        C::Cpu(a) => (&[&sysgauge_bench::cpu::FAMILY], &a.select, none),
+        C::Mem(a) => (&[&sysgauge_bench::memory::FAMILY], &a.select, none),
+        C::Disk(a) => (&[&sysgauge_bench::disk::FAMILY], &a.select, none),
+        C::Net(a) => (&[&sysgauge_net::net::FAMILY], &a.select, none),
+        C::Sweep(a) => (&[&sysgauge_bench::sweep::FAMILY], &a.select, none),
+        C::Spawn(a) => (&[&sysgauge_bench::spawn::FAMILY], &a.select, &a.methods[..]),
         C::Crypto(a) => (
             &[
                 &sysgauge_crypto::hash::FAMILY,
                 &sysgauge_crypto::crypto::FAMILY,
             ],
-            &a.select.only,
-            &a.select.skip,
+            &a.select,
+            none,
         ),
         _ => return Ok(()),
     };
+    // `spawn --method` is the former spelling of `--only`.
+    let only = if methods.is_empty() {
+        &select.only
+    } else {
+        methods
+    };
+    let skip = &select.skip;
     let all = families
         .iter()
         .flat_map(|f| f.benchmarks(&options))
