@@ -114,6 +114,9 @@ macro_rules! md_hasher {
             }
         }
 
+        #[cfg(test)]
+        $crate::test_support::streaming_hash!($name, [u8; 16]);
+
         $(#[$one_doc])*
         pub fn $one(data: &[u8]) -> [u8; 16] {
             let mut state = INIT;

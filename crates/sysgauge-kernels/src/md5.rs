@@ -200,22 +200,12 @@ md_hasher!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytes::hex;
+    use crate::test_support::{assert_digests, assert_every_length, assert_streaming_any_split};
     use proptest::prelude::*;
 
     #[test]
     fn streaming_equals_one_call_for_any_split() {
-        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
-        for split in [0, 1, 55, 56, 63, 64, 65, 127, 128, 500, 999, 1000] {
-            for piece in [1, 7, 64, 100] {
-                let mut m = Md5::new();
-                m.update(&data[..split]);
-                for chunk in data[split..].chunks(piece) {
-                    m.update(chunk);
-                }
-                assert_eq!(m.finalize(), md5(&data), "split {split} piece {piece}");
-            }
-        }
+        assert_streaming_any_split::<Md5>(md5);
     }
 
     #[test]
@@ -248,14 +238,7 @@ mod tests {
                 "57edf4a22be3c955ac49da2e2107b67a",
             ),
         ];
-        for (input, expect) in cases {
-            assert_eq!(
-                hex(&md5(input)),
-                expect,
-                "{:?}",
-                String::from_utf8_lossy(input)
-            );
-        }
+        assert_digests(md5, &cases);
     }
 
     fn reference(data: &[u8]) -> [u8; 16] {
@@ -265,11 +248,7 @@ mod tests {
 
     #[test]
     fn every_length_around_the_padding_boundaries() {
-        let mut data = vec![0u8; 300];
-        crate::bytes::fill_pattern(&mut data, 5);
-        for len in 0..data.len() {
-            assert_eq!(md5(&data[..len]), reference(&data[..len]), "length {len}");
-        }
+        assert_every_length("md5", md5, reference, 300, 5);
     }
 
     proptest! {
