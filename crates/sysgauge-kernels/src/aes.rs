@@ -601,17 +601,7 @@ mod tests {
     fn reference_cbc(key: &[u8], iv: &[u8; 16], data: &mut [u8]) {
         fn run<C: BlockCipherEncrypt + KeyInit>(key: &[u8], iv: &[u8; 16], data: &mut [u8]) {
             let c = C::new_from_slice(key).unwrap();
-            let mut prev = *iv;
-            for chunk in data.chunks_exact_mut(16) {
-                for (b, p) in chunk.iter_mut().zip(prev.iter()) {
-                    *b ^= p;
-                }
-                let mut block = cipher::Block::<C>::default();
-                block.copy_from_slice(chunk);
-                c.encrypt_block(&mut block);
-                chunk.copy_from_slice(&block);
-                prev.copy_from_slice(chunk);
-            }
+            crate::test_support::reference_cbc_encrypt(&c, iv, data);
         }
         match key.len() {
             16 => run::<aes::Aes128>(key, iv, data),

@@ -145,6 +145,7 @@ pub fn blake2b512(data: &[u8]) -> [u8; 64] {
 mod tests {
     use super::*;
     use crate::bytes::hex;
+    use crate::test_support::assert_every_length;
     use proptest::prelude::*;
 
     #[test]
@@ -160,15 +161,7 @@ mod tests {
 
     #[test]
     fn every_length_around_the_block_boundaries() {
-        let mut data = vec![0u8; 600];
-        crate::bytes::fill_pattern(&mut data, 5);
-        for len in 0..data.len() {
-            assert_eq!(
-                blake2b512(&data[..len]),
-                reference(&data[..len]),
-                "length {len}"
-            );
-        }
+        assert_every_length("blake2b512", blake2b512, reference, 600, 5);
     }
 
     proptest! {

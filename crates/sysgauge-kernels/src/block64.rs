@@ -77,6 +77,47 @@ pub(crate) fn md_finish(
     out
 }
 
+/// The test suite RFC 1320 (MD4) and RFC 1321 (MD5) share, A.5 of each:
+/// seven messages, and each one's MD4 and MD5 digests.
+#[cfg(test)]
+pub(crate) const MD_SUITE: [(&[u8], &str, &str); 7] = [
+    (
+        b"",
+        "31d6cfe0d16ae931b73c59d7e0c089c0",
+        "d41d8cd98f00b204e9800998ecf8427e",
+    ),
+    (
+        b"a",
+        "bde52cb31de33e46245e05fbdbd6fb24",
+        "0cc175b9c0f1b6a831c399e269772661",
+    ),
+    (
+        b"abc",
+        "a448017aaf21d8525fc10ae87aa6729d",
+        "900150983cd24fb0d6963f7d28e17f72",
+    ),
+    (
+        b"message digest",
+        "d9130a8164549fe818874806e1c7014b",
+        "f96b697d7cb7938d525a2f31aaf161d0",
+    ),
+    (
+        b"abcdefghijklmnopqrstuvwxyz",
+        "d79e1c308aa5bbcdeea8ed63df412da9",
+        "c3fcd3d76192e4007dfb496cca67e13b",
+    ),
+    (
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+        "043f8582f241db351ce627e153e7f0e4",
+        "d174ab98d277d9f5a5611c2c9f419d9f",
+    ),
+    (
+        b"12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+        "e33b4ddc9c38f2199c3e7b164fcc0536",
+        "57edf4a22be3c955ac49da2e2107b67a",
+    ),
+];
+
 /// An MD4-family hash's streaming type `$name` and one-call function `$one`,
 /// around the calling module's `INIT` state and its compression function
 /// `compress(&mut [u32; 4], whole_blocks)`.
@@ -113,6 +154,9 @@ macro_rules! md_hasher {
                 $crate::block64::md_finish(self.state, rest, total, compress)
             }
         }
+
+        #[cfg(test)]
+        $crate::test_support::streaming_hash!($name, [u8; 16]);
 
         $(#[$one_doc])*
         pub fn $one(data: &[u8]) -> [u8; 16] {

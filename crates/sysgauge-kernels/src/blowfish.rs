@@ -133,7 +133,8 @@ impl BlowfishCbc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cipher::{Array, BlockCipherEncrypt, KeyInit};
+    use crate::test_support::{cbc_cases, encrypts_like_the_crate, refuses_bad_inputs};
+    use cipher::KeyInit;
     use proptest::prelude::*;
 
     #[test]
@@ -152,38 +153,18 @@ mod tests {
         let mut b = [0u8; 8];
         assert!(bf.encrypt_cbc(&mut b));
         assert_eq!(crate::bytes::hex(&b), "4ef997456198dd78");
-        assert!(BlowfishCbc::new(&[0; 3], &[0; 8]).is_none());
-        assert!(BlowfishCbc::new(&[0; 57], &[0; 8]).is_none());
-        assert!(BlowfishCbc::new(&[0; 16], &[0; 16]).is_none());
-        assert!(!bf.encrypt_cbc(&mut [0u8; 12]));
+    }
+
+    #[test]
+    fn bad_inputs() {
+        refuses_bad_inputs(BlowfishCbc::new, &[0; 16], 8, &[0, 3, 57]);
     }
 
     proptest! {
         #[test]
-        fn same_as_the_blowfish_crate(
-            key in proptest::collection::vec(any::<u8>(), 4..=56),
-            iv in any::<[u8; 8]>(),
-            blocks in proptest::collection::vec(any::<[u8; 8]>(), 0..300),
-            cut in 0usize..300,
-        ) {
-            let data: Vec<u8> = blocks.concat();
-            let mut ours = data.clone();
-            let mut bf = BlowfishCbc::new(&key, &iv).unwrap_or_else(|| panic!("key"));
-            let (a, b) = ours.split_at_mut(8 * cut.min(blocks.len()));
-            prop_assert!(bf.encrypt_cbc(a));
-            prop_assert!(bf.encrypt_cbc(b));
-            let c: blowfish::Blowfish = blowfish::Blowfish::new_from_slice(&key).unwrap();
-            let mut theirs = data.clone();
-            let mut prev = iv;
-            for chunk in theirs.chunks_exact_mut(8) {
-                for (x, p) in chunk.iter_mut().zip(prev.iter()) {
-                    *x ^= p;
-                }
-                let block = Array::<u8, cipher::consts::U8>::slice_as_chunks_mut(chunk).0;
-                c.encrypt_blocks(block);
-                prev.copy_from_slice(chunk);
-            }
-            prop_assert_eq!(ours, theirs);
+        fn same_as_the_blowfish_crate(case in cbc_cases::<8>(4..=56usize, 300)) {
+            let c: blowfish::Blowfish = blowfish::Blowfish::new_from_slice(&case.key).unwrap();
+            encrypts_like_the_crate(&c, BlowfishCbc::new, &case)?;
         }
     }
 }

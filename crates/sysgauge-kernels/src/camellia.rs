@@ -418,15 +418,10 @@ impl CamelliaCbc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
+    use crate::test_support::{cbc_cases, refuses_bad_inputs_both_ways, same_as_the_crate, unhex};
+    use camellia::{Camellia128, Camellia192, Camellia256};
+    use cipher::KeyInit;
     use proptest::prelude::*;
-
-    fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     /// F as RFC 3713 2.4.1 writes it: S-boxes byte by byte, then P.
     fn f_spec(x: u64) -> u64 {
@@ -479,13 +474,8 @@ mod tests {
             seen[v as usize] = true;
         }
         assert!(seen.iter().all(|&s| s), "SBOX1 is a permutation");
-        assert!(CamelliaCbc::new(&[0; 20], &[0; 16]).is_none());
         assert!(CamelliaCbc::new(&[0; 16], &[0; 8]).is_none());
-        let mut c = CamelliaCbc::new(&[0; 16], &[0; 16]).unwrap_or_else(|| panic!("key"));
-        let mut odd = [7u8; 24];
-        assert!(!c.encrypt_cbc(&mut odd));
-        assert!(!c.decrypt_cbc(&mut odd));
-        assert_eq!(odd, [7u8; 24]);
+        refuses_bad_inputs_both_ways(CamelliaCbc::new, &[0; 16], 16, &[8, 20, 33]);
     }
 
     proptest! {
@@ -494,93 +484,22 @@ mod tests {
             prop_assert_eq!(f(x), f_spec(x));
         }
 
-        #[test]
-        fn same_as_the_camellia_crate_128(
-            key in any::<[u8; 16]>(),
-            iv in any::<[u8; 16]>(),
-            blocks in proptest::collection::vec(any::<[u8; 16]>(), 0..200),
-            cut in 0usize..200,
-        ) {
-            let c = camellia::Camellia128::new_from_slice(&key).unwrap();
-            same_as_the_crate(&c, &key, iv, &blocks, cut)?;
-        }
-
-        #[test]
-        fn same_as_the_camellia_crate_192(
-            key in any::<[u8; 24]>(),
-            iv in any::<[u8; 16]>(),
-            blocks in proptest::collection::vec(any::<[u8; 16]>(), 0..200),
-            cut in 0usize..200,
-        ) {
-            let c = camellia::Camellia192::new_from_slice(&key).unwrap();
-            same_as_the_crate(&c, &key, iv, &blocks, cut)?;
-        }
-
-        #[test]
-        fn same_as_the_camellia_crate_256(
-            key in any::<[u8; 32]>(),
-            iv in any::<[u8; 16]>(),
-            blocks in proptest::collection::vec(any::<[u8; 16]>(), 0..200),
-            cut in 0usize..200,
-        ) {
-            let c = camellia::Camellia256::new_from_slice(&key).unwrap();
-            same_as_the_crate(&c, &key, iv, &blocks, cut)?;
-        }
     }
 
-    /// The kernel against the `camellia` crate's block cipher `c` (keyed
-    /// with `key`) under a CBC loop, both ways, with the kernel's input cut
-    /// into two calls at block `cut`.
-    fn same_as_the_crate<C>(
-        c: &C,
-        key: &[u8],
-        iv: [u8; 16],
-        blocks: &[[u8; 16]],
-        cut: usize,
-    ) -> Result<(), TestCaseError>
-    where
-        C: BlockCipherEncrypt<BlockSize = cipher::consts::U16>
-            + BlockCipherDecrypt<BlockSize = cipher::consts::U16>,
-    {
-        let data: Vec<u8> = blocks.concat();
-        let cut = 16 * cut.min(blocks.len());
-        // Encrypt: ours in two calls against the crate block by block.
-        let mut ours = data.clone();
-        let mut e = CamelliaCbc::new(key, &iv).unwrap_or_else(|| panic!("key"));
-        let (x, y) = ours.split_at_mut(cut);
-        prop_assert!(e.encrypt_cbc(x));
-        prop_assert!(e.encrypt_cbc(y));
-        let mut theirs = data.clone();
-        let mut prev = iv;
-        for chunk in theirs.chunks_exact_mut(16) {
-            for (x, p) in chunk.iter_mut().zip(prev.iter()) {
-                *x ^= p;
+    proptest! {
+        // The three key sizes in one test, with the cases of three.
+        #![proptest_config(ProptestConfig::with_cases(768))]
+
+        #[test]
+        fn same_as_the_camellia_crate(
+            case in cbc_cases::<16>(prop_oneof![Just(16), Just(24), Just(32)], 200),
+        ) {
+            let (key, new) = (&case.key, CamelliaCbc::new);
+            match key.len() {
+                16 => same_as_the_crate(&Camellia128::new_from_slice(key).unwrap(), new, &case)?,
+                24 => same_as_the_crate(&Camellia192::new_from_slice(key).unwrap(), new, &case)?,
+                _ => same_as_the_crate(&Camellia256::new_from_slice(key).unwrap(), new, &case)?,
             }
-            c.encrypt_blocks(Array::<u8, cipher::consts::U16>::slice_as_chunks_mut(chunk).0);
-            prev.copy_from_slice(chunk);
         }
-        prop_assert_eq!(&ours, &theirs);
-        // Decrypt: ours undoes it, and agrees with the crate on the random
-        // data read as ciphertext.
-        let mut d = CamelliaCbc::new(key, &iv).unwrap_or_else(|| panic!("key"));
-        let (x, y) = ours.split_at_mut(cut);
-        prop_assert!(d.decrypt_cbc(x));
-        prop_assert!(d.decrypt_cbc(y));
-        prop_assert_eq!(&ours, &data);
-        let mut ours = data.clone();
-        let mut d = CamelliaCbc::new(key, &iv).unwrap_or_else(|| panic!("key"));
-        prop_assert!(d.decrypt_cbc(&mut ours));
-        let mut theirs = data.clone();
-        let mut prev = iv;
-        for chunk in theirs.chunks_exact_mut(16) {
-            let ct: [u8; 16] = (&*chunk).try_into().unwrap();
-            c.decrypt_blocks(Array::<u8, cipher::consts::U16>::slice_as_chunks_mut(chunk).0);
-            for (x, p) in chunk.iter_mut().zip(prev.iter()) {
-                *x ^= p;
-            }
-            prev = ct;
-        }
-        prop_assert_eq!(ours, theirs);
-        Ok(())
     }
 }

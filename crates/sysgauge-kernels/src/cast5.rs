@@ -336,7 +336,8 @@ impl Cast5Cbc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
+    use crate::test_support::{cbc_cases, refuses_bad_inputs_both_ways, same_as_the_crate};
+    use cipher::{Array, BlockCipherEncrypt, KeyInit};
     use proptest::prelude::*;
 
     const KEY: [u8; 16] = [
@@ -409,60 +410,14 @@ mod tests {
 
     #[test]
     fn bad_inputs() {
-        assert!(Cast5Cbc::new(&[0; 10], &[0; 8]).is_none());
-        assert!(Cast5Cbc::new(&[0; 16], &[0; 16]).is_none());
-        let mut c = Cast5Cbc::new(&KEY, &[0; 8]).unwrap_or_else(|| panic!("key"));
-        let mut odd = [7u8; 12];
-        assert!(!c.encrypt_cbc(&mut odd));
-        assert!(!c.decrypt_cbc(&mut odd));
-        assert_eq!(odd, [7u8; 12]);
+        refuses_bad_inputs_both_ways(Cast5Cbc::new, &KEY, 8, &[4, 10, 17]);
     }
 
     proptest! {
         #[test]
-        fn same_as_the_cast5_crate(
-            key in any::<[u8; 16]>(),
-            iv in any::<[u8; 8]>(),
-            blocks in proptest::collection::vec(any::<[u8; 8]>(), 0..300),
-            cut in 0usize..300,
-        ) {
-            let data: Vec<u8> = blocks.concat();
-            let cut = 8 * cut.min(blocks.len());
-            let c = cast5::Cast5::new_from_slice(&key).unwrap();
-            let mut ours = data.clone();
-            let mut e = Cast5Cbc::new(&key, &iv).unwrap_or_else(|| panic!("key"));
-            let (x, y) = ours.split_at_mut(cut);
-            prop_assert!(e.encrypt_cbc(x));
-            prop_assert!(e.encrypt_cbc(y));
-            let mut theirs = data.clone();
-            let mut prev = iv;
-            for chunk in theirs.chunks_exact_mut(8) {
-                for (x, p) in chunk.iter_mut().zip(prev.iter()) {
-                    *x ^= p;
-                }
-                c.encrypt_blocks(Array::<u8, cipher::consts::U8>::slice_as_chunks_mut(chunk).0);
-                prev.copy_from_slice(chunk);
-            }
-            prop_assert_eq!(&ours, &theirs);
-            let mut d = Cast5Cbc::new(&key, &iv).unwrap_or_else(|| panic!("key"));
-            let (x, y) = ours.split_at_mut(cut);
-            prop_assert!(d.decrypt_cbc(x));
-            prop_assert!(d.decrypt_cbc(y));
-            prop_assert_eq!(&ours, &data);
-            let mut ours = data.clone();
-            let mut d = Cast5Cbc::new(&key, &iv).unwrap_or_else(|| panic!("key"));
-            prop_assert!(d.decrypt_cbc(&mut ours));
-            let mut theirs = data.clone();
-            let mut prev = iv;
-            for chunk in theirs.chunks_exact_mut(8) {
-                let ct: [u8; 8] = (&*chunk).try_into().unwrap();
-                c.decrypt_blocks(Array::<u8, cipher::consts::U8>::slice_as_chunks_mut(chunk).0);
-                for (x, p) in chunk.iter_mut().zip(prev.iter()) {
-                    *x ^= p;
-                }
-                prev = ct;
-            }
-            prop_assert_eq!(ours, theirs);
+        fn same_as_the_cast5_crate(case in cbc_cases::<8>(Just(16), 300)) {
+            let c = cast5::Cast5::new_from_slice(&case.key).unwrap();
+            same_as_the_crate(&c, Cast5Cbc::new, &case)?;
         }
     }
 }

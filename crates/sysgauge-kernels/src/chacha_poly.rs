@@ -1070,14 +1070,8 @@ mod x86 {
 mod tests {
     use super::*;
     use crate::bytes::hex;
+    use crate::test_support::unhex;
     use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
-
-    fn unhex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-        (0..s.len() / 2)
-            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn state(key: &[u8], counter: u32, nonce: &[u8]) -> [u32; 16] {
         let mut s = [0u32; 16];

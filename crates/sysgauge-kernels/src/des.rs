@@ -340,15 +340,9 @@ impl DesCbc {
 mod tests {
     use super::*;
     use crate::bytes::hex;
-    use cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
+    use crate::test_support::{cbc_cases, refuses_bad_inputs_both_ways, same_as_the_crate, unhex};
+    use cipher::KeyInit;
     use proptest::prelude::*;
-
-    fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     #[test]
     fn sbox_rows_are_permutations() {
@@ -390,59 +384,14 @@ mod tests {
 
     #[test]
     fn bad_inputs() {
-        assert!(DesCbc::new(&[0; 7], &[0; 8]).is_none());
-        assert!(DesCbc::new(&[0; 8], &[0; 16]).is_none());
-        let mut c = DesCbc::new(&[0; 8], &[0; 8]).unwrap();
-        let mut odd = [7u8; 12];
-        assert!(!c.encrypt_cbc(&mut odd));
-        assert!(!c.decrypt_cbc(&mut odd));
-        assert_eq!(odd, [7u8; 12]);
+        refuses_bad_inputs_both_ways(DesCbc::new, &[0; 8], 8, &[7, 9, 16]);
     }
 
     proptest! {
         #[test]
-        fn same_as_the_des_crate(
-            key in any::<[u8; 8]>(),
-            iv in any::<[u8; 8]>(),
-            blocks in proptest::collection::vec(any::<[u8; 8]>(), 0..300),
-            cut in 0usize..300,
-        ) {
-            let data: Vec<u8> = blocks.concat();
-            let cut = 8 * cut.min(blocks.len());
-            let c = des_crate::Des::new_from_slice(&key).unwrap();
-            let mut ours = data.clone();
-            let mut e = DesCbc::new(&key, &iv).unwrap();
-            let (x, y) = ours.split_at_mut(cut);
-            prop_assert!(e.encrypt_cbc(x));
-            prop_assert!(e.encrypt_cbc(y));
-            let mut theirs = data.clone();
-            let mut prev = iv;
-            for chunk in theirs.chunks_exact_mut(8) {
-                for (x, p) in chunk.iter_mut().zip(prev.iter()) {
-                    *x ^= p;
-                }
-                c.encrypt_blocks(Array::<u8, cipher::consts::U8>::slice_as_chunks_mut(chunk).0);
-                prev.copy_from_slice(chunk);
-            }
-            prop_assert_eq!(&ours, &theirs);
-            let mut d = DesCbc::new(&key, &iv).unwrap();
-            prop_assert!(d.decrypt_cbc(&mut ours));
-            prop_assert_eq!(&ours, &data);
-            // The crate decrypts random data read as ciphertext the same way.
-            let mut ours = data.clone();
-            let mut d = DesCbc::new(&key, &iv).unwrap();
-            prop_assert!(d.decrypt_cbc(&mut ours));
-            let mut theirs = data.clone();
-            let mut prev = iv;
-            for chunk in theirs.chunks_exact_mut(8) {
-                let ct: [u8; 8] = (&*chunk).try_into().unwrap();
-                c.decrypt_blocks(Array::<u8, cipher::consts::U8>::slice_as_chunks_mut(chunk).0);
-                for (x, p) in chunk.iter_mut().zip(prev.iter()) {
-                    *x ^= p;
-                }
-                prev = ct;
-            }
-            prop_assert_eq!(ours, theirs);
+        fn same_as_the_des_crate(case in cbc_cases::<8>(Just(8), 300)) {
+            let c = des_crate::Des::new_from_slice(&case.key).unwrap();
+            same_as_the_crate(&c, DesCbc::new, &case)?;
         }
     }
 }

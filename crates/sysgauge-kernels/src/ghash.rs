@@ -489,14 +489,8 @@ mod x86 {
 mod tests {
     use super::*;
     use crate::bytes::hex;
+    use crate::test_support::unhex;
     use proptest::prelude::*;
-
-    fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn kernels() -> Vec<Kernel> {
         [

@@ -42,6 +42,8 @@ pub mod mont512;
 pub mod opaque;
 pub mod rc4;
 pub mod sha512;
+#[cfg(test)]
+mod test_support;
 pub mod whirlpool;
 
 /// A big-endian `u32` from exactly four bytes (the block ciphers' word order).

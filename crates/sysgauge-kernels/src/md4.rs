@@ -128,37 +128,15 @@ md_hasher!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytes::hex;
+    use crate::test_support::{
+        assert_digests, assert_every_length, assert_streaming_any_split, digest_in_pieces,
+    };
     use proptest::prelude::*;
 
     #[test]
     fn rfc1320_suite() {
-        let cases: [(&[u8], &str); 7] = [
-            (b"", "31d6cfe0d16ae931b73c59d7e0c089c0"),
-            (b"a", "bde52cb31de33e46245e05fbdbd6fb24"),
-            (b"abc", "a448017aaf21d8525fc10ae87aa6729d"),
-            (b"message digest", "d9130a8164549fe818874806e1c7014b"),
-            (
-                b"abcdefghijklmnopqrstuvwxyz",
-                "d79e1c308aa5bbcdeea8ed63df412da9",
-            ),
-            (
-                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-                "043f8582f241db351ce627e153e7f0e4",
-            ),
-            (
-                b"12345678901234567890123456789012345678901234567890123456789012345678901234567890",
-                "e33b4ddc9c38f2199c3e7b164fcc0536",
-            ),
-        ];
-        for (input, expect) in cases {
-            assert_eq!(
-                hex(&md4(input)),
-                expect,
-                "{:?}",
-                String::from_utf8_lossy(input)
-            );
-        }
+        let cases = crate::block64::MD_SUITE.map(|(m, md4, _)| (m, md4));
+        assert_digests(md4, &cases);
     }
 
     fn reference(data: &[u8]) -> [u8; 16] {
@@ -168,26 +146,12 @@ mod tests {
 
     #[test]
     fn streaming_equals_one_call_for_any_split() {
-        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
-        for split in [0, 1, 55, 56, 63, 64, 65, 127, 128, 500, 999, 1000] {
-            for piece in [1, 7, 64, 100] {
-                let mut m = Md4::new();
-                m.update(&data[..split]);
-                for chunk in data[split..].chunks(piece) {
-                    m.update(chunk);
-                }
-                assert_eq!(m.finalize(), md4(&data), "split {split} piece {piece}");
-            }
-        }
+        assert_streaming_any_split::<Md4>(md4);
     }
 
     #[test]
     fn every_length_around_the_padding_boundaries() {
-        let mut data = vec![0u8; 300];
-        crate::bytes::fill_pattern(&mut data, 5);
-        for len in 0..data.len() {
-            assert_eq!(md4(&data[..len]), reference(&data[..len]), "length {len}");
-        }
+        assert_every_length("md4", md4, reference, 300, 5);
     }
 
     proptest! {
@@ -197,11 +161,8 @@ mod tests {
             cut in 0usize..20_000,
         ) {
             prop_assert_eq!(md4(&data), reference(&data));
-            let mut m = Md4::new();
-            let cut = cut.min(data.len());
-            m.update(&data[..cut]);
-            m.update(&data[cut..]);
-            prop_assert_eq!(m.finalize(), reference(&data));
+            let (a, b) = data.split_at(cut.min(data.len()));
+            prop_assert_eq!(digest_in_pieces::<Md4>(&[a, b]), reference(&data));
         }
     }
 }

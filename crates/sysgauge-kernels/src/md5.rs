@@ -200,22 +200,12 @@ md_hasher!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytes::hex;
+    use crate::test_support::{assert_digests, assert_every_length, assert_streaming_any_split};
     use proptest::prelude::*;
 
     #[test]
     fn streaming_equals_one_call_for_any_split() {
-        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
-        for split in [0, 1, 55, 56, 63, 64, 65, 127, 128, 500, 999, 1000] {
-            for piece in [1, 7, 64, 100] {
-                let mut m = Md5::new();
-                m.update(&data[..split]);
-                for chunk in data[split..].chunks(piece) {
-                    m.update(chunk);
-                }
-                assert_eq!(m.finalize(), md5(&data), "split {split} piece {piece}");
-            }
-        }
+        assert_streaming_any_split::<Md5>(md5);
     }
 
     #[test]
@@ -230,32 +220,8 @@ mod tests {
 
     #[test]
     fn rfc1321_suite() {
-        let cases: [(&[u8], &str); 7] = [
-            (b"", "d41d8cd98f00b204e9800998ecf8427e"),
-            (b"a", "0cc175b9c0f1b6a831c399e269772661"),
-            (b"abc", "900150983cd24fb0d6963f7d28e17f72"),
-            (b"message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
-            (
-                b"abcdefghijklmnopqrstuvwxyz",
-                "c3fcd3d76192e4007dfb496cca67e13b",
-            ),
-            (
-                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-                "d174ab98d277d9f5a5611c2c9f419d9f",
-            ),
-            (
-                b"12345678901234567890123456789012345678901234567890123456789012345678901234567890",
-                "57edf4a22be3c955ac49da2e2107b67a",
-            ),
-        ];
-        for (input, expect) in cases {
-            assert_eq!(
-                hex(&md5(input)),
-                expect,
-                "{:?}",
-                String::from_utf8_lossy(input)
-            );
-        }
+        let cases = crate::block64::MD_SUITE.map(|(m, _, md5)| (m, md5));
+        assert_digests(md5, &cases);
     }
 
     fn reference(data: &[u8]) -> [u8; 16] {
@@ -265,11 +231,7 @@ mod tests {
 
     #[test]
     fn every_length_around_the_padding_boundaries() {
-        let mut data = vec![0u8; 300];
-        crate::bytes::fill_pattern(&mut data, 5);
-        for len in 0..data.len() {
-            assert_eq!(md5(&data[..len]), reference(&data[..len]), "length {len}");
-        }
+        assert_every_length("md5", md5, reference, 300, 5);
     }
 
     proptest! {

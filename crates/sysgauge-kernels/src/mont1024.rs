@@ -15,7 +15,7 @@
 //! subtraction reduces it fully. Every step runs the same instructions
 //! whatever the values.
 
-use crate::mont512::{Backend, Limbs, ModulusError, Mont512, LIMBS};
+use crate::mont512::{check_modulus, r_squared, Backend, Limbs, ModulusError, Mont512, LIMBS};
 
 /// Limbs of a 1024-bit number.
 pub const WIDE: usize = 2 * LIMBS;
@@ -53,15 +53,7 @@ impl Mont1024 {
 
     /// Arithmetic modulo `n` with `backend`.
     pub fn with_backend(n: &Wide, backend: Backend) -> Result<Mont1024, ModulusError> {
-        if !backend.available() {
-            return Err(ModulusError::Unavailable(backend));
-        }
-        if n[0] & 1 == 0 {
-            return Err(ModulusError::Even);
-        }
-        if n[0] == 1 && n[1..].iter().all(|&l| l == 0) {
-            return Err(ModulusError::One);
-        }
+        check_modulus(n, backend)?;
         let (n_lo, n_hi) = halves(n);
         // -n^-1 mod 2^512 by Newton's iteration, x·(2 - n·x), from the
         // inverse mod 2^3 (n itself); eight steps reach 3·2^8 ≥ 512 bits.
@@ -78,26 +70,14 @@ impl Mont1024 {
             let zero = [0u64; LIMBS];
             sub_n(&zero, &x).0
         };
-        // R^2 mod n: 1 doubled 2048 times, reduced after every doubling
-        // (branch-free: n is an RSA modulus, public, but the same code
-        // serves secret moduli).
-        let mut r = [0u64; WIDE];
-        r[0] = 1;
-        for _ in 0..2 * 1024 {
-            let mut carry = 0u64;
-            for l in r.iter_mut() {
-                let top = *l >> 63;
-                *l = (*l << 1) | carry;
-                carry = top;
-            }
-            r = sub_if_at_least(&r, carry, n);
-        }
         Ok(Mont1024 {
             n: *n,
             n_lo,
             n_hi,
             n_inv,
-            rr: r,
+            // Branch-free: n is an RSA modulus, public, but the same code
+            // serves secret moduli.
+            rr: r_squared(n, sub_if_at_least),
             backend,
         })
     }

@@ -148,15 +148,7 @@ impl Mont512 {
 
     /// Arithmetic modulo `n` with `backend`.
     pub fn with_backend(n: &Limbs, backend: Backend) -> Result<Mont512, ModulusError> {
-        if !backend.available() {
-            return Err(ModulusError::Unavailable(backend));
-        }
-        if n[0] & 1 == 0 {
-            return Err(ModulusError::Even);
-        }
-        if n[0] == 1 && n[1..].iter().all(|&l| l == 0) {
-            return Err(ModulusError::One);
-        }
+        check_modulus(n, backend)?;
         if n[LIMBS - 1] == u64::MAX {
             return Err(ModulusError::TooLarge);
         }
@@ -169,23 +161,11 @@ impl Mont512 {
         let mut n_n0 = [0u64; LIMBS + 1];
         n_n0[..LIMBS].copy_from_slice(n);
         n_n0[LIMBS] = inv.wrapping_neg();
-        // R^2 mod n: 1 doubled 1024 times, reduced after every doubling
-        // (branch-free: the modulus is a secret prime).
-        let mut x = [0u64; LIMBS];
-        x[0] = 1;
-        for _ in 0..1024 {
-            let mut carry = 0u64;
-            for l in x.iter_mut() {
-                let top = *l >> 63;
-                *l = (*l << 1) | carry;
-                carry = top;
-            }
-            x = sub_if_at_least(&x, carry, n);
-        }
         Ok(Mont512 {
             n: *n,
             n_n0,
-            rr: x,
+            // Branch-free: the modulus is a secret prime.
+            rr: r_squared(n, sub_if_at_least),
             backend,
             avx2: avx2_available(),
         })
@@ -437,6 +417,43 @@ impl Mont512 {
     pub fn reduce_once(&self, a: &Limbs) -> Limbs {
         sub_if_at_least(a, 0, &self.n)
     }
+}
+
+/// What every modulus must be, at any width: odd and not 1, and the
+/// backend must run on this CPU.
+pub(crate) fn check_modulus(n: &[u64], backend: Backend) -> Result<(), ModulusError> {
+    if !backend.available() {
+        return Err(ModulusError::Unavailable(backend));
+    }
+    if n[0] & 1 == 0 {
+        return Err(ModulusError::Even);
+    }
+    if n[0] == 1 && n[1..].iter().all(|&l| l == 0) {
+        return Err(ModulusError::One);
+    }
+    Ok(())
+}
+
+/// R^2 mod n for R = 2^(64·N): 1 doubled 128·N times, each doubling's
+/// carry and value reduced by `reduce` ((carry·2^(64·N) + x) - n where
+/// that is not negative, else x), so the steps are as branch-free as
+/// `reduce` is.
+pub(crate) fn r_squared<const N: usize>(
+    n: &[u64; N],
+    reduce: fn(&[u64; N], u64, &[u64; N]) -> [u64; N],
+) -> [u64; N] {
+    let mut x = [0u64; N];
+    x[0] = 1;
+    for _ in 0..128 * N {
+        let mut carry = 0u64;
+        for l in x.iter_mut() {
+            let top = *l >> 63;
+            *l = (*l << 1) | carry;
+            carry = top;
+        }
+        x = reduce(&x, carry, n);
+    }
+    x
 }
 
 /// Window i (0 = least significant) of `exp`: bits 4i..4i+3.

@@ -258,6 +258,9 @@ fn finish(mut h: [u64; 8], rem: &[u8], len: u64) -> [u8; 64] {
     out
 }
 
+#[cfg(test)]
+crate::test_support::streaming_hash!(Whirlpool, [u8; 64]);
+
 /// Whirlpool of `data` in one call (the table kernel).
 pub fn whirlpool(data: &[u8]) -> [u8; 64] {
     let mut h = [0u64; 8];
@@ -464,7 +467,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytes::hex;
+    use crate::test_support::{assert_digests, assert_every_length, digest_in_pieces};
     use proptest::prelude::*;
 
     #[test]
@@ -493,14 +496,7 @@ mod tests {
             (b"abc", "4e2448a4c6f486bb16b6562c73b4020bf3043e3a731bce721ae1b303d97e6d4c7181eebdb6c57e277d0e34957114cbd6c797fc9d95d8b582d225292076d4eef5"),
             (b"The quick brown fox jumps over the lazy dog", "b97de512e91e3828b40d2b0fdce9ceb3c4a71f9bea8d88e75c4fa854df36725fd2b52eb6544edcacd6f8beddfea403cb55ae31f03ad62a5ef54e42ee82c3fb35"),
         ];
-        for (input, expect) in cases {
-            assert_eq!(
-                hex(&whirlpool(input)),
-                expect,
-                "{:?}",
-                String::from_utf8_lossy(input)
-            );
-        }
+        assert_digests(whirlpool, &cases);
     }
 
     fn reference(data: &[u8]) -> [u8; 64] {
@@ -510,15 +506,7 @@ mod tests {
 
     #[test]
     fn every_length_around_the_padding_boundaries() {
-        let mut data = vec![0u8; 300];
-        crate::bytes::fill_pattern(&mut data, 9);
-        for len in 0..data.len() {
-            assert_eq!(
-                whirlpool(&data[..len]),
-                reference(&data[..len]),
-                "length {len}"
-            );
-        }
+        assert_every_length("whirlpool", whirlpool, reference, 300, 9);
     }
 
     #[test]
@@ -544,11 +532,8 @@ mod tests {
             if let Some(d) = whirlpool_avx512(&data) {
                 prop_assert_eq!(d, expect);
             }
-            let mut w = Whirlpool::new();
-            let cut = cut.min(data.len());
-            w.update(&data[..cut]);
-            w.update(&data[cut..]);
-            prop_assert_eq!(w.finalize(), expect);
+            let (a, b) = data.split_at(cut.min(data.len()));
+            prop_assert_eq!(digest_in_pieces::<Whirlpool>(&[a, b]), expect);
         }
     }
 }
