@@ -356,13 +356,11 @@ impl Benchmark for HttpDownloadBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked".into(),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+"HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked",
+Unit::MBps,
+Better::Higher,
+)
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -444,13 +442,11 @@ impl Benchmark for TcpConnectRttBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)".into(),
-            unit: Unit::Microseconds,
-            better: Better::Lower,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+"TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)",
+Unit::Microseconds,
+Better::Lower,
+)
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
