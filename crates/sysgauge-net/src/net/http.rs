@@ -357,10 +357,10 @@ impl Benchmark for HttpDownloadBenchmark {
 
     fn describe(&self) -> Description {
         Description::new(
-"HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked",
-Unit::MBps,
-Better::Higher,
-)
+            "HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked",
+            Unit::MBps,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -443,10 +443,10 @@ impl Benchmark for TcpConnectRttBenchmark {
 
     fn describe(&self) -> Description {
         Description::new(
-"TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)",
-Unit::Microseconds,
-Better::Lower,
-)
+            "TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)",
+            Unit::Microseconds,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {

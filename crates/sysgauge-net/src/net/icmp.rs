@@ -399,10 +399,10 @@ impl Benchmark for IcmpRttBenchmark {
 
     fn describe(&self) -> Description {
         Description::new(
-"ICMP echo round trip to any host (no sysgauge there), one echo at a time, at most 500 per second (median and 99th percentile)",
-Unit::Microseconds,
-Better::Lower,
-)
+            "ICMP echo round trip to any host (no sysgauge there), one echo at a time, at most 500 per second (median and 99th percentile)",
+            Unit::Microseconds,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
@@ -744,10 +744,10 @@ impl Benchmark for IcmpPpsBenchmark {
 
     fn describe(&self) -> Description {
         Description::new(
-"ICMP echo flood to any host (no sysgauge there): echo replies per second, 1, 2, 4 … senders until the rate stops rising",
-Unit::PacketsPerSec,
-Better::Higher,
-)
+            "ICMP echo flood to any host (no sysgauge there): echo replies per second, 1, 2, 4 … senders until the rate stops rising",
+            Unit::PacketsPerSec,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
