@@ -345,6 +345,8 @@ pub struct HttpDownloadBenchmark {
 }
 
 impl HttpDownloadBenchmark {
+    pub const ID: &'static str = "net.http-download";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         HttpDownloadBenchmark { options }
     }
@@ -352,7 +354,7 @@ impl HttpDownloadBenchmark {
 
 impl Benchmark for HttpDownloadBenchmark {
     fn id(&self) -> &str {
-        "net.http-download"
+        Self::ID
     }
 
     fn describe(&self) -> Description {
@@ -431,6 +433,8 @@ pub struct TcpConnectRttBenchmark {
 }
 
 impl TcpConnectRttBenchmark {
+    pub const ID: &'static str = "net.tcp-connect-rtt";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         TcpConnectRttBenchmark { options }
     }
@@ -438,7 +442,7 @@ impl TcpConnectRttBenchmark {
 
 impl Benchmark for TcpConnectRttBenchmark {
     fn id(&self) -> &str {
-        "net.tcp-connect-rtt"
+        Self::ID
     }
 
     fn describe(&self) -> Description {

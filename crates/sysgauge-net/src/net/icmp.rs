@@ -387,6 +387,8 @@ pub struct IcmpRttBenchmark {
 }
 
 impl IcmpRttBenchmark {
+    pub const ID: &'static str = "net.icmp-rtt";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         IcmpRttBenchmark { options }
     }
@@ -394,7 +396,7 @@ impl IcmpRttBenchmark {
 
 impl Benchmark for IcmpRttBenchmark {
     fn id(&self) -> &str {
-        "net.icmp-rtt"
+        Self::ID
     }
 
     fn describe(&self) -> Description {

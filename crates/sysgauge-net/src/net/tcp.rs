@@ -178,6 +178,8 @@ pub struct TcpConnectBenchmark {
 }
 
 impl TcpConnectBenchmark {
+    pub const ID: &'static str = "net.tcp-connect";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         TcpConnectBenchmark { options }
     }
@@ -214,7 +216,7 @@ fn one_connection(addr: SocketAddr, hello: &[u8]) -> Result<(), BenchError> {
 
 impl Benchmark for TcpConnectBenchmark {
     fn id(&self) -> &str {
-        "net.tcp-connect"
+        Self::ID
     }
 
     fn describe(&self) -> Description {

@@ -352,6 +352,8 @@ pub struct UdpRttBenchmark {
 }
 
 impl UdpRttBenchmark {
+    pub const ID: &'static str = "net.udp-rtt";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         UdpRttBenchmark { options }
     }
@@ -359,7 +361,7 @@ impl UdpRttBenchmark {
 
 impl Benchmark for UdpRttBenchmark {
     fn id(&self) -> &str {
-        "net.udp-rtt"
+        Self::ID
     }
 
     fn describe(&self) -> Description {
