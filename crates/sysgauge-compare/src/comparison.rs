@@ -238,6 +238,19 @@ pub struct Excluded {
     pub reason: String,
 }
 
+impl Excluded {
+    /// Case `key`'s number on `machine`, left out for `reason`.
+    fn new(key: &CaseKey, machine: &str, reason: String) -> Excluded {
+        Excluded {
+            bench_id: key.bench_id.clone(),
+            params: key.params.clone(),
+            metric: key.metric.clone(),
+            machine: machine.to_string(),
+            reason,
+        }
+    }
+}
+
 /// The whole comparison (also the JSON document).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -615,39 +628,33 @@ fn prepare(
     for &i in present {
         let Some(d) = sets[i].get(key) else { continue };
         if let Some(why) = &d.untrusted {
-            excluded.push(Excluded {
-                bench_id: key.bench_id.clone(),
-                params: key.params.clone(),
-                metric: key.metric.clone(),
-                machine: labels[i].clone(),
-                reason: format!("not a measure of the machine: {why}"),
-            });
+            excluded.push(Excluded::new(
+                key,
+                &labels[i],
+                format!("not a measure of the machine: {why}"),
+            ));
             continue;
         }
         if d.better != base.better {
-            excluded.push(Excluded {
-                bench_id: key.bench_id.clone(),
-                params: key.params.clone(),
-                metric: key.metric.clone(),
-                machine: labels[i].clone(),
-                reason: format!(
+            excluded.push(Excluded::new(
+                key,
+                &labels[i],
+                format!(
                     "'{}' is better {} here but {} on {}",
                     key.metric, d.better, base.better, labels[anchor]
                 ),
-            });
+            ));
             continue;
         }
         let Some(f) = conversion_factor(&d.unit, &base.unit) else {
-            excluded.push(Excluded {
-                bench_id: key.bench_id.clone(),
-                params: key.params.clone(),
-                metric: key.metric.clone(),
-                machine: labels[i].clone(),
-                reason: format!(
+            excluded.push(Excluded::new(
+                key,
+                &labels[i],
+                format!(
                     "unit {} cannot be converted to {} (used on {})",
                     d.unit, base.unit, labels[anchor]
                 ),
-            });
+            ));
             continue;
         };
         let samples: Vec<f64> = d.samples.iter().map(|s| s * f).collect();
@@ -710,15 +717,11 @@ fn build_row(
                     } else {
                         &labels[i]
                     };
-                    excluded.push(Excluded {
-                        bench_id: key.bench_id.clone(),
-                        params: key.params.clone(),
-                        metric: key.metric.clone(),
-                        machine: labels[i].clone(),
-                        reason: format!(
-                            "the value on {which} is not positive, so there is no ratio"
-                        ),
-                    });
+                    excluded.push(Excluded::new(
+                        key,
+                        &labels[i],
+                        format!("the value on {which} is not positive, so there is no ratio"),
+                    ));
                 } else if i == reference {
                     cell.ratio = Some(1.0);
                 } else if intervals && usable_samples(samples) && usable_samples(ref_samples) {

@@ -332,17 +332,26 @@ mod tests {
         ResultRecord::new("t.case", Params::new(), Status::Ok, m.into_iter().collect())
     }
 
+    /// Rounds of these samples, merged.
+    fn merged(rounds: &[&[f64]], state: Option<&str>) -> ResultRecord {
+        merge(rounds.iter().map(|s| round(s)).collect(), state).unwrap()
+    }
+
+    /// The merged case's finding `code`.
+    fn finding<'a>(r: &'a ResultRecord, code: &str) -> &'a Finding {
+        r.findings.iter().find(|f| f.code == code).unwrap()
+    }
+
     #[test]
     fn the_value_is_the_median_round_and_nothing_is_lost() {
-        let r = merge(
-            vec![
-                round(&[100.0, 101.0, 99.0]),
-                round(&[110.0, 111.0, 109.0]),
-                round(&[90.0, 91.0, 89.0]),
+        let r = merged(
+            &[
+                &[100.0, 101.0, 99.0],
+                &[110.0, 111.0, 109.0],
+                &[90.0, 91.0, 89.0],
             ],
             None,
-        )
-        .unwrap();
+        );
         let m = r.primary().unwrap();
         assert_eq!(m.samples, vec![100.0, 110.0, 90.0]);
         assert_eq!(m.value(), 100.0);
@@ -371,26 +380,21 @@ mod tests {
 
     #[test]
     fn one_disturbed_round_is_flagged_but_the_median_stands() {
-        let r = merge(
-            vec![
-                round(&[641.0, 640.0, 642.0]),
-                round(&[441.0, 440.0, 442.0]),
-                round(&[638.0, 637.0, 639.0]),
+        let r = merged(
+            &[
+                &[641.0, 640.0, 642.0],
+                &[441.0, 440.0, 442.0],
+                &[638.0, 637.0, 639.0],
             ],
             None,
-        )
-        .unwrap();
+        );
         assert_eq!(r.primary().unwrap().value(), 638.0);
-        let f = r.findings.iter().find(|f| f.code == UNREPEATABLE).unwrap();
+        let f = finding(&r, UNREPEATABLE);
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.message.contains("none seen"), "{}", f.message);
         assert!(r.untrusted().is_none());
         // Rounds that keep moving agree on nothing: untrusted.
-        let moving = merge(
-            vec![round(&[600.0]), round(&[450.0]), round(&[520.0])],
-            None,
-        )
-        .unwrap();
+        let moving = merged(&[&[600.0], &[450.0], &[520.0]], None);
         assert!(moving
             .untrusted()
             .is_some_and(|w| w.contains("does not repeat")));
@@ -438,11 +442,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let f = r
-            .findings
-            .iter()
-            .find(|f| f.code == "other-processes")
-            .unwrap();
+        let f = finding(&r, "other-processes");
         assert!(
             f.message
                 .ends_with("0.40 CPUs on average while it ran (round 2 of 3; also rounds 1 and 3)"),
@@ -456,31 +456,22 @@ mod tests {
 
     #[test]
     fn a_steady_case_has_no_finding() {
-        let r = merge(
-            vec![
-                round(&[100.0, 101.0, 99.0]),
-                round(&[100.5, 101.0, 99.0]),
-                round(&[99.5, 100.0, 99.0]),
+        let r = merged(
+            &[
+                &[100.0, 101.0, 99.0],
+                &[100.5, 101.0, 99.0],
+                &[99.5, 100.0, 99.0],
             ],
             Some("the page cache"),
-        )
-        .unwrap();
+        );
         assert!(r.findings.is_empty(), "{:?}", r.findings);
         assert!(r.untrusted().is_none());
     }
 
     #[test]
     fn the_cause_comes_from_the_record() {
-        let state = merge(
-            vec![round(&[100.0, 100.1]), round(&[300.0, 300.2])],
-            Some("the journal"),
-        )
-        .unwrap();
-        let f = state
-            .findings
-            .iter()
-            .find(|f| f.code == UNREPEATABLE)
-            .unwrap();
+        let state = merged(&[&[100.0, 100.1], &[300.0, 300.2]], Some("the journal"));
+        let f = finding(&state, UNREPEATABLE);
         assert!(f.message.contains("the journal"), "{}", f.message);
         assert_eq!(f.severity, Severity::Critical);
         assert!(state.untrusted().unwrap().contains("does not repeat"));
@@ -490,22 +481,14 @@ mod tests {
         let mut fast = round(&[150.0, 150.1]);
         fast.details.insert("mhz_min", 3000i64);
         let clock = merge(vec![fast, slow], Some("the journal")).unwrap();
-        let f = clock
-            .findings
-            .iter()
-            .find(|f| f.code == UNREPEATABLE)
-            .unwrap();
+        let f = finding(&clock, UNREPEATABLE);
         assert!(f.message.contains("turbo or thermal"), "{}", f.message);
 
         let mut busy = round(&[100.0, 100.1]);
         busy.details
             .insert(DISTURBED, "the hypervisor stole 9.0 % of the CPU time");
         let guest = merge(vec![round(&[150.0, 150.1]), busy], None).unwrap();
-        let f = guest
-            .findings
-            .iter()
-            .find(|f| f.code == UNREPEATABLE)
-            .unwrap();
+        let f = finding(&guest, UNREPEATABLE);
         assert!(f.message.contains("another guest"), "{}", f.message);
         assert!(guest.disturbed().unwrap().contains("round 2"));
     }

@@ -18,6 +18,7 @@ use crate::compare::format_ratio;
 use crate::format::unit_label;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 use std::sync::OnceLock;
 use sysgauge_compare::{CaseRow, Comparison, Interval, OVERALL};
@@ -568,6 +569,19 @@ fn ratio_ticks(lo: f64, hi: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Draws `text` at `at`, the text's (`h`, `v`) point there.
+fn draw_anchored<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    text: String,
+    at: (i32, i32),
+    style: &TextStyle<'_>,
+    h: HPos,
+    v: VPos,
+) -> Result<(), ChartError> {
+    root.draw(&Text::new(text, at, style.clone().pos(Pos::new(h, v))))
+        .map_err(draw_err)
+}
+
 fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -620,42 +634,37 @@ fn draw_bars<DB: DrawingBackend>(
         let x = x_of(t);
         root.draw(&PathElement::new(vec![(x, top - 4), (x, bottom)], grid))
             .map_err(draw_err)?;
-        root.draw(&Text::new(
+        draw_anchored(
+            root,
             format_ratio(t),
             (x, bottom + 6),
-            small.clone().pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Center,
-                plotters::style::text_anchor::VPos::Top,
-            )),
-        ))
-        .map_err(draw_err)?;
+            &small,
+            HPos::Center,
+            VPos::Top,
+        )?;
     }
-    root.draw(&Text::new(
+    draw_anchored(
+        root,
         "ratio to the reference (log scale)".to_string(),
         (((x0 + x1) / 2.0) as i32, bottom + 24),
-        small.clone().pos(plotters::style::text_anchor::Pos::new(
-            plotters::style::text_anchor::HPos::Center,
-            plotters::style::text_anchor::VPos::Top,
-        )),
-    ))
-    .map_err(draw_err)?;
+        &small,
+        HPos::Center,
+        VPos::Top,
+    )?;
     let label_style = TextStyle::from((FONT, 14).into_font()).color(&BLACK);
     let value_style = TextStyle::from((FONT, 12).into_font()).color(&BLACK);
     let one = x_of(1.0);
     let mut y = top;
     for g in groups {
         let group_h = g.bars.len() as i32 * (BAR_H + BAR_GAP) as i32;
-        root.draw(&Text::new(
+        draw_anchored(
+            root,
             g.label.clone(),
             (label_w as i32 - 8, y + group_h / 2),
-            label_style
-                .clone()
-                .pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Right,
-                    plotters::style::text_anchor::VPos::Center,
-                )),
-        ))
-        .map_err(draw_err)?;
+            &label_style,
+            HPos::Right,
+            VPos::Center,
+        )?;
         for b in &g.bars {
             let color = machine_color(b.machine);
             let x = x_of(b.ratio);
@@ -688,17 +697,14 @@ fn draw_bars<DB: DrawingBackend>(
             if b.significant == Some(false) {
                 label.push_str(" ~");
             }
-            root.draw(&Text::new(
+            draw_anchored(
+                root,
                 label,
                 (end.max(one) + 4, mid),
-                value_style
-                    .clone()
-                    .pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Left,
-                        plotters::style::text_anchor::VPos::Center,
-                    )),
-            ))
-            .map_err(draw_err)?;
+                &value_style,
+                HPos::Left,
+                VPos::Center,
+            )?;
             y += (BAR_H + BAR_GAP) as i32;
         }
         y += GROUP_GAP as i32;

@@ -7,12 +7,14 @@ use crate::pool::PoolError;
 use crate::{auth, pages, AppState, API_SCHEMA};
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use sysgauge_compare::import::{parse_json, ImportContext};
@@ -134,9 +136,26 @@ pub(crate) async fn upload_token(
     }
 }
 
+/// A request that may read, as a handler's argument: every view (API
+/// document or page) takes one, so none can forget the check. `E` is how a
+/// refusal is answered: JSON, or a page (`PageError`) on the page routes.
+pub(crate) struct Reader<E = ApiError>(PhantomData<fn() -> E>);
+
+impl<E> FromRequestParts<Arc<AppState>> for Reader<E>
+where
+    E: From<ApiError> + IntoResponse,
+{
+    type Rejection = E;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, E> {
+        may_read(state, &parts.headers).await?;
+        Ok(Reader(PhantomData))
+    }
+}
+
 /// Whether the request may read: always without `--read-token`; else with
 /// the read token or any live upload token.
-pub(crate) async fn may_read(state: &Arc<AppState>, headers: &HeaderMap) -> Result<(), ApiError> {
+async fn may_read(state: &Arc<AppState>, headers: &HeaderMap) -> Result<(), ApiError> {
     let Some(read_hash) = &state.read_hash else {
         return Ok(());
     };
@@ -405,10 +424,9 @@ fn document(kind: &str, doc: Value) -> Json<Value> {
 
 pub(crate) async fn machines(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    _: Reader,
     query: axum::extract::RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    may_read(&state, &headers).await?;
     let view = pages::machines_view(&state, query.0.as_deref(), false).await?;
     Ok(document(
         "machines",
@@ -418,10 +436,9 @@ pub(crate) async fn machines(
 
 pub(crate) async fn run(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    _: Reader,
     run_id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    may_read(&state, &headers).await?;
     let Path(run_id) = run_id.map_err(pages::path_error)?;
     let run = pages::load_run(&state, &run_id).await?;
     Ok(document("run", json!({ "run": run })))
@@ -429,10 +446,9 @@ pub(crate) async fn run(
 
 pub(crate) async fn compare(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    _: Reader,
     query: axum::extract::RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    may_read(&state, &headers).await?;
     let (c, _) = pages::comparison(&state, query.0.as_deref()).await?;
     Ok(document(
         "compare",
@@ -442,10 +458,9 @@ pub(crate) async fn compare(
 
 pub(crate) async fn case_view(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    _: Reader,
     query: axum::extract::RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    may_read(&state, &headers).await?;
     let view = pages::case_distribution(&state, query.0.as_deref()).await?;
     Ok(document(
         "cases",

@@ -4,10 +4,10 @@
 //! escape their own cells; no page needs JavaScript. A page's error is a
 //! page too (`PageError`): a browser shows it, where JSON would be text.
 
-use crate::api::{may_read, ApiError};
+use crate::api::{ApiError, Reader};
 use crate::AppState;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde::Serialize;
@@ -972,10 +972,9 @@ fn history_figure(machines: &[MachineView]) -> Option<String> {
 
 pub(crate) async fn machines(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    _: Reader<PageError>,
     RawQuery(q): RawQuery,
 ) -> Result<Response, PageError> {
-    may_read(&state, &headers).await?;
     let view = machines_view(&state, q.as_deref(), true).await?;
     let f = &view.filter;
     // A link to another page keeps the filters.
@@ -1051,10 +1050,9 @@ pub(crate) async fn machines(
 
 pub(crate) async fn run(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    _: Reader<PageError>,
     run_id: Result<Path<String>, axum::extract::rejection::PathRejection>,
 ) -> Result<Response, PageError> {
-    may_read(&state, &headers).await?;
     let Path(run_id) = run_id.map_err(path_error)?;
     let run = load_run(&state, &run_id).await?;
     use sysgauge_report::summary::{findings_text, summary_table, telemetry_table};
@@ -1095,10 +1093,9 @@ pub(crate) async fn run(
 
 pub(crate) async fn compare(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    _: Reader<PageError>,
     RawQuery(q): RawQuery,
 ) -> Result<Response, PageError> {
-    may_read(&state, &headers).await?;
     let asked = compare_query(q.as_deref())?;
     if asked.machines.is_empty() {
         let body = html! {
@@ -1127,10 +1124,9 @@ pub(crate) async fn compare(
 
 pub(crate) async fn case_view(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    _: Reader<PageError>,
     RawQuery(q): RawQuery,
 ) -> Result<Response, PageError> {
-    may_read(&state, &headers).await?;
     let pairs = query_pairs(q.as_deref());
     if !pairs.iter().any(|(k, _)| k == "bench") {
         let body = html! {

@@ -473,6 +473,33 @@ fn errors_of_pages_are_pages_and_of_the_api_json() {
         .any(|w| w.starts_with("Basic")));
 }
 
+/// On a site that needs a token to read, every view refuses a request
+/// without one, as its route answers errors: a page, or JSON on the API.
+#[test]
+fn every_view_needs_the_read_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = Server::start(&dir.path().join("c.db"), |c| {
+        c.read_token = Some("a-read-token-long-enough".into())
+    });
+    for (path, page) in [
+        ("/", true),
+        ("/runs/x", true),
+        ("/compare", true),
+        ("/cases", true),
+        ("/api/machines", false),
+        ("/api/runs/x", false),
+        ("/api/compare", false),
+        ("/api/cases", false),
+    ] {
+        let a = get(&closed.url(path), None);
+        assert_eq!(a.status, 401, "{path}: {}", a.body);
+        let html = a.content_type.as_deref().unwrap_or("");
+        assert_eq!(html.starts_with("text/html"), page, "{path}: {html}");
+        let basic = a.www_authenticate.iter().any(|w| w.starts_with("Basic"));
+        assert!(basic, "{path}: {:?}", a.www_authenticate);
+    }
+}
+
 /// An address longer than the site answers is refused with a body that
 /// says so (a page on a page route, JSON on the API).
 #[test]

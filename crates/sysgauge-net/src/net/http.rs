@@ -345,6 +345,8 @@ pub struct HttpDownloadBenchmark {
 }
 
 impl HttpDownloadBenchmark {
+    pub const ID: &'static str = "net.http-download";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         HttpDownloadBenchmark { options }
     }
@@ -352,17 +354,15 @@ impl HttpDownloadBenchmark {
 
 impl Benchmark for HttpDownloadBenchmark {
     fn id(&self) -> &str {
-        "net.http-download"
+        Self::ID
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked".into(),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+            "HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked",
+            Unit::MBps,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -433,6 +433,8 @@ pub struct TcpConnectRttBenchmark {
 }
 
 impl TcpConnectRttBenchmark {
+    pub const ID: &'static str = "net.tcp-connect-rtt";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         TcpConnectRttBenchmark { options }
     }
@@ -440,17 +442,15 @@ impl TcpConnectRttBenchmark {
 
 impl Benchmark for TcpConnectRttBenchmark {
     fn id(&self) -> &str {
-        "net.tcp-connect-rtt"
+        Self::ID
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)".into(),
-            unit: Unit::Microseconds,
-            better: Better::Lower,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+            "TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)",
+            Unit::Microseconds,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {

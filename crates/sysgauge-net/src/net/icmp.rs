@@ -31,7 +31,7 @@
 
 use super::sys::{set_option, would_block, Batch, BATCH};
 use super::udp::{Ladder, LadderText};
-use super::{count_param, lock_worker, named, NetOptions, RoundTrips};
+use super::{check_within, count_param, lock_worker, named, size_param, NetOptions, RoundTrips};
 use socket2::{Domain, Protocol, Socket, Type};
 use std::hash::{BuildHasher, Hasher};
 use std::io;
@@ -114,13 +114,7 @@ impl SocketKind {
 
 /// Checks an echo payload size.
 pub fn check_payload(size: usize) -> Result<usize, String> {
-    if (MIN_PAYLOAD..=MAX_PAYLOAD).contains(&size) {
-        Ok(size)
-    } else {
-        Err(format!(
-            "ICMP payload size {size} must be within {MIN_PAYLOAD}..={MAX_PAYLOAD} bytes"
-        ))
-    }
+    check_within("ICMP payload size", size, MIN_PAYLOAD..=MAX_PAYLOAD)
 }
 
 fn random_u64() -> u64 {
@@ -364,11 +358,11 @@ fn target_of<'a>(options: &'a NetOptions, params: &Params) -> Result<&'a IcmpTar
 }
 
 fn payload_of(params: &Params, options: &NetOptions) -> Result<usize, BenchError> {
-    let size = params
-        .get_u64("size")
-        .and_then(|s| usize::try_from(s).ok())
-        .unwrap_or(options.icmp_size.unwrap_or(DEFAULT_PAYLOAD));
-    check_payload(size).map_err(BenchError::failed)
+    size_param(
+        params,
+        options.icmp_size.unwrap_or(DEFAULT_PAYLOAD),
+        check_payload,
+    )
 }
 
 fn open(t: &IcmpTarget, ctx: &mut RunCtx) -> Result<EchoSocket, BenchError> {
@@ -393,6 +387,8 @@ pub struct IcmpRttBenchmark {
 }
 
 impl IcmpRttBenchmark {
+    pub const ID: &'static str = "net.icmp-rtt";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         IcmpRttBenchmark { options }
     }
@@ -400,17 +396,15 @@ impl IcmpRttBenchmark {
 
 impl Benchmark for IcmpRttBenchmark {
     fn id(&self) -> &str {
-        "net.icmp-rtt"
+        Self::ID
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "ICMP echo round trip to any host (no sysgauge there), one echo at a time, at most 500 per second (median and 99th percentile)".into(),
-            unit: Unit::Microseconds,
-            better: Better::Lower,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+            "ICMP echo round trip to any host (no sysgauge there), one echo at a time, at most 500 per second (median and 99th percentile)",
+            Unit::Microseconds,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
@@ -751,13 +745,11 @@ impl Benchmark for IcmpPpsBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "ICMP echo flood to any host (no sysgauge there): echo replies per second, 1, 2, 4 … senders until the rate stops rising".into(),
-            unit: Unit::PacketsPerSec,
-            better: Better::Higher,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+            "ICMP echo flood to any host (no sysgauge there): echo replies per second, 1, 2, 4 … senders until the rate stops rising",
+            Unit::PacketsPerSec,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {

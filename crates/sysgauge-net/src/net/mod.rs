@@ -36,6 +36,7 @@ mod tests;
 pub mod udp;
 
 use std::net::SocketAddr;
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 use sysgauge_core::{
@@ -153,6 +154,38 @@ pub(crate) fn count_param(params: &Params, key: &str, most: usize) -> Result<usi
         .and_then(|s| usize::try_from(s).ok())
         .filter(|&s| (1..=most).contains(&s))
         .ok_or_else(|| BenchError::failed(format!("{key} must be within 1..={most}")))
+}
+
+/// A packet size within `bounds`, or an error naming it as `what` ("UDP
+/// datagram size") with the bounds.
+pub(crate) fn check_within(
+    what: &str,
+    size: usize,
+    bounds: RangeInclusive<usize>,
+) -> Result<usize, String> {
+    if bounds.contains(&size) {
+        Ok(size)
+    } else {
+        Err(format!(
+            "{what} {size} must be within {}..={} bytes",
+            bounds.start(),
+            bounds.end()
+        ))
+    }
+}
+
+/// A case's `size` param (else `default`, the size the command line chose),
+/// validated by `check`.
+pub(crate) fn size_param(
+    params: &Params,
+    default: usize,
+    check: fn(usize) -> Result<usize, String>,
+) -> Result<usize, BenchError> {
+    let size = params
+        .get_u64("size")
+        .and_then(|s| usize::try_from(s).ok())
+        .unwrap_or(default);
+    check(size).map_err(BenchError::failed)
 }
 
 /// Worker `i`'s own state (a sender's socket, a stream's buffer), locked

@@ -94,6 +94,17 @@ struct PingOutcome {
     rtts: Vec<Vec<f64>>,
 }
 
+impl PingOutcome {
+    /// Host `i`'s summary in the report.
+    fn host(&self, i: usize) -> Result<HostSummary, BenchError> {
+        self.report
+            .hosts
+            .get(i)
+            .cloned()
+            .ok_or_else(|| BenchError::failed("host missing from the report"))
+    }
+}
+
 /// A round's ping run and how many cases have read it.
 struct PingRound {
     outcome: Result<PingOutcome, String>,
@@ -280,12 +291,7 @@ impl Benchmark for PingBenchmark {
 /// The round-trip times of host `i`, the reply count and its address noted.
 fn rtt_metrics(ctx: &mut RunCtx, setup: &PingSetup, i: usize) -> Result<Vec<Metric>, BenchError> {
     let out = outcome(ctx, setup)?;
-    let h = out
-        .report
-        .hosts
-        .get(i)
-        .cloned()
-        .ok_or_else(|| BenchError::failed("host missing from the report"))?;
+    let h = out.host(i)?;
     let samples = out.rtts.get(i).cloned().unwrap_or_default();
     let replies = samples.len() as u64;
     ctx.note_detail("address", h.target.addr.to_string());
@@ -370,12 +376,7 @@ fn loss_metrics(ctx: &mut RunCtx, setup: &PingSetup, i: usize) -> Result<Vec<Met
     let count_limit = setup.config.count;
     let out = outcome(ctx, setup)?;
     let elapsed = out.report.elapsed;
-    let h = out
-        .report
-        .hosts
-        .get(i)
-        .cloned()
-        .ok_or_else(|| BenchError::failed("host missing from the report"))?;
+    let h = out.host(i)?;
     let c = h.counts;
     ctx.note_detail("address", h.target.addr.to_string());
     ctx.note_detail("transmitted", count(c.transmitted));

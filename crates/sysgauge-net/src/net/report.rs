@@ -6,6 +6,10 @@
 //!
 //! Both take the run record: what is printed is what was stored.
 
+use super::icmp::IcmpPpsBenchmark;
+use super::ping::PingBenchmark;
+use super::tcp::{TcpConnectBenchmark, TcpThroughputBenchmark};
+use super::udp::{UdpPpsBenchmark, UdpRttBenchmark};
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
 use sysgauge_report::format::format_value;
 
@@ -155,12 +159,16 @@ fn host_title(r: &ResultRecord) -> String {
 /// record, in the reference's layout.
 pub fn ping_statistics(run: &RunRecord) -> String {
     let mut out = String::new();
-    for loss in run.results.iter().filter(|r| r.bench_id == "net.ping-loss") {
+    for loss in run
+        .results
+        .iter()
+        .filter(|r| r.bench_id == PingBenchmark::LOSS_ID)
+    {
         let host = loss.params.get_str("host");
         let rtt = run
             .results
             .iter()
-            .find(|r| r.bench_id == "net.ping-rtt" && r.params.get_str("host") == host);
+            .find(|r| r.bench_id == PingBenchmark::RTT_ID && r.params.get_str("host") == host);
         let samples = rtt
             .filter(|r| r.is_ok())
             .and_then(|r| r.primary())
@@ -223,7 +231,7 @@ pub fn net_summary(run: &RunRecord) -> String {
         .iter()
         .find_map(|r| r.params.get_str("target"))
         .unwrap_or("loopback");
-    let tcp: Vec<_> = of("net.tcp-throughput").collect();
+    let tcp: Vec<_> = of(TcpThroughputBenchmark::ID).collect();
     if !tcp.is_empty() {
         out.push_str(&format!("TCP throughput to {target}:\n"));
         for r in tcp {
@@ -246,7 +254,7 @@ pub fn net_summary(run: &RunRecord) -> String {
             out.push_str(&format!("  {label:<12} {line}\n"));
         }
     }
-    for r in of("net.tcp-connect") {
+    for r in of(TcpConnectBenchmark::ID) {
         let line = match (status_note(r), metric_value(r, "rate")) {
             (None, Some(v)) => format!("{} connections/s", format_value(v)),
             (Some(n), _) => n,
@@ -254,7 +262,7 @@ pub fn net_summary(run: &RunRecord) -> String {
         };
         out.push_str(&format!("TCP connect, request, close: {line}\n"));
     }
-    let pps: Vec<_> = of("net.udp-pps").collect();
+    let pps: Vec<_> = of(UdpPpsBenchmark::ID).collect();
     if let Some(first) = pps.first() {
         let size = first.params.get_u64("size").unwrap_or(0);
         out.push_str(&format!(
@@ -287,7 +295,7 @@ pub fn net_summary(run: &RunRecord) -> String {
             None => {}
         }
     }
-    let icmp: Vec<_> = of("net.icmp-pps").collect();
+    let icmp: Vec<_> = of(IcmpPpsBenchmark::ID).collect();
     if !icmp.is_empty() {
         out.push_str(
             "ICMP echo flood, echo replies received per second (requests sent/s and replies received/s over the whole flood):\n",
@@ -312,7 +320,7 @@ pub fn net_summary(run: &RunRecord) -> String {
             out.push_str(&format!("  {label:<12} {line}\n"));
         }
     }
-    for r in of("net.udp-rtt") {
+    for r in of(UdpRttBenchmark::ID) {
         let size = r.params.get_u64("size").unwrap_or(0);
         let line = match (
             status_note(r),

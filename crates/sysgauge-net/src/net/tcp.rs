@@ -115,15 +115,11 @@ impl Benchmark for TcpThroughputBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary:
-                "TCP bulk throughput, 256 KiB writes, one or several streams (MB/s and Mbit/s)"
-                    .into(),
-            unit: Unit::MBps,
-            better: Better::Higher,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+            "TCP bulk throughput, 256 KiB writes, one or several streams (MB/s and Mbit/s)",
+            Unit::MBps,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -182,6 +178,8 @@ pub struct TcpConnectBenchmark {
 }
 
 impl TcpConnectBenchmark {
+    pub const ID: &'static str = "net.tcp-connect";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         TcpConnectBenchmark { options }
     }
@@ -218,17 +216,15 @@ fn one_connection(addr: SocketAddr, hello: &[u8]) -> Result<(), BenchError> {
 
 impl Benchmark for TcpConnectBenchmark {
     fn id(&self) -> &str {
-        "net.tcp-connect"
+        Self::ID
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "TCP connections per second: connect, 16-byte request and reply, close".into(),
-            unit: Unit::OpsPerSec,
-            better: Better::Higher,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+            "TCP connections per second: connect, 16-byte request and reply, close",
+            Unit::OpsPerSec,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {

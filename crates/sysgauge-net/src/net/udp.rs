@@ -22,7 +22,9 @@
 use super::endpoint::{self, Endpoint};
 use super::proto::{self, MAX_UDP_SIZE, UDP_HEADER_LEN};
 use super::sys::{would_block, Batch, BATCH};
-use super::{count_param, lock_worker, target_param, NetOptions, RoundTrips};
+use super::{
+    check_within, count_param, lock_worker, size_param, target_param, NetOptions, RoundTrips,
+};
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,13 +50,7 @@ const MAX_RTTS: usize = 200_000;
 
 /// Validates a datagram size.
 pub fn check_size(size: usize) -> Result<usize, String> {
-    if (UDP_HEADER_LEN..=MAX_UDP_SIZE).contains(&size) {
-        Ok(size)
-    } else {
-        Err(format!(
-            "UDP datagram size {size} must be within {UDP_HEADER_LEN}..={MAX_UDP_SIZE} bytes"
-        ))
-    }
+    check_within("UDP datagram size", size, UDP_HEADER_LEN..=MAX_UDP_SIZE)
 }
 
 /// Sender counts tried for a profile: 1, 2, 4 … up to the profile's bound,
@@ -67,11 +63,11 @@ pub fn sender_ladder(profile: Profile) -> Vec<usize> {
 }
 
 fn size_of(params: &Params, options: &NetOptions) -> Result<usize, BenchError> {
-    let size = params
-        .get_u64("size")
-        .and_then(|s| usize::try_from(s).ok())
-        .unwrap_or(options.udp_size.unwrap_or(DEFAULT_UDP_SIZE));
-    check_size(size).map_err(BenchError::failed)
+    size_param(
+        params,
+        options.udp_size.unwrap_or(DEFAULT_UDP_SIZE),
+        check_size,
+    )
 }
 
 pub struct UdpPpsBenchmark {
@@ -290,14 +286,11 @@ impl Benchmark for UdpPpsBenchmark {
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "UDP small-packet rate, both directions counted, 1, 2, 4 … senders until it saturates"
-                .into(),
-            unit: Unit::PacketsPerSec,
-            better: Better::Higher,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+            "UDP small-packet rate, both directions counted, 1, 2, 4 … senders until it saturates",
+            Unit::PacketsPerSec,
+            Better::Higher,
+        )
     }
 
     fn cases(&self, plan: &Plan) -> Vec<Params> {
@@ -359,6 +352,8 @@ pub struct UdpRttBenchmark {
 }
 
 impl UdpRttBenchmark {
+    pub const ID: &'static str = "net.udp-rtt";
+
     pub fn new(options: Arc<NetOptions>) -> Self {
         UdpRttBenchmark { options }
     }
@@ -366,18 +361,15 @@ impl UdpRttBenchmark {
 
 impl Benchmark for UdpRttBenchmark {
     fn id(&self) -> &str {
-        "net.udp-rtt"
+        Self::ID
     }
 
     fn describe(&self) -> Description {
-        Description {
-            summary: "UDP round-trip latency, one datagram at a time (median and 99th percentile)"
-                .into(),
-            unit: Unit::Microseconds,
-            better: Better::Lower,
-            workload_version: 1,
-            state: None,
-        }
+        Description::new(
+            "UDP round-trip latency, one datagram at a time (median and 99th percentile)",
+            Unit::Microseconds,
+            Better::Lower,
+        )
     }
 
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
