@@ -14,6 +14,21 @@
 //! families here and beside (sysgauge-crypto, sysgauge-net), the list of
 //! families and what needs the whole list (sysgauge-registry) above.
 
+/// A captured output of another tool, `tests/fixtures/TOOL/NAME`, for
+/// the tests of its parser.
+#[cfg(test)]
+macro_rules! fixture {
+    ($tool:literal, $name:literal) => {
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/",
+            $tool,
+            "/",
+            $name
+        ))
+    };
+}
+
 pub mod clock;
 pub mod cpu;
 pub mod disk;

@@ -362,15 +362,9 @@ mod tests {
     use super::*;
     use sysgauge_family::util::metric_value as value;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../tests/fixtures/sysbench/", $name))
-        };
-    }
-
     #[test]
     fn cpu_runs() {
-        let r = parse_sysbench(fixture!("1.0.20-cpu.txt"), Utc::now()).unwrap();
+        let r = parse_sysbench(fixture!("sysbench", "1.0.20-cpu.txt"), Utc::now()).unwrap();
         assert_eq!(r.version.as_deref(), Some("1.0.20"));
         assert_eq!(r.results.len(), 1);
         let c = &r.results[0];
@@ -382,7 +376,11 @@ mod tests {
         assert_eq!(value(c, "latency_p95"), 0.32);
         assert_eq!(value(c, "latency_max"), 2.01);
         assert_eq!(c.details.get_str("total_time"), Some("2.0003s"));
-        let t2 = parse_sysbench(fixture!("1.0.20-cpu-t2-prime20000.txt"), Utc::now()).unwrap();
+        let t2 = parse_sysbench(
+            fixture!("sysbench", "1.0.20-cpu-t2-prime20000.txt"),
+            Utc::now(),
+        )
+        .unwrap();
         let c = &t2.results[0];
         assert_eq!(c.params.canonical(), "cpu_max_prime=20000,threads=2");
         assert_eq!(value(c, "events"), 2687.33);
@@ -390,7 +388,11 @@ mod tests {
 
     #[test]
     fn memory_runs() {
-        let r = parse_sysbench(fixture!("1.0.20-memory-1M-2G-write.txt"), Utc::now()).unwrap();
+        let r = parse_sysbench(
+            fixture!("sysbench", "1.0.20-memory-1M-2G-write.txt"),
+            Utc::now(),
+        )
+        .unwrap();
         let m = &r.results[0];
         assert_eq!(m.bench_id, MEMORY);
         assert_eq!(
@@ -406,7 +408,7 @@ mod tests {
             Some("sysbench's default")
         );
         let rnd = parse_sysbench(
-            fixture!("1.0.20-memory-rnd-read-t2-with-command.txt"),
+            fixture!("sysbench", "1.0.20-memory-rnd-read-t2-with-command.txt"),
             Utc::now(),
         )
         .unwrap();
@@ -425,11 +427,11 @@ mod tests {
 
     #[test]
     fn several_runs_pasted_together() {
-        let cpu = fixture!("1.0.20-cpu.txt");
+        let cpu = fixture!("sysbench", "1.0.20-cpu.txt");
         let text = format!(
             "{cpu}\n{cpu}\n{}\n{}",
-            fixture!("1.0.20-cpu-t2-prime20000.txt"),
-            fixture!("1.0.20-memory-1M-2G-write.txt")
+            fixture!("sysbench", "1.0.20-cpu-t2-prime20000.txt"),
+            fixture!("sysbench", "1.0.20-memory-1M-2G-write.txt")
         )
         .replacen("3510.80", "3400.00", 1);
         let r = parse_sysbench(&text, Utc::now()).unwrap();
@@ -447,7 +449,7 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_line() {
-        let cpu = fixture!("1.0.20-cpu.txt");
+        let cpu = fixture!("sysbench", "1.0.20-cpu.txt");
         let e = parse_sysbench(&cpu.replace("3510.80", "fast"), Utc::now()).unwrap_err();
         assert_eq!(e.line, 15);
         assert!(e.message.contains("'fast'"), "{e}");
@@ -455,7 +457,7 @@ mod tests {
         let e = parse_sysbench(&cut, Utc::now()).unwrap_err();
         assert_eq!(e.line, 12);
         assert!(e.message.contains("no 'events per second:'"), "{e}");
-        let mem = fixture!("1.0.20-memory-1M-2G-write.txt");
+        let mem = fixture!("sysbench", "1.0.20-memory-1M-2G-write.txt");
         let e = parse_sysbench(&mem.replace("1024KiB", "1024 apples"), Utc::now()).unwrap_err();
         assert_eq!(e.line, 9);
         let e = parse_sysbench(&cpu.replace("3510.80", "1e300"), Utc::now()).unwrap_err();

@@ -507,6 +507,15 @@ mod tests {
         assert_eq!(f.severity, Severity::Warning);
     }
 
+    /// The messages of `r`'s findings with `code`.
+    fn messages<'a>(r: &'a ResultRecord, code: &str) -> Vec<&'a str> {
+        r.findings
+            .iter()
+            .filter(|f| f.code == code)
+            .map(|f| f.message.as_str())
+            .collect()
+    }
+
     /// One round of `cpu.huffman` as the runner stores it: `rate` (one
     /// sample), and for all threads the efficiency against that round's
     /// own single-thread rate, with the findings that round gave.
@@ -593,24 +602,12 @@ mod tests {
         let want = 100.0 * 12243.0 / (2.0 * 18618.0);
         assert_eq!(eff.len(), 1);
         assert!((eff[0] - want).abs() < 1e-9, "{eff:?} against {want}");
-        let scaling: Vec<&str> = all
-            .findings
-            .iter()
-            .filter(|f| f.code == SCALING)
-            .map(|f| f.message.as_str())
-            .collect();
         assert_eq!(
-            scaling,
+            messages(&all, SCALING),
             ["cpu.huffman: 2 threads reach 33 % of linear scaling (0.66x the single-thread rate) on 2 logical CPUs"]
         );
-        let confidence: Vec<&str> = all
-            .findings
-            .iter()
-            .filter(|f| f.code == CONFIDENCE)
-            .map(|f| f.message.as_str())
-            .collect();
         assert_eq!(
-            confidence,
+            messages(&all, CONFIDENCE),
             ["cpu.huffman (threads=all): ±10.1 % after 11 passes (round of 12243) (round 2 of 3)"]
         );
         // The table shows the same number.

@@ -197,12 +197,6 @@ fn positive(s: &str, n: usize) -> Result<f64, NbenchError> {
 mod tests {
     use super::*;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../../tests/fixtures/nbench/", $name))
-        };
-    }
-
     fn value(r: &NbenchReport, id: &str) -> f64 {
         r.results
             .iter()
@@ -214,7 +208,7 @@ mod tests {
 
     #[test]
     fn a_real_run() {
-        let r = parse_nbench(fixture!("linux-port-x86_64.txt"), Utc::now()).unwrap();
+        let r = parse_nbench(fixture!("nbench", "linux-port-x86_64.txt"), Utc::now()).unwrap();
         let ids: Vec<&str> = r.results.iter().map(|x| x.bench_id.as_str()).collect();
         assert_eq!(
             &ids[..3],
@@ -278,7 +272,7 @@ INTEGER INDEX       : 5.000
 
     #[test]
     fn the_linux_data_are_host_facts() {
-        let r = parse_nbench(fixture!("linux-port-x86_64.txt"), Utc::now()).unwrap();
+        let r = parse_nbench(fixture!("nbench", "linux-port-x86_64.txt"), Utc::now()).unwrap();
         assert_eq!(r.l2_cache.as_deref(), Some("512 KB"));
         assert_eq!(r.libc, None);
         let host = r.host();

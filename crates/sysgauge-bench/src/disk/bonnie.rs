@@ -560,12 +560,6 @@ mod tests {
     use super::*;
     use sysgauge_family::util::metric_value as value;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../../tests/fixtures/bonnie/", $name))
-        };
-    }
-
     fn case<'a>(r: &'a BonnieReport, host: &str, id: &str) -> &'a ResultRecord {
         r.machines
             .iter()
@@ -576,7 +570,7 @@ mod tests {
 
     #[test]
     fn table_of_2_00_with_suffixes_and_latencies() {
-        let text: String = fixture!("2.00a-1G-n4.txt")
+        let text: String = fixture!("bonnie", "2.00a-1G-n4.txt")
             .lines()
             .filter(|l| !l.contains(','))
             .map(|l| format!("{l}\n"))
@@ -608,7 +602,7 @@ mod tests {
 
     #[test]
     fn csv_line_wins_over_the_table_it_follows() {
-        let whole = parse_bonnie(fixture!("2.00a-1G-n4.txt"), Utc::now()).unwrap();
+        let whole = parse_bonnie(fixture!("bonnie", "2.00a-1G-n4.txt"), Utc::now()).unwrap();
         let putc = case(&whole, "testhost2", "bonnie.seq-output-char");
         // From the CSV: 982 K/sec, and the same latency as the table.
         assert_eq!(putc.metrics[0].samples.len(), 1);
@@ -619,7 +613,7 @@ mod tests {
 
     #[test]
     fn all_too_fast_cells_are_warnings_not_zeros() {
-        let r = parse_bonnie(fixture!("2.00a-256M-n2.txt"), Utc::now()).unwrap();
+        let r = parse_bonnie(fixture!("bonnie", "2.00a-256M-n2.txt"), Utc::now()).unwrap();
         let m = &r.machines[0];
         assert_eq!(m.host, "testhost");
         let ids: Vec<&str> = m.results.iter().map(|x| x.bench_id.as_str()).collect();
@@ -677,28 +671,28 @@ oldbox           2G           42000  12 21000   5           52000   5 160.5   0
 
     #[test]
     fn bad_input_names_the_line() {
-        let none = parse_bonnie("hello\n", Utc::now()).unwrap_err();
-        assert!(none.message.contains("no Bonnie++ result"), "{none}");
-        let short = parse_bonnie(
-            "1.98,2.00a,h,1,1,1G,,8192,5,1,1,1,1,1,1,1,1,1,1,1,1,1\n",
-            Utc::now(),
-        )
-        .unwrap_err();
-        assert!(short.message.contains("fields"), "{short}");
-        let bad = "oldbox,2G,fast,90,40000,11,20000,4,600,95,50000,4,150.5,0,16,3000,12,+++++,+++,+++++,+++,3100,11,+++++,+++,9000,28\n";
-        let e = parse_bonnie(bad, Utc::now()).unwrap_err();
-        assert!(e.message.contains("'fast'"), "{e}");
-        // Found by fuzzing: a file count whose ×1024 overflows.
-        let files = parse_bonnie(
-            "                    -Create--\n              files  /sec %CP\n 20000000000000000000  100  10\n",
-            Utc::now(),
-        )
-        .unwrap_err();
-        assert!(files.message.contains("file count"), "{files}");
-        let size = "oldbox,0G,500,90,40000,11,20000,4,600,95,50000,4,150.5,0,16,3000,12,+++++,+++,+++++,+++,3100,11,+++++,+++,9000,28\n";
-        assert!(parse_bonnie(size, Utc::now())
-            .unwrap_err()
-            .message
-            .contains("size"));
+        for (text, want) in [
+            ("hello\n", "no Bonnie++ result"),
+            (
+                "1.98,2.00a,h,1,1,1G,,8192,5,1,1,1,1,1,1,1,1,1,1,1,1,1\n",
+                "fields",
+            ),
+            (
+                "oldbox,2G,fast,90,40000,11,20000,4,600,95,50000,4,150.5,0,16,3000,12,+++++,+++,+++++,+++,3100,11,+++++,+++,9000,28\n",
+                "'fast'",
+            ),
+            // Found by fuzzing: a file count whose ×1024 overflows.
+            (
+                "                    -Create--\n              files  /sec %CP\n 20000000000000000000  100  10\n",
+                "file count",
+            ),
+            (
+                "oldbox,0G,500,90,40000,11,20000,4,600,95,50000,4,150.5,0,16,3000,12,+++++,+++,+++++,+++,3100,11,+++++,+++,9000,28\n",
+                "size",
+            ),
+        ] {
+            let e = parse_bonnie(text, Utc::now()).unwrap_err();
+            assert!(e.message.contains(want), "{text:?}: {e}");
+        }
     }
 }

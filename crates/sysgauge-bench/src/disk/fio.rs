@@ -673,12 +673,6 @@ mod tests {
     use super::*;
     use sysgauge_family::util::metric_value as value;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../../tests/fixtures/fio/", $name))
-        };
-    }
-
     fn case<'a>(m: &'a FioMachine, id: &str) -> &'a ResultRecord {
         m.results
             .iter()
@@ -688,7 +682,7 @@ mod tests {
 
     #[test]
     fn sequential_direct_jobs_below_256k_are_the_disk_familys_cases() {
-        let r = parse_fio(fixture!("3.33-seq-64k-write-read.json"), Utc::now()).unwrap();
+        let r = parse_fio(fixture!("fio", "3.33-seq-64k-write-read.json"), Utc::now()).unwrap();
         assert_eq!(r.version.as_deref(), Some("fio-3.33"));
         assert_eq!(r.machines.len(), 1);
         let m = &r.machines[0];
@@ -724,7 +718,11 @@ mod tests {
     /// method (see the module doc): fio's names, fio's ns.
     #[test]
     fn one_mib_blocks_keep_fios_names() {
-        let r = parse_fio(fixture!("3.33-seq-write-read-randread.json"), Utc::now()).unwrap();
+        let r = parse_fio(
+            fixture!("fio", "3.33-seq-write-read-randread.json"),
+            Utc::now(),
+        )
+        .unwrap();
         let m = &r.machines[0];
         let ids: Vec<&str> = m.results.iter().map(|x| x.bench_id.as_str()).collect();
         assert_eq!(ids, ["fio.write", "fio.read", "fio.randread"]);
@@ -752,7 +750,11 @@ mod tests {
 
     #[test]
     fn a_mixed_job_has_a_case_per_direction() {
-        let r = parse_fio(fixture!("3.33-jsonplus-randrw-libaio.json"), Utc::now()).unwrap();
+        let r = parse_fio(
+            fixture!("fio", "3.33-jsonplus-randrw-libaio.json"),
+            Utc::now(),
+        )
+        .unwrap();
         let m = &r.machines[0];
         assert_eq!(m.results.len(), 2);
         let read = &m.results[0];
@@ -772,7 +774,11 @@ mod tests {
     /// YABS's job, run by fio for real: one disk.randrw case.
     #[test]
     fn yabs_job_is_the_queue_depth_case() {
-        let r = parse_fio(fixture!("3.33-yabs-randrw-4k-qd64x2.json"), Utc::now()).unwrap();
+        let r = parse_fio(
+            fixture!("fio", "3.33-yabs-randrw-4k-qd64x2.json"),
+            Utc::now(),
+        )
+        .unwrap();
         let m = &r.machines[0];
         assert_eq!(m.results.len(), 1);
         let c = case(m, "disk.randrw");
@@ -789,7 +795,7 @@ mod tests {
         assert!((value(c, "read_latency_max") - 24801.13).abs() < 1e-9);
         assert_eq!(c.details.get_str("engine"), Some("libaio"));
         // The same job at another depth keeps fio's names.
-        let other = fixture!("3.33-yabs-randrw-4k-qd64x2.json")
+        let other = fixture!("fio", "3.33-yabs-randrw-4k-qd64x2.json")
             .replace("\"iodepth\" : \"64\"", "\"iodepth\" : \"32\"");
         let r = parse_fio(&other, Utc::now()).unwrap();
         let ids: Vec<&str> = r.machines[0]
@@ -802,7 +808,7 @@ mod tests {
 
     #[test]
     fn client_mode_names_the_hosts_and_drops_the_sum() {
-        let r = parse_fio(fixture!("3.33-two-clients.json"), Utc::now()).unwrap();
+        let r = parse_fio(fixture!("fio", "3.33-two-clients.json"), Utc::now()).unwrap();
         let hosts: Vec<Option<&str>> = r.machines.iter().map(|m| m.host.as_deref()).collect();
         assert_eq!(hosts, [Some("127.0.0.1:8767"), Some("127.0.0.1:8768")]);
         for m in &r.machines {
@@ -816,7 +822,7 @@ mod tests {
 
     #[test]
     fn notes_before_the_json_are_skipped() {
-        let r = parse_fio(fixture!("3.33-note-before-json.txt"), Utc::now()).unwrap();
+        let r = parse_fio(fixture!("fio", "3.33-note-before-json.txt"), Utc::now()).unwrap();
         let m = &r.machines[0];
         // iodepth 4 with psync: still one I/O at a time, but not asked
         // for as such; random reads keep fio's name either way.
@@ -922,7 +928,7 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_field_or_line() {
-        let text = fixture!("3.33-seq-write-read-randread.json");
+        let text = fixture!("fio", "3.33-seq-write-read-randread.json");
         let e = parse_fio(&text[..text.len() / 3], Utc::now()).unwrap_err();
         assert!(e.to_string().contains("cut short"), "{e}");
         let e = parse_fio(

@@ -232,15 +232,9 @@ mod tests {
     use super::*;
     use sysgauge_family::util::metric_value as value;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../../tests/fixtures/yabs/", $name))
-        };
-    }
-
     #[test]
     fn the_fio_section_is_the_queue_depth_cases() {
-        let r = parse_yabs(fixture!("shaped-full.json"), Utc::now()).unwrap();
+        let r = parse_yabs(fixture!("yabs", "shaped-full.json"), Utc::now()).unwrap();
         assert_eq!(r.version.as_deref(), Some("v2023-04-23"));
         assert_eq!(r.cores, Some(4));
         assert_eq!(r.arch.as_deref(), Some("x64"));
@@ -282,7 +276,7 @@ mod tests {
 
     #[test]
     fn pasted_after_the_report_and_on_arm() {
-        let r = parse_yabs(fixture!("shaped-pasted-arm.txt"), Utc::now()).unwrap();
+        let r = parse_yabs(fixture!("yabs", "shaped-pasted-arm.txt"), Utc::now()).unwrap();
         assert_eq!(r.results.len(), 4);
         assert_eq!(r.results[0].params.get_u64("size"), Some(512 << 20));
         assert_eq!(r.arch.as_deref(), Some("aarch64"));
@@ -290,18 +284,19 @@ mod tests {
 
     #[test]
     fn without_a_disk_section_the_error_says_why() {
-        let e = parse_yabs(fixture!("shaped-geekbench-only.json"), Utc::now()).unwrap_err();
+        let e = parse_yabs(fixture!("yabs", "shaped-geekbench-only.json"), Utc::now()).unwrap_err();
         let t = e.to_string();
         assert!(t.starts_with("fio: missing"), "{t}");
         assert!(t.contains("only Geekbench or iperf3 ran"), "{t}");
-        let e = parse_yabs(fixture!("shaped-no-disk.json"), Utc::now()).unwrap_err();
+        let e = parse_yabs(fixture!("yabs", "shaped-no-disk.json"), Utc::now()).unwrap_err();
         assert!(e.to_string().contains("without -f/-d"), "{e}");
     }
 
     #[test]
     fn bad_input_names_the_place() {
         // fio failed and YABS wrote nothing where a number belongs.
-        let cut = fixture!("shaped-full.json").replace("\"speed_r\":180523", "\"speed_r\":");
+        let cut =
+            fixture!("yabs", "shaped-full.json").replace("\"speed_r\":180523", "\"speed_r\":");
         match parse_yabs(&cut, Utc::now()) {
             Err(JsonDocError::Syntax { line, column, .. }) => {
                 assert_eq!(line, 1);
@@ -309,10 +304,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let bad = fixture!("shaped-full.json").replace("\"bs\":\"64k\"", "\"bs\":\"lots\"");
+        let bad = fixture!("yabs", "shaped-full.json").replace("\"bs\":\"64k\"", "\"bs\":\"lots\"");
         let e = parse_yabs(&bad, Utc::now()).unwrap_err().to_string();
         assert!(e.contains("fio[1].bs") && e.contains("'lots'"), "{e}");
-        let neg = fixture!("shaped-full.json").replace("\"iops_w\":45186", "\"iops_w\":-1");
+        let neg = fixture!("yabs", "shaped-full.json").replace("\"iops_w\":45186", "\"iops_w\":-1");
         assert!(parse_yabs(&neg, Utc::now()).is_err());
         assert!(parse_yabs("no json here\n", Utc::now()).is_err());
         assert!(parse_yabs("[1,2]\n", Utc::now()).is_err());
@@ -320,8 +315,11 @@ mod tests {
 
     #[test]
     fn recognised_by_its_names() {
-        assert!(looks_like_yabs(fixture!("shaped-full.json")));
-        assert!(looks_like_yabs(fixture!("shaped-geekbench-only.json")));
+        assert!(looks_like_yabs(fixture!("yabs", "shaped-full.json")));
+        assert!(looks_like_yabs(fixture!(
+            "yabs",
+            "shaped-geekbench-only.json"
+        )));
         assert!(!looks_like_yabs(
             "{\"schema_version\":1,\"os\":{},\"cpu\":{},\"mem\":{},\"runtime\":1}"
         ));

@@ -287,19 +287,13 @@ MiB/s
         assert_eq!(e.line, 1);
     }
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../../tests/fixtures/mbw/", $name))
-        };
-    }
-
     fn ids(records: &[ResultRecord]) -> Vec<&str> {
         records.iter().map(|r| r.bench_id.as_str()).collect()
     }
 
     #[test]
     fn full_output_gives_every_run_as_a_sample() {
-        let r = parse_mbw(fixture!("1.2.2-n3-16MiB.txt"), Utc::now()).unwrap();
+        let r = parse_mbw(fixture!("mbw", "1.2.2-n3-16MiB.txt"), Utc::now()).unwrap();
         assert_eq!(ids(&r), ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"]);
         let memcpy = &r[0];
         assert_eq!(memcpy.params, Params::new().with("size", 16u64 << 20));
@@ -321,7 +315,7 @@ MiB/s
     /// lines were kept.
     #[test]
     fn the_value_is_mbws_whichever_lines_were_kept() {
-        let full = fixture!("1.2.2-n3-16MiB.txt");
+        let full = fixture!("mbw", "1.2.2-n3-16MiB.txt");
         let only = |avg: bool| -> String {
             full.lines()
                 .filter(|l| !l.contains("Method:") || l.starts_with("AVG") == avg)
@@ -353,7 +347,7 @@ MiB/s
 
     #[test]
     fn average_lines_alone_are_one_sample() {
-        let text: String = fixture!("1.2.2-n3-16MiB.txt")
+        let text: String = fixture!("mbw", "1.2.2-n3-16MiB.txt")
             .lines()
             .filter(|l| l.starts_with("AVG"))
             .map(|l| format!("{l}\n"))
@@ -367,7 +361,7 @@ MiB/s
 
     #[test]
     fn quiet_output_without_averages() {
-        let r = parse_mbw(fixture!("1.2.2-q-a-n2-8MiB.txt"), Utc::now()).unwrap();
+        let r = parse_mbw(fixture!("mbw", "1.2.2-q-a-n2-8MiB.txt"), Utc::now()).unwrap();
         assert_eq!(r.len(), 3);
         assert!(r.iter().all(|x| x.metrics[0].samples.len() == 2));
         assert_eq!(r[0].params.get_u64("size"), Some(8 << 20));

@@ -262,12 +262,6 @@ mod tests {
     use super::*;
     use sysgauge_core::is_valid_bench_id;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!("../../tests/fixtures/hyperfine/", $name))
-        };
-    }
-
     fn case<'a>(r: &'a HyperfineReport, id: &str, params: &str) -> &'a ResultRecord {
         r.results
             .iter()
@@ -277,7 +271,8 @@ mod tests {
 
     #[test]
     fn two_commands_with_their_runs_as_samples() {
-        let r = parse_hyperfine(fixture!("1.15-two-commands.json"), Utc::now()).unwrap();
+        let r =
+            parse_hyperfine(fixture!("hyperfine", "1.15-two-commands.json"), Utc::now()).unwrap();
         let ids: Vec<&str> = r.results.iter().map(|x| x.bench_id.as_str()).collect();
         assert_eq!(ids, ["hyperfine.sleep-0-01", "hyperfine.true"]);
         let sleep = case(&r, "hyperfine.sleep-0-01", "");
@@ -309,7 +304,7 @@ mod tests {
 
     #[test]
     fn a_parameter_scan_is_one_id_with_params() {
-        let r = parse_hyperfine(fixture!("1.15-scan.json"), Utc::now()).unwrap();
+        let r = parse_hyperfine(fixture!("hyperfine", "1.15-scan.json"), Utc::now()).unwrap();
         assert_eq!(r.results.len(), 3);
         for (n, mean) in [
             (1, 0.014957061100000002),
@@ -330,7 +325,7 @@ mod tests {
 
     #[test]
     fn a_named_list_scan_uses_the_name() {
-        let r = parse_hyperfine(fixture!("1.15-list-named.json"), Utc::now()).unwrap();
+        let r = parse_hyperfine(fixture!("hyperfine", "1.15-list-named.json"), Utc::now()).unwrap();
         let small = case(&r, "hyperfine.head-kib-kib", "kib=64");
         assert_eq!(
             small.metrics[0].samples,
@@ -389,7 +384,7 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_field_or_line() {
-        let fixture = fixture!("1.15-two-commands.json");
+        let fixture = fixture!("hyperfine", "1.15-two-commands.json");
         let truncated = &fixture[..fixture.len() / 2];
         let e = parse_hyperfine(truncated, Utc::now()).unwrap_err();
         assert!(e.to_string().contains("cut short"), "{e}");

@@ -697,6 +697,21 @@ mod tests {
         }
     }
 
+    /// The cases of `b` at the tiny profile.
+    fn tiny_cases(b: &StartupBenchmark) -> Vec<Params> {
+        b.cases(&Plan {
+            profile: Profile::Tiny,
+            threads: 1,
+        })
+    }
+
+    /// A context with a case begun, as `run` finds it.
+    fn case_ctx() -> RunCtx {
+        let mut c = sysgauge_family::util::tiny_ctx(1);
+        c.begin_case(Duration::from_millis(10));
+        c
+    }
+
     #[test]
     fn splitting_and_resolution() {
         let p = prepare("true --flag 'a b' \"c d\"", false).unwrap();
@@ -752,17 +767,13 @@ mod tests {
         o.parameters
             .insert(o.commands[0].clone(), vec![("n".into(), "3".into())]);
         let b = StartupBenchmark::new(Arc::new(o.clone()));
-        let cases = b.cases(&Plan {
-            profile: Profile::Tiny,
-            threads: 1,
-        });
+        let cases = tiny_cases(&b);
         assert_eq!(
             cases[0].get_str(PREPARE_PARAM),
             o.prepare.values().next().map(String::as_str)
         );
         assert_eq!(cases[0].get_str("parameter.n"), Some("3"));
-        let mut c = sysgauge_family::util::tiny_ctx(1);
-        c.begin_case(Duration::from_millis(10));
+        let mut c = case_ctx();
         let m = b.run(&mut c, &cases[0]).unwrap();
         assert_eq!(m[0].samples.len(), 5);
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "pc".repeat(6));
@@ -772,12 +783,8 @@ mod tests {
         o.skip_libraries = true;
         o.prepare.insert("true".into(), "exit 3".into());
         let b = StartupBenchmark::new(Arc::new(o));
-        let cases = b.cases(&Plan {
-            profile: Profile::Tiny,
-            threads: 1,
-        });
-        let mut c = sysgauge_family::util::tiny_ctx(1);
-        c.begin_case(Duration::from_millis(10));
+        let cases = tiny_cases(&b);
+        let mut c = case_ctx();
         let e = b.run(&mut c, &cases[0]).unwrap_err().to_string();
         assert!(e.contains("--prepare command \"exit 3\""), "{e}");
         let none = CancelToken::new();
@@ -796,12 +803,8 @@ mod tests {
         o.min_runs = 7;
         o.min_time = Some(Duration::ZERO);
         let b = StartupBenchmark::new(Arc::new(o));
-        let cases = b.cases(&Plan {
-            profile: Profile::Tiny,
-            threads: 1,
-        });
-        let mut c = sysgauge_family::util::tiny_ctx(1);
-        c.begin_case(Duration::from_millis(10));
+        let cases = tiny_cases(&b);
+        let mut c = case_ctx();
         let m = b.run(&mut c, &cases[0]).unwrap();
         assert_eq!(m[0].samples.len(), 7);
         let written = std::fs::read(&f).unwrap_or_default();
@@ -819,15 +822,11 @@ mod tests {
     #[test]
     fn measures_true_with_libraries() {
         let b = StartupBenchmark::new(Arc::new(opts(&["true"])));
-        let cases = b.cases(&Plan {
-            profile: Profile::Tiny,
-            threads: 1,
-        });
+        let cases = tiny_cases(&b);
         assert_eq!(cases.len(), 1);
         assert_eq!(cases[0].get_str("command"), Some("true"));
         assert_eq!(cases[0].get_bool("shell"), Some(false));
-        let mut c = sysgauge_family::util::tiny_ctx(1);
-        c.begin_case(Duration::from_millis(10));
+        let mut c = case_ctx();
         let m = b.run(&mut c, &cases[0]).unwrap();
         let names: Vec<&str> = m.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(names, ["wall", "user", "system", "libraries"]);
@@ -843,8 +842,7 @@ mod tests {
     fn failing_command_fails_unless_ignored() {
         let b = StartupBenchmark::new(Arc::new(opts(&["false"])));
         let p = Params::new().with("command", "false").with("shell", false);
-        let mut c = sysgauge_family::util::tiny_ctx(1);
-        c.begin_case(Duration::from_millis(10));
+        let mut c = case_ctx();
         match b.run(&mut c, &p) {
             Err(BenchError::Failed(m)) => assert!(m.contains("--ignore-failure")),
             other => panic!("{other:?}"),

@@ -50,14 +50,18 @@ struct Implementations {
     elsewhere: Vec<&'static str>,
 }
 
+impl ListArgs {
+    /// Whether `id` is of the family asked for (of any without --family).
+    fn lists(&self, id: &str) -> bool {
+        self.family.is_none_or(|FamilyName(f)| family_of(id) == f)
+    }
+}
+
 /// `list --implementations`: what `--implementation` can name.
 fn implementations(args: &ListArgs) -> Result<Exit> {
     let rows: Vec<Implementations> = implementation_catalog()
         .iter()
-        .filter(|c| {
-            args.family
-                .is_none_or(|FamilyName(f)| family_of(c.algorithm_id()) == f)
-        })
+        .filter(|c| args.lists(c.algorithm_id()))
         .map(|c| {
             let here = c.names();
             Implementations {
@@ -93,10 +97,7 @@ pub fn run(args: ListArgs) -> Result<Exit> {
     }
     let entries: Vec<Entry> = benchmarks(&Options::default())
         .iter()
-        .filter(|b| {
-            args.family
-                .is_none_or(|FamilyName(f)| family_of(b.id()) == f)
-        })
+        .filter(|b| args.lists(b.id()))
         .map(|b| {
             let d = b.describe();
             Entry {

@@ -97,6 +97,14 @@ fn say(text: &str) {
     let _ = writeln!(out, "{text}").and_then(|_| out.flush());
 }
 
+/// A ping resolved as lost as a live line, in the reference's words.
+pub fn loss_line(peer: std::net::IpAddr, seq: u64, direction: LossDirection) -> String {
+    match direction {
+        LossDirection::Outbound => format!("Lost outbound packet to {peer}: ping_seq={seq}"),
+        LossDirection::Inbound => format!("Lost inbound packet from {peer}: ping_seq={seq}"),
+    }
+}
+
 /// A peer's version or notice as a live line: the notice as the reference
 /// prints it ("  Peer notice: …"), the version in the same shape.
 pub fn peer_text_line(peer: &str, kind: PeerTextKind, text: &str) -> String {
@@ -205,14 +213,7 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
                 seq,
                 direction,
                 ..
-            } => say(&match direction {
-                LossDirection::Outbound => {
-                    format!("Lost outbound packet to {}: ping_seq={seq}", peer.ip())
-                }
-                LossDirection::Inbound => {
-                    format!("Lost inbound packet from {}: ping_seq={seq}", peer.ip())
-                }
-            }),
+            } => say(&loss_line(peer.ip(), *seq, *direction)),
             ListenerEvent::PeerText {
                 peer, kind, text, ..
             } => say(&peer_text_line(&peer.ip().to_string(), *kind, text)),

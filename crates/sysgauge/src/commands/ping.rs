@@ -37,7 +37,6 @@ use sysgauge_core::CancelToken;
 use sysgauge_net::net::report::ping_statistics;
 use sysgauge_net::net::{self, NetOptions, PingSetup};
 use sysgauge_twoping::client::{Client, ClientEvent};
-use sysgauge_twoping::LossDirection;
 
 #[derive(Debug, Args)]
 pub struct PingArgs {
@@ -230,14 +229,11 @@ pub fn run(args: PingArgs) -> Result<Exit> {
             seq,
             direction,
             ..
-        } if show_losses => p.line(&match direction {
-            LossDirection::Outbound => {
-                format!("Lost outbound packet to {}: ping_seq={seq}", peer.ip())
-            }
-            LossDirection::Inbound => {
-                format!("Lost inbound packet from {}: ping_seq={seq}", peer.ip())
-            }
-        }),
+        } if show_losses => p.line(&crate::commands::listen::loss_line(
+            peer.ip(),
+            *seq,
+            *direction,
+        )),
         ClientEvent::PeerText {
             peer, kind, text, ..
         } if show_losses => p.line(&crate::commands::listen::peer_text_line(

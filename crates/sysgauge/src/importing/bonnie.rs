@@ -2,14 +2,14 @@
 //! without its progress lines (`Writing a byte at a time...done`).
 
 use super::sections::numberish;
-use super::{file_warnings, ImporterDef, Parsed, Told, ToolMachine};
+use super::{line_error, ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::{bail, Result};
 use sysgauge_bench::disk::bonnie;
 use sysgauge_compare::import::ImportContext;
 
 fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
     let name = ctx.source_name;
-    let report = bonnie::parse_bonnie(text, ctx.at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+    let report = bonnie::parse_bonnie(text, ctx.at).map_err(|e| line_error(name, e))?;
     let machines: Vec<ToolMachine> = report
         .machines
         .into_iter()
@@ -25,11 +25,7 @@ fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
     if machines.is_empty() {
         bail!("{name}: no Bonnie++ test with a timed result (all too fast or skipped)");
     }
-    Ok(Parsed {
-        machines,
-        warnings: file_warnings(name, &report.warnings),
-        ..Parsed::default()
-    })
+    Ok(Parsed::tool(name, machines, &report.warnings))
 }
 
 fn starts(line: &str) -> bool {

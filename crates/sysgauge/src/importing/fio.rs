@@ -1,7 +1,7 @@
 //! fio's `--output-format=json` (or `json+`), maybe after a `note:` line;
 //! client mode gives one machine per server.
 
-use super::{file_warnings, json_error, ImporterDef, Parsed, Told, ToolMachine};
+use super::{json_error, ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::Result;
 use sysgauge_bench::disk::fio;
 use sysgauge_compare::import::ImportContext;
@@ -9,21 +9,18 @@ use sysgauge_compare::import::ImportContext;
 fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
     let name = ctx.source_name;
     let report = fio::parse_fio(text, ctx.at).map_err(|e| json_error(name, e))?;
-    Ok(Parsed {
-        warnings: file_warnings(name, &report.warnings),
-        machines: report
-            .machines
-            .into_iter()
-            .map(|m| {
-                ToolMachine {
-                    host: m.host,
-                    ..ToolMachine::new(m.results)
-                }
-                .tag("fio_version", report.version.as_ref())
-            })
-            .collect(),
-        ..Parsed::default()
-    })
+    let machines = report
+        .machines
+        .into_iter()
+        .map(|m| {
+            ToolMachine {
+                host: m.host,
+                ..ToolMachine::new(m.results)
+            }
+            .tag("fio_version", report.version.as_ref())
+        })
+        .collect();
+    Ok(Parsed::tool(name, machines, &report.warnings))
 }
 
 pub static IMPORTER: ImporterDef = ImporterDef {

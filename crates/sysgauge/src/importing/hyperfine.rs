@@ -1,6 +1,6 @@
 //! hyperfine's `--export-json` file: every run a sample.
 
-use super::{file_warnings, json_error, ImporterDef, Parsed, Told, ToolMachine};
+use super::{json_error, ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::Result;
 use sysgauge_bench::startup::hyperfine;
 use sysgauge_compare::import::ImportContext;
@@ -8,11 +8,8 @@ use sysgauge_compare::import::ImportContext;
 fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
     let name = ctx.source_name;
     let report = hyperfine::parse_hyperfine(text, ctx.at).map_err(|e| json_error(name, e))?;
-    Ok(Parsed {
-        warnings: file_warnings(name, &report.warnings),
-        machines: vec![ToolMachine::new(report.results)],
-        ..Parsed::default()
-    })
+    let m = ToolMachine::new(report.results);
+    Ok(Parsed::tool(name, vec![m], &report.warnings))
 }
 
 pub static IMPORTER: ImporterDef = ImporterDef {

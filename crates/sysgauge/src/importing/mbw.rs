@@ -1,18 +1,15 @@
 //! mbw's result lines (`AVG  Method: MEMCPY …`), with or without its
 //! preamble, also wrapped as blog posts publish them.
 
-use super::{ImporterDef, Parsed, Told, ToolMachine};
+use super::{line_error, ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::Result;
 use sysgauge_bench::memory::mbw;
 use sysgauge_compare::import::ImportContext;
 
 fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
     let name = ctx.source_name;
-    let results = mbw::parse_mbw(text, ctx.at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
-    Ok(Parsed {
-        machines: vec![ToolMachine::new(results)],
-        ..Parsed::default()
-    })
+    let results = mbw::parse_mbw(text, ctx.at).map_err(|e| line_error(name, e))?;
+    Ok(Parsed::tool(name, vec![ToolMachine::new(results)], &[]))
 }
 
 fn starts(line: &str) -> bool {

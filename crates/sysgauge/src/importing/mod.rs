@@ -213,6 +213,23 @@ pub struct Parsed {
     pub warnings: Vec<String>,
 }
 
+impl Parsed {
+    /// A tool's machines, with the tool's warnings as said on stderr.
+    pub fn tool(name: &str, machines: Vec<ToolMachine>, warnings: &[String]) -> Parsed {
+        Parsed {
+            machines,
+            warnings: file_warnings(name, warnings),
+            ..Parsed::default()
+        }
+    }
+}
+
+/// A tool parser's error, which starts with its line number, as
+/// `FILE:line …`.
+pub fn line_error(name: &str, e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("{name}:{e}")
+}
+
 /// A tool's warnings as said on stderr: each prefixed with the file's name.
 pub fn file_warnings(name: &str, warnings: &[String]) -> Vec<String> {
     warnings.iter().map(|w| format!("{name}: {w}")).collect()
@@ -638,7 +655,7 @@ pub fn parse_record_text(name: &str, text: &str) -> Result<Vec<RunRecord>> {
 /// `FILE: FIELD: …`.
 fn json_error(name: &str, e: JsonDocError) -> anyhow::Error {
     match e {
-        JsonDocError::Syntax { .. } => anyhow::anyhow!("{name}:{e}"),
+        JsonDocError::Syntax { .. } => line_error(name, e),
         JsonDocError::Field { .. } => anyhow::anyhow!("{name}: {e}"),
     }
 }

@@ -1,23 +1,20 @@
 //! nbench (BYTEmark 2, Linux/Unix port) output, with the machine its
 //! "Linux data" names.
 
-use super::{ImporterDef, Parsed, Told, ToolMachine};
+use super::{line_error, ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::Result;
 use sysgauge_bench::cpu::nbench;
 use sysgauge_compare::import::ImportContext;
 
 fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
     let name = ctx.source_name;
-    let report = nbench::parse_nbench(text, ctx.at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+    let report = nbench::parse_nbench(text, ctx.at).map_err(|e| line_error(name, e))?;
     let facts = report.host();
     let mut m = ToolMachine::new(report.results)
         .tag("libc", report.libc.as_ref())
         .tag("compiler", report.compiler.as_ref());
     m.facts = facts;
-    Ok(Parsed {
-        machines: vec![m],
-        ..Parsed::default()
-    })
+    Ok(Parsed::tool(name, vec![m], &[]))
 }
 
 /// The labels of nbench's `LABEL : value` lines besides its tests.

@@ -2,14 +2,14 @@
 //! with the build its preamble names.
 
 use super::sections::numberish;
-use super::{ImporterDef, Parsed, Told, ToolMachine};
+use super::{line_error, ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::Result;
 use sysgauge_compare::import::ImportContext;
 use sysgauge_crypto::openssl_speed;
 
 fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
     let name = ctx.source_name;
-    let report = openssl_speed::parse(text).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+    let report = openssl_speed::parse(text).map_err(|e| line_error(name, e))?;
     let not_run = report.not_run.iter().map(|z| {
             format!(
                 "{name}:{}: '{}' is 0 at {}: openssl did not run it (an algorithm its providers lack, e.g. a legacy one without `-provider legacy`), left out",

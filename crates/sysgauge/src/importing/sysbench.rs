@@ -1,20 +1,15 @@
 //! sysbench 1.0's cpu or memory test output.
 
-use super::{ImporterDef, Parsed, Told, ToolMachine};
+use super::{line_error, ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::Result;
 use sysgauge_bench::sysbench;
 use sysgauge_compare::import::ImportContext;
 
 fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
     let name = ctx.source_name;
-    let report =
-        sysbench::parse_sysbench(text, ctx.at).map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
-    Ok(Parsed {
-        machines: vec![
-            ToolMachine::new(report.results).tag("sysbench_version", report.version.as_ref())
-        ],
-        ..Parsed::default()
-    })
+    let report = sysbench::parse_sysbench(text, ctx.at).map_err(|e| line_error(name, e))?;
+    let m = ToolMachine::new(report.results).tag("sysbench_version", report.version.as_ref());
+    Ok(Parsed::tool(name, vec![m], &[]))
 }
 
 fn starts(line: &str) -> bool {

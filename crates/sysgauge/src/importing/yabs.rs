@@ -2,7 +2,7 @@
 //! report it prints first: the fio disk test as `disk.randrw` cases, the
 //! machine's facts as host facts.
 
-use super::{file_warnings, json_error, ImporterDef, Parsed, Told, ToolMachine};
+use super::{json_error, ImporterDef, Parsed, Told, ToolMachine};
 use anyhow::Result;
 use sysgauge_bench::disk::yabs;
 use sysgauge_compare::import::ImportContext;
@@ -30,11 +30,7 @@ fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
         ..ToolMachine::new(r.results)
     }
     .tag("yabs_version", r.version.as_ref());
-    Ok(Parsed {
-        warnings: file_warnings(name, &r.warnings),
-        machines: vec![machine],
-        ..Parsed::default()
-    })
+    Ok(Parsed::tool(name, vec![machine], &r.warnings))
 }
 
 /// The banner's middle line, how a pasted YABS output begins.
