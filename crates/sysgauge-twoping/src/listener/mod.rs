@@ -162,7 +162,7 @@ impl Default for ListenerConfig {
 #[derive(Debug, Error)]
 pub enum ListenerError {
     /// A socket could not be bound.
-    #[error("cannot bind 2ping listener to {addr}: {source} (is another listener on that port? ports below 1024 need root)")]
+    #[error("cannot bind 2ping listener to {addr}: {source}{}", bind_hint(.source))]
     Bind {
         /// The address.
         addr: SocketAddr,
@@ -176,6 +176,15 @@ pub enum ListenerError {
     /// `poll` failed.
     #[error("waiting for 2ping packets failed: {0}")]
     Poll(#[source] io::Error),
+}
+
+/// What a bind error suggests, by its cause: only the causes it names.
+fn bind_hint(e: &io::Error) -> &'static str {
+    match e.kind() {
+        io::ErrorKind::AddrInUse => " (is another listener on that port?)",
+        io::ErrorKind::PermissionDenied => " (ports below 1024 need root)",
+        _ => "",
+    }
 }
 
 /// Why a datagram was dropped without a reply.

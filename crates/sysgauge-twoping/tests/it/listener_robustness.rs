@@ -306,3 +306,30 @@ fn a_queued_burst_is_answered_in_full_whatever_the_batch_limit() {
         assert_eq!(c.dropped(), 0, "{c:?}");
     }
 }
+
+/// A bind error suggests only what fits its cause: a port in use, not
+/// root; an address this machine does not have, neither.
+#[test]
+fn a_bind_error_hints_only_at_its_own_cause() {
+    use sysgauge_twoping::listener::Listener;
+    let bind_error = |addr: SocketAddr| match Listener::bind(ListenerConfig {
+        addresses: vec![addr],
+        ..ListenerConfig::default()
+    }) {
+        Ok(_) => panic!("{addr} was bound"),
+        Err(e) => e.to_string(),
+    };
+    let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let err = bind_error(taken.local_addr().unwrap());
+    assert!(
+        err.contains("(is another listener on that port?)") && !err.contains("root"),
+        "{err}"
+    );
+    let err = bind_error("192.0.2.77:0".parse().unwrap());
+    assert!(
+        err.starts_with("cannot bind 2ping listener to 192.0.2.77:0: ")
+            && !err.contains("another listener")
+            && !err.contains("root"),
+        "{err}"
+    );
+}
