@@ -137,11 +137,11 @@ fn number(s: &str, n: usize) -> Result<Option<f64>, BonnieError> {
     if s.is_empty() || s.chars().all(|c| c == '+') {
         return Ok(None);
     }
-    s.parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(Some)
-        .ok_or_else(|| err(n, format!("'{s}' is not a number")))
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
+        Ok(v) if v < 0.0 => Err(err(n, format!("'{s}' is negative"))),
+        _ => Err(err(n, format!("'{s}' is not a number"))),
+    }
 }
 
 /// A throughput cell in K/sec: plain (1.03, CSV) or with the `k`, `m`, `g`
@@ -254,11 +254,13 @@ fn from_csv(line: &str, n: usize, version: &mut Option<String>) -> Result<Vec<Gr
     let f: Vec<&str> = line.trim().split(',').collect();
     let new_format = f[0].starts_with("1.9") || f[0].starts_with("2.");
     let (host, size, chunk, io, files, file_cells, latencies, concurrency) = if new_format {
-        if f.len() < 38 {
+        // 38 fields without latencies (1.9x), 50 with; between, a line
+        // cut inside its latencies, which must not import as none.
+        if f.len() < 38 || (38 < f.len() && f.len() < 50) {
             return Err(err(
                 n,
                 format!(
-                    "a Bonnie++ {} CSV line has {} fields, expected 38 or 50",
+                    "a Bonnie++ {} CSV line has {} fields, expected 38 or 50 (cut short?)",
                     f[0],
                     f.len()
                 ),
@@ -694,5 +696,28 @@ oldbox           2G           42000  12 21000   5           52000   5 160.5   0
             let e = parse_bonnie(text, Utc::now()).unwrap_err();
             assert!(e.message.contains(want), "{text:?}: {e}");
         }
+    }
+
+    /// The acceptance test's cut: a 2.00a CSV line cut 60 characters
+    /// before its end (41 fields, inside the latencies) imported without
+    /// any latency and without a word; a negative cell was "not a number".
+    #[test]
+    fn a_csv_line_cut_in_its_latencies_is_refused() {
+        let text = fixture!("bonnie", "2.00a-256M-n2.txt").trim_end();
+        let line = text.lines().count();
+        let e = parse_bonnie(&text[..text.len() - 60], Utc::now()).unwrap_err();
+        assert_eq!(e.line, line, "{e}");
+        assert!(
+            e.message
+                .contains("has 41 fields, expected 38 or 50 (cut short?)"),
+            "{e}"
+        );
+        // Without the latencies at all (38 fields) it is 1.9x's line.
+        let csv = text.lines().last().unwrap_or_default();
+        let short: Vec<&str> = csv.split(',').take(38).collect();
+        assert!(parse_bonnie(&short.join(","), Utc::now()).is_ok());
+        let neg = csv.replacen(",944,", ",-944,", 1);
+        let e = parse_bonnie(&neg, Utc::now()).unwrap_err();
+        assert_eq!(e.message, "'-944' is negative");
     }
 }

@@ -21,8 +21,11 @@
 //! and `4ki` 4000 unless `kb_base=1000` says otherwise. Metrics:
 //! `throughput` (MB/s), `iops`, and the completion latency's
 //! `latency_mean`, `latency_median`, `latency_p95`, `latency_p99`,
-//! `latency_p99_9`, `latency_max` (ns; a percentile fio reports as 0, under
-//! its resolution, is left out). Identical jobs of one file are samples of
+//! `latency_p99_9`, `latency_max` (ns). A rate or latency fio reports as 0
+//! in a direction that did I/O (under its resolution: fio 2's `bw` below
+//! 1 KiB/s, a percentile below 1 µs in its `clat`) is no measure of it: it
+//! is left out with a warning naming the field, never stored as 0 nor
+//! dropped without a word. Identical jobs of one file are samples of
 //! one case. A job that failed (`error` not 0) or whose clones are
 //! reported one by one (`numjobs` > 1 without `--group_reporting`) is left
 //! out with a warning.
@@ -287,6 +290,7 @@ pub fn parse_fio(text: &str, at: DateTime<Utc>) -> Result<FioReport, JsonDocErro
             &options,
             key.2.clone(),
             version.as_deref(),
+            &mut warnings,
         )?);
     }
     if !saw_job {
@@ -363,6 +367,7 @@ fn job_cases(
     o: &Options<'_>,
     host: Option<String>,
     version: Option<&str>,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<Case>, JsonDocError> {
     let name = job.require("jobname")?.text()?;
     let rw = match o.get(&["rw", "readwrite"])? {
@@ -448,6 +453,7 @@ fn job_cases(
                 host.clone(),
                 version,
                 &ioengine,
+                warnings,
             )? {
                 return Ok(vec![c]);
             }
@@ -474,7 +480,7 @@ fn job_cases(
             },
             (None, None) => ParamValue::from(DEFAULT_BS),
         };
-        let metrics = direction_metrics(&section)?;
+        let metrics = direction_metrics(&section, warnings)?;
         if metrics.is_empty() {
             continue;
         }
@@ -550,6 +556,7 @@ fn randrw_case(
     host: Option<String>,
     version: Option<&str>,
     ioengine: &str,
+    warnings: &mut Vec<String>,
 ) -> Result<Option<Case>, JsonDocError> {
     let mut total_bw = 0.0;
     let mut total_iops = 0.0;
@@ -561,7 +568,7 @@ fn randrw_case(
         if section.require("io_bytes")?.number()? == 0.0 {
             continue;
         }
-        for m in direction_metrics(&section)? {
+        for m in direction_metrics(&section, warnings)? {
             let v = m.value();
             match m.name.as_str() {
                 "throughput" => total_bw += v,
@@ -618,52 +625,75 @@ fn in_microseconds(m: Metric) -> Metric {
 }
 
 /// A direction's metrics: throughput and IOPS, then completion latency.
-fn direction_metrics(section: &At<'_>) -> Result<Vec<Metric>, JsonDocError> {
-    let bytes_per_s = match section.get("bw_bytes") {
-        Some(b) => b.number()?,
-        None => section.require("bw")?.number()? * 1024.0,
-    };
-    let iops = section.require("iops")?.number()?;
+/// A zero among them is left out, and named in `warnings`.
+fn direction_metrics(
+    section: &At<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Metric>, JsonDocError> {
     let mut out = Vec::new();
-    if bytes_per_s > 0.0 {
-        out.extend(
-            metric(
+    let mut zeros: Vec<String> = Vec::new();
+    let mut keep = |at: &At<'_>, name: &str, unit: Unit, better: Better, v: f64| {
+        if v > 0.0 {
+            out.extend(metric(name, unit, better, vec![v]).ok());
+        } else {
+            zeros.push(at.path().to_string());
+        }
+    };
+    match section.get("bw_bytes") {
+        Some(b) => {
+            let v = b.number()?;
+            keep(&b, "throughput", Unit::MBps, Better::Higher, v / 1e6);
+        }
+        None => {
+            let b = section.require("bw")?;
+            let v = b.number()?;
+            keep(
+                &b,
                 "throughput",
                 Unit::MBps,
                 Better::Higher,
-                vec![bytes_per_s / 1e6],
-            )
-            .ok(),
-        );
-    }
-    if iops > 0.0 {
-        out.extend(metric("iops", Unit::OpsPerSec, Better::Higher, vec![iops]).ok());
-    }
-    let (lat, unit) = match (section.get("clat_ns"), section.get("clat")) {
-        (Some(l), _) => (l, Unit::Nanoseconds),
-        (None, Some(l)) => (l, Unit::Microseconds),
-        (None, None) => return Ok(out),
-    };
-    let mut keep = |name: &str, v: f64| {
-        if v > 0.0 {
-            out.extend(metric(name, unit.clone(), Better::Lower, vec![v]).ok());
+                v * 1024.0 / 1e6,
+            );
         }
-    };
-    if let Some(m) = lat.get("mean") {
-        keep("latency_mean", m.number()?);
     }
-    if let Some(p) = lat.get("percentile") {
-        for (k, v) in p.entries()? {
-            let Ok(pct) = k.trim().parse::<f64>() else {
-                return Err(v.error("is not named by a percentile"));
-            };
-            if let Some((_, name)) = PERCENTILES.iter().find(|(q, _)| (q - pct).abs() < 1e-6) {
-                keep(name, v.number()?);
+    let iops = section.require("iops")?;
+    let v = iops.number()?;
+    keep(&iops, "iops", Unit::OpsPerSec, Better::Higher, v);
+    let lat = match (section.get("clat_ns"), section.get("clat")) {
+        (Some(l), _) => Some((l, Unit::Nanoseconds)),
+        (None, Some(l)) => Some((l, Unit::Microseconds)),
+        (None, None) => None,
+    };
+    if let Some((lat, unit)) = lat {
+        if let Some(m) = lat.get("mean") {
+            let v = m.number()?;
+            keep(&m, "latency_mean", unit.clone(), Better::Lower, v);
+        }
+        if let Some(p) = lat.get("percentile") {
+            for (k, v) in p.entries()? {
+                let Ok(pct) = k.trim().parse::<f64>() else {
+                    return Err(v.error("is not named by a percentile"));
+                };
+                if let Some((_, name)) = PERCENTILES.iter().find(|(q, _)| (q - pct).abs() < 1e-6) {
+                    let x = v.number()?;
+                    keep(&v, name, unit.clone(), Better::Lower, x);
+                }
             }
         }
+        if let Some(m) = lat.get("max") {
+            let v = m.number()?;
+            keep(&m, "latency_max", unit, Better::Lower, v);
+        }
     }
-    if let Some(m) = lat.get("max") {
-        keep("latency_max", m.number()?);
+    if !zeros.is_empty() {
+        warnings.push(format!(
+            "{} 0 where the direction did I/O (under fio's resolution, no measure): left out",
+            if zeros.len() == 1 {
+                format!("{} is", zeros[0])
+            } else {
+                format!("{} are", zeros.join(", "))
+            }
+        ));
     }
     Ok(out)
 }
@@ -968,5 +998,28 @@ mod tests {
             e.to_string(),
             "jobs[0] (x).job options.iodepth: 'deep' is not a whole number"
         );
+    }
+
+    /// The acceptance test's edits: a direction that did I/O with
+    /// `bw_bytes` 0, or a `clat_ns` percentile of 0, imported with that
+    /// metric silently left out (the headline became `iops`). Still left
+    /// out, as no measure, but named.
+    #[test]
+    fn a_zero_rate_or_latency_is_left_out_with_a_warning() {
+        let text = fixture!("fio", "3.33-seq-write-read-randread.json");
+        let bw = text.replacen("\"bw_bytes\" : 1290555076", "\"bw_bytes\" : 0", 1);
+        assert_ne!(bw, text);
+        let r = parse_fio(&bw, Utc::now()).unwrap();
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(
+            r.warnings[0]
+                .starts_with("jobs[0] (seqwrite).write.bw_bytes is 0 where the direction did I/O"),
+            "{:?}",
+            r.warnings
+        );
+        let write = &r.machines[0].results[0];
+        assert!(write.metrics.iter().all(|m| m.name != "throughput"));
+        let untouched = parse_fio(text, Utc::now()).unwrap();
+        assert!(untouched.warnings.is_empty(), "{:?}", untouched.warnings);
     }
 }

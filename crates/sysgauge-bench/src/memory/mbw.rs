@@ -29,6 +29,17 @@
 //! own `AVG` line and the same run's `AVG` lines alone); the rates as mbw
 //! printed them stay in the details (`run_rates_mib_s`). With only `AVG`
 //! lines the average is the one sample.
+//!
+//! `MCBLOCK`'s block size is a param: the preamble's `Using N bytes as
+//! blocks`, else mbw's default, 262144 bytes (`-b`), which is what an
+//! output without the preamble (`-q`, the `AVG` lines alone) ran unless
+//! `-b` was given; the details say which (`block_size_from`). So an output
+//! and its `AVG` lines are one case, as its MEMCPY and DUMB lines are.
+//!
+//! A cut-off output is refused, not imported as less: a test with fewer
+//! per-run lines than the preamble's `Doing N runs per test` (or than the
+//! other tests have) and no `AVG` line, or without the `AVG` line the
+//! other tests have, ends where the output was cut.
 
 use chrono::{DateTime, Utc};
 use sysgauge_core::record::{Params, ResultRecord, Status};
@@ -116,11 +127,21 @@ struct Case {
     mib: f64,
     runs: Vec<f64>,
     average: Option<f64>,
+    /// Its last line, where a cut is reported.
+    last: usize,
 }
+
+/// mbw's `-b` default: the block `MCBLOCK` copies when the output does not
+/// say another.
+pub const DEFAULT_BLOCK_SIZE: u64 = 262_144;
+
+/// Detail: where `block_size` came from (`output` or `default`).
+pub const BLOCK_SIZE_FROM: &str = "block_size_from";
 
 /// mbw output as result records stamped `at`: one per test and array size.
 pub fn parse_mbw(text: &str, at: DateTime<Utc>) -> Result<Vec<ResultRecord>, MbwError> {
     let mut block_size: Option<u64> = None;
+    let mut runs_per_test: Option<usize> = None;
     let mut cases: Vec<Case> = Vec::new();
     let mut last = 0;
     for (n, joined) in logical_lines(text) {
@@ -137,6 +158,14 @@ pub fn parse_mbw(text: &str, at: DateTime<Utc>) -> Result<Vec<ResultRecord>, Mbw
             }
             continue;
         }
+        // `Getting down to business... Doing 3 runs per test.`
+        if let Some(k) = line
+            .split_once("Doing ")
+            .and_then(|(_, rest)| rest.strip_suffix(" runs per test."))
+        {
+            runs_per_test = k.trim().parse().ok();
+            continue;
+        }
         let Some(l) = result_line(line, n)? else {
             continue;
         };
@@ -149,10 +178,12 @@ pub fn parse_mbw(text: &str, at: DateTime<Utc>) -> Result<Vec<ResultRecord>, Mbw
                     mib: l.mib,
                     runs: Vec::new(),
                     average: None,
+                    last: n,
                 });
                 cases.last_mut().ok_or_else(|| err(n, "no case"))?
             }
         };
+        case.last = n;
         if l.average {
             case.average = Some(l.rate_mib_s);
         } else {
@@ -165,10 +196,45 @@ pub fn parse_mbw(text: &str, at: DateTime<Utc>) -> Result<Vec<ResultRecord>, Mbw
             "no mbw result line ('AVG  Method: MEMCPY  Elapsed: …  MiB: …  Copy: … MiB/s')",
         ));
     }
+    complete(&cases, runs_per_test)?;
     cases
         .into_iter()
         .map(|c| record(c, block_size, at, last))
         .collect()
+}
+
+/// Refuses an output cut inside a test: one without its `AVG` line while
+/// the others have theirs, or with fewer runs than mbw said it would do
+/// (or than the other tests did) and no `AVG` line. The value of such a
+/// test would be of fewer runs than mbw's own, and the tests after it are
+/// gone.
+fn complete(cases: &[Case], runs_per_test: Option<usize>) -> Result<(), MbwError> {
+    let averaged = cases.iter().any(|c| c.average.is_some());
+    let expected = runs_per_test.or_else(|| cases.iter().map(|c| c.runs.len()).max());
+    for c in cases.iter().filter(|c| c.average.is_none()) {
+        let runs = c.runs.len();
+        let short = expected.filter(|&e| runs < e);
+        if !averaged && short.is_none() {
+            continue;
+        }
+        let had = match short {
+            Some(e) => format!("{runs} of its {e} runs"),
+            None => format!("its {runs} runs"),
+        };
+        let avg = if averaged {
+            "no AVG line where the other tests have one"
+        } else {
+            "no AVG line"
+        };
+        return Err(err(
+            c.last,
+            format!(
+                "the {} test at {} MiB has {had} and {avg}: the output is cut short (import it whole)",
+                c.method, c.mib
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn record(
@@ -189,12 +255,16 @@ fn record(
     let id = format!("mbw.{}", sanitise(&method));
     let mut params = Params::new();
     params.insert("size", size);
-    if method == "mcblock" {
-        if let Some(b) = block_size {
-            params.insert("block_size", b);
-        }
-    }
     let mut details = Params::new().with("source", "mbw");
+    if method == "mcblock" {
+        params.insert("block_size", block_size.unwrap_or(DEFAULT_BLOCK_SIZE));
+        let from = if block_size.is_some() {
+            "output"
+        } else {
+            "default"
+        };
+        details.insert(BLOCK_SIZE_FROM, from);
+    }
     if !c.runs.is_empty() {
         details.insert(
             RUN_RATES,
@@ -307,6 +377,7 @@ MiB/s
             Some("1466.141 2310.803 7597.341")
         );
         assert_eq!(r[2].params.get_u64("block_size"), Some(262_144));
+        assert_eq!(r[2].details.get_str(BLOCK_SIZE_FROM), Some("output"));
         assert_eq!(memcpy.details.get_str("source"), Some("mbw"));
     }
 
@@ -355,8 +426,9 @@ MiB/s
         let r = parse_mbw(&text, Utc::now()).unwrap();
         assert_eq!(ids(&r), ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"]);
         assert_eq!(r[0].metrics[0].samples, [2406.860 * 1.048_576]);
-        // Without the preamble the block size is not known, so not claimed.
-        assert_eq!(r[2].params.get_u64("block_size"), None);
+        // Without the preamble, the block is mbw's default, and said so.
+        assert_eq!(r[2].params.get_u64("block_size"), Some(DEFAULT_BLOCK_SIZE));
+        assert_eq!(r[2].details.get_str(BLOCK_SIZE_FROM), Some("default"));
     }
 
     #[test]
@@ -386,5 +458,47 @@ MiB/s
         )
         .unwrap_err();
         assert!(odd.message.contains("whole number of bytes"), "{odd}");
+    }
+
+    /// The acceptance test's cut: `head -n 9` of `mbw -n 3 16` stops in
+    /// the DUMB test after 2 of its 3 runs, before MCBLOCK; it imported
+    /// as DUMB of 2 runs and no MCBLOCK. It is refused at the cut, as is
+    /// a quiet output without averages cut inside a test.
+    #[test]
+    fn an_output_cut_inside_a_test_is_refused() {
+        let full = fixture!("mbw", "1.2.2-n3-16MiB.txt");
+        let head =
+            |n: usize| -> String { full.lines().take(n).map(|l| format!("{l}\n")).collect() };
+        let e = parse_mbw(&head(9), Utc::now()).unwrap_err();
+        assert_eq!(e.line, 9, "{e}");
+        assert!(
+            e.message
+                .contains("the DUMB test at 16 MiB has 2 of its 3 runs and no AVG line"),
+            "{e}"
+        );
+        // Cut right after a test's last run: its AVG line is missing.
+        let e = parse_mbw(&head(10), Utc::now()).unwrap_err();
+        assert!(
+            e.message
+                .contains("no AVG line where the other tests have one"),
+            "{e}"
+        );
+        // Whole tests are whole: the output up to DUMB's AVG line reads.
+        assert_eq!(parse_mbw(&head(11), Utc::now()).unwrap().len(), 2);
+        let quiet = fixture!("mbw", "1.2.2-q-a-n2-8MiB.txt");
+        let cut: String = quiet.lines().take(5).map(|l| format!("{l}\n")).collect();
+        let e = parse_mbw(&cut, Utc::now()).unwrap_err();
+        assert_eq!(e.line, 5, "{e}");
+        assert!(e.message.contains("has 1 of its 2 runs"), "{e}");
+    }
+
+    /// `mbw -q` prints no preamble, so its MCBLOCK is mbw's default block,
+    /// the case the full output of the same run is.
+    #[test]
+    fn quiet_and_full_output_are_one_mcblock_case() {
+        let full = parse_mbw(fixture!("mbw", "1.2.2-n3-16MiB.txt"), Utc::now()).unwrap();
+        let quiet = parse_mbw(fixture!("mbw", "1.2.2-q-a-n2-8MiB.txt"), Utc::now()).unwrap();
+        let block = |r: &[ResultRecord]| r[2].params.get_u64("block_size");
+        assert_eq!(block(&full), block(&quiet));
     }
 }

@@ -351,39 +351,68 @@ pub const MAX_IMPORT_BYTES: u64 = 1 << 30;
 /// terminal or a heredoc (`sysgauge import --host pi - <<'EOF'`).
 pub const STDIN: &str = "-";
 
-/// Standard input, read up to the bound as a file is.
-fn read_stdin() -> Result<Vec<u8>> {
+/// A stream (standard input, a pipe), read up to the bound a file has;
+/// `what` names it in errors.
+fn read_stream(stream: impl std::io::Read, what: &str) -> Result<Vec<u8>> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
+    stream
         .take(MAX_IMPORT_BYTES + 1)
         .read_to_end(&mut bytes)
-        .context("reading standard input")?;
+        .with_context(|| format!("reading {what}"))?;
     if bytes.len() as u64 > MAX_IMPORT_BYTES {
         bail!(
-            "standard input: more than the {} such a file may be",
+            "{what}: more than the {} such a file may be",
             sysgauge_core::size::Bytes(MAX_IMPORT_BYTES)
         );
     }
     Ok(bytes)
 }
 
+/// A pipe named as a file: `import <(ssh pi cat out.txt)` (`/dev/fd/63`),
+/// `/dev/stdin`, a FIFO made by `mkfifo`. Read as standard input is, to
+/// its end, within the same bound; anything else that is not a regular
+/// file (a directory, `/dev/zero`, which never ends) is refused. (A
+/// command that checks its files before reading them lets these through.)
+pub fn is_pipe(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// A pipe with no name of its own (`/dev/fd/63` of `<(cmd)`,
+/// `/dev/stdin`): its outputs' machine is not named after the number.
+fn anonymous_pipe(path: &Path) -> bool {
+    let p = path.to_string_lossy();
+    p == "/dev/stdin"
+        || p.starts_with("/dev/fd/")
+        || (p.starts_with("/proc/") && p.contains("/fd/"))
+}
+
 fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
     let stdin = path.as_os_str() == STDIN;
+    let pipe = !stdin && is_pipe(path);
     let (name, bytes) = if stdin {
-        ("stdin".to_string(), read_stdin()?)
+        let bytes = read_stream(std::io::stdin().lock(), "standard input")?;
+        ("stdin".to_string(), bytes)
+    } else if pipe {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path).with_context(|| format!("{name}: cannot open"))?;
+        let bytes = read_stream(file, &name)?;
+        (name, bytes)
     } else {
         let bytes = sysgauge_core::file::read_regular_file(path, "", MAX_IMPORT_BYTES)?;
         (path.display().to_string(), bytes)
     };
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        bail!("{name}: a gzip file; decompress it first (`gunzip FILE`, or `zcat FILE | sysgauge import -`)");
+    }
     let text = String::from_utf8(bytes).map_err(|_| {
         anyhow::anyhow!(
             "{name}: the file is not UTF-8 text (expected sysgauge JSON, CSV, or {} output)",
             tool_list()
         )
     })?;
-    let modified = (!stdin)
+    let modified = (!stdin && !pipe)
         .then(|| std::fs::metadata(path).and_then(|m| m.modified()).ok())
         .flatten();
     let at = modified
@@ -395,13 +424,24 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
         tool_version: env!("CARGO_PKG_VERSION"),
         workload_version: &workload_version,
     };
+    // A BOM (Notepad's UTF-8) is no part of the first line: JSON and
+    // `openssl -mr` records read from the character after it.
+    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let pieces = match opts.format {
-        Some(i) => vec![(i, text.clone())],
-        None => sections::split(&text, &name)?,
+        Some(i) => vec![(i, body.to_string())],
+        None => {
+            let split = sections::split(body, &name)?;
+            if let Some(w) = split.unread {
+                eprintln!("sysgauge: warning: {w}");
+            }
+            split.pieces
+        }
     };
     let mut file = LoadedFile {
         stem: if stdin {
             Some(name.clone())
+        } else if pipe && anonymous_pipe(path) {
+            Some("pipe".to_string())
         } else {
             path.file_stem()
                 .map(|s| s.to_string_lossy().to_string())
@@ -663,11 +703,15 @@ fn json_error(name: &str, e: JsonDocError) -> anyhow::Error {
 /// Which tool's JSON a document is, given its first meaningful line and
 /// its text: sysgauge's own unless the names in it are clearly fio's or
 /// hyperfine's (then the sysgauge parser would only say what it lacks).
-/// `None` when the first line opens no JSON (fio's may follow a `note:`
-/// line).
+/// `None` when the first line opens no JSON (fio's may follow what fio
+/// prints before it on standard output: `note:` lines, and in client mode
+/// its servers' `<host> job: (g=0): rw=…` and `<host> Starting 1 process`
+/// lines, which are no CSV header although they have commas).
 fn json_kind(first: &str, text: &str) -> Option<&'static str> {
     let json = first.starts_with('{') || first.starts_with('[');
-    if !json && !first.starts_with("note:") {
+    let fio_preamble =
+        first.starts_with("note:") || (first.starts_with('<') && first.contains("> "));
+    if !json && !fio_preamble {
         return None;
     }
     let kind = if text.contains("\"schema_version\"") {

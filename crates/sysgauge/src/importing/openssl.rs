@@ -84,7 +84,8 @@ fn claims(line: &str) -> bool {
     let tokens: Vec<&str> = line.split_whitespace().collect();
     let row = tokens.len() >= 2
         && tokens.last().is_some_and(|t| numberish(t))
-        && tokens.iter().filter(|t| numberish(t)).count() >= 2;
+        && (tokens.iter().filter(|t| numberish(t)).count() >= 2
+            || tokens.last().is_some_and(|t| rate_cell(t)));
     [
         "built on",
         "options:",
@@ -98,6 +99,19 @@ fn claims(line: &str) -> bool {
         || line.contains("'s in ")
         || line.contains(" ops in ")
         || row
+}
+
+/// A rate as openssl prints it, with two decimals (`698551.90k`,
+/// `1234.56`): the one cell of a row of a table of one block size
+/// (`-bytes 8192`, `-multi`'s sums), which a row of two numbers need not be.
+fn rate_cell(t: &str) -> bool {
+    let body = t.strip_suffix('k').unwrap_or(t);
+    body.split_once('.').is_some_and(|(whole, frac)| {
+        !whole.is_empty()
+            && whole.chars().all(|c| c.is_ascii_digit())
+            && frac.len() == 2
+            && frac.chars().all(|c| c.is_ascii_digit())
+    })
 }
 
 pub static IMPORTER: ImporterDef = ImporterDef {

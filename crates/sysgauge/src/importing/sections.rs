@@ -3,45 +3,62 @@
 //! (nbench, then Bonnie++, then `openssl speed`), with prose and shell
 //! prompts between.
 //!
-//! A file whose first meaningful line one importer recognises, and in
-//! which no other tool's output begins, is that importer's whole. Else the
-//! file is cut into sections: a section begins at a line a tool's output
-//! begins with (its banner, a progress line, a table header) and holds the
-//! following lines that tool claims, until another tool's output begins.
-//! Each section is read by its tool with the other lines blanked, so line
-//! numbers stay the file's. Every other non-blank line is named in a
-//! warning; a file with no section is an error. Nothing is left out
-//! silently.
+//! A file whose first meaningful line one importer of a whole document
+//! recognises (JSON, CSV) is that importer's whole. A tool's text output
+//! is cut into sections: a section begins at a line a tool's output begins
+//! with (its banner, a progress line, a table header) and holds the
+//! following lines that tool claims, until another tool's output begins;
+//! a file whose first meaningful line a tool's output opens with is that
+//! tool's section from there. Each section is read by its tool with the
+//! other lines blanked, so line numbers stay the file's; a file that is
+//! one section of every line is read as it is. Every other non-blank line
+//! is named in one warning; a file with no section is an error. Nothing is
+//! left out silently: not the mbw lines after a sysbench output, nor a
+//! JSON file or prose pasted after a table, whichever tool comes first.
 
 use super::{Importer, IMPORTERS};
 use anyhow::{bail, Result};
 
+/// What a file holds: the parts of it to read, each with its importer,
+/// and the warning that names the lines none of them reads.
+pub struct Split {
+    pub pieces: Vec<(&'static dyn Importer, String)>,
+    pub unread: Option<String>,
+}
+
 /// The parts of `text` to read, each with its importer.
-pub fn split(text: &str, name: &str) -> Result<Vec<(&'static dyn Importer, String)>> {
+pub fn split(text: &str, name: &str) -> Result<Split> {
     if text.trim().is_empty() {
         bail!("{name}: the file is empty");
     }
-    if let Some(i) = super::sniffed(text) {
-        let others_begin = || {
-            text.lines().any(|l| {
-                let l = l.trim();
-                IMPORTERS
-                    .iter()
-                    .any(|o| o.name() != i.name() && o.starts(l) && !i.claims(l))
-            })
-        };
-        if !i.pasted() || !others_begin() {
-            return Ok(vec![(i, text.to_string())]);
-        }
+    let sniffed = super::sniffed(text);
+    if let Some(i) = sniffed.filter(|i| !i.pasted()) {
+        return Ok(Split {
+            pieces: vec![(i, text.to_string())],
+            unread: None,
+        });
     }
     let lines: Vec<&str> = text.lines().collect();
-    // (importer, line indexes) per section, in file order.
+    // (importer, line indexes) per section, in file order. A tool that
+    // opens the file owns its first meaningful line, which may be one its
+    // sections are not cut at (openssl's `CPUINFO:`).
     let mut sections: Vec<(&'static dyn Importer, Vec<usize>)> = Vec::new();
+    let first = sniffed.and_then(|_| lines.iter().position(|l| meaningful(l)));
     let mut unread: Vec<usize> = Vec::new();
     for (k, raw) in lines.iter().enumerate() {
         let line = raw.trim().trim_start_matches('\u{feff}');
         if line.is_empty() {
             continue;
+        }
+        if let (Some(i), Some(f)) = (sniffed, first) {
+            if k < f {
+                unread.push(k);
+                continue;
+            }
+            if k == f {
+                sections.push((i, vec![k]));
+                continue;
+            }
         }
         let current = sections.last().map(|(i, _)| *i);
         let continues = current.is_some_and(|c| c.starts(line));
@@ -67,24 +84,30 @@ pub fn split(text: &str, name: &str) -> Result<Vec<(&'static dyn Importer, Strin
             "{name}:1: cannot tell the format (expected a sysgauge JSON run record, a CSV with a host,benchmark,metric,value,unit header, `openssl speed`, mbw, Bonnie++, nbench, hyperfine --export-json, fio JSON or sysbench output); pass --format"
         );
     }
-    if !unread.is_empty() {
-        let tools: Vec<&str> = sections.iter().map(|(i, _)| i.name()).collect();
-        let mut tools_seen: Vec<&str> = Vec::new();
-        for t in tools {
-            if !tools_seen.contains(&t) {
-                tools_seen.push(t);
+    if sections.len() == 1 && unread.is_empty() {
+        // One tool's output, every line of it: read as it is.
+        return Ok(Split {
+            pieces: vec![(sections[0].0, text.to_string())],
+            unread: None,
+        });
+    }
+    let unread = (!unread.is_empty()).then(|| {
+        let mut tools: Vec<&str> = Vec::new();
+        for (i, _) in &sections {
+            if !tools.contains(&i.name()) {
+                tools.push(i.name());
             }
         }
         let first_text = lines[unread[0]].trim();
-        eprintln!(
-            "sysgauge: warning: {name}: {} not read (not part of the {} output found): '{}'{}",
+        format!(
+            "{name}: {} not read (not part of the {} output found): '{}'{}",
             line_ranges(&unread),
-            tools_seen.join(", "),
+            tools.join(", "),
             sysgauge_core::text::for_terminal(&clip(first_text)),
             if unread.len() > 1 { ", …" } else { "" }
-        );
-    }
-    Ok(sections
+        )
+    });
+    let pieces = sections
         .into_iter()
         .map(|(i, keep)| {
             let mut piece = String::with_capacity(text.len());
@@ -92,13 +115,21 @@ pub fn split(text: &str, name: &str) -> Result<Vec<(&'static dyn Importer, Strin
             for (k, l) in lines.iter().enumerate() {
                 if keep.peek() == Some(&k) {
                     keep.next();
-                    piece.push_str(l);
+                    // A pasted file's own BOM is not part of its first line.
+                    piece.push_str(l.trim_start_matches('\u{feff}'));
                 }
                 piece.push('\n');
             }
             (i, piece)
         })
-        .collect())
+        .collect();
+    Ok(Split { pieces, unread })
+}
+
+/// Not blank and not a `#` comment: a line that says something.
+fn meaningful(line: &str) -> bool {
+    let l = line.trim().trim_start_matches('\u{feff}');
+    !l.is_empty() && !l.starts_with('#')
 }
 
 /// `line 3` or `lines 1-2, 9, 40-41` (1-based) for 0-based indexes in order.

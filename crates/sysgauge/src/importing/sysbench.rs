@@ -19,10 +19,30 @@ fn starts(line: &str) -> bool {
         || line.starts_with("Running the test with following options")
 }
 
+/// sysbench's lines: `Label: value` (a label of words, a value that is
+/// empty, a number or one word: `Number of threads: 1`, `events
+/// (avg/stddev): 7613.0000/0.00`, `operation: write`), its notes
+/// (`Initializing random number generator from current time`, `Threads
+/// started!`, `WARNING: …`) and the memory test's `… MiB transferred (…)`.
+/// Not prose that has a colon in it, nor a pasted JSON file's `"key":
+/// value` lines: those are named as not read.
 fn claims(line: &str) -> bool {
-    line.contains(':')
-        || line.ends_with('!')
-        || line.ends_with("...")
+    let labelled = line.split_once(':').is_some_and(|(label, value)| {
+        let label = label.trim();
+        let value = value.trim();
+        label.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && label.split_whitespace().count() <= 8
+            && label
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || " ()/-.".contains(c))
+            && (value.is_empty()
+                || value.starts_with(|c: char| c.is_ascii_digit() || c == '(')
+                || !value.contains(char::is_whitespace))
+    });
+    labelled
+        || line.starts_with("Initializing ")
+        || line.starts_with("WARNING: ")
+        || line == "Threads started!"
         || line.contains(" transferred (")
 }
 

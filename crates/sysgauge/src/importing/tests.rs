@@ -165,7 +165,7 @@ fn every_format_has_one_unique_name() {
 #[test]
 fn a_pasted_block_is_cut_into_each_tools_section() {
     let text = pasted_block();
-    let pieces = sections::split(&text, "all.txt").unwrap();
+    let pieces = sections::split(&text, "all.txt").unwrap().pieces;
     let names: Vec<&str> = pieces.iter().map(|(i, _)| i.name()).collect();
     assert_eq!(names, ["nbench", "bonnie", "openssl"]);
     // Line numbers stay the file's: each piece has every line.
@@ -193,7 +193,9 @@ fn a_single_tools_output_is_read_whole() {
         pasted!("intel.bonnie.txt"),
         pasted!("rpib.openssl.txt"),
     ] {
-        let pieces = sections::split(text, "one.txt").unwrap();
+        let split = sections::split(text, "one.txt").unwrap();
+        assert!(split.unread.is_none(), "{:?}", split.unread);
+        let pieces = split.pieces;
         assert_eq!(pieces.len(), 1);
         assert_eq!(pieces[0].1, text);
     }
@@ -207,9 +209,11 @@ fn bonnie_with_its_progress_lines_is_recognised() {
 
 #[test]
 fn prose_alone_is_not_a_section() {
-    let e = sections::split("Here are my results.\nThey were good.\n", "p.txt").unwrap_err();
+    let e = sections::split("Here are my results.\nThey were good.\n", "p.txt")
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("cannot tell the format"), "{e}");
-    let e = sections::split("  \n\n", "p.txt").unwrap_err();
+    let e = sections::split("  \n\n", "p.txt").err().unwrap();
     assert!(e.to_string().contains("empty"), "{e}");
 }
 
@@ -264,29 +268,35 @@ fn tool_values_json_import_refuses_are_refused() {
     assert_eq!(runs[0].results.len(), 2);
 }
 
-/// `import` of a FIFO, a directory or /dev/zero said "no such file"; the
-/// file is now named as what it is, and never read (a FIFO would block,
-/// /dev/zero never ends).
+/// `import` of a directory or /dev/zero said "no such file"; the file is
+/// now named as what it is, and never read (/dev/zero never ends). A FIFO
+/// — `import <(ssh pi cat speed.txt)`, `/dev/stdin`, `mkfifo` — was
+/// refused as one, while `-` read the same stream: it is read as standard
+/// input is, within the same bound.
 #[test]
 fn files_that_are_not_regular_are_named_as_what_they_are() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let fifo = dir.path().join("results.json");
+    let fifo = dir.path().join("speed.txt");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
         .unwrap_or_else(|e| panic!("mkfifo: {e}"));
     assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(&fifo, "+H:16:64\n+F:3:md5:2000000:3000000\n"))
+    };
+    let runs = load_file(&fifo, &FileOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    writer
+        .join()
+        .unwrap_or_else(|_| panic!("writer"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(runs[0].results.len(), 2);
+    assert_eq!(runs[0].host.hostname.as_deref(), Some("speed"));
     let error = |p: &Path| match load_file(p, &FileOptions::default()) {
         Ok(runs) => panic!("accepted: {runs:?}"),
         Err(e) => e.to_string(),
     };
-    assert_eq!(
-        error(&fifo),
-        format!(
-            "{}: not a regular file (a FIFO (named pipe))",
-            fifo.display()
-        )
-    );
     assert_eq!(
         error(Path::new("/dev/zero")),
         "/dev/zero: not a regular file (a character device)"
@@ -295,6 +305,11 @@ fn files_that_are_not_regular_are_named_as_what_they_are() {
         error(dir.path()),
         format!("{}: not a regular file (a directory)", dir.path().display())
     );
+    // A gzip file is named as one, with what to do.
+    let gz = dir.path().join("speed.txt.gz");
+    std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]).unwrap_or_else(|e| panic!("{e}"));
+    let e = error(&gz);
+    assert!(e.contains("a gzip file; decompress it first"), "{e}");
 }
 
 #[test]
@@ -372,4 +387,43 @@ fn openssl_warnings_name_what_was_left_out() {
     );
     assert!(w.iter().all(|x| !x.contains("newer openssl?")), "{w:?}");
     assert_eq!(parsed.machines[0].results.len(), 6);
+}
+
+/// Every captured output of a text tool is one section of all its lines,
+/// read as it is: the tools' `starts`/`claims` know every line their
+/// output is made of, so cutting a pasted block names no line of theirs.
+#[test]
+fn every_captured_text_output_is_one_whole_section() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for dir in [
+        "sysgauge-bench/tests/fixtures/sysbench",
+        "sysgauge-bench/tests/fixtures/mbw",
+        "sysgauge-bench/tests/fixtures/bonnie",
+        "sysgauge-bench/tests/fixtures/nbench",
+        "sysgauge-bench/tests/fixtures/pasted",
+        "sysgauge-crypto/tests/fixtures/openssl",
+    ] {
+        let entries = std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
+        for entry in entries {
+            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            if path.extension().is_some_and(|x| x == "md") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+            let name = path.display().to_string();
+            match sections::split(&text, &name) {
+                Ok(s) if s.pieces.len() == 1 && s.unread.is_none() => seen += 1,
+                Ok(s) => bad.push(format!(
+                    "{name}: {:?} {:?}",
+                    s.pieces.iter().map(|p| p.0.name()).collect::<Vec<_>>(),
+                    s.unread
+                )),
+                Err(e) => bad.push(format!("{name}: {e}")),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(seen > 30, "{seen}");
 }

@@ -114,15 +114,92 @@ fn an_mbw_output_compares_with_its_avg_lines_as_equal() {
     import(&sb, &[&full]);
     import(&sb, &[&avg_file]);
     let c = compare_json(&sb, "1.2.2-n3-16MiB");
-    // (MCBLOCK's block size is in the preamble only, so without it the
-    // AVG lines' MCBLOCK is another case.)
-    for id in ["mbw.memcpy", "mbw.dumb"] {
+    // MCBLOCK too: its block size is in the preamble only, and the AVG
+    // lines' is mbw's default, the same 262144 bytes.
+    for id in ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"] {
         let row = row_with_ratios(&c, id, "copy");
         for cell in row.cells.iter().flatten() {
             let ratio = cell.ratio.unwrap();
             assert!((ratio - 1.0).abs() < 1e-9, "{id}: {ratio}");
         }
     }
+}
+
+/// `mbw -q` prints no preamble, so no block size: its MCBLOCK never met
+/// the same machine's `mbw` MCBLOCK. Both are mbw's default block now.
+#[test]
+fn real_quiet_and_full_mbw_outputs_compare_on_every_test() {
+    let Some(mbw) = installed("mbw", "mbw") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    for (name, quiet) in [("mbw-full.txt", false), ("mbw-q.txt", true)] {
+        let mut program = std::process::Command::new(&mbw);
+        if quiet {
+            program.arg("-q");
+        }
+        program.args(["-n", "3", "8"]);
+        let file = real_output(&sb, program, name);
+        import(&sb, &[&file]);
+    }
+    let c = compare_json(&sb, "mbw-full");
+    for id in ["mbw.memcpy", "mbw.dumb", "mbw.mcblock"] {
+        row_with_ratios(&c, id, "copy");
+    }
+    assert!(c.missing.is_empty(), "{:?}", c.missing);
+}
+
+/// The acceptance test's cuts: `head -n 9` of `mbw -n 3 16` (DUMB after
+/// 2 of its 3 runs, no MCBLOCK) imported as 2 results without a word, and
+/// a Bonnie++ CSV line cut inside its latencies lost every latency. Both
+/// are refused with the file, the line and the cause.
+#[test]
+fn cut_mbw_and_bonnie_csv_outputs_are_refused_at_the_cut() {
+    let sb = Sandbox::new();
+    let mbw = std::fs::read_to_string(tool_fixture("mbw/1.2.2-n3-16MiB.txt")).unwrap();
+    let head: String = mbw.lines().take(9).map(|l| format!("{l}\n")).collect();
+    let said = refused(&sb, &written(&sb, "mbw_cut.txt", &head));
+    assert!(
+        said.contains("mbw_cut.txt:line 9: the DUMB test at 16 MiB has 2 of its 3 runs")
+            && said.contains("cut short"),
+        "{said}"
+    );
+    let bonnie = std::fs::read_to_string(tool_fixture("bonnie/2.00a-256M-n2.txt")).unwrap();
+    let csv_line = bonnie
+        .lines()
+        .filter(|l| l.matches(',').count() >= 20)
+        .count();
+    assert_eq!(csv_line, 1);
+    let line = bonnie
+        .lines()
+        .position(|l| l.matches(',').count() >= 20)
+        .unwrap()
+        + 1;
+    let cut = &bonnie.trim_end()[..bonnie.trim_end().len() - 60];
+    let said = refused(&sb, &written(&sb, "bonnie_cut.txt", cut));
+    assert!(
+        said.contains(&format!("bonnie_cut.txt:line {line}: "))
+            && said.contains("fields, expected 38 or 50"),
+        "{said}"
+    );
+}
+
+/// `-1088` K/sec is a number, a negative one: said so.
+#[test]
+fn a_negative_bonnie_cell_is_called_negative() {
+    let sb = Sandbox::new();
+    let bonnie = std::fs::read_to_string(tool_fixture("bonnie/2.00a-256M-n2.txt")).unwrap();
+    let csv = bonnie
+        .lines()
+        .find(|l| l.matches(',').count() >= 20)
+        .unwrap();
+    let field = csv.split(',').nth(9).unwrap();
+    let bad = csv.replacen(&format!(",{field},"), &format!(",-{field},"), 1);
+    let said = refused(&sb, &written(&sb, "neg.txt", &format!("{bad}\n")));
+    assert!(
+        said.contains(&format!("neg.txt:line 1: '-{field}' is negative")),
+        "{said}"
+    );
 }
 
 #[test]
@@ -987,4 +1064,141 @@ fn same_named_files_get_labels_of_their_own() {
     assert_eq!(labels(&other), first);
     let listed = stdout_of(&sb.on_db("results").arg("list").succeeds());
     assert!(listed.contains("imported (openssl)"), "{listed}");
+}
+
+/// `text` written as `name` in the sandbox.
+fn written(sb: &Sandbox, name: &str, text: &str) -> PathBuf {
+    let p = sb.dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The ids of a stored run's results, sorted.
+fn ids_of(run: &sysgauge_core::record::RunRecord) -> Vec<String> {
+    let mut ids: Vec<String> = run.results.iter().map(|r| r.bench_id.clone()).collect();
+    ids.sort();
+    ids
+}
+
+/// The acceptance test's pastes: a block that begins with sysbench's
+/// output was read whole by sysbench, which skipped the mbw results, a
+/// prompt, a pasted JSON file and prose after it without a word. Now
+/// every tool's section is read and every other line is named, in one
+/// warning; sysbench's own lines (`Initializing random number generator
+/// …`) are not among them.
+#[test]
+fn a_block_that_begins_with_sysbench_reads_what_follows() {
+    let read = |path: &str| std::fs::read_to_string(tool_fixture(path)).unwrap();
+    let sysbench = read("sysbench/1.0.20-cpu.txt");
+    let mbw = read("mbw/1.2.2-q-a-n2-8MiB.txt");
+    let hyperfine = read("hyperfine/1.15-two-commands.json");
+    let mbw_ids = ["mbw.dumb", "mbw.mcblock", "mbw.memcpy", "sysbench.cpu"];
+
+    let sb = Sandbox::new();
+    let both = written(&sb, "paste3.txt", &format!("{sysbench}{mbw}"));
+    let said = import_as(&sb, "p3", &[&both]);
+    assert_eq!(ids_of(&exported_run(&sb, "1")), mbw_ids);
+    assert!(!said.contains("warning"), "{said}");
+
+    let sb = Sandbox::new();
+    let prompt = sysbench.lines().count() + 1;
+    let text = format!("{sysbench}$ mbw -q -n 2 8\n{mbw}");
+    let said = import_as(&sb, "p10", &[&written(&sb, "paste10.txt", &text)]);
+    assert_eq!(ids_of(&exported_run(&sb, "1")), mbw_ids);
+    assert_eq!(said.matches("warning").count(), 1, "{said}");
+    assert!(
+        said.contains(&format!("paste10.txt: line {prompt} not read")),
+        "{said}"
+    );
+
+    let sb = Sandbox::new();
+    let json_from = sysbench.lines().count() + 1;
+    let json_to = json_from + hyperfine.lines().count() - 1;
+    let text = format!("{sysbench}{hyperfine}");
+    let said = import_as(&sb, "p14", &[&written(&sb, "paste14.txt", &text)]);
+    assert_eq!(ids_of(&exported_run(&sb, "1")), ["sysbench.cpu"]);
+    assert_eq!(said.matches("warning").count(), 1, "{said}");
+    assert!(
+        said.contains(&format!(
+            "paste14.txt: lines {json_from}-{json_to} not read"
+        )),
+        "{said}"
+    );
+
+    let sb = Sandbox::new();
+    let text = format!("{sysbench}and some prose at the end\n");
+    let said = import_as(&sb, "p16", &[&written(&sb, "paste16.txt", &text)]);
+    assert!(
+        said.contains(&format!("paste16.txt: line {json_from} not read"))
+            && said.contains("and some prose at the end"),
+        "{said}"
+    );
+}
+
+/// The nit of the same pass: `openssl speed`'s table followed by a pasted
+/// hyperfine JSON file gave a warning per JSON line; the lines are named
+/// in one.
+#[test]
+fn a_json_file_pasted_after_a_table_is_named_in_one_warning() {
+    let sb = Sandbox::new();
+    let table = std::fs::read_to_string(pasted_fixture("rpib.openssl.txt")).unwrap();
+    let hyperfine =
+        std::fs::read_to_string(tool_fixture("hyperfine/1.15-two-commands.json")).unwrap();
+    let text = format!("{table}{hyperfine}");
+    let said = import_as(&sb, "p15", &[&written(&sb, "paste15.txt", &text)]);
+    assert_eq!(said.matches("warning").count(), 1, "{said}");
+    let from = table.lines().count() + 1;
+    let to = from + hyperfine.lines().count() - 1;
+    assert!(
+        said.contains(&format!("paste15.txt: lines {from}-{to} not read")),
+        "{said}"
+    );
+}
+
+/// fio's client mode writes its servers' `<vm> cj: (g=0): rw=randread,
+/// bs=…` lines to standard output before the JSON; the file was taken for
+/// a CSV (`unknown column '<vm> cj: (g=0): rw=randread'`). It is fio's,
+/// without `--format`: a machine per server, `All clients` left out.
+#[test]
+fn fio_client_mode_as_written_to_stdout_needs_no_format() {
+    let sb = Sandbox::new();
+    let file = tool_fixture("fio/3.33-two-clients-stdout.json");
+    import(&sb, &[&file]);
+    let mut hosts: Vec<String> = (1..=2)
+        .map(|k| {
+            let run = exported_run(&sb, &k.to_string());
+            assert_eq!(ids_of(&run), ["fio.randread"]);
+            run.host.hostname.unwrap()
+        })
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts, ["127.0.0.1", "127.0.0.1:8766"]);
+    let sb = Sandbox::new();
+    sb.cmd()
+        .args(["import", "--host", "one", "--db"])
+        .arg(sb.db())
+        .arg(&file)
+        .usage_error("2 client hosts");
+}
+
+/// A file saved by Notepad starts with a UTF-8 BOM: fio's and hyperfine's
+/// JSON were refused as lacking their keys, and `openssl speed -mr`'s
+/// first record as no record. They import as without it.
+#[test]
+fn json_and_openssl_records_with_a_bom_import() {
+    let crypto = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sysgauge-crypto/tests/fixtures/openssl/1.1.0i-mr-md5-rsa2048-ecdhp256.txt");
+    for (name, original) in [
+        ("fio.json", tool_fixture("fio/3.33-seq-64k-write-read.json")),
+        ("hf.json", tool_fixture("hyperfine/1.15-two-commands.json")),
+        ("mr.txt", crypto),
+    ] {
+        let text = std::fs::read_to_string(&original).unwrap();
+        let plain = import_one(&Sandbox::new(), &original);
+        let sb = Sandbox::new();
+        let bom = written(&sb, name, &format!("\u{feff}{text}"));
+        let run = import_one(&sb, &bom);
+        assert_eq!(ids_of(&run), ids_of(&plain), "{name}");
+        assert!(!run.results.is_empty(), "{name}");
+    }
 }
