@@ -3,7 +3,7 @@
 //! virtualization and build, as text, so that the facts that differ between
 //! machines can be put above the numbers they explain.
 
-use sysgauge_core::record::RunRecord;
+use sysgauge_core::record::{RunRecord, RunStatus};
 
 fn or_unknown(v: Option<String>) -> String {
     v.filter(|s| !s.trim().is_empty())
@@ -97,10 +97,78 @@ pub fn host_facts(run: &RunRecord) -> Vec<(&'static str, String)> {
         ("security modules", or_unknown(lsm)),
         ("governor", or_unknown(cpu.governor.clone())),
         ("virtualization", or_unknown(cpu.virtualization.clone())),
+        // Which file a tool measured through the page cache (Bonnie++
+        // sizes it to defeat the cache: twice the RAM) is not in the case,
+        // so that machines compare; the sizes are read beside the ratios.
+        (FILE_SIZE_FACT, or_unknown(file_sizes(run))),
         ("build", or_unknown(build)),
         ("tool", format!("{} {}", run.command, run.tool_version)),
         ("profile", run.profile_shown()),
     ]
+}
+
+/// The fact of the sizes of the files cases worked on.
+pub const FILE_SIZE_FACT: &str = "file size";
+
+/// The result detail that holds the size of the file a case worked on
+/// when it is not a param (Bonnie++'s imports: see docs/comparing.md).
+pub const FILE_SIZE_DETAIL: &str = "file_size";
+
+/// Facts that say what made a run, not what the machine is: they differ
+/// between a sysgauge run and another tool's output imported, or between
+/// outputs of different tools, without saying anything about the machines.
+const MADE_BY: [&str; 3] = ["build", "tool", "profile"];
+
+/// The sizes of the files a run's cases worked on, per family (`bonnie:
+/// 256 MiB`), where its results record one.
+fn file_sizes(run: &RunRecord) -> Option<String> {
+    let mut sizes: Vec<String> = Vec::new();
+    for r in &run.results {
+        let size = match (
+            r.details.get_u64(FILE_SIZE_DETAIL),
+            r.details.get_str(FILE_SIZE_DETAIL),
+        ) {
+            (Some(b), _) => sysgauge_core::size::Bytes(b).to_string(),
+            (None, Some(list)) => list
+                .split(',')
+                .map(|b| match b.trim().parse::<u64>() {
+                    Ok(b) => sysgauge_core::size::Bytes(b).to_string(),
+                    Err(_) => b.trim().to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            (None, None) => continue,
+        };
+        let shown = format!("{}: {size}", r.family);
+        if !sizes.contains(&shown) {
+            sizes.push(shown);
+        }
+    }
+    (!sizes.is_empty()).then(|| sizes.join("; "))
+}
+
+/// Whether the fact `name`, whose value for each of `runs` is `values`,
+/// tells the machines apart. The facts of what made a run (build, tool,
+/// profile) count only between sysgauge's own runs: an imported output's
+/// are the tool's, not the machine's. A file size known for one machine
+/// only sizes no case that compares.
+pub fn fact_differs(name: &str, values: &[String], runs: &[&RunRecord]) -> bool {
+    let known: Vec<&String> = if MADE_BY.contains(&name) {
+        values
+            .iter()
+            .zip(runs)
+            .filter(|(_, r)| r.status != RunStatus::Imported)
+            .map(|(v, _)| v)
+            .collect()
+    } else if name == FILE_SIZE_FACT {
+        values.iter().filter(|v| *v != "unknown").collect()
+    } else {
+        values.iter().collect()
+    };
+    if name == FILE_SIZE_FACT && known.len() < 2 {
+        return false;
+    }
+    known.iter().any(|v| *v != known[0])
 }
 
 /// Facts whose values are not all equal across `runs`, each with one value
@@ -113,7 +181,7 @@ pub fn differing_facts(runs: &[&RunRecord]) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     for (i, (name, _)) in first.iter().enumerate() {
         let values: Vec<String> = all.iter().map(|f| f[i].1.clone()).collect();
-        if values.iter().any(|v| *v != values[0]) {
+        if fact_differs(name, &values, runs) {
             out.push((name.to_string(), values));
         }
     }

@@ -42,7 +42,7 @@ pub use comparison::{
     Excluded, FactRow, GroupSummary, Interval, MachineInfo, MeanCell, MissingCase,
     COMPARE_SCHEMA_VERSION, MAX_MACHINES_WITH_INTERVALS, OVERALL,
 };
-pub use facts::{differing_facts, host_facts};
+pub use facts::{differing_facts, fact_differs, host_facts, FILE_SIZE_DETAIL, FILE_SIZE_FACT};
 pub use fleet::{group_hosts, FleetGroups, GroupCell, GroupRow, HostGroup, Outlier};
 pub use import::{parse_csv, parse_json, synthetic_run, ImportContext, ImportError};
 pub use index::{index_against, IndexLine, IndexReport};

@@ -274,13 +274,16 @@ pub fn label_machines(mut named: Vec<NamedMachine>) -> Vec<Machine> {
 }
 
 /// Whether `m` goes by `key`: its label in the comparison, the label a
-/// user gave its runs, its fleet alias or its host name (how `--reference`
-/// and `ref=` pick the reference among the compared machines).
+/// user gave its runs, its fleet alias, its host name, or the file its
+/// runs were read from (how `--reference` and `ref=` pick the reference
+/// among the compared machines).
 pub fn goes_by(m: &Machine, key: &str) -> bool {
     m.label == key
         || m.run.host_name() == key
         || m.run.tags.get(ALIAS_TAG).is_some_and(|a| a == key)
-        || m.sources.iter().any(|s| s.label.as_deref() == Some(key))
+        || m.sources
+            .iter()
+            .any(|s| s.label.as_deref() == Some(key) || s.reference == key)
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use crate::compare::{
 };
 use crate::fleet::{groups_table, medians_table, outlier_rule, outliers_table};
 use crate::table::TableFormat;
-use sysgauge_compare::{host_facts, Comparison, FleetGroups};
+use sysgauge_compare::{fact_differs, host_facts, Comparison, FleetGroups, FILE_SIZE_FACT};
 use sysgauge_core::record::RunRecord;
 
 /// Escape text for HTML element content and attribute values. Control
@@ -218,14 +218,19 @@ pub fn render_html_with(
     let facts: Vec<Vec<(&'static str, String)>> = runs.iter().map(|r| host_facts(r)).collect();
     if let Some(first) = facts.first() {
         for (i, (name, _)) in first.iter().enumerate() {
-            let values: Vec<&str> = facts.iter().map(|f| f[i].1.as_str()).collect();
-            let differs = values.iter().any(|v| *v != values[0]);
+            let values: Vec<String> = facts.iter().map(|f| f[i].1.clone()).collect();
+            // A fact no machine has (no case worked on a file of a size
+            // the case does not say) is left out.
+            if *name == FILE_SIZE_FACT && values.iter().all(|v| v == "unknown") {
+                continue;
+            }
+            let differs = fact_differs(name, &values, runs);
             h.push_str(&format!(
                 "<tr{}><th>{}</th>",
                 if differs { " class=\"differs\"" } else { "" },
                 esc(name)
             ));
-            for v in values {
+            for v in &values {
                 h.push_str(&format!("<td>{}</td>", esc(v)));
             }
             h.push_str("</tr>\n");

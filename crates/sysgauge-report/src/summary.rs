@@ -36,15 +36,10 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
                             r.details.get_u64(ROUND_REPETITIONS).unwrap_or(1)
                         ),
                     ]),
-                    None if rounds => row.extend([
-                        format!("±{:.1}%", m.summary.cov * 100.0),
-                        "-".to_string(),
-                        m.summary.n.to_string(),
-                    ]),
-                    None => row.extend([
-                        format!("±{:.1}%", m.summary.cov * 100.0),
-                        m.summary.n.to_string(),
-                    ]),
+                    None if rounds => {
+                        row.extend([spread(m), "-".to_string(), m.summary.n.to_string()])
+                    }
+                    None => row.extend([spread(m), m.summary.n.to_string()]),
                 }
                 row.push(warning_codes(r));
                 t.push(row);
@@ -53,6 +48,19 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
         }
     }
     t.render(format)
+}
+
+/// A metric's spread (its coefficient of variation), or `unknown` where
+/// its samples cannot show one: a single sample (`openssl speed` and most
+/// tools imported report one number), or a mean of 0 (a 0 s hyperfine
+/// time), which has no relative spread. `±0.0%` would claim a steadiness
+/// nobody measured.
+fn spread(m: &sysgauge_core::record::Metric) -> String {
+    if m.summary.n < 2 || m.summary.mean == 0.0 || !m.summary.cov.is_finite() {
+        "unknown".to_string()
+    } else {
+        format!("±{:.1}%", m.summary.cov * 100.0)
+    }
 }
 
 /// What the machine did during each case (the telemetry in the details):

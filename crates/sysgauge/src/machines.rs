@@ -56,10 +56,7 @@ pub fn load_machines(
     for key in keys {
         let path = Path::new(key);
         if names_a_file(key) {
-            let file = path
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_else(|| key.clone());
+            let file = file_label(key, keys);
             let mut from_file: Vec<NamedMachine> = Vec::new();
             for run in load_file(path, files)? {
                 let key = MachineKey::of_run(&run);
@@ -91,6 +88,44 @@ pub fn load_machines(
         }
     }
     Ok(out)
+}
+
+/// How the runs of the file `key` are labelled among the files `keys`
+/// names: its name, or, where another file named has the same name
+/// (`m1/speed.txt`, `m2/speed.txt`), as much of its path as tells them
+/// apart. This is also the name `--reference` finds it by.
+pub fn file_label(key: &str, keys: &[String]) -> String {
+    let parts = |k: &str| -> Vec<String> {
+        Path::new(k)
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .map(|c| c.as_os_str().to_string_lossy().to_string())
+            .collect()
+    };
+    let mine = parts(key);
+    let others: Vec<Vec<String>> = keys
+        .iter()
+        .filter(|k| !same_file(k, key) && names_a_file(k))
+        .map(|k| parts(k))
+        .collect();
+    let tail = |p: &[String], n: usize| p[p.len().saturating_sub(n)..].join("/");
+    for n in 1..=mine.len() {
+        let t = tail(&mine, n);
+        if others.iter().all(|o| tail(o, n) != t) {
+            return t;
+        }
+    }
+    key.to_string()
+}
+
+/// Whether two names lead to the same file (`m2/speed.txt`,
+/// `./m2/speed.txt`).
+pub fn same_file(a: &str, b: &str) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
 }
 
 /// Whether `key` names a file to read rather than a stored machine or run:

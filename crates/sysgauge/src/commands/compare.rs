@@ -8,7 +8,9 @@
 use crate::cli::{GroupArgs, MachineArgs};
 use crate::config::check_output_path;
 use crate::exit::Exit;
-use crate::machines::{load_machines, membership, names_a_file, not_found, FileOptions};
+use crate::machines::{
+    file_label, load_machines, membership, names_a_file, not_found, same_file, FileOptions,
+};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -91,14 +93,44 @@ pub fn load(args: &MachineArgs) -> Result<(Vec<Machine>, usize)> {
             bail!("--family has an empty entry");
         }
     }
-    let named = load_machines(
+    // A file given as the reference is the machines read from it: among
+    // the compared files when it is one of them, else read too and put
+    // first. It goes by its label (`m2/speed.txt` where `m1/speed.txt` is
+    // compared too), which its runs are named by.
+    let mut keys = args.machines.clone();
+    let mut reference_key = args.reference.clone();
+    let mut reference_file = None;
+    if let Some(r) = args.reference.as_deref().filter(|r| names_a_file(r)) {
+        let key = match keys.iter().find(|k| same_file(k, r)) {
+            Some(k) => k.clone(),
+            None if keys.is_empty() => {
+                reference_file = Some(r.to_string());
+                r.to_string()
+            }
+            None => {
+                keys.insert(0, r.to_string());
+                r.to_string()
+            }
+        };
+        reference_key = Some(file_label(&key, &keys));
+    }
+    let mut named = Vec::new();
+    if let Some(r) = &reference_file {
+        named = load_machines(
+            store.as_ref(),
+            args.db.db.as_deref(),
+            std::slice::from_ref(r),
+            &files,
+        )?;
+    }
+    named.extend(load_machines(
         store.as_ref(),
         args.db.db.as_deref(),
-        &args.machines,
+        &keys,
         &files,
-    )?;
+    )?);
     // The reference rule is the store's, shared with the results site.
-    let reference_key = args.reference.as_deref();
+    let reference_key = reference_key.as_deref();
     let chosen = if files_only {
         match with_reference(None, named.clone(), reference_key) {
             Err(SelectError::UnknownReference { .. }) => {

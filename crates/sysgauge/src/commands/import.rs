@@ -3,7 +3,10 @@
 //! outputs (`crate::importing`). Every file is read and checked first;
 //! then all runs are stored in one transaction, so a bad file anywhere
 //! leaves the database exactly as it was. A run already present (same run
-//! id; imported runs get ids derived from their content) is skipped.
+//! id; imported runs get ids derived from their content, whatever the
+//! order of the files) is skipped, and so is a tool's output that its
+//! machine already has stored (every one of its results, the same numbers,
+//! in one imported run of that host).
 //!
 //! With `--host`, the tool outputs of all the files are that machine's and
 //! are stored as one run (a case given twice starts another run), so the
@@ -11,12 +14,14 @@
 
 use crate::cli::DbArg;
 use crate::exit::Exit;
-use crate::importing::{importer, load_files, FileOptions, STDIN};
+use crate::importing::{importer, load_files_to_import, FileOptions, STDIN};
 use anyhow::{bail, Result};
 use clap::Args;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::path::PathBuf;
-use sysgauge_store::Inserted;
+use sysgauge_core::record::{ResultRecord, RunStatus};
+use sysgauge_store::{Inserted, RunSummary, Store, StoreError};
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -67,8 +72,29 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
         sysgauge_core::file::check_regular_file(path, "", crate::importing::MAX_IMPORT_BYTES)?;
     }
     let paths: Vec<&Path> = args.files.iter().map(|p| p.as_path()).collect();
-    let (runs, origins): (Vec<_>, Vec<_>) = load_files(&paths, &opts)?.into_iter().unzip();
+    // What is stored is read only when the database exists: an import into
+    // a new one has nothing stored yet (and a bad file must not create it).
+    let existing = match Store::open_read_only(&crate::config::resolve_db(args.db.db.as_deref())?) {
+        Ok(s) => Some(s),
+        Err(StoreError::Missing { .. } | StoreError::Empty { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let mut known = StoredOutputs::new(existing.as_ref());
+    let (loaded, present) = load_files_to_import(&paths, &opts, &mut |host, results| {
+        known.holding(host, results)
+    })?;
+    drop(known);
+    drop(existing);
+    let (runs, origins): (Vec<_>, Vec<_>) = loaded.into_iter().unzip();
     let mut store = crate::db::open_arg_for_writing(args.db.db.as_deref())?;
+    for p in &present {
+        eprintln!(
+            "already imported: the output of {} for host {} is in run {}; skipped",
+            p.file,
+            sysgauge_core::text::for_terminal(&p.host),
+            p.run
+        );
+    }
     let inserted = store.insert_runs(&runs, "import")?;
     let (mut new, mut completed) = (0, 0);
     for ((run, origin), ins) in runs.iter().zip(&origins).zip(&inserted) {
@@ -103,10 +129,89 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     } else {
         String::new()
     };
+    // The stored runs that hold outputs found count with the runs found
+    // so: either is data this import did not add (the lines above say
+    // which outputs).
+    let holding: HashSet<&str> = present.iter().map(|p| p.run.as_str()).collect();
     eprintln!(
         "{new} new run(s), {completed_text}{} already present, in {}",
-        runs.len() - new - completed,
+        runs.len() - new - completed + holding.len(),
         store.path().display()
     );
     Ok(Exit::Ok)
+}
+
+/// The results each host's imported runs hold, read from the database once
+/// per host as the import asks: an output is already present when one
+/// imported run of its host holds every one of its results, the same case
+/// with the same numbers (what identifies an output whatever files it was
+/// imported with, and in what order, so runs imported before run ids were
+/// independent of the order of the files are recognised too).
+struct StoredOutputs<'a> {
+    store: Option<&'a Store>,
+    runs: Option<Vec<RunSummary>>,
+    by_host: HashMap<String, Vec<(i64, HashSet<String>)>>,
+}
+
+impl<'a> StoredOutputs<'a> {
+    fn new(store: Option<&'a Store>) -> Self {
+        StoredOutputs {
+            store,
+            runs: None,
+            by_host: HashMap::new(),
+        }
+    }
+
+    /// The stored run of `host` that holds every one of `results`, if any.
+    fn holding(&mut self, host: &str, results: &[ResultRecord]) -> Result<Option<String>> {
+        let Some(store) = self.store else {
+            return Ok(None);
+        };
+        if results.is_empty() {
+            return Ok(None);
+        }
+        if !self.by_host.contains_key(host) {
+            if self.runs.is_none() {
+                self.runs = Some(store.list_runs()?);
+            }
+            let ids: Vec<i64> = self
+                .runs
+                .iter()
+                .flatten()
+                .filter(|r| r.host == host && r.status == RunStatus::Imported)
+                .map(|r| r.id)
+                .collect();
+            let runs = store.load_runs(&ids)?;
+            let held = ids
+                .into_iter()
+                .zip(runs)
+                .map(|(id, run)| (id, run.results.iter().map(fingerprint).collect()))
+                .collect();
+            self.by_host.insert(host.to_string(), held);
+        }
+        let wanted: Vec<String> = results.iter().map(fingerprint).collect();
+        Ok(self.by_host[host]
+            .iter()
+            .find(|(_, held)| wanted.iter().all(|f| held.contains(f)))
+            .map(|(id, _)| id.to_string()))
+    }
+}
+
+/// What makes two imported results the same data: the case (id, params,
+/// workload version) and every metric's name, unit and samples, exactly.
+/// Details are left out: they say how a number was read, not what it is.
+fn fingerprint(r: &ResultRecord) -> String {
+    let mut s = format!(
+        "{}\n{}\n{}",
+        r.bench_id,
+        r.params.canonical(),
+        r.workload_version
+    );
+    for m in &r.metrics {
+        s.push_str(&format!("\n{} {}", m.name, m.unit.symbol()));
+        for v in &m.samples {
+            s.push_str(&format!(" {:x}", v.to_bits()));
+        }
+    }
+    s
 }

@@ -343,6 +343,122 @@ pub fn load_files(paths: &[&Path], opts: &FileOptions) -> Result<Vec<(RunRecord,
         .collect())
 }
 
+/// A tool's output that `import` left out because its machine already has
+/// it stored.
+#[derive(Debug, Clone)]
+pub struct PresentOutput {
+    /// The file it was read from, as the user named it.
+    pub file: String,
+    /// The machine it is of (`--host`, the name the output gives, or the
+    /// file's stem).
+    pub host: String,
+    /// The stored run that holds it.
+    pub run: String,
+}
+
+/// Which stored run of a host (`host`, `results`) holds all those results.
+pub type StoredRun<'a> = dyn FnMut(&str, &[ResultRecord]) -> Result<Option<String>> + 'a;
+
+/// Runs to store, each with the files it came from.
+pub type ImportedRuns = Vec<(RunRecord, String)>;
+
+/// For `import`: what [`load_files`] reads, except that a tool's output
+/// that its machine already has stored (`stored(host, results)` names the
+/// run holding every one of those results) is left out and returned
+/// instead. So a directory of outputs imported again, in any order or one
+/// file of it alone, stores nothing twice, also for runs imported before
+/// run ids were independent of the order of the files. Two files whose
+/// outputs give the same machine without `--host` (`m1/speed.txt` and
+/// `m2/speed.txt`, two Bonnie++ outputs both of `raspberrypi`) are said
+/// in a warning: they are stored as one machine, the newer numbers hiding
+/// the older.
+pub fn load_files_to_import(
+    paths: &[&Path],
+    opts: &FileOptions,
+    stored: &mut StoredRun<'_>,
+) -> Result<(ImportedRuns, Vec<PresentOutput>)> {
+    if paths.iter().filter(|p| p.as_os_str() == STDIN).count() > 1 {
+        bail!("'{STDIN}' (standard input) is named more than once; it can be read only once");
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        files.push(read_file(path, opts)?);
+    }
+    let host = opts.host.as_deref();
+    if host.is_none() {
+        warn_shared_hosts(&files);
+    }
+    let mut present = Vec::new();
+    for f in &mut files {
+        let mut kept = Vec::new();
+        for m in std::mem::take(&mut f.machines) {
+            let name = output_host(host, &m, f);
+            match stored(&name, &m.results)? {
+                Some(run) => present.push(PresentOutput {
+                    file: f.name.clone(),
+                    host: name,
+                    run,
+                }),
+                None => kept.push(m),
+            }
+        }
+        f.machines = kept;
+    }
+    let runs = if host.is_some() {
+        into_runs(files, host)
+    } else {
+        files
+            .into_iter()
+            .flat_map(|f| into_runs(vec![f], None))
+            .collect()
+    };
+    Ok((runs, present))
+}
+
+/// Warn where outputs of different files give the same machine: without
+/// `--host`, that is the file's stem or the name the tool printed, and two
+/// machines' files of one name would silently become one machine.
+fn warn_shared_hosts(files: &[LoadedFile]) {
+    let mut first: Vec<(String, &str)> = Vec::new();
+    let mut warned: Vec<String> = Vec::new();
+    for f in files {
+        for m in &f.machines {
+            let name = output_host(None, m, f);
+            match first.iter().find(|(h, _)| *h == name) {
+                Some((_, file)) if *file != f.name && !warned.contains(&name) => {
+                    eprintln!(
+                        "sysgauge: warning: {file} and {} both give host '{}'; they are stored as one machine (per case the newer number hides the older); if they are two machines, import each with its own --host",
+                        f.name,
+                        sysgauge_core::text::for_terminal(&name)
+                    );
+                    warned.push(name);
+                }
+                Some(_) => {}
+                None => first.push((name, &f.name)),
+            }
+        }
+    }
+}
+
+/// The importer name an output of `f` was read by (its run's format).
+fn output_format(f: &LoadedFile, m: &ToolMachine) -> &'static str {
+    let format = m.tags.get("format").map(String::as_str).unwrap_or_default();
+    f.formats
+        .iter()
+        .copied()
+        .find(|x| *x == format)
+        .unwrap_or("import")
+}
+
+/// The machine a tool's output is of: `--host` when given, else the name
+/// the output gives (Bonnie++, fio's client mode), else its file's stem.
+fn output_host(host: Option<&str>, m: &ToolMachine, f: &LoadedFile) -> String {
+    host.map(str::to_string)
+        .or_else(|| m.host.clone())
+        .or_else(|| f.stem.clone())
+        .unwrap_or_else(|| output_format(f, m).to_string())
+}
+
 /// The largest file read for import, compare or report: it is held in
 /// memory whole, and parsed into records several times its size.
 pub const MAX_IMPORT_BYTES: u64 = 1 << 30;
@@ -549,6 +665,10 @@ struct Pending {
     formats: Vec<&'static str>,
     files: Vec<String>,
     identity: Vec<String>,
+    /// Each file's place among those named, with its name and the formats
+    /// read from it: what is shown keeps the order the user gave, while
+    /// the id is the contents'.
+    named: Vec<(usize, String, &'static str)>,
     /// The oldest and the newest of its files' times: when the run began
     /// and ended, as far as the files tell.
     first: chrono::DateTime<chrono::Utc>,
@@ -562,25 +682,24 @@ struct Pending {
 /// by machine (`host` for all when given, else the name each output gives
 /// or its file's stem), one run per machine unless a case would appear
 /// twice in it.
+///
+/// The files are taken in the order of their contents, not as named: the
+/// same outputs named in another order make the same runs, with the same
+/// content-derived ids (a run of one file keeps the id it always had).
 fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, String)> {
+    let mut files: Vec<(usize, LoadedFile)> = files.into_iter().enumerate().collect();
+    files.sort_by(|a, b| a.1.text.cmp(&b.1.text));
     let mut out = Vec::new();
     let mut pending: Vec<Pending> = Vec::new();
-    for f in files {
-        out.extend(f.runs.into_iter().map(|r| (r, f.name.clone())));
-        let identity = f.text;
-        for m in f.machines {
-            let format = m.tags.get("format").cloned().unwrap_or_default();
-            let format = f
-                .formats
-                .iter()
-                .copied()
-                .find(|x| *x == format)
-                .unwrap_or("import");
-            let name = host
-                .map(str::to_string)
-                .or(m.host)
-                .or_else(|| f.stem.clone())
-                .unwrap_or_else(|| format.to_string());
+    for (place, mut f) in files {
+        out.extend(
+            std::mem::take(&mut f.runs)
+                .into_iter()
+                .map(|r| (r, f.name.clone())),
+        );
+        for m in std::mem::take(&mut f.machines) {
+            let format = output_format(&f, &m);
+            let name = output_host(host, &m, &f);
             let fits = |p: &Pending| {
                 p.host == name
                     && !m.results.iter().any(|r| {
@@ -597,6 +716,7 @@ fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, Stri
                         formats: Vec::new(),
                         files: Vec::new(),
                         identity: Vec::new(),
+                        named: Vec::new(),
                         first: f.at,
                         last: f.at,
                         results: Vec::new(),
@@ -612,8 +732,9 @@ fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, Stri
             }
             if !p.files.contains(&f.name) {
                 p.files.push(f.name.clone());
-                p.identity.push(identity.clone());
+                p.identity.push(f.text.clone());
             }
+            p.named.push((place, f.name.clone(), format));
             p.first = p.first.min(f.at);
             p.last = p.last.max(f.at);
             p.results.extend(m.results);
@@ -626,14 +747,31 @@ fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, Stri
         }
     }
     for p in pending {
-        let files = p.files.join(", ");
+        let (files, _) = shown(&p);
         out.push((finish(p), files));
     }
     out
 }
 
+/// A run's files and formats as shown: in the order they were named.
+fn shown(p: &Pending) -> (String, String) {
+    let mut named = p.named.clone();
+    named.sort_by_key(|(place, _, _)| *place);
+    let mut files: Vec<&str> = Vec::new();
+    let mut formats: Vec<&str> = Vec::new();
+    for (_, file, format) in &named {
+        if !files.contains(&file.as_str()) {
+            files.push(file);
+        }
+        if !formats.contains(format) {
+            formats.push(format);
+        }
+    }
+    (files.join(", "), formats.join(","))
+}
+
 fn finish(p: Pending) -> RunRecord {
-    let file_names = p.files.join(", ");
+    let (file_names, shown_format) = shown(&p);
     let ctx = ImportContext {
         source_name: &file_names,
         at: p.first,
@@ -644,14 +782,16 @@ fn finish(p: Pending) -> RunRecord {
     host.hostname = Some(p.host);
     let format = p.formats.join(",");
     // One file: the text is the identity, as it always was (the same file
-    // imported again is the same run); several: all their texts.
+    // imported again is the same run); several: all their texts, and the
+    // formats, in the order of the texts (`into_runs`), not of the names.
     let identity = p.identity.join("\n");
     let mut run = synthetic_run(&ctx, &format, host, p.results, &identity);
     run.finished_at = Some(p.last);
     if p.files.len() > 1 {
         run.tags
             .insert("imported_from".to_string(), file_names.clone());
-        run.label = Some(import_label(&file_names, &run.run_id, &format));
+        run.tags.insert("format".to_string(), shown_format.clone());
+        run.label = Some(import_label(&file_names, &run.run_id, &shown_format));
     }
     for (k, v) in p.tags {
         run.tags.entry(k).or_insert(v);

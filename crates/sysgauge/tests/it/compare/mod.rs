@@ -5,6 +5,7 @@
 mod charts;
 mod imports;
 mod machines;
+mod reimport;
 mod report;
 mod selection;
 
