@@ -1057,7 +1057,10 @@ pub(crate) async fn run(
     let run = load_run(&state, &run_id).await?;
     use sysgauge_report::summary::{findings_text, summary_table, telemetry_table};
     use sysgauge_report::table::TableFormat;
-    let facts = sysgauge_compare::host_facts(&run);
+    let mut facts = sysgauge_compare::host_facts(&run);
+    // A fact no case of the run has (the size of a file a case does not
+    // say) is no row.
+    facts.retain(|(k, v)| !(*k == sysgauge_compare::FILE_SIZE_FACT && v == "unknown"));
     let findings = findings_text(&run);
     let telemetry = telemetry_table(&run, TableFormat::Html);
     let title = match run.tags.get(ALIAS_TAG).filter(|a| **a != run.host_name()) {

@@ -200,6 +200,9 @@ fn machines_runs_and_cases_views() {
     let run = get(&server.url(&format!("/runs/{}", runs[0].run_id)), None);
     assert_eq!(run.status, 200);
     assert!(run.body.contains("hash.sha256"), "{}", run.body);
+    // A fact the run does not have (no case worked on a file of a size
+    // the case does not say) is no row.
+    assert!(!run.body.contains("file size"), "{}", run.body);
     assert_eq!(get(&server.url("/runs/nope"), None).status, 404);
     assert_eq!(get(&server.url("/runs/%3Cx%3E"), None).status, 404);
     let missing = get(&server.url("/api/cases?bench=x"), None);

@@ -66,9 +66,12 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     };
     // Parse everything before opening the database: a bad file must not
     // leave anything behind, not even a new empty database.
-    // Every file is checked before any is parsed: a FIFO, a directory or
-    // /dev/zero named last is said at once, as what it is.
-    for path in args.files.iter().filter(|p| p.as_os_str() != STDIN) {
+    // Every file is checked before any is parsed: a directory or /dev/zero
+    // named last is said at once, as what it is. A pipe (`<(ssh host cat
+    // out.txt)`) is read to its end as standard input is, within the same
+    // bound.
+    let piped = |p: &PathBuf| p.as_os_str() == STDIN || crate::importing::is_pipe(p);
+    for path in args.files.iter().filter(|p| !piped(p)) {
         sysgauge_core::file::check_regular_file(path, "", crate::importing::MAX_IMPORT_BYTES)?;
     }
     let paths: Vec<&Path> = args.files.iter().map(|p| p.as_path()).collect();

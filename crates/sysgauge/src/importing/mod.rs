@@ -511,7 +511,11 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
         let bytes = read_stream(std::io::stdin().lock(), "standard input")?;
         ("stdin".to_string(), bytes)
     } else if pipe {
-        let name = path.display().to_string();
+        // `<(cmd)` is /dev/fd/63 to us: a number that names nothing.
+        let name = match anonymous_pipe(path) {
+            true => "pipe".to_string(),
+            false => path.display().to_string(),
+        };
         let file = std::fs::File::open(path).with_context(|| format!("{name}: cannot open"))?;
         let bytes = read_stream(file, &name)?;
         (name, bytes)

@@ -1202,3 +1202,31 @@ fn json_and_openssl_records_with_a_bom_import() {
         assert!(!run.results.is_empty(), "{name}");
     }
 }
+
+/// `import <(ssh host cat out.txt)`: a pipe is read to its end as `-` is,
+/// its machine named by `--host` or, with no name of its own, `pipe`.
+#[test]
+fn outputs_come_in_through_pipes() {
+    let sb = Sandbox::new();
+    let output = tool_fixture("sysbench/1.0.20-cpu.txt");
+    let line = "\"$0\" import --db \"$1\" --host piped <(cat \"$2\") && \"$0\" import --db \"$1\" <(cat \"$2\")";
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(line)
+        .arg(assert_cmd::cargo::cargo_bin("sysgauge"))
+        .arg(sb.db())
+        .arg(&output)
+        .env("SYSGAUGE_NO_WAIT", "1")
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("host piped, 1 results (imported, from pipe)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("host pipe, 1 results (imported, from pipe)"),
+        "{err}"
+    );
+}
