@@ -376,14 +376,19 @@ impl Store {
     }
 
     /// Resolve a user's run reference: a row id (`12`), or a prefix of the
-    /// run's UUID (at least 4 characters).
+    /// run's UUID (at least 4 characters). A prefix of digits alone (one
+    /// 4-character prefix in seven is) is a row id first, and the prefix
+    /// when no row has that id.
     pub fn resolve_run(&self, key: &str) -> Result<i64> {
         let key = key.trim();
-        let is_id = key.parse::<i64>().is_ok();
-        if !is_id && (key.len() < 4 || !key.chars().all(|c| c.is_ascii_hexdigit() || c == '-')) {
-            return Err(StoreError::NotFound(key.to_string()));
+        let prefix = key.len() >= 4 && key.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+        let mut ids = match key.parse::<i64>() {
+            Ok(id) => on_backend!(&self.backend, s => s.run_with_id(id))?,
+            Err(_) => Vec::new(),
+        };
+        if ids.is_empty() && prefix {
+            ids = on_backend!(&self.backend, s => s.runs_with_prefix(key))?;
         }
-        let ids = on_backend!(&self.backend, s => s.find_runs(key))?;
         match ids.len() {
             0 => Err(StoreError::NotFound(key.to_string())),
             1 => Ok(ids[0]),

@@ -236,9 +236,13 @@ impl PgRemote {
         self.call("listing runs", |s| s.list_runs())
     }
 
-    pub fn find_runs(&self, key: &str) -> Result<Vec<i64>> {
-        let key = key.to_string();
-        self.call("looking up a run", move |s| s.find_runs(&key))
+    pub fn run_with_id(&self, id: i64) -> Result<Vec<i64>> {
+        self.call("looking up a run", move |s| s.run_with_id(id))
+    }
+
+    pub fn runs_with_prefix(&self, prefix: &str) -> Result<Vec<i64>> {
+        let prefix = prefix.to_string();
+        self.call("looking up a run", move |s| s.runs_with_prefix(&prefix))
     }
 
     pub fn latest_run_for_host(&self, host: &str) -> Result<Option<i64>> {

@@ -566,18 +566,19 @@ impl SqliteStore {
     }
 
     /// Row ids matching a run reference (see `Store::resolve_run`).
-    pub fn find_runs(&self, key: &str) -> Result<Vec<i64>> {
-        match key.parse::<i64>() {
-            Ok(id) => self.rows(rows::RUN_BY_ID, [id], "looking up a run", |d, r| {
-                d.int(r, 0)
-            }),
-            Err(_) => self.rows(
-                rows::RUNS_BY_UUID_PREFIX,
-                [key.to_ascii_lowercase()],
-                "looking up a run",
-                |d, r| d.int(r, 0),
-            ),
-        }
+    pub fn run_with_id(&self, id: i64) -> Result<Vec<i64>> {
+        self.rows(rows::RUN_BY_ID, [id], "looking up a run", |d, r| {
+            d.int(r, 0)
+        })
+    }
+
+    pub fn runs_with_prefix(&self, prefix: &str) -> Result<Vec<i64>> {
+        self.rows(
+            rows::RUNS_BY_UUID_PREFIX,
+            [prefix.to_ascii_lowercase()],
+            "looking up a run",
+            |d, r| d.int(r, 0),
+        )
     }
 
     pub fn latest_run_for_host(&self, host: &str) -> Result<Option<i64>> {

@@ -206,6 +206,17 @@ fn resolve_by_id_and_uuid_prefix() {
         s.resolve_run("deadbeef"),
         Err(StoreError::Ambiguous { .. })
     ));
+    // A prefix of digits alone: a row id where a row has it, else the
+    // prefix (it was taken for a row id only, and not found).
+    let c = sample_run("38201945-2222-4000-8000-000000000003");
+    let idc = match s.insert_run(&c, "local") {
+        Ok(Inserted::New(id)) => id,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(s.resolve_run("38201945").ok(), Some(idc));
+    assert_eq!(s.resolve_run("3820").ok(), Some(idc));
+    assert_eq!(s.resolve_run(&idc.to_string()).ok(), Some(idc));
+    assert_eq!(s.resolve_run("0001").ok(), Some(ida));
 }
 
 #[test]

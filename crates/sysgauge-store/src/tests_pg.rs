@@ -24,6 +24,7 @@ fn round_trip(open: Opener<'_>) {
     assert_eq!(s.latest_run_for_host("box1").unwrap(), Some(id));
     assert_eq!(s.resolve_run("11111111-2").unwrap(), id);
     assert_eq!(s.resolve_run(&id.to_string()).unwrap(), id);
+    assert_eq!(s.resolve_run("1111").unwrap(), id);
     assert!(matches!(s.resolve_run("999"), Err(StoreError::NotFound(_))));
 }
 

@@ -70,7 +70,7 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     // named last is said at once, as what it is. A pipe (`<(ssh host cat
     // out.txt)`) is read to its end as standard input is, within the same
     // bound.
-    let piped = |p: &PathBuf| p.as_os_str() == STDIN || crate::importing::is_pipe(p);
+    let piped = |p: &PathBuf| p.as_os_str() == STDIN || crate::importing::is_handed_pipe(p);
     for path in args.files.iter().filter(|p| !piped(p)) {
         sysgauge_core::file::check_regular_file(path, "", crate::importing::MAX_IMPORT_BYTES)?;
     }

@@ -485,37 +485,30 @@ fn read_stream(stream: impl std::io::Read, what: &str) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// A pipe named as a file: `import <(ssh pi cat out.txt)` (`/dev/fd/63`),
-/// `/dev/stdin`, a FIFO made by `mkfifo`. Read as standard input is, to
-/// its end, within the same bound; anything else that is not a regular
-/// file (a directory, `/dev/zero`, which never ends) is refused. (A
-/// command that checks its files before reading them lets these through.)
-pub fn is_pipe(path: &Path) -> bool {
+/// A pipe handed over by the shell: `import <(ssh pi cat out.txt)`
+/// (`/dev/fd/63`), `/dev/stdin` of `cmd | sysgauge import /dev/stdin`.
+/// Read as standard input is, to its end, within the same bound. A FIFO
+/// made by `mkfifo` is refused as what it is, as a directory or
+/// `/dev/zero` is: with no writer it would block for ever, and a result
+/// file that is one is a mistake far more often than a plan.
+pub fn is_handed_pipe(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
-}
-
-/// A pipe with no name of its own (`/dev/fd/63` of `<(cmd)`,
-/// `/dev/stdin`): its outputs' machine is not named after the number.
-fn anonymous_pipe(path: &Path) -> bool {
     let p = path.to_string_lossy();
-    p == "/dev/stdin"
+    let handed = p == "/dev/stdin"
         || p.starts_with("/dev/fd/")
-        || (p.starts_with("/proc/") && p.contains("/fd/"))
+        || (p.starts_with("/proc/") && p.contains("/fd/"));
+    handed && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
 fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
     let stdin = path.as_os_str() == STDIN;
-    let pipe = !stdin && is_pipe(path);
+    let pipe = !stdin && is_handed_pipe(path);
     let (name, bytes) = if stdin {
         let bytes = read_stream(std::io::stdin().lock(), "standard input")?;
         ("stdin".to_string(), bytes)
     } else if pipe {
         // `<(cmd)` is /dev/fd/63 to us: a number that names nothing.
-        let name = match anonymous_pipe(path) {
-            true => "pipe".to_string(),
-            false => path.display().to_string(),
-        };
+        let name = "pipe".to_string();
         let file = std::fs::File::open(path).with_context(|| format!("{name}: cannot open"))?;
         let bytes = read_stream(file, &name)?;
         (name, bytes)
@@ -560,7 +553,7 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
     let mut file = LoadedFile {
         stem: if stdin {
             Some(name.clone())
-        } else if pipe && anonymous_pipe(path) {
+        } else if pipe {
             Some("pipe".to_string())
         } else {
             path.file_stem()
