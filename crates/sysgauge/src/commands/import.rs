@@ -14,7 +14,9 @@
 
 use crate::cli::DbArg;
 use crate::exit::Exit;
-use crate::importing::{importer, load_files_to_import, FileOptions, STDIN};
+use crate::importing::{
+    importer, load_files_to_import, result_fingerprint, FileOptions, Held, STDIN,
+};
 use anyhow::{bail, Result};
 use clap::Args;
 use std::collections::{HashMap, HashSet};
@@ -91,12 +93,17 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     let (runs, origins): (Vec<_>, Vec<_>) = loaded.into_iter().unzip();
     let mut store = crate::db::open_arg_for_writing(args.db.db.as_deref())?;
     for p in &present {
-        eprintln!(
-            "already imported: the output of {} for host {} is in run {}; skipped",
-            p.file,
-            sysgauge_core::text::for_terminal(&p.host),
-            p.run
-        );
+        let host = sysgauge_core::text::for_terminal(&p.host);
+        match &p.held {
+            Held::Run(run) => eprintln!(
+                "already imported: the output of {} for host {host} is in run {run}; skipped",
+                p.file
+            ),
+            Held::Earlier(file) => eprintln!(
+                "the output of {} for host {host} is the one in {file}, named before it; skipped",
+                p.file
+            ),
+        }
     }
     let inserted = store.insert_runs(&runs, "import")?;
     let (mut new, mut completed) = (0, 0);
@@ -135,7 +142,13 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     // The stored runs that hold outputs found count with the runs found
     // so: either is data this import did not add (the lines above say
     // which outputs).
-    let holding: HashSet<&str> = present.iter().map(|p| p.run.as_str()).collect();
+    let holding: HashSet<&str> = present
+        .iter()
+        .filter_map(|p| match &p.held {
+            Held::Run(run) => Some(run.as_str()),
+            Held::Earlier(_) => None,
+        })
+        .collect();
     eprintln!(
         "{new} new run(s), {completed_text}{} already present, in {}",
         runs.len() - new - completed + holding.len(),
@@ -188,33 +201,14 @@ impl<'a> StoredOutputs<'a> {
             let held = ids
                 .into_iter()
                 .zip(runs)
-                .map(|(id, run)| (id, run.results.iter().map(fingerprint).collect()))
+                .map(|(id, run)| (id, run.results.iter().map(result_fingerprint).collect()))
                 .collect();
             self.by_host.insert(host.to_string(), held);
         }
-        let wanted: Vec<String> = results.iter().map(fingerprint).collect();
+        let wanted: Vec<String> = results.iter().map(result_fingerprint).collect();
         Ok(self.by_host[host]
             .iter()
             .find(|(_, held)| wanted.iter().all(|f| held.contains(f)))
             .map(|(id, _)| id.to_string()))
     }
-}
-
-/// What makes two imported results the same data: the case (id, params,
-/// workload version) and every metric's name, unit and samples, exactly.
-/// Details are left out: they say how a number was read, not what it is.
-fn fingerprint(r: &ResultRecord) -> String {
-    let mut s = format!(
-        "{}\n{}\n{}",
-        r.bench_id,
-        r.params.canonical(),
-        r.workload_version
-    );
-    for m in &r.metrics {
-        s.push_str(&format!("\n{} {}", m.name, m.unit.symbol()));
-        for v in &m.samples {
-            s.push_str(&format!(" {:x}", v.to_bits()));
-        }
-    }
-    s
 }

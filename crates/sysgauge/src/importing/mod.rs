@@ -28,7 +28,7 @@ mod tests;
 mod yabs;
 
 use anyhow::{bail, Context, Result};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::OnceLock;
 use sysgauge_bench::foreign_json::JsonDocError;
@@ -344,7 +344,7 @@ pub fn load_files(paths: &[&Path], opts: &FileOptions) -> Result<Vec<(RunRecord,
 }
 
 /// A tool's output that `import` left out because its machine already has
-/// it stored.
+/// it: stored, or in a file named before it in the same import.
 #[derive(Debug, Clone)]
 pub struct PresentOutput {
     /// The file it was read from, as the user named it.
@@ -352,8 +352,37 @@ pub struct PresentOutput {
     /// The machine it is of (`--host`, the name the output gives, or the
     /// file's stem).
     pub host: String,
-    /// The stored run that holds it.
-    pub run: String,
+    /// Where the same results are.
+    pub held: Held,
+}
+
+/// Where an output left out is held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Held {
+    /// In this stored run (its row id).
+    Run(String),
+    /// In this file, named before it in the same import (a file and a
+    /// pasted block holding it, a copy with a BOM or CRLF line endings).
+    Earlier(String),
+}
+
+/// What makes two imported results the same data: the case (id, params,
+/// workload version) and every metric's name, unit and samples, exactly.
+/// Details are left out: they say how a number was read, not what it is.
+pub fn result_fingerprint(r: &ResultRecord) -> String {
+    let mut s = format!(
+        "{}\n{}\n{}",
+        r.bench_id,
+        r.params.canonical(),
+        r.workload_version
+    );
+    for m in &r.metrics {
+        s.push_str(&format!("\n{} {}", m.name, m.unit.symbol()));
+        for v in &m.samples {
+            s.push_str(&format!(" {:x}", v.to_bits()));
+        }
+    }
+    s
 }
 
 /// Which stored run of a host (`host`, `results`) holds all those results.
@@ -385,10 +414,35 @@ pub fn load_files_to_import(
         files.push(read_file(path, opts)?);
     }
     let host = opts.host.as_deref();
+    let mut present = Vec::new();
+    // An output a file named before holds (same machine, every result the
+    // same) is that one again, not another run.
+    let mut seen: Vec<(String, HashSet<String>, String)> = Vec::new();
+    for f in &mut files {
+        let mut kept = Vec::new();
+        for m in std::mem::take(&mut f.machines) {
+            let name = output_host(host, &m, f);
+            let prints: HashSet<String> = m.results.iter().map(result_fingerprint).collect();
+            let earlier = seen
+                .iter()
+                .find(|(h, held, _)| *h == name && !prints.is_empty() && prints.is_subset(held));
+            match earlier {
+                Some((_, _, file)) => present.push(PresentOutput {
+                    file: f.name.clone(),
+                    host: name,
+                    held: Held::Earlier(file.clone()),
+                }),
+                None => {
+                    seen.push((name, prints, f.name.clone()));
+                    kept.push(m);
+                }
+            }
+        }
+        f.machines = kept;
+    }
     if host.is_none() {
         warn_shared_hosts(&files);
     }
-    let mut present = Vec::new();
     for f in &mut files {
         let mut kept = Vec::new();
         for m in std::mem::take(&mut f.machines) {
@@ -397,7 +451,7 @@ pub fn load_files_to_import(
                 Some(run) => present.push(PresentOutput {
                     file: f.name.clone(),
                     host: name,
-                    run,
+                    held: Held::Run(run),
                 }),
                 None => kept.push(m),
             }

@@ -272,3 +272,50 @@ fn a_single_sample_shows_no_spread() {
     let mbw = text.lines().find(|l| l.starts_with("mbw.memcpy")).unwrap();
     assert!(mbw.contains('±'), "{mbw}");
 }
+
+/// One output twice in one import (a file and a pasted block holding it;
+/// a copy with CRLF line endings beside its original) is stored once: the
+/// second is said to be the first, and no warning calls them two machines.
+#[test]
+fn one_output_twice_in_one_import_is_stored_once() {
+    let sb = Sandbox::new();
+    let sysbench = std::fs::read_to_string(fixture("sb_cpu.txt")).unwrap();
+    let mbw = std::fs::read_to_string(fixture("mbw.txt")).unwrap();
+    let paste = sb.path().join("paste.txt");
+    std::fs::write(&paste, format!("{sysbench}{mbw}")).unwrap();
+    let out = sb
+        .on_db("import")
+        .args(["--host", "z"])
+        .arg(fixture("sb_cpu.txt"))
+        .arg(&paste)
+        .succeeds();
+    let said = stderr_of(&out);
+    assert!(
+        said.contains("paste.txt for host z is the one in") && said.contains("1 new run(s)"),
+        "{said}"
+    );
+    assert_eq!(run_ids(&sb).len(), 1, "{said}");
+    let stored = sb.stored_run(1);
+    let sysbench_results = stored
+        .results
+        .iter()
+        .filter(|r| r.family == "sysbench")
+        .count();
+    assert_eq!(sysbench_results, 1, "{said}");
+    assert!(stored.results.iter().any(|r| r.family == "mbw"), "{said}");
+
+    // Without --host: a CRLF copy of a Bonnie++ output beside it.
+    let crlf = sb.path().join("crlf").join("bonnie2.txt");
+    std::fs::create_dir_all(crlf.parent().unwrap()).unwrap();
+    let text = std::fs::read_to_string(fixture("bonnie2.txt")).unwrap();
+    std::fs::write(&crlf, text.replace('\n', "\r\n")).unwrap();
+    let out = sb
+        .on_db("import")
+        .arg(fixture("bonnie2.txt"))
+        .arg(&crlf)
+        .succeeds();
+    let said = stderr_of(&out);
+    assert!(said.contains("is the one in"), "{said}");
+    assert!(!said.contains("both give host"), "{said}");
+    assert_eq!(run_ids(&sb).len(), 2, "{said}");
+}
