@@ -36,7 +36,7 @@ pub use index::index_text;
 pub use matrix::{heatmap_png, heatmap_svg, render_matrices, Matrix, MatrixFormat};
 pub use prometheus::{prometheus_text, PromRun};
 pub use summary::{
-    export_run, findings_text, status_note, summary_table, telemetry_table, warning_codes,
-    ExportFormat,
+    export_run, findings_text, spread_cell, status_note, summary_table, telemetry_table,
+    warning_codes, ExportFormat,
 };
 pub use table::{Align, Table, TableFormat};

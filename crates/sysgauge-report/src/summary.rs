@@ -3,8 +3,8 @@
 
 use crate::format::{format_value, unit_label};
 use crate::table::{Table, TableFormat};
-use sysgauge_core::record::{Finding, ResultRecord, RunRecord, Severity, Status};
-use sysgauge_core::rounds::{spreads, ROUND_REPETITIONS};
+use sysgauge_core::record::{Finding, Metric, ResultRecord, RunRecord, Severity, Status};
+use sysgauge_core::rounds::{shown_spread, spreads, ROUND_REPETITIONS};
 
 /// One line per benchmark case. A run measured in rounds (`--rounds`) shows
 /// the within-round spread (the median of the rounds' own spreads) beside
@@ -37,9 +37,9 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
                         ),
                     ]),
                     None if rounds => {
-                        row.extend([spread(m), "-".to_string(), m.summary.n.to_string()])
+                        row.extend([spread_cell(r, m), "-".to_string(), m.summary.n.to_string()])
                     }
-                    None => row.extend([spread(m), m.summary.n.to_string()]),
+                    None => row.extend([spread_cell(r, m), m.summary.n.to_string()]),
                 }
                 row.push(warning_codes(r));
                 t.push(row);
@@ -50,16 +50,18 @@ pub fn summary_table(run: &RunRecord, format: TableFormat) -> String {
     t.render(format)
 }
 
-/// A metric's spread (its coefficient of variation), or `unknown` where
-/// its samples cannot show one: a single sample (`openssl speed` and most
-/// tools imported report one number), or a mean of 0 (a 0 s hyperfine
+/// The spread a table shows beside `m`, a metric of `r` (its coefficient
+/// of variation, or the within-round one: `shown_spread`), or `unknown`
+/// where its samples cannot show one: a single sample (`openssl speed` and
+/// most tools imported report one number), or a mean of 0 (a 0 s hyperfine
 /// time), which has no relative spread. `±0.0%` would claim a steadiness
-/// nobody measured.
-fn spread(m: &sysgauge_core::record::Metric) -> String {
-    if m.summary.n < 2 || m.summary.mean == 0.0 || !m.summary.cov.is_finite() {
+/// nobody measured. The summary and every family's table print it so.
+pub fn spread_cell(r: &ResultRecord, m: &Metric) -> String {
+    let cov = shown_spread(r, m);
+    if m.summary.n < 2 || m.summary.mean == 0.0 || !cov.is_finite() {
         "unknown".to_string()
     } else {
-        format!("±{:.1}%", m.summary.cov * 100.0)
+        format!("±{:.1}%", cov * 100.0)
     }
 }
 

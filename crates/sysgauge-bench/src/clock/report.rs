@@ -4,7 +4,7 @@
 //! measured share of it. Rendered from `clock.effective` records only.
 
 use sysgauge_core::record::{ResultRecord, Status};
-use sysgauge_core::rounds::shown_spread;
+use sysgauge_report::summary::spread_cell;
 use sysgauge_report::table::{Table, TableFormat};
 
 /// The clock table of a run (empty when it has no clock results).
@@ -33,11 +33,7 @@ pub fn clock_table(results: &[ResultRecord], format: TableFormat) -> String {
                     .map_or("-".to_string(), |n| {
                         format!("{:.0} %", 100.0 * m.value() / n as f64)
                     });
-                (
-                    format!("{:.0}", m.value()),
-                    format!("±{:.1}%", shown_spread(r, m) * 100.0),
-                    share,
-                )
+                (format!("{:.0}", m.value()), spread_cell(r, m), share)
             }
             (Status::Skipped { reason, .. }, _) => {
                 (format!("skipped: {reason}"), String::new(), String::new())

@@ -6,9 +6,8 @@
 //! `details`, which the disk benchmarks fill in while they run.
 
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
-use sysgauge_core::rounds::shown_spread;
 use sysgauge_report::format::{format_value, unit_label};
-use sysgauge_report::summary::{status_note, warning_codes};
+use sysgauge_report::summary::{spread_cell, status_note, warning_codes};
 use sysgauge_report::table::{Table, TableFormat};
 
 fn detail(r: &ResultRecord, key: &str) -> Option<String> {
@@ -218,7 +217,7 @@ pub fn disk_table(run: &RunRecord, format: TableFormat) -> String {
                     case,
                     format_value(m.value()),
                     unit_label(m.unit.symbol()).to_string(),
-                    format!("±{:.1}%", shown_spread(r, m) * 100.0),
+                    spread_cell(r, m),
                     lat("latency_median"),
                     lat("latency_p99"),
                     lat("latency_max"),

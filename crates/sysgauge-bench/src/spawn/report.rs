@@ -5,8 +5,8 @@
 //! one-spawner-per-CPU scaling.
 
 use sysgauge_core::record::{ResultRecord, RunRecord, Status};
-use sysgauge_core::rounds::shown_spread;
 use sysgauge_report::format::format_value;
+use sysgauge_report::summary::spread_cell;
 use sysgauge_report::table::{Align, Table, TableFormat};
 
 /// One measured spawn case, pulled out of its record.
@@ -27,12 +27,13 @@ impl Row<'_> {
             .find(|m| m.name == metric)
             .map(|m| m.value())
     }
-    fn cov(&self, metric: &str) -> Option<f64> {
+    fn spread(&self, metric: &str) -> String {
         self.record
             .metrics
             .iter()
             .find(|m| m.name == metric)
-            .map(|m| shown_spread(self.record, m))
+            .map(|m| spread_cell(self.record, m))
+            .unwrap_or_default()
     }
 }
 
@@ -86,9 +87,7 @@ pub fn methods_table(run: &RunRecord) -> Table {
             r.method.to_string(),
             r.target.to_string(),
             cell(r.value("spawn_time")),
-            r.cov("spawn_time")
-                .map(|c| format!("±{:.1}%", c * 100.0))
-                .unwrap_or_default(),
+            r.spread("spawn_time"),
             cell(r.value("spawn_rate")),
             cell(r.value("parent_cpu")),
             cell(r.value("children_cpu")),

@@ -93,12 +93,28 @@ fn claims(line: &str) -> bool {
         "platform:",
         "CPUINFO:",
         "Got: +",
+        // OpenSSL 0.9.8's preamble.
+        "available timing options:",
+        "timing function used:",
     ]
     .iter()
     .any(|p| line.starts_with(p))
         || line.contains("'s in ")
         || line.contains(" ops in ")
+        || error_line(line)
         || row
+}
+
+/// openssl's own error message, printed (on standard error, so pasted with
+/// `2>&1`) for an algorithm its providers lack:
+/// `40E79B01FB7F0000:error:0308010C:digital envelope routines:…` (3.x), or
+/// `140…:error:…` with a decimal thread id (1.x).
+fn error_line(line: &str) -> bool {
+    let mut fields = line.splitn(4, ':');
+    let hex = |t: Option<&str>| {
+        t.is_some_and(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_hexdigit()))
+    };
+    hex(fields.next()) && fields.next() == Some("error") && hex(fields.next())
 }
 
 /// A rate as openssl prints it, with two decimals (`698551.90k`,

@@ -488,6 +488,13 @@ fn captured_fio_output_imports_as_disk_and_fio_cases() {
     import_one(&sb, &tool_fixture("fio/3.33-seq-64k-write-read.json"));
     let text = first_run_shown(&sb);
     assert!(text.contains("seq-read"), "{text}");
+    // One sample has no spread known, in the disk table as in the summary.
+    assert!(!text.contains('±'), "{text}");
+    let disk_row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("seq-read"))
+        .unwrap_or_else(|| panic!("no disk table row: {text}"));
+    assert!(disk_row.contains("unknown"), "{disk_row}");
 }
 
 #[test]
@@ -1229,4 +1236,38 @@ fn outputs_come_in_through_pipes() {
         err.contains("host pipe, 1 results (imported, from pipe)"),
         "{err}"
     );
+}
+
+/// openssl's own lines in its output are read as part of it, not named as
+/// not read: the `…:error:0308010C:digital envelope routines:…` messages
+/// 3.x prints (on standard error, so in a `2>&1` paste) for an algorithm
+/// its providers lack, and 0.9.8's `available timing options:` and
+/// `timing function used:` preamble. The rows give their values as ever.
+#[test]
+fn openssl_error_and_timing_lines_are_part_of_its_output() {
+    let crypto = |name: &str| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../sysgauge-crypto/tests/fixtures/openssl")
+            .join(name)
+    };
+    for (name, cases, id, mbps) in [
+        (
+            "3.0-human-table-legacy-not-run-with-stderr.txt",
+            18,
+            "hash.sha1",
+            76.69876,
+        ),
+        ("0.9.8o-human-table.txt", 22, "hash.md5", 2.35277),
+    ] {
+        let sb = Sandbox::new();
+        let said = stderr_of(&import(&sb, &[&crypto(name)]));
+        assert!(!said.contains("not read"), "{name}: {said}");
+        let run = exported_run(&sb, "1");
+        assert_eq!(run.results.len(), cases, "{name}");
+        let got = samples(result(&run, id, "block_size=16,threads=1"), "throughput");
+        assert!(
+            got.len() == 1 && (got[0] - mbps).abs() < 1e-9,
+            "{name}: {got:?}"
+        );
+    }
 }
