@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::path::PathBuf;
 use sysgauge_core::record::{ResultRecord, RunStatus};
-use sysgauge_store::{Inserted, RunSummary, Store, StoreError};
+use sysgauge_store::{Inserted, RunSummary, Store};
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -79,11 +79,11 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
     let paths: Vec<&Path> = args.files.iter().map(|p| p.as_path()).collect();
     // What is stored is read only when the database exists: an import into
     // a new one has nothing stored yet (and a bad file must not create it).
-    let existing = match Store::open_read_only(&crate::config::resolve_db(args.db.db.as_deref())?) {
-        Ok(s) => Some(s),
-        Err(StoreError::Missing { .. } | StoreError::Empty { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
+    // A database that cannot be read now (another import creating it this
+    // moment, or one that is no results database) holds nothing known
+    // here; opening it for writing below waits for a creator, or says
+    // what is wrong.
+    let existing = Store::open_read_only(&crate::config::resolve_db(args.db.db.as_deref())?).ok();
     let mut known = StoredOutputs::new(existing.as_ref());
     let (loaded, present) = load_files_to_import(&paths, &opts, &mut |host, results| {
         known.holding(host, results)
