@@ -603,18 +603,7 @@ pub struct Encoded {
 /// past `max_size`; content that does not fit in `max_size` is cut in the
 /// reference's priority order (see the module doc).
 pub fn encode(packet: &Packet, min_size: usize, max_size: usize, pad_to: Option<usize>) -> Vec<u8> {
-    let mut out = Vec::new();
-    encode_into(
-        packet,
-        &EncodeOptions {
-            min_size,
-            max_size,
-            pad_to,
-            auth: None,
-        },
-        &mut out,
-    );
-    out
+    encode_to_vec(packet, min_size, max_size, pad_to, None)
 }
 
 /// Encodes and signs `packet` with `auth` (see [`encode`]).
@@ -625,17 +614,25 @@ pub fn encode_authenticated(
     pad_to: Option<usize>,
     auth: &Auth,
 ) -> Vec<u8> {
+    encode_to_vec(packet, min_size, max_size, pad_to, Some(auth))
+}
+
+/// [`encode`] and [`encode_authenticated`]: [`encode_into`] a new buffer.
+fn encode_to_vec(
+    packet: &Packet,
+    min_size: usize,
+    max_size: usize,
+    pad_to: Option<usize>,
+    auth: Option<&Auth>,
+) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_into(
-        packet,
-        &EncodeOptions {
-            min_size,
-            max_size,
-            pad_to,
-            auth: Some(auth),
-        },
-        &mut out,
-    );
+    let options = EncodeOptions {
+        min_size,
+        max_size,
+        pad_to,
+        auth,
+    };
+    encode_into(packet, &options, &mut out);
     out
 }
 
@@ -711,27 +708,13 @@ fn plan(packet: &Packet, max_size: usize, auth: Option<&Auth>) -> Plan {
         (None, Some(m)) => fixed(&mut p, &mut used, true, flag::MAC, 2 + m.digest.len()),
         (None, None) => {}
     }
-    fixed(
-        &mut p,
-        &mut used,
-        o.reply_requested,
-        flag::REPLY_REQUESTED,
-        0,
-    );
-    fixed(
-        &mut p,
-        &mut used,
-        o.in_reply_to.is_some(),
-        flag::IN_REPLY_TO,
-        6,
-    );
-    fixed(
-        &mut p,
-        &mut used,
-        o.rtt_enclosed_us.is_some(),
-        flag::RTT_ENCLOSED,
-        4,
-    );
+    for (present, flag, len) in [
+        (o.reply_requested, flag::REPLY_REQUESTED, 0),
+        (o.in_reply_to.is_some(), flag::IN_REPLY_TO, 6),
+        (o.rtt_enclosed_us.is_some(), flag::RTT_ENCLOSED, 4),
+    ] {
+        fixed(&mut p, &mut used, present, flag, len);
+    }
 
     let list = |p: &mut Plan, used: &mut usize, ids: Option<&Vec<MessageId>>, flag: u16| {
         let Some(ids) = ids else { return 0 };
@@ -747,24 +730,16 @@ fn plan(packet: &Packet, max_size: usize, auth: Option<&Auth>) -> Plan {
         *used += 2 + list_len(n);
         n
     };
-    p.seen = list(
-        &mut p,
-        &mut used,
-        o.investigation_seen.as_ref(),
-        flag::INVESTIGATION_SEEN,
-    );
-    p.never_received = list(
-        &mut p,
-        &mut used,
-        o.investigation_never_received.as_ref(),
-        flag::INVESTIGATION_NEVER_RECEIVED,
-    );
-    p.investigate = list(
-        &mut p,
-        &mut used,
-        o.please_investigate.as_ref(),
-        flag::PLEASE_INVESTIGATE,
-    );
+    let [seen, never_received, investigate] = [
+        (o.investigation_seen.as_ref(), flag::INVESTIGATION_SEEN),
+        (
+            o.investigation_never_received.as_ref(),
+            flag::INVESTIGATION_NEVER_RECEIVED,
+        ),
+        (o.please_investigate.as_ref(), flag::PLEASE_INVESTIGATE),
+    ]
+    .map(|(ids, flag)| list(&mut p, &mut used, ids, flag));
+    (p.seen, p.never_received, p.investigate) = (seen, never_received, investigate);
     fixed(
         &mut p,
         &mut used,

@@ -18,11 +18,8 @@ use super::tcp::throughput_metrics;
 use super::{count_param, lock_worker, named, NetOptions, RoundTrips};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use sysgauge_core::{
-    BenchError, Benchmark, Better, Description, Metric, Params, Plan, RunCtx, Unit,
-};
+use sysgauge_core::{BenchError, Better, Metric, Params, Plan, RunCtx, Unit};
 use sysgauge_family::util::measure_rate_on_threads;
 
 /// Longest wait for a connection to be set up.
@@ -339,32 +336,15 @@ fn stream_counts(options: &NetOptions, plan: &Plan) -> Vec<usize> {
     }
 }
 
-/// `net.http-download`: one case with one stream, one with N.
-pub struct HttpDownloadBenchmark {
-    options: Arc<NetOptions>,
+options_benchmark! {
+    /// `net.http-download`: one case with one stream, one with N.
+    HttpDownloadBenchmark = "net.http-download",
+    "HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked",
+    Unit::MBps,
+    Better::Higher
 }
 
 impl HttpDownloadBenchmark {
-    pub const ID: &'static str = "net.http-download";
-
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        HttpDownloadBenchmark { options }
-    }
-}
-
-impl Benchmark for HttpDownloadBenchmark {
-    fn id(&self) -> &str {
-        Self::ID
-    }
-
-    fn describe(&self) -> Description {
-        Description::new(
-            "HTTP download from any http:// URL into nothing, 1 and N parallel streams, each body's length checked",
-            Unit::MBps,
-            Better::Higher,
-        )
-    }
-
     fn cases(&self, plan: &Plan) -> Vec<Params> {
         self.options.foreign_cases(|| {
             let counts = stream_counts(&self.options, plan);
@@ -427,32 +407,15 @@ pub struct ConnectTarget {
     pub addr: SocketAddr,
 }
 
-/// `net.tcp-connect-rtt`: connection set-up time to any open port.
-pub struct TcpConnectRttBenchmark {
-    options: Arc<NetOptions>,
+options_benchmark! {
+    /// `net.tcp-connect-rtt`: connection set-up time to any open port.
+    TcpConnectRttBenchmark = "net.tcp-connect-rtt",
+    "TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)",
+    Unit::Microseconds,
+    Better::Lower
 }
 
 impl TcpConnectRttBenchmark {
-    pub const ID: &'static str = "net.tcp-connect-rtt";
-
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        TcpConnectRttBenchmark { options }
-    }
-}
-
-impl Benchmark for TcpConnectRttBenchmark {
-    fn id(&self) -> &str {
-        Self::ID
-    }
-
-    fn describe(&self) -> Description {
-        Description::new(
-            "TCP connection set-up time to any open port (SYN to SYN-ACK), one connection at a time (median and 99th percentile)",
-            Unit::Microseconds,
-            Better::Lower,
-        )
-    }
-
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
         self.options.foreign_cases(|| {
             self.options
@@ -509,6 +472,7 @@ mod tests {
     use super::*;
     use std::net::TcpListener;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
     use sysgauge_core::{CtxSettings, Profile};
 
     /// How the test server frames its body.

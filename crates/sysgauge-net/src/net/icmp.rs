@@ -37,12 +37,9 @@ use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use sysgauge_core::{
-    BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Plan, Profile, RunCtx,
-    Unit,
-};
+use sysgauge_core::{BenchError, Better, CancelToken, Metric, Params, Plan, Profile, RunCtx, Unit};
 use sysgauge_family::util::{measure_rate_on_threads, metric};
 
 /// Bytes of the ICMP echo header.
@@ -381,32 +378,15 @@ pub fn sender_ladder(options: &NetOptions, profile: Profile) -> Vec<usize> {
     }
 }
 
-/// `net.icmp-rtt`: one echo at a time.
-pub struct IcmpRttBenchmark {
-    options: Arc<NetOptions>,
+options_benchmark! {
+    /// `net.icmp-rtt`: one echo at a time.
+    IcmpRttBenchmark = "net.icmp-rtt",
+    "ICMP echo round trip to any host (no sysgauge there), one echo at a time, at most 500 per second (median and 99th percentile)",
+    Unit::Microseconds,
+    Better::Lower
 }
 
 impl IcmpRttBenchmark {
-    pub const ID: &'static str = "net.icmp-rtt";
-
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        IcmpRttBenchmark { options }
-    }
-}
-
-impl Benchmark for IcmpRttBenchmark {
-    fn id(&self) -> &str {
-        Self::ID
-    }
-
-    fn describe(&self) -> Description {
-        Description::new(
-            "ICMP echo round trip to any host (no sysgauge there), one echo at a time, at most 500 per second (median and 99th percentile)",
-            Unit::Microseconds,
-            Better::Lower,
-        )
-    }
-
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
         self.options.foreign_cases(|| {
             let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);
@@ -726,32 +706,15 @@ fn flood_window(
     Ok(rates)
 }
 
-/// `net.icmp-pps`: the flood, one case per sender count.
-pub struct IcmpPpsBenchmark {
-    options: Arc<NetOptions>,
+options_benchmark! {
+    /// `net.icmp-pps`: the flood, one case per sender count.
+    IcmpPpsBenchmark = "net.icmp-pps",
+    "ICMP echo flood to any host (no sysgauge there): echo replies per second, 1, 2, 4 … senders until the rate stops rising",
+    Unit::PacketsPerSec,
+    Better::Higher
 }
 
 impl IcmpPpsBenchmark {
-    pub const ID: &'static str = "net.icmp-pps";
-
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        IcmpPpsBenchmark { options }
-    }
-}
-
-impl Benchmark for IcmpPpsBenchmark {
-    fn id(&self) -> &str {
-        Self::ID
-    }
-
-    fn describe(&self) -> Description {
-        Description::new(
-            "ICMP echo flood to any host (no sysgauge there): echo replies per second, 1, 2, 4 … senders until the rate stops rising",
-            Unit::PacketsPerSec,
-            Better::Higher,
-        )
-    }
-
     fn cases(&self, plan: &Plan) -> Vec<Params> {
         self.options.foreign_cases(|| {
             let size = self.options.icmp_size.unwrap_or(DEFAULT_PAYLOAD);

@@ -20,6 +20,50 @@
 //! case per host or URL named (`--icmp`, `--connect`, `--http`), and
 //! none otherwise.
 
+/// Declares a benchmark whose only state is the family's options, from what
+/// names and describes it: the struct, its stable `ID`, `new`, and its
+/// `Benchmark` impl, whose `cases` and `run` are the struct's own methods of
+/// those names, written beside its probe. Defined before the modules so that
+/// they can use it.
+macro_rules! options_benchmark {
+    ($(#[$doc:meta])* $name:ident = $id:literal, $summary:literal, $unit:expr, $better:expr) => {
+        $(#[$doc])*
+        pub struct $name {
+            options: std::sync::Arc<$crate::net::NetOptions>,
+        }
+
+        impl $name {
+            pub const ID: &'static str = $id;
+
+            pub fn new(options: std::sync::Arc<$crate::net::NetOptions>) -> Self {
+                $name { options }
+            }
+        }
+
+        impl sysgauge_core::Benchmark for $name {
+            fn id(&self) -> &str {
+                Self::ID
+            }
+
+            fn describe(&self) -> sysgauge_core::Description {
+                sysgauge_core::Description::new($summary, $unit, $better)
+            }
+
+            fn cases(&self, plan: &sysgauge_core::Plan) -> Vec<sysgauge_core::Params> {
+                $name::cases(self, plan)
+            }
+
+            fn run(
+                &self,
+                ctx: &mut sysgauge_core::RunCtx,
+                params: &sysgauge_core::Params,
+            ) -> Result<Vec<sysgauge_core::Metric>, sysgauge_core::BenchError> {
+                $name::run(self, ctx, params)
+            }
+        }
+    };
+}
+
 pub mod endpoint;
 pub mod http;
 pub mod icmp;

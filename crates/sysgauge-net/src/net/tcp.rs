@@ -21,29 +21,21 @@
 
 use super::endpoint::{self, Endpoint};
 use super::proto::{Hello, Mode, ServiceKey};
-use super::{count_param, loopback_finding, target_param, NetOptions};
+use super::{count_param, loopback_finding, target_param};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::{Arc, Mutex};
-use sysgauge_core::{
-    BenchError, Benchmark, Better, CancelToken, Description, Metric, Params, Plan, Profile, RunCtx,
-    Unit,
-};
+use std::sync::Mutex;
+use sysgauge_core::{BenchError, Better, CancelToken, Metric, Params, Plan, Profile, RunCtx, Unit};
 use sysgauge_family::util::{fill_pattern, mb_per_s, measure_rate_on_threads, metric};
 
 /// Bytes per write, and the unit of calibration.
 pub const CHUNK: usize = 256 << 10;
 
-pub struct TcpThroughputBenchmark {
-    options: Arc<NetOptions>,
-}
-
-impl TcpThroughputBenchmark {
-    pub const ID: &'static str = "net.tcp-throughput";
-
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        TcpThroughputBenchmark { options }
-    }
+options_benchmark! {
+    TcpThroughputBenchmark = "net.tcp-throughput",
+    "TCP bulk throughput, 256 KiB writes, one or several streams (MB/s and Mbit/s)",
+    Unit::MBps,
+    Better::Higher
 }
 
 /// Stream counts for a profile: one, then a fixed ladder (or the number
@@ -109,19 +101,7 @@ fn transfer(
     Ok(total as f64)
 }
 
-impl Benchmark for TcpThroughputBenchmark {
-    fn id(&self) -> &str {
-        Self::ID
-    }
-
-    fn describe(&self) -> Description {
-        Description::new(
-            "TCP bulk throughput, 256 KiB writes, one or several streams (MB/s and Mbit/s)",
-            Unit::MBps,
-            Better::Higher,
-        )
-    }
-
+impl TcpThroughputBenchmark {
     fn cases(&self, plan: &Plan) -> Vec<Params> {
         self.options.service_cases(|| {
             stream_counts(plan.profile, self.options.streams)
@@ -173,16 +153,11 @@ pub(super) fn throughput_metrics(mbps: Vec<f64>) -> Result<Vec<Metric>, BenchErr
     ])
 }
 
-pub struct TcpConnectBenchmark {
-    options: Arc<NetOptions>,
-}
-
-impl TcpConnectBenchmark {
-    pub const ID: &'static str = "net.tcp-connect";
-
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        TcpConnectBenchmark { options }
-    }
+options_benchmark! {
+    TcpConnectBenchmark = "net.tcp-connect",
+    "TCP connections per second: connect, 16-byte request and reply, close",
+    Unit::OpsPerSec,
+    Better::Higher
 }
 
 /// One short connection: connect, hello, reply, wait for the service's
@@ -214,19 +189,7 @@ fn one_connection(addr: SocketAddr, hello: &[u8]) -> Result<(), BenchError> {
     }
 }
 
-impl Benchmark for TcpConnectBenchmark {
-    fn id(&self) -> &str {
-        Self::ID
-    }
-
-    fn describe(&self) -> Description {
-        Description::new(
-            "TCP connections per second: connect, 16-byte request and reply, close",
-            Unit::OpsPerSec,
-            Better::Higher,
-        )
-    }
-
+impl TcpConnectBenchmark {
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
         self.options
             .service_cases(|| vec![Params::new().with("target", target_param(&self.options))])

@@ -27,11 +27,10 @@ use super::{
 };
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use sysgauge_core::{
-    BenchError, Benchmark, Better, CancelToken, Description, Finding, Metric, Params, Plan,
-    Profile, RunCtx, Severity, Unit,
+    BenchError, Better, CancelToken, Finding, Metric, Params, Plan, Profile, RunCtx, Severity, Unit,
 };
 use sysgauge_family::util::{by_profile, measure_rate_on_threads, metric};
 
@@ -70,16 +69,11 @@ fn size_of(params: &Params, options: &NetOptions) -> Result<usize, BenchError> {
     )
 }
 
-pub struct UdpPpsBenchmark {
-    options: Arc<NetOptions>,
-}
-
-impl UdpPpsBenchmark {
-    pub const ID: &'static str = "net.udp-pps";
-
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        UdpPpsBenchmark { options }
-    }
+options_benchmark! {
+    UdpPpsBenchmark = "net.udp-pps",
+    "UDP small-packet rate, both directions counted, 1, 2, 4 … senders until it saturates",
+    Unit::PacketsPerSec,
+    Better::Higher
 }
 
 /// How a sender ladder's findings name what it measures.
@@ -280,19 +274,7 @@ fn flood(
     Ok(2.0 * got as f64)
 }
 
-impl Benchmark for UdpPpsBenchmark {
-    fn id(&self) -> &str {
-        Self::ID
-    }
-
-    fn describe(&self) -> Description {
-        Description::new(
-            "UDP small-packet rate, both directions counted, 1, 2, 4 … senders until it saturates",
-            Unit::PacketsPerSec,
-            Better::Higher,
-        )
-    }
-
+impl UdpPpsBenchmark {
     fn cases(&self, plan: &Plan) -> Vec<Params> {
         self.options.service_cases(|| {
             let size = self.options.udp_size.unwrap_or(DEFAULT_UDP_SIZE);
@@ -347,31 +329,14 @@ impl Benchmark for UdpPpsBenchmark {
     }
 }
 
-pub struct UdpRttBenchmark {
-    options: Arc<NetOptions>,
+options_benchmark! {
+    UdpRttBenchmark = "net.udp-rtt",
+    "UDP round-trip latency, one datagram at a time (median and 99th percentile)",
+    Unit::Microseconds,
+    Better::Lower
 }
 
 impl UdpRttBenchmark {
-    pub const ID: &'static str = "net.udp-rtt";
-
-    pub fn new(options: Arc<NetOptions>) -> Self {
-        UdpRttBenchmark { options }
-    }
-}
-
-impl Benchmark for UdpRttBenchmark {
-    fn id(&self) -> &str {
-        Self::ID
-    }
-
-    fn describe(&self) -> Description {
-        Description::new(
-            "UDP round-trip latency, one datagram at a time (median and 99th percentile)",
-            Unit::Microseconds,
-            Better::Lower,
-        )
-    }
-
     fn cases(&self, _plan: &Plan) -> Vec<Params> {
         self.options.service_cases(|| {
             vec![Params::new()

@@ -24,6 +24,15 @@ fn against(l: &RunningListener, config: ClientConfig) -> ClientReport {
     run_client(config, vec![Target::new("lo", l.addr())]).0
 }
 
+/// A client with `config` run to the end against a new listener on `ip`;
+/// its report and how long the run took.
+fn timed_against_new_listener(ip: &str, config: ClientConfig) -> (ClientReport, Duration) {
+    let l = RunningListener::start(listener_on(ip));
+    let started = Instant::now();
+    let report = against(&l, config);
+    (report, started.elapsed())
+}
+
 fn ping_ok(ip: &str) {
     let l = RunningListener::start(listener_on(ip));
     let (report, events) = run_client(quick(5), vec![Target::new(ip, l.addr())]);
@@ -141,10 +150,8 @@ fn hmac_every_digest_and_wrong_key() {
 
 #[test]
 fn flood_sends_as_fast_as_replies_come() {
-    let l = RunningListener::start(listener_on("127.0.0.1"));
-    let started = Instant::now();
-    let report = against(
-        &l,
+    let (report, elapsed) = timed_against_new_listener(
+        "127.0.0.1",
         ClientConfig {
             count: Some(2000),
             flood: true,
@@ -152,7 +159,6 @@ fn flood_sends_as_fast_as_replies_come() {
             ..ClientConfig::default()
         },
     );
-    let elapsed = started.elapsed();
     let h = &report.hosts[0];
     assert_eq!(h.counts.transmitted, 2000);
     assert_eq!(h.counts.received, 2000, "{h:?}");
@@ -164,10 +170,8 @@ fn flood_sends_as_fast_as_replies_come() {
 
 #[test]
 fn deadline_bounds_the_run() {
-    let l = RunningListener::start(listener_on("127.0.0.1"));
-    let started = Instant::now();
-    let report = against(
-        &l,
+    let (report, elapsed) = timed_against_new_listener(
+        "127.0.0.1",
         ClientConfig {
             count: None,
             deadline: Some(Duration::from_millis(300)),
@@ -177,7 +181,7 @@ fn deadline_bounds_the_run() {
     let h = &report.hosts[0];
     assert!((5..=8).contains(&h.counts.transmitted), "{h:?}");
     assert_eq!(h.counts.received, h.counts.transmitted);
-    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(elapsed < Duration::from_secs(2));
 }
 
 #[test]
@@ -282,10 +286,8 @@ fn source_address_is_used() {
 
 #[test]
 fn adaptive_mode_paces_by_rtt() {
-    let l = RunningListener::start(listener_on("::1"));
-    let started = Instant::now();
-    let report = against(
-        &l,
+    let (report, elapsed) = timed_against_new_listener(
+        "::1",
         ClientConfig {
             count: Some(50),
             adaptive: true,
@@ -296,9 +298,5 @@ fn adaptive_mode_paces_by_rtt() {
     );
     assert_eq!(report.hosts[0].counts.received, 50);
     // 50 pings at loopback RTTs, far below 50 intervals.
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }
