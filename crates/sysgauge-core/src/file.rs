@@ -196,11 +196,7 @@ mod tests {
     fn a_fifo_is_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("pipe");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&p)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        sysgauge_testkit::mkfifo(&p);
         // No writer: an open without O_NONBLOCK, or a read, would block.
         let e = err(read_regular_file(&p, "--inventory", MIB));
         assert_eq!(

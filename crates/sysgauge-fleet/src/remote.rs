@@ -1079,15 +1079,10 @@ mod tests {
             running.wait()
         });
         let script = clean_up_script(&Spot::Nonce("k3y0nc3abc".into()), true);
-        let out = std::process::Command::new("sh")
-            .args(["-c", &script])
-            .env("TMPDIR", tmp.path())
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        sysgauge_testkit::output_of_success(
+            std::process::Command::new("sh")
+                .args(["-c", &script])
+                .env("TMPDIR", tmp.path()),
         );
         assert!(!ours.exists());
         assert!(theirs.exists());

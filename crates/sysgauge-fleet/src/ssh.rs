@@ -126,37 +126,56 @@ pub fn classify(stderr: &str) -> String {
     })
 }
 
+/// The error texts ssh is known to write (lower-cased; a row matches when
+/// every text of one of its alternatives is there), first match wins, and
+/// the short reason each stands for.
+const KNOWN_REASONS: &[(&[&[&str]], &str)] = &[
+    (
+        &[&["timeout, server", "not responding"]],
+        "connection lost (Timeout, server not responding)",
+    ),
+    (
+        &[&["closed by remote host"], &["connection closed by"]],
+        "connection lost (closed by the host)",
+    ),
+    (
+        &[&["connection reset"]],
+        "connection lost (connection reset)",
+    ),
+    (&[&["broken pipe"]], "connection lost (broken pipe)"),
+    (&[&["permission denied"]], "key refused (Permission denied)"),
+    (
+        &[
+            &["host key verification failed"],
+            &["identification has changed"],
+        ],
+        "host key verification failed (see known_hosts)",
+    ),
+    (&[&["connection refused"]], "connection refused"),
+    (&[&["timed out"]], "unreachable (connection timed out)"),
+    (&[&["no route to host"]], "unreachable (no route to host)"),
+    (
+        &[&["could not resolve hostname"]],
+        "unknown host name (could not resolve)",
+    ),
+    (
+        &[&["network is unreachable"]],
+        "unreachable (network is unreachable)",
+    ),
+];
+
 /// The short reason for an ssh error text ssh is known to write, `None`
 /// for anything else.
 fn known_reason(stderr: &str) -> Option<String> {
     let s = stderr.to_ascii_lowercase();
-    let reason = if s.contains("timeout, server") && s.contains("not responding") {
-        "connection lost (Timeout, server not responding)"
-    } else if s.contains("closed by remote host") || s.contains("connection closed by") {
-        "connection lost (closed by the host)"
-    } else if s.contains("connection reset") {
-        "connection lost (connection reset)"
-    } else if s.contains("broken pipe") {
-        "connection lost (broken pipe)"
-    } else if s.contains("permission denied") {
-        "key refused (Permission denied)"
-    } else if s.contains("host key verification failed") || s.contains("identification has changed")
-    {
-        "host key verification failed (see known_hosts)"
-    } else if s.contains("connection refused") {
-        "connection refused"
-    } else if s.contains("timed out") {
-        "unreachable (connection timed out)"
-    } else if s.contains("no route to host") {
-        "unreachable (no route to host)"
-    } else if s.contains("could not resolve hostname") {
-        "unknown host name (could not resolve)"
-    } else if s.contains("network is unreachable") {
-        "unreachable (network is unreachable)"
-    } else {
-        return None;
-    };
-    Some(reason.to_string())
+    KNOWN_REASONS
+        .iter()
+        .find(|(alternatives, _)| {
+            alternatives
+                .iter()
+                .any(|all| all.iter().all(|t| s.contains(t)))
+        })
+        .map(|(_, reason)| reason.to_string())
 }
 
 /// The lines of a session's stderr that ssh itself writes (the rest is the

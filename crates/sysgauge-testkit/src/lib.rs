@@ -26,8 +26,8 @@ pub use certificate::self_signed_certificate;
 pub use child::{reference_2ping_listener, ChildGuard};
 pub use postgres::{postgres_bin_dir, require_postgres, PgServer};
 pub use system::{
-    free_udp_port, is_root, on_path, output_of_success, processes_mentioning, require_openssh,
-    run_checked, Process,
+    free_udp_port, is_root, mkfifo, on_path, output_of_success, processes_mentioning,
+    require_openssh, run_checked, Process,
 };
 
 use std::io::{BufRead, BufReader, Write};

@@ -2,6 +2,7 @@
 //! PATH, root, a free port, and system commands (`ip`, `losetup`) that must
 //! succeed for the set-up to mean anything.
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// True if `program` is an executable file in a directory on PATH.
@@ -42,6 +43,13 @@ pub fn output_of_success(cmd: &mut Command) -> Output {
 /// [`output_of_success`] for `args[0]` with the rest as its arguments.
 pub fn run_checked(args: &[&str]) {
     output_of_success(Command::new(args[0]).args(&args[1..]));
+}
+
+/// Makes a FIFO (named pipe) at `path`: the file argument that must be
+/// refused without blocking, since opening one without a writer never
+/// returns.
+pub fn mkfifo(path: &Path) {
+    output_of_success(Command::new("mkfifo").arg(path));
 }
 
 /// A live process, as /proc shows it.

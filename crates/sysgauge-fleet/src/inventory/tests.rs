@@ -421,11 +421,7 @@ fn an_inventory_that_is_no_regular_file_is_refused() {
     );
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let fifo = dir.path().join("hosts");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
-    assert!(made.success());
+    sysgauge_testkit::mkfifo(&fifo);
     assert_eq!(
         shown(&fifo),
         format!(

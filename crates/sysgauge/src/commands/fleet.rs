@@ -972,11 +972,7 @@ mod tests {
     fn file_arguments_that_are_not_regular_files_are_refused() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let fifo = dir.path().join("pipe");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap_or_else(|e| panic!("mkfifo: {e}"));
-        assert!(made.success());
+        sysgauge_testkit::mkfifo(&fifo);
         let fifo = fifo.to_string_lossy().to_string();
         assert_eq!(
             reach_error(&["--inventory", "/dev/zero"]),
