@@ -734,10 +734,7 @@ fn insert_result(
 
 impl rows::CompletingTx for &mut Transaction<'_> {
     type Error = Fail;
-    fn stored(
-        &mut self,
-        id: i64,
-    ) -> std::result::Result<(String, Vec<(i64, String, String)>), Fail> {
+    fn stored(&mut self, id: i64) -> std::result::Result<(String, rows::StoredCases), Fail> {
         let status: String = self.query_one(&dollar(rows::RUN_STATUS), &[&id])?.get(0);
         let stored = self
             .query(&dollar(rows::STORED_CASES), &[&id])?

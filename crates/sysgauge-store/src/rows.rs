@@ -114,17 +114,16 @@ fn completed_tags(run: &RunRecord, source: &str) -> String {
     to_json(&tags)
 }
 
+/// A stored run's results as (seq, bench id, params key), in seq order.
+pub(crate) type StoredCases = Vec<(i64, String, String)>;
+
 /// A backend's transaction as completing a stored run uses it: the same
 /// statements in both (`RUN_STATUS`, `STORED_CASES`, the result inserts,
 /// `COMPLETE_RUN`); only how each backend runs them differs.
 pub(crate) trait CompletingTx {
     type Error;
-    /// The stored run's status and its results as (seq, bench id, params
-    /// key) in seq order.
-    fn stored(
-        &mut self,
-        id: i64,
-    ) -> std::result::Result<(String, Vec<(i64, String, String)>), Self::Error>;
+    /// The stored run's status and its results.
+    fn stored(&mut self, id: i64) -> std::result::Result<(String, StoredCases), Self::Error>;
     fn insert_result(
         &mut self,
         id: i64,

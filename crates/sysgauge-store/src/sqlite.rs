@@ -833,7 +833,7 @@ fn import_run(
 
 impl rows::CompletingTx for &Transaction<'_> {
     type Error = rusqlite::Error;
-    fn stored(&mut self, id: i64) -> rusqlite::Result<(String, Vec<(i64, String, String)>)> {
+    fn stored(&mut self, id: i64) -> rusqlite::Result<(String, rows::StoredCases)> {
         let status = self.query_row(rows::RUN_STATUS, params![id], |r| r.get(0))?;
         let stored = self
             .prepare(rows::STORED_CASES)?
