@@ -17,7 +17,7 @@
 
 use crate::capacity::{self, Tracker};
 use crate::procs::{self, ProcStat};
-use crate::sysroot::SysRoot;
+use crate::sysroot::{dir_names, SysRoot};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -175,17 +175,11 @@ struct Light {
 }
 
 fn numbered_dirs(root: &SysRoot, rel: &str, prefix: &str) -> Vec<String> {
-    let Ok(dir) = std::fs::read_dir(root.sys.join(rel)) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = dir
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| {
-            n.strip_prefix(prefix)
-                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .collect();
-    names.sort();
+    let mut names = dir_names(&root.sys_path(rel));
+    names.retain(|n| {
+        n.strip_prefix(prefix)
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    });
     names
 }
 

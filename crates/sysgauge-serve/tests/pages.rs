@@ -19,8 +19,7 @@ const QUOTE: &str = "\"><b>x</b>";
 
 #[test]
 fn text_from_uploads_is_shown_as_text() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let (_dir, server) = Server::fresh();
     let token = server.token("t");
     let mut evil = a_run(&format!("evil{SCRIPT}"), 1);
     evil.label = Some(IMG.to_string());
@@ -72,9 +71,7 @@ fn text_from_uploads_is_shown_as_text() {
 
 #[test]
 fn the_compare_page_and_api_are_compare_s_numbers() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("s.db");
-    let server = Server::start(&db, |_| {});
+    let (_dir, server) = Server::fresh();
     let token = server.token("t");
     let mut a1 = a_run("alpha", 1);
     a1.started_at -= chrono::Duration::hours(2);
@@ -95,7 +92,7 @@ fn the_compare_page_and_api_are_compare_s_numbers() {
     assert_eq!(served["schema"], 1);
 
     // What `sysgauge compare alpha beta g1 --reference beta` builds.
-    let store = Store::open_read_only(&db).unwrap();
+    let store = Store::open_read_only(&server.db).unwrap();
     let mut named = Vec::new();
     for k in ["alpha", "beta", "g1"] {
         named.extend(resolve_machines(&store, k).unwrap().unwrap());
@@ -136,8 +133,7 @@ fn the_compare_page_and_api_are_compare_s_numbers() {
 
 #[test]
 fn machines_runs_and_cases_views() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let (_dir, server) = Server::fresh();
     let token = server.token("t");
     let mut runs = Vec::new();
     for (i, (host, v)) in [("n1", 100.0), ("n2", 101.0), ("n3", 99.0), ("slow", 40.0)]
@@ -214,8 +210,7 @@ fn machines_runs_and_cases_views() {
 /// unit's ASCII name (`us`), as records and exports do.
 #[test]
 fn a_page_spells_microseconds_as_people_read_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let (_dir, server) = Server::fresh();
     let token = server.token("t");
     let mut r = a_run("n1", 0);
     r.host.cpu.model = Some("Same CPU".into());
@@ -246,9 +241,7 @@ fn ticked_values(page: &str) -> Vec<String> {
 /// allocate until it was killed). The same run uploaded now is refused.
 #[test]
 fn values_stored_at_the_extremes_give_a_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("s.db");
-    let server = Server::start(&db, |_| {});
+    let (_dir, server) = Server::fresh();
     let token = server.token("t");
     let with_samples = |host: &str, n: u32, v: f64| {
         let mut r = a_run(host, n);
@@ -269,7 +262,7 @@ fn values_stored_at_the_extremes_give_a_page() {
         refused.body
     );
     {
-        let mut store = Store::open(&db).unwrap();
+        let mut store = Store::open(&server.db).unwrap();
         store.insert_run(&lo, "upload").unwrap();
         store
             .insert_run(&with_samples("hi", 2, 1e99), "upload")
@@ -299,8 +292,7 @@ fn values_stored_at_the_extremes_give_a_page() {
 /// names the machines page shows.
 #[test]
 fn machines_of_one_host_name_are_ticked_and_compared() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let (_dir, server) = Server::fresh();
     let token = server.token("t");
     for (n, id) in [(1, "3d1219c7aaaa0000"), (2, "1111aaaa00000000")] {
         let mut r = a_run("vm", n);
@@ -356,8 +348,7 @@ fn machines_of_one_host_name_are_ticked_and_compared() {
 /// comma form `compare --family` takes works here too.
 #[test]
 fn comparison_links_keep_every_selection() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let (_dir, server) = Server::fresh();
     let token = server.token("t");
     for (host, n) in [("a", 1), ("b", 2)] {
         let mut r = a_run(host, n);
@@ -400,8 +391,7 @@ fn comparison_links_keep_every_selection() {
 /// other (a page route's is a page: `errors_of_pages_are_pages…`).
 #[test]
 fn a_wrong_method_is_a_json_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let (_dir, server) = Server::fresh();
     let a = get(&server.url("/api/runs"), None);
     assert_eq!(a.status, 405);
     assert!(a.error().contains("GET"), "{}", a.body);
@@ -414,8 +404,7 @@ fn a_wrong_method_is_a_json_error() {
 /// message escaped); the same error on the API stays JSON.
 #[test]
 fn errors_of_pages_are_pages_and_of_the_api_json() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let (dir, server) = Server::fresh();
     let token = server.token("t");
     assert_eq!(upload(&server, &token, &a_run("alpha", 1)).status, 201);
     let script = "%3Cscript%3Ealert(1)%3C%2Fscript%3E";
@@ -507,8 +496,7 @@ fn every_view_needs_the_read_token() {
 /// says so (a page on a page route, JSON on the API).
 #[test]
 fn a_long_address_is_refused_with_a_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("s.db"), |_| {});
+    let (_dir, server) = Server::fresh();
     let long = "m=x".repeat(7_000);
     let page = get(&server.url(&format!("/compare?{long}")), None);
     assert_eq!(page.status, 414);
@@ -528,9 +516,7 @@ fn a_long_address_is_refused_with_a_reason() {
 /// shows the machines a page at a time.
 #[test]
 fn the_machines_page_indexes_whole_machines_a_page_at_a_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("s.db");
-    let server = Server::start(&db, |_| {});
+    let (_dir, server) = Server::fresh();
     let token = server.token("t");
     // The newest run measured md5 alone: its own index covers md5 only.
     let mut old = a_run("whole", 1);
@@ -562,7 +548,7 @@ fn the_machines_page_indexes_whole_machines_a_page_at_a_time() {
 
     // 101 more machines: two pages, the filters kept by the links.
     {
-        let mut store = Store::open(&db).unwrap();
+        let mut store = Store::open(&server.db).unwrap();
         for n in 0..101 {
             let mut r = a_run(&format!("host{n:03}"), 100 + n);
             r.tags.insert("groups".into(), "lab".into());

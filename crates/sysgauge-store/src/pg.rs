@@ -105,7 +105,7 @@ fn connection_lost(e: &postgres::Error) -> bool {
 }
 
 /// A failure inside a transaction: the server's, or writing COPY data.
-enum Fail {
+pub(crate) enum Fail {
     Pg(postgres::Error),
     Io(std::io::Error),
 }
@@ -732,42 +732,37 @@ fn insert_result(
     Ok(())
 }
 
-/// Add to the stored run `id` what its record `run` has and it lacks
-/// (`rows::completion`), or leave it alone. Result by result: a completion
-/// adds the few a failed database missed.
-fn complete_run(
-    tx: &mut Transaction<'_>,
-    id: i64,
-    run: &RunRecord,
-    source: &str,
-) -> std::result::Result<Inserted, Fail> {
-    let status: String = tx.query_one(&dollar(rows::RUN_STATUS), &[&id])?.get(0);
-    let stored: Vec<(i64, String, String)> = tx
-        .query(&dollar(rows::STORED_CASES), &[&id])?
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect();
-    let Some(from) = rows::completion(&status, &stored, run) else {
-        return Ok(Inserted::AlreadyPresent(id));
-    };
-    for (i, r) in run.results.iter().enumerate().skip(from) {
-        insert_result(tx, id, i, r)?;
+impl rows::CompletingTx for &mut Transaction<'_> {
+    type Error = Fail;
+    fn stored(&mut self, id: i64) -> std::result::Result<(String, rows::StoredCases), Fail> {
+        let status: String = self.query_one(&dollar(rows::RUN_STATUS), &[&id])?.get(0);
+        let stored = self
+            .query(&dollar(rows::STORED_CASES), &[&id])?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        Ok((status, stored))
     }
-    let v = RunValues::of(run);
-    tx.execute(
-        &dollar(rows::COMPLETE_RUN),
-        &[
-            &v.status,
-            &v.finished_at,
-            &rows::completed_tags(run, source),
-            &v.findings_json,
-            &id,
-        ],
-    )?;
-    Ok(Inserted::Completed {
-        row: id,
-        added: run.results.len() - from,
-    })
+    fn insert_result(
+        &mut self,
+        id: i64,
+        seq: usize,
+        r: &ResultRecord,
+    ) -> std::result::Result<(), Fail> {
+        insert_result(self, id, seq, r)
+    }
+    fn complete_header(
+        &mut self,
+        id: i64,
+        v: &RunValues,
+        tags: &str,
+    ) -> std::result::Result<(), Fail> {
+        self.execute(
+            &dollar(rows::COMPLETE_RUN),
+            &[&v.status, &v.finished_at, &tags, &v.findings_json, &id],
+        )?;
+        Ok(())
+    }
 }
 
 /// A whole run: the header by INSERT (idempotent), results and metrics by
@@ -781,7 +776,7 @@ fn copy_run(
         let id: i64 = tx
             .query_one(&dollar(rows::FIND_UUID), &[&run.run_id])?
             .get(0);
-        return complete_run(tx, id, run, source);
+        return rows::complete_run(tx, id, run, source);
     };
     if run.results.is_empty() {
         return Ok(Inserted::New(id));

@@ -93,11 +93,7 @@ pub(crate) const COMPLETE_RUN: &str =
 /// A run that lost its database mid-run holds the record's first results,
 /// in the record's order (the runner stores each as it finishes); anything
 /// else is another run's data under the same id and is left alone.
-pub(crate) fn completion(
-    status: &str,
-    stored: &[(i64, String, String)],
-    run: &RunRecord,
-) -> Option<usize> {
+fn completion(status: &str, stored: &[(i64, String, String)], run: &RunRecord) -> Option<usize> {
     if status == "running" || stored.len() > run.results.len() {
         return None;
     }
@@ -112,10 +108,58 @@ pub(crate) fn completion(
 /// The tags of a run completed from its record: the record's, and
 /// `completed_from` saying by what (`import`, `fleet`, `sync`), so the
 /// run says it was not stored as it was measured.
-pub(crate) fn completed_tags(run: &RunRecord, source: &str) -> String {
+fn completed_tags(run: &RunRecord, source: &str) -> String {
     let mut tags = run.tags.clone();
     tags.insert(crate::COMPLETED_FROM.to_string(), source.to_string());
     to_json(&tags)
+}
+
+/// A stored run's results as (seq, bench id, params key), in seq order.
+pub(crate) type StoredCases = Vec<(i64, String, String)>;
+
+/// A backend's transaction as completing a stored run uses it: the same
+/// statements in both (`RUN_STATUS`, `STORED_CASES`, the result inserts,
+/// `COMPLETE_RUN`); only how each backend runs them differs.
+pub(crate) trait CompletingTx {
+    type Error;
+    /// The stored run's status and its results.
+    fn stored(&mut self, id: i64) -> std::result::Result<(String, StoredCases), Self::Error>;
+    fn insert_result(
+        &mut self,
+        id: i64,
+        seq: usize,
+        r: &ResultRecord,
+    ) -> std::result::Result<(), Self::Error>;
+    /// `COMPLETE_RUN` for `id` with the record's values and `tags`.
+    fn complete_header(
+        &mut self,
+        id: i64,
+        v: &RunValues,
+        tags: &str,
+    ) -> std::result::Result<(), Self::Error>;
+}
+
+/// Add to the stored run `id` what its record `run` has and it lacks
+/// (`completion`), or leave it alone. Result by result: a completion adds
+/// the few a failed database missed.
+pub(crate) fn complete_run<T: CompletingTx>(
+    mut tx: T,
+    id: i64,
+    run: &RunRecord,
+    source: &str,
+) -> std::result::Result<crate::Inserted, T::Error> {
+    let (status, stored) = tx.stored(id)?;
+    let Some(from) = completion(&status, &stored, run) else {
+        return Ok(crate::Inserted::AlreadyPresent(id));
+    };
+    for (i, r) in run.results.iter().enumerate().skip(from) {
+        tx.insert_result(id, i, r)?;
+    }
+    tx.complete_header(id, &RunValues::of(run), &completed_tags(run, source))?;
+    Ok(crate::Inserted::Completed {
+        row: id,
+        added: run.results.len() - from,
+    })
 }
 /// Insert a run header unless its run id is there (then no row comes back).
 pub(crate) const INSERT_RUN: &str =

@@ -823,7 +823,7 @@ fn import_run(
         let id = tx
             .query_row(rows::FIND_UUID, params![run.run_id], |r| r.get(0))
             .map_err(tx_err(path, "looking up a run"))?;
-        return complete_run(tx, id, run, source).map_err(tx_err(path, "completing a run"));
+        return rows::complete_run(tx, id, run, source).map_err(tx_err(path, "completing a run"));
     };
     for (i, r) in run.results.iter().enumerate() {
         insert_result(tx, id, i, r).map_err(tx_err(path, "importing a result"))?;
@@ -831,40 +831,26 @@ fn import_run(
     Ok(Inserted::New(id))
 }
 
-/// Add to the stored run `id` what its record `run` has and it lacks
-/// (`rows::completion`), or leave it alone.
-fn complete_run(
-    tx: &Transaction<'_>,
-    id: i64,
-    run: &RunRecord,
-    source: &str,
-) -> rusqlite::Result<Inserted> {
-    let status: String = tx.query_row(rows::RUN_STATUS, params![id], |r| r.get(0))?;
-    let stored = tx
-        .prepare(rows::STORED_CASES)?
-        .query_map(params![id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<Vec<(i64, String, String)>>>()?;
-    let Some(from) = rows::completion(&status, &stored, run) else {
-        return Ok(Inserted::AlreadyPresent(id));
-    };
-    for (i, r) in run.results.iter().enumerate().skip(from) {
-        insert_result(tx, id, i, r)?;
+impl rows::CompletingTx for &Transaction<'_> {
+    type Error = rusqlite::Error;
+    fn stored(&mut self, id: i64) -> rusqlite::Result<(String, rows::StoredCases)> {
+        let status = self.query_row(rows::RUN_STATUS, params![id], |r| r.get(0))?;
+        let stored = self
+            .prepare(rows::STORED_CASES)?
+            .query_map(params![id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok((status, stored))
     }
-    let v = RunValues::of(run);
-    tx.execute(
-        rows::COMPLETE_RUN,
-        params![
-            v.status,
-            v.finished_at,
-            rows::completed_tags(run, source),
-            v.findings_json,
-            id
-        ],
-    )?;
-    Ok(Inserted::Completed {
-        row: id,
-        added: run.results.len() - from,
-    })
+    fn insert_result(&mut self, id: i64, seq: usize, r: &ResultRecord) -> rusqlite::Result<()> {
+        insert_result(self, id, seq, r)
+    }
+    fn complete_header(&mut self, id: i64, v: &RunValues, tags: &str) -> rusqlite::Result<()> {
+        self.execute(
+            rows::COMPLETE_RUN,
+            params![v.status, v.finished_at, tags, v.findings_json, id],
+        )?;
+        Ok(())
+    }
 }
 
 /// The run's header row, unless its run id is already stored (None).

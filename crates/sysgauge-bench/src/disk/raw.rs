@@ -286,14 +286,7 @@ pub fn stack_at(root: &SysRoot, name: &str) -> Vec<Layer> {
             logical_block_size: queue("logical_block_size"),
             physical_block_size: queue("physical_block_size"),
         });
-        let mut under: Vec<String> =
-            std::fs::read_dir(root.sys_path(&format!("class/block/{n}/slaves")))
-                .map(|rd| {
-                    rd.filter_map(|e| e.ok())
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .collect()
-                })
-                .unwrap_or_default();
+        let mut under = sys_entries_at(root, &n, "slaves");
         under.sort();
         // Popped from the end: keep sysfs order, depth first.
         todo.extend(under.into_iter().rev());
@@ -303,6 +296,18 @@ pub fn stack_at(root: &SysRoot, name: &str) -> Vec<Layer> {
 
 fn sys_value(name: &str, rel: &str) -> Option<String> {
     sys_value_at(&SysRoot::live(), name, rel)
+}
+
+/// The entries of the block device's sysfs directory `rel` (`slaves`,
+/// `holders`), in sysfs order; empty when it cannot be read.
+fn sys_entries_at(root: &SysRoot, name: &str, rel: &str) -> Vec<String> {
+    std::fs::read_dir(root.sys_path(&format!("class/block/{name}/{rel}")))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn sys_value_at(root: &SysRoot, name: &str, rel: &str) -> Option<String> {
@@ -425,14 +430,7 @@ pub fn refusals_at(root: &SysRoot, f: &DeviceFacts, force: bool) -> Vec<Refusal>
         }
     }
     for n in &names {
-        let holders: Vec<String> =
-            std::fs::read_dir(root.sys_path(&format!("class/block/{n}/holders")))
-                .map(|rd| {
-                    rd.filter_map(|e| e.ok())
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .collect()
-                })
-                .unwrap_or_default();
+        let holders = sys_entries_at(root, n, "holders");
         if !holders.is_empty() {
             out.push(Refusal::Held {
                 device: n.clone(),
@@ -942,18 +940,12 @@ mod tests {
 
     #[test]
     fn names_must_be_exact_block_devices() {
-        assert_eq!(
-            inspect(Path::new("sda")),
-            Err(RawError::NotUnderDev("sda".into()))
-        );
-        assert_eq!(
-            inspect(Path::new("/tmp/x")),
-            Err(RawError::NotUnderDev("/tmp/x".into()))
-        );
-        assert_eq!(
-            inspect(Path::new("/dev")),
-            Err(RawError::NotUnderDev("/dev".into()))
-        );
+        for path in ["sda", "/tmp/x", "/dev"] {
+            assert_eq!(
+                inspect(Path::new(path)),
+                Err(RawError::NotUnderDev(path.into()))
+            );
+        }
         assert_eq!(
             inspect(Path::new("/dev/null")),
             Err(RawError::NotBlockDevice("/dev/null".into()))

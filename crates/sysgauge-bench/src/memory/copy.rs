@@ -280,7 +280,7 @@ impl Benchmark for CopyBenchmark {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::ctx;
+    use super::super::testutil::{ctx, full};
     use super::*;
 
     fn pattern(n: usize, seed: u64) -> Vec<u8> {
@@ -381,10 +381,7 @@ mod tests {
 
     #[test]
     fn runs_each_method_and_records_the_size() {
-        let opts = Arc::new(MemOptions {
-            scope: Scope::Full,
-            ..MemOptions::default()
-        });
+        let opts = full();
         let mut c = ctx(1);
         for kind in CopyKind::ALL {
             let b = CopyBenchmark::new(kind, opts.clone());

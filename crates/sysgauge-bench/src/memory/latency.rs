@@ -311,7 +311,7 @@ impl Benchmark for LatencyBenchmark {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::ctx;
+    use super::super::testutil::{ctx, full};
     use super::*;
     use proptest::prelude::*;
 
@@ -411,10 +411,7 @@ mod tests {
 
     #[test]
     fn cases_and_run() {
-        let full = Arc::new(MemOptions {
-            scope: Scope::Full,
-            ..MemOptions::default()
-        });
+        let full = full();
         let b = LatencyBenchmark::new(full);
         let cases = b.cases(&Plan {
             profile: Profile::Tiny,

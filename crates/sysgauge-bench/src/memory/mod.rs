@@ -630,12 +630,22 @@ pub fn benchmarks(options: &Arc<MemOptions>) -> Vec<Box<dyn Benchmark>> {
 #[cfg(test)]
 pub(crate) mod testutil {
 
+    use super::{MemOptions, Scope};
+    use std::sync::Arc;
     use sysgauge_core::RunCtx;
 
     pub fn ctx(threads: usize) -> RunCtx {
         let mut c = sysgauge_family::util::tiny_ctx(threads);
         c.begin_case(std::time::Duration::from_millis(20));
         c
+    }
+
+    /// The family's options at full scope, everything else by default.
+    pub fn full() -> Arc<MemOptions> {
+        Arc::new(MemOptions {
+            scope: Scope::Full,
+            ..MemOptions::default()
+        })
     }
 }
 

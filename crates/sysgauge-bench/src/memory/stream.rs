@@ -415,7 +415,7 @@ impl Benchmark for StreamBenchmark {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::ctx;
+    use super::super::testutil::{ctx, full};
     use super::*;
 
     #[test]
@@ -486,10 +486,7 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].get_str("threads"), Some(sysgauge_core::ALL_CPUS));
         assert_eq!(t[0].get_u64("size"), Some(128 << 20));
-        let full = Arc::new(MemOptions {
-            scope: Scope::Full,
-            ..MemOptions::default()
-        });
+        let full = full();
         let c = StreamBenchmark::new(Kernel::Add, full.clone()).cases(&plan);
         assert_eq!(
             c.iter()
@@ -512,10 +509,7 @@ mod tests {
 
     #[test]
     fn runs_single_and_parallel_sharing_arrays() {
-        let opts = Arc::new(MemOptions {
-            scope: Scope::Full,
-            ..MemOptions::default()
-        });
+        let opts = full();
         let mut c = ctx(2);
         for k in Kernel::ALL {
             for threads in [1u64, 2] {

@@ -212,7 +212,7 @@ impl Benchmark for TmpfsWriteBenchmark {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::ctx;
+    use super::super::testutil::{ctx, full};
     use super::*;
 
     #[test]
@@ -261,10 +261,7 @@ mod tests {
         if !require_shm() {
             return;
         }
-        let full = Arc::new(MemOptions {
-            scope: Scope::Full,
-            ..MemOptions::default()
-        });
+        let full = full();
         let b = TmpfsWriteBenchmark::new(full);
         let mut c = ctx(1);
         let before: Vec<_> = std::fs::read_dir(SHM_DIR)

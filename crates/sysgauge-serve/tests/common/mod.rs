@@ -58,6 +58,14 @@ impl Server {
         }
     }
 
+    /// A site with the default configuration over a new SQLite database
+    /// in a temporary directory (kept while the directory is).
+    pub fn fresh() -> (tempfile::TempDir, Server) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let server = Server::start(&dir.path().join("s.db"), |_| {});
+        (dir, server)
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
