@@ -298,11 +298,13 @@ impl Sandbox {
 
     /// `results list --json` of the sandbox database, parsed.
     pub fn listed_runs(&self) -> serde_json::Value {
-        let out = self
-            .on_db("results")
-            .args(["list", "--json"])
-            .output()
-            .unwrap_or_else(|e| panic!("spawn: {e}"));
+        self.listed_runs_on(self.db())
+    }
+
+    /// `results list --json` of another database (a path or a URL), which
+    /// must succeed, parsed.
+    pub fn listed_runs_on(&self, db: impl AsRef<std::ffi::OsStr>) -> serde_json::Value {
+        let out = self.on("results", db).args(["list", "--json"]).succeeds();
         serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out.stdout)))
     }
