@@ -191,6 +191,13 @@ impl Sandbox {
         self.dir.path().join("results.db")
     }
 
+    /// A new directory `name` in the sandbox.
+    pub fn subdir(&self, name: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::create_dir(&p).unwrap_or_else(|e| panic!("mkdir {}: {e}", p.display()));
+        p
+    }
+
     pub fn scratch(&self) -> PathBuf {
         let p = self.dir.path().join("scratch");
         std::fs::create_dir_all(&p).unwrap_or_else(|e| panic!("mkdir: {e}"));
