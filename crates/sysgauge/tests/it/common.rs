@@ -8,6 +8,7 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 use sysgauge_core::RunRecord;
 
 /// A test's temporary home, and its turn on the machine (see [`Turn`]).
@@ -354,6 +355,28 @@ pub fn stdout_of(out: &std::process::Output) -> String {
 
 pub fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// Waits up to `timeout` for `child` to print a line containing `needle`;
+/// fails, showing what it printed, when it does not.
+pub fn await_line(child: &mut sysgauge_testkit::ChildGuard, needle: &str, timeout: Duration) {
+    assert!(
+        child.wait_for_line(needle, timeout),
+        "no {needle:?} within {timeout:?}:\n{}",
+        child.output()
+    );
+}
+
+/// Ctrl-C (SIGINT) to `child`: it must exit 130 within `timeout`.
+pub fn ctrl_c_exits_130(child: &mut sysgauge_testkit::ChildGuard, timeout: Duration) {
+    child.interrupt();
+    let status = child.wait_exit(timeout);
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(130),
+        "{}",
+        child.output()
+    );
 }
 
 /// Running the binary and checking how it ended, in one step, so each test
