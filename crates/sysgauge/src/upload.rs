@@ -407,6 +407,15 @@ fn read_ca(p: &Path) -> Result<ureq::tls::RootCerts> {
 mod tests {
     use super::*;
 
+    /// A file `name` holding `text` in a new temporary directory (removed
+    /// when the directory is dropped).
+    fn file_holding(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).expect("write");
+        (dir, f)
+    }
+
     #[test]
     fn plain_http_only_on_loopback() {
         for ok in [
@@ -438,9 +447,7 @@ mod tests {
 
     #[test]
     fn tokens_are_one_printable_word() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let f = dir.path().join("t");
-        std::fs::write(&f, "sgt_abc123\n").expect("write");
+        let (dir, f) = file_holding("t", "sgt_abc123\n");
         assert_eq!(read_token(Some(&f)).expect("token"), "sgt_abc123");
         for bad in ["", "  \n", "two words", "a\nb"] {
             std::fs::write(&f, bad).expect("write");
@@ -455,9 +462,7 @@ mod tests {
 
     #[test]
     fn a_ca_file_must_hold_a_certificate() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let f = dir.path().join("ca.pem");
-        std::fs::write(&f, "hello\n").expect("write");
+        let (_dir, f) = file_holding("ca.pem", "hello\n");
         let e = match read_ca(&f) {
             Ok(_) => panic!("a file without a certificate was accepted"),
             Err(e) => e.to_string(),
@@ -467,9 +472,7 @@ mod tests {
 
     #[test]
     fn the_token_stays_out_of_debug_output() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let f = dir.path().join("t");
-        std::fs::write(&f, "sgt_secret_value").expect("write");
+        let (_dir, f) = file_holding("t", "sgt_secret_value");
         let u = Uploader::new(
             "http://127.0.0.1:1",
             &TokenArgs {

@@ -394,8 +394,7 @@ fn completions_man_pages_and_version() {
         page.contains("sysgauge\\-fleet(1)"),
         "the subcommands are listed"
     );
-    let dir = sb.path().join("man1");
-    std::fs::create_dir(&dir).unwrap();
+    let dir = sb.subdir("man1");
     sb.cmd().arg("man").arg("--dir").arg(&dir).succeeds();
     let fleet = std::fs::read_to_string(dir.join("sysgauge-fleet.1")).unwrap();
     assert!(fleet.contains(".TH sysgauge-fleet 1"), "{fleet}");

@@ -8,6 +8,7 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 use sysgauge_core::RunRecord;
 
 /// A test's temporary home, and its turn on the machine (see [`Turn`]).
@@ -191,6 +192,13 @@ impl Sandbox {
         self.dir.path().join("results.db")
     }
 
+    /// A new directory `name` in the sandbox.
+    pub fn subdir(&self, name: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::create_dir(&p).unwrap_or_else(|e| panic!("mkdir {}: {e}", p.display()));
+        p
+    }
+
     pub fn scratch(&self) -> PathBuf {
         let p = self.dir.path().join("scratch");
         std::fs::create_dir_all(&p).unwrap_or_else(|e| panic!("mkdir: {e}"));
@@ -298,11 +306,13 @@ impl Sandbox {
 
     /// `results list --json` of the sandbox database, parsed.
     pub fn listed_runs(&self) -> serde_json::Value {
-        let out = self
-            .on_db("results")
-            .args(["list", "--json"])
-            .output()
-            .unwrap_or_else(|e| panic!("spawn: {e}"));
+        self.listed_runs_on(self.db())
+    }
+
+    /// `results list --json` of another database (a path or a URL), which
+    /// must succeed, parsed.
+    pub fn listed_runs_on(&self, db: impl AsRef<std::ffi::OsStr>) -> serde_json::Value {
+        let out = self.on("results", db).args(["list", "--json"]).succeeds();
         serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out.stdout)))
     }
@@ -345,6 +355,28 @@ pub fn stdout_of(out: &std::process::Output) -> String {
 
 pub fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// Waits up to `timeout` for `child` to print a line containing `needle`;
+/// fails, showing what it printed, when it does not.
+pub fn await_line(child: &mut sysgauge_testkit::ChildGuard, needle: &str, timeout: Duration) {
+    assert!(
+        child.wait_for_line(needle, timeout),
+        "no {needle:?} within {timeout:?}:\n{}",
+        child.output()
+    );
+}
+
+/// Ctrl-C (SIGINT) to `child`: it must exit 130 within `timeout`.
+pub fn ctrl_c_exits_130(child: &mut sysgauge_testkit::ChildGuard, timeout: Duration) {
+    child.interrupt();
+    let status = child.wait_exit(timeout);
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(130),
+        "{}",
+        child.output()
+    );
 }
 
 /// Running the binary and checking how it ended, in one step, so each test

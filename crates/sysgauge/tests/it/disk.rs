@@ -627,8 +627,7 @@ fn raw_mode_refuses_mounted_devices_and_swap() {
     let img = blank_image(sb.path(), "ext4.img", 32 << 20);
     let dev = LoopDev::attach(&img, None, false);
     output_of_success(Command::new("mkfs.ext4").args(["-q", "-F", dev.path()]));
-    let mnt = sb.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
+    let mnt = sb.subdir("mnt");
     output_of_success(Command::new("mount").arg(dev.path()).arg(&mnt));
     let unmount = Undo(vec!["umount".into(), mnt.to_string_lossy().into_owned()]);
     let out = raw_cmd(&sb, dev.path())

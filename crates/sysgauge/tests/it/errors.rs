@@ -79,8 +79,7 @@ fn database_of_another_user_reads_and_refuses_writes_clearly() {
         return;
     }
     chmod(sb.path(), 0o755);
-    let shared = sb.path().join("shared");
-    std::fs::create_dir(&shared).unwrap();
+    let shared = sb.subdir("shared");
     chmod(&shared, 0o755);
     // The binary where `nobody` may run it.
     let bin = shared.join("sysgauge");

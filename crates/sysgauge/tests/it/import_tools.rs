@@ -1037,12 +1037,7 @@ fn same_named_files_get_labels_of_their_own() {
         files.push(file);
     }
     let labels = |db: &Path| -> Vec<String> {
-        let out = sb
-            .cmd()
-            .args(["results", "list", "--json", "--db"])
-            .arg(db)
-            .succeeds();
-        let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let list = sb.listed_runs_on(db);
         let mut l: Vec<String> = list
             .as_array()
             .unwrap()

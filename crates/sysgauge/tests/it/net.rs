@@ -10,7 +10,10 @@
 //! SYSGAUGE_REQUIRE_ALL=1 (as CI sets).
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-use crate::common::{read_record, stderr_of, stdout_of, strict_record, Outcome, Sandbox};
+use crate::common::{
+    await_line, ctrl_c_exits_130, read_record, stderr_of, stdout_of, strict_record, Outcome,
+    Sandbox,
+};
 use std::net::{TcpListener, UdpSocket};
 use std::process::Command;
 use std::time::Duration;
@@ -49,6 +52,38 @@ fn our_listener(sb: &Sandbox, ip: &str, port: u16, extra: &[&str]) -> ChildGuard
     ChildGuard::spawn_ready(&mut cmd, "2PING listener", READY)
 }
 
+/// `sysgauge listen --serve` on 127.0.0.1, 2ping and the net service each
+/// on a free port (ready when the service said so), and the service's
+/// HOST:PORT.
+fn listen_serve(sb: &Sandbox) -> (ChildGuard, String) {
+    let port = free_udp_port("127.0.0.1");
+    let serve_port = free_tcp_udp_port();
+    let mut cmd = sb.std_cmd();
+    cmd.args(["listen", "-I", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--serve", "--serve-port", &serve_port.to_string()])
+        .args(["-w", "120"]);
+    let listener = ChildGuard::spawn_ready(&mut cmd, "net service on 127.0.0.1", READY);
+    (listener, format!("127.0.0.1:{serve_port}"))
+}
+
+/// `sysgauge ping -i 0.05` with `extra` options to a listener on
+/// 127.0.0.1:`port`, storing into the sandbox database, once it has
+/// printed its reply `ping_seq=SEQ`.
+fn pinging(sb: &Sandbox, port: u16, extra: &[&str], seq: u32) -> ChildGuard {
+    let mut cmd = sb.std_cmd();
+    cmd.args(["ping", "-i", "0.05", "--port", &port.to_string(), "--db"])
+        .arg(sb.db())
+        .args(extra)
+        .arg("127.0.0.1");
+    let mut ping = ChildGuard::spawn(&mut cmd);
+    await_line(
+        &mut ping,
+        &format!("ping_seq={seq} "),
+        Duration::from_secs(30),
+    );
+    ping
+}
+
 /// The reference `2ping --listen` on `ip` (ready when it said so).
 fn reference_listener(ip: &str, port: u16, extra: &[&str]) -> ChildGuard {
     reference_2ping_listener(ip, port, extra, READY)
@@ -56,14 +91,7 @@ fn reference_listener(ip: &str, port: u16, extra: &[&str]) -> ChildGuard {
 
 /// Ctrl-C to `sysgauge listen`: it must exit 130 within 20 s.
 fn stop_with_ctrl_c(listener: &mut ChildGuard) {
-    listener.interrupt();
-    let status = listener.wait_exit(Duration::from_secs(20));
-    assert_eq!(
-        status.and_then(|s| s.code()),
-        Some(130),
-        "{}",
-        listener.output()
-    );
+    ctrl_c_exits_130(listener, Duration::from_secs(20));
 }
 
 /// `sysgauge net` with the tiny profile against the net service at `peer`,
@@ -126,25 +154,7 @@ fn run_includes_the_loopback_net_slice() {
 #[test]
 fn net_against_listen_serve() {
     let sb = Sandbox::new();
-    let port = free_udp_port("127.0.0.1");
-    let serve_port = free_tcp_udp_port();
-    let mut l = {
-        let mut cmd = sb.std_cmd();
-        cmd.args([
-            "listen",
-            "-I",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "--serve",
-            "--serve-port",
-            &serve_port.to_string(),
-            "-w",
-            "120",
-        ]);
-        ChildGuard::spawn_ready(&mut cmd, "net service on 127.0.0.1", READY)
-    };
-    let peer = format!("127.0.0.1:{serve_port}");
+    let (mut l, peer) = listen_serve(&sb);
     let out = tiny_net_against(&sb, &peer).succeeds();
     let run = strict_record(&out.stdout);
     assert_eq!(run.results.len(), 4);
@@ -164,16 +174,7 @@ fn net_against_listen_serve() {
 #[test]
 fn a_listener_on_this_machine_is_the_peer_not_a_disturbance() {
     let sb = Sandbox::new();
-    let port = free_udp_port("127.0.0.1");
-    let serve_port = free_tcp_udp_port();
-    let mut l = {
-        let mut cmd = sb.std_cmd();
-        cmd.args(["listen", "-I", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--serve", "--serve-port", &serve_port.to_string()])
-            .args(["-w", "120"]);
-        ChildGuard::spawn_ready(&mut cmd, "net service on 127.0.0.1", READY)
-    };
-    let peer = format!("127.0.0.1:{serve_port}");
+    let (mut l, peer) = listen_serve(&sb);
     let out = tiny_net_against(&sb, &peer).succeeds();
     let run = strict_record(&out.stdout);
     let err = stderr_of(&out);
@@ -443,11 +444,7 @@ fn reference_against_listen(ip: &str) {
     assert_three_pings_without_loss(&text);
     // Our listener printed the reference's 3rd legs with its RTT, and its
     // statistics on Ctrl-C.
-    assert!(
-        l.wait_for_line("ping_seq=3", Duration::from_secs(5)),
-        "{}",
-        l.output()
-    );
+    await_line(&mut l, "ping_seq=3", Duration::from_secs(5));
     stop_with_ctrl_c(&mut l);
     let out = l.output();
     assert_eq!(out.matches("peertime=").count(), 3, "{out}");
@@ -607,16 +604,7 @@ fn ctrl_c_prints_and_stores_the_statistics_so_far() {
     let sb = Sandbox::new();
     let port = free_udp_port("127.0.0.1");
     let _l = our_listener(&sb, "127.0.0.1", port, &["-q"]);
-    let mut cmd = sb.std_cmd();
-    cmd.args(["ping", "-i", "0.05", "--port", &port.to_string(), "--db"])
-        .arg(sb.db())
-        .arg("127.0.0.1");
-    let mut ping = ChildGuard::spawn(&mut cmd);
-    assert!(
-        ping.wait_for_line("ping_seq=5 ", Duration::from_secs(30)),
-        "{}",
-        ping.output()
-    );
+    let mut ping = pinging(&sb, port, &[], 5);
     ping.interrupt();
     let status = ping.wait_exit(Duration::from_secs(30));
     let out = ping.output();
@@ -651,17 +639,8 @@ fn sigterm_sighup_and_ctrl_c_on_a_counted_ping_interrupt_it() {
     .into_iter()
     .enumerate()
     {
-        let mut cmd = sb.std_cmd();
-        cmd.args(["ping", "-i", "0.05", "--port", &port.to_string(), "--db"])
-            .arg(sb.db())
-            .args(count.map(|c| vec!["-c", c]).unwrap_or_default())
-            .arg("127.0.0.1");
-        let mut ping = ChildGuard::spawn(&mut cmd);
-        assert!(
-            ping.wait_for_line("ping_seq=3 ", Duration::from_secs(30)),
-            "{}",
-            ping.output()
-        );
+        let count = count.map(|c| vec!["-c", c]).unwrap_or_default();
+        let mut ping = pinging(&sb, port, &count, 3);
         let pid = i32::try_from(ping.pid()).unwrap();
         // SAFETY: kill with a pid we spawned and have not reaped.
         unsafe { libc::kill(pid, signal) };

@@ -5,7 +5,15 @@
 //! `SYSGAUGE_REQUIRE_ALL=1` (CI installs Debian's postgresql).
 
 use crate::common::{stderr_of, stdout_of, strict_record, Outcome, Sandbox};
-use sysgauge_testkit::require_postgres;
+use sysgauge_testkit::{require_postgres, PgServer};
+
+/// A server, a database `db` on it (its URL) and a sandbox for `test`, or
+/// None when PostgreSQL is missing (see [`require_postgres`]).
+fn postgres_sandbox(test: &str, db: &str) -> Option<(PgServer, String, Sandbox)> {
+    let pg = require_postgres(test)?;
+    let url = pg.create_database(db);
+    Some((pg, url, Sandbox::new()))
+}
 
 /// The run numbered `n` in `db`, as `results export` prints it.
 fn exported(sb: &Sandbox, db: &str, n: u32) -> sysgauge_core::RunRecord {
@@ -26,11 +34,9 @@ fn exported(sb: &Sandbox, db: &str, n: u32) -> sysgauge_core::RunRecord {
 
 #[test]
 fn every_results_command_over_postgres() {
-    let Some(pg) = require_postgres("every_results_command_over_postgres") else {
+    let Some((pg, url, sb)) = postgres_sandbox("every_results_command_over_postgres", "r") else {
         return;
     };
-    let url = pg.create_database("r");
-    let sb = Sandbox::new();
     for _ in 0..2 {
         sb.tiny_on("run", &url)
             .args(["--only", "hash.sha1"])
@@ -38,12 +44,7 @@ fn every_results_command_over_postgres() {
     }
     // The URL never became a file.
     assert!(!sb.path().join("postgres:").exists());
-    let list = stdout_of(
-        &sb.cmd()
-            .args(["results", "list", "--json", "--db", &url])
-            .succeeds(),
-    );
-    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    let list = sb.listed_runs_on(&url);
     assert_eq!(list.as_array().map(Vec::len), Some(2), "{list}");
     // SYSGAUGE_DB stands for --db.
     let out = sb
@@ -143,12 +144,7 @@ fn every_results_command_over_postgres() {
     sb.cmd()
         .args(["results", "delete", "2", "--db", &url])
         .succeeds();
-    let list = stdout_of(
-        &sb.cmd()
-            .args(["results", "list", "--json", "--db", &url])
-            .succeeds(),
-    );
-    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    let list = sb.listed_runs_on(&url);
     assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
 }
 
@@ -157,11 +153,9 @@ fn every_results_command_over_postgres() {
 /// it), and every run is there exactly once.
 #[test]
 fn sync_into_postgres_survives_a_restart() {
-    let Some(pg) = require_postgres("sync_into_postgres_survives_a_restart") else {
+    let Some((pg, url, sb)) = postgres_sandbox("sync_into_postgres_survives_a_restart", "s") else {
         return;
     };
-    let url = pg.create_database("s");
-    let sb = Sandbox::new();
     let (template, _) = sb.tiny_unstored_run("hash.sha1");
     let src = sb.path().join("many.db");
     {

@@ -12,7 +12,7 @@
 //! under `SYSGAUGE_REQUIRE_ALL=1`.
 #![allow(clippy::unwrap_used)] // a test panics on the first broken step
 
-use crate::common::{read_record, Sandbox};
+use crate::common::{await_line, read_record, Sandbox};
 use std::time::{Duration, Instant};
 use sysgauge_testkit::{processes_mentioning, require_postgres, ChildGuard, PgServer};
 
@@ -91,11 +91,7 @@ fn run_on(sb: &Sandbox, url: &str, json: &std::path::Path) -> ChildGuard {
 /// [`run_on`], once its first case is done (within two minutes).
 fn past_its_first_case(sb: &Sandbox, url: &str, json: &std::path::Path) -> ChildGuard {
     let mut run = run_on(sb, url, json);
-    assert!(
-        run.wait_for_line("[1/", Duration::from_secs(120)),
-        "{}",
-        run.output()
-    );
+    await_line(&mut run, "[1/", Duration::from_secs(120));
     run
 }
 

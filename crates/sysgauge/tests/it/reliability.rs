@@ -94,8 +94,7 @@ fn with_run_id(record: &Path, dir: &Path, i: usize) -> PathBuf {
 fn db_that_is_not_a_regular_file_is_refused_untouched() {
     let sb = Sandbox::new();
     let json = record_json(&sb, "one.json");
-    let dir = sb.path().join("special");
-    std::fs::create_dir(&dir).unwrap();
+    let dir = sb.subdir("special");
     let fifo = dir.join("fifo");
     mkfifo(&fifo);
     let link = dir.join("link-to-fifo");
@@ -246,8 +245,7 @@ fn run_status(db: &Path) -> Vec<String> {
 /// and the log, having checked that nothing is left in the scratch parent.
 fn signal_sweep_run(signal: libc::c_int) -> (Option<i32>, String, Vec<String>) {
     let sb = Sandbox::new();
-    let tmp = sb.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
+    let tmp = sb.subdir("tmp");
     let mut pid = 0;
     let run = Interrupt::after("[1/").with_signal(signal).run(
         sb.std_cmd()
@@ -297,8 +295,7 @@ fn sigterm_mid_disk_run_leaves_nothing_behind() {
 fn after_sigkill_the_next_writer_cleans_up() {
     let sb = Sandbox::new();
     let json = record_json(&sb, "one.json");
-    let tmp = sb.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
+    let tmp = sb.subdir("tmp");
     let mut pid = 0;
     let mut had = Vec::new();
     let run = Interrupt::after("[1/")
@@ -516,8 +513,7 @@ fn hangup_of_a_real_terminal_is_survived() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let sb = Sandbox::new();
-    let tmp = sb.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
+    let tmp = sb.subdir("tmp");
     let (mut master, mut slave) = (-1, -1);
     // SAFETY: openpty writes two descriptors into the given ints; the
     // name, termios and winsize pointers may be null.

@@ -9,6 +9,16 @@ use std::net::TcpStream;
 use std::time::Duration;
 use sysgauge_testkit::ChildGuard;
 
+/// The ADDR:PORT of the `http://ADDR:PORT …` that `serve` says it
+/// serves on (the port is the one the kernel gave `127.0.0.1:0`).
+fn served_address(said: &str) -> String {
+    said.split("http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {said}"))
+        .to_string()
+}
+
 /// One HTTP/1.1 request; the status and the body.
 fn http(addr: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
@@ -54,12 +64,7 @@ fn the_site_takes_uploads_and_compares_as_the_command_does() {
         .unwrap();
     let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {first}"))
-        .to_string();
+    let addr = served_address(&first);
 
     let auth = format!("Authorization: Bearer {token}\r\nContent-Type: application/json\r\n");
     for label in ["A", "B"] {
@@ -130,12 +135,7 @@ fn a_browser_reads_the_machines_page_and_an_error_page() {
         .arg(&site);
     let server = ChildGuard::spawn_ready(&mut cmd, "serving", Duration::from_secs(30));
     let said = server.output();
-    let addr = said
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {said}"))
-        .to_string();
+    let addr = served_address(&said);
     let home = browser.url_silent_dom(&format!("http://{addr}/"));
     assert!(home.contains("kitchen"), "{home}");
     assert!(home.contains(&format!("host {host}")), "{home}");

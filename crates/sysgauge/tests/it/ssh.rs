@@ -332,8 +332,7 @@ fn sink_writes_each_transfer_into_a_file_and_removes_it() {
     let Some(sb) = ssh_sandbox() else {
         return;
     };
-    let dir = sb.path().join("sink dir");
-    std::fs::create_dir(&dir).unwrap();
+    let dir = sb.subdir("sink dir");
     let sink = dir.join("it's a sink.bin");
     let (run, stdout, stderr) = measured(
         &sb,

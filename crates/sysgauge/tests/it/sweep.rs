@@ -240,8 +240,7 @@ fn missing_program_is_skipped_naming_its_package() {
     }
     let sb = Sandbox::new();
     // A PATH on which only dd exists.
-    let bin = sb.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
+    let bin = sb.subdir("bin");
     let dd = sysgauge_core::bench::find_program("dd").unwrap_or_else(|| panic!("dd"));
     std::os::unix::fs::symlink(&dd, bin.join("dd")).unwrap();
     let json = sb.path().join("run.json");

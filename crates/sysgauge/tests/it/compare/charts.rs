@@ -1,6 +1,6 @@
 //! `chart`: PNG and SVG, sweep and latency charts across machines, and their errors.
 
-use super::{built_machines, chart, csv_fixture};
+use super::{built_machines, chart, csv_fixture, section};
 use crate::common::{stderr_of, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 
@@ -209,11 +209,7 @@ fn sweep_chart_includes_machines_imported_from_csv() {
         .arg(&csv)
         .succeeds();
     let html = std::fs::read_to_string(&html).unwrap();
-    let section = html
-        .split("<section id=\"chart-sweep\"")
-        .nth(1)
-        .and_then(|s| s.split("</section>").next())
-        .unwrap_or_else(|| panic!("no sweep section"));
+    let section = section(&html, "chart-sweep");
     assert_eq!(
         svg_lines_of(section, 1),
         2,

@@ -13,6 +13,14 @@ use crate::common::{Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 use sysgauge_compare::Comparison;
 
+/// What stands in a page's `<section id="ID"…>…</section>`.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    html.split(&format!("<section id=\"{id}\""))
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .unwrap_or_else(|| panic!("no {id} section in {html}"))
+}
+
 fn csv_fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../sysgauge-compare/tests/fixtures/csv")

@@ -1,6 +1,6 @@
 //! The HTML report, rendered in headless Chromium.
 
-use super::{built_machines, csv_fixture, import, openssl_fixture};
+use super::{built_machines, csv_fixture, import, openssl_fixture, section};
 use crate::common::{Browser, Outcome, Sandbox};
 use std::path::{Path, PathBuf};
 
@@ -75,11 +75,7 @@ fn html_report_renders_in_headless_chromium() {
     assert!(dom.contains("0.625") && dom.contains("hostx"));
     // The cases some machines lack: a collapsed list per family, its
     // summary line in the page and its cases in the DOM.
-    let missing = dom
-        .split("<section id=\"missing\">")
-        .nth(1)
-        .and_then(|s| s.split("</section>").next())
-        .unwrap_or_else(|| panic!("no missing section in the DOM"));
+    let missing = section(&dom, "missing");
     assert!(
         missing.contains("<details class=\"missing\" data-family=\"hash\">"),
         "{missing}"

@@ -3,7 +3,7 @@
 //! removes them.
 
 use super::{available, measuring_tiny_md5, Lab};
-use crate::common::{stderr_of, Sandbox};
+use crate::common::{await_line, ctrl_c_exits_130, stderr_of, Sandbox};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use sysgauge_testkit::{processes_mentioning, ChildGuard};
@@ -173,14 +173,12 @@ fn a_second_signal_stops_the_masters_and_removes_the_directory() {
     run.interrupt();
     // Two signals close together can arrive as one (a pending signal is
     // not queued twice): the second is sent once the first is seen.
-    assert!(
-        run.wait_for_line("finishing the current step", Duration::from_secs(30)),
-        "{}",
-        run.output()
+    await_line(
+        &mut run,
+        "finishing the current step",
+        Duration::from_secs(30),
     );
-    run.interrupt();
-    let status = run.wait_exit(Duration::from_secs(60));
-    assert_eq!(status.and_then(|s| s.code()), Some(130), "{}", run.output());
+    ctrl_c_exits_130(&mut run, Duration::from_secs(60));
     kill_remote_runs(&lab);
     assert!(masters_of(&dir).is_empty(), "{:?}", masters_of(&dir));
     assert!(!dir.exists(), "{} is still there", dir.display());

@@ -2,7 +2,7 @@
 //! adds hosts until the reply rate stops rising.
 
 use super::{available, runs, sysgauge, Lab};
-use crate::common::{stderr_of, stdout_of, Sandbox};
+use crate::common::{await_line, ctrl_c_exits_130, stderr_of, stdout_of, Sandbox};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -312,14 +312,8 @@ fn an_interrupted_matrix_is_stored_interrupted_and_not_shown_by_default() {
     args.extend(quick_pings);
     let mut cmd = lab.fleet_action(sb.db().as_os_str(), "net", &args);
     let mut run = ChildGuard::spawn(&mut cmd);
-    assert!(
-        run.wait_for_line(": round 2/", Duration::from_secs(240)),
-        "{}",
-        run.output()
-    );
-    run.interrupt();
-    let status = run.wait_exit(Duration::from_secs(90));
-    assert_eq!(status.and_then(|s| s.code()), Some(130), "{}", run.output());
+    await_line(&mut run, ": round 2/", Duration::from_secs(240));
+    ctrl_c_exits_130(&mut run, Duration::from_secs(90));
     // Every pair the cut left unmeasured is named, not only the one that
     // was running: round 1 measured 2 of the 6 ordered pairs at most.
     let log = run.output();

@@ -66,12 +66,6 @@ fn fleet_into_postgres_then_compare_and_report() {
     // And the runs move to SQLite whole.
     let copy = sb.path().join("copy.db");
     on_pg(&["results", "sync", "--to", &copy.display().to_string()]);
-    let list = sb
-        .cmd()
-        .args(["results", "list", "--json", "--db"])
-        .arg(&copy)
-        .output()
-        .unwrap();
-    let runs: Vec<serde_json::Value> = serde_json::from_slice(&list.stdout).unwrap();
-    assert_eq!(runs.len(), 6);
+    let runs = sb.listed_runs_on(&copy);
+    assert_eq!(runs.as_array().map(Vec::len), Some(6), "{runs}");
 }

@@ -4,7 +4,7 @@
 use super::{
     available, measuring_tiny_md5, runs, signal_group, sysgauge, table_row, Lab, HOSTNAMES, NAMES,
 };
-use crate::common::{stderr_of, stdout_of, Sandbox};
+use crate::common::{await_line, stderr_of, stdout_of, Sandbox};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -221,19 +221,11 @@ fn host_lost_mid_run_then_ctrl_c_then_retry() {
     // Its own process group, as a shell gives a foreground job.
     cmd.process_group(0);
     let mut run = ChildGuard::spawn(&mut cmd);
-    assert!(
-        run.wait_for_line("fleet: delta: running", Duration::from_secs(180)),
-        "{}",
-        run.output()
-    );
+    await_line(&mut run, "fleet: delta: running", Duration::from_secs(180));
     // delta's machine goes away: its sshd and everything it started (the
     // remote sysgauge among them) die at once.
     Hub::kill_all_in(&delta_ns);
-    assert!(
-        run.wait_for_line("fleet: delta: failed", Duration::from_secs(60)),
-        "{}",
-        run.output()
-    );
+    await_line(&mut run, "fleet: delta: failed", Duration::from_secs(60));
     // Ctrl-C on the terminal.
     signal_group(&run, libc::SIGINT);
     let status = run.wait_exit(Duration::from_secs(40));

@@ -138,11 +138,7 @@ fn three_machines_upload_and_the_site_shows_what_compare_prints() {
     let machines = browser.url_silent_dom(&format!("{url}/"));
     assert!(machines.matches("twin").count() >= 2, "{machines}");
     browser.url_screenshot(&format!("{url}/"), &sb.path().join("machines.png"));
-    let run_id = sb
-        .cmd()
-        .args(["results", "list", "--json", "--db", &site_db])
-        .succeeds();
-    let runs: Vec<serde_json::Value> = serde_json::from_slice(&run_id.stdout).unwrap();
+    let runs = sb.listed_runs_on(&site_db);
     let first = runs[0]["run_id"].as_str().unwrap().to_string();
     let (page, _) = browser.url_dom_and_console(&format!("{url}/runs/{first}"));
     assert!(page.contains("hash.md5"), "{page}");
