@@ -40,15 +40,12 @@
 //! peer, not by sleeps or allocation. All times come from `Instant`
 //! (monotonic).
 
-use crate::auth::Auth;
-use crate::codec::{
-    self, DecodeError, EncodeOptions, ExtendedSegment, Packet, DEFAULT_MAX_PACKET_SIZE,
-    DEFAULT_MIN_PACKET_SIZE, MAX_DATAGRAM,
-};
+use crate::codec::{self, DecodeError, EncodeOptions, ExtendedSegment, Packet, MAX_DATAGRAM};
 use crate::listener::DEFAULT_PORT;
 use crate::net::{self, AddressFamily, Cancel, ResolveError};
 use crate::session::{
-    self, LossDirection, PeerTextKind, PeerTexts, SentKind, Session, SessionEvent, SessionLimits,
+    self, LossDirection, PeerOptions, PeerTextKind, PeerTexts, SentKind, Session, SessionEvent,
+    SessionLimits,
 };
 use crate::stats::{LossCounts, RttSummary};
 use std::io;
@@ -92,21 +89,9 @@ pub struct ClientConfig {
     pub deadline: Option<Duration>,
     /// Source address to send from (`-I`).
     pub source: Option<IpAddr>,
-    /// Pad pings to this size (default 128).
-    pub min_packet_size: usize,
-    /// Largest packet (default 512).
-    pub max_packet_size: usize,
-    /// Wait before asking about an unanswered ping (default 10 s).
-    pub inquire_wait: Duration,
-    /// Sign and require HMACs.
-    pub auth: Option<Auth>,
-    /// Answer a peer-initiated ping with a 3-way reply request.
-    pub three_way: bool,
-    /// Send our program version (default true).
-    pub send_version: bool,
-    /// Notice text sent in every packet (`--notice`; at most
-    /// [`crate::MAX_PEER_TEXT`] bytes are sent).
-    pub notice: Option<String>,
+    /// Packet sizes, signing, the 3rd leg, version and notice, inquiry
+    /// wait: as a listener's.
+    pub peer: PeerOptions,
     /// Most time spent after the last ping waiting for late replies and
     /// investigation verdicts (default 2 s; only used if some ping is
     /// unresolved).
@@ -128,13 +113,7 @@ impl Default for ClientConfig {
             adaptive: false,
             deadline: None,
             source: None,
-            min_packet_size: DEFAULT_MIN_PACKET_SIZE,
-            max_packet_size: DEFAULT_MAX_PACKET_SIZE,
-            inquire_wait: Duration::from_secs(10),
-            auth: None,
-            three_way: true,
-            send_version: true,
-            notice: None,
+            peer: PeerOptions::default(),
             linger: Duration::from_secs(2),
             max_outstanding: 16_384,
             subtract_peer_host_latency: false,
@@ -373,8 +352,7 @@ fn validate(c: &ClientConfig) -> Result<(), ClientError> {
     let err = |m: String| Err(ClientError::Config(m));
     // At least 64 bytes: room for a ping with a useful investigation list
     // and its reserve.
-    session::check_packet_sizes(c.min_packet_size, c.max_packet_size, 64)
-        .map_err(ClientError::Config)?;
+    c.peer.check_sizes(64).map_err(ClientError::Config)?;
     if !c.flood && !c.adaptive && c.interval.is_zero() {
         return err("interval must be positive (or use flood mode)".into());
     }
@@ -442,7 +420,7 @@ impl Client {
             max_seen: 4096,
             max_courtesy: 256,
             max_list_ids: 64,
-            inquire_wait: config.inquire_wait,
+            inquire_wait: config.peer.inquire_wait,
             // The client's state lives as long as the run; entries older
             // than the reference's 10 minutes are forgotten all the same.
             state_ttl: Duration::from_secs(600),
@@ -465,12 +443,12 @@ impl Client {
                 probes: 0,
                 errors: 0,
                 invalid: 0,
-                outbox: net::SendBatch::new(SEND_SLOTS, config.max_packet_size),
+                outbox: net::SendBatch::new(SEND_SLOTS, config.peer.max_packet_size),
                 outgoing: Vec::with_capacity(SEND_SLOTS),
             });
         }
         Ok(Client {
-            extended: session::own_segments(config.send_version, config.notice.as_deref()),
+            extended: config.peer.own_segments(),
             // A datagram of any size is read whole, as by `recv`.
             inbox: net::RecvBatch::new(RECV_SLOTS, MAX_DATAGRAM.next_power_of_two()),
             send_failures: Vec::new(),
@@ -642,7 +620,7 @@ impl Client {
         on_event: &mut dyn FnMut(&ClientEvent),
     ) -> Option<Instant> {
         let linger = self.config.linger;
-        let grace = self.config.inquire_wait.min(linger / 2);
+        let grace = self.config.peer.inquire_wait.min(linger / 2);
         let h = self.hosts.get_mut(i)?;
         let done_at = h.done_sending_at.unwrap_or(now);
         let end = done_at + linger;
@@ -685,8 +663,8 @@ impl Client {
             self.flush(i, on_event);
         }
         let investigate_after = match kind {
-            SentKind::Ping => self.config.inquire_wait,
-            SentKind::Probe => self.config.inquire_wait.min(self.config.linger / 2),
+            SentKind::Ping => self.config.peer.inquire_wait,
+            SentKind::Probe => self.config.peer.inquire_wait.min(self.config.linger / 2),
         };
         let Some(h) = self.hosts.get_mut(i) else {
             return;
@@ -696,12 +674,12 @@ impl Client {
         if let Some(v) = &self.extended {
             packet.opcodes.extended = Some(v.clone());
         }
-        let auth = self.config.auth.as_ref();
-        let max = self.config.max_packet_size;
+        let auth = self.config.peer.auth.as_ref();
+        let max = self.config.peer.max_packet_size;
         // Keep room for the reserve below; fit_within only trims optional
         // parts (version, courtesy, the investigation list).
         session::fit_within(packet, auth, max - INVESTIGATION_RESERVE);
-        let mut pad = self.config.min_packet_size;
+        let mut pad = self.config.peer.min_packet_size;
         if packet.opcodes.please_investigate.is_some() {
             pad = pad.max(packet.encoded_len(auth) + INVESTIGATION_RESERVE);
         }
@@ -815,7 +793,7 @@ impl Client {
         };
         let peer = h.target.addr;
         let n = bytes.len();
-        let decoded = match &self.config.auth {
+        let decoded = match &self.config.peer.auth {
             Some(auth) => codec::decode_authenticated(bytes, auth),
             None => codec::decode(bytes),
         };
@@ -843,7 +821,7 @@ impl Client {
         let wants_reply = h.session.handle(
             &packet,
             received_at,
-            self.config.three_way,
+            self.config.peer.three_way,
             &mut self.events,
             &mut self.reply,
         );
@@ -894,9 +872,9 @@ impl Client {
             reply,
             self.extended.as_deref(),
             n,
-            self.config.min_packet_size,
-            self.config.max_packet_size,
-            self.config.auth.as_ref(),
+            self.config.peer.min_packet_size,
+            self.config.peer.max_packet_size,
+            self.config.peer.auth.as_ref(),
             received_at,
         ) else {
             return;
@@ -928,7 +906,10 @@ mod tests {
         let t = vec![Target::new("lo", "127.0.0.1:1".parse().expect("addr"))];
         let bad = [
             ClientConfig {
-                min_packet_size: 600,
+                peer: PeerOptions {
+                    min_packet_size: 600,
+                    ..PeerOptions::default()
+                },
                 ..ClientConfig::default()
             },
             ClientConfig {

@@ -97,4 +97,4 @@ pub mod net;
 mod session;
 pub mod stats;
 
-pub use session::{LossDirection, PeerTextKind, PeerTexts, MAX_PEER_TEXT};
+pub use session::{LossDirection, PeerOptions, PeerTextKind, PeerTexts, MAX_PEER_TEXT};

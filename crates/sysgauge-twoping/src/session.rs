@@ -28,7 +28,10 @@
 //! once it was actually sent, so trimmed-away parts are not counted.
 
 use crate::auth::Auth;
-use crate::codec::{EncodeOptions, ExtendedSegment, MessageId, Packet, MAX_DATAGRAM};
+use crate::codec::{
+    EncodeOptions, ExtendedSegment, MessageId, Packet, DEFAULT_MAX_PACKET_SIZE,
+    DEFAULT_MIN_PACKET_SIZE, MAX_DATAGRAM,
+};
 use crate::idtable::IdTable;
 use crate::stats::{LossCounts, RttStats};
 use std::time::{Duration, Instant};
@@ -484,21 +487,77 @@ pub(crate) fn version_segment() -> ExtendedSegment {
     ExtendedSegment::ProgramVersion(format!("sysgauge-twoping {}", env!("CARGO_PKG_VERSION")))
 }
 
-/// The extended segments every packet of ours carries: the program
-/// version (unless turned off) and the notice (if any), as the reference
-/// puts them in its base packet. `None` when there are none.
-pub(crate) fn own_segments(
-    send_version: bool,
-    notice: Option<&str>,
-) -> Option<Vec<ExtendedSegment>> {
-    let mut v = Vec::new();
-    if send_version {
-        v.push(version_segment());
+/// What a client and a listener alike send and ask of their peers: how
+/// large their packets are, signing, the 3rd leg, their own version and
+/// notice, and how long an unanswered packet waits before it is asked
+/// about. `Default` gives the reference program's defaults.
+#[derive(Debug, Clone)]
+pub struct PeerOptions {
+    /// Pad packets to at least this size (default 128). A reply is padded
+    /// to it only when its request is larger than `max_packet_size` (else
+    /// to the request's size).
+    pub min_packet_size: usize,
+    /// Largest packet (default 512).
+    pub max_packet_size: usize,
+    /// Wait before asking about an unanswered packet (default 10 s).
+    pub inquire_wait: Duration,
+    /// Sign packets and require signed ones.
+    pub auth: Option<Auth>,
+    /// Ask for the 3rd leg when answering a peer's ping (default true).
+    pub three_way: bool,
+    /// Send our program version (default true).
+    pub send_version: bool,
+    /// Notice text sent in every packet (`--notice`; at most
+    /// [`MAX_PEER_TEXT`] bytes are sent). With the version, the first thing
+    /// a reply drops when it would be too large.
+    pub notice: Option<String>,
+}
+
+impl Default for PeerOptions {
+    fn default() -> Self {
+        PeerOptions {
+            min_packet_size: DEFAULT_MIN_PACKET_SIZE,
+            max_packet_size: DEFAULT_MAX_PACKET_SIZE,
+            inquire_wait: Duration::from_secs(10),
+            auth: None,
+            three_way: true,
+            send_version: true,
+            notice: None,
+        }
     }
-    if let Some(n) = notice {
-        v.push(ExtendedSegment::Notice(capped(n).to_string()));
+}
+
+impl PeerOptions {
+    /// The packet sizes make sense, `max_packet_size` being at least
+    /// `lowest` (what the side needs to say anything useful).
+    pub(crate) fn check_sizes(&self, lowest: usize) -> Result<(), String> {
+        let (min, max) = (self.min_packet_size, self.max_packet_size);
+        if min > max {
+            return Err(format!(
+                "min packet size {min} is above max packet size {max}"
+            ));
+        }
+        if max < lowest || max > MAX_DATAGRAM {
+            return Err(format!(
+                "max packet size {max} must be within {lowest}..={MAX_DATAGRAM}"
+            ));
+        }
+        Ok(())
     }
-    (!v.is_empty()).then_some(v)
+
+    /// The extended segments every packet of ours carries: the program
+    /// version (unless turned off) and the notice (if any), as the
+    /// reference puts them in its base packet. `None` when there are none.
+    pub(crate) fn own_segments(&self) -> Option<Vec<ExtendedSegment>> {
+        let mut v = Vec::new();
+        if self.send_version {
+            v.push(version_segment());
+        }
+        if let Some(n) = &self.notice {
+            v.push(ExtendedSegment::Notice(capped(n).to_string()));
+        }
+        (!v.is_empty()).then_some(v)
+    }
 }
 
 /// Size rules for a reply to a request of `request_len` bytes, given the
@@ -550,26 +609,10 @@ pub(crate) fn ready_reply<'a>(
     })
 }
 
-/// Checks a configured packet size range: `min` at most `max`, and `max`
-/// within `lowest..=MAX_DATAGRAM`.
-pub(crate) fn check_packet_sizes(min: usize, max: usize, lowest: usize) -> Result<(), String> {
-    if min > max {
-        return Err(format!(
-            "min packet size {min} is above max packet size {max}"
-        ));
-    }
-    if max < lowest || max > MAX_DATAGRAM {
-        return Err(format!(
-            "max packet size {max} must be within {lowest}..={MAX_DATAGRAM}"
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::{self, DEFAULT_MAX_PACKET_SIZE, DEFAULT_MIN_PACKET_SIZE};
+    use crate::codec;
 
     fn limits() -> SessionLimits {
         SessionLimits {

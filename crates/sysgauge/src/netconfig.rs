@@ -17,6 +17,7 @@ use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{ClientConfig, Target};
 use sysgauge_twoping::listener::{ListenerConfig, ListenerLimits, RateLimit};
 use sysgauge_twoping::net::{resolve, resolve_all, AddressFamily};
+use sysgauge_twoping::PeerOptions;
 
 /// Largest UDP payload; also the bound of the 2ping packet sizes.
 const MAX_DATAGRAM: usize = 65_507;
@@ -32,12 +33,10 @@ const MAX_SECONDS: f64 = 365.0 * 86_400.0;
 pub struct TwopingCommon {
     pub family: AddressFamily,
     pub port: u16,
-    pub min_packet_size: usize,
-    pub max_packet_size: usize,
-    pub inquire_wait: Duration,
-    pub auth: Option<Auth>,
+    /// What both send and ask of their peers (the reference's defaults
+    /// where no option says otherwise).
+    pub peer: PeerOptions,
     pub quiet: bool,
-    pub notice: Option<String>,
 }
 
 /// The shortest `--interval` of 2ping.
@@ -93,13 +92,16 @@ pub fn twoping_common(a: &TwopingArgs) -> Result<TwopingCommon> {
         Some(n) => Some(n.clone()),
     };
     Ok(TwopingCommon {
-        notice,
         family,
         port: a.port,
-        min_packet_size,
-        max_packet_size,
-        inquire_wait: seconds(a.inquire_wait, "--inquire-wait", false)?,
-        auth,
+        peer: PeerOptions {
+            min_packet_size,
+            max_packet_size,
+            inquire_wait: seconds(a.inquire_wait, "--inquire-wait", false)?,
+            auth,
+            notice,
+            ..PeerOptions::default()
+        },
         quiet: a.quiet,
     })
 }
@@ -129,10 +131,10 @@ pub struct PingConfig {
 
 pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
     let common = twoping_common(&a.twoping)?;
-    if common.max_packet_size < MIN_CLIENT_MAX_PACKET {
+    if common.peer.max_packet_size < MIN_CLIENT_MAX_PACKET {
         bail!(
             "--max-packet-size {} is too small for pinging: at least {MIN_CLIENT_MAX_PACKET} bytes",
-            common.max_packet_size
+            common.peer.max_packet_size
         );
     }
     if common.port == 0 {
@@ -206,11 +208,7 @@ pub fn ping_config(a: &PingArgs) -> Result<PingConfig> {
         adaptive: a.adaptive,
         deadline,
         source,
-        min_packet_size: common.min_packet_size,
-        max_packet_size: common.max_packet_size,
-        inquire_wait: common.inquire_wait,
-        auth: common.auth.clone(),
-        notice: common.notice.clone(),
+        peer: common.peer,
         linger,
         ..ClientConfig::default()
     };
@@ -261,11 +259,7 @@ pub fn listen_config(a: &ListenArgs) -> Result<ListenConfig> {
     let listener = ListenerConfig {
         addresses,
         port: common.port,
-        min_packet_size: common.min_packet_size,
-        max_packet_size: common.max_packet_size,
-        inquire_wait: common.inquire_wait,
-        auth: common.auth,
-        notice: common.notice,
+        peer: common.peer,
         limits: ListenerLimits {
             rate_limit,
             ..ListenerLimits::default()

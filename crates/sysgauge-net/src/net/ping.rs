@@ -341,7 +341,7 @@ fn no_reply(h: &HostSummary, config: &ClientConfig) -> String {
     let (name, addr) = (&h.target.name, h.target.addr);
     let port = addr.port();
     if h.invalid > 0 {
-        let check = match &config.auth {
+        let check = match &config.peer.auth {
             Some(auth) => format!(
                 "; a reply without our MAC comes from a listener without our key: \
                  start it with the same --auth and --auth-digest ({})",
@@ -355,7 +355,7 @@ fn no_reply(h: &HostSummary, config: &ClientConfig) -> String {
             plural(h.invalid, "datagram", "datagrams")
         );
     }
-    let key = match &config.auth {
+    let key = match &config.peer.auth {
         Some(auth) => format!(
             ", does its firewall let UDP port {port} through, and does it have our key? \
              A listener drops pings with a wrong MAC unanswered: check --auth and --auth-digest ({})",

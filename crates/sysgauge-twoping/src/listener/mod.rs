@@ -42,14 +42,12 @@ mod ratelimit;
 
 pub use ratelimit::{RateLimit, RateLimiter};
 
-use crate::auth::Auth;
 use crate::codec::{
-    self, DecodeErrorClass, ExtendedSegment, MessageId, Packet, DEFAULT_MAX_PACKET_SIZE,
-    DEFAULT_MIN_PACKET_SIZE, HEADER_LEN, MAX_DATAGRAM,
+    self, DecodeErrorClass, ExtendedSegment, MessageId, Packet, HEADER_LEN, MAX_DATAGRAM,
 };
 use crate::net::{self, Cancel};
 use crate::session::{
-    self, LossDirection, PeerTextKind, SentKind, Session, SessionEvent, SessionLimits,
+    self, LossDirection, PeerOptions, PeerTextKind, SentKind, Session, SessionEvent, SessionLimits,
 };
 use peers::PeerTable;
 use std::io;
@@ -116,23 +114,9 @@ pub struct ListenerConfig {
     /// Port of the wildcard addresses used when `addresses` is empty.
     /// Default 15998.
     pub port: u16,
-    /// Pad replies to at least this size when the request is larger than
-    /// `max_packet_size` (default 128).
-    pub min_packet_size: usize,
-    /// Largest reply (default 512).
-    pub max_packet_size: usize,
-    /// Wait before asking about our unanswered 2nd legs (default 10 s).
-    pub inquire_wait: Duration,
-    /// Require and send HMACs.
-    pub auth: Option<Auth>,
-    /// Ask for the 3rd leg (default true).
-    pub three_way: bool,
-    /// Send our program version in replies (default true; dropped first if
-    /// a reply would be too large).
-    pub send_version: bool,
-    /// Notice text sent in every reply (`--notice`; dropped with the
-    /// version if a reply would be too large).
-    pub notice: Option<String>,
+    /// Packet sizes, signing, the 3rd leg, version and notice, inquiry
+    /// wait (here: for our unanswered 2nd legs): as a client's.
+    pub peer: PeerOptions,
     /// Safety limits.
     pub limits: ListenerLimits,
     /// Longest wait in `poll`, hence the latency of noticing cancellation.
@@ -145,13 +129,7 @@ impl Default for ListenerConfig {
         ListenerConfig {
             addresses: Vec::new(),
             port: DEFAULT_PORT,
-            min_packet_size: DEFAULT_MIN_PACKET_SIZE,
-            max_packet_size: DEFAULT_MAX_PACKET_SIZE,
-            inquire_wait: Duration::from_secs(10),
-            auth: None,
-            three_way: true,
-            send_version: true,
-            notice: None,
+            peer: PeerOptions::default(),
             limits: ListenerLimits::default(),
             poll_timeout: Duration::from_millis(100),
         }
@@ -421,7 +399,9 @@ pub struct Listener {
 
 fn validate(config: &ListenerConfig) -> Result<(), ListenerError> {
     let err = |m: String| Err(ListenerError::Config(m));
-    session::check_packet_sizes(config.min_packet_size, config.max_packet_size, HEADER_LEN)
+    config
+        .peer
+        .check_sizes(HEADER_LEN)
         .map_err(ListenerError::Config)?;
     let l = &config.limits;
     if l.max_peers == 0 || l.max_ids_per_peer == 0 || l.max_batch == 0 {
@@ -492,7 +472,7 @@ impl Listener {
             // Courtesy IDs are small and flushed with every reply.
             max_courtesy: l.max_ids_per_peer.min(64),
             max_list_ids: l.max_list_ids.max(1),
-            inquire_wait: config.inquire_wait,
+            inquire_wait: config.peer.inquire_wait,
             state_ttl: l.state_ttl,
         };
         let limiter = l
@@ -502,14 +482,14 @@ impl Listener {
             peers: PeerTable::new(l.max_peers, limits, l.state_ttl),
             limiter,
             counters: Arc::new(ListenerCounters::default()),
-            extended: session::own_segments(config.send_version, config.notice.as_deref()),
+            extended: config.peer.own_segments(),
             sockets,
             // A datagram of any size is read whole, as by `recv_from`.
             inbox: net::RecvBatch::new(
                 l.max_batch.min(RECV_SLOTS),
                 MAX_DATAGRAM.next_power_of_two(),
             ),
-            outbox: net::SendBatch::new(SEND_SLOTS, config.max_packet_size),
+            outbox: net::SendBatch::new(SEND_SLOTS, config.peer.max_packet_size),
             outgoing: Vec::with_capacity(SEND_SLOTS),
             reply: Packet::default(),
             events: Vec::new(),
@@ -536,7 +516,7 @@ impl Listener {
             max_seen: l.max_ids_per_peer,
             max_courtesy: l.max_ids_per_peer.min(64),
             max_list_ids: l.max_list_ids,
-            inquire_wait: self.config.inquire_wait,
+            inquire_wait: self.config.peer.inquire_wait,
             state_ttl: l.state_ttl,
         };
         l.max_peers * 2 * (Session::max_bytes(&limits) + 64)
@@ -702,14 +682,14 @@ impl Listener {
                 // and whatever claims to come from it is answered only if
                 // its own MAC checks out, so the exemption costs at most
                 // one HMAC per datagram and never answers a forgery.
-                if !(trusted && self.config.auth.is_some()) {
+                if !(trusted && self.config.peer.auth.is_some()) {
                     return self.drop_packet(peer, DropReason::RateLimited, on_event);
                 }
                 over_limit = true;
             }
         }
         let n = bytes.len();
-        let decoded = match &self.config.auth {
+        let decoded = match &self.config.peer.auth {
             Some(auth) => codec::decode_authenticated(bytes, auth),
             None => codec::decode(bytes),
         };
@@ -735,7 +715,7 @@ impl Listener {
             return self.drop_packet(peer, DropReason::Unsupported, on_event);
         }
 
-        let three_way = self.config.three_way;
+        let three_way = self.config.peer.three_way;
         let mut events = std::mem::take(&mut self.events);
         let mut reply = std::mem::take(&mut self.reply);
         events.clear();
@@ -799,9 +779,9 @@ impl Listener {
             reply,
             self.extended.as_deref(),
             request_len,
-            self.config.min_packet_size,
-            self.config.max_packet_size,
-            self.config.auth.as_ref(),
+            self.config.peer.min_packet_size,
+            self.config.peer.max_packet_size,
+            self.config.peer.auth.as_ref(),
             received_at,
         ) else {
             return self.drop_packet(peer, DropReason::ReplyTooLarge, on_event);

@@ -20,6 +20,7 @@ use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{ClientConfig, ClientEvent, ClientReport, Target};
 use sysgauge_twoping::listener::ListenerConfig;
 use sysgauge_twoping::LossDirection;
+use sysgauge_twoping::PeerOptions;
 
 const READY: Duration = Duration::from_secs(15);
 const EXIT: Duration = Duration::from_secs(30);
@@ -142,7 +143,10 @@ fn hmac_interop_every_digest_both_ways() {
             ClientConfig {
                 count: Some(2),
                 interval: Duration::from_millis(100),
-                auth: Some(auth.clone()),
+                peer: PeerOptions {
+                    auth: Some(auth.clone()),
+                    ..PeerOptions::default()
+                },
                 ..ClientConfig::default()
             },
             addr,
@@ -154,7 +158,10 @@ fn hmac_interop_every_digest_both_ways() {
         // Reference client, our listener.
         let l = RunningListener::start(ListenerConfig {
             addresses: vec!["127.0.0.1:0".parse().expect("addr")],
-            auth: Some(auth),
+            peer: PeerOptions {
+                auth: Some(auth),
+                ..PeerOptions::default()
+            },
             ..ListenerConfig::default()
         });
         let out = reference_client("127.0.0.1", l.addr().port(), &ref_args, 2);
@@ -181,7 +188,10 @@ fn wrong_key_is_refused_both_ways() {
         ClientConfig {
             count: Some(2),
             interval: Duration::from_millis(100),
-            auth: Some(Auth::new(Digest::HmacSha256, "ours")),
+            peer: PeerOptions {
+                auth: Some(Auth::new(Digest::HmacSha256, "ours")),
+                ..PeerOptions::default()
+            },
             linger: Duration::ZERO,
             ..ClientConfig::default()
         },
@@ -196,7 +206,10 @@ fn wrong_key_is_refused_both_ways() {
 
     let l = RunningListener::start(ListenerConfig {
         addresses: vec!["127.0.0.1:0".parse().expect("addr")],
-        auth: Some(Auth::new(Digest::HmacMd5, "ours")),
+        peer: PeerOptions {
+            auth: Some(Auth::new(Digest::HmacMd5, "ours")),
+            ..PeerOptions::default()
+        },
         ..ListenerConfig::default()
     });
     let out = reference_client(
@@ -220,7 +233,10 @@ fn directional_against_reference(packet_loss: &str, expected: LossDirection) {
         ClientConfig {
             count: Some(40),
             interval: Duration::from_millis(25),
-            inquire_wait: Duration::from_millis(300),
+            peer: PeerOptions {
+                inquire_wait: Duration::from_millis(300),
+                ..PeerOptions::default()
+            },
             linger: Duration::from_secs(3),
             ..ClientConfig::default()
         },

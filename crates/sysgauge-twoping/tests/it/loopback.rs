@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use sysgauge_twoping::auth::{Auth, Digest};
 use sysgauge_twoping::client::{Client, ClientConfig, ClientEvent, ClientReport, Target};
 use sysgauge_twoping::listener::ListenerConfig;
+use sysgauge_twoping::PeerOptions;
 
 fn quick(count: u64) -> ClientConfig {
     ClientConfig {
@@ -116,13 +117,19 @@ fn hmac_every_digest_and_wrong_key() {
     for digest in Digest::ALL {
         let auth = Auth::new(digest, "shared secret");
         let l = RunningListener::start(ListenerConfig {
-            auth: Some(auth.clone()),
+            peer: PeerOptions {
+                auth: Some(auth.clone()),
+                ..PeerOptions::default()
+            },
             ..listener_on("127.0.0.1")
         });
         let report = against(
             &l,
             ClientConfig {
-                auth: Some(auth),
+                peer: PeerOptions {
+                    auth: Some(auth),
+                    ..PeerOptions::default()
+                },
                 ..quick(3)
             },
         );
@@ -131,13 +138,19 @@ fn hmac_every_digest_and_wrong_key() {
     }
 
     let l = RunningListener::start(ListenerConfig {
-        auth: Some(Auth::new(Digest::HmacSha256, "right")),
+        peer: PeerOptions {
+            auth: Some(Auth::new(Digest::HmacSha256, "right")),
+            ..PeerOptions::default()
+        },
         ..listener_on("127.0.0.1")
     });
     let report = against(
         &l,
         ClientConfig {
-            auth: Some(Auth::new(Digest::HmacSha256, "wrong")),
+            peer: PeerOptions {
+                auth: Some(Auth::new(Digest::HmacSha256, "wrong")),
+                ..PeerOptions::default()
+            },
             linger: Duration::from_millis(200),
             ..quick(3)
         },
@@ -239,7 +252,10 @@ fn listener_reports_loss_of_its_second_legs() {
     // unanswered; with a short inquire wait it asks, and our client (which
     // did receive them) answers "seen": inbound loss from the listener's side.
     let l = RunningListener::start(ListenerConfig {
-        inquire_wait: Duration::from_millis(100),
+        peer: PeerOptions {
+            inquire_wait: Duration::from_millis(100),
+            ..PeerOptions::default()
+        },
         ..listener_on("127.0.0.1")
     });
     let sock = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");

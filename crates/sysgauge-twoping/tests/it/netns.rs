@@ -27,6 +27,7 @@ use sysgauge_twoping::client::{Client, ClientConfig, ClientReport, Target};
 use sysgauge_twoping::listener::{Listener, ListenerConfig, PeerSummary};
 use sysgauge_twoping::net::{resolve, AddressFamily};
 use sysgauge_twoping::LossDirection;
+use sysgauge_twoping::PeerOptions;
 
 /// Loads an nftables rule set into namespace `ns`.
 fn nft(ns: &str, rules: &str) {
@@ -76,7 +77,10 @@ fn run_pair(pair: &VethPair, listen: String, target: String) -> Outcome {
         let addr = resolve(&listen, 15998, AddressFamily::Any).expect("listen address");
         let mut l = Listener::bind(ListenerConfig {
             addresses: vec![addr],
-            inquire_wait: Duration::from_millis(200),
+            peer: PeerOptions {
+                inquire_wait: Duration::from_millis(200),
+                ..PeerOptions::default()
+            },
             ..ListenerConfig::default()
         })
         .expect("bind listener in namespace");
@@ -93,7 +97,10 @@ fn run_pair(pair: &VethPair, listen: String, target: String) -> Outcome {
             ClientConfig {
                 count: Some(60),
                 interval: Duration::from_millis(20),
-                inquire_wait: Duration::from_millis(200),
+                peer: PeerOptions {
+                    inquire_wait: Duration::from_millis(200),
+                    ..PeerOptions::default()
+                },
                 linger: Duration::from_secs(3),
                 deadline: Some(Duration::from_secs(10)),
                 ..ClientConfig::default()

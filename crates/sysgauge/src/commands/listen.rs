@@ -129,7 +129,10 @@ fn ms(d: std::time::Duration) -> f64 {
 
 pub fn run(args: ListenArgs) -> Result<Exit> {
     let cfg = listen_config(&args)?;
-    let (min, max) = (cfg.listener.min_packet_size, cfg.listener.max_packet_size);
+    let (min, max) = (
+        cfg.listener.peer.min_packet_size,
+        cfg.listener.peer.max_packet_size,
+    );
     let rate_limit = cfg.listener.limits.rate_limit;
     let mut listener = Listener::bind(cfg.listener.clone()).map_err(|e| {
         let foreign = match &e {
@@ -162,7 +165,7 @@ pub fn run(args: ListenArgs) -> Result<Exit> {
         Some(rl) => eprintln!(
             "sysgauge: rate limit {} datagrams/s per source (IPv6: per /64), loopback{} exempt; --rate-limit 0 turns it off",
             rl.packets_per_second,
-            if cfg.listener.auth.is_some() {
+            if cfg.listener.peer.auth.is_some() {
                 " and authenticated clients"
             } else {
                 ""

@@ -196,8 +196,8 @@ pub fn run(args: PingArgs) -> Result<Exit> {
             "2PING {} ({}): {} to {} bytes of data.",
             t.name,
             t.addr.ip(),
-            ping.client.min_packet_size,
-            ping.client.max_packet_size
+            ping.client.peer.min_packet_size,
+            ping.client.peer.max_packet_size
         ));
     }
     let per_reply = !ping.quiet && !ping.client.flood;
