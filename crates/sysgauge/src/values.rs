@@ -11,6 +11,22 @@ use std::time::Duration;
 use sysgauge_core::size::{parse_count, parse_size, Bytes};
 use sysgauge_family::util::Count;
 
+/// `value` of `option` lies in `low..=high` (`unit` after the high end,
+/// `" seconds"` or `""`); else the one error every command gives for an
+/// option out of its range. NaN is outside every range.
+pub fn within<T: PartialOrd + Copy + fmt::Display>(
+    option: &str,
+    value: T,
+    low: T,
+    high: T,
+    unit: &str,
+) -> anyhow::Result<()> {
+    if (low..=high).contains(&value) {
+        return Ok(());
+    }
+    anyhow::bail!("{option} must be between {low} and {high}{unit}, not {value}")
+}
+
 /// A byte size in nice numbers: `512`, `64KiB`, `1.5G` (`1M` = 10^6,
 /// `1Mi` = `1MiB` = 2^20).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -234,6 +250,25 @@ impl FromStr for CpuList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_option_out_of_its_range_is_named_with_the_range() {
+        assert!(within("--forks", 1u32, 1, 256, "").is_ok());
+        assert!(within("--forks", 256u32, 1, 256, "").is_ok());
+        let shown = |r: anyhow::Result<()>| r.unwrap_err().to_string();
+        assert_eq!(
+            shown(within("--forks", 0u32, 1, 256, "")),
+            "--forks must be between 1 and 256, not 0"
+        );
+        assert_eq!(
+            shown(within("--flood-for", 601.5, 0.5, 600.0, " seconds")),
+            "--flood-for must be between 0.5 and 600 seconds, not 601.5"
+        );
+        assert_eq!(
+            shown(within("--flood-for", f64::NAN, 0.5, 600.0, " seconds")),
+            "--flood-for must be between 0.5 and 600 seconds, not NaN"
+        );
+    }
 
     #[test]
     fn sizes_and_counts() {

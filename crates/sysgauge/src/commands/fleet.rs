@@ -14,7 +14,7 @@ use crate::cli::DbArg;
 use crate::exit::Exit;
 use crate::machines::parse_record_text;
 use crate::upload::Uploader;
-use crate::values::{KeyValue, Seconds};
+use crate::values::{within, KeyValue, Seconds};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -312,12 +312,7 @@ pub(super) fn check_reach(t: &FleetHostsArgs) -> Result<Reach> {
     if t.timeout.0 < Duration::from_secs(1) {
         bail!("--timeout must be at least 1 second");
     }
-    if t.connect_timeout == 0 || t.connect_timeout > 300 {
-        bail!(
-            "--connect-timeout must be between 1 and 300 seconds, not {}",
-            t.connect_timeout
-        );
-    }
+    within("--connect-timeout", t.connect_timeout, 1, 300, " seconds")?;
     if let Some(p) = &t.ssh_config {
         // ssh reads it by its path: a FIFO would block ssh, /dev/zero fill
         // its memory.
@@ -380,9 +375,7 @@ pub(super) fn check_reach(t: &FleetHostsArgs) -> Result<Reach> {
 }
 
 fn check(a: &FleetRunArgs, state_file: &Path) -> Result<Option<Checked>> {
-    if a.forks == 0 || a.forks > 256 {
-        bail!("--forks must be between 1 and 256, not {}", a.forks);
-    }
+    within("--forks", a.forks, 1, 256, "")?;
     let Reach {
         given,
         settings,

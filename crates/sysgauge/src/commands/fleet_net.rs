@@ -17,6 +17,7 @@ use clap::{Args, ValueEnum};
 
 use crate::exit::Exit;
 use crate::machines::parse_record_text;
+use crate::values::within;
 use anyhow::{bail, Context, Result};
 use sysgauge_core::record::{Profile, RunRecord, RunStatus};
 use sysgauge_core::text::for_terminal;
@@ -127,24 +128,10 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
             hosts.len()
         );
     }
-    if !(1..=256).contains(&a.senders) {
-        bail!("--senders must be between 1 and 256, not {}", a.senders);
-    }
-    if !(a.flood_for.is_finite() && (0.5..=600.0).contains(&a.flood_for)) {
-        bail!(
-            "--flood-for must be between 0.5 and 600 seconds, not {}",
-            a.flood_for
-        );
-    }
-    if !(1..=100_000).contains(&a.pings) {
-        bail!("--pings must be between 1 and 100000, not {}", a.pings);
-    }
-    if !(a.ping_interval.is_finite() && (0.001..=60.0).contains(&a.ping_interval)) {
-        bail!(
-            "--ping-interval must be between 0.001 and 60 seconds, not {}",
-            a.ping_interval
-        );
-    }
+    within("--senders", a.senders, 1, 256, "")?;
+    within("--flood-for", a.flood_for, 0.5, 600.0, " seconds")?;
+    within("--pings", a.pings, 1, 100_000, "")?;
+    within("--ping-interval", a.ping_interval, 0.001, 60.0, " seconds")?;
     let members: Vec<MatrixHost> = hosts
         .iter()
         .map(|h| MatrixHost {

@@ -177,12 +177,13 @@ fn parse(args: &SshArgs, cfg: &MeasureConfig) -> Result<Parsed> {
     if let (Some(p), Target::Local) = (&args.sink, &target) {
         crate::db::refuse_database_as_output(p, "--sink")?;
     }
-    if args.connect_timeout == 0 || args.connect_timeout > 300 {
-        bail!(
-            "--connect-timeout must be between 1 and 300 seconds, not {}",
-            args.connect_timeout
-        );
-    }
+    crate::values::within(
+        "--connect-timeout",
+        args.connect_timeout,
+        1,
+        300,
+        " seconds",
+    )?;
     let config = match (&args.ssh_config, &target) {
         (None, _) => None,
         (Some(_), Target::Local) => bail!(

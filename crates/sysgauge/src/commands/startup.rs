@@ -227,9 +227,7 @@ pub fn options_from(args: &StartupArgs) -> Result<StartupOptions> {
         }
         commands.push(v.clone());
     }
-    if args.runs == 0 || args.runs > 10_000_000 {
-        bail!("--runs must be between 1 and 10000000, not {}", args.runs);
-    }
+    crate::values::within("--runs", args.runs, 1, 10_000_000, "")?;
     if let Some(m) = args.max_runs {
         if m < args.runs {
             bail!("--max-runs {m} is below --runs {}", args.runs);
