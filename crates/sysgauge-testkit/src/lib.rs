@@ -6,13 +6,13 @@
 //! `SYSGAUGE_REQUIRE_ALL=1` as CI sets), the harness that stops the real
 //! `sysgauge` binary with a signal after its first cases are done, child
 //! processes killed on drop (a server, the reference `2ping`), what a test
-//! asks of the machine (programs, root, free ports, OpenSSH, processes by
-//! command line), two network namespaces joined by a veth link, and a
-//! bridge LAN of host namespaces (`netns::Hub`) for fleet tests, a real
-//! PostgreSQL server in a temporary directory (`PgServer`), and a
-//! certificate made by openssl for an HTTPS site. This
-//! crate is a dev-dependency only (`publish = false`); nothing that ships
-//! depends on it.
+//! asks of the machine (programs, root, free ports, OpenSSH and the private
+//! directory its private sshd starts from, processes by command line), two
+//! network namespaces joined by a veth link, and a bridge LAN of host
+//! namespaces (`netns::Hub`) for fleet tests, a real PostgreSQL server in a
+//! temporary directory (`PgServer`), and a certificate made by openssl for
+//! an HTTPS site. This crate is a dev-dependency only (`publish = false`);
+//! nothing that ships depends on it.
 
 #![forbid(unsafe_code)]
 
@@ -26,8 +26,8 @@ pub use certificate::self_signed_certificate;
 pub use child::{reference_2ping_listener, ChildGuard};
 pub use postgres::{postgres_bin_dir, require_postgres, PgServer};
 pub use system::{
-    free_udp_port, is_root, mkfifo, on_path, output_of_success, processes_mentioning,
-    require_openssh, run_checked, Process,
+    free_udp_port, is_root, mkfifo, on_path, output_of_success, private_tempdir,
+    processes_mentioning, require_openssh, run_checked, Process,
 };
 
 use std::io::{BufRead, BufReader, Write};
