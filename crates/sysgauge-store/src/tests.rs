@@ -302,20 +302,11 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-fn mkfifo(path: &Path) {
-    let ok = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mkfifo {}", path.display());
-}
-
 #[test]
 fn special_files_refused_untouched() {
     let dir = tmp();
     let fifo = dir.path().join("fifo");
-    mkfifo(&fifo);
+    sysgauge_testkit::mkfifo(&fifo);
     let link = dir.path().join("link-to-fifo");
     std::os::unix::fs::symlink(&fifo, &link).unwrap();
     let dangling = dir.path().join("dangling");
