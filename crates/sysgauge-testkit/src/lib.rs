@@ -7,7 +7,8 @@
 //! `sysgauge` binary with a signal after its first cases are done, child
 //! processes killed on drop (a server, the reference `2ping`), what a test
 //! asks of the machine (programs, root, free ports, OpenSSH and the private
-//! directory its private sshd starts from, processes by command line), two
+//! directory its private sshd starts from, processes by command line), the
+//! proof that a refused action left a file as it was, two
 //! network namespaces joined by a veth link, and a bridge LAN of host
 //! namespaces (`netns::Hub`) for fleet tests, a real PostgreSQL server in a
 //! temporary directory (`PgServer`), and a certificate made by openssl for
@@ -31,6 +32,7 @@ pub use system::{
 };
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -87,6 +89,22 @@ pub fn require(what: &str, available: bool, hint: &str) -> bool {
 pub fn require_some<T>(what: &str, found: Option<T>, hint: &str) -> Option<T> {
     require(what, found.is_some(), hint);
     found
+}
+
+/// Runs `act` and asserts that it left `file` (a regular file, or none: a
+/// FIFO would block the reads) byte for byte as it was: how a test proves
+/// that a refused command or open wrote nothing. Returns what `act`
+/// returned.
+#[track_caller]
+pub fn leaves_untouched<T>(file: &Path, act: impl FnOnce() -> T) -> T {
+    let before = std::fs::read(file).ok();
+    let out = act();
+    assert!(
+        std::fs::read(file).ok() == before,
+        "{} was modified",
+        file.display()
+    );
+    out
 }
 
 /// Two tests of one scenario, on 127.0.0.1 and on ::1, each of which runs
