@@ -119,6 +119,19 @@ impl<O: Any + Send + Sync + Default> Family for FamilyDef<O> {
     }
 }
 
+/// One benchmark per kind, in the kinds' order, boxed as `benchmarks`
+/// returns them: for a family whose benchmarks are one type told apart by
+/// a kind (`Kind::ALL`, `Method::ALL`).
+pub fn one_per_kind<K: Copy, B: Benchmark + 'static>(
+    kinds: &[K],
+    make: impl Fn(K) -> B,
+) -> Vec<Box<dyn Benchmark>> {
+    kinds
+        .iter()
+        .map(|&k| Box::new(make(k)) as Box<dyn Benchmark>)
+        .collect()
+}
+
 /// Registers a family from its own folder: defines the folder's `FAMILY`
 /// (the one line it takes in `FAMILIES`) from its name, options type, time
 /// slices, summary, renderer and (optionally) its figures across machines,
