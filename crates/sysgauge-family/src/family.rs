@@ -1,9 +1,10 @@
 //! The family contract: what a family implements and registers (the
-//! `Family` trait, `FamilyDef` and `register_family!`), what it is
-//! described by (`FamilyInfo`), the figures it draws (`FamilyChart`) and
-//! the options it is built from (`Options`). Families import this crate,
-//! never the registry that lists them (sysgauge-registry), so the list sits
-//! above the families and nothing below it imports it.
+//! `Family` trait, `FamilyDef` and `register_family!`; `one_per_kind` for
+//! its `benchmarks` list), what it is described by (`FamilyInfo`), the
+//! figures it draws (`FamilyChart`) and the options it is built from
+//! (`Options`). Families import this crate, never the registry that lists
+//! them (sysgauge-registry), so the list sits above the families and
+//! nothing below it imports it.
 
 use crate::util::by_profile;
 use std::any::{Any, TypeId};
