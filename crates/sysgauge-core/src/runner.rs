@@ -492,70 +492,87 @@ mod tests {
     use crate::unit::{Better, Unit};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    struct Fixed {
+    type RunFn<'a> =
+        dyn Fn(&mut RunCtx, &Params) -> Result<Vec<Metric>, BenchError> + Send + Sync + 'a;
+
+    /// The benchmark of a test: an id, a description, its cases (one
+    /// empty case unless given others), what it requires or is derived
+    /// from, and what `run` does, as a closure; `calls` counts the runs.
+    struct Scripted<'a> {
         id: &'static str,
-        samples: Vec<f64>,
+        description: Description,
+        requirements: Vec<Requirement>,
+        derived_from: Vec<String>,
+        cases: Vec<Params>,
+        run: Box<RunFn<'a>>,
         calls: AtomicUsize,
     }
 
-    impl Fixed {
-        fn new(id: &'static str, samples: Vec<f64>) -> Fixed {
-            Fixed {
+    impl<'a> Scripted<'a> {
+        fn new(
+            id: &'static str,
+            description: Description,
+            run: impl Fn(&mut RunCtx, &Params) -> Result<Vec<Metric>, BenchError> + Send + Sync + 'a,
+        ) -> Scripted<'a> {
+            Scripted {
                 id,
-                samples,
+                description,
+                requirements: Vec::new(),
+                derived_from: Vec::new(),
+                cases: vec![Params::new()],
+                run: Box::new(run),
                 calls: AtomicUsize::new(0),
             }
         }
     }
 
-    impl Benchmark for Fixed {
+    impl Benchmark for Scripted<'_> {
         fn id(&self) -> &str {
             self.id
         }
         fn describe(&self) -> Description {
-            Description::new("fixed samples", Unit::MBps, Better::Higher).version(3)
+            self.description.clone()
+        }
+        fn requirements(&self) -> Vec<Requirement> {
+            self.requirements.clone()
+        }
+        fn derived_from(&self) -> Vec<String> {
+            self.derived_from.clone()
         }
         fn cases(&self, _plan: &Plan) -> Vec<Params> {
-            vec![
-                Params::new().with("size", 1u64),
-                Params::new().with("size", 2u64),
-            ]
+            self.cases.clone()
         }
         fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
             self.calls.fetch_add(1, Ordering::SeqCst);
-            ctx.note_param("seen", true);
-            if params.get_u64("size") == Some(2) && self.id == "t.fail" {
-                return Err(BenchError::failed("broken"));
-            }
-            if self.id == "t.panic" {
-                panic!("kaboom");
-            }
-            Ok(vec![Metric::new(
-                "throughput",
-                Unit::MBps,
-                Better::Higher,
-                self.samples.clone(),
-            )
-            .ok_or_else(|| BenchError::failed("no samples"))?])
+            (self.run)(ctx, params)
         }
     }
 
-    struct NeedsMissing;
-    impl Benchmark for NeedsMissing {
-        fn id(&self) -> &str {
-            "u.missing"
-        }
-        fn describe(&self) -> Description {
-            Description::new("needs a missing program", Unit::MBps, Better::Higher)
-        }
-        fn requirements(&self) -> Vec<Requirement> {
-            vec![Requirement::program("sysgauge-absent-tool", "absent-pkg")]
-        }
-        fn cases(&self, _plan: &Plan) -> Vec<Params> {
-            vec![Params::new()]
-        }
-        fn run(&self, _ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
-            panic!("must not run");
+    /// A metric of `samples` where higher is better.
+    fn higher(name: &str, unit: Unit, samples: Vec<f64>) -> Result<Metric, BenchError> {
+        Metric::new(name, unit, Better::Higher, samples)
+            .ok_or_else(|| BenchError::failed("no samples"))
+    }
+
+    /// Two cases (size 1 and 2) that measure `samples` and note a param;
+    /// `t.fail` fails its second case and `t.panic` panics.
+    fn fixed(id: &'static str, samples: Vec<f64>) -> Scripted<'static> {
+        let description = Description::new("fixed samples", Unit::MBps, Better::Higher).version(3);
+        Scripted {
+            cases: vec![
+                Params::new().with("size", 1u64),
+                Params::new().with("size", 2u64),
+            ],
+            ..Scripted::new(id, description, move |ctx, params| {
+                ctx.note_param("seen", true);
+                if params.get_u64("size") == Some(2) && id == "t.fail" {
+                    return Err(BenchError::failed("broken"));
+                }
+                if id == "t.panic" {
+                    panic!("kaboom");
+                }
+                Ok(vec![higher("throughput", Unit::MBps, samples.clone())?])
+            })
         }
     }
 
@@ -591,6 +608,17 @@ mod tests {
         fn case_started(&mut self, i: usize, total: usize, id: &str, _p: &Params) {
             self.events.push(format!("case {i}/{total} {id}"));
         }
+        fn round_finished(
+            &mut self,
+            _i: usize,
+            _t: usize,
+            round: u32,
+            rounds: u32,
+            r: &ResultRecord,
+        ) {
+            self.events
+                .push(format!("round {round}/{rounds} {}", r.bench_id));
+        }
         fn case_finished(
             &mut self,
             _i: usize,
@@ -621,11 +649,18 @@ mod tests {
 
     #[test]
     fn statuses_noise_and_events() {
-        let steady = Fixed::new("t.steady", vec![100.0, 101.0, 99.0]);
-        let noisy = Fixed::new("t.noisy", vec![100.0, 150.0, 60.0]);
-        let failing = Fixed::new("t.fail", vec![1.0]);
-        let panicking = Fixed::new("t.panic", vec![1.0]);
-        let missing = NeedsMissing;
+        let steady = fixed("t.steady", vec![100.0, 101.0, 99.0]);
+        let noisy = fixed("t.noisy", vec![100.0, 150.0, 60.0]);
+        let failing = fixed("t.fail", vec![1.0]);
+        let panicking = fixed("t.panic", vec![1.0]);
+        let missing = Scripted {
+            requirements: vec![Requirement::program("sysgauge-absent-tool", "absent-pkg")],
+            ..Scripted::new(
+                "u.missing",
+                Description::new("needs a missing program", Unit::MBps, Better::Higher),
+                |_, _| panic!("must not run"),
+            )
+        };
         let benches: Vec<&dyn Benchmark> = vec![&steady, &noisy, &failing, &panicking, &missing];
         let clock = Arc::new(FakeClock::new(Duration::from_micros(1)));
         let runner = Runner::new(benches, config(), clock, CancelToken::new());
@@ -676,36 +711,22 @@ mod tests {
         assert_eq!(seen.map(|f| f.message.as_str()), Some("9 cases seen"));
     }
 
-    struct Secondary;
-    impl Benchmark for Secondary {
-        fn id(&self) -> &str {
-            "s.two"
-        }
-        fn describe(&self) -> Description {
+    #[test]
+    fn only_the_headline_metric_makes_a_case_noisy() {
+        let b = Scripted::new(
+            "s.two",
             Description::new(
                 "steady headline, noisy secondary metric",
                 Unit::MBps,
                 Better::Higher,
-            )
-        }
-        fn cases(&self, _plan: &Plan) -> Vec<Params> {
-            vec![Params::new()]
-        }
-        fn run(&self, _ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
-            let m = |name: &str, s: Vec<f64>| {
-                Metric::new(name, Unit::MBps, Better::Higher, s)
-                    .ok_or_else(|| BenchError::failed("none"))
-            };
-            Ok(vec![
-                m("throughput", vec![100.0, 100.5, 99.5])?,
-                m("sys_share", vec![1.0, 9.0, 0.1])?,
-            ])
-        }
-    }
-
-    #[test]
-    fn only_the_headline_metric_makes_a_case_noisy() {
-        let b = Secondary;
+            ),
+            |_, _| {
+                Ok(vec![
+                    higher("throughput", Unit::MBps, vec![100.0, 100.5, 99.5])?,
+                    higher("sys_share", Unit::MBps, vec![1.0, 9.0, 0.1])?,
+                ])
+            },
+        );
         let runner = Runner::new(
             vec![&b],
             config(),
@@ -717,32 +738,24 @@ mod tests {
         assert!(done.results[0].findings.is_empty());
     }
 
-    struct Cancelling(CancelToken);
-    impl Benchmark for Cancelling {
-        fn id(&self) -> &str {
-            "c.cancel"
-        }
-        fn describe(&self) -> Description {
-            Description::new("cancels", Unit::MBps, Better::Higher)
-        }
-        fn cases(&self, _plan: &Plan) -> Vec<Params> {
-            (0..4u64).map(|i| Params::new().with("i", i)).collect()
-        }
-        fn run(&self, ctx: &mut RunCtx, params: &Params) -> Result<Vec<Metric>, BenchError> {
-            if params.get_u64("i") == Some(1) {
-                self.0.cancel();
-            }
-            let s = ctx.measure_rate(|n| Ok(n as f64))?;
-            Metric::new("rate", Unit::OpsPerSec, Better::Higher, s)
-                .map(|m| vec![m])
-                .ok_or_else(|| BenchError::failed("none"))
-        }
-    }
-
     #[test]
     fn cancellation_marks_interrupted_and_keeps_finished() {
         let cancel = CancelToken::new();
-        let b = Cancelling(cancel.clone());
+        let token = cancel.clone();
+        let b = Scripted {
+            cases: (0..4u64).map(|i| Params::new().with("i", i)).collect(),
+            ..Scripted::new(
+                "c.cancel",
+                Description::new("cancels", Unit::MBps, Better::Higher),
+                move |ctx, params| {
+                    if params.get_u64("i") == Some(1) {
+                        token.cancel();
+                    }
+                    let s = ctx.measure_rate(|n| Ok(n as f64))?;
+                    Ok(vec![higher("rate", Unit::OpsPerSec, s)?])
+                },
+            )
+        };
         let runner = Runner::new(vec![&b], config(), Arc::new(MonotonicClock::new()), cancel);
         let mut rec = Recorder::default();
         let done = runner.run(record(), &mut rec).unwrap();
@@ -768,7 +781,7 @@ mod tests {
 
     #[test]
     fn sink_error_stops_run() {
-        let b = Fixed::new("t.steady", vec![1.0]);
+        let b = fixed("t.steady", vec![1.0]);
         let runner = Runner::new(
             vec![&b],
             config(),
@@ -777,26 +790,23 @@ mod tests {
         );
         let r = runner.run(record(), &mut FailingSink);
         assert!(r.is_err());
-        assert_eq!(b.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(b.calls.load(Ordering::SeqCst), 1, "the run went on");
     }
 
     /// A case whose value (`levels`) and spread between repetitions
     /// (`spreads`, a share of the value) change from call (round) to call.
-    struct Jumping {
-        id: &'static str,
-        levels: Vec<f64>,
-        spreads: Vec<f64>,
-        calls: AtomicUsize,
-    }
-    impl Jumping {
-        fn new(id: &'static str, levels: &[f64], spreads: &[f64]) -> Jumping {
-            Jumping {
-                id,
-                levels: levels.to_vec(),
-                spreads: spreads.to_vec(),
-                calls: AtomicUsize::new(0),
-            }
-        }
+    fn jumping(id: &'static str, levels: &[f64], spreads: &[f64]) -> Scripted<'static> {
+        let (levels, spreads) = (levels.to_vec(), spreads.to_vec());
+        let calls = AtomicUsize::new(0);
+        let description = Description::new("jumps between rounds", Unit::OpsPerSec, Better::Higher)
+            .depends_on("a journal left behind by the previous round");
+        Scripted::new(id, description, move |_, _| {
+            let i = calls.fetch_add(1, Ordering::SeqCst);
+            let level = levels[i % levels.len()];
+            let spread = spreads[i % spreads.len()];
+            let samples = vec![level * (1.0 - spread), level, level * (1.0 + spread)];
+            Ok(vec![higher("rate", Unit::OpsPerSec, samples)?])
+        })
     }
 
     /// A runner of `benches` in three rounds.
@@ -812,79 +822,33 @@ mod tests {
         )
     }
 
-    impl Benchmark for Jumping {
-        fn id(&self) -> &str {
-            self.id
-        }
-        fn describe(&self) -> Description {
-            Description::new("jumps between rounds", Unit::OpsPerSec, Better::Higher)
-                .depends_on("a journal left behind by the previous round")
-        }
-        fn cases(&self, _plan: &Plan) -> Vec<Params> {
-            vec![Params::new()]
-        }
-        fn run(&self, _ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
-            let i = self.calls.fetch_add(1, Ordering::SeqCst);
-            let level = self.levels[i % self.levels.len()];
-            let spread = self.spreads[i % self.spreads.len()];
-            let samples = vec![level * (1.0 - spread), level, level * (1.0 + spread)];
-            Metric::new("rate", Unit::OpsPerSec, Better::Higher, samples)
-                .map(|m| vec![m])
-                .ok_or_else(|| BenchError::failed("none"))
-        }
-    }
-
-    #[derive(Default)]
-    struct RoundLog(Vec<String>);
-    impl Sink for RoundLog {
-        fn case_started(&mut self, i: usize, total: usize, id: &str, _p: &Params) {
-            self.0.push(format!("start {i}/{total} {id}"));
-        }
-        fn round_finished(
-            &mut self,
-            _i: usize,
-            _t: usize,
-            round: u32,
-            rounds: u32,
-            r: &ResultRecord,
-        ) {
-            self.0
-                .push(format!("round {round}/{rounds} {}", r.bench_id));
-        }
-        fn case_finished(
-            &mut self,
-            _i: usize,
-            _t: usize,
-            r: &ResultRecord,
-        ) -> Result<(), SinkError> {
-            self.0.push(format!("done {}", r.bench_id));
-            Ok(())
-        }
-    }
-
     #[test]
     fn rounds_are_interleaved_merged_and_judged() {
-        let jumping = Jumping::new("j.create", &[2000.0, 76_000.0, 40_000.0], &[0.002]);
-        let steady = Jumping::new("k.steady", &[1000.0, 1003.0, 998.0], &[0.002]);
-        let runner = in_three_rounds(vec![&jumping, &steady]);
-        let mut log = RoundLog::default();
-        let done = runner.run(record(), &mut log).unwrap();
+        let jumps = jumping("j.create", &[2000.0, 76_000.0, 40_000.0], &[0.002]);
+        let steady = jumping("k.steady", &[1000.0, 1003.0, 998.0], &[0.002]);
+        let runner = in_three_rounds(vec![&jumps, &steady]);
+        let mut rec = Recorder::default();
+        let done = runner.run(record(), &mut rec).unwrap();
         // Round 1 of every case, then round 2 …; each case stored once.
         assert_eq!(
-            log.0,
+            rec.events,
             vec![
-                "start 0/6 j.create",
+                "start",
+                "case 0/6 j.create",
                 "round 1/3 j.create",
-                "start 1/6 k.steady",
+                "case 1/6 k.steady",
                 "round 1/3 k.steady",
-                "start 2/6 j.create",
+                "case 2/6 j.create",
                 "round 2/3 j.create",
-                "start 3/6 k.steady",
+                "case 3/6 k.steady",
                 "round 2/3 k.steady",
-                "start 4/6 j.create",
-                "done j.create",
-                "start 5/6 k.steady",
-                "done k.steady",
+                "case 4/6 j.create",
+                "done j.create ok",
+                "case 5/6 k.steady",
+                "done k.steady ok",
+                "closing",
+                "finished with t-seen",
+                "end complete",
             ]
         );
         assert_eq!(done.results.len(), 2);
@@ -916,10 +880,10 @@ mod tests {
     /// rounds' own spreads, not that one round was above the threshold.
     #[test]
     fn with_rounds_noise_is_judged_on_the_median_rounds_spread() {
-        let one_noisy_round = Jumping::new("s.one", &[1000.0], &[0.016, 0.06, 0.03]);
-        let noisy = Jumping::new("s.two", &[1000.0], &[0.07, 0.02, 0.08]);
+        let one_noisy_round = jumping("s.one", &[1000.0], &[0.016, 0.06, 0.03]);
+        let noisy = jumping("s.two", &[1000.0], &[0.07, 0.02, 0.08]);
         let runner = in_three_rounds(vec![&one_noisy_round, &noisy]);
-        let done = runner.run(record(), &mut RoundLog::default()).unwrap();
+        let done = runner.run(record(), &mut Recorder::default()).unwrap();
         let noise = |r: &ResultRecord| -> Vec<String> {
             r.findings
                 .iter()
@@ -956,32 +920,18 @@ mod tests {
         }
     }
 
-    /// A case computed from another's results.
-    struct Derived;
-    impl Benchmark for Derived {
-        fn id(&self) -> &str {
-            "t.index"
-        }
-        fn describe(&self) -> Description {
-            Description::new("computed from t.steady", Unit::Index, Better::Higher)
-        }
-        fn derived_from(&self) -> Vec<String> {
-            vec!["t.steady".into()]
-        }
-        fn cases(&self, _plan: &Plan) -> Vec<Params> {
-            vec![Params::new()]
-        }
-        fn run(&self, _ctx: &mut RunCtx, _params: &Params) -> Result<Vec<Metric>, BenchError> {
-            Metric::new("index", Unit::Index, Better::Higher, vec![1000.0])
-                .map(|m| vec![m])
-                .ok_or_else(|| BenchError::failed("none"))
-        }
-    }
-
     #[test]
     fn a_computed_case_gets_no_telemetry() {
-        let measured = Fixed::new("t.steady", vec![1.0]);
-        let derived = Derived;
+        let measured = fixed("t.steady", vec![1.0]);
+        // A case computed from another's results.
+        let derived = Scripted {
+            derived_from: vec!["t.steady".into()],
+            ..Scripted::new(
+                "t.index",
+                Description::new("computed from t.steady", Unit::Index, Better::Higher),
+                |_, _| Ok(vec![higher("index", Unit::Index, vec![1000.0])?]),
+            )
+        };
         let runner = Runner::new(
             vec![&measured, &derived],
             config(),
@@ -1001,9 +951,9 @@ mod tests {
 
     #[test]
     fn a_family_seen_again_later_is_a_separate_session() {
-        let a1 = Fixed::new("a.first", vec![1.0]);
-        let b = Fixed::new("b.middle", vec![1.0]);
-        let a2 = Fixed::new("a.again", vec![1.0]);
+        let a1 = fixed("a.first", vec![1.0]);
+        let b = fixed("b.middle", vec![1.0]);
+        let a2 = fixed("a.again", vec![1.0]);
         let runner = Runner::new(
             vec![&a1, &b, &a2],
             config(),

@@ -86,6 +86,16 @@ fn owner_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
+/// The metadata of `path` when it is a directory of this user's, not a
+/// symbolic link to one: what a sweep of directories left behind by dead
+/// processes (scratch directories, the fleet's control directories) may
+/// remove. A link could point anywhere, and another user's directory was
+/// not made by us.
+pub fn own_directory(path: &Path) -> Option<std::fs::Metadata> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    (meta.is_dir() && meta.uid() == rustix::process::geteuid().as_raw()).then_some(meta)
+}
+
 /// Remove the scratch directories in `parent` left by sysgauge processes
 /// that no longer exist (killed before they could clean up). Only real
 /// directories (not symlinks) owned by this user are touched, and nothing
@@ -99,7 +109,6 @@ pub fn remove_stale(parent: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return removed;
     };
-    let uid = rustix::process::geteuid().as_raw();
     let own = std::process::id();
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -110,10 +119,7 @@ pub fn remove_stale(parent: &Path) -> Vec<PathBuf> {
             continue;
         }
         let path = entry.path();
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if !meta.is_dir() || meta.uid() != uid {
+        if own_directory(&path).is_none() {
             continue;
         }
         if std::fs::remove_dir_all(&path).is_ok() {
@@ -172,5 +178,25 @@ mod tests {
         assert!(!stale.exists());
         assert!(live.exists());
         assert!(other.exists());
+    }
+
+    #[test]
+    fn only_own_real_directories_count_as_own() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("dir");
+        std::fs::create_dir(&dir).unwrap();
+        let link = base.path().join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        let file = base.path().join("file");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(own_directory(&dir).is_some_and(|m| m.is_dir()));
+        for not_ours in [&link, &file, &base.path().join("missing")] {
+            assert!(own_directory(not_ours).is_none(), "{}", not_ours.display());
+        }
+        // Another user's directory (only root can give one away).
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
+            assert!(own_directory(&dir).is_none());
+        }
     }
 }

@@ -1,9 +1,10 @@
 //! The family contract: what a family implements and registers (the
-//! `Family` trait, `FamilyDef` and `register_family!`), what it is
-//! described by (`FamilyInfo`), the figures it draws (`FamilyChart`) and
-//! the options it is built from (`Options`). Families import this crate,
-//! never the registry that lists them (sysgauge-registry), so the list sits
-//! above the families and nothing below it imports it.
+//! `Family` trait, `FamilyDef` and `register_family!`; `one_per_kind` for
+//! its `benchmarks` list), what it is described by (`FamilyInfo`), the
+//! figures it draws (`FamilyChart`) and the options it is built from
+//! (`Options`). Families import this crate, never the registry that lists
+//! them (sysgauge-registry), so the list sits above the families and
+//! nothing below it imports it.
 
 use crate::util::by_profile;
 use std::any::{Any, TypeId};
@@ -117,6 +118,19 @@ impl<O: Any + Send + Sync + Default> Family for FamilyDef<O> {
     fn charts(&self) -> &'static [FamilyChart] {
         self.charts
     }
+}
+
+/// One benchmark per kind, in the kinds' order, boxed as `benchmarks`
+/// returns them: for a family whose benchmarks are one type told apart by
+/// a kind (`Kind::ALL`, `Method::ALL`).
+pub fn one_per_kind<K: Copy, B: Benchmark + 'static>(
+    kinds: &[K],
+    make: impl Fn(K) -> B,
+) -> Vec<Box<dyn Benchmark>> {
+    kinds
+        .iter()
+        .map(|&k| Box::new(make(k)) as Box<dyn Benchmark>)
+        .collect()
 }
 
 /// Registers a family from its own folder: defines the folder's `FAMILY`

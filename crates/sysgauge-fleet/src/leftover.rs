@@ -39,6 +39,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
+use sysgauge_core::scratch::own_directory;
 
 /// The name of a control directory's owner file.
 pub const OWNER_FILE: &str = "owner";
@@ -269,12 +270,9 @@ pub fn reap_abandoned(tmp: &Path) -> Vec<Reaped> {
             continue;
         }
         let dir = e.path();
-        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+        let Some(meta) = own_directory(&dir) else {
             continue;
         };
-        if !meta.is_dir() || meta.uid() != uid {
-            continue;
-        }
         match read_owner(&dir) {
             Some((pid, start)) if is_alive(pid, start) => {}
             Some(_) => candidates.push((dir, true)),

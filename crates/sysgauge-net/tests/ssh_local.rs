@@ -15,7 +15,7 @@ use sysgauge_net::ssh::client::SshError;
 use sysgauge_net::ssh::server::{LocalServer, ServerOptions, SSHD};
 use sysgauge_net::ssh::session::{ClientSettings, Session, Target};
 use sysgauge_net::ssh::{benchmarks, SshOptions};
-use sysgauge_testkit::{processes_mentioning, require_openssh};
+use sysgauge_testkit::{private_tempdir, processes_mentioning, require_openssh};
 
 fn have_openssh() -> bool {
     require_openssh(Path::new(SSHD))
@@ -107,11 +107,7 @@ fn discovery_finds_what_a_restricted_server_accepts() {
     if !have_openssh() {
         return;
     }
-    let dir = tempfile::Builder::new()
-        // The private sshd runs only from a directory that is ours and 0700.
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .tempdir()
-        .unwrap();
+    let dir = private_tempdir();
     let ssh = sysgauge_core::bench::find_program("ssh").unwrap_or_else(|| panic!("ssh"));
     let client = ClientAlgorithms::query(&ssh).unwrap();
     let cancel = CancelToken::new();

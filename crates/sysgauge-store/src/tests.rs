@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use sysgauge_core::record::{BuildInfo, Finding, Metric, Params, Profile, Status};
 use sysgauge_core::record::{Severity, SCHEMA_VERSION};
 use sysgauge_core::{Better, HostInfo, Unit};
+use sysgauge_testkit::leaves_untouched;
 
 fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
@@ -110,17 +111,10 @@ pub(crate) fn begun_run(s: &mut Store, uuid: &str) -> (RunRecord, Vec<ResultReco
 
 /// Opening `path` for writing fails and leaves the file as it was; the error.
 fn open_refused(path: &Path) -> StoreError {
-    let before = std::fs::read(path).unwrap();
-    let e = match Store::open(path) {
+    leaves_untouched(path, || match Store::open(path) {
         Err(e) => e,
         Ok(_) => panic!("{} was opened for writing", path.display()),
-    };
-    assert!(
-        std::fs::read(path).unwrap() == before,
-        "{} was written",
-        path.display()
-    );
-    e
+    })
 }
 
 #[test]
@@ -302,20 +296,11 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-fn mkfifo(path: &Path) {
-    let ok = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mkfifo {}", path.display());
-}
-
 #[test]
 fn special_files_refused_untouched() {
     let dir = tmp();
     let fifo = dir.path().join("fifo");
-    mkfifo(&fifo);
+    sysgauge_testkit::mkfifo(&fifo);
     let link = dir.path().join("link-to-fifo");
     std::os::unix::fs::symlink(&fifo, &link).unwrap();
     let dangling = dir.path().join("dangling");
@@ -373,13 +358,12 @@ fn read_only_open_never_creates() {
         .unwrap()
         .insert_run(&run, "local")
         .unwrap();
-    let before = std::fs::read(&path).unwrap();
-    let mut s = Store::open_read_only(&path).unwrap();
-    assert_eq!(s.list_runs().unwrap().len(), 1);
-    // Writing through it is refused.
-    assert!(s.delete_run(1).is_err());
-    drop(s);
-    assert_eq!(std::fs::read(&path).unwrap(), before);
+    leaves_untouched(&path, || {
+        let mut s = Store::open_read_only(&path).unwrap();
+        assert_eq!(s.list_runs().unwrap().len(), 1);
+        // Writing through it is refused.
+        assert!(s.delete_run(1).is_err());
+    });
     // And no -wal or -shm is left beside the database.
     assert_eq!(names(dir.path()), vec!["none.db".to_string()]);
     // An empty file has no runs yet (writers take it as a new database).
@@ -467,22 +451,22 @@ fn missing_schema_version_refused() {
             .unwrap()
             .execute_batch(&format!("PRAGMA user_version = {version}"))
             .unwrap();
-        let before = std::fs::read(&path).unwrap();
-        for err in [Store::open(&path).err(), Store::open_read_only(&path).err()] {
-            match err {
-                Some(e @ StoreError::BadSchemaVersion { found, .. }) => {
-                    assert_eq!(found, version);
-                    let text = e.to_string();
-                    assert!(
-                        text.contains(&format!("schema version {version}"))
-                            && text.contains("not a database this sysgauge can use"),
-                        "{text}"
-                    );
+        leaves_untouched(&path, || {
+            for err in [Store::open(&path).err(), Store::open_read_only(&path).err()] {
+                match err {
+                    Some(e @ StoreError::BadSchemaVersion { found, .. }) => {
+                        assert_eq!(found, version);
+                        let text = e.to_string();
+                        assert!(
+                            text.contains(&format!("schema version {version}"))
+                                && text.contains("not a database this sysgauge can use"),
+                            "{text}"
+                        );
+                    }
+                    other => panic!("version {version}: {other:?}"),
                 }
-                other => panic!("version {version}: {other:?}"),
             }
-        }
-        assert!(std::fs::read(&path).unwrap() == before);
+        });
     }
 }
 

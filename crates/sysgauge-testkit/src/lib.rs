@@ -6,13 +6,14 @@
 //! `SYSGAUGE_REQUIRE_ALL=1` as CI sets), the harness that stops the real
 //! `sysgauge` binary with a signal after its first cases are done, child
 //! processes killed on drop (a server, the reference `2ping`), what a test
-//! asks of the machine (programs, root, free ports, OpenSSH, processes by
-//! command line), two network namespaces joined by a veth link, and a
-//! bridge LAN of host namespaces (`netns::Hub`) for fleet tests, a real
-//! PostgreSQL server in a temporary directory (`PgServer`), and a
-//! certificate made by openssl for an HTTPS site. This
-//! crate is a dev-dependency only (`publish = false`); nothing that ships
-//! depends on it.
+//! asks of the machine (programs, root, free ports, OpenSSH and the private
+//! directory its private sshd starts from, processes by command line), the
+//! proof that a refused action left a file as it was, two
+//! network namespaces joined by a veth link, and a bridge LAN of host
+//! namespaces (`netns::Hub`) for fleet tests, a real PostgreSQL server in a
+//! temporary directory (`PgServer`), and a certificate made by openssl for
+//! an HTTPS site. This crate is a dev-dependency only (`publish = false`);
+//! nothing that ships depends on it.
 
 #![forbid(unsafe_code)]
 
@@ -26,11 +27,12 @@ pub use certificate::self_signed_certificate;
 pub use child::{reference_2ping_listener, ChildGuard};
 pub use postgres::{postgres_bin_dir, require_postgres, PgServer};
 pub use system::{
-    free_udp_port, is_root, mkfifo, on_path, output_of_success, processes_mentioning,
-    require_openssh, run_checked, Process,
+    free_udp_port, is_root, mkfifo, on_path, output_of_success, private_tempdir,
+    processes_mentioning, require_openssh, run_checked, Process,
 };
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -87,6 +89,22 @@ pub fn require(what: &str, available: bool, hint: &str) -> bool {
 pub fn require_some<T>(what: &str, found: Option<T>, hint: &str) -> Option<T> {
     require(what, found.is_some(), hint);
     found
+}
+
+/// Runs `act` and asserts that it left `file` (a regular file, or none: a
+/// FIFO would block the reads) byte for byte as it was: how a test proves
+/// that a refused command or open wrote nothing. Returns what `act`
+/// returned.
+#[track_caller]
+pub fn leaves_untouched<T>(file: &Path, act: impl FnOnce() -> T) -> T {
+    let before = std::fs::read(file).ok();
+    let out = act();
+    assert!(
+        std::fs::read(file).ok() == before,
+        "{} was modified",
+        file.display()
+    );
+    out
 }
 
 /// Two tests of one scenario, on 127.0.0.1 and on ::1, each of which runs

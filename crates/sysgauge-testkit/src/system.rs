@@ -1,6 +1,7 @@
 //! What a test asks of the machine before it sets anything up: programs on
-//! PATH, root, a free port, and system commands (`ip`, `losetup`) that must
-//! succeed for the set-up to mean anything.
+//! PATH, root, a free port, OpenSSH and a private directory for its sshd,
+//! and system commands (`ip`, `losetup`) that must succeed for the set-up
+//! to mean anything.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -91,4 +92,14 @@ pub fn require_openssh(sshd: &std::path::Path) -> bool {
         sshd.is_file() && on_path("ssh") && on_path("ssh-keygen"),
         "apt-get install -y openssh-client openssh-server",
     )
+}
+
+/// A new temporary directory closed to everyone but this user (0700,
+/// whatever the umask): the only kind a private sshd is started from (it
+/// runs with `StrictModes no`, so its start-up checks this instead).
+pub fn private_tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .unwrap_or_else(|e| panic!("cannot make a private temporary directory: {e}"))
 }

@@ -48,10 +48,6 @@ fn case_label(id: &str, params: &Params) -> String {
 }
 
 impl Sink for ConsoleProgress {
-    fn run_started(&mut self, _run: &RunRecord) -> Result<(), SinkError> {
-        Ok(())
-    }
-
     fn case_started(&mut self, index: usize, total: usize, bench_id: &str, params: &Params) {
         if self.quiet {
             return;

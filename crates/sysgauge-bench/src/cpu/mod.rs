@@ -36,6 +36,7 @@ use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Finding, Metric, Params, Plan, Profile, RunCtx,
     Severity, Unit,
 };
+use sysgauge_family::family::one_per_kind;
 use sysgauge_family::util::{metric, Count};
 use timing::{measure_passes, PassPlan};
 
@@ -354,15 +355,10 @@ sysgauge_family::register_family! {
 /// Every cpu benchmark, in display order: the ten kernels, then the three
 /// indexes (which need the kernels' single-thread results of the same run).
 pub fn benchmarks(options: &Arc<CpuOptions>) -> Vec<Box<dyn Benchmark>> {
-    let mut v: Vec<Box<dyn Benchmark>> = KernelId::ALL
-        .iter()
-        .map(|&k| Box::new(KernelBenchmark::new(k, options.clone())) as Box<dyn Benchmark>)
-        .collect();
-    v.extend(
-        Group::ALL
-            .iter()
-            .map(|&g| Box::new(IndexBenchmark::new(g, options.clone())) as Box<dyn Benchmark>),
-    );
+    let mut v = one_per_kind(&KernelId::ALL, |k| KernelBenchmark::new(k, options.clone()));
+    v.extend(one_per_kind(&Group::ALL, |g| {
+        IndexBenchmark::new(g, options.clone())
+    }));
     v
 }
 

@@ -38,6 +38,7 @@ use std::time::Duration;
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,
 };
+use sysgauge_family::family::one_per_kind;
 use sysgauge_family::util::by_profile;
 
 /// Default block sizes of the block tests.
@@ -396,10 +397,7 @@ sysgauge_family::register_family! {
 
 /// Every disk benchmark, in display order.
 pub fn benchmarks(options: &Arc<DiskOptions>) -> Vec<Box<dyn Benchmark>> {
-    Kind::ALL
-        .iter()
-        .map(|&k| Box::new(DiskBenchmark::new(k, options.clone())) as Box<dyn Benchmark>)
-        .collect()
+    one_per_kind(&Kind::ALL, |k| DiskBenchmark::new(k, options.clone()))
 }
 
 #[cfg(test)]

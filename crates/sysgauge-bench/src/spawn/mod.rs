@@ -39,6 +39,7 @@ use std::sync::Arc;
 use sysgauge_core::{
     BenchError, Benchmark, Better, Description, Metric, Params, Plan, Profile, RunCtx, Unit,
 };
+use sysgauge_family::family::one_per_kind;
 use sysgauge_family::util::{metric, Count};
 pub use target::Target;
 
@@ -396,10 +397,7 @@ sysgauge_family::register_family! {
 
 /// Every spawn benchmark, in display order.
 pub fn benchmarks(options: &Arc<SpawnOptions>) -> Vec<Box<dyn Benchmark>> {
-    Method::ALL
-        .iter()
-        .map(|&m| Box::new(SpawnBenchmark::new(m, options.clone())) as Box<dyn Benchmark>)
-        .collect()
+    one_per_kind(&Method::ALL, |m| SpawnBenchmark::new(m, options.clone()))
 }
 
 #[cfg(test)]

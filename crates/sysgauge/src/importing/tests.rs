@@ -276,11 +276,7 @@ fn tool_values_json_import_refuses_are_refused() {
 fn files_that_are_not_regular_are_named_as_what_they_are() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let fifo = dir.path().join("speed.txt");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
-    assert!(made.success());
+    sysgauge_testkit::mkfifo(&fifo);
     let error = |p: &Path| match load_file(p, &FileOptions::default()) {
         Ok(runs) => panic!("accepted: {runs:?}"),
         Err(e) => e.to_string(),

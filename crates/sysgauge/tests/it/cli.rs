@@ -334,13 +334,7 @@ fn newer_or_foreign_database_is_refused_untouched() {
 /// Runs `cmd`, which must refuse `file` as a usage error saying `why`, and
 /// leave the file byte for byte as it was.
 fn refused_untouched(cmd: &mut assert_cmd::Command, file: &std::path::Path, why: &str) {
-    let before = std::fs::read(file).unwrap_or_default();
-    cmd.usage_error(why);
-    assert!(
-        std::fs::read(file).unwrap_or_default() == before,
-        "{} was modified",
-        file.display()
-    );
+    sysgauge_testkit::leaves_untouched(file, || cmd.usage_error(why));
 }
 
 #[test]

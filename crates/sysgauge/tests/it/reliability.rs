@@ -10,7 +10,7 @@ use crate::common::{loop_devices, stderr_of, stdout_of, Outcome, Sandbox, Tmpfs}
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use sysgauge_testkit::Interrupt;
+use sysgauge_testkit::{mkfifo, Interrupt};
 
 /// Names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {
@@ -23,11 +23,6 @@ fn names(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     v.sort();
     v
-}
-
-fn mkfifo(path: &Path) {
-    let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
-    assert!(ok, "mkfifo {}", path.display());
 }
 
 /// `results list`, `import` and a measuring run against `db`: each must

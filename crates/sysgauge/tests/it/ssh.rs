@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use sysgauge_core::{CancelToken, ResultRecord, RunRecord, Status};
 use sysgauge_net::ssh::algorithms::ClientAlgorithms;
 use sysgauge_net::ssh::server::{LocalServer, ServerOptions, SSHD};
-use sysgauge_testkit::{processes_mentioning, require_openssh, Interrupt};
+use sysgauge_testkit::{private_tempdir, processes_mentioning, require_openssh, Interrupt};
 
 fn have_openssh() -> bool {
     require_openssh(Path::new(SSHD))
@@ -179,22 +179,10 @@ fn local_run_is_stored_reported_and_cleaned_up() {
     assert_clean(&sb.scratch());
 
     // Stored like any run, and comparable by id and params.
-    let list = sb
-        .cmd()
-        .args(["results", "list", "--json", "--db"])
-        .arg(sb.db())
-        .output()
-        .unwrap();
-    assert!(stdout_of(&list).contains("\"ssh\""), "{}", stdout_of(&list));
+    let list = sb.listed_runs();
+    assert_eq!(list[0]["command"], "ssh", "{list}");
     // `results show` renders the ssh report again from the stored records.
-    let show = sb
-        .cmd()
-        .args(["results", "show", "1", "--db"])
-        .arg(sb.db())
-        .output()
-        .unwrap();
-    let shown = stdout_of(&show);
-    assert!(show.status.success(), "{}", stderr_of(&show));
+    let shown = stdout_of(&sb.on_db("results").args(["show", "1"]).succeeds());
     assert!(
         shown.contains("Fastest combinations") && shown.contains("Ciphers "),
         "{shown}"
@@ -465,6 +453,18 @@ fn bad_names_and_options_exit_2() {
     assert_clean(&sb.scratch());
 }
 
+/// `sysgauge ssh --host 127.0.0.1:PORT --connect-timeout SECONDS` for a
+/// port that does not take the connection: it must fail with exit 2 and
+/// `want` in its message. How long it took.
+fn unreachable(sb: &Sandbox, port: u16, seconds: &str, want: &str) -> Duration {
+    let t0 = Instant::now();
+    ssh_cmd(sb)
+        .args(["--host", &format!("127.0.0.1:{port}")])
+        .args(["--connect-timeout", seconds])
+        .usage_error(want);
+    t0.elapsed()
+}
+
 #[test]
 fn closed_port_fails_fast_with_exit_2() {
     let Some(sb) = ssh_sandbox() else {
@@ -475,16 +475,8 @@ fn closed_port_fails_fast_with_exit_2() {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .unwrap();
-    let t0 = Instant::now();
-    ssh_cmd(&sb)
-        .args([
-            "--host",
-            &format!("127.0.0.1:{port}"),
-            "--connect-timeout",
-            "3",
-        ])
-        .usage_error("connection refused");
-    assert!(t0.elapsed() < Duration::from_secs(20));
+    let took = unreachable(&sb, port, "3", "connection refused");
+    assert!(took < Duration::from_secs(20), "{took:?}");
 }
 
 #[test]
@@ -518,16 +510,7 @@ fn unanswered_connection_times_out_with_exit_2() {
         })
         .collect();
     std::thread::sleep(Duration::from_millis(300));
-    let t0 = Instant::now();
-    ssh_cmd(&sb)
-        .args([
-            "--host",
-            &format!("127.0.0.1:{port}"),
-            "--connect-timeout",
-            "2",
-        ])
-        .usage_error("no answer within the connect timeout");
-    let took = t0.elapsed();
+    let took = unreachable(&sb, port, "2", "no answer within the connect timeout");
     drop(fillers);
     assert!(
         took >= Duration::from_secs(2) && took < Duration::from_secs(30),
@@ -544,11 +527,7 @@ struct TestServer {
 
 impl TestServer {
     fn start(options: ServerOptions) -> TestServer {
-        let dir = tempfile::Builder::new()
-            // The private sshd runs only from a directory that is ours and 0700.
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .tempdir()
-            .unwrap();
+        let dir = private_tempdir();
         let ssh = sysgauge_core::bench::find_program("ssh").unwrap_or_else(|| panic!("ssh"));
         let client = ClientAlgorithms::query(&ssh).unwrap();
         let server =
