@@ -184,6 +184,22 @@ pub const COMPLETED_FROM: &str = "completed_from";
 
 /// True when `db` names a PostgreSQL database (`postgres://…` or
 /// `postgresql://…`) rather than a file.
+/// Where the store says what a user waits for while it happens (a lost
+/// PostgreSQL connection it reconnects to): set once by the program; unset,
+/// nothing is said.
+static NOTICE: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+/// Has the store's notices (one line each, no prefix) said by `say`.
+pub fn on_notice(say: fn(&str)) {
+    let _ = NOTICE.set(say);
+}
+
+fn notice(text: &str) {
+    if let Some(say) = NOTICE.get() {
+        say(text);
+    }
+}
+
 pub fn is_url(db: &Path) -> bool {
     db.to_str().is_some_and(|s| {
         let s = s.to_ascii_lowercase();

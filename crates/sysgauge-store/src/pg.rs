@@ -403,14 +403,21 @@ impl PgStore {
         }
     }
 
-    /// A new connection, retried until `deadline` while the server is away.
+    /// A new connection, retried until `deadline` while the server is away;
+    /// said, since the wait may be long.
     fn reconnect(&mut self, deadline: Instant) -> Result<()> {
+        let within = deadline.saturating_duration_since(Instant::now()).as_secs();
+        crate::notice(&format!(
+            "the connection to {} was lost; reconnecting (for up to {within} s)",
+            self.path.display()
+        ));
         loop {
             std::thread::sleep(Duration::from_millis(250));
             match self.config.connect(NoTls) {
                 Ok(c) => {
                     *self.client.get_mut() = c;
                     self.statements.get_mut().clear();
+                    crate::notice(&format!("reconnected to {}", self.path.display()));
                     return Ok(());
                 }
                 Err(e) if Instant::now() >= deadline => {

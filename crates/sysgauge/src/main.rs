@@ -55,6 +55,7 @@ fn main() -> ExitCode {
         Err(e) => return exit::report_usage_error(e).into(),
     };
     style::init(cli.color);
+    sysgauge_store::on_notice(|text| eprintln!("sysgauge: {text}"));
     match commands::dispatch(cli) {
         Ok(code) => code.into(),
         Err(err) => exit::report_error(&err).into(),

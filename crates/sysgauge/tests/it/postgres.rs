@@ -207,6 +207,14 @@ fn sync_into_postgres_survives_a_restart() {
     pg.restart("fast");
     let out = child.wait_with_output().unwrap();
     let first = String::from_utf8_lossy(&out.stderr).to_string();
+    // The wait for the server is said, not silent.
+    assert!(
+        first.contains("was lost; reconnecting (for up to "),
+        "{first}"
+    );
+    if out.status.success() {
+        assert!(first.contains("sysgauge: reconnected to "), "{first}");
+    }
     let again = sb
         .cmd()
         .args(["results", "sync", "--to", &url, "--from"])
