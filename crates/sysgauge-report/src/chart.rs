@@ -374,23 +374,41 @@ fn block_size_panels(c: &Comparison, family: Option<&str>) -> Vec<LinePanel> {
             }
         }
     }
-    panels
+    let mut panels: Vec<LinePanel> = panels
         .into_iter()
         .map(|mut p| {
             for s in &mut p.series {
                 s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
             }
             p.series.sort_by_key(|s| s.machine);
-            let values = p.series.iter().flat_map(|s| s.points.iter().map(|q| q.1));
-            let (lo, hi) = values.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-            p.log_y = lo.is_finite() && hi / lo > 20.0;
             p
         })
         // A line needs two block sizes; a single size is already in the
         // ratio chart.
         .filter(|p| p.series.iter().any(|s| s.points.len() >= 2))
-        .collect()
+        .collect();
+    // One kind of y axis for every panel, so that a reader comparing them
+    // side by side need not notice that the scales differ: log when some
+    // panel's values span more than `LOG_SPREAD` (on a linear axis its
+    // small values would lie flat on the floor), and then said on each
+    // panel's axis.
+    let log_y = panels.iter().any(|p| {
+        let values = p.series.iter().flat_map(|s| s.points.iter().map(|q| q.1));
+        let (lo, hi) = values.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        lo.is_finite() && hi / lo > LOG_SPREAD
+    });
+    if log_y {
+        for p in &mut panels {
+            p.log_y = true;
+            p.y_label.push_str(" (log scale)");
+        }
+    }
+    panels
 }
+
+/// The spread of a block-size panel's values (largest over smallest)
+/// beyond which the block-size chart is drawn on log y axes.
+const LOG_SPREAD: f64 = 20.0;
 
 /// Something drawable at a width: a comparison chart or a line figure.
 pub(crate) trait Drawing {
@@ -528,9 +546,9 @@ fn draw_title_and_legend<DB: DrawingBackend>(
 /// beyond is drawn to the axis's end and labelled with its value.
 const RATIO_AXIS_LIMIT: f64 = 1e12;
 
-/// The most ticks on a wide ratio axis, but for 1: beyond, only every
-/// second, third, … power of ten is one (a tick loop driven by the data's range once
-/// allocated without bound on a ratio of 1e308).
+/// The most ticks on a ratio axis (about; 1 is always one): beyond, only
+/// every second, third, … power is one (a tick loop driven by the data's
+/// range once allocated without bound on a ratio of 1e308).
 const MAX_RATIO_TICKS: i32 = 12;
 
 /// `v` on the drawn ratio axis: within `RATIO_AXIS_LIMIT` either way of 1
@@ -539,11 +557,13 @@ fn on_ratio_axis(v: f64) -> Option<f64> {
     (!v.is_nan()).then(|| v.clamp(1.0 / RATIO_AXIS_LIMIT, RATIO_AXIS_LIMIT))
 }
 
-/// Tick values for a log ratio axis between `lo` and `hi`: powers of two
-/// on a narrow axis, else powers of ten, at most about `MAX_RATIO_TICKS`
-/// of them, 1 always among them. Computed on exponents, so any range
-/// (even an infinite or empty one) gives a short list.
-fn ratio_ticks(lo: f64, hi: f64) -> Vec<f64> {
+/// Tick values for a log ratio axis between `lo` and `hi` with room for
+/// `room` of them (at most `MAX_RATIO_TICKS`): powers of two on a narrow
+/// axis, else powers of ten; every second, third, … of them when they are
+/// more than the room, so that 1 is always among them. Computed on
+/// exponents, so any range (even an infinite or empty one) gives a short
+/// list.
+fn ratio_ticks(lo: f64, hi: f64, room: i32) -> Vec<f64> {
     let (Some(lo), Some(hi)) = (on_ratio_axis(lo), on_ratio_axis(hi)) else {
         return vec![1.0];
     };
@@ -556,17 +576,32 @@ fn ratio_ticks(lo: f64, hi: f64) -> Vec<f64> {
     };
     // Both exponents lie within ±40 (the axis limit), so the casts are exact.
     let (first, last) = (exponent(lo).ceil() as i32, exponent(hi).floor() as i32);
-    // A narrow axis has 15 powers of two at most; a wide one every
-    // `every`-th power of ten.
-    let every = if narrow {
-        1
-    } else {
-        ((last - first + MAX_RATIO_TICKS - 1) / MAX_RATIO_TICKS).max(1)
-    };
+    let room = room.clamp(1, MAX_RATIO_TICKS);
+    let every = ((last - first + room - 1) / room).max(1);
     (first..=last)
         .filter(|k| k % every == 0)
         .map(|k| base.powi(k))
         .collect()
+}
+
+/// The ratio ticks from `lo` to `hi` whose labels do not overlap when
+/// `x_of` places them: the most `ratio_ticks` gives whose neighbours are
+/// a label's width and a gap apart (labels such as `0.00781` or
+/// `1000000` are wide, so the room is measured, not guessed).
+fn fitting_ratio_ticks(lo: f64, hi: f64, x_of: impl Fn(f64) -> i32) -> Vec<f64> {
+    (1..=MAX_RATIO_TICKS)
+        .rev()
+        .map(|room| ratio_ticks(lo, hi, room))
+        .find(|ticks| {
+            ticks.windows(2).all(|w| {
+                let need = (text_width(&format_ratio(w[0]), 12.0)
+                    + text_width(&format_ratio(w[1]), 12.0))
+                    / 2
+                    + 12;
+                x_of(w[1]) - x_of(w[0]) >= need as i32
+            })
+        })
+        .unwrap_or_else(|| vec![1.0])
 }
 
 /// Draws `text` at `at`, the text's (`h`, `v`) point there.
@@ -630,7 +665,7 @@ fn draw_bars<DB: DrawingBackend>(
     let bottom = h as i32 - BOTTOM as i32;
     let grid = RGBColor(225, 225, 225);
     let small = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(80, 80, 80));
-    for t in ratio_ticks(lo, hi) {
+    for t in fitting_ratio_ticks(lo, hi, x_of) {
         let x = x_of(t);
         root.draw(&PathElement::new(vec![(x, top - 4), (x, bottom)], grid))
             .map_err(draw_err)?;

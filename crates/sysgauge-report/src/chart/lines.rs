@@ -14,6 +14,8 @@
 
 use super::{draw_err, ensure_font, machine_color, render_png, render_svg, Drawing, FONT};
 use crate::compare::format_ratio;
+use plotters::coord::combinators::LogCoord;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -140,14 +142,13 @@ pub(crate) fn panel_columns(width: u32) -> u32 {
     }
 }
 
-/// A log axis range with at least two numbers on it. Plotters puts a log
-/// axis's key points at the powers of ten inside the range and at
-/// multiples of each upwards, and `axis_value` labels only 1, 2 and 5
-/// times a power of ten; so a narrow range (one point, values all equal:
-/// one working set of the latency chart, 2.3–5.3 ns) can hold no power of
-/// ten and no number at all. Such a range starts at the power of ten below
-/// it instead (a hair under, so that rounding in plotters' logarithms
-/// keeps that power a key point), and ends at twice that power or beyond.
+/// A log axis range with at least two numbers on it. A log axis's ticks
+/// are 1, 2 and 5 times a power of ten at the finest (`log_ticks`), so a
+/// narrow range (one point, values all equal: one working set of the
+/// latency chart, 2.3–5.3 ns) can hold one or none. Such a range starts at
+/// the power of ten below it instead (a hair under, so that rounding in
+/// logarithms keeps that power on the axis), and ends at twice that power
+/// or beyond.
 pub(crate) fn readable_log_range(lo: f64, hi: f64) -> (f64, f64) {
     if !(lo > 0.0 && hi >= lo && hi.is_finite()) {
         return (lo, hi);
@@ -163,6 +164,89 @@ pub(crate) fn readable_log_range(lo: f64, hi: f64) -> (f64, f64) {
     }
     let p = 10f64.powf(lo.log10().floor());
     (p * (1.0 - 1e-9), hi.max(2.0 * p))
+}
+
+/// The least room, in pixels, between two labelled ticks of a log axis: a
+/// line of 12-pixel text and a gap on a y axis, a label such as `500k` and
+/// a gap on an x axis.
+const LOG_Y_TICK_GAP: u32 = 20;
+const LOG_X_TICK_GAP: u32 = 48;
+
+/// Tick values of a base-10 log axis from `lo` to `hi` on which `room`
+/// ticks fit side by side: 1, 2 and 5 times each power of ten when they
+/// fit, else the powers of ten, else every second, third, … of them, so
+/// that neighbours are at least a `room`-th of the axis apart. Never the
+/// other multiples: plotters' own log axis draws a line at each tenth of
+/// a decade and labels 2, 3, … 9 × 10ⁿ alike, which packs the top of every
+/// decade into a grey band (and wrote 1000 twice, a blurred label).
+/// Computed on exponents, so any range gives a short list.
+pub(crate) fn log_ticks(lo: f64, hi: f64, room: usize) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return Vec::new();
+    }
+    let room = room.max(2) as f64;
+    let decades = hi.log10() - lo.log10();
+    // 1 to 2 and 5 to 10 are the closest neighbours: log10(2) apart.
+    let (mantissas, every): (&[f64], i32) = if decades <= room * 2f64.log10() {
+        (&[1.0, 2.0, 5.0], 1)
+    } else {
+        // Within ±330 (positive finite f64), so the cast is exact.
+        (&[1.0], (decades / room).ceil().max(1.0) as i32)
+    };
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    (first..=last)
+        .filter(|k| k.rem_euclid(every) == 0)
+        .flat_map(|k| {
+            // Dividing by 10^-k is exact where multiplying by 10^k is not
+            // (0.001 rather than 0.0010000000000000002).
+            let power = if k >= 0 {
+                10f64.powi(k)
+            } else {
+                1.0 / 10f64.powi(-k)
+            };
+            mantissas.iter().map(move |m| m * power)
+        })
+        .filter(|v| (lo..=hi).contains(v))
+        .collect()
+}
+
+/// A base-10 log axis whose key points are `log_ticks`: the labelled ones
+/// (plotters' bold points, as many as the chart asks for, see
+/// `LOG_Y_TICK_GAP`) and light grid lines between them at the next finer
+/// step of 1, 2 and 5 × 10ⁿ, when that leaves half the room.
+struct LogAxis {
+    coord: LogCoord<f64>,
+    range: std::ops::Range<f64>,
+}
+
+impl LogAxis {
+    fn new(lo: f64, hi: f64) -> LogAxis {
+        LogAxis {
+            coord: (lo..hi).log_scale().into(),
+            range: lo..hi,
+        }
+    }
+}
+
+impl Ranged for LogAxis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.coord.map(value, limit)
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        let room = match hint.weight() {
+            KeyPointWeight::Bold => hint.max_num_points(),
+            KeyPointWeight::Any => 2 * hint.bold_points(),
+        };
+        log_ticks(self.range.start, self.range.end, room)
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.clone()
+    }
 }
 
 /// The largest magnitude a linear axis reaches. Accepted values stay
@@ -426,9 +510,30 @@ impl LineFigure {
         macro_rules! finish {
             ($chart:expr) => {{
                 let mut chart = $chart;
+                // A log axis gets as many ticks as fit in its pixels (see
+                // `log_ticks`); the others keep plotters' count.
+                let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
+                let x_labels = match scale {
+                    XScale::Log10 => (plot_w / LOG_X_TICK_GAP) as usize,
+                    _ => x_labels,
+                };
+                let y_labels = if log_y {
+                    (plot_h / LOG_Y_TICK_GAP) as usize
+                } else {
+                    10
+                };
+                // A base-2 axis is linear in the exponents: light lines
+                // between whole exponents would fall at 2^(k + 0.1), …, a
+                // grey texture that means nothing. One per label is none.
+                let x_light = match scale {
+                    XScale::Log2 => 1,
+                    _ => 10,
+                };
                 chart
                     .configure_mesh()
                     .x_labels(x_labels)
+                    .y_labels(y_labels)
+                    .x_max_light_lines(x_light)
                     .x_desc(self.x.label.as_str())
                     .y_desc(panel.y_label.as_str())
                     .x_label_formatter(&x_fmt)
@@ -495,13 +600,13 @@ impl LineFigure {
                 }
             }};
         }
-        let y_log = (y_lo..y_hi).log_scale();
+        let (x_log, y_log) = (LogAxis::new(x_lo, x_hi), LogAxis::new(y_lo, y_hi));
         match (scale, log_y) {
-            (XScale::Log10, true) => finish!(builder
-                .build_cartesian_2d((x_lo..x_hi).log_scale(), y_log)
-                .map_err(draw_err)?),
+            (XScale::Log10, true) => {
+                finish!(builder.build_cartesian_2d(x_log, y_log).map_err(draw_err)?)
+            }
             (XScale::Log10, false) => finish!(builder
-                .build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..y_hi)
+                .build_cartesian_2d(x_log, y_lo..y_hi)
                 .map_err(draw_err)?),
             (_, true) => finish!(builder
                 .build_cartesian_2d(x_lo..x_hi, y_log)
@@ -567,15 +672,19 @@ fn tag_places(
         .collect()
 }
 
-/// A value axis label; on a log axis only 1, 2 and 5 times a power of ten
-/// are labelled (plotters puts a key point at every integer multiple, and
-/// labelling all of them makes an unreadable stack).
+/// A value axis label. A log axis's ticks are 1, 2 and 5 times a power of
+/// ten (`log_ticks`), written with no more digits than they have (`50`,
+/// `0.2`, not `50.0`); any other value there gets no label.
 pub(crate) fn axis_value(v: f64, log: bool) -> String {
     if log && v > 0.0 {
-        let mantissa = v / 10f64.powf(v.log10().floor());
+        let exponent = v.log10().floor();
+        let mantissa = v / 10f64.powf(exponent);
         if ![1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
             return String::new();
         }
+        // Within ±330 (a positive finite f64), so the cast is exact.
+        let digits = (-exponent).max(0.0) as usize;
+        return format!("{v:.digits$}");
     }
     if v.abs() >= 100.0 {
         format!("{v:.0}")
@@ -792,6 +901,80 @@ mod tests {
         assert_eq!(TickFormat::Plain.format(12.0), "12");
     }
 
+    /// A log axis has few ticks, all 1, 2 or 5 × 10ⁿ, as far apart as its
+    /// room asks.
+    #[test]
+    fn log_ticks_are_few_and_1_2_5() {
+        assert_eq!(
+            log_ticks(33.0, 2250.0, 10),
+            [50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0]
+        );
+        assert_eq!(log_ticks(33.0, 2250.0, 4), [100.0, 1000.0]);
+        assert_eq!(log_ticks(1.0, 1e6, 5), [1.0, 100.0, 1e4, 1e6]);
+        assert_eq!(
+            log_ticks(0.004, 0.3, 10),
+            [0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
+        );
+        assert_eq!(log_ticks(7.0, 9.0, 10), Vec::<f64>::new());
+        for (lo, hi) in [
+            (33.0f64, 2250.0f64),
+            (0.8, 225.0),
+            (1e-150, 1e150),
+            (466.0, 1050.0),
+            (1e-5, 3e-5),
+        ] {
+            let decades = hi.log10() - lo.log10();
+            for room in [2, 5, 11, 40] {
+                let t = log_ticks(lo, hi, room);
+                assert!(t.len() <= room + 1, "{lo}..{hi} in {room}: {t:?}");
+                for v in &t {
+                    assert!((lo..=hi).contains(v), "{lo}..{hi}: {t:?}");
+                    assert!(!axis_value(*v, true).is_empty(), "{v} is not 1-2-5");
+                }
+                for w in t.windows(2) {
+                    let gap = w[1].log10() - w[0].log10();
+                    assert!(gap >= decades / room as f64 - 1e-9, "{lo}..{hi}: {t:?}");
+                }
+            }
+        }
+    }
+
+    /// A log y axis drawn: each number once, all 1, 2 or 5 × 10ⁿ, and a
+    /// grid line at those only. plotters' own log axis drew a light line at
+    /// every hundredth of a decade (a grey band under each power of ten),
+    /// bold ones at 600, 700, … and wrote 1000 twice (a blurred label).
+    #[test]
+    fn a_log_y_axis_draws_few_grid_lines_and_labels() {
+        let mut f = figure(false, XScale::Log2);
+        f.x.ticks = TickFormat::Bytes;
+        f.panels.truncate(1);
+        f.panels[0].log_y = true;
+        f.panels[0].series = vec![
+            series(0, &[(16.0, 105.0), (16384.0, 1500.0)]),
+            series(1, &[(16.0, 44.0), (16384.0, 750.0)]),
+        ];
+        for width in [1000, 500] {
+            let svg = figure_svg(&f, width).unwrap();
+            // The x labels are sizes (`16 B`): the numbers are the y labels.
+            let mut numbers: Vec<f64> = svg_texts(&svg)
+                .iter()
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            numbers.sort_by(f64::total_cmp);
+            assert_eq!(numbers, [50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0]);
+            let horizontal_grid = svg
+                .split("<line")
+                .skip(1)
+                .filter(|e| {
+                    let tag = e.split('>').next().unwrap_or("");
+                    let attr = |name: &str| tag.split(name).nth(1)?.split('"').nth(1);
+                    tag.contains("#EEEEEE") && attr(" y1=") == attr(" y2=")
+                })
+                .count();
+            assert!(horizontal_grid <= 12, "{horizontal_grid} light lines");
+        }
+    }
+
     #[test]
     fn narrow_log_ranges_reach_a_power_of_ten() {
         // Ranges with two labelled values stay as they are.
@@ -820,7 +1003,7 @@ mod tests {
         assert!((a - 10.0).abs() < 1e-6 && b == 60.0, "{a}..{b}");
         let svg = figure_svg(&f, 800).unwrap();
         let texts = svg_texts(&svg);
-        for label in ["10.0", "20.0"] {
+        for label in ["10", "20"] {
             assert!(texts.contains(&label), "no {label} in {texts:?}");
         }
     }

@@ -76,15 +76,17 @@ fn png_is_a_real_image() {
 
 #[test]
 fn ticks_and_labels() {
-    assert_eq!(ratio_ticks(0.3, 3.0), vec![0.5, 1.0, 2.0]);
+    assert_eq!(ratio_ticks(0.3, 3.0, MAX_RATIO_TICKS), vec![0.5, 1.0, 2.0]);
     assert_eq!(
-        ratio_ticks(0.001, 1000.0),
+        ratio_ticks(0.001, 1000.0, MAX_RATIO_TICKS),
         vec![0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
     );
     assert_eq!(block_label(100.0), "100");
     assert_eq!(axis_value(200.0, true), "200");
     assert_eq!(axis_value(300.0, true), "");
-    assert_eq!(axis_value(0.5, true), "0.500");
+    assert_eq!(axis_value(0.5, true), "0.5");
+    assert_eq!(axis_value(0.05, true), "0.05");
+    assert_eq!(axis_value(50.0, true), "50");
     assert_eq!(axis_value(300.0, false), "300");
     assert_eq!(axis_value(12.5, false), "12.5");
     assert_eq!(block_label(10_000.0), "10k");
@@ -105,14 +107,17 @@ fn extreme_ratios_draw_on_a_bounded_axis() {
         (f64::MIN_POSITIVE, f64::MAX),
         (1.0, 1.0),
     ] {
-        let t = ratio_ticks(lo, hi);
+        let t = ratio_ticks(lo, hi, MAX_RATIO_TICKS);
         assert!((1..=15).contains(&t.len()), "{lo}..{hi}: {t:?}");
         assert!(t.contains(&1.0), "{lo}..{hi}: {t:?}");
         assert!(t.iter().all(|v| v.is_finite() && *v > 0.0), "{t:?}");
     }
-    assert_eq!(ratio_ticks(1e-24, 1e24), ratio_ticks(1e-12, 1e12));
     assert_eq!(
-        ratio_ticks(1e-12, 1e12),
+        ratio_ticks(1e-24, 1e24, MAX_RATIO_TICKS),
+        ratio_ticks(1e-12, 1e12, MAX_RATIO_TICKS)
+    );
+    assert_eq!(
+        ratio_ticks(1e-12, 1e12, MAX_RATIO_TICKS),
         [1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1.0, 1e2, 1e4, 1e6, 1e8, 1e10, 1e12]
     );
     let c = crate::testutil::extreme_comparison();
@@ -127,6 +132,82 @@ fn extreme_ratios_draw_on_a_bounded_axis() {
         let png = chart_png(&c, &kind, 900).unwrap();
         assert_eq!(&png[1..4], b"PNG");
     }
+}
+
+/// Two machines, B at half of A, with two benchmarks by block size whose
+/// values on A are `md5` and `sha256`.
+fn by_block_size(md5: [f64; 3], sha256: [f64; 3]) -> Comparison {
+    use sysgauge_compare::{compare, Machine};
+    use sysgauge_core::record::{Metric, Params, ResultRecord, Status};
+    use sysgauge_core::{Better, Unit};
+    let run = |host: &str, scale: f64| {
+        let mut results = Vec::new();
+        for (id, values) in [("hash.md5", md5), ("hash.sha256", sha256)] {
+            for (bs, v) in [16u64, 1024, 16384].into_iter().zip(values) {
+                let metric = Metric::new("throughput", Unit::MBps, Better::Higher, vec![v * scale]);
+                results.push(ResultRecord::new(
+                    id,
+                    Params::new().with("block_size", bs),
+                    Status::Ok,
+                    vec![metric.unwrap_or_else(|| panic!("metric"))],
+                ));
+            }
+        }
+        let mut run = sysgauge_compare::testutil::run_with(host, None, results);
+        run.run_id = format!("id-{host}");
+        Machine::new(host, run)
+    };
+    compare(&[run("boxA", 1.0), run("boxB", 0.5)], 0, &[]).unwrap()
+}
+
+/// The panels of one block-size chart are all on a linear y axis or all on
+/// a log one, whichever panel decides; a log one says so. md5 spans 16×
+/// (linear on its own) and sha256 30× (log on its own): they were drawn
+/// side by side on different scales.
+#[test]
+fn block_size_panels_share_one_kind_of_y_axis() {
+    let c = by_block_size([90.0, 640.0, 710.0], [100.0, 1100.0, 1500.0]);
+    let panels = block_size_panels(&c, None);
+    assert_eq!(panels.len(), 2);
+    for p in &panels {
+        assert!(p.log_y, "{} on a linear axis", p.title);
+        assert_eq!(p.y_label, "MB/s (log scale)");
+    }
+    let svg = chart_svg(&c, &ChartKind::BlockSize { family: None }, 1000).unwrap();
+    assert_eq!(
+        lines::svg_texts(&svg)
+            .iter()
+            .filter(|t| **t == "MB/s (log scale)")
+            .count(),
+        2
+    );
+    // Both narrow: both linear, and nothing said.
+    let c = by_block_size([90.0, 640.0, 710.0], [300.0, 1100.0, 1500.0]);
+    for p in block_size_panels(&c, None) {
+        assert!(!p.log_y, "{} on a log axis", p.title);
+        assert_eq!(p.y_label, "MB/s");
+    }
+}
+
+/// A ratio axis labels no more powers than fit: on a narrow chart, all
+/// the powers of two from 0.001 to 1 ran their labels (`0.00781`,
+/// `0.0156`, …) into each other.
+#[test]
+fn ratio_labels_fit_their_axis() {
+    ensure_font().unwrap();
+    let (lo, hi): (f64, f64) = (0.001 / 1.3, 1.3);
+    let x_of = |v: f64| ((v.ln() - lo.ln()) / (hi.ln() - lo.ln()) * 150.0).round() as i32;
+    assert_eq!(ratio_ticks(lo, hi, MAX_RATIO_TICKS).len(), 11);
+    let ticks = fitting_ratio_ticks(lo, hi, x_of);
+    assert!(ticks.len() >= 2 && ticks.contains(&1.0), "{ticks:?}");
+    for w in ticks.windows(2) {
+        let widest =
+            text_width(&format_ratio(w[0]), 12.0).max(text_width(&format_ratio(w[1]), 12.0));
+        assert!(x_of(w[1]) - x_of(w[0]) > widest as i32, "{ticks:?}");
+    }
+    // A wide axis keeps every power of two.
+    let x_of = |v: f64| ((v.ln() - lo.ln()) / (hi.ln() - lo.ln()) * 900.0).round() as i32;
+    assert_eq!(fitting_ratio_ticks(lo, hi, x_of).len(), 11);
 }
 
 #[test]
@@ -144,6 +225,35 @@ fn dump_for_eyes() {
             let svg = chart_svg(&c, &kind, 1000).unwrap();
             std::fs::write(dir.join(format!("{name}.svg")), svg).unwrap();
         }
+        // Log axes: block sizes over three decades, latencies over two.
+        let c = by_block_size([90.0, 640.0, 710.0], [100.0, 1100.0, 1500.0]);
+        let png = chart_png(&c, &ChartKind::BlockSize { family: None }, 1000).unwrap();
+        std::fs::write(dir.join("blocksize-log.png"), png).unwrap();
+        let latency = LineFigure {
+            title: "latency".into(),
+            legend: vec![(0, "a".into())],
+            key: Vec::new(),
+            x: XAxis {
+                label: "working set".into(),
+                scale: XScale::Log2,
+                ticks: TickFormat::Bytes,
+            },
+            shared: true,
+            panels: vec![LinePanel {
+                title: String::new(),
+                y_label: "ns (log scale)".into(),
+                log_y: true,
+                series: vec![Series {
+                    machine: 0,
+                    marker: Marker::Filled,
+                    tag: None,
+                    points: vec![(4096.0, 1.25), (1048576.0, 9.0), (67108864.0, 150.0)],
+                }],
+                marks: Vec::new(),
+            }],
+        };
+        let png = lines::figure_png(&latency, 640).unwrap();
+        std::fs::write(dir.join("latency-log.png"), png).unwrap();
     }
 }
 
