@@ -50,6 +50,13 @@ const KEY_ENV: &[(&str, &str)] = &[
 /// time for every host's ssh session to start its sysgauge and set up.
 const FLOOD_LEAD: Duration = Duration::from_secs(3);
 
+/// How long the clean-up lets what runs on a host (listener, pings, a
+/// pair test, a flood) stop after SIGINT before SIGKILL. None of it keeps
+/// anything outside the private directory, which goes anyway, and a
+/// stopped matrix should end promptly: a flood step took 5 s to notice
+/// its SIGINT.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+
 /// How long a listener may take to say it listens.
 const LISTEN_READY: Duration = Duration::from_secs(30);
 
@@ -267,6 +274,11 @@ pub fn flood(
             }
         });
         drop(rtx);
+        // A step cut off is no step: its hosts' records did not come home,
+        // and it would show as a rate of 0.
+        if cancel.is_cancelled() {
+            break;
+        }
         done.push((k, rrx.into_iter().collect()));
         if !go_on(&done) {
             break;
@@ -323,7 +335,7 @@ fn place_all(
                             match p.put_secret(KEY_FILE, mp.key.as_bytes(), deadline) {
                                 Ok(()) => Ok(p),
                                 Err(f) => {
-                                    let _ = p.clean_up();
+                                    let _ = p.clean_up(STOP_GRACE);
                                     Err(f)
                                 }
                             }
@@ -354,20 +366,25 @@ fn clean_all(placed: Vec<Option<Placed>>, listeners: Vec<Option<Child>>, tx: &mp
         for (i, (p, l)) in placed.into_iter().zip(listeners).enumerate() {
             let tx = tx.clone();
             s.spawn(move || {
+                // The listener's local ssh first (killing it leaves the
+                // listener running on the host, which the clean-up stops):
+                // on a host that is this machine too, the clean-up would
+                // find that ssh by the directory in its command line, stop
+                // it, and wait for it to be gone while it stayed a zombie
+                // of ours.
+                if let Some(mut child) = l {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
                 if let Some(p) = p {
                     let _ = tx.send(Event::Stage(i, "cleaning up".into()));
-                    if let Err(e) = p.clean_up() {
+                    if let Err(e) = p.clean_up(STOP_GRACE) {
                         let _ = tx.send(Event::PairFailed {
                             from: i,
                             to: None,
                             reason: format!("clean-up: {e}"),
                         });
                     }
-                }
-                // The local ssh of the listener ends with its remote command.
-                if let Some(mut child) = l {
-                    let _ = child.kill();
-                    let _ = child.wait();
                 }
             });
         }

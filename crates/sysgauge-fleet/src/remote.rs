@@ -25,7 +25,7 @@
 //!    stops), then SIGKILL if it lingers, then the directory goes.
 //!
 //! The host needs a POSIX shell, `uname`, `mktemp`, `cat`, `chmod`,
-//! `sha256sum`, `ps`, `awk` and `rm` (coreutils or busybox): what any Linux
+//! `sha256sum`, `ps`, `awk`, `grep` and `rm` (coreutils or busybox): what any Linux
 //! system has. `zstd` and `perl` are used when present (fewer bytes on the
 //! wire; less of the host's CPU, see [`placement_script`]).
 
@@ -258,6 +258,11 @@ pub struct Plan {
 /// 5 s; see `clean_up`), plus the ssh round trip on a busy host.
 const CLEANUP_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long the clean-up lets a stopped `fleet run` clean up after SIGINT
+/// before it sends SIGKILL: a benchmark may have scratch files outside the
+/// private directory (`disk --path`), which only it can remove.
+pub const RUN_GRACE: Duration = Duration::from_secs(5);
+
 /// A directory name `mktemp -d` may print that is safe to put in a shell
 /// command unquoted-equivalent (we quote it anyway), made for this run
 /// (its name carries the run's `nonce`).
@@ -351,7 +356,7 @@ pub fn run_host(
         let (spot, out) = match session {
             Placement::CutOff(spot, failure) => {
                 stage(Stage::CleaningUp);
-                if let Err(e) = clean_up(&conn, &spot, true) {
+                if let Err(e) = clean_up(&conn, &spot, Some(RUN_GRACE)) {
                     cleanup_problem =
                         Some(format!("could not remove {} on the host: {e}", spot.name()));
                 }
@@ -706,12 +711,12 @@ fn placement_failure(
     }
 }
 
-/// Stops what still runs from the run's directory (when `running` is set)
-/// and removes it.
-fn clean_up(conn: &Connection, spot: &Spot, running: bool) -> Result<(), String> {
+/// Stops what still runs from the run's directory (when `stop` gives the
+/// grace between SIGINT and SIGKILL) and removes it.
+fn clean_up(conn: &Connection, spot: &Spot, stop: Option<Duration>) -> Result<(), String> {
     let out = conn
         .run(
-            &clean_up_script(spot, running),
+            &clean_up_script(spot, stop),
             None,
             Instant::now() + CLEANUP_TIMEOUT,
             None,
@@ -725,27 +730,40 @@ fn clean_up(conn: &Connection, spot: &Spot, running: bool) -> Result<(), String>
 }
 
 /// The clean-up's script (POSIX shell); exits 0 when the directory is gone.
-fn clean_up_script(spot: &Spot, running: bool) -> String {
+fn clean_up_script(spot: &Spot, stop: Option<Duration>) -> String {
     let (pre, glob) = spot.shell();
     let mut script = format!("pre={pre}; ");
-    if running {
+    if let Some(grace) = stop {
         // The binary goes first: a session whose shell has not reached its
         // `exec` yet (ssh was cut off while the channel was opening) then
         // fails there instead of starting a run nobody waits for. Whatever
         // runs a program from our directory is ours: SIGINT lets it clean
-        // its scratch space, SIGKILL after 5 s, then a wait (up to 5 s) until
+        // its scratch space, SIGKILL after `grace`, then a wait (up to 5 s) until
         // it is gone, since a signal is delivered, not awaited. The scan is
         // made twice, a moment apart, to catch an exec that was in flight.
         // It skips lines with "awk": the scan itself and this shell, whose
         // command line holds the same path.
-        let wait = "i=0; while [ -n \"$pids\" ] && kill -0 $pids 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; ";
+        //
+        // "Gone" is "no longer in the scan", not `kill -0`: a process that
+        // ended but is not reaped yet (a zombie, which `ps` shows as
+        // `[name] <defunct>`) still takes signals, and waiting for it took
+        // both grace periods whole. On a host that is also the machine
+        // driving the fleet, the fleet's own ssh clients carry the
+        // directory in their command lines, and one the clean-up stopped
+        // stays a zombie until the fleet reaps it, after the clean-up.
+        let wait = |tenths: u128| {
+            format!("i=0; while [ -n \"$pids\" ] && ours | grep -qxF \"$pids\" && [ $i -lt {tenths} ]; do sleep 0.1; i=$((i+1)); done; ")
+        };
         let stop = format!(
-            "pids=$(ps -eo pid=,args= 2>/dev/null | awk -v p=\"$pre\" 'index($0, p) && !/awk/ {{print $1}}'); \
-             [ -n \"$pids\" ] && kill -INT $pids 2>/dev/null; {wait}\
-             [ -n \"$pids\" ] && kill -KILL $pids 2>/dev/null; {wait}"
+            "pids=$(ours); \
+             [ -n \"$pids\" ] && kill -INT $pids 2>/dev/null; {}\
+             [ -n \"$pids\" ] && kill -KILL $pids 2>/dev/null; {}",
+            wait(grace.as_millis().div_ceil(100)),
+            wait(50)
         );
         script.push_str(&format!(
-            "rm -f -- \"$pre\"{glob}/sysgauge; {stop}sleep 0.2; {stop}"
+            "ours() {{ ps -eo pid=,args= 2>/dev/null | awk -v p=\"$pre\" 'index($0, p) && !/awk/ {{print $1}}'; }}; \
+             rm -f -- \"$pre\"{glob}/sysgauge; {stop}sleep 0.2; {stop}"
         ));
     }
     script.push_str(&format!(
@@ -797,7 +815,7 @@ pub fn place(
     let failed = |f: Failure, arch: Option<String>| Err((f, arch));
     match session {
         Placement::CutOff(spot, f) => {
-            let _ = clean_up(&conn, &spot, true);
+            let _ = clean_up(&conn, &spot, Some(RUN_GRACE));
             failed(f, arch)
         }
         Placement::Ended(spot, out) => {
@@ -815,7 +833,7 @@ pub fn place(
                     n,
                 }),
                 (_, spot, _) => {
-                    let _ = clean_up(&conn, &spot, false);
+                    let _ = clean_up(&conn, &spot, None);
                     failed(
                         Failure::new(format!(
                             "placing the binary failed: {}",
@@ -917,9 +935,9 @@ impl Placed {
     }
 
     /// Stops everything that runs from the private directory (SIGINT, then
-    /// SIGKILL) and removes the directory.
-    pub fn clean_up(self) -> Result<(), String> {
-        clean_up(&self.conn, &Spot::Dir(self.dir.clone()), true)
+    /// SIGKILL after `grace`) and removes the directory.
+    pub fn clean_up(self, grace: Duration) -> Result<(), String> {
+        clean_up(&self.conn, &Spot::Dir(self.dir.clone()), Some(grace))
     }
 }
 
@@ -1078,7 +1096,7 @@ mod tests {
             let mut running = running;
             running.wait()
         });
-        let script = clean_up_script(&Spot::Nonce("k3y0nc3abc".into()), true);
+        let script = clean_up_script(&Spot::Nonce("k3y0nc3abc".into()), Some(RUN_GRACE));
         sysgauge_testkit::output_of_success(
             std::process::Command::new("sh")
                 .args(["-c", &script])
@@ -1100,7 +1118,7 @@ mod tests {
         let again = std::process::Command::new("sh")
             .args([
                 "-c",
-                &clean_up_script(&Spot::Dir(theirs.display().to_string()), false),
+                &clean_up_script(&Spot::Dir(theirs.display().to_string()), None),
             ])
             .output()
             .unwrap_or_else(|e| panic!("{e}"));

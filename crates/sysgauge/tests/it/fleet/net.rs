@@ -6,7 +6,7 @@ use crate::common::{await_line, ctrl_c_exits_130, stderr_of, stdout_of, Sandbox}
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use sysgauge_testkit::{on_path, output_of_success, require, ChildGuard};
+use sysgauge_testkit::{on_path, output_of_success, processes_mentioning, require, ChildGuard};
 
 /// 2ping's UDP port, which the loss rule below matches.
 const TWOPING_PORT: u16 = 15998;
@@ -348,5 +348,140 @@ fn an_interrupted_matrix_is_stored_interrupted_and_not_shown_by_default() {
         "{}",
         stdout_of(&shown)
     );
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+}
+
+/// Starts `fleet net` with `args`, waits for `line` and a moment more, and
+/// sends SIGTERM while something runs on the hosts: how long it took to
+/// exit, how it exited, and what it printed.
+fn terminate_mid_run(
+    lab: &Lab,
+    sb: &Sandbox,
+    args: &[&str],
+    line: &str,
+    settle: Duration,
+) -> (Duration, Option<i32>, String) {
+    let mut cmd = lab.fleet_action(sb.db().as_os_str(), "net", args);
+    let mut run = ChildGuard::spawn(&mut cmd);
+    await_line(&mut run, line, Duration::from_secs(240));
+    std::thread::sleep(settle);
+    assert!(
+        !on_hosts(lab).is_empty(),
+        "nothing runs on the hosts:\n{}",
+        run.output()
+    );
+    let pid = i32::try_from(run.pid()).unwrap();
+    // SAFETY: kill(2) on our unreaped child: its pid cannot be reused.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let t0 = Instant::now();
+    let status = run.wait_exit(Duration::from_secs(90));
+    let took = t0.elapsed();
+    eprintln!("fleet net {args:?} ended {took:?} after SIGTERM");
+    (took, status.and_then(|s| s.code()), run.output())
+}
+
+/// What runs from the fleet's directories on the lab's hosts (and the
+/// fleet's own ssh clients, whose command lines name them).
+fn on_hosts(lab: &Lab) -> Vec<String> {
+    processes_mentioning(&lab.tmp().display().to_string())
+        .into_iter()
+        .map(|p| p.cmdline)
+        .collect()
+}
+
+/// An inventory of the lab's first `names.len()` hosts, written to `file`.
+fn inventory_of(lab: &Lab, names: &[&str], file: &str) -> String {
+    let mut inv = String::new();
+    for (i, name) in names.iter().enumerate() {
+        inv.push_str(&format!("{} name={name}\n", lab.hosts[i].address));
+    }
+    let path = lab.dir.path().join(file);
+    std::fs::write(&path, inv).unwrap();
+    path.display().to_string()
+}
+
+/// SIGTERM in the middle of a pair test: the matrix stops within seconds
+/// (it once took 11 s: the hosts' clean-up waited out both of its grace
+/// periods for the listeners' ssh clients, stopped but not yet reaped),
+/// exits 143, stores what came home as interrupted, and leaves nothing
+/// running or lying on the hosts.
+#[test]
+fn a_terminated_matrix_stops_within_seconds_and_cleans_the_hosts() {
+    if !available() {
+        return;
+    }
+    let lab = Lab::running(3);
+    let inventory = inventory_of(&lab, &["alpha", "bravo", "charlie"], "three.txt");
+    let sb = Sandbox::new();
+    // Pings for the whole run, and pair tests of several seconds each;
+    // round 1 (one pair of three hosts) has come home by round 2.
+    let args = [
+        "--inventory",
+        inventory.as_str(),
+        "--profile",
+        "quick",
+        "--pings",
+        "2000",
+        "--ping-interval",
+        "0.05",
+    ];
+    let (took, code, log) =
+        terminate_mid_run(&lab, &sb, &args, ": round 2/", Duration::from_secs(1));
+    assert_eq!(code, Some(143), "{log}");
+    // A generous bound for a loaded machine; it takes about a second.
+    assert!(
+        took < Duration::from_secs(5),
+        "{took:?} after SIGTERM:\n{log}"
+    );
+    let stored = runs(&sb);
+    assert!(!stored.is_empty(), "{log}");
+    for r in &stored {
+        assert_eq!(r["status"], "interrupted", "{r}");
+    }
+    assert!(log.contains("stored as interrupted"), "{log}");
+    assert!(on_hosts(&lab).is_empty(), "{:?}", on_hosts(&lab));
+    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+}
+
+/// The same for a fleet flood (`--icmp`), stopped in its first step (it
+/// took 7 s: the flooding sysgauge on the host took more than the
+/// clean-up's 5 s of grace to stop after SIGINT).
+#[test]
+fn a_terminated_fleet_flood_stops_within_seconds_and_cleans_the_hosts() {
+    if !available() {
+        return;
+    }
+    // Two flooding hosts; the third runs no sysgauge and is the target.
+    let mut lab = Lab::with_hosts(3);
+    lab.start_first(2);
+    let inventory = inventory_of(&lab, &["alpha", "bravo"], "flood.txt");
+    let target = lab.hosts[2].address.clone();
+    let sb = Sandbox::new();
+    let args = [
+        "--inventory",
+        inventory.as_str(),
+        "--icmp",
+        target.as_str(),
+        "--profile",
+        "tiny",
+        "--flood-for",
+        "60",
+    ];
+    // The step's common window starts 3 s after it is announced.
+    let (took, code, log) = terminate_mid_run(
+        &lab,
+        &sb,
+        &args,
+        "with 1 host(s) at once",
+        Duration::from_secs(5),
+    );
+    assert_eq!(code, Some(143), "{log}");
+    assert!(
+        took < Duration::from_secs(5),
+        "{took:?} after SIGTERM:\n{log}"
+    );
+    // The step cut off is not reported as a rate of 0.
+    assert!(!log.contains("answered at most"), "{log}");
+    assert!(on_hosts(&lab).is_empty(), "{:?}", on_hosts(&lab));
     assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
 }
