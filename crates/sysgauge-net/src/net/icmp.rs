@@ -676,6 +676,9 @@ fn flood_window(
                         let end = w.slice_end(i);
                         let mut got = 0.0;
                         while std::time::SystemTime::now() < end {
+                            // A flood on a fast link never waits for a
+                            // reply, where `flood` looks at the token.
+                            cancel.check()?;
                             got += f.flood(WINDOW_CHUNK, totals, cancel)?;
                         }
                         let now = std::time::SystemTime::now();

@@ -1007,3 +1007,42 @@ fn results_show_of_a_ping_run_splits_the_loss() {
         "{text}"
     );
 }
+
+/// A windowed ICMP flood (`--flood-at`, as `fleet net --icmp` runs it on
+/// each host) on loopback, where a reply is always waiting when it looks,
+/// stops within seconds of SIGTERM: it once flooded on to its window's end.
+#[test]
+fn sigterm_stops_a_windowed_icmp_flood_within_seconds() {
+    let sb = Sandbox::new();
+    let epoch = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let at = epoch(std::time::SystemTime::now()).as_secs() + 4;
+    // Nothing is printed before the window's case ends: the signal goes
+    // by the clock.
+    let run = sysgauge_testkit::Interrupt::after("[1/")
+        .with_signal(libc::SIGTERM)
+        .waiting_up_to(Duration::ZERO)
+        .exiting_within(Duration::from_secs(5))
+        .run(
+            sb.std_cmd()
+                .args(["net", "--icmp", "127.0.0.1", "--senders", "1"])
+                .args(["--flood-at", &at.to_string(), "--flood-for", "60"])
+                .arg("--db")
+                .arg(sb.db()),
+            |_, _| {
+                // Into the window: the flood is on.
+                while epoch(std::time::SystemTime::now()).as_secs_f64() < at as f64 + 2.0 {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            },
+        );
+    assert_eq!(run.status.code(), Some(143), "{}", run.log);
+    assert!(run.stopped_after < Duration::from_secs(5), "{run:?}");
+    assert!(
+        !run.log.contains("pkt/s"),
+        "a flood cut off is no result: {}",
+        run.log
+    );
+}
