@@ -13,6 +13,7 @@
 //! `--output-format=json,normal`, text around it, so the document is the
 //! first JSON object that starts a line, read up to its end.
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sysgauge_compare::import::MAX_IMPORT_VALUE;
 
@@ -33,6 +34,15 @@ pub enum JsonDocError {
 
 /// The first JSON object starting a line of `text`, parsed.
 pub fn parse_document(text: &str) -> Result<Value, JsonDocError> {
+    parse_document_as(text)
+}
+
+/// The first JSON object starting a line of `text`, read as a `T`: a
+/// tool's typed document, which holds a large export in a fraction of the
+/// memory a [`Value`] tree takes. A field of the wrong kind is reported by
+/// serde's line and column only; readers that name the field read the
+/// document again as a [`Value`] to say which.
+pub fn parse_document_as<T: DeserializeOwned>(text: &str) -> Result<T, JsonDocError> {
     let mut offset = 0;
     let mut skipped_lines = 0;
     let mut start = None;
@@ -52,7 +62,7 @@ pub fn parse_document(text: &str) -> Result<Value, JsonDocError> {
         });
     };
     let body = &text[start..];
-    let mut stream = serde_json::Deserializer::from_str(body).into_iter::<Value>();
+    let mut stream = serde_json::Deserializer::from_str(body).into_iter::<T>();
     match stream.next() {
         Some(Ok(v)) => Ok(v),
         Some(Err(e)) => {

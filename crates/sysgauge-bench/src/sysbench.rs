@@ -21,7 +21,8 @@
 //! not print the memory test's access mode, so it is read from a command
 //! line pasted above the output (`$ sysbench memory
 //! --memory-access-mode=rnd run`), else it is sysbench's default, `seq`
-//! (the details say which). Several runs in one text (each starts at its
+//! (the details say which, and a warning says what was assumed: a `rnd`
+//! run stored as `seq` would otherwise pass unseen). Several runs in one text (each starts at its
 //! banner or command line) are samples of their case when their params
 //! are equal.
 //!
@@ -46,6 +47,9 @@ pub struct SysbenchReport {
     /// `1.0.20`, from the banner.
     pub version: Option<String>,
     pub results: Vec<ResultRecord>,
+    /// What was assumed, one line each: a memory run's access mode that
+    /// no pasted command line gave.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,10 +203,17 @@ pub fn parse_sysbench(text: &str, at: DateTime<Utc>) -> Result<SysbenchReport, S
     }
     runs.push(run);
     let mut results: Vec<ResultRecord> = Vec::new();
+    let mut warnings = Vec::new();
     for r in runs.into_iter().filter(|r| r.started) {
         let Some((id, params, details, metrics)) = case(&r, last)? else {
             continue;
         };
+        if id == MEMORY && r.access_mode.is_none() {
+            warnings.push(format!(
+                "the memory run at line {}: sysbench does not print its access mode and no command line is pasted above it: stored as access_mode=seq (sysbench's default); if it ran with --memory-access-mode=rnd, paste its command line (`$ sysbench memory --memory-access-mode=rnd … run`) above the output",
+                r.start
+            ));
+        }
         match results
             .iter_mut()
             .find(|x| x.bench_id == id && x.params == params)
@@ -226,7 +237,11 @@ pub fn parse_sysbench(text: &str, at: DateTime<Utc>) -> Result<SysbenchReport, S
             r.details.insert("sysbench_version", v.as_str());
         }
     }
-    Ok(SysbenchReport { version, results })
+    Ok(SysbenchReport {
+        version,
+        results,
+        warnings,
+    })
 }
 
 type Case = (&'static str, Params, Params, Vec<Metric>);
@@ -407,6 +422,15 @@ mod tests {
             m.details.get_str("access_mode_from"),
             Some("sysbench's default")
         );
+        // What was assumed is said.
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(
+            r.warnings[0].starts_with("the memory run at line 1: ")
+                && r.warnings[0].contains("access_mode=seq")
+                && r.warnings[0].contains("--memory-access-mode=rnd"),
+            "{:?}",
+            r.warnings
+        );
         let rnd = parse_sysbench(
             fixture!("sysbench", "1.0.20-memory-rnd-read-t2-with-command.txt"),
             Utc::now(),
@@ -423,6 +447,9 @@ mod tests {
         let names: Vec<&str> = m.metrics.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(names, ["throughput", "operations", "latency_max"]);
         assert_eq!(m.details.get_str("access_mode_from"), Some("command line"));
+        assert!(rnd.warnings.is_empty(), "{:?}", rnd.warnings);
+        let cpu = parse_sysbench(fixture!("sysbench", "1.0.20-cpu.txt"), Utc::now()).unwrap();
+        assert!(cpu.warnings.is_empty(), "{:?}", cpu.warnings);
     }
 
     #[test]

@@ -16,8 +16,12 @@
 //! value found exactly once), so the runs of one scan are one id whose
 //! params vary: `sleep 0.0{n}` → `hyperfine.sleep-0-0-n`. Otherwise it is
 //! the command as written, lower case, every run of other characters one
-//! `-`, at most 60 characters; two commands of one file whose slugs meet get
-//! `-2`, `-3` in file order. The command itself is kept in the details.
+//! `-`, at most 60 characters. Two commands of one file whose slugs meet
+//! (`sleep 0.01`, `sleep  0.01`): the shorter (then the first in byte
+//! order) keeps the slug, the other gets `-` and six hex digits of a digest
+//! of its own text. So a command's id does not depend on the order of the
+//! commands in the file, and one that meets no other has its plain slug.
+//! The command itself is kept in the details.
 //!
 //! This family's `startup.command` times commands too, but hyperfine runs
 //! them through a shell by default and subtracts its measured shell
@@ -27,8 +31,12 @@
 //! that correction is exported as 0 s; a command whose median is 0 is
 //! imported with a warning (a ratio of it cannot be taken).
 
-use crate::foreign_json::{parse_document, short, At, JsonDocError};
+use crate::foreign_json::{parse_document, parse_document_as, short, At, JsonDocError};
 use chrono::{DateTime, Utc};
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use sysgauge_compare::import::MAX_IMPORT_VALUE;
 use sysgauge_core::record::{Metric, ParamValue, Params, ResultRecord, Status};
 use sysgauge_core::{Better, Unit};
 use sysgauge_family::util::{add_run, metric};
@@ -58,6 +66,119 @@ struct Entry {
 
 /// Parse a hyperfine `--export-json` file; results are stamped `at`.
 pub fn parse_hyperfine(text: &str, at: DateTime<Utc>) -> Result<HyperfineReport, JsonDocError> {
+    // The typed reading holds an export of millions of runs in little more
+    // than its numbers; a document it does not take as it is (a field
+    // missing or of the wrong kind, a value out of range) is read again as
+    // a tree, which names the field at fault, or reads what the typed
+    // structs are too strict for (a duplicated key).
+    let entries = match typed_entries(text) {
+        Some(entries) => entries,
+        None => tree_entries(text)?,
+    };
+    Ok(report(entries, at))
+}
+
+/// hyperfine's export, only the fields read.
+#[derive(Deserialize)]
+struct Export {
+    results: Vec<Item>,
+}
+
+/// One command's entry of [`Export`].
+#[derive(Deserialize)]
+struct Item {
+    command: String,
+    mean: Option<f64>,
+    times: Option<Vec<f64>>,
+    user: Option<f64>,
+    system: Option<f64>,
+    /// The number of runs that did not exit 0 (not the codes: an export
+    /// of millions of runs has millions of them).
+    #[serde(default, deserialize_with = "failed_runs")]
+    exit_codes: usize,
+    parameters: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// `exit_codes` (null, or an array of integers and nulls) as the number of
+/// runs that did not exit 0: a run killed by a signal has null.
+fn failed_runs<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    struct Failed;
+    impl<'de> Visitor<'de> for Failed {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of exit codes")
+        }
+        fn visit_unit<E>(self) -> Result<usize, E> {
+            Ok(0)
+        }
+        fn visit_none<E>(self) -> Result<usize, E> {
+            Ok(0)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut failed = 0;
+            while let Some(code) = seq.next_element::<Option<i64>>()? {
+                if code != Some(0) {
+                    failed += 1;
+                }
+            }
+            Ok(failed)
+        }
+    }
+    d.deserialize_option(Failed)
+}
+
+/// The entries of a document the typed structs read and whose values are
+/// all in range; `None` for anything else, which [`tree_entries`] reads or
+/// names.
+fn typed_entries(text: &str) -> Option<Vec<Entry>> {
+    let export: Export = parse_document_as(text).ok()?;
+    if export.results.is_empty() {
+        return None;
+    }
+    let fits = |v: &f64| v.is_finite() && *v >= 0.0 && *v <= MAX_IMPORT_VALUE;
+    let mut entries = Vec::with_capacity(export.results.len());
+    for item in export.results {
+        if item.command.trim().is_empty() {
+            return None;
+        }
+        let times = match item.times.filter(|t| !t.is_empty()) {
+            Some(times) => times,
+            None => vec![item.mean?],
+        };
+        if !times.iter().all(fits) || ![item.user, item.system].iter().flatten().all(fits) {
+            return None;
+        }
+        let mut values: Vec<(String, String)> = Vec::new();
+        for (name, v) in item.parameters.iter().flatten() {
+            let value = match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Number(n) => n.to_string(),
+                _ => return None,
+            };
+            if name.trim().is_empty() {
+                return None;
+            }
+            values.push((name.clone(), value));
+        }
+        entries.push(Entry {
+            name: template(&item.command, &values),
+            params: params(&values),
+            command: item.command,
+            times,
+            user: item.user,
+            system: item.system,
+            failed_runs: item.exit_codes,
+        });
+    }
+    Some(entries)
+}
+
+/// The entries of any document, read as a tree of values: slower and
+/// larger than [`typed_entries`], but each error names its field.
+fn tree_entries(text: &str) -> Result<Vec<Entry>, JsonDocError> {
     let doc = parse_document(text)?;
     let root = At::root(&doc);
     let items = root.require("results")?.items()?;
@@ -70,15 +191,21 @@ pub fn parse_hyperfine(text: &str, at: DateTime<Utc>) -> Result<HyperfineReport,
     for item in items {
         entries.push(entry(&item)?);
     }
-    let mut slugs: Vec<(String, String)> = Vec::new();
+    Ok(entries)
+}
+
+/// A case per command (and parameters) of the entries read.
+fn report(entries: Vec<Entry>, at: DateTime<Utc>) -> HyperfineReport {
+    let slugs = unique_slugs(entries.iter().map(|e| e.name.as_str()));
     let mut results: Vec<ResultRecord> = Vec::new();
     let mut warnings = Vec::new();
     for e in entries {
-        let id = format!("hyperfine.{}", unique_slug(&e.name, &mut slugs));
+        let id = format!("hyperfine.{}", slugs[e.name.as_str()]);
         let mut metrics: Vec<Metric> = Vec::new();
+        let runs = e.times.len();
         // The times were checked to be numbers of zero or more, so a metric
         // can always be built from them.
-        metrics.extend(metric("wall", Unit::Seconds, Better::Lower, e.times.clone()).ok());
+        metrics.extend(metric("wall", Unit::Seconds, Better::Lower, e.times).ok());
         for (name, v) in [("user", e.user), ("system", e.system)] {
             if let Some(v) = v {
                 metrics.extend(metric(name, Unit::Seconds, Better::Lower, vec![v]).ok());
@@ -94,7 +221,7 @@ pub fn parse_hyperfine(text: &str, at: DateTime<Utc>) -> Result<HyperfineReport,
             warnings.push(format!(
                 "{id}: {} of {} runs of '{}' exited non-zero (hyperfine -i); their times are included",
                 e.failed_runs,
-                e.times.len(),
+                runs,
                 e.command
             ));
         }
@@ -119,7 +246,7 @@ pub fn parse_hyperfine(text: &str, at: DateTime<Utc>) -> Result<HyperfineReport,
             ..ResultRecord::new(&id, e.params, Status::Ok, metrics)
         });
     }
-    Ok(HyperfineReport { results, warnings })
+    HyperfineReport { results, warnings }
 }
 
 fn entry(item: &At<'_>) -> Result<Entry, JsonDocError> {
@@ -154,7 +281,6 @@ fn entry(item: &At<'_>) -> Result<Entry, JsonDocError> {
             }
         }
     }
-    let mut params = Params::new();
     let mut values: Vec<(String, String)> = Vec::new();
     if let Some(p) = item.get("parameters") {
         for (name, v) in p.entries()? {
@@ -166,23 +292,31 @@ fn entry(item: &At<'_>) -> Result<Entry, JsonDocError> {
             if name.trim().is_empty() {
                 return Err(p.error("a parameter has an empty name"));
             }
-            let typed = match value.parse::<i64>() {
-                Ok(i) => ParamValue::Int(i),
-                Err(_) => ParamValue::Text(value.clone()),
-            };
-            params.0.insert(name.to_string(), typed);
             values.push((name.to_string(), value));
         }
     }
     Ok(Entry {
         name: template(&command, &values),
+        params: params(&values),
         command,
-        params,
         times,
         user,
         system,
         failed_runs,
     })
+}
+
+/// A command's parameters as a case's params: whole numbers typed as such.
+fn params(values: &[(String, String)]) -> Params {
+    let mut params = Params::new();
+    for (name, value) in values {
+        let typed = match value.parse::<i64>() {
+            Ok(i) => ParamValue::Int(i),
+            Err(_) => ParamValue::Text(value.clone()),
+        };
+        params.0.insert(name.clone(), typed);
+    }
+    params
 }
 
 /// The command with each parameter value put back as `{name}`, when every
@@ -240,21 +374,46 @@ pub fn slug(name: &str) -> String {
     }
 }
 
-/// The slug of `name`, made unique among the names seen so far (`taken`
-/// holds name and slug pairs).
-fn unique_slug(name: &str, taken: &mut Vec<(String, String)>) -> String {
-    if let Some((_, s)) = taken.iter().find(|(n, _)| n == name) {
-        return s.clone();
+/// Each name's slug, unique among `names`, whatever their order: where
+/// slugs meet, the shortest name (then the first in byte order) keeps its
+/// slug and each other gets `-` and the first six hex digits of the
+/// [`digest`] of its text (more when those meet too). A name whose slug
+/// meets no other keeps it: stored ids keep meaning the same command.
+fn unique_slugs<'a>(names: impl Iterator<Item = &'a str>) -> BTreeMap<String, String> {
+    let mut names: Vec<&str> = names.collect();
+    names.sort_by(|a, b| a.len().cmp(&b.len()).then(a.cmp(b)));
+    names.dedup();
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    let mut meeting: Vec<&str> = Vec::new();
+    for name in names {
+        let base = slug(name);
+        if taken.insert(base.clone()) {
+            out.insert(name.to_string(), base);
+        } else {
+            meeting.push(name);
+        }
     }
-    let base = slug(name);
-    let mut candidate = base.clone();
-    let mut k = 2;
-    while taken.iter().any(|(_, s)| *s == candidate) {
-        candidate = format!("{base}-{k}");
-        k += 1;
+    for name in meeting {
+        let base = slug(name);
+        let hex = format!("{:016x}", digest(name));
+        let suffixed = (6..=16)
+            .map(|n| format!("{base}-{}", &hex[..n]))
+            .chain((2..).map(|k| format!("{base}-{hex}-{k}")))
+            .find(|s| !taken.contains(s))
+            .unwrap_or(base);
+        taken.insert(suffixed.clone());
+        out.insert(name.to_string(), suffixed);
     }
-    taken.push((name.to_string(), candidate.clone()));
-    candidate
+    out
+}
+
+/// FNV-1a (64 bits) of `text`: fixed by its definition, so the suffix it
+/// gives a command is the same on every machine and in every release.
+fn digest(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -355,17 +514,91 @@ mod tests {
         assert_eq!(slug("  --- "), "command");
         assert_eq!(slug("Größe ÄB"), "gr-e-b");
         assert_eq!(slug(&"x".repeat(100)).len(), MAX_SLUG);
-        let mut taken = Vec::new();
-        assert_eq!(unique_slug("a b", &mut taken), "a-b");
-        assert_eq!(unique_slug("a_b", &mut taken), "a-b-2");
-        assert_eq!(unique_slug("a b", &mut taken), "a-b");
-        for id in [
-            "hyperfine.a-b-2",
-            "hyperfine.command",
-            "hyperfine.sleep-0-0-n",
-        ] {
+        for id in ["hyperfine.command", "hyperfine.sleep-0-0-n"] {
             assert!(is_valid_bench_id(id), "{id}");
         }
+    }
+
+    /// The id of each command of a real export, by its command text.
+    fn ids_by_command(text: &str) -> BTreeMap<String, String> {
+        parse_hyperfine(text, Utc::now())
+            .unwrap()
+            .results
+            .into_iter()
+            .map(|r| {
+                let command = r.details.get_str("command").unwrap().to_string();
+                (command, r.bench_id)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn commands_whose_slugs_meet_keep_their_ids_in_any_order() {
+        let listed = ids_by_command(fixture!("hyperfine", "1.15-spacing-clash.json"));
+        let turned = ids_by_command(fixture!("hyperfine", "1.15-spacing-clash-turned.json"));
+        assert_eq!(listed, turned);
+        // The plain command keeps the id it has alone; the other's suffix
+        // comes from its own text.
+        let suffix = &format!("{:016x}", digest("sleep  0.01"))[..6];
+        assert_eq!(listed["sleep 0.01"], "hyperfine.sleep-0-01");
+        assert_eq!(
+            listed["sleep  0.01"],
+            format!("hyperfine.sleep-0-01-{suffix}")
+        );
+        assert!(is_valid_bench_id(&listed["sleep  0.01"]));
+        // FNV-1a's own test vector: the digest is fixed, not this build's.
+        assert_eq!(digest("a"), 0xaf63dc4c8601ec8c);
+        // A command that meets no other has its plain slug.
+        let alone = ids_by_command(fixture!("hyperfine", "1.15-two-commands.json"));
+        assert_eq!(alone["sleep 0.01"], "hyperfine.sleep-0-01");
+        let three = ["a b", "a_b", "a-b"];
+        let forward = unique_slugs(three.iter().copied());
+        let backward = unique_slugs(three.iter().rev().copied());
+        assert_eq!(forward, backward);
+        assert_eq!(forward["a b"], "a-b");
+        assert_ne!(forward["a_b"], forward["a-b"]);
+    }
+
+    /// The typed reading (an export of millions of runs) gives exactly what
+    /// the reading as a tree of values gives, which every export went
+    /// through before: on the captured exports, and on a mid-size one made
+    /// from a capture (20,000 runs each, one failed and one killed).
+    #[test]
+    fn the_typed_reading_gives_what_the_tree_gives() {
+        let capture = fixture!("hyperfine", "1.15-two-commands.json");
+        let export: serde_json::Value = serde_json::from_str(capture).unwrap();
+        let mut mid = export.clone();
+        for (k, r) in mid["results"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            let times: Vec<f64> = (0..20_000)
+                .map(|i| 0.01 + (i * 7919 % 1000) as f64 * 1e-6 + k as f64)
+                .collect();
+            let mut codes: Vec<serde_json::Value> = vec![0.into(); times.len()];
+            codes[5] = 1.into();
+            codes[9] = serde_json::Value::Null;
+            r["times"] = times.into();
+            r["exit_codes"] = codes.into();
+        }
+        let mid = serde_json::to_string_pretty(&mid).unwrap();
+        let at = Utc::now();
+        for text in [
+            capture,
+            fixture!("hyperfine", "1.15-scan.json"),
+            fixture!("hyperfine", "1.15-list-named.json"),
+            fixture!("hyperfine", "1.15-spacing-clash.json"),
+            mid.as_str(),
+        ] {
+            let typed = typed_entries(text).expect("read typed");
+            let tree = tree_entries(text).unwrap();
+            assert_eq!(report(typed, at), report(tree, at));
+        }
+        let r = parse_hyperfine(&mid, at).unwrap();
+        assert_eq!(r.results[0].metrics[0].samples.len(), 20_000);
+        assert_eq!(r.results[0].details.get_u64("failed_runs"), Some(2));
     }
 
     #[test]

@@ -166,7 +166,7 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
 struct StoredOutputs<'a> {
     store: Option<&'a Store>,
     runs: Option<Vec<RunSummary>>,
-    by_host: HashMap<String, Vec<(i64, HashSet<String>)>>,
+    by_host: HashMap<String, Vec<(i64, HashSet<u128>)>>,
 }
 
 impl<'a> StoredOutputs<'a> {
@@ -205,7 +205,7 @@ impl<'a> StoredOutputs<'a> {
                 .collect();
             self.by_host.insert(host.to_string(), held);
         }
-        let wanted: Vec<String> = results.iter().map(result_fingerprint).collect();
+        let wanted: Vec<u128> = results.iter().map(result_fingerprint).collect();
         Ok(self.by_host[host]
             .iter()
             .find(|(_, held)| wanted.iter().all(|f| held.contains(f)))

@@ -246,6 +246,10 @@ pub struct ToolMachine {
     pub facts: HostInfo,
     /// Tags for the run (`openssl_version`, …).
     pub tags: BTreeMap<String, String>,
+    /// Which part of its file it was read from (its place among the
+    /// file's sections), so that the warnings of that part are said only
+    /// when an output of it is imported (set by `read_file`).
+    pub piece: usize,
 }
 
 impl ToolMachine {
@@ -310,12 +314,45 @@ pub struct LoadedFile {
     pub formats: Vec<&'static str>,
     pub runs: Vec<RunRecord>,
     pub machines: Vec<ToolMachine>,
+    /// What the importers said of it, to be said on stderr.
+    pub warnings: Vec<FileWarning>,
+}
+
+/// A warning about a file read. `import` says it only when something of
+/// what it is about is imported: an output skipped as already stored (or
+/// named before) had its warnings said when it was first imported.
+pub struct FileWarning {
+    /// The part of the file (`ToolMachine::piece`) whose outputs it is
+    /// about; `None`: the file as a whole (lines no importer read, or a
+    /// part that gave no output to skip).
+    pub piece: Option<usize>,
+    pub text: String,
+}
+
+impl LoadedFile {
+    /// Say its warnings on stderr: all of them, or with `kept_only` those
+    /// of the parts that still have an output or run to store (a file
+    /// whose every output is skipped says none).
+    fn say_warnings(&self, kept_only: bool) {
+        let any_kept = !self.runs.is_empty() || !self.machines.is_empty();
+        for w in &self.warnings {
+            let said = !kept_only
+                || match w.piece {
+                    None => any_kept,
+                    Some(k) => self.machines.iter().any(|m| m.piece == k),
+                };
+            if said {
+                eprintln!("sysgauge: warning: {}", w.text);
+            }
+        }
+    }
 }
 
 /// Read one file into run records (one per host for CSV). Warnings go to
 /// stderr.
 pub fn load_file(path: &Path, opts: &FileOptions) -> Result<Vec<RunRecord>> {
     let file = read_file(path, opts)?;
+    file.say_warnings(false);
     Ok(into_runs(vec![file], opts.host.as_deref())
         .into_iter()
         .map(|(r, _)| r)
@@ -332,7 +369,9 @@ pub fn load_files(paths: &[&Path], opts: &FileOptions) -> Result<Vec<(RunRecord,
     }
     let mut files = Vec::new();
     for path in paths {
-        files.push(read_file(path, opts)?);
+        let file = read_file(path, opts)?;
+        file.say_warnings(false);
+        files.push(file);
     }
     if opts.host.is_some() {
         return Ok(into_runs(files, opts.host.as_deref()));
@@ -369,20 +408,36 @@ pub enum Held {
 /// What makes two imported results the same data: the case (id, params,
 /// workload version) and every metric's name, unit and samples, exactly.
 /// Details are left out: they say how a number was read, not what it is.
-pub fn result_fingerprint(r: &ResultRecord) -> String {
-    let mut s = format!(
-        "{}\n{}\n{}",
-        r.bench_id,
-        r.params.canonical(),
-        r.workload_version
-    );
+/// A 128-bit digest, not the text: an output of millions of samples is
+/// held by every output named before it and by each stored run read, and
+/// digests are only compared within one process (stored runs are read
+/// and digested again each time).
+pub fn result_fingerprint(r: &ResultRecord) -> u128 {
+    use std::hash::Hasher;
+    // Two SipHash digests of the same stream, told apart by a first byte.
+    let mut h = [0u8, 1].map(|k| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        h.write_u8(k);
+        h
+    });
+    let mut feed = |bytes: &[u8]| {
+        for x in &mut h {
+            x.write(bytes);
+            x.write_u8(0xff);
+        }
+    };
+    feed(r.bench_id.as_bytes());
+    feed(r.params.canonical().as_bytes());
+    feed(&r.workload_version.to_le_bytes());
     for m in &r.metrics {
-        s.push_str(&format!("\n{} {}", m.name, m.unit.symbol()));
+        feed(m.name.as_bytes());
+        feed(m.unit.symbol().as_bytes());
+        feed(&(m.samples.len() as u64).to_le_bytes());
         for v in &m.samples {
-            s.push_str(&format!(" {:x}", v.to_bits()));
+            feed(&v.to_bits().to_le_bytes());
         }
     }
-    s
+    (u128::from(h[0].finish()) << 64) | u128::from(h[1].finish())
 }
 
 /// Which stored run of a host (`host`, `results`) holds all those results.
@@ -417,12 +472,12 @@ pub fn load_files_to_import(
     let mut present = Vec::new();
     // An output a file named before holds (same machine, every result the
     // same) is that one again, not another run.
-    let mut seen: Vec<(String, HashSet<String>, String)> = Vec::new();
+    let mut seen: Vec<(String, HashSet<u128>, String)> = Vec::new();
     for f in &mut files {
         let mut kept = Vec::new();
         for m in std::mem::take(&mut f.machines) {
             let name = output_host(host, &m, f);
-            let prints: HashSet<String> = m.results.iter().map(result_fingerprint).collect();
+            let prints: HashSet<u128> = m.results.iter().map(result_fingerprint).collect();
             let earlier = seen
                 .iter()
                 .find(|(h, held, _)| *h == name && !prints.is_empty() && prints.is_subset(held));
@@ -440,9 +495,11 @@ pub fn load_files_to_import(
         }
         f.machines = kept;
     }
-    if host.is_none() {
-        warn_shared_hosts(&files);
-    }
+    let shared = if host.is_none() {
+        shared_hosts(&files)
+    } else {
+        Vec::new()
+    };
     for f in &mut files {
         let mut kept = Vec::new();
         for m in std::mem::take(&mut f.machines) {
@@ -458,6 +515,13 @@ pub fn load_files_to_import(
         }
         f.machines = kept;
     }
+    // Warnings of what is skipped were said when it was first imported.
+    for f in &files {
+        f.say_warnings(true);
+    }
+    for w in shared {
+        eprintln!("sysgauge: warning: {w}");
+    }
     let runs = if host.is_some() {
         into_runs(files, host)
     } else {
@@ -469,22 +533,23 @@ pub fn load_files_to_import(
     Ok((runs, present))
 }
 
-/// Warn where outputs of different files give the same machine: without
-/// `--host`, that is the file's stem or the name the tool printed, and two
-/// machines' files of one name would silently become one machine.
-fn warn_shared_hosts(files: &[LoadedFile]) {
+/// Warnings where outputs of different files give the same machine:
+/// without `--host`, that is the file's stem or the name the tool printed,
+/// and two machines' files of one name would silently become one machine.
+fn shared_hosts(files: &[LoadedFile]) -> Vec<String> {
     let mut first: Vec<(String, &str)> = Vec::new();
     let mut warned: Vec<String> = Vec::new();
+    let mut warnings = Vec::new();
     for f in files {
         for m in &f.machines {
             let name = output_host(None, m, f);
             match first.iter().find(|(h, _)| *h == name) {
                 Some((_, file)) if *file != f.name && !warned.contains(&name) => {
-                    eprintln!(
-                        "sysgauge: warning: {file} and {} both give host '{}'; they are stored as one machine (per case the newer number hides the older); if they are two machines, import each with its own --host",
+                    warnings.push(format!(
+                        "{file} and {} both give host '{}'; they are stored as one machine (per case the newer number hides the older); if they are two machines, import each with its own --host",
                         f.name,
                         sysgauge_core::text::for_terminal(&name)
-                    );
+                    ));
                     warned.push(name);
                 }
                 Some(_) => {}
@@ -492,6 +557,7 @@ fn warn_shared_hosts(files: &[LoadedFile]) {
             }
         }
     }
+    warnings
 }
 
 /// The importer name an output of `f` was read by (its run's format).
@@ -591,19 +657,6 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
         tool_version: env!("CARGO_PKG_VERSION"),
         workload_version: &workload_version,
     };
-    // A BOM (Notepad's UTF-8) is no part of the first line: JSON and
-    // `openssl -mr` records read from the character after it.
-    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let pieces = match opts.format {
-        Some(i) => vec![(i, body.to_string())],
-        None => {
-            let split = sections::split(body, &name)?;
-            if let Some(w) = split.unread {
-                eprintln!("sysgauge: warning: {w}");
-            }
-            split.pieces
-        }
-    };
     let mut file = LoadedFile {
         stem: if stdin {
             Some(name.clone())
@@ -615,13 +668,30 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
                 .filter(|s| !s.is_empty())
         },
         name: name.clone(),
-        text: text.clone(),
+        text: String::new(),
         at,
         formats: Vec::new(),
         runs: Vec::new(),
         machines: Vec::new(),
+        warnings: Vec::new(),
     };
-    for (importer, piece) in pieces {
+    // A BOM (Notepad's UTF-8) is no part of the first line: JSON and
+    // `openssl -mr` records read from the character after it.
+    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let pieces = match opts.format {
+        Some(i) => vec![(i, std::borrow::Cow::Borrowed(body))],
+        None => {
+            let split = sections::split(body, &name)?;
+            if let Some(w) = split.unread {
+                file.warnings.push(FileWarning {
+                    piece: None,
+                    text: w,
+                });
+            }
+            split.pieces
+        }
+    };
+    for (k, (importer, piece)) in pieces.into_iter().enumerate() {
         if opts.host.is_some() && importer.names_its_hosts() {
             bail!(
                 "{name}: --host names the machine of a tool's output; this file is {} and names its own hosts",
@@ -629,10 +699,8 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
             );
         }
         let parsed = importer.parse(&piece, &ctx)?;
+        drop(piece);
         check_values(&name, &parsed)?;
-        for w in &parsed.warnings {
-            eprintln!("sysgauge: warning: {w}");
-        }
         if opts.host.is_some() {
             let named: Vec<&str> = parsed
                 .machines
@@ -653,6 +721,15 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
             }
         }
         file.formats.push(importer.name());
+        // Whole records are never skipped as an output is: their part's
+        // warnings are the file's.
+        let outputs =
+            parsed.runs.is_empty() && parsed.machines.iter().any(|m| !m.results.is_empty());
+        file.warnings
+            .extend(parsed.warnings.into_iter().map(|text| FileWarning {
+                piece: outputs.then_some(k),
+                text,
+            }));
         file.runs.extend(parsed.runs);
         for mut m in parsed.machines {
             if m.results.is_empty() {
@@ -663,10 +740,16 @@ fn read_file(path: &Path, opts: &FileOptions) -> Result<LoadedFile> {
             }
             m.tags
                 .insert("format".to_string(), importer.name().to_string());
+            m.piece = k;
             file.machines.push(m);
         }
     }
+    // The pieces borrowed the text; now it is the file's (not a copy: a
+    // large file is held once).
+    file.text = text;
     if file.runs.is_empty() && file.machines.is_empty() {
+        // Its warnings say why (every value 0, too fast to time).
+        file.say_warnings(false);
         bail!("{name}: no positive result in the file");
     }
     Ok(file)
@@ -715,7 +798,9 @@ struct Pending {
     host: String,
     formats: Vec<&'static str>,
     files: Vec<String>,
-    identity: Vec<String>,
+    /// Its files' texts (indexes into `into_runs`'s texts, which are held
+    /// once: a large file is not copied per run).
+    identity: Vec<usize>,
     /// Each file's place among those named, with its name and the formats
     /// read from it: what is shown keeps the order the user gave, while
     /// the id is the contents'.
@@ -740,9 +825,13 @@ struct Pending {
 fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, String)> {
     let mut files: Vec<(usize, LoadedFile)> = files.into_iter().enumerate().collect();
     files.sort_by(|a, b| a.1.text.cmp(&b.1.text));
+    let texts: Vec<String> = files
+        .iter_mut()
+        .map(|(_, f)| std::mem::take(&mut f.text))
+        .collect();
     let mut out = Vec::new();
     let mut pending: Vec<Pending> = Vec::new();
-    for (place, mut f) in files {
+    for (text, (place, mut f)) in files.into_iter().enumerate() {
         out.extend(
             std::mem::take(&mut f.runs)
                 .into_iter()
@@ -783,7 +872,7 @@ fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, Stri
             }
             if !p.files.contains(&f.name) {
                 p.files.push(f.name.clone());
-                p.identity.push(f.text.clone());
+                p.identity.push(text);
             }
             p.named.push((place, f.name.clone(), format));
             p.first = p.first.min(f.at);
@@ -799,7 +888,7 @@ fn into_runs(files: Vec<LoadedFile>, host: Option<&str>) -> Vec<(RunRecord, Stri
     }
     for p in pending {
         let (files, _) = shown(&p);
-        out.push((finish(p), files));
+        out.push((finish(p, &texts), files));
     }
     out
 }
@@ -821,7 +910,7 @@ fn shown(p: &Pending) -> (String, String) {
     (files.join(", "), formats.join(","))
 }
 
-fn finish(p: Pending) -> RunRecord {
+fn finish(p: Pending, texts: &[String]) -> RunRecord {
     let (file_names, shown_format) = shown(&p);
     let ctx = ImportContext {
         source_name: &file_names,
@@ -835,7 +924,16 @@ fn finish(p: Pending) -> RunRecord {
     // One file: the text is the identity, as it always was (the same file
     // imported again is the same run); several: all their texts, and the
     // formats, in the order of the texts (`into_runs`), not of the names.
-    let identity = p.identity.join("\n");
+    let identity = match p.identity[..] {
+        [one] => std::borrow::Cow::Borrowed(texts[one].as_str()),
+        _ => std::borrow::Cow::Owned(
+            p.identity
+                .iter()
+                .map(|&k| texts[k].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    };
     let mut run = synthetic_run(&ctx, &format, host, p.results, &identity);
     run.finished_at = Some(p.last);
     if p.files.len() > 1 {

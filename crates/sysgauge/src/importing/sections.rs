@@ -18,23 +18,25 @@
 
 use super::{Importer, IMPORTERS};
 use anyhow::{bail, Result};
+use std::borrow::Cow;
 
 /// What a file holds: the parts of it to read, each with its importer,
-/// and the warning that names the lines none of them reads.
-pub struct Split {
-    pub pieces: Vec<(&'static dyn Importer, String)>,
+/// and the warning that names the lines none of them reads. A part that
+/// is the whole file borrows it (a large JSON file is not copied).
+pub struct Split<'a> {
+    pub pieces: Vec<(&'static dyn Importer, Cow<'a, str>)>,
     pub unread: Option<String>,
 }
 
 /// The parts of `text` to read, each with its importer.
-pub fn split(text: &str, name: &str) -> Result<Split> {
+pub fn split<'a>(text: &'a str, name: &str) -> Result<Split<'a>> {
     if text.trim().is_empty() {
         bail!("{name}: the file is empty");
     }
     let sniffed = super::sniffed(text);
     if let Some(i) = sniffed.filter(|i| !i.pasted()) {
         return Ok(Split {
-            pieces: vec![(i, text.to_string())],
+            pieces: vec![(i, Cow::Borrowed(text))],
             unread: None,
         });
     }
@@ -87,7 +89,7 @@ pub fn split(text: &str, name: &str) -> Result<Split> {
     if sections.len() == 1 && unread.is_empty() {
         // One tool's output, every line of it: read as it is.
         return Ok(Split {
-            pieces: vec![(sections[0].0, text.to_string())],
+            pieces: vec![(sections[0].0, Cow::Borrowed(text))],
             unread: None,
         });
     }
@@ -120,7 +122,7 @@ pub fn split(text: &str, name: &str) -> Result<Split> {
                 }
                 piece.push('\n');
             }
-            (i, piece)
+            (i, Cow::Owned(piece))
         })
         .collect();
     Ok(Split { pieces, unread })

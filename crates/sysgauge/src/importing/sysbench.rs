@@ -9,7 +9,7 @@ fn parse(text: &str, ctx: &ImportContext<'_>) -> Result<Parsed> {
     let name = ctx.source_name;
     let report = sysbench::parse_sysbench(text, ctx.at).map_err(|e| line_error(name, e))?;
     let m = ToolMachine::new(report.results).tag("sysbench_version", report.version.as_ref());
-    Ok(Parsed::tool(name, vec![m], &[]))
+    Ok(Parsed::tool(name, vec![m], &report.warnings))
 }
 
 fn starts(line: &str) -> bool {

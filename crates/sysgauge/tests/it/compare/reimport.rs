@@ -319,3 +319,66 @@ fn one_output_twice_in_one_import_is_stored_once() {
     assert!(!said.contains("both give host"), "{said}");
     assert_eq!(run_ids(&sb).len(), 2, "{said}");
 }
+
+/// A captured output of another tool under `crate/tests/fixtures/tool`.
+fn crate_fixture(krate: &str, tool_and_name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(krate)
+        .join("tests/fixtures")
+        .join(tool_and_name)
+}
+
+/// An output skipped as already stored, or as the one a file named before
+/// it holds, says only that: its warnings (Bonnie++'s `+++++`, hyperfine's
+/// 0 s, openssl's rows it did not run, sysbench's assumed access mode)
+/// were said when it was first imported.
+#[test]
+fn warnings_of_a_skipped_output_are_not_said_again() {
+    let files = [
+        fixture("bonnie2.txt"),
+        fixture("sb_mem.txt"),
+        crate_fixture("sysgauge-bench", "hyperfine/1.15-two-commands.json"),
+        crate_fixture(
+            "sysgauge-crypto",
+            "openssl/3.0-human-table-md4-bf-not-run.txt",
+        ),
+    ];
+    let warned = [
+        "was too fast for Bonnie++ to time",
+        "--memory-access-mode",
+        "hyperfine timed 'true' at 0 s",
+        "openssl did not run it",
+    ];
+    let sb = Sandbox::new();
+    let first = stderr_of(&sb.on_db("import").args(&files).succeeds());
+    for w in warned {
+        assert!(first.contains(w), "{w}: {first}");
+    }
+    let again = stderr_of(&sb.on_db("import").args(&files).succeeds());
+    assert!(again.contains("0 new run(s)"), "{again}");
+    assert_eq!(again.matches("already imported").count(), 4, "{again}");
+    assert!(!again.contains("warning"), "{again}");
+
+    // A copy named after its original in one import: the original's
+    // warnings once, none for the copy.
+    let fresh = Sandbox::new();
+    let copy = fresh.path().join("copy.txt");
+    std::fs::copy(fixture("bonnie2.txt"), &copy).unwrap();
+    let twice = stderr_of(
+        &fresh
+            .on_db("import")
+            .arg(fixture("bonnie2.txt"))
+            .arg(&copy)
+            .succeeds(),
+    );
+    assert!(twice.contains("is the one in"), "{twice}");
+    assert_eq!(
+        twice
+            .matches("bonnie.seq-stat was too fast for Bonnie++ to time")
+            .count(),
+        1,
+        "{twice}"
+    );
+    assert!(!twice.contains("copy.txt: boxB"), "{twice}");
+}
