@@ -157,12 +157,18 @@ fn styled_width(text: &str, size: f64, bold: bool) -> u32 {
     } else {
         FontStyle::Normal
     };
-    (FONT, size)
+    (FONT, size, style)
         .into_font()
-        .style(style)
         .box_size(text)
         .map(|(w, _)| w)
         .unwrap_or((text.chars().count() as f64 * size * 0.7) as u32)
+}
+
+/// The bold font at `size`. plotters' `FontDesc::style` only names the
+/// style (the SVG's `font-weight`) and keeps the regular font's glyphs,
+/// which the PNG then drew, narrower than the SVG's bold text measured.
+pub(crate) fn bold(size: f64) -> FontDesc<'static> {
+    (FONT, size, FontStyle::Bold).into_font()
 }
 
 /// `text` in lines no wider than `max_w` pixels: broken between words, and
@@ -295,8 +301,7 @@ impl Header {
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError> {
-        let title_style =
-            TextStyle::from((FONT, TITLE_SIZE).into_font().style(FontStyle::Bold)).color(&BLACK);
+        let title_style = TextStyle::from(bold(TITLE_SIZE)).color(&BLACK);
         for (i, line) in self.title.iter().enumerate() {
             let y = 8 + (TITLE_LINE * i as u32) as i32;
             root.draw(&Text::new(

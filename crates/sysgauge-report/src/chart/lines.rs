@@ -22,7 +22,6 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight,
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters::style::FontStyle;
 use sysgauge_core::record::RunRecord;
 use sysgauge_core::size::Bytes;
 
@@ -497,7 +496,7 @@ impl LineFigure {
         // longest of the figure's, as plotters' own caption would be when
         // it is one line.
         let area = if caption_lines > 0 {
-            let style = TextStyle::from((FONT, CAPTION_SIZE).into_font().style(FontStyle::Bold))
+            let style = TextStyle::from(super::bold(CAPTION_SIZE))
                 .color(&BLACK)
                 .pos(Pos::new(HPos::Center, VPos::Top));
             let centre = area.dim_in_pixel().0 as i32 / 2;
