@@ -215,18 +215,23 @@ fn ratio_labels_fit_their_axis() {
 #[test]
 fn dump_for_eyes() {
     if let Some(dir) = std::env::var_os("SYSGAUGE_DUMP_CHARTS") {
-        let c = comparison();
         let dir = std::path::PathBuf::from(dir);
-        for (name, kind) in [
-            ("summary", ChartKind::Summary),
-            ("ratios", ChartKind::Ratios { family: None }),
-            ("blocksize", ChartKind::BlockSize { family: None }),
-        ] {
-            let png = chart_png(&c, &kind, 1000).unwrap();
-            std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
-            let svg = chart_svg(&c, &kind, 1000).unwrap();
-            std::fs::write(dir.join(format!("{name}.svg")), svg).unwrap();
-        }
+        // Each comparison chart kind of `c`, as PNG (and SVG at the usual width).
+        let kinds = |c: &Comparison, width: u32, suffix: &str| {
+            for (name, kind) in [
+                ("summary", ChartKind::Summary),
+                ("ratios", ChartKind::Ratios { family: None }),
+                ("blocksize", ChartKind::BlockSize { family: None }),
+            ] {
+                let png = chart_png(c, &kind, width).unwrap();
+                std::fs::write(dir.join(format!("{name}{suffix}.png")), png).unwrap();
+                if suffix.is_empty() {
+                    let svg = chart_svg(c, &kind, width).unwrap();
+                    std::fs::write(dir.join(format!("{name}.svg")), svg).unwrap();
+                }
+            }
+        };
+        kinds(&comparison(), 1000, "");
         // Log axes: block sizes over three decades, latencies over two.
         let c = by_block_size([90.0, 640.0, 710.0], [100.0, 1100.0, 1500.0]);
         let png = chart_png(&c, &ChartKind::BlockSize { family: None }, 1000).unwrap();
@@ -257,15 +262,7 @@ fn dump_for_eyes() {
         let png = lines::figure_png(&latency, 640).unwrap();
         std::fs::write(dir.join("latency-log.png"), png).unwrap();
         // Long labels at the narrowest width.
-        let c = long_labelled();
-        for (name, kind) in [
-            ("summary", ChartKind::Summary),
-            ("ratios", ChartKind::Ratios { family: None }),
-            ("blocksize", ChartKind::BlockSize { family: None }),
-        ] {
-            let png = chart_png(&c, &kind, 400).unwrap();
-            std::fs::write(dir.join(format!("{name}-long-400.png")), png).unwrap();
-        }
+        kinds(&long_labelled(), 400, "-long-400");
         let png = lines::figure_png(&long_labelled_figure(2), 400).unwrap();
         std::fs::write(dir.join("figure-long-400.png"), png).unwrap();
         let png = lines::figure_png(&long_labelled_figure(4), 1300).unwrap();
