@@ -13,6 +13,12 @@
 //! the DejaVu Sans font compiled into the binary (plotters' `ab_glyph`
 //! backend), so drawing needs no fontconfig or system fonts; the SVG names
 //! the `sans-serif` family and lets the viewer draw its text.
+//!
+//! Every text is measured in that font and placed to lie whole on the
+//! chart, at 400 pixels as at 4000: a title, legend entry, case label or
+//! panel caption wider than its room goes on more lines (whole rather than
+//! cut short, so that two long labels never read alike), the chart growing
+//! taller for them; ticks are labelled no closer than their labels' width.
 
 use crate::compare::format_ratio;
 use crate::format::unit_label;
@@ -61,7 +67,7 @@ impl Figure {
 
 #[cfg(test)]
 use lines::{axis_value, block_label};
-use lines::{LineFigure, LinePanel, Marker, Series, TickFormat, XAxis, XScale, TOP};
+use lines::{LineFigure, LinePanel, Marker, Series, TickFormat, XAxis, XScale};
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ChartError {
@@ -137,12 +143,204 @@ pub fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
     ChartError::Draw(e.to_string())
 }
 
+/// The width of `text` at `size` pixels in the embedded font. It is the
+/// width the PNG draws; the SVG's text is about 6 % narrower (plotters
+/// writes its font size as `size / 1.24`, while the rasteriser scales the
+/// font's whole height to `size`), so what fits here fits in both.
 pub(crate) fn text_width(text: &str, size: f64) -> u32 {
-    (FONT, size)
+    styled_width(text, size, false)
+}
+
+fn styled_width(text: &str, size: f64, bold: bool) -> u32 {
+    let style = if bold {
+        FontStyle::Bold
+    } else {
+        FontStyle::Normal
+    };
+    (FONT, size, style)
         .into_font()
         .box_size(text)
         .map(|(w, _)| w)
-        .unwrap_or((text.chars().count() as f64 * size * 0.6) as u32)
+        .unwrap_or((text.chars().count() as f64 * size * 0.7) as u32)
+}
+
+/// The bold font at `size`. plotters' `FontDesc::style` only names the
+/// style (the SVG's `font-weight`) and keeps the regular font's glyphs,
+/// which the PNG then drew, narrower than the SVG's bold text measured.
+pub(crate) fn bold(size: f64) -> FontDesc<'static> {
+    (FONT, size, FontStyle::Bold).into_font()
+}
+
+/// `text` in lines no wider than `max_w` pixels: broken between words, and
+/// a word wider than a line after its last `.`, `-`, `_`, `=`, `,` or `/`
+/// that fits, else after the last character that fits. Nothing is left
+/// out, so two labels stay as distinct as they are, whatever the width
+/// (cutting them short with an ellipsis could make two the same).
+pub(crate) fn wrap_text(text: &str, size: f64, bold: bool, max_w: u32) -> Vec<String> {
+    let fits = |s: &str| styled_width(s, size, bold) <= max_w;
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let joined = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if fits(&joined) {
+            line = joined;
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        line = word.to_string();
+        while !fits(&line) {
+            let ends: Vec<usize> = line
+                .char_indices()
+                .map(|(i, c)| i + c.len_utf8())
+                .take_while(|&end| end < line.len() && fits(&line[..end]))
+                .collect();
+            // At least one character per line, however narrow the room.
+            let Some(&last) = ends.last() else {
+                let first = line.chars().next().map_or(line.len(), char::len_utf8);
+                if first == line.len() {
+                    break;
+                }
+                lines.push(line[..first].to_string());
+                line = line[first..].to_string();
+                continue;
+            };
+            let cut = ends
+                .iter()
+                .rev()
+                .find(|&&end| line[..end].ends_with(['.', '-', '_', '=', ',', '/']))
+                .copied()
+                .unwrap_or(last);
+            lines.push(line[..cut].to_string());
+            line = line[cut..].to_string();
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// The lines of text above a chart: the title, then the legend (a square
+/// in each machine's colour and its label, then what the markers mean),
+/// laid out for one width. A title or legend wider than the chart goes on
+/// more lines, and the chart's body starts below them (`height`).
+pub(crate) struct Header {
+    title: Vec<String>,
+    items: Vec<LegendItem>,
+    pub(crate) height: u32,
+}
+
+struct LegendItem {
+    swatch: Swatch,
+    lines: Vec<String>,
+    at: (i32, i32),
+}
+
+enum Swatch {
+    Machine(usize),
+    Marker(Marker),
+}
+
+const TITLE_SIZE: f64 = 16.0;
+const TITLE_LINE: u32 = 20;
+const LEGEND_SIZE: f64 = 14.0;
+const KEY_SIZE: f64 = 12.0;
+const LEGEND_LINE: u32 = 17;
+const MARGIN: u32 = 10;
+
+impl Header {
+    pub(crate) fn new(
+        title: &str,
+        legend: &[(usize, String)],
+        key: &[(Marker, String)],
+        width: u32,
+    ) -> Header {
+        let title = wrap_text(title, TITLE_SIZE, true, width - 2 * MARGIN);
+        let top = 8 + TITLE_LINE * title.len() as u32 + 8;
+        // (swatch, its width with the gap to the text, the text's size, the
+        // gap after the item)
+        let entries = legend
+            .iter()
+            .map(|(m, label)| (Swatch::Machine(*m), 16, LEGEND_SIZE, 20, label))
+            .chain(
+                key.iter()
+                    .map(|(marker, label)| (Swatch::Marker(*marker), 14, KEY_SIZE, 16, label)),
+            );
+        let right = (width - MARGIN) as i32;
+        let (mut x, mut y) = (MARGIN as i32, top as i32);
+        let mut row_h = LEGEND_LINE + 1;
+        let mut items = Vec::new();
+        for (swatch, lead, size, gap, label) in entries {
+            let lines = wrap_text(label, size, false, width - 2 * MARGIN - lead);
+            let text_w = lines.iter().map(|l| text_width(l, size)).max().unwrap_or(0);
+            let item_w = (lead + text_w) as i32;
+            if x > MARGIN as i32 && x + item_w > right {
+                x = MARGIN as i32;
+                y += row_h as i32;
+                row_h = LEGEND_LINE + 1;
+            }
+            row_h = row_h.max(LEGEND_LINE * lines.len() as u32 + 1);
+            items.push(LegendItem {
+                swatch,
+                lines,
+                at: (x, y),
+            });
+            x += item_w + gap;
+        }
+        Header {
+            title,
+            items,
+            height: y as u32 + row_h + 8,
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError> {
+        let title_style = TextStyle::from(bold(TITLE_SIZE)).color(&BLACK);
+        for (i, line) in self.title.iter().enumerate() {
+            let y = 8 + (TITLE_LINE * i as u32) as i32;
+            root.draw(&Text::new(
+                line.clone(),
+                (MARGIN as i32, y),
+                title_style.clone(),
+            ))
+            .map_err(draw_err)?;
+        }
+        let style = TextStyle::from((FONT, LEGEND_SIZE).into_font()).color(&BLACK);
+        let ink = RGBColor(80, 80, 80);
+        let small = TextStyle::from((FONT, KEY_SIZE).into_font()).color(&ink);
+        for item in &self.items {
+            let (x, y) = item.at;
+            let (text_x, text_y, style) = match item.swatch {
+                Swatch::Machine(m) => {
+                    let color = machine_color(m);
+                    root.draw(&Rectangle::new([(x, y), (x + 12, y + 12)], color.filled()))
+                        .map_err(draw_err)?;
+                    (x + 16, y - 1, &style)
+                }
+                Swatch::Marker(marker) => {
+                    let shape = match marker {
+                        Marker::Filled => ink.filled(),
+                        Marker::Hollow => ink.stroke_width(2),
+                    };
+                    root.draw(&Circle::new((x + 6, y + 6), 4, shape))
+                        .map_err(draw_err)?;
+                    (x + 14, y, &small)
+                }
+            };
+            for (i, line) in item.lines.iter().enumerate() {
+                let at = (text_x, text_y + (LEGEND_LINE * i as u32) as i32);
+                root.draw(&Text::new(line.clone(), at, style.clone()))
+                    .map_err(draw_err)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One bar: a machine's ratio.
@@ -419,12 +617,14 @@ pub(crate) trait Drawing {
 impl Drawing for Plan {
     fn size(&self, width: u32) -> (u32, u32) {
         match self {
-            Plan::Bars { groups, .. } => {
-                let body: u32 = groups
-                    .iter()
-                    .map(|g| g.bars.len() as u32 * (BAR_H + BAR_GAP) + GROUP_GAP)
-                    .sum();
-                (width, TOP + body + BOTTOM)
+            Plan::Bars {
+                title,
+                groups,
+                legend,
+            } => {
+                let layout = BarLayout::new(title, groups, legend, width);
+                let body: u32 = layout.heights.iter().map(|h| h + GROUP_GAP).sum();
+                (width, layout.header.height + body + BOTTOM)
             }
             Plan::Lines(f) => f.size(width),
         }
@@ -443,6 +643,76 @@ impl Drawing for Plan {
             Plan::Lines(f) => f.draw_on(root),
         }
     }
+}
+
+/// Where the parts of a bar chart go at one width.
+struct BarLayout {
+    header: Header,
+    /// The column of case labels, which end 8 pixels left of its edge.
+    label_w: u32,
+    /// Each group's label, in lines that fit the column.
+    labels: Vec<Vec<String>>,
+    /// Each group's height: its bars', or its label's when that is taller.
+    heights: Vec<u32>,
+    /// The room right of the axis, for the value written after a bar.
+    right: u32,
+}
+
+const LABEL_SIZE: f64 = 14.0;
+const LABEL_LINE: u32 = 17;
+const VALUE_SIZE: f64 = 12.0;
+
+impl BarLayout {
+    fn new(title: &str, groups: &[Group], legend: &[(usize, String)], width: u32) -> BarLayout {
+        // A label column of up to 45 % of the width; a longer label goes on
+        // more lines (and its group is as tall as they are), so that it is
+        // read whole, however narrow the chart.
+        let label_w = groups
+            .iter()
+            .map(|g| text_width(&g.label, LABEL_SIZE))
+            .max()
+            .unwrap_or(0)
+            .min(width * 45 / 100)
+            + 16;
+        let labels: Vec<Vec<String>> = groups
+            .iter()
+            .map(|g| wrap_text(&g.label, LABEL_SIZE, false, label_w - 16))
+            .collect();
+        let heights = groups
+            .iter()
+            .zip(&labels)
+            .map(|(g, l)| {
+                (g.bars.len() as u32 * (BAR_H + BAR_GAP)).max(l.len() as u32 * LABEL_LINE)
+            })
+            .collect();
+        let widest_value = groups
+            .iter()
+            .flat_map(|g| &g.bars)
+            .map(|b| text_width(&bar_value(b), VALUE_SIZE))
+            .max()
+            .unwrap_or(0);
+        BarLayout {
+            header: Header::new(title, legend, &[], width),
+            label_w,
+            labels,
+            heights,
+            right: (widest_value + 4 + MARGIN).max(70),
+        }
+    }
+}
+
+/// The value written after a bar: its ratio (`~` when the difference is
+/// not significant), in powers of ten beyond eight digits, which only
+/// ratios beyond the axis have.
+fn bar_value(b: &Bar) -> String {
+    let mut label = format_ratio(b.ratio);
+    if label.len() > 8 {
+        label = format!("{:.2e}", b.ratio);
+    }
+    if b.significant == Some(false) {
+        label.push_str(" ~");
+    }
+    label
 }
 
 /// `d` as an SVG document, at a width within 400..4000 pixels.
@@ -501,43 +771,6 @@ fn xml_safe(svg: String) -> String {
 pub fn chart_png(c: &Comparison, kind: &ChartKind, width: u32) -> Result<Vec<u8>, ChartError> {
     ensure_font()?;
     render_png(&plan(c, kind)?, width)
-}
-
-/// The title, then the legend: a square in each machine's colour and its
-/// label, then what the markers mean.
-fn draw_title_and_legend<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    legend: &[(usize, String)],
-    key: &[(Marker, String)],
-) -> Result<(), ChartError> {
-    let title_style = TextStyle::from((FONT, 16).into_font().style(FontStyle::Bold)).color(&BLACK);
-    root.draw(&Text::new(title.to_string(), (10, 8), title_style))
-        .map_err(draw_err)?;
-    let style = TextStyle::from((FONT, 14).into_font()).color(&BLACK);
-    let mut x = 10i32;
-    for (m, label) in legend {
-        let color = machine_color(*m);
-        root.draw(&Rectangle::new([(x, 36), (x + 12, 48)], color.filled()))
-            .map_err(draw_err)?;
-        root.draw(&Text::new(label.clone(), (x + 16, 35), style.clone()))
-            .map_err(draw_err)?;
-        x += 16 + text_width(label, 14.0) as i32 + 20;
-    }
-    let ink = RGBColor(80, 80, 80);
-    let small = TextStyle::from((FONT, 12).into_font()).color(&ink);
-    for (marker, label) in key {
-        let shape = match marker {
-            Marker::Filled => ink.filled(),
-            Marker::Hollow => ink.stroke_width(2),
-        };
-        root.draw(&Circle::new((x + 6, 42), 4, shape))
-            .map_err(draw_err)?;
-        root.draw(&Text::new(label.clone(), (x + 14, 36), small.clone()))
-            .map_err(draw_err)?;
-        x += 14 + text_width(label, 12.0) as i32 + 16;
-    }
-    Ok(())
 }
 
 /// The widest ratio axis drawn, either way of 1. Ratios of accepted values
@@ -623,17 +856,12 @@ fn draw_bars<DB: DrawingBackend>(
     groups: &[Group],
     legend: &[(usize, String)],
 ) -> Result<(), ChartError> {
-    draw_title_and_legend(root, title, legend, &[])?;
     let (w, h) = root.dim_in_pixel();
-    let label_w = groups
-        .iter()
-        .map(|g| text_width(&g.label, 14.0))
-        .max()
-        .unwrap_or(0)
-        .min(w * 45 / 100)
-        + 16;
+    let layout = BarLayout::new(title, groups, legend, w);
+    layout.header.draw(root)?;
+    let label_w = layout.label_w;
     let x0 = label_w as f64;
-    let x1 = (w - 70) as f64;
+    let x1 = (w - layout.right) as f64;
     // The domain: every ratio and interval end, and 1, with some room.
     // Each clamped to the axis limit, so the domain is finite whatever the
     // data (a ratio of infinity made every loop over the axis endless).
@@ -661,7 +889,7 @@ fn draw_bars<DB: DrawingBackend>(
         let t = (v.ln() - lo.ln()) / (hi.ln() - lo.ln());
         (x0 + t * (x1 - x0)).round() as i32
     };
-    let top = TOP as i32;
+    let top = layout.header.height as i32;
     let bottom = h as i32 - BOTTOM as i32;
     let grid = RGBColor(225, 225, 225);
     let small = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(80, 80, 80));
@@ -678,28 +906,43 @@ fn draw_bars<DB: DrawingBackend>(
             VPos::Top,
         )?;
     }
+    // Under the axis, and wholly on the chart when the axis is short.
+    let axis_label = "ratio to the reference (log scale)";
+    let half = text_width(axis_label, 12.0) as i32 / 2;
+    let centre = (((x0 + x1) / 2.0) as i32).clamp(
+        MARGIN as i32 + half,
+        (w as i32 - MARGIN as i32 - half).max(MARGIN as i32 + half),
+    );
     draw_anchored(
         root,
-        "ratio to the reference (log scale)".to_string(),
-        (((x0 + x1) / 2.0) as i32, bottom + 24),
+        axis_label.to_string(),
+        (centre, bottom + 24),
         &small,
         HPos::Center,
         VPos::Top,
     )?;
-    let label_style = TextStyle::from((FONT, 14).into_font()).color(&BLACK);
-    let value_style = TextStyle::from((FONT, 12).into_font()).color(&BLACK);
+    let label_style = TextStyle::from((FONT, LABEL_SIZE).into_font()).color(&BLACK);
+    let value_style = TextStyle::from((FONT, VALUE_SIZE).into_font()).color(&BLACK);
     let one = x_of(1.0);
     let mut y = top;
-    for g in groups {
-        let group_h = g.bars.len() as i32 * (BAR_H + BAR_GAP) as i32;
-        draw_anchored(
-            root,
-            g.label.clone(),
-            (label_w as i32 - 8, y + group_h / 2),
-            &label_style,
-            HPos::Right,
-            VPos::Center,
-        )?;
+    for ((g, label), group_h) in groups.iter().zip(&layout.labels).zip(&layout.heights) {
+        let group_h = *group_h as i32;
+        let mid = y + group_h / 2;
+        let text_h = (label.len() as u32 * LABEL_LINE) as i32;
+        for (i, line) in label.iter().enumerate() {
+            let line_mid = mid - text_h / 2 + LABEL_LINE as i32 * i as i32 + LABEL_LINE as i32 / 2;
+            draw_anchored(
+                root,
+                line.clone(),
+                (label_w as i32 - 8, line_mid),
+                &label_style,
+                HPos::Right,
+                VPos::Center,
+            )?;
+        }
+        // The bars in the middle of a group that its label makes taller.
+        let bars_h = g.bars.len() as i32 * (BAR_H + BAR_GAP) as i32;
+        let mut bar_y = y + (group_h - bars_h) / 2;
         for b in &g.bars {
             let color = machine_color(b.machine);
             let x = x_of(b.ratio);
@@ -713,36 +956,38 @@ fn draw_bars<DB: DrawingBackend>(
             } else {
                 color.filled()
             };
-            root.draw(&Rectangle::new([(a, y), (z, y + BAR_H as i32)], fill))
-                .map_err(draw_err)?;
-            let mid = y + BAR_H as i32 / 2;
+            root.draw(&Rectangle::new(
+                [(a, bar_y), (z, bar_y + BAR_H as i32)],
+                fill,
+            ))
+            .map_err(draw_err)?;
+            let bar_mid = bar_y + BAR_H as i32 / 2;
             let mut end = x;
             if let Some(ci) = b.ci {
                 let (l, r) = (x_of(ci.low), x_of(ci.high));
                 let ink = RGBColor(40, 40, 40);
-                root.draw(&PathElement::new(vec![(l, mid), (r, mid)], ink))
+                root.draw(&PathElement::new(vec![(l, bar_mid), (r, bar_mid)], ink))
                     .map_err(draw_err)?;
                 for e in [l, r] {
-                    root.draw(&PathElement::new(vec![(e, mid - 4), (e, mid + 4)], ink))
-                        .map_err(draw_err)?;
+                    root.draw(&PathElement::new(
+                        vec![(e, bar_mid - 4), (e, bar_mid + 4)],
+                        ink,
+                    ))
+                    .map_err(draw_err)?;
                 }
                 end = end.max(r);
             }
-            let mut label = format_ratio(b.ratio);
-            if b.significant == Some(false) {
-                label.push_str(" ~");
-            }
             draw_anchored(
                 root,
-                label,
-                (end.max(one) + 4, mid),
+                bar_value(b),
+                (end.max(one) + 4, bar_mid),
                 &value_style,
                 HPos::Left,
                 VPos::Center,
             )?;
-            y += (BAR_H + BAR_GAP) as i32;
+            bar_y += (BAR_H + BAR_GAP) as i32;
         }
-        y += GROUP_GAP as i32;
+        y += group_h + GROUP_GAP as i32;
     }
     root.draw(&PathElement::new(
         vec![(one, top - 6), (one, bottom)],

@@ -12,14 +12,16 @@
 //! compares by eye — one y scale over every panel when `shared` — is
 //! tested without looking at pixels.
 
-use super::{draw_err, ensure_font, machine_color, render_png, render_svg, Drawing, FONT};
+use super::{
+    draw_err, ensure_font, machine_color, render_png, render_svg, text_width, wrap_text, Drawing,
+    Header, FONT,
+};
 use crate::compare::format_ratio;
 use plotters::coord::combinators::LogCoord;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters::style::FontStyle;
 use sysgauge_core::record::RunRecord;
 use sysgauge_core::size::Bytes;
 
@@ -127,10 +129,15 @@ pub struct Mark {
     pub machine: Option<usize>,
 }
 
-/// Height of a panel when a figure has several.
+/// Height of a panel when a figure has several (and its caption is one
+/// line).
 const PANEL_H: u32 = 280;
-/// Space above the panels: the title and the legend.
-pub(crate) const TOP: u32 = 62;
+/// The space above the panels when the title and the legend are one line
+/// each.
+const TOP: u32 = 62;
+/// Panel captions: their size and the distance between their lines.
+const CAPTION_SIZE: f64 = 14.0;
+const CAPTION_LINE: u32 = 17;
 
 pub(crate) fn panel_columns(width: u32) -> u32 {
     if width >= 1300 {
@@ -405,7 +412,11 @@ impl Drawing for LineFigure {
         } else {
             PANEL_H
         };
-        (width, TOP + rows * panel_h + 10)
+        let extra = CAPTION_LINE * self.caption_lines(width).saturating_sub(1);
+        (
+            width,
+            self.header(width).height + rows * (panel_h + extra) + 10,
+        )
     }
 
     fn draw_on<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError> {
@@ -413,16 +424,48 @@ impl Drawing for LineFigure {
             return Err(ChartError::NoData(format!("{}: no point", self.title)));
         }
         root.fill(&WHITE).map_err(draw_err)?;
-        super::draw_title_and_legend(root, &self.title, &self.legend, &self.key)?;
         let (w, _) = root.dim_in_pixel();
+        let header = self.header(w);
+        header.draw(root)?;
         let cols = self.columns(w) as usize;
         let rows = self.panels.len().div_ceil(cols);
-        let body = root.margin(TOP as i32, 10, 0, 0);
+        let body = root.margin(header.height as i32, 10, 0, 0);
         let areas = body.split_evenly((rows, cols));
+        let lines = self.caption_lines(w);
         for (i, (panel, area)) in self.panels.iter().zip(areas.iter()).enumerate() {
-            self.draw_panel(area, i, panel)?;
+            let caption = self.caption(panel, w);
+            self.draw_panel(area, i, panel, &caption, lines)?;
         }
         Ok(())
+    }
+}
+
+impl LineFigure {
+    fn header(&self, width: u32) -> Header {
+        Header::new(&self.title, &self.legend, &self.key, width)
+    }
+
+    /// The widest a panel's caption may be at a figure's width.
+    fn caption_width(&self, width: u32) -> u32 {
+        (width / self.columns(width)).saturating_sub(16).max(1)
+    }
+
+    /// `panel`'s caption in lines that fit its panel.
+    fn caption(&self, panel: &LinePanel, width: u32) -> Vec<String> {
+        if panel.title.is_empty() {
+            return Vec::new();
+        }
+        wrap_text(&panel.title, CAPTION_SIZE, true, self.caption_width(width))
+    }
+
+    /// The lines of the longest caption: every panel leaves room for as
+    /// many, so that the plots of a row line up.
+    fn caption_lines(&self, width: u32) -> u32 {
+        self.panels
+            .iter()
+            .map(|p| self.caption(p, width).len() as u32)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -444,28 +487,74 @@ impl LineFigure {
         area: &DrawingArea<DB, Shift>,
         index: usize,
         panel: &LinePanel,
+        caption: &[String],
+        caption_lines: u32,
     ) -> Result<(), ChartError> {
         let (x_lo, x_hi) = self.x_range(index);
         let (y_lo, y_hi) = self.y_range(index);
-        let mut builder = ChartBuilder::on(area);
-        if !panel.title.is_empty() {
-            let caption =
-                TextStyle::from((FONT, 14).into_font().style(FontStyle::Bold)).color(&BLACK);
-            builder.caption(&panel.title, caption);
-        }
-        builder
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(64);
+        // The caption centred above the plot, in as many lines as the
+        // longest of the figure's, as plotters' own caption would be when
+        // it is one line.
+        let area = if caption_lines > 0 {
+            let style = TextStyle::from(super::bold(CAPTION_SIZE))
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            let centre = area.dim_in_pixel().0 as i32 / 2;
+            for (i, line) in caption.iter().enumerate() {
+                let y = 5 + (CAPTION_LINE * i as u32) as i32;
+                area.draw(&Text::new(line.clone(), (centre, y), style.clone()))
+                    .map_err(draw_err)?;
+            }
+            area.margin(21 + CAPTION_LINE * (caption_lines - 1), 0, 0, 0)
+        } else {
+            area.clone()
+        };
         let scale = self.x.scale;
         let ticks = self.x.ticks;
-        // On a base-2 axis every whole number is a tick; label every second
-        // or third when there are many, so labels do not run together.
-        let every = match x_hi - x_lo {
-            s if s > 24.0 => 3.0,
-            s if s > 12.0 => 2.0,
-            _ => 1.0,
-        };
+        let log_y = panel.log_y;
+        let y_fmt = move |v: &f64| axis_value(*v, log_y);
+        // Room left of the plot for the y labels and the axis's name
+        // beside them: plotters' label area, widened for long numbers.
+        let y_widest = [y_lo, y_hi, (y_lo + y_hi) / 2.0]
+            .iter()
+            .map(|v| text_width(&y_fmt(v), 12.0).max(text_width(&axis_value(*v, false), 12.0)))
+            .max()
+            .unwrap_or(0);
+        let y_area = (y_widest + 36).max(64);
+        // Pixels per label on the x axis: the widest label and a gap, so that
+        // labels do not run together however narrow the plot.
+        let x_widest = [x_lo, x_hi, (x_lo + x_hi) / 2.0]
+            .iter()
+            .map(|v| match scale {
+                XScale::Log2 => ticks.format(2f64.powf(v.round().clamp(0.0, 62.0))),
+                _ => ticks.format(*v),
+            })
+            .chain(match ticks {
+                TickFormat::Plain => Some("0.000".to_string()),
+                TickFormat::Bytes => Some("512 KiB".to_string()),
+                _ => None,
+            })
+            .map(|t| text_width(&t, 12.0))
+            .max()
+            .unwrap_or(0);
+        // The last label is centred on the plot's right end: the margin
+        // holds its right half.
+        let right = (x_widest / 2 + 4).max(8);
+        let mut builder = ChartBuilder::on(&area);
+        builder
+            .margin(8)
+            .margin_right(right)
+            .x_label_area_size(34)
+            .y_label_area_size(y_area);
+        let plot_w = area
+            .dim_in_pixel()
+            .0
+            .saturating_sub(y_area + 8 + right)
+            .max(1);
+        let x_room = ((plot_w / (x_widest + 16)) as usize).max(2);
+        // On a base-2 axis every whole number is a tick; label every second,
+        // third, … when they do not all fit.
+        let every = ((x_hi - x_lo) / x_room as f64).ceil().max(1.0);
         let x_fmt = move |v: &f64| match scale {
             XScale::Log2 => {
                 let k = v.round();
@@ -482,22 +571,10 @@ impl LineFigure {
         // that would be blank ones.
         let x_labels = match scale {
             XScale::Log2 => ((x_hi - x_lo + 1.0) as usize).clamp(2, 64),
-            _ => 10,
+            _ => x_room.min(10),
         };
-        let log_y = panel.log_y;
-        let y_fmt = move |v: &f64| axis_value(*v, log_y);
         let label_style = TextStyle::from((FONT, 12).into_font()).color(&BLACK);
         let grey = RGBColor(150, 150, 150);
-        // Where a mark's label goes: near the top, staggered so that
-        // neighbouring marks' labels do not overlap.
-        let label_y = |i: usize| {
-            let t = 0.04 + 0.08 * (i % 3) as f64;
-            if log_y {
-                (y_hi.ln() - t * (y_hi.ln() - y_lo.ln())).exp()
-            } else {
-                y_hi - t * (y_hi - y_lo)
-            }
-        };
         let tag_at = tag_places(panel, |x| self.to_x(x), y_lo, y_hi);
         // A point where its axes can show it: inside their ranges (plotters
         // turns a point far outside into pixels with integer arithmetic
@@ -543,26 +620,52 @@ impl LineFigure {
                     .light_line_style(RGBColor(238, 238, 238))
                     .draw()
                     .map_err(draw_err)?;
-                for (i, mark) in panel.marks.iter().enumerate() {
-                    let x = self.to_x(mark.x);
-                    if !(x_lo..=x_hi).contains(&x) {
-                        continue;
-                    }
+                let plot = chart.plotting_area().strip_coord_spec();
+                let plot_origin = {
+                    let (xs, ys) = chart.plotting_area().get_pixel_range();
+                    (xs.start, ys.start)
+                };
+                let to_plot = |p: (f64, f64)| {
+                    let (x, y) = chart.backend_coord(&p);
+                    (x - plot_origin.0, y - plot_origin.1)
+                };
+                let shown: Vec<(&Mark, f64)> = panel
+                    .marks
+                    .iter()
+                    .map(|m| (m, self.to_x(m.x)))
+                    .filter(|(_, x)| (x_lo..=x_hi).contains(x))
+                    .collect();
+                let spots: Vec<(i32, u32)> = shown
+                    .iter()
+                    .map(|(m, x)| (to_plot((*x, y_hi)).0, text_width(&m.label, 12.0)))
+                    .collect();
+                // The tags' boxes (see below: 6 right of and 4 above their
+                // point, a line of 12-pixel text).
+                let tags: Vec<[i32; 4]> = panel
+                    .series
+                    .iter()
+                    .zip(&tag_at)
+                    .filter_map(|(s, at)| {
+                        let (x, y) = to_plot(on_axes((*at)?)?);
+                        let w = text_width(s.tag.as_deref()?, 12.0) as i32;
+                        Some([x + 6, y - 20, x + 6 + w, y])
+                    })
+                    .collect();
+                let first_row = (plot_h as f64 * 0.04) as i32;
+                let places = mark_label_places(&spots, plot_w as i32, first_row, &tags);
+                for ((mark, x), (left, row)) in shown.iter().zip(places) {
                     let color = mark.machine.map_or(grey, machine_color);
                     chart
                         .draw_series(DashedLineSeries::new(
-                            vec![(x, y_lo), (x, y_hi)],
+                            vec![(*x, y_lo), (*x, y_hi)],
                             6,
                             4,
                             color.stroke_width(1),
                         ))
                         .map_err(draw_err)?;
                     let style = TextStyle::from((FONT, 12).into_font()).color(&color);
-                    chart
-                        .draw_series(std::iter::once(
-                            EmptyElement::at((x, label_y(i)))
-                                + Text::new(mark.label.clone(), (5, 0), style),
-                        ))
+                    let y = first_row + MARK_ROW * row as i32;
+                    plot.draw(&Text::new(mark.label.clone(), (left, y), style))
                         .map_err(draw_err)?;
                 }
                 for (i, s) in panel.series.iter().enumerate() {
@@ -670,6 +773,53 @@ fn tag_places(
     at.into_iter()
         .map(|p| p.map(|(x, f)| (x, unfrac(f))))
         .collect()
+}
+
+/// The distance between rows of mark labels.
+const MARK_ROW: i32 = 16;
+
+/// Where each mark's label goes in a plot `plot_w` pixels wide, from the
+/// mark's x and the label's width in pixels: the label's left end and its
+/// row (row `r` starts `first_row + r * MARK_ROW` pixels from the top). A
+/// label goes right of its line, or left of it when it would run past the
+/// plot's right edge, and on the first row where it clears the labels
+/// already placed (two caches of similar sizes, or the same cache on two
+/// machines, are close) and every box of `taken` (left, top, right,
+/// bottom: the lines' tags).
+fn mark_label_places(
+    spots: &[(i32, u32)],
+    plot_w: i32,
+    first_row: i32,
+    taken: &[[i32; 4]],
+) -> Vec<(i32, usize)> {
+    const GAP: i32 = 5;
+    let mut order: Vec<usize> = (0..spots.len()).collect();
+    order.sort_by_key(|&i| spots[i].0);
+    let mut boxes: Vec<[i32; 4]> = taken.to_vec();
+    let mut places = vec![(0, 0); spots.len()];
+    for i in order {
+        let (x, w) = (spots[i].0, spots[i].1 as i32);
+        let left = if x + GAP + w <= plot_w {
+            x + GAP
+        } else {
+            (x - GAP - w).max(0)
+        };
+        let span = |row: usize| {
+            let top = first_row + MARK_ROW * row as i32;
+            [left - GAP, top - 2, left + w + GAP, top + MARK_ROW - 2]
+        };
+        let clear = |b: [i32; 4]| {
+            boxes
+                .iter()
+                .all(|t| b[2] <= t[0] || t[2] <= b[0] || b[3] <= t[1] || t[3] <= b[1])
+        };
+        // The rows are few: the boxes in the way are, and each row that
+        // does not fit is in the way of one of them.
+        let row = (0..).find(|&r| clear(span(r))).unwrap_or_default();
+        boxes.push(span(row));
+        places[i] = (left, row);
+    }
+    places
 }
 
 /// A value axis label. A log axis's ticks are 1, 2 and 5 times a power of

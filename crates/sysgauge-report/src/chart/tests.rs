@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::testutil::comparison;
+use lines::Mark;
 
 /// The message of the `NoData` error a chart of `kind` must give.
 fn no_data_message(c: &Comparison, kind: &ChartKind) -> String {
@@ -214,18 +215,23 @@ fn ratio_labels_fit_their_axis() {
 #[test]
 fn dump_for_eyes() {
     if let Some(dir) = std::env::var_os("SYSGAUGE_DUMP_CHARTS") {
-        let c = comparison();
         let dir = std::path::PathBuf::from(dir);
-        for (name, kind) in [
-            ("summary", ChartKind::Summary),
-            ("ratios", ChartKind::Ratios { family: None }),
-            ("blocksize", ChartKind::BlockSize { family: None }),
-        ] {
-            let png = chart_png(&c, &kind, 1000).unwrap();
-            std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
-            let svg = chart_svg(&c, &kind, 1000).unwrap();
-            std::fs::write(dir.join(format!("{name}.svg")), svg).unwrap();
-        }
+        // Each comparison chart kind of `c`, as PNG (and SVG at the usual width).
+        let kinds = |c: &Comparison, width: u32, suffix: &str| {
+            for (name, kind) in [
+                ("summary", ChartKind::Summary),
+                ("ratios", ChartKind::Ratios { family: None }),
+                ("blocksize", ChartKind::BlockSize { family: None }),
+            ] {
+                let png = chart_png(c, &kind, width).unwrap();
+                std::fs::write(dir.join(format!("{name}{suffix}.png")), png).unwrap();
+                if suffix.is_empty() {
+                    let svg = chart_svg(c, &kind, width).unwrap();
+                    std::fs::write(dir.join(format!("{name}.svg")), svg).unwrap();
+                }
+            }
+        };
+        kinds(&comparison(), 1000, "");
         // Log axes: block sizes over three decades, latencies over two.
         let c = by_block_size([90.0, 640.0, 710.0], [100.0, 1100.0, 1500.0]);
         let png = chart_png(&c, &ChartKind::BlockSize { family: None }, 1000).unwrap();
@@ -255,6 +261,12 @@ fn dump_for_eyes() {
         };
         let png = lines::figure_png(&latency, 640).unwrap();
         std::fs::write(dir.join("latency-log.png"), png).unwrap();
+        // Long labels at the narrowest width.
+        kinds(&long_labelled(), 400, "-long-400");
+        let png = lines::figure_png(&long_labelled_figure(2), 400).unwrap();
+        std::fs::write(dir.join("figure-long-400.png"), png).unwrap();
+        let png = lines::figure_png(&long_labelled_figure(4), 1300).unwrap();
+        std::fs::write(dir.join("figure-long-1300.png"), png).unwrap();
     }
 }
 
@@ -276,4 +288,252 @@ fn foreign_labels_are_escaped_in_svg() {
             .find(|&ch| ch.is_control() && !matches!(ch, '\t' | '\n' | '\r'));
         assert_eq!(bad, None, "XML-invalid character in the SVG");
     }
+}
+
+/// A text and its ink's box: left, top, right, bottom (inclusive).
+type InkBox = (String, [i32; 4]);
+
+/// A drawing backend that draws nothing but notes where the ink of each
+/// text would be: the pixels plotters' rasteriser sets for it (as the PNG
+/// backend does, before clipping to the canvas), so that a text that runs
+/// past the canvas or into another is seen.
+struct InkBoxes {
+    size: (u32, u32),
+    boxes: std::rc::Rc<std::cell::RefCell<Vec<InkBox>>>,
+}
+
+impl DrawingBackend for InkBoxes {
+    type ErrorType = std::convert::Infallible;
+
+    fn get_size(&self) -> (u32, u32) {
+        self.size
+    }
+
+    fn ensure_prepared(
+        &mut self,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<Self::ErrorType>> {
+        Ok(())
+    }
+
+    fn present(&mut self) -> Result<(), plotters_backend::DrawingErrorKind<Self::ErrorType>> {
+        Ok(())
+    }
+
+    fn draw_pixel(
+        &mut self,
+        _: (i32, i32),
+        _: plotters_backend::BackendColor,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<Self::ErrorType>> {
+        Ok(())
+    }
+
+    // The placement of plotters' default `draw_text`.
+    fn draw_text<S: plotters_backend::BackendTextStyle>(
+        &mut self,
+        text: &str,
+        style: &S,
+        pos: (i32, i32),
+    ) -> Result<(), plotters_backend::DrawingErrorKind<Self::ErrorType>> {
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        let ((min_x, min_y), (max_x, max_y)) = style.layout_box(text).unwrap();
+        let (width, height) = (max_x - min_x, max_y - min_y);
+        let dx = match style.anchor().h_pos {
+            HPos::Left => 0,
+            HPos::Right => -width,
+            HPos::Center => -width / 2,
+        };
+        let dy = match style.anchor().v_pos {
+            VPos::Top => 0,
+            VPos::Center => -height / 2,
+            VPos::Bottom => -height,
+        };
+        let trans = style.transform();
+        let mut ink = [i32::MAX, i32::MAX, i32::MIN, i32::MIN];
+        let _ = style
+            .draw(text, (0, 0), |x, y, color| {
+                if color.alpha > 0.1 {
+                    let (x, y) = trans.transform(x + dx - min_x, y + dy - min_y);
+                    let (x, y) = (pos.0 + x, pos.1 + y);
+                    ink = [ink[0].min(x), ink[1].min(y), ink[2].max(x), ink[3].max(y)];
+                }
+                Ok::<(), std::convert::Infallible>(())
+            })
+            .unwrap();
+        if ink[0] <= ink[2] {
+            self.boxes.borrow_mut().push((text.to_string(), ink));
+        }
+        Ok(())
+    }
+}
+
+/// Every text `d` draws at `width`, with its ink box, and the canvas's
+/// size.
+fn ink_boxes(d: &impl Drawing, width: u32) -> (Vec<InkBox>, (u32, u32)) {
+    ensure_font().unwrap();
+    let size = d.size(width);
+    let boxes = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let root = InkBoxes {
+        size,
+        boxes: boxes.clone(),
+    }
+    .into_drawing_area();
+    d.draw_on(&root).unwrap();
+    drop(root);
+    let found = boxes.borrow().clone();
+    (found, size)
+}
+
+/// The ways the texts of `d` at `width` are not whole: past an edge of the
+/// canvas, or into another text.
+fn unreadable_texts(d: &impl Drawing, width: u32) -> Vec<String> {
+    let (boxes, (w, h)) = ink_boxes(d, width);
+    assert!(!boxes.is_empty(), "no text drawn");
+    let mut faults = Vec::new();
+    for (text, [l, t, r, b]) in &boxes {
+        if *l < 0 || *t < 0 || *r >= w as i32 || *b >= h as i32 {
+            faults.push(format!(
+                "{text:?} at {l},{t}..{r},{b} is not inside {w}×{h}"
+            ));
+        }
+    }
+    for (i, (a, p)) in boxes.iter().enumerate() {
+        for (b, q) in &boxes[i + 1..] {
+            if p[0] <= q[2] && q[0] <= p[2] && p[1] <= q[3] && q[1] <= p[3] {
+                faults.push(format!("{a:?} at {p:?} runs into {b:?} at {q:?}"));
+            }
+        }
+    }
+    faults
+}
+
+/// Sixty characters a user gave each machine; the two last differ only
+/// near their end.
+const LONG_LABELS: [&str; 3] = [
+    "reference build server in the basement rack, bios 2.1 profile",
+    "candidate-build-server-in-the-second-basement-rack-profile-07",
+    "candidate-build-server-in-the-second-basement-rack-profile-08",
+];
+
+/// The test comparison with long machine labels and long case names.
+fn long_labelled() -> Comparison {
+    let mut c = comparison();
+    for (m, label) in c.machines.iter_mut().zip(LONG_LABELS) {
+        m.label = label.to_string();
+    }
+    c.reference = LONG_LABELS[0].to_string();
+    for r in &mut c.rows {
+        r.bench_id = format!("{}-with-a-rather-long-name-for-a-case", r.bench_id);
+    }
+    c
+}
+
+/// A figure such as a family draws: markers, marks and tags, long labels.
+fn long_labelled_figure(panels: usize) -> LineFigure {
+    let series = |machine: usize, tag: &str, scale: f64| Series {
+        machine,
+        marker: if tag == "×1" {
+            Marker::Hollow
+        } else {
+            Marker::Filled
+        },
+        tag: Some(tag.to_string()),
+        points: [4096.0, 65536.0, 1048576.0, 16777216.0, 67108864.0]
+            .iter()
+            .zip([1.2, 1.5, 4.0, 20.0, 80.0])
+            .map(|(x, y)| (*x, y * scale))
+            .collect(),
+    };
+    let mark = |x: f64, label: &str, machine: Option<usize>| Mark {
+        x,
+        label: label.to_string(),
+        machine,
+    };
+    LineFigure {
+        title: format!(
+            "Memory latency by working set on {} and {}",
+            LONG_LABELS[1], LONG_LABELS[2]
+        ),
+        legend: vec![(0, LONG_LABELS[1].into()), (1, LONG_LABELS[2].into())],
+        key: vec![
+            (Marker::Filled, "64 copies at once".into()),
+            (Marker::Hollow, "one copy".into()),
+        ],
+        x: XAxis {
+            label: "working set (bytes read at random, log scale)".into(),
+            scale: XScale::Log2,
+            ticks: TickFormat::Bytes,
+        },
+        shared: true,
+        panels: (0..panels)
+            .map(|i| LinePanel {
+                title: format!("a-program-{i} with a long command line --and --options {i}"),
+                y_label: "ns (log scale)".into(),
+                log_y: true,
+                series: vec![series(0, "×64", 1.0), series(1, "×1", 1.7)],
+                marks: vec![
+                    mark(49152.0, "L1d 48 KiB", None),
+                    mark(1048576.0, "L2 1 MiB", Some(1)),
+                    mark(2097152.0, "L2 2 MiB", Some(0)),
+                    mark(33554432.0, "L3 32 MiB", Some(0)),
+                    mark(67108864.0, "L3 64 MiB", Some(1)),
+                ],
+            })
+            .collect(),
+    }
+}
+
+/// Every text of every kind of chart lies wholly on the canvas and clear
+/// of the others, at the narrowest width as at the widest, with labels of
+/// sixty characters: at 400 pixels the title ran past the right edge and
+/// long case labels past the left one.
+#[test]
+fn every_text_is_whole_at_every_width() {
+    let c = long_labelled();
+    let mut faults = Vec::new();
+    for width in [400, 550, 700, 1000, 1300, 4000] {
+        for kind in [
+            ChartKind::Summary,
+            ChartKind::Ratios { family: None },
+            ChartKind::BlockSize { family: None },
+        ] {
+            let p = plan(&c, &kind).unwrap();
+            for f in unreadable_texts(&p, width) {
+                faults.push(format!("{kind:?} at {width}: {f}"));
+            }
+        }
+        for panels in [1, 2, 4] {
+            for f in unreadable_texts(&long_labelled_figure(panels), width) {
+                faults.push(format!("figure of {panels} at {width}: {f}"));
+            }
+        }
+    }
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+}
+
+/// Long labels are kept whole, on more lines, so that two that differ
+/// only at their end stay apart.
+#[test]
+fn long_labels_are_wrapped_whole() {
+    ensure_font().unwrap();
+    let p = plan(&long_labelled(), &ChartKind::Summary).unwrap();
+    let (boxes, _) = ink_boxes(&p, 400);
+    let texts: Vec<&str> = boxes.iter().map(|(t, _)| t.as_str()).collect();
+    let joined: String = texts.concat().split(' ').collect();
+    for label in LONG_LABELS {
+        let label: String = label.split(' ').collect();
+        assert!(joined.contains(&label), "{label} not in {texts:?}");
+    }
+    let lines = wrap_text(LONG_LABELS[1], 14.0, false, 150);
+    assert!(lines.len() > 1, "{lines:?}");
+    assert_eq!(lines.concat(), LONG_LABELS[1]);
+    assert!(
+        lines.iter().all(|l| text_width(l, 14.0) <= 150),
+        "{lines:?}"
+    );
+    // A line holds a character at least, however narrow.
+    assert_eq!(wrap_text("ab", 14.0, false, 1), ["a", "b"]);
+    assert_eq!(wrap_text("", 14.0, false, 100), [""]);
+    assert_eq!(wrap_text("one two", 14.0, false, 1000), ["one two"]);
 }

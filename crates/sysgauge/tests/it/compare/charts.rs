@@ -217,3 +217,149 @@ fn sweep_chart_includes_machines_imported_from_csv() {
     );
     assert!(svg_texts(section).contains(&"csvbox"));
 }
+
+/// Sixty characters a user gave each machine; the two last differ only
+/// at their end.
+const LONG_HOSTS: [&str; 3] = [
+    "reference build server in the basement rack, bios 2.1 profile",
+    "candidate-build-server-in-the-second-basement-rack-profile-07",
+    "candidate-build-server-in-the-second-basement-rack-profile-08",
+];
+
+/// A CSV of three machines with long labels and long case names, two of
+/// them by block size.
+fn long_labelled_csv(dir: &Path) -> PathBuf {
+    let mut text = String::from("host,benchmark,metric,value,unit,better,params\n");
+    for (host, speed) in LONG_HOSTS.iter().zip([1.0, 0.6, 2.5]) {
+        for bs in [16u64, 1024, 65536] {
+            for (case, base) in [("alpha", 300.0), ("beta", 900.0)] {
+                text.push_str(&format!(
+                    "\"{host}\",{case}.a-workload-with-a-name-as-long-as-a-command-line,throughput,{},MB/s,higher,\"block_size={bs} threads=1 data=words\"\n",
+                    base * speed * (1.0 + bs as f64 / 65536.0)
+                ));
+            }
+        }
+        text.push_str(&format!(
+            "\"{host}\",gamma.another-long-named-case-of-a-custom-command,time,{},s,lower,\n",
+            10.0 / speed
+        ));
+    }
+    let file = dir.join("long-labels.csv");
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+/// Every text of every chart kind drawn from a comparison or from the
+/// machines' own results, at the narrowest width and at a wide one, with
+/// machine labels of sixty characters and long case names, lies wholly on
+/// the chart and clear of every other text where a browser draws it:
+/// headless Chromium loads the SVGs and measures each `<text>` (at 400
+/// pixels the summary's title and the ratio chart's case labels ran off
+/// the chart).
+#[test]
+fn chart_texts_are_whole_in_a_browser() {
+    use crate::common::Browser;
+    let sb = Sandbox::new();
+    let Some(browser) = Browser::find(&sb) else {
+        return;
+    };
+    let csv = long_labelled_csv(sb.path());
+    let json = built_machines(sb.path(), &LONG_HOSTS[1..]);
+    let mut page = String::from(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"></head><body style=\"margin:0\">\n",
+    );
+    let mut charts = 0;
+    for width in ["400", "1600"] {
+        for (input, kind) in [
+            (&csv, "summary"),
+            (&csv, "ratios"),
+            (&csv, "block-size"),
+            (&json, "sweep"),
+            (&json, "latency"),
+        ] {
+            let file = sb.path().join(format!("{kind}-{width}.svg"));
+            chart(
+                &sb,
+                input,
+                &["--kind", kind, "--width", width, "--svg"],
+                &file,
+            )
+            .succeeds();
+            let svg = std::fs::read_to_string(&file).unwrap();
+            page.push_str(&format!(
+                "<div class=\"chart\" data-name=\"{kind} at {width}\">{svg}</div>\n"
+            ));
+            charts += 1;
+        }
+    }
+    // Boxes relative to each chart's own corner, in CSS pixels (the SVGs
+    // are drawn at their own size: no scaling).
+    page.push_str(
+        r#"<pre id="boxes"></pre>
+<script>
+const out = [];
+for (const div of document.querySelectorAll("div.chart")) {
+  const svg = div.querySelector("svg");
+  const c = svg.getBoundingClientRect();
+  for (const t of svg.querySelectorAll("text")) {
+    const text = t.textContent.trim();
+    if (!text) continue;
+    const b = t.getBoundingClientRect();
+    out.push([div.dataset.name, text, b.left - c.left, b.top - c.top,
+              b.right - c.left, b.bottom - c.top, c.width, c.height]);
+  }
+}
+document.getElementById("boxes").textContent = JSON.stringify(out);
+</script>
+</body></html>
+"#,
+    );
+    let html = sb.path().join("charts.html");
+    std::fs::write(&html, &page).unwrap();
+    let dom = browser.silent_dom(&html);
+    let json = dom
+        .split("<pre id=\"boxes\">")
+        .nth(1)
+        .and_then(|s| s.split("</pre>").next())
+        .unwrap_or_else(|| panic!("no boxes in {dom}"))
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    type Box = (String, String, f64, f64, f64, f64, f64, f64);
+    let boxes: Vec<Box> = serde_json::from_str(&json).unwrap();
+    let drawn: std::collections::BTreeSet<&str> = boxes.iter().map(|b| b.0.as_str()).collect();
+    assert_eq!(drawn.len(), charts, "charts with text: {drawn:?}");
+    // Every machine's label is there whole, on one line or more.
+    for name in &drawn {
+        let texts: String = boxes
+            .iter()
+            .filter(|b| b.0 == *name)
+            .flat_map(|b| b.1.split(' '))
+            .collect();
+        for host in &LONG_HOSTS[1..] {
+            let host: String = host.split(' ').collect();
+            assert!(texts.contains(&host), "{name}: no {host} in {texts}");
+        }
+    }
+    // Half a pixel for the browser's rounding.
+    let e = 0.5;
+    let mut faults = Vec::new();
+    for (name, text, l, t, r, b, w, h) in &boxes {
+        if *l < -e || *t < -e || *r > w + e || *b > h + e {
+            faults.push(format!(
+                "{name}: {text:?} at {l:.0},{t:.0}..{r:.0},{b:.0} is not inside {w}×{h}"
+            ));
+        }
+    }
+    for (i, p) in boxes.iter().enumerate() {
+        for q in boxes[i + 1..].iter().filter(|q| q.0 == p.0) {
+            if p.2 < q.4 - e && q.2 < p.4 - e && p.3 < q.5 - e && q.3 < p.5 - e {
+                faults.push(format!(
+                    "{}: {:?} at {:.0},{:.0}..{:.0},{:.0} runs into {:?} at {:.0},{:.0}..{:.0},{:.0}",
+                    p.0, p.1, p.2, p.3, p.4, p.5, q.1, q.2, q.3, q.4, q.5
+                ));
+            }
+        }
+    }
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+}
