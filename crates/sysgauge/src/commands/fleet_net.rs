@@ -250,7 +250,24 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
                 }
                 Event::Record(i, json) => {
                     match parse_record_text(&format!("host {}", hosts[i].name), &json) {
-                        Ok(runs) => records[i].extend(runs),
+                        Ok(runs) => {
+                            // Pings asked to stop (Ctrl-C, --timeout) kept
+                            // what they measured: said in the closing table.
+                            if runs.iter().any(is_stopped_ping) {
+                                problems.push((
+                                    hosts[i].name.clone(),
+                                    format!(
+                                        "its pings were stopped by {}: what they measured is stored as interrupted",
+                                        if cancel.is_cancelled() {
+                                            "the interruption"
+                                        } else {
+                                            "--timeout"
+                                        }
+                                    ),
+                                ));
+                            }
+                            records[i].extend(runs);
+                        }
                         Err(e) => problems.push((
                             hosts[i].name.clone(),
                             format!("its record was refused: {e:#}"),
@@ -368,6 +385,15 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     } else {
         Exit::BenchFailed
     })
+}
+
+/// Whether `run` is a host's pings stopped before their count.
+fn is_stopped_ping(run: &RunRecord) -> bool {
+    run.status == RunStatus::Interrupted
+        && run
+            .results
+            .iter()
+            .any(|r| [PingBenchmark::RTT_ID, PingBenchmark::LOSS_ID].contains(&r.bench_id.as_str()))
 }
 
 /// What a matrix or a fleet flood runs with.
