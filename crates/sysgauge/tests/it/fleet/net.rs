@@ -535,7 +535,8 @@ fn a_matrix_ended_by_its_timeout_keeps_what_the_hosts_pinged() {
     let took = t0.elapsed();
     let log = stderr_of(&out);
     assert_eq!(out.status.code(), Some(1), "{log}");
-    assert!(took < Duration::from_secs(35), "{took:?}:\n{log}");
+    // The timeout, the pings' grace and the clean-up; loose for a loaded machine.
+    assert!(took < Duration::from_secs(40), "{took:?}:\n{log}");
     pings_kept(&sb, &names, &log, "--timeout");
     assert!(on_hosts(&lab).is_empty(), "{:?}", on_hosts(&lab));
     assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
