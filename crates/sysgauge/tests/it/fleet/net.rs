@@ -453,8 +453,7 @@ fn a_terminated_matrix_stops_within_seconds_and_cleans_the_hosts() {
         assert_eq!(r["status"], "interrupted", "{r}");
     }
     assert!(log.contains("stored as interrupted"), "{log}");
-    assert!(on_hosts(&lab).is_empty(), "{:?}", on_hosts(&lab));
-    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+    hosts_are_clean(&lab);
 }
 
 /// Ctrl-C, and SIGTERM, while the hosts ping (for minutes, had they been
@@ -470,16 +469,7 @@ fn a_stopped_matrix_keeps_what_the_hosts_pinged() {
     let lab = Lab::running(3);
     let names = ["alpha", "bravo", "charlie"];
     let inventory = inventory_of(&lab, &names, "three.txt");
-    // 2000 probes 0.05 s apart: 100 s, stopped after a few.
-    let args = [
-        "--inventory",
-        inventory.as_str(),
-        "--no-throughput",
-        "--pings",
-        "2000",
-        "--ping-interval",
-        "0.05",
-    ];
+    let args = pings_only(&inventory);
     for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
         let sb = Sandbox::new();
         let (took, status, log) = signal_mid_run(
@@ -496,8 +486,7 @@ fn a_stopped_matrix_keeps_what_the_hosts_pinged() {
             "{took:?} after signal {signal}:\n{log}"
         );
         pings_kept(&sb, &names, &log, "the interruption");
-        assert!(on_hosts(&lab).is_empty(), "{:?}", on_hosts(&lab));
-        assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+        hosts_are_clean(&lab);
     }
 }
 
@@ -518,17 +507,7 @@ fn a_matrix_ended_by_its_timeout_keeps_what_the_hosts_pinged() {
         .fleet_action(
             sb.db().as_os_str(),
             "net",
-            &[
-                "--inventory",
-                inventory.as_str(),
-                "--no-throughput",
-                "--pings",
-                "2000",
-                "--ping-interval",
-                "0.05",
-                "--timeout",
-                "30",
-            ],
+            &[pings_only(&inventory).as_slice(), &["--timeout", "30"]].concat(),
         )
         .output()
         .unwrap();
@@ -538,7 +517,26 @@ fn a_matrix_ended_by_its_timeout_keeps_what_the_hosts_pinged() {
     // The timeout, the pings' grace and the clean-up; loose for a loaded machine.
     assert!(took < Duration::from_secs(40), "{took:?}:\n{log}");
     pings_kept(&sb, &names, &log, "--timeout");
-    assert!(on_hosts(&lab).is_empty(), "{:?}", on_hosts(&lab));
+    hosts_are_clean(&lab);
+}
+
+/// A matrix of pings alone on `inventory`: 2000 probes 0.05 s apart, 100 s
+/// if let run, for a test to stop after a few.
+fn pings_only(inventory: &str) -> Vec<&str> {
+    vec![
+        "--inventory",
+        inventory,
+        "--no-throughput",
+        "--pings",
+        "2000",
+        "--ping-interval",
+        "0.05",
+    ]
+}
+
+/// Nothing of the fleet's is left running or lying on the lab's hosts.
+fn hosts_are_clean(lab: &Lab) {
+    assert!(on_hosts(lab).is_empty(), "{:?}", on_hosts(lab));
     assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
 }
 
@@ -634,6 +632,5 @@ fn a_terminated_fleet_flood_stops_within_seconds_and_cleans_the_hosts() {
     );
     // The step cut off is not reported as a rate of 0.
     assert!(!log.contains("answered at most"), "{log}");
-    assert!(on_hosts(&lab).is_empty(), "{:?}", on_hosts(&lab));
-    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+    hosts_are_clean(&lab);
 }
