@@ -22,8 +22,11 @@
 //!
 //! A host that cannot be placed is reported and left out; the pairs it is
 //! in are not measured. A pair test that fails is recorded against its
-//! sender and the rounds go on. Ctrl-C stops starting new work; what runs
-//! is stopped by the clean-up.
+//! sender and the rounds go on. Ctrl-C (or the deadline) stops starting
+//! new work. The hosts' pings, which run for the whole matrix and so are
+//! always cut off, are asked to stop (SIGINT, all hosts at once) and their
+//! records, which say `interrupted`, awaited for [`PING_GRACE`]; what
+//! else runs is stopped by the clean-up, its record lost.
 
 use crate::inventory::Host;
 use crate::remote::{self, Failure, Placed, Plan};
@@ -56,6 +59,21 @@ const FLOOD_LEAD: Duration = Duration::from_secs(3);
 /// stopped matrix should end promptly: a flood step took 5 s to notice
 /// its SIGINT.
 const STOP_GRACE: Duration = Duration::from_secs(1);
+
+/// How long a host's pings have, once asked to stop, to end and send
+/// their record home: the ping stops sending within 0.1 s of SIGINT and
+/// prints its record at once; the rest is an ssh round trip to ask, and
+/// one to bring the record home, on a busy host. Every host's pings are
+/// asked at the same moment, so this is also the whole matrix's wait, and
+/// the clean-up's [`STOP_GRACE`] follows: a stopped matrix still ends
+/// within a few seconds.
+pub const PING_GRACE: Duration = Duration::from_millis(1500);
+
+/// How long the listeners outlive the matrix's deadline by themselves
+/// (their `-w`; the clean-up stops them before): the pings stopped at the
+/// deadline are answered until they stop, so that their last probes are
+/// not counted as lost.
+const LISTEN_BEYOND: Duration = Duration::from_secs(3);
 
 /// How long a listener may take to say it listens.
 const LISTEN_READY: Duration = Duration::from_secs(30);
@@ -140,7 +158,7 @@ pub fn run(hosts: &[MatrixHost], mp: &MatrixPlan, cancel: &CancelToken, tx: mpsc
             "--serve-udp-rate".into(),
             "0".into(),
             "-w".into(),
-            format!("{}", remaining.as_secs().max(1)),
+            format!("{}", (remaining + LISTEN_BEYOND).as_secs()),
         ];
         for b in serve_binds(&hosts[i].net_address) {
             args.push("--serve-bind".into());
@@ -196,12 +214,8 @@ pub fn run(hosts: &[MatrixHost], mp: &MatrixPlan, cancel: &CancelToken, tx: mpsc
                 );
                 s.spawn(move || {
                     let _ = tx.send(Event::Stage(i, "pinging every other host".into()));
-                    report_record(
-                        &tx,
-                        i,
-                        None,
-                        record_of(p.run(&args, KEY_ENV, deadline, cancel)),
-                    );
+                    let run = p.run_stopping(&args, KEY_ENV, deadline, cancel, PING_GRACE);
+                    report_record(&tx, i, None, ping_record_of(run));
                 });
             }
             if !mp.pair_args.is_empty() {
@@ -439,13 +453,27 @@ fn rounds(
     }
 }
 
+/// The record of a host's pings ([`Placed::run_stopping`]), or why there
+/// is none: cut off and no record within [`PING_GRACE`] of asking them to
+/// stop is a record lost, said so.
+fn ping_record_of(out: Result<crate::ssh::Output, SshError>) -> Result<String, String> {
+    match out {
+        Err(SshError::Cancelled | SshError::Timeout) => Err(format!(
+            "its pings' record was lost: none came home within {} s of asking them to stop",
+            PING_GRACE.as_secs_f64()
+        )),
+        out => record_of(out),
+    }
+}
+
 /// The run record a command printed, or why there is none (exit 1 with a
-/// record is a run in which some case failed: the record says which).
+/// record is a run in which some case failed: the record says which; 130
+/// one stopped by SIGINT, which the record says `interrupted`).
 fn record_of(out: Result<crate::ssh::Output, SshError>) -> Result<String, String> {
     let out = out.map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
     match out.code() {
-        Some(0 | 1) if text.starts_with('{') => Ok(text),
+        Some(0 | 1 | 130) if text.starts_with('{') => Ok(text),
         code => Err(format!(
             "sysgauge failed on the host (exit {}): {}",
             code.map(|c| c.to_string())
@@ -531,5 +559,16 @@ mod tests {
             Err("sysgauge failed on the host (exit 2): sysgauge: error: bad".into())
         );
         assert_eq!(record_of(Err(SshError::Timeout)), Err("timed out".into()));
+        // Stopped by SIGINT, its record printed: kept (it says
+        // `interrupted`); without a record a failure like any other.
+        assert_eq!(record_of(out(130, "{}\n", "")), Ok("{}".into()));
+        assert!(record_of(out(130, "", "")).is_err());
+        // Pings cut off whose record did not come home in the grace: lost,
+        // and said so.
+        for e in [SshError::Cancelled, SshError::Timeout] {
+            let lost = ping_record_of(Err(e)).unwrap_err();
+            assert!(lost.starts_with("its pings' record was lost"), "{lost}");
+        }
+        assert_eq!(ping_record_of(out(130, "{}", "")), Ok("{}".into()));
     }
 }

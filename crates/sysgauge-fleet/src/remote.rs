@@ -32,12 +32,13 @@
 use crate::arch::{self, Built};
 use crate::inventory::Host;
 use crate::ssh::{
-    last_line, shell_quote, Connection, Output, SshError, SshSettings, MAX_STDERR, MAX_STDOUT,
+    last_line, shell_quote, Connection, Output, SshError, SshSettings, Wind, MAX_STDERR, MAX_STDOUT,
 };
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Child;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use sysgauge_core::file::{read_regular_file, FileError};
@@ -775,9 +776,9 @@ fn clean_up_script(spot: &Spot, stop: Option<Duration>) -> String {
 
 /// A host with sysgauge placed in its private directory, for several
 /// commands one after another (the network matrix): steps 1 to 3 as for
-/// a run, without the run, then [`Placed::run`] and [`Placed::spawn`] as
-/// often as needed, and [`Placed::clean_up`] (which also stops whatever
-/// still runs from the directory) at the end.
+/// a run, without the run, then [`Placed::run`], [`Placed::run_stopping`]
+/// and [`Placed::spawn`] as often as needed, and [`Placed::clean_up`]
+/// (which also stops whatever still runs from the directory) at the end.
 pub struct Placed {
     conn: Connection,
     /// The private directory on the host.
@@ -786,6 +787,8 @@ pub struct Placed {
     pub arch: String,
     control_dir: PathBuf,
     n: usize,
+    /// Names the pid file of each [`Placed::run_stopping`] command.
+    stoppable: AtomicUsize,
 }
 
 /// Connects to `host` (index `n`), finds its architecture, makes the
@@ -831,6 +834,7 @@ pub fn place(
                     arch: machine,
                     control_dir: plan.control_dir.clone(),
                     n,
+                    stoppable: AtomicUsize::new(0),
                 }),
                 (_, spot, _) => {
                     let _ = clean_up(&conn, &spot, None);
@@ -897,10 +901,21 @@ impl Placed {
 
     /// The shell command that runs the placed sysgauge with `args`, its
     /// TMPDIR in the private directory, and each `(VARIABLE, file)` of
-    /// `env` set from a file of the directory (see [`Placed::put_secret`]).
-    fn command_line(&self, args: &[String], env: &[(&str, &str)]) -> String {
+    /// `env` set from a file of the directory (see [`Placed::put_secret`]);
+    /// its process id written to `pid_file` of the directory when given
+    /// (the shell's, which `exec` hands on to sysgauge).
+    fn command_line(
+        &self,
+        args: &[String],
+        env: &[(&str, &str)],
+        pid_file: Option<&str>,
+    ) -> String {
         let d = shell_quote(&self.dir);
-        let mut line = format!("cd {d} && TMPDIR={d}");
+        let mut line = format!("cd {d} && ");
+        if let Some(f) = pid_file {
+            line.push_str(&format!("echo $$ > {} && ", shell_quote(f)));
+        }
+        line.push_str(&format!("TMPDIR={d}"));
         for (var, file) in env {
             line.push_str(&format!(" {var}=\"$(cat {})\"", shell_quote(file)));
         }
@@ -922,16 +937,58 @@ impl Placed {
         deadline: Instant,
         cancel: &CancelToken,
     ) -> Result<Output, SshError> {
-        self.conn
-            .run(&self.command_line(args, env), None, deadline, Some(cancel))
+        self.conn.run(
+            &self.command_line(args, env, None),
+            None,
+            deadline,
+            Some(cancel),
+        )
+    }
+
+    /// [`Placed::run`] for a command that prints what it measured when it
+    /// stops (a measuring sysgauge with `--json -`): at `deadline` or
+    /// cancellation it is sent SIGINT, as Ctrl-C would send it, and its
+    /// output is awaited for up to `grace` more (see [`Wind`]). The
+    /// signal goes to its process id, which the command line writes into
+    /// the private directory: only this command is asked, not the others
+    /// that run from the directory (a listener the peers still measure).
+    pub fn run_stopping(
+        &self,
+        args: &[String],
+        env: &[(&str, &str)],
+        deadline: Instant,
+        cancel: &CancelToken,
+        grace: Duration,
+    ) -> Result<Output, SshError> {
+        let pid_file = format!("stop{}.pid", self.stoppable.fetch_add(1, Ordering::Relaxed));
+        let ask = |until: Instant| {
+            let path = shell_quote(&format!("{}/{pid_file}", self.dir));
+            // No pid file yet: the session has not reached its command,
+            // and the clean-up stops it.
+            let _ = self.conn.run(
+                &format!("p=$(cat {path} 2>/dev/null) && kill -INT \"$p\""),
+                None,
+                until,
+                None,
+            );
+        };
+        self.conn.run_winding(
+            &self.command_line(args, env, Some(&pid_file)),
+            None,
+            deadline,
+            Some(cancel),
+            Some(&Wind { ask: &ask, grace }),
+        )
     }
 
     /// Starts the placed sysgauge with `args` and returns at once (a
     /// listener for the length of the matrix); [`Placed::clean_up`] stops
     /// it on the host.
     pub fn spawn(&self, args: &[String], env: &[(&str, &str)]) -> Result<Child, SshError> {
-        self.conn
-            .spawn(&self.command_line(args, env), std::process::Stdio::null())
+        self.conn.spawn(
+            &self.command_line(args, env, None),
+            std::process::Stdio::null(),
+        )
     }
 
     /// Stops everything that runs from the private directory (SIGINT, then

@@ -38,7 +38,9 @@
 //!   sees a vanished host first, by its keep-alives: "Timeout, server not
 //!   responding"), else a line ssh itself wrote, never the remote's output.
 //! - Every command has a deadline and watches the cancellation token; the
-//!   local `ssh` is killed when either passes. That does not end the
+//!   local `ssh` is killed when either passes (or, for a command run with
+//!   a [`Wind`], when the grace after asking it to stop has passed too:
+//!   what it prints as it stops still comes home). That does not end the
 //!   command on the host: the multiplexing client handed its stdout and
 //!   stderr to the master, which keeps serving them. Stopping what runs on
 //!   the host is the caller's (see `remote`).
@@ -245,6 +247,18 @@ fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
         .open(path)
 }
 
+/// How [`Connection::run_winding`] ends a command cut off by its deadline
+/// or by cancellation. Killing the local ssh loses whatever the command
+/// would still print (a measuring command prints its record when it
+/// stops); instead `ask` asks it to stop (through another session; it is
+/// handed the moment the grace ends, its own deadline), and the session
+/// waits until then for it to end and for its output to come home.
+pub struct Wind<'a> {
+    pub ask: &'a dyn Fn(Instant),
+    /// From the moment `ask` is called.
+    pub grace: Duration,
+}
+
 /// A live multiplexed connection to one host; closed on drop.
 pub struct Connection {
     settings: SshSettings,
@@ -400,6 +414,23 @@ impl Connection {
         deadline: Instant,
         cancel: Option<&CancelToken>,
     ) -> Result<Output, SshError> {
+        self.run_winding(script, stdin, deadline, cancel, None)
+    }
+
+    /// [`Connection::run`], but at `deadline` or cancellation the session
+    /// is wound down by `wind` (see [`Wind`]) instead of ended at once:
+    /// when the command ends within the grace, its output is returned as
+    /// for any command that ended (its exit status says how it was
+    /// stopped); else the session ends as `run`'s would, with
+    /// [`SshError::Timeout`] or [`SshError::Cancelled`].
+    pub fn run_winding(
+        &self,
+        script: &str,
+        stdin: Option<&Path>,
+        deadline: Instant,
+        cancel: Option<&CancelToken>,
+        wind: Option<&Wind<'_>>,
+    ) -> Result<Output, SshError> {
         let mut cmd = self.command(&["-T", "-o", "ControlMaster=no"]);
         cmd.arg(script);
         let input = match stdin {
@@ -417,17 +448,38 @@ impl Connection {
             .map_err(|e| SshError::Spawn(format!("{}: {e}", self.settings.program.display())))?;
         let out = child.stdout.take().map(|s| collect(s, MAX_STDOUT));
         let err = child.stderr.take().map(|s| collect(s, MAX_STDERR));
+        // Why the session is being wound down, and until when it may take.
+        let mut winding: Option<(SshError, Instant)> = None;
         let status = loop {
             match child.try_wait() {
                 Ok(Some(s)) => break Ok(s),
                 Ok(None) => {}
                 Err(e) => break Err(SshError::Spawn(e.to_string())),
             }
-            if cancel.is_some_and(|c| c.is_cancelled()) {
-                break Err(SshError::Cancelled);
-            }
-            if Instant::now() >= deadline {
-                break Err(SshError::Timeout);
+            match &winding {
+                Some((why, until)) => {
+                    if Instant::now() >= *until {
+                        break Err(why.clone());
+                    }
+                }
+                None => {
+                    let why = if cancel.is_some_and(|c| c.is_cancelled()) {
+                        Some(SshError::Cancelled)
+                    } else if Instant::now() >= deadline {
+                        Some(SshError::Timeout)
+                    } else {
+                        None
+                    };
+                    match (why, wind) {
+                        (None, _) => {}
+                        (Some(why), None) => break Err(why),
+                        (Some(why), Some(w)) => {
+                            let until = Instant::now() + w.grace;
+                            (w.ask)(until);
+                            winding = Some((why, until));
+                        }
+                    }
+                }
             }
             std::thread::sleep(Duration::from_millis(10));
         };
@@ -445,6 +497,9 @@ impl Connection {
         let status = status?;
         let stderr = String::from_utf8_lossy(&stderr).into_owned();
         if status.code() == Some(255) {
+            if let Some((why, _)) = winding {
+                return Err(why);
+            }
             if cancel.is_some_and(|c| c.is_cancelled()) {
                 return Err(SshError::Cancelled);
             }

@@ -237,6 +237,9 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     let mut records: Vec<Vec<RunRecord>> = vec![Vec::new(); hosts.len()];
     let mut host_failures: Vec<Option<String>> = vec![None; hosts.len()];
     let mut problems: Vec<(String, String)> = Vec::new();
+    // The hosts whose pings were asked to stop (Ctrl-C, --timeout) and
+    // sent home what they measured.
+    let mut pings_stopped = vec![false; hosts.len()];
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
         let (members, mp, cancel) = (&members, &mp, &cancel);
@@ -250,7 +253,10 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
                 }
                 Event::Record(i, json) => {
                     match parse_record_text(&format!("host {}", hosts[i].name), &json) {
-                        Ok(runs) => records[i].extend(runs),
+                        Ok(runs) => {
+                            pings_stopped[i] |= runs.iter().any(is_stopped_ping);
+                            records[i].extend(runs);
+                        }
                         Err(e) => problems.push((
                             hosts[i].name.clone(),
                             format!("its record was refused: {e:#}"),
@@ -315,6 +321,19 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     }
     print_matrices(&stored, a.format)?;
 
+    let stopped_by = if cancel.is_cancelled() {
+        "the interruption"
+    } else {
+        "--timeout"
+    };
+    for (host, _) in hosts.iter().zip(&pings_stopped).filter(|(_, s)| **s) {
+        problems.push((
+            host.name.clone(),
+            format!(
+                "its pings were stopped by {stopped_by}: what they measured is stored as interrupted"
+            ),
+        ));
+    }
     if cut_off {
         let why = if cancel.is_cancelled() {
             "not measured: the matrix was interrupted"
@@ -368,6 +387,15 @@ pub fn run(a: FleetNetArgs) -> Result<Exit> {
     } else {
         Exit::BenchFailed
     })
+}
+
+/// Whether `run` is a host's pings stopped before their count.
+fn is_stopped_ping(run: &RunRecord) -> bool {
+    run.status == RunStatus::Interrupted
+        && run
+            .results
+            .iter()
+            .any(|r| [PingBenchmark::RTT_ID, PingBenchmark::LOSS_ID].contains(&r.bench_id.as_str()))
 }
 
 /// What a matrix or a fleet flood runs with.

@@ -6,6 +6,7 @@ use crate::common::{await_line, ctrl_c_exits_130, stderr_of, stdout_of, Sandbox}
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
+use sysgauge_net::net::ping::PingBenchmark;
 use sysgauge_testkit::{on_path, output_of_success, processes_mentioning, require, ChildGuard};
 
 /// 2ping's UDP port, which the loss rule below matches.
@@ -361,6 +362,18 @@ fn terminate_mid_run(
     line: &str,
     settle: Duration,
 ) -> (Duration, Option<i32>, String) {
+    signal_mid_run(lab, sb, args, line, settle, libc::SIGTERM)
+}
+
+/// [`terminate_mid_run`] with another `signal`.
+fn signal_mid_run(
+    lab: &Lab,
+    sb: &Sandbox,
+    args: &[&str],
+    line: &str,
+    settle: Duration,
+    signal: i32,
+) -> (Duration, Option<i32>, String) {
     let mut cmd = lab.fleet_action(sb.db().as_os_str(), "net", args);
     let mut run = ChildGuard::spawn(&mut cmd);
     await_line(&mut run, line, Duration::from_secs(240));
@@ -372,11 +385,11 @@ fn terminate_mid_run(
     );
     let pid = i32::try_from(run.pid()).unwrap();
     // SAFETY: kill(2) on our unreaped child: its pid cannot be reused.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
+    unsafe { libc::kill(pid, signal) };
     let t0 = Instant::now();
     let status = run.wait_exit(Duration::from_secs(90));
     let took = t0.elapsed();
-    eprintln!("fleet net {args:?} ended {took:?} after SIGTERM");
+    eprintln!("fleet net {args:?} ended {took:?} after signal {signal}");
     (took, status.and_then(|s| s.code()), run.output())
 }
 
@@ -433,14 +446,151 @@ fn a_terminated_matrix_stops_within_seconds_and_cleans_the_hosts() {
         took < Duration::from_secs(5),
         "{took:?} after SIGTERM:\n{log}"
     );
+    // Every host's pings came home, stopped: a run each.
     let stored = runs(&sb);
-    assert!(!stored.is_empty(), "{log}");
+    assert_eq!(stored.len(), 3, "{log}");
     for r in &stored {
         assert_eq!(r["status"], "interrupted", "{r}");
     }
     assert!(log.contains("stored as interrupted"), "{log}");
-    assert!(on_hosts(&lab).is_empty(), "{:?}", on_hosts(&lab));
+    hosts_are_clean(&lab);
+}
+
+/// Ctrl-C, and SIGTERM, while the hosts ping (for minutes, had they been
+/// let): the matrix stops within the same few seconds, and each host's
+/// pings, asked to stop, send home what they measured, stored as an
+/// interrupted run with its round trips to every peer. They were killed
+/// with their ssh and lost.
+#[test]
+fn a_stopped_matrix_keeps_what_the_hosts_pinged() {
+    if !available() {
+        return;
+    }
+    let lab = Lab::running(3);
+    let names = ["alpha", "bravo", "charlie"];
+    let inventory = inventory_of(&lab, &names, "three.txt");
+    let args = pings_only(&inventory);
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let sb = Sandbox::new();
+        let (took, status, log) = signal_mid_run(
+            &lab,
+            &sb,
+            &args,
+            ": pinging every other host",
+            Duration::from_secs(3),
+            signal,
+        );
+        assert_eq!(status, Some(code), "signal {signal}:\n{log}");
+        assert!(
+            took < Duration::from_secs(5),
+            "{took:?} after signal {signal}:\n{log}"
+        );
+        pings_kept(&sb, &names, &log, "the interruption");
+        hosts_are_clean(&lab);
+    }
+}
+
+/// A matrix ended by `--timeout` while the hosts ping keeps their pings
+/// too, stopped in the same way, and exits 1 (not everything measured).
+#[test]
+fn a_matrix_ended_by_its_timeout_keeps_what_the_hosts_pinged() {
+    if !available() {
+        return;
+    }
+    let lab = Lab::running(3);
+    let names = ["alpha", "bravo", "charlie"];
+    let inventory = inventory_of(&lab, &names, "three.txt");
+    let sb = Sandbox::new();
+    // Placing takes a few seconds; the pings get the rest of the 30.
+    let t0 = Instant::now();
+    let out = lab
+        .fleet_action(
+            sb.db().as_os_str(),
+            "net",
+            &[pings_only(&inventory).as_slice(), &["--timeout", "30"]].concat(),
+        )
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let log = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    // The timeout, the pings' grace and the clean-up; loose for a loaded machine.
+    assert!(took < Duration::from_secs(40), "{took:?}:\n{log}");
+    pings_kept(&sb, &names, &log, "--timeout");
+    hosts_are_clean(&lab);
+}
+
+/// A matrix of pings alone on `inventory`: 2000 probes 0.05 s apart, 100 s
+/// if let run, for a test to stop after a few.
+fn pings_only(inventory: &str) -> Vec<&str> {
+    vec![
+        "--inventory",
+        inventory,
+        "--no-throughput",
+        "--pings",
+        "2000",
+        "--ping-interval",
+        "0.05",
+    ]
+}
+
+/// Nothing of the fleet's is left running or lying on the lab's hosts.
+fn hosts_are_clean(lab: &Lab) {
+    assert!(on_hosts(lab).is_empty(), "{:?}", on_hosts(lab));
     assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+}
+
+/// Every one of `names` has its pings stored as an interrupted run, with
+/// round trips to each other host, and the closing table of `log` says
+/// they were stopped by `why`.
+fn pings_kept(sb: &Sandbox, names: &[&str], log: &str, why: &str) {
+    assert!(!log.contains("record was lost"), "{log}");
+    let stored = runs(sb);
+    assert_eq!(stored.len(), names.len(), "{log}");
+    for r in &stored {
+        assert_eq!(r["status"], "interrupted", "{r}");
+        let id = r["id"].as_i64().unwrap().to_string();
+        let out = sysgauge(sb, &["results", "export", &id, "--format", "json"]);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let host = run["tags"]["alias"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        // Round trips to both other hosts, a sample a reply: 20 a second
+        // each; at least a few, whatever the load.
+        let mut peers: Vec<String> = run["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["bench_id"] == PingBenchmark::RTT_ID)
+            .map(|x| {
+                let samples = x["metrics"][0]["samples"].as_array().map_or(0, Vec::len);
+                assert!(samples >= 5, "{host}: {samples} round trips: {x}");
+                x["params"]["peer"].as_str().unwrap_or_default().to_string()
+            })
+            .collect();
+        peers.sort();
+        let mut others: Vec<String> = names
+            .iter()
+            .filter(|n| **n != host)
+            .map(|n| n.to_string())
+            .collect();
+        others.sort();
+        assert_eq!(peers, others, "{host}: {run}");
+        let note = format!("its pings were stopped by {why}");
+        assert!(
+            log.lines().any(|l| l.contains(&host) && l.contains(&note)),
+            "{host}:\n{log}"
+        );
+    }
+    assert!(
+        log.contains(&format!(
+            "{} of them in part (stored as interrupted)",
+            names.len()
+        )),
+        "{log}"
+    );
 }
 
 /// The same for a fleet flood (`--icmp`), stopped in its first step (it
@@ -482,6 +632,5 @@ fn a_terminated_fleet_flood_stops_within_seconds_and_cleans_the_hosts() {
     );
     // The step cut off is not reported as a rate of 0.
     assert!(!log.contains("answered at most"), "{log}");
-    assert!(on_hosts(&lab).is_empty(), "{:?}", on_hosts(&lab));
-    assert!(lab.remote_dirs().is_empty(), "{:?}", lab.remote_dirs());
+    hosts_are_clean(&lab);
 }
